@@ -1,0 +1,843 @@
+/**
+ * The resource table: every resource of the Field-Service API v2 described once.
+ *
+ * Templates, validation, import, export, the onboarding order and the sandbox's routes are all read from here.
+ * Field names are the API's write names (api-notes B); `readAs` names the property the live service sends back
+ * when it differs. Adding a resource is adding an entry to `resources`.
+ */
+
+export type FieldType =
+  | { readonly _tag: "string"; readonly maxLength?: number }
+  | { readonly _tag: "integer"; readonly min?: number; readonly max?: number }
+  | { readonly _tag: "number"; readonly min?: number; readonly max?: number }
+  | { readonly _tag: "boolean" }
+  | { readonly _tag: "date" }
+  | { readonly _tag: "time" }
+  | { readonly _tag: "email" }
+  | { readonly _tag: "cpfCnpj" }
+  | { readonly _tag: "guid" }
+  | { readonly _tag: "enum"; readonly values: ReadonlyArray<{ readonly value: number; readonly label: string }> }
+  /** A nested object (or list of objects) whose shape is given by `shape`; cells hold JSON. */
+  | { readonly _tag: "object"; readonly shape: ReadonlyArray<string> }
+  /** A local file named in the template; sent base64-encoded as `{name, file}`. */
+  | { readonly _tag: "file" }
+
+/** How a money value comes back from the live service (api-notes: "Money often comes back as pt-BR strings"). */
+export type ReadFormat = "ptBrMoney" | "dotMoney"
+
+export interface Reference {
+  /** The resource whose server id this field holds. */
+  readonly resource: ResourceName
+  /** The template column that names the referenced record by its correlation key instead of its id. */
+  readonly column: string
+  /** Which property of the referenced record that column holds (defaults to the resource's `key`). */
+  readonly by?: string
+}
+
+export interface Field {
+  readonly name: string
+  readonly type: FieldType
+  /** The cell holds a list (`a|b|c`), sent as a JSON array. */
+  readonly list?: boolean
+  /** Required when a record is created. */
+  readonly required?: boolean
+  readonly ref?: Reference
+  /** Property name in read-back bodies when it differs from `name`. */
+  readonly readAs?: string
+  readonly readFormat?: ReadFormat
+  /** Sent on writes, never returned (passwords, upsert flags, files). */
+  readonly writeOnly?: boolean
+  /** Assigned by the server; never sent on writes. */
+  readonly readOnly?: boolean
+  readonly doc: string
+  readonly example?: string
+}
+
+export type Operation =
+  | "list" // GET /collection (paginated)
+  | "create" // POST /collection
+  | "upsert" // PUT /collection
+  | "get" // GET /collection/{id}
+  | "patch" // PATCH /collection/{id}
+  | "delete" // DELETE /collection/{id}
+  | "update" // PUT /collection/{id}
+
+export type ResourceKind =
+  /** A top-level collection of records. */
+  | "record"
+  /** Items under a parent record, written with PUT/DELETE on `/parent/{id}/<sub>`. */
+  | "subcollection"
+  /** A write that is not a record of its own (questionnaire answers, employee stock, attachments). */
+  | "action"
+  /** A list only exported, never imported. */
+  | "readonly"
+
+export interface Resource {
+  /** The contract's name: template file names, workbook sheet names, CLI arguments. */
+  readonly name: ResourceName
+  readonly title: string
+  readonly kind: ResourceKind
+  /** Path of the collection relative to the base URL, or of the write for sub-collections/actions (`{id}` = parent). */
+  readonly path: string
+  readonly ops: ReadonlyArray<Operation>
+  /** The server identifier: its name on writes and in paths, its name in read-back bodies, and its type. */
+  readonly id?: { readonly name: string; readonly readAs?: string; readonly type: "integer" | "guid" }
+  /** Correlation field: the upsert key, and what the tool looks records up by before any resend. */
+  readonly key?: string
+  /** For sub-collections and actions: the parent resource and the column that holds its id. */
+  readonly parent?: { readonly resource: ResourceName; readonly field: string }
+  /** The list call needs `startDate`/`endDate` in `paramFilter` and is walked in date windows on export. */
+  readonly dateWindow?: { readonly field: string }
+  /** Filter keys accepted in `paramFilter` (api-notes), mapped to the record property they test. */
+  readonly filters?: Readonly<Record<string, string>>
+  readonly fields: ReadonlyArray<Field>
+  readonly doc: string
+}
+
+// --- field constructors -------------------------------------------------------------------------------------
+
+type Extra = Omit<Field, "name" | "type" | "doc">
+const f = (name: string, type: FieldType, doc: string, extra: Extra = {}): Field => ({ name, type, doc, ...extra })
+const str = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "string" }, doc, extra)
+const int = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "integer" }, doc, extra)
+const num = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "number" }, doc, extra)
+const bool = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "boolean" }, doc, extra)
+const date = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "date" }, doc, extra)
+const enm = (name: string, doc: string, values: Array<[number, string]>, extra?: Extra) =>
+  f(name, { _tag: "enum", values: values.map(([value, label]) => ({ value, label })) }, doc, extra)
+const ref = (name: string, resource: ResourceName, column: string, doc: string, extra?: Extra & { by?: string }) => {
+  const { by, ...rest } = extra ?? {}
+  return f(name, { _tag: "integer" }, doc, { ...rest, ref: by === undefined ? { resource, column } : { resource, column, by } })
+}
+const file = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "file" }, doc, { writeOnly: true, ...extra })
+
+const idField = (doc = "Server id; leave empty to create") => int("id", doc)
+const externalId = (example: string) =>
+  str("externalId", "Your own unique key for the record; used to find it again (upsert key)", { example })
+const description = (example: string) => str("description", "Description (name) of the record", { required: true, example })
+const latitude = (name = "latitude") => f(name, { _tag: "number", min: -90, max: 90 }, "Latitude in decimal degrees", { example: "-23.5614" })
+const longitude = (name = "longitude") => f(name, { _tag: "number", min: -180, max: 180 }, "Longitude in decimal degrees", { example: "-46.6559" })
+
+/** Fields of an attachment upload: the parent record, the local file and the name it gets on the server. */
+const attachmentFields = (parent: ResourceName, parentColumn: string, example: string): ReadonlyArray<Field> => [
+  ref("id", parent, parentColumn, `Server id of the ${parent.replace(/s$/, "")} that receives the file`),
+  file("file", "Path of a local file, relative to the template or workbook", { required: true, example }),
+  str("name", "File name shown on the server (defaults to the local file name)", { example: example.split("/").pop()! })
+]
+
+const dateWindowFilters = { startDate: "", endDate: "" }
+
+// --- the table -----------------------------------------------------------------------------------------------
+
+export const resourceNames = [
+  "users",
+  "customers",
+  "customers-complete",
+  "customer-groups",
+  "products",
+  "product-categories",
+  "services",
+  "equipments",
+  "equipment-categories",
+  "keywords",
+  "expense-types",
+  "segments",
+  "teams",
+  "task-types",
+  "tasks",
+  "task-products",
+  "task-services",
+  "task-additional-costs",
+  "questionnaire-answers",
+  "expenses",
+  "tickets",
+  "receivables",
+  "service-orders",
+  "additional-costs",
+  "webhooks",
+  "employee-product-stock",
+  "customer-attachments",
+  "product-attachments",
+  "equipment-attachments",
+  "task-attachments",
+  "expense-attachments",
+  "deleted-tasks",
+  "ticket-request-types",
+  "customer-group-clients",
+  "team-users"
+] as const
+export type ResourceName = (typeof resourceNames)[number]
+
+const table: ReadonlyArray<Resource> = [
+  {
+    name: "segments",
+    title: "Segments",
+    kind: "record",
+    path: "/segments",
+    ops: ["list", "create", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "description",
+    filters: { description: "description" },
+    doc: "Market segments that customers belong to",
+    fields: [idField(), description("Supermercados")]
+  },
+  {
+    name: "keywords",
+    title: "Keywords",
+    kind: "record",
+    path: "/keywords",
+    ops: ["list", "create", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "description",
+    filters: { description: "description" },
+    doc: "Keywords (tags) attached to tasks",
+    fields: [idField(), description("Urgente")]
+  },
+  {
+    name: "expense-types",
+    title: "Expense types",
+    kind: "record",
+    path: "/expensetypes",
+    ops: ["list", "create", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "description",
+    filters: { description: "description" },
+    doc: "Kinds of expense a technician can report",
+    fields: [idField(), description("Combustível")]
+  },
+  {
+    name: "product-categories",
+    title: "Product categories",
+    kind: "record",
+    path: "/productcategories",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "externalId",
+    filters: { externalId: "externalId", description: "description" },
+    doc: "Categories of products",
+    fields: [idField(), externalId("CAT-FILTROS"), description("Filtros")]
+  },
+  {
+    name: "equipment-categories",
+    title: "Equipment categories",
+    kind: "record",
+    path: "/equipmentcategories",
+    ops: ["list", "create", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "externalId",
+    filters: { externalId: "externalId", description: "description" },
+    doc: "Categories of equipment (no upsert in the API: the tool looks records up by externalId)",
+    fields: [idField(), externalId("EQC-SPLIT"), description("Ar-condicionado split")]
+  },
+  {
+    name: "users",
+    title: "Users",
+    kind: "record",
+    path: "/users",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", readAs: "userID", type: "integer" },
+    key: "externalId",
+    filters: { name: "name", externalId: "externalId", login: "login" },
+    doc: "Technicians, team managers and administrators",
+    fields: [
+      idField(),
+      externalId("USR-001"),
+      str("name", "Full name", { example: "Ana Souza" }),
+      str("login", "Login (unique in the account)", { required: true, example: "ana.souza" }),
+      str("password", "Password, required when the user is created", { writeOnly: true, example: "Troque@2026" }),
+      f("email", { _tag: "email" }, "E-mail address", { example: "ana.souza@example.com.br" }),
+      str("smartPhoneNumber", "Mobile phone", { example: "+55 11 91234-5678" }),
+      str("jobPosition", "Job title", { example: "Técnica de campo" }),
+      str("culture", "Language and formats", { example: "pt-BR" }),
+      enm("userType", "Kind of user", [[1, "user"], [2, "team manager"], [3, "administrator"]], { example: "1" }),
+      f("workDaysOfWeek", { _tag: "integer", min: 1, max: 7 }, "Working days, 1 = Sunday … 7 = Saturday", { list: true, example: "2|3|4|5|6" }),
+      f("startWorkHour", { _tag: "time" }, "Start of the working day (HH:mm:ss)", { example: "08:00:00" }),
+      f("endWorkHour", { _tag: "time" }, "End of the working day (HH:mm:ss)", { example: "18:00:00" }),
+      num("hourValue", "Cost of one hour of work", { example: "85.50" }),
+      str("address", "Base address (where the working day starts)", { example: "Rua Augusta, 1500, São Paulo - SP" }),
+      latitude(),
+      longitude(),
+      bool("unavailableForTasks", "Not available to receive tasks", { example: "false" }),
+      bool("checkInManual", "Check-in is done by hand", { example: "false" }),
+      f("gpsFrequency", { _tag: "integer", min: 60, max: 300 }, "GPS reporting interval in seconds (60–300)", { example: "120" })
+    ]
+  },
+  {
+    name: "teams",
+    title: "Teams",
+    kind: "record",
+    path: "/teams",
+    ops: ["list", "create", "get"],
+    id: { name: "id", type: "integer" },
+    key: "description",
+    filters: { description: "description" },
+    doc: "Teams of users (the API can only create them: an existing team is found by description)",
+    fields: [
+      idField(),
+      description("Equipe Zona Sul"),
+      ref("participants", "users", "participantsLogin", "Members of the team (user ids)", { list: true, by: "login", example: "" }),
+      ref("managers", "users", "managersLogin", "Managers of the team (user ids)", { list: true, by: "login", example: "" })
+    ]
+  },
+  {
+    name: "customer-groups",
+    title: "Customer groups",
+    kind: "record",
+    path: "/customergroups",
+    ops: ["list", "create", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "description",
+    filters: { description: "description" },
+    doc: "Groups of customers (the API can only create and delete them: an existing group is found by description)",
+    fields: [
+      idField(),
+      description("Redes de varejo"),
+      // Not a reference: groups are created before customers, which join them through `groupsId`.
+      int("clientsId", "Customers in the group (customer ids)", { list: true })
+    ]
+  },
+  {
+    name: "customers",
+    title: "Customers",
+    kind: "record",
+    path: "/customers",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "externalId",
+    filters: {
+      description: "name",
+      externalId: "externalId",
+      active: "active",
+      segmentId: "segmentId",
+      groupId: "groupsId",
+      cpfCnpj: "cpfCnpj"
+    },
+    doc: "Customers and their addresses (task destinations)",
+    fields: [
+      idField(),
+      externalId("CLI-0001"),
+      str("name", "Trade name", { required: true, readAs: "description", example: "Padaria Pão Quente" }),
+      str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
+      f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF (11 digits) or CNPJ (14 digits); punctuation accepted, digits sent", { example: "11.222.333/0001-81" }),
+      str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
+      f("email", { _tag: "email" }, "E-mail addresses", { list: true, example: "contato@paoquente.com.br" }),
+      str("manager", "Name of the person in charge", { example: "Carlos Lima" }),
+      str("note", "Notes", { example: "" }),
+      str("address", "Address (used as the destination of tasks)", { example: "Av. Paulista, 1000, Bela Vista, São Paulo - SP, 01310-100" }),
+      str("adressComplement", "Address complement (the API's own spelling)", { example: "Loja 2" }),
+      latitude(),
+      longitude(),
+      int("maximumVisitTime", "Longest visit, in the unit below", { example: "60" }),
+      enm("unitMaximumTime", "Unit of maximumVisitTime", [[1, "minutes"], [2, "hours"]], { example: "1" }),
+      ref("groupsId", "customer-groups", "groupsDescription", "Customer groups (ids)", { list: true, by: "description" }),
+      ref("managerTeamsId", "teams", "managerTeamsDescription", "Teams that serve the customer (ids)", { list: true, by: "description" }),
+      ref("managersId", "users", "managersLogin", "Users in charge (ids)", { list: true, by: "login" }),
+      ref("segmentId", "segments", "segmentDescription", "Segment (id)", { by: "description" }),
+      bool("active", "Active customer", { example: "true" }),
+      f("contacts", { _tag: "object", shape: ["name", "jobPosition", "email", "phone"] }, "Contacts, as a JSON list of {name, jobPosition, email, phone}", { list: true, example: '[{"name":"Carlos Lima","jobPosition":"Gerente","email":"carlos@paoquente.com.br","phone":"+55 11 99999-0000"}]' }),
+      bool("identifierBycpfCnpj", "Also find the customer by cpfCnpj when upserting", { writeOnly: true, example: "false" })
+    ]
+  },
+  {
+    name: "customers-complete",
+    title: "Customers (complete form)",
+    kind: "action",
+    path: "/customers/complete",
+    ops: ["create", "upsert"],
+    id: { name: "id", type: "integer" },
+    key: "externalId",
+    doc: "Customers with billing data, observations and associations given by name instead of id",
+    fields: [
+      idField(),
+      externalId("CLI-0001"),
+      str("name", "Trade name", { required: true, example: "Padaria Pão Quente" }),
+      str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
+      f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF or CNPJ; punctuation accepted, digits sent", { example: "11.222.333/0001-81" }),
+      str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
+      f("email", { _tag: "email" }, "E-mail addresses", { list: true, example: "contato@paoquente.com.br" }),
+      str("address", "Address", { example: "Av. Paulista, 1000, São Paulo - SP" }),
+      latitude(),
+      longitude(),
+      str("groups", "Customer groups, by description", { list: true, example: "Redes de varejo" }),
+      str("teamsName", "Teams that serve the customer, by description", { list: true, example: "Equipe Zona Sul" }),
+      str("segmentName", "Segment, by description", { example: "Supermercados" }),
+      str("managersName", "Users in charge, by name", { list: true, example: "" }),
+      str("observation", "Observation shown to technicians", { example: "" }),
+      str("internalObservation", "Internal observation", { example: "" }),
+      f("billingEmail", { _tag: "email" }, "Billing e-mail", { example: "financeiro@paoquente.com.br" }),
+      str("billingZipCode", "Billing ZIP code (CEP)", { example: "01310-100" }),
+      str("billingAddress", "Billing street", { example: "Av. Paulista" }),
+      str("billingAddressNumber", "Billing number", { example: "1000" }),
+      str("billingCity", "Billing city", { example: "São Paulo" }),
+      str("billingState", "Billing state (UF)", { example: "SP" }),
+      bool("active", "Active customer", { example: "true" }),
+      bool("identifierBycpfCnpj", "Also find the customer by cpfCnpj when upserting", { writeOnly: true, example: "false" })
+    ]
+  },
+  {
+    name: "products",
+    title: "Products",
+    kind: "record",
+    path: "/products",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", readAs: "code", type: "integer" },
+    key: "externalId",
+    filters: { name: "name", externalId: "externalId", categoryId: "categoryId", active: "active" },
+    doc: "Products and parts",
+    fields: [
+      idField(),
+      externalId("PRD-FILTRO-01"),
+      str("name", "Product name", { required: true, example: "Filtro de ar 12.000 BTU" }),
+      str("description", "Description", { example: "Filtro lavável" }),
+      ref("categoryId", "product-categories", "categoryExternalId", "Product category (id)"),
+      num("unitaryValue", "Sale price", { readFormat: "ptBrMoney", example: "49.90" }),
+      num("unitaryCost", "Cost", { readFormat: "ptBrMoney", example: "22.00" }),
+      num("minimumStock", "Minimum stock", { example: "5" }),
+      num("totalStock", "Stock on hand", { example: "40" }),
+      bool("active", "Active product", { example: "true" }),
+      ref("associatedEquipmentId", "equipments", "associatedEquipmentExternalId", "Equipment the product belongs to (id)")
+    ]
+  },
+  {
+    name: "services",
+    title: "Services (catalog)",
+    kind: "record",
+    path: "/services",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", type: "guid" },
+    key: "externalCode",
+    filters: { externalCode: "externalCode", title: "title" },
+    doc: "Services offered (catalog items)",
+    fields: [
+      f("id", { _tag: "guid" }, "Server id (GUID); leave empty to create"),
+      str("externalCode", "Your own unique code for the service (upsert key)", { example: "SRV-LIMPEZA" }),
+      str("title", "Title", { required: true, example: "Limpeza de split" }),
+      str("description", "Description", { example: "Limpeza completa com higienização" }),
+      num("price", "Price", { readFormat: "dotMoney", example: "180.00" }),
+      bool("active", "Active service", { example: "true" })
+    ]
+  },
+  {
+    name: "equipments",
+    title: "Equipments",
+    kind: "record",
+    path: "/equipments",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "externalId",
+    filters: {
+      name: "name",
+      externalId: "externalId",
+      associatedCustomerId: "associatedCustomerId",
+      categoryId: "categoryId",
+      identifier: "identifier"
+    },
+    doc: "Equipment installed at customers",
+    fields: [
+      idField(),
+      externalId("EQP-0001"),
+      str("name", "Equipment name", { required: true, example: "Split Sala de Reuniões" }),
+      str("description", "Description", { example: "Split 12.000 BTU inverter" }),
+      str("identifier", "Serial number", { example: "SN-778812" }),
+      ref("associatedCustomerId", "customers", "associatedCustomerExternalId", "Customer where it is installed (id)"),
+      ref("associatedUserId", "users", "associatedUserLogin", "User responsible (id)", { by: "login" }),
+      ref("parentEquipmentId", "equipments", "parentEquipmentExternalId", "Parent equipment (id)"),
+      ref("categoryId", "equipment-categories", "categoryExternalId", "Equipment category (id)"),
+      bool("active", "Active equipment", { example: "true" }),
+      f("equipmentSpecifications", { _tag: "object", shape: ["name", "specification"] }, "Specifications, as a JSON list of {name, specification}", { list: true, example: '[{"name":"Capacidade","specification":"12000 BTU"}]' }),
+      date("warrantyStartDate", "Start of warranty", { example: "2025-01-15" }),
+      date("warrantyEndDate", "End of warranty", { example: "2027-01-15" })
+    ]
+  },
+  {
+    name: "task-types",
+    title: "Task types",
+    kind: "readonly",
+    path: "/tasktypes",
+    ops: ["get"],
+    id: { name: "id", type: "integer" },
+    doc: "Kinds of task (read-only in the API; the sandbox seeds them)",
+    fields: [idField("Server id"), description("Manutenção preventiva")]
+  },
+  {
+    name: "tasks",
+    title: "Tasks",
+    kind: "record",
+    path: "/tasks",
+    ops: ["list", "create", "upsert", "get", "patch", "delete"],
+    id: { name: "id", readAs: "taskID", type: "integer" },
+    key: "externalId",
+    dateWindow: { field: "taskDate" },
+    filters: {
+      ...dateWindowFilters,
+      externalId: "externalId",
+      customerId: "customerId",
+      idUserTo: "idUserTo",
+      status: "taskStatus",
+      type: "taskType"
+    },
+    doc: "Tasks (service orders, visits, field work)",
+    fields: [
+      idField(),
+      externalId("OS-2026-0001"),
+      ref("idUserFrom", "users", "userFromLogin", "User who opens the task (id)", { required: true, by: "login" }),
+      ref("idUserTo", "users", "userToLogin", "Technician who does the task (id)", { by: "login" }),
+      ref("teamId", "teams", "teamDescription", "Team (id)", { by: "description" }),
+      ref("customerId", "customers", "customerExternalId", "Customer (id)"),
+      int("taskType", "Task type (id; the API cannot list task types: see the sandbox's startup output)", { example: "1" }),
+      date("taskDate", "Date and time of the task", { required: true, example: "2026-12-01T09:00:00" }),
+      enm("priority", "Priority", [[1, "low"], [2, "medium"], [3, "high"]], { example: "2" }),
+      f("orientation", { _tag: "string", maxLength: 5000 }, "Instructions for the technician (≤ 5000 characters)", { example: "Levar escada" }),
+      str("address", "Address of the visit", { example: "Av. Paulista, 1000, São Paulo - SP" }),
+      latitude(),
+      longitude(),
+      ref("equipmentsId", "equipments", "equipmentsExternalId", "Equipments to service (ids)", { list: true }),
+      int("questionnaireId", "Questionnaire (checklist) attached to the task", { example: "" }),
+      ref("keyWords", "keywords", "keyWordsDescription", "Keywords (ids)", { list: true, by: "description" }),
+      bool("sendSatisfactionSurvey", "Send a satisfaction survey when finished", { example: "false" }),
+      enm("checkinType", "Check-in type", [[1, "manual"], [2, "automatic"], [3, "user"]], { example: "1" }),
+      enm("taskStatus", "Status", [[1, "opened"], [2, "displaced"], [3, "checked in"], [4, "checked out"], [5, "finished"], [6, "paused"]], { readOnly: true }),
+      str("expense", "Expenses recorded on the task", { readOnly: true, readFormat: "ptBrMoney" })
+    ]
+  },
+  {
+    name: "task-products",
+    title: "Task products",
+    kind: "subcollection",
+    path: "/tasks/{id}/products",
+    ops: ["upsert", "delete"],
+    parent: { resource: "tasks", field: "taskId" },
+    key: "productId",
+    doc: "Products used on a task (upserted by product)",
+    fields: [
+      ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
+      ref("productId", "products", "productExternalId", "Product (id)", { required: true }),
+      num("quantity", "Quantity", { required: true, example: "2" }),
+      num("value", "Unit value", { example: "49.90" }),
+      enm("discountType", "Discount type", [[1, "percent"], [2, "amount"]], { example: "" }),
+      num("discountValue", "Discount", { example: "" })
+    ]
+  },
+  {
+    name: "task-services",
+    title: "Task services",
+    kind: "subcollection",
+    path: "/tasks/{id}/services",
+    ops: ["upsert", "delete"],
+    parent: { resource: "tasks", field: "taskId" },
+    key: "serviceId",
+    doc: "Services done on a task (upserted by service)",
+    fields: [
+      ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
+      f("serviceId", { _tag: "guid" }, "Service (id)", { required: true, ref: { resource: "services", column: "serviceExternalCode" } }),
+      num("quantity", "Quantity", { required: true, example: "1" }),
+      num("value", "Unit value", { example: "180.00" })
+    ]
+  },
+  {
+    name: "additional-costs",
+    title: "Additional costs",
+    kind: "record",
+    path: "/additionalcosts",
+    ops: ["list", "create", "update"],
+    id: { name: "id", type: "integer" },
+    key: "name",
+    filters: { name: "name" },
+    doc: "Kinds of additional cost (the API has no upsert: an existing one is found by name)",
+    fields: [idField(), str("name", "Name", { required: true, example: "Deslocamento" }), num("value", "Default value", { example: "35.00" })]
+  },
+  {
+    name: "task-additional-costs",
+    title: "Task additional costs",
+    kind: "subcollection",
+    path: "/tasks/{id}/additional-costs",
+    ops: ["upsert", "delete"],
+    parent: { resource: "tasks", field: "taskId" },
+    key: "additionalCostId",
+    doc: "Additional costs charged on a task",
+    fields: [
+      ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
+      ref("additionalCostId", "additional-costs", "additionalCostName", "Additional cost (id)", { required: true, by: "name" }),
+      num("value", "Value", { required: true, example: "35.00" })
+    ]
+  },
+  {
+    name: "questionnaire-answers",
+    title: "Questionnaire answers",
+    kind: "action",
+    path: "/tasks/{id}/questionnaire-response",
+    ops: ["upsert"],
+    parent: { resource: "tasks", field: "taskId" },
+    doc: "Answers to a task's questionnaire: one PUT each, processed asynchronously (202)",
+    fields: [
+      ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
+      str("itemID", "Instance of the checklist on the task (keeps repeated checklists apart)", { required: true, example: "1" }),
+      str("codigoChecklist", "Checklist code", { required: true, example: "CHK-PREV" }),
+      str("codigoPergunta", "Question code", { required: true, example: "P1" }),
+      str("resposta", "The answer", { required: true, example: "Sim" }),
+      str("codigoEquipamento", "Equipment the answer belongs to (its id)", { example: "" })
+    ]
+  },
+  {
+    name: "expenses",
+    title: "Expenses",
+    kind: "record",
+    path: "/expenses",
+    ops: ["list", "create", "get", "patch", "delete"],
+    id: { name: "id", type: "integer" },
+    dateWindow: { field: "date" },
+    filters: { ...dateWindowFilters, userToId: "userToId", typeId: "typeId" },
+    doc: "Expenses reported by users (no correlation key: creates are reconciled by user, type, date and amount)",
+    fields: [
+      idField(),
+      str("description", "Description", { example: "Almoço em visita" }),
+      ref("userToId", "users", "userToLogin", "User who spent (id)", { required: true, by: "login" }),
+      ref("typeId", "expense-types", "typeDescription", "Expense type (id)", { required: true, by: "description" }),
+      date("date", "Date of the expense", { required: true, example: "2026-11-20" }),
+      num("amount", "Amount", { required: true, example: "42.50" })
+    ]
+  },
+  {
+    name: "tickets",
+    title: "Tickets",
+    kind: "record",
+    path: "/tickets",
+    ops: ["list", "create", "get", "patch"],
+    id: { name: "id", type: "integer" },
+    dateWindow: { field: "created" },
+    filters: { ...dateWindowFilters, customerId: "customerId", statusId: "statusId" },
+    doc: "Support tickets",
+    fields: [
+      idField(),
+      str("title", "Title", { required: true, example: "Ar-condicionado pingando" }),
+      str("description", "Description", { example: "Cliente relata gotejamento" }),
+      enm("priority", "Priority", [[1, "low"], [2, "medium"], [3, "high"]], { example: "2" }),
+      f("requesterEmail", { _tag: "email" }, "Requester's e-mail", { example: "carlos@paoquente.com.br" }),
+      str("requesterName", "Requester's name", { example: "Carlos Lima" }),
+      int("requestTypeId", "Request type (id; see ticket-request-types)", { example: "1" }),
+      ref("customerId", "customers", "customerExternalId", "Customer (id)"),
+      ref("teamId", "teams", "teamDescription", "Team (id)", { by: "description" }),
+      int("statusId", "Status (id)", { example: "1" }),
+      ref("userResponsableId", "users", "userResponsableLogin", "User in charge (id; the API's own spelling)", { by: "login" }),
+      ref("equipmentId", "equipments", "equipmentExternalId", "Equipment (id)"),
+      date("created", "When the ticket was opened", { readOnly: true })
+    ]
+  },
+  {
+    name: "receivables",
+    title: "Receivables",
+    kind: "record",
+    path: "/receivables",
+    ops: ["list", "create", "get", "update"],
+    id: { name: "id", type: "integer" },
+    filters: { customerId: "customerId", paid: "paid" },
+    doc: "Amounts receivable from customers",
+    fields: [
+      idField(),
+      ref("customerId", "customers", "customerExternalId", "Customer (id)", { required: true }),
+      num("value", "Value", { required: true, example: "350.00" }),
+      date("dueDate", "Due date", { required: true, example: "2026-12-10" }),
+      date("competencyDate", "Competency date", { example: "2026-11-01" }),
+      str("description", "Description", { example: "Contrato de manutenção - novembro" }),
+      bool("paid", "Paid", { example: "false" }),
+      date("paidDate", "Payment date", { example: "" }),
+      num("paidValue", "Amount paid", { example: "" })
+    ]
+  },
+  {
+    name: "service-orders",
+    title: "Service orders",
+    kind: "record",
+    path: "/serviceorders",
+    ops: ["list", "create", "get", "patch"],
+    id: { name: "code", type: "integer" },
+    key: "externalId",
+    filters: { externalId: "externalId", customerId: "customerId", statusId: "statusId" },
+    doc: "Service orders, addressed by their code",
+    fields: [
+      int("code", "Server code; leave empty to create"),
+      externalId("SO-2026-0001"),
+      ref("customerId", "customers", "customerExternalId", "Customer (id)", { required: true }),
+      int("statusId", "Status (id)", { example: "1" }),
+      str("description", "Description", { example: "Manutenção preventiva trimestral" }),
+      int("taskTypeId", "Task type (id)", { example: "1" }),
+      enm("priority", "Priority", [[1, "low"], [2, "medium"], [3, "high"]], { example: "2" })
+    ]
+  },
+  {
+    name: "webhooks",
+    title: "Webhooks",
+    kind: "record",
+    path: "/webhooks",
+    ops: ["list", "create", "get", "delete"],
+    id: { name: "id", type: "integer" },
+    key: "targetUrl",
+    doc: "Webhook subscriptions",
+    fields: [
+      idField(),
+      enm("entity", "Entity watched", [[1, "User"], [4, "Task"], [7, "Customer"], [27, "Equipment"], [62, "Ticket"]], { required: true, example: "4" }),
+      enm("action", "Action watched", [[1, "Inclusao"], [2, "Alteracao"], [3, "Exclusao"]], { required: true, example: "1" }),
+      str("targetUrl", "Address that receives the deliveries", { required: true, readAs: "urlResponse", example: "https://example.com.br/hooks/fsm" }),
+      bool("active", "Active subscription", { example: "true" })
+    ]
+  },
+  {
+    name: "employee-product-stock",
+    title: "Employee product stock",
+    kind: "action",
+    path: "/products/employee-product-stock",
+    ops: ["upsert"],
+    doc: "Stock of a product held by a user",
+    fields: [
+      ref("userId", "users", "userLogin", "User (id)", { required: true, by: "login" }),
+      ref("productId", "products", "productExternalId", "Product (id)", { required: true }),
+      num("amount", "Quantity held", { required: true, example: "3" })
+    ]
+  },
+  {
+    name: "customer-attachments",
+    title: "Customer attachments",
+    kind: "action",
+    path: "/customers/{id}/attachments",
+    ops: ["upsert"],
+    parent: { resource: "customers", field: "id" },
+    doc: "Files attached to customers",
+    fields: attachmentFields("customers", "customerExternalId", "anexos/contrato.pdf")
+  },
+  {
+    name: "product-attachments",
+    title: "Product attachments",
+    kind: "action",
+    path: "/products/{id}/attachments",
+    ops: ["upsert"],
+    parent: { resource: "products", field: "id" },
+    doc: "Files attached to products",
+    fields: attachmentFields("products", "productExternalId", "anexos/ficha-tecnica.pdf")
+  },
+  {
+    name: "equipment-attachments",
+    title: "Equipment attachments",
+    kind: "action",
+    path: "/equipments/{id}/attachments",
+    ops: ["upsert"],
+    parent: { resource: "equipments", field: "id" },
+    doc: "Files attached to equipments",
+    fields: attachmentFields("equipments", "equipmentExternalId", "anexos/foto-etiqueta.jpg")
+  },
+  {
+    name: "task-attachments",
+    title: "Task attachments",
+    kind: "action",
+    path: "/tasks/{id}/attachments",
+    ops: ["upsert"],
+    parent: { resource: "tasks", field: "id" },
+    doc: "Files attached to tasks",
+    fields: attachmentFields("tasks", "taskExternalId", "anexos/foto-antes.jpg")
+  },
+  {
+    name: "expense-attachments",
+    title: "Expense attachments",
+    kind: "action",
+    path: "/expenses/{id}/attachments",
+    ops: ["upsert"],
+    parent: { resource: "expenses", field: "id" },
+    doc: "Receipts attached to expenses (expenses have no key: give the expense id)",
+    fields: [
+      int("id", "Server id of the expense", { required: true }),
+      file("file", "Path of a local file, relative to the template or workbook", { required: true, example: "anexos/recibo.jpg" }),
+      str("name", "File name shown on the server", { example: "recibo.jpg" })
+    ]
+  },
+  {
+    name: "deleted-tasks",
+    title: "Deleted tasks",
+    kind: "readonly",
+    path: "/tasks/GetDeletedTasks",
+    ops: ["list"],
+    id: { name: "id", readAs: "taskID", type: "integer" },
+    dateWindow: { field: "deletedDate" },
+    filters: { ...dateWindowFilters },
+    doc: "Tasks that were deleted",
+    fields: [idField("Server id"), str("externalId", "Your key of the task"), date("taskDate", "Date of the task"), date("deletedDate", "When it was deleted")]
+  },
+  {
+    name: "ticket-request-types",
+    title: "Ticket request types",
+    kind: "readonly",
+    path: "/tickets/request-type",
+    ops: ["list"],
+    id: { name: "id", type: "integer" },
+    doc: "Kinds of ticket request",
+    fields: [idField("Server id"), description("Manutenção corretiva")]
+  },
+  {
+    name: "customer-group-clients",
+    title: "Customer group clients",
+    kind: "readonly",
+    path: "/customergroups/{id}/clients",
+    ops: ["list"],
+    parent: { resource: "customer-groups", field: "groupId" },
+    doc: "Customers of each group",
+    fields: [int("groupId", "Customer group (id)"), int("id", "Customer (id)"), str("externalId", "Customer's key"), str("name", "Customer's name", { readAs: "description" })]
+  },
+  {
+    name: "team-users",
+    title: "Team users",
+    kind: "readonly",
+    path: "/teams/{id}/users",
+    ops: ["list"],
+    parent: { resource: "teams", field: "teamId" },
+    doc: "Participants of each team",
+    fields: [int("teamId", "Team (id)"), int("userId", "User (id)"), str("login", "User's login"), str("name", "User's name")]
+  }
+]
+
+export const resources: ReadonlyMap<ResourceName, Resource> = new Map(table.map((r) => [r.name, r]))
+
+export const resource = (name: ResourceName): Resource => resources.get(name)!
+
+export const isResourceName = (s: string): s is ResourceName => resources.has(s as ResourceName)
+
+/** Resources a template can be written for and a file imported into. */
+export const importable: ReadonlyArray<Resource> = table.filter((r) => r.kind !== "readonly")
+
+/** Resources an export reads (every list endpoint and the read-only lists). */
+export const exportable: ReadonlyArray<Resource> = table.filter((r) => r.ops.includes("list"))
+
+/** Fields a user fills in a template (server-assigned ones are left out). */
+export const writableFields = (r: Resource): ReadonlyArray<Field> => r.fields.filter((x) => !x.readOnly)
+
+/** The property that carries a field in read-back bodies. */
+export const readName = (x: Field): string => x.readAs ?? x.name
+
+/** The property that carries the server id in read-back bodies. */
+export const idReadName = (r: Resource): string | undefined => r.id && (r.id.readAs ?? r.id.name)
+
+/** Resources this one references (parents must be loaded first), self-references left out. */
+export const dependencies = (r: Resource): ReadonlyArray<ResourceName> => {
+  const deps = new Set<ResourceName>()
+  if (r.parent) deps.add(r.parent.resource)
+  for (const x of r.fields) if (x.ref && x.ref.resource !== r.name) deps.add(x.ref.resource)
+  return [...deps]
+}
+
+/**
+ * Importable resources in dependency order (parents before children). Throws on a cycle, naming it: the table is
+ * static, so a cycle is a programming error caught by the tests; workbooks choose a subset of this order.
+ */
+export const dependencyOrder = (names: ReadonlyArray<ResourceName> = importable.map((r) => r.name)): ReadonlyArray<ResourceName> => {
+  const wanted = new Set(names)
+  const order: Array<ResourceName> = []
+  const state = new Map<ResourceName, "visiting" | "done">()
+  const visit = (n: ResourceName, path: ReadonlyArray<ResourceName>) => {
+    const s = state.get(n)
+    if (s === "done") return
+    if (s === "visiting") throw new Error(`reference cycle: ${[...path.slice(path.indexOf(n)), n].join(" → ")}`)
+    state.set(n, "visiting")
+    for (const d of dependencies(resource(n))) if (wanted.has(d)) visit(d, [...path, n])
+    state.set(n, "done")
+    order.push(n)
+  }
+  for (const n of importable.map((r) => r.name)) if (wanted.has(n)) visit(n, [])
+  return order
+}

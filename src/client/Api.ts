@@ -1,0 +1,109 @@
+/**
+ * The port for "the API": what pipelines (import, export, onboarding, answers) may ask of the remote service.
+ * Pipelines know this module, never `HttpClient`; `HttpApi.ts` is the only adapter.
+ *
+ * Per-call outcomes are values (`Reply`): a rejected or in-doubt write becomes a report line, never a failure.
+ * Only failures of the whole run (credentials rejected, a token refused twice, a permission error on login)
+ * are errors (`ApiAborted`), and they map to exit code 3.
+ */
+import type { Effect, Stream } from "effect"
+import { Context, Schema } from "effect"
+import type { Resource } from "../Resources.js"
+
+export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+/** What a call cost and how it went: these become the report's `_http_status` … `_retry_outcomes` columns. */
+export interface Evidence {
+  /** Final HTTP status; undefined when no response was ever received. */
+  readonly status: number | undefined
+  /** `X-Request-Id` of the final response. */
+  readonly requestId: string | undefined
+  readonly attempts: number
+  /** Outcome of each earlier attempt, oldest first: `503`, `timeout`, `reset`, `rate-limited`, `401`, … */
+  readonly retryOutcomes: ReadonlyArray<string>
+  readonly durationMs: number
+}
+
+export interface ApiRequest {
+  readonly method: Method
+  /** Path relative to the base URL, starting with `/` (e.g. `/customers`, `/tasks/12/products`). */
+  readonly path: string
+  /** Query parameters; objects (such as `paramFilter`) are JSON-encoded. */
+  readonly query?: Readonly<Record<string, string | number | object | undefined>>
+  readonly body?: unknown
+  /**
+   * For POST: how to find the record if the response is lost (timeout, reset, 5xx). The client lists
+   * `lookup.path` filtered by `{[key]: value}`: found → the record is taken as created; absent → resent;
+   * lookup impossible → `inDoubt`.
+   */
+  readonly correlation?: { readonly resource: Resource; readonly key: string; readonly value: string }
+}
+
+export interface Reply {
+  /** 2xx received (or, for a reconciled POST, the record was found on the server). */
+  readonly ok: boolean
+  /** HTTP status of the final response; undefined when there was none. */
+  readonly status: number | undefined
+  /** Parsed JSON body (the whole envelope), undefined for empty bodies. */
+  readonly body: unknown
+  /** `body.result` when the body is an envelope. */
+  readonly result: unknown
+  /** Human-readable error: from `error`, `message`, the first model-state entry, or the transport failure. */
+  readonly error: string | undefined
+  /** A write that may or may not have happened, and the client could not find out. */
+  readonly inDoubt: boolean
+  /** A POST whose lost response was reconciled by its correlation key (the record was found). */
+  readonly reconciled: boolean
+  readonly evidence: Evidence
+}
+
+export interface ListOptions {
+  /** Filter keys sent in `paramFilter` (e.g. `{externalId: "A,B"}`). */
+  readonly filter?: Readonly<Record<string, string | number | boolean>>
+  /** For date-windowed resources: the range walked (inclusive, `yyyy-MM-dd`). Defaults to the whole history. */
+  readonly since?: string
+  readonly until?: string
+  readonly pageSize?: number
+  /** Start from this page (an interrupted export continues from its last complete page). */
+  readonly fromPage?: number
+}
+
+export interface Page {
+  readonly page: number
+  readonly records: ReadonlyArray<Record<string, unknown>>
+  /** Date window this page belongs to, for date-windowed resources. */
+  readonly window?: { readonly start: string; readonly end: string }
+}
+
+/** Counters of the whole process, for summaries and benchmarks. */
+export interface ApiStats {
+  readonly requests: number
+  readonly rateLimited: number
+  readonly retries: number
+  readonly logins: number
+}
+
+export class ApiAborted extends Schema.TaggedError<ApiAborted>()("ApiAborted", {
+  reason: Schema.Literal("CredentialsRejected", "Unauthorized", "Forbidden", "Unreachable"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+export class Api extends Context.Tag("fsm-bulk/Api")<
+  Api,
+  {
+    readonly baseUrl: string
+    /** One call under the shared budget, token and per-method retry policy. */
+    readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
+    /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */
+    readonly pages: (path: string, options?: ListOptions & { readonly resource?: Resource }) => Stream.Stream<Page, ApiAborted | ListFailed>
+    readonly stats: Effect.Effect<ApiStats>
+  }
+>() {}
+
+/** A list call that could not be completed (retries exhausted, or a non-404 4xx). */
+export class ListFailed extends Schema.TaggedError<ListFailed>()("ListFailed", {
+  path: Schema.String,
+  status: Schema.optional(Schema.Number),
+  message: Schema.String
+}) {}
