@@ -841,3 +841,30 @@ export const dependencyOrder = (names: ReadonlyArray<ResourceName> = importable.
   for (const n of importable.map((r) => r.name)) if (wanted.has(n)) visit(n, [])
   return order
 }
+
+// --- columns -------------------------------------------------------------------------------------------------
+
+/** Separator of list cells (`2|3|4`): neither `,` nor `;`, which are CSV delimiters and decimal marks. */
+export const listSeparator = "|"
+
+export interface Column {
+  readonly name: string
+  readonly field: Field
+  /** `value`: the field itself; `ref`: the field's reference column (names the record by its key). */
+  readonly role: "value" | "ref"
+}
+
+/** Columns of a template and of an import file: each writable field, then its reference column if it has one. */
+export const templateColumns = (r: Resource): ReadonlyArray<Column> =>
+  writableFields(r).flatMap((field): Array<Column> =>
+    field.ref ? [{ name: field.name, field, role: "value" }, { name: field.ref.column, field, role: "ref" }] : [{ name: field.name, field, role: "value" }]
+  )
+
+/** Columns of an export file: the template's, then the read-only fields the server assigns. */
+export const exportColumns = (r: Resource): ReadonlyArray<Column> => [
+  ...templateColumns(r),
+  ...r.fields.filter((x) => x.readOnly).map((field): Column => ({ name: field.name, field, role: "value" }))
+]
+
+/** The property of a referenced record that a reference column holds (`externalId`, `login`, `description` …). */
+export const refKey = (ref: Reference): string => ref.by ?? resource(ref.resource).key ?? "id"
