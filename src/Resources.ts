@@ -49,6 +49,13 @@ export interface Field {
   readonly writeOnly?: boolean
   /** Assigned by the server; never sent on writes. */
   readonly readOnly?: boolean
+  /** The server refuses a second record of the account with the same value (409). */
+  readonly unique?: boolean
+  /**
+   * The server turns the names this field holds into the ids of `field`, a reference field of the resource the
+   * records are written to, by matching the referenced records' `by` property (`/customers/complete`).
+   */
+  readonly resolves?: { readonly field: string; readonly by: string }
   readonly doc: string
   readonly example?: string
 }
@@ -86,10 +93,24 @@ export interface Resource {
   readonly key?: string
   /** For sub-collections and actions: the parent resource and the column that holds its id. */
   readonly parent?: { readonly resource: ResourceName; readonly field: string }
+  /**
+   * Sub-collections and actions the service sends back inside their parent's records: the parent's property that
+   * holds the items (a task's `products`). Export reads them from there; they have no list endpoint of their own.
+   */
+  readonly readBackIn?: string
+  /**
+   * When the items come back grouped (questionnaire answers: `questionnaires[].answers[]`, api-notes B): the list
+   * inside each group that holds them; the group's other properties (`itemID`, `codigoChecklist`) belong to each.
+   */
+  readonly readBackItems?: string
   /** The list call needs `startDate`/`endDate` in `paramFilter` and is walked in date windows on export. */
   readonly dateWindow?: { readonly field: string }
   /** Filter keys accepted in `paramFilter` (api-notes), mapped to the record property they test. */
   readonly filters?: Readonly<Record<string, string>>
+  /** Filter keys whose value is a comma-separated list of alternatives (tasks' `externalId`). */
+  readonly listFilters?: ReadonlyArray<string>
+  /** The records this resource writes are listed (and looked up by key) through another resource's list. */
+  readonly readVia?: ResourceName
   readonly fields: ReadonlyArray<Field>
   readonly doc: string
 }
@@ -113,14 +134,14 @@ const file = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "file
 
 const idField = (doc = "Server id; leave empty to create") => int("id", doc)
 const externalId = (example: string) =>
-  str("externalId", "Your own unique key for the record; used to find it again (upsert key)", { example })
+  str("externalId", "Your own unique key for the record; used to find it again (upsert key)", { example, unique: true })
 const description = (example: string) => str("description", "Description (name) of the record", { required: true, example })
 const latitude = (name = "latitude") => f(name, { _tag: "number", min: -90, max: 90 }, "Latitude in decimal degrees", { example: "-23.5614" })
 const longitude = (name = "longitude") => f(name, { _tag: "number", min: -180, max: 180 }, "Longitude in decimal degrees", { example: "-46.6559" })
 
 /** Fields of an attachment upload: the parent record, the local file and the name it gets on the server. */
 const attachmentFields = (parent: ResourceName, parentColumn: string, example: string): ReadonlyArray<Field> => [
-  ref("id", parent, parentColumn, `Server id of the ${parent.replace(/s$/, "")} that receives the file`),
+  ref("id", parent, parentColumn, `Server id of the ${parent.replace(/s$/, "")} that receives the file`, { required: true }),
   file("file", "Path of a local file, relative to the template or workbook", { required: true, example }),
   str("name", "File name shown on the server (defaults to the local file name)", { example: example.split("/").pop()! })
 ]
@@ -243,7 +264,7 @@ const table: ReadonlyArray<Resource> = [
       idField(),
       externalId("USR-001"),
       str("name", "Full name", { example: "Ana Souza" }),
-      str("login", "Login (unique in the account)", { required: true, example: "ana.souza" }),
+      str("login", "Login (unique in the account)", { required: true, unique: true, example: "ana.souza" }),
       str("password", "Password, required when the user is created", { writeOnly: true, example: "Troque@2026" }),
       f("email", { _tag: "email" }, "E-mail address", { example: "ana.souza@example.com.br" }),
       str("smartPhoneNumber", "Mobile phone", { example: "+55 11 91234-5678" }),
@@ -346,6 +367,7 @@ const table: ReadonlyArray<Resource> = [
     ops: ["create", "upsert"],
     id: { name: "id", type: "integer" },
     key: "externalId",
+    readVia: "customers",
     doc: "Customers with billing data, observations and associations given by name instead of id",
     fields: [
       idField(),
@@ -358,10 +380,10 @@ const table: ReadonlyArray<Resource> = [
       str("address", "Address", { example: "Av. Paulista, 1000, São Paulo - SP" }),
       latitude(),
       longitude(),
-      str("groups", "Customer groups, by description", { list: true, example: "Redes de varejo" }),
-      str("teamsName", "Teams that serve the customer, by description", { list: true, example: "Equipe Zona Sul" }),
-      str("segmentName", "Segment, by description", { example: "Supermercados" }),
-      str("managersName", "Users in charge, by name", { list: true, example: "" }),
+      str("groups", "Customer groups, by description", { list: true, resolves: { field: "groupsId", by: "description" }, example: "Redes de varejo" }),
+      str("teamsName", "Teams that serve the customer, by description", { list: true, resolves: { field: "managerTeamsId", by: "description" }, example: "Equipe Zona Sul" }),
+      str("segmentName", "Segment, by description", { resolves: { field: "segmentId", by: "description" }, example: "Supermercados" }),
+      str("managersName", "Users in charge, by name", { list: true, resolves: { field: "managersId", by: "name" }, example: "" }),
       str("observation", "Observation shown to technicians", { example: "" }),
       str("internalObservation", "Internal observation", { example: "" }),
       f("billingEmail", { _tag: "email" }, "Billing e-mail", { example: "financeiro@paoquente.com.br" }),
@@ -410,7 +432,7 @@ const table: ReadonlyArray<Resource> = [
     doc: "Services offered (catalog items)",
     fields: [
       f("id", { _tag: "guid" }, "Server id (GUID); leave empty to create"),
-      str("externalCode", "Your own unique code for the service (upsert key)", { example: "SRV-LIMPEZA" }),
+      str("externalCode", "Your own unique code for the service (upsert key)", { unique: true, example: "SRV-LIMPEZA" }),
       str("title", "Title", { required: true, example: "Limpeza de split" }),
       str("description", "Description", { example: "Limpeza completa com higienização" }),
       num("price", "Price", { readFormat: "dotMoney", example: "180.00" }),
@@ -476,6 +498,7 @@ const table: ReadonlyArray<Resource> = [
       status: "taskStatus",
       type: "taskType"
     },
+    listFilters: ["externalId"],
     doc: "Tasks (service orders, visits, field work)",
     fields: [
       idField(),
@@ -507,6 +530,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/tasks/{id}/products",
     ops: ["upsert", "delete"],
     parent: { resource: "tasks", field: "taskId" },
+    readBackIn: "products",
     key: "productId",
     doc: "Products used on a task (upserted by product)",
     fields: [
@@ -525,6 +549,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/tasks/{id}/services",
     ops: ["upsert", "delete"],
     parent: { resource: "tasks", field: "taskId" },
+    readBackIn: "services",
     key: "serviceId",
     doc: "Services done on a task (upserted by service)",
     fields: [
@@ -553,6 +578,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/tasks/{id}/additional-costs",
     ops: ["upsert", "delete"],
     parent: { resource: "tasks", field: "taskId" },
+    readBackIn: "additionalCosts",
     key: "additionalCostId",
     doc: "Additional costs charged on a task",
     fields: [
@@ -568,14 +594,16 @@ const table: ReadonlyArray<Resource> = [
     path: "/tasks/{id}/questionnaire-response",
     ops: ["upsert"],
     parent: { resource: "tasks", field: "taskId" },
+    readBackIn: "questionnaires",
+    readBackItems: "answers",
     doc: "Answers to a task's questionnaire: one PUT each, processed asynchronously (202)",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
       str("itemID", "Instance of the checklist on the task (keeps repeated checklists apart)", { required: true, example: "1" }),
       str("codigoChecklist", "Checklist code", { required: true, example: "CHK-PREV" }),
-      str("codigoPergunta", "Question code", { required: true, example: "P1" }),
-      str("resposta", "The answer", { required: true, example: "Sim" }),
-      str("codigoEquipamento", "Equipment the answer belongs to (its id)", { example: "" })
+      str("codigoPergunta", "Question code", { required: true, readAs: "questionId", example: "P1" }),
+      str("resposta", "The answer", { required: true, readAs: "reply", example: "Sim" }),
+      ref("codigoEquipamento", "equipments", "equipmentExternalId", "Equipment of the task the answer belongs to (id)", { readAs: "equipmentId" })
     ]
   },
   {

@@ -1,4 +1,109 @@
-import { Command } from "@effect/cli"
-import { Console } from "effect"
-// Replaced by the sandbox implementation.
-export const sandboxCommand = Command.make("sandbox", {}, () => Console.log("sandbox"))
+/**
+ * `fsm-bulk sandbox`: runs the emulator until SIGINT/SIGTERM. The first stdout line is
+ * `listening on http://HOST:PORT/v2`, then the accounts' credentials and the seeded task types; settings and
+ * the stop notice go to stderr. A bad flag value stops with a message naming the flag (exit 2).
+ */
+import { resolve } from "node:path"
+import { Command, Options } from "@effect/cli"
+import { Console, Effect, Either, Option } from "effect"
+import { UsageError } from "../Errors.js"
+import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
+import type { SandboxOptions } from "./Sandbox.js"
+import { defaultSandboxOptions, noFaults, startSandbox } from "./Sandbox.js"
+
+const text = (name: string, fallback: string, description: string) =>
+  Options.text(name).pipe(Options.withDefault(fallback), Options.withDescription(description))
+
+const flags = {
+  host: text("host", "127.0.0.1", "Address to listen on"),
+  port: Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port to listen on (0: any free port)")),
+  account: Options.text("account").pipe(
+    Options.repeated,
+    Options.withDescription("An extra isolated account, as KEY:TOKEN (repeatable); sandbox-key:sandbox-token always exists")
+  ),
+  rateLimit: text("rate-limit", "400/60s", "Requests allowed per client IP and window, e.g. 400/60s (logins and list pages count)"),
+  rateMode: Options.choice("rate-mode", ["sliding", "fixed"]).pipe(
+    Options.withDefault("sliding" as const),
+    Options.withDescription("How the window is counted: any WINDOW interval (sliding) or epoch-aligned windows (fixed)")
+  ),
+  tokenTtl: text("token-ttl", "30m", "Lifetime of an access token (e.g. 30m, 5s)"),
+  answerDelay: text("answer-delay", "5m", "Delay before a questionnaire answer shows on its task"),
+  latency: text("latency", "0ms", "Delay added before every response"),
+  failRate: text("fail-rate", "0", "Probability of a random 500/502/503 (nothing applied)"),
+  resetRate: text("reset-rate", "0", "Probability a connection is reset before anything is applied"),
+  dropAfterWriteRate: text("drop-after-write-rate", "0", "Probability a write is applied and its response lost (connection reset)"),
+  emptyListStatus: Options.choice("empty-list-status", ["404", "200"]).pipe(
+    Options.withDefault("404" as const),
+    Options.withDescription("Status of a list with no records: 404 as the live service, or 200 with an empty list")
+  ),
+  data: Options.text("data").pipe(Options.optional, Options.withDescription("JSON file keeping the state across restarts (written atomically)"))
+}
+
+const parsed = <A>(flag: string, value: Either.Either<A, string>): Effect.Effect<A, UsageError> =>
+  Either.match(value, { onLeft: (detail) => new UsageError({ message: `--${flag}: ${detail}` }), onRight: Effect.succeed })
+
+const account = (given: string) => {
+  const at = given.indexOf(":")
+  return at > 0 && at < given.length - 1
+    ? Effect.succeed({ apiKey: given.slice(0, at), apiToken: given.slice(at + 1) })
+    : new UsageError({ message: `--account: "${given.replace(/:.*/, ":…")}" is not KEY:TOKEN` })
+}
+
+type Flags = Command.Command.ParseConfig<typeof flags>
+
+const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) {
+  if (f.port < 0 || f.port > 65535) return yield* new UsageError({ message: `--port: ${f.port} is not between 0 and 65535` })
+  const extra = yield* Effect.forEach(f.account, account)
+  const accounts = [...defaultSandboxOptions.accounts, ...extra]
+  const keys = accounts.map((a) => a.apiKey)
+  const twice = keys.find((k, i) => keys.indexOf(k) !== i)
+  if (twice !== undefined) return yield* new UsageError({ message: `--account: the apiKey ${twice} is given twice` })
+  return {
+    host: f.host,
+    port: f.port,
+    accounts,
+    rate: yield* parsed("rate-limit", parseRate(f.rateLimit)),
+    rateMode: f.rateMode,
+    tokenTtlMs: yield* parsed("token-ttl", Either.filterOrLeft(parseDuration(f.tokenTtl), (ms) => ms > 0, () => "the lifetime must be longer than 0")),
+    answerDelayMs: yield* parsed("answer-delay", parseDuration(f.answerDelay)),
+    emptyListStatus: f.emptyListStatus === "200" ? 200 : 404,
+    dataFile: Option.match(f.data, { onNone: () => undefined, onSome: (file) => resolve(file) }),
+    faults: {
+      ...noFaults,
+      latencyMs: yield* parsed("latency", parseDuration(f.latency)),
+      failRate: yield* parsed("fail-rate", parseProbability(f.failRate)),
+      resetRate: yield* parsed("reset-rate", parseProbability(f.resetRate)),
+      dropAfterWriteRate: yield* parsed("drop-after-write-rate", parseProbability(f.dropAfterWriteRate))
+    }
+  } satisfies SandboxOptions
+})
+
+const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
+  const options = yield* sandboxOptions(f)
+  yield* Effect.scoped(
+    Effect.gen(function* () {
+      const sandbox = yield* startSandbox(options).pipe(Effect.mapError((e) => new UsageError({ message: e.message })))
+      yield* Console.log(`listening on ${sandbox.url}`)
+      for (const a of sandbox.accounts) yield* Console.log(`account apiKey=${a.apiKey} apiToken=${a.apiToken}`)
+      yield* Console.log("task types (the same ids in every account):")
+      for (const t of sandbox.taskTypes) yield* Console.log(`  ${t.id}  ${t.description}`)
+      const faults = options.faults
+      yield* Console.error(
+        [
+          `rate limit ${formatRate(options.rate)} per client IP (${options.rateMode})`,
+          `token TTL ${options.tokenTtlMs} ms`,
+          `answer delay ${options.answerDelayMs} ms`,
+          `empty lists answer ${options.emptyListStatus}`,
+          `latency ${faults.latencyMs} ms, fail rate ${faults.failRate}, reset rate ${faults.resetRate}, drop-after-write rate ${faults.dropAfterWriteRate}`,
+          options.dataFile === undefined ? "state in memory only" : `state kept in ${options.dataFile}`
+        ].join("; ")
+      )
+      yield* Console.error("sandbox running; stop it with Ctrl-C (SIGINT) or SIGTERM")
+      return yield* Effect.never
+    })
+  ).pipe(Effect.onInterrupt(() => Console.error(options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`)))
+})
+
+export const sandboxCommand = Command.make("sandbox", flags, run).pipe(
+  Command.withDescription("Run a local emulator of the Field-Service API v2 (accounts, rate limit, faults) until interrupted")
+)

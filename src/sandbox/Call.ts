@@ -1,0 +1,26 @@
+/**
+ * One authenticated API call as the handlers see it: the caller's account, the path parameter, the query (names
+ * lower-cased: the service reads them case-insensitively), the parsed JSON body and the settings that shape
+ * answers.
+ */
+import type { Account } from "./Store.js"
+
+export interface CallSettings {
+  readonly answerDelayMs: number
+  readonly emptyListStatus: 404 | 200
+}
+
+export interface Call {
+  readonly apiKey: string
+  readonly account: Account
+  /** The `{id}` (or `{code}`, `{clientGroupId}` …) segment of the path, as written. */
+  readonly id: string | undefined
+  /** Query parameters by lower-cased name. */
+  readonly query: ReadonlyMap<string, string>
+  /** The parsed JSON body; undefined when there was none. */
+  readonly body: unknown
+  readonly now: number
+  /** The absolute URL of the request, for the list envelope's links. */
+  readonly url: URL
+  readonly settings: CallSettings
+}

@@ -1,0 +1,199 @@
+/**
+ * The sandbox's state: per account, one table of stored records per resource (write names, as sent), the id
+ * counters and the questionnaire answers still in the queue. Everything here is synchronous and is only touched
+ * under the sandbox's lock; `snapshot`/`restore` give the JSON kept in the `--data` file.
+ */
+import { randomUUID } from "node:crypto"
+import { Either, Schema } from "effect"
+import type { Resource, ResourceName } from "../Resources.js"
+import { isResourceName, resource } from "../Resources.js"
+
+export type Rec = Record<string, unknown>
+
+/** The key a record is stored under: its id as text, lower-cased (GUIDs compare case-insensitively). */
+export const idKey = (id: unknown): string => String(id).trim().toLowerCase()
+
+/** How unique values and string filters compare: trimmed, case-insensitive (the service's collation). */
+export const sameText = (a: unknown, b: unknown): boolean => normText(a) === normText(b)
+const normText = (value: unknown): string => String(value).trim().toLowerCase()
+
+/** Name of the property that holds the server id in stored records (`id`; service orders: `code`). */
+export const idName = (r: Resource): string => r.id?.name ?? "id"
+
+/**
+ * The key a record is stored under: its id, or for resources without one (employee stock) the ids of its
+ * required references (`userId:productId`), so a second write for the same pair replaces the first.
+ */
+export const keyOf = (r: Resource, rec: Rec): string =>
+  r.id !== undefined
+    ? idKey(rec[idName(r)])
+    : r.fields
+        .filter((f) => f.ref !== undefined && f.required === true)
+        .map((f) => idKey(rec[f.name]))
+        .join(":")
+
+export class Table {
+  private readonly rows = new Map<string, Rec>()
+  /** unique field → normalized value → key of the record holding it */
+  private readonly indexes: Map<string, Map<string, string>>
+
+  constructor(readonly resource: Resource) {
+    this.indexes = new Map(resource.fields.filter((f) => f.unique).map((f) => [f.name, new Map<string, string>()]))
+  }
+
+  get size(): number {
+    return this.rows.size
+  }
+
+  get(id: unknown): Rec | undefined {
+    return this.rows.get(idKey(id))
+  }
+
+  /** Records in creation order (which is id order for integer ids). */
+  values(): Array<Rec> {
+    return [...this.rows.values()]
+  }
+
+  put(key: string, rec: Rec): void {
+    this.unindex(key)
+    this.rows.set(key, rec)
+    for (const [field, index] of this.indexes) {
+      const value = rec[field]
+      if (value !== undefined && value !== null && value !== "") index.set(normText(value), key)
+    }
+  }
+
+  remove(id: unknown): Rec | undefined {
+    const key = idKey(id)
+    const rec = this.rows.get(key)
+    if (rec === undefined) return undefined
+    this.unindex(key)
+    this.rows.delete(key)
+    return rec
+  }
+
+  /** The record holding `value` in a unique field. */
+  findUnique(field: string, value: unknown): Rec | undefined {
+    const key = this.indexes.get(field)?.get(normText(value))
+    return key === undefined ? undefined : this.rows.get(key)
+  }
+
+  private unindex(key: string): void {
+    const old = this.rows.get(key)
+    if (old === undefined) return
+    for (const [field, index] of this.indexes) {
+      const value = old[field]
+      if (value !== undefined && value !== null && index.get(normText(value)) === key) index.delete(normText(value))
+    }
+  }
+}
+
+/** A questionnaire answer accepted (202) and not yet visible on its task. */
+export interface PendingAnswer {
+  readonly taskId: number
+  readonly receivedAt: number
+  readonly visibleAt: number
+  readonly answer: Rec
+}
+
+export class Account {
+  readonly tables = new Map<ResourceName, Table>()
+  readonly nextIds = new Map<ResourceName, number>()
+  pendingAnswers: Array<PendingAnswer> = []
+
+  table(name: ResourceName): Table {
+    let t = this.tables.get(name)
+    if (t === undefined) {
+      t = new Table(resource(name))
+      this.tables.set(name, t)
+    }
+    return t
+  }
+
+  /** A fresh server id: integers from 1 per account and resource, GUIDs for GUID resources. */
+  newId(r: Resource): number | string {
+    if (r.id?.type === "guid") return randomUUID()
+    const next = this.nextIds.get(r.name) ?? 1
+    this.nextIds.set(r.name, next + 1)
+    return next
+  }
+
+  /** Inserts (or replaces) a record under its key, keeping the counter ahead of ids from a seed or a file. */
+  insert(name: ResourceName, rec: Rec): void {
+    const r = resource(name)
+    const id = rec[idName(r)]
+    if (r.id !== undefined && typeof id === "number" && id >= (this.nextIds.get(name) ?? 1)) this.nextIds.set(name, id + 1)
+    this.table(name).put(keyOf(r, rec), rec)
+  }
+}
+
+// --- the --data file ------------------------------------------------------------------------------------------
+
+const AccountSnapshot = Schema.Struct({
+  nextIds: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  tables: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) }),
+  pendingAnswers: Schema.Array(
+    Schema.Struct({
+      taskId: Schema.Number,
+      receivedAt: Schema.Number,
+      visibleAt: Schema.Number,
+      answer: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+    })
+  )
+})
+
+export const StoreSnapshot = Schema.Struct({
+  version: Schema.Literal(1),
+  accounts: Schema.Record({ key: Schema.String, value: AccountSnapshot })
+})
+export type StoreSnapshot = typeof StoreSnapshot.Type
+
+export class Store {
+  readonly accounts = new Map<string, Account>()
+
+  constructor(private readonly seed: (account: Account) => void) {}
+
+  /** The account of an apiKey, created (and seeded) on first use. */
+  account(apiKey: string): Account {
+    let a = this.accounts.get(apiKey)
+    if (a === undefined) {
+      a = new Account()
+      this.seed(a)
+      this.accounts.set(apiKey, a)
+    }
+    return a
+  }
+
+  snapshot(): StoreSnapshot {
+    const accounts: Record<string, typeof AccountSnapshot.Type> = {}
+    for (const [apiKey, a] of this.accounts) {
+      accounts[apiKey] = {
+        nextIds: Object.fromEntries(a.nextIds),
+        tables: Object.fromEntries([...a.tables].map(([name, t]) => [name, t.values()])),
+        pendingAnswers: a.pendingAnswers
+      }
+    }
+    return { version: 1, accounts }
+  }
+
+  /** Replaces the state with a snapshot read from the `--data` file; Left names what is wrong with it. */
+  restore(json: unknown): Either.Either<void, string> {
+    return Either.map(
+      Either.mapLeft(Schema.decodeUnknownEither(StoreSnapshot)(json), (e) => e.message),
+      (snapshot) => {
+        this.accounts.clear()
+        for (const [apiKey, s] of Object.entries(snapshot.accounts)) {
+          const a = new Account()
+          for (const [name, rows] of Object.entries(s.tables)) {
+            if (!isResourceName(name)) continue
+            for (const rec of rows) a.insert(name, { ...rec })
+          }
+          for (const [name, next] of Object.entries(s.nextIds)) if (isResourceName(name)) a.nextIds.set(name, next)
+          a.pendingAnswers = [...s.pendingAnswers]
+          this.seed(a)
+          this.accounts.set(apiKey, a)
+        }
+      }
+    )
+  }
+}

@@ -1,0 +1,57 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Scope } from "effect"
+import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { call, login } from "./harness.js"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(join(tmpdir(), "fsm-sandbox-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+describe("sandbox: --data", () => {
+  it.scopedLive("keeps the state across restarts, written atomically, and continues the ids", () =>
+    Effect.gen(function* () {
+      const file = join(yield* tempDir, "state.json")
+      const first = yield* Scope.make()
+      const a = yield* Scope.extend(startSandbox({ port: 0, dataFile: file, answerDelayMs: 60_000 }), first)
+      const api = call(a, yield* login(a))
+      yield* api("POST", "/users", { body: { login: "ana" } })
+      yield* api("POST", "/customers", { body: { externalId: "C1", name: "Padaria" } })
+      yield* api("POST", "/tasks", { body: { externalId: "OS-1", idUserFrom: 1, taskDate: "2026-12-01" } })
+      yield* api("PUT", "/tasks/1/questionnaire-response", { body: { itemID: "1", codigoChecklist: "C", codigoPergunta: "P", resposta: "Sim" } })
+      // Saved shortly after the writes, while still running.
+      yield* Effect.sleep("600 millis")
+      const saved = JSON.parse(readFileSync(file, "utf8"))
+      assert.strictEqual(saved.accounts["sandbox-key"].tables.customers[0].name, "Padaria")
+      yield* api("POST", "/customers", { body: { externalId: "C2", name: "Mercado" } })
+      yield* Scope.close(first, Exit.void)
+      assert.isFalse(existsSync(`${file}.tmp`))
+
+      const b = yield* startSandbox({ port: 0, dataFile: file, answerDelayMs: 60_000 })
+      const again = call(b, yield* login(b))
+      assert.deepStrictEqual((yield* b.control.records("sandbox-key", "customers")).map((c) => c["externalId"]), ["C1", "C2"])
+      const third = yield* again("POST", "/customers", { body: { externalId: "C3", name: "Feira" } })
+      assert.strictEqual(third.body.result.id, 3)
+      assert.strictEqual((yield* again("POST", "/customers", { body: { externalId: "C1", name: "Outra" } })).status, 409)
+      assert.strictEqual((yield* again("GET", "/tasktypes/1")).status, 200)
+      assert.strictEqual(JSON.parse(readFileSync(file, "utf8")).accounts["sandbox-key"].pendingAnswers.length, 1)
+    })
+  )
+
+  it.scopedLive("a file that is not sandbox state stops the start with a message naming it", () =>
+    Effect.gen(function* () {
+      const file = join(yield* tempDir, "broken.json")
+      writeFileSync(file, "{not json")
+      const broken = yield* Effect.flip(startSandbox({ port: 0, dataFile: file }))
+      assert.strictEqual(broken._tag, "SandboxError")
+      assert.include(broken.message, file)
+      writeFileSync(file, JSON.stringify({ version: 7 }))
+      assert.include((yield* Effect.flip(startSandbox({ port: 0, dataFile: file }))).message, "not a sandbox data file")
+      const missingDir = join(file, "..", "nowhere", "state.json")
+      assert.include((yield* Effect.flip(startSandbox({ port: 0, dataFile: missingDir }))).message, "cannot save")
+    })
+  )
+})
