@@ -33,8 +33,10 @@ export interface ApiRequest {
   readonly body?: unknown
   /**
    * For POST: how to find the record if the response is lost (timeout, reset, 5xx). The client lists
-   * `lookup.path` filtered by `{[key]: value}`: found → the record is taken as created; absent → resent;
-   * lookup impossible → `inDoubt`.
+   * `resource.path` (or the list of its `readVia` resource) filtered by `{[key]: value}` (through the resource's
+   * filter for that key): found → the record is taken as created; absent → resent; lookup impossible → `inDoubt`.
+   * A POST without it is `inDoubt` as soon as its answer is lost. For PATCH, `resource` (when given) names the
+   * fields of the re-read record; otherwise the resource is found from the path.
    */
   readonly correlation?: { readonly resource: Resource; readonly key: string; readonly value: string }
 }
@@ -52,7 +54,12 @@ export interface Reply {
   readonly error: string | undefined
   /** A write that may or may not have happened, and the client could not find out. */
   readonly inDoubt: boolean
-  /** A POST whose lost response was reconciled by its correlation key (the record was found). */
+  /**
+   * A POST whose lost response was reconciled by its correlation key (the record was found), or a PATCH whose
+   * lost response was reconciled by re-reading the record (the change was on it). `result` is then the record
+   * found, and the evidence's final exchange is that lookup (its status and request id); every POST/PATCH send
+   * is in `retryOutcomes`.
+   */
   readonly reconciled: boolean
   readonly evidence: Evidence
 }
@@ -64,7 +71,12 @@ export interface ListOptions {
   readonly since?: string
   readonly until?: string
   readonly pageSize?: number
-  /** Start from this page (an interrupted export continues from its last complete page). */
+  /**
+   * Start from this page (an interrupted export continues from its last complete page). For date-windowed
+   * resources it applies to the first window: pass `since` = the `window.start` of the last complete page, the
+   * same `until`, and `fromPage` = its page + 1 (the window starting at a day depends only on that day, `until`
+   * and the data, so it is the same window again).
+   */
   readonly fromPage?: number
 }
 

@@ -1,0 +1,203 @@
+/**
+ * The connection options shared by every command that talks to the API (`--base-url`, `--credentials`,
+ * `--rate`, `--concurrency` and the tuning flags, each with its environment variable), and `apiLayer`, which
+ * validates them and builds the one `Api` of the command: against the given base URL, or, when there is none,
+ * against an embedded sandbox started in-process (its data lives only in memory).
+ */
+import { Options } from "@effect/cli"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Config, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import { readFile } from "node:fs/promises"
+import { UsageError } from "../Errors.js"
+import { type RunningSandbox, type SandboxError, type SandboxOptions, startSandbox } from "../sandbox/Sandbox.js"
+import { formatRate, parseDuration, parseRate } from "../Units.js"
+import type { Api } from "../client/Api.js"
+import { type ClientSettings, ClientConfig, type Credentials, defaultConcurrency } from "../client/Config.js"
+import * as HttpApi from "../client/HttpApi.js"
+import { isObject } from "../client/Body.js"
+import { say } from "./Output.js"
+
+/** The embedded sandbox, when the command runs against one (onboarding's demo reads its task types). */
+export class EmbeddedSandbox extends Context.Tag("fsm-bulk/EmbeddedSandbox")<EmbeddedSandbox, Option.Option<RunningSandbox>>() {}
+
+export interface ConnectionOptions {
+  readonly baseUrl: Option.Option<string>
+  readonly credentials: Option.Option<string>
+  readonly rate: string
+  readonly concurrency: Option.Option<number>
+  readonly maxAttempts: number
+  readonly rateLimitPause: string
+  readonly requestTimeout: string
+}
+
+export const connectionOptions: Options.Options<ConnectionOptions> = Options.all({
+  baseUrl: Options.text("base-url").pipe(
+    Options.withFallbackConfig(Config.string("FSM_BASE_URL")),
+    Options.withDescription("API base address, ending in /v2 (env FSM_BASE_URL); without it an embedded, in-memory sandbox is started"),
+    Options.optional
+  ),
+  credentials: Options.file("credentials").pipe(
+    Options.withDescription("JSON file {\"apiKey\": …, \"apiToken\": …} (otherwise env FSM_API_KEY and FSM_API_TOKEN)"),
+    Options.optional
+  ),
+  rate: Options.text("rate").pipe(
+    Options.withDefault("400/60s"),
+    Options.withFallbackConfig(Config.string("FSM_RATE")),
+    Options.withDescription("Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE)")
+  ),
+  concurrency: Options.integer("concurrency").pipe(
+    Options.withFallbackConfig(Config.integer("FSM_CONCURRENCY")),
+    Options.withDescription("Requests in flight at once (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency)"),
+    Options.optional
+  ),
+  maxAttempts: Options.integer("max-attempts").pipe(
+    Options.withDefault(6),
+    Options.withDescription("Attempts per request before it is given up (rate-limited attempts are counted apart)")
+  ),
+  rateLimitPause: Options.text("rate-limit-pause").pipe(
+    Options.withDefault("60s"),
+    Options.withDescription("How long every call waits after the API answers \"rate limit exceeded\"")
+  ),
+  requestTimeout: Options.text("request-timeout").pipe(
+    Options.withDefault("30s"),
+    Options.withDescription("Time limit of one attempt")
+  )
+})
+
+const isLoopback = (hostname: string): boolean =>
+  hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname)
+
+/** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
+export const validateBaseUrl = (text: string): Either.Either<string, UsageError> => {
+  const bad = (why: string) => Either.left(new UsageError({ message: `--base-url / FSM_BASE_URL: ${why}` }))
+  let url: URL
+  try {
+    url = new URL(text.trim())
+  } catch {
+    return bad(`"${text}" is not a URL (example: https://api.example.com/v2)`)
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return bad(`${url.protocol} is not supported: use https://`)
+  if (url.username !== "" || url.password !== "") return bad("the address must not carry credentials; use --credentials or FSM_API_KEY/FSM_API_TOKEN")
+  if (url.protocol === "http:" && !isLoopback(url.hostname)) {
+    return bad(`${url.origin} is not on this machine, so it must be reached over https:// (plain http is only accepted for 127.0.0.1/localhost)`)
+  }
+  if (url.search !== "" || url.hash !== "") return bad("the address must not carry a query or fragment")
+  const path = url.pathname.replace(/\/+$/, "")
+  if (!/\/v2$/i.test(path)) return bad(`${url.origin}${url.pathname} must end with the version segment /v2 (example: ${url.origin}/v2)`)
+  return Either.right(`${url.origin}${path}`)
+}
+
+const usage = (message: string) => new UsageError({ message })
+
+const fromEither = <A>(flag: string, e: Either.Either<A, string>) => Either.mapLeft(e, (why) => usage(`${flag}: ${why}`))
+
+/** Credentials from `--credentials FILE`, else from FSM_API_KEY/FSM_API_TOKEN. */
+const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
+  if (Option.isSome(file)) {
+    const path = file.value
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(path, "utf8"),
+      catch: (e) => usage(`--credentials ${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
+    })
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      return yield* usage(`--credentials ${path}: not valid JSON (expected {"apiKey": "…", "apiToken": "…"})`)
+    }
+    if (!isObject(json)) return yield* usage(`--credentials ${path}: expected a JSON object {"apiKey": "…", "apiToken": "…"}`)
+    const missing = ["apiKey", "apiToken"].filter((k) => typeof json[k] !== "string" || (json[k] as string).trim() === "")
+    if (missing.length > 0) return yield* usage(`--credentials ${path}: ${missing.join(" and ")} missing or not a non-empty string`)
+    return Option.some<Credentials>({ apiKey: Redacted.make(json.apiKey as string), apiToken: Redacted.make(json.apiToken as string) })
+  }
+  const key = yield* Config.option(Config.redacted("FSM_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))
+  const token = yield* Config.option(Config.redacted("FSM_API_TOKEN")).pipe(Effect.orElseSucceed(() => Option.none()))
+  if (Option.isSome(key) && Option.isSome(token)) return Option.some<Credentials>({ apiKey: key.value, apiToken: token.value })
+  if (Option.isSome(key) !== Option.isSome(token)) {
+    return yield* usage(`${Option.isSome(key) ? "FSM_API_TOKEN" : "FSM_API_KEY"} is not set (both FSM_API_KEY and FSM_API_TOKEN are needed)`)
+  }
+  return Option.none<Credentials>()
+})
+
+export interface ApiLayerExtra {
+  /** Options of the embedded sandbox, when one is started. */
+  readonly sandbox?: Partial<SandboxOptions>
+  /** Client settings beyond the flags (tests scale backoff, page sizes …). */
+  readonly client?: Partial<Omit<ClientSettings, "baseUrl" | "credentials" | "embedded">>
+}
+
+/** The settings the options describe, checked; `target` is the base URL and credentials to use. */
+export const clientSettings = (
+  options: ConnectionOptions,
+  target: { readonly baseUrl: string; readonly credentials: Credentials; readonly embedded: boolean },
+  extra?: ApiLayerExtra
+): Either.Either<ClientSettings, UsageError> =>
+  Either.gen(function*() {
+    const rate = yield* fromEither("--rate / FSM_RATE", parseRate(options.rate))
+    const pause = yield* fromEither("--rate-limit-pause", parseDuration(options.rateLimitPause))
+    const timeout = yield* fromEither("--request-timeout", parseDuration(options.requestTimeout))
+    if (timeout <= 0) return yield* Either.left(usage("--request-timeout: must be longer than 0"))
+    const concurrency = Option.getOrElse(options.concurrency, () => defaultConcurrency(rate))
+    if (concurrency < 1) return yield* Either.left(usage(`--concurrency / FSM_CONCURRENCY: ${concurrency} is not a positive number`))
+    if (options.maxAttempts < 1) return yield* Either.left(usage(`--max-attempts: ${options.maxAttempts} is not a positive number`))
+    return ClientConfig.make({
+      ...extra?.client,
+      baseUrl: target.baseUrl,
+      credentials: target.credentials,
+      embedded: target.embedded,
+      rate,
+      concurrency,
+      maxAttempts: options.maxAttempts,
+      rateLimitPauseMs: pause,
+      requestTimeoutMs: timeout
+    })
+  })
+
+/** The live `Api` for `settings`, over Node's HTTP client. */
+export const clientLayer = (settings: ClientSettings): Layer.Layer<Api> =>
+  HttpApi.layer.pipe(
+    Layer.provide(Layer.succeed(ClientConfig, settings)),
+    // node:http with one keep-alive agent sized to the concurrency: connections are reused (one TLS handshake
+    // per socket, not per request) and failures keep Node's error codes, which tell "refused" (never sent,
+    // safe to resend) from "reset" (maybe applied).
+    Layer.provide(NodeHttpClient.layerWithoutAgent),
+    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxSockets: settings.concurrency }))
+  )
+
+/**
+ * The command's `Api` (and `EmbeddedSandbox`): validates the connection options, and without a base URL starts
+ * the embedded sandbox for the layer's lifetime and says so on stderr.
+ */
+export const apiLayer = (
+  options: ConnectionOptions,
+  extra?: ApiLayerExtra
+): Layer.Layer<Api | EmbeddedSandbox, UsageError | SandboxError> =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const credentials = yield* readCredentials(options.credentials)
+      if (Option.isSome(options.baseUrl)) {
+        const baseUrl = yield* validateBaseUrl(options.baseUrl.value)
+        if (Option.isNone(credentials)) {
+          return yield* usage(`no credentials for ${baseUrl}: set FSM_API_KEY and FSM_API_TOKEN, or pass --credentials FILE (JSON {"apiKey", "apiToken"})`)
+        }
+        const settings = yield* clientSettings(options, { baseUrl, credentials: credentials.value, embedded: false }, extra)
+        return Layer.merge(clientLayer(settings), Layer.succeed(EmbeddedSandbox, Option.none()))
+      }
+      // Validate the flags before a sandbox is started for nothing.
+      const placeholder = { apiKey: Redacted.make(""), apiToken: Redacted.make("") }
+      yield* clientSettings(options, { baseUrl: "http://127.0.0.1/v2", credentials: placeholder, embedded: true }, extra)
+      const sandbox = yield* startSandbox({ port: 0, ...extra?.sandbox })
+      const account = sandbox.accounts[0]!
+      const settings = yield* clientSettings(
+        options,
+        { baseUrl: sandbox.url, credentials: { apiKey: Redacted.make(account.apiKey), apiToken: Redacted.make(account.apiToken) }, embedded: true },
+        extra
+      )
+      yield* say(
+        `fsm-bulk: no --base-url or FSM_BASE_URL: running against the embedded sandbox at ${sandbox.url} ` +
+          `(budget ${formatRate(settings.rate)}); its data lives only in memory and is gone when this command ends` +
+          (Option.isSome(credentials) ? "; the given credentials are not used" : "")
+      )
+      return Layer.merge(clientLayer(settings), Layer.succeed(EmbeddedSandbox, Option.some(sandbox)))
+    })
+  )

@@ -1,0 +1,84 @@
+/**
+ * The request budget: one per `Api` layer (a command builds exactly one), shared by every call, logins and list
+ * pages included. It guarantees that no interval of the window's length ever sees more than `limit` requests
+ * arrive at the server, whether the server counts fixed or sliding windows.
+ *
+ * Start times alone cannot guarantee that: a request reaches the server some time after it starts (a new
+ * connection, a busy event loop; 250 ms measured on loopback), so two requests started a window apart can
+ * arrive closer than that. The log therefore holds when each request *ended* (its answer read, or given up):
+ * a request arrives between its start and its end, so a request may start only while fewer than `limit`
+ * requests are in flight or ended less than a window (plus a small margin) ago. For any `limit + 1` arrivals
+ * inside one window, the last one started would have found the other `limit` active; so it never happens.
+ * The cost is about one latency per window of throughput.
+ *
+ * A rate-limit answer pauses every caller for `rateLimitPauseMs`; callers resume by themselves.
+ */
+import { Clock, Deferred, Effect, FiberId } from "effect"
+import type { Rate } from "../Units.js"
+
+export interface Budget {
+  /** Runs `request` as one request of the budget: waits for room, then records when it ends. */
+  readonly spend: <A, E, R>(request: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Every caller waits `ms` from now before its next start (a rate-limit answer was received). */
+  readonly pause: (ms: number) => Effect.Effect<void>
+  /** True while a rate-limit pause is running. */
+  readonly paused: Effect.Effect<boolean>
+}
+
+export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginMs: number) {
+  const span = rate.windowMs + marginMs
+  const lock = yield* Effect.makeSemaphore(1)
+  let inFlight = 0
+  /** End times of the requests that ended, oldest first (they end in this order: each is pushed when it ends). */
+  let ends: Array<number> = []
+  let ended = Deferred.unsafeMake<void>(FiberId.none)
+  let pausedUntil = 0
+
+  const prune = (now: number) => {
+    let drop = 0
+    while (drop < ends.length && ends[drop]! <= now - span) drop++
+    if (drop > 0) ends = ends.slice(drop)
+  }
+
+  const take: Effect.Effect<void> = lock.withPermits(1)(
+    Effect.gen(function*() {
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        if (now < pausedUntil) {
+          yield* Effect.sleep(pausedUntil - now)
+          continue
+        }
+        prune(now)
+        if (inFlight + ends.length < rate.limit) {
+          inFlight += 1
+          return
+        }
+        // Room comes back only when an ended request leaves the window; with none ended yet, wait for one to end.
+        if (ends.length > 0) yield* Effect.sleep(ends[0]! + span - now)
+        else yield* Deferred.await(ended)
+      }
+    })
+  )
+
+  const release = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.suspend(() => {
+      inFlight -= 1
+      ends.push(now)
+      const signal = ended
+      ended = Deferred.unsafeMake<void>(FiberId.none)
+      return Deferred.succeed(signal, undefined)
+    })
+  )
+
+  const spend = <A, E, R>(request: Effect.Effect<A, E, R>) =>
+    Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), restore(request).pipe(Effect.ensuring(release))))
+
+  const pause = (ms: number) =>
+    Effect.map(Clock.currentTimeMillis, (now) => {
+      pausedUntil = Math.max(pausedUntil, now + ms)
+    })
+
+  const paused = Effect.map(Clock.currentTimeMillis, (now) => now < pausedUntil)
+
+  return { spend, pause, paused } satisfies Budget
+})

@@ -1,0 +1,81 @@
+/**
+ * The client's configuration: where the API is, the credentials (held redacted), the request budget and the
+ * tuning of retries, timeouts and token renewal. Built from plain values by `ClientConfig.make`; the CLI's
+ * connection options (`src/cli/Connection.ts`) are its usual source.
+ */
+import { Context, Layer, Redacted } from "effect"
+import type { Rate } from "../Units.js"
+
+export interface Credentials {
+  readonly apiKey: Redacted.Redacted<string>
+  readonly apiToken: Redacted.Redacted<string>
+}
+
+export interface ClientSettings {
+  /** Base address ending in `/v2`, without a trailing slash. */
+  readonly baseUrl: string
+  readonly credentials: Credentials
+  /** At most `limit` requests in any `windowMs` interval, logins and list pages included. */
+  readonly rate: Rate
+  /** Requests in flight at once. */
+  readonly concurrency: number
+  /** Sends of one request, the first included. */
+  readonly maxAttempts: number
+  /** Limit of one attempt (send and read the whole answer). */
+  readonly requestTimeoutMs: number
+  /** Renew the token this long before it expires (capped to a quarter of the token's lifetime). */
+  readonly renewBeforeMs: number
+  /** How long every call waits after a rate-limit answer (403 "Rate limit…" or 429). */
+  readonly rateLimitPauseMs: number
+  /** First backoff delay between attempts; it doubles, with jitter, up to `backoffMaxMs`. */
+  readonly backoffBaseMs: number
+  readonly backoffMaxMs: number
+  /** Extra time a request stays in the budget's window after it ended. */
+  readonly budgetMarginMs: number
+  /** Page size of list calls. */
+  readonly pageSize: number
+  /** A date window that would need more pages than this is split (date-windowed lists only). */
+  readonly maxWindowPages: number
+  /** True when the base URL is the embedded, in-memory sandbox. */
+  readonly embedded: boolean
+}
+
+/** The margin the budget adds to its window (clock granularity, server time vs ours): 1 % of it, 25 ms to 1 s. */
+export const defaultBudgetMargin = (windowMs: number): number => Math.min(1_000, Math.max(25, Math.round(windowMs * 0.01)))
+
+/** Enough requests in flight to spend the budget at ~300 ms latency, and at least 2. */
+export const defaultConcurrency = (rate: Rate): number => Math.max(2, Math.ceil((rate.limit / rate.windowMs) * 1000 * 0.3) * 2)
+
+export type ClientSettingsInput =
+  & Pick<ClientSettings, "baseUrl" | "rate">
+  & { readonly credentials: { readonly apiKey: string | Redacted.Redacted<string>; readonly apiToken: string | Redacted.Redacted<string> } }
+  & Partial<Omit<ClientSettings, "baseUrl" | "rate" | "credentials">>
+
+const redact = (value: string | Redacted.Redacted<string>): Redacted.Redacted<string> =>
+  Redacted.isRedacted(value) ? value : Redacted.make(value)
+
+export class ClientConfig extends Context.Tag("fsm-bulk/ClientConfig")<ClientConfig, ClientSettings>() {
+  /** Settings from plain values; everything but the base URL, credentials and rate has a default. */
+  static make(input: ClientSettingsInput): ClientSettings {
+    return {
+      baseUrl: input.baseUrl.replace(/\/+$/, ""),
+      credentials: { apiKey: redact(input.credentials.apiKey), apiToken: redact(input.credentials.apiToken) },
+      rate: input.rate,
+      concurrency: input.concurrency ?? defaultConcurrency(input.rate),
+      maxAttempts: input.maxAttempts ?? 6,
+      requestTimeoutMs: input.requestTimeoutMs ?? 30_000,
+      renewBeforeMs: input.renewBeforeMs ?? 120_000,
+      rateLimitPauseMs: input.rateLimitPauseMs ?? 60_000,
+      backoffBaseMs: input.backoffBaseMs ?? 500,
+      backoffMaxMs: input.backoffMaxMs ?? 30_000,
+      budgetMarginMs: input.budgetMarginMs ?? defaultBudgetMargin(input.rate.windowMs),
+      pageSize: input.pageSize ?? 500,
+      maxWindowPages: input.maxWindowPages ?? 40,
+      embedded: input.embedded ?? false
+    }
+  }
+
+  static layer(input: ClientSettingsInput): Layer.Layer<ClientConfig> {
+    return Layer.succeed(ClientConfig, ClientConfig.make(input))
+  }
+}

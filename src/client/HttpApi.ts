@@ -1,0 +1,243 @@
+/**
+ * The HTTP adapter of the `Api` port. Every call goes: token (cached, renewed ahead of expiry, one login for
+ * all callers) → concurrency permit → budget → one attempt under a timeout → the per-method policy:
+ *
+ * - GET, PUT, DELETE are resent on 5xx, timeouts and broken connections, with exponential, jittered backoff.
+ * - POST and PATCH are never resent blindly. When an attempt may have been applied (timeout, reset, 5xx), a POST
+ *   is looked up by its correlation key first (found → reconciled, absent → resent, lookup impossible →
+ *   in doubt) and a PATCH is re-read and compared (already applied → reconciled, not applied → resent).
+ * - A rate-limit answer (403 "Rate limit…" or 429) was not applied by the server, whatever the method: every
+ *   call pauses for `rateLimitPauseMs` and the request is sent again. A 403 without that text is a permission
+ *   error and is final.
+ * - A 401 drops the token, logs in again and resends once; a second 401 aborts the run.
+ *
+ * Rate-limited attempts and other failed attempts are counted separately, each up to `maxAttempts`.
+ */
+import type { HttpClient } from "@effect/platform"
+import { Clock, Duration, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import type { ApiRequest, Evidence, Reply } from "./Api.js"
+import { Api, ApiAborted } from "./Api.js"
+import { errorMessage, isObject, isRateLimit, resultOf } from "./Body.js"
+import { makeBudget } from "./Budget.js"
+import { resource } from "../Resources.js"
+import { ClientConfig } from "./Config.js"
+import { type Get, makePages } from "./Pages.js"
+import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
+import { makeCounters } from "./Stats.js"
+import { makeTokens } from "./Token.js"
+import { type Attempt, makeTransport, mayHaveArrived } from "./Transport.js"
+
+type Verdict = "ok" | "rejected" | "rate-limited" | "unauthorized" | "transient"
+
+const verdictOf = (a: Attempt): Verdict => {
+  if (a._tag === "NoAnswer") return "transient"
+  if (a.status >= 200 && a.status < 300) return "ok"
+  if (isRateLimit(a.status, a.text)) return "rate-limited"
+  if (a.status === 401) return "unauthorized"
+  if (a.status >= 500) return "transient"
+  return "rejected"
+}
+
+/** The `_retry_outcomes` word of an attempt: `503`, `timeout`, `reset`, `refused`, `rate-limited`, `401`. */
+const outcomeOf = (a: Attempt): string =>
+  a._tag === "NoAnswer" ? a.outcome : isRateLimit(a.status, a.text) ? "rate-limited" : String(a.status)
+
+const describe = (a: Attempt): string => (a._tag === "NoAnswer" ? a.detail : errorMessage(a.status, a.body))
+
+/** What a lost write turned out to be. */
+type Check =
+  | { readonly _tag: "Applied"; readonly record: Record<string, unknown>; readonly reply: Reply }
+  | { readonly _tag: "Absent" }
+  | { readonly _tag: "Unknown"; readonly why: string }
+
+const idempotent = (method: ApiRequest["method"]) => method === "GET" || method === "PUT" || method === "DELETE"
+
+export const make = Effect.gen(function*() {
+  const settings = yield* ClientConfig
+  const counters = yield* makeCounters
+  const budget = yield* makeBudget(settings.rate, settings.budgetMarginMs)
+  const transport = yield* makeTransport(settings, budget, counters)
+  const backoff = Schedule.exponential(Duration.millis(settings.backoffBaseMs), 2).pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(settings.backoffMaxMs)))
+  )
+  const tokens = yield* makeTokens(settings, transport, budget, counters, backoff)
+
+  /** Looks a POST's record up by its correlation key; the lookup's own GETs follow the GET policy. */
+  const findPosted = Effect.fn("Api.findPosted")(function*(req: ApiRequest) {
+    const correlation = req.correlation
+    if (correlation === undefined) return { _tag: "Unknown", why: "the request has no correlation key to look the record up by" } as Check
+    // Some resources are written through one path and listed through another (`/customers/complete`).
+    const listed = correlation.resource.readVia !== undefined ? resource(correlation.resource.readVia) : correlation.resource
+    const lookup = lookupFor(listed, correlation.key)
+    let lastReply: Reply | undefined
+    const get: Get = (path, query) => Effect.tap(request({ method: "GET", path, query }), (r) => Effect.sync(() => (lastReply = r)))
+    const found = yield* makePages(settings, get)(listed.path, {
+      resource: listed,
+      ...(lookup.filterKey !== undefined ? { filter: { [lookup.filterKey]: correlation.value } } : {})
+    }).pipe(
+      Stream.map((page) => findByKey(page.records, lookup, correlation.value)),
+      Stream.filter((record) => record !== undefined),
+      Stream.runHead,
+      Effect.either
+    )
+    if (Either.isLeft(found)) {
+      if (found.left._tag === "ApiAborted") return yield* found.left
+      return { _tag: "Unknown", why: `looking it up by ${correlation.key} failed: ${found.left.message}` } as Check
+    }
+    return Option.match(found.right, {
+      onNone: (): Check => ({ _tag: "Absent" }),
+      onSome: (record): Check => ({ _tag: "Applied", record: record!, reply: lastReply! })
+    })
+  })
+
+  /** Re-reads a PATCHed record and tells whether the patch is already on it. */
+  const checkPatched = Effect.fn("Api.checkPatched")(function*(req: ApiRequest) {
+    const reply = yield* request({ method: "GET", path: req.path })
+    if (reply.status === 404) return { _tag: "Absent" } as Check
+    if (!reply.ok || !isObject(reply.result)) {
+      return { _tag: "Unknown", why: `re-reading ${req.path} failed: ${reply.error ?? "the answer is not a record"}` } as Check
+    }
+    const applied = patchApplied(req.body, reply.result, req.correlation?.resource ?? resourceOfPath(req.path))
+    if (applied === undefined) return { _tag: "Unknown", why: "the patch cannot be compared with the re-read record" } as Check
+    return applied ? ({ _tag: "Applied", record: reply.result, reply } as Check) : ({ _tag: "Absent" } as Check)
+  })
+
+  const request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted> = Effect.fn("Api.request")(function*(req: ApiRequest) {
+    const startedAt = yield* Clock.currentTimeMillis
+    const delays = yield* Schedule.driver(backoff)
+    const earlier: Array<string> = []
+    let attempts = 0
+    let failures = 0
+    let rateLimits = 0
+    let reauthorized = false
+    /** The last attempt of a POST/PATCH that may have been applied: checked before anything is resent. */
+    let unsure: Attempt | undefined
+
+    const evidence = (final: { readonly status: number | undefined; readonly requestId: string | undefined }) =>
+      Effect.map(Clock.currentTimeMillis, (now): Evidence => ({
+        status: final.status,
+        requestId: final.requestId,
+        attempts,
+        retryOutcomes: [...earlier],
+        durationMs: now - startedAt
+      }))
+
+    const answerOf = (a: Attempt) =>
+      a._tag === "Answer" ? { status: a.status, requestId: a.requestId } : { status: undefined, requestId: undefined }
+
+    const finalReply = (a: Attempt, ok: boolean, note = "") =>
+      Effect.map(evidence(answerOf(a)), (ev): Reply => ({
+        ok,
+        status: ev.status,
+        body: a._tag === "Answer" ? a.body : undefined,
+        result: a._tag === "Answer" ? resultOf(a.body) : undefined,
+        error: ok ? undefined : `${describe(a)}${note}`,
+        inDoubt: false,
+        reconciled: false,
+        evidence: ev
+      }))
+
+    const inDoubtReply = (a: Attempt, why: string) =>
+      Effect.map(evidence(answerOf(a)), (ev): Reply => ({
+        ok: false,
+        status: ev.status,
+        body: a._tag === "Answer" ? a.body : undefined,
+        result: undefined,
+        error: `${describe(a)}; it may or may not have been applied: ${why}`,
+        inDoubt: true,
+        reconciled: false,
+        evidence: ev
+      }))
+
+    /** The lost write was found applied: the last attempt becomes an earlier one, the check is the final exchange. */
+    const reconciledReply = (a: Attempt, check: Extract<Check, { _tag: "Applied" }>) => {
+      earlier.push(outcomeOf(a))
+      return Effect.map(evidence({ status: check.reply.status, requestId: check.reply.evidence.requestId }), (ev): Reply => ({
+        ok: true,
+        status: ev.status,
+        body: check.reply.body,
+        result: check.record,
+        error: undefined,
+        inDoubt: false,
+        reconciled: true,
+        evidence: ev
+      }))
+    }
+
+    const check = (r: ApiRequest) => (r.method === "POST" ? findPosted(r) : checkPatched(r))
+
+    while (true) {
+      if (unsure !== undefined) {
+        const found = yield* check(req)
+        if (found._tag === "Applied") return yield* reconciledReply(unsure, found)
+        if (found._tag === "Unknown") return yield* inDoubtReply(unsure, found.why)
+        // Not applied: the attempt becomes an earlier one and the request is sent again.
+        earlier.push(outcomeOf(unsure))
+        unsure = undefined
+      }
+      const token = yield* tokens.get
+      if (attempts > 0) yield* counters.add("retries")
+      attempts += 1
+      const a = yield* transport.send(req, Option.some(token.value))
+
+      switch (verdictOf(a)) {
+        case "ok":
+          return yield* finalReply(a, true)
+        case "rejected":
+          return yield* finalReply(a, false)
+        case "unauthorized": {
+          if (reauthorized) {
+            return yield* new ApiAborted({
+              reason: "Unauthorized",
+              message: `the API answered 401 to ${req.method} ${req.path} again right after a new login: these credentials are not allowed to use it`
+            })
+          }
+          reauthorized = true
+          yield* tokens.invalidate(token)
+          earlier.push(outcomeOf(a))
+          continue
+        }
+        case "rate-limited": {
+          yield* counters.add("rateLimited")
+          yield* budget.pause(settings.rateLimitPauseMs)
+          if (++rateLimits >= settings.maxAttempts) return yield* finalReply(a, false)
+          earlier.push(outcomeOf(a))
+          continue
+        }
+        case "transient": {
+          const lost = !idempotent(req.method) && mayHaveArrived(a)
+          if (lost && req.method === "POST" && req.correlation === undefined) {
+            return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
+          }
+          if (++failures >= settings.maxAttempts) {
+            if (!lost) return yield* finalReply(a, false)
+            const found = yield* check(req)
+            if (found._tag === "Applied") return yield* reconciledReply(a, found)
+            if (found._tag === "Unknown") return yield* inDoubtReply(a, found.why)
+            return yield* finalReply(a, false, " (checked afterwards: it was not applied)")
+          }
+          // A write that may have been applied is checked (after the backoff) before anything is resent.
+          if (lost) unsure = a
+          else earlier.push(outcomeOf(a))
+          yield* delays.next(undefined).pipe(Effect.ignore)
+          continue
+        }
+      }
+    }
+  })
+
+  const get: Get = (path, query) => request({ method: "GET", path, query })
+
+  return Api.of({
+    baseUrl: settings.baseUrl,
+    request,
+    pages: makePages(settings, get),
+    stats: counters.get
+  })
+})
+
+/** The live `Api`: needs the client configuration and an `HttpClient` (see `src/cli/Connection.ts`). */
+export const layer: Layer.Layer<Api, never, ClientConfig | HttpClient.HttpClient> = Layer.effect(Api, make)
+
+export const HttpApi = { make, layer } as const

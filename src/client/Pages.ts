@@ -1,0 +1,171 @@
+/**
+ * Walking list calls. A 404 on a list means "no (more) records" (api-notes B), `totalItems` is not trusted,
+ * and a walk stops on a short page or an answer whose `links` lack `nextPage`. Bare-array answers (legacy
+ * lists) are one page.
+ *
+ * Date-windowed resources (tasks, deleted tasks, expenses, tickets) need `startDate`/`endDate` in
+ * `paramFilter`; they are walked in windows of 2^k days from `since` to `until`. The window starting at a day
+ * is always the largest one that needs at most `maxWindowPages` pages, so it depends only on its start, `until`
+ * and the data: an interrupted export resumes with `since` = the window's start and `fromPage`.
+ */
+import { Chunk, Clock, Effect, Option, Stream } from "effect"
+import type { Resource } from "../Resources.js"
+import type { ApiAborted, ListOptions, Page, Reply } from "./Api.js"
+import { ListFailed } from "./Api.js"
+import { isObject, listPage, resultOf } from "./Body.js"
+import type { ClientSettings } from "./Config.js"
+
+export type Get = (path: string, query: Readonly<Record<string, string | number | object | undefined>>) => Effect.Effect<Reply, ApiAborted>
+
+type Fetched =
+  | { readonly _tag: "End" }
+  | { readonly _tag: "Records"; readonly records: ReadonlyArray<Record<string, unknown>>; readonly more: boolean }
+
+const dayMs = 86_400_000
+const datePattern = /^(\d{4})-(\d{2})-(\d{2})$/
+
+/** Days since 1970-01-01 of a `yyyy-MM-dd` date, undefined when it is not one. */
+export const dayOf = (text: string): number | undefined => {
+  const m = datePattern.exec(text)
+  if (!m) return undefined
+  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
+  const day = ms / dayMs
+  return formatDay(day) === text ? day : undefined
+}
+
+export const formatDay = (day: number): string => new Date(day * dayMs).toISOString().slice(0, 10)
+
+export const defaultSince = "2000-01-01"
+
+/** Today plus two years (UTC), the default end of a date-windowed walk. */
+export const defaultUntil = (nowMs: number): string => {
+  const d = new Date(nowMs)
+  return formatDay(Date.UTC(d.getUTCFullYear() + 2, d.getUTCMonth(), d.getUTCDate()) / dayMs)
+}
+
+export type PagesOptions = ListOptions & { readonly resource?: Resource }
+
+export const makePages = (settings: ClientSettings, get: Get) => {
+  const fetchPage = Effect.fn("Pages.fetch")(function*(
+    path: string,
+    filter: Readonly<Record<string, string | number | boolean>>,
+    page: number,
+    pageSize: number
+  ) {
+    const query = { ...(Object.keys(filter).length > 0 ? { paramFilter: filter } : {}), page, pageSize }
+    const reply = yield* get(path, query)
+    if (reply.status === 404) return { _tag: "End" } as Fetched
+    if (!reply.ok) {
+      return yield* new ListFailed({ path, ...(reply.status !== undefined ? { status: reply.status } : {}), message: reply.error ?? "list call failed" })
+    }
+    const list = listPage(reply.body)
+    if (list === undefined) {
+      return yield* new ListFailed({ path, ...(reply.status !== undefined ? { status: reply.status } : {}), message: "the answer is not a list (no result.entityList)" })
+    }
+    if (list.records.length === 0) return { _tag: "End" } as Fetched
+    // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
+    const paging = isObject(resultOf(reply.body)) ? (resultOf(reply.body) as Record<string, unknown>).pagedSearchReturnData : undefined
+    const served = isObject(paging) && typeof paging.pageSize === "number" && paging.pageSize > 0 ? Math.min(paging.pageSize, pageSize) : pageSize
+    const more = list.paged && list.records.length >= served && list.nextLink !== false
+    return { _tag: "Records", records: list.records, more } as Fetched
+  })
+
+  /** The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. */
+  const walk = (
+    path: string,
+    filter: Readonly<Record<string, string | number | boolean>>,
+    pageSize: number,
+    fromPage: number,
+    window: Page["window"],
+    first: Option.Option<Fetched>
+  ): Stream.Stream<Page, ApiAborted | ListFailed> =>
+    Stream.paginateChunkEffect(fromPage, (page) =>
+      Effect.map(
+        page === fromPage && Option.isSome(first) ? Effect.succeed(first.value) : fetchPage(path, filter, page, pageSize),
+        (fetched): [Chunk.Chunk<Page>, Option.Option<number>] =>
+          fetched._tag === "End"
+            ? [Chunk.empty(), Option.none()]
+            : [Chunk.of({ page, records: fetched.records, ...(window ? { window } : {}) }), fetched.more ? Option.some(page + 1) : Option.none()]
+      )
+    )
+
+  const windowed = (path: string, options: PagesOptions, pageSize: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
+    Stream.unwrap(
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const sinceText = options.since ?? defaultSince
+        const untilText = options.until ?? defaultUntil(now)
+        const since = dayOf(sinceText)
+        const until = dayOf(untilText)
+        if (since === undefined || until === undefined) {
+          return yield* new ListFailed({ path, message: `since/until must be dates as yyyy-MM-dd (got "${sinceText}" and "${untilText}")` })
+        }
+        const filter = options.filter ?? {}
+        const windowFilter = (start: number, end: number) => ({
+          ...filter,
+          startDate: `${formatDay(start)}T00:00:00`,
+          endDate: `${formatDay(end)}T23:59:59`
+        })
+        const endOf = (x: number, k: number) => Math.min(until, x + 2 ** k - 1)
+        const topK = (x: number) => Math.max(0, Math.ceil(Math.log2(until - x + 1)))
+
+        /** Whether the window of 2^k days at `x` needs at most `maxWindowPages` pages, with its first page. */
+        const probe = Effect.fn("Pages.probe")(function*(x: number, k: number) {
+          const f = windowFilter(x, endOf(x, k))
+          const first = yield* fetchPage(path, f, 1, pageSize)
+          if (first._tag === "End" || !first.more) return { fits: true, first }
+          const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize)
+          return { fits: beyond._tag === "End", first }
+        })
+
+        /** The largest window at `x` that fits, searched from `hint` up or down. */
+        const choose = Effect.fn("Pages.chooseWindow")(function*(x: number, hint: number) {
+          const top = topK(x)
+          let k = Math.min(hint, top)
+          let probed = yield* probe(x, k)
+          if (probed.fits) {
+            while (k < top) {
+              const wider = yield* probe(x, k + 1)
+              if (!wider.fits) break
+              k += 1
+              probed = wider
+            }
+          } else {
+            while (k > 0) {
+              k -= 1
+              probed = yield* probe(x, k)
+              if (probed.fits) break
+            }
+          }
+          return { start: x, end: endOf(x, k), k, first: probed.first }
+        })
+
+        if (since > until) return Stream.empty
+        const plans = Stream.paginateEffect({ x: since, hint: topK(since), fromPage: options.fromPage ?? 1 }, (state) =>
+          Effect.map(choose(state.x, state.hint), (plan) =>
+            [
+              { ...plan, fromPage: state.fromPage },
+              plan.end >= until ? Option.none() : Option.some({ x: plan.end + 1, hint: plan.k + 1, fromPage: 1 })
+            ] as const
+          )
+        )
+        return Stream.flatMap(plans, (plan) =>
+          walk(
+            path,
+            windowFilter(plan.start, plan.end),
+            pageSize,
+            plan.fromPage,
+            { start: formatDay(plan.start), end: formatDay(plan.end) },
+            plan.fromPage === 1 ? Option.some(plan.first) : Option.none()
+          )
+        )
+      })
+    )
+
+  return (path: string, options: PagesOptions = {}): Stream.Stream<Page, ApiAborted | ListFailed> => {
+    const pageSize = options.pageSize ?? settings.pageSize
+    return options.resource?.dateWindow
+      ? windowed(path, options, pageSize)
+      : walk(path, options.filter ?? {}, pageSize, options.fromPage ?? 1, undefined, Option.none())
+  }
+}

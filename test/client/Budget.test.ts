@@ -1,0 +1,58 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Effect, Fiber, TestClock } from "effect"
+import { makeBudget } from "../../src/client/Budget.js"
+import { busiestWindow } from "./support.js"
+
+describe("Budget", () => {
+  it.effect("a request starts only while fewer than N are in flight or ended within the window", () =>
+    Effect.gen(function*() {
+      const budget = yield* makeBudget({ limit: 5, windowMs: 1_000 }, 50)
+      const starts: Array<number> = []
+      // Each request takes 200 ms; the window is counted from its end.
+      const request = Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => starts.push(t))).pipe(Effect.zipRight(Effect.sleep(200)))
+      const fiber = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), () => budget.spend(request), {
+        concurrency: 12,
+        discard: true
+      }).pipe(Effect.fork)
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(fiber)
+      assert.strictEqual(starts.length, 12)
+      assert.deepStrictEqual(starts.slice(0, 5), [0, 0, 0, 0, 0])
+      // The first five ended at 200: room again at 200 + 1000 + 50.
+      assert.deepStrictEqual(starts.slice(5, 10), [1_250, 1_250, 1_250, 1_250, 1_250])
+      assert.deepStrictEqual(starts.slice(10), [2_500, 2_500])
+      assert.strictEqual(busiestWindow(starts, 1_000), 5)
+    }))
+
+  it.effect("a request that fails still counts, from the moment it ended", () =>
+    Effect.gen(function*() {
+      const budget = yield* makeBudget({ limit: 1, windowMs: 1_000 }, 0)
+      const first = yield* budget.spend(Effect.zipRight(Effect.sleep(100), Effect.fail("boom"))).pipe(Effect.either, Effect.fork)
+      yield* TestClock.adjust(100)
+      assert.isTrue((yield* Fiber.join(first))._tag === "Left")
+      const second = yield* budget.spend(Clock.currentTimeMillis).pipe(Effect.fork)
+      yield* TestClock.adjust(999)
+      assert.isTrue((yield* Fiber.poll(second))._tag === "None")
+      yield* TestClock.adjust(1)
+      assert.strictEqual(yield* Fiber.join(second), 1_100)
+    }))
+
+  it.effect("a pause holds every caller until it ends", () =>
+    Effect.gen(function*() {
+      const budget = yield* makeBudget({ limit: 100, windowMs: 1_000 }, 0)
+      yield* budget.pause(3_000)
+      assert.isTrue(yield* budget.paused)
+      const starts: Array<number> = []
+      const fiber = yield* Effect.forEach(
+        [1, 2, 3],
+        () => budget.spend(Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => starts.push(t)))),
+        { concurrency: 3, discard: true }
+      ).pipe(Effect.fork)
+      yield* TestClock.adjust("2 seconds")
+      assert.deepStrictEqual(starts, [])
+      yield* TestClock.adjust("2 seconds")
+      yield* Fiber.join(fiber)
+      assert.deepStrictEqual(starts, [3_000, 3_000, 3_000])
+      assert.isFalse(yield* budget.paused)
+    }))
+})

@@ -1,0 +1,105 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit } from "effect"
+import { jwtClaims, tokenLifetimeMs } from "../../src/client/Token.js"
+import { makeClient, requestsTo, startTestSandbox } from "./support.js"
+
+const jwt = (claims: object) => `e30.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.sig`
+
+describe("token lifetime", () => {
+  it("comes from the JWT's own exp - iat, measured on the client's clock", () => {
+    assert.deepStrictEqual(jwtClaims(jwt({ iat: 100, exp: 1900 })), { iat: 100, exp: 1900 })
+    // A server clock three hours off does not matter: only the lifetime is used.
+    assert.strictEqual(tokenLifetimeMs(jwt({ iat: 100, exp: 1900 }), 50_000_000), 1_800_000)
+    assert.strictEqual(tokenLifetimeMs(jwt({ exp: 2_000 }), 1_000_000), 1_000_000)
+    assert.strictEqual(tokenLifetimeMs("not-a-jwt", 0), 30 * 60_000)
+    assert.strictEqual(tokenLifetimeMs(jwt({ iat: 100, exp: 100 }), 0), 30 * 60_000)
+  })
+})
+
+describe("token lifecycle against the sandbox", () => {
+  it.scopedLive("many concurrent calls at the renewal point share exactly one login", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox({ tokenTtlMs: 2_000 })
+      // Renewal 500 ms before expiry: the token is renewed 1.5 s after it was issued, before the server drops it.
+      const api = yield* makeClient(sandbox, { renewBeforeMs: 500, concurrency: 50 })
+      const first = yield* api.request({ method: "GET", path: "/keywords" })
+      assert.strictEqual(first.status, 404)
+      yield* Effect.sleep(1_600)
+      const replies = yield* Effect.forEach(
+        Array.from({ length: 50 }, () => ({ method: "GET" as const, path: "/tasktypes/1" })),
+        (req) => api.request(req),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(replies.every((r) => r.ok && r.evidence.attempts === 1))
+      const log = yield* sandbox.control.requests
+      assert.strictEqual(requestsTo(log, "POST", /\/login$/i).length, 2)
+      assert.strictEqual(requestsTo(log, "GET", /\/login$/i).length, 0)
+      assert.strictEqual(log.filter((e) => e.status === 401).length, 0)
+      assert.strictEqual((yield* api.stats).logins, 2)
+    }), 20_000)
+
+  it.scopedLive("a 401 in the middle of a run logs in once more and every call recovers", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const api = yield* makeClient(sandbox, { concurrency: 20 })
+      yield* api.request({ method: "GET", path: "/tasktypes/1" })
+      yield* sandbox.control.revokeTokens
+      const replies = yield* Effect.forEach(
+        Array.from({ length: 20 }, (_, i) => i),
+        (i) => api.request({ method: "POST", path: "/keywords", body: { description: `k${i}` } }),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(replies.every((r) => r.ok && r.status === 201))
+      const retried = replies.filter((r) => r.evidence.retryOutcomes.includes("401"))
+      assert.isAbove(retried.length, 0)
+      assert.isTrue(retried.every((r) => r.evidence.attempts === 2))
+      const log = yield* sandbox.control.requests
+      assert.strictEqual(requestsTo(log, "POST", /\/login$/i).length, 2)
+      assert.strictEqual(log.filter((e) => e.status === 401).length, retried.length)
+      assert.strictEqual((yield* sandbox.control.records("sandbox-key", "keywords")).length, 20)
+    }), 20_000)
+
+  it.scopedLive("a second 401 for the same call aborts the run as Unauthorized", () =>
+    Effect.gen(function*() {
+      // Tokens that die after 1 ms: the JWT's whole-second claims say nothing usable, so the client believes
+      // them valid and the server answers 401 to the first use and again right after the new login.
+      const sandbox = yield* startTestSandbox({ tokenTtlMs: 1 })
+      const api = yield* makeClient(sandbox)
+      const exit = yield* Effect.exit(api.request({ method: "GET", path: "/tasktypes/1" }))
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) {
+        const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+        assert.strictEqual(error?._tag, "ApiAborted")
+        assert.strictEqual(error?.reason, "Unauthorized")
+        assert.match(error!.message, /401/)
+      }
+      const log = yield* sandbox.control.requests
+      assert.strictEqual(requestsTo(log, "POST", /\/login$/i).length, 2)
+      assert.strictEqual(requestsTo(log, "GET", /\/tasktypes/i).length, 2)
+    }), 20_000)
+
+  it.scopedLive("rejected credentials abort every call after one login, and the token never shows", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const api = yield* makeClient(sandbox, { credentials: { apiKey: "sandbox-key", apiToken: "wrong-secret-123" } })
+      const exits = yield* Effect.forEach(
+        [1, 2, 3, 4, 5],
+        () => Effect.exit(api.request({ method: "GET", path: "/keywords" })),
+        { concurrency: "unbounded" }
+      )
+      for (const exit of exits) {
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
+          assert.strictEqual(exit.cause.error.reason, "CredentialsRejected")
+          assert.notInclude(exit.cause.error.message, "wrong-secret-123")
+          assert.match(exit.cause.error.message, /404/)
+        } else assert.fail("expected a failure")
+      }
+      const log = yield* sandbox.control.requests
+      assert.strictEqual(log.length, 1)
+      assert.strictEqual(log[0]!.status, 404)
+      const again = yield* Effect.exit(api.request({ method: "GET", path: "/keywords" }))
+      assert.isTrue(Exit.isFailure(again))
+      assert.strictEqual((yield* sandbox.control.requests).length, 1)
+    }), 20_000)
+})
