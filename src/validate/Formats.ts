@@ -1,0 +1,176 @@
+/**
+ * Resolves `--date-format auto` and `--decimal auto` for a whole file in one pass over its rows, from the
+ * evidence its date and number cells carry (`25/12/2026` is day-first, `12,5` has a decimal comma). It never
+ * guesses: a file whose every year-last date reads both ways, or whose numbers could be either, or whose cells
+ * contradict each other, stops with the column, a row and the flag that settles it. Memory is flat: only the
+ * first sighting of each kind of evidence is kept.
+ */
+import { Effect, Stream } from "effect"
+import { InputError } from "../Errors.js"
+import type { SourceRow } from "../files/Source.js"
+import { cellText } from "./CellText.js"
+import { splitList } from "./Cells.js"
+import { dateShape, readings } from "./Dates.js"
+import { quote } from "./Invalid.js"
+import type { ColumnPlan, Formats, ParseOptions } from "./Model.js"
+import { decimalShape, numberReadings } from "./Numbers.js"
+
+interface Sighting {
+  readonly text: string
+  readonly row: number
+  readonly column: string
+}
+
+interface Watched {
+  readonly index: number
+  readonly name: string
+  readonly list: boolean
+}
+
+const at = (s: Sighting) => `${quote(s.text)} (row ${s.row}, column "${s.column}")`
+
+const dateFlags = "--date-format dd/mm/yyyy or --date-format mm/dd/yyyy"
+const decimalFlags = "--decimal , or --decimal ."
+
+/** Evidence gathered so far; `observe*` return an error as soon as two cells contradict each other. */
+class Evidence {
+  dayFirst: Sighting | undefined
+  monthFirst: Sighting | undefined
+  eitherDate: Sighting | undefined
+  dot: Sighting | undefined
+  comma: Sighting | undefined
+  eitherDecimal: Sighting | undefined
+
+  constructor(readonly file: string) {}
+
+  observeDate(text: string, row: number, column: string): InputError | undefined {
+    switch (dateShape(text)) {
+      case "dayFirst":
+        this.dayFirst ??= { text, row, column }
+        break
+      case "monthFirst":
+        this.monthFirst ??= { text, row, column }
+        break
+      case "either":
+        this.eitherDate ??= { text, row, column }
+        return undefined
+      default:
+        return undefined
+    }
+    if (this.dayFirst === undefined || this.monthFirst === undefined) return undefined
+    const [first, second] = this.dayFirst.row <= this.monthFirst.row ? [this.dayFirst, this.monthFirst] : [this.monthFirst, this.dayFirst]
+    const order = (s: Sighting) => (s === this.dayFirst ? "day-first" : "month-first")
+    return new InputError({
+      file: this.file,
+      row: second.row,
+      column: second.column,
+      detail:
+        `dates disagree on the day/month order: ${at(first)} is ${order(first)} but ${quote(second.text)} is ${order(second)}; ` +
+        `correct the file, or pass ${dateFlags} (dates that do not fit become invalid rows)`
+    })
+  }
+
+  observeNumber(text: string, row: number, column: string): InputError | undefined {
+    switch (decimalShape(text)) {
+      case "dot":
+        this.dot ??= { text, row, column }
+        break
+      case "comma":
+        this.comma ??= { text, row, column }
+        break
+      case "either":
+        this.eitherDecimal ??= { text, row, column }
+        return undefined
+      default:
+        return undefined
+    }
+    if (this.dot === undefined || this.comma === undefined) return undefined
+    const [first, second] = this.dot.row <= this.comma.row ? [this.dot, this.comma] : [this.comma, this.dot]
+    const mark = (s: Sighting) => (s === this.dot ? "a decimal point" : "a decimal comma")
+    return new InputError({
+      file: this.file,
+      row: second.row,
+      column: second.column,
+      detail:
+        `numbers disagree on the decimal mark: ${at(first)} has ${mark(first)} but ${quote(second.text)} has ${mark(second)}; ` +
+        `correct the file, or pass ${decimalFlags} (numbers that do not fit become invalid rows)`
+    })
+  }
+
+  dateFormat(): Effect.Effect<Formats["dateFormat"], InputError> {
+    if (this.dayFirst !== undefined) return Effect.succeed("dd/mm/yyyy")
+    if (this.monthFirst !== undefined) return Effect.succeed("mm/dd/yyyy")
+    const s = this.eitherDate
+    if (s === undefined) return Effect.succeed("yyyy-mm-dd")
+    return new InputError({
+      file: this.file,
+      row: s.row,
+      column: s.column,
+      detail: `cannot tell day-first from month-first dates: ${readings(s.text)}, and no date in the file settles it; pass ${dateFlags}`
+    })
+  }
+
+  decimal(): Effect.Effect<Formats["decimal"], InputError> {
+    if (this.comma !== undefined) return Effect.succeed(",")
+    if (this.dot !== undefined) return Effect.succeed(".")
+    const s = this.eitherDecimal
+    if (s === undefined) return Effect.succeed(".")
+    return new InputError({
+      file: this.file,
+      row: s.row,
+      column: s.column,
+      detail: `cannot tell the decimal mark: ${numberReadings(s.text)}, and no number in the file settles it; pass ${decimalFlags}`
+    })
+  }
+}
+
+const watch = (plan: ColumnPlan, tag: "date" | "number"): ReadonlyArray<Watched> =>
+  plan.columns.flatMap((c) =>
+    c.kind === "field" && c.column !== undefined && c.column.field.type._tag === tag ? [{ index: c.index, name: c.name, list: c.column.field.list === true }] : []
+  )
+
+export const inferFormats = Effect.fn("Validate.inferFormats")(function* (
+  plan: ColumnPlan,
+  rows: Stream.Stream<SourceRow, InputError>,
+  options: ParseOptions
+) {
+  // Delete rows check nothing but the record's id or key: no date or number is ever read.
+  const reads = options.mode !== "delete"
+  const dates = options.dateFormat === "auto" && reads ? watch(plan, "date") : []
+  const numbers = options.decimal === "auto" && reads ? watch(plan, "number") : []
+  const evidence = new Evidence(plan.file)
+
+  if (dates.length > 0 || numbers.length > 0) {
+    const visit = (columns: ReadonlyArray<Watched>, row: SourceRow, observe: (text: string, row: number, column: string) => InputError | undefined) => {
+      for (const c of columns) {
+        const text = cellText(row.cells, c.index, options.restoreGuard).trim()
+        if (text === "") continue
+        if (!c.list) {
+          const error = observe(text, row.row, c.name)
+          if (error !== undefined) return error
+          continue
+        }
+        for (const item of splitList(text)) {
+          const error = observe(item, row.row, c.name)
+          if (error !== undefined) return error
+        }
+      }
+      return undefined
+    }
+    const observeDate = evidence.observeDate.bind(evidence)
+    const observeNumber = evidence.observeNumber.bind(evidence)
+    yield* Stream.runForEachChunk(rows, (chunk) => {
+      for (const row of chunk) {
+        const error = visit(dates, row, observeDate) ?? visit(numbers, row, observeNumber)
+        if (error !== undefined) return Effect.fail(error)
+      }
+      return Effect.void
+    })
+  }
+
+  const formats: Formats = {
+    dateFormat: options.dateFormat === "auto" ? yield* evidence.dateFormat() : options.dateFormat,
+    decimal: options.decimal === "auto" ? yield* evidence.decimal() : options.decimal
+  }
+  return formats
+})

@@ -1,0 +1,94 @@
+/**
+ * The shapes validation hands to the import pipeline and to the `validate` command: parsing options (and the
+ * default attachment limit), the column plan of a file, the resolved formats and each row's outcome.
+ * `Validate.ts` re-exports them.
+ */
+import type { Effect } from "effect"
+import type { SourceRow } from "../files/Source.js"
+import type { Column, Resource, ResourceName } from "../Resources.js"
+
+export interface ParseOptions {
+  readonly dateFormat: "auto" | "yyyy-mm-dd" | "dd/mm/yyyy" | "mm/dd/yyyy"
+  readonly decimal: "auto" | "." | ","
+  readonly mode: "upsert" | "create" | "update" | "delete"
+  /** File columns (attachments) are relative to it. */
+  readonly baseDir: string
+  /** Default 10 MiB (`defaultMaxAttachmentBytes`). */
+  readonly maxAttachmentBytes: number
+  /** `source.writtenByTool`: undo the formula guard on every cell. */
+  readonly restoreGuard: boolean
+}
+
+export const defaultMaxAttachmentBytes = 10 * 1024 * 1024
+
+export type ColumnKind = "field" | "ref" | "unknown" | "tool" | "ignored"
+
+export interface PlannedColumn {
+  readonly index: number
+  /** The header cell as written in the file (trimmed). */
+  readonly name: string
+  readonly kind: ColumnKind
+  readonly column?: Column
+}
+
+export interface ColumnPlan {
+  readonly resource: Resource
+  readonly file: string
+  readonly header: ReadonlyArray<string>
+  readonly columns: ReadonlyArray<PlannedColumn>
+  readonly warnings: ReadonlyArray<string>
+}
+
+export interface Formats {
+  readonly dateFormat: "yyyy-mm-dd" | "dd/mm/yyyy" | "mm/dd/yyyy"
+  readonly decimal: "." | ","
+}
+
+/** A reference given by key (`customerExternalId`, `participantsLogin` …) that the pipeline resolves to server ids. */
+export interface PendingRef {
+  /** The payload field that receives the id(s). */
+  readonly field: string
+  /** The reference column the values came from. */
+  readonly column: string
+  readonly resource: ResourceName
+  /** The property of the referenced record the values are matched against (`externalId`, `login` …). */
+  readonly by: string
+  readonly values: ReadonlyArray<string>
+  /** The field takes a list of ids. */
+  readonly list: boolean
+}
+
+/** A local file named by a file column; the pipeline reads and base64-encodes it. */
+export interface FileCell {
+  readonly field: string
+  /** Absolute path. */
+  readonly path: string
+  /** The local file's base name. */
+  readonly name: string
+  readonly bytes: number
+}
+
+export interface RowError {
+  readonly column: string
+  readonly message: string
+}
+
+export type RowResult =
+  | {
+      readonly _tag: "Valid"
+      readonly row: number
+      readonly payload: Record<string, unknown>
+      /** The value of the resource's key (`externalId`, `externalCode` …), from its column or its reference column. */
+      readonly key: string | undefined
+      /** The id cell when given and valid, even when the key won and the id was left out of the payload. */
+      readonly id: string | number | undefined
+      readonly refs: ReadonlyArray<PendingRef>
+      readonly files: ReadonlyArray<FileCell>
+      readonly warnings: ReadonlyArray<string>
+    }
+  | { readonly _tag: "Invalid"; readonly row: number; readonly errors: ReadonlyArray<RowError> }
+
+/** Stateful: remembers the keys it has seen to refuse duplicates within a file. One validator per file. */
+export interface RowValidator {
+  readonly validate: (row: SourceRow) => Effect.Effect<RowResult>
+}

@@ -1,0 +1,132 @@
+/**
+ * What each column of a file is, read from its header against the resource table: a field, a reference column,
+ * a report's tool column (`_status` …), a read-only export column, or a column the table does not know. Also
+ * refuses, before any row is read, a header that cannot work for the mode (a required column missing for
+ * create/upsert, nothing to find records by for update/delete, two columns naming one field).
+ */
+import { Effect } from "effect"
+import { InputError } from "../Errors.js"
+import type { Column, Resource } from "../Resources.js"
+import { exportColumns, templateColumns, writableFields } from "../Resources.js"
+import type { ColumnPlan, ParseOptions, PlannedColumn } from "./Model.js"
+
+const distance = (a: string, b: string): number => {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    let diagonal = row[0]!
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const above = row[j]!
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1))
+      diagonal = above
+    }
+  }
+  return row[b.length]!
+}
+
+/** The template column a misspelt header most likely meant, if one is close. */
+const closest = (name: string, known: ReadonlyArray<Column>): string | undefined => {
+  const lower = name.toLowerCase()
+  let best: string | undefined
+  let bestDistance = Math.max(1, Math.min(3, Math.floor(lower.length / 4)))
+  for (const c of known) {
+    const d = distance(lower, c.name.toLowerCase())
+    if (d <= bestDistance) {
+      best = c.name
+      bestDistance = d - 1
+    }
+  }
+  return best
+}
+
+/** The columns that find an existing record: the id, the key (or its reference column), and the parent. */
+const identityColumns = (resource: Resource) => {
+  const field = (name: string | undefined) => (name === undefined ? undefined : resource.fields.find((x) => x.name === name))
+  const columnsOf = (name: string | undefined): ReadonlyArray<string> => {
+    const x = field(name)
+    return x === undefined ? [] : x.ref ? [x.name, x.ref.column] : [x.name]
+  }
+  const recordColumns = [...columnsOf(resource.id?.name), ...columnsOf(resource.key)]
+  const parentColumns = resource.parent && resource.parent.field !== resource.id?.name ? columnsOf(resource.parent.field) : []
+  return { recordColumns, parentColumns }
+}
+
+const either = (names: ReadonlyArray<string>) => names.map((n) => `"${n}"`).join(" or ")
+
+export const planColumns = Effect.fn("Validate.planColumns")(function* (
+  resource: Resource,
+  file: string,
+  header: ReadonlyArray<string>,
+  options: ParseOptions
+) {
+  const template = templateColumns(resource)
+  const byName = new Map(template.map((c) => [c.name.toLowerCase(), c]))
+  const readOnly = new Map(
+    exportColumns(resource)
+      .filter((c) => !byName.has(c.name.toLowerCase()))
+      .map((c) => [c.name.toLowerCase(), c])
+  )
+  const warnings: Array<string> = []
+  const seen = new Map<string, string>()
+  const columns: Array<PlannedColumn> = []
+
+  for (const [index, raw] of header.entries()) {
+    const name = raw.trim()
+    const lower = name.toLowerCase()
+    if (name === "") {
+      warnings.push(`${file}: column ${index + 1} has no name; its values are ignored`)
+      columns.push({ index, name, kind: "ignored" })
+      continue
+    }
+    if (name.startsWith("_")) {
+      columns.push({ index, name, kind: "tool" })
+      continue
+    }
+    const column = byName.get(lower) ?? readOnly.get(lower)
+    if (column !== undefined) {
+      const earlier = seen.get(column.name)
+      if (earlier !== undefined) {
+        return yield* new InputError({ file, column: name, detail: `columns "${earlier}" and "${name}" both give ${column.name}; keep one of them` })
+      }
+      seen.set(column.name, name)
+      const kind = byName.has(lower) ? (column.role === "ref" ? "ref" : "field") : "ignored"
+      columns.push({ index, name, kind, column })
+      continue
+    }
+    const guess = closest(name, template)
+    const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : ""
+    warnings.push(`${file}: column "${name}" is not a known field of ${resource.name}${hint}; its values are sent unchanged, as text`)
+    columns.push({ index, name, kind: "unknown" })
+  }
+
+  const present = new Set(columns.filter((c) => c.kind === "field" || c.kind === "ref").map((c) => c.column!.name))
+
+  if (options.mode === "create" || options.mode === "upsert") {
+    const missing = writableFields(resource).filter((x) => x.required && !present.has(x.name) && !(x.ref && present.has(x.ref.column)))
+    if (missing.length > 0) {
+      const names = missing.map((x) => (x.ref ? `${x.name} (or ${x.ref.column})` : x.name))
+      return yield* new InputError({
+        file,
+        column: missing[0]!.name,
+        detail: `required column${missing.length > 1 ? "s" : ""} missing for ${options.mode}: ${names.join(", ")}`
+      })
+    }
+  } else {
+    const { parentColumns, recordColumns } = identityColumns(resource)
+    if (recordColumns.length === 0) {
+      return yield* new InputError({
+        file,
+        detail: `${resource.name} records have neither an id nor a key, so rows cannot be matched to records to ${options.mode}`
+      })
+    }
+    if (!recordColumns.some((c) => present.has(c))) {
+      return yield* new InputError({ file, column: recordColumns[0]!, detail: `${options.mode} needs a column to find each record by: ${either(recordColumns)}` })
+    }
+    if (parentColumns.length > 0 && !parentColumns.some((c) => present.has(c))) {
+      return yield* new InputError({ file, column: parentColumns[0]!, detail: `${options.mode} needs the parent's column: ${either(parentColumns)}` })
+    }
+  }
+
+  const plan: ColumnPlan = { resource, file, header, columns, warnings }
+  return plan
+})

@@ -1,0 +1,323 @@
+/**
+ * The row validator: one source row → the payload to send (or every column that is wrong and why), the
+ * references still to resolve by key, the local files to attach, and the row's key. Stateful per file: it
+ * remembers each key's first row to refuse duplicates.
+ *
+ * Built once per file from the column plan: every column's decoder and role is prepared up front, so a row
+ * costs one pass over its cells with no schema building, regex compilation or closures.
+ */
+import { Effect } from "effect"
+import { constants } from "node:fs"
+import { access, stat } from "node:fs/promises"
+import * as Path from "node:path"
+import type { SourceRow } from "../files/Source.js"
+import type { Field } from "../Resources.js"
+import { refKey, writableFields } from "../Resources.js"
+import { cellText } from "./CellText.js"
+import type { CellDecoder } from "./Cells.js"
+import { cellDecoder, splitList } from "./Cells.js"
+import { Invalid, quote } from "./Invalid.js"
+import type { ColumnPlan, FileCell, Formats, ParseOptions, PendingRef, RowError, RowResult, RowValidator } from "./Model.js"
+
+interface Slot {
+  readonly field: Field
+  readonly name: string
+  readonly role: "id" | "key" | "parent" | "plain"
+  /** -1 when the file has no such column. */
+  readonly valueIndex: number
+  readonly valueColumn: string
+  readonly refIndex: number
+  readonly refColumn: string
+  readonly decode: CellDecoder
+  readonly required: boolean
+  /** Sent exactly as typed (passwords): spaces around the value are part of it. */
+  readonly keepSpaces: boolean
+  readonly isFile: boolean
+  readonly isList: boolean
+  /** Known keys of an object field, to warn about others. */
+  readonly shape: ReadonlySet<string> | undefined
+  /** `required: fill customerId or customerExternalId` */
+  readonly requiredMessage: string
+  /** For fields the server keeps unique in the account (a user's login): each value's first row. */
+  readonly firstRowOf: Map<string, number> | undefined
+}
+
+interface Extra {
+  readonly index: number
+  readonly name: string
+}
+
+interface PendingFile {
+  readonly slot: Slot
+  readonly text: string
+}
+
+const none: ReadonlyArray<never> = []
+
+const push = (errors: Array<RowError> | undefined, column: string, message: string): Array<RowError> => {
+  const list = errors ?? []
+  list.push({ column, message })
+  return list
+}
+
+/**
+ * Records the first row of a key or unique value, or reports the repeat. Compared case-insensitively, as the
+ * service's collation does (`CLI-1` and `cli-1` are one record).
+ */
+const once = (
+  firstRowOf: Map<string, number>,
+  identity: string,
+  row: number,
+  column: string,
+  note: string,
+  errors: Array<RowError> | undefined,
+  shown: string = identity
+): Array<RowError> | undefined => {
+  const normalized = identity.toLowerCase()
+  const first = firstRowOf.get(normalized)
+  if (first === undefined) {
+    firstRowOf.set(normalized, row)
+    return errors
+  }
+  return push(errors, column, `${quote(shown)} repeats row ${first}${note}`)
+}
+
+const beyondHeader = "(beyond the last column)"
+
+/** A row longer than the header: its cells no longer line up with the columns, so nothing in it is trusted. */
+const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
+  const extra = cells.slice(width).filter((c) => c.trim() !== "")
+  const shown = extra.slice(0, 3).map(quote).join(", ")
+  const values = `${extra.length} value${extra.length === 1 ? "" : "s"}`
+  return `${values} beyond the header's ${width} columns (${shown}${extra.length > 3 ? ", …" : ""}); a value may hold an unquoted delimiter`
+}
+
+const size = (bytes: number): string => {
+  const short = (n: number) => n.toFixed(1).replace(/\.0$/, "")
+  return bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${short(bytes / 1024)} KiB` : `${short(bytes / (1024 * 1024))} MiB`
+}
+
+/** Checks one attachment cell against the disk: exists, is a file, is readable, is not too large. */
+const inspectFile = async (text: string, baseDir: string, maxBytes: number): Promise<{ readonly path: string; readonly bytes: number } | string> => {
+  // A workbook written on Windows names files with backslashes.
+  const relative = Path.sep === "/" ? text.replaceAll("\\", "/") : text
+  const path = Path.resolve(baseDir, relative)
+  try {
+    const info = await stat(path)
+    if (!info.isFile()) return `${quote(text)} is a folder, not a file`
+    if (info.size > maxBytes) return `${quote(text)} is ${size(info.size)}; attachments are limited to ${size(maxBytes)}`
+    await access(path, constants.R_OK)
+    return { path, bytes: info.size }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "ENOENT" || code === "ENOTDIR") return `${quote(text)} not found (looked for ${path})`
+    return `${quote(text)} cannot be read (${code ?? String(error)})`
+  }
+}
+
+export const makeValidator = (plan: ColumnPlan, formats: Formats, options: ParseOptions): RowValidator => {
+  const { resource } = plan
+  const mode = options.mode
+  const creates = mode === "create" || mode === "upsert"
+  const restoreGuard = options.restoreGuard
+  const idName = resource.id?.name
+  const parentName = resource.parent !== undefined && resource.parent.field !== idName ? resource.parent.field : undefined
+
+  const roleOf = (field: Field): Slot["role"] =>
+    field.name === idName && field.ref === undefined ? "id" : field.name === resource.key ? "key" : field.name === parentName ? "parent" : "plain"
+
+  const slots: Array<Slot> = []
+  for (const field of writableFields(resource)) {
+    const value = plan.columns.find((c) => c.kind === "field" && c.column?.field === field)
+    const ref = plan.columns.find((c) => c.kind === "ref" && c.column?.field === field)
+    if (value === undefined && ref === undefined) continue
+    const role = roleOf(field)
+    // Delete rows are matched by id or key (within their parent): nothing else is read.
+    if (mode === "delete" && role === "plain") continue
+    const refColumn = ref?.name ?? field.ref?.column ?? ""
+    const valueColumn = value?.name ?? field.name
+    slots.push({
+      field,
+      name: field.name,
+      role,
+      valueIndex: value?.index ?? -1,
+      valueColumn,
+      refIndex: ref?.index ?? -1,
+      refColumn,
+      decode: cellDecoder(field, formats, role !== "plain" || field.ref !== undefined),
+      required: creates && field.required === true,
+      keepSpaces: field.writeOnly === true && field.type._tag === "string",
+      isFile: field.type._tag === "file",
+      isList: field.list === true,
+      shape: field.type._tag === "object" ? new Set(field.type.shape) : undefined,
+      requiredMessage: value !== undefined && ref !== undefined ? `required: fill ${valueColumn} or ${refColumn}` : "required",
+      firstRowOf: field.unique === true && role !== "key" && field.list !== true ? new Map() : undefined
+    })
+  }
+  // Errors read left to right, as the user sees the columns.
+  const position = (s: Slot) => Math.min(s.valueIndex < 0 ? Infinity : s.valueIndex, s.refIndex < 0 ? Infinity : s.refIndex)
+  slots.sort((a, b) => position(a) - position(b))
+  const keySlot = slots.find((s) => s.role === "key")
+  const parentSlot = slots.find((s) => s.role === "parent")
+  const idSlot = slots.find((s) => s.role === "id")
+  const extras: ReadonlyArray<Extra> = mode === "delete" ? [] : plan.columns.filter((c) => c.kind === "unknown").map((c) => ({ index: c.index, name: c.name }))
+  const columnsOf = (slot: Slot | undefined): Array<string> =>
+    slot === undefined ? [] : [...(slot.valueIndex >= 0 ? [slot.valueColumn] : []), ...(slot.refIndex >= 0 ? [slot.refColumn] : [])]
+  const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
+  const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
+  const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
+  const firstRowOf = new Map<string, number>()
+
+  const text = (cells: ReadonlyArray<string>, index: number) => (index < 0 ? "" : cellText(cells, index, restoreGuard).trim())
+
+  /** The row's outcome, or — when it names attachments — what it is before the files are checked on disk. */
+  const validateRow = (row: SourceRow): RowResult | { readonly _tag: "CheckFiles"; readonly sync: RowResult; readonly pending: ReadonlyArray<PendingFile> } => {
+    const cells = row.cells
+    let errors: Array<RowError> | undefined
+    let refs: Array<PendingRef> | undefined
+    let pending: Array<PendingFile> | undefined
+    let warnings: Array<string> | undefined
+    const payload: Record<string, unknown> = {}
+    if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
+
+    // The key (from its column, or its reference column) decides whether the id is sent.
+    let keyText: string | undefined
+    let keyColumn = ""
+    if (keySlot !== undefined) {
+      const viaRef = text(cells, keySlot.refIndex)
+      if (viaRef !== "") {
+        keyText = viaRef
+        keyColumn = keySlot.refColumn
+      } else {
+        const own = text(cells, keySlot.valueIndex)
+        if (own !== "") {
+          keyText = own
+          keyColumn = keySlot.valueColumn
+        }
+      }
+    }
+    let id: string | number | undefined
+    let idGiven = false
+
+    for (const slot of slots) {
+      if (slot.role === "id") {
+        const t = text(cells, slot.valueIndex)
+        if (t === "") continue
+        idGiven = true
+        const decoded = slot.decode(t)
+        // An export of another account carries that account's ids: the key wins, and the id is not sent.
+        if (keyText !== undefined) {
+          if (!(decoded instanceof Invalid)) id = decoded as string | number
+          continue
+        }
+        if (decoded instanceof Invalid) {
+          errors = push(errors, slot.valueColumn, decoded.message)
+          continue
+        }
+        id = decoded as string | number
+        payload[slot.name] = id
+        continue
+      }
+      if (slot.refIndex >= 0) {
+        const r = text(cells, slot.refIndex)
+        if (r !== "") {
+          const values = slot.isList ? splitList(r) : [r]
+          if (values.length > 0) {
+            const reference = slot.field.ref!
+            ;(refs ??= []).push({ field: slot.name, column: slot.refColumn, resource: reference.resource, by: refKey(reference), values, list: slot.isList })
+            continue
+          }
+        }
+      }
+      const raw = slot.valueIndex < 0 ? "" : cellText(cells, slot.valueIndex, restoreGuard)
+      const t = raw.trim()
+      if (t === "") {
+        if (slot.required) errors = push(errors, slot.valueIndex >= 0 ? slot.valueColumn : slot.refColumn, slot.requiredMessage)
+        continue
+      }
+      if (slot.isFile) {
+        ;(pending ??= []).push({ slot, text: t })
+        continue
+      }
+      const value = slot.decode(slot.keepSpaces ? raw : t)
+      if (value instanceof Invalid) {
+        errors = push(errors, slot.valueColumn, value.message)
+        continue
+      }
+      if (slot.isList && (value as ReadonlyArray<unknown>).length === 0) {
+        if (slot.required) errors = push(errors, slot.valueColumn, slot.requiredMessage)
+        continue
+      }
+      payload[slot.name] = value
+      if (slot.shape !== undefined) warnings = unknownKeys(slot, value, warnings)
+      if (slot.firstRowOf !== undefined) errors = once(slot.firstRowOf, t, row.row, slot.valueColumn, `; ${slot.name} must be unique in the account`, errors)
+    }
+
+    for (const extra of extras) {
+      const t = text(cells, extra.index)
+      if (t !== "") payload[extra.name] = t
+    }
+
+    if (mode === "update" || mode === "delete") {
+      if (!idGiven && keyText === undefined) errors = push(errors, identity[0] ?? "id", identityMessage)
+      if (parentSlot !== undefined && text(cells, parentSlot.refIndex) === "" && text(cells, parentSlot.valueIndex) === "") {
+        errors = push(errors, parentSlot.valueIndex >= 0 ? parentSlot.valueColumn : parentSlot.refColumn, parentMessage)
+      }
+    }
+
+    if (keyText !== undefined) {
+      let identityKey = keyText
+      let parentNote = ""
+      if (parentSlot !== undefined) {
+        const viaRef = text(cells, parentSlot.refIndex)
+        const parentText = viaRef !== "" ? viaRef : text(cells, parentSlot.valueIndex)
+        const parentColumn = viaRef !== "" ? parentSlot.refColumn : parentSlot.valueColumn
+        identityKey = `${parentColumn}\u0001${parentText}\u0000${keyColumn}\u0001${keyText}`
+        parentNote = ` (same ${parentColumn} ${quote(parentText)})`
+      } else if (keySlot!.refIndex >= 0) {
+        identityKey = `${keyColumn}\u0001${keyText}`
+      }
+      errors = once(firstRowOf, identityKey, row.row, keyColumn, parentNote, errors, keyText)
+    }
+
+    const result: RowResult =
+      errors !== undefined
+        ? { _tag: "Invalid", row: row.row, errors }
+        : { _tag: "Valid", row: row.row, payload, key: keyText, id, refs: refs ?? none, files: none, warnings: warnings ?? none }
+    return pending === undefined ? result : { _tag: "CheckFiles", sync: result, pending }
+  }
+
+  const attach = Effect.fn("Validate.attachFiles")(function* (sync: RowResult, pending: ReadonlyArray<PendingFile>) {
+    const files: Array<FileCell> = []
+    const errors: Array<RowError> = sync._tag === "Invalid" ? [...sync.errors] : []
+    for (const { slot, text: t } of pending) {
+      const found = yield* Effect.promise(() => inspectFile(t, options.baseDir, options.maxAttachmentBytes))
+      if (typeof found === "string") errors.push({ column: slot.valueColumn, message: found })
+      else files.push({ field: slot.name, path: found.path, name: Path.basename(found.path), bytes: found.bytes })
+    }
+    const result: RowResult = errors.length > 0 ? { _tag: "Invalid", row: sync.row, errors } : { ...(sync as Extract<RowResult, { _tag: "Valid" }>), files }
+    return result
+  })
+
+  return {
+    // Not an Effect.fn: a span per row would cost more than the validation of a million rows.
+    validate: (row) => {
+      const outcome = validateRow(row)
+      return outcome._tag === "CheckFiles" ? attach(outcome.sync, outcome.pending) : Effect.succeed(outcome)
+    }
+  }
+}
+
+const unknownKeys = (slot: Slot, value: unknown, warnings: Array<string> | undefined): Array<string> | undefined => {
+  const items = Array.isArray(value) ? value : [value]
+  let out = warnings
+  const reported = new Set<string>()
+  for (const item of items) {
+    for (const k of Object.keys(item as object)) {
+      if (slot.shape!.has(k) || reported.has(k)) continue
+      reported.add(k)
+      ;(out ??= []).push(`${slot.valueColumn}: "${k}" is not a known property (${[...slot.shape!].join(", ")}); sent as given`)
+    }
+  }
+  return out
+}

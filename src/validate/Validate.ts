@@ -1,0 +1,27 @@
+/**
+ * Validation of import files, offline: a source row (strings from the CSV/XLSX readers) → a validated API payload,
+ * generated from the resource table. The import pipeline and the `validate` command call, per file:
+ * `planColumns` (header) → `inferFormats` (one pass, settles `auto`) → `makeValidator` → `validate` per row.
+ */
+import type { RowError } from "./Model.js"
+
+export type {
+  ColumnKind,
+  ColumnPlan,
+  FileCell,
+  Formats,
+  ParseOptions,
+  PendingRef,
+  PlannedColumn,
+  RowError,
+  RowResult,
+  RowValidator
+} from "./Model.js"
+export { defaultMaxAttachmentBytes } from "./Model.js"
+export { planColumns } from "./Plan.js"
+export { inferFormats } from "./Formats.js"
+export { makeValidator } from "./Row.js"
+export { cellSchema } from "./Cells.js"
+
+/** `_error` text of an invalid row: `column: message; column: message`. */
+export const formatErrors = (errors: ReadonlyArray<RowError>): string => errors.map((e) => `${e.column}: ${e.message}`).join("; ")

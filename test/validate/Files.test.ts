@@ -1,0 +1,121 @@
+/**
+ * Real files on disk, read by the real readers (src/files) and validated: a Windows-1252 `;` CSV the way Excel
+ * in Brazil saves it, and a workbook whose numbers and dates are real cells. Row numbers stay the spreadsheet's.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import ExcelJS from "exceljs"
+import { Chunk, Effect, Stream } from "effect"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { openSource } from "../../src/files/Read.js"
+import type { ResourceName } from "../../src/Resources.js"
+import { resource } from "../../src/Resources.js"
+import { formatErrors, inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
+import { options } from "./support.js"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-validate-files-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** Opens, plans, settles the formats and validates every row, as `fsm-bulk validate` does. */
+const validatePath = (name: ResourceName, file: string) =>
+  Effect.gen(function* () {
+    const source = yield* openSource(file, { encoding: "auto", delimiter: "auto", resource: name })
+    const opts = options({ restoreGuard: source.writtenByTool, baseDir: Path.dirname(file) })
+    const plan = yield* planColumns(resource(name), file, source.header, opts)
+    const formats = yield* inferFormats(plan, source.rows, opts)
+    const validator = makeValidator(plan, formats, opts)
+    const results = Chunk.toArray(yield* Stream.runCollect(Stream.mapEffect(source.rows, validator.validate)))
+    return { plan, formats, results }
+  })
+
+describe("files as users save them", () => {
+  it.scoped("a Windows-1252 CSV with ;, decimal commas, dd/mm/yyyy, punctuated CPFs, blank and multi-line rows", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const lines = [
+        "externalId;name;cpfCnpj;latitude;longitude;active;note;segmentDescription",
+        "CLI-1;Padaria Pão Quente;529.982.247-25;-23,5614;-46,6559;Sim;=HYPERLINK(x);Panificação",
+        "",
+        'CLI-2;Açougue São João;11.222.333/0001-81;-22,9;-43,2;não;"linha 1',
+        'linha 2";',
+        "CLI-3;Mercado;123.456.789-00;-23,5;-46,6;talvez;;",
+        "CLI-1;Padaria (cópia);;;;;;"
+      ]
+      const file = Path.join(dir, "clientes.csv")
+      writeFileSync(file, Buffer.from(lines.join("\r\n") + "\r\n", "latin1"))
+
+      const { formats, plan, results } = yield* validatePath("customers", file)
+      expect(plan.warnings).toEqual([])
+      expect(formats).toEqual({ dateFormat: "yyyy-mm-dd", decimal: "," })
+      expect(results.map((r) => [r.row, r._tag])).toEqual([
+        [2, "Valid"],
+        [4, "Valid"],
+        // A multi-line cell is one spreadsheet row.
+        [5, "Invalid"],
+        [6, "Invalid"]
+      ])
+      const first = results[0]!
+      if (first._tag !== "Valid") throw new Error("row 2 should be valid")
+      expect(first.payload).toEqual({
+        externalId: "CLI-1",
+        name: "Padaria Pão Quente",
+        cpfCnpj: "52998224725",
+        latitude: -23.5614,
+        longitude: -46.6559,
+        active: true,
+        // Not written by this tool: a =… cell is text, sent unchanged.
+        note: "=HYPERLINK(x)"
+      })
+      expect(first.refs.map((r) => r.values)).toEqual([["Panificação"]])
+      const multiLine = results[1]!
+      if (multiLine._tag !== "Valid") throw new Error("row 4 should be valid")
+      expect(multiLine.payload["note"]).toBe("linha 1\r\nlinha 2")
+      const wrong = results[2]!
+      if (wrong._tag !== "Invalid") throw new Error("row 5 should be invalid")
+      expect(formatErrors(wrong.errors)).toBe(
+        `cpfCnpj: "123.456.789-00" has wrong check digits; active: "talvez" is not a yes/no value (use true/false, sim/não, yes/no, s/n, y/n, 1/0, x, verdadeiro/falso)`
+      )
+      const repeated = results[3]!
+      if (repeated._tag !== "Invalid") throw new Error("row 6 should be invalid")
+      expect(formatErrors(repeated.errors)).toBe(`externalId: "CLI-1" repeats row 2`)
+    })
+  )
+
+  it.scoped("an ambiguous dd/mm file stops with the column, the row and the flag", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = Path.join(dir, "recebiveis.csv")
+      writeFileSync(file, "customerExternalId;value;dueDate\nCLI-1;350,00;03/04/2026\nCLI-2;120,50;05/06/2026\n")
+      const error = yield* Effect.flip(validatePath("receivables", file))
+      expect(error._tag).toBe("InputError")
+      expect(error.message).toBe(
+        `${file} (row 2, column "dueDate"): cannot tell day-first from month-first dates: "03/04/2026" could be 3 April or 4 March, ` +
+          `and no date in the file settles it; pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy`
+      )
+    })
+  )
+
+  it.scoped("a workbook with real number, date and boolean cells", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = Path.join(dir, "tarefas.xlsx")
+      const workbook = new ExcelJS.Workbook()
+      const sheet = workbook.addWorksheet("tasks")
+      sheet.addRow(["externalId", "userFromLogin", "taskDate", "priority", "latitude", "sendSatisfactionSurvey"])
+      sheet.addRow(["OS-1", "ana.souza", new Date(Date.UTC(2026, 11, 1, 9, 30)), 3, -23.5614, true])
+      sheet.addRow(["OS-2", "ana.souza", new Date(Date.UTC(2026, 11, 2)), "low", -23.5, false])
+      sheet.getColumn(3).numFmt = "dd/mm/yyyy hh:mm"
+      yield* Effect.promise(() => workbook.xlsx.writeFile(file))
+
+      const { results } = yield* validatePath("tasks", file)
+      const payloads = results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))
+      expect(payloads).toEqual([
+        { externalId: "OS-1", taskDate: "2026-12-01T09:30:00", priority: 3, latitude: -23.5614, sendSatisfactionSurvey: true },
+        { externalId: "OS-2", taskDate: "2026-12-02T00:00:00", priority: 1, latitude: -23.5, sendSatisfactionSurvey: false }
+      ])
+    })
+  )
+})

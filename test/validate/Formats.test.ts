@@ -1,0 +1,152 @@
+/**
+ * `auto` date order and decimal mark, settled from the whole file and never guessed: evidence wins, ambiguity
+ * and contradictions stop with the column, a row and the flag that settles them.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Stream } from "effect"
+import { InputError } from "../../src/Errors.js"
+import type { ResourceName } from "../../src/Resources.js"
+import { resource } from "../../src/Resources.js"
+import type { ParseOptions } from "../../src/validate/Validate.js"
+import { inferFormats, planColumns } from "../../src/validate/Validate.js"
+import { options, sourceRows, streamOf } from "./support.js"
+
+const infer = (name: ResourceName, header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, overrides: Partial<ParseOptions> = {}) =>
+  Effect.gen(function* () {
+    const opts = options(overrides)
+    const plan = yield* planColumns(resource(name), `${name}.csv`, header, opts)
+    return yield* Effect.either(inferFormats(plan, streamOf(sourceRows(cells)), opts))
+  })
+
+const refusal = (e: Either.Either<unknown, InputError>): InputError => {
+  if (Either.isRight(e)) throw new Error(`expected the file to be refused, got ${JSON.stringify(e.right)}`)
+  return e.left
+}
+
+const receivables = ["customerExternalId", "value", "dueDate", "competencyDate", "paidValue"]
+
+describe("date order", () => {
+  it.effect("one day-first date settles the whole file, even when the others read both ways", () =>
+    Effect.gen(function* () {
+      const r = yield* infer("receivables", receivables, [
+        ["CLI-1", "10", "03/04/2026", "01/04/2026", ""],
+        ["CLI-2", "10", "05/05/2026", "", ""],
+        ["CLI-3", "10", "10/06/2026", "25/05/2026", ""]
+      ])
+      expect(r).toEqual(Either.right({ dateFormat: "dd/mm/yyyy", decimal: "." }))
+    })
+  )
+
+  it.effect("one month-first date settles it the other way", () =>
+    Effect.gen(function* () {
+      const r = yield* infer("receivables", receivables, [
+        ["CLI-1", "10", "03/04/2026", "", ""],
+        ["CLI-2", "10", "12/31/2026", "", ""]
+      ])
+      expect(r).toEqual(Either.right({ dateFormat: "mm/dd/yyyy", decimal: "." }))
+    })
+  )
+
+  it.effect("only year-first dates, or none at all, need no order", () =>
+    Effect.gen(function* () {
+      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "2026-04-03", "2026-12-31T00:00:00", ""]])).toEqual(
+        Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
+      )
+      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "", "", ""]])).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." }))
+    })
+  )
+
+  it.effect("refuses a file whose every date reads both ways, naming the column, the row and the flag", () =>
+    Effect.gen(function* () {
+      const e = refusal(
+        yield* infer("receivables", receivables, [
+          ["CLI-1", "10", "", "2026-01-15", ""],
+          ["CLI-2", "10", "03/04/2026", "", ""],
+          ["CLI-3", "10", "11/12/2026", "05/05/2026", ""]
+        ])
+      )
+      expect(e).toBeInstanceOf(InputError)
+      expect(e.row).toBe(3)
+      expect(e.column).toBe("dueDate")
+      expect(e.message).toBe(
+        `receivables.csv (row 3, column "dueDate"): cannot tell day-first from month-first dates: "03/04/2026" could be 3 April or 4 March, ` +
+          `and no date in the file settles it; pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy`
+      )
+    })
+  )
+
+  it.effect("refuses dates that contradict each other, across columns", () =>
+    Effect.gen(function* () {
+      const e = refusal(
+        yield* infer("receivables", receivables, [
+          ["CLI-1", "10", "25/12/2026", "", ""],
+          ["CLI-2", "10", "01/01/2027", "", ""],
+          ["CLI-3", "10", "", "12/25/2026", ""]
+        ])
+      )
+      expect(e.row).toBe(4)
+      expect(e.column).toBe("competencyDate")
+      expect(e.detail).toBe(
+        `dates disagree on the day/month order: "25/12/2026" (row 2, column "dueDate") is day-first but "12/25/2026" is month-first; ` +
+          `correct the file, or pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy (dates that do not fit become invalid rows)`
+      )
+    })
+  )
+
+  it.effect("an explicit --date-format is used as given, without reading the file", () =>
+    Effect.gen(function* () {
+      const failing = Stream.fail(new InputError({ file: "x.csv", detail: "must not be read" }))
+      const opts = options({ dateFormat: "dd/mm/yyyy", decimal: "," })
+      const plan = yield* planColumns(resource("receivables"), "x.csv", receivables, opts)
+      expect(yield* inferFormats(plan, failing, opts)).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
+    })
+  )
+})
+
+describe("decimal mark", () => {
+  it.effect("reads a decimal comma from pt-BR values, thousands included", () =>
+    Effect.gen(function* () {
+      const r = yield* infer("receivables", receivables, [
+        ["CLI-1", "1.234", "", "", ""],
+        ["CLI-2", "350,00", "", "", ""]
+      ])
+      expect(r).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "," }))
+    })
+  )
+
+  it.effect("reads a decimal point", () =>
+    Effect.gen(function* () {
+      expect(yield* infer("receivables", receivables, [["CLI-1", "1,234.50", "", "", ""]])).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." }))
+      expect(yield* infer("receivables", receivables, [["CLI-1", "0.5", "", "", ""]])).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." }))
+    })
+  )
+
+  it.effect("refuses a file whose numbers all read both ways", () =>
+    Effect.gen(function* () {
+      const e = refusal(
+        yield* infer("receivables", receivables, [
+          ["CLI-1", "350", "", "", ""],
+          ["CLI-2", "1,234", "", "", "1.500"]
+        ])
+      )
+      expect(e.message).toBe(
+        `receivables.csv (row 3, column "value"): cannot tell the decimal mark: "1,234" reads as 1234 with a decimal point and as 1.234 with a decimal comma, ` +
+          `and no number in the file settles it; pass --decimal , or --decimal .`
+      )
+    })
+  )
+
+  it.effect("refuses numbers that contradict each other", () =>
+    Effect.gen(function* () {
+      const e = refusal(
+        yield* infer("receivables", receivables, [
+          ["CLI-1", "12,50", "", "", ""],
+          ["CLI-2", "10", "", "", "1,234.56"]
+        ])
+      )
+      expect(e.row).toBe(3)
+      expect(e.column).toBe("paidValue")
+      expect(e.detail).toMatch(/^numbers disagree on the decimal mark: "12,50" \(row 2, column "value"\) has a decimal comma but "1,234.56" has a decimal point; .*--decimal , or --decimal \./)
+    })
+  )
+})

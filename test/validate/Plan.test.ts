@@ -1,0 +1,141 @@
+/**
+ * Headers against the resource table: every importable resource plans from its own template header (so the
+ * table and the validator cannot drift), column kinds, warnings, and the headers refused before any row is read.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import type { InputError } from "../../src/Errors.js"
+import { exportColumns, importable, resource, templateColumns } from "../../src/Resources.js"
+import { inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
+import { options, sourceRows, streamOf } from "./support.js"
+
+const refused = (e: Either.Either<unknown, InputError>): InputError => {
+  if (Either.isRight(e)) throw new Error("expected the header to be refused")
+  return e.left
+}
+
+describe("planColumns", () => {
+  it.effect("plans every importable resource from its own template header, without warnings", () =>
+    Effect.gen(function* () {
+      for (const r of importable) {
+        const header = templateColumns(r).map((c) => c.name)
+        for (const mode of ["upsert", "create"] as const) {
+          const plan = yield* planColumns(r, `${r.name}.csv`, header, options({ mode }))
+          expect(plan.warnings, r.name).toEqual([])
+          expect(plan.columns.map((c) => c.kind).every((k) => k === "field" || k === "ref"), r.name).toBe(true)
+        }
+        // update and delete need an id or a key: resources that have one must plan, the others are refused.
+        const matchable = r.id !== undefined || r.key !== undefined
+        for (const mode of ["update", "delete"] as const) {
+          const plan = yield* Effect.either(planColumns(r, `${r.name}.csv`, header, options({ mode })))
+          expect(Either.isRight(plan), `${r.name} ${mode}`).toBe(matchable)
+        }
+      }
+    })
+  )
+
+  it.effect("plans an export file (read-only columns ignored) and a report (tool columns ignored)", () =>
+    Effect.gen(function* () {
+      const tasks = resource("tasks")
+      const header = ["_row", "_status", "_error", ...exportColumns(tasks).map((c) => c.name)]
+      const plan = yield* planColumns(tasks, "tasks.csv", header, options())
+      const kind = (name: string) => plan.columns.find((c) => c.name === name)?.kind
+      expect(kind("_row")).toBe("tool")
+      expect(kind("_status")).toBe("tool")
+      expect(kind("taskStatus")).toBe("ignored")
+      expect(kind("expense")).toBe("ignored")
+      expect(kind("customerId")).toBe("field")
+      expect(kind("customerExternalId")).toBe("ref")
+      expect(plan.warnings).toEqual([])
+    })
+  )
+
+  it.effect("matches column names case-insensitively and keeps the file's spelling", () =>
+    Effect.gen(function* () {
+      const plan = yield* planColumns(resource("customers"), "clientes.csv", [" Name ", "EXTERNALID", "CpfCnpj"], options())
+      expect(plan.columns.map((c) => [c.name, c.kind, c.column?.name])).toEqual([
+        ["Name", "field", "name"],
+        ["EXTERNALID", "field", "externalId"],
+        ["CpfCnpj", "field", "cpfCnpj"]
+      ])
+    })
+  )
+
+  it.effect("warns about unknown columns, suggesting a close known name", () =>
+    Effect.gen(function* () {
+      const plan = yield* planColumns(resource("customers"), "clientes.csv", ["name", "extrenalId", "vendedor", ""], options())
+      expect(plan.columns.map((c) => c.kind)).toEqual(["field", "unknown", "unknown", "ignored"])
+      expect(plan.warnings).toEqual([
+        `clientes.csv: column "extrenalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`,
+        `clientes.csv: column "vendedor" is not a known field of customers; its values are sent unchanged, as text`,
+        `clientes.csv: column 4 has no name; its values are ignored`
+      ])
+    })
+  )
+
+  it.effect("refuses create and upsert files without a required column, naming it and its reference column", () =>
+    Effect.gen(function* () {
+      for (const mode of ["create", "upsert"] as const) {
+        const e = refused(yield* Effect.either(planColumns(resource("tasks"), "tarefas.csv", ["externalId", "customerExternalId"], options({ mode }))))
+        expect(e.file).toBe("tarefas.csv")
+        expect(e.column).toBe("idUserFrom")
+        expect(e.message).toBe(`tarefas.csv (column "idUserFrom"): required columns missing for ${mode}: idUserFrom (or userFromLogin), taskDate`)
+      }
+      // The reference column alone satisfies the requirement.
+      const plan = yield* planColumns(resource("tasks"), "tarefas.csv", ["userFromLogin", "taskDate"], options({ mode: "create" }))
+      expect(plan.columns.map((c) => c.kind)).toEqual(["ref", "field"])
+      // update does not need them.
+      yield* planColumns(resource("tasks"), "tarefas.csv", ["externalId", "priority"], options({ mode: "update" }))
+    })
+  )
+
+  it.effect("refuses update and delete files with nothing to find the records by", () =>
+    Effect.gen(function* () {
+      const noKey = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "active"], options({ mode: "update" }))))
+      expect(noKey.message).toBe(`c.csv (column "id"): update needs a column to find each record by: "id" or "externalId"`)
+      const noParent = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", ["productExternalId"], options({ mode: "delete" }))))
+      expect(noParent.message).toBe(`tp.csv (column "taskId"): delete needs the parent's column: "taskId" or "taskExternalId"`)
+      const unmatchable = refused(yield* Effect.either(planColumns(resource("employee-product-stock"), "s.csv", ["userLogin", "productExternalId", "amount"], options({ mode: "delete" }))))
+      expect(unmatchable.detail).toBe("employee-product-stock records have neither an id nor a key, so rows cannot be matched to records to delete")
+    })
+  )
+
+  it.effect("refuses two columns that give the same field", () =>
+    Effect.gen(function* () {
+      const e = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "externalId", "Name"], options())))
+      expect(e.message).toBe(`c.csv (column "Name"): columns "name" and "Name" both give name; keep one of them`)
+    })
+  )
+
+  it.effect("the table's own example row of every importable resource is valid", () =>
+    Effect.gen(function* () {
+      const dir = mkdtempSync(Path.join(tmpdir(), "fsm-examples-"))
+      try {
+        for (const r of importable) {
+          const columns = templateColumns(r)
+          // Required fields without an example: a reference names its record by key, an id is 1.
+          const missing = (c: (typeof columns)[number]) => c.field.required === true && !c.field.example
+          const cells = columns.map((c) =>
+            c.role === "ref" ? (missing(c) ? "KEY-1" : "") : missing(c) && c.field.ref === undefined ? "1" : (c.field.example ?? "")
+          )
+          for (const c of columns) {
+            if (c.field.type._tag !== "file" || c.field.example === undefined) continue
+            mkdirSync(Path.dirname(Path.join(dir, c.field.example)), { recursive: true })
+            writeFileSync(Path.join(dir, c.field.example), "example")
+          }
+          const opts = options({ mode: "create", baseDir: dir })
+          const plan = yield* planColumns(r, `${r.name}.csv`, columns.map((c) => c.name), opts)
+          const rows = sourceRows([cells])
+          const formats = yield* inferFormats(plan, streamOf(rows), opts)
+          const result = yield* makeValidator(plan, formats, opts).validate(rows[0]!)
+          expect(result._tag === "Invalid" ? result.errors : [], r.name).toEqual([])
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
+      }
+    })
+  )
+})
