@@ -18,6 +18,7 @@ const exitCodeOf = (error: unknown): number => {
     case "RunError":
       return 2
     case "ApiAborted":
+    case "WriteError": // a journal or report that cannot be written stops the run; what was written stays usable
       return 3
     default:
       return 1

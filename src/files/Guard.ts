@@ -1,0 +1,30 @@
+/**
+ * The contract's formula-injection guard. A cell that a spreadsheet would run as a formula (it starts with `=`,
+ * `+`, `-`, `@`, tab or CR and is not a plain number) is written with a leading `'`; the importer strips that
+ * `'` again from files this tool wrote. `restore(neutralize(x)) === x` for every string: a value that already
+ * starts with `'` before a formula trigger gets one more `'`, so a guard is never mistaken for data.
+ */
+
+const triggers = new Set(["=", "+", "-", "@", "\t", "\r"])
+
+/** A plain number as spreadsheets and the importer read it: `-12,5`, `+55`, `-1.234,56`, `-0.5`, `-1e5`. */
+const plainNumber = /^[+-]?(?:\d+(?:[.,]\d+)*|[.,]\d+)(?:[eE][+-]?\d+)?$/
+
+/** Would a spreadsheet run this text as a formula? */
+export const isFormulaLike = (text: string): boolean => text.length > 0 && triggers.has(text[0]!) && !plainNumber.test(text)
+
+/** The text after its leading apostrophes, and how many there were. */
+const afterApostrophes = (text: string): { readonly count: number; readonly rest: string } => {
+  let count = 0
+  while (text[count] === "'") count++
+  return { count, rest: text.slice(count) }
+}
+
+/** Makes a cell inert in a spreadsheet: a leading `'` when the text (past any `'` it already has) is formula-like. */
+export const neutralize = (cell: string): string => (isFormulaLike(afterApostrophes(cell).rest) ? `'${cell}` : cell)
+
+/** Reverses `neutralize` exactly: strips one `'` only from a cell `neutralize` would have produced. */
+export const restore = (cell: string): string => {
+  const { count, rest } = afterApostrophes(cell)
+  return count > 0 && isFormulaLike(rest) ? cell.slice(1) : cell
+}

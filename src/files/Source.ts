@@ -1,0 +1,40 @@
+/**
+ * What a reader hands the pipelines: an input file's header and a re-runnable stream of its data rows, each
+ * carrying the row number a spreadsheet user sees.
+ */
+import type { Stream } from "effect"
+import type { InputError } from "../Errors.js"
+
+export interface ReadOptions {
+  /** XLSX sheet; default: the sheet named after `resource`, else the first. */
+  readonly sheet?: string | undefined
+  readonly resource?: string | undefined
+  /** auto: BOM → utf-8; valid UTF-8 → utf-8; else windows-1252 (Excel in Brazil). Binary content → InputError. */
+  readonly encoding: "auto" | "utf-8" | "windows-1252"
+  /** auto: sniffed from the first lines, outside quotes; ambiguous → InputError naming --delimiter. */
+  readonly delimiter: "auto" | "," | ";" | "\t"
+}
+
+export interface SourceRow {
+  /** The spreadsheet row a user sees (header = 1, first data row = 2), true across multi-line quoted cells. */
+  readonly row: number
+  /** Aligned with the header; "" for missing cells. A ragged row also carries its cells beyond the header. */
+  readonly cells: ReadonlyArray<string>
+  /** The row has non-empty cells beyond the header's columns (they follow the aligned cells in `cells`). */
+  readonly ragged?: boolean
+}
+
+export interface Source {
+  /** As given by the user. */
+  readonly file: string
+  readonly format: "csv" | "xlsx"
+  /** Trimmed column names; trailing unnamed columns are dropped (spreadsheets leave them behind). */
+  readonly header: ReadonlyArray<string>
+  /** This tool wrote the file (export or report): the formula guard (`Guard.restore`) is to be reversed. */
+  readonly writtenByTool: boolean
+  readonly sheet?: string
+  readonly encoding?: "utf-8" | "windows-1252"
+  readonly delimiter?: string
+  /** A fresh stream of the data rows each time it is run (files are read twice). Blank rows skipped. */
+  readonly rows: Stream.Stream<SourceRow, InputError>
+}

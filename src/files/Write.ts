@@ -1,0 +1,331 @@
+/**
+ * Writing tables (exports, reports, templates) so that a reader never sees half a file: rows stream into
+ * `FILE.tmp`, which `close` flushes to disk and renames onto `FILE`; a scope that ends without `close` (a crash,
+ * an interruption) removes the .tmp and leaves `FILE` untouched. Cells pass the formula guard by default.
+ */
+import ExcelJS from "exceljs"
+import { stringify } from "csv-stringify/sync"
+import { Effect, Schema, type Scope } from "effect"
+import { createHash } from "node:crypto"
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs"
+import { mkdir, open, rename, stat, unlink } from "node:fs/promises"
+import * as Path from "node:path"
+import { decimalText } from "./Decimal.js"
+import { neutralize } from "./Guard.js"
+import { toolName } from "./Provenance.js"
+
+export type Cell = string | number | boolean | null | undefined
+
+export interface TableWriter {
+  /** Appends one row; waits while the disk is behind, so memory stays flat. */
+  readonly write: (row: ReadonlyArray<Cell>) => Effect.Effect<void, WriteError>
+  /** Flushes, fsyncs and renames FILE.tmp → FILE; the sha256 and size are the final file's. */
+  readonly close: Effect.Effect<{ readonly rows: number; readonly sha256: string; readonly bytes: number }, WriteError>
+}
+
+export interface XlsxStyle {
+  /** 0-based index (in the header) of the column holding a row status, coloured by its meaning. */
+  readonly statusColumn?: number
+  /** Keep the header row visible while scrolling (default true). */
+  readonly freezeHeader?: boolean
+  /** Filter buttons on the header (default true). */
+  readonly autoFilter?: boolean
+  /** Default: the file's name without extension (Excel allows 31 characters). */
+  readonly sheetName?: string
+}
+
+export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
+  path: Schema.String,
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+const failure = (path: string, what: string) => (cause: unknown) => new WriteError({ path, message: `${what} ${path}: ${describe(cause)}`, cause })
+
+// --- the atomic file -------------------------------------------------------------------------------------------
+
+/** The directory entry of a rename survives a crash only once the directory itself is synced. */
+const syncDirectory = async (dir: string) => {
+  try {
+    const handle = await open(dir, "r")
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    // Some platforms and file systems cannot sync a directory; the rename itself is still atomic.
+  }
+}
+
+export const sha256File: (path: string) => Effect.Effect<string, WriteError> = Effect.fn("Write.sha256File")((path: string) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const hash = createHash("sha256")
+      for await (const chunk of createReadStream(path, { signal })) hash.update(chunk as Buffer)
+      return hash.digest("hex")
+    },
+    catch: failure(path, "cannot read")
+  })
+)
+
+/** tmp + fsync + rename, so `path` holds either its old content or all of `content`. */
+const replaceFile = async (path: string, content: string | Uint8Array) => {
+  const tmp = `${path}.tmp`
+  await mkdir(Path.dirname(path), { recursive: true })
+  try {
+    const handle = await open(tmp, "w")
+    try {
+      await handle.writeFile(content)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(tmp, path)
+  } catch (error) {
+    await unlink(tmp).catch(() => undefined)
+    throw error
+  }
+  await syncDirectory(Path.dirname(path))
+}
+
+export const writeFileAtomic: (path: string, content: string | Uint8Array) => Effect.Effect<void, WriteError> = Effect.fn("Write.writeFileAtomic")(
+  (path: string, content: string | Uint8Array) => Effect.tryPromise({ try: () => replaceFile(path, content), catch: failure(path, "cannot write") })
+)
+
+interface AtomicFile {
+  readonly stream: WriteStream
+  /** Writes, waiting for the stream to drain when its buffer is full. */
+  readonly write: (data: string | Uint8Array) => Effect.Effect<void, WriteError>
+  /** Waits while the stream's buffer is full (for writers that write to `stream` themselves). */
+  readonly drained: Effect.Effect<void, WriteError>
+  /** Ends the stream (unless its writer did), then fsync, rename, hash. */
+  readonly commit: Effect.Effect<{ readonly sha256: string; readonly bytes: number }, WriteError>
+}
+
+const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.Scope> => {
+  const tmp = `${path}.tmp`
+  let committed = false
+  let broken: unknown = undefined
+  return Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        await mkdir(Path.dirname(path), { recursive: true })
+        // `flush`: the file descriptor is fsynced before it is closed.
+        const stream = createWriteStream(tmp, { flags: "w", flush: true })
+        const closed = new Promise<void>((resolve) => stream.once("close", () => resolve()))
+        stream.on("error", (error) => {
+          broken ??= error
+        })
+        await new Promise<void>((resolve, reject) => {
+          stream.once("ready", () => resolve())
+          stream.once("error", reject)
+        })
+        return { stream, closed }
+      },
+      catch: failure(path, "cannot write")
+    }),
+    ({ closed, stream }) =>
+      committed
+        ? Effect.void
+        : Effect.promise(async () => {
+            stream.destroy()
+            await closed
+            await unlink(tmp).catch(() => undefined)
+          })
+  ).pipe(
+    Effect.map(({ closed, stream }): AtomicFile => {
+      const whenWritable = (wait: boolean) =>
+        Effect.async<void, WriteError>((resume) => {
+          if (broken !== undefined) return resume(Effect.fail(failure(path, "cannot write")(broken)))
+          if (!wait) return resume(Effect.void)
+          const done = () => {
+            stream.off("drain", done)
+            stream.off("error", done)
+            resume(broken !== undefined ? Effect.fail(failure(path, "cannot write")(broken)) : Effect.void)
+          }
+          stream.on("drain", done)
+          stream.on("error", done)
+          return Effect.sync(() => {
+            stream.off("drain", done)
+            stream.off("error", done)
+          })
+        })
+      return {
+        stream,
+        write: (data) => Effect.suspend(() => whenWritable(broken === undefined && !stream.write(data))),
+        drained: Effect.suspend(() => whenWritable(stream.writableNeedDrain)),
+        commit: Effect.tryPromise({
+          try: async () => {
+            if (!stream.writableEnded) stream.end()
+            await closed
+            if (broken !== undefined) throw broken
+            await rename(tmp, path)
+            committed = true
+            await syncDirectory(Path.dirname(path))
+            return (await stat(path)).size
+          },
+          catch: failure(path, "cannot write")
+        }).pipe(
+          Effect.flatMap((bytes) => Effect.map(sha256File(path), (sha256) => ({ sha256, bytes })))
+        )
+      }
+    })
+  )
+}
+
+/** Rows go out one at a time and never after `close`, whatever fibers call in. */
+const serialized = Effect.fn("Write.serialized")(function* (
+  path: string,
+  writeRow: (row: ReadonlyArray<Cell>) => Effect.Effect<void, WriteError>,
+  finish: Effect.Effect<{ readonly sha256: string; readonly bytes: number }, WriteError>
+) {
+  const lock = yield* Effect.makeSemaphore(1)
+  let rows = 0
+  let closed = false
+  const notClosed = Effect.suspend(() => (closed ? Effect.fail(new WriteError({ path, message: `cannot write ${path}: the file is already closed` })) : Effect.void))
+  const writer: TableWriter = {
+    write: (row) =>
+      lock.withPermits(1)(
+        notClosed.pipe(
+          Effect.zipRight(writeRow(row)),
+          Effect.tap(() => void rows++)
+        )
+      ),
+    close: lock.withPermits(1)(
+      notClosed.pipe(
+        Effect.tap(() => void (closed = true)),
+        Effect.zipRight(finish),
+        Effect.map(({ bytes, sha256 }) => ({ rows, sha256, bytes }))
+      )
+    )
+  }
+  return writer
+})
+
+// --- CSV -------------------------------------------------------------------------------------------------------
+
+const cellString = (cell: Cell, guard: boolean): string => {
+  if (cell === null || cell === undefined) return ""
+  if (typeof cell === "number") return decimalText(cell)
+  if (typeof cell === "boolean") return cell ? "true" : "false"
+  return guard ? neutralize(cell) : cell
+}
+
+/**
+ * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
+ * leading/trailing space; numbers in plain decimal; the formula guard unless `guard: false`). For writers that
+ * cannot use `openCsvWriter` (an export appending to a partial file).
+ */
+export const csvRecord = (cells: ReadonlyArray<Cell>, options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}): string =>
+  stringify([cells.map((c) => cellString(c, options.guard ?? true))], {
+    delimiter: options.delimiter ?? ",",
+    record_delimiter: "windows",
+    quoted_match: /^\s|\s$|[\r\n]/
+  })
+
+/** A CSV table: UTF-8 (with a BOM by default, which Excel needs to read UTF-8), CRLF line ends. */
+export const openCsvWriter: (
+  path: string,
+  header: ReadonlyArray<string>,
+  options?: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" }
+) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openCsvWriter")(
+  function* (path: string, header: ReadonlyArray<string>, options: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}) {
+    const line = (cells: ReadonlyArray<Cell>) => csvRecord(cells, options)
+    const file = yield* openAtomic(path)
+    yield* file.write(`${options.bom ?? true ? "\uFEFF" : ""}${line(header)}`)
+    return yield* serialized(path, (row) => file.write(line(row)), file.commit)
+  }
+)
+
+// --- XLSX ------------------------------------------------------------------------------------------------------
+
+const green = { fill: "FFC6EFCE", font: "FF006100" }
+const amber = { fill: "FFFFEB9C", font: "FF9C5700" }
+const red = { fill: "FFFFC7CE", font: "FF9C0006" }
+
+/** The contract's row statuses by how they ended. */
+const statusColours: Readonly<Record<string, { readonly fill: string; readonly font: string }>> = {
+  created: green,
+  updated: green,
+  unchanged: green,
+  deleted: green,
+  queued: green,
+  confirmed: green,
+  unconfirmed: amber,
+  skipped: amber,
+  "in-doubt": amber,
+  failed: red,
+  invalid: red
+}
+
+/** Excel's sheet names: at most 31 characters, none of `[]:*?/\`. */
+const sheetNameOf = (path: string, wanted: string | undefined): string => {
+  const name = (wanted ?? Path.basename(path, Path.extname(path))).replace(/[[\]:*?/\\]/g, "_").slice(0, 31)
+  return name === "" ? "Sheet1" : name
+}
+
+const xlsxValue = (cell: Cell, guard: boolean): string | number | boolean | null => {
+  if (cell === null || cell === undefined) return null
+  if (typeof cell === "number") return Number.isFinite(cell) ? cell : String(cell)
+  if (typeof cell === "boolean") return cell
+  return guard ? neutralize(cell) : cell
+}
+
+/** How many rows go out between two turns of the event loop, in which exceljs's zip stream moves data to disk. */
+const rowsPerTurn = 64
+
+const nextTurn = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/** An XLSX table streamed with exceljs's `WorkbookWriter`; the workbook's creator marks it as this tool's. */
+export const openXlsxWriter: (
+  path: string,
+  header: ReadonlyArray<string>,
+  options?: XlsxStyle & { readonly guard?: boolean }
+) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
+  function* (path: string, header: ReadonlyArray<string>, options: XlsxStyle & { readonly guard?: boolean } = {}) {
+    const guard = options.guard ?? true
+    const file = yield* openAtomic(path)
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: file.stream, useStyles: true, useSharedStrings: false })
+    workbook.creator = toolName
+    workbook.lastModifiedBy = toolName
+    const sheet = workbook.addWorksheet(sheetNameOf(path, options.sheetName), {
+      views: options.freezeHeader ?? true ? [{ state: "frozen", ySplit: 1 }] : []
+    })
+    sheet.columns = header.map((name) => ({ width: Math.min(50, Math.max(10, name.length + 4)) }))
+    if ((options.autoFilter ?? true) && header.length > 0) sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: header.length } }
+    const top = sheet.addRow(header.map((h) => xlsxValue(h, guard)))
+    top.eachCell((cell) => {
+      cell.font = { bold: true }
+      cell.fill = { type: "pattern", pattern: "solid", fgColor: { argb: "FFD9E1F2" } }
+    })
+    top.commit()
+    const status = options.statusColumn
+    let written = 0
+    const writeRow = (cells: ReadonlyArray<Cell>) =>
+      Effect.suspend(() => {
+        const row = sheet.addRow(cells.map((c) => xlsxValue(c, guard)))
+        const colour = status === undefined ? undefined : statusColours[String(cells[status] ?? "")]
+        if (colour !== undefined) {
+          const cell = row.getCell(status! + 1)
+          cell.fill = { type: "pattern", pattern: "solid", fgColor: { argb: colour.fill } }
+          cell.font = { color: { argb: colour.font } }
+        }
+        row.commit()
+        written++
+        return Effect.zipRight(written % rowsPerTurn === 0 ? nextTurn : Effect.void, file.drained)
+      })
+    const finish = Effect.tryPromise({
+      try: async () => {
+        sheet.commit()
+        await workbook.commit()
+      },
+      catch: failure(path, "cannot write")
+    }).pipe(Effect.zipRight(file.commit))
+    return yield* serialized(path, writeRow, finish)
+  }
+)

@@ -1,0 +1,65 @@
+/**
+ * An exceljs cell as the text a user sees: dates as `yyyy-MM-dd` / `yyyy-MM-ddTHH:mm:ss` (times alone as
+ * `HH:mm:ss`), numbers in plain decimal notation, booleans as `true`/`false`, rich text joined, a hyperlink's
+ * text, and a formula's cached result — never the formula itself.
+ */
+import { spreadsheetNumber } from "./Decimal.js"
+
+/** A cell that holds no usable value; the reader turns it into an InputError naming the row and column. */
+export class CellProblem extends Error {}
+
+/** Excel's date formats: any y, m, d, h, s outside quotes and brackets (`[Red]`, `[$-416]`). */
+export const isDateFormat = (format: string | undefined): boolean =>
+  format !== undefined && /[ymdhsb]/i.test(format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "").replace(/[\\_*]./g, ""))
+
+const msPerDay = 86_400_000
+/** Days from Excel's epoch (1899-12-30, or 1904-01-01 in the 1904 date system) to 1970-01-01. */
+const epochOffset = (date1904: boolean) => (date1904 ? 24107 : 25569)
+
+export const serialToDate = (serial: number, date1904: boolean): Date => new Date(Math.round((serial - epochOffset(date1904)) * msPerDay))
+
+/** A date to the second; the zero day of either date system carries a time alone. */
+export const dateText = (date: Date): string => {
+  if (Number.isNaN(date.getTime())) return ""
+  const iso = new Date(Math.round(date.getTime() / 1000) * 1000).toISOString()
+  const day = iso.slice(0, 10)
+  const time = iso.slice(11, 19)
+  if (day === "1899-12-30" || day === "1904-01-01") return time
+  return time === "00:00:00" ? day : `${day}T${time}`
+}
+
+export interface CellInput {
+  readonly value: unknown
+  readonly numFmt?: string | undefined
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null
+
+const richText = (v: Record<string, unknown>): string | undefined =>
+  Array.isArray(v["richText"]) ? (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : "")).join("") : undefined
+
+const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): string => {
+  if (value === null || value === undefined) return ""
+  if (typeof value === "string") return value
+  if (typeof value === "boolean") return value ? "true" : "false"
+  if (typeof value === "number") {
+    if (Number.isNaN(value)) return "#ERROR"
+    return isDateFormat(numFmt) ? dateText(serialToDate(value, date1904)) : spreadsheetNumber(value)
+  }
+  if (value instanceof Date) return dateText(value)
+  if (isRecord(value)) {
+    const rich = richText(value)
+    if (rich !== undefined) return rich
+    if ("formula" in value || "sharedFormula" in value || "result" in value) {
+      // The streaming reader parses every non-text formula result as a number: an error result is NaN.
+      if (value["result"] === undefined)
+        throw new CellProblem("a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again")
+      return plain(value["result"], numFmt, date1904)
+    }
+    if (typeof value["error"] === "string") return value["error"]
+    if ("hyperlink" in value || "text" in value) return plain(value["text"], numFmt, date1904)
+  }
+  throw new CellProblem(`a cell whose content cannot be read (${JSON.stringify(value)})`)
+}
+
+export const cellText = (cell: CellInput, date1904: boolean): string => plain(cell.value, cell.numFmt, date1904)

@@ -1,0 +1,225 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Chunk, Effect, Stream } from "effect"
+import { mkdirSync } from "node:fs"
+import * as Path from "node:path"
+import { openSource } from "../../src/files/Read.js"
+import { auto, cp1252, put, readAll, readError, tempDir } from "./support.js"
+
+describe("CSV reader", () => {
+  it.scoped("reads Windows-1252 with ; and decimal commas (Excel in Brazil)", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = put(dir, "clientes.csv", cp1252("externalId;name;valor;observação\r\nCLI-1;Padaria Pão Quente;12,50;Café, pão\r\nCLI-2;Açougue São João;-3,2;\r\n"))
+      const { rows, source } = yield* readAll(file)
+      assert.strictEqual(source.encoding, "windows-1252")
+      assert.strictEqual(source.delimiter, ";")
+      assert.strictEqual(source.format, "csv")
+      assert.deepStrictEqual(source.header, ["externalId", "name", "valor", "observação"])
+      assert.deepStrictEqual(rows, [
+        { row: 2, cells: ["CLI-1", "Padaria Pão Quente", "12,50", "Café, pão"] },
+        { row: 3, cells: ["CLI-2", "Açougue São João", "-3,2", ""] }
+      ])
+    }))
+
+  it.scoped("reads UTF-8 with a BOM, and without one", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const withBom = yield* readAll(put(dir, "bom.csv", "\uFEFFname,city\nJosé,São Paulo\n"))
+      assert.strictEqual(withBom.source.encoding, "utf-8")
+      assert.deepStrictEqual(withBom.source.header, ["name", "city"])
+      assert.deepStrictEqual(withBom.rows[0]!.cells, ["José", "São Paulo"])
+      const without = yield* readAll(put(dir, "plain.csv", "name,city\nJosé,São Paulo\n"))
+      assert.strictEqual(without.source.encoding, "utf-8")
+      assert.deepStrictEqual(without.rows[0]!.cells, ["José", "São Paulo"])
+    }))
+
+  it.scoped("decides the encoding on the whole file, not its first block", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const ascii = Array.from({ length: 4000 }, (_, i) => `CLI-${i};Cliente ${i}\r\n`).join("")
+      const file = put(dir, "late.csv", cp1252(`externalId;name\r\n${ascii}CLI-X;Café\r\n`))
+      const { rows, source } = yield* readAll(file)
+      assert.strictEqual(source.encoding, "windows-1252")
+      assert.strictEqual(rows.length, 4001)
+      assert.deepStrictEqual(rows[4000], { row: 4002, cells: ["CLI-X", "Café"] })
+    }))
+
+  it.scoped("honours --encoding, and refuses UTF-8 that is not", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = put(dir, "latin.csv", cp1252("name;city\nJosé;São Paulo\n"))
+      const error = yield* readError(file, { encoding: "utf-8" })
+      assert.include(error.message, "not valid UTF-8")
+      assert.include(error.message, "--encoding windows-1252")
+      assert.include(error.message, "latin.csv")
+      const forced = yield* readAll(file, { encoding: "windows-1252" })
+      assert.deepStrictEqual(forced.rows[0]!.cells, ["José", "São Paulo"])
+      const bom = yield* readError(put(dir, "bom.csv", "\uFEFFname;city\nJosé;São Paulo\n"), { encoding: "windows-1252" })
+      assert.include(bom.message, "byte-order mark")
+    }))
+
+  it.scoped("sniffs tab, and keeps a quoted delimiter inside its cell", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const tabs = yield* readAll(put(dir, "tabs.txt", "name\tvalue\tnote\nFiltro\t12,5\t\"a, b; c\"\n"))
+      assert.strictEqual(tabs.source.delimiter, "\t")
+      assert.deepStrictEqual(tabs.rows[0]!.cells, ["Filtro", "12,5", "a, b; c"])
+      const commas = yield* readAll(put(dir, "commas.csv", 'name,value\n"Filtro; grande","12,5"\n'))
+      assert.strictEqual(commas.source.delimiter, ",")
+      assert.deepStrictEqual(commas.rows[0]!.cells, ["Filtro; grande", "12,5"])
+    }))
+
+  it.scoped("settles a header holding several candidates by the lines that follow", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { rows, source } = yield* readAll(put(dir, "mixed.csv", 'nome;descrição, detalhes\nA;x\nB;"y; z"\nC;w,v\n'))
+      assert.strictEqual(source.delimiter, ";")
+      assert.deepStrictEqual(source.header, ["nome", "descrição, detalhes"])
+      assert.deepStrictEqual(
+        rows.map((r) => r.cells),
+        [["A", "x"], ["B", "y; z"], ["C", "w,v"]]
+      )
+      const single = yield* readAll(put(dir, "single.csv", "description\nUrgente\nGarantia\n"))
+      assert.deepStrictEqual(single.source.header, ["description"])
+      assert.strictEqual(single.rows.length, 2)
+      assert.include((yield* readError(put(dir, "single-commas.csv", "description\nUrgente, alta\n"))).message, "--delimiter")
+    }))
+
+  it.scoped("asks for --delimiter when the first lines do not tell", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = put(dir, "ambiguous.csv", "a;b,c\n1;2,3\n")
+      const error = yield* readError(file)
+      assert.include(error.message, "--delimiter")
+      const forced = yield* readAll(file, { delimiter: ";" })
+      assert.deepStrictEqual(forced.source.header, ["a", "b,c"])
+      assert.deepStrictEqual(forced.rows[0]!.cells, ["1", "2,3"])
+    }))
+
+  it.scoped("numbers rows as a spreadsheet shows them: multi-line cells count once, blank lines count", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = put(dir, "multi.csv", 'name,note\r\nA,"line 1\r\nline 2\r\nline 3"\r\n\r\nB,plain\r\n,\r\n  \r\nC,"x\ny"\r\nD,end')
+      const { rows } = yield* readAll(file)
+      assert.deepStrictEqual(rows, [
+        { row: 2, cells: ["A", "line 1\r\nline 2\r\nline 3"] },
+        { row: 4, cells: ["B", "plain"] },
+        { row: 7, cells: ["C", "x\ny"] },
+        { row: 8, cells: ["D", "end"] }
+      ])
+    }))
+
+  it.scoped("keeps the header's row when blank lines come first", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { rows, source } = yield* readAll(put(dir, "late-header.csv", "\n\nname,value\nA,1\n"))
+      assert.deepStrictEqual(source.header, ["name", "value"])
+      assert.deepStrictEqual(rows, [{ row: 4, cells: ["A", "1"] }])
+    }))
+
+  it.scoped("aligns ragged rows: short ones padded, extra cells carried and flagged", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { rows } = yield* readAll(put(dir, "ragged.csv", "a,b,c\n1\n1,2,3,4\n1,2,3,,\n1,2\n"))
+      assert.deepStrictEqual(rows, [
+        { row: 2, cells: ["1", "", ""] },
+        { row: 3, cells: ["1", "2", "3", "4"], ragged: true },
+        { row: 4, cells: ["1", "2", "3"] },
+        { row: 5, cells: ["1", "2", ""] }
+      ])
+    }))
+
+  it.scoped("trims header names and drops trailing unnamed columns", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { rows, source } = yield* readAll(put(dir, "trailing.csv", " name ; value ;;\nA;1;;\n"))
+      assert.deepStrictEqual(source.header, ["name", "value"])
+      assert.deepStrictEqual(rows[0], { row: 2, cells: ["A", "1"] })
+    }))
+
+  it.scoped("refuses duplicate and unnamed header columns, naming them", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const duplicate = yield* readError(put(dir, "dup.csv", "name,Email,NAME,email\n1,2,3,4\n"))
+      assert.include(duplicate.message, "dup.csv")
+      assert.include(duplicate.message, 'duplicate column names: "name" (columns A, C); "Email" (columns B, D)')
+      assert.strictEqual(duplicate.row, 1)
+      const unnamed = yield* readError(put(dir, "unnamed.csv", "name,,value\n1,2,3\n"))
+      assert.include(unnamed.message, "no name for column B")
+      assert.strictEqual(unnamed.column, "B")
+    }))
+
+  it.scoped("refuses empty files and files without a header", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      assert.include((yield* readError(put(dir, "empty.csv", ""))).message, "empty.csv: the file is empty")
+      assert.include((yield* readError(put(dir, "bom-only.csv", "\uFEFF"))).message, "the file is empty")
+      assert.include((yield* readError(put(dir, "blank.csv", "\r\n\r\n  \r\n"))).message, "empty")
+    }))
+
+  it.scoped("reads a header-only file as no rows", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { rows, source } = yield* readAll(put(dir, "header.csv", "externalId,name\r\n"))
+      assert.deepStrictEqual(source.header, ["externalId", "name"])
+      assert.deepStrictEqual(rows, [])
+    }))
+
+  it.scoped("refuses binary content and UTF-16 text", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52])
+      const binary = yield* readError(put(dir, "image.csv", png))
+      assert.include(binary.message, "image.csv: binary content")
+      const controls = yield* readError(put(dir, "controls.csv", new Uint8Array([0x61, 0x2c, 0x62, 0x0a, 0x01, 0x02, 0x03, 0x04, 0x2c, 0x05, 0x0a])))
+      assert.include(controls.message, "binary content")
+      const utf16 = yield* readError(put(dir, "unicode.txt", Buffer.from("\uFEFFname\tcity\r\n", "utf16le")))
+      assert.include(utf16.message, "UTF-16")
+    }))
+
+  it.scoped("refuses a truncated file (a quote never closed), naming the row", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const error = yield* readError(put(dir, "truncated.csv", 'name,note\nA,ok\nB,"multi\nline\nC,never closed\n'))
+      assert.strictEqual(error.row, 3)
+      assert.include(error.message, "truncated.csv (row 3)")
+      assert.include(error.message, "never closed")
+    }))
+
+  it.scoped("stops a quote that swallows the rest of a long file at a bounded row size", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const rest = Array.from({ length: 120_000 }, (_, i) => `CLI-${i},Cliente ${i} com nome longo\n`).join("")
+      const error = yield* readError(put(dir, "swallow.csv", `externalId,name\nCLI-A,ok\nCLI-B,"broken\n${rest}`))
+      assert.strictEqual(error.row, 3)
+      assert.include(error.message, "row 3 is longer than")
+    }))
+
+  it.scoped("refuses what is not a CSV file at all", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      assert.include((yield* readError(Path.join(dir, "missing.csv"))).message, "missing.csv: file not found")
+      mkdirSync(Path.join(dir, "folder.csv"))
+      assert.include((yield* readError(Path.join(dir, "folder.csv"))).message, "is a directory")
+      const xls = new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0, 0])
+      assert.include((yield* readError(put(dir, "old.xls", xls))).message, "Excel 97-2003")
+      assert.include((yield* readError(put(dir, "fake.xlsx", "name,value\n1,2\n"))).message, "not a valid .xlsx workbook")
+    }))
+
+  it.scoped("gives a fresh stream of rows each time it is run", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const source = yield* openSource(put(dir, "twice.csv", "a,b\n1,2\n3,4\n"), auto)
+      const first = Chunk.toReadonlyArray(yield* Stream.runCollect(source.rows))
+      const second = Chunk.toReadonlyArray(yield* Stream.runCollect(source.rows))
+      assert.strictEqual(first.length, 2)
+      assert.deepStrictEqual(second, first)
+    }))
+
+  it.scoped("treats a stray quote inside a cell as text, as spreadsheets do", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const { rows } = yield* readAll(put(dir, "inch.csv", 'name,size\nTubo 1/2",3\n'))
+      assert.deepStrictEqual(rows[0]!.cells, ['Tubo 1/2"', "3"])
+    }))
+})

@@ -1,0 +1,207 @@
+import { assert, describe, it } from "@effect/vitest"
+import ExcelJS from "exceljs"
+import { Effect, Exit, Fiber, Scope } from "effect"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { restore } from "../../src/files/Guard.js"
+import { type Cell, openCsvWriter, openXlsxWriter, sha256File, type TableWriter, writeFileAtomic } from "../../src/files/Write.js"
+import { readAll, tempDir } from "./support.js"
+
+const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
+
+const tricky: ReadonlyArray<ReadonlyArray<Cell>> = [
+  ['=HYPERLINK("http://x","y")', "-12,5", "+55 11 3333-4444", "@SUM(A1)", -12.5, true],
+  ["Padaria Pão Quente", "line 1\nline 2", " padded ", "a,b;c", 0.25, false],
+  ["'=already quoted", "", null, undefined, 1e21, 0]
+]
+const header = ["name", "amount", "phone", "note", "value", "active"]
+
+/** What the importer sees after reversing the guard. */
+const asText = (cell: Cell): string => (cell === null || cell === undefined ? "" : typeof cell === "number" ? (cell === 1e21 ? "1000000000000000000000" : String(cell)) : String(cell))
+
+const writeAll = (open: Effect.Effect<TableWriter, unknown, Scope.Scope>, rows: ReadonlyArray<ReadonlyArray<Cell>>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const writer = yield* open
+      for (const row of rows) yield* writer.write(row)
+      return yield* writer.close
+    })
+  )
+
+describe("table writers", () => {
+  it.scoped("CSV: UTF-8 with BOM, CRLF, quoted where needed, formulas neutralised", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "customers.csv")
+      const result = yield* writeAll(openCsvWriter(path, header), tricky)
+      const text = readFileSync(path, "utf8")
+      assert.isTrue(text.startsWith("\uFEFFname,amount,phone,note,value,active\r\n"))
+      assert.include(text, `"'=HYPERLINK(""http://x"",""y"")","-12,5",'+55 11 3333-4444,'@SUM(A1),-12.5,true\r\n`)
+      assert.include(text, 'Padaria Pão Quente,"line 1\nline 2"," padded ","a,b;c",0.25,false\r\n')
+      assert.include(text, "''=already quoted,,,,1000000000000000000000,0\r\n")
+      assert.deepStrictEqual(result, { rows: 3, sha256: sha256(path), bytes: readFileSync(path).length })
+      assert.deepStrictEqual(readdirSync(dir), ["customers.csv"])
+    }))
+
+  it.scoped("CSV: the reader knows an exported file by its manifest and gets every value back", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "customers.csv")
+      const result = yield* writeAll(openCsvWriter(path, header), tricky)
+      const unlisted = yield* readAll(path)
+      assert.strictEqual(unlisted.source.writtenByTool, false)
+      writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify({ tool: "fsm-bulk", resources: [{ name: "customers", file: "customers.csv", rows: 3, sha256: result.sha256 }] }))
+      const { rows, source } = yield* readAll(path)
+      assert.strictEqual(source.writtenByTool, true)
+      assert.deepStrictEqual(source.header, header)
+      assert.deepStrictEqual(
+        rows.map((r) => r.cells.map(restore)),
+        tricky.map((r) => r.map(asText))
+      )
+      assert.deepStrictEqual(
+        rows.map((r) => r.row),
+        [2, 3, 4]
+      )
+      writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify({ tool: "other", resources: [{ file: "customers.csv" }] }))
+      assert.strictEqual((yield* readAll(path)).source.writtenByTool, false)
+    }))
+
+  it.scoped("CSV: a report inside a run directory counts as the tool's", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const run = Path.join(dir, "runs", "20260101T000000Z-customers")
+      const report = Path.join(run, "report.csv")
+      yield* writeAll(openCsvWriter(report, ["_row", "_status", "name"]), [[2, "failed", "=1+1"]])
+      assert.strictEqual((yield* readAll(report)).source.writtenByTool, false)
+      writeFileSync(Path.join(run, "summary.json"), JSON.stringify({ command: "import", runDir: run, counts: { failed: 1 } }))
+      const { rows, source } = yield* readAll(report)
+      assert.strictEqual(source.writtenByTool, true)
+      assert.deepStrictEqual(rows[0]!.cells.map(restore), ["2", "failed", "=1+1"])
+    }))
+
+  it.scoped("XLSX: creator, frozen header, filter, coloured statuses, and a faithful read-back", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "report.xlsx")
+      const rows: ReadonlyArray<ReadonlyArray<Cell>> = [
+        [2, "created", '=HYPERLINK("http://x","y")', -12.5],
+        [3, "in-doubt", "+55 11 3333-4444", "-12,5"],
+        [4, "failed", "line 1\nline 2", null],
+        [5, "whatever", " padded ", 0.1]
+      ]
+      const result = yield* writeAll(openXlsxWriter(path, ["_row", "_status", "name", "amount"], { statusColumn: 1, sheetName: "customers" }), rows)
+      assert.deepStrictEqual(result, { rows: 4, sha256: sha256(path), bytes: readFileSync(path).length })
+      const read = yield* readAll(path)
+      assert.strictEqual(read.source.writtenByTool, true)
+      assert.strictEqual(read.source.sheet, "customers")
+      assert.deepStrictEqual(
+        read.rows.map((r) => r.cells.map(restore)),
+        [
+          ["2", "created", '=HYPERLINK("http://x","y")', "-12.5"],
+          ["3", "in-doubt", "+55 11 3333-4444", "-12,5"],
+          ["4", "failed", "line 1\nline 2", ""],
+          ["5", "whatever", " padded ", "0.1"]
+        ]
+      )
+      // The guard is in the file itself: a spreadsheet sees inert text.
+      assert.strictEqual(read.rows[0]!.cells[2], `'=HYPERLINK("http://x","y")`)
+      const wb = new ExcelJS.Workbook()
+      yield* Effect.promise(() => wb.xlsx.readFile(path))
+      assert.strictEqual(wb.creator, "fsm-bulk")
+      const sheet = wb.getWorksheet("customers")!
+      const view = sheet.views[0] as ExcelJS.WorksheetViewFrozen
+      assert.strictEqual(view.state, "frozen")
+      assert.strictEqual(view.ySplit, 1)
+      assert.isDefined(sheet.autoFilter)
+      const fillOf = (address: string) => (sheet.getCell(address).fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb
+      assert.strictEqual(fillOf("B2"), "FFC6EFCE")
+      assert.strictEqual(fillOf("B3"), "FFFFEB9C")
+      assert.strictEqual(fillOf("B4"), "FFFFC7CE")
+      assert.isUndefined(fillOf("B5"))
+      assert.isUndefined(fillOf("C2"))
+      assert.strictEqual(sheet.getCell("A1").font?.bold, true)
+    }))
+
+  it.scopedLive("a scope closed before `close` leaves neither the file nor its .tmp, and keeps an older file intact", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      for (const [name, open] of [
+        ["a.csv", (p: string) => openCsvWriter(p, header)],
+        ["a.xlsx", (p: string) => openXlsxWriter(p, header)]
+      ] as const) {
+        const path = Path.join(dir, name)
+        const scope = yield* Scope.make()
+        const writer = yield* Scope.extend(open(path), scope)
+        for (let i = 0; i < 200; i++) yield* writer.write(tricky[i % 3]!)
+        assert.isTrue(existsSync(`${path}.tmp`))
+        assert.isFalse(existsSync(path))
+        yield* Scope.close(scope, Exit.void)
+        assert.isFalse(existsSync(path), `${name} must not exist`)
+        assert.isFalse(existsSync(`${path}.tmp`), `${name}.tmp must be removed`)
+
+        writeFileSync(path, "previous complete file")
+        const interrupted = yield* Effect.fork(
+          Effect.scoped(
+            Effect.gen(function* () {
+              const w = yield* open(path)
+              for (let i = 0; ; i++) yield* w.write(tricky[i % 3]!)
+            })
+          )
+        )
+        yield* Effect.sleep("50 millis")
+        yield* Fiber.interrupt(interrupted)
+        assert.strictEqual(readFileSync(path, "utf8"), "previous complete file")
+        assert.isFalse(existsSync(`${path}.tmp`))
+      }
+    }))
+
+  it.scoped("refuses writes after close, and reports a path it cannot write", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "once.csv")
+      const writer = yield* openCsvWriter(path, header)
+      yield* writer.write(tricky[0]!)
+      yield* writer.close
+      const late = yield* Effect.flip(writer.write(tricky[1]!))
+      assert.strictEqual(late._tag, "WriteError")
+      assert.include(late.message, "already closed")
+      assert.strictEqual(readFileSync(path, "utf8").split("\r\n").length, 3)
+
+      writeFileSync(Path.join(dir, "plain-file"), "x")
+      const blocked = yield* Effect.flip(Effect.scoped(openCsvWriter(Path.join(dir, "plain-file", "out.csv"), header)))
+      assert.strictEqual(blocked.path, Path.join(dir, "plain-file", "out.csv"))
+      assert.include(blocked.message, "plain-file")
+    }))
+
+  it.scoped("streams many rows through the writers and back", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const rows = Array.from({ length: 20_000 }, (_, i): ReadonlyArray<Cell> => [`CLI-${i}`, i * 1.5, i % 2 === 0, `nota ${i}`])
+      const csv = yield* writeAll(openCsvWriter(Path.join(dir, "many.csv"), ["externalId", "value", "flag", "note"]), rows)
+      const xlsx = yield* writeAll(openXlsxWriter(Path.join(dir, "many.xlsx"), ["externalId", "value", "flag", "note"]), rows)
+      assert.strictEqual(csv.rows, 20_000)
+      assert.strictEqual(xlsx.rows, 20_000)
+      for (const file of ["many.csv", "many.xlsx"]) {
+        const read = yield* readAll(Path.join(dir, file))
+        assert.strictEqual(read.rows.length, 20_000)
+        assert.deepStrictEqual(read.rows[19_999], { row: 20_001, cells: ["CLI-19999", "29998.5", "false", "nota 19999"] })
+      }
+    }))
+
+  it.scoped("writeFileAtomic replaces a file whole; sha256File streams the hash", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "nested", "manifest.json")
+      yield* writeFileAtomic(path, '{"a":1}')
+      yield* writeFileAtomic(path, new Uint8Array(Buffer.from('{"a":2}')))
+      assert.strictEqual(readFileSync(path, "utf8"), '{"a":2}')
+      assert.deepStrictEqual(readdirSync(Path.dirname(path)), ["manifest.json"])
+      assert.strictEqual(yield* sha256File(path), sha256(path))
+      mkdirSync(Path.join(dir, "taken"))
+      const error = yield* Effect.flip(writeFileAtomic(Path.join(dir, "taken"), "x"))
+      assert.strictEqual(error._tag, "WriteError")
+      assert.isFalse(existsSync(Path.join(dir, "taken.tmp")))
+      assert.strictEqual((yield* Effect.flip(sha256File(Path.join(dir, "missing")))).path, Path.join(dir, "missing"))
+    }))
+})

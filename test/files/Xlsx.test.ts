@@ -1,0 +1,207 @@
+import { assert, describe, it } from "@effect/vitest"
+import ExcelJS from "exceljs"
+import { Effect, Stream } from "effect"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { openSource } from "../../src/files/Read.js"
+import { auto, put, readAll, readError, tempDir } from "./support.js"
+
+/** Builds a workbook with exceljs (as Excel or another tool would write it) and saves it in `dir`. */
+const workbook = (dir: string, name: string, build: (wb: ExcelJS.Workbook) => void, creator = "Microsoft Excel") =>
+  Effect.promise(async () => {
+    const wb = new ExcelJS.Workbook()
+    wb.creator = creator
+    build(wb)
+    const path = Path.join(dir, name)
+    await wb.xlsx.writeFile(path)
+    return path
+  })
+
+describe("XLSX reader", () => {
+  it.scoped("turns dates, serials, numbers, booleans, rich text, hyperlinks and formula results into cell text", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* workbook(dir, "values.xlsx", (wb) => {
+        const ws = wb.addWorksheet("tasks")
+        ws.addRow(["date", "midnight", "serial", "time", "number", "noise", "big", "bool", "rich", "link", "formula", "dateFormula", "textFormula"])
+        ws.addRow([
+          new Date(Date.UTC(2026, 11, 1, 9, 30, 0)),
+          new Date(Date.UTC(2026, 11, 1)),
+          46000,
+          0.375,
+          -12.5,
+          0.1 + 0.2,
+          1e21,
+          true,
+          { richText: [{ text: "Padaria " }, { text: "Pão", font: { bold: true } }] },
+          { text: "site", hyperlink: "https://example.com.br" },
+          { formula: "A5*2", result: 0.30000000000000004 },
+          { formula: "C2+1", result: 46001 },
+          { formula: 'I2&"!"', result: "Padaria Pão!" }
+        ])
+        ws.getCell("C2").numFmt = "dd/mm/yyyy"
+        ws.getCell("D2").numFmt = "hh:mm:ss"
+        ws.getCell("L2").numFmt = "dd/mm/yyyy"
+        ws.addRow([null, null, 12345678901, null, 0, 1e-7, 123456789012345, false])
+      })
+      const { rows, source } = yield* readAll(file, { resource: "tasks" })
+      assert.strictEqual(source.format, "xlsx")
+      assert.strictEqual(source.sheet, "tasks")
+      assert.strictEqual(source.writtenByTool, false)
+      assert.deepStrictEqual(rows[0], {
+        row: 2,
+        cells: ["2026-12-01T09:30:00", "2026-12-01", "2025-12-09", "09:00:00", "-12.5", "0.3", "1000000000000000000000", "true", "Padaria Pão", "site", "0.3", "2025-12-10", "Padaria Pão!"]
+      })
+      assert.deepStrictEqual(rows[1], {
+        row: 3,
+        cells: ["", "", "12345678901", "", "0", "0.0000001", "123456789012345", "false", "", "", "", "", ""]
+      })
+    }))
+
+  it.scoped("refuses a formula without a saved result, naming the row and column", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* workbook(dir, "formula.xlsx", (wb) => {
+        const ws = wb.addWorksheet("products")
+        ws.addRow(["name", "price"])
+        ws.addRow(["Filtro", 10])
+        ws.addRow(["Bomba", { formula: "B2*2" }])
+      })
+      const error = yield* readError(file)
+      assert.strictEqual(error.row, 3)
+      assert.strictEqual(error.column, "price")
+      assert.include(error.message, "formula.xlsx (row 3, column \"price\")")
+      assert.include(error.message, "formula without a saved result")
+    }))
+
+  it.scoped("skips blank rows and keeps Excel's row numbers", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* workbook(dir, "blank.xlsx", (wb) => {
+        const ws = wb.addWorksheet("keywords")
+        ws.getCell("A3").value = "id"
+        ws.getCell("B3").value = "description"
+        ws.getCell("B4").value = "Urgente"
+        ws.getCell("A6").value = "  "
+        ws.getCell("B7").value = "Garantia"
+        ws.getCell("D7").value = "extra"
+        ws.getCell("A8").value = 9
+      })
+      const { rows, source } = yield* readAll(file)
+      assert.deepStrictEqual(source.header, ["id", "description"])
+      assert.deepStrictEqual(rows, [
+        { row: 4, cells: ["", "Urgente"] },
+        { row: 7, cells: ["", "Garantia", "", "extra"], ragged: true },
+        { row: 8, cells: ["9", ""] }
+      ])
+    }))
+
+  it.scoped("picks the sheet by --sheet, by resource name, else the first visible one", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* workbook(dir, "book.xlsx", (wb) => {
+        const hidden = wb.addWorksheet("lists", { state: "hidden" })
+        hidden.addRow(["hidden"])
+        hidden.addRow(["h"])
+        const readme = wb.addWorksheet("README")
+        readme.addRow(["text"])
+        readme.addRow(["how to fill"])
+        const customers = wb.addWorksheet("Customers")
+        customers.addRow(["externalId", "name"])
+        customers.addRow(["CLI-1", "Padaria"])
+      })
+      const byResource = yield* readAll(file, { resource: "customers" })
+      assert.strictEqual(byResource.source.sheet, "Customers")
+      assert.deepStrictEqual(byResource.rows[0]!.cells, ["CLI-1", "Padaria"])
+      const bySheet = yield* readAll(file, { sheet: "README", resource: "customers" })
+      assert.deepStrictEqual(bySheet.source.header, ["text"])
+      const first = yield* readAll(file, { resource: "tasks" })
+      assert.strictEqual(first.source.sheet, "README")
+      const missing = yield* readError(file, { sheet: "Clientes" })
+      assert.include(missing.message, 'no sheet named "Clientes"')
+      assert.include(missing.message, '"lists", "README", "Customers"')
+    }))
+
+  it.scoped("reads workbooks streamed by exceljs's WorkbookWriter and in the 1904 date system", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const streamed = Path.join(dir, "streamed.xlsx")
+      yield* Effect.promise(async () => {
+        const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: streamed, useStyles: true, useSharedStrings: false })
+        const ws = wb.addWorksheet("expenses")
+        ws.addRow(["date", "amount", "description"]).commit()
+        ws.addRow([new Date(Date.UTC(2026, 10, 20)), 42.5, "Almoço"]).commit()
+        ws.commit()
+        await wb.commit()
+      })
+      const read = yield* readAll(streamed)
+      assert.deepStrictEqual(read.rows, [{ row: 2, cells: ["2026-11-20", "42.5", "Almoço"] }])
+      const mac = yield* workbook(dir, "mac.xlsx", (wb) => {
+        wb.properties.date1904 = true
+        const ws = wb.addWorksheet("expenses")
+        ws.addRow(["date", "next"])
+        ws.addRow([new Date(Date.UTC(2026, 10, 20, 8, 0, 0)), { formula: "A2+1", result: 45250 }])
+        ws.getCell("B2").numFmt = "yyyy-mm-dd"
+      })
+      const fromMac = yield* readAll(mac)
+      // 45250 days after 1904-01-01 is 2027-11-21.
+      assert.deepStrictEqual(fromMac.rows[0]!.cells, ["2026-11-20T08:00:00", "2027-11-21"])
+    }))
+
+  it.scoped("knows the files this tool wrote by the workbook's creator", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const ours = yield* workbook(
+        dir,
+        "ours.xlsx",
+        (wb) => {
+          const ws = wb.addWorksheet("customers")
+          ws.addRow(["'=header"])
+          ws.addRow(["'=HYPERLINK(\"http://x\",\"y\")"])
+        },
+        "fsm-bulk"
+      )
+      const read = yield* readAll(ours)
+      assert.strictEqual(read.source.writtenByTool, true)
+      // The header is unguarded by the reader; cells are left for the importer to restore.
+      assert.deepStrictEqual(read.source.header, ["=header"])
+      assert.deepStrictEqual(read.rows[0]!.cells, ["'=HYPERLINK(\"http://x\",\"y\")"])
+    }))
+
+  it.scoped("refuses empty sheets and bad headers", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const empty = yield* workbook(dir, "empty.xlsx", (wb) => void wb.addWorksheet("segments"))
+      assert.include((yield* readError(empty)).message, 'sheet "segments" is empty: no header row')
+      const headerOnly = yield* workbook(dir, "header.xlsx", (wb) => void wb.addWorksheet("segments").addRow(["id", "description"]))
+      assert.deepStrictEqual((yield* readAll(headerOnly)).rows, [])
+      const duplicate = yield* workbook(dir, "dup.xlsx", (wb) => void wb.addWorksheet("segments").addRow(["description", "Description"]))
+      assert.include((yield* readError(duplicate)).message, 'duplicate column names: "description" (columns A, B)')
+    }))
+
+  it.scoped("refuses files that are not workbooks, or are cut short", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const good = yield* workbook(dir, "good.xlsx", (wb) => {
+        const ws = wb.addWorksheet("segments")
+        ws.addRow(["description"])
+        for (let i = 0; i < 200; i++) ws.addRow([`Segmento ${i}`])
+      })
+      const bytes = readFileSync(good)
+      const truncated = put(dir, "truncated.xlsx", bytes.subarray(0, Math.floor(bytes.length / 2)))
+      assert.include((yield* readError(truncated)).message, "truncated.xlsx: not a valid .xlsx workbook")
+      const zipped = put(dir, "other.xlsx", Buffer.from("PK\u0003\u0004 not really a zip"))
+      assert.include((yield* readError(zipped)).message, "not a valid .xlsx workbook")
+      // Cut short between opening and reading (the file changed under the import): a clear error, not a hang.
+      const changing = put(dir, "changing.xlsx", bytes)
+      const opened = yield* openSource(changing, auto)
+      writeFileSync(changing, bytes.subarray(0, Math.floor(bytes.length * 0.6)))
+      const late = yield* Effect.flip(Stream.runDrain(opened.rows))
+      assert.include(late.message, "changing.xlsx: not a valid .xlsx workbook")
+      const corrupt = Buffer.from(bytes)
+      // Damage the compressed data of every entry while keeping the ZIP directory intact.
+      for (let i = 200; i < corrupt.length - 400; i += 97) corrupt[i] = corrupt[i]! ^ 0xff
+      writeFileSync(Path.join(dir, "corrupt.xlsx"), corrupt)
+      assert.include((yield* readError(Path.join(dir, "corrupt.xlsx"))).message, "not a valid .xlsx workbook")
+    }))
+})
