@@ -1,0 +1,136 @@
+/**
+ * Progress of a run on stderr: on a terminal a live bar (done/total, requests per minute, ETA), otherwise a plain
+ * line every few seconds; and the closing table of counts per status. The ETA takes the slower of two estimates:
+ * the request budget (rows left × requests per row so far ÷ the budget's rate) and the pace observed so far.
+ */
+import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
+import type { ApiStats } from "../client/Api.js"
+import type { Rate } from "../Units.js"
+
+export interface Progress {
+  /** The run's rows, and how many an earlier session already finished (resume). */
+  readonly begin: (total: number, alreadyDone: number) => Effect.Effect<void>
+  /** One more row finished. */
+  readonly row: Effect.Effect<void>
+  /** Stops the live line (clearing it on a terminal). */
+  readonly end: Effect.Effect<void>
+}
+
+export interface ProgressOptions {
+  readonly label: string
+  readonly stats?: Effect.Effect<ApiStats> | undefined
+  /** The request budget, for the ETA. */
+  readonly rate?: Rate | undefined
+  /** Defaults to whether stderr is a terminal. */
+  readonly tty?: boolean | undefined
+  /** Between plain lines when not on a terminal. */
+  readonly plainEveryMs?: number | undefined
+  readonly write?: ((text: string) => void) | undefined
+}
+
+export const formatDuration = (ms: number): string => {
+  if (!Number.isFinite(ms) || ms < 0) return "?"
+  const s = Math.round(ms / 1000)
+  if (s < 60) return `${s}s`
+  const m = Math.floor(s / 60)
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`
+}
+
+/** Milliseconds left: the slower of the budget's estimate and the pace so far. */
+export const eta = (input: {
+  readonly total: number
+  readonly done: number
+  readonly doneThisSession: number
+  readonly elapsedMs: number
+  readonly requests: number
+  readonly rate: Rate | undefined
+}): number => {
+  const left = Math.max(0, input.total - input.done)
+  if (left === 0) return 0
+  const pace = input.doneThisSession > 0 ? (input.elapsedMs / input.doneThisSession) * left : Number.POSITIVE_INFINITY
+  if (input.rate === undefined) return pace
+  const perRow = input.doneThisSession > 0 ? Math.max(1, input.requests / input.doneThisSession) : 1
+  const budget = ((left * perRow) / input.rate.limit) * input.rate.windowMs
+  return Number.isFinite(pace) ? Math.max(pace, budget) : budget
+}
+
+const bar = (fraction: number, width = 24): string => {
+  const full = Math.round(Math.min(1, Math.max(0, fraction)) * width)
+  return `${"█".repeat(full)}${"░".repeat(width - full)}`
+}
+
+export const makeProgress = Effect.fn("Progress.make")(function*(options: ProgressOptions) {
+  const tty = options.tty ?? process.stderr.isTTY === true
+  const write = options.write ?? ((text: string) => void process.stderr.write(text))
+  let total = 0
+  let done = 0
+  let startDone = 0
+  let startedAt = 0
+  let startRequests = 0
+  let fiber: Fiber.RuntimeFiber<unknown> | undefined
+
+  // Requests per minute over the last minute (or since the start, when shorter).
+  const samples: Array<{ readonly at: number; readonly requests: number }> = []
+  const line = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const elapsed = Math.max(1, now - startedAt)
+    const requests = options.stats !== undefined ? (yield* options.stats).requests - startRequests : 0
+    samples.push({ at: now, requests })
+    while (samples.length > 1 && samples[0]!.at < now - 60_000) samples.shift()
+    const oldest = samples[0]!.at < now ? samples[0]! : { at: startedAt, requests: 0 }
+    const perMinute = Math.round(((requests - oldest.requests) / Math.max(1, now - oldest.at)) * 60_000)
+    const left = eta({ total, done, doneThisSession: done - startDone, elapsedMs: elapsed, requests, rate: options.rate })
+    const pct = total > 0 ? Math.floor((done / total) * 100) : 100
+    const parts = [`${done}/${total} rows`, `${pct}%`]
+    if (options.stats !== undefined) parts.push(`${perMinute} req/min`)
+    parts.push(`ETA ${formatDuration(left)}`)
+    return tty ? `${options.label} ${bar(total > 0 ? done / total : 1)} ${parts.join(" · ")}` : `${options.label}: ${parts.join(", ")}`
+  })
+
+  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(tty ? `\r\x1b[2K${text}` : `${text}\n`)))
+
+  const begin = (rows: number, alreadyDone: number) =>
+    Effect.gen(function*() {
+      total = rows
+      done = alreadyDone
+      startDone = alreadyDone
+      startedAt = yield* Clock.currentTimeMillis
+      startRequests = options.stats !== undefined ? (yield* options.stats).requests : 0
+      const every = tty ? Duration.millis(250) : Duration.millis(options.plainEveryMs ?? 5_000)
+      fiber = yield* Effect.forkDaemon(
+        Effect.repeat(Effect.delay(render, every), Schedule.forever)
+      )
+    })
+
+  const end = Effect.suspend(() => {
+    const f = fiber
+    fiber = undefined
+    if (f === undefined) return Effect.void
+    return Effect.zipRight(Fiber.interrupt(f), tty ? Effect.sync(() => write("\r\x1b[2K")) : Effect.void)
+  })
+
+  yield* Effect.addFinalizer(() => end)
+
+  return {
+    begin,
+    row: Effect.sync(() => void (done += 1)),
+    end
+  } satisfies Progress
+})
+
+/** The closing table: one line per status with rows, then the totals. */
+export const summaryTable = (
+  title: string,
+  counts: Readonly<Record<string, number>>,
+  extra: ReadonlyArray<readonly [string, string | number]>
+): ReadonlyArray<string> => {
+  const rows = Object.entries(counts).filter(([, n]) => n > 0)
+  const width = Math.max(8, ...rows.map(([s]) => s.length), ...extra.map(([k]) => k.length))
+  const numWidth = Math.max(1, ...rows.map(([, n]) => String(n).length), ...extra.map(([, v]) => String(v).length))
+  return [
+    title,
+    ...rows.map(([s, n]) => `  ${s.padEnd(width)}  ${String(n).padStart(numWidth)}`),
+    ...extra.map(([k, v]) => `  ${k.padEnd(width)}  ${String(v).padStart(numWidth)}`)
+  ]
+}

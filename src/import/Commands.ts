@@ -1,0 +1,243 @@
+/**
+ * The commands of the import pipeline: `validate`, `import`, `rerun` and `resume` (flags per cli-contract.md).
+ * Each builds the job, the command's one `Api` (connection options), progress on stderr and the stop-on-signal
+ * handling, runs the pipeline, prints the closing table and the summary, and sets the exit code.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Either, Option } from "effect"
+import { Api } from "../client/Api.js"
+import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
+import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
+import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import { UsageError } from "../Errors.js"
+import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { parseDuration, parseRate } from "../Units.js"
+import type { Mode, ReadSettings } from "./Journal.js"
+import { type ImportJob, resumeHint, type RunResult, runImport } from "./Pipeline.js"
+import { modeProblem } from "./Plan.js"
+import type { Summary } from "./Report.js"
+import { parseOnly, rerun } from "./Rerun.js"
+import { loadRun, resumeRun } from "./Resume.js"
+import { defaultRunDir, reportCsv } from "./RunDir.js"
+import { shielded, stopOnSignals } from "./Signals.js"
+import { runValidate } from "./ValidateRun.js"
+
+// --- arguments and flags -----------------------------------------------------------------------------------------
+
+const resourceArg = Args.text({ name: "RESOURCE" }).pipe(Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`))
+const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("The CSV or XLSX file to read"))
+
+const parsingOptions = Options.all({
+  sheet: Options.text("sheet").pipe(Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"), Options.optional),
+  encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
+    Options.withDefault("auto" as const),
+    Options.withDescription("CSV text encoding (auto: UTF-8 with or without BOM, else Windows-1252)")
+  ),
+  delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(Options.withDefault("auto" as const), Options.withDescription("CSV delimiter")),
+  dateFormat: Options.choice("date-format", ["auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"]).pipe(
+    Options.withDefault("auto" as const),
+    Options.withDescription("How dates are written (auto refuses to guess when a file reads both ways)")
+  ),
+  decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(Options.withDefault("auto" as const), Options.withDescription("Decimal mark of numbers"))
+})
+type Parsing = typeof parsingOptions extends Options.Options<infer A> ? A : never
+
+const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(
+  Options.withDefault("upsert" as const),
+  Options.withDescription("upsert (create or update by key), create (POST), update (JSON Patch of the filled cells), delete")
+)
+const dryRunOption = Options.boolean("dry-run").pipe(Options.withDescription("Compare with the server and report what would change; write nothing"))
+const verifyOption = Options.boolean("verify").pipe(
+  Options.withDescription("Wait for rows the API only queued (202: questionnaire answers) to show on the server: confirmed or unconfirmed")
+)
+const verifyWaitOption = Options.text("verify-wait").pipe(
+  Options.withDefault("6m"),
+  Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
+)
+const outOption = Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"), Options.optional)
+
+const readSettings = (p: Parsing): ReadSettings => ({
+  encoding: p.encoding,
+  delimiter: p.delimiter === "tab" ? "\t" : p.delimiter,
+  ...(Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {})
+})
+
+const resourceName = (name: string) =>
+  Effect.suspend(() => {
+    const trimmed = name.trim().toLowerCase()
+    if (isResourceName(trimmed) && resourceOf(trimmed).kind !== "readonly") return Effect.succeed(trimmed as ResourceName)
+    return Effect.fail(new UsageError({ message: `unknown resource "${name}": one of ${importable.map((r) => r.name).join(", ")}` }))
+  })
+
+// --- output --------------------------------------------------------------------------------------------------------
+
+const printOutcome = (json: boolean, title: string, summary: Summary, extra: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const took = Date.parse(summary.finished) - Date.parse(summary.started)
+    const totals: ReadonlyArray<readonly [string, number]> = summary.command === "validate"
+      ? []
+      : [["requests", summary.requests], ["rate-limited", summary.rateLimited], ["retries", summary.retries]]
+    const heading = `${title}: ${summary.rows} rows in ${formatDuration(took)}${summary.dryRun ? " (dry run: nothing was written)" : ""}`
+    const lines = summaryTable(heading, summary.counts, totals)
+    for (const l of lines) yield* say(l)
+    yield* printSummary(json, summary, [`report: ${summary.runDir}/${reportCsv}`, ...extra, `run directory: ${summary.runDir}`])
+    if (json) for (const l of extra) yield* say(l)
+    yield* setExitCode(summary.exitCode)
+  })
+
+/** Runs a pipeline under the command's Api, with progress and the clean stop on signals. */
+const withApi = <A, E>(
+  connection: ConnectionOptions,
+  label: string,
+  runDirOf: () => string,
+  work: (tools: Pick<ImportJob, "stop" | "progress" | "say">) => Effect.Effect<A, E, Api>
+) =>
+  shielded(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const api = yield* Api
+        const rate = Either.getOrUndefined(parseRate(connection.rate))
+        const stop = yield* stopOnSignals(() => resumeHint(runDirOf()))
+        const progress = yield* makeProgress({ label, stats: api.stats, rate })
+        return yield* work({ stop: stop.stopped, progress, say })
+      })
+    ).pipe(Effect.provide(apiLayer(connection)))
+  )
+
+const afterRun = (json: boolean, title: string, result: RunResult) =>
+  printOutcome(json, title, result.summary, result.interrupted ? [`stopped before every row was sent: ${resumeHint(result.runDir)}`] : [])
+
+/** An aborted run (credentials rejected …) says how to continue before the edge prints the error. */
+const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.tapError(self, (e) =>
+    (e as { readonly _tag?: string })._tag === "ApiAborted" && runDir() !== "" ? say(`the journal is kept: ${resumeHint(runDir())}`) : Effect.void
+  )
+
+// --- validate --------------------------------------------------------------------------------------------------
+
+export const validateCommand = Command.make(
+  "validate",
+  { resource: resourceArg, file: fileArg, parsing: parsingOptions, mode: modeOption, out: outOption, json: jsonOption },
+  (a) =>
+    Effect.gen(function*() {
+      const resource = yield* resourceName(a.resource)
+      const problem = modeProblem(resourceOf(resource), a.mode)
+      if (problem !== undefined) return yield* new UsageError({ message: problem })
+      const result = yield* runValidate({
+        resource,
+        file: a.file,
+        read: readSettings(a.parsing),
+        dateFormat: a.parsing.dateFormat,
+        decimal: a.parsing.decimal,
+        mode: a.mode,
+        runDir: Option.getOrElse(a.out, () => defaultRunDir(resource)),
+        say
+      })
+      yield* printOutcome(a.json, `validate ${resource}`, result.summary, [])
+    })
+).pipe(Command.withDescription("Check a file offline (nothing is sent) and write the same report as an import; valid rows are reported as `valid`"))
+
+// --- import ----------------------------------------------------------------------------------------------------
+
+export const importCommand = Command.make(
+  "import",
+  {
+    resource: resourceArg,
+    file: fileArg,
+    mode: modeOption,
+    dryRun: dryRunOption,
+    verify: verifyOption,
+    verifyWait: verifyWaitOption,
+    parsing: parsingOptions,
+    out: outOption,
+    json: jsonOption,
+    connection: connectionOptions
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const resource = yield* resourceName(a.resource)
+      const mode: Mode = a.mode
+      const problem = modeProblem(resourceOf(resource), mode)
+      if (problem !== undefined) return yield* new UsageError({ message: problem })
+      const verifyWaitMs = yield* Either.mapLeft(parseDuration(a.verifyWait), (why) => new UsageError({ message: `--verify-wait: ${why}` }))
+      const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
+      yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
+        runImport({
+          ...tools,
+          command: "import",
+          resource,
+          file: a.file,
+          read: readSettings(a.parsing),
+          dateFormat: a.parsing.dateFormat,
+          decimal: a.parsing.decimal,
+          mode,
+          dryRun: a.dryRun,
+          verify: a.verify,
+          verifyWaitMs,
+          runDir
+        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))
+      ).pipe(hintOnAbort(() => runDir))
+    })
+).pipe(Command.withDescription("Import a CSV or XLSX file into one resource; writes a run directory with a journal and reports"))
+
+// --- resume ----------------------------------------------------------------------------------------------------
+
+export const resumeCommand = Command.make(
+  "resume",
+  { runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")), json: jsonOption, connection: connectionOptions },
+  (a) =>
+    Effect.gen(function*() {
+      const { job } = yield* loadRun(a.runDir)
+      yield* withApi(a.connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
+        resumeRun(a.runDir, tools).pipe(Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result)))
+      ).pipe(hintOnAbort(() => job.runDir))
+    })
+).pipe(Command.withDescription("Finish an interrupted run: rows done are not sent again, rows in flight are looked up before any resend"))
+
+// --- rerun -----------------------------------------------------------------------------------------------------
+
+export const rerunCommand = Command.make(
+  "rerun",
+  {
+    target: Args.text({ name: "REPORT|RUN_DIR" }).pipe(Args.withDescription("A report (report.csv or report.xlsx) or a run directory")),
+    only: Options.text("only").pipe(
+      Options.withDescription("Statuses to rerun, comma-separated (default failed,in-doubt; with --fixed also invalid)"),
+      Options.optional
+    ),
+    fixed: Options.text("fixed").pipe(
+      Options.withDescription("Corrections: a file in the import format whose rows replace the report's, matched by _row, else by key"),
+      Options.optional
+    ),
+    dryRun: dryRunOption,
+    out: outOption,
+    json: jsonOption,
+    connection: connectionOptions
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const only = Option.isSome(a.only) ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message })) : undefined
+      let runDir = ""
+      yield* withApi(a.connection, "rerun", () => runDir, (tools) =>
+        rerun(
+          {
+            target: a.target,
+            only,
+            fixed: Option.getOrUndefined(a.fixed),
+            dryRun: a.dryRun,
+            out: (resource) => (runDir = Option.getOrElse(a.out, () => defaultRunDir(resource)))
+          },
+          tools
+        ).pipe(
+          Effect.flatMap((outcome) =>
+            outcome.result !== undefined
+              ? afterRun(a.json, `rerun ${outcome.result.summary.resource}`, outcome.result)
+              : Effect.gen(function*() {
+                yield* say(`nothing to rerun: no row of ${outcome.parent.report} has the status ${outcome.parent.only.join(" or ")}`)
+                if (a.json) yield* printSummary(true, { command: "rerun", parent: outcome.parent, rows: 0, runDir: null, exitCode: 0 }, [])
+                yield* setExitCode(0)
+              })
+          )
+        )
+      ).pipe(hintOnAbort(() => runDir))
+    })
+).pipe(Command.withDescription("Run again the rows of a report with the chosen statuses, into a new run directory that names its parent"))

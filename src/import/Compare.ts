@@ -1,0 +1,143 @@
+/**
+ * What a row would change on an existing record: the payload (write names, values as the validator built them)
+ * against the record as the server lists it (read names, values as the live service writes them back).
+ *
+ * api-notes B: money comes back as pt-BR strings ("12,00"), unset dates as "" or 0001-01-01T00:00:00, customers'
+ * name as `description`; write-only fields (passwords, files, upsert flags) never come back, so they never count.
+ */
+import type { Field, Resource } from "../Resources.js"
+import { readName, resource as resourceOf } from "../Resources.js"
+
+export interface Change {
+  readonly field: string
+  readonly from: unknown
+  readonly to: unknown
+}
+
+const isEmpty = (v: unknown): boolean =>
+  v === undefined || v === null || (typeof v === "string" && (v.trim() === "" || /^0001-01-01(T00:00:00)?$/.test(v.trim()))) ||
+  (Array.isArray(v) && v.length === 0)
+
+/** "1.234,56" (pt-BR) or "1234.56" → 1234.56; numbers unchanged; anything else NaN. */
+const toNumber = (v: unknown): number => {
+  if (typeof v === "number") return v
+  if (typeof v === "boolean") return v ? 1 : 0
+  if (typeof v !== "string") return NaN
+  const s = v.trim()
+  if (/^-?[\d.]*,\d+$/.test(s)) return Number(s.replace(/\./g, "").replace(",", "."))
+  return s === "" ? NaN : Number(s)
+}
+
+const toBoolean = (v: unknown): boolean | undefined => {
+  if (typeof v === "boolean") return v
+  if (typeof v === "number") return v !== 0
+  if (typeof v === "string") {
+    const s = v.trim().toLowerCase()
+    if (s === "true" || s === "1") return true
+    if (s === "false" || s === "0") return false
+  }
+  return undefined
+}
+
+/** `yyyy-MM-dd` or `yyyy-MM-ddTHH:mm[:ss[.fff]]` → `yyyy-MM-ddTHH:mm:ss`. */
+const toDateTime = (v: unknown): string => {
+  const s = String(v).trim()
+  const m = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?/.exec(s)
+  return m ? `${m[1]}T${m[2] ?? "00"}:${m[3] ?? "00"}:${m[4] ?? "00"}` : s
+}
+
+const scalarText = (field: Field | undefined, v: unknown): string => {
+  if (isEmpty(v)) return ""
+  switch (field?.type._tag) {
+    case "integer":
+    case "number":
+    case "enum": {
+      const n = toNumber(v)
+      return Number.isNaN(n) ? String(v) : String(n)
+    }
+    case "boolean": {
+      const b = toBoolean(v)
+      return b === undefined ? String(v) : String(b)
+    }
+    case "date":
+      return toDateTime(v)
+    case "guid":
+      return String(v).trim().toLowerCase()
+    case "cpfCnpj":
+      return String(v).replace(/\D/g, "")
+    case "email":
+      return String(v).trim().toLowerCase()
+    default:
+      return typeof v === "object" ? stableJson(v) : String(v).trim()
+  }
+}
+
+const stableJson = (v: unknown): string => {
+  if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`
+  if (typeof v === "object" && v !== null) {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(",")}}`
+  }
+  return JSON.stringify(v)
+}
+
+/** An object cell against the server's: only the properties the row gives are compared. */
+const objectText = (shapeOf: unknown, v: unknown): string => {
+  if (typeof v !== "object" || v === null || typeof shapeOf !== "object" || shapeOf === null) return scalarText(undefined, v)
+  const keys = Object.keys(shapeOf).sort()
+  return keys.map((k) => `${k}=${scalarText(undefined, (v as Record<string, unknown>)[k])}`).join(";")
+}
+
+const listOf = (v: unknown): ReadonlyArray<unknown> => (Array.isArray(v) ? v : isEmpty(v) ? [] : [v])
+
+const same = (field: Field | undefined, wanted: unknown, current: unknown): boolean => {
+  if (isEmpty(wanted) && isEmpty(current)) return true
+  if (field?.list === true || Array.isArray(wanted)) {
+    const w = listOf(wanted)
+    const c = listOf(current)
+    if (w.length !== c.length) return false
+    if (field?.type._tag === "object") {
+      // Lists of objects keep their order; each item compared on the properties the row gives.
+      return w.every((item, i) => objectText(item, item) === objectText(item, c[i]))
+    }
+    const a = w.map((x) => scalarText(field, x)).sort()
+    const b = c.map((x) => scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x)).sort()
+    return a.every((x, i) => x === b[i])
+  }
+  return scalarText(field, wanted) === scalarText(field, current)
+}
+
+/**
+ * Fields of `payload` that differ on `record`; the id, write-only and file fields are left out, and so are fields
+ * whose names the server resolves itself (`/customers/complete`'s `groups`). A resource written through another's
+ * records (`readVia`) is compared on that resource's read names; a field that one does not list and the record
+ * does not carry cannot be compared and is left out too.
+ */
+export const changes = (
+  resource: Resource,
+  payload: Readonly<Record<string, unknown>>,
+  record: Readonly<Record<string, unknown>>
+): ReadonlyArray<Change> => {
+  const listed = resource.readVia !== undefined ? resourceOf(resource.readVia) : resource
+  const out: Array<Change> = []
+  for (const [name, wanted] of Object.entries(payload)) {
+    if (wanted === undefined) continue
+    if (resource.id !== undefined && name === resource.id.name) continue
+    const field = resource.fields.find((x) => x.name === name)
+    if (field?.writeOnly === true || field?.readOnly === true || field?.type._tag === "file" || field?.resolves !== undefined) continue
+    const readField = listed.fields.find((x) => x.name === name) ?? field
+    const property = readField !== undefined ? readName(readField) : name
+    if (listed !== resource && readField === field && !(property in record)) continue
+    const current = record[property] ?? record[name]
+    if (!same(field, wanted, current)) out.push({ field: name, from: current, to: wanted })
+  }
+  return out
+}
+
+const show = (v: unknown): string => {
+  if (isEmpty(v)) return "(empty)"
+  if (typeof v === "string") return JSON.stringify(v)
+  return typeof v === "object" ? JSON.stringify(v) : String(v)
+}
+
+/** `name: "Ana" → "Ana Souza"; userType: 1 → 2` (the report's `_changes`). */
+export const formatChanges = (list: ReadonlyArray<Change>): string => list.map((c) => `${c.field}: ${show(c.from)} → ${show(c.to)}`).join("; ")

@@ -1,0 +1,90 @@
+/**
+ * The source file of a run as the pipeline sees it: opened through the readers, fingerprinted (so `resume` can
+ * refuse a file that changed since), optionally renumbered by its own `_row` column (a rerun's rows keep the
+ * row numbers of the original file), and split into the columns a report repeats.
+ */
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { Effect, Stream } from "effect"
+import { InputError } from "../Errors.js"
+import { openSource } from "../files/Read.js"
+import { restore } from "../files/Guard.js"
+import type { Source, SourceRow } from "../files/Source.js"
+import type { ReadSettings } from "./Journal.js"
+
+/** The report's own columns, in order (contract, "Report columns"); `_changes` only in a dry run. */
+export const toolColumns = ["_row", "_status", "_http_status", "_request_id", "_attempts", "_retry_outcomes", "_record_id", "_error"] as const
+export const changesColumn = "_changes"
+const toolSet: ReadonlySet<string> = new Set<string>([...toolColumns, changesColumn])
+
+/** A column of an earlier report (repeated by the tool, not the user's data). */
+export const isToolColumn = (name: string): boolean => toolSet.has(name.trim().toLowerCase())
+
+export interface Input {
+  readonly source: Source
+  /** Absolute path. */
+  readonly file: string
+  readonly sha256: string
+  /** The data rows, numbered as the report shows them. */
+  readonly rows: Stream.Stream<SourceRow, InputError>
+  /** The source's own columns (an earlier report's tool columns left out), as the report repeats them. */
+  readonly columns: ReadonlyArray<string>
+  /** A row's cells for those columns, as the user typed them (the formula guard of a tool-written file undone). */
+  readonly cellsOf: (row: SourceRow) => ReadonlyArray<string>
+}
+
+/** SHA-256 of a file, streamed. */
+export const sha256File = (file: string) =>
+  Effect.async<string, InputError>((resume) => {
+    const hash = createHash("sha256")
+    const stream = fs.createReadStream(file)
+    stream.on("data", (chunk) => hash.update(chunk))
+    stream.on("error", (cause) => resume(Effect.fail(new InputError({ file, detail: `cannot be read: ${cause.message}`, cause }))))
+    stream.on("end", () => resume(Effect.succeed(hash.digest("hex"))))
+    return Effect.sync(() => stream.destroy())
+  })
+
+export const openInput = Effect.fn("Input.open")(function*(
+  file: string,
+  read: ReadSettings,
+  resource: string,
+  /** Number rows by this column's values instead of their position (`_row` of a rerun). */
+  rowColumn?: string
+) {
+  const absolute = Path.resolve(file)
+  const source = yield* openSource(absolute, {
+    encoding: read.encoding,
+    delimiter: read.delimiter,
+    resource,
+    ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
+  })
+  const sha256 = yield* sha256File(absolute)
+  const kept = source.header.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
+  const guarded = source.writtenByTool
+  const cellsOf = (row: SourceRow): ReadonlyArray<string> => {
+    const cells = kept.map(({ index }) => {
+      const c = row.cells[index] ?? ""
+      return guarded ? restore(c) : c
+    })
+    // A ragged row's cells beyond the header are kept, so the report loses nothing the user typed.
+    if (row.cells.length > source.header.length) {
+      for (const c of row.cells.slice(source.header.length)) cells.push(guarded ? restore(c) : c)
+    }
+    return cells
+  }
+
+  let rows = source.rows
+  if (rowColumn !== undefined) {
+    const index = source.header.findIndex((h) => h.trim().toLowerCase() === rowColumn.toLowerCase())
+    if (index < 0) return yield* new InputError({ file: absolute, column: rowColumn, detail: `the ${rowColumn} column is missing` })
+    rows = Stream.mapEffect(source.rows, (row) => {
+      const text = (row.cells[index] ?? "").trim()
+      const n = Number(text)
+      return Number.isInteger(n) && n >= 2
+        ? Effect.succeed({ ...row, row: n })
+        : Effect.fail(new InputError({ file: absolute, row: row.row, column: rowColumn, detail: `"${text}" is not a row number` }))
+    })
+  }
+  return { source, file: absolute, sha256, rows, columns: kept.map((k) => k.name), cellsOf } satisfies Input
+})

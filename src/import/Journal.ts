@@ -1,0 +1,275 @@
+/**
+ * The run's journal, `journal.ndjson`: append-only, one JSON object per line, written with O_DSYNC so a line is on
+ * disk before the write it announces is sent. A header line, then per row `sending` (before its write) and `done`
+ * (after, or straight away for rows that send nothing) — or `unsent` when the run was aborted before the write
+ * left —, a `resumed` line per resume, an `end` line per session.
+ *
+ * The reader streams the file (memory grows with the rows, not the bytes) and tolerates the truncated line a
+ * crash can leave: at the very end, or just before the `resumed` line of the session that continued it.
+ */
+import * as fs from "node:fs"
+import * as readline from "node:readline"
+import { Effect, Option, Schema, Stream } from "effect"
+import { RunError } from "../Errors.js"
+import { Outcome, Status } from "./Status.js"
+
+export const journalFile = "journal.ndjson"
+
+export const Mode = Schema.Literal("upsert", "create", "update", "delete")
+export type Mode = typeof Mode.Type
+
+/** What a row's write does: decides how `resume` reconciles a row that was in flight when the run stopped. */
+export const Intent = Schema.Literal(
+  "create", // POST: may have created a record; only a key lookup can tell
+  "upsert", // PUT on the collection: idempotent
+  "patch", // PATCH /{id}: idempotent in effect (replace operations)
+  "update", // PUT /{id}: idempotent
+  "delete", // DELETE /{id} or DELETE on a sub-collection
+  "put" // PUT on a sub-collection or action path: idempotent upsert
+)
+export type Intent = typeof Intent.Type
+
+export const ParentRun = Schema.Struct({
+  runDir: Schema.String,
+  /** The report the rows were taken from. */
+  report: Schema.String,
+  /** Statuses selected from it. */
+  only: Schema.Array(Status),
+  /** The corrections file, when one was given. */
+  fixed: Schema.optional(Schema.String)
+})
+export type ParentRun = typeof ParentRun.Type
+
+export const SourceInfo = Schema.Struct({
+  /** Absolute path. */
+  file: Schema.String,
+  format: Schema.Literal("csv", "xlsx"),
+  sha256: Schema.String,
+  sheet: Schema.optional(Schema.String),
+  encoding: Schema.optional(Schema.String),
+  delimiter: Schema.optional(Schema.String),
+  /** Rows are numbered by this source column (`_row` of a rerun's rows) instead of their position. */
+  rowColumn: Schema.optional(Schema.String)
+})
+export type SourceInfo = typeof SourceInfo.Type
+
+export const ReadSettings = Schema.Struct({
+  sheet: Schema.optional(Schema.String),
+  encoding: Schema.Literal("auto", "utf-8", "windows-1252"),
+  delimiter: Schema.Literal("auto", ",", ";", "\t")
+})
+export type ReadSettings = typeof ReadSettings.Type
+
+export const ParseSettings = Schema.Struct({
+  dateFormat: Schema.Literal("auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"),
+  decimal: Schema.Literal("auto", ".", ","),
+  /** Directory that attachment paths are relative to (the original file's, even for a rerun). */
+  baseDir: Schema.String,
+  maxAttachmentBytes: Schema.Number
+})
+export type ParseSettings = typeof ParseSettings.Type
+
+export const Header = Schema.Struct({
+  state: Schema.Literal("header"),
+  version: Schema.Literal(1),
+  tool: Schema.Literal("fsm-bulk"),
+  command: Schema.String,
+  resource: Schema.String,
+  mode: Mode,
+  dryRun: Schema.Boolean,
+  verify: Schema.Boolean,
+  verifyWaitMs: Schema.optional(Schema.Number),
+  /** Where the rows were sent (never a credential). */
+  baseUrl: Schema.String,
+  source: SourceInfo,
+  read: ReadSettings,
+  parse: ParseSettings,
+  /** The formats `auto` resolved to, reused by `resume` so every row is read the same way. */
+  formats: Schema.Unknown,
+  started: Schema.String,
+  parent: Schema.optional(ParentRun)
+})
+export type Header = typeof Header.Type
+
+export const Sending = Schema.Struct({
+  state: Schema.Literal("sending"),
+  row: Schema.Number,
+  key: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  intent: Intent,
+  at: Schema.String
+})
+export type Sending = typeof Sending.Type
+
+export const Done = Schema.Struct({
+  state: Schema.Literal("done"),
+  row: Schema.Number,
+  ...Outcome.fields,
+  at: Schema.String
+})
+export type Done = typeof Done.Type
+
+/** A row whose write was announced but never left: the run was aborted first (credentials rejected …). */
+export const Unsent = Schema.Struct({ state: Schema.Literal("unsent"), row: Schema.Number, at: Schema.String })
+
+export const Resumed = Schema.Struct({ state: Schema.Literal("resumed"), command: Schema.String, at: Schema.String })
+
+export const End = Schema.Struct({
+  state: Schema.Literal("end"),
+  at: Schema.String,
+  interrupted: Schema.Boolean,
+  counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  requests: Schema.Number,
+  rateLimited: Schema.Number,
+  retries: Schema.Number
+})
+export type End = typeof End.Type
+
+export const Line = Schema.Union(Header, Sending, Done, Unsent, Resumed, End)
+export type Line = typeof Line.Type
+
+const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(Line))
+
+// --- writing -----------------------------------------------------------------------------------------------------
+
+export interface JournalWriter {
+  readonly path: string
+  /** Appends one line; it is on disk when this succeeds. */
+  readonly append: (line: Line) => Effect.Effect<void, RunError>
+}
+
+const journalError = (path: string, cause: unknown) =>
+  new RunError({ message: `cannot write the journal ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+
+/**
+ * Opens the journal for appending (created when absent). A crash can leave a last line without its newline:
+ * one is added first, so the next line starts clean and the reader skips the fragment.
+ */
+export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
+  const handle = yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const flags = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | (fs.constants.O_DSYNC ?? 0)
+        const h = await fs.promises.open(path, flags, 0o644)
+        const { size } = await h.stat()
+        if (size > 0) {
+          const last = Buffer.alloc(1)
+          const r = await fs.promises.open(path, "r")
+          try {
+            await r.read(last, 0, 1, size - 1)
+          } finally {
+            await r.close()
+          }
+          if (last[0] !== 0x0a) await h.write("\n")
+        }
+        return h
+      },
+      catch: (cause) => journalError(path, cause)
+    }),
+    (h) => Effect.promise(() => h.close()).pipe(Effect.ignore)
+  )
+  const lock = yield* Effect.makeSemaphore(1)
+  const append = (line: Line) =>
+    lock.withPermits(1)(
+      Effect.tryPromise({
+        try: async () => {
+          await handle.write(`${JSON.stringify(line)}\n`)
+          // Without O_DSYNC (Windows) every line is synced by hand.
+          if (fs.constants.O_DSYNC === undefined) await handle.datasync()
+        },
+        catch: (cause) => journalError(path, cause)
+      })
+    ).pipe(Effect.asVoid)
+  return { path, append } satisfies JournalWriter
+})
+
+// --- reading -----------------------------------------------------------------------------------------------------
+
+/** What the journal says about one row: its last state, and the details of its last `sending`/`done`. */
+export interface RowState {
+  readonly last: "sending" | "done"
+  readonly sending: Sending | undefined
+  readonly outcome: Outcome | undefined
+}
+
+export interface JournalContents {
+  readonly header: Header
+  readonly rows: ReadonlyMap<number, RowState>
+  /** `end` lines, one per session that ended (a killed session leaves none). */
+  readonly ends: ReadonlyArray<End>
+  /** The last session ended without interruption and no row is in flight. */
+  readonly complete: boolean
+}
+
+const outcomeOf = (d: Done): Outcome => {
+  const { state: _s, row: _r, at: _a, ...outcome } = d
+  return outcome
+}
+
+export const readJournal = Effect.fn("Journal.read")(function*(path: string) {
+  const lines = Stream.fromAsyncIterable(
+    readline.createInterface({ input: fs.createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity }),
+    (cause) => new RunError({ message: `cannot read the journal ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+  )
+  let header: Header | undefined
+  let lineNo = 0
+  let unreadable: number | undefined
+  const rows = new Map<number, RowState>()
+  const ends: Array<End> = []
+  let lastState: Line["state"] | undefined
+
+  yield* Stream.runForEach(lines, (text) =>
+    Effect.suspend(() => {
+      lineNo += 1
+      if (text.trim() === "") return Effect.void
+      const decoded = decodeLine(text)
+      if (Option.isNone(decoded)) {
+        if (unreadable !== undefined) return Effect.fail(new RunError({ message: `${path}: line ${unreadable} is not a journal line` }))
+        unreadable = lineNo
+        return Effect.void
+      }
+      const line = decoded.value
+      if (unreadable !== undefined && line.state !== "resumed") {
+        return Effect.fail(new RunError({ message: `${path}: line ${unreadable} is not a journal line` }))
+      }
+      unreadable = undefined
+      if (header === undefined) {
+        if (line.state !== "header") return Effect.fail(new RunError({ message: `${path} does not start with a journal header` }))
+        header = line
+        return Effect.void
+      }
+      lastState = line.state
+      switch (line.state) {
+        case "sending": {
+          const prev = rows.get(line.row)
+          rows.set(line.row, { last: "sending", sending: line, outcome: prev?.outcome })
+          break
+        }
+        case "done": {
+          const prev = rows.get(line.row)
+          rows.set(line.row, { last: "done", sending: prev?.sending, outcome: outcomeOf(line) })
+          break
+        }
+        case "unsent": {
+          const prev = rows.get(line.row)
+          if (prev?.outcome !== undefined) rows.set(line.row, { last: "done", sending: prev.sending, outcome: prev.outcome })
+          else rows.delete(line.row)
+          break
+        }
+        case "end":
+          ends.push(line)
+          break
+        case "header":
+          return Effect.fail(new RunError({ message: `${path}: line ${lineNo} is a second header` }))
+        case "resumed":
+          break
+      }
+      return Effect.void
+    })
+  )
+  if (header === undefined) return yield* Effect.fail(new RunError({ message: `${path} is empty: the run wrote nothing` }))
+  const lastEnd = ends.at(-1)
+  const inFlight = [...rows.values()].some((r) => r.last === "sending")
+  const complete = lastState === "end" && lastEnd !== undefined && !lastEnd.interrupted && !inFlight
+  return { header, rows, ends, complete } satisfies JournalContents
+})

@@ -1,0 +1,440 @@
+/**
+ * The import pipeline: one file into one resource, as a reusable function (`runImport`) that the `import`,
+ * `rerun` and `resume` commands and onboarding's steps all drive.
+ *
+ * 1. Open the source, plan its columns, settle the `auto` formats (or reuse a resumed run's).
+ * 2. Scan: validate every row once to count them and gather what must be looked up in batches: the values the
+ *    rows refer to (other resources) and the keys/ids of the records they write (dry run, emulated upsert,
+ *    update/delete by key, rows in flight when an earlier session stopped).
+ * 3. Resolve references and look existing records up, with list calls only.
+ * 4. Send: rows stream through `mapEffect` with bounded concurrency, unordered, so a slow row never holds the
+ *    others; each row's write is journaled before it is sent and after its answer. Rows that refer to records
+ *    created by other rows of the same file wait for a later pass.
+ * 5. Reports and summary, from the source read again joined with each row's outcome.
+ *
+ * Per-row problems are outcomes; only failures of the whole run (credentials rejected, unreadable input, disk)
+ * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
+ * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
+ */
+import * as Path from "node:path"
+import { Clock, Deferred, Effect, Either, Stream } from "effect"
+import { Api, type ApiAborted, type ApiStats } from "../client/Api.js"
+import type { InputError, RunError } from "../Errors.js"
+import { UsageError } from "../Errors.js"
+import type { WriteError } from "../files/Write.js"
+import type { Progress } from "../cli/Progress.js"
+import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
+import type { Formats, ParseOptions, RowResult } from "../validate/Validate.js"
+import { defaultMaxAttachmentBytes, formatErrors, inferFormats, makeValidator, planColumns } from "../validate/Validate.js"
+import { formatDuration } from "../cli/Progress.js"
+import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
+import { type Input, openInput } from "./Input.js"
+import {
+  type Header,
+  type Intent,
+  journalFile,
+  type JournalContents,
+  type JournalWriter,
+  type Mode,
+  openJournal,
+  type ParentRun,
+  type ReadSettings
+} from "./Journal.js"
+import { findRecords, listedAs, type Found } from "./Lookup.js"
+import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
+import { type RefResolver, serverResolver } from "./Refs.js"
+import { writeReports, writeSummary, type Summary } from "./Report.js"
+import { createRunDir } from "./RunDir.js"
+import { nextReady, scanRows, waitingRows } from "./Scan.js"
+import { send, wouldBe } from "./Send.js"
+import { endedWell, type Outcome } from "./Status.js"
+
+export interface ImportJob {
+  /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
+  readonly command: string
+  readonly resource: ResourceName
+  readonly file: string
+  readonly read: ReadSettings
+  readonly dateFormat: ParseOptions["dateFormat"]
+  readonly decimal: ParseOptions["decimal"]
+  readonly mode: Mode
+  readonly dryRun: boolean
+  readonly verify: boolean
+  /** Created for a new run (refused if it already holds one). */
+  readonly runDir: string
+  /** Attachment paths are relative to this directory (default: the source file's). */
+  readonly baseDir?: string | undefined
+  readonly maxAttachmentBytes?: number | undefined
+  /** Rows are numbered by this column of the source (`_row`: a rerun keeps the original row numbers). */
+  readonly rowColumn?: string | undefined
+  readonly parent?: ParentRun | undefined
+  /** Default: `serverResolver` (list calls, cached for the run). */
+  readonly resolver?: RefResolver | undefined
+  /** Completes when the run should stop sending (signals). */
+  readonly stop?: Effect.Effect<void> | undefined
+  /** After a stop, how long rows in flight may take to finish before they are left in doubt (default 10 s). */
+  readonly graceMs?: number | undefined
+  /** Rows in progress at once (default 32); the client bounds requests in flight and the budget itself. */
+  readonly concurrency?: number | undefined
+  readonly progress?: Progress | undefined
+  /** With `verify`: how long queued rows are waited for (default 6 min: the spec's "within up to 5 minutes"). */
+  readonly verifyWaitMs?: number | undefined
+  /** With `verify`: between two reads of the records that should show the queued rows (default 10 s). */
+  readonly verifyPollMs?: number | undefined
+  /** Human messages (warnings); default: ignored. */
+  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+}
+
+export interface RunResult {
+  readonly runDir: string
+  readonly summary: Summary
+  /** 0 every row ended well, 1 some did not, 3 the run stopped before every row was sent. */
+  readonly exitCode: number
+  readonly interrupted: boolean
+}
+
+export type ImportError = ApiAborted | InputError | RunError | WriteError | UsageError
+
+const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+type Valid = Extract<RowResult, { _tag: "Valid" }>
+
+const statsDelta = (now: ApiStats, start: ApiStats) => ({
+  requests: now.requests - start.requests,
+  rateLimited: now.rateLimited - start.rateLimited,
+  retries: now.retries - start.retries
+})
+
+/** The hint printed and written for a run that stopped early. */
+export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${runDir}\``
+
+/** Starts a new run of `job`. */
+export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> => execute(job, undefined)
+
+/** Continues the run whose journal is `prior` (see `Resume.ts`). */
+export const continueRun = (job: ImportJob, prior: JournalContents): Effect.Effect<RunResult, ImportError, Api> => execute(job, prior)
+
+const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: JournalContents | undefined) {
+  const api = yield* Api
+  const say = job.say ?? (() => Effect.void)
+  const r = resourceOf(job.resource)
+  const problem = modeProblem(r, job.mode)
+  if (problem !== undefined) return yield* new UsageError({ message: problem })
+  const statsAtStart = yield* api.stats
+
+  // 1. Source, columns, formats.
+  const input = yield* openInput(job.file, job.read, r.name, job.rowColumn)
+  if (prior !== undefined && prior.header.source.sha256 !== input.sha256) {
+    return yield* new UsageError({
+      message: `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
+    })
+  }
+  const parse: ParseOptions = {
+    dateFormat: job.dateFormat,
+    decimal: job.decimal,
+    mode: job.mode,
+    baseDir: job.baseDir ?? Path.dirname(input.file),
+    maxAttachmentBytes: job.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
+    restoreGuard: input.source.writtenByTool
+  }
+  const columns = yield* planColumns(r, input.file, input.source.header, parse)
+  for (const w of columns.warnings) yield* say(`warning: ${w}`)
+  const formats: Formats = prior !== undefined ? (prior.header.formats as Formats) : yield* inferFormats(columns, input.rows, parse)
+  const validator = () => makeValidator(columns, formats, parse)
+
+  const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
+  const started = prior?.header.started ?? (yield* nowIso)
+
+  return yield* Effect.scoped(
+    Effect.gen(function*() {
+      const journal = yield* openJournal(Path.join(runDir, journalFile))
+      if (prior === undefined) {
+        const header: Header = {
+          state: "header",
+          version: 1,
+          tool: "fsm-bulk",
+          command: job.command,
+          resource: r.name,
+          mode: job.mode,
+          dryRun: job.dryRun,
+          verify: job.verify,
+          ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
+          baseUrl: api.baseUrl,
+          source: {
+            file: input.file,
+            format: input.source.format,
+            sha256: input.sha256,
+            ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
+            ...(input.source.encoding !== undefined ? { encoding: input.source.encoding } : {}),
+            ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {}),
+            ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {})
+          },
+          read: job.read,
+          parse: { dateFormat: job.dateFormat, decimal: job.decimal, baseDir: parse.baseDir, maxAttachmentBytes: parse.maxAttachmentBytes },
+          formats,
+          started,
+          ...(job.parent !== undefined ? { parent: job.parent } : {})
+        }
+        yield* journal.append(header)
+      } else {
+        if (prior.header.baseUrl !== api.baseUrl) {
+          yield* say(`warning: this run was sent to ${prior.header.baseUrl}; it now continues against ${api.baseUrl}`)
+        }
+        yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
+      }
+
+      const state = makeRunState(prior)
+      const outcome = yield* Effect.either(
+        sendRows({ job, resourceName: r.name, input, validator, journal, state })
+      )
+      if (Either.isLeft(outcome) && outcome.left._tag !== "ApiAborted") return yield* Effect.fail(outcome.left)
+      const aborted = Either.isLeft(outcome) ? outcome.left : state.aborted
+
+      // 5. Reports, then the journal's end line, then the summary.
+      const why = aborted !== undefined ? `the run was aborted (${aborted.message})` : "the run stopped"
+      let unfinished = 0
+      const missing = (row: number): Outcome => {
+        unfinished += 1
+        return state.inFlight.has(row) || state.priorSending.has(row)
+          ? { status: "in-doubt", error: `${why} while this row was being sent; \`fsm-bulk resume ${runDir}\` looks it up before sending it again` }
+          : { status: "skipped", error: `not attempted: ${why} before this row; ${resumeHint(runDir)}` }
+      }
+      const report = yield* writeReports({
+        runDir,
+        input,
+        dryRun: job.dryRun,
+        outcomeOf: (row) => state.outcomes.get(row) ?? missing(row)
+      })
+      // A stop that came after the last row was sent interrupted nothing.
+      const interrupted = aborted !== undefined || unfinished > 0
+      const stats = statsDelta(yield* api.stats, statsAtStart)
+      const finished = yield* nowIso
+      yield* journal.append({ state: "end", at: finished, interrupted, counts: report.counts, ...stats })
+      const earlier = prior?.ends ?? []
+      const allEnded = Object.entries(report.counts).every(([s, n]) => n === 0 || endedWell(s as Outcome["status"], job.dryRun))
+      const exitCode = interrupted ? 3 : allEnded ? 0 : 1
+      const summary: Summary = {
+        tool: "fsm-bulk",
+        command: prior?.header.command ?? job.command,
+        resource: r.name,
+        mode: job.mode,
+        source: input.file,
+        runDir,
+        started,
+        finished,
+        rows: report.rows,
+        counts: report.counts,
+        requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
+        rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
+        retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
+        exitCode,
+        dryRun: job.dryRun,
+        parent: job.parent ?? prior?.header.parent ?? null,
+        interrupted
+      }
+      yield* writeSummary(runDir, summary)
+      if (aborted !== undefined) return yield* Effect.fail(aborted)
+      return { runDir, summary, exitCode, interrupted } satisfies RunResult
+    })
+  )
+})
+
+// --- the run's mutable state ---------------------------------------------------------------------------------
+
+interface RunState {
+  readonly outcomes: Map<number, Outcome>
+  /** Rows whose write was sent in this session and whose answer has not come. */
+  readonly inFlight: Set<number>
+  /** Rows an earlier session left in flight (resume): their intent. */
+  readonly priorSending: Map<number, Intent>
+  /** Rows an earlier session finished. */
+  readonly priorDone: ReadonlySet<number>
+  stopped: boolean
+  /** Set when a write failed because the whole run must stop (credentials rejected …). */
+  aborted: ApiAborted | undefined
+}
+
+const makeRunState = (prior: JournalContents | undefined): RunState => {
+  const outcomes = new Map<number, Outcome>()
+  const priorSending = new Map<number, Intent>()
+  const priorDone = new Set<number>()
+  for (const [row, s] of prior?.rows ?? []) {
+    if (s.last === "done" && s.outcome !== undefined) {
+      outcomes.set(row, s.outcome)
+      priorDone.add(row)
+    } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending.intent)
+  }
+  return { outcomes, inFlight: new Set(), priorSending, priorDone, stopped: false, aborted: undefined }
+}
+
+// --- scanning, lookups and sending ---------------------------------------------------------------------------
+
+interface SendInput {
+  readonly job: ImportJob
+  readonly resourceName: ResourceName
+  readonly input: Input
+  readonly validator: () => ReturnType<typeof makeValidator>
+  readonly journal: JournalWriter
+  readonly state: RunState
+}
+
+const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
+  const { job, input, journal, state } = s
+  const say = job.say ?? (() => Effect.void)
+  const r = resourceOf(s.resourceName)
+  const concurrency = job.concurrency ?? 32
+  const listable = listedAs(r) !== undefined
+  const emulated = job.mode === "upsert" && !r.ops.includes("upsert") && !isPathWrite(r)
+  const lookupMode = listable && (job.dryRun || job.mode === "update" || job.mode === "delete" || emulated)
+
+  // --verify: rows the API only queued, with what was sent, to be confirmed once the sending is over.
+  const verifying = job.verify && !job.dryRun && confirmable(r)
+  const queued: Array<Queued> = []
+  const queuedBefore = (row: number) => verifying && state.priorDone.has(row) && state.outcomes.get(row)?.status === "queued"
+
+  // 2. Scan.
+  const scan = yield* scanRows(input.rows, s.validator(), {
+    skip: (row) => state.priorDone.has(row) && !queuedBefore(row),
+    // Rows an earlier session left in flight are looked up by key whatever the mode.
+    lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
+    lookById: listable && r.id !== undefined && (job.dryRun || emulated),
+    resource: r.name,
+    selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
+  })
+  if (job.progress !== undefined) yield* job.progress.begin(scan.total, state.priorDone.size)
+
+  // 3. References and existing records.
+  const resolver = job.resolver ?? (yield* serverResolver)
+  yield* resolver.prepare(scan.demands)
+  const lookup = (by: string, values: ReadonlySet<string>) =>
+    values.size === 0 ? Effect.succeed(undefined) : Effect.either(findRecords(r, by, values)).pipe(Effect.map((e) => ({ by, found: e })))
+  const byKey = r.key !== undefined ? yield* lookup(r.key, scan.keys) : undefined
+  const byId = r.id !== undefined ? yield* lookup(r.id.name, scan.ids) : undefined
+  const existingOf = (v: Valid): Existing => {
+    const from = (l: { by: string; found: Either.Either<Found, { message: string }> } | undefined, value: string): Existing => {
+      if (l === undefined) return { _tag: "NotLooked" }
+      if (Either.isLeft(l.found)) return { _tag: "Unavailable", message: l.found.left.message }
+      return { _tag: "Found", records: l.found.right.get(value) ?? [], by: l.by, value }
+    }
+    if (v.key !== undefined) return from(byKey, v.key.trim())
+    if (v.id !== undefined) return from(byId, String(v.id))
+    return { _tag: "NotLooked" }
+  }
+
+  // Rows naming records that other rows of the file create wait for a later pass.
+  const waiting = new Map(
+    yield* waitingRows(scan, (by, value) =>
+      Effect.map(resolver.resolve({ field: "", column: "", resource: r.name, by, values: [value], list: false }), Either.isRight)
+    )
+  )
+
+  // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
+  const abandon = yield* Deferred.make<void>()
+  if (job.stop !== undefined) {
+    yield* Effect.forkScoped(
+      Effect.gen(function*() {
+        yield* job.stop!
+        state.stopped = true
+        yield* Effect.sleep(job.graceMs ?? 10_000)
+        yield* Deferred.succeed(abandon, undefined)
+      })
+    )
+  }
+
+  const finish = (row: number, outcome: Outcome) =>
+    Effect.gen(function*() {
+      state.outcomes.set(row, outcome)
+      state.inFlight.delete(row)
+      yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })
+      if (job.progress !== undefined) yield* job.progress.row
+    })
+
+  const withWarnings = (o: Outcome, warnings: ReadonlyArray<string>): Outcome =>
+    warnings.length === 0 ? o : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
+
+  const processValid = (v: Valid) =>
+    Effect.gen(function*() {
+      const payload: Record<string, unknown> = { ...v.payload }
+      for (const ref of v.refs) {
+        const resolved = yield* resolver.resolve(ref)
+        if (Either.isLeft(resolved)) {
+          if (queuedBefore(v.row)) return
+          return yield* finish(v.row, withWarnings({ status: "failed", error: resolved.left }, v.warnings))
+        }
+        payload[ref.field] = resolved.right
+      }
+      if (queuedBefore(v.row)) {
+        // Sent by an earlier session: only its confirmation is left.
+        queued.push({ row: v.row, payload, outcome: state.outcomes.get(v.row)! })
+        return
+      }
+      const ready: ReadyRow = { row: v.row, payload, key: v.key, id: v.id, files: v.files }
+      const action = plan({ resource: r, mode: job.mode, dryRun: job.dryRun, row: ready, existing: existingOf(v), interrupted: state.priorSending.get(v.row) })
+      let outcome: Outcome
+      if (job.dryRun) outcome = wouldBe(r, action)
+      else if (action._tag === "Settle") outcome = action.outcome
+      else {
+        yield* journal.append({
+          state: "sending",
+          row: v.row,
+          ...(v.key !== undefined ? { key: v.key } : {}),
+          ...(v.id !== undefined ? { id: v.id } : {}),
+          intent: intentOf(action)!,
+          at: yield* nowIso
+        })
+        state.inFlight.add(v.row)
+        const sent = yield* Effect.either(send(r, action))
+        if (Either.isLeft(sent)) {
+          // The run is aborted (credentials rejected …): this write never reached the server. The rows in flight
+          // finish; no new row starts.
+          state.inFlight.delete(v.row)
+          state.aborted ??= sent.left
+          state.stopped = true
+          return yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
+        }
+        outcome = sent.right
+      }
+      yield* finish(v.row, withWarnings(outcome, v.warnings))
+      if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
+      if (!job.dryRun && outcome.recordId !== undefined && (outcome.status === "created" || outcome.status === "updated" || outcome.status === "unchanged")) {
+        yield* resolver.learn(r.name, payload, outcome.recordId)
+      }
+    })
+
+  const processRow = (result: RowResult) =>
+    result._tag === "Invalid" ? finish(result.row, { status: "invalid", error: formatErrors(result.errors) }) : processValid(result)
+
+  const pass = (selected: (row: number) => boolean) => {
+    const validatePass = s.validator()
+    return input.rows.pipe(
+      Stream.takeWhile(() => !state.stopped),
+      Stream.mapEffect((row) => validatePass.validate(row)),
+      Stream.filter((result) => (!state.priorDone.has(result.row) || queuedBefore(result.row)) && selected(result.row)),
+      Stream.mapEffect(
+        (result) =>
+          state.stopped ? Effect.void : job.stop === undefined ? processRow(result) : Effect.raceFirst(processRow(result), Deferred.await(abandon)),
+        { concurrency, unordered: true }
+      ),
+      Stream.runDrain
+    )
+  }
+
+  yield* pass((row) => !waiting.has(row))
+  // Later passes: rows whose own-file references are now created, until none is left (a cycle goes last).
+  while (waiting.size > 0 && !state.stopped) {
+    const ready = nextReady(waiting)
+    yield* pass((row) => ready.has(row))
+    for (const row of ready) waiting.delete(row)
+  }
+  if (job.progress !== undefined) yield* job.progress.end
+
+  if (queued.length > 0 && !state.stopped) {
+    const waitMs = job.verifyWaitMs ?? 6 * 60_000
+    yield* say(`verify: waiting up to ${formatDuration(waitMs)} for ${queued.length} queued row${queued.length > 1 ? "s" : ""} to show on the server`)
+    const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: job.stop })
+    for (const [row, outcome] of confirmed) {
+      state.outcomes.set(row, outcome)
+      yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })
+    }
+  }
+})

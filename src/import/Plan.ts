@@ -1,0 +1,277 @@
+/**
+ * What one valid row's write is, per mode and per what the resource's API can do: a POST, a PUT on the collection,
+ * a PATCH of the changed fields, a PUT or DELETE by id, a PUT/DELETE on a sub-collection or action path, or no
+ * request at all (`Settle`: unchanged, not found, refused before sending). Pure: the lookups are done beforehand.
+ *
+ * Resources without an upsert in the API (teams, groups, segments, keywords …) get one emulated: the record is
+ * looked up by key; found → PATCH (or PUT /{id}) of the fields that differ, absent → POST with correlation.
+ */
+import type { Resource } from "../Resources.js"
+import type { FileCell } from "../validate/Validate.js"
+import { changes as diff, formatChanges, type Change } from "./Compare.js"
+import type { Intent, Mode } from "./Journal.js"
+import { recordId } from "./Lookup.js"
+import type { Outcome } from "./Status.js"
+
+export type ServerId = string | number
+
+/** A valid row whose references are resolved: ready to be planned and sent. */
+export interface ReadyRow {
+  readonly row: number
+  readonly payload: Readonly<Record<string, unknown>>
+  readonly key: string | undefined
+  readonly id: ServerId | undefined
+  readonly files: ReadonlyArray<FileCell>
+}
+
+/** The existing record a row's key (or id) names, as the batched lookup found it. */
+export type Existing =
+  | { readonly _tag: "NotLooked" }
+  | { readonly _tag: "Unavailable"; readonly message: string }
+  | { readonly _tag: "Found"; readonly records: ReadonlyArray<Record<string, unknown>>; readonly by: string; readonly value: string }
+
+export type Action =
+  | { readonly _tag: "Post"; readonly body: Record<string, unknown>; readonly correlation: { readonly key: string; readonly value: string } | undefined }
+  | { readonly _tag: "PutCollection"; readonly path: string; readonly body: unknown; readonly existed: boolean | undefined; readonly changes: ReadonlyArray<Change> }
+  | { readonly _tag: "Patch"; readonly id: ServerId; readonly changes: ReadonlyArray<Change> }
+  | { readonly _tag: "PutId"; readonly id: ServerId; readonly body: Record<string, unknown>; readonly changes: ReadonlyArray<Change> }
+  | { readonly _tag: "Delete"; readonly id: ServerId }
+  | { readonly _tag: "PutPath"; readonly path: string; readonly body: unknown; readonly files: ReadonlyArray<FileCell> }
+  | { readonly _tag: "DeletePath"; readonly path: string; readonly body: unknown }
+  | { readonly _tag: "Settle"; readonly outcome: Outcome }
+
+export const intentOf = (action: Action): Intent | undefined => {
+  switch (action._tag) {
+    case "Post":
+      return "create"
+    case "PutCollection":
+      return "upsert"
+    case "Patch":
+      return "patch"
+    case "PutId":
+      return "update"
+    case "Delete":
+    case "DeletePath":
+      return "delete"
+    case "PutPath":
+      return "put"
+    case "Settle":
+      return undefined
+  }
+}
+
+const settle = (outcome: Outcome): Action => ({ _tag: "Settle", outcome })
+const fail = (error: string): Action => settle({ status: "failed", error })
+
+const has = (r: Resource, op: Resource["ops"][number]) => r.ops.includes(op)
+
+/** How a record of this resource is written when it is not the API's own upsert. */
+export const isPathWrite = (r: Resource) => r.kind === "subcollection" || (r.kind === "action" && r.path.includes("{id}"))
+
+/**
+ * Why `mode` cannot be used with this resource at all (checked once, before anything is read or sent), or
+ * undefined when it can.
+ */
+export const modeProblem = (r: Resource, mode: Mode): string | undefined => {
+  const can = r.ops.filter((o) => o !== "list" && o !== "get").join(", ")
+  switch (mode) {
+    case "upsert":
+      return has(r, "upsert") || has(r, "create") ? undefined : `${r.name} cannot be written through the API`
+    case "create":
+      return isPathWrite(r) || !has(r, "create")
+        ? `${r.name} cannot be created one by one through the API (it offers: ${can}); use --mode upsert`
+        : undefined
+    case "update":
+      return has(r, "patch") || has(r, "update")
+        ? undefined
+        : `the API cannot change an existing ${r.title.toLowerCase()} record (it offers: ${can}); use --mode upsert or create`
+    case "delete":
+      return has(r, "delete") ? undefined : `the API cannot delete ${r.title.toLowerCase()} (it offers: ${can})`
+  }
+}
+
+const idName = (r: Resource) => r.id?.name
+
+/** The payload without the fields that never go in a write body (the id when the key decides, server-only fields). */
+const bodyOf = (r: Resource, row: ReadyRow, keepId: boolean): Record<string, unknown> => {
+  const body: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(row.payload)) {
+    if (v === undefined) continue
+    if (!keepId && k === idName(r)) continue
+    body[k] = v
+  }
+  return body
+}
+
+/** `/tasks/{id}/products` with the parent's id, and the body without the parent field. */
+const pathWrite = (r: Resource, row: ReadyRow): { path: string; body: Record<string, unknown> } | string => {
+  const body = bodyOf(r, row, true)
+  if (!r.path.includes("{id}")) return { path: r.path, body }
+  const parentField = r.parent?.field ?? "id"
+  const parentId = body[parentField]
+  if (parentId === undefined || parentId === null || parentId === "") return `${parentField}: the ${r.parent?.resource ?? "parent"} record is not given`
+  delete body[parentField]
+  return { path: r.path.replace("{id}", encodeURIComponent(String(parentId))), body }
+}
+
+/** The one record a lookup found, or the settled outcome that says why there is none to use. */
+const single = (
+  r: Resource,
+  existing: Existing
+): { readonly _tag: "One"; readonly record: Record<string, unknown> } | { readonly _tag: "None" } | { readonly _tag: "Stop"; readonly action: Action } => {
+  switch (existing._tag) {
+    case "NotLooked":
+      return { _tag: "None" }
+    case "Unavailable":
+      return { _tag: "Stop", action: fail(`could not look existing ${r.name} records up: ${existing.message}`) }
+    case "Found":
+      if (existing.records.length === 0) return { _tag: "None" }
+      if (existing.records.length > 1) {
+        return { _tag: "Stop", action: fail(`${existing.records.length} ${r.name} records on the server have ${existing.by} "${existing.value}": resolve the duplicate first`) }
+      }
+      return { _tag: "One", record: existing.records[0]! }
+  }
+}
+
+const notFound = (r: Resource, existing: Existing, row: ReadyRow) =>
+  existing._tag === "Found"
+    ? `no ${r.name} record with ${existing.by} "${existing.value}"`
+    : `no ${r.name} record with id ${String(row.id)}`
+
+export interface PlanInput {
+  readonly resource: Resource
+  readonly mode: Mode
+  readonly dryRun: boolean
+  readonly row: ReadyRow
+  /** The record the row's key (or, without a key, its id) names, when it was looked up. */
+  readonly existing: Existing
+  /** The intent of this row's write in an earlier session that stopped before its answer (resume). */
+  readonly interrupted: Intent | undefined
+}
+
+const reconciledNote = "reconciled after an interruption: the server already holds this row"
+
+/** Applies an existing record's changes: nothing to do, PATCH, PUT /{id}, or the API cannot. */
+const change = (r: Resource, record: Record<string, unknown>, row: ReadyRow, interrupted: Intent | undefined, candidates: Record<string, unknown>): Action => {
+  const id = recordId(r, record)
+  const list = diff(r, candidates, record)
+  if (list.length === 0) {
+    // A PATCH/PUT of an earlier session that landed leaves nothing to change: it was that session's update.
+    return interrupted === "patch" || interrupted === "update" || interrupted === "upsert"
+      ? settle({ status: "updated", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
+      : settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) })
+  }
+  if (id === undefined) return fail(`the ${r.name} record found has no id`)
+  if (has(r, "patch")) return { _tag: "Patch", id, changes: list }
+  if (has(r, "update")) return { _tag: "PutId", id, body: bodyOf(r, row, false), changes: list }
+  return fail(`the API cannot change an existing ${r.title.toLowerCase()} record (would change ${formatChanges(list)})`)
+}
+
+export const plan = (input: PlanInput): Action => {
+  const { resource: r, mode, row, existing, interrupted } = input
+
+  // A POST of an earlier session whose answer never came: the lookup tells whether it landed.
+  if (interrupted === "create") {
+    const found = single(r, existing)
+    if (found._tag === "Stop") return found.action
+    if (found._tag === "One") {
+      const id = recordId(r, found.record)
+      return settle({ status: "created", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
+    }
+    if (existing._tag === "NotLooked") {
+      return settle({
+        status: "in-doubt",
+        error: `the run stopped while this row was being created, and ${r.name} records cannot be looked up by a key: check the server, then rerun the row`
+      })
+    }
+  }
+
+  switch (mode) {
+    case "delete": {
+      if (isPathWrite(r)) {
+        const w = pathWrite(r, row)
+        if (typeof w === "string") return fail(w)
+        const item = r.key !== undefined ? w.body[r.key] : undefined
+        if (item === undefined) return fail(`${r.key ?? "the item"}: needed to delete from ${r.name}`)
+        return { _tag: "DeletePath", path: w.path, body: [item] }
+      }
+      if (existing._tag === "NotLooked") {
+        return row.id !== undefined ? { _tag: "Delete", id: row.id } : fail(`delete needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+      }
+      const found = single(r, existing)
+      if (found._tag === "Stop") return found.action
+      if (found._tag === "None") {
+        return interrupted === "delete" ? settle({ status: "deleted", error: "reconciled after an interruption: the record is gone" }) : fail(notFound(r, existing, row))
+      }
+      const id = recordId(r, found.record)
+      return id === undefined ? fail(`the ${r.name} record found has no id`) : { _tag: "Delete", id }
+    }
+
+    case "update": {
+      const candidates = bodyOf(r, row, false)
+      if (r.key !== undefined) delete candidates[r.key]
+      if (existing._tag === "NotLooked") {
+        if (row.id === undefined) return fail(`update needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+        const list = Object.entries(candidates).map(([field, to]) => ({ field, from: undefined, to }))
+        if (list.length === 0) return settle({ status: "unchanged", recordId: row.id })
+        return has(r, "patch") ? { _tag: "Patch", id: row.id, changes: list } : { _tag: "PutId", id: row.id, body: candidates, changes: list }
+      }
+      const found = single(r, existing)
+      if (found._tag === "Stop") return found.action
+      if (found._tag === "None") return fail(notFound(r, existing, row))
+      return change(r, found.record, row, interrupted, candidates)
+    }
+
+    case "create": {
+      if (input.dryRun) {
+        const found = single(r, existing)
+        if (found._tag === "Stop") return found.action
+        if (found._tag === "One") return fail(`already exists (${r.key} "${row.key}"): use --mode upsert`)
+      }
+      return post(r, row)
+    }
+
+    case "upsert": {
+      if (isPathWrite(r)) {
+        const w = pathWrite(r, row)
+        if (typeof w === "string") return fail(w)
+        return { _tag: "PutPath", path: w.path, body: w.body, files: row.files }
+      }
+      if (has(r, "upsert")) {
+        // The API's own upsert finds the record by key itself; the lookup (dry run, resume) only says what it will do.
+        const keepId = row.key === undefined
+        const w = pathWrite(r, row)
+        if (typeof w === "string") return fail(w)
+        const body = bodyOf(r, row, keepId)
+        const found = single(r, existing)
+        if (found._tag === "Stop") return found.action
+        if (found._tag === "One") {
+          const list = diff(r, body, found.record)
+          if (list.length === 0 && (input.dryRun || interrupted === "upsert")) {
+            const id = recordId(r, found.record)
+            return interrupted === "upsert"
+              ? settle({ status: "updated", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
+              : settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) })
+          }
+          return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
+        }
+        return { _tag: "PutCollection", path: w.path, body, existed: existing._tag === "Found" ? false : undefined, changes: [] }
+      }
+      // Emulated upsert: the lookup decides.
+      const found = single(r, existing)
+      if (found._tag === "Stop") return found.action
+      if (found._tag === "One") {
+        const candidates = bodyOf(r, row, false)
+        return change(r, found.record, row, interrupted, candidates)
+      }
+      if (row.key === undefined && row.id !== undefined) return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)
+      return post(r, row)
+    }
+  }
+}
+
+const post = (r: Resource, row: ReadyRow): Action => {
+  const body = bodyOf(r, row, false)
+  const correlation = r.key !== undefined && row.key !== undefined && row.key !== "" ? { key: r.key, value: row.key } : undefined
+  return { _tag: "Post", body, correlation }
+}

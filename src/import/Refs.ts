@@ -1,0 +1,146 @@
+/**
+ * Reference resolution: turning the cells that name other records by their key (`customerExternalId`,
+ * `userToLogin` …) into server ids. `RefResolver` is the pluggable part: the pipeline tells it up front every value
+ * a file refers to (`prepare`), asks per row (`resolve`) and reports every record the run writes (`learn`), so
+ * self-references and onboarding's later steps find records created moments before.
+ *
+ * `serverResolver` looks the values up on the server with list calls, one walk per referenced resource and
+ * property (see `Lookup`), and caches the answers for the whole run.
+ */
+import { Effect, Either } from "effect"
+import type { Api, ApiAborted } from "../client/Api.js"
+import { resource as resourceOf, type ResourceName } from "../Resources.js"
+import type { PendingRef } from "../validate/Validate.js"
+import { findRecords, listedAs, propertyText, recordId } from "./Lookup.js"
+
+export type ServerId = string | number
+
+/** Every value a file refers to in one resource by one property. */
+export interface RefDemand {
+  readonly resource: ResourceName
+  readonly by: string
+  readonly values: ReadonlySet<string>
+}
+
+export interface RefResolver {
+  /** Called once before any row is sent, with every value the rows refer to, so lookups can be batched. */
+  readonly prepare: (demands: ReadonlyArray<RefDemand>) => Effect.Effect<void, ApiAborted>
+  /** The id (or, for list fields, the ids) one reference cell names, or why it cannot be resolved. */
+  readonly resolve: (ref: PendingRef) => Effect.Effect<Either.Either<ServerId | ReadonlyArray<ServerId>, string>>
+  /** A record this run created or found: `fields` are its write names and values, `id` its server id. */
+  readonly learn: (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) => Effect.Effect<void>
+}
+
+const cacheKey = (resource: ResourceName, by: string) => `${resource}\u0000${by}`
+
+type Entry =
+  | { readonly _tag: "Found"; readonly ids: ReadonlyArray<ServerId> }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Unavailable"; readonly message: string }
+
+/** The message of a value that resolves to nothing, or to several records. */
+const describe = (resource: ResourceName, by: string, value: string, entry: Entry | undefined): string | undefined => {
+  if (entry === undefined || entry._tag === "Missing") return `no ${resource} record with ${by} "${value}"`
+  if (entry._tag === "Unavailable") return `could not look ${resource} up: ${entry.message}`
+  if (entry.ids.length > 1) return `${entry.ids.length} ${resource} records have ${by} "${value}": make it unique or give the id`
+  return undefined
+}
+
+/**
+ * A resolver over a cache of `(resource, by) → value → ids`, filled by `fill` for the values `prepare` is given.
+ * Onboarding builds its own from earlier steps' journals and falls back to the server for the rest.
+ */
+export const makeResolver = (
+  fill: (resource: ResourceName, by: string, values: ReadonlyArray<string>) => Effect.Effect<Either.Either<ReadonlyMap<string, ReadonlyArray<ServerId>>, string>, ApiAborted>
+): RefResolver => {
+  const cache = new Map<string, Map<string, Entry>>()
+  const table = (resource: ResourceName, by: string) => {
+    const k = cacheKey(resource, by)
+    let t = cache.get(k)
+    if (t === undefined) cache.set(k, (t = new Map()))
+    return t
+  }
+
+  const prepare = (demands: ReadonlyArray<RefDemand>) =>
+    Effect.forEach(
+      demands,
+      (d) => {
+        const t = table(d.resource, d.by)
+        const missing = [...d.values].filter((v) => v.trim() !== "" && !t.has(v.trim())).map((v) => v.trim())
+        if (missing.length === 0) return Effect.void
+        return fill(d.resource, d.by, missing).pipe(
+          Effect.map((result) => {
+            for (const v of missing) {
+              const entry: Entry = Either.isLeft(result)
+                ? { _tag: "Unavailable", message: result.left }
+                : (() => {
+                  const ids = result.right.get(v)
+                  return ids === undefined || ids.length === 0 ? { _tag: "Missing" } : { _tag: "Found", ids }
+                })()
+              if (!(t.get(v)?._tag === "Found")) t.set(v, entry)
+            }
+          })
+        )
+      },
+      { concurrency: 2, discard: true }
+    )
+
+  const resolve = (ref: PendingRef) =>
+    Effect.sync((): Either.Either<ServerId | ReadonlyArray<ServerId>, string> => {
+      const t = table(ref.resource, ref.by)
+      const ids: Array<ServerId> = []
+      for (const raw of ref.values) {
+        const value = raw.trim()
+        if (value === "") continue
+        const entry = t.get(value)
+        const problem = describe(ref.resource, ref.by, value, entry)
+        if (problem !== undefined) return Either.left(`${ref.column}: ${problem}`)
+        ids.push((entry as Extract<Entry, { _tag: "Found" }>).ids[0]!)
+      }
+      if (ref.list) return Either.right(ids)
+      return ids.length === 1 ? Either.right(ids[0]!) : Either.left(`${ref.column}: names ${ids.length} records where one is expected`)
+    })
+
+  const learn = (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) =>
+    Effect.sync(() => {
+      const r = resourceOf(resource)
+      for (const [k, t] of cache) {
+        const [name, by] = k.split("\u0000") as [ResourceName, string]
+        if (name !== resource) continue
+        const value = by === r.id?.name ? String(id) : propertyText(fields as Record<string, unknown>, by)
+        if (value === "") continue
+        const entry = t.get(value)
+        if (entry?._tag === "Found" && entry.ids.some((x) => String(x) === String(id))) continue
+        t.set(value, entry?._tag === "Found" ? { _tag: "Found", ids: [...entry.ids, id] } : { _tag: "Found", ids: [id] })
+      }
+    })
+
+  return { prepare, resolve, learn }
+}
+
+/** Looks values up on the server (one walk per resource and property), for the current `Api`. */
+export const serverLookup = Effect.fn("Refs.serverLookup")(function*() {
+  const context = yield* Effect.context<Api>()
+  return (resource: ResourceName, by: string, values: ReadonlyArray<string>) => {
+    const r = resourceOf(resource)
+    const listed = listedAs(r)
+    if (listed === undefined) {
+      return Effect.succeed(Either.left(`the API cannot list ${resource}: give the id instead`))
+    }
+    return findRecords(r, by, values).pipe(
+      Effect.map((found) => {
+        const ids = new Map<string, ReadonlyArray<ServerId>>()
+        for (const [value, records] of found) {
+          const list = records.map((rec) => recordId(r, rec)).filter((x): x is ServerId => x !== undefined)
+          if (list.length > 0) ids.set(value, list)
+        }
+        return Either.right(ids) as Either.Either<ReadonlyMap<string, ReadonlyArray<ServerId>>, string>
+      }),
+      Effect.catchTag("ListFailed", (e) => Effect.succeed(Either.left(e.message))),
+      Effect.provide(context)
+    )
+  }
+})
+
+/** The default resolver: every reference looked up on the server, cached for the run. */
+export const serverResolver: Effect.Effect<RefResolver, never, Api> = Effect.map(serverLookup(), makeResolver)

@@ -1,0 +1,47 @@
+/**
+ * `resume RUN_DIR`: continues a run from its journal. The header says what was run (resource, mode, source,
+ * parse options, the formats `auto` resolved to); rows already done are not sent again; rows that were in flight
+ * are reconciled by key before any resend (see `Plan.plan`, `interrupted`). The journal is appended to, then the
+ * reports and summary are rewritten.
+ */
+import * as Path from "node:path"
+import { Effect } from "effect"
+import { RunError } from "../Errors.js"
+import { isResourceName } from "../Resources.js"
+import { journalFile, readJournal } from "./Journal.js"
+import { continueRun, type ImportJob } from "./Pipeline.js"
+import { existingRunDir } from "./RunDir.js"
+
+/** What the caller of a resume may set; everything else comes from the journal. */
+export type ResumeOptions = Pick<ImportJob, "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say">
+
+/** The job a run directory's journal describes, and the journal itself. */
+export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
+  const dir = yield* existingRunDir(runDir)
+  const prior = yield* readJournal(Path.join(dir, journalFile))
+  const h = prior.header
+  if (!isResourceName(h.resource)) return yield* new RunError({ message: `${dir}: the journal names an unknown resource "${h.resource}"` })
+  const job: ImportJob = {
+    command: "resume",
+    resource: h.resource,
+    file: h.source.file,
+    read: h.read,
+    dateFormat: h.parse.dateFormat,
+    decimal: h.parse.decimal,
+    mode: h.mode,
+    dryRun: h.dryRun,
+    verify: h.verify,
+    verifyWaitMs: h.verifyWaitMs,
+    runDir: dir,
+    baseDir: h.parse.baseDir,
+    maxAttachmentBytes: h.parse.maxAttachmentBytes,
+    rowColumn: h.source.rowColumn,
+    parent: h.parent
+  }
+  return { dir, prior, job }
+})
+
+export const resumeRun = Effect.fn("Resume.run")(function*(runDir: string, options: ResumeOptions = {}) {
+  const { job, prior } = yield* loadRun(runDir)
+  return yield* continueRun({ ...job, ...options }, prior)
+})

@@ -1,0 +1,93 @@
+/**
+ * `fsm-bulk validate`: every check of an import, offline (nothing is sent, no journal), with the same report and
+ * summary as an import. Rows that pass are reported as `valid` (an extension of the contract's statuses); their
+ * warnings go to `_error`.
+ */
+import * as Path from "node:path"
+import { Clock, Effect, Stream } from "effect"
+import type { ResourceName } from "../Resources.js"
+import { resource as resourceOf } from "../Resources.js"
+import type { ParseOptions } from "../validate/Validate.js"
+import { defaultMaxAttachmentBytes, formatErrors, inferFormats, makeValidator, planColumns } from "../validate/Validate.js"
+import { openInput } from "./Input.js"
+import type { Mode, ReadSettings } from "./Journal.js"
+import { writeReports, writeSummary, type Summary } from "./Report.js"
+import { createRunDir } from "./RunDir.js"
+import type { Outcome } from "./Status.js"
+
+export interface ValidateJob {
+  readonly resource: ResourceName
+  readonly file: string
+  readonly read: ReadSettings
+  readonly dateFormat: ParseOptions["dateFormat"]
+  readonly decimal: ParseOptions["decimal"]
+  /** Which columns are required depends on it (create/upsert need the required ones, update/delete an identity). */
+  readonly mode: Mode
+  readonly runDir: string
+  readonly baseDir?: string | undefined
+  readonly maxAttachmentBytes?: number | undefined
+  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+}
+
+const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
+export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
+  const say = job.say ?? (() => Effect.void)
+  const r = resourceOf(job.resource)
+  const started = yield* nowIso
+  const input = yield* openInput(job.file, job.read, r.name)
+  const parse: ParseOptions = {
+    dateFormat: job.dateFormat,
+    decimal: job.decimal,
+    mode: job.mode,
+    baseDir: job.baseDir ?? Path.dirname(input.file),
+    maxAttachmentBytes: job.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
+    restoreGuard: input.source.writtenByTool
+  }
+  const columns = yield* planColumns(r, input.file, input.source.header, parse)
+  for (const w of columns.warnings) yield* say(`warning: ${w}`)
+  const formats = yield* inferFormats(columns, input.rows, parse)
+  const validator = makeValidator(columns, formats, parse)
+  const outcomes = new Map<number, Outcome>()
+  yield* Stream.runForEach(input.rows, (row) =>
+    Effect.map(validator.validate(row), (result) => {
+      outcomes.set(
+        result.row,
+        result._tag === "Invalid"
+          ? { status: "invalid", error: formatErrors(result.errors) }
+          : result.warnings.length > 0
+          ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
+          : { status: "valid" }
+      )
+    })
+  )
+  const runDir = yield* createRunDir(job.runDir)
+  const report = yield* writeReports({
+    runDir,
+    input,
+    dryRun: false,
+    outcomeOf: (row) => outcomes.get(row) ?? { status: "skipped" }
+  })
+  const exitCode = report.counts.invalid > 0 ? 1 : 0
+  const summary: Summary = {
+    tool: "fsm-bulk",
+    command: "validate",
+    resource: r.name,
+    mode: job.mode,
+    source: input.file,
+    runDir,
+    started,
+    finished: yield* nowIso,
+    rows: report.rows,
+    counts: report.counts,
+    requests: 0,
+    rateLimited: 0,
+    retries: 0,
+    exitCode,
+    dryRun: false,
+    parent: null,
+    interrupted: false
+  }
+  yield* writeSummary(runDir, summary)
+  return { runDir, summary, exitCode, formats }
+})

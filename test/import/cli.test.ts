@@ -1,0 +1,186 @@
+/**
+ * The commands as a user runs them (`node dist/bin.js`, built first), against a sandbox on loopback: a SIGKILL in
+ * the middle of a run then `resume`, a SIGINT that stops cleanly, and the exit-2 refusals that send nothing.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Path from "node:path"
+import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { journalCount, put, readJournalLines, readReport, readSummary, runCli, spawnCli, startTestSandbox, tempDir, until, writes } from "./support.js"
+
+const customers = (n: number, invalidAt: ReadonlyArray<number> = []) =>
+  ["externalId,name", ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))].join("\n") + "\n"
+
+const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
+
+describe("crash safety", () => {
+  it.scopedLive(
+    "a SIGKILL in the middle of a run, then resume: exactly one record per valid row and one report line per input row",
+    () =>
+      Effect.gen(function*() {
+        // Latency keeps several creates in flight at any moment, so the kill catches some between send and answer.
+        const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 120 } })
+        const dir = yield* tempDir
+        const file = put(dir, "clientes.csv", customers(60, [7]))
+        const runDir = Path.join(dir, "run")
+        const cli = spawnCli(["import", "customers", file, "--mode", "create", "--out", runDir, "--rate", "50/2s", "--concurrency", "8"], sandbox, dir)
+        yield* until(() => journalCount(runDir, "done") >= 10)
+        cli.child.kill("SIGKILL")
+        const killed = yield* Effect.promise(() => cli.exit)
+        assert.strictEqual(killed.signal, "SIGKILL")
+
+        const before = readJournalLines(runDir)
+        const done = new Set(before.filter((l) => l.state === "done").map((l) => l.row))
+        const inFlight = before.filter((l) => l.state === "sending" && !done.has(l.row))
+        assert.isAbove(inFlight.length, 0, "the kill should catch rows in flight")
+        assert.isBelow(done.size, 60)
+
+        const resumed = yield* runCli(["resume", runDir, "--rate", "50/2s", "--json"], sandbox, dir)
+        assert.strictEqual(resumed.code, 1, resumed.stderr) // row 9 is invalid
+        const summary = lastJson(resumed.stdout)
+        assert.strictEqual(summary.runDir, runDir)
+        assert.strictEqual(summary.rows, 60)
+
+        const stored = yield* sandbox.control.records("sandbox-key", "customers")
+        const keys = stored.map((c) => c.externalId as string)
+        assert.strictEqual(keys.length, 59)
+        assert.strictEqual(new Set(keys).size, 59)
+
+        const report = readReport(runDir)
+        assert.strictEqual(report.length, 60)
+        assert.deepStrictEqual(report.map((r) => Number(r._row)), Array.from({ length: 60 }, (_, i) => i + 2))
+        for (const r of report) {
+          if (r.externalId === "K-7") assert.strictEqual(r._status, "invalid")
+          else assert.strictEqual(r._status, "created", `${r._row}: ${r._error}`)
+        }
+        // The rows in flight were looked up, not blindly sent again (a resend would have met a 409).
+        for (const l of inFlight) {
+          const row = report.find((r) => Number(r._row) === l.row)!
+          assert.strictEqual(row._status, "created")
+        }
+        assert.deepStrictEqual(readSummary(runDir).counts.created, 59)
+        // Rows done before the kill were not sent again: one create per record, plus at most the in-flight resends.
+        const posts = writes(yield* sandbox.control.requests).filter((w) => w.method === "POST" && w.applied)
+        assert.strictEqual(posts.length, 59)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "SIGINT stops sending, writes the reports with the rows not reached, exits 3 and says how to resume",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 80 } })
+        const dir = yield* tempDir
+        const file = put(dir, "clientes.csv", customers(80))
+        const runDir = Path.join(dir, "run")
+        const cli = spawnCli(["import", "customers", file, "--out", runDir, "--rate", "40/2s", "--json"], sandbox, dir)
+        yield* until(() => journalCount(runDir, "done") >= 5)
+        cli.child.kill("SIGINT")
+        const exit = yield* Effect.promise(() => cli.exit)
+        assert.strictEqual(exit.code, 3, cli.stderr())
+        assert.match(cli.stderr(), /fsm-bulk resume/)
+        const summary = lastJson(cli.stdout())
+        assert.strictEqual(summary.interrupted, true)
+        assert.strictEqual(summary.exitCode, 3)
+        const report = readReport(runDir)
+        assert.strictEqual(report.length, 80)
+        const skipped = report.filter((r) => r._status === "skipped")
+        assert.isAbove(skipped.length, 0)
+        assert.match(skipped[0]!._error!, /resume/)
+        assert.isTrue(report.every((r) => r._status === "created" || r._status === "skipped" || r._status === "in-doubt"))
+
+        const resumed = yield* runCli(["resume", runDir, "--rate", "200/2s"], sandbox, dir)
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        const after = readReport(runDir)
+        assert.strictEqual(after.length, 80)
+        assert.isTrue(after.every((r) => r._status === "created" || r._status === "updated"))
+        assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).length, 80)
+      }),
+    60_000
+  )
+})
+
+describe("exit codes and refusals", () => {
+  it.scopedLive(
+    "unreadable input and bad usage exit 2 with a message naming the file and the problem; nothing is sent",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const duplicate = put(dir, "dup.csv", "externalId,name,Name\nK-1,Um,Dois\n")
+        const a = yield* runCli(["import", "customers", duplicate, "--out", Path.join(dir, "a")], sandbox, dir)
+        assert.strictEqual(a.code, 2)
+        assert.match(a.stderr, /dup\.csv/)
+        assert.match(a.stderr, /name/i)
+
+        const binary = put(dir, "bin.csv", Buffer.from([0, 1, 2, 3, 0, 255, 254, 0, 7, 8, 0, 0]))
+        const b = yield* runCli(["import", "customers", binary, "--out", Path.join(dir, "b")], sandbox, dir)
+        assert.strictEqual(b.code, 2)
+        assert.match(b.stderr, /bin\.csv/)
+
+        const c = yield* runCli(["import", "teams", put(dir, "t.csv", "description\nA\n"), "--mode", "update"], sandbox, dir)
+        assert.strictEqual(c.code, 2)
+        assert.match(c.stderr, /cannot change an existing teams record/)
+
+        const d = yield* runCli(["import", "clientes", duplicate], sandbox, dir)
+        assert.strictEqual(d.code, 2)
+        assert.match(d.stderr, /unknown resource "clientes"/)
+
+        const e = yield* runCli(["resume", Path.join(dir, "nowhere")], sandbox, dir)
+        assert.strictEqual(e.code, 2)
+        assert.match(e.stderr, /nowhere/)
+
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, 0)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "credentials rejected: exit 3, nothing sent, every row reported as not attempted; resume with the right ones finishes",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const runDir = Path.join(dir, "run")
+        const file = put(dir, "c.csv", customers(6))
+        const aborted = yield* runCli(["import", "customers", file, "--out", runDir], sandbox, dir, { FSM_API_TOKEN: "wrong" })
+        assert.strictEqual(aborted.code, 3, aborted.stderr)
+        assert.match(aborted.stderr, /rejected the credentials/)
+        assert.match(aborted.stderr, /fsm-bulk resume/)
+        assert.notInclude(aborted.stderr, "wrong")
+        const report = readReport(runDir)
+        assert.strictEqual(report.length, 6)
+        assert.isTrue(report.every((r) => r._status === "skipped"), JSON.stringify(report.map((r) => r._status)))
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, 0)
+
+        const resumed = yield* runCli(["resume", runDir], sandbox, dir)
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        assert.isTrue(readReport(runDir).every((r) => r._status === "created"))
+        assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).length, 6)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "validate checks offline and writes the same report; import exits 0 when every row ended well and prints the run directory",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const file = put(dir, "c.csv", "externalId,name,email\nK-1,Um,um@x.com.br\nK-2,Dois,nope\n")
+        const v = yield* runCli(["validate", "customers", file, "--out", Path.join(dir, "v"), "--json"], undefined, dir)
+        assert.strictEqual(v.code, 1, v.stderr)
+        assert.deepStrictEqual(readReport(Path.join(dir, "v")).map((r) => r._status), ["valid", "invalid"])
+        assert.strictEqual(lastJson(v.stdout).command, "validate")
+
+        const ok = yield* runCli(["import", "customers", put(dir, "ok.csv", "externalId,name\nK-1,Um\n")], sandbox, dir)
+        assert.strictEqual(ok.code, 0, ok.stderr)
+        const runDir = /run directory: (.+)/.exec(ok.stderr)![1]!.trim()
+        assert.match(Path.basename(runDir), /^\d{8}T\d{6}Z-customers$/)
+        assert.strictEqual(readSummary(runDir).counts.created, 1)
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, 1)
+      }),
+    60_000
+  )
+})

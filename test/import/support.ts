@@ -1,0 +1,147 @@
+/**
+ * Helpers of the import tests: a sandbox on a free loopback port, the real client for it (scaled settings), a
+ * temporary directory per test, files written byte for byte, reports read back, and the built CLI spawned as a
+ * child process (for exit codes, signals and SIGKILL).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parse } from "csv-parse/sync"
+import { Effect, Layer } from "effect"
+import type { Api } from "../../src/client/Api.js"
+import { ClientConfig, type ClientSettingsInput } from "../../src/client/Config.js"
+import { clientLayer } from "../../src/cli/Connection.js"
+import { type ImportJob, runImport } from "../../src/import/Pipeline.js"
+import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import { startSandbox } from "../../src/sandbox/Sandbox.js"
+
+export const root = fileURLToPath(new URL("../..", import.meta.url))
+export const bin = Path.join(root, "dist/bin.js")
+
+export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
+  startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
+
+/** The real client of `sandbox`, for its account `apiKey` (default the first), with fast backoff. */
+export const apiOf = (sandbox: RunningSandbox, apiKey?: string, overrides: Partial<ClientSettingsInput> = {}): Layer.Layer<Api> => {
+  const account = sandbox.accounts.find((a) => a.apiKey === apiKey) ?? sandbox.accounts[0]!
+  return clientLayer(
+    ClientConfig.make({
+      baseUrl: sandbox.url,
+      credentials: account,
+      rate: { limit: 10_000, windowMs: 1_000 },
+      backoffBaseMs: 20,
+      backoffMaxMs: 200,
+      requestTimeoutMs: 5_000,
+      rateLimitPauseMs: 200,
+      ...overrides
+    })
+  )
+}
+
+/** A temporary directory removed with the test's scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-import-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** Writes `content` (strings as UTF-8 without BOM) at `dir/name`; returns the path. */
+export const put = (dir: string, name: string, content: string | Uint8Array): string => {
+  const path = Path.join(dir, name)
+  writeFileSync(path, content)
+  return path
+}
+
+/** Windows-1252 bytes of a string (the characters used exist in Latin-1 alike). */
+export const cp1252 = (text: string): Uint8Array => Buffer.from(text, "latin1")
+
+export type ReportRow = Record<string, string>
+
+/** The rows of a run's report.csv (BOM stripped), keyed by column. */
+export const readReport = (runDir: string, name = "report.csv"): ReadonlyArray<ReportRow> =>
+  parse(readFileSync(Path.join(runDir, name)), { columns: true, bom: true, skip_empty_lines: true, relax_column_count: true }) as Array<ReportRow>
+
+export const readSummary = (runDir: string): Record<string, any> => JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8"))
+
+export const readJournalLines = (runDir: string): ReadonlyArray<Record<string, any>> =>
+  readFileSync(Path.join(runDir, "journal.ndjson"), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)]
+      } catch {
+        return []
+      }
+    })
+
+/** A job with the defaults a test does not care about. */
+export const job = (fields: Pick<ImportJob, "resource" | "file" | "runDir"> & Partial<ImportJob>): ImportJob => ({
+  command: "import",
+  read: { encoding: "auto", delimiter: "auto" },
+  dateFormat: "auto",
+  decimal: "auto",
+  mode: "upsert",
+  dryRun: false,
+  verify: false,
+  ...fields
+})
+
+export const importInto = (sandbox: RunningSandbox, fields: Parameters<typeof job>[0], apiKey?: string) =>
+  runImport(job(fields)).pipe(Effect.provide(apiOf(sandbox, apiKey)))
+
+/** Writes (POST, PUT, PATCH, DELETE) the sandbox received, logins left out. */
+export const writes = (log: ReadonlyArray<RequestLogEntry>) => log.filter((e) => e.method !== "GET" && !/\/login$/i.test(e.path))
+
+// --- the CLI as a child process --------------------------------------------------------------------------------
+
+export interface Cli {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exit: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+}
+
+/** Spawns `node dist/bin.js …args` against `sandbox` (credentials in the environment, as users give them). */
+export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox | undefined, cwd: string, env: Record<string, string> = {}): Cli => {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
+  const account = sandbox?.accounts[0]
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd,
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...(sandbox !== undefined ? { FSM_BASE_URL: sandbox.url, FSM_API_KEY: account!.apiKey, FSM_API_TOKEN: account!.apiToken } : {}),
+      ...env
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  let err = ""
+  child.stdout!.on("data", (d) => (out += String(d)))
+  child.stderr!.on("data", (d) => (err += String(d)))
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
+  return { child, stdout: () => out, stderr: () => err, exit }
+}
+
+/** Runs the CLI to its end. */
+export const runCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox | undefined, cwd: string, env: Record<string, string> = {}) =>
+  Effect.promise(async () => {
+    const cli = spawnCli(args, sandbox, cwd, env)
+    const { code } = await cli.exit
+    return { code, stdout: cli.stdout(), stderr: cli.stderr() }
+  })
+
+/** Waits until `check` holds, polling (fails the test after `timeoutMs`). */
+export const until = (check: () => boolean, timeoutMs = 20_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (!check()) {
+      if (Date.now() > deadline) return yield* Effect.die(new Error("condition not met in time"))
+      yield* Effect.sleep(10)
+    }
+  })
+
+/** How many journal lines of `state` the run directory holds (0 while the journal does not exist). */
+export const journalCount = (runDir: string, state: string): number =>
+  existsSync(Path.join(runDir, "journal.ndjson")) ? readJournalLines(runDir).filter((l) => l.state === state).length : 0
