@@ -3,11 +3,18 @@
  */
 import { Command } from "@effect/cli"
 import { sandboxCommand } from "./sandbox/Command.js"
+import { templateCommand } from "./template/Command.js"
+import { exportCommand, verifyCommand } from "./export/Commands.js"
+import { importCommand, rerunCommand, resumeCommand, validateCommand } from "./import/Commands.js"
 
 export const root = Command.make("fsm-bulk").pipe(
   Command.withDescription("Bulk import, export and onboarding for the Field-Service Management API v2, with a local sandbox"),
   Command.withSubcommands([
-    sandboxCommand
+    sandboxCommand,
+    templateCommand,
+    validateCommand, importCommand, rerunCommand, resumeCommand,
+    exportCommand,
+    verifyCommand
   ])
 )
 

@@ -1,0 +1,93 @@
+/**
+ * The export's continuation state, `DIR/.export-progress.json`: the run's parameters, the resources already
+ * finished, and for the resource being walked the last page whose rows are on disk with the byte length of each
+ * partial file at that moment. Rewritten atomically after every page, so an export killed at any instant
+ * continues from its last complete page; removed once the manifest is written.
+ */
+import { FileSystem, Path } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { RunError, UsageError } from "../Errors.js"
+import { writeFileAtomic } from "../files/Write.js"
+import { ExportFormat, ManifestEntry } from "./Manifest.js"
+
+export const checkpointFile = ".export-progress.json"
+
+export const Window = Schema.Struct({ start: Schema.String, end: Schema.String })
+export type Window = typeof Window.Type
+
+/** A partial file: its length and data rows after the last complete page. */
+export const PartialFile = Schema.Struct({ name: Schema.String, file: Schema.String, bytes: Schema.Number, rows: Schema.Number })
+export type PartialFile = typeof PartialFile.Type
+
+/** Where the walk of the current resource stands: everything up to `page` (of `window`, of `parent`) is on disk. */
+export const Position = Schema.Struct({
+  resource: Schema.String,
+  page: Schema.Number,
+  window: Schema.optional(Window),
+  /** Per-parent lists (`/teams/{id}/users`): the parent whose pages are being walked. */
+  parent: Schema.optional(Schema.String),
+  /** Pages fetched so far for this resource, over all attempts. */
+  pages: Schema.Number,
+  files: Schema.Array(PartialFile)
+})
+export type Position = typeof Position.Type
+
+export const Checkpoint = Schema.Struct({
+  tool: Schema.Literal("fsm-bulk"),
+  baseUrl: Schema.String,
+  format: ExportFormat,
+  since: Schema.NullOr(Schema.String),
+  until: Schema.NullOr(Schema.String),
+  /** The files this export writes, in order: a rerun must ask for the same. */
+  resources: Schema.Array(Schema.String),
+  started: Schema.String,
+  done: Schema.Array(ManifestEntry),
+  current: Schema.optional(Position)
+})
+export type Checkpoint = typeof Checkpoint.Type
+
+const CheckpointJson = Schema.parseJson(Checkpoint)
+
+/** The checkpoint of an interrupted export in `dir`, if there is one. */
+export const readCheckpoint = Effect.fn("Checkpoint.read")(function* (dir: string) {
+  const fs = yield* FileSystem.FileSystem
+  const path = (yield* Path.Path).join(dir, checkpointFile)
+  if (!(yield* fs.exists(path))) return Option.none<Checkpoint>()
+  const text = yield* fs.readFileString(path)
+  return yield* Schema.decodeUnknown(CheckpointJson)(text).pipe(
+    Effect.map(Option.some),
+    Effect.mapError(
+      (cause) => new RunError({ message: `${path} is not a readable export checkpoint (remove it to start the export again): ${cause.message}` })
+    )
+  )
+})
+
+export const writeCheckpoint = Effect.fn("Checkpoint.write")(function* (dir: string, checkpoint: Checkpoint) {
+  const path = (yield* Path.Path).join(dir, checkpointFile)
+  yield* writeFileAtomic(path, JSON.stringify(Schema.encodeSync(Checkpoint)(checkpoint)))
+})
+
+export const removeCheckpoint = Effect.fn("Checkpoint.remove")(function* (dir: string) {
+  const fs = yield* FileSystem.FileSystem
+  yield* fs.remove((yield* Path.Path).join(dir, checkpointFile), { force: true })
+})
+
+/** The parameters a continued export must repeat, compared one by one so the message can name the difference. */
+export const sameRun = Effect.fn("Checkpoint.sameRun")(function* (
+  saved: Checkpoint,
+  now: Pick<Checkpoint, "baseUrl" | "format" | "since" | "until" | "resources">,
+  dir: string
+) {
+  const differences = [
+    saved.baseUrl !== now.baseUrl ? `base URL ${saved.baseUrl} (now ${now.baseUrl})` : undefined,
+    saved.format !== now.format ? `--format ${saved.format} (now ${now.format})` : undefined,
+    saved.since !== now.since ? `--since ${saved.since ?? "(none)"} (now ${now.since ?? "(none)"})` : undefined,
+    saved.until !== now.until ? `--until ${saved.until ?? "(none)"} (now ${now.until ?? "(none)"})` : undefined,
+    saved.resources.join(",") !== now.resources.join(",") ? `resources ${saved.resources.join(" ")} (now ${now.resources.join(" ")})` : undefined
+  ].filter((x) => x !== undefined)
+  if (differences.length > 0) {
+    return yield* new UsageError({
+      message: `${dir} holds an interrupted export made with ${differences.join("; ")}: run it again with the same arguments to continue it, or choose another --out`
+    })
+  }
+})

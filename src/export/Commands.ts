@@ -1,0 +1,131 @@
+/**
+ * The `export` and `verify` commands: flags and arguments, the summary (`--json` or human lines on stderr) and
+ * the exit code (export: 0 done, 2 bad usage, 3 aborted or interrupted, the checkpoint kept for a rerun;
+ * verify: 0 everything matches, 1 any problem).
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
+import { jsonOption, say, setExitCode, summary } from "../cli/Output.js"
+import { type PreparedExport, prepareExport, runExport } from "./Export.js"
+import { exportNames } from "./Plan.js"
+import { runVerify } from "./Verify.js"
+
+const resourcesArg = Args.text({ name: "resource" }).pipe(
+  Args.withDescription(`Resources to export (default: all of them): ${exportNames.join(", ")}`),
+  Args.repeated
+)
+
+const outOption = Options.text("out").pipe(
+  Options.withDescription("Directory of the export (created if needed; an interrupted export in it is continued)")
+)
+
+const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
+  Options.withDefault("csv" as const),
+  Options.withDescription("csv (UTF-8 with BOM, can be continued from its last page) or xlsx (one workbook per resource)")
+)
+
+const sinceOption = Options.text("since").pipe(
+  Options.withDescription("First day (yyyy-mm-dd) of the date-windowed lists: tasks, deleted tasks, expenses, tickets (default 2000-01-01)"),
+  Options.optional
+)
+
+const untilOption = Options.text("until").pipe(
+  Options.withDescription("Last day (yyyy-mm-dd) of the date-windowed lists (default: two years from today)"),
+  Options.optional
+)
+
+const continueHint = (out: string) => `fsm-bulk: the export in ${out} is incomplete; run the same command again to continue it`
+
+/** Runs a checked export against the API the connection options describe, and prints its summary. */
+const exportWith = (connection: ConnectionOptions, json: boolean, prepared: PreparedExport) =>
+  Effect.gen(function* () {
+    const result = yield* runExport(prepared)
+    const rows = result.manifest.resources.reduce((n, r) => n + r.rows, 0)
+    yield* summary(
+      json,
+      {
+        command: "export",
+        outDir: result.dir,
+        format: prepared.request.format,
+        baseUrl: result.manifest.baseUrl,
+        since: result.manifest.since,
+        until: result.manifest.until,
+        started: result.manifest.started,
+        finished: result.manifest.finished,
+        continued: result.continued,
+        files: result.files,
+        rows,
+        requests: result.requests,
+        rateLimited: result.rateLimited,
+        retries: result.retries,
+        exitCode: 0
+      },
+      [
+        `export: ${result.files.length} files, ${rows} rows in ${result.dir} (manifest.json)` +
+          (result.continued ? `; an interrupted export continued (${result.files.filter((f) => f.kept).length} files kept from before)` : ""),
+        `requests: ${result.requests} (rate-limited ${result.rateLimited}, retries ${result.retries})`,
+        `check it any time with: fsm-bulk verify ${result.dir}`
+      ]
+    )
+    yield* setExitCode(0)
+  }).pipe(
+    Effect.catchTag("ListFailed", (e) =>
+      Effect.gen(function* () {
+        yield* say(`fsm-bulk: listing ${e.path} failed${e.status !== undefined ? ` (HTTP ${e.status})` : ""}: ${e.message}`)
+        yield* say(continueHint(prepared.request.out))
+        if (json) yield* summary(true, { command: "export", outDir: prepared.request.out, status: "interrupted", error: e.message, exitCode: 3 }, [])
+        yield* setExitCode(3)
+      })
+    ),
+    Effect.tapErrorTag("ApiAborted", () => say(continueHint(prepared.request.out))),
+    Effect.onInterrupt(() => say(continueHint(prepared.request.out))),
+    Effect.provide(apiLayer(connection))
+  )
+
+export const exportCommand = Command.make(
+  "export",
+  {
+    resources: resourcesArg,
+    out: outOption,
+    format: formatOption,
+    since: sinceOption,
+    until: untilOption,
+    json: jsonOption,
+    connection: connectionOptions
+  },
+  (args) =>
+    Effect.flatMap(
+      prepareExport({
+        resources: args.resources,
+        out: args.out,
+        format: args.format,
+        since: Option.getOrUndefined(args.since),
+        until: Option.getOrUndefined(args.until),
+        say
+      }),
+      (prepared) => exportWith(args.connection, args.json, prepared)
+    )
+).pipe(
+  Command.withDescription(
+    "Export everything the account holds (or the resources named) into the --out directory: one import-ready file per resource, and manifest.json written last"
+  )
+)
+
+export const verifyCommand = Command.make(
+  "verify",
+  { dir: Args.text({ name: "export-dir" }).pipe(Args.withDescription("The --out directory of an export")), json: jsonOption },
+  (args) =>
+    Effect.gen(function* () {
+      const result = yield* runVerify(args.dir)
+      const exitCode = result.ok ? 0 : 1
+      yield* summary(args.json, { command: "verify", ...result, exitCode }, [
+        ...result.files.map((f) => (f.status === "ok" ? `ok       ${f.file}: ${f.rows} rows, sha256 matches` : `${f.status.padEnd(8)} ${f.problem}`)),
+        ...(result.manifest ? [] : result.problems),
+        result.ok
+          ? `verify: ${result.files.length} files match ${args.dir}/manifest.json`
+          : `verify: ${result.problems.length} problem(s) in ${args.dir}`
+      ])
+      yield* setExitCode(exitCode)
+    })
+).pipe(Command.withDescription("Recompute every checksum and row count of an export against its manifest.json (exit 1 on any mismatch)"))

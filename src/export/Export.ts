@@ -1,0 +1,325 @@
+/**
+ * The export pipeline: walks every planned list under the shared budget, pages straight to disk (memory flat in
+ * the number of records), reference columns filled from id → key maps, a checkpoint after every page, and
+ * `manifest.json` written last and atomically. Run again with the same `--out`, an interrupted export continues
+ * from its last complete page (CSV) or from the start of the unfinished resource (XLSX); finished resources are
+ * kept and not fetched again.
+ */
+import { FileSystem, Path } from "@effect/platform"
+import { Clock, Effect, Option, Ref, Stream } from "effect"
+import { fileURLToPath } from "node:url"
+import { Api } from "../client/Api.js"
+import { dayOf, defaultSince, defaultUntil } from "../client/Pages.js"
+import { UsageError } from "../Errors.js"
+import { writeFileAtomic } from "../files/Write.js"
+import type { KeyNeed } from "./Cells.js"
+import { keyNeeds } from "./Cells.js"
+import type { Checkpoint, Position } from "./Checkpoint.js"
+import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpoint } from "./Checkpoint.js"
+import type { KeyStore } from "./Keys.js"
+import { compareIds, makeKeyStore } from "./Keys.js"
+import type { ExportFormat, Manifest, ManifestEntry } from "./Manifest.js"
+import { manifestFile } from "./Manifest.js"
+import { pageRows } from "./PageRows.js"
+import type { Walk } from "./Plan.js"
+import { planExport, plannedFiles } from "./Plan.js"
+import type { ExportWriter } from "./Writers.js"
+import { canResume, openExportWriter, partialName } from "./Writers.js"
+
+export interface ExportRequest {
+  /** Resource names as given; empty = everything the account holds. */
+  readonly resources: ReadonlyArray<string>
+  readonly out: string
+  readonly format: ExportFormat
+  /** Range of the date-windowed lists (`yyyy-MM-dd`, inclusive); defaults cover the whole history. */
+  readonly since: string | undefined
+  readonly until: string | undefined
+  /** Records asked per page (default 1000). */
+  readonly pageSize?: number
+  /** A progress line for the human (stderr). */
+  readonly say: (line: string) => Effect.Effect<void>
+  /** Between periodic progress lines inside one resource. */
+  readonly progressEveryMs?: number
+}
+
+export interface ExportedFile extends ManifestEntry {
+  /** Pages fetched for the walk that produced the file (over all attempts). */
+  readonly pages: number
+  /** Requests this run spent on the walk (keys of referenced resources included). */
+  readonly requests: number
+  /** Finished by an earlier, interrupted run and kept. */
+  readonly kept: boolean
+  /** The walk continued from this page of an earlier run (CSV). */
+  readonly resumedAfterPage?: number
+}
+
+export interface ExportResult {
+  readonly dir: string
+  readonly manifest: Manifest
+  /** An interrupted export was continued. */
+  readonly continued: boolean
+  readonly files: ReadonlyArray<ExportedFile>
+  readonly requests: number
+  readonly rateLimited: number
+  readonly retries: number
+}
+
+export const defaultPageSize = 1000
+
+/** The tool's version, from the package.json two levels above this module (src/export or dist/export). */
+const toolVersion = Effect.fn("Export.toolVersion")(function* () {
+  const fs = yield* FileSystem.FileSystem
+  const text = yield* fs.readFileString(fileURLToPath(new URL("../../package.json", import.meta.url))).pipe(Effect.orElseSucceed(() => "{}"))
+  try {
+    const version = (JSON.parse(text) as { version?: unknown }).version
+    return typeof version === "string" ? version : "unknown"
+  } catch {
+    return "unknown"
+  }
+})
+
+const checkDate = Effect.fn("Export.checkDate")(function* (flag: string, text: string | undefined) {
+  if (text === undefined || dayOf(text.trim()) !== undefined) return text?.trim()
+  return yield* new UsageError({ message: `${flag}: "${text}" is not a date as yyyy-mm-dd (example: 2025-01-31)` })
+})
+
+export interface PreparedExport {
+  readonly request: ExportRequest
+  readonly walks: ReadonlyArray<Walk>
+  readonly askedSince: string | undefined
+  readonly askedUntil: string | undefined
+}
+
+/**
+ * Everything that can be refused before a request is sent (or the embedded sandbox started): the resource
+ * names, the dates, and an `--out` that holds a finished export or files of someone else's.
+ */
+export const prepareExport = Effect.fn("Export.prepare")(function* (request: ExportRequest) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const dir = request.out
+  const walks = yield* planExport(request.resources, request.format)
+  const askedSince = yield* checkDate("--since", request.since)
+  const askedUntil = yield* checkDate("--until", request.until)
+  if (askedSince !== undefined && askedUntil !== undefined && dayOf(askedSince)! > dayOf(askedUntil)!) {
+    return yield* new UsageError({ message: `--since ${askedSince} is after --until ${askedUntil}` })
+  }
+  if (yield* fs.exists(path.join(dir, manifestFile))) {
+    return yield* new UsageError({ message: `${dir} already holds a finished export (${manifestFile}): choose another --out, or run "fsm-bulk verify ${dir}"` })
+  }
+  if (!(yield* fs.exists(path.join(dir, checkpointFile)))) {
+    const existing = yield* Effect.filter(plannedFiles(walks), (o) => fs.exists(path.join(dir, o.file)))
+    if (existing.length > 0) {
+      return yield* new UsageError({ message: `${dir} already has ${existing.map((o) => o.file).join(", ")}: choose an empty or new --out` })
+    }
+  }
+  return { request, walks, askedSince, askedUntil } satisfies PreparedExport as PreparedExport
+})
+
+export const runExport = Effect.fn("Export.run")(function* (prepared: PreparedExport) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const api = yield* Api
+  const { askedSince, askedUntil, request, walks } = prepared
+  const pageSize = request.pageSize ?? defaultPageSize
+  const dir = request.out
+  const files = plannedFiles(walks)
+  const initial = yield* api.stats
+  yield* fs.makeDirectory(dir, { recursive: true })
+  const saved = yield* readCheckpoint(dir)
+
+  // Unasked dates of a continued export are the first run's, so "today + 2 years" does not move under it.
+  const now = yield* Clock.currentTimeMillis
+  const since = askedSince ?? Option.match(saved, { onNone: () => defaultSince, onSome: (c) => c.since ?? defaultSince })
+  const until = askedUntil ?? Option.match(saved, { onNone: () => defaultUntil(now), onSome: (c) => c.until ?? defaultUntil(now) })
+  if (dayOf(since)! > dayOf(until)!) return yield* new UsageError({ message: `--since ${since} is after --until ${until}` })
+
+  const run = { baseUrl: api.baseUrl, format: request.format, since, until, resources: files.map((o) => o.resource.name) }
+  if (Option.isSome(saved)) yield* sameRun(saved.value, run, dir)
+  const checkpoint = yield* Ref.make<Checkpoint>(
+    Option.getOrElse(saved, () => ({ tool: "fsm-bulk" as const, ...run, started: new Date(now).toISOString(), done: [] }))
+  )
+  if (Option.isSome(saved)) {
+    const done = saved.value.done.map((d) => d.file)
+    yield* request.say(
+      `export: continuing the interrupted export in ${dir}` +
+        (done.length > 0 ? ` (${done.length} file(s) kept: ${done.join(", ")})` : "") +
+        (saved.value.current ? `; ${saved.value.current.resource} ${request.format === "csv" ? `from page ${saved.value.current.page + 1}` : "from its first page (XLSX cannot be continued)"}` : "")
+    )
+  }
+
+  const keys = yield* makeKeyStore(pageSize)
+  const finishedFile = (name: string) => Effect.map(Ref.get(checkpoint), (c) => c.done.find((d) => d.name === name))
+
+  /** The maps a walk's reference columns need: from files finished in `dir`, else from the API. */
+  const ensureKeys = Effect.fn("Export.ensureKeys")(function* (needs: ReadonlyArray<KeyNeed>) {
+    for (const need of needs) {
+      const done = yield* finishedFile(need.resource)
+      yield* keys.ensure(need, done !== undefined ? path.join(dir, done.file) : undefined)
+    }
+  })
+
+  const exported: Array<ExportedFile> = []
+  for (const walk of walks) {
+    const before = yield* api.stats
+    const state = yield* Ref.get(checkpoint)
+    const kept = walk.outputs.map((o) => state.done.find((d) => d.name === o.resource.name))
+    if (kept.every((d) => d !== undefined)) {
+      for (const d of kept) exported.push({ ...d!, pages: 0, requests: 0, kept: true })
+      continue
+    }
+    const needs = walk.outputs.flatMap((o) => keyNeeds(o.resource).filter((n) => o.derivedFrom === undefined || n.resource !== o.derivedFrom))
+    yield* ensureKeys(needs)
+    const result = yield* walkOne(walk, { dir, request, pageSize, since, until, keys, checkpoint, api, requestsBefore: initial.requests })
+    const after = yield* api.stats
+    for (const f of result.files) exported.push({ ...f, requests: after.requests - before.requests })
+  }
+
+  const state = yield* Ref.get(checkpoint)
+  const manifest: Manifest = {
+    tool: "fsm-bulk",
+    version: yield* toolVersion(),
+    baseUrl: api.baseUrl,
+    started: state.started,
+    finished: new Date(yield* Clock.currentTimeMillis).toISOString(),
+    since,
+    until,
+    format: request.format,
+    resources: files.map((o) => state.done.find((d) => d.name === o.resource.name)!)
+  }
+  yield* writeFileAtomic(path.join(dir, manifestFile), `${JSON.stringify(manifest, null, 2)}\n`)
+  yield* removeCheckpoint(dir)
+  const stats = yield* api.stats
+  return {
+    dir,
+    manifest,
+    continued: Option.isSome(saved),
+    files: exported,
+    requests: stats.requests - initial.requests,
+    rateLimited: stats.rateLimited - initial.rateLimited,
+    retries: stats.retries - initial.retries
+  } satisfies ExportResult as ExportResult
+})
+
+interface WalkContext {
+  readonly dir: string
+  readonly request: ExportRequest
+  readonly pageSize: number
+  readonly since: string
+  readonly until: string
+  readonly keys: KeyStore
+  readonly checkpoint: Ref.Ref<Checkpoint>
+  readonly api: Api["Type"]
+  /** The client's request count when the export began (progress lines count from there). */
+  readonly requestsBefore: number
+}
+
+/** Where a walk starts: from an earlier run's position when its partial files are intact (CSV), else page 1. */
+const startOf = Effect.fn("Export.startOf")(function* (walk: Walk, ctx: WalkContext) {
+  const current = (yield* Ref.get(ctx.checkpoint)).current
+  if (current === undefined || current.resource !== walk.resource.name || ctx.request.format !== "csv") return undefined
+  for (const o of walk.outputs) {
+    const at = current.files.find((f) => f.name === o.resource.name)
+    if (at === undefined || !(yield* canResume(ctx.dir, o.file, at))) {
+      yield* ctx.request.say(`${walk.resource.name}: the partial file ${partialName(o.file)} is missing or shorter than recorded: starting this resource again`)
+      return undefined
+    }
+  }
+  return current
+})
+
+const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext) {
+  const { api, dir, request } = ctx
+  const start = yield* startOf(walk, ctx)
+  const writers: Array<ExportWriter> = yield* Effect.forEach(walk.outputs, (o) => {
+    const at = start?.files.find((f) => f.name === o.resource.name)
+    return openExportWriter(request.format, dir, o.file, o.mapper.header, o.resource.name, at && { bytes: at.bytes, rows: at.rows })
+  })
+  let pages = start?.pages ?? 0
+  let lastLine = yield* Clock.currentTimeMillis
+  const every = request.progressEveryMs ?? 5_000
+
+  const record = (position: Omit<Position, "resource" | "pages" | "files">) =>
+    Ref.update(ctx.checkpoint, (c) => ({
+      ...c,
+      current: {
+        resource: walk.resource.name,
+        pages,
+        ...position,
+        files: walk.outputs.map((o, i) => ({ name: o.resource.name, file: o.file, ...writers[i]!.position() }))
+      }
+    }))
+
+  const onPage = (page: { readonly page: number; readonly records: ReadonlyArray<Record<string, unknown>>; readonly window?: Position["window"] }, parentId: string | undefined) =>
+    Effect.gen(function* () {
+      const rows = pageRows(walk, page.records, ctx.keys.lookup, parentId)
+      yield* Effect.forEach(rows, (r, i) => writers[i]!.write(r), { discard: true })
+      pages += 1
+      yield* record({ page: page.page, ...(page.window ? { window: page.window } : {}), ...(parentId !== undefined ? { parent: parentId } : {}) })
+      // XLSX cannot be continued from a page: only the finished resource is recorded.
+      if (request.format === "csv") yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
+      const t = yield* Clock.currentTimeMillis
+      if (t - lastLine >= every) {
+        lastLine = t
+        const stats = yield* api.stats
+        yield* request.say(
+          `${walk.resource.name}: ${writers[0]!.position().rows} rows, ${pages} pages` +
+            (page.window ? `, window ${page.window.start}..${page.window.end}` : "") +
+            (parentId !== undefined ? `, ${walk.parent!.name} ${parentId}` : "") +
+            `, ${stats.requests - ctx.requestsBefore} requests so far`
+        )
+      }
+    })
+
+  // Recorded before the first page too, so a rerun knows which resource was under way (and, for CSV, where).
+  if (start === undefined) {
+    yield* record({ page: 0 })
+    yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
+  }
+
+  const options = (fromPage: number, since: string) => ({ pageSize: ctx.pageSize, resource: walk.resource, since, until: ctx.until, fromPage })
+
+  if (walk.parent !== undefined) {
+    const need = { resource: walk.parent.name, key: walk.parent.key ?? walk.parent.id?.name ?? "id" }
+    const done = (yield* Ref.get(ctx.checkpoint)).done.find((d) => d.name === walk.parent!.name)
+    yield* ctx.keys.ensure(need, done !== undefined ? (yield* Path.Path).join(dir, done.file) : undefined)
+    const parents = ctx.keys.ids(need).filter((id) => start?.parent === undefined || compareIds(id, start.parent) >= 0)
+    yield* Effect.forEach(
+      parents,
+      (parentId) => {
+        const fromPage = start !== undefined && start.parent === parentId ? start.page + 1 : 1
+        return Stream.runForEach(api.pages(walk.resource.path.replace("{id}", encodeURIComponent(parentId)), options(fromPage, ctx.since)), (page) => onPage(page, parentId))
+      },
+      { discard: true }
+    )
+  } else {
+    const fromPage = start !== undefined ? start.page + 1 : 1
+    const since = start?.window?.start ?? ctx.since
+    yield* Stream.runForEach(api.pages(walk.resource.path, options(fromPage, since)), (page) => onPage(page, undefined))
+  }
+
+  const written = yield* Effect.forEach(writers, (w) => w.finish)
+  const entries = walk.outputs.map(
+    (o, i): ManifestEntry => ({
+      name: o.resource.name,
+      file: o.file,
+      rows: written[i]!.rows,
+      sha256: written[i]!.sha256,
+      bytes: written[i]!.bytes,
+      ...(o.derivedFrom !== undefined ? { derivedFrom: o.derivedFrom } : {})
+    })
+  )
+  yield* Ref.update(ctx.checkpoint, (c) => {
+    const { current: _, ...rest } = c
+    return { ...rest, done: [...c.done.filter((d) => !entries.some((e) => e.name === d.name)), ...entries] }
+  })
+  yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
+  const stats = yield* api.stats
+  yield* request.say(
+    entries.map((e) => `${e.name}: ${e.rows} rows → ${e.file}`).join("; ") +
+      ` (${pages} page${pages === 1 ? "" : "s"}${start ? `, continued after page ${start.page}` : ""}; ${stats.requests - ctx.requestsBefore} requests so far)`
+  )
+  return {
+    files: entries.map((e): Omit<ExportedFile, "requests"> => ({ ...e, pages, kept: false, ...(start ? { resumedAfterPage: start.page } : {}) }))
+  }
+}, Effect.scoped)

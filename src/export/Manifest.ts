@@ -1,0 +1,40 @@
+/**
+ * The export directory's `manifest.json` (the contract's shape, plus `format`, `bytes` and `derivedFrom`):
+ * written last and atomically by `export`, read by `verify` and by the file reader (a CSV listed in it was
+ * written by this tool, so its formula guard is reversed on import).
+ */
+import { Schema } from "effect"
+
+export const manifestFile = "manifest.json"
+
+export const ExportFormat = Schema.Literal("csv", "xlsx")
+export type ExportFormat = typeof ExportFormat.Type
+
+export const ManifestEntry = Schema.Struct({
+  name: Schema.String,
+  /** File name inside the export directory. */
+  file: Schema.String,
+  /** Data rows (the header not counted). */
+  rows: Schema.Number,
+  sha256: Schema.String,
+  bytes: Schema.optional(Schema.Number),
+  /** Set for files that are not a list endpoint of their own but read from another resource's records. */
+  derivedFrom: Schema.optional(Schema.String)
+})
+export type ManifestEntry = typeof ManifestEntry.Type
+
+export const Manifest = Schema.Struct({
+  tool: Schema.Literal("fsm-bulk"),
+  version: Schema.String,
+  baseUrl: Schema.String,
+  started: Schema.String,
+  finished: Schema.String,
+  /** The date range walked for date-windowed resources (`yyyy-MM-dd`, inclusive). */
+  since: Schema.NullOr(Schema.String),
+  until: Schema.NullOr(Schema.String),
+  format: Schema.optional(ExportFormat),
+  resources: Schema.Array(ManifestEntry)
+})
+export type Manifest = typeof Manifest.Type
+
+export const ManifestJson = Schema.parseJson(Manifest)
