@@ -2,7 +2,8 @@
 /**
  * The edge: runs the CLI once with the Node platform, and turns the outcome into the contract's exit codes
  * (0 all rows ended well, 1 some did not, 2 bad usage or input, 3 aborted). Commands set their own 0/1 through
- * `process.exitCode`; failures of a whole command are printed here as one clean line.
+ * `process.exitCode`, also after a clean stop on a signal; failures of a whole command are printed here as one
+ * clean line.
  */
 import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
@@ -25,12 +26,18 @@ const exitCodeOf = (error: unknown): number => {
   }
 }
 
+/**
+ * A command that stopped cleanly on a signal (see cli/Signals.ts) has set its own exit code; the runtime still
+ * reports the signal as an interruption of the main fiber.
+ */
+const stoppedCleanly = () => typeof process.exitCode === "number"
+
 const main = Effect.suspend(() => cli(process.argv)).pipe(
   Effect.tapErrorCause((cause) => {
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return Effect.void // already printed by @effect/cli
     if (Option.isSome(failure)) return Console.error(`fsm-bulk: ${(failure.value as { message?: string }).message ?? String(failure.value)}`)
-    if (Cause.isInterruptedOnly(cause)) return Console.error("fsm-bulk: interrupted")
+    if (Cause.isInterruptedOnly(cause)) return stoppedCleanly() ? Effect.void : Console.error("fsm-bulk: interrupted")
     return Console.error(`fsm-bulk: unexpected failure\n${Cause.pretty(cause)}`)
   }),
   Effect.provide(NodeContext.layer)
@@ -40,7 +47,7 @@ NodeRuntime.runMain(main, {
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
     if (Exit.isSuccess(exit)) return onExit(typeof process.exitCode === "number" ? process.exitCode : 0)
-    if (Cause.isInterruptedOnly(exit.cause)) return onExit(3)
+    if (Cause.isInterruptedOnly(exit.cause)) return onExit(stoppedCleanly() ? Number(process.exitCode) : 3)
     const failure = Cause.failureOption(exit.cause)
     onExit(Option.isSome(failure) ? exitCodeOf(failure.value) : 1)
   }

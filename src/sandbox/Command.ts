@@ -1,11 +1,14 @@
 /**
- * `fsm-bulk sandbox`: runs the emulator until SIGINT/SIGTERM. The first stdout line is
- * `listening on http://HOST:PORT/v2`, then the accounts' credentials and the seeded task types; settings and
- * the stop notice go to stderr. A bad flag value stops with a message naming the flag (exit 2).
+ * `fsm-bulk sandbox`: runs the emulator until SIGINT/SIGTERM, then closes it, saves the data file and exits 0
+ * (a second signal exits 3 at once). The first stdout line is `listening on http://HOST:PORT/v2`, then the
+ * accounts' credentials and the seeded task types; settings and the stop notice go to stderr. A bad flag value
+ * stops with a message naming the flag (exit 2).
  */
 import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
+import { setExitCode } from "../cli/Output.js"
+import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { UsageError } from "../Errors.js"
 import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
 import type { SandboxOptions } from "./Sandbox.js"
@@ -80,8 +83,9 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) 
 
 const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
   const options = yield* sandboxOptions(f)
-  yield* Effect.scoped(
+  const serveUntilStopped = Effect.scoped(
     Effect.gen(function* () {
+      const stop = yield* stopOnSignals({ stopping: "stopping the sandbox" })
       const sandbox = yield* startSandbox(options).pipe(Effect.mapError((e) => new UsageError({ message: e.message })))
       yield* Console.log(`listening on ${sandbox.url}`)
       for (const a of sandbox.accounts) yield* Console.log(`account apiKey=${a.apiKey} apiToken=${a.apiToken}`)
@@ -99,9 +103,16 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
         ].join("; ")
       )
       yield* Console.error("sandbox running; stop it with Ctrl-C (SIGINT) or SIGTERM")
-      return yield* Effect.never
+      yield* stop.stopped
     })
-  ).pipe(Effect.onInterrupt(() => Console.error(options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`)))
+  )
+  yield* shielded(
+    serveUntilStopped.pipe(
+      Effect.zipRight(Console.error(options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`)),
+      // A stop asked for is the normal end: the edge, which sees the signal as an interruption, exits with this code.
+      Effect.zipRight(setExitCode(0))
+    )
+  )
 })
 
 export const sandboxCommand = Command.make("sandbox", flags, run).pipe(

@@ -14,12 +14,14 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe("fsm-bulk sandbox", () => {
-  it("prints its address and credentials, serves, and stops on SIGTERM with the data file saved", async () => {
+  it("prints its address and credentials, serves, and stops on SIGTERM with the data file saved and exit code 0", async () => {
     const data = join(dir, "state.json")
     const child = spawn(process.execPath, [bin, "sandbox", "--port", "0", "--account", "acme:acme-secret", "--answer-delay", "10ms", "--data", data], {
       stdio: ["ignore", "pipe", "pipe"]
     })
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })))
+    let stderr = ""
+    child.stderr.on("data", (d) => (stderr += d))
     const lines: Array<string> = []
     const reader = createInterface({ input: child.stdout })
     const firstLines = new Promise<void>((resolve) =>
@@ -48,8 +50,11 @@ describe("fsm-bulk sandbox", () => {
     } finally {
       child.kill("SIGTERM")
     }
-    const { signal } = await exited
+    const { code, signal } = await exited
     assert.isNull(signal) // it stopped by itself, not killed by the signal
+    assert.strictEqual(code, 0, stderr) // a stop asked for is the normal end, not an abort
+    assert.include(stderr, `sandbox stopped; state saved to ${data}`)
+    assert.notInclude(stderr, "interrupted")
     const saved = JSON.parse(readFileSync(data, "utf8"))
     assert.strictEqual(saved.accounts.acme.tables.segments[0].description, "Varejo")
   }, 60_000)

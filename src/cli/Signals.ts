@@ -1,30 +1,39 @@
 /**
- * Stopping a run cleanly on SIGINT/SIGTERM: the first signal asks the pipeline to stop sending (rows in flight
- * finish, within a bounded wait, then the reports are written and the command exits 3); a second one exits at
- * once (the journal is always usable, so `resume` still continues the run).
+ * Stopping a command cleanly on SIGINT/SIGTERM: the first signal completes `stopped` (the command winds down:
+ * an import stops sending and writes its reports, the sandbox closes and saves its data file); a second one
+ * exits at once with 3.
  *
  * The edge (`NodeRuntime.runMain`) answers the same signal by interrupting the main fiber. `shielded` runs the
- * command's work on a fiber of its own, so that interruption waits for the clean stop instead of cutting it.
+ * command's work on a fiber of its own, so that interruption waits for the clean stop instead of cutting it,
+ * and the command's own outcome (its exit code) is the one the edge sees.
  */
 import { Deferred, Effect, Fiber } from "effect"
 
 export interface StopSignal {
-  /** Completes when the run should stop. */
+  /** Completes when the command should stop. */
   readonly stopped: Effect.Effect<void>
   readonly isStopped: Effect.Effect<boolean>
 }
 
-/** Listens for SIGINT/SIGTERM while the scope is open. `hint` is printed: what to run to continue. */
-export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(hint: () => string) {
+export interface StopNotice {
+  /** Printed on the first signal: what the command does now, e.g. "stopping after the rows in flight". */
+  readonly stopping: string
+  /** Printed after either notice: what to run to continue (read when the signal comes). */
+  readonly hint?: () => string
+}
+
+/** Listens for SIGINT/SIGTERM while the scope is open. */
+export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice: StopNotice) {
   const deferred = yield* Deferred.make<void>()
+  const hint = () => (notice.hint === undefined ? "" : `; ${notice.hint()}`)
   let count = 0
   const handler = (signal: NodeJS.Signals) => {
     count += 1
     if (count === 1) {
-      process.stderr.write(`\n${signal}: stopping after the rows in flight (again to stop at once); ${hint()}\n`)
+      process.stderr.write(`\n${signal}: ${notice.stopping} (again to stop at once)${hint()}\n`)
       Deferred.unsafeDone(deferred, Effect.void)
     } else {
-      process.stderr.write(`\n${signal}: stopped at once; ${hint()}\n`)
+      process.stderr.write(`\n${signal}: stopped at once${hint()}\n`)
       process.exit(3)
     }
   }
