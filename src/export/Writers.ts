@@ -8,12 +8,9 @@
  */
 import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
-import { stringify } from "csv-stringify/sync"
 import type { Scope } from "effect"
 import { Effect } from "effect"
-import { decimalText } from "../files/Decimal.js"
-import { neutralize } from "../files/Guard.js"
-import { type Cell, openXlsxWriter, sha256File, type WriteError } from "../files/Write.js"
+import { type Cell, csvBom, csvRecord, openXlsxWriter, sha256File, type WriteError } from "../files/Write.js"
 import type { ExportFormat } from "./Manifest.js"
 
 export interface Written {
@@ -37,17 +34,8 @@ export interface ResumeAt {
   readonly rows: number
 }
 
-const bom = "\uFEFF"
-
-// The same cell text and CSV dialect as the files area's `openCsvWriter` (which cannot append to a file).
-const csvText = (cell: Cell): string =>
-  cell === undefined || cell === null ? "" : typeof cell === "string" ? neutralize(cell) : typeof cell === "number" ? decimalText(cell) : cell ? "true" : "false"
-
-const csvLines = (rows: ReadonlyArray<ReadonlyArray<Cell>>): string =>
-  stringify(
-    rows.map((r) => r.map(csvText)),
-    { record_delimiter: "windows", quoted_match: /^\s|\s$|[\r\n]/ }
-  )
+// The files area's CSV dialect, record by record: its `openCsvWriter` cannot append to a file.
+const csvLines = (rows: ReadonlyArray<ReadonlyArray<Cell>>): string => rows.map((row) => csvRecord(row)).join("")
 
 export const partialName = (file: string): string => `${file}.partial`
 
@@ -79,7 +67,7 @@ const openCsv = Effect.fn("Writers.openCsv")(function* (dir: string, file: strin
       yield* handle.writeAll(data)
       bytes += data.length
     })
-  if (resume === undefined) yield* append(bom + csvLines([header]))
+  if (resume === undefined) yield* append(csvBom + csvRecord(header))
   let finished: Written | undefined
   return {
     write: (page) =>

@@ -22,6 +22,11 @@ export interface SourceRow {
   readonly cells: ReadonlyArray<string>
   /** The row has non-empty cells beyond the header's columns (they follow the aligned cells in `cells`). */
   readonly ragged?: boolean
+  /**
+   * Indices of the cells written from a number value (XLSX numeric cells and formula results): plain decimal
+   * notation with `.` as the mark, whatever mark the file's typed numbers use. Absent when there are none.
+   */
+  readonly numbers?: ReadonlySet<number>
 }
 
 export interface Source {

@@ -225,7 +225,10 @@ export const csvRecord = (cells: ReadonlyArray<Cell>, options: { readonly guard?
     quoted_match: /^\s|\s$|[\r\n]/
   })
 
-/** A CSV table: UTF-8 (with a BOM by default, which Excel needs to read UTF-8), CRLF line ends. */
+/** Starts the tool's CSV files: Excel needs it to read UTF-8. */
+export const csvBom = "\uFEFF"
+
+/** A CSV table: UTF-8 (with a BOM by default), CRLF line ends. */
 export const openCsvWriter: (
   path: string,
   header: ReadonlyArray<string>,
@@ -234,7 +237,7 @@ export const openCsvWriter: (
   function* (path: string, header: ReadonlyArray<string>, options: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}) {
     const line = (cells: ReadonlyArray<Cell>) => csvRecord(cells, options)
     const file = yield* openAtomic(path)
-    yield* file.write(`${options.bom ?? true ? "\uFEFF" : ""}${line(header)}`)
+    yield* file.write(`${options.bom ?? true ? csvBom : ""}${line(header)}`)
     return yield* serialized(path, (row) => file.write(line(row)), file.commit)
   }
 )
@@ -245,8 +248,9 @@ const green = { fill: "FFC6EFCE", font: "FF006100" }
 const amber = { fill: "FFFFEB9C", font: "FF9C5700" }
 const red = { fill: "FFFFC7CE", font: "FF9C0006" }
 
-/** The contract's row statuses by how they ended. */
+/** The contract's row statuses by how they ended, and `valid` of `fsm-bulk validate` reports. */
 const statusColours: Readonly<Record<string, { readonly fill: string; readonly font: string }>> = {
+  valid: green,
   created: green,
   updated: green,
   unchanged: green,

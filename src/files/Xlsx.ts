@@ -12,12 +12,13 @@ import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Head
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { inspectWorkbook, NotAWorkbook, NotAZip, type SheetInfo, type Span, type WorkbookInfo } from "./Workbook.js"
-import { CellProblem, cellText } from "./XlsxCell.js"
+import { CellProblem, readCell } from "./XlsxCell.js"
 import { storedEntry } from "./Zip.js"
 
 interface SheetRow {
   readonly row: number
   readonly cells: ReadonlyArray<string>
+  readonly numbers: ReadonlySet<number> | undefined
 }
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
@@ -38,11 +39,14 @@ interface StreamingSheet {
 const rowCells = (file: string, row: StreamingRow, date1904: boolean, columnName: (index: number) => string): Effect.Effect<SheetRow, InputError> =>
   Effect.suspend(() => {
     const cells: Array<string> = []
+    let numbers: Set<number> | undefined
     let problem: InputError | undefined
     row.eachCell({ includeEmpty: false }, (cell, column) => {
       if (problem !== undefined) return
       try {
-        cells[column - 1] = cellText(cell, date1904)
+        const reading = readCell(cell, date1904)
+        cells[column - 1] = reading.text
+        if (reading.number) (numbers ??= new Set()).add(column - 1)
       } catch (e) {
         if (!(e instanceof CellProblem)) throw e
         problem = inputError(file, e.message, { row: row.number, column: columnName(column - 1) })
@@ -50,7 +54,7 @@ const rowCells = (file: string, row: StreamingRow, date1904: boolean, columnName
     })
     if (problem !== undefined) return Effect.fail(problem)
     for (let i = 0; i < cells.length; i++) cells[i] ??= ""
-    return Effect.succeed({ row: row.number, cells })
+    return Effect.succeed({ row: row.number, cells, numbers })
   })
 
 /**
@@ -116,6 +120,12 @@ async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: 
       yield Buffer.concat([header, name, extra])
       for (let at = part.span.start + 30 + nameLength + extra.length; at < part.span.end; at += chunkBytes) yield await read(at, Math.min(chunkBytes, part.span.end - at))
     }
+    // An (empty) end-of-central-directory record: after the last entry unzipper reads on for the next signature,
+    // and when the consumer is slower than the file (async row checks, a busy machine) it otherwise meets the
+    // end of input and fails with FILE_ENDED.
+    const end = Buffer.alloc(22)
+    end.writeUInt32LE(0x06054b50, 0)
+    yield end
   } catch (cause) {
     failure.cause = cause
   } finally {
@@ -196,7 +206,10 @@ export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options:
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
   const columnName = (index: number) => header[index] ?? columnLetter(index)
   const rows: Stream.Stream<SourceRow, InputError> = sheetRows(file, parts, book.date1904, columnName).pipe(
-    Stream.filterMap((r) => (r.row <= headerRow ? Option.none() : Option.fromNullable(alignRow(header.length, r.row, r.cells))))
+    Stream.filterMap((r) => {
+      const aligned = r.row <= headerRow ? undefined : alignRow(header.length, r.row, r.cells)
+      return Option.fromNullable(aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers })
+    })
   )
   const source: Source = { file, format: "xlsx", header, writtenByTool: byTool, sheet: sheet.name, rows }
   return source

@@ -1,7 +1,7 @@
 /**
  * An exceljs cell as the text a user sees: dates as `yyyy-MM-dd` / `yyyy-MM-ddTHH:mm:ss` (times alone as
- * `HH:mm:ss`), numbers in plain decimal notation, booleans as `true`/`false`, rich text joined, a hyperlink's
- * text, and a formula's cached result — never the formula itself.
+ * `HH:mm:ss`), numbers in plain decimal notation (and marked as numbers), booleans as `true`/`false`, rich text
+ * joined, a hyperlink's text, and a formula's cached result — never the formula itself.
  */
 import { spreadsheetNumber } from "./Decimal.js"
 
@@ -38,28 +38,36 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 const richText = (v: Record<string, unknown>): string | undefined =>
   Array.isArray(v["richText"]) ? (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : "")).join("") : undefined
 
-const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): string => {
-  if (value === null || value === undefined) return ""
-  if (typeof value === "string") return value
-  if (typeof value === "boolean") return value ? "true" : "false"
+/** A cell's text; `number`: written from a number value, so in plain notation with `.`, whatever the file's mark. */
+export interface CellReading {
+  readonly text: string
+  readonly number: boolean
+}
+
+const text = (t: string): CellReading => ({ text: t, number: false })
+
+const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): CellReading => {
+  if (value === null || value === undefined) return text("")
+  if (typeof value === "string") return text(value)
+  if (typeof value === "boolean") return text(value ? "true" : "false")
   if (typeof value === "number") {
-    if (Number.isNaN(value)) return "#ERROR"
-    return isDateFormat(numFmt) ? dateText(serialToDate(value, date1904)) : spreadsheetNumber(value)
+    if (Number.isNaN(value)) return text("#ERROR")
+    return isDateFormat(numFmt) ? text(dateText(serialToDate(value, date1904))) : { text: spreadsheetNumber(value), number: true }
   }
-  if (value instanceof Date) return dateText(value)
+  if (value instanceof Date) return text(dateText(value))
   if (isRecord(value)) {
     const rich = richText(value)
-    if (rich !== undefined) return rich
+    if (rich !== undefined) return text(rich)
     if ("formula" in value || "sharedFormula" in value || "result" in value) {
       // The streaming reader parses every non-text formula result as a number: an error result is NaN.
       if (value["result"] === undefined)
         throw new CellProblem("a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again")
       return plain(value["result"], numFmt, date1904)
     }
-    if (typeof value["error"] === "string") return value["error"]
+    if (typeof value["error"] === "string") return text(value["error"])
     if ("hyperlink" in value || "text" in value) return plain(value["text"], numFmt, date1904)
   }
   throw new CellProblem(`a cell whose content cannot be read (${JSON.stringify(value)})`)
 }
 
-export const cellText = (cell: CellInput, date1904: boolean): string => plain(cell.value, cell.numFmt, date1904)
+export const readCell = (cell: CellInput, date1904: boolean): CellReading => plain(cell.value, cell.numFmt, date1904)

@@ -2,8 +2,9 @@
  * Resolves `--date-format auto` and `--decimal auto` for a whole file in one pass over its rows, from the
  * evidence its date and number cells carry (`25/12/2026` is day-first, `12,5` has a decimal comma). It never
  * guesses: a file whose every year-last date reads both ways, or whose numbers could be either, or whose cells
- * contradict each other, stops with the column, a row and the flag that settles it. Memory is flat: only the
- * first sighting of each kind of evidence is kept.
+ * contradict each other, stops with the column, a row and the flag that settles it. Cells an XLSX reader wrote
+ * from number values are no evidence (their `.` is the reader's, and they are read with it whatever the file's
+ * mark). Memory is flat: only the first sighting of each kind of evidence is kept.
  */
 import { Effect, Stream } from "effect"
 import { InputError } from "../Errors.js"
@@ -143,6 +144,8 @@ export const inferFormats = Effect.fn("Validate.inferFormats")(function* (
   if (dates.length > 0 || numbers.length > 0) {
     const visit = (columns: ReadonlyArray<Watched>, row: SourceRow, observe: (text: string, row: number, column: string) => InputError | undefined) => {
       for (const c of columns) {
+        // Written by the reader from a number value (XLSX): always `.`, it says nothing of how the file types numbers.
+        if (row.numbers?.has(c.index) === true) continue
         const text = cellText(row.cells, c.index, options.restoreGuard).trim()
         if (text === "") continue
         if (!c.list) {

@@ -29,6 +29,8 @@ interface Slot {
   readonly refIndex: number
   readonly refColumn: string
   readonly decode: CellDecoder
+  /** Number fields: the decoder of a cell the reader wrote from a number (always with a decimal point). */
+  readonly decodeNumber: CellDecoder | undefined
   readonly required: boolean
   /** Sent exactly as typed (passwords): spaces around the value are part of it. */
   readonly keepSpaces: boolean
@@ -134,6 +136,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     const role = roleOf(field)
     // Delete rows are matched by id or key (within their parent): nothing else is read.
     if (mode === "delete" && role === "plain") continue
+    const isId = role !== "plain" || field.ref !== undefined
     const refColumn = ref?.name ?? field.ref?.column ?? ""
     const valueColumn = value?.name ?? field.name
     slots.push({
@@ -144,7 +147,8 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       valueColumn,
       refIndex: ref?.index ?? -1,
       refColumn,
-      decode: cellDecoder(field, formats, role !== "plain" || field.ref !== undefined),
+      decode: cellDecoder(field, formats, isId),
+      decodeNumber: field.type._tag === "number" && formats.decimal !== "." ? cellDecoder(field, { ...formats, decimal: "." }, isId) : undefined,
       required: creates && field.required === true,
       keepSpaces: field.writeOnly === true && field.type._tag === "string",
       isFile: field.type._tag === "file",
@@ -239,7 +243,8 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         ;(pending ??= []).push({ slot, text: t })
         continue
       }
-      const value = slot.decode(slot.keepSpaces ? raw : t)
+      const decode = slot.decodeNumber !== undefined && row.numbers?.has(slot.valueIndex) === true ? slot.decodeNumber : slot.decode
+      const value = decode(slot.keepSpaces ? raw : t)
       if (value instanceof Invalid) {
         errors = push(errors, slot.valueColumn, value.message)
         continue

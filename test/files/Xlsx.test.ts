@@ -50,11 +50,14 @@ describe("XLSX reader", () => {
       assert.strictEqual(source.writtenByTool, false)
       assert.deepStrictEqual(rows[0], {
         row: 2,
-        cells: ["2026-12-01T09:30:00", "2026-12-01", "2025-12-09", "09:00:00", "-12.5", "0.3", "1000000000000000000000", "true", "Padaria Pão", "site", "0.3", "2025-12-10", "Padaria Pão!"]
+        cells: ["2026-12-01T09:30:00", "2026-12-01", "2025-12-09", "09:00:00", "-12.5", "0.3", "1000000000000000000000", "true", "Padaria Pão", "site", "0.3", "2025-12-10", "Padaria Pão!"],
+        // Number values (not the date-formatted ones) are marked: their "." is the reader's, not the user's.
+        numbers: new Set([4, 5, 6, 10])
       })
       assert.deepStrictEqual(rows[1], {
         row: 3,
-        cells: ["", "", "12345678901", "", "0", "0.0000001", "123456789012345", "false", "", "", "", "", ""]
+        cells: ["", "", "12345678901", "", "0", "0.0000001", "123456789012345", "false", "", "", "", "", ""],
+        numbers: new Set([2, 4, 5, 6])
       })
     }))
 
@@ -92,7 +95,7 @@ describe("XLSX reader", () => {
       assert.deepStrictEqual(rows, [
         { row: 4, cells: ["", "Urgente"] },
         { row: 7, cells: ["", "Garantia", "", "extra"], ragged: true },
-        { row: 8, cells: ["9", ""] }
+        { row: 8, cells: ["9", ""], numbers: new Set([0]) }
       ])
     }))
 
@@ -135,7 +138,7 @@ describe("XLSX reader", () => {
         await wb.commit()
       })
       const read = yield* readAll(streamed)
-      assert.deepStrictEqual(read.rows, [{ row: 2, cells: ["2026-11-20", "42.5", "Almoço"] }])
+      assert.deepStrictEqual(read.rows, [{ row: 2, cells: ["2026-11-20", "42.5", "Almoço"], numbers: new Set([1]) }])
       const mac = yield* workbook(dir, "mac.xlsx", (wb) => {
         wb.properties.date1904 = true
         const ws = wb.addWorksheet("expenses")

@@ -118,4 +118,59 @@ describe("files as users save them", () => {
       ])
     })
   )
+
+  const productsWorkbook = (dir: string, name: string, rows: ReadonlyArray<ReadonlyArray<string | number>>) =>
+    Effect.gen(function* () {
+      const file = Path.join(dir, name)
+      const workbook = new ExcelJS.Workbook()
+      const sheet = workbook.addWorksheet("products")
+      sheet.addRow(["externalId", "name", "unitaryValue", "unitaryCost"])
+      for (const row of rows) sheet.addRow([...row])
+      yield* Effect.promise(() => workbook.xlsx.writeFile(file))
+      return file
+    })
+
+  it.scoped("a workbook whose number cells all read like 1.234 settles --decimal auto: number cells carry their own point", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* productsWorkbook(dir, "produtos.xlsx", [
+        ["PRD-1", "Filtro", 1.234, 7],
+        ["PRD-2", "Bomba", 12.345, 3.125]
+      ])
+      const { formats, results } = yield* validatePath("products", file)
+      expect(formats.decimal).toBe(".")
+      expect(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))).toEqual([
+        { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 7 },
+        { externalId: "PRD-2", name: "Bomba", unitaryValue: 12.345, unitaryCost: 3.125 }
+      ])
+    })
+  )
+
+  it.scoped("in a workbook, typed text with a decimal comma settles the mark for text cells; number cells still read as numbers", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* productsWorkbook(dir, "misto.xlsx", [
+        ["PRD-1", "Filtro", 1.234, "22,50"],
+        ["PRD-2", "Bomba", 1.5, "1.234,56"]
+      ])
+      const { formats, results } = yield* validatePath("products", file)
+      expect(formats.decimal).toBe(",")
+      expect(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))).toEqual([
+        { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 22.5 },
+        { externalId: "PRD-2", name: "Bomba", unitaryValue: 1.5, unitaryCost: 1234.56 }
+      ])
+    })
+  )
+
+  it.scoped("in a workbook, a number typed as text that reads both ways is still ambiguous", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* productsWorkbook(dir, "texto.xlsx", [["PRD-1", "Filtro", 2.5, "1.234"]])
+      const error = yield* Effect.flip(validatePath("products", file))
+      expect(error.message).toBe(
+        `${file} (row 2, column "unitaryCost"): cannot tell the decimal mark: "1.234" reads as 1.234 with a decimal point and as 1234 with a decimal comma, ` +
+          `and no number in the file settles it; pass --decimal , or --decimal .`
+      )
+    })
+  )
 })
