@@ -9,6 +9,7 @@ import { Api } from "../client/Api.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
 import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { UsageError } from "../Errors.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { parseDuration, parseRate } from "../Units.js"
@@ -19,7 +20,6 @@ import type { Summary } from "./Report.js"
 import { parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun } from "./Resume.js"
 import { defaultRunDir, reportCsv } from "./RunDir.js"
-import { shielded, stopOnSignals } from "./Signals.js"
 import { runValidate } from "./ValidateRun.js"
 
 // --- arguments and flags -----------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ const withApi = <A, E>(
       Effect.gen(function*() {
         const api = yield* Api
         const rate = Either.getOrUndefined(parseRate(connection.rate))
-        const stop = yield* stopOnSignals(() => resumeHint(runDirOf()))
+        const stop = yield* stopOnSignals({ stopping: "stopping after the rows in flight", hint: () => resumeHint(runDirOf()) })
         const progress = yield* makeProgress({ label, stats: api.stats, rate })
         return yield* work({ stop: stop.stopped, progress, say })
       })

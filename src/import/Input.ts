@@ -1,16 +1,17 @@
 /**
  * The source file of a run as the pipeline sees it: opened through the readers, fingerprinted (so `resume` can
  * refuse a file that changed since), optionally renumbered by its own `_row` column (a rerun's rows keep the
- * row numbers of the original file), and split into the columns a report repeats.
+ * row numbers of the original file), split into the columns a report repeats, and planned for validation.
  */
-import { createHash } from "node:crypto"
-import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Stream } from "effect"
 import { InputError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { restore } from "../files/Guard.js"
+import { sha256File } from "../files/Write.js"
 import type { Source, SourceRow } from "../files/Source.js"
+import type { Resource } from "../Resources.js"
+import { defaultMaxAttachmentBytes, type ParseOptions, planColumns } from "../validate/Validate.js"
 import type { ReadSettings } from "./Journal.js"
 
 /** The report's own columns, in order (contract, "Report columns"); `_changes` only in a dry run. */
@@ -30,20 +31,13 @@ export interface Input {
   readonly rows: Stream.Stream<SourceRow, InputError>
   /** The source's own columns (an earlier report's tool columns left out), as the report repeats them. */
   readonly columns: ReadonlyArray<string>
-  /** A row's cells for those columns, as the user typed them (the formula guard of a tool-written file undone). */
-  readonly cellsOf: (row: SourceRow) => ReadonlyArray<string>
+  /**
+   * A row's cells for those columns, as the user typed them (the formula guard of a tool-written file undone).
+   * Cells read from a workbook's number values take `decimal` as their mark (default `.`): a copy read back with
+   * that mark (a report a rerun reads) gets the same numbers.
+   */
+  readonly cellsOf: (row: SourceRow, decimal?: "." | ",") => ReadonlyArray<string>
 }
-
-/** SHA-256 of a file, streamed. */
-export const sha256File = (file: string) =>
-  Effect.async<string, InputError>((resume) => {
-    const hash = createHash("sha256")
-    const stream = fs.createReadStream(file)
-    stream.on("data", (chunk) => hash.update(chunk))
-    stream.on("error", (cause) => resume(Effect.fail(new InputError({ file, detail: `cannot be read: ${cause.message}`, cause }))))
-    stream.on("end", () => resume(Effect.succeed(hash.digest("hex"))))
-    return Effect.sync(() => stream.destroy())
-  })
 
 export const openInput = Effect.fn("Input.open")(function*(
   file: string,
@@ -59,12 +53,15 @@ export const openInput = Effect.fn("Input.open")(function*(
     resource,
     ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
   })
-  const sha256 = yield* sha256File(absolute)
+  const sha256 = yield* sha256File(absolute).pipe(
+    Effect.mapError((e) => new InputError({ file: absolute, detail: `cannot be read: ${e.cause instanceof Error ? e.cause.message : e.message}`, cause: e }))
+  )
   const kept = source.header.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
   const guarded = source.writtenByTool
-  const cellsOf = (row: SourceRow): ReadonlyArray<string> => {
+  const cellsOf = (row: SourceRow, decimal: "." | "," = "."): ReadonlyArray<string> => {
     const cells = kept.map(({ index }) => {
       const c = row.cells[index] ?? ""
+      if (row.numbers?.has(index) === true) return decimal === "," ? c.replace(".", ",") : c
       return guarded ? restore(c) : c
     })
     // A ragged row's cells beyond the header are kept, so the report loses nothing the user typed.
@@ -87,4 +84,34 @@ export const openInput = Effect.fn("Input.open")(function*(
     })
   }
   return { source, file: absolute, sha256, rows, columns: kept.map((k) => k.name), cellsOf } satisfies Input
+})
+
+/** How a job reads its rows (what `import` and `validate` jobs share). */
+export interface RowSettings {
+  readonly dateFormat: ParseOptions["dateFormat"]
+  readonly decimal: ParseOptions["decimal"]
+  readonly mode: ParseOptions["mode"]
+  /** Attachment paths are relative to this directory (default: the source file's). */
+  readonly baseDir?: string | undefined
+  readonly maxAttachmentBytes?: number | undefined
+}
+
+/** The validation options of `input`'s rows and its column plan; the plan's warnings are said. */
+export const planInput = Effect.fn("Input.plan")(function*(
+  r: Resource,
+  input: Input,
+  settings: RowSettings,
+  say: (line: string) => Effect.Effect<void>
+) {
+  const parse: ParseOptions = {
+    dateFormat: settings.dateFormat,
+    decimal: settings.decimal,
+    mode: settings.mode,
+    baseDir: settings.baseDir ?? Path.dirname(input.file),
+    maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
+    restoreGuard: input.source.writtenByTool
+  }
+  const columns = yield* planColumns(r, input.file, input.source.header, parse)
+  for (const w of columns.warnings) yield* say(`warning: ${w}`)
+  return { parse, columns }
 })

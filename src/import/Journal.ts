@@ -118,6 +118,8 @@ export const End = Schema.Struct({
   state: Schema.Literal("end"),
   at: Schema.String,
   interrupted: Schema.Boolean,
+  /** Why the session was aborted (credentials rejected …), when it was. */
+  aborted: Schema.optional(Schema.String),
   counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
   requests: Schema.Number,
   rateLimited: Schema.Number,

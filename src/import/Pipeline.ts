@@ -18,17 +18,17 @@
  */
 import * as Path from "node:path"
 import { Clock, Deferred, Effect, Either, Stream } from "effect"
-import { Api, type ApiAborted, type ApiStats } from "../client/Api.js"
+import { Api, type ApiAborted, type ApiStats, type ListFailed } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
 import type { WriteError } from "../files/Write.js"
 import type { Progress } from "../cli/Progress.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
-import type { Formats, ParseOptions, RowResult } from "../validate/Validate.js"
-import { defaultMaxAttachmentBytes, formatErrors, inferFormats, makeValidator, planColumns } from "../validate/Validate.js"
+import type { Formats, RowResult } from "../validate/Validate.js"
+import { formatErrors, inferFormats, makeValidator } from "../validate/Validate.js"
 import { formatDuration } from "../cli/Progress.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
-import { type Input, openInput } from "./Input.js"
+import { type Input, openInput, planInput, type RowSettings } from "./Input.js"
 import {
   type Header,
   type Intent,
@@ -49,22 +49,17 @@ import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
 
-export interface ImportJob {
+export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
   readonly command: string
   readonly resource: ResourceName
   readonly file: string
   readonly read: ReadSettings
-  readonly dateFormat: ParseOptions["dateFormat"]
-  readonly decimal: ParseOptions["decimal"]
   readonly mode: Mode
   readonly dryRun: boolean
   readonly verify: boolean
   /** Created for a new run (refused if it already holds one). */
   readonly runDir: string
-  /** Attachment paths are relative to this directory (default: the source file's). */
-  readonly baseDir?: string | undefined
-  readonly maxAttachmentBytes?: number | undefined
   /** Rows are numbered by this column of the source (`_row`: a rerun keeps the original row numbers). */
   readonly rowColumn?: string | undefined
   readonly parent?: ParentRun | undefined
@@ -129,16 +124,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
       message: `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
-  const parse: ParseOptions = {
-    dateFormat: job.dateFormat,
-    decimal: job.decimal,
-    mode: job.mode,
-    baseDir: job.baseDir ?? Path.dirname(input.file),
-    maxAttachmentBytes: job.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
-    restoreGuard: input.source.writtenByTool
-  }
-  const columns = yield* planColumns(r, input.file, input.source.header, parse)
-  for (const w of columns.warnings) yield* say(`warning: ${w}`)
+  const { columns, parse } = yield* planInput(r, input, job, say)
   const formats: Formats = prior !== undefined ? (prior.header.formats as Formats) : yield* inferFormats(columns, input.rows, parse)
   const validator = () => makeValidator(columns, formats, parse)
 
@@ -203,13 +189,21 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         runDir,
         input,
         dryRun: job.dryRun,
+        decimal: formats.decimal,
         outcomeOf: (row) => state.outcomes.get(row) ?? missing(row)
       })
       // A stop that came after the last row was sent interrupted nothing.
       const interrupted = aborted !== undefined || unfinished > 0
       const stats = statsDelta(yield* api.stats, statsAtStart)
       const finished = yield* nowIso
-      yield* journal.append({ state: "end", at: finished, interrupted, counts: report.counts, ...stats })
+      yield* journal.append({
+        state: "end",
+        at: finished,
+        interrupted,
+        ...(aborted !== undefined ? { aborted: aborted.message } : {}),
+        counts: report.counts,
+        ...stats
+      })
       const earlier = prior?.ends ?? []
       const allEnded = Object.entries(report.counts).every(([s, n]) => n === 0 || endedWell(s as Outcome["status"], job.dryRun))
       const exitCode = interrupted ? 3 : allEnded ? 0 : 1
@@ -230,7 +224,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         exitCode,
         dryRun: job.dryRun,
         parent: job.parent ?? prior?.header.parent ?? null,
-        interrupted
+        interrupted,
+        aborted: aborted?.message ?? null
       }
       yield* writeSummary(runDir, summary)
       if (aborted !== undefined) return yield* Effect.fail(aborted)
@@ -306,12 +301,20 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
   // 3. References and existing records.
   const resolver = job.resolver ?? (yield* serverResolver)
   yield* resolver.prepare(scan.demands)
+  // A list that cannot be read leaves its rows `failed` ("could not look … up"); an `ApiAborted` (credentials
+  // rejected, token refused twice) is not a lookup problem: it aborts the run before any write.
   const lookup = (by: string, values: ReadonlySet<string>) =>
-    values.size === 0 ? Effect.succeed(undefined) : Effect.either(findRecords(r, by, values)).pipe(Effect.map((e) => ({ by, found: e })))
+    values.size === 0
+      ? Effect.succeed(undefined)
+      : findRecords(r, by, values).pipe(
+        Effect.map((found): Either.Either<Found, ListFailed> => Either.right(found)),
+        Effect.catchTag("ListFailed", (e) => Effect.succeed(Either.left(e))),
+        Effect.map((found) => ({ by, found }))
+      )
   const byKey = r.key !== undefined ? yield* lookup(r.key, scan.keys) : undefined
   const byId = r.id !== undefined ? yield* lookup(r.id.name, scan.ids) : undefined
   const existingOf = (v: Valid): Existing => {
-    const from = (l: { by: string; found: Either.Either<Found, { message: string }> } | undefined, value: string): Existing => {
+    const from = (l: { by: string; found: Either.Either<Found, ListFailed> } | undefined, value: string): Existing => {
       if (l === undefined) return { _tag: "NotLooked" }
       if (Either.isLeft(l.found)) return { _tag: "Unavailable", message: l.found.left.message }
       return { _tag: "Found", records: l.found.right.get(value) ?? [], by: l.by, value }
@@ -359,7 +362,8 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         const resolved = yield* resolver.resolve(ref)
         if (Either.isLeft(resolved)) {
           if (queuedBefore(v.row)) return
-          return yield* finish(v.row, withWarnings({ status: "failed", error: resolved.left }, v.warnings))
+          // `failed` (the cell names nothing usable) or `skipped` (its parent row did not end well): final either way.
+          return yield* finish(v.row, withWarnings({ status: resolved.left.status, error: resolved.left.error }, v.warnings))
         }
         payload[ref.field] = resolved.right
       }

@@ -6,6 +6,10 @@
  *
  * `serverResolver` looks the values up on the server with list calls, one walk per referenced resource and
  * property (see `Lookup`), and caches the answers for the whole run.
+ *
+ * A reference that does not resolve says what becomes of its row (`Unresolved`): `failed` when the cell is wrong
+ * as written (no such record, several, the lookup failed), `skipped` when the record it names belongs to a row
+ * that did not end well (contract: skipped = not attempted because a parent row failed).
  */
 import { Effect, Either } from "effect"
 import type { Api, ApiAborted } from "../client/Api.js"
@@ -22,11 +26,26 @@ export interface RefDemand {
   readonly values: ReadonlySet<string>
 }
 
+/** Why a reference cell names no usable record, and the status its row ends with (`error` is the row's `_error`). */
+export interface Unresolved {
+  readonly status: "failed" | "skipped"
+  readonly error: string
+}
+
+/** The row is wrong as written: it fails. */
+export const refFailed = (error: string): Unresolved => ({ status: "failed", error })
+
+/** The row names a record whose own row did not end well: it is not attempted. */
+export const refSkipped = (error: string): Unresolved => ({ status: "skipped", error })
+
+/** The id (or, for list fields, the ids) one reference cell names, or why it names none. */
+export type Resolution = Either.Either<ServerId | ReadonlyArray<ServerId>, Unresolved>
+
 export interface RefResolver {
   /** Called once before any row is sent, with every value the rows refer to, so lookups can be batched. */
   readonly prepare: (demands: ReadonlyArray<RefDemand>) => Effect.Effect<void, ApiAborted>
   /** The id (or, for list fields, the ids) one reference cell names, or why it cannot be resolved. */
-  readonly resolve: (ref: PendingRef) => Effect.Effect<Either.Either<ServerId | ReadonlyArray<ServerId>, string>>
+  readonly resolve: (ref: PendingRef) => Effect.Effect<Resolution>
   /** A record this run created or found: `fields` are its write names and values, `id` its server id. */
   readonly learn: (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) => Effect.Effect<void>
 }
@@ -86,7 +105,7 @@ export const makeResolver = (
     )
 
   const resolve = (ref: PendingRef) =>
-    Effect.sync((): Either.Either<ServerId | ReadonlyArray<ServerId>, string> => {
+    Effect.sync((): Resolution => {
       const t = table(ref.resource, ref.by)
       const ids: Array<ServerId> = []
       for (const raw of ref.values) {
@@ -94,11 +113,11 @@ export const makeResolver = (
         if (value === "") continue
         const entry = t.get(value)
         const problem = describe(ref.resource, ref.by, value, entry)
-        if (problem !== undefined) return Either.left(`${ref.column}: ${problem}`)
+        if (problem !== undefined) return Either.left(refFailed(`${ref.column}: ${problem}`))
         ids.push((entry as Extract<Entry, { _tag: "Found" }>).ids[0]!)
       }
       if (ref.list) return Either.right(ids)
-      return ids.length === 1 ? Either.right(ids[0]!) : Either.left(`${ref.column}: names ${ids.length} records where one is expected`)
+      return ids.length === 1 ? Either.right(ids[0]!) : Either.left(refFailed(`${ref.column}: names ${ids.length} records where one is expected`))
     })
 
   const learn = (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) =>

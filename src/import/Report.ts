@@ -33,6 +33,8 @@ export interface Summary {
   readonly parent: ParentRun | null
   /** The run stopped before every row was sent (interrupted or aborted). */
   readonly interrupted: boolean
+  /** Why the run was aborted (credentials rejected, a token refused twice …), or null. */
+  readonly aborted: string | null
 }
 
 const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
@@ -54,6 +56,8 @@ export interface ReportInput {
   readonly runDir: string
   readonly input: Input
   readonly dryRun: boolean
+  /** The decimal mark the rows were read with: a workbook's number cells are repeated with it. */
+  readonly decimal: "." | ","
   /** The final outcome of a row (rows the run never reached get one from `missing`). */
   readonly outcomeOf: (row: number) => Outcome
 }
@@ -78,7 +82,7 @@ export const writeReports = Effect.fn("Report.write")(function*(report: ReportIn
         const outcome = report.outcomeOf(row.row)
         counts[outcome.status] += 1
         rows += 1
-        const cells = [...toolCells(row.row, outcome, report.dryRun), ...report.input.cellsOf(row)]
+        const cells = [...toolCells(row.row, outcome, report.dryRun), ...report.input.cellsOf(row, report.decimal)]
         return Effect.zipRight(csv.write(cells), xlsx.write(cells))
       })
       yield* csv.close

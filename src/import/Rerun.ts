@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Either, Stream } from "effect"
 import { type InputError, RunError, UsageError } from "../Errors.js"
+import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import type { Api } from "../client/Api.js"
 import { isResourceName, resource as resourceOf, type Resource, type ResourceName } from "../Resources.js"
@@ -119,7 +120,7 @@ interface Corrections {
   readonly identity: (cells: (name: string) => string, row: number) => string | undefined
 }
 
-const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r: Resource) {
+const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r: Resource, decimal: ImportJob["decimal"]) {
   const input = yield* openInput(file, autoRead, r.name)
   const header = input.source.header
   const lower = header.map((h) => h.trim().toLowerCase())
@@ -134,7 +135,8 @@ const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r
     return parts.some((p) => p === "") ? undefined : parts.join("\u0000")
   }
   const rows = new Map<string, Map<string, string>>()
-  const restoreCells = input.cellsOf
+  // The rows go to a CSV read with the parent's mark: a workbook's number cells are written with it.
+  const restoreCells = (row: SourceRow) => input.cellsOf(row, decimal === "auto" ? "." : decimal)
   const kept = input.columns.map((c) => c.trim().toLowerCase())
   yield* Stream.runForEach(input.source.rows, (row) =>
     Effect.gen(function*() {
@@ -240,7 +242,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     ...(request.fixed !== undefined ? { fixed: Path.resolve(request.fixed) } : {})
   }
   const onlySet = new Set<string>(only)
-  const corrections = request.fixed !== undefined ? yield* readCorrections(request.fixed, r) : undefined
+  const corrections = request.fixed !== undefined ? yield* readCorrections(request.fixed, r, info.decimal) : undefined
   const count = yield* copyRows(info.report, r, onlySet, corrections, undefined)
   if (count === 0) return { result: undefined, parent, selected: 0 }
 

@@ -3,29 +3,23 @@
  * summary as an import. Rows that pass are reported as `valid` (an extension of the contract's statuses); their
  * warnings go to `_error`.
  */
-import * as Path from "node:path"
 import { Clock, Effect, Stream } from "effect"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
-import type { ParseOptions } from "../validate/Validate.js"
-import { defaultMaxAttachmentBytes, formatErrors, inferFormats, makeValidator, planColumns } from "../validate/Validate.js"
-import { openInput } from "./Input.js"
+import { formatErrors, inferFormats, makeValidator } from "../validate/Validate.js"
+import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
 import { writeReports, writeSummary, type Summary } from "./Report.js"
 import { createRunDir } from "./RunDir.js"
 import type { Outcome } from "./Status.js"
 
-export interface ValidateJob {
+export interface ValidateJob extends RowSettings {
   readonly resource: ResourceName
   readonly file: string
   readonly read: ReadSettings
-  readonly dateFormat: ParseOptions["dateFormat"]
-  readonly decimal: ParseOptions["decimal"]
   /** Which columns are required depends on it (create/upsert need the required ones, update/delete an identity). */
   readonly mode: Mode
   readonly runDir: string
-  readonly baseDir?: string | undefined
-  readonly maxAttachmentBytes?: number | undefined
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
 }
 
@@ -36,16 +30,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
   const r = resourceOf(job.resource)
   const started = yield* nowIso
   const input = yield* openInput(job.file, job.read, r.name)
-  const parse: ParseOptions = {
-    dateFormat: job.dateFormat,
-    decimal: job.decimal,
-    mode: job.mode,
-    baseDir: job.baseDir ?? Path.dirname(input.file),
-    maxAttachmentBytes: job.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
-    restoreGuard: input.source.writtenByTool
-  }
-  const columns = yield* planColumns(r, input.file, input.source.header, parse)
-  for (const w of columns.warnings) yield* say(`warning: ${w}`)
+  const { columns, parse } = yield* planInput(r, input, job, say)
   const formats = yield* inferFormats(columns, input.rows, parse)
   const validator = makeValidator(columns, formats, parse)
   const outcomes = new Map<number, Outcome>()
@@ -66,6 +51,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
     runDir,
     input,
     dryRun: false,
+    decimal: formats.decimal,
     outcomeOf: (row) => outcomes.get(row) ?? { status: "skipped" }
   })
   const exitCode = report.counts.invalid > 0 ? 1 : 0
@@ -86,7 +72,8 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
     exitCode,
     dryRun: false,
     parent: null,
-    interrupted: false
+    interrupted: false,
+    aborted: null
   }
   yield* writeSummary(runDir, summary)
   return { runDir, summary, exitCode, formats }

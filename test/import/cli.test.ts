@@ -163,6 +163,47 @@ describe("exit codes and refusals", () => {
   )
 
   it.scopedLive(
+    "credentials rejected while looking records or references up (before any write): exit 3 at once, no write, summary and journal say aborted",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const wrong = { FSM_API_TOKEN: "wrong" }
+        const runs = [
+          // Segments have no upsert in the API: the rows' keys are looked up first.
+          { name: "segments", args: ["import", "segments", put(dir, "s.csv", "description\nVarejo\nAtacado\n")] },
+          // An update finds each record by its key.
+          { name: "update", args: ["import", "customers", put(dir, "u.csv", customers(3)), "--mode", "update"] },
+          // References are resolved with list calls before anything is sent.
+          { name: "refs", args: ["import", "customers", put(dir, "r.csv", "externalId,name,segmentDescription\nK-1,Um,Varejo\nK-2,Dois,Varejo\n")] }
+        ]
+        for (const run of runs) {
+          const runDir = Path.join(dir, run.name)
+          const cli = yield* runCli([...run.args, "--out", runDir, "--json"], sandbox, dir, wrong)
+          assert.strictEqual(cli.code, 3, `${run.name}: ${cli.stderr}`)
+          assert.match(cli.stderr, /rejected the credentials/)
+          assert.match(cli.stderr, /the journal is kept: continue it with `fsm-bulk resume /)
+          assert.notInclude(cli.stderr + cli.stdout, "wrong")
+
+          const summary = readSummary(runDir)
+          assert.strictEqual(summary.exitCode, 3, run.name)
+          assert.isTrue(summary.interrupted, run.name)
+          assert.match(summary.aborted, /rejected the credentials/, run.name)
+          assert.strictEqual(summary.counts.failed, 0, run.name)
+          assert.strictEqual(summary.counts.skipped, summary.rows, run.name)
+          const report = readReport(runDir)
+          assert.isTrue(report.every((r) => r._status === "skipped" && /not attempted: the run was aborted/.test(r._error!)), JSON.stringify(report))
+          const lines = readJournalLines(runDir)
+          assert.deepStrictEqual(lines.map((l) => l.state), ["header", "end"], run.name)
+          assert.isTrue(lines[1]!.interrupted)
+          assert.match(lines[1]!.aborted, /rejected the credentials/)
+        }
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, 0)
+      }),
+    60_000
+  )
+
+  it.scopedLive(
     "validate checks offline and writes the same report; import exits 0 when every row ended well and prints the run directory",
     () =>
       Effect.gen(function*() {

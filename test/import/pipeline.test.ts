@@ -3,6 +3,7 @@
  * an export of one account into another, self references, and rerun.
  */
 import { assert, describe, it } from "@effect/vitest"
+import ExcelJS from "exceljs"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
@@ -411,6 +412,39 @@ describe("rerun", () => {
       // The report neutralises formula-like cells for spreadsheets; reading it back undoes that.
       const reportCells = readReport(first.runDir)
       assert.strictEqual(reportCells[0]!.note, "'=1+1")
+    })
+  )
+})
+
+describe("workbook number cells", () => {
+  it.scopedLive("keep their value through the report and a rerun when the file's typed numbers use a decimal comma", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      yield* importInto(sandbox, { resource: "product-categories", file: put(dir, "cat.csv", "externalId,description\nCAT-1,Filtros\n"), runDir: Path.join(dir, "cat") })
+      // totalStock holds number cells, minimumStock text typed with a decimal comma; CAT-2 does not exist yet.
+      const file = Path.join(dir, "produtos.xlsx")
+      const workbook = new ExcelJS.Workbook()
+      const sheet = workbook.addWorksheet("products")
+      sheet.addRow(["externalId", "name", "categoryExternalId", "totalStock", "minimumStock"])
+      sheet.addRow(["PRD-1", "Filtro", "CAT-1", 1.234, "22,5"])
+      sheet.addRow(["PRD-2", "Bomba", "CAT-2", 12.345, "1.234,5"])
+      yield* Effect.promise(() => workbook.xlsx.writeFile(file))
+
+      const first = yield* importInto(sandbox, { resource: "products", file, runDir: Path.join(dir, "first") })
+      assert.deepStrictEqual(statuses(readReport(first.runDir)), ["2:created", "3:failed"])
+      // The report repeats the number cell with the file's mark, as a rerun reads it.
+      assert.strictEqual(readReport(first.runDir)[1]!.totalStock, "12,345")
+
+      yield* importInto(sandbox, { resource: "product-categories", file: put(dir, "cat2.csv", "externalId,description\nCAT-2,Bombas\n"), runDir: Path.join(dir, "cat2") })
+      const again = yield* rerun({ target: first.runDir, only: undefined, fixed: undefined, dryRun: false, out: () => Path.join(dir, "again") }).pipe(
+        Effect.provide(apiOf(sandbox))
+      )
+      assert.deepStrictEqual(statuses(readReport(again.result!.runDir)), ["3:created"])
+      const stored = yield* sandbox.control.records("sandbox-key", "products")
+      const stock = (key: string) => stored.find((p) => p.externalId === key)!
+      assert.deepStrictEqual([stock("PRD-1").totalStock, stock("PRD-1").minimumStock], [1.234, 22.5])
+      assert.deepStrictEqual([stock("PRD-2").totalStock, stock("PRD-2").minimumStock], [12.345, 1234.5])
     })
   )
 })
