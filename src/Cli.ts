@@ -6,6 +6,7 @@ import { sandboxCommand } from "./sandbox/Command.js"
 import { templateCommand } from "./template/Command.js"
 import { exportCommand, verifyCommand } from "./export/Commands.js"
 import { importCommand, rerunCommand, resumeCommand, validateCommand } from "./import/Commands.js"
+import { demoCommand, onboardCommand } from "./onboard/Commands.js"
 
 export const root = Command.make("fsm-bulk").pipe(
   Command.withDescription("Bulk import, export and onboarding for the Field-Service Management API v2, with a local sandbox"),
@@ -13,6 +14,7 @@ export const root = Command.make("fsm-bulk").pipe(
     sandboxCommand,
     templateCommand,
     validateCommand, importCommand, rerunCommand, resumeCommand,
+    onboardCommand, demoCommand,
     exportCommand,
     verifyCommand
   ])

@@ -853,7 +853,11 @@ export const dependencies = (r: Resource): ReadonlyArray<ResourceName> => {
  * Importable resources in dependency order (parents before children). Throws on a cycle, naming it: the table is
  * static, so a cycle is a programming error caught by the tests; workbooks choose a subset of this order.
  */
-export const dependencyOrder = (names: ReadonlyArray<ResourceName> = importable.map((r) => r.name)): ReadonlyArray<ResourceName> => {
+export const dependencyOrder = (
+  names: ReadonlyArray<ResourceName> = importable.map((r) => r.name),
+  /** The edges to follow (default: the table's `dependencies`); onboarding's tests give their own graph. */
+  dependenciesOf: (name: ResourceName) => ReadonlyArray<ResourceName> = (n) => dependencies(resource(n))
+): ReadonlyArray<ResourceName> => {
   const wanted = new Set(names)
   const order: Array<ResourceName> = []
   const state = new Map<ResourceName, "visiting" | "done">()
@@ -862,7 +866,7 @@ export const dependencyOrder = (names: ReadonlyArray<ResourceName> = importable.
     if (s === "done") return
     if (s === "visiting") throw new Error(`reference cycle: ${[...path.slice(path.indexOf(n)), n].join(" → ")}`)
     state.set(n, "visiting")
-    for (const d of dependencies(resource(n))) if (wanted.has(d)) visit(d, [...path, n])
+    for (const d of dependenciesOf(n)) if (wanted.has(d)) visit(d, [...path, n])
     state.set(n, "done")
     order.push(n)
   }

@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import { jsonOption, say, summary } from "../cli/Output.js"
 import { UsageError } from "../Errors.js"
 import { importable, isResourceName, resource, type Resource } from "../Resources.js"
+import { exampleOption, writeExampleTemplate } from "../onboard/TemplateExample.js"
 import { writeTemplates } from "./Generate.js"
 import type { TemplateFormat } from "./Readme.js"
 
@@ -38,8 +39,9 @@ const chooseResources = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
 
 export const templateCommand = Command.make(
   "template",
-  { resources: resourcesArg, format: formatOption, out: outOption, json: jsonOption },
-  Effect.fn("Template.command")(function* ({ format, json, out, resources: names }) {
+  { resources: resourcesArg, format: formatOption, out: outOption, example: exampleOption, json: jsonOption },
+  Effect.fn("Template.command")(function* ({ example, format, json, out, resources: names }) {
+    if (example) return yield* writeExampleTemplate({ out, json, conflicting: [...names, ...Option.toArray(Option.map(format, (f) => `--format ${f}`))] })
     const resources = yield* chooseResources(names)
     const formats: ReadonlyArray<TemplateFormat> = Option.match(format, { onNone: () => ["csv", "xlsx"], onSome: (f) => [f] })
     const files = yield* writeTemplates({ resources, formats, out })

@@ -1,0 +1,173 @@
+/**
+ * The `onboard` and `demo` commands (cli-contract.md): flags and arguments, the plan and the closing table on
+ * stderr, the summary (`--json`: the last stdout line) and the exit code (0 every row of every step ended well,
+ * 1 some did not, 2 bad input and nothing sent, 3 stopped or aborted).
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Either, Option } from "effect"
+import { connectionOptions } from "../cli/Connection.js"
+import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
+import { UsageError } from "../Errors.js"
+import { defaultRunDir } from "../import/RunDir.js"
+import { parseDuration } from "../Units.js"
+import { type DemoResult, runDemo } from "./Demo.js"
+import { prepareOnboarding, runOnboarding } from "./Onboard.js"
+import { closingLines, planLines, stopHint, withOnboardApi } from "./Run.js"
+
+const duration = (flag: string, text: string) => Either.mapLeft(parseDuration(text), (why) => new UsageError({ message: `${flag}: ${why}` }))
+
+/** Between two reads of the tasks while answers are awaited: a thirtieth of the wait, between 1 and 10 seconds. */
+const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(waitMs / 30)))
+
+const parsingOptions = Options.all({
+  encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
+    Options.withDefault("auto" as const),
+    Options.withDescription("CSV text encoding of every file (auto: UTF-8 with or without BOM, else Windows-1252)")
+  ),
+  delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(Options.withDefault("auto" as const), Options.withDescription("CSV delimiter of every file")),
+  dateFormat: Options.choice("date-format", ["auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"]).pipe(
+    Options.withDefault("auto" as const),
+    Options.withDescription("How dates are written in every sheet (auto settles each sheet on its own and refuses to guess)")
+  ),
+  decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(Options.withDefault("auto" as const), Options.withDescription("Decimal mark of numbers in every sheet"))
+})
+
+const answerWaitOption = (fallback: string) =>
+  Options.text("answer-wait").pipe(
+    Options.withDefault(fallback),
+    Options.withDescription("With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)")
+  )
+
+// --- onboard -----------------------------------------------------------------------------------------------------
+
+export const onboardCommand = Command.make(
+  "onboard",
+  {
+    input: Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
+      Args.withDescription("A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource")
+    ),
+    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")),
+    verify: Options.boolean("verify").pipe(
+      Options.withDescription("Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --answer-wait ends")
+    ),
+    answerWait: answerWaitOption("5m"),
+    answerDelay: Options.text("answer-delay").pipe(
+      Options.withDescription("Without --base-url: how long the embedded sandbox takes to show an answer on its task (default 5m, as the API)"),
+      Options.optional
+    ),
+    parsing: parsingOptions,
+    out: Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"), Options.optional),
+    json: jsonOption,
+    connection: connectionOptions
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
+      if (Option.isSome(a.answerDelay) && Option.isSome(a.connection.baseUrl)) {
+        return yield* new UsageError({ message: "--answer-delay sets the embedded sandbox's delay: it cannot change the API at --base-url" })
+      }
+      const answerDelayMs = Option.isSome(a.answerDelay) ? yield* duration("--answer-delay", a.answerDelay.value) : undefined
+      const prepared = yield* prepareOnboarding({
+        command: "onboard",
+        input: a.input,
+        runDir: Option.getOrElse(a.out, () => defaultRunDir("onboard")),
+        dryRun: a.dryRun,
+        verify: a.verify,
+        answerWaitMs,
+        // The embedded sandbox's answers show after `answerDelayMs`: no need to wait longer between two reads.
+        answerPollMs: answerDelayMs !== undefined ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2))) : pollFor(answerWaitMs),
+        read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
+        dateFormat: a.parsing.dateFormat,
+        decimal: a.parsing.decimal
+      })
+      for (const line of planLines(prepared)) yield* say(line)
+      // Printed inside the shielded run: after a stop signal the edge interrupts what comes after it.
+      const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
+      yield* withOnboardApi(a.connection, prepared.runDir, extra, (tools) =>
+        Effect.gen(function*() {
+          const result = yield* runOnboarding(prepared, tools)
+          const { table, where } = closingLines(result.summary)
+          for (const line of table) yield* say(line)
+          yield* printSummary(a.json, result.summary, where)
+          if (a.json) for (const line of where) yield* say(line)
+          yield* setExitCode(result.exitCode)
+        })
+      ).pipe(Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`)))
+    })
+).pipe(
+  Command.withDescription(
+    "Onboard a whole account from one workbook or directory: one import per resource in dependency order, references by key resolved across steps"
+  )
+)
+
+// --- demo --------------------------------------------------------------------------------------------------------
+
+/** The demo's closing lines: totals, export and verify, and where everything is. */
+const printDemo = (json: boolean, result: DemoResult) =>
+  Effect.gen(function*() {
+    const onboarding = result.onboarding.summary
+    const { table } = closingLines(onboarding)
+    for (const line of table) yield* say(line)
+    const exportRows = result.exported?.manifest.resources.reduce((n, r) => n + r.rows, 0) ?? 0
+    const lines = [
+      "",
+      `demo: the example company (${result.input}), ${onboarding.rows} rows in ${onboarding.steps.length} steps`,
+      result.exported !== undefined
+        ? `export: ${result.exported.files.length} files, ${exportRows} rows, ${result.exported.requests} requests`
+        : "export: not done (the onboarding stopped)",
+      result.verified !== undefined
+        ? result.verified.ok
+          ? `verify: every checksum and row count matches ${result.exportDir}/manifest.json`
+          : `verify: ${result.verified.problems.length} problem(s): ${result.verified.problems.join("; ")}`
+        : "verify: not done",
+      "",
+      `run directory:   ${onboarding.runDir}`,
+      `summary:         ${onboarding.runDir}/summary.json`,
+      `reports:         ${onboarding.runDir}/<resource>/report.csv and report.xlsx`,
+      `export:          ${result.exportDir} (one CSV per resource, manifest.json)`,
+      `requests:        ${onboarding.requests + (result.exported?.requests ?? 0)} in all`
+    ]
+    yield* printSummary(
+      json,
+      {
+        command: "demo",
+        runDir: onboarding.runDir,
+        input: result.input,
+        onboarding,
+        export:
+          result.exported !== undefined
+            ? { dir: result.exportDir, files: result.exported.files.length, rows: exportRows, requests: result.exported.requests }
+            : null,
+        verify: result.verified !== undefined ? { ok: result.verified.ok, problems: result.verified.problems } : null,
+        exitCode: result.exitCode
+      },
+      lines
+    )
+    if (json) for (const line of lines) yield* say(line)
+    yield* setExitCode(result.exitCode)
+  })
+
+export const demoCommand = Command.make(
+  "demo",
+  {
+    out: Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-demo)"), Options.optional),
+    answerDelay: Options.text("answer-delay").pipe(
+      Options.withDefault("2s"),
+      Options.withDescription("How long the embedded sandbox takes to show a questionnaire answer on its task")
+    ),
+    answerWait: answerWaitOption("5m"),
+    json: jsonOption,
+    connection: connectionOptions
+  },
+  (a) =>
+    Effect.gen(function*() {
+      const answerDelayMs = yield* duration("--answer-delay", a.answerDelay)
+      const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
+      yield* runDemo(
+        { runDir: Option.getOrElse(a.out, () => defaultRunDir("demo")), answerDelayMs, answerWaitMs, connection: a.connection },
+        (result) => printDemo(a.json, result)
+      )
+    })
+).pipe(
+  Command.withDescription("Onboard the example company (templates/example-onboarding.xlsx) into the embedded sandbox, export it, verify the export")
+)

@@ -1,0 +1,154 @@
+/**
+ * What an onboarding reads: a workbook (one sheet per resource) or a directory (one `<resource>.csv` or
+ * `<resource>.xlsx` per resource), turned into one input per resource. Sheets and files named `README` or starting
+ * with `_` are the user's notes and are left alone; any other name that is not an importable resource is refused,
+ * naming it and listing the names that are.
+ */
+import { Effect } from "effect"
+import { readdir, stat } from "node:fs/promises"
+import * as Path from "node:path"
+import { InputError } from "../Errors.js"
+import { inspectWorkbook, NotAWorkbook, NotAZip } from "../files/Workbook.js"
+import { isResourceName, resource, type ResourceName, resourceNames } from "../Resources.js"
+
+export interface StepInput {
+  readonly resource: ResourceName
+  /** Absolute path of the file that holds the rows. */
+  readonly file: string
+  /** The sheet to read, for a workbook. */
+  readonly sheet?: string | undefined
+  /** How messages name it: `customers.csv`, or `sheet "customers"`. */
+  readonly label: string
+}
+
+export interface OnboardInput {
+  readonly kind: "workbook" | "directory"
+  /** Absolute path of the workbook or directory. */
+  readonly path: string
+  /** Attachment paths in the rows are relative to this directory (the workbook's, or the directory itself). */
+  readonly baseDir: string
+  /** One per resource, in the order found (not yet the dependency order). */
+  readonly steps: ReadonlyArray<StepInput>
+  /** Sheets or files left alone (notes), as named. */
+  readonly ignored: ReadonlyArray<string>
+}
+
+/** In the contract's order. */
+const importableNames = resourceNames.filter((n) => resource(n).kind !== "readonly")
+
+const namesList = () => importableNames.join(", ")
+
+/** A sheet or file of notes, never data: `README`, `README.md`, `_lookups` … */
+const isNote = (name: string) => /^readme$/i.test(name.trim()) || name.trim().startsWith("_")
+
+/** The resource a sheet or file name stands for, compared without case or surrounding spaces. */
+const resourceNamed = (name: string): ResourceName | undefined => {
+  const lower = name.trim().toLowerCase()
+  return isResourceName(lower) && resource(lower).kind !== "readonly" ? lower : undefined
+}
+
+const unknownNames = (kind: "sheet" | "file", names: ReadonlyArray<string>) => {
+  const exportOnly = names.filter((n) => isResourceName(n.trim().toLowerCase()))
+  const quoted = names.map((n) => `"${n}"`).join(", ")
+  const why =
+    exportOnly.length === names.length
+      ? `${names.length > 1 ? "are" : "is"} export-only (the API cannot write ${names.length > 1 ? "them" : "it"})`
+      : `${names.length > 1 ? "are not resource names" : "is not a resource name"}`
+  return (
+    `${kind} ${quoted} ${why}: each ${kind} is named after the resource it holds: ${namesList()}` +
+    `; name a ${kind} of notes README or start its name with _`
+  )
+}
+
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
+const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string) {
+  const book = yield* Effect.tryPromise({
+    try: () => inspectWorkbook(path),
+    catch: (cause) =>
+      new InputError({
+        file: path,
+        detail:
+          cause instanceof NotAZip || cause instanceof NotAWorkbook
+            ? `not an .xlsx workbook (${cause.message}): onboarding reads a workbook with one sheet per resource, or a directory of <resource>.csv files`
+            : `cannot be read: ${describe(cause)}`,
+        cause
+      })
+  })
+  const steps: Array<StepInput> = []
+  const ignored: Array<string> = []
+  const unknown: Array<string> = []
+  for (const sheet of book.sheets) {
+    if (isNote(sheet.name)) {
+      ignored.push(sheet.name)
+      continue
+    }
+    const name = resourceNamed(sheet.name)
+    if (name === undefined) {
+      unknown.push(sheet.name)
+      continue
+    }
+    const twin = steps.find((s) => s.resource === name)
+    if (twin !== undefined) {
+      return yield* new InputError({ file: path, detail: `sheets "${twin.sheet}" and "${sheet.name}" both hold ${name}: keep one of them` })
+    }
+    steps.push({ resource: name, file: path, sheet: sheet.name, label: `sheet "${sheet.name}"` })
+  }
+  if (unknown.length > 0) return yield* new InputError({ file: path, detail: unknownNames("sheet", unknown) })
+  return { kind: "workbook", path, baseDir: Path.dirname(path), steps, ignored } satisfies OnboardInput as OnboardInput
+})
+
+const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string) {
+  const entries = yield* Effect.tryPromise({
+    try: () => readdir(path, { withFileTypes: true }),
+    catch: (cause) => new InputError({ file: path, detail: `cannot be read: ${describe(cause)}`, cause })
+  })
+  const steps: Array<StepInput> = []
+  const ignored: Array<string> = []
+  const unknown: Array<string> = []
+  for (const entry of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
+    if (!entry.isFile()) continue
+    const extension = Path.extname(entry.name).toLowerCase()
+    // Only tables can be data; attachments, notes and Excel's lock files (`~$customers.xlsx`) are not.
+    if (extension !== ".csv" && extension !== ".xlsx") continue
+    const base = entry.name.slice(0, -extension.length)
+    if (isNote(base) || entry.name.startsWith("~$") || entry.name.startsWith(".")) {
+      ignored.push(entry.name)
+      continue
+    }
+    const name = resourceNamed(base)
+    if (name === undefined) {
+      unknown.push(entry.name)
+      continue
+    }
+    const twin = steps.find((s) => s.resource === name)
+    if (twin !== undefined) {
+      return yield* new InputError({ file: path, detail: `${twin.label} and ${entry.name} both hold ${name}: keep one of them` })
+    }
+    steps.push({ resource: name, file: Path.join(path, entry.name), label: entry.name })
+  }
+  if (unknown.length > 0) return yield* new InputError({ file: path, detail: unknownNames("file", unknown) })
+  return { kind: "directory", path, baseDir: path, steps, ignored } satisfies OnboardInput as OnboardInput
+})
+
+/** The inputs of an onboarding at `path` (a workbook or a directory); fails when nothing there can be onboarded. */
+export const readOnboardInput = Effect.fn("Onboard.readInput")(function*(path: string) {
+  const absolute = Path.resolve(path)
+  const info = yield* Effect.tryPromise({
+    try: () => stat(absolute),
+    catch: (cause) =>
+      new InputError({
+        file: path,
+        detail: (cause as NodeJS.ErrnoException).code === "ENOENT" ? "not found" : `cannot be read: ${describe(cause)}`,
+        cause
+      })
+  })
+  const input = info.isDirectory() ? yield* fromDirectory(absolute) : yield* fromWorkbook(absolute)
+  if (input.steps.length === 0) {
+    return yield* new InputError({
+      file: path,
+      detail: `no ${input.kind === "workbook" ? "sheet" : "file"} is named after a resource: name each one after the resource it holds (${namesList()})`
+    })
+  }
+  return input
+})

@@ -1,0 +1,85 @@
+/**
+ * The command side of an onboarding, shared by `onboard` and `demo`: the command's one `Api` (connection options,
+ * or the embedded sandbox), progress per step, the clean stop on SIGINT/SIGTERM, and the lines that tell the user
+ * what was planned, what happened and where the reports are.
+ */
+import { Effect, Either, type Option } from "effect"
+import { Api } from "../client/Api.js"
+import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox } from "../cli/Connection.js"
+import { say } from "../cli/Output.js"
+import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import { reportCsv } from "../import/RunDir.js"
+import { shielded, stopOnSignals } from "../cli/Signals.js"
+import type { RunningSandbox } from "../sandbox/Sandbox.js"
+import { parseRate } from "../Units.js"
+import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
+import { type OnboardSummary, summaryFile } from "./Summary.js"
+
+export interface CommandTools extends OnboardTools {
+  /** The embedded sandbox, when the command runs against one. */
+  readonly embedded: Option.Option<RunningSandbox>
+}
+
+/** How to go on after a stop: the step in progress keeps its journal, and onboarding again finishes the rest. */
+export const stopHint = (runDir: string) =>
+  `each step keeps its journal in ${runDir}/<resource> (\`fsm-bulk resume\` continues one); onboarding the same input again ` +
+  `finishes the rest and changes nothing that is already done`
+
+/** Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr. */
+export const withOnboardApi = <A, E, R>(
+  connection: ConnectionOptions,
+  runDir: string,
+  extra: ApiLayerExtra | undefined,
+  work: (tools: CommandTools) => Effect.Effect<A, E, R>
+) =>
+  shielded(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const api = yield* Api
+        const embedded = yield* EmbeddedSandbox
+        const rate = Either.getOrUndefined(parseRate(connection.rate))
+        const stop = yield* stopOnSignals({ stopping: "stopping after the rows in flight of the current step", hint: () => stopHint(runDir) })
+        return yield* work({
+          stop,
+          progress: (label) => makeProgress({ label, stats: api.stats, rate }),
+          say,
+          embedded
+        })
+      })
+    ).pipe(Effect.provide(apiLayer(connection, extra)))
+  )
+
+/** `plan: segments (4 rows) → keywords (3) → …` */
+export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> => {
+  const steps = prepared.steps.map((s, i) => `${s.input.resource} (${s.rows}${i === 0 ? ` row${s.rows === 1 ? "" : "s"}` : ""})`)
+  const ignored = prepared.input.ignored.length > 0 ? [`not read (notes): ${prepared.input.ignored.join(", ")}`] : []
+  return [
+    `onboard ${prepared.input.path}: ${prepared.steps.length} step${prepared.steps.length === 1 ? "" : "s"} in dependency order${prepared.request.dryRun ? " (dry run: nothing will be written)" : ""}`,
+    `  ${steps.join(" → ")}`,
+    ...ignored.map((l) => `  ${l}`)
+  ]
+}
+
+/** The closing lines: totals per status, requests, and where the reports are. */
+export const closingLines = (summary: OnboardSummary): { readonly table: ReadonlyArray<string>; readonly where: ReadonlyArray<string> } => {
+  const took = summary.finished !== null ? Date.parse(summary.finished) - Date.parse(summary.started) : 0
+  const title =
+    `onboard: ${summary.rows} rows in ${summary.steps.length} of ${summary.resources.length} steps, ${formatDuration(took)}` +
+    (summary.dryRun ? " (dry run: nothing was written; the statuses are what the rows would get)" : "")
+  const table = summaryTable(title, summary.counts, [
+    ["requests", summary.requests],
+    ["rate-limited", summary.rateLimited],
+    ["retries", summary.retries]
+  ])
+  const notRun = summary.notRun.length > 0 ? [`not started: ${summary.notRun.join(", ")}; ${stopHint(summary.runDir)}`] : []
+  const troubled = summary.steps.filter((s) => s.exitCode !== 0)
+  return {
+    table,
+    where: [
+      ...notRun,
+      ...troubled.map((s) => `rows to look at: ${s.runDir}/${reportCsv}`),
+      `reports: ${summary.runDir}/<resource>/${reportCsv} (and report.xlsx), one per step`,
+      `summary: ${summary.runDir}/${summaryFile}`
+    ]
+  }
+}

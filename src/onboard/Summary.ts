@@ -1,0 +1,105 @@
+/**
+ * What an onboarding reports: the top-level `summary.json` (contract: one entry per step in `steps`, written
+ * atomically after every step so a stopped onboarding still tells how far it got) and the human lines, one per
+ * step, that show the plan in a dry run (would create / would update / unchanged / invalid …).
+ */
+import * as Path from "node:path"
+import { writeFileAtomic } from "../files/Write.js"
+import type { ResourceName } from "../Resources.js"
+import { countStatuses, type Status } from "../import/Status.js"
+
+export const summaryFile = "summary.json"
+
+export interface StepSummary {
+  readonly resource: ResourceName
+  /** The file the rows came from (absolute), and its sheet for a workbook. */
+  readonly source: string
+  readonly sheet?: string
+  /** The step's run directory (`<onboarding run dir>/<resource>`): journal, reports and summary. */
+  readonly runDir: string
+  readonly rows: number
+  readonly counts: Record<Status, number>
+  /** Rows not attempted because a parent row did not end well (part of `counts.skipped`). */
+  readonly skippedForParent: number
+  readonly requests: number
+  readonly rateLimited: number
+  readonly retries: number
+  readonly exitCode: number
+  readonly interrupted: boolean
+  readonly aborted: boolean
+}
+
+export interface OnboardSummary {
+  readonly tool: "fsm-bulk"
+  readonly command: string
+  /** The workbook or directory (absolute). */
+  readonly source: string
+  readonly input: "workbook" | "directory"
+  readonly mode: "upsert"
+  readonly runDir: string
+  readonly started: string
+  /** Null while the onboarding runs. */
+  readonly finished: string | null
+  readonly dryRun: boolean
+  readonly verify: boolean
+  /** The steps planned, in dependency order. */
+  readonly resources: ReadonlyArray<ResourceName>
+  readonly rows: number
+  readonly counts: Record<Status, number>
+  /** Every request of the onboarding (lookups, logins and `--verify` reads included). */
+  readonly requests: number
+  readonly rateLimited: number
+  readonly retries: number
+  /**
+   * 0 every row of every step ended well, 1 some did not, 3 stopped or aborted (2 never gets this far); while
+   * `finished` is null, the code of the steps so far (1 until every step has run).
+   */
+  readonly exitCode: number
+  readonly interrupted: boolean
+  /** Why a step failed as a whole and the onboarding stopped there (credentials rejected …), or null. */
+  readonly aborted: string | null
+  readonly steps: ReadonlyArray<StepSummary>
+  /** Steps never started (the onboarding stopped before them). */
+  readonly notRun: ReadonlyArray<ResourceName>
+}
+
+/** Counts of every step added up. */
+export const totalCounts = (steps: ReadonlyArray<StepSummary>): Record<Status, number> => {
+  const total = countStatuses([])
+  for (const s of steps) for (const [status, n] of Object.entries(s.counts)) total[status as Status] += n
+  return total
+}
+
+export const writeOnboardSummary = (summary: OnboardSummary) => writeFileAtomic(Path.join(summary.runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`)
+
+const dryRunLabels: Partial<Record<Status, string>> = {
+  created: "would create",
+  updated: "would update",
+  deleted: "would delete",
+  failed: "would fail",
+  queued: "would queue"
+}
+
+/** `created 10, invalid 1, skipped 3 (parent row)`, or in a dry run `would create 10, would send 8 (not compared)`. */
+export const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForParent">, dryRun: boolean): string => {
+  const parts: Array<string> = []
+  for (const [status, n] of Object.entries(step.counts) as Array<[Status, number]>) {
+    if (n === 0) continue
+    if (status === "skipped") {
+      const forParent = step.skippedForParent
+      // A dry run cannot compare sub-collection and action rows with the server: they are `skipped`, yet would be sent.
+      if (n - forParent > 0) parts.push(dryRun ? `would send ${n - forParent} (not compared)` : `skipped ${n - forParent}`)
+      if (forParent > 0) parts.push(`skipped ${forParent} (parent row did not end well)`)
+      continue
+    }
+    parts.push(`${dryRun ? (dryRunLabels[status] ?? status) : status} ${n}`)
+  }
+  return parts.length === 0 ? "no rows" : parts.join(", ")
+}
+
+/** One line per step: `[ 3/20] customers        10 rows  created 10`. */
+export const stepLine = (index: number, total: number, step: StepSummary, dryRun: boolean): string => {
+  const width = String(total).length
+  const rows = `${step.rows} row${step.rows === 1 ? "" : "s"}`
+  return `[${String(index + 1).padStart(width)}/${total}] ${step.resource.padEnd(22)} ${rows.padStart(9)}  ${describeCounts(step, dryRun)}${step.interrupted ? " (stopped)" : ""}`
+}
