@@ -5,6 +5,7 @@
  * `process.exitCode`, also after a clean stop on a signal; failures of a whole command are printed here as one
  * clean line.
  */
+import "./files/ExcelSax.js" // first: mends exceljs before anything loads it
 import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Option } from "effect"

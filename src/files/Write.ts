@@ -3,6 +3,7 @@
  * `FILE.tmp`, which `close` flushes to disk and renames onto `FILE`; a scope that ends without `close` (a crash,
  * an interruption) removes the .tmp and leaves `FILE` untouched. Cells pass the formula guard by default.
  */
+import "./ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import ExcelJS from "exceljs"
 import { stringify } from "csv-stringify/sync"
 import { Effect, Schema, type Scope } from "effect"

@@ -3,6 +3,7 @@
  * chosen sheet from exceljs's streaming `WorkbookReader`, batch by batch, so memory stays flat in the sheet's
  * size (shared strings aside: the workbook keeps them in one table). Row numbers are Excel's own.
  */
+import "./ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import ExcelJS from "exceljs"
 import { Effect, Option, Stream } from "effect"
 import { open } from "node:fs/promises"

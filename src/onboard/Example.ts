@@ -5,6 +5,7 @@
  * dd/mm/yyyy dates stay what the customer wrote). Attachment paths are rewritten to stay relative to the workbook.
  * The workbook is a user's file, so its creator is not the tool (its cells carry no formula guard).
  */
+import "../files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import ExcelJS from "exceljs"
 import { Effect, Stream } from "effect"
 import * as Path from "node:path"

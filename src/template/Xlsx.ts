@@ -4,6 +4,7 @@
  * leading zeros, one example row) and a README sheet with every column explained. Templates are small, so an
  * ordinary exceljs Workbook builds them; fixed workbook dates keep regenerated files identical inside.
  */
+import "../files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import ExcelJS from "exceljs"
 import { listSeparator, type Resource } from "../Resources.js"
 import { toolName } from "../files/Provenance.js"

@@ -1,3 +1,4 @@
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import ExcelJS from "exceljs"
 import { Effect, Exit, Fiber, Scope } from "effect"

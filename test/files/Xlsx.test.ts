@@ -1,3 +1,4 @@
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import ExcelJS from "exceljs"
 import { Effect, Stream } from "effect"
@@ -18,6 +19,27 @@ const workbook = (dir: string, name: string, build: (wb: ExcelJS.Workbook) => vo
   })
 
 describe("XLSX reader", () => {
+  it.scoped("keeps multi-byte UTF-8 characters whole across the chunks a sheet is inflated in", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      // 300 KB of 2- and 3-byte characters: the sheet's XML is inflated in chunks of a few KB, and exceljs on its
+      // own decodes each chunk apart, turning a character split across two chunks into "\uFFFD\uFFFD".
+      const long = "não é ação €".repeat(12_000)
+      const names = Array.from({ length: 2_000 }, (_, i) => `Padaria São João nº ${i} — não`)
+      const file = yield* workbook(dir, "utf8.xlsx", (wb) => {
+        const ws = wb.addWorksheet("customers")
+        ws.addRow(["name", "note"])
+        ws.addRow(["Longa", long])
+        for (const name of names) ws.addRow([name, "ação"])
+      })
+      const read = yield* readAll(file)
+      assert.strictEqual(read.rows.length, names.length + 1)
+      assert.strictEqual(read.rows[0]!.cells[1], long)
+      const damaged = read.rows.filter((r) => r.cells.some((c) => c.includes("\uFFFD")))
+      assert.deepStrictEqual(damaged.map((r) => r.row), [], "rows with a broken character")
+      assert.deepStrictEqual(read.rows.slice(1).map((r) => r.cells[0]), names)
+    }))
+
   it.scoped("turns dates, serials, numbers, booleans, rich text, hyperlinks and formula results into cell text", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir

@@ -1,0 +1,65 @@
+/**
+ * Mends how exceljs decodes the XML of a workbook it reads. Its `lib/utils/parse-sax.js` decodes every chunk of
+ * an inflated sheet on its own, so a multi-byte UTF-8 character split across two chunks comes out as two U+FFFD
+ * ("não" → "n��o"; exceljs issues #2063, #2316, #2084): data corruption that an import would send to the API.
+ *
+ * Importing this module puts, in Node's module cache, a parse-sax that decodes each stream with its own streaming
+ * decoder. It must be imported before anything loads exceljs (exceljs binds parse-sax when it loads): every
+ * module that imports exceljs imports this one first, and so does the edge.
+ */
+import { createRequire, Module } from "node:module"
+import { PassThrough } from "node:stream"
+import { StringDecoder } from "node:string_decoder"
+
+const require = createRequire(import.meta.url)
+const parseSaxPath = require.resolve("exceljs/lib/utils/parse-sax.js")
+const { SaxesParser } = createRequire(parseSaxPath)("saxes") as {
+  SaxesParser: new () => { on(event: string, f: (value: unknown) => void): void; write(text: string): void; close(): void }
+}
+
+interface SaxEvent {
+  readonly eventType: "opentag" | "text" | "closetag"
+  readonly value: unknown
+}
+
+/** Same contract as exceljs's: batches of sax events, one batch per chunk read. */
+async function* parseSax(input: AsyncIterable<Buffer | string> | NodeJS.ReadableStream): AsyncGenerator<Array<SaxEvent>> {
+  // exceljs hands over some older streams that are not async-iterable.
+  const iterable: AsyncIterable<Buffer | string> =
+    Symbol.asyncIterator in input ? (input as AsyncIterable<Buffer | string>) : (input as NodeJS.ReadableStream).pipe(new PassThrough())
+  const parser = new SaxesParser()
+  const decoder = new StringDecoder("utf8")
+  let error: unknown
+  let events: Array<SaxEvent> = []
+  parser.on("error", (e) => void (error = e))
+  parser.on("opentag", (value) => events.push({ eventType: "opentag", value }))
+  parser.on("text", (value) => events.push({ eventType: "text", value }))
+  parser.on("closetag", (value) => events.push({ eventType: "closetag", value }))
+  const feed = (text: string) => {
+    if (text.length > 0) parser.write(text)
+    if (error !== undefined) throw error
+  }
+  for await (const chunk of iterable) {
+    feed(typeof chunk === "string" ? chunk : decoder.write(chunk))
+    yield events
+    events = []
+  }
+  feed(decoder.end())
+  if (events.length > 0) yield events
+}
+
+/** Marks our parse-sax, so a module graph evaluated again in the same process (test runners) recognises it. */
+const mended = Symbol.for("fsm-bulk/exceljs-parse-sax")
+Object.defineProperty(parseSax, mended, { value: true })
+
+const cached = require.cache[parseSaxPath]
+if (cached === undefined) {
+  const module = new Module(parseSaxPath)
+  module.filename = parseSaxPath
+  module.exports = parseSax
+  module.loaded = true
+  require.cache[parseSaxPath] = module
+} else if (!(cached.exports as Record<symbol, unknown>)[mended]) {
+  // Too late to mend: fail loudly rather than read workbooks that may be corrupted.
+  throw new Error("exceljs was loaded before src/files/ExcelSax.ts: import ExcelSax.js first")
+}
