@@ -1,0 +1,167 @@
+/**
+ * What the fault drills share: the real sandbox on a free loopback port with the scaled budget, the built CLI
+ * (`node dist/bin.js`, built by `npm test` first) spawned against it with the credentials in the environment,
+ * input files written into a temporary directory, and the run directory's report and journal read back.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parse } from "csv-parse/sync"
+import { Effect } from "effect"
+import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import { startSandbox } from "../../src/sandbox/Sandbox.js"
+
+/** The built CLI; FSM_DRILL_BIN points the drills at another build (a mutant, to prove a drill can fail). */
+export const bin = process.env.FSM_DRILL_BIN ?? fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
+
+/** The budget on both sides: the sandbox refuses past it, the client is told it with `--rate`. */
+export const drillRate = { limit: 200, windowMs: 2_000 }
+
+/**
+ * The client's flags in every drill: the scaled budget, a short pause after a rate-limit answer, and enough
+ * attempts that a 10 % fault rate never exhausts them (0.1^20).
+ */
+export const clientFlags = ["--rate", "200/2s", "--rate-limit-pause", "1s", "--max-attempts", "20"]
+
+export const startDrillSandbox = (options: Partial<SandboxOptions> = {}) => startSandbox({ port: 0, rate: drillRate, ...options })
+
+/** A temporary directory removed with the test's scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-drill-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+// --- input files ---------------------------------------------------------------------------------------------
+
+/** A valid CPF from nine digits (the two check digits computed). */
+const cpf = (nine: string): string => {
+  const d = [...nine].map(Number)
+  for (const length of [9, 10]) {
+    let sum = 0
+    for (let i = 0; i < length; i++) sum += d[i]! * (length + 1 - i)
+    d.push(((sum * 10) % 11) % 10)
+  }
+  return d.join("")
+}
+
+export interface CustomersFile {
+  readonly file: string
+  readonly rows: number
+  /** externalIds of the valid rows. */
+  readonly valid: ReadonlyArray<string>
+  /** externalIds of the rows validation refuses (a CPF with wrong check digits): never sent. */
+  readonly invalid: ReadonlyArray<string>
+}
+
+/** `rows` customers with distinct valid CPFs; the rows at `invalidAt` (0-based) carry a CPF with wrong check digits. */
+export const customersFile = (dir: string, name: string, rows: number, invalidAt: ReadonlyArray<number> = []): CustomersFile => {
+  const valid: Array<string> = []
+  const invalid: Array<string> = []
+  const lines = ["externalId,name,cpfCnpj"]
+  for (let i = 0; i < rows; i++) {
+    const key = `DRILL-${String(i + 1).padStart(4, "0")}`
+    const good = cpf(String(200_000_000 + i))
+    const cell = invalidAt.includes(i) ? `${good.slice(0, 10)}${(Number(good[10]) + 1) % 10}` : good
+    ;(invalidAt.includes(i) ? invalid : valid).push(key)
+    lines.push(`${key},Cliente ${i + 1},${cell}`)
+  }
+  const file = Path.join(dir, name)
+  writeFileSync(file, `${lines.join("\n")}\n`)
+  return { file, rows, valid, invalid }
+}
+
+/** `rows` tickets: a resource without a correlation key (a lost create cannot be looked up). */
+export const ticketsFile = (dir: string, name: string, rows: number): string => {
+  const file = Path.join(dir, name)
+  writeFileSync(file, `${["title,description", ...Array.from({ length: rows }, (_, i) => `Chamado ${i + 1},Ar-condicionado pingando`)].join("\n")}\n`)
+  return file
+}
+
+// --- the CLI as a child process --------------------------------------------------------------------------------
+
+export interface Cli {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exit: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+}
+
+/** Spawns `node dist/bin.js …args --base-url <sandbox>`, the credentials in the environment as users give them. */
+export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string): Cli => {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
+  const account = sandbox.accounts[0]!
+  const child = spawn(process.execPath, [bin, ...args, "--base-url", sandbox.url], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", FSM_API_KEY: account.apiKey, FSM_API_TOKEN: account.apiToken },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let out = ""
+  let err = ""
+  child.stdout!.on("data", (d) => (out += String(d)))
+  child.stderr!.on("data", (d) => (err += String(d)))
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
+  return { child, stdout: () => out, stderr: () => err, exit }
+}
+
+/** Runs the CLI to its end; the child is killed if the test is interrupted first. */
+export const runCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => spawnCli(args, sandbox, cwd)),
+    (cli) => Effect.promise(() => cli.exit.then(({ code }) => ({ code, stdout: cli.stdout(), stderr: cli.stderr() }))),
+    (cli) => Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
+  )
+
+/** Waits until `check` holds, polling; fails the test after `timeoutMs`. */
+export const until = (what: string, check: () => boolean, timeoutMs = 30_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    while (!check()) {
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`${what}: not reached within ${timeoutMs} ms`))
+      yield* Effect.sleep(5)
+    }
+  })
+
+// --- what a run left behind ----------------------------------------------------------------------------------
+
+export type ReportRow = Record<string, string>
+
+export const readReport = (runDir: string): ReadonlyArray<ReportRow> =>
+  parse(readFileSync(Path.join(runDir, "report.csv")), { columns: true, bom: true, skip_empty_lines: true }) as Array<ReportRow>
+
+export const readSummary = (runDir: string): Record<string, any> => JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8"))
+
+/** The journal's lines (a line a kill cut in half is left out, as the reader does). */
+export const readJournal = (runDir: string): ReadonlyArray<Record<string, any>> => {
+  const path = Path.join(runDir, "journal.ndjson")
+  if (!existsSync(path)) return []
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .flatMap((line) => {
+      if (line.trim() === "") return []
+      try {
+        return [JSON.parse(line)]
+      } catch {
+        return []
+      }
+    })
+}
+
+export const lastJson = (stdout: string): Record<string, any> => JSON.parse(stdout.trim().split("\n").at(-1)!)
+
+export const isLogin = (e: RequestLogEntry) => /\/login$/i.test(e.path)
+
+/** Requests that write `path` (the collection itself: POST/PUT/PATCH/DELETE), logins left out. */
+export const writesTo = (log: ReadonlyArray<RequestLogEntry>, path: string) =>
+  log.filter((e) => e.method !== "GET" && !isLogin(e) && e.path.toLowerCase() === `/v2${path}`.toLowerCase())
+
+/** The connection was destroyed: no response was sent (a reset, or a write whose answer was dropped). */
+export const destroyed = (e: RequestLogEntry) => e.status === undefined
+
+/** How many rows have each `_status`. */
+export const statusCounts = (report: ReadonlyArray<ReportRow>): Record<string, number> => {
+  const counts: Record<string, number> = {}
+  for (const r of report) counts[r._status!] = (counts[r._status!] ?? 0) + 1
+  return counts
+}
