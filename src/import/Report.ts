@@ -1,11 +1,13 @@
 /**
  * A run's reports: `report.csv` and `report.xlsx` (one line per input row, in input order, the tool's columns
- * first and then the source's columns unchanged) and `summary.json`. Written at the end, atomically, from the
- * source read once more and joined with each row's final outcome.
+ * first and then the source's columns unchanged) and `summary.json`. Each file is renamed into place only when
+ * complete. An import writes them at the end, from the source read once more and joined with each row's final
+ * outcome; `validate` streams each line as its row is validated (`openReports`).
  */
 import * as Path from "node:path"
 import { Effect, Stream } from "effect"
-import type { Cell } from "../files/Write.js"
+import type { SourceRow } from "../files/Source.js"
+import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { changesColumn, type Input, toolColumns } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
@@ -52,44 +54,63 @@ const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
   return cells
 }
 
-export interface ReportInput {
+export interface ReportTarget {
   readonly runDir: string
-  readonly input: Input
+  readonly input: Pick<Input, "columns" | "cellsOf">
   readonly dryRun: boolean
   /** The decimal mark the rows were read with: a workbook's number cells are repeated with it. */
   readonly decimal: "." | ","
+}
+
+export interface ReportInput extends ReportTarget {
+  readonly input: Input
   /** The final outcome of a row (rows the run never reached get one from `missing`). */
   readonly outcomeOf: (row: number) => Outcome
 }
 
-/** Writes report.csv and report.xlsx; returns the number of rows and the counts per status. */
-export const writeReports = Effect.fn("Report.write")(function*(report: ReportInput) {
-  const header = [...toolColumns, ...(report.dryRun ? [changesColumn] : []), ...report.input.columns]
+export interface ReportWriter {
+  /** Appends the line of one input row (rows must come in input order); waits while the disk is behind. */
+  readonly write: (row: SourceRow, outcome: Outcome) => Effect.Effect<void, WriteError>
+  /** Finishes both files (each renamed into place only now); the number of rows and the counts per status. */
+  readonly close: Effect.Effect<{ readonly rows: number; readonly counts: Record<Status, number> }, WriteError>
+}
+
+/** Opens report.csv and report.xlsx for lines written as the rows' outcomes become known; nothing is kept per row. */
+export const openReports = Effect.fn("Report.open")(function*(target: ReportTarget) {
+  const header = [...toolColumns, ...(target.dryRun ? [changesColumn] : []), ...target.input.columns]
   const statusColumn = toolColumns.indexOf("_status")
   const counts = countStatuses([])
   let rows = 0
-  yield* Effect.scoped(
-    Effect.gen(function*() {
-      const csv = yield* openCsvWriter(Path.join(report.runDir, reportCsv), header, { bom: true, guard: true })
-      const xlsx = yield* openXlsxWriter(Path.join(report.runDir, reportXlsx), header, {
-        statusColumn,
-        freezeHeader: true,
-        autoFilter: true,
-        sheetName: "report",
-        guard: true
-      })
-      yield* Stream.runForEach(report.input.rows, (row) => {
-        const outcome = report.outcomeOf(row.row)
+  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
+  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
+    statusColumn,
+    freezeHeader: true,
+    autoFilter: true,
+    sheetName: "report",
+    guard: true
+  })
+  const writer: ReportWriter = {
+    write: (row, outcome) =>
+      Effect.suspend(() => {
         counts[outcome.status] += 1
         rows += 1
-        const cells = [...toolCells(row.row, outcome, report.dryRun), ...report.input.cellsOf(row, report.decimal)]
+        const cells = [...toolCells(row.row, outcome, target.dryRun), ...target.input.cellsOf(row, target.decimal)]
         return Effect.zipRight(csv.write(cells), xlsx.write(cells))
-      })
-      yield* csv.close
-      yield* xlsx.close
+      }),
+    close: Effect.zipRight(csv.close, xlsx.close).pipe(Effect.map(() => ({ rows, counts })))
+  }
+  return writer
+})
+
+/** Writes report.csv and report.xlsx from the source read once more; returns the number of rows and the counts per status. */
+export const writeReports = Effect.fn("Report.write")(function*(report: ReportInput) {
+  return yield* Effect.scoped(
+    Effect.gen(function*() {
+      const writer = yield* openReports(report)
+      yield* Stream.runForEach(report.input.rows, (row) => writer.write(row, report.outcomeOf(row.row)))
+      return yield* writer.close
     })
   )
-  return { rows, counts }
 })
 
 export const writeSummary = (runDir: string, summary: Summary) =>

@@ -6,10 +6,10 @@
 import { Clock, Effect, Stream } from "effect"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
-import { formatErrors, inferFormats, makeValidator } from "../validate/Validate.js"
+import { formatErrors, inferFormats, makeValidator, type RowResult } from "../validate/Validate.js"
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
-import { writeReports, writeSummary, type Summary } from "./Report.js"
+import { openReports, writeSummary, type Summary } from "./Report.js"
 import { createRunDir } from "./RunDir.js"
 import type { Outcome } from "./Status.js"
 
@@ -23,6 +23,13 @@ export interface ValidateJob extends RowSettings {
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
 }
 
+const outcomeOf = (result: RowResult): Outcome =>
+  result._tag === "Invalid"
+    ? { status: "invalid", error: formatErrors(result.errors) }
+    : result.warnings.length > 0
+    ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
+    : { status: "valid" }
+
 const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
@@ -33,27 +40,17 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
   const { columns, parse } = yield* planInput(r, input, job, say)
   const formats = yield* inferFormats(columns, input.rows, parse)
   const validator = makeValidator(columns, formats, parse)
-  const outcomes = new Map<number, Outcome>()
-  yield* Stream.runForEach(input.rows, (row) =>
-    Effect.map(validator.validate(row), (result) => {
-      outcomes.set(
-        result.row,
-        result._tag === "Invalid"
-          ? { status: "invalid", error: formatErrors(result.errors) }
-          : result.warnings.length > 0
-          ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
-          : { status: "valid" }
+  const runDir = yield* createRunDir(job.runDir)
+  // Validation is synchronous and in input order, so each row's report line is written as soon as it is known.
+  const report = yield* Effect.scoped(
+    Effect.gen(function*() {
+      const reports = yield* openReports({ runDir, input, dryRun: false, decimal: formats.decimal })
+      yield* Stream.runForEach(input.rows, (row) =>
+        Effect.flatMap(validator.validate(row), (result) => reports.write(row, outcomeOf(result)))
       )
+      return yield* reports.close
     })
   )
-  const runDir = yield* createRunDir(job.runDir)
-  const report = yield* writeReports({
-    runDir,
-    input,
-    dryRun: false,
-    decimal: formats.decimal,
-    outcomeOf: (row) => outcomes.get(row) ?? { status: "skipped" }
-  })
   const exitCode = report.counts.invalid > 0 ? 1 : 0
   const summary: Summary = {
     tool: "fsm-bulk",
