@@ -8,7 +8,7 @@
  * With scenario names only those run. `--quick` runs every scenario on small inputs to check the benchmark
  * itself; its figures are printed but not written to results.json.
  */
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { cpus, loadavg, release, totalmem, type } from "node:os"
 import { fileURLToPath } from "node:url"
 import { defaultBudgetMargin } from "../../dist/client/Config.js"
@@ -168,6 +168,12 @@ console.log(`\n${figures.filter((f) => f.pass === true).length} goals met, ${fai
 
 if (!quick) {
   const file = fileURLToPath(new URL("./results.json", import.meta.url))
+  // A run of some scenarios replaces only theirs: the others keep their figures, each line dated by its run.
+  const ran = new Set(figures.map((f) => f.scenario))
+  const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : undefined
+  const kept = (previous?.figures ?? [])
+    .filter((f) => !ran.has(f.scenario))
+    .map((f) => ({ ...f, date: f.date ?? previous.date }))
   const document = {
     tool: "fsm-bulk",
     command: `node --expose-gc test/bench/run.mjs${chosen.length > 0 ? ` ${chosen.join(" ")}` : ""}`,
@@ -175,8 +181,8 @@ if (!quick) {
     durationS: Math.round((performance.now() - clock) / 1000),
     machine,
     settings: { rate: budgetText, latencyMs, ...sizes },
-    figures,
-    scenarios: results
+    figures: [...kept, ...figures.map((f) => ({ ...f, date: started.toISOString() }))],
+    scenarios: { ...(previous?.scenarios ?? {}), ...results }
   }
   writeFileSync(file, `${JSON.stringify(document, null, 2)}\n`)
   say(`figures written to ${file}`)
