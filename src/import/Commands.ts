@@ -4,6 +4,7 @@
  * handling, runs the pipeline, prints the closing table and the summary, and sets the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
+import { fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { Api } from "../client/Api.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
@@ -29,17 +30,8 @@ const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("The CSV o
 
 const parsingOptions = Options.all({
   sheet: Options.text("sheet").pipe(Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"), Options.optional),
-  encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
-    Options.withDefault("auto" as const),
-    Options.withDescription("CSV text encoding (auto: UTF-8 with or without BOM, else Windows-1252)")
-  ),
-  delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(Options.withDefault("auto" as const), Options.withDescription("CSV delimiter")),
-  dateFormat: Options.choice("date-format", ["auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"]).pipe(
-    Options.withDefault("auto" as const),
-    Options.withDescription("How dates are written (auto refuses to guess when a file reads both ways)")
-  ),
-  decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(Options.withDefault("auto" as const), Options.withDescription("Decimal mark of numbers"))
-})
+  formats: fileFormatOptions
+}).pipe(Options.map(({ sheet, formats }) => ({ sheet, ...formats })))
 type Parsing = typeof parsingOptions extends Options.Options<infer A> ? A : never
 
 const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(

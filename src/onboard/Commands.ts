@@ -4,6 +4,7 @@
  * 1 some did not, 2 bad input and nothing sent, 3 stopped or aborted).
  */
 import { Args, Command, Options } from "@effect/cli"
+import { fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { connectionOptions } from "../cli/Connection.js"
 import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
@@ -19,18 +20,7 @@ const duration = (flag: string, text: string) => Either.mapLeft(parseDuration(te
 /** Between two reads of the tasks while answers are awaited: a thirtieth of the wait, between 1 and 10 seconds. */
 const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(waitMs / 30)))
 
-const parsingOptions = Options.all({
-  encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
-    Options.withDefault("auto" as const),
-    Options.withDescription("CSV text encoding of every file (auto: UTF-8 with or without BOM, else Windows-1252)")
-  ),
-  delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(Options.withDefault("auto" as const), Options.withDescription("CSV delimiter of every file")),
-  dateFormat: Options.choice("date-format", ["auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"]).pipe(
-    Options.withDefault("auto" as const),
-    Options.withDescription("How dates are written in every sheet (auto settles each sheet on its own and refuses to guess)")
-  ),
-  decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(Options.withDefault("auto" as const), Options.withDescription("Decimal mark of numbers in every sheet"))
-})
+const parsingOptions = fileFormatOptions
 
 const answerWaitOption = (fallback: string) =>
   Options.text("answer-wait").pipe(
