@@ -3,7 +3,8 @@
  * (`node dist/bin.js`, built by `npm test` first) spawned against it with the credentials in the environment,
  * input files written into a temporary directory, and the run directory's report and journal read back.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawnCli as spawnImportCli } from "../import/support.js"
+import type { ChildProcess } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -88,22 +89,8 @@ export interface Cli {
   readonly exit: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** Spawns `node dist/bin.js …args --base-url <sandbox>`, the credentials in the environment as users give them. */
-export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string): Cli => {
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
-  const account = sandbox.accounts[0]!
-  const child = spawn(process.execPath, [bin, ...args, "--base-url", sandbox.url], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", FSM_API_KEY: account.apiKey, FSM_API_TOKEN: account.apiToken },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  let out = ""
-  let err = ""
-  child.stdout!.on("data", (d) => (out += String(d)))
-  child.stderr!.on("data", (d) => (err += String(d)))
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
-  return { child, stdout: () => out, stderr: () => err, exit }
-}
+/** Spawns `node dist/bin.js …args` against `sandbox`, the credentials in the environment as users give them. */
+export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string): Cli => spawnImportCli(args, sandbox, cwd)
 
 /** Runs the CLI to its end; the child is killed if the test is interrupted first. */
 export const runCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string) =>

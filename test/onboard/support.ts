@@ -3,10 +3,10 @@
  * real client of it, onboardings run in process, temporary directories with CSV files written byte for byte,
  * reports and summaries read back, the sandbox's request log filtered, and `node dist/bin.js` spawned.
  */
+import { spawnCli } from "../import/support.js"
 import { parse } from "csv-parse/sync"
 import { Effect, Layer } from "effect"
-import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -87,23 +87,10 @@ export const listCalls = (log: ReadonlyArray<RequestLogEntry>, collection: strin
 
 /** Runs `node dist/bin.js …args` to its end (credentials for `sandbox` in the environment when given, then `env`). */
 export const runCli = (args: ReadonlyArray<string>, cwd: string, sandbox?: RunningSandbox, env: Record<string, string> = {}) =>
-  Effect.promise(() => {
-    if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
-    const account = sandbox?.accounts[0]
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd,
-      env: {
-        PATH: process.env.PATH ?? "",
-        ...(sandbox !== undefined ? { FSM_BASE_URL: sandbox.url, FSM_API_KEY: account!.apiKey, FSM_API_TOKEN: account!.apiToken } : {}),
-        ...env
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d) => (stdout += String(d)))
-    child.stderr.on("data", (d) => (stderr += String(d)))
-    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })))
+  Effect.promise(async () => {
+    const cli = spawnCli(args, sandbox, cwd, env)
+    const { code } = await cli.exit
+    return { code, stdout: cli.stdout(), stderr: cli.stderr() }
   })
 
 // --- a family of records with a failing parent ----------------------------------------------------------------
