@@ -4,9 +4,11 @@
  * warnings go to `_error`.
  */
 import { Clock, Effect, Stream } from "effect"
+import { existsSync } from "node:fs"
+import { rmdir } from "node:fs/promises"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
-import { formatErrors, inferFormats, makeValidator, type RowResult } from "../validate/Validate.js"
+import { formatErrors, makeValidator, settleFormats, type RowResult } from "../validate/Validate.js"
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
 import { openReports, writeSummary, type Summary } from "./Report.js"
@@ -38,17 +40,20 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
   const started = yield* nowIso
   const input = yield* openInput(job.file, job.read, r.name)
   const { columns, parse } = yield* planInput(r, input, job, say)
-  const formats = yield* inferFormats(columns, input.rows, parse)
-  const validator = makeValidator(columns, formats, parse)
-  const runDir = yield* createRunDir(job.runDir)
-  // Validation is synchronous and in input order, so each row's report line is written as soon as it is known.
-  const report = yield* Effect.scoped(
+  // One pass when the file allows: the formats settle on the first rows and the same read goes on to validate.
+  const { formats, report, runDir } = yield* Effect.scoped(
     Effect.gen(function*() {
+      const { formats, rows } = yield* settleFormats(columns, input.rows, parse)
+      const validator = makeValidator(columns, formats, parse)
+      const existed = existsSync(job.runDir)
+      const runDir = yield* createRunDir(job.runDir)
+      // A contradiction found later in the file stops the run before any report is renamed into place; a run
+      // directory this run created is then empty (the reports' .tmp files go first), and goes too.
+      if (!existed) yield* Effect.addFinalizer((exit) => (exit._tag === "Failure" ? Effect.promise(() => rmdir(runDir).catch(() => undefined)) : Effect.void))
+      // Validation is synchronous and in input order, so each row's report line is written as soon as it is known.
       const reports = yield* openReports({ runDir, input, dryRun: false, decimal: formats.decimal })
-      yield* Stream.runForEach(input.rows, (row) =>
-        Effect.flatMap(validator.validate(row), (result) => reports.write(row, outcomeOf(result)))
-      )
-      return yield* reports.close
+      yield* Stream.runForEach(rows, (row) => Effect.flatMap(validator.validate(row), (result) => reports.write(row, outcomeOf(result))))
+      return { formats, report: yield* reports.close, runDir }
     })
   )
   const exitCode = report.counts.invalid > 0 ? 1 : 0

@@ -1,7 +1,8 @@
 /**
  * Validation of import files, offline: a source row (strings from the CSV/XLSX readers) → a validated API payload,
  * generated from the resource table. The import pipeline and the `validate` command call, per file:
- * `planColumns` (header) → `inferFormats` (one pass, settles `auto`) → `makeValidator` → `validate` per row.
+ * `planColumns` (header) → `inferFormats` (one pass, settles `auto`; `settleFormats` folds it into the validation
+ * pass when the file allows) → `makeValidator` → `validate` per row.
  */
 import type { RowError } from "./Model.js"
 
@@ -19,7 +20,7 @@ export type {
 } from "./Model.js"
 export { defaultMaxAttachmentBytes } from "./Model.js"
 export { planColumns } from "./Plan.js"
-export { inferFormats } from "./Formats.js"
+export { inferFormats, settleFormats } from "./Formats.js"
 export { makeValidator } from "./Row.js"
 export { cellSchema } from "./Cells.js"
 

@@ -4,6 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { journalCount, put, readJournalLines, readReport, readSummary, runCli, spawnCli, startTestSandbox, tempDir, until, writes } from "./support.js"
@@ -224,4 +225,18 @@ describe("exit codes and refusals", () => {
       }),
     60_000
   )
+
+  it.scopedLive("validate: decimal marks that disagree far into the file stop it (exit 2, row and column named), leaving no run directory", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // The first row settles the decimal comma; the contradiction comes thousands of rows (many reads) later.
+      const rows = Array.from({ length: 5000 }, (_, i) => `K-${i},Cliente ${i},"-23,${i + 1}"`)
+      rows.push(`K-5000,Cliente 5000,-23.5`)
+      const file = put(dir, "c.csv", ["externalId,name,latitude", ...rows].join("\n") + "\n")
+      const out = Path.join(dir, "v")
+      const v = yield* runCli(["validate", "customers", file, "--out", out], undefined, dir)
+      assert.strictEqual(v.code, 2, v.stderr)
+      assert.include(v.stderr, `(row 5002, column "latitude"): numbers disagree on the decimal mark: "-23,1" (row 2, column "latitude") has a decimal comma`)
+      assert.isFalse(existsSync(out), "the run directory was created by this run and holds nothing")
+    }))
 })

@@ -3,12 +3,13 @@
  * and contradictions stop with the column, a row and the flag that settles them.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Stream } from "effect"
+import { Chunk, Effect, Either, Stream } from "effect"
 import { InputError } from "../../src/Errors.js"
+import type { SourceRow } from "../../src/files/Source.js"
 import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
 import type { ParseOptions } from "../../src/validate/Validate.js"
-import { inferFormats, planColumns } from "../../src/validate/Validate.js"
+import { inferFormats, planColumns, settleFormats } from "../../src/validate/Validate.js"
 import { options, sourceRows, streamOf } from "./support.js"
 
 const infer = (name: ResourceName, header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, overrides: Partial<ParseOptions> = {}) =>
@@ -148,5 +149,76 @@ describe("decimal mark", () => {
       expect(e.column).toBe("paidValue")
       expect(e.detail).toMatch(/^numbers disagree on the decimal mark: "12,50" \(row 2, column "value"\) has a decimal comma but "1,234.56" has a decimal point; .*--decimal , or --decimal \./)
     })
+  )
+})
+
+describe("one pass (settleFormats, the validate command's)", () => {
+  /** A source read `runs.count` times; each read yields the rows. */
+  const counted = (rows: ReadonlyArray<SourceRow>) => {
+    const runs = { count: 0 }
+    // One row a chunk, so that the look-ahead is counted in rows.
+    return { runs, stream: Stream.suspend(() => (runs.count++, Stream.rechunk(streamOf(rows), 1))) }
+  }
+
+  const settle = (header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, lookahead?: number) =>
+    Effect.gen(function* () {
+      const opts = options()
+      const plan = yield* planColumns(resource("receivables"), "receivables.csv", header, opts)
+      const source = counted(sourceRows(cells))
+      const settled = yield* Effect.either(
+        Effect.flatMap(settleFormats(plan, source.stream, opts, lookahead), ({ formats, rows }) =>
+          Effect.map(Stream.runCollect(rows), (read) => ({ formats, rows: Chunk.toArray(read) }))
+        )
+      )
+      const whole = yield* Effect.either(inferFormats(plan, streamOf(sourceRows(cells)), opts))
+      return { settled, whole, reads: source.runs.count }
+    }).pipe(Effect.scoped)
+
+  const files: ReadonlyArray<ReadonlyArray<ReadonlyArray<string>>> = [
+    [["CLI-1", "10", "03/04/2026", "01/04/2026", ""], ["CLI-2", "10", "05/05/2026", "", ""], ["CLI-3", "10", "10/06/2026", "25/05/2026", ""]],
+    [["CLI-1", "10", "25/12/2026", "", ""], ["CLI-2", "10", "01/01/2027", "", ""], ["CLI-3", "10", "", "12/25/2026", ""]],
+    [["CLI-1", "10", "", "2026-01-15", ""], ["CLI-2", "10", "03/04/2026", "", ""], ["CLI-3", "10", "11/12/2026", "05/05/2026", ""]],
+    [["CLI-1", "12,50", "", "", ""], ["CLI-2", "10", "", "", "1,234.56"]],
+    [["CLI-1", "350", "", "", ""], ["CLI-2", "1,234", "", "", "1.500"]],
+    [["CLI-1", "1.234", "15/01/2026", "", ""], ["CLI-2", "350,00", "", "", ""], ["CLI-3", "7", "", "", ""]]
+  ]
+
+  it.effect("gives what the whole file gives (formats or the same refusal), and every row in order, whatever the look-ahead", () =>
+    Effect.gen(function* () {
+      for (const cells of files) {
+        for (const lookahead of [1, 2, undefined]) {
+          const { settled, whole } = yield* settle(receivables, cells, lookahead)
+          if (Either.isLeft(whole)) {
+            expect(Either.isLeft(settled) ? settled.left.message : settled.right).toBe(whole.left.message)
+            continue
+          }
+          expect(settled).toEqual(Either.right({ formats: whole.right, rows: sourceRows(cells) }))
+        }
+      }
+    })
+  )
+
+  it.effect("reads the file once when the first rows settle it, twice when they do not within the look-ahead", () =>
+    Effect.gen(function* () {
+      const settledEarly = yield* settle(receivables, files[5]!, 2)
+      expect(settledEarly.reads).toBe(1)
+      expect(Either.getOrThrow(settledEarly.settled).formats).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
+      const late = [["CLI-1", "10", "", "", ""], ["CLI-2", "10", "", "", ""], ["CLI-3", "10,5", "25/12/2026", "", ""]]
+      const undecided = yield* settle(receivables, late, 2)
+      expect(undecided.reads).toBe(2)
+      expect(Either.getOrThrow(undecided.settled)).toEqual({ formats: { dateFormat: "dd/mm/yyyy", decimal: "," }, rows: sourceRows(late) })
+    })
+  )
+
+  it.effect("hands the formats over before the file is read to its end", () =>
+    Effect.gen(function* () {
+      const opts = options()
+      const plan = yield* planColumns(resource("receivables"), "receivables.csv", receivables, opts)
+      const broken = Stream.concat(streamOf(sourceRows(files[5]!)), Stream.fail(new InputError({ file: "receivables.csv", detail: "read further" })))
+      const { formats, rows } = yield* settleFormats(plan, broken, opts, 100)
+      expect(formats).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
+      const rest = yield* Effect.either(Stream.runCollect(rows))
+      expect(Either.isLeft(rest) && rest.left.detail).toBe("read further")
+    }).pipe(Effect.scoped)
   )
 })
