@@ -7,7 +7,8 @@
  */
 import "./files/ExcelSax.js" // first: mends exceljs before anything loads it
 import { ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit, Option } from "effect"
 import { cli } from "./Cli.js"
 

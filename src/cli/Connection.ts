@@ -5,11 +5,10 @@
  * against an embedded sandbox started in-process (its data lives only in memory).
  */
 import { Options } from "@effect/cli"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Config, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { readFile } from "node:fs/promises"
 import { UsageError } from "../Errors.js"
-import { type RunningSandbox, type SandboxError, type SandboxOptions, startSandbox } from "../sandbox/Sandbox.js"
+import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import type { Api } from "../client/Api.js"
 import { type ClientSettings, ClientConfig, type Credentials, defaultConcurrency } from "../client/Config.js"
@@ -160,8 +159,16 @@ export const clientLayer = (settings: ClientSettings): Layer.Layer<Api> =>
     // node:http with one keep-alive agent sized to the concurrency: connections are reused (one TLS handshake
     // per socket, not per request) and failures keep Node's error codes, which tell "refused" (never sent,
     // safe to resend) from "reset" (maybe applied).
-    Layer.provide(NodeHttpClient.layerWithoutAgent),
-    Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxSockets: settings.concurrency }))
+    // Loaded when a command first needs the network: it brings undici, which offline commands never use.
+    Layer.provide(
+      Layer.unwrapEffect(
+        Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
+          Effect.map((NodeHttpClient) =>
+            NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxSockets: settings.concurrency })))
+          )
+        )
+      )
+    )
   )
 
 /**
@@ -186,6 +193,8 @@ export const apiLayer = (
       // Validate the flags before a sandbox is started for nothing.
       const placeholder = { apiKey: Redacted.make(""), apiToken: Redacted.make("") }
       yield* clientSettings(options, { baseUrl: "http://127.0.0.1/v2", credentials: placeholder, embedded: true }, extra)
+      // Loaded only when a command runs on the embedded sandbox (its HTTP server is not needed otherwise).
+      const { startSandbox } = yield* Effect.promise(() => import("../sandbox/Sandbox.js"))
       const sandbox = yield* startSandbox({ port: 0, ...extra?.sandbox })
       const account = sandbox.accounts[0]!
       const settings = yield* clientSettings(

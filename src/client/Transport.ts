@@ -3,7 +3,8 @@
  * in the budget (in that order, so a request never holds budget while it queues for a permit), sends, reads the
  * whole answer under the per-attempt timeout, and turns everything into an `Attempt` value; it never fails.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { HttpClientError } from "@effect/platform/HttpClientError"
 import { Duration, Effect, Option, Redacted } from "effect"
 import type { ApiRequest } from "./Api.js"

@@ -4,7 +4,8 @@
  * partial file at that moment. Rewritten atomically after every page, so an export killed at any instant
  * continues from its last complete page; removed once the manifest is written.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Effect, Option, Schema } from "effect"
 import { RunError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"

@@ -5,7 +5,8 @@
  * from its last complete page (CSV) or from the start of the unfinished resource (XLSX); finished resources are
  * kept and not fetched again.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Clock, Effect, Option, Ref, Stream } from "effect"
 import { fileURLToPath } from "node:url"
 import { Api } from "../client/Api.js"

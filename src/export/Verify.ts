@@ -3,7 +3,8 @@
  * `manifest.json`. Every problem is named (missing manifest, missing file, changed bytes, a different row
  * count, an unreadable file); the caller turns "any problem" into exit code 1.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Effect, Either, Schema, Stream } from "effect"
 import { RunError } from "../Errors.js"
 import { openSource } from "../files/Read.js"

@@ -6,7 +6,8 @@
  * file is renamed into place. XLSX is streamed by the files area's writer, which cannot append: a partially
  * written workbook is started again.
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import type { PlatformError } from "@effect/platform/Error"
 import type { Scope } from "effect"
 import { Effect } from "effect"

@@ -5,7 +5,7 @@
  * them. (csv-parse's `info.records` is the same count; building an info object per record costs a quarter of
  * the parse.)
  */
-import { NodeStream } from "@effect/platform-node"
+import * as NodeStream from "@effect/platform-node/NodeStream"
 import { parse } from "csv-parse"
 import { Effect, Either, Option, Stream } from "effect"
 import { createReadStream } from "node:fs"

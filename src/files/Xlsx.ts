@@ -3,8 +3,7 @@
  * chosen sheet from exceljs's streaming `WorkbookReader`, batch by batch, so memory stays flat in the sheet's
  * size (shared strings aside: the workbook keeps them in one table). Row numbers are Excel's own.
  */
-import "./ExcelSax.js" // before exceljs: mends its UTF-8 decoding
-import ExcelJS from "exceljs"
+import type ExcelJS from "exceljs"
 import { Effect, Option, Stream } from "effect"
 import { open } from "node:fs/promises"
 import { Readable } from "node:stream"
@@ -12,6 +11,7 @@ import type { InputError } from "../Errors.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
+import { loadExcelJs } from "./ExcelJs.js"
 import { inspectWorkbook, NotAWorkbook, NotAZip, type SheetInfo, type Span, type WorkbookInfo } from "./Workbook.js"
 import { CellProblem, readCell } from "./XlsxCell.js"
 import { storedEntry } from "./Zip.js"
@@ -158,7 +158,8 @@ const sheetRows = (file: string, parts: ReadonlyArray<Part>, date1904: boolean, 
         Effect.sync(() => Readable.from(archiveBytes(file, parts, failure), { objectMode: false })),
         (s) => Effect.sync(() => s.destroy())
       )
-      const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
+      const excel = yield* Effect.promise(loadExcelJs)
+      const reader = new excel.stream.xlsx.WorkbookReader(input, {
         worksheets: "emit",
         sharedStrings: "cache",
         hyperlinks: "ignore",

@@ -5,11 +5,10 @@
  * dd/mm/yyyy dates stay what the customer wrote). Attachment paths are rewritten to stay relative to the workbook.
  * The workbook is a user's file, so its creator is not the tool (its cells carry no formula guard).
  */
-import "../files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
-import ExcelJS from "exceljs"
 import { Effect, Stream } from "effect"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { loadExcelJs } from "../files/ExcelJs.js"
 import { openSource } from "../files/Read.js"
 import { WriteError, writeFileAtomic } from "../files/Write.js"
 import { dependencies, listSeparator, resource, type ResourceName, templateColumns } from "../Resources.js"
@@ -107,7 +106,7 @@ const readmeLines = (sheets: ReadonlyArray<ExampleSheet>, workbookName: string):
 
 /** The example workbook's bytes for `sheets`. */
 export const exampleWorkbookBytes = async (sheets: ReadonlyArray<ExampleSheet>, workbookName: string): Promise<Uint8Array> => {
-  const workbook = new ExcelJS.Workbook()
+  const workbook = new (await loadExcelJs()).Workbook()
   workbook.creator = exampleCreator
   workbook.lastModifiedBy = exampleCreator
   workbook.created = exampleDate

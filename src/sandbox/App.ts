@@ -5,8 +5,10 @@
  * Every response carries a fresh `X-Request-Id`, and every error body is `{"error": "..."}`.
  */
 import { randomUUID } from "node:crypto"
-import { HttpServerRequest, HttpServerResponse, HttpIncomingMessage } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Option, Random, Ref } from "effect"
 import { putAttachments } from "./Attachments.js"
 import type { Call, CallSettings } from "./Call.js"

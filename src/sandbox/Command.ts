@@ -12,7 +12,6 @@ import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { UsageError } from "../Errors.js"
 import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
 import type { SandboxOptions } from "./Sandbox.js"
-import { defaultSandboxOptions, noFaults, startSandbox } from "./Sandbox.js"
 
 const text = (name: string, fallback: string, description: string) =>
   Options.text(name).pipe(Options.withDefault(fallback), Options.withDescription(description))
@@ -54,7 +53,11 @@ const account = (given: string) => {
 
 type Flags = Command.Command.ParseConfig<typeof flags>
 
+/** The emulator, loaded when this command runs: other commands start it only when they need it. */
+const loadSandbox = Effect.promise(() => import("./Sandbox.js"))
+
 const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) {
+  const { defaultSandboxOptions, noFaults } = yield* loadSandbox
   if (f.port < 0 || f.port > 65535) return yield* new UsageError({ message: `--port: ${f.port} is not between 0 and 65535` })
   const extra = yield* Effect.forEach(f.account, account)
   const accounts = [...defaultSandboxOptions.accounts, ...extra]
@@ -86,6 +89,7 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
   const serveUntilStopped = Effect.scoped(
     Effect.gen(function* () {
       const stop = yield* stopOnSignals({ stopping: "stopping the sandbox" })
+      const { startSandbox } = yield* loadSandbox
       const sandbox = yield* startSandbox(options).pipe(Effect.mapError((e) => new UsageError({ message: e.message })))
       yield* Console.log(`listening on ${sandbox.url}`)
       for (const a of sandbox.accounts) yield* Console.log(`account apiKey=${a.apiKey} apiToken=${a.apiToken}`)

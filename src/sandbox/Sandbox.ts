@@ -5,8 +5,8 @@
  * tokens and look at the requests received and the records stored.
  */
 import * as Http from "node:http"
-import { HttpMiddleware } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { Scope } from "effect"
 import { Effect, Ref, Schema } from "effect"
 import type { ResourceName } from "../Resources.js"

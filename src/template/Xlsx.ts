@@ -4,8 +4,8 @@
  * leading zeros, one example row) and a README sheet with every column explained. Templates are small, so an
  * ordinary exceljs Workbook builds them; fixed workbook dates keep regenerated files identical inside.
  */
-import "../files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
-import ExcelJS from "exceljs"
+import type ExcelJS from "exceljs"
+import { loadExcelJs } from "../files/ExcelJs.js"
 import { listSeparator, type Resource } from "../Resources.js"
 import { toolName } from "../files/Provenance.js"
 import { columnLetter } from "../files/Header.js"
@@ -171,7 +171,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
 
 /** The XLSX template of `r`, as the bytes of the file. */
 export const xlsxTemplate = async (r: Resource): Promise<Uint8Array> => {
-  const workbook = new ExcelJS.Workbook()
+  const workbook = new (await loadExcelJs()).Workbook()
   workbook.creator = templateCreator
   workbook.lastModifiedBy = templateCreator
   workbook.created = templateDate
