@@ -16,6 +16,7 @@ import { refKey, writableFields } from "../Resources.js"
 import { cellText } from "./CellText.js"
 import type { CellDecoder } from "./Cells.js"
 import { cellDecoder, splitList } from "./Cells.js"
+import { FirstRows } from "./FirstRows.js"
 import { Invalid, quote } from "./Invalid.js"
 import type { ColumnPlan, FileCell, Formats, ParseOptions, PendingRef, RowError, RowResult, RowValidator } from "./Model.js"
 
@@ -41,7 +42,7 @@ interface Slot {
   /** `required: fill customerId or customerExternalId` */
   readonly requiredMessage: string
   /** For fields the server keeps unique in the account (a user's login): each value's first row. */
-  readonly firstRowOf: Map<string, number> | undefined
+  readonly firstRowOf: FirstRows | undefined
 }
 
 interface Extra {
@@ -67,7 +68,7 @@ const push = (errors: Array<RowError> | undefined, column: string, message: stri
  * service's collation does (`CLI-1` and `cli-1` are one record).
  */
 const once = (
-  firstRowOf: Map<string, number>,
+  firstRowOf: FirstRows,
   identity: string,
   row: number,
   column: string,
@@ -75,12 +76,8 @@ const once = (
   errors: Array<RowError> | undefined,
   shown: string = identity
 ): Array<RowError> | undefined => {
-  const normalized = identity.toLowerCase()
-  const first = firstRowOf.get(normalized)
-  if (first === undefined) {
-    firstRowOf.set(normalized, row)
-    return errors
-  }
+  const first = firstRowOf.firstOr(identity.toLowerCase(), row)
+  if (first === undefined) return errors
   return push(errors, column, `${quote(shown)} repeats row ${first}${note}`)
 }
 
@@ -155,7 +152,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       isList: field.list === true,
       shape: field.type._tag === "object" ? new Set(field.type.shape) : undefined,
       requiredMessage: value !== undefined && ref !== undefined ? `required: fill ${valueColumn} or ${refColumn}` : "required",
-      firstRowOf: field.unique === true && role !== "key" && field.list !== true ? new Map() : undefined
+      firstRowOf: field.unique === true && role !== "key" && field.list !== true ? new FirstRows() : undefined
     })
   }
   // Errors read left to right, as the user sees the columns.
@@ -170,7 +167,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
   const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
   const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
-  const firstRowOf = new Map<string, number>()
+  const firstRowOf = new FirstRows()
 
   const text = (cells: ReadonlyArray<string>, index: number) => (index < 0 ? "" : cellText(cells, index, restoreGuard).trim())
 

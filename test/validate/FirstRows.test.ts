@@ -1,0 +1,30 @@
+/**
+ * The duplicate checks' table of first rows: a key seen again gives the row where it was first seen, distinct
+ * keys never collide (in practice), and it keeps working as it grows past its first sizes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { FirstRows } from "../../src/validate/FirstRows.js"
+
+describe("FirstRows", () => {
+  it("records a key's first row and gives it back on every repeat", () => {
+    const rows = new FirstRows()
+    expect(rows.firstOr("cli-1", 2)).toBeUndefined()
+    expect(rows.firstOr("cli-2", 3)).toBeUndefined()
+    expect(rows.firstOr("cli-1", 4)).toBe(2)
+    expect(rows.firstOr("cli-1", 9)).toBe(2)
+    expect(rows.firstOr("", 5)).toBeUndefined()
+    expect(rows.firstOr("", 6)).toBe(5)
+  })
+
+  it("tells 300,000 close keys apart while it grows, and still finds every one", () => {
+    const rows = new FirstRows()
+    const key = (i: number) => `cli-${String(i).padStart(7, "0")}`
+    let repeats = 0
+    for (let i = 0; i < 300_000; i++) if (rows.firstOr(key(i), i + 2) !== undefined) repeats++
+    expect(repeats).toBe(0)
+    // Keys that differ only by order or by one character, as real keys do.
+    expect(rows.firstOr("ilc-0000001", 1)).toBeUndefined()
+    expect(rows.firstOr("cli-0000010", 1)).toBe(12)
+    for (let i = 0; i < 300_000; i += 997) expect(rows.firstOr(key(i), 999_999)).toBe(i + 2)
+  })
+})
