@@ -110,17 +110,6 @@ export interface KeyNeed {
   readonly key: string
 }
 
-/** The keys a resource's reference columns need (self-references included). */
-export const keyNeeds = (r: Resource): ReadonlyArray<KeyNeed> => {
-  const seen = new Map<string, KeyNeed>()
-  for (const c of exportColumns(r)) {
-    if (c.role !== "ref" || !c.field.ref) continue
-    const need = { resource: c.field.ref.resource, key: refKey(c.field.ref) }
-    seen.set(`${need.resource}.${need.key}`, need)
-  }
-  return [...seen.values()]
-}
-
 /** The read-back property that holds the key a reference to `r` uses. */
 export const keyProperty = (r: Resource, key: string): string => {
   const field = r.fields.find((x) => x.name === key)

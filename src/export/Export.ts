@@ -9,12 +9,11 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Clock, Effect, Option, Ref, Stream } from "effect"
 import { fileURLToPath } from "node:url"
-import { Api } from "../client/Api.js"
+import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
 import { dayOf, defaultSince, defaultUntil } from "../client/Pages.js"
-import { UsageError } from "../Errors.js"
+import { type InputError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
-import type { KeyNeed } from "./Cells.js"
-import { keyNeeds } from "./Cells.js"
+import type { KeyLookup, KeyNeed } from "./Cells.js"
 import type { Checkpoint, Position } from "./Checkpoint.js"
 import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpoint } from "./Checkpoint.js"
 import type { KeyStore } from "./Keys.js"
@@ -169,9 +168,7 @@ export const runExport = Effect.fn("Export.run")(function* (prepared: PreparedEx
       for (const d of kept) exported.push({ ...d!, pages: 0, requests: 0, kept: true })
       continue
     }
-    const needs = walk.outputs.flatMap((o) => keyNeeds(o.resource).filter((n) => o.derivedFrom === undefined || n.resource !== o.derivedFrom))
-    yield* ensureKeys(needs)
-    const result = yield* walkOne(walk, { dir, request, pageSize, since, until, keys, checkpoint, api, requestsBefore: initial.requests })
+    const result = yield* walkOne(walk, { dir, request, pageSize, since, until, keys, ensureKeys, checkpoint, api, requestsBefore: initial.requests })
     const after = yield* api.stats
     for (const f of result.files) exported.push({ ...f, requests: after.requests - before.requests })
   }
@@ -209,6 +206,8 @@ interface WalkContext {
   readonly since: string
   readonly until: string
   readonly keys: KeyStore
+  /** Loads the maps of `needs` not loaded yet, from a finished file of this export or the API. */
+  readonly ensureKeys: (needs: ReadonlyArray<KeyNeed>) => Effect.Effect<void, ApiAborted | ListFailed | InputError>
   readonly checkpoint: Ref.Ref<Checkpoint>
   readonly api: Api["Type"]
   /** The client's request count when the export began (progress lines count from there). */
@@ -251,9 +250,27 @@ const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext
       }
     }))
 
+  /**
+   * A page's rows. A reference map is loaded only when a record refers to it: a resource nobody references costs
+   * no request (an account without groups or segments spends nothing on them). The rows are mapped once more
+   * when a map had to be loaded first.
+   */
+  const rowsOf = (records: ReadonlyArray<Record<string, unknown>>, parentId: string | undefined) =>
+    Effect.suspend(() => {
+      const missing = new Map<string, KeyNeed>()
+      const probe: KeyLookup = (resource, key, id) => {
+        if (ctx.keys.has({ resource, key })) return ctx.keys.lookup(resource, key, id)
+        missing.set(`${resource}.${key}`, { resource, key })
+        return undefined
+      }
+      const rows = pageRows(walk, records, probe, parentId)
+      if (missing.size === 0) return Effect.succeed(rows)
+      return Effect.zipRight(ctx.ensureKeys([...missing.values()]), Effect.sync(() => pageRows(walk, records, ctx.keys.lookup, parentId)))
+    })
+
   const onPage = (page: { readonly page: number; readonly records: ReadonlyArray<Record<string, unknown>>; readonly window?: Position["window"] }, parentId: string | undefined) =>
     Effect.gen(function* () {
-      const rows = pageRows(walk, page.records, ctx.keys.lookup, parentId)
+      const rows = yield* rowsOf(page.records, parentId)
       yield* Effect.forEach(rows, (r, i) => writers[i]!.write(r), { discard: true })
       pages += 1
       yield* record({ page: page.page, ...(page.window ? { window: page.window } : {}), ...(parentId !== undefined ? { parent: parentId } : {}) })

@@ -1,6 +1,6 @@
 /**
  * The id → key maps an export's reference columns are filled from (`customerId` 12 → `customerExternalId`
- * "CLI-0001"). Only ids and keys are kept, never records (a record without a key is kept with ""). A map is read
+ * "CLI-0001"), each loaded when a record first refers to it. Only ids and keys are kept, never records (a record without a key is kept with ""). A map is read
  * from the resource's finished file in the export directory when there is one (no request spent), otherwise from
  * the API's list of the resource.
  */
@@ -22,6 +22,8 @@ const mapName = (need: KeyNeed) => `${need.resource}.${need.key}`
 
 export interface KeyStore {
   readonly lookup: KeyLookup
+  /** Whether the map of `need` is loaded. */
+  readonly has: (need: KeyNeed) => boolean
   /** Loads the map of `need` if it is not loaded yet: from `file` (a finished export file) or from the API. */
   readonly ensure: (need: KeyNeed, file: string | undefined) => Effect.Effect<void, ApiAborted | ListFailed | InputError>
   /** The ids of a resource's records, in ascending order (per-parent lists walk them). */
@@ -83,5 +85,7 @@ export const makeKeyStore = Effect.fn("Keys.make")(function* (pageSize: number) 
 
   const ids = (need: KeyNeed): ReadonlyArray<string> => [...(maps.get(mapName(need))?.keys() ?? [])].sort(compareIds)
 
-  return { lookup, ensure, ids } satisfies KeyStore as KeyStore
+  const has = (need: KeyNeed) => maps.has(mapName(need))
+
+  return { lookup, has, ensure, ids } satisfies KeyStore as KeyStore
 })

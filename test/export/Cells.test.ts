@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import type { KeyLookup } from "../../src/export/Cells.js"
-import { keyNeeds, moneyToNumber, rowMapper } from "../../src/export/Cells.js"
+import { moneyToNumber, rowMapper } from "../../src/export/Cells.js"
 import { exportNames, planExport } from "../../src/export/Plan.js"
 import { exportColumns, resource, templateColumns } from "../../src/Resources.js"
 
@@ -72,11 +72,6 @@ describe("export cells", () => {
       assert.deepStrictEqual(header.slice(0, template.length), template)
       assert.deepStrictEqual(header, exportColumns(resource(name)).map((c) => c.name))
     }
-  })
-
-  it("knows which keys a file's reference columns need, self-references included", () => {
-    const needs = keyNeeds(resource("equipments")).map((n) => `${n.resource}.${n.key}`)
-    assert.includeMembers(needs, ["customers.externalId", "users.login", "equipments.externalId", "equipment-categories.externalId"])
   })
 })
 

@@ -70,6 +70,32 @@ const formulaLike = [
 const byKey = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => [...rows].sort((a, b) => String(a[0]).localeCompare(String(b[0])))
 
 describe("export", () => {
+  it.scopedLive("lists a referenced resource only when a record refers to it", () =>
+    Effect.gen(function* () {
+      const sandbox = yield* startTestSandbox()
+      const api = yield* Effect.promise(() => http(sandbox, accountA))
+      yield* Effect.promise(() => api.send("POST", "/customers", { externalId: "CLI-1", name: "Padaria Um" }))
+      const gets = (from: number) =>
+        Effect.map(sandbox.control.requests, (log) => log.slice(from).filter((e) => e.method === "GET").map((e) => e.path.toLowerCase().replace(/\?.*/, "")))
+
+      // Customers name groups, teams, users and a segment: none is referred to, so none is listed.
+      let before = (yield* sandbox.control.requests).length
+      yield* exportTo(sandbox, accountA, yield* tempDir, { resources: ["customers"] })
+      assert.deepStrictEqual(yield* gets(before), ["/v2/customers"])
+
+      const segment = yield* Effect.promise(() => api.send("POST", "/segments", { description: "Supermercados" }))
+      yield* Effect.promise(() => api.send("POST", "/customers", { externalId: "CLI-2", name: "Mercado Dois", segmentId: segment.id }))
+      before = (yield* sandbox.control.requests).length
+      const dir = yield* tempDir
+      yield* exportTo(sandbox, accountA, dir, { resources: ["customers"] })
+      assert.deepStrictEqual(yield* gets(before), ["/v2/customers", "/v2/segments"])
+      const { rows } = readCsv(Path.join(dir, "customers.csv"))
+      assert.deepStrictEqual(
+        rows.map((r) => [r["externalId"], r["segmentDescription"]]),
+        [["CLI-1", ""], ["CLI-2", "Supermercados"]]
+      )
+    }).pipe(Effect.provide(NodeContext.layer)))
+
   it.scopedLive(
     "an export of a seeded sandbox matches its records exactly, read-back differences mapped back",
     () =>
