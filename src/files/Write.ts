@@ -3,8 +3,6 @@
  * `FILE.tmp`, which `close` flushes to disk and renames onto `FILE`; a scope that ends without `close` (a crash,
  * an interruption) removes the .tmp and leaves `FILE` untouched. Cells pass the formula guard by default.
  */
-import "./ExcelSax.js" // before exceljs: mends its UTF-8 decoding
-import ExcelJS from "exceljs"
 import { stringify } from "csv-stringify/sync"
 import { Effect, Schema, type Scope } from "effect"
 import { createHash } from "node:crypto"
@@ -14,6 +12,7 @@ import * as Path from "node:path"
 import { decimalText } from "./Decimal.js"
 import { neutralize } from "./Guard.js"
 import { toolName } from "./Provenance.js"
+import { XlsxTable, ZipError } from "./XlsxWriter.js"
 
 export type Cell = string | number | boolean | null | undefined
 
@@ -96,11 +95,10 @@ export const writeFileAtomic: (path: string, content: string | Uint8Array) => Ef
 )
 
 interface AtomicFile {
+  /** For writers that write to it themselves (and wait for its "drain"). */
   readonly stream: WriteStream
   /** Writes, waiting for the stream to drain when its buffer is full. */
   readonly write: (data: string | Uint8Array) => Effect.Effect<void, WriteError>
-  /** Waits while the stream's buffer is full (for writers that write to `stream` themselves). */
-  readonly drained: Effect.Effect<void, WriteError>
   /** Ends the stream (unless its writer did), then fsync, rename, hash. */
   readonly commit: Effect.Effect<{ readonly sha256: string; readonly bytes: number }, WriteError>
 }
@@ -156,7 +154,6 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
       return {
         stream,
         write: (data) => Effect.suspend(() => whenWritable(broken === undefined && !stream.write(data))),
-        drained: Effect.suspend(() => whenWritable(stream.writableNeedDrain)),
         commit: Effect.tryPromise({
           try: async () => {
             if (!stream.writableEnded) stream.end()
@@ -271,66 +268,51 @@ const sheetNameOf = (path: string, wanted: string | undefined): string => {
   return name === "" ? "Sheet1" : name
 }
 
-const xlsxValue = (cell: Cell, guard: boolean): string | number | boolean | null => {
-  if (cell === null || cell === undefined) return null
-  if (typeof cell === "number") return Number.isFinite(cell) ? cell : String(cell)
-  if (typeof cell === "boolean") return cell
-  return guard ? neutralize(cell) : cell
+/** Where a table goes on in a new sheet; set only by tests (Excel's row limit and 3.5 GiB of XML otherwise). */
+interface SheetLimits {
+  readonly maxSheetRows?: number
+  readonly maxSheetBytes?: number
 }
 
-/** How many rows go out between two turns of the event loop, in which exceljs's zip stream moves data to disk. */
-const rowsPerTurn = 64
-
-const nextTurn = Effect.async<void>((resume) => {
-  const handle = setImmediate(() => resume(Effect.void))
-  return Effect.sync(() => clearImmediate(handle))
-})
-
-/** An XLSX table streamed with exceljs's `WorkbookWriter`; the workbook's creator marks it as this tool's. */
+/** An XLSX table streamed by our own writer (XlsxWriter); the workbook's creator marks it as this tool's. */
 export const openXlsxWriter: (
   path: string,
   header: ReadonlyArray<string>,
-  options?: XlsxStyle & { readonly guard?: boolean }
+  options?: XlsxStyle & { readonly guard?: boolean } & SheetLimits
 ) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
-  function* (path: string, header: ReadonlyArray<string>, options: XlsxStyle & { readonly guard?: boolean } = {}) {
-    const guard = options.guard ?? true
+  function* (path: string, header: ReadonlyArray<string>, options: XlsxStyle & { readonly guard?: boolean } & SheetLimits = {}) {
     const file = yield* openAtomic(path)
-    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: file.stream, useStyles: true, useSharedStrings: false })
-    workbook.creator = toolName
-    workbook.lastModifiedBy = toolName
-    const sheet = workbook.addWorksheet(sheetNameOf(path, options.sheetName), {
-      views: options.freezeHeader ?? true ? [{ state: "frozen", ySplit: 1 }] : []
+    const cannotWrite = (cause: unknown) =>
+      cause instanceof ZipError && cause.tooLarge
+        ? new WriteError({ path, message: `cannot write ${path}: ${cause.message}; use CSV for a table this large`, cause })
+        : failure(path, "cannot write")(cause)
+    const table = yield* Effect.try({
+      try: () =>
+        new XlsxTable(file.stream, header, {
+          sheetName: sheetNameOf(path, options.sheetName),
+          creator: toolName,
+          freezeHeader: options.freezeHeader ?? true,
+          autoFilter: options.autoFilter ?? true,
+          statusColumn: options.statusColumn,
+          statusColours,
+          ...(options.guard ?? true ? { text: neutralize } : {}),
+          maxSheetRows: options.maxSheetRows,
+          maxSheetBytes: options.maxSheetBytes
+        }),
+      catch: cannotWrite
     })
-    sheet.columns = header.map((name) => ({ width: Math.min(50, Math.max(10, name.length + 4)) }))
-    if ((options.autoFilter ?? true) && header.length > 0) sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: header.length } }
-    const top = sheet.addRow(header.map((h) => xlsxValue(h, guard)))
-    top.eachCell((cell) => {
-      cell.font = { bold: true }
-      cell.fill = { type: "pattern", pattern: "solid", fgColor: { argb: "FFD9E1F2" } }
-    })
-    top.commit()
-    const status = options.statusColumn
-    let written = 0
+    // Runs before openAtomic's release, which then discards the .tmp.
+    yield* Effect.addFinalizer(() => Effect.sync(() => table.destroy()))
     const writeRow = (cells: ReadonlyArray<Cell>) =>
       Effect.suspend(() => {
-        const row = sheet.addRow(cells.map((c) => xlsxValue(c, guard)))
-        const colour = status === undefined ? undefined : statusColours[String(cells[status] ?? "")]
-        if (colour !== undefined) {
-          const cell = row.getCell(status! + 1)
-          cell.fill = { type: "pattern", pattern: "solid", fgColor: { argb: colour.fill } }
-          cell.font = { color: { argb: colour.font } }
+        try {
+          const wait = table.write(cells)
+          return wait === undefined ? Effect.void : Effect.tryPromise({ try: () => wait, catch: cannotWrite })
+        } catch (cause) {
+          return Effect.fail(cannotWrite(cause))
         }
-        row.commit()
-        written++
-        return Effect.zipRight(written % rowsPerTurn === 0 ? nextTurn : Effect.void, file.drained)
       })
-    const finish = Effect.tryPromise({
-      try: async () => {
-        sheet.commit()
-        await workbook.commit()
-      },
-      catch: failure(path, "cannot write")
-    }).pipe(Effect.zipRight(file.commit))
+    const finish = Effect.tryPromise({ try: () => table.close(), catch: cannotWrite }).pipe(Effect.zipRight(file.commit))
     return yield* serialized(path, writeRow, finish)
   }
 )

@@ -2,6 +2,7 @@ import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import ExcelJS from "exceljs"
 import { Effect, Exit, Fiber, Scope } from "effect"
+import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
@@ -126,6 +127,102 @@ describe("table writers", () => {
       assert.strictEqual(fillOf("B6"), "FFC6EFCE")
       assert.isUndefined(fillOf("C2"))
       assert.strictEqual(sheet.getCell("A1").font?.bold, true)
+    }))
+
+  it.scoped("XLSX: awkward text reads back through our reader, and the archive passes `unzip -t`", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "awkward.xlsx")
+      // The longest text a cell holds, in two-byte characters: it spans deflate's and the reader's chunks.
+      const longest = "é".repeat(32_767)
+      const exact = [
+        "_x0041_ is not an escape here",
+        "emoji 😀 and 👍🏽 in pairs",
+        "  leading and trailing  ",
+        "CRLF\r\nLF\nCR\rend",
+        "\nstarts and ends with a line break\n",
+        "tab\tinside",
+        `a & b <c> "d" 'e' ]]>`,
+        longest
+      ]
+      // XML cannot carry these: they go as Excel's `_xHHHH_`, which Excel decodes and our reader (exceljs) does not.
+      const escaped: ReadonlyArray<readonly [string, string]> = [
+        ["bell \u0007, NUL \u0000, US \u001F", "bell _x0007_, NUL _x0000_, US _x001F_"],
+        ["lone \uD83D high surrogate", "lone _xD83D_ high surrogate"],
+        ["lone \uDE00 low surrogate", "lone _xDE00_ low surrogate"],
+        ["not characters: \uFFFE\uFFFF", "not characters: _xFFFE__xFFFF_"]
+      ]
+      const texts = [...exact, ...escaped.map(([text]) => text)]
+      yield* writeAll(
+        openXlsxWriter(path, ["n", "text"]),
+        texts.map((text, i) => [i, text])
+      )
+      const read = yield* readAll(path)
+      assert.deepStrictEqual(
+        read.rows.map((r) => r.cells[1]),
+        [...exact, ...escaped.map(([, inFile]) => inFile)]
+      )
+      const wb = new ExcelJS.Workbook()
+      yield* Effect.promise(() => wb.xlsx.readFile(path))
+      assert.deepStrictEqual(
+        exact.map((_, i) => wb.getWorksheet("awkward")!.getCell(`B${i + 2}`).value),
+        exact
+      )
+      if (spawnSync("unzip", ["-v"]).status === 0) {
+        const test = spawnSync("unzip", ["-t", path], { encoding: "utf8" })
+        assert.strictEqual(test.status, 0, test.stdout + test.stderr)
+        assert.include(test.stdout, "No errors detected")
+      }
+    }))
+
+  it.scoped("XLSX: rows past a sheet's limit go on in `report (2)`, `report (3)`, each under the header", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "report.xlsx")
+      const top = ["_row", "_status", "name"]
+      const rows = Array.from({ length: 7 }, (_, i): ReadonlyArray<Cell> => [i + 2, i % 2 === 0 ? "created" : "failed", `=name ${i}`])
+      // Excel's limit counts the header: 4 rows a sheet are the header and 3 data rows.
+      const result = yield* writeAll(openXlsxWriter(path, top, { statusColumn: 1, sheetName: "report", maxSheetRows: 4 }), rows)
+      assert.deepStrictEqual(result, { rows: 7, sha256: sha256(path), bytes: readFileSync(path).length })
+      const sheets = [
+        ["report", rows.slice(0, 3)],
+        ["report (2)", rows.slice(3, 6)],
+        ["report (3)", rows.slice(6)]
+      ] as const
+      const wb = new ExcelJS.Workbook()
+      yield* Effect.promise(() => wb.xlsx.readFile(path))
+      assert.strictEqual(wb.creator, "fsm-bulk")
+      assert.deepStrictEqual(
+        wb.worksheets.map((s) => s.name),
+        sheets.map(([name]) => name)
+      )
+      for (const [name, part] of sheets) {
+        const sheet = wb.getWorksheet(name)!
+        assert.deepStrictEqual(
+          sheet.getSheetValues().slice(1).map((values) => (values as Array<ExcelJS.CellValue>).slice(1)),
+          [top, ...part.map((r) => [r[0], r[1], `'${r[2]}`])]
+        )
+        assert.strictEqual((sheet.views[0] as ExcelJS.WorksheetViewFrozen).state, "frozen")
+        assert.isDefined(sheet.autoFilter)
+        assert.strictEqual((sheet.getCell("B2").fill as ExcelJS.FillPattern).fgColor?.argb, part[0]![1] === "created" ? "FFC6EFCE" : "FFFFC7CE")
+        const read = yield* readAll(path, { sheet: name })
+        assert.strictEqual(read.source.writtenByTool, true)
+        assert.deepStrictEqual(read.source.header, top)
+        assert.deepStrictEqual(
+          read.rows.map((r) => r.cells.map(restore)),
+          part.map((r) => r.map(asText))
+        )
+      }
+
+      // A sheet's XML can also end it: past the limit, the next row starts a new sheet.
+      const bySize = Path.join(dir, "by-size.xlsx")
+      yield* writeAll(openXlsxWriter(bySize, top, { maxSheetBytes: 1 }), rows.slice(0, 3))
+      const small = new ExcelJS.Workbook()
+      yield* Effect.promise(() => small.xlsx.readFile(bySize))
+      assert.deepStrictEqual(
+        small.worksheets.map((s) => [s.name, s.rowCount]),
+        [["by-size", 2], ["by-size (2)", 2], ["by-size (3)", 2]]
+      )
     }))
 
   it.scopedLive("a scope closed before `close` leaves neither the file nor its .tmp, and keeps an older file intact", () =>
