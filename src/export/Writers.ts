@@ -94,11 +94,7 @@ const openXlsx = Effect.fn("Writers.openXlsx")(function* (dir: string, file: str
   const writer = yield* openXlsxWriter(target, header, { freezeHeader: true, autoFilter: true, sheetName })
   let rows = 0
   return {
-    write: (page) =>
-      Effect.gen(function* () {
-        for (const row of page) yield* writer.write(row)
-        rows += page.length
-      }),
+    write: (page) => Effect.tap(writer.writeAll(page), () => void (rows += page.length)),
     position: () => ({ bytes: 0, rows }),
     finish: Effect.map(writer.close, (closed) => ({ rows: closed.rows, bytes: closed.bytes, sha256: closed.sha256 }))
   } satisfies ExportWriter as ExportWriter

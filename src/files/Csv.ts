@@ -10,6 +10,7 @@ import { parse } from "csv-parse"
 import { Effect, Either, Option, Stream } from "effect"
 import { createReadStream } from "node:fs"
 import { open } from "node:fs/promises"
+import { pipeline, Transform } from "node:stream"
 import type { InputError } from "../Errors.js"
 import { type Delimiter, sniffDelimiter } from "./Delimiter.js"
 import { inspectText, NotText, type TextEncoding, type TextFacts } from "./Encoding.js"
@@ -38,34 +39,50 @@ const parseFailure = (file: string) => (cause: unknown): InputError => {
     case "CSV_MAX_RECORD_SIZE":
       return inputError(file, `row ${row} is longer than ${maxRowCharacters} characters: probably a quote that is never closed`, { row, cause })
     default:
-      return inputError(file, `cannot be read as CSV: ${describe(cause)}`, { row, cause })
+      // A system error (the file vanished, no permission) is not the content's fault.
+      return typeof (cause as { readonly syscall?: unknown }).syscall === "string"
+        ? inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+        : inputError(file, `cannot be read as CSV: ${describe(cause)}`, { row, cause })
   }
 }
 
-/** Every record of the file, blank ones included, with its spreadsheet row. */
-const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): Stream.Stream<CsvRecord, InputError> => {
-  const bytes = NodeStream.fromReadable<InputError, Uint8Array>(
-    () => createReadStream(file, { highWaterMark: 64 * 1024 }),
-    (cause) => inputError(file, `cannot be read: ${describe(cause)}`, { cause })
-  )
-  const text: Stream.Stream<string | Uint8Array, InputError> = encoding === "windows-1252" ? bytes.pipe(Stream.decodeText("windows-1252")) : bytes
-  return text.pipe(
-    NodeStream.pipeThroughDuplex<InputError, Array<string>>(
-      () =>
-        parse({
-          delimiter,
-          bom: true,
-          relax_column_count: true,
-          // A stray quote inside an unquoted cell (`Tubo 1/2"`) is text, as spreadsheets read it.
-          relax_quotes: true,
-          skip_empty_lines: false,
-          max_record_size: maxRowCharacters
-        }),
-      parseFailure(file)
-    ),
-    Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }])
-  )
+/** windows-1252 bytes → text, as csv-parse reads UTF-8. */
+const fromWindows1252 = () => {
+  const decoder = new TextDecoder("windows-1252")
+  return new Transform({
+    transform: (chunk: Buffer, _encoding, done) => done(null, decoder.decode(chunk, { stream: true })),
+    flush: (done) => done(null, decoder.decode())
+  })
 }
+
+/**
+ * Every record of the file, blank ones included, with its spreadsheet row. The file is piped into csv-parse by
+ * Node itself, so it is read only as fast as records are taken: memory stays flat however slow the consumer.
+ * (@effect/platform-node's pipeThroughDuplex goes on writing input whenever a chunk's last write is refused,
+ * and a slow validation let it hold most of a large file.)
+ */
+const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): Stream.Stream<CsvRecord, InputError> =>
+  NodeStream.fromReadable<InputError, Array<string>>(
+    () => {
+      const parser = parse({
+        delimiter,
+        bom: true,
+        relax_column_count: true,
+        // A stray quote inside an unquoted cell (`Tubo 1/2"`) is text, as spreadsheets read it.
+        relax_quotes: true,
+        skip_empty_lines: false,
+        max_record_size: maxRowCharacters
+      })
+      const input = createReadStream(file, { highWaterMark: 64 * 1024 })
+      const stages: Array<NodeJS.ReadWriteStream> = encoding === "windows-1252" ? [fromWindows1252()] : []
+      // An error of any stage (the file cannot be read, a parse error) ends up on the parser.
+      pipeline([input, ...stages, parser], (error) => {
+        if (error) parser.destroy(error)
+      })
+      return parser
+    },
+    parseFailure(file)
+  ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
 
 /** The first bytes of the file as text, and whether they are the whole file. */
 const sample = (file: string, facts: TextFacts) =>

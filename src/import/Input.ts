@@ -26,7 +26,8 @@ export interface Input {
   readonly source: Source
   /** Absolute path. */
   readonly file: string
-  readonly sha256: string
+  /** The file's sha256, read when first asked for (an import records it; `validate` never reads the file for it). */
+  readonly sha256: Effect.Effect<string, InputError>
   /** The data rows, numbered as the report shows them. */
   readonly rows: Stream.Stream<SourceRow, InputError>
   /** The source's own columns (an earlier report's tool columns left out), as the report repeats them. */
@@ -53,9 +54,9 @@ export const openInput = Effect.fn("Input.open")(function*(
     resource,
     ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
   })
-  const sha256 = yield* sha256File(absolute).pipe(
+  const sha256 = yield* Effect.cached(sha256File(absolute).pipe(
     Effect.mapError((e) => new InputError({ file: absolute, detail: `cannot be read: ${e.cause instanceof Error ? e.cause.message : e.message}`, cause: e }))
-  )
+  ))
   const kept = source.header.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
   const guarded = source.writtenByTool
   const cellsOf = (row: SourceRow, decimal: "." | "," = "."): ReadonlyArray<string> => {

@@ -119,7 +119,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 
   // 1. Source, columns, formats.
   const input = yield* openInput(job.file, job.read, r.name, job.rowColumn)
-  if (prior !== undefined && prior.header.source.sha256 !== input.sha256) {
+  const sha256 = yield* input.sha256
+  if (prior !== undefined && prior.header.source.sha256 !== sha256) {
     return yield* new UsageError({
       message: `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
@@ -149,7 +150,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           source: {
             file: input.file,
             format: input.source.format,
-            sha256: input.sha256,
+            sha256,
             ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
             ...(input.source.encoding !== undefined ? { encoding: input.source.encoding } : {}),
             ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {}),

@@ -71,6 +71,8 @@ export interface ReportInput extends ReportTarget {
 export interface ReportWriter {
   /** Appends the line of one input row (rows must come in input order); waits while the disk is behind. */
   readonly write: (row: SourceRow, outcome: Outcome) => Effect.Effect<void, WriteError>
+  /** Appends the lines of consecutive input rows in one go. */
+  readonly writeAll: (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) => Effect.Effect<void, WriteError>
   /** Finishes both files (each renamed into place only now); the number of rows and the counts per status. */
   readonly close: Effect.Effect<{ readonly rows: number; readonly counts: Record<Status, number> }, WriteError>
 }
@@ -89,14 +91,18 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     sheetName: "report",
     guard: true
   })
-  const writer: ReportWriter = {
-    write: (row, outcome) =>
-      Effect.suspend(() => {
+  const writeAll = (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) =>
+    Effect.suspend(() => {
+      const table = lines.map(([row, outcome]) => {
         counts[outcome.status] += 1
-        rows += 1
-        const cells = [...toolCells(row.row, outcome, target.dryRun), ...target.input.cellsOf(row, target.decimal)]
-        return Effect.zipRight(csv.write(cells), xlsx.write(cells))
-      }),
+        return [...toolCells(row.row, outcome, target.dryRun), ...target.input.cellsOf(row, target.decimal)]
+      })
+      rows += lines.length
+      return Effect.zipRight(csv.writeAll(table), xlsx.writeAll(table))
+    })
+  const writer: ReportWriter = {
+    write: (row, outcome) => writeAll([[row, outcome]]),
+    writeAll,
     close: Effect.zipRight(csv.close, xlsx.close).pipe(Effect.map(() => ({ rows, counts })))
   }
   return writer
@@ -107,7 +113,7 @@ export const writeReports = Effect.fn("Report.write")(function*(report: ReportIn
   return yield* Effect.scoped(
     Effect.gen(function*() {
       const writer = yield* openReports(report)
-      yield* Stream.runForEach(report.input.rows, (row) => writer.write(row, report.outcomeOf(row.row)))
+      yield* Stream.runForEachChunk(report.input.rows, (chunk) => writer.writeAll(Array.from(chunk, (row) => [row, report.outcomeOf(row.row)] as const)))
       return yield* writer.close
     })
   )

@@ -50,9 +50,14 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
       // A contradiction found later in the file stops the run before any report is renamed into place; a run
       // directory this run created is then empty (the reports' .tmp files go first), and goes too.
       if (!existed) yield* Effect.addFinalizer((exit) => (exit._tag === "Failure" ? Effect.promise(() => rmdir(runDir).catch(() => undefined)) : Effect.void))
-      // Validation is synchronous and in input order, so each row's report line is written as soon as it is known.
+      // Validation is in input order, so a batch's report lines are written as soon as its rows are validated.
       const reports = yield* openReports({ runDir, input, dryRun: false, decimal: formats.decimal })
-      yield* Stream.runForEach(rows, (row) => Effect.flatMap(validator.validate(row), (result) => reports.write(row, outcomeOf(result))))
+      yield* Stream.runForEachChunk(rows, (chunk) =>
+        Effect.flatMap(
+          Effect.forEach(chunk, (row) => Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
+          reports.writeAll
+        )
+      )
       return { formats, report: yield* reports.close, runDir }
     })
   )

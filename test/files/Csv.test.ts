@@ -6,6 +6,21 @@ import { openSource } from "../../src/files/Read.js"
 import { auto, cp1252, put, readAll, readError, tempDir } from "./support.js"
 
 describe("CSV reader", () => {
+  it.scopedLive("reads no faster than its rows are taken: a slow consumer gets one read of the file at a time, not the file", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const line = (i: number) => `CLI-${String(i).padStart(6, "0")},Cliente ${String(i).padStart(6, "0")},"Rua ${String(i).padStart(6, "0")}, São Paulo"\r\n`
+      const lines = Array.from({ length: 20_000 }, (_, i) => line(i)).join("")
+      // What one 64 KiB read of the file holds.
+      const perRead = Math.ceil((64 * 1024) / Buffer.byteLength(line(0)))
+      const { rows } = yield* openSource(put(dir, "big.csv", `externalId,name,address\r\n${lines}`), auto)
+      const sizes: Array<number> = []
+      // Each batch takes a while (a validation writing its reports): an unbounded read-ahead piles rows up meanwhile.
+      yield* Stream.runForEachChunk(rows, (chunk) => Effect.zipRight(Effect.sleep("5 millis"), Effect.sync(() => sizes.push(chunk.length))))
+      assert.strictEqual(sizes.reduce((a, b) => a + b, 0), 20_000)
+      assert.isAtMost(Math.max(...sizes), 2 * perRead, `batches of ${sizes.join(",")}`)
+    }))
+
   it.scoped("reads Windows-1252 with ; and decimal commas (Excel in Brazil)", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
