@@ -1,16 +1,13 @@
 /**
  * The CSV reader: encoding found in a first pass (Encoding), delimiter sniffed from the first lines
- * (Delimiter), then csv-parse as a stream. A record's spreadsheet row is its position among the records, blank
+ * (Delimiter), then csv-parse on a thread of its own (CsvParseWorker.js). A record's spreadsheet row is its position among the records, blank
  * ones included: a multi-line quoted cell counts once and a blank line counts as a row, as a spreadsheet shows
  * them. (csv-parse's `info.records` is the same count; building an info object per record costs a quarter of
  * the parse.)
  */
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { parse } from "csv-parse"
-import { Effect, Either, Option, Stream } from "effect"
-import { createReadStream } from "node:fs"
+import { Chunk, Effect, Either, Option, Stream } from "effect"
 import { open } from "node:fs/promises"
-import { pipeline, Transform } from "node:stream"
+import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads"
 import type { InputError } from "../Errors.js"
 import { type Delimiter, sniffDelimiter } from "./Delimiter.js"
 import { inspectText, NotText, type TextEncoding, type TextFacts } from "./Encoding.js"
@@ -46,42 +43,71 @@ const parseFailure = (file: string) => (cause: unknown): InputError => {
   }
 }
 
-/** windows-1252 bytes → text, as csv-parse reads UTF-8. */
-const fromWindows1252 = () => {
-  const decoder = new TextDecoder("windows-1252")
-  return new Transform({
-    transform: (chunk: Buffer, _encoding, done) => done(null, decoder.decode(chunk, { stream: true })),
-    flush: (done) => done(null, decoder.decode())
-  })
-}
+/** The parser thread (CsvParseWorker.js, beside this module in src/ and in dist/). */
+const parserScript = new URL("./CsvParseWorker.js", import.meta.url)
+/** Records a message carries: enough to make the messages' cost negligible, few enough to keep batches small. */
+const batchRows = 512
+/** Batches the parser may be ahead of the consumer. */
+const batchesAhead = 4
+
+type ParserMessage =
+  | { readonly rows: Array<Array<string>> }
+  | { readonly done: true }
+  | { readonly error: { readonly message: string; readonly code?: string; readonly records?: number; readonly syscall?: string } }
 
 /**
- * Every record of the file, blank ones included, with its spreadsheet row. The file is piped into csv-parse by
- * Node itself, so it is read only as fast as records are taken: memory stays flat however slow the consumer.
- * (@effect/platform-node's pipeThroughDuplex goes on writing input whenever a chunk's last write is refused,
- * and a slow validation let it hold most of a large file.)
+ * Every record of the file, blank ones included, with its spreadsheet row. csv-parse runs on a thread of its
+ * own (CsvParseWorker.js), at most `batchesAhead` batches ahead of the consumer, reading the file only as fast:
+ * the parsing of a large file overlaps its validation, and memory stays flat however slow the consumer. A
+ * batch is deserialized only when it is taken, so its rows are young when they die (cheap to collect).
  */
 const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): Stream.Stream<CsvRecord, InputError> =>
-  NodeStream.fromReadable<InputError, Array<string>>(
-    () => {
-      const parser = parse({
-        delimiter,
-        bom: true,
-        relax_column_count: true,
-        // A stray quote inside an unquoted cell (`Tubo 1/2"`) is text, as spreadsheets read it.
-        relax_quotes: true,
-        skip_empty_lines: false,
-        max_record_size: maxRowCharacters
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      let crashed: ParserMessage | undefined
+      let wake: (() => void) | undefined
+      const { worker, batches } = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          // Batches wait on this port, still serialized, until they are taken.
+          const { port1: batches, port2: out } = new MessageChannel()
+          const w = new Worker(parserScript, {
+            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows, out },
+            transferList: [out]
+          })
+          w.on("message", () => wake?.())
+          // The thread itself failed (it could not start): not the file's fault.
+          w.on("error", (error) => {
+            crashed = { error: { message: `the CSV parser thread failed: ${describe(error)}`, code: "WORKER" } }
+            wake?.()
+          })
+          w.postMessage({ credit: batchesAhead })
+          return { worker: w, batches }
+        }),
+        ({ batches, worker }) => Effect.promise(() => worker.terminate().then(() => batches.close()))
+      )
+      const poll = (): ParserMessage | undefined => (receiveMessageOnPort(batches)?.message as ParserMessage | undefined) ?? crashed
+      const take = Effect.async<ParserMessage>((resume) => {
+        const now = poll()
+        if (now !== undefined) return resume(Effect.succeed(now))
+        wake = () => {
+          const message = poll()
+          if (message === undefined) return
+          wake = undefined
+          resume(Effect.succeed(message))
+        }
+        return Effect.sync(() => void (wake = undefined))
       })
-      const input = createReadStream(file, { highWaterMark: 64 * 1024 })
-      const stages: Array<NodeJS.ReadWriteStream> = encoding === "windows-1252" ? [fromWindows1252()] : []
-      // An error of any stage (the file cannot be read, a parse error) ends up on the parser.
-      pipeline([input, ...stages, parser], (error) => {
-        if (error) parser.destroy(error)
+      const next = Effect.flatMap(take, (message): Effect.Effect<Chunk.Chunk<Array<string>>, Option.Option<InputError>> => {
+        if ("rows" in message) {
+          worker.postMessage({ credit: 1 })
+          return Effect.succeed(Chunk.unsafeFromArray(message.rows))
+        }
+        if ("done" in message) return Effect.fail(Option.none())
+        if (message.error.code === "WORKER") return Effect.die(new Error(message.error.message))
+        return Effect.fail(Option.some(parseFailure(file)(Object.assign(new Error(message.error.message), message.error))))
       })
-      return parser
-    },
-    parseFailure(file)
+      return Stream.repeatEffectChunkOption(next)
+    })
   ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
 
 /** The first bytes of the file as text, and whether they are the whole file. */

@@ -1,0 +1,114 @@
+// @ts-check
+/**
+ * csv-parse on a thread of its own, so that a large file's parsing (as long as all the validation that follows)
+ * runs beside the validation and the reports instead of before them. Plain JavaScript: a worker is started from
+ * a file, and this one must run as it is from src/ (tests) as well as from dist/.
+ *
+ * Protocol: `workerData` is {file, encoding, delimiter, maxRecordSize, batchRows, out}; the parent sends
+ * `{credit: n}` to ask for n more batches; the worker puts `{rows}` (at most batchRows records, each an array
+ * of cells) on the `out` port once per credit, then `{done: true}` — or `{error: {message, code, records,
+ * syscall}}` — and after each one says so on its parent port. The parent takes them from `out` with
+ * receiveMessageOnPort only when it wants the next batch, so rows are built in its heap just before their use
+ * and die young. Without credit the worker stops reading, and Node's pipeline stops reading the file: memory
+ * stays flat however slow the parent.
+ */
+import { parse } from "csv-parse"
+import { createReadStream } from "node:fs"
+import { parentPort, workerData } from "node:worker_threads"
+
+const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
+const { batchRows, delimiter, encoding, file, maxRecordSize } = workerData
+const out = /** @type {import("node:worker_threads").MessagePort} */ (workerData.out)
+
+/** @param {unknown} message */
+const send = (message) => {
+  out.postMessage(message)
+  port.postMessage(0)
+}
+
+/**
+ * csv-parse's own parser, driven chunk by chunk as its stream and its sync API drive it (`api.parse(buffer,
+ * end, push, close)`): the same state machine and errors, without a trip through a Readable's buffer for each
+ * record, which cost as much as the parsing.
+ */
+/**
+ * @typedef {Error & {code?: string | undefined, records?: number | undefined}} ParseError
+ * @typedef {{ parse: (buffer: Buffer | undefined, end: boolean, push: (record: Array<string>) => void, close: () => void) => ParseError | undefined }} ParserApi
+ */
+const { api } = /** @type {{ api: ParserApi }} */ (/** @type {unknown} */ (parse({
+  delimiter,
+  bom: true,
+  relax_column_count: true,
+  // A stray quote inside an unquoted cell (`Tubo 1/2"`) is text, as spreadsheets read it.
+  relax_quotes: true,
+  skip_empty_lines: false,
+  max_record_size: maxRecordSize
+})))
+
+/** windows-1252 bytes → UTF-8, which the parser reads. */
+const decoder = encoding === "windows-1252" ? new TextDecoder("windows-1252") : undefined
+/** @param {Buffer} chunk */
+const utf8 = (chunk) => (decoder === undefined ? chunk : Buffer.from(decoder.decode(chunk, { stream: true })))
+
+let credit = 0
+let ended = false
+let finished = false
+/** @type {Array<Array<string>>} */
+let batch = []
+/** @type {Array<Array<Array<string>>>} */
+const ready = []
+
+/** @param {Array<string>} record */
+const push = (record) => {
+  batch.push(record)
+  if (batch.length === batchRows) {
+    ready.push(batch)
+    batch = []
+  }
+}
+const close = () => {}
+
+/** @param {Error & {code?: string | undefined, records?: number | undefined, syscall?: string | undefined}} error */
+const fail = (error) => {
+  if (finished) return
+  finished = true
+  input.destroy()
+  send({ error: { message: error.message, code: error.code, records: error.records, syscall: error.syscall } })
+}
+
+/** Sends what the credit allows; reads on only while fewer than two batches wait. */
+const pump = () => {
+  while (credit > 0 && ready.length > 0 && !finished) {
+    send({ rows: ready.shift() })
+    credit--
+  }
+  if (finished) return
+  if (ended && ready.length === 0) {
+    finished = true
+    send({ done: true })
+  } else if (!ended) {
+    if (ready.length >= 2) input.pause()
+    else input.resume()
+  }
+}
+
+const input = createReadStream(file, { highWaterMark: 64 * 1024 })
+input.on("data", (chunk) => {
+  const error = api.parse(utf8(/** @type {Buffer} */ (chunk)), false, push, close)
+  if (error !== undefined) return fail(error)
+  pump()
+})
+input.on("end", () => {
+  const rest = decoder === undefined ? undefined : Buffer.from(decoder.decode())
+  const error = api.parse(rest !== undefined && rest.length > 0 ? rest : undefined, true, push, close)
+  if (error !== undefined) return fail(error)
+  if (batch.length > 0) ready.push(batch)
+  batch = []
+  ended = true
+  pump()
+})
+input.on("error", fail)
+port.on("message", (message) => {
+  credit += message.credit
+  pump()
+})
