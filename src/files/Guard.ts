@@ -20,11 +20,15 @@ const afterApostrophes = (text: string): { readonly count: number; readonly rest
   return { count, rest: text.slice(count) }
 }
 
+/** Most cells start with neither `'` nor a trigger: they are answered without looking further (every cell of every report passes here). */
+const plainStart = (cell: string): boolean => cell.length === 0 || (cell[0] !== "'" && !triggers.has(cell[0]!))
+
 /** Makes a cell inert in a spreadsheet: a leading `'` when the text (past any `'` it already has) is formula-like. */
-export const neutralize = (cell: string): string => (isFormulaLike(afterApostrophes(cell).rest) ? `'${cell}` : cell)
+export const neutralize = (cell: string): string => (plainStart(cell) || !isFormulaLike(afterApostrophes(cell).rest) ? cell : `'${cell}`)
 
 /** Reverses `neutralize` exactly: strips one `'` only from a cell `neutralize` would have produced. */
 export const restore = (cell: string): string => {
+  if (cell[0] !== "'") return cell
   const { count, rest } = afterApostrophes(cell)
   return count > 0 && isFormulaLike(rest) ? cell.slice(1) : cell
 }
