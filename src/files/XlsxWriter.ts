@@ -289,10 +289,12 @@ const excelMaxRows = 1_048_576
 /** An entry's uncompressed size must stay under 4 GiB without ZIP64; a row or two past this still fits. */
 const defaultMaxSheetBytes = 3.5 * 1024 ** 3
 /**
- * Measured on a 200,000-row report: level 3 is as fast as 1 and 2 (deflate runs beside the XML building) and 8%
- * smaller; 5 and 6 are 10–20% smaller again but deflate becomes the bottleneck (+30–50% time).
+ * Measured on a 200,000-row report: written alone, levels 1 to 3 take the same time (deflate runs beside the XML
+ * building) and 3 is 8% smaller; in a whole `validate`, where the CSV parser and deflate share two cores with the
+ * rest, level 1 is 4% faster (4.78 s against 4.97 s) for a file 9% larger. 5 and 6 are 10–20% smaller again but
+ * deflate becomes the bottleneck (+30–50% time).
  */
-const deflateLevel = 3
+const deflateLevel = 1
 
 const ns = {
   main: "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
