@@ -2,7 +2,7 @@
  * The facts of an .xlsx read from its ZIP directory before any row is streamed: the sheets in workbook order
  * (name, visibility, the part that holds them), the date system, and the creator that marks the tool's files.
  */
-import { NotAZip, openZip } from "./Zip.js"
+import { type EntrySpan, NotAZip, openZip } from "./Zip.js"
 
 export interface SheetInfo {
   readonly name: string
@@ -11,10 +11,7 @@ export interface SheetInfo {
   readonly target: string
 }
 
-export interface Span {
-  readonly start: number
-  readonly end: number
-}
+export type Span = EntrySpan
 
 export interface WorkbookInfo {
   readonly sheets: ReadonlyArray<SheetInfo>

@@ -118,8 +118,23 @@ async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: 
       const extra = await read(part.span.start + 30 + nameLength, header.readUInt16LE(28))
       const name = Buffer.from(part.name, "utf8")
       header.writeUInt16LE(name.length, 26)
+      const dataStart = part.span.start + 30 + nameLength + extra.length
+      const { entry } = part.span
+      let dataEnd = part.span.end
+      // Sizes given after the data (flag bit 3, as streaming writers do, ours included) make unzipper search the
+      // compressed bytes for the descriptor's 4-byte signature, which they hold by chance with odds of about their
+      // size ÷ 4 GiB (2.5% for the sheet of a 1M-row report): the read then fails. The central directory knows
+      // the sizes: they go into the header instead, and the descriptor is left out. (Not for ZIP64 sizes, which
+      // a 32-bit header field cannot hold.)
+      if ((header.readUInt16LE(6) & 0x08) !== 0 && entry.compressedSize < 0xffffffff && entry.size < 0xffffffff) {
+        header.writeUInt16LE(header.readUInt16LE(6) & ~0x08, 6)
+        header.writeUInt32LE(entry.crc, 14)
+        header.writeUInt32LE(entry.compressedSize, 18)
+        header.writeUInt32LE(entry.size, 22)
+        dataEnd = dataStart + entry.compressedSize
+      }
       yield Buffer.concat([header, name, extra])
-      for (let at = part.span.start + 30 + nameLength + extra.length; at < part.span.end; at += chunkBytes) yield await read(at, Math.min(chunkBytes, part.span.end - at))
+      for (let at = dataStart; at < dataEnd; at += chunkBytes) yield await read(at, Math.min(chunkBytes, dataEnd - at))
     }
     // An (empty) end-of-central-directory record: after the last entry unzipper reads on for the next signature,
     // and when the consumer is slower than the file (async row checks, a busy machine) it otherwise meets the

@@ -9,15 +9,23 @@ import { inflateRawSync } from "node:zlib"
 export interface ZipEntry {
   readonly name: string
   readonly method: number
+  readonly crc: number
   readonly compressedSize: number
   readonly size: number
   readonly localHeaderOffset: number
 }
 
+/** An entry's place in the file, with what the central directory says of it. */
+export interface EntrySpan {
+  readonly start: number
+  readonly end: number
+  readonly entry: ZipEntry
+}
+
 export interface ZipDirectory {
   readonly entries: ReadonlyMap<string, ZipEntry>
   /** Where each entry's bytes lie in the file: its local header, data and data descriptor (end exclusive). */
-  readonly spans: ReadonlyMap<string, { readonly start: number; readonly end: number }>
+  readonly spans: ReadonlyMap<string, EntrySpan>
   /** The bytes of a small entry; undefined when absent. Throws on corruption or when it exceeds `maxBytes`. */
   readonly read: (name: string, maxBytes?: number) => Promise<Buffer | undefined>
   readonly close: () => Promise<void>
@@ -106,6 +114,7 @@ const parseDirectory = (directory: Buffer, count: number): Map<string, ZipEntry>
     const entry = {
       name: directory.toString("utf8", p + 46, p + 46 + nameLength),
       method: directory.readUInt16LE(p + 10),
+      crc: directory.readUInt32LE(p + 16),
       compressedSize: directory.readUInt32LE(p + 20),
       size: directory.readUInt32LE(p + 24),
       localHeaderOffset: directory.readUInt32LE(p + 42)
@@ -176,7 +185,10 @@ export const openZip = async (path: string): Promise<ZipDirectory> => {
     const entries = parseDirectory(await readAt(handle, location.offset, location.size), location.count)
     const byOffset = [...entries].sort(([, a], [, b]) => a.localHeaderOffset - b.localHeaderOffset)
     const spans = new Map(
-      byOffset.map(([name, entry], i) => [name, { start: entry.localHeaderOffset, end: byOffset[i + 1]?.[1].localHeaderOffset ?? location.offset }] as const)
+      byOffset.map(([name, entry], i): readonly [string, EntrySpan] => [
+        name,
+        { start: entry.localHeaderOffset, end: byOffset[i + 1]?.[1].localHeaderOffset ?? location.offset, entry }
+      ])
     )
     return {
       entries,
