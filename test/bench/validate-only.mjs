@@ -1,6 +1,7 @@
 /**
  * Offline validation without the report: the built readers and validator (dist/) as the `validate` command
- * calls them — openSource, planColumns, inferFormats (one pass), then makeValidator over a second pass — with
+ * calls them — openSource, planColumns, settleFormats (formats from the first rows), then makeValidator over
+ * the same read — with
  * no journal, report or summary written, and every row required to be valid. Run as a child process:
  * `node validate-only.mjs RESOURCE FILE`; prints `{"rows", "valid", "msOpen", "msFormats", "msValidate"}`.
  */
@@ -8,7 +9,7 @@ import { Cause, Effect, Option, Stream } from "effect"
 import { dirname, resolve } from "node:path"
 import { openSource } from "../../dist/files/Read.js"
 import { resource } from "../../dist/Resources.js"
-import { inferFormats, makeValidator, planColumns } from "../../dist/validate/Validate.js"
+import { makeValidator, planColumns, settleFormats } from "../../dist/validate/Validate.js"
 
 const [name, given] = process.argv.slice(2)
 const file = resolve(given)
@@ -21,17 +22,17 @@ const options = {
   restoreGuard: false
 }
 
-const program = Effect.gen(function* () {
+const program = Effect.scoped(Effect.gen(function* () {
   const t0 = performance.now()
   const source = yield* openSource(file, { encoding: "auto", delimiter: "auto", resource: name })
   const columns = yield* planColumns(resource(name), file, source.header, { ...options, restoreGuard: source.writtenByTool })
   const t1 = performance.now()
-  const formats = yield* inferFormats(columns, source.rows, options)
+  const { formats, rows: settled } = yield* settleFormats(columns, source.rows, options)
   const t2 = performance.now()
   const validator = makeValidator(columns, formats, options)
   let rows = 0
   let valid = 0
-  yield* Stream.runForEach(source.rows, (row) =>
+  yield* Stream.runForEach(settled, (row) =>
     Effect.map(validator.validate(row), (result) => {
       rows++
       if (result._tag === "Valid") valid++
@@ -39,7 +40,7 @@ const program = Effect.gen(function* () {
   )
   const t3 = performance.now()
   return { rows, valid, msOpen: t1 - t0, msFormats: t2 - t1, msValidate: t3 - t2 }
-})
+}))
 
 const exit = await Effect.runPromiseExit(program)
 if (exit._tag === "Failure") {
