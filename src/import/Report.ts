@@ -98,7 +98,8 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
         return [...toolCells(row.row, outcome, target.dryRun), ...target.input.cellsOf(row, target.decimal)]
       })
       rows += lines.length
-      return Effect.zipRight(csv.writeAll(table), xlsx.writeAll(table))
+      // Side by side: while one file waits for the disk (or deflate), the other's lines are built.
+      return Effect.all([csv.writeAll(table), xlsx.writeAll(table)], { concurrency: 2, discard: true })
     })
   const writer: ReportWriter = {
     write: (row, outcome) => writeAll([[row, outcome]]),
