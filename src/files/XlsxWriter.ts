@@ -6,14 +6,11 @@
  */
 import type { TransformOptions, Writable } from "node:stream"
 import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw, type ZlibOptions } from "node:zlib"
+import { signature } from "./Zip.js"
 import type { Cell } from "./Write.js"
 
 // --- ZIP ---------------------------------------------------------------------------------------------------------
 
-const LOCAL = 0x04034b50
-const DESCRIPTOR = 0x08074b50
-const CENTRAL = 0x02014b50
-const END = 0x06054b50
 /** Bit 3: sizes and CRC follow the data; bit 11: UTF-8 names. */
 const flags = 0x0808
 const deflated = 8
@@ -86,7 +83,7 @@ export class ZipStream {
 
   #localHeader(entry: Entry): Buffer {
     const header = Buffer.alloc(30)
-    header.writeUInt32LE(LOCAL, 0)
+    header.writeUInt32LE(signature.local, 0)
     header.writeUInt16LE(version, 4)
     header.writeUInt16LE(flags, 6)
     header.writeUInt16LE(deflated, 8)
@@ -98,7 +95,7 @@ export class ZipStream {
 
   #descriptor(entry: Entry): Buffer {
     const descriptor = Buffer.alloc(16)
-    descriptor.writeUInt32LE(DESCRIPTOR, 0)
+    descriptor.writeUInt32LE(signature.descriptor, 0)
     descriptor.writeUInt32LE(entry.crc, 4)
     descriptor.writeUInt32LE(entry.compressed, 8)
     descriptor.writeUInt32LE(entry.size, 12)
@@ -228,7 +225,7 @@ export class ZipStream {
     const start = this.#offset
     for (const entry of this.#entries) {
       const record = Buffer.alloc(46)
-      record.writeUInt32LE(CENTRAL, 0)
+      record.writeUInt32LE(signature.central, 0)
       record.writeUInt16LE(version, 4) // made by: MS-DOS attributes, spec 2.0
       record.writeUInt16LE(version, 6)
       record.writeUInt16LE(flags, 8)
@@ -243,7 +240,7 @@ export class ZipStream {
       this.#push(Buffer.concat([record, entry.name]))
     }
     const end = Buffer.alloc(22)
-    end.writeUInt32LE(END, 0)
+    end.writeUInt32LE(signature.end, 0)
     end.writeUInt16LE(this.#entries.length, 8)
     end.writeUInt16LE(this.#entries.length, 10)
     end.writeUInt32LE(this.#offset - start, 12)

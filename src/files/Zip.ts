@@ -4,7 +4,7 @@
  * streaming reader reads the sheets; it skips docProps and cannot list sheets before it reaches them.
  */
 import { open, type FileHandle } from "node:fs/promises"
-import { inflateRawSync } from "node:zlib"
+import { crc32, inflateRawSync } from "node:zlib"
 
 export interface ZipEntry {
   readonly name: string
@@ -34,11 +34,15 @@ export interface ZipDirectory {
 /** Why a file is not a readable ZIP archive. */
 export class NotAZip extends Error {}
 
-const EOCD = 0x06054b50
-const ZIP64_LOCATOR = 0x07064b50
-const ZIP64_EOCD = 0x06064b50
-const CENTRAL = 0x02014b50
-const LOCAL = 0x04034b50
+/** The ZIP records' signatures, for this reader and for the writer (XlsxWriter). */
+export const signature = {
+  local: 0x04034b50,
+  descriptor: 0x08074b50,
+  central: 0x02014b50,
+  end: 0x06054b50,
+  zip64Locator: 0x07064b50,
+  zip64End: 0x06064b50
+} as const
 const maxComment = 0xffff
 
 const readAt = async (handle: FileHandle, position: number, length: number): Promise<Buffer> => {
@@ -49,7 +53,7 @@ const readAt = async (handle: FileHandle, position: number, length: number): Pro
 }
 
 const findEndOfDirectory = (tail: Buffer): number => {
-  for (let i = tail.length - 22; i >= 0; i--) if (tail.readUInt32LE(i) === EOCD) return i
+  for (let i = tail.length - 22; i >= 0; i--) if (tail.readUInt32LE(i) === signature.end) return i
   return -1
 }
 
@@ -70,10 +74,10 @@ const locateDirectory = async (handle: FileHandle, fileSize: number): Promise<Di
   let offset = tail.readUInt32LE(at + 16)
   if (count === 0xffff || size === 0xffffffff || offset === 0xffffffff) {
     const locatorAt = at - 20
-    if (locatorAt < 0 || tail.readUInt32LE(locatorAt) !== ZIP64_LOCATOR) throw new NotAZip("a ZIP64 archive without its locator")
+    if (locatorAt < 0 || tail.readUInt32LE(locatorAt) !== signature.zip64Locator) throw new NotAZip("a ZIP64 archive without its locator")
     const zip64At = Number(tail.readBigUInt64LE(locatorAt + 8))
     const record = await readAt(handle, zip64At, 56)
-    if (record.readUInt32LE(0) !== ZIP64_EOCD) throw new NotAZip("a broken ZIP64 end-of-directory record")
+    if (record.readUInt32LE(0) !== signature.zip64End) throw new NotAZip("a broken ZIP64 end-of-directory record")
     count = Number(record.readBigUInt64LE(32))
     size = Number(record.readBigUInt64LE(40))
     offset = Number(record.readBigUInt64LE(48))
@@ -107,7 +111,7 @@ const parseDirectory = (directory: Buffer, count: number): Map<string, ZipEntry>
   const entries = new Map<string, ZipEntry>()
   let p = 0
   for (let n = 0; n < count; n++) {
-    if (p + 46 > directory.length || directory.readUInt32LE(p) !== CENTRAL) throw new NotAZip("a broken ZIP directory entry")
+    if (p + 46 > directory.length || directory.readUInt32LE(p) !== signature.central) throw new NotAZip("a broken ZIP directory entry")
     const nameLength = directory.readUInt16LE(p + 28)
     const extraLength = directory.readUInt16LE(p + 30)
     const commentLength = directory.readUInt16LE(p + 32)
@@ -129,7 +133,7 @@ const parseDirectory = (directory: Buffer, count: number): Map<string, ZipEntry>
 const readEntry = async (handle: FileHandle, entry: ZipEntry, maxBytes: number): Promise<Buffer> => {
   if (entry.size > maxBytes || entry.compressedSize > maxBytes) throw new NotAZip(`${entry.name} is larger than expected`)
   const header = await readAt(handle, entry.localHeaderOffset, 30)
-  if (header.readUInt32LE(0) !== LOCAL) throw new NotAZip(`a broken ZIP entry header for ${entry.name}`)
+  if (header.readUInt32LE(0) !== signature.local) throw new NotAZip(`a broken ZIP entry header for ${entry.name}`)
   const dataAt = entry.localHeaderOffset + 30 + header.readUInt16LE(26) + header.readUInt16LE(28)
   const data = await readAt(handle, dataAt, entry.compressedSize)
   switch (entry.method) {
@@ -146,23 +150,12 @@ const readEntry = async (handle: FileHandle, entry: ZipEntry, maxBytes: number):
   }
 }
 
-const crcTable = Array.from({ length: 256 }, (_, n) => {
-  let c = n
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-  return c >>> 0
-})
-
-const crc32 = (data: Uint8Array): number => {
-  let c = 0xffffffff
-  for (const b of data) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8)
-  return (c ^ 0xffffffff) >>> 0
-}
 
 /** A stored (uncompressed) local entry: header and data, as it would appear in an archive. */
 export const storedEntry = (name: string, data: Uint8Array): Buffer => {
   const nameBytes = Buffer.from(name, "utf8")
   const header = Buffer.alloc(30)
-  header.writeUInt32LE(LOCAL, 0)
+  header.writeUInt32LE(signature.local, 0)
   header.writeUInt16LE(20, 4) // version needed
   header.writeUInt16LE(0x0800, 6) // UTF-8 names
   header.writeUInt16LE(0, 8) // stored
