@@ -2,9 +2,15 @@
  * The XLSX reader: the workbook's sheets and creator come from its ZIP directory (Workbook), the rows of the
  * chosen sheet from exceljs's streaming `WorkbookReader`, batch by batch, so memory stays flat in the sheet's
  * size (shared strings aside: the workbook keeps them in one table). Row numbers are Excel's own.
+ *
+ * A table this tool wrote past Excel's row limit goes on in `<name> (2)`, `<name> (3)` … (XlsxWriter), each under
+ * the same header: in a workbook of ours, the chosen sheet's continuations are read after it, one after another, as
+ * one table, and its rows are numbered on across them as in the table's CSV (header 1, data from 2), not by sheet.
+ * A workbook of anyone else is read one sheet only, whatever its sheets are called; so is a continuation named
+ * by `--sheet`.
  */
 import type ExcelJS from "exceljs"
-import { Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Either, Option, Stream } from "effect"
 import { open } from "node:fs/promises"
 import { Readable } from "node:stream"
 import type { InputError } from "../Errors.js"
@@ -14,6 +20,7 @@ import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { loadExcelJs } from "./ExcelJs.js"
 import { inspectWorkbook, NotAWorkbook, NotAZip, type SheetInfo, type Span, type WorkbookInfo } from "./Workbook.js"
 import { CellProblem, readCell } from "./XlsxCell.js"
+import { nthSheetName } from "./XlsxWriter.js"
 import { storedEntry } from "./Zip.js"
 
 interface SheetRow {
@@ -202,6 +209,31 @@ const chooseSheet = (file: string, book: WorkbookInfo, options: ReadOptions): Ef
   return Effect.succeed(byResource ?? book.sheets.find((s) => !s.hidden) ?? book.sheets[0]!)
 }
 
+/**
+ * The sheets the writer went on with after `sheet`: `name (2)`, `name (3)` … for as long as the next one exists.
+ * A continuation's own 31-character name is its `(2)` too: that is no continuation.
+ */
+const continuationsOf = (book: WorkbookInfo, sheet: SheetInfo): ReadonlyArray<SheetInfo> => {
+  const found: Array<SheetInfo> = []
+  for (let n = 2; ; n++) {
+    const next = book.sheets.find((s) => s.name === nthSheetName(sheet.name, n))
+    if (next === undefined || next === sheet) return found
+    found.push(next)
+  }
+}
+
+const partsOf = (file: string, book: WorkbookInfo, sheet: SheetInfo): Effect.Effect<ReadonlyArray<Part>, InputError> =>
+  book.spans.has(sheet.target)
+    ? Effect.succeed(partsFor(book, sheet))
+    : Effect.fail(inputError(file, `not a valid .xlsx workbook: sheet "${sheet.name}" has no part in the archive (${sheet.target || "no target"})`))
+
+/** A sheet's first non-blank row, read by itself (the header). */
+const firstRow = (file: string, book: WorkbookInfo, parts: ReadonlyArray<Part>) =>
+  sheetRows(file, parts, book.date1904, columnLetter).pipe(
+    Stream.filter((r) => !isBlank(r.cells)),
+    Stream.runHead
+  )
+
 export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options: ReadOptions) {
   const book = yield* Effect.tryPromise({
     try: () => inspectWorkbook(file),
@@ -211,23 +243,43 @@ export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options:
         : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
   })
   const sheet = yield* chooseSheet(file, book, options)
-  if (!book.spans.has(sheet.target)) return yield* inputError(file, `not a valid .xlsx workbook: sheet "${sheet.name}" has no part in the archive (${sheet.target || "no target"})`)
-  const parts = partsFor(book, sheet)
-  const first = yield* sheetRows(file, parts, book.date1904, columnLetter).pipe(
-    Stream.filter((r) => !isBlank(r.cells)),
-    Stream.runHead
-  )
+  const parts = yield* partsOf(file, book, sheet)
+  const first = yield* firstRow(file, book, parts)
   if (Option.isNone(first)) return yield* inputError(file, `sheet "${sheet.name}" is empty: no header row`)
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "xlsx", creator: book.creator }))
   const headerRow = first.value.row
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
   const columnName = (index: number) => header[index] ?? columnLetter(index)
-  const rows: Stream.Stream<SourceRow, InputError> = sheetRows(file, parts, book.date1904, columnName).pipe(
-    Stream.filterMap((r) => {
-      const aligned = r.row <= headerRow ? undefined : alignRow(header.length, r.row, r.cells)
-      return Option.fromNullable(aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers })
-    })
-  )
+  // Each sheet of the table and the row of its header; the continuations' headers are checked now, before any row.
+  const sheets: Array<{ readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{ parts, headerRow }]
+  for (const next of byTool ? continuationsOf(book, sheet) : []) {
+    const nextParts = yield* partsOf(file, book, next)
+    const top = yield* firstRow(file, book, nextParts)
+    const names = Option.flatMap(top, (r) => Either.getRight(checkHeader(file, r.row, r.cells, byTool)))
+    if (Option.isNone(top) || !Option.exists(names, (n) => n.length === header.length && n.every((name, i) => name === header[i])))
+      return yield* inputError(file, `sheet "${next.name}" does not repeat the header of "${sheet.name}"`)
+    sheets.push({ parts: nextParts, headerRow: top.value.row })
+  }
+  const rows: Stream.Stream<SourceRow, InputError> = Stream.suspend(() => {
+    // The table's number of the last row read, blank ones included. A continuation's rows are numbered on from
+    // the sheet before it (its first data row follows that sheet's last row), so that a row number means what it
+    // means in the table's CSV: with full sheets, the second one's first data row is 1,048,577. The first sheet
+    // keeps Excel's numbers.
+    let last = 0
+    const read = sheets.map((s, index) =>
+      Stream.suspend(() => {
+        const shift = index === 0 ? 0 : last - s.headerRow
+        return sheetRows(file, s.parts, book.date1904, columnName).pipe(
+          Stream.filterMap((r) => {
+            const row = (last = r.row + shift)
+            const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)
+            return Option.fromNullable(aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers })
+          })
+        )
+      })
+    )
+    return Stream.concatAll(Chunk.unsafeFromArray(read))
+  })
   const source: Source = { file, format: "xlsx", header, writtenByTool: byTool, sheet: sheet.name, rows }
   return source
 })

@@ -334,7 +334,7 @@ const columnLetters = (index: number): string => {
 }
 
 /** A sheet name of at most 31 characters for the n-th sheet of a table: `name`, `name (2)`, … */
-const nthSheetName = (name: string, n: number): string => {
+export const nthSheetName = (name: string, n: number): string => {
   if (n === 1) return name
   const suffix = ` (${n})`
   return `${name.slice(0, 31 - suffix.length)}${suffix}`

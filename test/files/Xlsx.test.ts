@@ -5,6 +5,7 @@ import { Effect, Stream } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
+import { type Cell, openXlsxWriter } from "../../src/files/Write.js"
 import { auto, put, readAll, readError, tempDir } from "./support.js"
 
 /** Builds a workbook with exceljs (as Excel or another tool would write it) and saves it in `dir`. */
@@ -17,6 +18,17 @@ const workbook = (dir: string, name: string, build: (wb: ExcelJS.Workbook) => vo
     await wb.xlsx.writeFile(path)
     return path
   })
+
+/** A table written by this tool's own XLSX writer (creator `fsm-bulk`). */
+const writeTable = (path: string, header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<Cell>>, options: Parameters<typeof openXlsxWriter>[2]) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const writer = yield* openXlsxWriter(path, header, options)
+      for (const row of rows) yield* writer.write(row)
+      yield* writer.close
+      return path
+    })
+  )
 
 describe("XLSX reader", () => {
   it.scoped("keeps multi-byte UTF-8 characters whole across the chunks a sheet is inflated in", () =>
@@ -191,6 +203,103 @@ describe("XLSX reader", () => {
       // The header is unguarded by the reader; cells are left for the importer to restore.
       assert.deepStrictEqual(read.source.header, ["=header"])
       assert.deepStrictEqual(read.rows[0]!.cells, ["'=HYPERLINK(\"http://x\",\"y\")"])
+    }))
+
+  it.scoped("reads a table this tool went on with in `name (2)`, `name (3)` … whole, numbering rows as its CSV would", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const rows = Array.from({ length: 8 }, (_, i) => [`CLI-${i + 1}`, `Cliente ${i + 1}`])
+      // 4 rows a sheet: the header and 3 data rows, so "customers", "customers (2)" and "customers (3)".
+      const file = yield* writeTable(Path.join(dir, "customers.xlsx"), ["externalId", "name"], rows, { sheetName: "customers", maxSheetRows: 4 })
+      const whole = yield* readAll(file, { resource: "customers" })
+      assert.strictEqual(whole.source.writtenByTool, true)
+      assert.strictEqual(whole.source.sheet, "customers")
+      assert.deepStrictEqual(whole.source.header, ["externalId", "name"])
+      assert.deepStrictEqual(
+        whole.rows,
+        rows.map((cells, i) => ({ row: i + 2, cells }))
+      )
+      // Read twice (the pipelines do): the numbering starts afresh.
+      assert.deepStrictEqual((yield* readAll(file)).rows, whole.rows)
+      // --sheet naming the first sheet reads the table; naming a continuation, that sheet alone, in its own rows.
+      assert.deepStrictEqual((yield* readAll(file, { sheet: "customers" })).rows, whole.rows)
+      const second = yield* readAll(file, { sheet: "customers (2)" })
+      assert.strictEqual(second.source.sheet, "customers (2)")
+      assert.deepStrictEqual(
+        second.rows,
+        rows.slice(3, 6).map((cells, i) => ({ row: i + 2, cells }))
+      )
+
+      // A 31-character name is cut to make room for the suffix (the writer's rule), and a blank row that ends a
+      // sheet still counts, as it does in the CSV: "d" is row 5 (header, a, b, blank, d).
+      const long = "technicians_and_their_skills_01"
+      const blank = yield* writeTable(Path.join(dir, "long.xlsx"), ["name"], [["a"], ["b"], [""], ["d"], ["e"], ["f"], ["g"]], { sheetName: long, maxSheetRows: 4 })
+      const book = new ExcelJS.Workbook()
+      yield* Effect.promise(() => book.xlsx.readFile(blank))
+      assert.deepStrictEqual(
+        book.worksheets.map((s) => s.name),
+        [long, "technicians_and_their_skill (2)", "technicians_and_their_skill (3)"]
+      )
+      assert.deepStrictEqual((yield* readAll(blank)).rows, [
+        { row: 2, cells: ["a"] },
+        { row: 3, cells: ["b"] },
+        { row: 5, cells: ["d"] },
+        { row: 6, cells: ["e"] },
+        { row: 7, cells: ["f"] },
+        { row: 8, cells: ["g"] }
+      ])
+      // That continuation's own name is 31 characters: its "(2)" is itself, and it is still read alone.
+      assert.deepStrictEqual((yield* readAll(blank, { sheet: "technicians_and_their_skill (2)" })).rows, [
+        { row: 2, cells: ["d"] },
+        { row: 3, cells: ["e"] },
+        { row: 4, cells: ["f"] }
+      ])
+    }))
+
+  it.scoped("reads a user's `customers (2)` sheet only when asked: continuations are the tool's own", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const build = (wb: ExcelJS.Workbook) => {
+        const first = wb.addWorksheet("customers")
+        first.addRow(["externalId", "name"])
+        first.addRow(["CLI-1", "Padaria"])
+        const copy = wb.addWorksheet("customers (2)")
+        copy.addRow(["externalId", "name"])
+        copy.addRow(["CLI-2", "Mercado"])
+      }
+      const theirs = yield* workbook(dir, "theirs.xlsx", build)
+      const read = yield* readAll(theirs, { resource: "customers" })
+      assert.strictEqual(read.source.writtenByTool, false)
+      assert.deepStrictEqual(read.rows, [{ row: 2, cells: ["CLI-1", "Padaria"] }])
+      assert.deepStrictEqual((yield* readAll(theirs, { sheet: "customers" })).rows, read.rows)
+      // The same sheets in a workbook this tool wrote are one table.
+      const ours = yield* workbook(dir, "ours.xlsx", build, "fsm-bulk")
+      assert.deepStrictEqual((yield* readAll(ours, { resource: "customers" })).rows, [
+        { row: 2, cells: ["CLI-1", "Padaria"] },
+        { row: 3, cells: ["CLI-2", "Mercado"] }
+      ])
+    }))
+
+  it.scoped("refuses a continuation sheet that does not repeat the table's header", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = yield* workbook(
+        dir,
+        "changed.xlsx",
+        (wb) => {
+          const first = wb.addWorksheet("customers")
+          first.addRow(["externalId", "name"])
+          first.addRow(["CLI-1", "Padaria"])
+          const second = wb.addWorksheet("customers (2)")
+          second.addRow(["externalId", "nome"])
+          second.addRow(["CLI-2", "Mercado"])
+        },
+        "fsm-bulk"
+      )
+      const error = yield* readError(file, { resource: "customers" })
+      assert.include(error.message, 'sheet "customers (2)" does not repeat the header of "customers"')
+      // Alone, the sheet is a table of its own.
+      assert.deepStrictEqual((yield* readAll(file, { sheet: "customers (2)" })).source.header, ["externalId", "nome"])
     }))
 
   it.scoped("refuses empty sheets and bad headers", () =>
