@@ -75,11 +75,14 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
             transferList: [out]
           })
           w.on("message", () => wake?.())
-          // The thread itself failed (it could not start): not the file's fault.
-          w.on("error", (error) => {
-            crashed = { error: { message: `the CSV parser thread failed: ${describe(error)}`, code: "WORKER" } }
+          // The thread itself failed (it could not start, it ran out of memory): not the file's fault. Its last
+          // messages are still on the port, so a thread that ends after `done` is no failure.
+          const failed = (detail: string) => {
+            crashed ??= { error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } }
             wake?.()
-          })
+          }
+          w.on("error", (error) => failed(describe(error)))
+          w.on("exit", (code) => failed(`it stopped (exit code ${code})`))
           w.postMessage({ credit: batchesAhead })
           return { worker: w, batches }
         }),
