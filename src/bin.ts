@@ -35,7 +35,8 @@ const exitCodeOf = (error: unknown): number => {
 const stoppedCleanly = () => typeof process.exitCode === "number"
 
 const main = Effect.suspend(() => cli(process.argv)).pipe(
-  Effect.tapErrorCause((cause) => {
+  // onError, not tapErrorCause: it also runs when a signal interrupts the command.
+  Effect.onError((cause) => {
     const failure = Cause.failureOption(cause)
     if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) return Effect.void // already printed by @effect/cli
     if (Option.isSome(failure)) return Console.error(`fsm-bulk: ${(failure.value as { message?: string }).message ?? String(failure.value)}`)

@@ -115,7 +115,7 @@ export const validateCommand = Command.make(
       const resource = yield* resourceName(a.resource)
       const problem = modeProblem(resourceOf(resource), a.mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
-      const result = yield* runValidate({
+      const validation = runValidate({
         resource,
         file: a.file,
         read: readSettings(a.parsing),
@@ -125,7 +125,18 @@ export const validateCommand = Command.make(
         runDir: Option.getOrElse(a.out, () => defaultRunDir(resource)),
         say
       })
-      yield* printOutcome(a.json, `validate ${resource}`, result.summary, [])
+      // Nothing is sent, so there is nothing to finish: a signal stops the validation at once, and its reports
+      // (incomplete) are discarded with it; exit 3, as for any run stopped before its end.
+      const result = yield* shielded(
+        Effect.scoped(
+          Effect.gen(function*() {
+            const stop = yield* stopOnSignals({ stopping: "stopping the validation; no report is kept" })
+            return yield* Effect.raceFirst(Effect.asSome(validation), Effect.as(stop.stopped, Option.none()))
+          })
+        )
+      )
+      if (Option.isNone(result)) return yield* setExitCode(3)
+      yield* printOutcome(a.json, `validate ${resource}`, result.value.summary, [])
     })
 ).pipe(Command.withDescription("Check a file offline (nothing is sent) and write the same report as an import; valid rows are reported as `valid`"))
 

@@ -226,6 +226,21 @@ describe("exit codes and refusals", () => {
     60_000
   )
 
+  it.scopedLive("validate: Ctrl-C stops it at once with exit 3, saying so, and keeps no half-written report", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = put(dir, "c.csv", customers(200_000))
+      const out = Path.join(dir, "v")
+      const cli = spawnCli(["validate", "customers", file, "--out", out], undefined, dir)
+      // The report files appear (as .tmp) once the first rows are validated.
+      yield* until(() => existsSync(Path.join(out, "report.csv.tmp")))
+      cli.child.kill("SIGINT")
+      const ended = yield* Effect.promise(() => cli.exit)
+      assert.strictEqual(ended.code, 3, cli.stderr())
+      assert.include(cli.stderr(), "SIGINT: stopping the validation; no report is kept")
+      assert.isFalse(existsSync(out), "the run directory, created by this run, is removed with its partial reports")
+    }))
+
   it.scopedLive("validate: decimal marks that disagree far into the file stop it (exit 2, row and column named), leaving no run directory", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
