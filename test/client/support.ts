@@ -1,33 +1,14 @@
 /** Test support: a sandbox on a free loopback port and a client built for it with scaled settings. */
-import { Context, Effect, Layer } from "effect"
-import type { Scope } from "effect"
-import { clientLayer } from "../../src/cli/Connection.js"
-import { Api } from "../../src/client/Api.js"
-import { ClientConfig, type ClientSettingsInput } from "../../src/client/Config.js"
-import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import { Effect } from "effect"
+import type { RequestLogEntry, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { testClient } from "../support.js"
 
 export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
 
 /** A client of `sandbox` (its first account unless `credentials` say otherwise), with fast backoff. */
-export const makeClient = (
-  sandbox: RunningSandbox,
-  overrides: Partial<ClientSettingsInput> = {}
-): Effect.Effect<Context.Tag.Service<Api>, never, Scope.Scope> =>
-  Layer.build(
-    clientLayer(
-      ClientConfig.make({
-        baseUrl: sandbox.url,
-        credentials: sandbox.accounts[0]!,
-        rate: { limit: 10_000, windowMs: 1_000 },
-        backoffBaseMs: 20,
-        backoffMaxMs: 200,
-        requestTimeoutMs: 5_000,
-        ...overrides
-      })
-    )
-  ).pipe(Effect.map(Context.get(Api)))
+export const makeClient = testClient
 
 /** The sandbox's request log without the given path prefixes. */
 export const requestsTo = (log: ReadonlyArray<RequestLogEntry>, method: string, path: RegExp) =>

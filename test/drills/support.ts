@@ -5,14 +5,14 @@
  */
 import { spawnCli as spawnImportCli } from "../import/support.js"
 import type { ChildProcess } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { temporaryDir } from "../support.js"
 
 /** The built CLI; FSM_DRILL_BIN points the drills at another build (a mutant, to prove a drill can fail). */
 export const bin = process.env.FSM_DRILL_BIN ?? fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
@@ -29,10 +29,7 @@ export const clientFlags = ["--rate", "200/2s", "--rate-limit-pause", "1s", "--m
 export const startDrillSandbox = (options: Partial<SandboxOptions> = {}) => startSandbox({ port: 0, rate: drillRate, ...options })
 
 /** A temporary directory removed with the test's scope. */
-export const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-drill-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+export const tempDir = temporaryDir("fsm-drill-")
 
 // --- input files ---------------------------------------------------------------------------------------------
 

@@ -20,7 +20,8 @@ import { runImport } from "../../src/import/Pipeline.js"
 import type { Field, Resource, ResourceName } from "../../src/Resources.js"
 import { exportColumns, idReadName, importable, readName, refKey, resource } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { accountA, accountB, apiOf, cliEnv, http, hyperlink, readCsv, runCli, seedEverything, startTestSandbox, tempDir } from "./support.js"
+import { job } from "../import/support.js"
+import { accountA, accountB, apiOf, cliEnv, http, hyperlink, readCsv, runCli, seededSandbox, startTestSandbox, tempDir } from "./support.js"
 
 type Account = { readonly apiKey: string; readonly apiToken: string }
 
@@ -100,8 +101,7 @@ describe("export", () => {
     "an export of a seeded sandbox matches its records exactly, read-back differences mapped back",
     () =>
       Effect.gen(function* () {
-        const sandbox = yield* startTestSandbox()
-        yield* Effect.promise(() => seedEverything(sandbox))
+        const sandbox = yield* seededSandbox
         const dir = yield* tempDir
         const result = yield* exportTo(sandbox, accountA, dir)
 
@@ -183,8 +183,7 @@ describe("export", () => {
     "an XLSX export reads the same as the CSV export, reference columns included",
     () =>
       Effect.gen(function* () {
-        const sandbox = yield* startTestSandbox()
-        yield* Effect.promise(() => seedEverything(sandbox))
+        const sandbox = yield* seededSandbox
         const csv = yield* tempDir
         const xlsx = yield* tempDir
         const first = yield* exportTo(sandbox, accountA, csv)
@@ -208,8 +207,7 @@ describe("export", () => {
     "export → import into an empty account → export again gives the same rows apart from server-assigned values",
     () =>
       Effect.gen(function* () {
-        const sandbox = yield* startTestSandbox()
-        yield* Effect.promise(() => seedEverything(sandbox))
+        const sandbox = yield* seededSandbox
         const dirA = yield* tempDir
         const dirB = yield* tempDir
         const work = yield* tempDir
@@ -231,18 +229,9 @@ describe("export", () => {
         // In the manifest's order, which is an import order (parents before the files that name them).
         const names = first.manifest.resources.map((e) => e.name).filter((n) => importable.some((r) => r.name === n)) as Array<ResourceName>
         for (const name of names) {
-          const run = yield* runImport({
-            command: "import",
-            resource: name,
-            file: Path.join(migration, `${name}.csv`),
-            read: { encoding: "auto", delimiter: "auto" },
-            dateFormat: "auto",
-            decimal: "auto",
-            mode: "upsert",
-            dryRun: false,
-            verify: false,
-            runDir: Path.join(work, "runs", name)
-          }).pipe(Effect.provideService(Api, apiB))
+          const run = yield* runImport(job({ resource: name, file: Path.join(migration, `${name}.csv`), runDir: Path.join(work, "runs", name) })).pipe(
+            Effect.provideService(Api, apiB)
+          )
           assert.strictEqual(run.exitCode, 0, `import ${name}: ${JSON.stringify(run.summary.counts)} (see ${run.runDir})`)
         }
         const second = yield* exportTo(sandbox, accountB, dirB)
@@ -327,18 +316,9 @@ describe("export", () => {
 
         // … and in-process for the XLSX.
         const apiC = yield* apiOf(sandbox, { apiKey: "export-c", apiToken: "token-c" })
-        const xlsxRun = yield* runImport({
-          command: "import",
-          resource: "customers",
-          file: Path.join(xlsxDir, "customers.xlsx"),
-          read: { encoding: "auto", delimiter: "auto" },
-          dateFormat: "auto",
-          decimal: "auto",
-          mode: "upsert",
-          dryRun: false,
-          verify: false,
-          runDir: Path.join(work, "xlsx-run")
-        }).pipe(Effect.provideService(Api, apiC))
+        const xlsxRun = yield* runImport(job({ resource: "customers", file: Path.join(xlsxDir, "customers.xlsx"), runDir: Path.join(work, "xlsx-run") })).pipe(
+          Effect.provideService(Api, apiC)
+        )
         assert.strictEqual(xlsxRun.exitCode, 0, JSON.stringify(xlsxRun.summary.counts))
         const inC = yield* sandbox.control.records("export-c", "customers")
         assert.deepStrictEqual(byKey(inC.map((c) => [c["externalId"], c["description"], c["note"]])), formulaLike)

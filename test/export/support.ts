@@ -4,18 +4,15 @@
  * and `node dist/bin.js` spawned for exit codes and interruptions.
  */
 import { parse } from "csv-parse/sync"
-import { Context, Effect, Layer } from "effect"
-import type { Scope } from "effect"
+import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { clientLayer } from "../../src/cli/Connection.js"
-import { Api } from "../../src/client/Api.js"
-import { ClientConfig, type ClientSettingsInput } from "../../src/client/Config.js"
+import type { ClientSettingsInput } from "../../src/client/Config.js"
 import type { RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { temporaryDir, testClient } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const bin = Path.join(root, "dist/bin.js")
@@ -28,30 +25,14 @@ export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, accounts: [accountA, accountB], rate: { limit: 20_000, windowMs: 1_000 }, answerDelayMs: 0, ...options })
 
 /** A temporary directory removed with the test's scope. */
-export const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-export-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+export const tempDir = temporaryDir("fsm-export-")
 
 /** The export's client of one account of `sandbox`, with fast backoff. */
 export const apiOf = (
   sandbox: RunningSandbox,
   account: { readonly apiKey: string; readonly apiToken: string },
   overrides: Partial<ClientSettingsInput> = {}
-): Effect.Effect<Context.Tag.Service<Api>, never, Scope.Scope> =>
-  Layer.build(
-    clientLayer(
-      ClientConfig.make({
-        baseUrl: sandbox.url,
-        credentials: account,
-        rate: { limit: 20_000, windowMs: 1_000 },
-        backoffBaseMs: 20,
-        backoffMaxMs: 200,
-        requestTimeoutMs: 10_000,
-        ...overrides
-      })
-    )
-  ).pipe(Effect.map(Context.get(Api)))
+) => testClient(sandbox, { credentials: account, ...overrides })
 
 // --- seeding over HTTP -------------------------------------------------------------------------------------------
 
@@ -84,6 +65,9 @@ export const hyperlink = '=HYPERLINK("http://x","y")'
  * users' and tasks' ids, products' code, money, webhooks' url, unset dates), references between records, a
  * self-reference (a parent equipment), task sub-collections and questionnaire answers, and a deleted task.
  */
+/** A test sandbox with every resource seeded (`seedEverything`) in account A. */
+export const seededSandbox = Effect.flatMap(startTestSandbox(), (sandbox) => Effect.as(Effect.promise(() => seedEverything(sandbox)), sandbox))
+
 export const seedEverything = async (sandbox: RunningSandbox, account = accountA) => {
   const api = await http(sandbox, account)
   const post = (path: string, body: unknown) => api.send("POST", path, body)

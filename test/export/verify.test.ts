@@ -9,7 +9,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { prepareExport } from "../../src/export/Export.js"
 import { runVerify } from "../../src/export/Verify.js"
-import { accountA, cliEnv, runCli, seedEverything, startTestSandbox, tempDir } from "./support.js"
+import { accountA, cliEnv, runCli, seededSandbox, tempDir } from "./support.js"
 
 const lastJson = (stdout: string): any => JSON.parse(stdout.trim().split("\n").pop()!)
 
@@ -18,8 +18,7 @@ describe("verify", () => {
     "matches a fresh export; catches a changed byte, a missing file and a missing manifest",
     () =>
       Effect.gen(function* () {
-        const sandbox = yield* startTestSandbox()
-        yield* Effect.promise(() => seedEverything(sandbox))
+        const sandbox = yield* seededSandbox
         const dir = Path.join(yield* tempDir, "export")
 
         const exported = yield* Effect.promise(() => runCli(["export", "--out", dir, "--json"], cliEnv(sandbox, accountA)))

@@ -3,21 +3,18 @@
  * opened and read whole (or its InputError).
  */
 import { Chunk, Effect, Either, Stream } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { InputError } from "../../src/Errors.js"
 import { openSource, type ReadOptions, type Source, type SourceRow } from "../../src/files/Read.js"
+import { temporaryDir } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const bin = Path.join(root, "dist/bin.js")
 
 /** A temporary directory removed with the test's scope. */
-export const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-files-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+export const tempDir = temporaryDir("fsm-files-")
 
 export const auto: ReadOptions = { encoding: "auto", delimiter: "auto" }
 

@@ -4,18 +4,17 @@
  * child process (for exit codes, signals and SIGKILL).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parse } from "csv-parse/sync"
 import { Effect, Layer } from "effect"
 import type { Api } from "../../src/client/Api.js"
-import { ClientConfig, type ClientSettingsInput } from "../../src/client/Config.js"
-import { clientLayer } from "../../src/cli/Connection.js"
+import type { ClientSettingsInput } from "../../src/client/Config.js"
 import { type ImportJob, runImport } from "../../src/import/Pipeline.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { temporaryDir, testClientLayer } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const bin = Path.join(root, "dist/bin.js")
@@ -24,27 +23,11 @@ export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
 
 /** The real client of `sandbox`, for its account `apiKey` (default the first), with fast backoff. */
-export const apiOf = (sandbox: RunningSandbox, apiKey?: string, overrides: Partial<ClientSettingsInput> = {}): Layer.Layer<Api> => {
-  const account = sandbox.accounts.find((a) => a.apiKey === apiKey) ?? sandbox.accounts[0]!
-  return clientLayer(
-    ClientConfig.make({
-      baseUrl: sandbox.url,
-      credentials: account,
-      rate: { limit: 10_000, windowMs: 1_000 },
-      backoffBaseMs: 20,
-      backoffMaxMs: 200,
-      requestTimeoutMs: 5_000,
-      rateLimitPauseMs: 200,
-      ...overrides
-    })
-  )
-}
+export const apiOf = (sandbox: RunningSandbox, apiKey?: string, overrides: Partial<ClientSettingsInput> = {}): Layer.Layer<Api> =>
+  testClientLayer(sandbox, { credentials: sandbox.accounts.find((a) => a.apiKey === apiKey) ?? sandbox.accounts[0]!, ...overrides })
 
 /** A temporary directory removed with the test's scope. */
-export const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-import-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+export const tempDir = temporaryDir("fsm-import-")
 
 /** Writes `content` (strings as UTF-8 without BOM) at `dir/name`; returns the path. */
 export const put = (dir: string, name: string, content: string | Uint8Array): string => {

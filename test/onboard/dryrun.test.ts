@@ -5,7 +5,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import { errors, exampleCsvDir, onboardInto, readJson, readReport, runCli, startTestSandbox, statuses, tempDir, writeFamily, writes } from "./support.js"
 
@@ -49,9 +48,7 @@ describe("onboard --dry-run", () => {
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const input = Path.join(dir, "input")
-      mkdirSync(input)
-      writeFamily(input)
+      const input = writeFamily(dir)
       const runDir = Path.join(dir, "plan")
       const result = yield* onboardInto(sandbox, { input, runDir, dryRun: true })
       assert.strictEqual(result.exitCode, 1)

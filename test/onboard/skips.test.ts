@@ -19,9 +19,7 @@ describe("onboard: rows whose parent row did not end well", () => {
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const input = Path.join(dir, "input")
-      mkdirSync(input)
-      writeFamily(input)
+      const input = writeFamily(dir)
       const runDir = Path.join(dir, "run")
       const result = yield* onboardInto(sandbox, { input, runDir })
       assert.strictEqual(result.exitCode, 1)

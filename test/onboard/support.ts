@@ -6,16 +6,14 @@
 import { spawnCli } from "../import/support.js"
 import { parse } from "csv-parse/sync"
 import { Effect, Layer } from "effect"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
-import { ClientConfig } from "../../src/client/Config.js"
-import { clientLayer } from "../../src/cli/Connection.js"
 import { type OnboardRequest, prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { temporaryDir, testClientLayer } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const bin = Path.join(root, "dist/bin.js")
@@ -26,23 +24,9 @@ export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, rate: { limit: 20_000, windowMs: 1_000 }, answerDelayMs: 300, ...options })
 
 /** The real client of `sandbox`'s first account, with fast backoff. */
-export const apiOf = (sandbox: RunningSandbox): Layer.Layer<Api> =>
-  clientLayer(
-    ClientConfig.make({
-      baseUrl: sandbox.url,
-      credentials: sandbox.accounts[0]!,
-      rate: { limit: 20_000, windowMs: 1_000 },
-      backoffBaseMs: 20,
-      backoffMaxMs: 200,
-      requestTimeoutMs: 10_000,
-      rateLimitPauseMs: 200
-    })
-  )
+export const apiOf = (sandbox: RunningSandbox): Layer.Layer<Api> => testClientLayer(sandbox)
 
-export const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-onboard-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+export const tempDir = temporaryDir("fsm-onboard-")
 
 /** Writes `content` at `dir/name`; returns the path. */
 export const put = (dir: string, name: string, content: string | Uint8Array): string => {
@@ -95,8 +79,13 @@ export const runCli = (args: ReadonlyArray<string>, cwd: string, sandbox?: Runni
 
 // --- a family of records with a failing parent ----------------------------------------------------------------
 
-/** A small account whose customers include an invalid row (bad CPF) and a failing one (unknown segment). */
-export const writeFamily = (dir: string) => {
+/**
+ * A small account whose customers include an invalid row (bad CPF) and a failing one (unknown segment), as CSVs
+ * in `DIR/input`; returns that directory.
+ */
+export const writeFamily = (dir: string): string => {
+  dir = Path.join(dir, "input")
+  mkdirSync(dir)
   put(dir, "users.csv", "externalId,name,login,password\nU-1,Ana Souza,ana.souza,Troque@2026\n")
   put(
     dir,
@@ -136,6 +125,7 @@ export const writeFamily = (dir: string) => {
   )
   put(dir, "additional-costs.csv", "name,value\nDeslocamento,35.00\n")
   put(dir, "task-additional-costs.csv", "taskExternalId,additionalCostName,value\nT-1,Deslocamento,35.00\nT-2,Deslocamento,35.00\nT-3,Deslocamento,35.00\nT-4,Deslocamento,35.00\n")
+  return dir
 }
 
 /** `_row` → `_error` of the report lines that have one. */

@@ -1,15 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { call, login } from "./harness.js"
+import { temporaryDir } from "../support.js"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "fsm-sandbox-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = temporaryDir("fsm-sandbox-")
 
 describe("sandbox: --data", () => {
   it.scopedLive("keeps the state across restarts, written atomically, and continues the ids", () =>

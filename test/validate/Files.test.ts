@@ -6,19 +6,16 @@ import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { describe, expect, it } from "@effect/vitest"
 import ExcelJS from "exceljs"
 import { Chunk, Effect, Stream } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
 import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
 import { formatErrors, inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
 import { options } from "./support.js"
+import { temporaryDir } from "../support.js"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(Path.join(tmpdir(), "fsm-validate-files-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = temporaryDir("fsm-validate-files-")
 
 /** Opens, plans, settles the formats and validates every row, as `fsm-bulk validate` does. */
 const validatePath = (name: ResourceName, file: string) =>
