@@ -95,6 +95,16 @@ export interface ApiStats {
   readonly logins: number
 }
 
+/** What a run's summary tells of its traffic. */
+export type RunTraffic = Pick<ApiStats, "requests" | "rateLimited" | "retries">
+
+/** The traffic between two readings of the counters. */
+export const trafficSince = (start: ApiStats, now: ApiStats): RunTraffic => ({
+  requests: now.requests - start.requests,
+  rateLimited: now.rateLimited - start.rateLimited,
+  retries: now.retries - start.retries
+})
+
 export class ApiAborted extends Schema.TaggedError<ApiAborted>()("ApiAborted", {
   reason: Schema.Literal("CredentialsRejected", "Unauthorized", "Forbidden", "Unreachable"),
   message: Schema.String,

@@ -17,8 +17,8 @@
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
 import * as Path from "node:path"
-import { Clock, Deferred, Effect, Either, Stream } from "effect"
-import { Api, type ApiAborted, type ApiStats, type ListFailed } from "../client/Api.js"
+import { Deferred, Effect, Either, Stream } from "effect"
+import { Api, type ApiAborted, type ListFailed, trafficSince } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
 import type { WriteError } from "../files/Write.js"
@@ -44,7 +44,7 @@ import { findRecords, listedAs, type Found } from "./Lookup.js"
 import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import { writeReports, writeSummary, type Summary } from "./Report.js"
-import { createRunDir } from "./RunDir.js"
+import { createRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
@@ -90,15 +90,9 @@ export interface RunResult {
 
 export type ImportError = ApiAborted | InputError | RunError | WriteError | UsageError
 
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 type Valid = Extract<RowResult, { _tag: "Valid" }>
 
-const statsDelta = (now: ApiStats, start: ApiStats) => ({
-  requests: now.requests - start.requests,
-  rateLimited: now.rateLimited - start.rateLimited,
-  retries: now.retries - start.retries
-})
 
 /** The hint printed and written for a run that stopped early. */
 export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${runDir}\``
@@ -195,7 +189,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
       })
       // A stop that came after the last row was sent interrupted nothing.
       const interrupted = aborted !== undefined || unfinished > 0
-      const stats = statsDelta(yield* api.stats, statsAtStart)
+      const stats = trafficSince(statsAtStart, yield* api.stats)
       const finished = yield* nowIso
       yield* journal.append({
         state: "end",

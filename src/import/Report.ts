@@ -6,6 +6,7 @@
  */
 import * as Path from "node:path"
 import { Effect, Stream } from "effect"
+import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
 import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
@@ -14,7 +15,7 @@ import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { countStatuses, type Outcome, type Status } from "./Status.js"
 
-export interface Summary {
+export interface Summary extends RunTraffic {
   readonly tool: "fsm-bulk"
   readonly command: string
   readonly resource: string
@@ -26,9 +27,6 @@ export interface Summary {
   readonly finished: string
   readonly rows: number
   readonly counts: Record<Status, number>
-  readonly requests: number
-  readonly rateLimited: number
-  readonly retries: number
   readonly exitCode: number
   readonly dryRun: boolean
   /** The run a rerun took its rows from, or null. */

@@ -4,7 +4,7 @@
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { RunError } from "../Errors.js"
 import { journalFile } from "./Journal.js"
 
@@ -26,6 +26,9 @@ export const defaultRunDir = (resource: string, now: Date = new Date()): string 
 const message = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
 /** Creates the directory of a new run; one that already holds a journal or a report is refused. */
+/** The clock's time as an ISO string, as summaries and journals record it. */
+export const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
 export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {
   for (const name of [journalFile, reportCsv, summaryFile]) {
     if (fs.existsSync(Path.join(dir, name))) {

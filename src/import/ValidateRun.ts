@@ -3,7 +3,7 @@
  * summary as an import. Rows that pass are reported as `valid` (an extension of the contract's statuses); their
  * warnings go to `_error`.
  */
-import { Clock, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
 import type { ResourceName } from "../Resources.js"
@@ -12,7 +12,7 @@ import { formatErrors, makeValidator, settleFormats, type RowResult } from "../v
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
 import { openReports, writeSummary, type Summary } from "./Report.js"
-import { createRunDir } from "./RunDir.js"
+import { createRunDir, nowIso } from "./RunDir.js"
 import type { Outcome } from "./Status.js"
 
 export interface ValidateJob extends RowSettings {
@@ -32,7 +32,6 @@ const outcomeOf = (result: RowResult): Outcome =>
     ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
     : { status: "valid" }
 
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
   const say = job.say ?? (() => Effect.void)

@@ -10,8 +10,8 @@
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { Clock, Effect, type Scope, Stream } from "effect"
-import { Api, type ApiStats } from "../client/Api.js"
+import { Effect, type Scope, Stream } from "effect"
+import { Api, trafficSince } from "../client/Api.js"
 import type { Progress } from "../cli/Progress.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
@@ -19,7 +19,7 @@ import { openInput } from "../import/Input.js"
 import { journalFile, type ReadSettings, readJournal } from "../import/Journal.js"
 import { type ImportJob, type RunResult, runImport } from "../import/Pipeline.js"
 import { serverResolver } from "../import/Refs.js"
-import { reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
+import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import type { StopSignal } from "../cli/Signals.js"
 import { endedWell, type Outcome } from "../import/Status.js"
 import { resource as resourceOf } from "../Resources.js"
@@ -137,13 +137,7 @@ export const prepareOnboarding = Effect.fn("Onboard.prepare")(function*(request:
 
 // --- running -----------------------------------------------------------------------------------------------------
 
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
-const statsDelta = (now: ApiStats, start: ApiStats) => ({
-  requests: now.requests - start.requests,
-  rateLimited: now.rateLimited - start.rateLimited,
-  retries: now.retries - start.retries
-})
 
 /**
  * The rows of a finished step that later steps must know about, with the values they may be named by: rows that
@@ -224,7 +218,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(function*(prepared: Prepar
 
   const summaryNow = (finished: string | null, interrupted: boolean, aborted: string | null = null) =>
     Effect.gen(function*() {
-      const stats = statsDelta(yield* api.stats, statsAtStart)
+      const stats = trafficSince(statsAtStart, yield* api.stats)
       const allWell = steps.length === total && steps.every((s) => s.exitCode === 0)
       const summary: OnboardSummary = {
         tool: "fsm-bulk",

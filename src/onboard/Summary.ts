@@ -4,13 +4,14 @@
  * step, that show the plan in a dry run (would create / would update / unchanged / invalid …).
  */
 import * as Path from "node:path"
+import type { RunTraffic } from "../client/Api.js"
 import { writeFileAtomic } from "../files/Write.js"
 import type { ResourceName } from "../Resources.js"
 import { countStatuses, type Status } from "../import/Status.js"
 
 export const summaryFile = "summary.json"
 
-export interface StepSummary {
+export interface StepSummary extends RunTraffic {
   readonly resource: ResourceName
   /** The file the rows came from (absolute), and its sheet for a workbook. */
   readonly source: string
@@ -21,15 +22,13 @@ export interface StepSummary {
   readonly counts: Record<Status, number>
   /** Rows not attempted because a parent row did not end well (part of `counts.skipped`). */
   readonly skippedForParent: number
-  readonly requests: number
-  readonly rateLimited: number
-  readonly retries: number
   readonly exitCode: number
   readonly interrupted: boolean
   readonly aborted: boolean
 }
 
-export interface OnboardSummary {
+/** Its traffic counts every request of the onboarding (lookups, logins and `--verify` reads included). */
+export interface OnboardSummary extends RunTraffic {
   readonly tool: "fsm-bulk"
   readonly command: string
   /** The workbook or directory (absolute). */
@@ -46,10 +45,6 @@ export interface OnboardSummary {
   readonly resources: ReadonlyArray<ResourceName>
   readonly rows: number
   readonly counts: Record<Status, number>
-  /** Every request of the onboarding (lookups, logins and `--verify` reads included). */
-  readonly requests: number
-  readonly rateLimited: number
-  readonly retries: number
   /**
    * 0 every row of every step ended well, 1 some did not, 3 stopped or aborted (2 never gets this far); while
    * `finished` is null, the code of the steps so far (1 until every step has run).
