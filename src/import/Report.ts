@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { Effect, Stream } from "effect"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
+import { neutralize } from "../files/Guard.js"
 import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { changesColumn, type Input, toolColumns } from "./Input.js"
@@ -81,19 +82,26 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   const statusColumn = toolColumns.indexOf("_status")
   const counts = countStatuses([])
   let rows = 0
-  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
-  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
+  // The formula guard is applied once per cell here, for both files (the writers are told not to).
+  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header.map(neutralize), { bom: true, guard: false })
+  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header.map(neutralize), {
     statusColumn,
     freezeHeader: true,
     autoFilter: true,
     sheetName: "report",
-    guard: true
+    guard: false
   })
   const writeAll = (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) =>
     Effect.suspend(() => {
       const table = lines.map(([row, outcome]) => {
         counts[outcome.status] += 1
-        return [...toolCells(row.row, outcome, target.dryRun), ...target.input.cellsOf(row, target.decimal)]
+        const cells = toolCells(row.row, outcome, target.dryRun)
+        for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
+        for (let i = 0; i < cells.length; i++) {
+          const cell = cells[i]
+          if (typeof cell === "string") cells[i] = neutralize(cell)
+        }
+        return cells
       })
       rows += lines.length
       // Side by side: while one file waits for the disk (or deflate), the other's lines are built.

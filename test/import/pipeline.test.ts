@@ -413,6 +413,11 @@ describe("rerun", () => {
       // The report neutralises formula-like cells for spreadsheets; reading it back undoes that.
       const reportCells = readReport(first.runDir)
       assert.strictEqual(reportCells[0]!.note, "'=1+1")
+      const workbook = new ExcelJS.Workbook()
+      yield* Effect.promise(() => workbook.xlsx.readFile(Path.join(first.runDir, "report.xlsx")))
+      const sheet = workbook.getWorksheet("report")!
+      const noteColumn = (sheet.getRow(1).values as Array<unknown>).indexOf("note")
+      assert.strictEqual(sheet.getRow(2).getCell(noteColumn).value, "'=1+1")
     })
   )
 })
