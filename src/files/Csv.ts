@@ -7,7 +7,7 @@
  */
 import { Chunk, Effect, Either, Option, Stream } from "effect"
 import { open } from "node:fs/promises"
-import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads"
+import { Worker } from "node:worker_threads"
 import type { InputError } from "../Errors.js"
 import { type Delimiter, sniffDelimiter } from "./Delimiter.js"
 import { inspectText, NotText, type TextEncoding, type TextFacts } from "./Encoding.js"
@@ -58,45 +58,37 @@ type ParserMessage =
 /**
  * Every record of the file, blank ones included, with its spreadsheet row. csv-parse runs on a thread of its
  * own (CsvParseWorker.js), at most `batchesAhead` batches ahead of the consumer, reading the file only as fast:
- * the parsing of a large file overlaps its validation, and memory stays flat however slow the consumer. A
- * batch is deserialized only when it is taken, so its rows are young when they die (cheap to collect).
+ * the parsing of a large file overlaps its validation, and memory stays flat however slow the consumer.
  */
 const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): Stream.Stream<CsvRecord, InputError> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
-      let crashed: ParserMessage | undefined
+      const inbox: Array<ParserMessage> = []
       let wake: (() => void) | undefined
-      const { worker, batches } = yield* Effect.acquireRelease(
+      const deliver = (message: ParserMessage) => {
+        inbox.push(message)
+        wake?.()
+      }
+      const worker = yield* Effect.acquireRelease(
         Effect.sync(() => {
-          // Batches wait on this port, still serialized, until they are taken.
-          const { port1: batches, port2: out } = new MessageChannel()
-          const w = new Worker(parserScript, {
-            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows, out },
-            transferList: [out]
-          })
-          w.on("message", () => wake?.())
-          // The thread itself failed (it could not start, it ran out of memory): not the file's fault. Its last
-          // messages are still on the port, so a thread that ends after `done` is no failure.
-          const failed = (detail: string) => {
-            crashed ??= { error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } }
-            wake?.()
-          }
+          const w = new Worker(parserScript, { workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows } })
+          w.on("message", deliver)
+          // The thread itself failed (it could not start, it ran out of memory): not the file's fault. A thread
+          // that ends after `done` is no failure: the stream has ended by then.
+          const failed = (detail: string) => deliver({ error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } })
           w.on("error", (error) => failed(describe(error)))
           w.on("exit", (code) => failed(`it stopped (exit code ${code})`))
           w.postMessage({ credit: batchesAhead })
-          return { worker: w, batches }
+          return w
         }),
-        ({ batches, worker }) => Effect.promise(() => worker.terminate().then(() => batches.close()))
+        (w) => Effect.promise(() => w.terminate())
       )
-      const poll = (): ParserMessage | undefined => (receiveMessageOnPort(batches)?.message as ParserMessage | undefined) ?? crashed
       const take = Effect.async<ParserMessage>((resume) => {
-        const now = poll()
+        const now = inbox.shift()
         if (now !== undefined) return resume(Effect.succeed(now))
         wake = () => {
-          const message = poll()
-          if (message === undefined) return
           wake = undefined
-          resume(Effect.succeed(message))
+          resume(Effect.succeed(inbox.shift()!))
         }
         return Effect.sync(() => void (wake = undefined))
       })

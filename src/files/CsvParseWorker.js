@@ -4,13 +4,10 @@
  * runs beside the validation and the reports instead of before them. Plain JavaScript: a worker is started from
  * a file, and this one must run as it is from src/ (tests) as well as from dist/.
  *
- * Protocol: `workerData` is {file, encoding, delimiter, maxRecordSize, batchRows, out}; the parent sends
- * `{credit: n}` to ask for n more batches; the worker puts `{rows}` (at most batchRows records, each an array
- * of cells) on the `out` port once per credit, then `{done: true}` — or `{error: {message, code, records,
- * syscall}}` — and after each one says so on its parent port. The parent takes them from `out` with
- * receiveMessageOnPort only when it wants the next batch, so rows are built in its heap just before their use
- * and die young. Without credit the worker stops reading, and Node's pipeline stops reading the file: memory
- * stays flat however slow the parent.
+ * Protocol: `workerData` is {file, encoding, delimiter, maxRecordSize, batchRows}; the parent sends
+ * `{credit: n}` to ask for n more batches; the worker answers `{rows}` (at most batchRows records, each an array
+ * of cells) once per credit, then `{done: true}` — or `{error: {message, code, records, syscall}}`. Without
+ * credit it stops reading the file: memory stays flat however slow the parent.
  */
 import { parse } from "csv-parse"
 import { createReadStream } from "node:fs"
@@ -18,13 +15,9 @@ import { parentPort, workerData } from "node:worker_threads"
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
 const { batchRows, delimiter, encoding, file, maxRecordSize } = workerData
-const out = /** @type {import("node:worker_threads").MessagePort} */ (workerData.out)
 
 /** @param {unknown} message */
-const send = (message) => {
-  out.postMessage(message)
-  port.postMessage(0)
-}
+const send = (message) => port.postMessage(message)
 
 /**
  * csv-parse's own parser, driven chunk by chunk as its stream and its sync API drive it (`api.parse(buffer,
