@@ -48,6 +48,7 @@ import { createRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
+import { version } from "../Version.js"
 
 export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
@@ -220,7 +221,10 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         dryRun: job.dryRun,
         parent: job.parent ?? prior?.header.parent ?? null,
         interrupted,
-        aborted: aborted?.message ?? null
+        aborted: aborted?.message ?? null,
+        version,
+        baseUrl: api.baseUrl,
+        budget: api.budget
       }
       yield* writeSummary(runDir, summary)
       if (aborted !== undefined) return yield* Effect.fail(aborted)

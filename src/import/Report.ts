@@ -11,6 +11,7 @@ import type { SourceRow } from "../files/Source.js"
 import { neutralize } from "../files/Guard.js"
 import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
+import { refreshRunReport } from "../report/Html.js"
 import { changesColumn, type Input, toolColumns } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
@@ -36,6 +37,10 @@ export interface Summary extends RunTraffic {
   readonly interrupted: boolean
   /** Why the run was aborted (credentials rejected, a token refused twice …), or null. */
   readonly aborted: string | null
+  /** The tool's version, the API it talked to, and the request budget it kept to (absent for `validate`). */
+  readonly version?: string
+  readonly baseUrl?: string
+  readonly budget?: { readonly limit: number; readonly windowMs: number }
 }
 
 const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
@@ -126,5 +131,8 @@ export const writeReports = Effect.fn("Report.write")(function*(report: ReportIn
   )
 })
 
+/** Writes `summary.json`, then the run's `report.html` from it and the journal (see report/Html.ts). */
 export const writeSummary = (runDir: string, summary: Summary) =>
-  writeFileAtomic(Path.join(runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`)
+  writeFileAtomic(Path.join(runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`).pipe(
+    Effect.zipRight(refreshRunReport(runDir))
+  )
