@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream, type WriteStream } from "node:fs"
 import { mkdir, open, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
 import { decimalText } from "./Decimal.js"
-import { neutralize } from "./Guard.js"
+import { neutralize, neutralizeInline } from "./Guard.js"
 import { toolName } from "./Provenance.js"
 import { XlsxTable, ZipError } from "./XlsxWriter.js"
 
@@ -33,6 +33,8 @@ export interface XlsxStyle {
   readonly autoFilter?: boolean
   /** Default: the file's name without extension (Excel allows 31 characters). */
   readonly sheetName?: string
+  /** 0-based columns of long text, shown wider and wrapped (a report's `_error`). */
+  readonly wrapColumns?: ReadonlyArray<number>
 }
 
 export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
@@ -313,7 +315,8 @@ export const openXlsxWriter: (
           autoFilter: options.autoFilter ?? true,
           statusColumn: options.statusColumn,
           statusColours,
-          ...(options.guard ?? true ? { text: neutralize } : {}),
+          ...(options.guard ?? true ? { text: neutralizeInline } : {}),
+          ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
           maxSheetRows: options.maxSheetRows,
           maxSheetBytes: options.maxSheetBytes
         }),

@@ -8,7 +8,6 @@ import * as Path from "node:path"
 import { Effect, Stream } from "effect"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
-import { neutralize } from "../files/Guard.js"
 import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { refreshRunReport } from "../report/Html.js"
@@ -87,14 +86,16 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   const statusColumn = toolColumns.indexOf("_status")
   const counts = countStatuses([])
   let rows = 0
-  // The formula guard is applied once per cell here, for both files (the writers are told not to).
-  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header.map(neutralize), { bom: true, guard: false })
-  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header.map(neutralize), {
+  // Each writer applies its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
+  // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel).
+  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
+  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
     statusColumn,
     freezeHeader: true,
     autoFilter: true,
     sheetName: "report",
-    guard: false
+    guard: true,
+    wrapColumns: [toolColumns.indexOf("_error")]
   })
   const writeAll = (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) =>
     Effect.suspend(() => {
@@ -102,10 +103,6 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
         counts[outcome.status] += 1
         const cells = toolCells(row.row, outcome, target.dryRun)
         for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
-        for (let i = 0; i < cells.length; i++) {
-          const cell = cells[i]
-          if (typeof cell === "string") cells[i] = neutralize(cell)
-        }
         return cells
       })
       rows += lines.length
