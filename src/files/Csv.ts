@@ -14,6 +14,7 @@ import { inspectText, NotText, type TextEncoding, type TextFacts } from "./Encod
 import { alignRow, checkHeader, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
+import { readProgress } from "./Stall.js"
 
 /** Longer than any real row: a longer one is a quote that is never closed, swallowing the rest of the file. */
 const maxRowCharacters = 4 * 1024 * 1024
@@ -65,7 +66,9 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
     Effect.gen(function* () {
       const inbox: Array<ParserMessage> = []
       let wake: (() => void) | undefined
+      const progress = readProgress()
       const deliver = (message: ParserMessage) => {
+        progress.tick()
         inbox.push(message)
         wake?.()
       }
@@ -101,13 +104,13 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
         if (message.error.code === "WORKER") return Effect.die(new Error(message.error.message))
         return Effect.fail(Option.some(parseFailure(file)(Object.assign(new Error(message.error.message), message.error))))
       })
-      return Stream.repeatEffectChunkOption(next)
+      return Stream.repeatEffectChunkOption(progress.guard(next))
     })
   ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
 
 /** The first bytes of the file as text, and whether they are the whole file. */
 const sample = (file: string, facts: TextFacts) =>
-  Effect.tryPromise({
+  readProgress().guard(Effect.tryPromise({
     try: async () => {
       const handle = await open(file, "r")
       try {
@@ -120,15 +123,20 @@ const sample = (file: string, facts: TextFacts) =>
       }
     },
     catch: (cause) => inputError(file, `cannot be read: ${describe(cause)}`, { cause })
-  })
+  }))
 
 const inspect = (file: string, encoding: ReadOptions["encoding"]) =>
-  Effect.tryPromise({
-    try: (signal) => inspectText(file, encoding, signal),
-    catch: (cause) =>
-      cause instanceof NotText
-        ? inputError(file, cause.message, { row: cause.line, cause })
-        : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+  Effect.suspend(() => {
+    const progress = readProgress()
+    return progress.guard(
+      Effect.tryPromise({
+        try: (signal) => inspectText(file, encoding, signal, progress.tick),
+        catch: (cause) =>
+          cause instanceof NotText
+            ? inputError(file, cause.message, { row: cause.line, cause })
+            : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+      })
+    )
   })
 
 export const openCsv = Effect.fn("Csv.open")(function* (file: string, options: ReadOptions) {

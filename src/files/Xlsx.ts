@@ -278,10 +278,12 @@ const firstRow = (file: string, book: WorkbookInfo, sheet: SheetInfo, parts: Rea
   )
 
 export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options: ReadOptions) {
-  const book = yield* Effect.tryPromise({
-    try: () => inspectWorkbook(file),
-    catch: (cause) => archiveProblem(file, cause)
-  })
+  const book = yield* readProgress().guard(
+    Effect.tryPromise({
+      try: () => inspectWorkbook(file),
+      catch: (cause) => archiveProblem(file, cause)
+    })
+  )
   const sheet = yield* chooseSheet(file, book, options)
   const parts = yield* partsOf(file, book, sheet)
   const first = yield* firstRow(file, book, sheet, parts)
