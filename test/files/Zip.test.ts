@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Stream } from "effect"
 import { spawnSync } from "node:child_process"
-import { closeSync, constants, existsSync, openSync, rmSync } from "node:fs"
+import { closeSync, constants, existsSync, openSync, readFileSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 import { constants as zlib, deflateRawSync } from "node:zlib"
 import { stopOnSignals } from "../../src/cli/Signals.js"
@@ -112,6 +112,19 @@ describe("XLSX archives", () => {
       const cli = validateCli(twice, Path.join(dir, "run"))
       assert.strictEqual(cli.code, 2, cli.stderr)
       assert.include(cli.stderr, 'sheet "customers" lists row 2 twice')
+    }))
+
+  it.scoped("a cell longer than Excel's 32,767 characters makes its row invalid, not the file", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const file = put(dir, "long.xlsx", zipArchive(workbookEntries({ data: sheetXml([...customers(2), [4, ["CLI-3", "x".repeat(40_000)]]]) })))
+      const out = Path.join(dir, "run")
+      const cli = validateCli(file, out)
+      assert.strictEqual(cli.code, 1, cli.stderr)
+      const report = readFileSync(Path.join(out, "report.csv"), "utf8").split("\r\n")
+      assert.include(report[3], "invalid")
+      assert.include(report[3], "name: 40,000 characters: a cell holds at most 32,767 (Excel's limit)")
+      assert.notInclude(report[1], "invalid")
     }))
 
   it.scopedLive("a read that makes no progress can be interrupted, and the first stop signal stops it (XLSX and CSV)", () =>
