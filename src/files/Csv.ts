@@ -27,15 +27,28 @@ interface CsvRecord {
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
-/** csv-parse reports how many records it had emitted: the failing one is the next spreadsheet row. */
+/** Excel's widest sheet. */
+const excelMaxColumns = 16_384
+
+/**
+ * csv-parse reports how many records it had emitted: the failing one is the next spreadsheet row. A row too long
+ * says whether it was inside a quoted cell (`quoting`) and how many cells it had (`cells`).
+ */
 const parseFailure = (file: string) => (cause: unknown): InputError => {
-  const error = cause as { readonly code?: string; readonly records?: number }
+  const error = cause as { readonly code?: string; readonly records?: number; readonly quoting?: boolean; readonly cells?: number }
   const row = typeof error.records === "number" ? error.records + 1 : undefined
   switch (error.code) {
     case "CSV_QUOTE_NOT_CLOSED":
       return inputError(file, `a quoted cell that starts in row ${row} is never closed (unterminated quote): the file may be truncated, or a closing " is missing`, { row, cause })
     case "CSV_MAX_RECORD_SIZE":
-      return inputError(file, `row ${row} is longer than ${maxRowCharacters} characters: probably a quote that is never closed`, { row, cause })
+      return error.quoting === false
+        ? inputError(
+          file,
+          `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters, outside any quote, with ${(error.cells ?? 0).toLocaleString("en-US")} cells and more: ` +
+            `no spreadsheet holds such a row (at most ${excelMaxColumns.toLocaleString("en-US")} columns); is this file a table?`,
+          { row, cause }
+        )
+        : inputError(file, `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters inside a quoted cell: probably a quote that is never closed`, { row, cause })
     default:
       // A system error (the file vanished, no permission) is not the content's fault.
       return typeof (cause as { readonly syscall?: unknown }).syscall === "string"
@@ -54,7 +67,16 @@ const batchesAhead = 4
 type ParserMessage =
   | { readonly rows: Array<Array<string>> }
   | { readonly done: true }
-  | { readonly error: { readonly message: string; readonly code?: string; readonly records?: number; readonly syscall?: string } }
+  | {
+    readonly error: {
+      readonly message: string
+      readonly code?: string
+      readonly records?: number
+      readonly syscall?: string
+      readonly quoting?: boolean
+      readonly cells?: number
+    }
+  }
 
 /**
  * Every record of the file, blank ones included, with its spreadsheet row. csv-parse runs on a thread of its
