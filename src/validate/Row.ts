@@ -91,6 +91,12 @@ const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
   return `${values} beyond the header's ${width} columns (${shown}${extra.length > 3 ? ", …" : ""}); a value may hold an unquoted delimiter`
 }
 
+/** Excel's limit: a cell holds at most this many characters, and a longer one cannot come from a spreadsheet intact. */
+const maxCellCharacters = 32_767
+
+const tooLong = (length: number): string =>
+  `${length.toLocaleString("en-US")} characters: a cell holds at most ${maxCellCharacters.toLocaleString("en-US")} (Excel's limit)`
+
 const size = (bytes: number): string => {
   const short = (n: number) => n.toFixed(1).replace(/\.0$/, "")
   return bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${short(bytes / 1024)} KiB` : `${short(bytes / (1024 * 1024))} MiB`
@@ -180,6 +186,10 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     let warnings: Array<string> | undefined
     const payload: Record<string, unknown> = {}
     if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
+    for (let i = 0; i < plan.header.length; i++) {
+      const length = cells[i]?.length ?? 0
+      if (length > maxCellCharacters) errors = push(errors, plan.header[i]!, tooLong(length))
+    }
 
     // The key (from its column, or its reference column) decides whether the id is sent.
     let keyText: string | undefined
