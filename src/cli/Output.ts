@@ -6,6 +6,7 @@
  */
 import { Options } from "@effect/cli"
 import { Console, Effect } from "effect"
+import { Api } from "../client/Api.js"
 import { RunStopped } from "../Errors.js"
 import { WriteError } from "../files/Write.js"
 
@@ -45,6 +46,10 @@ export const stopAfterSending = (requests: Effect.Effect<number>, resume: () => 
           ))
       : Effect.fail(e)
   )
+
+/** `stopAfterSending` with the requests the command's `Api` has sent. */
+export const stopAfterApiRequests = (resume: () => string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Api, (api) => stopAfterSending(Effect.map(api.stats, (s) => s.requests), resume)(self))
 
 /** `--json` was asked: read from the arguments themselves, so it is known even when the flags fail to parse. */
 export const jsonAsked = (argv: ReadonlyArray<string>): boolean => {

@@ -6,9 +6,8 @@
 import { Args, Command, Options } from "@effect/cli"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
-import { Api } from "../client/Api.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, stopAfterSending, summary } from "../cli/Output.js"
+import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary } from "../cli/Output.js"
 import { cannotWrite } from "../files/Write.js"
 import { lockRunDir } from "../import/RunDir.js"
 import { type PreparedExport, prepareExport, runExport } from "./Export.js"
@@ -85,10 +84,7 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
     return 0 as ExitCode
   }).pipe(
     fileSystemError(prepared.request.out),
-    (self) =>
-      Effect.flatMap(Api, (api) =>
-        stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => sameCommand())(self)
-      ),
+    stopAfterApiRequests(sameCommand),
     Effect.catchTag("ListFailed", (e) =>
       Effect.gen(function* () {
         yield* say(`fsm-bulk: listing ${e.path} failed${e.status !== undefined ? ` (HTTP ${e.status})` : ""}: ${e.message}`)

@@ -6,9 +6,8 @@
 import { Args, Command, Options } from "@effect/cli"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
-import { Api } from "../client/Api.js"
 import { connectionOptions } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
+import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
@@ -22,10 +21,6 @@ const duration = (flag: string, text: string) => Either.mapLeft(parseDuration(te
 const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(waitMs / 30)))
 
 const parsingOptions = fileFormatOptions
-
-/** A file that cannot be written once requests were sent stops the onboarding with exit 3 and how to go on. */
-const afterSending = (resume: string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Api, (api) => stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => resume)(self))
 
 const answerWaitOption = (fallback: string) =>
   Options.text("answer-wait").pipe(
@@ -88,7 +83,7 @@ export const onboardCommand = Command.make(
           yield* printSummary(a.json, result.summary, where)
           if (a.json) for (const line of where) yield* say(line)
           return result.exitCode as ExitCode
-        }).pipe(afterSending(`fsm-bulk onboard ${a.input}`))
+        }).pipe(stopAfterApiRequests(() => `fsm-bulk onboard ${a.input}`))
       ).pipe(Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`)))
     }).pipe(Effect.scoped)
 ).pipe(
