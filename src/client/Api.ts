@@ -109,7 +109,12 @@ export class ApiAborted extends Schema.TaggedError<ApiAborted>()("ApiAborted", {
   reason: Schema.Literal("CredentialsRejected", "Unauthorized", "Forbidden", "Unreachable"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
-}) {}
+}) {
+  /** The run stops; its journal is kept for `resume`. */
+  get exitCode(): 3 {
+    return 3
+  }
+}
 
 export class Api extends Context.Tag("fsm-bulk/Api")<
   Api,
