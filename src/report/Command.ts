@@ -4,7 +4,7 @@
  */
 import { Args, Command } from "@effect/cli"
 import { Effect } from "effect"
-import { jsonOption, summary } from "../cli/Output.js"
+import { type ExitCode, jsonOption, summary } from "../cli/Output.js"
 import { writeRunReport } from "./Html.js"
 
 export const reportCommand = Command.make(
@@ -17,5 +17,6 @@ export const reportCommand = Command.make(
     Effect.gen(function*() {
       const file = yield* writeRunReport(args.dir)
       yield* summary(args.json, { command: "report", report: file, exitCode: 0 }, [`report: ${file}`])
+      return 0 as ExitCode
     })
 ).pipe(Command.withDescription("Write report.html for a run directory: counts, errors by kind, sends per minute, slowest rows"))
