@@ -69,6 +69,12 @@ describe("keys in another case name the same record", () => {
       // The key alone in another case changes nothing.
       yield* importInto(sandbox, { resource: "customers", file: put(dir, "c.csv", "externalId,name\nCLI-9,Padaria\n"), runDir: Path.join(dir, "same"), dryRun: true })
       assert.strictEqual(readReport(Path.join(dir, "same"))[0]!._status, "unchanged")
+      // A field that is not the key is a value: another case there is a change.
+      yield* importInto(sandbox, { resource: "customers", file: put(dir, "d.csv", "externalId,name\nCLI-9,PADARIA\n"), runDir: Path.join(dir, "value"), dryRun: true })
+      assert.deepStrictEqual(
+        [readReport(Path.join(dir, "value"))[0]!._status, readReport(Path.join(dir, "value"))[0]!._changes],
+        ["updated", 'name: "Padaria" → "PADARIA"']
+      )
 
       const real = yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "real") })
       assert.strictEqual(real.exitCode, 0)
