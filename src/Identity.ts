@@ -27,18 +27,18 @@ export const keyText = (v: unknown): string =>
 export const sameKey = (a: unknown, b: unknown): boolean => normalKey(keyText(a)) === normalKey(keyText(b))
 
 /**
- * A map from key values to `V` in which values naming one record share one entry; the first spelling met is the
- * one `keys()` and iteration give back (it is what a message or a filter shows).
+ * A map from key values to `V` in which values naming one record share one entry: `get("cli-9")` finds what was
+ * set as `CLI-9`. It holds the normal forms only (`normalKey`), which are what `keys()` and iteration give back.
  */
 export class KeyMap<V> implements Iterable<[string, V]> {
-  private readonly entries = new Map<string, { readonly spelling: string; value: V }>()
+  private readonly entries = new Map<string, V>()
 
   get size(): number {
     return this.entries.size
   }
 
   get(key: string): V | undefined {
-    return this.entries.get(normalKey(key))?.value
+    return this.entries.get(normalKey(key))
   }
 
   has(key: string): boolean {
@@ -46,28 +46,30 @@ export class KeyMap<V> implements Iterable<[string, V]> {
   }
 
   set(key: string, value: V): this {
-    const k = normalKey(key)
-    const entry = this.entries.get(k)
-    if (entry === undefined) this.entries.set(k, { spelling: key.trim(), value })
-    else entry.value = value
+    this.entries.set(normalKey(key), value)
     return this
   }
 
-  /** The first spelling of each key. */
-  *keys(): IterableIterator<string> {
-    for (const e of this.entries.values()) yield e.spelling
+  keys(): IterableIterator<string> {
+    return this.entries.keys()
   }
 
-  *[Symbol.iterator](): IterableIterator<[string, V]> {
-    for (const e of this.entries.values()) yield [e.spelling, e.value]
+  [Symbol.iterator](): IterableIterator<[string, V]> {
+    return this.entries.entries()
   }
 }
 
-/** The distinct non-blank key values of `values`, each in its first spelling. */
+/** The distinct non-blank key values of `values`, each as first written (trimmed): what a filter is sent. */
 export const distinctKeys = (values: Iterable<string>): ReadonlyArray<string> => {
-  const seen = new KeyMap<true>()
-  for (const v of values) if (normalKey(v) !== "") seen.set(v, true)
-  return [...seen.keys()]
+  const seen = new Set<string>()
+  const out: Array<string> = []
+  for (const v of values) {
+    const k = normalKey(v)
+    if (k === "" || seen.has(k)) continue
+    seen.add(k)
+    out.push(v.trim())
+  }
+  return out
 }
 
 // --- where a key is found ----------------------------------------------------------------------------------------
