@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
-import { onboardInto, put, readReport, startTestSandbox, statuses, tempDir, writes } from "./support.js"
+import { onboardInto, put, readReport, runCli, startTestSandbox, statuses, tempDir, writes } from "./support.js"
 
 describe("onboarding: references in another case", () => {
   it.scopedLive("a dry run plans rows naming an earlier sheet's or a later row's key in another case as created", () =>
@@ -69,6 +69,21 @@ describe("onboarding: references in another case", () => {
       assert.strictEqual(again.exitCode, 0)
       assert.strictEqual((yield* sandbox.control.records(apiKey, "equipments")).length, 2)
       assert.strictEqual((yield* sandbox.control.records(apiKey, "customers")).length, 1)
+    }),
+    60_000
+  )
+
+  it.scopedLive("rows naming each other in a cycle through keys in another case are refused before anything is sent (exit 2)", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const input = Path.join(dir, "input")
+      mkdirSync(input)
+      put(input, "equipments.csv", "externalId,name,parentEquipmentExternalId\nEQ-1,Um,eq-2\nEQ-2,Dois, Eq-1 \n")
+      const cli = yield* runCli(["onboard", "input", "--out", "run"], dir, sandbox)
+      assert.strictEqual(cli.code, 2, cli.stderr)
+      assert.match(cli.stderr, /equipments\.csv \(row 2, column "parentEquipmentExternalId"\): rows 2 → 3 → 2 through parentEquipmentExternalId/)
+      assert.deepStrictEqual(writes(yield* sandbox.control.requests), [])
     }),
     60_000
   )
