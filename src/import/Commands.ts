@@ -4,7 +4,7 @@
  * handling, runs the pipeline, prints the closing table and the summary, and sets the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { fileFormatOptions } from "../cli/Parsing.js"
+import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { Api } from "../client/Api.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
@@ -109,12 +109,13 @@ const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E
 
 export const validateCommand = Command.make(
   "validate",
-  { resource: resourceArg, file: fileArg, parsing: parsingOptions, mode: modeOption, out: outOption, json: jsonOption },
+  { resource: resourceArg, file: fileArg, parsing: parsingOptions, mode: modeOption, attachmentsRoot: attachmentsRootOption, out: outOption, json: jsonOption },
   (a) =>
     Effect.gen(function*() {
       const resource = yield* resourceName(a.resource)
       const problem = modeProblem(resourceOf(resource), a.mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
+      const root = yield* attachmentsRoot(a.attachmentsRoot)
       const validation = runValidate({
         resource,
         file: a.file,
@@ -122,6 +123,7 @@ export const validateCommand = Command.make(
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         mode: a.mode,
+        attachmentsRoot: root,
         runDir: Option.getOrElse(a.out, () => defaultRunDir(resource)),
         say
       })
@@ -152,6 +154,7 @@ export const importCommand = Command.make(
     verify: verifyOption,
     verifyWait: verifyWaitOption,
     parsing: parsingOptions,
+    attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
     connection: connectionOptions
@@ -164,6 +167,7 @@ export const importCommand = Command.make(
       if (problem !== undefined) return yield* new UsageError({ message: problem })
       const verifyWaitMs = yield* Either.mapLeft(parseDuration(a.verifyWait), (why) => new UsageError({ message: `--verify-wait: ${why}` }))
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
+      const root = yield* attachmentsRoot(a.attachmentsRoot)
       yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
         runImport({
           ...tools,
@@ -177,6 +181,7 @@ export const importCommand = Command.make(
           dryRun: a.dryRun,
           verify: a.verify,
           verifyWaitMs,
+          attachmentsRoot: root,
           runDir
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))
       ).pipe(hintOnAbort(() => runDir))
@@ -212,12 +217,14 @@ export const rerunCommand = Command.make(
       Options.optional
     ),
     dryRun: dryRunOption,
+    attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
+      const root = yield* attachmentsRoot(a.attachmentsRoot)
       const only = Option.isSome(a.only) ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message })) : undefined
       let runDir = ""
       yield* withApi(a.connection, "rerun", () => runDir, (tools) =>
@@ -227,6 +234,7 @@ export const rerunCommand = Command.make(
             only,
             fixed: Option.getOrUndefined(a.fixed),
             dryRun: a.dryRun,
+            attachmentsRoot: root,
             out: (resource) => (runDir = Option.getOrElse(a.out, () => defaultRunDir(resource)))
           },
           tools

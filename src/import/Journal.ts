@@ -65,6 +65,8 @@ export const ParseSettings = Schema.Struct({
   decimal: Schema.Literal("auto", ".", ","),
   /** Directory that attachment paths are relative to (the original file's, even for a rerun). */
   baseDir: Schema.String,
+  /** `--attachments-root`, when given: attachments must lie inside it (else inside `baseDir`). */
+  attachmentsRoot: Schema.optional(Schema.String),
   maxAttachmentBytes: Schema.Number
 })
 export type ParseSettings = typeof ParseSettings.Type

@@ -151,7 +151,13 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {})
           },
           read: job.read,
-          parse: { dateFormat: job.dateFormat, decimal: job.decimal, baseDir: parse.baseDir, maxAttachmentBytes: parse.maxAttachmentBytes },
+          parse: {
+            dateFormat: job.dateFormat,
+            decimal: job.decimal,
+            baseDir: parse.baseDir,
+            ...(parse.attachmentsRoot !== undefined ? { attachmentsRoot: parse.attachmentsRoot } : {}),
+            maxAttachmentBytes: parse.maxAttachmentBytes
+          },
           formats,
           started,
           ...(job.parent !== undefined ? { parent: job.parent } : {})

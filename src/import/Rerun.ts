@@ -31,6 +31,8 @@ export interface RerunRequest {
   readonly only: ReadonlyArray<Status> | undefined
   readonly fixed: string | undefined
   readonly dryRun: boolean
+  /** `--attachments-root`: replaces the parent run's. */
+  readonly attachmentsRoot?: string | undefined
   /** The new run directory; default from `defaultRunDir(resource)`. */
   readonly out: (resource: ResourceName) => string
 }
@@ -46,6 +48,7 @@ interface ParentInfo {
   readonly dateFormat: ImportJob["dateFormat"]
   readonly decimal: ImportJob["decimal"]
   readonly baseDir: string | undefined
+  readonly attachmentsRoot: string | undefined
   readonly maxAttachmentBytes: number | undefined
 }
 
@@ -72,6 +75,7 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       dateFormat: formats?.dateFormat ?? h.parse.dateFormat,
       decimal: formats?.decimal ?? h.parse.decimal,
       baseDir: h.parse.baseDir,
+      attachmentsRoot: h.parse.attachmentsRoot,
       maxAttachmentBytes: h.parse.maxAttachmentBytes
     } satisfies ParentInfo
   }
@@ -93,6 +97,7 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     dateFormat: "auto",
     decimal: "auto",
     baseDir: undefined,
+    attachmentsRoot: undefined,
     maxAttachmentBytes: undefined
   } satisfies ParentInfo
 })
@@ -270,6 +275,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     verify: false,
     runDir,
     baseDir: info.baseDir ?? Path.dirname(info.report),
+    attachmentsRoot: request.attachmentsRoot ?? info.attachmentsRoot,
     maxAttachmentBytes: info.maxAttachmentBytes,
     rowColumn: "_row",
     parent

@@ -34,6 +34,7 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
     verifyWaitMs: h.verifyWaitMs,
     runDir: dir,
     baseDir: h.parse.baseDir,
+    attachmentsRoot: h.parse.attachmentsRoot,
     maxAttachmentBytes: h.parse.maxAttachmentBytes,
     rowColumn: h.source.rowColumn,
     parent: h.parent
