@@ -7,7 +7,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { Api } from "../client/Api.js"
-import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
+import { apiLayer, type ConnectionOptions, connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
 import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
@@ -18,8 +18,8 @@ import type { Mode, ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, type RunResult, runImport } from "./Pipeline.js"
 import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
-import { parseOnly, rerun } from "./Rerun.js"
-import { loadRun, resumeRun } from "./Resume.js"
+import { parentTarget, parseOnly, rerun } from "./Rerun.js"
+import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
 import { defaultRunDir, reportCsv } from "./RunDir.js"
 import { runValidate } from "./ValidateRun.js"
 
@@ -192,11 +192,17 @@ export const importCommand = Command.make(
 
 export const resumeCommand = Command.make(
   "resume",
-  { runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")), json: jsonOption, connection: connectionOptions },
+  {
+    runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")),
+    json: jsonOption,
+    forceBaseUrl: forceBaseUrlOption,
+    connection: connectionOptions
+  },
   (a) =>
     Effect.gen(function*() {
-      const { job } = yield* loadRun(a.runDir)
-      yield* withApi(a.connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
+      const { job, prior } = yield* loadRun(a.runDir)
+      const connection = yield* continuingConnection(a.connection, runTargetOf(prior.header), a.forceBaseUrl, "this run")
+      yield* withApi(connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
         resumeRun(a.runDir, tools).pipe(Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result)))
       ).pipe(hintOnAbort(() => job.runDir))
     })
@@ -220,14 +226,16 @@ export const rerunCommand = Command.make(
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
+    forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
       const root = yield* attachmentsRoot(a.attachmentsRoot)
+      const connection = yield* continuingConnection(a.connection, yield* parentTarget(a.target), a.forceBaseUrl, "the run being rerun")
       const only = Option.isSome(a.only) ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message })) : undefined
       let runDir = ""
-      yield* withApi(a.connection, "rerun", () => runDir, (tools) =>
+      yield* withApi(connection, "rerun", () => runDir, (tools) =>
         rerun(
           {
             target: a.target,

@@ -83,6 +83,8 @@ export const Header = Schema.Struct({
   verifyWaitMs: Schema.optional(Schema.Number),
   /** Where the rows were sent (never a credential). */
   baseUrl: Schema.String,
+  /** The rows went to an embedded, in-memory sandbox (gone with its command): `resume` can only rehearse. */
+  embedded: Schema.optional(Schema.Boolean),
   source: SourceInfo,
   read: ReadSettings,
   parse: ParseSettings,

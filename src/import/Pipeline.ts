@@ -141,6 +141,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           verify: job.verify,
           ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
           baseUrl: api.baseUrl,
+          ...(api.embedded === true ? { embedded: true } : {}),
           source: {
             file: input.file,
             format: input.source.format,

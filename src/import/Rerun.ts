@@ -14,11 +14,13 @@ import { type InputError, RunError, UsageError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import type { Api } from "../client/Api.js"
+import type { RunTarget } from "../cli/Connection.js"
 import { isResourceName, resource as resourceOf, type Resource, type ResourceName } from "../Resources.js"
 import { openInput } from "./Input.js"
 import { journalFile, type Mode, type ParentRun, readJournal, type ReadSettings } from "./Journal.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
+import { runTargetOf } from "./Resume.js"
 import { createRunDir, reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { Status } from "./Status.js"
 
@@ -50,6 +52,8 @@ interface ParentInfo {
   readonly baseDir: string | undefined
   readonly attachmentsRoot: string | undefined
   readonly maxAttachmentBytes: number | undefined
+  /** Where the parent's rows were sent (none for a `validate` run). */
+  readonly sentTo: RunTarget | undefined
 }
 
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
@@ -76,7 +80,8 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       decimal: formats?.decimal ?? h.parse.decimal,
       baseDir: h.parse.baseDir,
       attachmentsRoot: h.parse.attachmentsRoot,
-      maxAttachmentBytes: h.parse.maxAttachmentBytes
+      maxAttachmentBytes: h.parse.maxAttachmentBytes,
+      sentTo: runTargetOf(h)
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
@@ -98,9 +103,13 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     decimal: "auto",
     baseDir: undefined,
     attachmentsRoot: undefined,
-    maxAttachmentBytes: undefined
+    maxAttachmentBytes: undefined,
+    sentTo: undefined
   } satisfies ParentInfo
 })
+
+/** Where the rows of the run `target` (a report or run directory) were sent: a rerun goes there too. */
+export const parentTarget = (target: string) => Effect.map(parentOf(target), (info) => info.sentTo)
 
 const autoRead: ReadSettings = { encoding: "auto", delimiter: "auto" }
 
