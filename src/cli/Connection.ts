@@ -63,7 +63,8 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   )
 })
 
-const isLoopback = (hostname: string): boolean =>
+/** An address only this machine reaches (`localhost`, 127.0.0.0/8, ::1). */
+export const isLoopback = (hostname: string): boolean =>
   hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname)
 
 /** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
