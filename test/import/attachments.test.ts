@@ -9,9 +9,11 @@ import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { rerun } from "../../src/import/Rerun.js"
 import { loadRun } from "../../src/import/Resume.js"
+import type { Status } from "../../src/import/Status.js"
 import { checkAttachment, readAttachment } from "../../src/validate/Attachment.js"
-import { importInto, put, readJournalLines, readReport, runCli, startTestSandbox, tempDir, writes } from "./support.js"
+import { apiOf, importInto, put, readJournalLines, readReport, runCli, startTestSandbox, tempDir, writes } from "./support.js"
 
 const secret = "FSM_API_TOKEN=do-not-send-me\n"
 
@@ -152,6 +154,31 @@ describe("attachments are checked again when read", () => {
       expect(typeof grows).toBe("object")
       writeFileSync(Path.join(book, "grows.pdf"), Buffer.alloc(100, 1))
       expect(yield* read(Path.join(book, "grows.pdf"))).toBe(`refused: ${Path.join(book, "grows.pdf")} is larger than 64 bytes now; attachments are limited to 64 bytes`)
+    })
+  )
+})
+
+describe("rerun keeps the attachments folder of its parent run", () => {
+  it.scoped("a row that failed is sent again with the parent's --attachments-root, unless another is given", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { book } = layout(dir)
+      const sandbox = yield* startTestSandbox()
+      // CLI-1 does not exist yet: the row fails on its reference.
+      const file = put(book, "anexos.csv", "customerExternalId,file,name\nCLI-1,../outside/secret.txt,shared\n")
+      const runDir = Path.join(dir, "run")
+      yield* importInto(sandbox, { resource: "customer-attachments", file, runDir, attachmentsRoot: dir })
+      const first = readReport(runDir)[0]!
+      expect(first._status).not.toBe("invalid")
+      expect(first._status).not.toBe("updated")
+      yield* importInto(sandbox, { resource: "customers", file: put(dir, "customers.csv", customersCsv), runDir: Path.join(dir, "seed") })
+
+      const request = (out: string, attachmentsRoot?: string) => ({ target: runDir, only: [first._status as Status], fixed: undefined, dryRun: false, attachmentsRoot, out: () => out })
+      const narrowed = yield* rerun(request(Path.join(dir, "r1"), book)).pipe(Effect.provide(apiOf(sandbox)))
+      expect(narrowed.result!.summary.counts.invalid).toBe(1)
+      const kept = yield* rerun(request(Path.join(dir, "r2"))).pipe(Effect.provide(apiOf(sandbox)))
+      expect(readReport(Path.join(dir, "r2")).map((r) => r._status)).toEqual(["updated"])
+      expect(kept.result!.summary.counts.updated).toBe(1)
     })
   )
 })
