@@ -122,6 +122,8 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
     readonly baseUrl: string
     /** The request budget every call is held to (reported in summaries). */
     readonly budget: { readonly limit: number; readonly windowMs: number }
+    /** True when `baseUrl` is the embedded, in-memory sandbox (recorded in a run's journal). */
+    readonly embedded?: boolean
     /** One call under the shared budget, token and per-method retry policy. */
     readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
     /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */

@@ -4,10 +4,10 @@
  * handling, runs the pipeline, prints the closing table and the summary, and returns the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { fileFormatOptions } from "../cli/Parsing.js"
+import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { Api } from "../client/Api.js"
-import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
+import { apiLayer, type ConnectionOptions, connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
@@ -18,8 +18,8 @@ import type { Mode, ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, type RunResult, runImport } from "./Pipeline.js"
 import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
-import { parseOnly, rerun } from "./Rerun.js"
-import { loadRun, resumeRun } from "./Resume.js"
+import { parentTarget, parseOnly, rerun } from "./Rerun.js"
+import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
 import { defaultRunDir, lockRunDir, reportCsv } from "./RunDir.js"
 import { runValidate } from "./ValidateRun.js"
 
@@ -111,12 +111,13 @@ const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E
 
 export const validateCommand = Command.make(
   "validate",
-  { resource: resourceArg, file: fileArg, parsing: parsingOptions, mode: modeOption, out: outOption, json: jsonOption },
+  { resource: resourceArg, file: fileArg, parsing: parsingOptions, mode: modeOption, attachmentsRoot: attachmentsRootOption, out: outOption, json: jsonOption },
   (a) =>
     Effect.gen(function*() {
       const resource = yield* resourceName(a.resource)
       const problem = modeProblem(resourceOf(resource), a.mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
+      const root = yield* attachmentsRoot(a.attachmentsRoot)
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
       yield* lockRunDir(runDir, "validate")
       const validation = runValidate({
@@ -126,6 +127,7 @@ export const validateCommand = Command.make(
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         mode: a.mode,
+        attachmentsRoot: root,
         runDir,
         say
       })
@@ -159,6 +161,7 @@ export const importCommand = Command.make(
     verify: verifyOption,
     verifyWait: verifyWaitOption,
     parsing: parsingOptions,
+    attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
     connection: connectionOptions
@@ -171,6 +174,7 @@ export const importCommand = Command.make(
       if (problem !== undefined) return yield* new UsageError({ message: problem })
       const verifyWaitMs = yield* Either.mapLeft(parseDuration(a.verifyWait), (why) => new UsageError({ message: `--verify-wait: ${why}` }))
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
+      const root = yield* attachmentsRoot(a.attachmentsRoot)
       return yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
         runImport({
           ...tools,
@@ -184,6 +188,7 @@ export const importCommand = Command.make(
           dryRun: a.dryRun,
           verify: a.verify,
           verifyWaitMs,
+          attachmentsRoot: root,
           runDir
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))
       ).pipe(hintOnAbort(() => runDir))
@@ -194,11 +199,17 @@ export const importCommand = Command.make(
 
 export const resumeCommand = Command.make(
   "resume",
-  { runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")), json: jsonOption, connection: connectionOptions },
+  {
+    runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")),
+    json: jsonOption,
+    forceBaseUrl: forceBaseUrlOption,
+    connection: connectionOptions
+  },
   (a) =>
     Effect.gen(function*() {
-      const { job } = yield* loadRun(a.runDir)
-      return yield* withApi(a.connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
+      const { job, prior } = yield* loadRun(a.runDir)
+      const connection = yield* continuingConnection(a.connection, runTargetOf(prior.header), a.forceBaseUrl, "this run")
+      return yield* withApi(connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
         resumeRun(a.runDir, tools).pipe(Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result)))
       ).pipe(hintOnAbort(() => job.runDir))
     })
@@ -219,21 +230,26 @@ export const rerunCommand = Command.make(
       Options.optional
     ),
     dryRun: dryRunOption,
+    attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
+    forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
+      const root = yield* attachmentsRoot(a.attachmentsRoot)
+      const connection = yield* continuingConnection(a.connection, yield* parentTarget(a.target), a.forceBaseUrl, "the run being rerun")
       const only = Option.isSome(a.only) ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message })) : undefined
       let runDir = ""
-      return yield* withApi(a.connection, "rerun", () => runDir, (tools) =>
+      return yield* withApi(connection, "rerun", () => runDir, (tools) =>
         rerun(
           {
             target: a.target,
             only,
             fixed: Option.getOrUndefined(a.fixed),
             dryRun: a.dryRun,
+            attachmentsRoot: root,
             out: (resource) => (runDir = Option.getOrElse(a.out, () => defaultRunDir(resource)))
           },
           tools

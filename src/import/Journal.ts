@@ -66,6 +66,8 @@ export const ParseSettings = Schema.Struct({
   decimal: Schema.Literal("auto", ".", ","),
   /** Directory that attachment paths are relative to (the original file's, even for a rerun). */
   baseDir: Schema.String,
+  /** `--attachments-root`, when given: attachments must lie inside it (else inside `baseDir`). */
+  attachmentsRoot: Schema.optional(Schema.String),
   maxAttachmentBytes: Schema.Number
 })
 export type ParseSettings = typeof ParseSettings.Type
@@ -82,6 +84,8 @@ export const Header = Schema.Struct({
   verifyWaitMs: Schema.optional(Schema.Number),
   /** Where the rows were sent (never a credential). */
   baseUrl: Schema.String,
+  /** The rows went to an embedded, in-memory sandbox (gone with its command): `resume` can only rehearse. */
+  embedded: Schema.optional(Schema.Boolean),
   source: SourceInfo,
   read: ReadSettings,
   parse: ParseSettings,

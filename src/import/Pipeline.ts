@@ -143,6 +143,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           verify: job.verify,
           ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
           baseUrl: api.baseUrl,
+          ...(api.embedded === true ? { embedded: true } : {}),
           source: {
             file: input.file,
             format: input.source.format,
@@ -153,7 +154,13 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {})
           },
           read: job.read,
-          parse: { dateFormat: job.dateFormat, decimal: job.decimal, baseDir: parse.baseDir, maxAttachmentBytes: parse.maxAttachmentBytes },
+          parse: {
+            dateFormat: job.dateFormat,
+            decimal: job.decimal,
+            baseDir: parse.baseDir,
+            ...(parse.attachmentsRoot !== undefined ? { attachmentsRoot: parse.attachmentsRoot } : {}),
+            maxAttachmentBytes: parse.maxAttachmentBytes
+          },
           formats,
           started,
           ...(job.parent !== undefined ? { parent: job.parent } : {})

@@ -4,7 +4,7 @@
  * 1 some did not, 2 bad input and nothing sent, 3 stopped or aborted).
  */
 import { Args, Command, Options } from "@effect/cli"
-import { fileFormatOptions } from "../cli/Parsing.js"
+import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { connectionOptions } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
@@ -46,6 +46,7 @@ export const onboardCommand = Command.make(
       Options.optional
     ),
     parsing: parsingOptions,
+    attachmentsRoot: attachmentsRootOption,
     out: Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"), Options.optional),
     json: jsonOption,
     connection: connectionOptions
@@ -70,7 +71,8 @@ export const onboardCommand = Command.make(
         answerPollMs: answerDelayMs !== undefined ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2))) : pollFor(answerWaitMs),
         read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
         dateFormat: a.parsing.dateFormat,
-        decimal: a.parsing.decimal
+        decimal: a.parsing.decimal,
+        attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot)
       })
       for (const line of planLines(prepared)) yield* say(line)
       // Printed inside the shielded run: after a stop signal the edge interrupts what comes after it.

@@ -372,7 +372,7 @@ describe("attachments", () => {
       )
       const ok = valid(results[0])
       expect(ok.payload).toEqual({ name: "Contrato 2026.pdf" })
-      expect(ok.files).toEqual([{ field: "file", path: join(dir, "anexos", "contrato.pdf"), name: "contrato.pdf", bytes: 2048 }])
+      expect(ok.files).toEqual([{ field: "file", path: join(dir, "anexos", "contrato.pdf"), name: "contrato.pdf", bytes: 2048, maxBytes: 4096 }])
       expect(ok.refs).toEqual([{ field: "id", column: "customerExternalId", resource: "customers", by: "externalId", values: ["CLI-1"], list: false }])
       expect(valid(results[1]).files[0]?.path).toBe(join(dir, "anexos", "contrato.pdf"))
       expect(formatErrors(invalid(results[2]).errors)).toBe(`file: "anexos/nao-existe.pdf" not found (looked for ${join(dir, "anexos", "nao-existe.pdf")})`)
