@@ -121,13 +121,19 @@ const bodyText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<s
     }
     const onEnd = () => resume(bytes > maxBodyBytes ? tooLarge() : Effect.succeed(Buffer.concat(chunks).toString("utf8")))
     const onError = () => resume(reject(400, "the request body could not be read"))
+    // A client gone in the middle of its body: nothing more will come.
+    const onClose = () => {
+      if (!incoming.complete) onError()
+    }
     incoming.on("data", onData)
     incoming.once("end", onEnd)
     incoming.once("error", onError)
+    incoming.once("close", onClose)
     return Effect.sync(() => {
       incoming.off("data", onData)
       incoming.off("end", onEnd)
       incoming.off("error", onError)
+      incoming.off("close", onClose)
     })
   })
 }
