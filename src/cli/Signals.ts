@@ -3,9 +3,9 @@
  * an import stops sending and writes its reports, the sandbox closes and saves its data file); a second one
  * exits at once with 3.
  *
- * The edge (bin.ts) leaves a signal to a command listening here, and the command returns its own exit code.
- * `shielded` runs the command's work on a fiber of its own, so that an interruption from elsewhere waits for
- * the clean stop instead of cutting it.
+ * The edge (`NodeRuntime.runMain`) answers the same signal by interrupting the main fiber. `shielded` runs the
+ * command's work on a fiber of its own, so that interruption waits for the clean stop instead of cutting it,
+ * and the command's own outcome (its exit code) is the one the edge sees.
  */
 import { Deferred, Effect, Fiber } from "effect"
 
