@@ -75,7 +75,7 @@ export const onboardCommand = Command.make(
         attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot)
       })
       for (const line of planLines(prepared)) yield* say(line)
-      // Printed inside the shielded run: after a stop signal the edge interrupts what comes after it.
+      // Printed inside the shielded run, which a stop signal lets finish.
       const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
       return yield* withOnboardApi(a.connection, prepared.runDir, extra, (tools) =>
         Effect.gen(function*() {

@@ -155,11 +155,10 @@ describe("one process per run directory", () => {
         yield* until(() => existsSync(Path.join(runDir, "journal.ndjson")) && readFileSync(Path.join(runDir, "journal.ndjson"), "utf8").includes('"done"'))
         first.child.kill("SIGKILL")
         yield* Effect.promise(() => first.exit)
-        // The killed process left its lock: its pid is dead, so the lock is taken over.
-        assert.isTrue(existsSync(Path.join(runDir, ".lock")))
-
+        // The killed import left its lock behind; its process is gone, so the first resume takes it over.
         const a = spawnCli(["resume", runDir, "--concurrency", "2"], sandbox, dir)
-        yield* until(() => existsSync(Path.join(runDir, ".lock")) && readFileSync(Path.join(runDir, ".lock"), "utf8").includes(`"pid":${a.child.pid}`))
+        // Its `resumed` line is written once it holds the directory, before its first request.
+        yield* until(() => readFileSync(Path.join(runDir, "journal.ndjson"), "utf8").includes('"state":"resumed"'))
         const b = yield* runCli(["resume", runDir, "--json"], sandbox, dir)
         assert.strictEqual(b.code, 2, b.stderr)
         assert.include(b.stderr, `is in use by another fsm-bulk process: pid ${a.child.pid}`)
@@ -183,7 +182,8 @@ describe("one process per run directory", () => {
       const dir = yield* tempDir
       const out = Path.join(dir, "export")
       const a = spawnCli(["export", "--out", out], sandbox, dir)
-      yield* until(() => existsSync(Path.join(out, ".lock")))
+      // Once it lists, it holds the directory (the lock is taken before the first request).
+      while ((yield* sandbox.control.requests).length === 0) yield* Effect.sleep(10)
       const b = yield* runCli(["export", "--out", out, "--json"], sandbox, dir)
       assert.strictEqual(b.code, 2, b.stderr)
       assert.include(b.stderr, `${out} is in use by another fsm-bulk process: pid ${a.child.pid}`)
