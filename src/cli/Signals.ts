@@ -3,9 +3,10 @@
  * an import stops sending and writes its reports, the sandbox closes and saves its data file); a second one
  * exits at once with 3.
  *
- * The edge (`NodeRuntime.runMain`) answers the same signal by interrupting the main fiber. `shielded` runs the
- * command's work on a fiber of its own, so that interruption waits for the clean stop instead of cutting it,
- * and the command's own outcome (its exit code) is the one the edge sees.
+ * The edge (bin.ts) leaves a signal to the command that listens for it (`stopOnSignals`) and interrupts only a
+ * command that does not. `shielded` runs the command's work on a fiber of its own, so that an interruption still
+ * waits for the clean stop instead of cutting it, and the command's own outcome (its exit code) is the one the
+ * edge sees.
  *
  * Work deep inside a command that cannot be handed its `StopSignal` (a file being read) hears the first signal
  * through `onStopRequest`: a read that makes no progress is stopped by it (files/Stall.ts).
