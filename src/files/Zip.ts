@@ -47,9 +47,7 @@ export const signature = {
   local: 0x04034b50,
   descriptor: 0x08074b50,
   central: 0x02014b50,
-  end: 0x06054b50,
-  zip64Locator: 0x07064b50,
-  zip64End: 0x06064b50
+  end: 0x06054b50
 } as const
 
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`

@@ -1,17 +1,38 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Fiber, Stream } from "effect"
 import { spawnSync } from "node:child_process"
-import { closeSync, constants, existsSync, openSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import * as Path from "node:path"
 import { constants as zlib, deflateRawSync } from "node:zlib"
 import { stopOnSignals } from "../../src/cli/Signals.js"
 import { openSource } from "../../src/files/Read.js"
+import { runCli, startTestSandbox, until, writes } from "../import/support.js"
 import { auto, bin, put, readAll, readError, root, sheetXml, tempDir, workbookEntries, zipArchive } from "./support.js"
 
 const customers = (n: number): Array<readonly [number, ReadonlyArray<string>]> => [
   [1, ["externalId", "name"]],
   ...Array.from({ length: n }, (_, i): readonly [number, ReadonlyArray<string>] => [i + 2, [`CLI-${i + 1}`, `Cliente ${i + 1}`]])
 ]
+
+/** Waits until a thread of this process waits in the kernel for the other end of a pipe (Linux's /proc). */
+const stuckOnPipe = until(() =>
+  readdirSync("/proc/self/task").some((task) => {
+    try {
+      return readFileSync(`/proc/self/task/${task}/wchan`, "utf8").includes("wait_for_partner")
+    } catch {
+      return false
+    }
+  })
+)
+
+/** Lets a reader waiting on pipe `path` go (it then reads an empty file), if one waits. */
+const release = (path: string) => {
+  try {
+    closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK))
+  } catch {
+    // No reader waits any more.
+  }
+}
 
 /** `fsm-bulk validate customers FILE`, killed if it has not ended within a minute (a hang). */
 const validateCli = (file: string, out: string) => {
@@ -135,57 +156,55 @@ describe("XLSX archives", () => {
       // The file becomes a pipe that no one writes: reading its rows waits without end, as a stuck disk would.
       rmSync(file)
       assert.strictEqual(spawnSync("mkfifo", [file]).status, 0)
-      // Opening a pipe for writing once its reader waits lets that reader go (it then finds no workbook).
-      const release = () => {
-        try {
-          closeSync(openSync(file, constants.O_WRONLY | constants.O_NONBLOCK))
-        } catch {
-          // No reader waits any more.
-        }
-      }
-      yield* Effect.addFinalizer(() => Effect.sync(release))
+      yield* Effect.addFinalizer(() => Effect.sync(() => release(file)))
 
       // Interrupted (what `validate` does on the first signal): the interruption completes.
       const reading = yield* Effect.fork(Stream.runDrain(opened.rows))
-      yield* Effect.sleep("300 millis")
-      assert.isNull(reading.unsafePoll(), "the read should be waiting")
+      yield* stuckOnPipe
       yield* Fiber.interrupt(reading)
-      release()
+      release(file)
 
       // Left alone (an import's scan): the first signal stops it.
       const stopped = yield* Effect.scoped(
         Effect.gen(function* () {
           yield* stopOnSignals({ stopping: "stopping (test)" })
           const read = yield* Effect.fork(Effect.exit(Stream.runDrain(opened.rows)))
-          yield* Effect.sleep("300 millis")
-          assert.isNull(read.unsafePoll(), "the read should be waiting")
+          yield* stuckOnPipe
           process.emit("SIGINT", "SIGINT")
           return yield* Fiber.join(read)
         })
       )
       assert.isTrue(Exit.isFailure(stopped) && Cause.isInterruptedOnly(stopped.cause), `interrupted, not ${String(stopped)}`)
-      release()
+      release(file)
 
       // The same rule holds for a CSV file (here stuck in its first pass, the encoding's).
       const csv = Path.join(dir, "stuck.csv")
       assert.strictEqual(spawnSync("mkfifo", [csv]).status, 0)
-      yield* Effect.addFinalizer(() => Effect.sync(() => {
-        try {
-          closeSync(openSync(csv, constants.O_WRONLY | constants.O_NONBLOCK))
-        } catch {
-          // No reader waits any more.
-        }
-      }))
+      yield* Effect.addFinalizer(() => Effect.sync(() => release(csv)))
       const csvStopped = yield* Effect.scoped(
         Effect.gen(function* () {
           yield* stopOnSignals({ stopping: "stopping (test)" })
           const open = yield* Effect.fork(Effect.exit(openSource(csv, auto)))
-          yield* Effect.sleep("300 millis")
-          assert.isNull(open.unsafePoll(), "the read should be waiting")
+          yield* stuckOnPipe
           process.emit("SIGINT", "SIGINT")
           return yield* Fiber.join(open)
         })
       )
       assert.isTrue(Exit.isFailure(csvStopped) && Cause.isInterruptedOnly(csvStopped.cause), `interrupted, not ${String(csvStopped)}`)
+    }))
+
+  it.scopedLive("import refuses a damaged workbook with exit 2 and sends nothing", () =>
+    Effect.gen(function* () {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const xml = sheetXml(customers(3_000))
+      // Damaged near its end: the rows before the damage validate, and the scan still reads to the end first.
+      const cut = Math.floor(xml.length * 0.9)
+      const broken = Buffer.concat([deflateRawSync(Buffer.from(xml.slice(0, cut)), { finishFlush: zlib.Z_SYNC_FLUSH }), Buffer.from([0x06, 0, 0, 0])])
+      const file = put(dir, "customers.xlsx", zipArchive(workbookEntries({ data: xml, body: broken })))
+      const ended = yield* runCli(["import", "customers", file, "--out", Path.join(dir, "run")], sandbox, dir)
+      assert.strictEqual(ended.code, 2, ended.stderr)
+      assert.include(ended.stderr, "customers.xlsx: damaged .xlsx: xl/worksheets/sheet1.xml cannot be decompressed (invalid block type)")
+      assert.deepStrictEqual(writes(yield* sandbox.control.requests), [])
     }))
 })

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url"
 import { crc32, deflateRawSync } from "node:zlib"
 import type { InputError } from "../../src/Errors.js"
 import { openSource, type ReadOptions, type Source, type SourceRow } from "../../src/files/Read.js"
+import { signature } from "../../src/files/Zip.js"
 import { temporaryDir } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -88,11 +89,11 @@ export const zipArchive = (entries: ReadonlyArray<HandEntry>): Buffer => {
       b.writeUInt16LE(name.length, at + 22)
     }
     const local = Buffer.alloc(30)
-    local.writeUInt32LE(0x04034b50, 0)
+    local.writeUInt32LE(signature.local, 0)
     fields(local, 4)
     if (e.listed !== false) {
       const central = Buffer.alloc(46)
-      central.writeUInt32LE(0x02014b50, 0)
+      central.writeUInt32LE(signature.central, 0)
       central.writeUInt16LE(20, 4) // made by
       fields(central, 6)
       central.writeUInt32LE(offset, 42)
@@ -103,7 +104,7 @@ export const zipArchive = (entries: ReadonlyArray<HandEntry>): Buffer => {
   }
   const directory = Buffer.concat(centrals)
   const end = Buffer.alloc(22)
-  end.writeUInt32LE(0x06054b50, 0)
+  end.writeUInt32LE(signature.end, 0)
   const count = entries.filter((e) => e.listed !== false).length
   end.writeUInt16LE(count, 8)
   end.writeUInt16LE(count, 10)
