@@ -63,7 +63,8 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   )
 })
 
-const isLoopback = (hostname: string): boolean =>
+/** An address only this machine reaches (`localhost`, 127.0.0.0/8, ::1). */
+export const isLoopback = (hostname: string): boolean =>
   hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname)
 
 /** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
@@ -210,3 +211,59 @@ export const apiLayer = (
       return Layer.merge(clientLayer(settings), Layer.succeed(EmbeddedSandbox, Option.some(sandbox)))
     })
   )
+
+// --- resume and rerun: the run's own server ----------------------------------------------------------------------
+
+/** Where a run's rows were sent, from its journal. */
+export interface RunTarget {
+  readonly baseUrl: string
+  /** The embedded, in-memory sandbox of the command that started the run (gone with it). */
+  readonly embedded: boolean
+}
+
+export const forceBaseUrlOption = Options.boolean("force-base-url").pipe(
+  Options.withDescription("Continue against --base-url / FSM_BASE_URL even though the run was sent to another server")
+)
+
+/**
+ * The connection of a command that continues a run (`resume`, `rerun`): without --base-url / FSM_BASE_URL, the
+ * run's own base URL (credentials from --credentials or the environment, as always); a different one is refused
+ * unless `force`. A run sent to an embedded sandbox continues against a new, empty one: a rehearsal, said so.
+ */
+export const continuingConnection = Effect.fn("Connection.continuing")(function*(
+  options: ConnectionOptions,
+  run: RunTarget | undefined,
+  force: boolean,
+  what: string
+) {
+  if (run === undefined) return options
+  const given = Option.isSome(options.baseUrl) ? Option.some(yield* validateBaseUrl(options.baseUrl.value)) : Option.none<string>()
+  if (run.embedded) {
+    if (Option.isNone(given)) {
+      yield* say(
+        `warning: ${what} was sent to an embedded sandbox, whose data was lost when its command ended: this continues against a new, empty ` +
+          "embedded sandbox, a rehearsal only (nothing reaches a real server)"
+      )
+      return options
+    }
+    if (!force) {
+      return yield* usage(
+        `${what} was sent to an embedded, in-memory sandbox, not to ${given.value}: continuing there would send only the rows that run ` +
+          `had not done. Import the file again against ${given.value}, or pass --force-base-url to continue there anyway`
+      )
+    }
+    return options
+  }
+  const own = Either.getOrElse(validateBaseUrl(run.baseUrl), () => run.baseUrl)
+  if (Option.isNone(given)) {
+    yield* say(`fsm-bulk: ${what} was sent to ${own}: continuing against it`)
+    return { ...options, baseUrl: Option.some(own) }
+  }
+  if (given.value !== own && !force) {
+    return yield* usage(
+      `${what} was sent to ${own}, but --base-url / FSM_BASE_URL is ${given.value}: rows would be split between two servers. ` +
+        `Leave --base-url and FSM_BASE_URL unset (or set them to ${own}) to continue where it was sent, or pass --force-base-url to continue against ${given.value}`
+    )
+  }
+  return options
+})

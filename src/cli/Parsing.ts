@@ -3,6 +3,10 @@
  * `auto` never guesses silently: an ambiguous file stops with an error naming the flag that settles it.
  */
 import { Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { UsageError } from "../Errors.js"
 
 export const fileFormatOptions = Options.all({
   encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
@@ -16,3 +20,23 @@ export const fileFormatOptions = Options.all({
   ),
   decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(Options.withDefault("auto" as const), Options.withDescription("Decimal mark of numbers"))
 })
+
+/** `--attachments-root DIR` (`validate`, `import`, `rerun`, `onboard`): the folder attachments must lie inside. */
+export const attachmentsRootOption = Options.text("attachments-root").pipe(
+  Options.withDescription("Folder that files named in file columns must lie inside (default: the input file's folder)"),
+  Options.optional
+)
+
+/** The given `--attachments-root`, as an absolute path to an existing folder, or a usage error. */
+export const attachmentsRoot = (given: Option.Option<string>): Effect.Effect<string | undefined, UsageError> =>
+  Option.match(given, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: (dir) =>
+      Effect.suspend(() => {
+        const path = Path.resolve(dir)
+        const info = fs.statSync(path, { throwIfNoEntry: false })
+        return info?.isDirectory() === true
+          ? Effect.succeed(path)
+          : Effect.fail(new UsageError({ message: `--attachments-root: ${path} ${info === undefined ? "does not exist" : "is not a folder"}` }))
+      })
+  })

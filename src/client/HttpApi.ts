@@ -231,6 +231,8 @@ export const make = Effect.gen(function*() {
 
   return Api.of({
     baseUrl: settings.baseUrl,
+    budget: settings.rate,
+    embedded: settings.embedded,
     request,
     pages: makePages(settings, get),
     stats: counters.get

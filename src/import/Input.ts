@@ -94,6 +94,8 @@ export interface RowSettings {
   readonly mode: ParseOptions["mode"]
   /** Attachment paths are relative to this directory (default: the source file's). */
   readonly baseDir?: string | undefined
+  /** `--attachments-root`: attachments must lie inside it (default: `baseDir`). */
+  readonly attachmentsRoot?: string | undefined
   readonly maxAttachmentBytes?: number | undefined
 }
 
@@ -109,6 +111,7 @@ export const planInput = Effect.fn("Input.plan")(function*(
     decimal: settings.decimal,
     mode: settings.mode,
     baseDir: settings.baseDir ?? Path.dirname(input.file),
+    ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
     restoreGuard: input.source.writtenByTool
   }

@@ -14,11 +14,13 @@ import { type InputError, RunError, UsageError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import type { Api } from "../client/Api.js"
+import type { RunTarget } from "../cli/Connection.js"
 import { isResourceName, resource as resourceOf, type Resource, type ResourceName } from "../Resources.js"
 import { openInput } from "./Input.js"
 import { journalFile, type Mode, type ParentRun, readJournal, type ReadSettings } from "./Journal.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
+import { runTargetOf } from "./Resume.js"
 import { createRunDir, reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { Status } from "./Status.js"
 
@@ -31,6 +33,8 @@ export interface RerunRequest {
   readonly only: ReadonlyArray<Status> | undefined
   readonly fixed: string | undefined
   readonly dryRun: boolean
+  /** `--attachments-root`: replaces the parent run's. */
+  readonly attachmentsRoot?: string | undefined
   /** The new run directory; default from `defaultRunDir(resource)`. */
   readonly out: (resource: ResourceName) => string
 }
@@ -46,7 +50,10 @@ interface ParentInfo {
   readonly dateFormat: ImportJob["dateFormat"]
   readonly decimal: ImportJob["decimal"]
   readonly baseDir: string | undefined
+  readonly attachmentsRoot: string | undefined
   readonly maxAttachmentBytes: number | undefined
+  /** Where the parent's rows were sent (none for a `validate` run). */
+  readonly sentTo: RunTarget | undefined
 }
 
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
@@ -72,7 +79,9 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       dateFormat: formats?.dateFormat ?? h.parse.dateFormat,
       decimal: formats?.decimal ?? h.parse.decimal,
       baseDir: h.parse.baseDir,
-      maxAttachmentBytes: h.parse.maxAttachmentBytes
+      attachmentsRoot: h.parse.attachmentsRoot,
+      maxAttachmentBytes: h.parse.maxAttachmentBytes,
+      sentTo: runTargetOf(h)
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
@@ -93,9 +102,14 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     dateFormat: "auto",
     decimal: "auto",
     baseDir: undefined,
-    maxAttachmentBytes: undefined
+    attachmentsRoot: undefined,
+    maxAttachmentBytes: undefined,
+    sentTo: undefined
   } satisfies ParentInfo
 })
+
+/** Where the rows of the run `target` (a report or run directory) were sent: a rerun goes there too. */
+export const parentTarget = (target: string) => Effect.map(parentOf(target), (info) => info.sentTo)
 
 const autoRead: ReadSettings = { encoding: "auto", delimiter: "auto" }
 
@@ -270,6 +284,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     verify: false,
     runDir,
     baseDir: info.baseDir ?? Path.dirname(info.report),
+    attachmentsRoot: request.attachmentsRoot ?? info.attachmentsRoot,
     maxAttachmentBytes: info.maxAttachmentBytes,
     rowColumn: "_row",
     parent

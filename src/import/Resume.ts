@@ -8,12 +8,16 @@ import * as Path from "node:path"
 import { Effect } from "effect"
 import { RunError } from "../Errors.js"
 import { isResourceName } from "../Resources.js"
-import { journalFile, readJournal } from "./Journal.js"
+import type { RunTarget } from "../cli/Connection.js"
+import { type Header, journalFile, readJournal } from "./Journal.js"
 import { continueRun, type ImportJob } from "./Pipeline.js"
 import { existingRunDir } from "./RunDir.js"
 
 /** What the caller of a resume may set; everything else comes from the journal. */
 export type ResumeOptions = Pick<ImportJob, "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say">
+
+/** Where the run's rows were sent: `resume` and `rerun` continue there (see `continuingConnection`). */
+export const runTargetOf = (h: Header): RunTarget => ({ baseUrl: h.baseUrl, embedded: h.embedded === true })
 
 /** The job a run directory's journal describes, and the journal itself. */
 export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
@@ -34,6 +38,7 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
     verifyWaitMs: h.verifyWaitMs,
     runDir: dir,
     baseDir: h.parse.baseDir,
+    attachmentsRoot: h.parse.attachmentsRoot,
     maxAttachmentBytes: h.parse.maxAttachmentBytes,
     rowColumn: h.source.rowColumn,
     parent: h.parent

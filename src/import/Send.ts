@@ -3,10 +3,10 @@
  * run, the outcome the write would have had. Attachment files are read and base64-encoded here, at send time,
  * one at a time per row in flight (never the whole file's attachments in memory).
  */
-import * as fs from "node:fs"
 import { Effect } from "effect"
 import { Api, type ApiAborted, type Reply } from "../client/Api.js"
 import type { Resource } from "../Resources.js"
+import { readAttachment } from "../validate/Attachment.js"
 import type { FileCell } from "../validate/Validate.js"
 import { formatChanges } from "./Compare.js"
 import { listedAs, recordId } from "./Lookup.js"
@@ -59,8 +59,9 @@ const attachments = (resource: Resource, body: Readonly<Record<string, unknown>>
     const item: Record<string, unknown> = { ...body }
     for (const f of files) {
       const bytes = yield* Effect.tryPromise({
-        try: () => fs.promises.readFile(f.path),
-        catch: (cause) => `${f.path}: ${cause instanceof Error ? cause.message : String(cause)}`
+        // Checked again on the file opened: it may have been swapped for a link or a pipe since validation.
+        try: () => readAttachment(f.path, f.maxBytes),
+        catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
       })
       item[f.field] = bytes.toString("base64")
       if (resource.fields.some((x) => x.name === "name") && (item.name === undefined || item.name === "")) item.name = f.name

@@ -46,6 +46,8 @@ export interface OnboardRequest {
   readonly dateFormat: ParseOptions["dateFormat"]
   readonly decimal: ParseOptions["decimal"]
   readonly maxAttachmentBytes?: number | undefined
+  /** `--attachments-root`: attachments must lie inside it (default: the workbook's folder, or the directory). */
+  readonly attachmentsRoot?: string | undefined
   /** The edges the steps are ordered by (default: the resource table's). */
   readonly dependenciesOf?: DependenciesOf | undefined
 }
@@ -101,6 +103,7 @@ const parseOptionsOf = (request: OnboardRequest, input: OnboardInput, restoreGua
   decimal: request.decimal,
   mode: "upsert",
   baseDir: input.baseDir,
+  attachmentsRoot: request.attachmentsRoot,
   maxAttachmentBytes: request.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
   restoreGuard
 })
@@ -261,6 +264,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(function*(prepared: Prepar
       verify: request.verify,
       runDir: step.runDir,
       baseDir: prepared.input.baseDir,
+      attachmentsRoot: request.attachmentsRoot,
       maxAttachmentBytes: request.maxAttachmentBytes,
       resolver: shared.resolver,
       stop: tools.stop?.stopped,

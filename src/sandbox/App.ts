@@ -7,7 +7,6 @@
 import { randomUUID } from "node:crypto"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Option, Random, Ref } from "effect"
 import { putAttachments } from "./Attachments.js"
@@ -102,15 +101,39 @@ const dispatch = (action: Exclude<Action, { _tag: "Login" }>, call: Call): Effec
   }
 }
 
+const tooLarge = () => reject(413, `the request body is larger than ${maxBodyBytes / 1024 / 1024} MiB`)
+
+/**
+ * The body as text, at most `maxBodyBytes` kept. An oversized body is still read to its end (and dropped) before
+ * the 413 is sent: a client is still writing it, and a connection closed under it shows a reset, not the 413.
+ * A Content-Length over the limit is answered without reading: Node discards the rest once the answer is sent.
+ */
+const bodyText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string, HttpFailure> => {
+  if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return tooLarge()
+  const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+  return Effect.async<string, HttpFailure>((resume) => {
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes <= maxBodyBytes) chunks.push(chunk)
+      else chunks.length = 0
+    }
+    const onEnd = () => resume(bytes > maxBodyBytes ? tooLarge() : Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    const onError = () => resume(reject(400, "the request body could not be read"))
+    incoming.on("data", onData)
+    incoming.once("end", onEnd)
+    incoming.once("error", onError)
+    return Effect.sync(() => {
+      incoming.off("data", onData)
+      incoming.off("end", onEnd)
+      incoming.off("error", onError)
+    })
+  })
+}
+
 const readBody = Effect.fn("App.readBody")(function* (request: HttpServerRequest.HttpServerRequest) {
-  const text = yield* request.text.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(maxBodyBytes)),
-    Effect.catchAll(() =>
-      Number(request.headers["content-length"] ?? 0) > maxBodyBytes
-        ? reject(413, `the request body is larger than ${maxBodyBytes / 1024 / 1024} MiB`)
-        : reject(400, "the request body could not be read")
-    )
-  )
+  const text = yield* bodyText(request)
   if (text.trim() === "") return undefined
   return yield* Effect.try({
     try: () => JSON.parse(text) as unknown,

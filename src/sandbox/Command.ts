@@ -3,11 +3,16 @@
  * (a second signal exits 3 at once). The first stdout line is `listening on http://HOST:PORT/v2`, then the
  * accounts' credentials and the seeded task types; settings and the stop notice go to stderr. A bad flag value
  * stops with a message naming the flag (exit 2).
+ *
+ * The default account's credentials are published: on an address other machines reach (`--host 0.0.0.0`) the
+ * sandbox serves only the accounts given with `--account`, and refuses to start without one unless
+ * `--allow-default-account` says to serve the default account anyway; either way it warns on stderr.
  */
 import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
-import { setExitCode } from "../cli/Output.js"
+import { isLoopback } from "../cli/Connection.js"
+import type { ExitCode } from "../cli/Output.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { UsageError } from "../Errors.js"
 import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
@@ -21,7 +26,12 @@ const flags = {
   port: Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port to listen on (0: any free port)")),
   account: Options.text("account").pipe(
     Options.repeated,
-    Options.withDescription("An extra isolated account, as KEY:TOKEN (repeatable); sandbox-key:sandbox-token always exists")
+    Options.withDescription(
+      "An extra isolated account, as KEY:TOKEN (repeatable); sandbox-key:sandbox-token exists too, except on a --host other machines reach"
+    )
+  ),
+  allowDefaultAccount: Options.boolean("allow-default-account").pipe(
+    Options.withDescription("On a --host other machines reach: serve the published sandbox-key:sandbox-token account anyway")
   ),
   rateLimit: text("rate-limit", "400/60s", "Requests allowed per client IP and window, e.g. 400/60s (logins and list pages count)"),
   rateMode: Options.choice("rate-mode", ["sliding", "fixed"]).pipe(
@@ -60,7 +70,16 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) 
   const { defaultSandboxOptions, noFaults } = yield* loadSandbox
   if (f.port < 0 || f.port > 65535) return yield* new UsageError({ message: `--port: ${f.port} is not between 0 and 65535` })
   const extra = yield* Effect.forEach(f.account, account)
-  const accounts = [...defaultSandboxOptions.accounts, ...extra]
+  const exposed = !isLoopback(f.host)
+  if (exposed && extra.length === 0 && !f.allowDefaultAccount) {
+    return yield* new UsageError({
+      message:
+        `--host ${f.host}: other machines can reach this address, and the only account would be the published sandbox-key:sandbox-token. ` +
+        "Give your own account with --account KEY:TOKEN (the default account is then not served), " +
+        "or pass --allow-default-account to serve it anyway; --host 127.0.0.1 keeps the sandbox on this machine"
+    })
+  }
+  const accounts = exposed && !f.allowDefaultAccount ? extra : [...defaultSandboxOptions.accounts, ...extra]
   const keys = accounts.map((a) => a.apiKey)
   const twice = keys.find((k, i) => keys.indexOf(k) !== i)
   if (twice !== undefined) return yield* new UsageError({ message: `--account: the apiKey ${twice} is given twice` })
@@ -92,6 +111,14 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
       const { startSandbox } = yield* loadSandbox
       const sandbox = yield* startSandbox(options).pipe(Effect.mapError((e) => new UsageError({ message: e.message })))
       yield* Console.log(`listening on ${sandbox.url}`)
+      if (!isLoopback(options.host)) {
+        const keys = sandbox.accounts.map((a) => a.apiKey).join(", ")
+        yield* Console.error(
+          `WARNING: the sandbox listens on ${options.host}, which other machines can reach: anyone who can connect and knows the credentials ` +
+            `of an account (${keys}) can read and change its data` +
+            (f.allowDefaultAccount ? "; the default account's credentials sandbox-key:sandbox-token are published" : "")
+        )
+      }
       for (const a of sandbox.accounts) yield* Console.log(`account apiKey=${a.apiKey} apiToken=${a.apiToken}`)
       yield* Console.log("task types (the same ids in every account):")
       for (const t of sandbox.taskTypes) yield* Console.log(`  ${t.id}  ${t.description}`)
@@ -110,11 +137,11 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
       yield* stop.stopped
     })
   )
-  yield* shielded(
+  return yield* shielded(
     serveUntilStopped.pipe(
       Effect.zipRight(Console.error(options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`)),
-      // A stop asked for is the normal end: the edge, which sees the signal as an interruption, exits with this code.
-      Effect.zipRight(setExitCode(0))
+      // A stop asked for is the normal end.
+      Effect.as(0 as ExitCode)
     )
   )
 })

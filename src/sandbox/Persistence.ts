@@ -1,41 +1,98 @@
 /**
- * The `--data FILE` state: loaded at start when the file exists, saved (the whole state, as JSON) at most a
- * moment after each write and again on shutdown. Each save writes `FILE.tmp` and renames it over FILE, so a
- * crash never leaves a half-written file.
+ * The `--data FILE` state. FILE holds a snapshot of the whole state (JSON); `FILE.log` the records written since
+ * that snapshot, one line each, appended before the write is answered: a `kill -9` loses no answered write (the
+ * lines are in the kernel's hands, though a power cut may still take the last moment). A moment after writes,
+ * and on shutdown, a new snapshot is taken: written as `FILE.tmp` and renamed over FILE, so a crash never leaves
+ * a half-written file; the log lines it holds are then dropped.
+ *
+ * When the snapshot is taken, the log is set aside as `FILE.log.prev` (new lines go to a fresh `FILE.log`) and
+ * removed once the new FILE is in place. Loading reads FILE, then replays `FILE.log.prev` and `FILE.log`: a
+ * replayed line sets a record to its value at that moment, so replaying lines FILE already holds is harmless.
  */
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { readFile, rename, writeFile } from "node:fs/promises"
 import { Duration, Effect, Queue } from "effect"
 import type { Store } from "./Store.js"
 
-/** Debounce of saves: writes within this interval share one save (the brief allows up to one second). */
+/** Debounce of snapshots: writes within this interval share one (the log already keeps each write). */
 const saveDelay = Duration.millis(200)
 
 const describe = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-/** Reads FILE into the store when it exists; fails with a message naming the file otherwise unreadable. */
+const logOf = (file: string) => `${file}.log`
+const previousLogOf = (file: string) => `${file}.log.prev`
+
+/** Replays a change log into the store; a line cut by a crash (the last one) is skipped. */
+const replayLog = (path: string, store: Store): void => {
+  if (!existsSync(path)) return
+  for (const line of readFileSync(path, "utf8").split("\n")) if (line.trim() !== "") store.replay(line)
+}
+
+/** Reads FILE (and its change logs) into the store when it exists; fails with a message naming the file otherwise unreadable. */
 export const loadState = Effect.fn("Persistence.loadState")(function* (file: string, store: Store) {
   const text = yield* Effect.tryPromise({
     try: () => readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
     catch: (e) => `${file}: cannot read the sandbox data file: ${describe(e)}`
   })
-  if (text === undefined) return false
-  const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => `${file}: not a sandbox data file (invalid JSON: ${describe(e)})` })
-  yield* Effect.mapError(store.restore(json), (detail) => `${file}: not a sandbox data file: ${detail}`)
-  return true
+  if (text !== undefined) {
+    const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => `${file}: not a sandbox data file (invalid JSON: ${describe(e)})` })
+    yield* Effect.mapError(store.restore(json), (detail) => `${file}: not a sandbox data file: ${detail}`)
+  }
+  const logs = [previousLogOf(file), logOf(file)].filter((p) => existsSync(p))
+  yield* Effect.try({
+    try: () => logs.forEach((p) => replayLog(p, store)),
+    catch: (e) => `${file}: cannot read the sandbox change log: ${describe(e)}`
+  })
+  store.markLogged()
+  return text !== undefined || logs.length > 0
 })
 
 export interface Persistence {
-  /** Schedules a save of the whole state. */
+  /** Logs what was written (before the write is answered) and schedules a snapshot. */
   readonly markDirty: Effect.Effect<void>
 }
 
 /**
- * Saves under `lock` (the store's lock, so a save never sees half a request), once now to prove FILE is
+ * Snapshots under `lock` (the store's lock, so a snapshot never sees half a request), once now to prove FILE is
  * writable, then after writes and when the scope closes.
  */
 export const makePersistence = Effect.fn("Persistence.make")(function* (file: string, store: Store, lock: Effect.Semaphore) {
+  const log = logOf(file)
+  const previous = previousLogOf(file)
+  let fd = yield* Effect.try({ try: () => openSync(log, "a"), catch: (e) => `${file}: cannot save the sandbox data file (nor its change log): ${describe(e)}` })
+  const report = (message: string) => Effect.sync(() => process.stderr.write(`sandbox: ${message}\n`))
+  store.trackChanges()
+
+  /** Appends what changed since the last call: synchronous, so it is in the log before the answer is sent. */
+  const append = () => {
+    const lines = store.changes()
+    if (lines !== "") writeSync(fd, lines)
+  }
+
+  /** Sets the log aside for the snapshot being taken (a set-aside log not yet dropped — its snapshot failed — grows instead). */
+  const rotate = () => {
+    closeSync(fd)
+    if (existsSync(previous)) {
+      appendFileSync(previous, readFileSync(log))
+      fd = openSync(log, "w")
+    } else {
+      renameSync(log, previous)
+      fd = openSync(log, "a")
+    }
+  }
+
   const saveOnce = Effect.gen(function* () {
-    const text = yield* lock.withPermits(1)(Effect.sync(() => JSON.stringify(store.snapshot())))
+    const text = yield* lock.withPermits(1)(
+      Effect.try({
+        try: () => {
+          append()
+          const text = JSON.stringify(store.snapshot())
+          rotate()
+          return text
+        },
+        catch: (e) => `${file}: cannot save the sandbox data file: ${describe(e)}`
+      })
+    )
     yield* Effect.tryPromise({
       try: async () => {
         await writeFile(`${file}.tmp`, text, "utf8")
@@ -43,19 +100,35 @@ export const makePersistence = Effect.fn("Persistence.make")(function* (file: st
       },
       catch: (e) => `${file}: cannot save the sandbox data file: ${describe(e)}`
     })
+    yield* Effect.try({ try: () => rmSync(previous, { force: true }), catch: (e) => `${previous}: cannot remove the change log: ${describe(e)}` })
   })
   const saving = yield* Effect.makeSemaphore(1)
   const save = Effect.uninterruptible(saving.withPermits(1)(saveOnce))
   yield* save
   const dirty = yield* Queue.sliding<void>(1)
   // Added before the loop is forked, so on close the loop is interrupted first and this last save sees all writes.
-  yield* Effect.addFinalizer(() => save.pipe(Effect.catchAll((message) => Effect.sync(() => process.stderr.write(`sandbox: ${message}\n`)))))
+  yield* Effect.addFinalizer(() =>
+    save.pipe(
+      // Saved: the (empty) log is not needed. Not saved: the log keeps the writes for the next start.
+      Effect.zipRight(Effect.sync(() => {
+        closeSync(fd)
+        rmSync(log, { force: true })
+      })),
+      Effect.catchAll((message) => Effect.zipRight(report(message), Effect.sync(() => closeSync(fd)))),
+      Effect.catchAllDefect((e) => report(describe(e)))
+    )
+  )
   yield* Queue.take(dirty).pipe(
     Effect.zipRight(Effect.sleep(saveDelay)),
     Effect.zipRight(save),
-    Effect.catchAll((message) => Effect.sync(() => process.stderr.write(`sandbox: ${message}\n`))),
+    Effect.catchAll(report),
     Effect.forever,
     Effect.forkScoped
   )
-  return { markDirty: Effect.asVoid(Queue.offer(dirty, undefined)) } satisfies Persistence as Persistence
+  const markDirty = Effect.try({ try: append, catch: (e) => `${log}: cannot write the sandbox change log: ${describe(e)}` }).pipe(
+    Effect.catchAll(report),
+    Effect.zipRight(Queue.offer(dirty, undefined)),
+    Effect.asVoid
+  )
+  return { markDirty } satisfies Persistence as Persistence
 })

@@ -1,7 +1,8 @@
 /**
  * The sandbox's state: per account, one table of stored records per resource (write names, as sent), the id
  * counters and the questionnaire answers still in the queue. Everything here is synchronous and is only touched
- * under the sandbox's lock; `snapshot`/`restore` give the JSON kept in the `--data` file.
+ * under the sandbox's lock; `snapshot`/`restore` give the JSON kept in the `--data` file, and `changes`/`replay`
+ * the lines of its change log (every record written since the last snapshot, see `Persistence.ts`).
  */
 import { randomUUID } from "node:crypto"
 import { Either, Schema } from "effect"
@@ -36,6 +37,8 @@ export class Table {
   private readonly rows = new Map<string, Rec>()
   /** unique field → normalized value → key of the record holding it */
   private readonly indexes: Map<string, Map<string, string>>
+  /** Told the key of every record put or removed (the change log's source). */
+  onChange: ((key: string) => void) | undefined
 
   constructor(readonly resource: Resource) {
     this.indexes = new Map(resource.fields.filter((f) => f.unique).map((f) => [f.name, new Map<string, string>()]))
@@ -54,7 +57,13 @@ export class Table {
     return [...this.rows.values()]
   }
 
+  /** The record stored under `key` (a key from `keyOf`/`idKey`). */
+  atKey(key: string): Rec | undefined {
+    return this.rows.get(key)
+  }
+
   put(key: string, rec: Rec): void {
+    this.onChange?.(key)
     this.unindex(key)
     this.rows.set(key, rec)
     for (const [field, index] of this.indexes) {
@@ -67,6 +76,7 @@ export class Table {
     const key = idKey(id)
     const rec = this.rows.get(key)
     if (rec === undefined) return undefined
+    this.onChange?.(key)
     this.unindex(key)
     this.rows.delete(key)
     return rec
@@ -100,14 +110,38 @@ export class Account {
   readonly tables = new Map<ResourceName, Table>()
   readonly nextIds = new Map<ResourceName, number>()
   pendingAnswers: Array<PendingAnswer> = []
+  /** Keys of the records written since the change log last took them, per table (only with a change log). */
+  readonly touched = new Map<ResourceName, Set<string>>()
+  tracking = false
+  /** The queue of answers as the change log last wrote it (it is replaced or pushed to in place). */
+  private logged: { readonly list: Array<PendingAnswer>; readonly length: number } = { list: this.pendingAnswers, length: 0 }
 
   table(name: ResourceName): Table {
     let t = this.tables.get(name)
     if (t === undefined) {
       t = new Table(resource(name))
+      t.onChange = (key) => {
+        if (!this.tracking) return
+        let keys = this.touched.get(name)
+        if (keys === undefined) this.touched.set(name, (keys = new Set()))
+        keys.add(key)
+      }
       this.tables.set(name, t)
     }
     return t
+  }
+
+  /** Whether the queue of answers changed since the change log last wrote it; marks it written. */
+  takeAnswersChanged(): boolean {
+    const changed = this.logged.list !== this.pendingAnswers || this.logged.length !== this.pendingAnswers.length
+    this.logged = { list: this.pendingAnswers, length: this.pendingAnswers.length }
+    return changed
+  }
+
+  /** Forgets what was written so far: the state is already on disk (just loaded or saved). */
+  markLogged(): void {
+    this.touched.clear()
+    this.takeAnswersChanged()
   }
 
   /** A fresh server id: integers from 1 per account and resource, GUIDs for GUID resources. */
@@ -150,6 +184,7 @@ export type StoreSnapshot = typeof StoreSnapshot.Type
 
 export class Store {
   readonly accounts = new Map<string, Account>()
+  private tracking = false
 
   constructor(private readonly seed: (account: Account) => void) {}
 
@@ -158,10 +193,64 @@ export class Store {
     let a = this.accounts.get(apiKey)
     if (a === undefined) {
       a = new Account()
+      a.tracking = this.tracking
       this.seed(a)
       this.accounts.set(apiKey, a)
     }
     return a
+  }
+
+  /** From now on, writes are remembered for `changes` (the `--data` change log). */
+  trackChanges(): void {
+    this.tracking = true
+    for (const a of this.accounts.values()) a.tracking = true
+  }
+
+  /** Forgets what was written so far: the state is already on disk (just loaded). */
+  markLogged(): void {
+    for (const a of this.accounts.values()) a.markLogged()
+  }
+
+  /**
+   * The change-log lines of everything written since the last call, one JSON object a line: `{a, t, k, r}` sets
+   * (or with `r: null` removes) one record, `{a, n, p}` sets an account's id counters and answer queue.
+   */
+  changes(): string {
+    let out = ""
+    for (const [apiKey, a] of this.accounts) {
+      const answers = a.takeAnswersChanged()
+      if (a.touched.size === 0 && !answers) continue
+      for (const [name, keys] of a.touched) {
+        const t = a.table(name)
+        for (const k of keys) out += `${JSON.stringify({ a: apiKey, t: name, k, r: t.atKey(k) ?? null })}\n`
+      }
+      a.touched.clear()
+      out += `${JSON.stringify({ a: apiKey, n: Object.fromEntries(a.nextIds), p: a.pendingAnswers })}\n`
+    }
+    return out
+  }
+
+  /** Applies one change-log line; false when it is not one (a line cut by a crash). */
+  replay(line: string): boolean {
+    let change: { a?: unknown; t?: unknown; k?: unknown; r?: unknown; n?: unknown; p?: unknown }
+    try {
+      change = JSON.parse(line)
+    } catch {
+      return false
+    }
+    if (typeof change !== "object" || change === null || typeof change.a !== "string") return false
+    const a = this.account(change.a)
+    if (typeof change.t === "string" && typeof change.k === "string") {
+      if (!isResourceName(change.t)) return true
+      if (change.r === null) a.table(change.t).remove(change.k)
+      else a.table(change.t).put(change.k, { ...(change.r as Rec) })
+      return true
+    }
+    if (typeof change.n === "object" && change.n !== null) {
+      for (const [name, next] of Object.entries(change.n)) if (isResourceName(name) && typeof next === "number") a.nextIds.set(name, next)
+    }
+    if (Array.isArray(change.p)) a.pendingAnswers = [...(change.p as Array<PendingAnswer>)]
+    return true
   }
 
   snapshot(): StoreSnapshot {
@@ -184,6 +273,7 @@ export class Store {
         this.accounts.clear()
         for (const [apiKey, s] of Object.entries(snapshot.accounts)) {
           const a = new Account()
+          a.tracking = this.tracking
           for (const [name, rows] of Object.entries(s.tables)) {
             if (!isResourceName(name)) continue
             for (const rec of rows) a.insert(name, { ...rec })

@@ -13,6 +13,8 @@ export interface ParseOptions {
   readonly mode: "upsert" | "create" | "update" | "delete"
   /** File columns (attachments) are relative to it. */
   readonly baseDir: string
+  /** Attachments must lie inside this folder (`--attachments-root`; default `baseDir`): see `Attachment.ts`. */
+  readonly attachmentsRoot?: string | undefined
   /** Default 10 MiB (`defaultMaxAttachmentBytes`). */
   readonly maxAttachmentBytes: number
   /** `source.writtenByTool`: undo the formula guard on every cell. */
@@ -61,11 +63,13 @@ export interface PendingRef {
 /** A local file named by a file column; the pipeline reads and base64-encodes it. */
 export interface FileCell {
   readonly field: string
-  /** Absolute path. */
+  /** Real absolute path (checked by `checkAttachment`; read with `readAttachment`). */
   readonly path: string
   /** The local file's base name. */
   readonly name: string
   readonly bytes: number
+  /** The size limit, enforced again when the file is read. */
+  readonly maxBytes: number
 }
 
 export interface RowError {

@@ -7,13 +7,11 @@
  * costs one pass over its cells with no schema building, regex compilation or closures.
  */
 import { Effect } from "effect"
-import { constants } from "node:fs"
-import { access, stat } from "node:fs/promises"
-import * as Path from "node:path"
 import type { SourceRow } from "../files/Source.js"
 import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
+import { checkAttachment } from "./Attachment.js"
 import { cellText } from "./CellText.js"
 import type { CellDecoder } from "./Cells.js"
 import { cellDecoder, splitList } from "./Cells.js"
@@ -92,28 +90,11 @@ const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
   return `${values} beyond the header's ${width} columns (${shown}${extra.length > 3 ? ", …" : ""}); a value may hold an unquoted delimiter`
 }
 
-const size = (bytes: number): string => {
-  const short = (n: number) => n.toFixed(1).replace(/\.0$/, "")
-  return bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${short(bytes / 1024)} KiB` : `${short(bytes / (1024 * 1024))} MiB`
-}
+/** Excel's limit: a cell holds at most this many characters, and a longer one cannot come from a spreadsheet intact. */
+const maxCellCharacters = 32_767
 
-/** Checks one attachment cell against the disk: exists, is a file, is readable, is not too large. */
-const inspectFile = async (text: string, baseDir: string, maxBytes: number): Promise<{ readonly path: string; readonly bytes: number } | string> => {
-  // A workbook written on Windows names files with backslashes.
-  const relative = Path.sep === "/" ? text.replaceAll("\\", "/") : text
-  const path = Path.resolve(baseDir, relative)
-  try {
-    const info = await stat(path)
-    if (!info.isFile()) return `${quote(text)} is a folder, not a file`
-    if (info.size > maxBytes) return `${quote(text)} is ${size(info.size)}; attachments are limited to ${size(maxBytes)}`
-    await access(path, constants.R_OK)
-    return { path, bytes: info.size }
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === "ENOENT" || code === "ENOTDIR") return `${quote(text)} not found (looked for ${path})`
-    return `${quote(text)} cannot be read (${code ?? String(error)})`
-  }
-}
+const tooLong = (length: number): string =>
+  `${length.toLocaleString("en-US")} characters: a cell holds at most ${maxCellCharacters.toLocaleString("en-US")} (Excel's limit)`
 
 export const makeValidator = (plan: ColumnPlan, formats: Formats, options: ParseOptions): RowValidator => {
   const { resource } = plan
@@ -181,6 +162,10 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     let warnings: Array<string> | undefined
     const payload: Record<string, unknown> = {}
     if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
+    for (let i = 0; i < plan.header.length; i++) {
+      const length = cells[i]?.length ?? 0
+      if (length > maxCellCharacters) errors = push(errors, plan.header[i]!, tooLong(length))
+    }
 
     // The key (from its column, or its reference column) decides whether the id is sent.
     let keyText: string | undefined
@@ -290,13 +275,14 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     return pending === undefined ? result : { _tag: "CheckFiles", sync: result, pending }
   }
 
+  const rules = { baseDir: options.baseDir, root: options.attachmentsRoot, maxBytes: options.maxAttachmentBytes }
   const attach = Effect.fn("Validate.attachFiles")(function* (sync: RowResult, pending: ReadonlyArray<PendingFile>) {
     const files: Array<FileCell> = []
     const errors: Array<RowError> = sync._tag === "Invalid" ? [...sync.errors] : []
     for (const { slot, text: t } of pending) {
-      const found = yield* Effect.promise(() => inspectFile(t, options.baseDir, options.maxAttachmentBytes))
+      const found = yield* Effect.promise(() => checkAttachment(t, rules))
       if (typeof found === "string") errors.push({ column: slot.valueColumn, message: found })
-      else files.push({ field: slot.name, path: found.path, name: Path.basename(found.path), bytes: found.bytes })
+      else files.push({ field: slot.name, path: found.path, name: found.name, bytes: found.bytes, maxBytes: rules.maxBytes })
     }
     const result: RowResult = errors.length > 0 ? { _tag: "Invalid", row: sync.row, errors } : { ...(sync as Extract<RowResult, { _tag: "Valid" }>), files }
     return result
