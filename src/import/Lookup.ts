@@ -7,7 +7,7 @@
  */
 import { Effect, Stream } from "effect"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
-import { distinctKeys, KeyMap, keyFilter, keyProperty, listedAs, normalKey, recordKey } from "../Identity.js"
+import { distinctKeys, keyFilter, KeyMap, keyProperty, listedAs, normalKey, recordKey } from "../Identity.js"
 import type { Resource } from "../Resources.js"
 
 export { listedAs, recordId } from "../Identity.js"
