@@ -14,9 +14,11 @@ const cliTier = [
   "test/export/continue.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
+  "test/import/identity-cli.test.ts",
   "test/onboard/aborted.test.ts",
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",
+  "test/onboard/identity-cli.test.ts",
   "test/onboard/skips.test.ts",
   "test/report/**/*.test.ts"
 ]

@@ -14,7 +14,7 @@
  * Also here: which property of a listed record carries a key (write and read names differ), and which list and
  * `paramFilter` key find records by it.
  */
-import { idReadName, readName, resource as resourceOf, type Resource } from "./Resources.js"
+import { idReadName, readName, type Resource, resource as resourceOf } from "./Resources.js"
 
 /** A key value as the service compares it: trimmed, case-insensitive. Blank stays "" (names no record). */
 export const normalKey = (value: string): string => value.trim().toLowerCase()
@@ -88,29 +88,42 @@ export const keyProperty = (listed: Resource, by: string): string => {
 }
 
 /** The key a record's `property` holds, as text ("" when absent). */
-export const recordKey = (record: Readonly<Record<string, unknown>>, property: string): string => keyText(record[property])
+export const recordKey = (record: Readonly<Record<string, unknown>>, property: string): string =>
+  keyText(record[property])
 
 /**
  * The `paramFilter` key of `listed` that tests `by`, if the API has one, and whether it takes a comma-separated
  * list of alternatives. The filter compares as the service does (case-insensitively, sometimes by substring), so
  * what it answers is matched again with `sameKey`.
  */
-export const keyFilter = (listed: Resource, by: string): { readonly key: string; readonly takesList: boolean } | undefined => {
+export const keyFilter = (
+  listed: Resource,
+  by: string
+): { readonly key: string; readonly takesList: boolean } | undefined => {
   const filters = listed.filters ?? {}
   const key = Object.keys(filters).find((k) => filters[k] === by && k !== "startDate" && k !== "endDate")
   return key === undefined ? undefined : { key, takesList: (listed.listFilters ?? []).includes(key) }
 }
 
 /** The records among `records` whose `property` names the same record as `value`. */
-export const withKey = <R extends Readonly<Record<string, unknown>>>(records: ReadonlyArray<R>, property: string, value: string): ReadonlyArray<R> => {
+export const withKey = <R extends Readonly<Record<string, unknown>>>(
+  records: ReadonlyArray<R>,
+  property: string,
+  value: string
+): ReadonlyArray<R> => {
   const wanted = normalKey(value)
   return wanted === "" ? [] : records.filter((r) => normalKey(recordKey(r, property)) === wanted)
 }
 
 /** The server id of a listed record of `resource` (read through `listedAs`). */
-export const recordId = (resource: Resource, record: Readonly<Record<string, unknown>>): string | number | undefined => {
+export const recordId = (
+  resource: Resource,
+  record: Readonly<Record<string, unknown>>
+): string | number | undefined => {
   const listed = listedAs(resource) ?? resource
   const name = idReadName(listed)
-  const v = name === undefined ? undefined : record[name] ?? (listed.id !== undefined ? record[listed.id.name] : undefined)
+  const v = name === undefined
+    ? undefined
+    : record[name] ?? (listed.id !== undefined ? record[listed.id.name] : undefined)
   return typeof v === "string" || typeof v === "number" ? v : undefined
 }

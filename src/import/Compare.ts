@@ -133,7 +133,9 @@ export const changes = (
     const property = readField !== undefined ? readName(readField) : name
     if (listed !== resource && readField === field && !(property in record)) continue
     const current = record[property] ?? record[name]
-    if (!(name === resource.key ? sameKey(wanted, current) : same(field, wanted, current))) out.push({ field: name, from: current, to: wanted })
+    if (!(name === resource.key ? sameKey(wanted, current) : same(field, wanted, current))) {
+      out.push({ field: name, from: current, to: wanted })
+    }
   }
   return out
 }

@@ -2,11 +2,12 @@
  * Finding existing records by a property (a key such as `externalId`, `login`, `description`, or the id) with list
  * calls, never one GET per row: a filtered call per chunk of values where the filter takes a comma-separated list,
  * a filtered call per value when only a few are wanted, otherwise one walk of the whole list. Matches are checked
- * on our side too (a filter may match substrings), and only matching records are kept in memory.
+ * on our side too (a filter may match substrings), and only matching records are kept in memory. Values match as
+ * the service matches keys, trimmed and without regard to case; which property and filter are used is `Identity`'s.
  */
 import { Effect, Stream } from "effect"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
-import { distinctKeys, KeyMap, keyFilter, keyProperty, listedAs, normalKey, recordKey } from "../Identity.js"
+import { distinctKeys, keyFilter, KeyMap, keyProperty, listedAs, normalKey, recordKey } from "../Identity.js"
 import type { Resource } from "../Resources.js"
 
 export { listedAs, recordId } from "../Identity.js"
