@@ -129,11 +129,16 @@ describe("sandbox: writes", () => {
     Effect.gen(function* () {
       const { sandbox, call } = yield* session()
       assert.strictEqual((yield* call("POST", "/customers", { body: { name: "Padaria", cpfCnpj: "11.222.333/0001-81" } })).status, 201)
-      const without = yield* call("PUT", "/customers", { body: { name: "Padaria 2", cpfCnpj: "11222333000181" } })
+      const without = yield* call("PUT", "/customers", { body: { description: "Padaria 2", cpfCnpj: "11222333000181" } })
       assert.strictEqual(without.status, 201)
-      const withFlag = yield* call("PUT", "/customers", { body: { name: "Padaria Nova", cpfCnpj: "11222333000181", identifierBycpfCnpj: true } })
+      const withFlag = yield* call("PUT", "/customers", { body: { name: "Padaria Nova", description: "Padaria Nova", cpfCnpj: "11222333000181", identifierBycpfCnpj: true } })
       assert.strictEqual(withFlag.status, 200)
       assert.strictEqual(withFlag.body.result.id, 1)
+      assert.strictEqual(withFlag.body.result.description, "Padaria Nova")
+      // The upsert reads the name from `description` (the Blueprint), which it requires.
+      const nameOnly = yield* call("PUT", "/customers", { body: { externalId: "C9", name: "Sem descrição" } })
+      assert.strictEqual(nameOnly.status, 422)
+      assert.include(nameOnly.body.error, "description")
       assert.notProperty(withFlag.body.result, "identifierBycpfCnpj")
       assert.strictEqual((yield* call("PUT", "/services", { body: { externalCode: "SRV-1", title: "Limpeza" } })).status, 201)
       const service = yield* call("PUT", "/services", { body: { externalCode: "srv-1", title: "Limpeza completa", price: 180 } })
