@@ -170,19 +170,19 @@ describe("CPF and CNPJ", () => {
 
 describe("enumerations", () => {
   it("takes the number or the label, case- and accent-insensitively", () => {
-    expect(decode("tickets", "priority", "3")).toBe(3)
-    expect(decode("tickets", "priority", "high")).toBe(3)
-    expect(decode("tickets", "priority", "High")).toBe(3)
+    expect(decode("tasks", "priority", "3")).toBe(3)
+    expect(decode("tasks", "priority", "high")).toBe(3)
+    expect(decode("tasks", "priority", "High")).toBe(3)
     expect(decode("webhooks", "action", "Inclusão")).toBe(1)
     expect(decode("users", "userType", "Team Manager")).toBe(2)
-    expect(decode("tickets", "priority", "3 (high)")).toBe(3)
-    expect(decode("tickets", "priority", "2 - medium")).toBe(2)
+    expect(decode("tasks", "priority", "3 (high)")).toBe(3)
+    expect(decode("tasks", "priority", "2 - medium")).toBe(2)
   })
 
   it("lists the allowed values", () => {
-    expect(decode("tickets", "priority", "urgent")).toBe(`error: "urgent" is not one of 1 (low), 2 (medium), 3 (high)`)
-    expect(decode("tickets", "priority", "4")).toBe(`error: "4" is not one of 1 (low), 2 (medium), 3 (high)`)
-    expect(decode("tickets", "priority", "3 (low)")).toBe(`error: "3 (low)" is not one of 1 (low), 2 (medium), 3 (high)`)
+    expect(decode("tasks", "priority", "urgent")).toBe(`error: "urgent" is not one of 1 (low), 2 (medium), 3 (high)`)
+    expect(decode("tasks", "priority", "4")).toBe(`error: "4" is not one of 1 (low), 2 (medium), 3 (high)`)
+    expect(decode("tasks", "priority", "3 (low)")).toBe(`error: "3 (low)" is not one of 1 (low), 2 (medium), 3 (high)`)
   })
 })
 
