@@ -190,6 +190,34 @@ describe("sandbox: writes", () => {
       assert.strictEqual((yield* call("PUT", "/additionalcosts/2", { body: { value: 1 } })).status, 404)
     })
   )
+
+  it.scopedLive("Blueprint write forms: expenseDate in a patch, webhooks by name, products' money as \"12,00\", tickets created with 200", () =>
+    Effect.gen(function* () {
+      const { call } = yield* session()
+      yield* call("POST", "/users", { body: { login: "ana" } })
+      yield* call("POST", "/expensetypes", { body: { description: "Combustível" } })
+      yield* call("POST", "/expenses", { body: { userToId: 1, typeId: 1, date: "2026-11-20", amount: 10 } })
+      const moved = yield* call("PATCH", "/expenses/1", { body: [replace("expenseDate", "2026-11-21")] })
+      assert.strictEqual(moved.status, 200)
+      assert.strictEqual(moved.body.result.date, "2026-11-21T00:00:00")
+      // The live service patches the date only as expenseDate: `date` is accepted and ignored.
+      yield* call("PATCH", "/expenses/1", { body: [replace("/date", "2030-01-01")] })
+      assert.strictEqual((yield* call("GET", "/expenses/1")).body.result.date, "2026-11-21T00:00:00")
+
+      const hook = yield* call("POST", "/webhooks", { body: { entity: "Task", action: "inclusao", targetUrl: "https://example.com.br/h" } })
+      assert.strictEqual(hook.status, 201)
+      assert.deepStrictEqual([hook.body.result.entity, hook.body.result.action], [4, 1])
+      assert.strictEqual((yield* call("POST", "/webhooks", { body: { entity: "Tarefa", action: 1, targetUrl: "https://example.com.br/x" } })).status, 400)
+
+      const product = yield* call("POST", "/products", { body: { externalId: "P1", name: "Filtro", unitaryValue: "12,50", unitaryCost: "7,00" } })
+      assert.strictEqual(product.status, 201)
+      assert.deepStrictEqual([product.body.result.unitaryValue, product.body.result.unitaryCost], ["12,50", "7,00"])
+
+      const ticket = yield* call("POST", "/tickets", { body: { title: "Pingando", priority: 1 } })
+      assert.strictEqual(ticket.status, 200)
+      assert.strictEqual(ticket.body.result.priority, 1)
+    })
+  )
 })
 
 describe("sandbox: read-back differences", () => {
