@@ -333,7 +333,7 @@ const table: ReadonlyArray<Resource> = [
       longitude(),
       bool("unavailableForTasks", "Not available to receive tasks", { example: "false" }),
       bool("checkInManual", "Check-in is done by hand", { example: "false" }),
-      f("gpsFrequency", { _tag: "integer", min: 60, max: 300 }, "GPS reporting interval in seconds (60–300)", { example: "120" })
+      enm("gpsFrequency", "GPS reporting interval in seconds: 60, 120, 180, 240 or 300", [[60, "1 minute"], [120, "2 minutes"], [180, "3 minutes"], [240, "4 minutes"], [300, "5 minutes"]], { example: "120" })
     ]
   },
   {

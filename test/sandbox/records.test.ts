@@ -213,6 +213,10 @@ describe("sandbox: writes", () => {
       assert.strictEqual(product.status, 201)
       assert.deepStrictEqual([product.body.result.unitaryValue, product.body.result.unitaryCost], ["12,50", "7,00"])
 
+      // GPS intervals are the Blueprint's five values only.
+      assert.strictEqual((yield* call("POST", "/users", { body: { login: "bia", gpsFrequency: 150 } })).status, 422)
+      assert.strictEqual((yield* call("POST", "/users", { body: { login: "bia", gpsFrequency: 180 } })).status, 201)
+
       const ticket = yield* call("POST", "/tickets", { body: { title: "Pingando", priority: 1 } })
       assert.strictEqual(ticket.status, 200)
       assert.strictEqual(ticket.body.result.priority, 1)

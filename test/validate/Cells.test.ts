@@ -60,7 +60,8 @@ describe("numbers", () => {
 describe("integers and ids", () => {
   it("reads whole numbers within the field's range", () => {
     expect(decode("users", "gpsFrequency", "120")).toBe(120)
-    expect(decode("users", "gpsFrequency", "30")).toBe(`error: "30" is out of range (60 to 300)`)
+    expect(decode("users", "gpsFrequency", "30")).toBe(`error: "30" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`)
+    expect(decode("users", "gpsFrequency", "150")).toBe(`error: "150" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`)
     expect(decode("customers", "maximumVisitTime", "1.5")).toBe(`error: "1.5" is not a whole number (write digits only, without separators)`)
     expect(decode("customers", "maximumVisitTime", "sessenta")).toBe(`error: "sessenta" is not a whole number`)
   })
