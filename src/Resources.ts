@@ -720,6 +720,10 @@ const table: ReadonlyArray<Resource> = [
       int("statusId", "Status (id)", { example: "1" }),
       ref("userResponsableId", "users", "userResponsableLogin", "User in charge (id; the API's own spelling)", { by: "login" }),
       ref("equipmentId", "equipments", "equipmentExternalId", "Equipment (id)"),
+      f("customFields", { _tag: "object", shape: ["customFieldTicket", "value"] }, "Custom fields, as a JSON list of {customFieldTicket: {id}, value}", {
+        list: true,
+        example: ""
+      }),
       date("created", "When the ticket was opened", { readOnly: true })
     ]
   },
