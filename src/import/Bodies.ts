@@ -30,7 +30,9 @@ export const wireValue = (field: Field | undefined, value: unknown): unknown => 
   }
   if (field.sendText === true && typeof value === "number") return String(value)
   // A reference resolved from a list that sends integer ids as text (products' `code` "456") is still an integer.
-  if (field.ref !== undefined && field.type._tag === "integer" && typeof value === "string" && /^\d+$/.test(value.trim())) return Number(value)
+  if (
+    field.ref !== undefined && field.type._tag === "integer" && typeof value === "string" && /^\d+$/.test(value.trim())
+  ) return Number(value)
   return value
 }
 
@@ -45,7 +47,9 @@ export const createBody = (r: Resource, body: Readonly<Body>): Body => {
 export const upsertBody = (r: Resource, body: Readonly<Body>): Body => {
   const out = createBody(r, body)
   for (const field of r.fields) {
-    if (field.upsertAs !== undefined && out[field.name] !== undefined && out[field.upsertAs] === undefined) out[field.upsertAs] = out[field.name]
+    if (field.upsertAs !== undefined && out[field.name] !== undefined && out[field.upsertAs] === undefined) {
+      out[field.upsertAs] = out[field.name]
+    }
   }
   return out
 }
@@ -68,7 +72,7 @@ const sendAsValue = Effect.fn("Bodies.sendAsValue")(function*(field: Field, id: 
   const ref = field.ref!
   const target = resourceOf(ref.resource)
   let cache = sentIds.get(api)
-  if (cache === undefined) sentIds.set(api, (cache = new Map()))
+  if (cache === undefined) sentIds.set(api, cache = new Map())
   const key = `${target.name}\u0000${String(id)}`
   const known = cache.get(key)
   if (known !== undefined) return known
@@ -76,8 +80,12 @@ const sendAsValue = Effect.fn("Bodies.sendAsValue")(function*(field: Field, id: 
   const record = isObject(reply.result) ? reply.result : undefined
   const value = record?.[ref.sendAs!]
   if (!reply.ok || (typeof value !== "string" && typeof value !== "number") || String(value) === "") {
-    const why = !reply.ok ? (reply.error ?? (reply.status !== undefined ? `HTTP ${reply.status}` : "no answer")) : `it has no ${ref.sendAs}`
-    return yield* Effect.fail(`${field.name} ${String(id)}: cannot read the ${ref.sendAs} of ${target.name} ${String(id)} (${why})`)
+    const why = !reply.ok
+      ? (reply.error ?? (reply.status !== undefined ? `HTTP ${reply.status}` : "no answer"))
+      : `it has no ${ref.sendAs}`
+    return yield* Effect.fail(
+      `${field.name} ${String(id)}: cannot read the ${ref.sendAs} of ${target.name} ${String(id)} (${why})`
+    )
   }
   cache.set(key, String(value))
   return String(value)
@@ -85,7 +93,9 @@ const sendAsValue = Effect.fn("Bodies.sendAsValue")(function*(field: Field, id: 
 
 /** A sub-collection item's value as text: numbers as decimal text, the referenced record as its `sendAs`. */
 const itemValue = (field: Field | undefined, value: unknown): Effect.Effect<unknown, string | ApiAborted, Api> => {
-  if (field?.ref?.sendAs !== undefined && value !== undefined && value !== null && value !== "") return sendAsValue(field, value)
+  if (field?.ref?.sendAs !== undefined && value !== undefined && value !== null && value !== "") {
+    return sendAsValue(field, value)
+  }
   if (typeof value === "number" || typeof value === "boolean") return Effect.succeed(String(value))
   return Effect.succeed(value)
 }
@@ -103,29 +113,35 @@ const uploadBody = (r: Resource, sent: unknown): unknown => {
  * The body of a PUT on a sub-collection or action path: the wrapped items, the upload form, or the payload as it
  * is (questionnaire answers, employee stock). Fails with a message when a referenced record cannot be read.
  */
-export const pathPutBody = Effect.fn("Bodies.pathPutBody")(function*(r: Resource, body: unknown): Effect.fn.Return<unknown, string | ApiAborted, Api> {
-  if (r.upload !== undefined) return uploadBody(r, body)
-  if (!isObject(body)) return body
-  if (r.items === undefined) return createBody(r, body)
-  const item: Body = {}
-  for (const [k, v] of Object.entries(body)) {
-    if (v === undefined) continue
-    item[r.items.names[k] ?? k] = yield* itemValue(fieldOf(r, k), v)
+export const pathPutBody = Effect.fn("Bodies.pathPutBody")(
+  function*(r: Resource, body: unknown): Effect.fn.Return<unknown, string | ApiAborted, Api> {
+    if (r.upload !== undefined) return uploadBody(r, body)
+    if (!isObject(body)) return body
+    if (r.items === undefined) return createBody(r, body)
+    const item: Body = {}
+    for (const [k, v] of Object.entries(body)) {
+      if (v === undefined) continue
+      item[r.items.names[k] ?? k] = yield* itemValue(fieldOf(r, k), v)
+    }
+    return { [r.items.wrapper]: [item] }
   }
-  return { [r.items.wrapper]: [item] }
-})
+)
 
 /** The body of a DELETE on a sub-collection: the items' ids, as the API names them, as strings. */
-export const pathDeleteBody = Effect.fn("Bodies.pathDeleteBody")(function*(r: Resource, body: unknown): Effect.fn.Return<unknown, string | ApiAborted, Api> {
-  if (r.items === undefined || !Array.isArray(body) || r.key === undefined) return body
-  const key = fieldOf(r, r.key)
-  const out: Array<unknown> = []
-  for (const id of body) out.push(yield* itemValue(key, id))
-  return out
-})
+export const pathDeleteBody = Effect.fn("Bodies.pathDeleteBody")(
+  function*(r: Resource, body: unknown): Effect.fn.Return<unknown, string | ApiAborted, Api> {
+    if (r.items === undefined || !Array.isArray(body) || r.key === undefined) return body
+    const key = fieldOf(r, r.key)
+    const out: Array<unknown> = []
+    for (const id of body) out.push(yield* itemValue(key, id))
+    return out
+  }
+)
 
 /** A body whose building failed for this row only (a string) as a value; a failure of the run stays a failure. */
-export const rowProblem = <A, R>(body: Effect.Effect<A, string | ApiAborted, R>): Effect.Effect<Either.Either<A, string>, ApiAborted, R> =>
+export const rowProblem = <A, R>(
+  body: Effect.Effect<A, string | ApiAborted, R>
+): Effect.Effect<Either.Either<A, string>, ApiAborted, R> =>
   body.pipe(
     Effect.map((a) => Either.right(a)),
     Effect.catchIf((e): e is string => typeof e === "string", (e) => Effect.succeed(Either.left(e)))
