@@ -16,7 +16,16 @@ export type FieldType =
   | { readonly _tag: "email" }
   | { readonly _tag: "cpfCnpj" }
   | { readonly _tag: "guid" }
-  | { readonly _tag: "enum"; readonly values: ReadonlyArray<{ readonly value: number; readonly label: string }> }
+  | {
+    readonly _tag: "enum"
+    readonly values: ReadonlyArray<{ readonly value: number; readonly label: string }>
+    /**
+     * The codes the tool used before they were aligned with the API (ticket priority, discount type). A number a
+     * file gives is read with today's codes; one whose meaning changed is refused (write the label), one that
+     * only the former codes had is read as its label, with a warning. Exports write such fields as labels.
+     */
+    readonly formerly?: ReadonlyArray<{ readonly value: number; readonly label: string }>
+  }
   /** A nested object (or list of objects) whose shape is given by `shape`; cells hold JSON. */
   | { readonly _tag: "object"; readonly shape: ReadonlyArray<string> }
   /** A local file named in the template; sent base64-encoded as `{name, file}`. */
@@ -32,6 +41,11 @@ export interface Reference {
   readonly column: string
   /** Which property of the referenced record that column holds (defaults to the resource's `key`). */
   readonly by?: string
+  /**
+   * The referenced record's property the request body carries instead of its id, looked up when the row is sent
+   * (task product items name the product by its GUID `productId`; files and paths use its numeric code).
+   */
+  readonly sendAs?: string
 }
 
 export interface Field {
@@ -56,6 +70,14 @@ export interface Field {
    * records are written to, by matching the referenced records' `by` property (`/customers/complete`).
    */
   readonly resolves?: { readonly field: string; readonly by: string }
+  /** An upsert (`PUT` on the collection) also carries the value under this name (customers: `description`). */
+  readonly upsertAs?: string
+  /** The property a JSON Patch addresses when it differs from `name` (expenses: `expenseDate`). */
+  readonly patchAs?: string
+  /** Written as the enumeration's label, not its number (webhooks' `entity`, `action`). */
+  readonly sendLabel?: boolean
+  /** Ids written as JSON strings (tasks' `keyWords`: `string[]`). */
+  readonly sendText?: boolean
   readonly doc: string
   readonly example?: string
 }
@@ -111,6 +133,21 @@ export interface Resource {
   readonly listFilters?: ReadonlyArray<string>
   /** The records this resource writes are listed (and looked up by key) through another resource's list. */
   readonly readVia?: ResourceName
+  /** The HTTP status of a successful create when it is not 201 (tickets answer 200). */
+  readonly createdStatus?: number
+  /**
+   * Sub-collection items on the wire: the body wraps them in `{<wrapper>: [items]}`, item properties take the
+   * names in `names` (`productId` → `ProductId`) and every value is sent as a JSON string (numbers as decimal text).
+   */
+  readonly items?: { readonly wrapper: string; readonly names: Readonly<Record<string, string>> }
+  /**
+   * Attachment uploads on the wire: `list` = `{<flag>: bool, attachments: [{name, file}]}` (tasks, customers,
+   * equipments, products); `single` = `{<flag>: bool, attachment: "<base64>"}` (expenses: one file, no name).
+   * `flag` is the writable boolean field that removes earlier attachments first.
+   */
+  readonly upload?: { readonly _tag: "list" | "single"; readonly flag: string }
+  /** Columns earlier versions of the templates had that are no longer sent: column → why (a file may still have them). */
+  readonly retiredColumns?: Readonly<Record<string, string>>
   readonly fields: ReadonlyArray<Field>
   readonly doc: string
 }
@@ -126,9 +163,12 @@ const bool = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "bool
 const date = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "date" }, doc, extra)
 const enm = (name: string, doc: string, values: Array<[number, string]>, extra?: Extra) =>
   f(name, { _tag: "enum", values: values.map(([value, label]) => ({ value, label })) }, doc, extra)
-const ref = (name: string, resource: ResourceName, column: string, doc: string, extra?: Extra & { by?: string }) => {
-  const { by, ...rest } = extra ?? {}
-  return f(name, { _tag: "integer" }, doc, { ...rest, ref: by === undefined ? { resource, column } : { resource, column, by } })
+const ref = (name: string, resource: ResourceName, column: string, doc: string, extra?: Extra & { by?: string; sendAs?: string }) => {
+  const { by, sendAs, ...rest } = extra ?? {}
+  return f(name, { _tag: "integer" }, doc, {
+    ...rest,
+    ref: { resource, column, ...(by !== undefined ? { by } : {}), ...(sendAs !== undefined ? { sendAs } : {}) }
+  })
 }
 const file = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "file" }, doc, { writeOnly: true, ...extra })
 
@@ -143,8 +183,21 @@ const longitude = (name = "longitude") => f(name, { _tag: "number", min: -180, m
 const attachmentFields = (parent: ResourceName, parentColumn: string, example: string): ReadonlyArray<Field> => [
   ref("id", parent, parentColumn, `Server id of the ${parent.replace(/s$/, "")} that receives the file`, { required: true }),
   file("file", "Path of a local file, relative to the template or workbook", { required: true, example }),
-  str("name", "File name shown on the server (defaults to the local file name)", { example: example.split("/").pop()! })
+  str("name", "File name shown on the server, with its extension (defaults to the local file name)", { example: example.split("/").pop()! }),
+  bool("removeAllAttachmentsInsertedByMe", "First remove the files this account attached to the record earlier", { writeOnly: true, example: "false" })
 ]
+
+/** The API's upload body for tasks, customers, equipments and products. */
+const listUpload = { _tag: "list", flag: "removeAllAttachmentsInsertedByMe" } as const
+
+/** Discount type of task items (API: 0 amount, 1 percentage; the tool had 1 percent, 2 amount). */
+const discountType = () =>
+  f(
+    "discountType",
+    { _tag: "enum", values: [{ value: 0, label: "amount" }, { value: 1, label: "percent" }], formerly: [{ value: 1, label: "percent" }, { value: 2, label: "amount" }] },
+    "Discount type: amount or percent (API codes 0 amount, 1 percent)",
+    { example: "" }
+  )
 
 const dateWindowFilters = { startDate: "", endDate: "" }
 
@@ -280,7 +333,7 @@ const table: ReadonlyArray<Resource> = [
       longitude(),
       bool("unavailableForTasks", "Not available to receive tasks", { example: "false" }),
       bool("checkInManual", "Check-in is done by hand", { example: "false" }),
-      f("gpsFrequency", { _tag: "integer", min: 60, max: 300 }, "GPS reporting interval in seconds (60–300)", { example: "120" })
+      enm("gpsFrequency", "GPS reporting interval in seconds: 60, 120, 180, 240 or 300", [[60, "1 minute"], [120, "2 minutes"], [180, "3 minutes"], [240, "4 minutes"], [300, "5 minutes"]], { example: "120" })
     ]
   },
   {
@@ -337,7 +390,7 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       idField(),
       externalId("CLI-0001"),
-      str("name", "Trade name", { required: true, readAs: "description", example: "Padaria Pão Quente" }),
+      str("name", "Trade name", { required: true, readAs: "description", upsertAs: "description", example: "Padaria Pão Quente" }),
       str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
       f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF (11 digits) or CNPJ (14 digits); punctuation accepted, digits sent", { example: "11.222.333/0001-81" }),
       str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
@@ -417,7 +470,8 @@ const table: ReadonlyArray<Resource> = [
       num("minimumStock", "Minimum stock", { example: "5" }),
       num("totalStock", "Stock on hand", { example: "40" }),
       bool("active", "Active product", { example: "true" }),
-      ref("associatedEquipmentId", "equipments", "associatedEquipmentExternalId", "Equipment the product belongs to (id)")
+      ref("associatedEquipmentId", "equipments", "associatedEquipmentExternalId", "Equipment the product belongs to (id)"),
+      f("productId", { _tag: "guid" }, "The product's GUID, assigned by the server (task product items name the product by it)", { readOnly: true })
     ]
   },
   {
@@ -436,7 +490,8 @@ const table: ReadonlyArray<Resource> = [
       str("title", "Title", { required: true, example: "Limpeza de split" }),
       str("description", "Description", { example: "Limpeza completa com higienização" }),
       num("price", "Price", { readFormat: "dotMoney", example: "180.00" }),
-      bool("active", "Active service", { example: "true" })
+      bool("active", "Active service", { example: "true" }),
+      f("fiscalServiceId", { _tag: "guid" }, "Fiscal service (GUID) the service is invoiced as", { example: "" })
     ]
   },
   {
@@ -516,7 +571,7 @@ const table: ReadonlyArray<Resource> = [
       longitude(),
       ref("equipmentsId", "equipments", "equipmentsExternalId", "Equipments to service (ids)", { list: true }),
       int("questionnaireId", "Questionnaire (checklist) attached to the task", { example: "" }),
-      ref("keyWords", "keywords", "keyWordsDescription", "Keywords (ids)", { list: true, by: "description" }),
+      ref("keyWords", "keywords", "keyWordsDescription", "Keywords (ids)", { list: true, by: "description", sendText: true }),
       bool("sendSatisfactionSurvey", "Send a satisfaction survey when finished", { example: "false" }),
       enm("checkinType", "Check-in type", [[1, "manual"], [2, "automatic"], [3, "user"]], { example: "1" }),
       enm("taskStatus", "Status", [[1, "opened"], [2, "displaced"], [3, "checked in"], [4, "checked out"], [5, "finished"], [6, "paused"]], { readOnly: true }),
@@ -532,13 +587,17 @@ const table: ReadonlyArray<Resource> = [
     parent: { resource: "tasks", field: "taskId" },
     readBackIn: "products",
     key: "productId",
-    doc: "Products used on a task (upserted by product)",
+    items: {
+      wrapper: "taskProducts",
+      names: { productId: "ProductId", quantity: "Quantity", value: "Value", discountType: "DiscountType", discountValue: "DiscountValue" }
+    },
+    doc: "Products used on a task (upserted by product; the API names the product by its GUID, the tool finds it from the code)",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
-      ref("productId", "products", "productExternalId", "Product (id)", { required: true }),
+      ref("productId", "products", "productExternalId", "Product (code)", { required: true, readAs: "code", sendAs: "productId" }),
       num("quantity", "Quantity", { required: true, example: "2" }),
-      num("value", "Unit value", { example: "49.90" }),
-      enm("discountType", "Discount type", [[1, "percent"], [2, "amount"]], { example: "" }),
+      num("value", "Unit value", { required: true, example: "49.90" }),
+      discountType(),
       num("discountValue", "Discount", { example: "" })
     ]
   },
@@ -551,12 +610,18 @@ const table: ReadonlyArray<Resource> = [
     parent: { resource: "tasks", field: "taskId" },
     readBackIn: "services",
     key: "serviceId",
+    items: {
+      wrapper: "taskServices",
+      names: { serviceId: "ServiceId", quantity: "Quantity", value: "Value", discountType: "DiscountType", discountValue: "DiscountValue" }
+    },
     doc: "Services done on a task (upserted by service)",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
       f("serviceId", { _tag: "guid" }, "Service (id)", { required: true, ref: { resource: "services", column: "serviceExternalCode" } }),
       num("quantity", "Quantity", { required: true, example: "1" }),
-      num("value", "Unit value", { example: "180.00" })
+      num("value", "Unit value", { required: true, example: "180.00" }),
+      discountType(),
+      num("discountValue", "Discount", { example: "" })
     ]
   },
   {
@@ -580,6 +645,7 @@ const table: ReadonlyArray<Resource> = [
     parent: { resource: "tasks", field: "taskId" },
     readBackIn: "additionalCosts",
     key: "additionalCostId",
+    items: { wrapper: "taskAdditionalCosts", names: { additionalCostId: "AdditionalCostId", value: "Value" } },
     doc: "Additional costs charged on a task",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
@@ -621,7 +687,7 @@ const table: ReadonlyArray<Resource> = [
       str("description", "Description", { example: "Almoço em visita" }),
       ref("userToId", "users", "userToLogin", "User who spent (id)", { required: true, by: "login" }),
       ref("typeId", "expense-types", "typeDescription", "Expense type (id)", { required: true, by: "description" }),
-      date("date", "Date of the expense", { required: true, example: "2026-11-20" }),
+      date("date", "Date of the expense", { required: true, patchAs: "expenseDate", example: "2026-11-20" }),
       num("amount", "Amount", { required: true, example: "42.50" })
     ]
   },
@@ -634,12 +700,18 @@ const table: ReadonlyArray<Resource> = [
     id: { name: "id", type: "integer" },
     dateWindow: { field: "created" },
     filters: { ...dateWindowFilters, customerId: "customerId", statusId: "statusId" },
+    createdStatus: 200,
     doc: "Support tickets",
     fields: [
       idField(),
       str("title", "Title", { required: true, example: "Ar-condicionado pingando" }),
       str("description", "Description", { example: "Cliente relata gotejamento" }),
-      enm("priority", "Priority", [[1, "low"], [2, "medium"], [3, "high"]], { example: "2" }),
+      f(
+        "priority",
+        { _tag: "enum", values: [{ value: 1, label: "high" }, { value: 2, label: "medium" }, { value: 3, label: "low" }], formerly: [{ value: 1, label: "low" }, { value: 2, label: "medium" }, { value: 3, label: "high" }] },
+        "Priority: high, medium or low (API codes 1 high, 2 medium, 3 low: the reverse of tasks')",
+        { example: "medium" }
+      ),
       f("requesterEmail", { _tag: "email" }, "Requester's e-mail", { example: "carlos@paoquente.com.br" }),
       str("requesterName", "Requester's name", { example: "Carlos Lima" }),
       int("requestTypeId", "Request type (id; see ticket-request-types)", { example: "1" }),
@@ -648,6 +720,10 @@ const table: ReadonlyArray<Resource> = [
       int("statusId", "Status (id)", { example: "1" }),
       ref("userResponsableId", "users", "userResponsableLogin", "User in charge (id; the API's own spelling)", { by: "login" }),
       ref("equipmentId", "equipments", "equipmentExternalId", "Equipment (id)"),
+      f("customFields", { _tag: "object", shape: ["customFieldTicket", "value"] }, "Custom fields, as a JSON list of {customFieldTicket: {id}, value}", {
+        list: true,
+        example: ""
+      }),
       date("created", "When the ticket was opened", { readOnly: true })
     ]
   },
@@ -703,8 +779,8 @@ const table: ReadonlyArray<Resource> = [
     doc: "Webhook subscriptions",
     fields: [
       idField(),
-      enm("entity", "Entity watched", [[1, "User"], [4, "Task"], [7, "Customer"], [27, "Equipment"], [62, "Ticket"]], { required: true, example: "4" }),
-      enm("action", "Action watched", [[1, "Inclusao"], [2, "Alteracao"], [3, "Exclusao"]], { required: true, example: "1" }),
+      enm("entity", "Entity watched", [[1, "User"], [4, "Task"], [7, "Customer"], [27, "Equipment"], [62, "Ticket"]], { required: true, sendLabel: true, example: "Task" }),
+      enm("action", "Action watched", [[1, "Inclusao"], [2, "Alteracao"], [3, "Exclusao"]], { required: true, sendLabel: true, example: "Inclusao" }),
       str("targetUrl", "Address that receives the deliveries", { required: true, readAs: "urlResponse", example: "https://example.com.br/hooks/fsm" }),
       bool("active", "Active subscription", { example: "true" })
     ]
@@ -729,6 +805,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/customers/{id}/attachments",
     ops: ["upsert"],
     parent: { resource: "customers", field: "id" },
+    upload: listUpload,
     doc: "Files attached to customers",
     fields: attachmentFields("customers", "customerExternalId", "anexos/contrato.pdf")
   },
@@ -739,6 +816,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/products/{id}/attachments",
     ops: ["upsert"],
     parent: { resource: "products", field: "id" },
+    upload: listUpload,
     doc: "Files attached to products",
     fields: attachmentFields("products", "productExternalId", "anexos/ficha-tecnica.pdf")
   },
@@ -749,6 +827,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/equipments/{id}/attachments",
     ops: ["upsert"],
     parent: { resource: "equipments", field: "id" },
+    upload: listUpload,
     doc: "Files attached to equipments",
     fields: attachmentFields("equipments", "equipmentExternalId", "anexos/foto-etiqueta.jpg")
   },
@@ -759,6 +838,7 @@ const table: ReadonlyArray<Resource> = [
     path: "/tasks/{id}/attachments",
     ops: ["upsert"],
     parent: { resource: "tasks", field: "id" },
+    upload: listUpload,
     doc: "Files attached to tasks",
     fields: attachmentFields("tasks", "taskExternalId", "anexos/foto-antes.jpg")
   },
@@ -769,11 +849,13 @@ const table: ReadonlyArray<Resource> = [
     path: "/expenses/{id}/attachments",
     ops: ["upsert"],
     parent: { resource: "expenses", field: "id" },
-    doc: "Receipts attached to expenses (expenses have no key: give the expense id)",
+    upload: { _tag: "single", flag: "deleteAttachment" },
+    retiredColumns: { name: "the API keeps one receipt per expense, without a file name" },
+    doc: "Receipts attached to expenses (one per expense; expenses have no key: give the expense id)",
     fields: [
       int("id", "Server id of the expense", { required: true }),
       file("file", "Path of a local file, relative to the template or workbook", { required: true, example: "anexos/recibo.jpg" }),
-      str("name", "File name shown on the server", { example: "recibo.jpg" })
+      bool("deleteAttachment", "First delete the receipt the expense has", { writeOnly: true, example: "false" })
     ]
   },
   {

@@ -35,6 +35,11 @@ const scalar = (field: Field, v: unknown): Cell => {
     case "integer":
     case "number":
     case "enum":
+      // Codes that changed (ticket priority, discount type) are written as labels, which mean one thing only.
+      if (field.type._tag === "enum" && field.type.formerly !== undefined) {
+        const label = field.type.values.find((x) => String(x.value) === String(v).trim())?.label
+        if (label !== undefined) return label
+      }
       if (typeof v === "string") return field.readFormat !== undefined || v.includes(",") ? moneyToNumber(v) : v.trim() === "" ? "" : Number.isFinite(Number(v)) ? Number(v) : v
       return typeof v === "number" || typeof v === "boolean" ? v : JSON.stringify(v)
     case "boolean":

@@ -8,6 +8,7 @@ import { Api, type ApiAborted, type Reply } from "../client/Api.js"
 import type { Resource } from "../Resources.js"
 import { readAttachment } from "../validate/Attachment.js"
 import type { FileCell } from "../validate/Validate.js"
+import { createBody, patchOps, pathDeleteBody, pathPutBody, rowProblem, upsertBody } from "./Bodies.js"
 import { formatChanges } from "./Compare.js"
 import { listedAs, recordId } from "./Lookup.js"
 import type { Action } from "./Plan.js"
@@ -82,7 +83,7 @@ export const send = Effect.fn("Send.send")(function*(
       const reply = yield* api.request({
         method: "POST",
         path: resource.path,
-        body: action.body,
+        body: createBody(resource, action.body),
         ...(action.correlation !== undefined && lookup !== undefined ? { correlation: { resource: lookup, ...action.correlation } } : {})
       })
       return outcomeOf(resource, reply, () => "created", {
@@ -90,16 +91,16 @@ export const send = Effect.fn("Send.send")(function*(
       })
     }
     case "PutCollection": {
-      const reply = yield* api.request({ method: "PUT", path: action.path, body: action.body })
+      const reply = yield* api.request({ method: "PUT", path: action.path, body: upsertBody(resource, action.body as Record<string, unknown>) })
       return outcomeOf(resource, reply, upsertStatus)
     }
     case "Patch": {
-      const ops = action.changes.map((c) => ({ op: "replace", path: c.field, value: c.to }))
+      const ops = patchOps(resource, action.changes)
       const reply = yield* api.request({ method: "PATCH", path: idPath(action.id), body: ops })
       return outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) })
     }
     case "PutId": {
-      const reply = yield* api.request({ method: "PUT", path: idPath(action.id), body: action.body })
+      const reply = yield* api.request({ method: "PUT", path: idPath(action.id), body: createBody(resource, action.body) })
       return outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) })
     }
     case "Delete": {
@@ -107,7 +108,9 @@ export const send = Effect.fn("Send.send")(function*(
       return outcomeOf(resource, reply, () => "deleted", { id: action.id, explain: notFoundById(resource, action.id) })
     }
     case "DeletePath": {
-      const reply = yield* api.request({ method: "DELETE", path: action.path, body: action.body })
+      const wire = yield* rowProblem(pathDeleteBody(resource, action.body))
+      if (wire._tag === "Left") return { status: "failed", error: wire.left }
+      const reply = yield* api.request({ method: "DELETE", path: action.path, body: wire.right })
       return outcomeOf(resource, reply, () => "deleted")
     }
     case "PutPath": {
@@ -117,7 +120,9 @@ export const send = Effect.fn("Send.send")(function*(
         if (read._tag === "Left") return { status: "failed", error: `cannot read the attachment: ${read.left}` }
         body = read.right
       }
-      const reply = yield* api.request({ method: "PUT", path: action.path, body })
+      const wire = yield* rowProblem(pathPutBody(resource, body))
+      if (wire._tag === "Left") return { status: "failed", error: wire.left }
+      const reply = yield* api.request({ method: "PUT", path: action.path, body: wire.right })
       return outcomeOf(resource, reply, upsertStatus)
     }
   }

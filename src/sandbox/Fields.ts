@@ -60,8 +60,20 @@ const coerceScalar = (type: FieldType, value: unknown): Coerced => {
   }
 }
 
+/** Money the API writes as pt-BR decimal text (products' `unitaryValue` `"12,00"`): the comma is the decimal mark. */
+const ptBrDecimal = /^\s*-?\d+,\d+\s*$/
+
+/** An enumeration written by its label (webhooks' `"Task"`, `"Inclusao"`, any case) as its number. */
+const labelCode = (type: FieldType, value: unknown): unknown => {
+  if (type._tag !== "enum" || typeof value !== "string") return value
+  const code = type.values.find((v) => v.label.toLowerCase() === value.trim().toLowerCase())?.value
+  return code ?? value
+}
+
 const coerceField = (field: Field, value: unknown): Coerced => {
   if (value === null || value === undefined) return ok(null)
+  if (field.readFormat === "ptBrMoney" && typeof value === "string" && ptBrDecimal.test(value)) return coerceScalar(field.type, value.replace(",", "."))
+  if (field.sendLabel === true) value = Array.isArray(value) ? value.map((v) => labelCode(field.type, v)) : labelCode(field.type, value)
   if (!field.list) return coerceScalar(field.type, value)
   if (!Array.isArray(value)) return bad(`${show(value)} is not a list`)
   const out: Array<unknown> = []

@@ -88,7 +88,7 @@ export const list = (r: Resource, call: Call) => listRows(r, call.account.table(
 export const create = Effect.fn("Records.create")(function* (r: Resource, call: Call) {
   const { rest } = yield* writable(r, yield* objectBody(call.body))
   const rec = yield* insertNew(call.account, r, rest, call.now)
-  return result(201, readBack(r, rec), true) satisfies Outcome as Outcome
+  return result(r.createdStatus ?? 201, readBack(r, rec), true) satisfies Outcome as Outcome
 })
 
 /** The record an upsert body designates: by id, then by the resource's key, then by CPF/CNPJ when asked to. */
@@ -117,8 +117,29 @@ export const upsertFields = Effect.fn("Records.upsertFields")(function* (account
   return { created: false, rec: merged }
 })
 
+/**
+ * An upsert body with the names the API's upsert reads turned into the table's: customers' upsert carries the
+ * name as `description` (required there; a `name` sent beside it is the same value).
+ */
+const upsertNames = Effect.fn("Records.upsertNames")(function* (r: Resource, body: Rec) {
+  const out: Rec = { ...body }
+  const problems: Array<string> = []
+  for (const field of r.fields) {
+    if (field.upsertAs === undefined) continue
+    const value = out[field.upsertAs]
+    delete out[field.upsertAs]
+    if (isUnset(value)) {
+      if (field.required) problems.push(`field "${field.upsertAs}" is required`)
+      continue
+    }
+    out[field.name] = value
+  }
+  if (problems.length > 0) return yield* reject(422, problems.join("; "))
+  return out
+})
+
 export const upsert = Effect.fn("Records.upsert")(function* (r: Resource, call: Call) {
-  const { id, rest } = yield* writable(r, yield* objectBody(call.body))
+  const { id, rest } = yield* writable(r, yield* upsertNames(r, yield* objectBody(call.body)))
   const { created, rec } = yield* upsertFields(call.account, r, id, rest, call.now)
   return result(created ? 201 : 200, readBack(r, rec), true) satisfies Outcome as Outcome
 })
@@ -164,11 +185,16 @@ const parsePatch = Effect.fn("Records.parsePatch")(function* (body: unknown) {
   return ops
 })
 
-/** The write name a patch path's first segment addresses: a field by its name or read-back name, any case. */
+/**
+ * The write name a patch path's first segment addresses: a field by its name or read-back name, any case; a
+ * field the API patches under another name (`patchAs`: expenses' `expenseDate`) only by that name.
+ */
 const propertyOf = (r: Resource, segment: string): string => {
   const lower = segment.toLowerCase()
   if (r.id !== undefined && (lower === idName(r).toLowerCase() || lower === idReadName(r)!.toLowerCase())) return idName(r)
-  const field = r.fields.find((f) => f.name.toLowerCase() === lower || readName(f).toLowerCase() === lower)
+  const renamed = r.fields.find((f) => f.patchAs?.toLowerCase() === lower)
+  if (renamed !== undefined) return renamed.name
+  const field = r.fields.find((f) => f.patchAs === undefined && (f.name.toLowerCase() === lower || readName(f).toLowerCase() === lower))
   return field?.name ?? segment
 }
 
@@ -201,13 +227,15 @@ const applyOp = (doc: Rec, property: string, op: PatchOp): string | undefined =>
 export const patch = Effect.fn("Records.patch")(function* (r: Resource, call: Call) {
   const existing = yield* findOr404(call.account, r, call.id)
   const ops = yield* parsePatch(call.body)
+  // A field patched under another name (`patchAs`) ignores its own: the live service knows only the other.
   const ignored = new Set([idName(r), ...r.fields.filter((f) => f.readOnly).map((f) => f.name), ...managedProperties(r)])
+  const ownNames = new Set(r.fields.filter((f) => f.patchAs !== undefined).flatMap((f) => [f.name.toLowerCase(), readName(f).toLowerCase()]))
   const doc: Rec = { ...existing }
   const touched = new Set<string>()
   for (const op of ops) {
     const property = propertyOf(r, op.pointer[0]!)
     // Like the live service, a patch of a property the server owns is accepted and ignored.
-    if (ignored.has(property)) continue
+    if (ignored.has(property) || ownNames.has(op.pointer[0]!.toLowerCase())) continue
     const problem = applyOp(doc, property, op)
     if (problem !== undefined) return yield* reject(422, problem)
     touched.add(property)

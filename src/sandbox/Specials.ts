@@ -15,9 +15,9 @@ import type { Account, Rec } from "./Store.js"
 import { idKey, idName, sameText } from "./Store.js"
 import { eachItem, itemsOf } from "./Tasks.js"
 import type { Outcome } from "./Wire.js"
-import { isObject, reject, result, show } from "./Wire.js"
+import { isObject, noContent, reject, result, show } from "./Wire.js"
 
-/** PUT `/products/employee-product-stock`: `{userId, productId, amount}` (or an array); one row per user and product. */
+/** PUT `/products/employee-product-stock`: `{userId, productId, amount}` (or an array); one row per user and product; 204. */
 export const putStock = Effect.fn("Specials.putStock")(function* (stock: Resource, call: Call) {
   const rows = yield* eachItem(yield* itemsOf(call.body), (item) =>
     Effect.gen(function* () {
@@ -28,7 +28,8 @@ export const putStock = Effect.fn("Specials.putStock")(function* (stock: Resourc
     })
   )
   for (const row of rows) call.account.insert(stock.name, row)
-  return result(200, Array.isArray(call.body) ? rows : rows[0], true) satisfies Outcome as Outcome
+  // The API answers 204 with no body (api-reference §3 row 48).
+  return noContent
 })
 
 /** Replaces the names of `resolves` fields by the ids of the records they name (422 when none or several match). */

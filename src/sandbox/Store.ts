@@ -152,9 +152,18 @@ export class Account {
     return next
   }
 
-  /** Inserts (or replaces) a record under its key, keeping the counter ahead of ids from a seed or a file. */
+  /**
+   * Inserts (or replaces) a record under its key, keeping the counter ahead of ids from a seed or a file. A
+   * server-assigned GUID the record lacks (products' `productId`, also for records of an older `--data` file) is
+   * given one now.
+   */
   insert(name: ResourceName, rec: Rec): void {
     const r = resource(name)
+    for (const field of r.fields) {
+      if (field.readOnly && field.type._tag === "guid" && (rec[field.name] === undefined || rec[field.name] === null || rec[field.name] === "")) {
+        rec[field.name] = randomUUID()
+      }
+    }
     const id = rec[idName(r)]
     if (r.id !== undefined && typeof id === "number" && id >= (this.nextIds.get(name) ?? 1)) this.nextIds.set(name, id + 1)
     this.table(name).put(keyOf(r, rec), rec)

@@ -1,17 +1,18 @@
 /**
- * What tasks keep inside themselves: the sub-collections (products, services, additional costs: PUT upserts items
- * by their key, DELETE takes a JSON array of keys), the questionnaire answers (202, queued, visible under
+ * What tasks keep inside themselves: the sub-collections (products, services, additional costs: PUT upserts the
+ * wrapped items by their key and answers with the task, DELETE takes a JSON array of the keys as strings), the questionnaire answers (202, queued, visible under
  * `questionnaires[].answers[]` only after the answer delay), and the trace a deleted task leaves for
  * `GET /tasks/GetDeletedTasks`.
  */
 import { Effect } from "effect"
-import type { Resource } from "../Resources.js"
-import { resource } from "../Resources.js"
+import type { Field, Resource } from "../Resources.js"
+import { readName, resource } from "../Resources.js"
 import type { Call } from "./Call.js"
 import { collectionProperty } from "./Collections.js"
 import { brazilDateTime } from "./Dates.js"
 import { checkRefs, checkValues, coerce, isUnset } from "./Fields.js"
 import { findOr404 } from "./Records.js"
+import { readBack } from "./ReadBack.js"
 import type { Account, Rec } from "./Store.js"
 import { idKey, idName, sameText } from "./Store.js"
 import type { Outcome } from "./Wire.js"
@@ -32,49 +33,90 @@ export const eachItem = <A>(items: ReadonlyArray<Rec>, check: (item: Rec) => Eff
 
 const childFields = (child: Resource) => child.fields.filter((f) => f.name !== child.parent?.field)
 
-/** PUT `/tasks/{id}/products|services|additional-costs`: items upserted by the sub-collection's key. */
+/**
+ * The body of a sub-collection PUT as the API takes it: `{"taskProducts": [items]}` (the table's `items.wrapper`),
+ * item properties under their API names (`ProductId`, `Quantity` …, any case), turned back into the table's names.
+ */
+const wrappedItems = Effect.fn("Tasks.wrappedItems")(function* (child: Resource, body: unknown) {
+  const wire = child.items!
+  const list = isObject(body) ? Object.entries(body).find(([k]) => k.toLowerCase() === wire.wrapper.toLowerCase())?.[1] : undefined
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isObject)) {
+    return yield* reject(400, `the body must be {"${wire.wrapper}": [items]}, each item an object such as {${Object.values(wire.names).map((n) => `"${n}": "…"`).join(", ")}}`)
+  }
+  const byWireName = new Map(Object.entries(wire.names).map(([name, wireName]) => [wireName.toLowerCase(), name]))
+  return (list as ReadonlyArray<Rec>).map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [byWireName.get(k.toLowerCase()) ?? k, v])))
+})
+
+/** The product a task item names by its GUID `productId` (the reference's `sendAs`), as the item keeps it. */
+const sentAsTarget = (account: Account, child: Resource, item: Rec): Effect.Effect<Rec, HttpFailure> => {
+  const field = child.fields.find((f) => f.name === child.key)
+  const sendAs = field?.ref?.sendAs
+  if (field === undefined || sendAs === undefined) return Effect.succeed(item)
+  const target = resource(field.ref!.resource)
+  const value = item[field.name]
+  if (typeof value !== "string" || isUnset(value)) return reject(400, `field "${child.items!.names[field.name]}": ${show(value)} is not a ${target.name} ${sendAs} (a GUID string)`)
+  const found = account.table(target.name).values().find((rec) => sameText(rec[sendAs], value))
+  if (found === undefined) return reject(422, `field "${child.items!.names[field.name]}": no ${target.name} with ${sendAs} ${show(value)}`)
+  // Read back as the API shows it: the product's GUID and its code.
+  return Effect.succeed({ ...item, [field.name]: String(found[sendAs]), [readName(field)]: found[idName(target)] })
+}
+
+/** The item key as stored: the `sendAs` GUID when the reference has one, else the key field's value. */
+const itemKey = (child: Resource, item: Rec): string => idKey(item[child.key!])
+
+/**
+ * PUT `/tasks/{id}/products|services|additional-costs`: the wrapped items (values as JSON strings: decimal text,
+ * ids as text), upserted by the sub-collection's key; answers 200 with the whole task.
+ */
 export const upsertItems = Effect.fn("Tasks.upsertItems")(function* (child: Resource, call: Call) {
   const parent = resource(child.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
-  const fields = childFields(child)
   const key = child.key!
-  const items = yield* eachItem(yield* itemsOf(call.body), (item) =>
+  const keyField = child.fields.find((f) => f.name === key)!
+  // The key is checked against its `sendAs` property, not the referenced record's id.
+  const fields = childFields(child).map((f): Field => {
+    if (f !== keyField || f.ref?.sendAs === undefined) return f
+    const { ref: _ref, ...rest } = f
+    return { ...rest, type: { _tag: "guid" } }
+  })
+  const items = yield* eachItem(yield* wrappedItems(child, call.body), (item) =>
     Effect.gen(function* () {
       const { [child.parent!.field]: _parentId, ...rest } = item
       const coerced = yield* coerce(fields, rest)
       yield* checkValues(fields, coerced)
       yield* checkRefs(call.account, fields, coerced, new Set(Object.keys(coerced)))
-      return coerced
+      return yield* sentAsTarget(call.account, child, coerced)
     })
   )
   const property = collectionProperty(child)
   const collection = [...((owner[property] as Array<Rec> | undefined) ?? [])]
   for (const item of items) {
-    const at = collection.findIndex((x) => idKey(x[key]) === idKey(item[key]))
+    const at = collection.findIndex((x) => itemKey(child, x) === itemKey(child, item))
     if (at >= 0) collection[at] = { ...collection[at], ...item }
     else collection.push(item)
   }
-  call.account.insert(parent.name, { ...owner, [property]: collection })
-  return result(200, collection, true) satisfies Outcome as Outcome
+  const updated = { ...owner, [property]: collection }
+  call.account.insert(parent.name, updated)
+  return result(200, readBack(parent, updated), true) satisfies Outcome as Outcome
 })
 
-/** DELETE `/tasks/{id}/products|…`: the body is a JSON array of item keys; all must be on the task. */
+/** DELETE `/tasks/{id}/products|…`: the body is a JSON array of item ids as strings (products: GUIDs); all must be on the task. */
 export const deleteItems = Effect.fn("Tasks.deleteItems")(function* (child: Resource, call: Call) {
   const parent = resource(child.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
-  const key = child.key!
+  const wireKey = child.items?.names[child.key!] ?? child.key!
   const body = call.body
-  if (!Array.isArray(body) || body.length === 0 || !body.every((x) => typeof x === "number" || typeof x === "string")) {
-    return yield* reject(400, `the body must be a JSON array of ${key} values`)
+  if (!Array.isArray(body) || body.length === 0 || !body.every((x) => typeof x === "string")) {
+    return yield* reject(400, `the body must be a JSON array of ${wireKey} strings`)
   }
   const property = collectionProperty(child)
   const collection = (owner[property] as Array<Rec> | undefined) ?? []
   const wanted = new Set(body.map(idKey))
-  const missing = [...wanted].filter((k) => !collection.some((x) => idKey(x[key]) === k))
+  const missing = [...wanted].filter((k) => !collection.some((x) => itemKey(child, x) === k))
   if (missing.length > 0) {
-    return yield* reject(404, `${child.title}: ${key} ${missing.join(", ")} not on ${parent.name} ${show(call.id)}`)
+    return yield* reject(404, `${child.title}: ${wireKey} ${missing.join(", ")} not on ${parent.name} ${show(call.id)}`)
   }
-  call.account.insert(parent.name, { ...owner, [property]: collection.filter((x) => !wanted.has(idKey(x[key]))) })
+  call.account.insert(parent.name, { ...owner, [property]: collection.filter((x) => !wanted.has(itemKey(child, x))) })
   return noContent
 })
 

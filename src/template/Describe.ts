@@ -94,8 +94,15 @@ const refExample = (column: Column): string => {
   return resource(ref.resource).fields.find((x) => x.name === key)?.example ?? ""
 }
 
+/**
+ * Enumerations a template offers by name: those whose codes changed (a number would be ambiguous in files written
+ * for the former codes) and those the API writes by name (webhooks).
+ */
+export const byLabel = (field: Field): boolean => field.type._tag === "enum" && (field.type.formerly !== undefined || field.sendLabel === true)
+
 const allowedValues = (field: Field): ReadonlyArray<AllowedValue> => {
   if (field.list) return []
+  if (field.type._tag === "enum" && byLabel(field)) return field.type.values.map((v) => ({ value: v.label, meaning: `API code ${v.value}` }))
   if (field.type._tag === "enum") return field.type.values.map((v) => ({ value: String(v.value), meaning: v.label }))
   if (field.type._tag === "boolean") return [{ value: "true" }, { value: "false" }]
   return []
@@ -107,7 +114,7 @@ export const describeColumn = (column: Column): ColumnDoc => {
   return {
     name: column.name,
     required: field.required ? (isRef ? "either" : "yes") : "no",
-    type: `${role === "ref" ? "text" : typeText(field.type)}${field.list && field.type._tag !== "object" ? " (a list)" : ""}`,
+    type: `${role === "ref" ? "text" : byLabel(field) ? "one of the listed names" : typeText(field.type)}${field.list && field.type._tag !== "object" ? " (a list)" : ""}`,
     description: role === "ref" ? `${field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The ")}, by ${refKey(field.ref!)}` : field.doc,
     example: role === "ref" ? refExample(column) : isRef ? "" : (field.example ?? ""),
     allowed: role === "ref" ? [] : allowedValues(field),
@@ -134,7 +141,9 @@ export const noteLines = (doc: ColumnDoc): ReadonlyArray<string> => [
   doc.description,
   `Type: ${doc.type}`,
   `Required: ${requiredText(doc)}`,
-  ...(doc.allowed.length > 0 ? [`Allowed: ${allowedText(doc)}${doc.field.type._tag === "enum" ? " (the cell holds the number)" : ""}`] : []),
+  ...(doc.allowed.length > 0
+    ? [`Allowed: ${allowedText(doc)}${doc.field.type._tag === "enum" ? (byLabel(doc.field) ? " (the cell holds the name)" : " (the cell holds the number)") : ""}`]
+    : []),
   ...(doc.syntax !== "" ? [`Cell: ${doc.syntax}`] : []),
   ...(doc.example !== "" ? [`Example: ${doc.example}`] : [])
 ]

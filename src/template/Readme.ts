@@ -48,7 +48,7 @@ export const templatesReadme = (resources: ReadonlyArray<Resource>, formats: Rea
     "| Kind of column | How to write the cell | Example |",
     "|---|---|---|",
     `| List | the items in one cell, separated by ${code(listSeparator)} (never \`,\` or \`;\`, which are CSV delimiters and decimal marks) | ${code(`2${listSeparator}3${listSeparator}4`)} |`,
-    "| Enumeration | the number; the label only explains it (the note and the drop-down list the meanings) | `2` for medium priority |",
+    "| Enumeration | the number or its name (the note and the drop-down list the meanings); ticket `priority`, `discountType` and webhooks' `entity`/`action` offer names: their numbers changed or the API writes names | `2` for a task's medium priority, `high` for a ticket's |",
     `| True/false | \`true\` or \`false\` (also ${booleanSpellings}) | \`true\` |`,
     "| Date | `yyyy-mm-dd`, or `yyyy-mm-ddThh:mm:ss` with a time; `dd/mm/yyyy` and `mm/dd/yyyy` are read when the file leaves no doubt (or with `--date-format`); in an .xlsx, a date cell works too | `2026-12-01T09:00:00` |",
     "| Time | `hh:mm:ss` | `08:00:00` |",

@@ -91,7 +91,29 @@ const guid = parser(Schema.String, (text): string | Invalid => {
 const fold = (s: string) => s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
 const labelled = /^(\d+)\s*(?:[-–:]|\()\s*(.*?)\s*\)?$/
 
-const enumeration = (values: ReadonlyArray<{ readonly value: number; readonly label: string }>) => {
+type Codes = ReadonlyArray<{ readonly value: number; readonly label: string }>
+
+/**
+ * What a bare number means in a field whose codes changed (`formerly`): `same` (both codes agree), `moved` (only
+ * the former codes had it: read as its label, `to` today's code), `changed` (it means something else now:
+ * refused, since a file written for the former codes would be turned around silently).
+ */
+export const formerCode = (
+  values: Codes,
+  formerly: Codes,
+  n: number
+): { readonly _tag: "same" } | { readonly _tag: "moved"; readonly label: string; readonly to: number } | { readonly _tag: "changed"; readonly now: string; readonly before: string } | undefined => {
+  const before = formerly.find((v) => v.value === n)
+  const now = values.find((v) => v.value === n)
+  if (before === undefined) return undefined
+  if (now === undefined) {
+    const to = values.find((v) => fold(v.label) === fold(before.label))
+    return to === undefined ? undefined : { _tag: "moved", label: before.label, to: to.value }
+  }
+  return fold(now.label) === fold(before.label) ? { _tag: "same" } : { _tag: "changed", now: now.label, before: before.label }
+}
+
+const enumeration = (values: Codes, formerly?: Codes) => {
   const byText = new Map<string, number>()
   for (const v of values) {
     byText.set(String(v.value), v.value)
@@ -99,6 +121,15 @@ const enumeration = (values: ReadonlyArray<{ readonly value: number; readonly la
   }
   const allowed = values.map((v) => `${v.value} (${v.label})`).join(", ")
   return parser(Schema.Literal(...values.map((v) => v.value)), (text): number | Invalid => {
+    if (formerly !== undefined && /^\d+$/.test(text)) {
+      const former = formerCode(values, formerly, Number(text))
+      if (former?._tag === "moved") return former.to
+      if (former?._tag === "changed") {
+        return new Invalid(
+          `${quote(text)} is ambiguous: the codes are now the API's (${allowed}), and before this version ${text} meant ${former.before}; write the label (${values.map((v) => v.label).join(", ")})`
+        )
+      }
+    }
     const direct = byText.get(text.toLowerCase()) ?? byText.get(fold(text))
     if (direct !== undefined) return direct
     // The number with its label, as a drop-down may show it: `3 (high)`, `3 - high`.
@@ -190,7 +221,7 @@ const parserOf = (type: FieldType, formats: Formats, id: boolean, list: boolean)
     case "guid":
       return guid
     case "enum":
-      return enumeration(type.values)
+      return enumeration(type.values, type.formerly)
     case "object":
       return objectOf(type.shape, list)
     case "file":

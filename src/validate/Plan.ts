@@ -82,6 +82,12 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
       columns.push({ index, name, kind: "tool" })
       continue
     }
+    const retired = Object.entries(resource.retiredColumns ?? {}).find(([n]) => n.toLowerCase() === lower)
+    if (retired !== undefined && !byName.has(lower)) {
+      warnings.push(`${file}: column "${name}" is no longer used (${retired[1]}); its values are ignored`)
+      columns.push({ index, name, kind: "ignored" })
+      continue
+    }
     const column = byName.get(lower) ?? readOnly.get(lower)
     if (column !== undefined) {
       const earlier = seen.get(column.name)

@@ -14,7 +14,7 @@ import { refKey, writableFields } from "../Resources.js"
 import { checkAttachment } from "./Attachment.js"
 import { cellText } from "./CellText.js"
 import type { CellDecoder } from "./Cells.js"
-import { cellDecoder, splitList } from "./Cells.js"
+import { cellDecoder, formerCode, splitList } from "./Cells.js"
 import { FirstRows } from "./FirstRows.js"
 import { Invalid, quote } from "./Invalid.js"
 import type { ColumnPlan, FileCell, Formats, ParseOptions, PendingRef, RowError, RowResult, RowValidator } from "./Model.js"
@@ -237,6 +237,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         continue
       }
       payload[slot.name] = value
+      if (slot.field.type._tag === "enum" && slot.field.type.formerly !== undefined) warnings = formerNumber(slot, t, warnings)
       if (slot.shape !== undefined) warnings = unknownKeys(slot, value, warnings)
       if (slot.firstRowOf !== undefined) errors = once(slot.firstRowOf, t, row.row, slot.valueColumn, `; ${slot.name} must be unique in the account`, errors)
     }
@@ -295,6 +296,17 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       return outcome._tag === "CheckFiles" ? attach(outcome.sync, outcome.pending) : Effect.succeed(outcome)
     }
   }
+}
+
+/** A number only the field's former codes had (discount type 2): read as its label, and said so. */
+const formerNumber = (slot: Slot, text: string, warnings: Array<string> | undefined): Array<string> | undefined => {
+  const type = slot.field.type
+  if (type._tag !== "enum" || type.formerly === undefined || !/^\d+$/.test(text)) return warnings
+  const former = formerCode(type.values, type.formerly, Number(text))
+  if (former?._tag !== "moved") return warnings
+  const out = warnings ?? []
+  out.push(`${slot.valueColumn}: ${text} is this tool's former code for "${former.label}", sent as the API's ${former.to}; write the label "${former.label}"`)
+  return out
 }
 
 const unknownKeys = (slot: Slot, value: unknown, warnings: Array<string> | undefined): Array<string> | undefined => {

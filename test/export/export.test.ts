@@ -56,6 +56,8 @@ const expectedCell = (field: Field, value: unknown): string => {
   if (field.type._tag === "object") return Array.isArray(value) && value.length === 0 ? "" : JSON.stringify(value)
   if (Array.isArray(value)) return value.map(String).join("|")
   if (typeof value === "string" && field.readFormat !== undefined) return money(value)
+  // Enumerations whose codes changed are exported as labels.
+  if (field.type._tag === "enum" && field.type.formerly !== undefined) return field.type.values.find((v) => String(v.value) === String(value))?.label ?? String(value)
   return String(value)
 }
 
@@ -161,8 +163,10 @@ describe("export", () => {
         assert.strictEqual(task.expense, "0")
         assert.deepStrictEqual(rows("task-products")[0], {
           taskId: task.id, taskExternalId: "OS-0001", productId: rows("products")[0]!.id, productExternalId: "PRD-01",
-          quantity: "2", value: "49.9", discountType: "1", discountValue: "10"
+          quantity: "2", value: "49.9", discountType: "percent", discountValue: "10"
         })
+        // Fields whose codes changed (discount type, ticket priority) are exported as labels, which mean one thing only.
+        assert.strictEqual(rows("tickets")[0]!.priority, "medium")
         assert.deepStrictEqual(
           rows("questionnaire-answers").map((a) => [a.taskExternalId, a.itemID, a.codigoChecklist, a.codigoPergunta, a.resposta, a.equipmentExternalId]),
           [["OS-0001", "1", "CHK-PREV", "P1", "Sim", ""], ["OS-0001", "1", "CHK-PREV", "P2", "Filtro sujo", "EQP-0001"]]

@@ -112,9 +112,11 @@ export const seedEverything = async (sandbox: RunningSandbox, account = accountA
   await post("/tasks", { externalId: "OS-0002", idUserFrom: ana.userID, customerId: evil.id, taskDate: "2019-07-10T14:30:00" })
   const doomed = await post("/tasks", { externalId: "OS-0003", idUserFrom: ana.userID, taskDate: "2025-05-05T08:00:00" })
   await api.send("DELETE", `/tasks/${doomed.taskID}`)
-  await api.send("PUT", `/tasks/${task.taskID}/products`, [{ productId: filter.code, quantity: 2, value: 49.9, discountType: 1, discountValue: 10 }])
-  await api.send("PUT", `/tasks/${task.taskID}/services`, [{ serviceId: cleaning.id, quantity: 1, value: 180 }])
-  await api.send("PUT", `/tasks/${task.taskID}/additional-costs`, [{ additionalCostId: travel.id, value: 35 }])
+  await api.send("PUT", `/tasks/${task.taskID}/products`, {
+    taskProducts: [{ ProductId: filter.productId, Quantity: "2", Value: "49.9", DiscountType: "1", DiscountValue: "10" }]
+  })
+  await api.send("PUT", `/tasks/${task.taskID}/services`, { taskServices: [{ ServiceId: cleaning.id, Quantity: "1", Value: "180" }] })
+  await api.send("PUT", `/tasks/${task.taskID}/additional-costs`, { taskAdditionalCosts: [{ AdditionalCostId: String(travel.id), Value: "35" }] })
   await api.send("PUT", `/tasks/${task.taskID}/questionnaire-response`, { itemID: "1", codigoChecklist: "CHK-PREV", codigoPergunta: "P1", resposta: "Sim" })
   await api.send("PUT", `/tasks/${task.taskID}/questionnaire-response`, {
     itemID: "1", codigoChecklist: "CHK-PREV", codigoPergunta: "P2", resposta: "Filtro sujo", codigoEquipamento: unit.id

@@ -289,7 +289,7 @@ describe("import: modes", () => {
       assert.match(readReport(items.runDir)[1]!._error!, /taskExternalId: no tasks record with externalId "T-2"/)
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`), ["PUT /v2/tasks/1/products"])
       const stored = yield* sandbox.control.records("sandbox-key", "task-products")
-      assert.deepStrictEqual(stored.map((x) => [x.taskId, x.productId, x.quantity, x.value]), [[1, 1, 2, 49.9]])
+      assert.deepStrictEqual(stored.map((x) => [x.taskId, x.code, x.quantity, x.value]), [[1, 1, 2, 49.9]])
     })
   )
 

@@ -129,11 +129,16 @@ describe("sandbox: writes", () => {
     Effect.gen(function* () {
       const { sandbox, call } = yield* session()
       assert.strictEqual((yield* call("POST", "/customers", { body: { name: "Padaria", cpfCnpj: "11.222.333/0001-81" } })).status, 201)
-      const without = yield* call("PUT", "/customers", { body: { name: "Padaria 2", cpfCnpj: "11222333000181" } })
+      const without = yield* call("PUT", "/customers", { body: { description: "Padaria 2", cpfCnpj: "11222333000181" } })
       assert.strictEqual(without.status, 201)
-      const withFlag = yield* call("PUT", "/customers", { body: { name: "Padaria Nova", cpfCnpj: "11222333000181", identifierBycpfCnpj: true } })
+      const withFlag = yield* call("PUT", "/customers", { body: { name: "Padaria Nova", description: "Padaria Nova", cpfCnpj: "11222333000181", identifierBycpfCnpj: true } })
       assert.strictEqual(withFlag.status, 200)
       assert.strictEqual(withFlag.body.result.id, 1)
+      assert.strictEqual(withFlag.body.result.description, "Padaria Nova")
+      // The upsert reads the name from `description` (the Blueprint), which it requires.
+      const nameOnly = yield* call("PUT", "/customers", { body: { externalId: "C9", name: "Sem descrição" } })
+      assert.strictEqual(nameOnly.status, 422)
+      assert.include(nameOnly.body.error, "description")
       assert.notProperty(withFlag.body.result, "identifierBycpfCnpj")
       assert.strictEqual((yield* call("PUT", "/services", { body: { externalCode: "SRV-1", title: "Limpeza" } })).status, 201)
       const service = yield* call("PUT", "/services", { body: { externalCode: "srv-1", title: "Limpeza completa", price: 180 } })
@@ -183,6 +188,38 @@ describe("sandbox: writes", () => {
       assert.strictEqual(updated.status, 200)
       assert.deepStrictEqual([updated.body.result.name, updated.body.result.value], ["Deslocamento", 40.5])
       assert.strictEqual((yield* call("PUT", "/additionalcosts/2", { body: { value: 1 } })).status, 404)
+    })
+  )
+
+  it.scopedLive("Blueprint write forms: expenseDate in a patch, webhooks by name, products' money as \"12,00\", tickets created with 200", () =>
+    Effect.gen(function* () {
+      const { call } = yield* session()
+      yield* call("POST", "/users", { body: { login: "ana" } })
+      yield* call("POST", "/expensetypes", { body: { description: "Combustível" } })
+      yield* call("POST", "/expenses", { body: { userToId: 1, typeId: 1, date: "2026-11-20", amount: 10 } })
+      const moved = yield* call("PATCH", "/expenses/1", { body: [replace("expenseDate", "2026-11-21")] })
+      assert.strictEqual(moved.status, 200)
+      assert.strictEqual(moved.body.result.date, "2026-11-21T00:00:00")
+      // The live service patches the date only as expenseDate: `date` is accepted and ignored.
+      yield* call("PATCH", "/expenses/1", { body: [replace("/date", "2030-01-01")] })
+      assert.strictEqual((yield* call("GET", "/expenses/1")).body.result.date, "2026-11-21T00:00:00")
+
+      const hook = yield* call("POST", "/webhooks", { body: { entity: "Task", action: "inclusao", targetUrl: "https://example.com.br/h" } })
+      assert.strictEqual(hook.status, 201)
+      assert.deepStrictEqual([hook.body.result.entity, hook.body.result.action], [4, 1])
+      assert.strictEqual((yield* call("POST", "/webhooks", { body: { entity: "Tarefa", action: 1, targetUrl: "https://example.com.br/x" } })).status, 400)
+
+      const product = yield* call("POST", "/products", { body: { externalId: "P1", name: "Filtro", unitaryValue: "12,50", unitaryCost: "7,00" } })
+      assert.strictEqual(product.status, 201)
+      assert.deepStrictEqual([product.body.result.unitaryValue, product.body.result.unitaryCost], ["12,50", "7,00"])
+
+      // GPS intervals are the Blueprint's five values only.
+      assert.strictEqual((yield* call("POST", "/users", { body: { login: "bia", gpsFrequency: 150 } })).status, 422)
+      assert.strictEqual((yield* call("POST", "/users", { body: { login: "bia", gpsFrequency: 180 } })).status, 201)
+
+      const ticket = yield* call("POST", "/tickets", { body: { title: "Pingando", priority: 1 } })
+      assert.strictEqual(ticket.status, 200)
+      assert.strictEqual(ticket.body.result.priority, 1)
     })
   )
 })

@@ -16,40 +16,64 @@ const taskFixture = (call: Session["call"]) =>
   })
 
 describe("sandbox: task sub-collections", () => {
-  it.scopedLive("PUT upserts items by key (one object or an array), DELETE takes an array of keys, GET shows them", () =>
+  it.scopedLive("PUT takes the wrapped PascalCase items of the Blueprint (products by GUID), answers the task; DELETE takes id strings", () =>
     Effect.gen(function* () {
       const { sandbox, call } = yield* session()
       yield* taskFixture(call)
-      yield* call("POST", "/products", { body: { externalId: "P1", name: "Filtro" } })
-      yield* call("POST", "/products", { body: { externalId: "P2", name: "Gás" } })
+      const filtro = (yield* call("POST", "/products", { body: { externalId: "P1", name: "Filtro" } })).body.result
+      const gas = (yield* call("POST", "/products", { body: { externalId: "P2", name: "Gás" } })).body.result
+      // Products carry a server-assigned GUID beside their code: task items name them by it.
+      assert.match(filtro.productId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+      assert.notStrictEqual(filtro.productId, gas.productId)
       const service = (yield* call("POST", "/services", { body: { externalCode: "S1", title: "Limpeza" } })).body.result.id
       yield* call("POST", "/additionalcosts", { body: { name: "Deslocamento" } })
 
-      const one = yield* call("PUT", "/tasks/1/products", { body: { productId: 1, quantity: 2, value: 49.9 } })
+      const one = yield* call("PUT", "/tasks/1/products", {
+        body: { taskProducts: [{ ProductId: filtro.productId, Quantity: "2", Value: "49.90", DiscountType: "0", DiscountValue: "5" }] }
+      })
       assert.strictEqual(one.status, 200)
-      const many = yield* call("PUT", "/tasks/1/products", { body: [{ productId: 1, quantity: 3 }, { productId: 2, quantity: "1" }] })
+      assert.strictEqual(one.body.result.taskID, 1) // the whole task
+      assert.strictEqual(one.body.result.externalId, "OS-1")
+      // Items already on the task (GUIDs compare in any case) are updated, others added.
+      const many = yield* call("PUT", "/tasks/1/products", {
+        body: { taskProducts: [{ ProductId: filtro.productId.toUpperCase(), Quantity: "3", Value: "49.90" }, { ProductId: gas.productId, Quantity: "1.5", Value: "12" }] }
+      })
       assert.strictEqual(many.status, 200)
-      yield* call("PUT", "/tasks/1/services", { body: [{ serviceId: service, quantity: 1 }] })
-      yield* call("PUT", "/tasks/1/additional-costs", { body: { additionalCostId: 1, value: 35 } })
+      yield* call("PUT", "/tasks/1/services", { body: { taskServices: [{ ServiceId: service, Quantity: "1", Value: "180", DiscountType: "1", DiscountValue: "10" }] } })
+      yield* call("PUT", "/tasks/1/additional-costs", { body: { taskAdditionalCosts: [{ AdditionalCostId: "1", Value: "35.00" }] } })
       const task = (yield* call("GET", "/tasks/1")).body.result
       assert.deepStrictEqual(task.products, [
-        { productId: 1, quantity: 3, value: 49.9 },
-        { productId: 2, quantity: 1 }
+        { productId: filtro.productId, code: 1, quantity: 3, value: 49.9, discountType: 0, discountValue: 5 },
+        { productId: gas.productId, code: 2, quantity: 1.5, value: 12 }
       ])
-      assert.deepStrictEqual(task.services, [{ serviceId: service, quantity: 1 }])
+      assert.deepStrictEqual(task.services, [{ serviceId: service, quantity: 1, value: 180, discountType: 1, discountValue: 10 }])
       assert.deepStrictEqual(task.additionalCosts, [{ additionalCostId: 1, value: 35 }])
 
-      assert.strictEqual((yield* call("PUT", "/tasks/1/products", { body: { productId: 9, quantity: 1 } })).status, 422)
-      assert.strictEqual((yield* call("PUT", "/tasks/1/products", { body: { productId: 1 } })).status, 422)
-      assert.strictEqual((yield* call("PUT", "/tasks/9/products", { body: { productId: 1, quantity: 1 } })).status, 404)
-      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: 1 })).status, 400)
-      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: [2, 7] })).status, 404) // nothing removed
-      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: [2] })).status, 204)
+      // The shapes the tool sent before are refused: a bare object or array, a product named by its code.
+      const bare = yield* call("PUT", "/tasks/1/products", { body: { productId: 1, quantity: 2, value: 49.9 } })
+      assert.strictEqual(bare.status, 400)
+      assert.include(bare.body.error, "taskProducts")
+      assert.strictEqual((yield* call("PUT", "/tasks/1/products", { body: [{ productId: 1, quantity: 2 }] })).status, 400)
+      assert.strictEqual((yield* call("PUT", "/tasks/1/products", { body: { taskProducts: [{ ProductId: 1, Quantity: "1", Value: "1" }] } })).status, 400)
+      const unknown = yield* call("PUT", "/tasks/1/products", { body: { taskProducts: [{ ProductId: "3f2504e0-4f89-11d3-9a0c-0305e82c3301", Quantity: "1", Value: "1" }] } })
+      assert.strictEqual(unknown.status, 422)
+      assert.strictEqual((yield* call("PUT", "/tasks/1/products", { body: { taskProducts: [{ ProductId: filtro.productId, Value: "1" }] } })).status, 422)
+      assert.strictEqual((yield* call("PUT", "/tasks/1/products", { body: { taskProducts: [{ ProductId: filtro.productId, Quantity: "1", Value: "1", DiscountType: "2" }] } })).status, 422)
+      assert.strictEqual((yield* call("PUT", "/tasks/9/products", { body: { taskProducts: [{ ProductId: filtro.productId, Quantity: "1", Value: "1" }] } })).status, 404)
+
+      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: gas.productId })).status, 400)
+      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: [2] })).status, 400) // the code, not the GUID
+      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: [gas.productId, "3f2504e0-4f89-11d3-9a0c-0305e82c3301"] })).status, 404) // nothing removed
+      assert.strictEqual((yield* call("DELETE", "/tasks/1/products", { body: [gas.productId] })).status, 204)
       assert.strictEqual((yield* call("DELETE", "/tasks/1/services", { body: [service.toUpperCase()] })).status, 204)
+      assert.strictEqual((yield* call("DELETE", "/tasks/1/additional-costs", { body: ["1"] })).status, 204)
       const after = (yield* call("GET", "/tasks/1")).body.result
-      assert.deepStrictEqual(after.products.map((p: any) => p.productId), [1])
+      assert.deepStrictEqual(after.products.map((p: any) => p.productId), [filtro.productId])
       assert.deepStrictEqual(after.services, [])
-      assert.deepStrictEqual(yield* sandbox.control.records("sandbox-key", "task-products"), [{ taskId: 1, productId: 1, quantity: 3, value: 49.9 }])
+      assert.deepStrictEqual(after.additionalCosts, [])
+      assert.deepStrictEqual(yield* sandbox.control.records("sandbox-key", "task-products"), [
+        { taskId: 1, productId: filtro.productId, code: 1, quantity: 3, value: 49.9, discountType: 0, discountValue: 5 }
+      ])
       // Record writes do not touch the sub-collections.
       yield* call("PUT", "/tasks", { body: { externalId: "OS-1", products: [], priority: 3 } })
       assert.strictEqual((yield* call("GET", "/tasks/1")).body.result.products.length, 1)
@@ -117,22 +141,44 @@ describe("sandbox: questionnaire answers", () => {
 })
 
 describe("sandbox: attachments, stock, complete customers and child lists", () => {
-  it.scopedLive("attachments take base64 files up to 10 MiB and keep {name, size, sha256}", () =>
+  it.scopedLive("attachments take the Blueprint's upload bodies (base64 up to 10 MiB), keep {name, size, sha256} and answer the record", () =>
     Effect.gen(function* () {
       const { sandbox, call } = yield* session()
       yield* taskFixture(call)
+      const upload = (name: string, file: string, remove = false) => ({ removeAllAttachmentsInsertedByMe: remove, attachments: [{ name, file }] })
       const bytes = Buffer.from("%PDF-1.4 contrato")
-      const put = yield* call("PUT", "/customers/1/attachments", { body: [{ name: "contrato.pdf", file: bytes.toString("base64") }] })
+      const put = yield* call("PUT", "/customers/1/attachments", { body: upload("contrato.pdf", bytes.toString("base64")) })
       assert.strictEqual(put.status, 200)
+      assert.strictEqual(put.body.result.externalId, "C1") // the whole customer
       const expected = { name: "contrato.pdf", size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }
+      assert.deepStrictEqual(put.body.result.attachments, [expected])
       assert.deepStrictEqual((yield* call("GET", "/customers/1")).body.result.attachments, [expected])
       assert.deepStrictEqual(yield* sandbox.control.records("sandbox-key", "customer-attachments"), [{ id: 1, ...expected }])
-      assert.strictEqual((yield* call("PUT", "/tasks/1/attachments", { body: { name: "foto.jpg", file: "not base64!" } })).status, 400)
-      assert.strictEqual((yield* call("PUT", "/tasks/1/attachments", { body: { name: "foto.jpg" } })).status, 422)
-      assert.strictEqual((yield* call("PUT", "/equipments/9/attachments", { body: { name: "a", file: "" } })).status, 404)
-      const large = yield* call("PUT", "/equipments/1/attachments", { body: { name: "big.bin", file: Buffer.alloc(10 * 1024 * 1024 + 1).toString("base64") } })
+      // A second file is added; the flag removes the earlier ones first.
+      yield* call("PUT", "/customers/1/attachments", { body: upload("foto.jpg", "AAAA") })
+      assert.strictEqual((yield* call("GET", "/customers/1")).body.result.attachments.length, 2)
+      yield* call("PUT", "/customers/1/attachments", { body: upload("novo.pdf", "AAAA", true) })
+      assert.deepStrictEqual((yield* call("GET", "/customers/1")).body.result.attachments.map((a: any) => a.name), ["novo.pdf"])
+      // The bare array and object the tool sent before are refused.
+      assert.strictEqual((yield* call("PUT", "/tasks/1/attachments", { body: [{ name: "foto.jpg", file: "AAAA" }] })).status, 400)
+      assert.strictEqual((yield* call("PUT", "/tasks/1/attachments", { body: { name: "foto.jpg", file: "AAAA" } })).status, 400)
+      assert.strictEqual((yield* call("PUT", "/tasks/1/attachments", { body: upload("foto.jpg", "not base64!") })).status, 400)
+      assert.strictEqual((yield* call("PUT", "/tasks/1/attachments", { body: { removeAllAttachmentsInsertedByMe: false, attachments: [{ name: "foto.jpg" }] } })).status, 400)
+      assert.strictEqual((yield* call("PUT", "/equipments/9/attachments", { body: upload("a", "") })).status, 404)
+      const large = yield* call("PUT", "/equipments/1/attachments", { body: upload("big.bin", Buffer.alloc(10 * 1024 * 1024 + 1).toString("base64")) })
       assert.strictEqual(large.status, 400)
       assert.strictEqual(large.body.error, "attachment too large")
+
+      // Expenses: one receipt, no name; a new one replaces it.
+      yield* call("POST", "/expensetypes", { body: { description: "Combustível" } })
+      yield* call("POST", "/expenses", { body: { userToId: 1, typeId: 1, date: "2026-11-20", amount: 10 } })
+      const receipt = yield* call("PUT", "/expenses/1/attachments", { body: { deleteAttachment: false, attachment: "AAAA" } })
+      assert.strictEqual(receipt.status, 200)
+      assert.strictEqual(receipt.body.result.amount, 10)
+      yield* call("PUT", "/expenses/1/attachments", { body: { deleteAttachment: true, attachment: bytes.toString("base64") } })
+      assert.deepStrictEqual((yield* call("GET", "/expenses/1")).body.result.attachments.map((a: any) => a.size), [bytes.length])
+      assert.strictEqual((yield* call("PUT", "/expenses/1/attachments", { body: [{ name: "r.jpg", file: "AAAA" }] })).status, 400)
+      assert.strictEqual((yield* call("PUT", "/expenses/1/attachments", { body: { deleteAttachment: false } })).status, 400)
     })
   )
 
@@ -142,7 +188,7 @@ describe("sandbox: attachments, stock, complete customers and child lists", () =
       yield* call("POST", "/users", { body: { login: "ana", name: "Ana Souza" } })
       yield* call("POST", "/products", { body: { externalId: "P1", name: "Filtro" } })
       const stock = yield* call("PUT", "/products/employee-product-stock", { body: { userId: 1, productId: 1, amount: 3 } })
-      assert.strictEqual(stock.status, 200)
+      assert.strictEqual(stock.status, 204)
       yield* call("PUT", "/products/employee-product-stock", { body: { userId: 1, productId: 1, amount: 5 } })
       assert.deepStrictEqual(yield* sandbox.control.records("sandbox-key", "employee-product-stock"), [{ userId: 1, productId: 1, amount: 5 }])
       assert.strictEqual((yield* call("PUT", "/products/employee-product-stock", { body: { userId: 2, productId: 1, amount: 1 } })).status, 422)

@@ -60,7 +60,8 @@ describe("numbers", () => {
 describe("integers and ids", () => {
   it("reads whole numbers within the field's range", () => {
     expect(decode("users", "gpsFrequency", "120")).toBe(120)
-    expect(decode("users", "gpsFrequency", "30")).toBe(`error: "30" is out of range (60 to 300)`)
+    expect(decode("users", "gpsFrequency", "30")).toBe(`error: "30" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`)
+    expect(decode("users", "gpsFrequency", "150")).toBe(`error: "150" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`)
     expect(decode("customers", "maximumVisitTime", "1.5")).toBe(`error: "1.5" is not a whole number (write digits only, without separators)`)
     expect(decode("customers", "maximumVisitTime", "sessenta")).toBe(`error: "sessenta" is not a whole number`)
   })
@@ -170,19 +171,19 @@ describe("CPF and CNPJ", () => {
 
 describe("enumerations", () => {
   it("takes the number or the label, case- and accent-insensitively", () => {
-    expect(decode("tickets", "priority", "3")).toBe(3)
-    expect(decode("tickets", "priority", "high")).toBe(3)
-    expect(decode("tickets", "priority", "High")).toBe(3)
+    expect(decode("tasks", "priority", "3")).toBe(3)
+    expect(decode("tasks", "priority", "high")).toBe(3)
+    expect(decode("tasks", "priority", "High")).toBe(3)
     expect(decode("webhooks", "action", "Inclusão")).toBe(1)
     expect(decode("users", "userType", "Team Manager")).toBe(2)
-    expect(decode("tickets", "priority", "3 (high)")).toBe(3)
-    expect(decode("tickets", "priority", "2 - medium")).toBe(2)
+    expect(decode("tasks", "priority", "3 (high)")).toBe(3)
+    expect(decode("tasks", "priority", "2 - medium")).toBe(2)
   })
 
   it("lists the allowed values", () => {
-    expect(decode("tickets", "priority", "urgent")).toBe(`error: "urgent" is not one of 1 (low), 2 (medium), 3 (high)`)
-    expect(decode("tickets", "priority", "4")).toBe(`error: "4" is not one of 1 (low), 2 (medium), 3 (high)`)
-    expect(decode("tickets", "priority", "3 (low)")).toBe(`error: "3 (low)" is not one of 1 (low), 2 (medium), 3 (high)`)
+    expect(decode("tasks", "priority", "urgent")).toBe(`error: "urgent" is not one of 1 (low), 2 (medium), 3 (high)`)
+    expect(decode("tasks", "priority", "4")).toBe(`error: "4" is not one of 1 (low), 2 (medium), 3 (high)`)
+    expect(decode("tasks", "priority", "3 (low)")).toBe(`error: "3 (low)" is not one of 1 (low), 2 (medium), 3 (high)`)
   })
 })
 

@@ -268,16 +268,16 @@ describe("duplicates", () => {
 
   it.effect("in a sub-collection the key repeats only within the same parent", () =>
     Effect.gen(function* () {
-      const { results } = yield* validateFile("task-products", ["taskExternalId", "productExternalId", "quantity"], [
-        ["OS-1", "PRD-FILTRO-01", "2"],
-        ["OS-2", "PRD-FILTRO-01", "1"],
-        ["OS-1", "PRD-GAS-R410", "1"],
-        ["OS-1", "PRD-FILTRO-01", "3"]
+      const { results } = yield* validateFile("task-products", ["taskExternalId", "productExternalId", "quantity", "value"], [
+        ["OS-1", "PRD-FILTRO-01", "2", "1"],
+        ["OS-2", "PRD-FILTRO-01", "1", "1"],
+        ["OS-1", "PRD-GAS-R410", "1", "1"],
+        ["OS-1", "PRD-FILTRO-01", "3", "1"]
       ])
       expect(results.map((r) => r._tag)).toEqual(["Valid", "Valid", "Valid", "Invalid"])
       expect(formatErrors(invalid(results[3]).errors)).toBe(`productExternalId: "PRD-FILTRO-01" repeats row 2 (same taskExternalId "OS-1")`)
       expect(valid(results[0]).key).toBe("PRD-FILTRO-01")
-      expect(valid(results[0]).payload).toEqual({ quantity: 2 })
+      expect(valid(results[0]).payload).toEqual({ quantity: 2, value: 1 })
     })
   )
 
