@@ -9,6 +9,7 @@
  * object holding the number (`userType: {userTypeId, description}`), `""`/`null`/`0` for an unset reference, and
  * `""`/`0001-01-01T00:00:00` for an unset date.
  */
+import { recordProperty, writeForm } from "../client/Body.js"
 import type { Cell } from "../files/Write.js"
 import type { Column, Field, Resource, ResourceName } from "../Resources.js"
 import { exportColumns, idReadName, listSeparator, readName, refKey } from "../Resources.js"
@@ -33,42 +34,18 @@ export const moneyToNumber = (text: string): number | string => {
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === ""
 
-/**
- * Whether `0` means "none" for this field: a reference (the live service reads an unset reference id as `0`,
- * api-reference §1.13) or a task type id, which the table keeps as a plain number.
- */
-const zeroIsUnset = (field: Field): boolean => field.ref !== undefined || /^taskType(Id)?$/.test(field.name)
-
-const isUnsetValue = (field: Field, v: unknown): boolean => isEmpty(v) || (zeroIsUnset(field) && (v === 0 || v === "0"))
-
-/** The number inside an enumeration read back as an object (`{userTypeId: 1, description: "user"}`). */
-const numberInside = (v: Record<string, unknown>): unknown => {
-  const entry = Object.entries(v).find(([k, x]) => /id$/i.test(k) && (typeof x === "number" || (typeof x === "string" && /^\s*-?\d+\s*$/.test(x))))
-  return entry?.[1] ?? v["value"]
-}
-
-/** An enumeration value read back as its label (`"Task"`, `"inclusao"`) turned into its number. */
-const enumCode = (field: Field, v: string): number | undefined =>
-  field.type._tag === "enum" ? field.type.values.find((x) => x.label.toLowerCase() === v.trim().toLowerCase())?.value : undefined
-
-/** A property of a read-back record: by its exact name, else by the same name in another case. */
-export const propertyOf = (record: Readonly<Record<string, unknown>>, name: string): unknown => {
-  if (name in record) return record[name]
-  const lower = name.toLowerCase()
-  const found = Object.keys(record).find((k) => k.toLowerCase() === lower)
-  return found === undefined ? undefined : record[found]
-}
+/** A property of a read-back record, in any case (`userId`/`userID`). */
+export const propertyOf = recordProperty
 
 /** One scalar value in the cell syntax of its field type. */
-const scalar = (field: Field, v: unknown): Cell => {
-  if (v === undefined || v === null) return undefined
-  if (zeroIsUnset(field) && (v === 0 || v === "0")) return ""
+const scalar = (field: Field, read: unknown): Cell => {
+  if (read === undefined || read === null) return undefined
+  const v = writeForm({ ...field, list: false }, read)
+  if (v === undefined || v === null) return ""
   switch (field.type._tag) {
     case "integer":
     case "number":
     case "enum":
-      if (typeof v === "object" && !Array.isArray(v)) return scalar(field, numberInside(v as Record<string, unknown>))
-      if (typeof v === "string" && enumCode(field, v) !== undefined) return enumCode(field, v)
       if (typeof v === "string") return field.readFormat !== undefined || v.includes(",") ? moneyToNumber(v) : v.trim() === "" ? "" : Number.isFinite(Number(v)) ? Number(v) : v
       return typeof v === "number" || typeof v === "boolean" ? v : JSON.stringify(v)
     case "boolean":
@@ -119,7 +96,7 @@ const valueCell = (field: Field, v: unknown): Cell => {
 /** The reference column: the referenced records' keys, in the order of the ids (unknown ids are left out). */
 const refCell = (field: Field, v: unknown, keys: KeyLookup): Cell => {
   const ref = field.ref!
-  const ids = (field.list ? items(v) : [v]).filter((id) => !isUnsetValue(field, id))
+  const ids = (field.list ? items(v) : [v]).filter((id) => !isEmpty(writeForm({ ...field, list: false }, id)))
   return ids
     .map((id) => keys(ref.resource, refKey(ref), String(id)))
     .filter((k): k is string => k !== undefined && k !== "")

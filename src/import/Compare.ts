@@ -6,6 +6,7 @@
  * name as `description`; write-only fields (passwords, files, upsert flags) never come back, so they never count.
  */
 import type { Field, Resource } from "../Resources.js"
+import { recordProperty, writeForm } from "../client/Body.js"
 import { readName, resource as resourceOf } from "../Resources.js"
 
 export interface Change {
@@ -127,7 +128,7 @@ export const changes = (
     const readField = listed.fields.find((x) => x.name === name) ?? field
     const property = readField !== undefined ? readName(readField) : name
     if (listed !== resource && readField === field && !(property in record)) continue
-    const current = record[property] ?? record[name]
+    const current = writeForm(readField, recordProperty(record, property) ?? recordProperty(record, name))
     if (!same(field, wanted, current)) out.push({ field: name, from: current, to: wanted })
   }
   return out

@@ -6,6 +6,7 @@
  */
 import { Effect, Stream } from "effect"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
+import { recordProperty } from "../client/Body.js"
 import { idReadName, readName, resource as resourceOf, type Resource } from "../Resources.js"
 
 /** Records found per looked-up value (several when the server holds duplicates). */
@@ -31,7 +32,7 @@ export const readProperty = (r: Resource, by: string): string => {
 
 /** The text a record's property is compared by (numbers and booleans as written, absent as ""). */
 export const propertyText = (record: Record<string, unknown>, property: string): string => {
-  const v = record[property]
+  const v = recordProperty(record, property)
   return v === undefined || v === null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v).trim()
 }
 
@@ -92,6 +93,6 @@ export const findRecords = Effect.fn("Lookup.findRecords")(function*(
 export const recordId = (resource: Resource, record: Record<string, unknown>): string | number | undefined => {
   const listed = listedAs(resource) ?? resource
   const name = idReadName(listed)
-  const v = name === undefined ? undefined : record[name] ?? (listed.id !== undefined ? record[listed.id.name] : undefined)
+  const v = name === undefined ? undefined : recordProperty(record, name) ?? (listed.id !== undefined ? record[listed.id.name] : undefined)
   return typeof v === "string" || typeof v === "number" ? v : undefined
 }
