@@ -278,8 +278,8 @@ export const listRows = Effect.fn("Lists.listRows")(function* (
     const wire = toWire(rec)
     return q.selectFields === undefined ? wire : selectFields(wire, q.selectFields)
   })
-  const links = [{ href: call.url.href, rel: "self", method: "GET" }]
-  if (q.page * q.pageSize < selected.length) links.push({ href: pageUrl(call.url, q.page + 1), rel: "nextPage", method: "GET" })
+  const links = [{ href: pageUrl(call.url, q, q.page), rel: "self", method: "GET" }]
+  if (q.page * q.pageSize < selected.length) links.push({ href: pageUrl(call.url, q, q.page + 1), rel: "nextPage", method: "GET" })
   return result(
     200,
     { entityList, pagedSearchReturnData: { order: q.order, pageSize: q.pageSize, page: q.page, totalItems: selected.length }, links },
@@ -287,9 +287,21 @@ export const listRows = Effect.fn("Lists.listRows")(function* (
   ) satisfies Outcome as Outcome
 })
 
-const pageUrl = (url: URL, page: number): string => {
-  const next = new URL(url.href)
-  for (const name of [...next.searchParams.keys()]) if (name.toLowerCase() === "page") next.searchParams.delete(name)
-  next.searchParams.set("page", String(page))
-  return next.href
+/**
+ * A link of the list envelope as the live service writes it (api-reference §1.8): the same path, then
+ * `ParamFilter` (when the call had one), `Page`, `PageSize` and `Order=Asc|Desc` in PascalCase; `selectfields`
+ * is kept so that a followed link answers in the same shape.
+ */
+const pageUrl = (url: URL, q: ListQuery, page: number): string => {
+  const link = new URL(url.origin + url.pathname)
+  if (q.filter.size > 0) {
+    const given = [...url.searchParams].find(([name]) => name.toLowerCase() === "paramfilter")?.[1]
+    const parsed = given === undefined ? undefined : parseFilter(given)
+    if (parsed !== undefined && parsed !== null) link.searchParams.set("ParamFilter", JSON.stringify(parsed))
+  }
+  link.searchParams.set("Page", String(page))
+  link.searchParams.set("PageSize", String(q.pageSize))
+  link.searchParams.set("Order", q.order === 0 ? "Asc" : "Desc")
+  if (q.selectFields !== undefined) link.searchParams.set("selectfields", q.selectFields.join(","))
+  return link.href
 }

@@ -129,6 +129,31 @@ const taskSummary = (rec: Rec): Rec => {
   return { totalProducts, totalServices, totalAdditionalCosts, totalValue: totalProducts + totalServices + totalAdditionalCosts, discount: { value: 0, type: "Valor" } }
 }
 
+/**
+ * A task's questionnaire answers with the Blueprint's read-back names (`itemId`, `questionnaireId`,
+ * `questionnaireDescription`; answers' `questionDescription`, `replyId`) next to the names they were written with.
+ */
+const questionnaireGroups = (groups: unknown, ctx: ReadContext): unknown => {
+  if (!Array.isArray(groups)) return []
+  return groups.map((group: Rec) => {
+    const checklist = group["codigoChecklist"]
+    const questionnaire = ctx.account.table("questionnaires").get(checklist)
+    const questions = (questionnaire?.["questions"] as Array<Rec> | undefined) ?? []
+    const answers = (Array.isArray(group["answers"]) ? group["answers"] : []) as Array<Rec>
+    return {
+      ...group,
+      itemId: text(group["itemID"]),
+      questionnaireId: text(checklist),
+      questionnaireDescription: text(questionnaire?.["description"]),
+      answers: answers.map((answer, i) => ({
+        ...answer,
+        questionDescription: text(questions.find((q) => idKey(q["id"]) === idKey(answer["questionId"]))?.["description"]),
+        replyId: i + 1
+      }))
+    }
+  })
+}
+
 const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext) => Rec>> = {
   tasks: (wire, rec, ctx) => {
     const id = rec[idName(resource("tasks"))]
@@ -172,6 +197,7 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
       estimatedDuration: text(rec["estimatedDuration"]) || "00:00:00",
       financialCategory: text(rec["financialCategory"]),
       summary: taskSummary(rec),
+      questionnaires: questionnaireGroups(wire["questionnaires"], ctx),
       ...dates(rec)
     }
   },

@@ -23,6 +23,11 @@ describe("sandbox: protocol forms", () => {
       assert.deepStrictEqual(ids(yield* get(`/CUSTOMERS/?paramFilter=&page=1`), "externalId"), ["C1", "C2"])
       assert.deepStrictEqual(ids(yield* get(`/customers/?paramFilter=null`), "externalId"), ["C1", "C2"])
       assert.strictEqual((yield* get(`/customers/?paramFilter=${encodeURIComponent("%7Bnot json")}`)).status, 400)
+      // Links as the live service writes them: ParamFilter, Page, PageSize, Order=Asc in PascalCase.
+      const paged = yield* get(`/customers/?paramFilter=${encodeURIComponent(JSON.stringify({ active: null }))}&pageSize=1`)
+      const next = new URL(paged.body.result.links[1].href)
+      assert.deepStrictEqual([...next.searchParams], [["ParamFilter", '{"active":null}'], ["Page", "2"], ["PageSize", "1"], ["Order", "Asc"]])
+      assert.deepStrictEqual(ids(yield* fetchAnswer(next.href, { headers: { authorization: `Bearer ${token}` } }), "externalId"), ["C2"])
       const login = yield* fetchAnswer(`${sandbox.url}/LOGIN/?ApiKey=sandbox-key&ApiToken=sandbox-token`, { headers: { "content-type": "application/json" } })
       assert.strictEqual(login.status, 200)
       assert.strictEqual(typeof login.body.result.accessToken, "string")
@@ -108,6 +113,19 @@ describe("sandbox: read-back", () => {
       assert.deepStrictEqual(listed.body.result.entityList, [{ taskID: t.taskID, userToName: "Bruno Lima" }])
       const none = (yield* call("POST", "/tasks", { body: { idUserFrom: ana, taskDate: "2026-11-21" } })).body.result
       assert.include(none, { customerId: 0, idUserTo: 0, taskType: 0, userToName: "", customerDescription: "", taskTypeDescription: "" })
+    })
+  )
+
+  it.scopedLive("questionnaire answers read back with the Blueprint's names next to the written ones", () =>
+    Effect.gen(function* () {
+      const { call } = yield* session({ answerDelayMs: 0 })
+      yield* call("POST", "/users", { body: { login: "ana" } })
+      const task = (yield* call("POST", "/tasks", { body: { idUserFrom: 1, taskDate: "2026-11-20", questionnaireId: 1 } })).body.result.taskID
+      const answer = { itemID: "1", codigoChecklist: "1", codigoPergunta: "2", resposta: "7" }
+      assert.strictEqual((yield* call("PUT", `/tasks/${task}/questionnaire-response`, { body: answer })).status, 202)
+      const [group] = (yield* call("GET", `/tasks/${task}`)).body.result.questionnaires
+      assert.include(group, { itemId: "1", itemID: "1", questionnaireId: "1", questionnaireDescription: "Checklist de manutenção preventiva" })
+      assert.include(group.answers[0], { questionId: "2", reply: "7", questionDescription: "Temperatura de saída (°C)", replyId: 1 })
     })
   )
 
