@@ -14,6 +14,7 @@
  * Also here: which property of a listed record carries a key (write and read names differ), and which list and
  * `paramFilter` key find records by it.
  */
+import { recordProperty } from "./client/Body.js"
 import { idReadName, readName, type Resource, resource as resourceOf } from "./Resources.js"
 
 /** A key value as the service compares it: trimmed, case-insensitive. Blank stays "" (names no record). */
@@ -89,7 +90,7 @@ export const keyProperty = (listed: Resource, by: string): string => {
 
 /** The key a record's `property` holds, as text ("" when absent). */
 export const recordKey = (record: Readonly<Record<string, unknown>>, property: string): string =>
-  keyText(record[property])
+  keyText(recordProperty(record, property))
 
 /**
  * The `paramFilter` key of `listed` that tests `by`, if the API has one, and whether it takes a comma-separated
@@ -124,6 +125,6 @@ export const recordId = (
   const name = idReadName(listed)
   const v = name === undefined
     ? undefined
-    : record[name] ?? (listed.id !== undefined ? record[listed.id.name] : undefined)
+    : recordProperty(record, name) ?? (listed.id !== undefined ? record[listed.id.name] : undefined)
   return typeof v === "string" || typeof v === "number" ? v : undefined
 }

@@ -238,7 +238,11 @@ export const resourceNames = [
   "deleted-tasks",
   "ticket-request-types",
   "customer-group-clients",
-  "team-users"
+  "team-users",
+  "questionnaires",
+  "gps-positions",
+  "satisfaction-surveys",
+  "quotations"
 ] as const
 export type ResourceName = (typeof resourceNames)[number]
 
@@ -311,7 +315,8 @@ const table: ReadonlyArray<Resource> = [
     ops: ["list", "create", "upsert", "get", "patch", "delete"],
     id: { name: "id", readAs: "userID", type: "integer" },
     key: "externalId",
-    filters: { name: "name", externalId: "externalId", login: "login" },
+    filters: { name: "name", externalId: "externalId", login: "login", smartPhoneNumber: "smartPhoneNumber", userType: "userType" },
+    listFilters: ["externalId"],
     doc: "Technicians, team managers and administrators",
     fields: [
       idField(),
@@ -386,6 +391,7 @@ const table: ReadonlyArray<Resource> = [
       groupId: "groupsId",
       cpfCnpj: "cpfCnpj"
     },
+    listFilters: ["externalId"],
     doc: "Customers and their addresses (task destinations)",
     fields: [
       idField(),
@@ -529,12 +535,25 @@ const table: ReadonlyArray<Resource> = [
   {
     name: "task-types",
     title: "Task types",
-    kind: "readonly",
+    kind: "record",
     path: "/tasktypes",
-    ops: ["get"],
+    ops: ["list", "create", "get", "patch", "delete"],
     id: { name: "id", type: "integer" },
-    doc: "Kinds of task (read-only in the API; the sandbox seeds them)",
-    fields: [idField("Server id"), description("Manutenção preventiva")]
+    key: "description",
+    filters: { description: "description" },
+    doc: "Kinds of task (no upsert in the API: an existing one is found by description)",
+    fields: [
+      idField(),
+      description("Manutenção preventiva"),
+      f("standartTime", { _tag: "time" }, "Expected duration, HH:mm:ss (the API's own spelling)", { example: "01:30:00" }),
+      f("toleranceTime", { _tag: "time" }, "Tolerance on the expected duration", { readOnly: true }),
+      int("standartQuestionnaireId", "Questionnaire (checklist) the task type attaches by default (the API's own spelling)", { example: "" }),
+      bool("sendSatisfactionSurvey", "Send a satisfaction survey when a task of this type is finished", { example: "false" }),
+      bool("active", "Active task type", { example: "true" }),
+      f("requirements", { _tag: "object", shape: ["fillReport", "getSignature", "fillRolledKilometer", "emailTheTask", "minimumNumberOfPhotos", "requiredQuestionnaires"] }, "What finishing a task of this type requires, as JSON {fillReport, getSignature, fillRolledKilometer, emailTheTask, minimumNumberOfPhotos, requiredQuestionnaires}", { example: '{"fillReport":true,"getSignature":false}' }),
+      int("creatorId", "User who created the task type", { readOnly: true }),
+      date("creationDate", "When the task type was created", { readOnly: true })
+    ]
   },
   {
     name: "tasks",
@@ -551,7 +570,9 @@ const table: ReadonlyArray<Resource> = [
       customerId: "customerId",
       idUserTo: "idUserTo",
       status: "taskStatus",
-      type: "taskType"
+      type: "taskType",
+      teamId: "teamId",
+      priority: "priority"
     },
     listFilters: ["externalId"],
     doc: "Tasks (service orders, visits, field work)",
@@ -680,7 +701,7 @@ const table: ReadonlyArray<Resource> = [
     ops: ["list", "create", "get", "patch", "delete"],
     id: { name: "id", type: "integer" },
     dateWindow: { field: "date" },
-    filters: { ...dateWindowFilters, userToId: "userToId", typeId: "typeId" },
+    filters: { ...dateWindowFilters, userToId: "userToId", typeId: "typeId", type: "typeId" },
     doc: "Expenses reported by users (no correlation key: creates are reconciled by user, type, date and amount)",
     fields: [
       idField(),
@@ -899,6 +920,92 @@ const table: ReadonlyArray<Resource> = [
     parent: { resource: "teams", field: "teamId" },
     doc: "Participants of each team",
     fields: [int("teamId", "Team (id)"), int("userId", "User (id)"), str("login", "User's login"), str("name", "User's name")]
+  },
+  {
+    name: "questionnaires",
+    title: "Questionnaires",
+    kind: "readonly",
+    path: "/questionnaires",
+    ops: ["list", "get"],
+    id: { name: "id", type: "integer" },
+    doc: "Questionnaires (checklists) that tasks attach; the API can only read them",
+    fields: [
+      idField("Server id"),
+      str("description", "Name of the questionnaire"),
+      str("header", "Header text"),
+      str("footer", "Footer text"),
+      date("creationDate", "When it was created"),
+      f("questions", { _tag: "object", shape: ["id", "answerType", "description", "subTitle", "requiredAnswer", "creationDate"] }, "Questions, as JSON", { list: true })
+    ]
+  },
+  {
+    name: "gps-positions",
+    title: "GPS positions",
+    kind: "readonly",
+    path: "/gps",
+    ops: ["list"],
+    // Positions have no id in the API; the sandbox keeps one to store them and never sends it.
+    id: { name: "id", type: "integer" },
+    dateWindow: { field: "positionDate" },
+    filters: { ...dateWindowFilters, userId: "userId" },
+    doc: "Positions reported by the users' phones (read in date windows)",
+    fields: [
+      int("userId", "User (id)"),
+      date("positionDate", "When the position was taken"),
+      num("latitude", "Latitude"),
+      num("longitude", "Longitude"),
+      num("accuracy", "Accuracy in metres"),
+      num("batteryLevel", "Battery level, percent"),
+      str("NetworkOperatorName", "Mobile network (the API's own capital N)")
+    ]
+  },
+  {
+    name: "satisfaction-surveys",
+    title: "Satisfaction surveys",
+    kind: "readonly",
+    path: "/satisfactionsurveys",
+    ops: ["list"],
+    id: { name: "id", type: "integer" },
+    filters: { email: "email" },
+    doc: "Answers to the satisfaction surveys sent with finished tasks",
+    fields: [
+      idField("Server id"),
+      int("taskID", "Task (id)"),
+      str("questionDescription", "Question"),
+      str("answerDescription", "Answer"),
+      date("answerDate", "When it was answered"),
+      str("itemId", "Survey item"),
+      str("email", "Respondent's e-mail"),
+      int("answersItemQuantity", "Answers in the item"),
+      int("scoreSum", "Sum of the scores"),
+      int("totalResponse", "Responses"),
+      int("totalSubmitted", "Surveys submitted")
+    ]
+  },
+  {
+    name: "quotations",
+    title: "Quotations",
+    kind: "readonly",
+    path: "/quotations",
+    ops: ["list", "get"],
+    id: { name: "publicId", type: "integer" },
+    filters: { customersId: "customerId", usersId: "requesterUserId" },
+    doc: "Quotations (budgets) made in the web application; the API can only read them",
+    fields: [
+      int("publicId", "Quotation number"),
+      int("customerId", "Customer (id)"),
+      str("customerName", "Customer's name"),
+      int("taskID", "Task (id)"),
+      int("requesterUserId", "User who asked for it (id)"),
+      str("observations", "Observations"),
+      date("registerDate", "When it was registered"),
+      date("requestDate", "When it was asked for"),
+      str("descount", "Discount (the API's own spelling)"),
+      f("products", { _tag: "object", shape: ["productId", "amout", "UnitaryValue"] }, "Products, as JSON", { list: true }),
+      f("aditionalCosts", { _tag: "object", shape: ["id", "costId", "description", "value"] }, "Additional costs, as JSON (the API's own spelling)", { list: true }),
+      f("summary", { _tag: "object", shape: ["totalProducts", "totalServices", "totalAdditionalCosts", "netTotalValue", "grossTotalValue", "discount"] }, "Totals, as JSON"),
+      f("CurrentStage", { _tag: "object", shape: ["id", "description", "position", "changeStock", "isCancelled", "editAllowed"] }, "Stage of the quotation, as JSON")
+    ]
   }
 ]
 

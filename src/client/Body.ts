@@ -1,7 +1,9 @@
 /**
  * Reading the API's answers: the `{"result": …}` envelope, list pages, rate-limit answers and the error message
- * (from `error`, then `message`, then the first entry of an ASP.NET model-state map). Pure functions.
+ * (from `error`, then `message`, then the first entry of an ASP.NET model-state map), and the properties of a
+ * read-back record in every form the live service or its Blueprint sends them. Pure functions.
  */
+import type { Field } from "../Resources.js"
 
 export const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -86,4 +88,54 @@ export const listPage = (body: unknown): ListPage | undefined => {
     ? links.some((l) => isObject(l) && typeof l.rel === "string" && l.rel.toLowerCase() === "nextpage")
     : undefined
   return { records: list.filter(isObject), nextLink, paged: true }
+}
+
+// --- read-back records ----------------------------------------------------------------------------------------
+
+/**
+ * A property of a read-back record by its exact name, else by the same name in another case: the live service
+ * and its Blueprint disagree on case (`userID`/`userId`, `adressComplement`/`AdressComplement`, `basePoint`/`BasePoint`).
+ */
+export const recordProperty = (record: Readonly<Record<string, unknown>>, name: string): unknown => {
+  if (name in record) return record[name]
+  const lower = name.toLowerCase()
+  const found = Object.keys(record).find((k) => k.toLowerCase() === lower)
+  return found === undefined ? undefined : record[found]
+}
+
+/**
+ * Whether `0` means "none" for this field: a reference (the live service reads an unset reference id as `0`,
+ * api-reference §1.13) or a task type id, which the table keeps as a plain number.
+ */
+export const zeroIsUnset = (field: Field): boolean => field.ref !== undefined || /^taskType(Id)?$/.test(field.name)
+
+const numeric = (x: unknown): boolean => typeof x === "number" || (typeof x === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(x))
+
+/** The number inside an enumeration read back as an object (`userType: {userTypeId: 1, description: "user"}`). */
+const numberInside = (v: Readonly<Record<string, unknown>>): unknown => {
+  const entry = Object.entries(v).find(([k, x]) => /id$/i.test(k) && numeric(x))
+  return entry !== undefined ? entry[1] : v["value"]
+}
+
+const writeScalar = (field: Field, v: unknown): unknown => {
+  if (v === undefined || v === null) return undefined
+  if (zeroIsUnset(field) && (v === 0 || v === "0" || v === "")) return undefined
+  const type = field.type
+  if (type._tag !== "integer" && type._tag !== "number" && type._tag !== "enum") return v
+  if (isObject(v)) return writeScalar(field, numberInside(v))
+  if (type._tag === "enum" && typeof v === "string" && !numeric(v)) {
+    // An enumeration read back by its label (webhooks' `"Task"`, `"Inclusao"`).
+    return type.values.find((x) => x.label.toLowerCase() === v.trim().toLowerCase())?.value ?? v
+  }
+  return v
+}
+
+/**
+ * A read-back value in the form writes use: an enumeration sent as an object or a label becomes its number, and
+ * `0`/`""`/`null` for an unset reference becomes undefined (no value). Other values are returned as they are.
+ */
+export const writeForm = (field: Field | undefined, v: unknown): unknown => {
+  if (field === undefined) return v
+  if (field.list && Array.isArray(v)) return v.map((x) => writeScalar(field, x)).filter((x) => x !== undefined)
+  return writeScalar(field, v)
 }

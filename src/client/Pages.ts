@@ -52,7 +52,8 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     page: number,
     pageSize: number
   ) {
-    const query = { ...(Object.keys(filter).length > 0 ? { paramFilter: filter } : {}), page, pageSize }
+    // Always sent, `{}` when nothing is filtered: the live users and webhooks lists refuse a call without it (400).
+    const query = { paramFilter: filter, page, pageSize }
     const reply = yield* get(path, query)
     if (reply.status === 404) return { _tag: "End" } as Fetched
     if (!reply.ok) {

@@ -5,7 +5,7 @@
  */
 import { keyFilter, keyProperty, withKey } from "../Identity.js"
 import { type Resource, readName, resources } from "../Resources.js"
-import { isObject } from "./Body.js"
+import { isObject, recordProperty } from "./Body.js"
 
 export interface Lookup {
   /** The `paramFilter` key to send, when the resource has one for this key (otherwise the list is walked). */
@@ -54,7 +54,7 @@ export const resourceOfPath = (path: string): Resource | undefined => {
 const readProperty = (record: Record<string, unknown>, name: string, resource: Resource | undefined): unknown => {
   const field = resource?.fields.find((f) => f.name === name)
   const read = field ? readName(field) : name
-  return read in record ? record[read] : record[name]
+  return recordProperty(record, read) ?? recordProperty(record, name)
 }
 
 /**

@@ -3,7 +3,13 @@
  * valid import file: read-back names mapped back to write names (`readAs`), money strings to plain numbers,
  * unset dates to empty cells, lists joined with `|`, nested values as JSON, and every reference column filled
  * with the referenced record's key. Pure: the caller supplies the id → key lookups.
+ *
+ * Every form the live service (or its Blueprint) reads a value back in is accepted: property names in any case
+ * (`userId`/`userID`, `AdressComplement`), an enumeration as its number, its label (`"Task"`, `"Inclusao"`) or an
+ * object holding the number (`userType: {userTypeId, description}`), `""`/`null`/`0` for an unset reference, and
+ * `""`/`0001-01-01T00:00:00` for an unset date.
  */
+import { recordProperty, writeForm } from "../client/Body.js"
 import type { Cell } from "../files/Write.js"
 import type { Column, Field, Resource, ResourceName } from "../Resources.js"
 import { exportColumns, idReadName, listSeparator, readName, refKey } from "../Resources.js"
@@ -28,9 +34,14 @@ export const moneyToNumber = (text: string): number | string => {
 
 const isEmpty = (v: unknown): boolean => v === undefined || v === null || v === ""
 
+/** A property of a read-back record, in any case (`userId`/`userID`). */
+export const propertyOf = recordProperty
+
 /** One scalar value in the cell syntax of its field type. */
-const scalar = (field: Field, v: unknown): Cell => {
-  if (v === undefined || v === null) return undefined
+const scalar = (field: Field, read: unknown): Cell => {
+  if (read === undefined || read === null) return undefined
+  const v = writeForm({ ...field, list: false }, read)
+  if (v === undefined || v === null) return ""
   switch (field.type._tag) {
     case "integer":
     case "number":
@@ -56,6 +67,17 @@ const scalar = (field: Field, v: unknown): Cell => {
   }
 }
 
+/**
+ * A nested object as the template writes it: only the members of the field's shape, in any case, so what the
+ * server adds to each item (`contacts[].id`) does not reach a file meant to be imported again.
+ */
+const inShape = (type: Field["type"], v: unknown): unknown => {
+  if (type._tag !== "object" || typeof v !== "object" || v === null || Array.isArray(v)) return v
+  const item = v as Record<string, unknown>
+  const kept = type.shape.filter((name) => propertyOf(item, name) !== undefined)
+  return Object.fromEntries(kept.map((name) => [name, propertyOf(item, name)]))
+}
+
 /** The items of a list value; the service may also send a list as one separated string. */
 const items = (v: unknown): ReadonlyArray<unknown> =>
   Array.isArray(v) ? v : isEmpty(v) ? [] : typeof v === "string" ? v.split(/[|,;]/).map((s) => s.trim()).filter((s) => s !== "") : [v]
@@ -64,7 +86,7 @@ const valueCell = (field: Field, v: unknown): Cell => {
   if (field.type._tag === "object") {
     // A list of objects is one JSON array, as in the template's example (`[{"name":…}]`).
     if (isEmpty(v) || (Array.isArray(v) && v.length === 0)) return ""
-    return typeof v === "string" ? v : JSON.stringify(v)
+    return typeof v === "string" ? v : JSON.stringify(Array.isArray(v) ? v.map((x) => inShape(field.type, x)) : inShape(field.type, v))
   }
   if (field.list) {
     return items(v)
@@ -79,7 +101,7 @@ const valueCell = (field: Field, v: unknown): Cell => {
 /** The reference column: the referenced records' keys, in the order of the ids (unknown ids are left out). */
 const refCell = (field: Field, v: unknown, keys: KeyLookup): Cell => {
   const ref = field.ref!
-  const ids = field.list ? items(v) : isEmpty(v) ? [] : [v]
+  const ids = (field.list ? items(v) : [v]).filter((id) => !isEmpty(writeForm({ ...field, list: false }, id)))
   return ids
     .map((id) => keys(ref.resource, refKey(ref), String(id)))
     .filter((k): k is string => k !== undefined && k !== "")
@@ -91,7 +113,7 @@ const readProperty = (r: Resource, field: Field): string =>
   r.id !== undefined && field.name === r.id.name && field.readAs === undefined ? idReadName(r)! : readName(field)
 
 const cell = (column: Column, property: string, record: Readonly<Record<string, unknown>>, keys: KeyLookup): Cell => {
-  const v = record[property] ?? record[column.field.name]
+  const v = propertyOf(record, property) ?? propertyOf(record, column.field.name)
   return column.role === "ref" ? refCell(column.field, v, keys) : valueCell(column.field, v)
 }
 

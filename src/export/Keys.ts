@@ -12,7 +12,7 @@ import { openSource } from "../files/Read.js"
 import type { Resource, ResourceName } from "../Resources.js"
 import { resource } from "../Resources.js"
 import type { KeyLookup, KeyNeed } from "./Cells.js"
-import { keyProperty } from "./Cells.js"
+import { keyProperty, propertyOf } from "./Cells.js"
 
 /** A key the service sends as a number or text, as it is written in a reference column. */
 const keyText = (value: unknown): string | undefined =>
@@ -59,8 +59,8 @@ const fromApi = (api: Api["Type"], r: Resource, key: string, pageSize: number, i
   return Stream.runForEach(api.pages(r.path, { pageSize, resource: r }), (page) =>
     Effect.sync(() => {
       for (const record of page.records) {
-        const id = keyText(record[idProperty])
-        const value = keyText(record[property])
+        const id = keyText(propertyOf(record, idProperty))
+        const value = keyText(propertyOf(record, property))
         if (id !== undefined) into.set(id, value ?? "")
       }
     })

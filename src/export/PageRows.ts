@@ -7,14 +7,14 @@ import type { Cell } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
 import { idReadName } from "../Resources.js"
 import type { KeyLookup } from "./Cells.js"
-import { keyProperty } from "./Cells.js"
+import { keyProperty, propertyOf } from "./Cells.js"
 import type { Walk } from "./Plan.js"
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The items of a derived resource inside one record of its parent, each carrying the parent's id. */
 const derivedRecords = (child: Resource, parent: Resource, record: Readonly<Record<string, unknown>>): ReadonlyArray<Record<string, unknown>> => {
-  const parentId = { [child.parent!.field]: record[idReadName(parent) ?? "id"] }
+  const parentId = { [child.parent!.field]: propertyOf(record, idReadName(parent) ?? "id") }
   const groups = Array.isArray(record[child.readBackIn!]) ? (record[child.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord) : []
   const nested = child.readBackItems
   if (nested === undefined) return groups.map((item) => ({ ...item, ...parentId }))
@@ -34,10 +34,10 @@ export const pageRows = (walk: Walk, records: ReadonlyArray<Record<string, unkno
     const parent = walk.resource
     const parentKey = parent.key !== undefined ? keyProperty(parent, parent.key) : undefined
     return records.flatMap((record) => {
-      const own = String(record[idReadName(parent) ?? "id"] ?? "")
+      const own = String(propertyOf(record, idReadName(parent) ?? "id") ?? "")
       // The derived items name their parent by its key, taken from the parent record in hand.
       const lookup: KeyLookup = (name, key, id) =>
-        name === parent.name && id === own && parentKey !== undefined && key === parent.key ? String(record[parentKey] ?? "") || undefined : keys(name, key, id)
+        name === parent.name && id === own && parentKey !== undefined && key === parent.key ? String(propertyOf(record, parentKey) ?? "") || undefined : keys(name, key, id)
       return derivedRecords(output.resource, parent, record).map((item) => output.mapper.row(item, lookup))
     })
   })

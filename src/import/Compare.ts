@@ -11,6 +11,7 @@
  */
 import { sameKey } from "../Identity.js"
 import type { Field, Resource } from "../Resources.js"
+import { recordProperty, writeForm } from "../client/Body.js"
 import { readName, resource as resourceOf } from "../Resources.js"
 
 export interface Change {
@@ -132,7 +133,7 @@ export const changes = (
     const readField = listed.fields.find((x) => x.name === name) ?? field
     const property = readField !== undefined ? readName(readField) : name
     if (listed !== resource && readField === field && !(property in record)) continue
-    const current = record[property] ?? record[name]
+    const current = writeForm(readField, recordProperty(record, property) ?? recordProperty(record, name))
     if (!(name === resource.key ? sameKey(wanted, current) : same(field, wanted, current))) {
       out.push({ field: name, from: current, to: wanted })
     }

@@ -23,7 +23,11 @@ import type { Store } from "./Store.js"
 import { deleteItems, queueAnswer, rememberDeletedTask, settleAnswers, upsertItems } from "./Tasks.js"
 import type { Tokens } from "./Tokens.js"
 import type { Outcome } from "./Wire.js"
-import { HttpFailure, reject } from "./Wire.js"
+import { HttpFailure, isObject, reject } from "./Wire.js"
+import type { Resource } from "../Resources.js"
+import { idReadName, resource } from "../Resources.js"
+import { readContext } from "./Lists.js"
+import { derive } from "./ReadBack.js"
 
 /** Largest request body read: attachments are up to 10 MiB each, base64 adds a third. */
 const maxBodyBytes = 64 * 1024 * 1024
@@ -78,6 +82,35 @@ const recordOperation = (action: Extract<Action, { _tag: "Record" }>, call: Call
       // Deleted tasks stay listed by GET /tasks/GetDeletedTasks.
       return Records.remove(r, call, r.name === "tasks" ? (task) => rememberDeletedTask(call.account, task, call.now) : undefined)
   }
+}
+
+/** The resource whose whole record an answer to `action` carries (a sub-collection or attachment write: its parent). */
+const answeredRecord = (action: Exclude<Action, { _tag: "Login" }>): Resource | undefined => {
+  switch (action._tag) {
+    case "Record":
+      return action.op === "list" || action.op === "delete" ? undefined : action.resource
+    case "SubCollection":
+    case "Attachments":
+      return action.resource.parent !== undefined ? resource(action.resource.parent.resource) : undefined
+    case "Complete":
+      return action.target
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A single-record answer with the properties the service derives from other records (lists derive theirs as they
+ * page): the record is read again from the store under its id, so the derivation sees what was just written.
+ */
+const withDerived = (action: Exclude<Action, { _tag: "Login" }>, call: Call, outcome: Outcome): Outcome => {
+  const r = answeredRecord(action)
+  const body = outcome.body as { result?: unknown } | undefined
+  if (r === undefined || r.id === undefined || body === undefined || !isObject(body.result)) return outcome
+  const id = body.result[idReadName(r)!]
+  const stored = id === undefined ? undefined : call.account.table(r.name).get(id)
+  if (stored === undefined) return outcome
+  return { ...outcome, body: { ...body, result: derive(r, body.result, stored, readContext(call)) } }
 }
 
 const dispatch = (action: Exclude<Action, { _tag: "Login" }>, call: Call): Effect.Effect<Outcome, HttpFailure> => {
@@ -196,7 +229,10 @@ const handle = Effect.fn("App.handle")(function* (env: AppEnv, request: HttpServ
       const account = env.store.account(apiKey)
       const settled = settleAnswers(account, now)
       const call: Call = { apiKey, account, id: found.id, query, body, now, url, settings: env.settings }
-      return dispatch(action, call).pipe(Effect.ensuring(settled ? env.markDirty : Effect.void))
+      return dispatch(action, call).pipe(
+        Effect.map((outcome) => withDerived(action, call, outcome)),
+        Effect.ensuring(settled ? env.markDirty : Effect.void)
+      )
     })
   )
   if (outcome.applied) yield* env.markDirty

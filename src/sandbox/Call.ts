@@ -8,6 +8,11 @@ import type { Account } from "./Store.js"
 export interface CallSettings {
   readonly answerDelayMs: number
   readonly emptyListStatus: 404 | 200
+  /**
+   * The name users' id is read back under: `userID` as captured live traffic shows (api-notes B), or `userId` as the
+   * vendor's Blueprint writes it.
+   */
+  readonly userIdStyle: "userID" | "userId"
 }
 
 export interface Call {

@@ -48,6 +48,10 @@ const flags = {
     Options.withDefault("404" as const),
     Options.withDescription("Status of a list with no records: 404 as the live service, or 200 with an empty list")
   ),
+  userIdStyle: Options.choice("user-id-style", ["userID", "userId"]).pipe(
+    Options.withDefault("userID" as const),
+    Options.withDescription("Name of the users' id in answers: userID as captured live traffic shows, or userId as the vendor's Blueprint writes it")
+  ),
   data: Options.text("data").pipe(Options.optional, Options.withDescription("JSON file keeping the state across restarts (written atomically)"))
 }
 
@@ -92,6 +96,7 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) 
     tokenTtlMs: yield* parsed("token-ttl", Either.filterOrLeft(parseDuration(f.tokenTtl), (ms) => ms > 0, () => "the lifetime must be longer than 0")),
     answerDelayMs: yield* parsed("answer-delay", parseDuration(f.answerDelay)),
     emptyListStatus: f.emptyListStatus === "200" ? 200 : 404,
+    userIdStyle: f.userIdStyle,
     dataFile: Option.match(f.data, { onNone: () => undefined, onSome: (file) => resolve(file) }),
     faults: {
       ...noFaults,
@@ -129,6 +134,7 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
           `token TTL ${options.tokenTtlMs} ms`,
           `answer delay ${options.answerDelayMs} ms`,
           `empty lists answer ${options.emptyListStatus}`,
+          `users read back with ${options.userIdStyle}`,
           `latency ${faults.latencyMs} ms, fail rate ${faults.failRate}, reset rate ${faults.resetRate}, drop-after-write rate ${faults.dropAfterWriteRate}`,
           options.dataFile === undefined ? "state in memory only" : `state kept in ${options.dataFile}`
         ].join("; ")

@@ -1,16 +1,22 @@
 /**
- * List calls as the live service answers them (api-notes "Query parameters of list calls"): `paramFilter`
- * (URL-encoded JSON with the table's filter keys), `page` (1-based), `pageSize` (default 10, no cap), `order`
- * (asc/desc or 0/1, by id), `selectfields`; date-windowed resources need `startDate` and `endDate`; the envelope
- * `{entityList, pagedSearchReturnData, links}`; and 404 on an empty result unless the switch says 200.
+ * List calls as the live service answers them (api-notes "Query parameters of list calls", api-reference §1.7):
+ * `paramFilter` (URL-encoded JSON with the table's filter keys; also encoded twice, as some clients send it, or
+ * empty), `page` (1-based), `pageSize` (default 10, no cap), `order` (asc/desc or 0/1, by id), `selectfields`;
+ * parameter names in any case (`ParamFilter`, `PageSize`); date-windowed resources need `startDate` and
+ * `endDate`; the envelope `{entityList, pagedSearchReturnData, links}`; and 404 on an empty result unless the
+ * switch says 200. Besides the table's filter keys, every list honours its id under any of its names (`id`,
+ * `userId`/`userID`, `taskID`), the record dates (`creationDate`, `dateLastUpdate`: on or after), and the filters
+ * whose meaning is not a property test (tasks' `status` category, `customerGroupId`, `tags`; tickets' `ids`).
  */
 import { Effect } from "effect"
 import type { Field, Resource } from "../Resources.js"
+import { idReadName } from "../Resources.js"
 import type { Call } from "./Call.js"
 import { isDayOnly, normalizeDate } from "./Dates.js"
-import { readBack, selectFields } from "./ReadBack.js"
+import type { ReadContext } from "./ReadBack.js"
+import { readBackWith, selectFields } from "./ReadBack.js"
 import type { Rec } from "./Store.js"
-import { sameText } from "./Store.js"
+import { idKey, sameText } from "./Store.js"
 import type { Outcome } from "./Wire.js"
 import { isObject, reject, result, show } from "./Wire.js"
 
@@ -32,6 +38,28 @@ const positive = (call: Call, name: string, fallback: number) => {
     : reject(400, `query parameter "${name}": ${show(text)} is not a whole number from 1`)
 }
 
+/**
+ * The JSON of a `paramFilter` value: as sent, or still percent-encoded once or twice more (an n8n node encodes the
+ * JSON itself and then its query builder encodes it again: `%257B…`). Undefined when it is not JSON in any of
+ * these forms; null for JSON `null`.
+ */
+export const parseFilter = (text: string): unknown => {
+  let candidate = text.trim()
+  for (let round = 0; round < 3; round++) {
+    try {
+      return JSON.parse(candidate) as unknown
+    } catch {
+      if (!/%[0-9a-f]{2}/i.test(candidate)) return undefined
+      try {
+        candidate = decodeURIComponent(candidate).trim()
+      } catch {
+        return undefined
+      }
+    }
+  }
+  return undefined
+}
+
 export const parseListQuery = Effect.fn("Lists.parseListQuery")(function* (call: Call) {
   const page = yield* positive(call, "page", 1)
   const pageSize = yield* positive(call, "pagesize", 10)
@@ -43,14 +71,12 @@ export const parseListQuery = Effect.fn("Lists.parseListQuery")(function* (call:
   const filterText = call.query.get("paramfilter")
   let filter = new Map<string, unknown>()
   if (filterText !== undefined && filterText.trim() !== "") {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(filterText)
-    } catch {
-      return yield* reject(400, `query parameter "paramFilter" is not valid JSON`)
+    const parsed = parseFilter(filterText)
+    if (parsed === undefined) return yield* reject(400, `query parameter "paramFilter" is not valid JSON`)
+    if (parsed !== null) {
+      if (!isObject(parsed)) return yield* reject(400, `query parameter "paramFilter" must be a JSON object`)
+      filter = new Map(Object.entries(parsed).map(([k, v]) => [k.toLowerCase(), v]))
     }
-    if (!isObject(parsed)) return yield* reject(400, `query parameter "paramFilter" must be a JSON object`)
-    filter = new Map(Object.entries(parsed).map(([k, v]) => [k.toLowerCase(), v]))
   }
   return { page, pageSize, order, selectFields: selected, filter } satisfies ListQuery as ListQuery
 })
@@ -69,27 +95,153 @@ const scalarMatches = (field: Field | undefined, stored: unknown, wanted: unknow
   }
 }
 
-/** The predicate of the table's filters present in `paramFilter`; unknown keys are ignored, as the service does. */
-const filterPredicate = (r: Resource, filter: ReadonlyMap<string, unknown>): ((rec: Rec) => boolean) => {
-  const tests: Array<(rec: Rec) => boolean> = []
-  for (const [key, property] of Object.entries(r.filters ?? {})) {
-    if (property === "") continue // startDate / endDate: the date window
+/** The alternatives a filter value stands for: a JSON array, or for list filters a comma-separated text. */
+const alternativesOf = (wanted: unknown, commaList: boolean): ReadonlyArray<unknown> =>
+  Array.isArray(wanted)
+    ? wanted
+    : commaList
+      ? String(wanted)
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "")
+      : [wanted]
+
+const finished = (task: Rec) => Number(task["taskStatus"]) === 5
+
+/**
+ * The tasks list's `status`: a category of tasks (api-reference §2.2), not a `taskStatus` value. The category is
+ * given by its code (0–6, as a number or a string) or by its name.
+ */
+const taskCategories: ReadonlyArray<{ readonly name: string; readonly test: (task: Rec) => boolean }> = [
+  { name: "unfinished", test: (t) => !finished(t) },
+  // The sandbox has no automatic finishing: a task finished after an automatic check-in counts as automatic.
+  { name: "finalizedAutomatically", test: (t) => finished(t) && Number(t["checkinType"]) === 2 },
+  { name: "finalizedManually", test: (t) => finished(t) && Number(t["checkinType"]) !== 2 },
+  { name: "finalizedAutomaticallyOrManually", test: finished },
+  { name: "all", test: () => true },
+  { name: "withPendency", test: (t) => typeof t["pendency"] === "string" && t["pendency"].trim() !== "" },
+  { name: "startedOrEnded", test: (t) => Number(t["taskStatus"] ?? 1) !== 1 }
+]
+
+const taskCategory = (wanted: unknown) => {
+  const text = String(wanted).trim()
+  const byCode = /^\d+$/.test(text) ? taskCategories[Number(text)] : undefined
+  return byCode ?? taskCategories.find((c) => c.name.toLowerCase() === text.toLowerCase())
+}
+
+type Test = (rec: Rec) => boolean
+
+/**
+ * Filters whose meaning is not "the property equals the value", by resource; they take precedence over the
+ * table's `filters` entry of the same key. Undefined from a rule: the value is not one the filter knows (400).
+ */
+const specialFilters: Partial<Record<string, Record<string, (wanted: unknown, call: Call) => Test | undefined>>> = {
+  tasks: {
+    status: (wanted) => {
+      const category = taskCategory(wanted)
+      return category === undefined ? undefined : category.test
+    },
+    customergroupid: (wanted, call) => {
+      const group = call.account.table("customer-groups").get(wanted)
+      const listed = new Set(((group?.["clientsId"] as Array<unknown> | undefined) ?? []).map(idKey))
+      return (task) => {
+        if (task["customerId"] === undefined || task["customerId"] === null) return false
+        const customer = call.account.table("customers").get(task["customerId"])
+        const groups = ((customer?.["groupsId"] as Array<unknown> | undefined) ?? []).map(idKey)
+        return listed.has(idKey(task["customerId"])) || groups.includes(idKey(wanted))
+      }
+    },
+    tags: (wanted) => {
+      const tags = new Set(alternativesOf(wanted, true).map(idKey))
+      return (task) => ((task["keyWords"] as Array<unknown> | undefined) ?? []).some((k) => tags.has(idKey(k)))
+    },
+    orientation: (wanted) => (task) => String(task["orientation"] ?? "").toLowerCase().includes(String(wanted).trim().toLowerCase())
+  },
+  questionnaires: {
+    // The questionnaires attached to these tasks.
+    taskids: (wanted, call) => {
+      const tasks = alternativesOf(wanted, true).map((id) => call.account.table("tasks").get(id))
+      const used = new Set(tasks.map((t) => idKey(t?.["questionnaireId"] ?? "")).filter((k) => k !== ""))
+      return (q) => used.has(idKey(q["id"]))
+    }
+  },
+  "satisfaction-surveys": {
+    taskid: (wanted) => {
+      const tasks = new Set(alternativesOf(wanted, true).map(idKey))
+      return (answer) => tasks.has(idKey(answer["taskID"]))
+    }
+  },
+  quotations: {
+    currentstage: (wanted) => (q) => sameText((q["CurrentStage"] as Rec | undefined)?.["description"] ?? "", wanted)
+  },
+  tickets: {
+    ids: (wanted) => {
+      const ids = new Set(alternativesOf(wanted, true).map(idKey))
+      return (ticket) => ids.has(idKey(ticket["id"]))
+    }
+  }
+}
+
+/** The server-kept dates a list filter tests "on or after" (api-reference §4.1 leaves the comparison open). */
+const recordDates = ["creationDate", "dateLastUpdate"]
+
+/** The predicate of the filters present in `paramFilter`; unknown keys are ignored, as the service does. */
+const filterPredicate = Effect.fn("Lists.filterPredicate")(function* (r: Resource, filter: ReadonlyMap<string, unknown>, call: Call) {
+  const tests: Array<Test> = []
+  const given = (key: string) => {
     const wanted = filter.get(key.toLowerCase())
-    if (wanted === undefined || wanted === null || wanted === "") continue
+    return wanted === undefined || wanted === null || wanted === "" || (Array.isArray(wanted) && wanted.length === 0) ? undefined : wanted
+  }
+  const special = specialFilters[r.name] ?? {}
+  for (const [key, rule] of Object.entries(special)) {
+    const wanted = given(key)
+    if (wanted === undefined) continue
+    const test = rule(wanted, call)
+    if (test === undefined) return yield* reject(400, `paramFilter "${key}": ${show(wanted)} is not a value this filter knows`)
+    tests.push(test)
+  }
+  // The record's id under any of its names: `id`, its read-back name (`userID`, `taskID`; `userId` is the same key
+  // in any case), a single value, a comma-separated text or a JSON array.
+  if (r.id !== undefined) {
+    const names = new Set([r.id.name, idReadName(r)!].map((n) => n.toLowerCase()))
+    for (const name of names) {
+      const wanted = special[name] === undefined ? given(name) : undefined
+      if (wanted === undefined) continue
+      const ids = new Set(alternativesOf(wanted, true).map(idKey))
+      tests.push((rec) => ids.has(idKey(rec[r.id!.name])))
+    }
+  }
+  for (const name of recordDates) {
+    const wanted = given(name)
+    if (wanted === undefined || r.filters?.[name] !== undefined) continue
+    const since = typeof wanted === "string" ? normalizeDate(wanted) : undefined
+    if (since === undefined) return yield* reject(400, `paramFilter "${name}": ${show(wanted)} is not a date`)
+    tests.push((rec) => typeof rec[name] === "string" && (rec[name] as string) >= since)
+  }
+  for (const [key, property] of Object.entries(r.filters ?? {})) {
+    if (property === "" || special[key.toLowerCase()] !== undefined) continue // startDate / endDate: the date window
+    const wanted = given(key)
+    if (wanted === undefined) continue
     const field = r.fields.find((f) => f.name === property)
-    const alternatives = r.listFilters?.includes(key) ? String(wanted).split(",").map((s) => s.trim()).filter((s) => s !== "") : [wanted]
+    const alternatives = alternativesOf(wanted, r.listFilters?.includes(key) === true)
     tests.push((rec) => {
       const stored = rec[property]
       const values = Array.isArray(stored) ? stored : [stored]
       return values.some((v) => alternatives.some((w) => scalarMatches(field, v, w)))
     })
   }
-  return (rec) => tests.every((t) => t(rec))
-}
+  return (rec: Rec) => tests.every((t) => t(rec))
+})
 
 /** The inclusive date window of a date-windowed list; 400 "Invalid Date" when it is missing or unreadable. */
 const dateWindow = Effect.fn("Lists.dateWindow")(function* (r: Resource, filter: ReadonlyMap<string, unknown>) {
   if (r.dateWindow === undefined) return undefined
+  // GPS positions are asked for one day at a time (`date`, api-reference §2.13).
+  const day = r.name === "gps-positions" ? filter.get("date") : undefined
+  if (typeof day === "string" && normalizeDate(day) !== undefined) {
+    const start = normalizeDate(day)!.slice(0, 10)
+    return { field: r.dateWindow.field, start: `${start}T00:00:00`, end: `${start}T23:59:59` }
+  }
   const startText = filter.get("startdate")
   const endText = filter.get("enddate")
   if (typeof startText !== "string" || typeof endText !== "string") return yield* reject(400, "Invalid Date")
@@ -99,16 +251,19 @@ const dateWindow = Effect.fn("Lists.dateWindow")(function* (r: Resource, filter:
   return { field: r.dateWindow.field, start, end: isDayOnly(endText) ? `${end.slice(0, 10)}T23:59:59` : end }
 })
 
+/** What read-backs of this call derive their properties from. */
+export const readContext = (call: Call): ReadContext => ({ account: call.account, settings: call.settings, origin: call.url.origin })
+
 /** Filters, orders and pages `rows` (stored records) and answers with the list envelope. */
 export const listRows = Effect.fn("Lists.listRows")(function* (
   r: Resource,
   rows: ReadonlyArray<Rec>,
   call: Call,
-  toWire: (rec: Rec) => Rec = (rec) => readBack(r, rec)
+  toWire: (rec: Rec) => Rec = (rec) => readBackWith(r, rec, readContext(call))
 ) {
   const q = yield* parseListQuery(call)
   const window = yield* dateWindow(r, q.filter)
-  const matches = filterPredicate(r, q.filter)
+  const matches = yield* filterPredicate(r, q.filter, call)
   const selected = rows.filter((rec) => {
     if (window !== undefined) {
       const at = rec[window.field]
@@ -123,8 +278,8 @@ export const listRows = Effect.fn("Lists.listRows")(function* (
     const wire = toWire(rec)
     return q.selectFields === undefined ? wire : selectFields(wire, q.selectFields)
   })
-  const links = [{ href: call.url.href, rel: "self", method: "GET" }]
-  if (q.page * q.pageSize < selected.length) links.push({ href: pageUrl(call.url, q.page + 1), rel: "nextPage", method: "GET" })
+  const links = [{ href: pageUrl(call.url, q, q.page), rel: "self", method: "GET" }]
+  if (q.page * q.pageSize < selected.length) links.push({ href: pageUrl(call.url, q, q.page + 1), rel: "nextPage", method: "GET" })
   return result(
     200,
     { entityList, pagedSearchReturnData: { order: q.order, pageSize: q.pageSize, page: q.page, totalItems: selected.length }, links },
@@ -132,9 +287,21 @@ export const listRows = Effect.fn("Lists.listRows")(function* (
   ) satisfies Outcome as Outcome
 })
 
-const pageUrl = (url: URL, page: number): string => {
-  const next = new URL(url.href)
-  for (const name of [...next.searchParams.keys()]) if (name.toLowerCase() === "page") next.searchParams.delete(name)
-  next.searchParams.set("page", String(page))
-  return next.href
+/**
+ * A link of the list envelope as the live service writes it (api-reference §1.8): the same path, then
+ * `ParamFilter` (when the call had one), `Page`, `PageSize` and `Order=Asc|Desc` in PascalCase; `selectfields`
+ * is kept so that a followed link answers in the same shape.
+ */
+const pageUrl = (url: URL, q: ListQuery, page: number): string => {
+  const link = new URL(url.origin + url.pathname)
+  if (q.filter.size > 0) {
+    const given = [...url.searchParams].find(([name]) => name.toLowerCase() === "paramfilter")?.[1]
+    const parsed = given === undefined ? undefined : parseFilter(given)
+    if (parsed !== undefined && parsed !== null) link.searchParams.set("ParamFilter", JSON.stringify(parsed))
+  }
+  link.searchParams.set("Page", String(page))
+  link.searchParams.set("PageSize", String(q.pageSize))
+  link.searchParams.set("Order", q.order === 0 ? "Asc" : "Desc")
+  if (q.selectFields !== undefined) link.searchParams.set("selectfields", q.selectFields.join(","))
+  return link.href
 }

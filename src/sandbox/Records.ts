@@ -12,7 +12,7 @@ import { managedProperties } from "./Collections.js"
 import { brazilDateTime } from "./Dates.js"
 import { checkRefs, checkValues, coerce, isUnset } from "./Fields.js"
 import { listRows } from "./Lists.js"
-import { readBack } from "./ReadBack.js"
+import { readBack, stampDates } from "./ReadBack.js"
 import type { Account, Rec } from "./Store.js"
 import { idKey, idName, keyOf } from "./Store.js"
 import type { Outcome } from "./Wire.js"
@@ -66,6 +66,7 @@ export const insertNew = Effect.fn("Records.insertNew")(function* (account: Acco
     if (field.type._tag === "date") rec[field.name] = brazilDateTime(now)
   }
   for (const p of managedProperties(r)) rec[p] = []
+  stampDates(r, rec, brazilDateTime(now), true)
   yield* checkValues(r.fields, rec)
   yield* checkUnique(account, r, rec, undefined)
   yield* checkRefs(account, r.fields, rec, new Set(Object.keys(fields)))
@@ -76,6 +77,7 @@ export const insertNew = Effect.fn("Records.insertNew")(function* (account: Acco
 
 /** Validates and stores `merged` in place of `existing`; references are checked for the `touched` fields only. */
 export const replaceExisting = Effect.fn("Records.replaceExisting")(function* (account: Account, r: Resource, existing: Rec, merged: Rec, touched: ReadonlySet<string>) {
+  stampDates(r, merged, brazilDateTime(Date.now()), false)
   yield* checkValues(r.fields, merged)
   yield* checkUnique(account, r, merged, keyOf(r, existing))
   yield* checkRefs(account, r.fields, merged, touched)

@@ -56,6 +56,8 @@ export interface SandboxOptions {
   readonly answerDelayMs: number
   /** Default 404, as the live service. */
   readonly emptyListStatus: 404 | 200
+  /** Default "userID", as captured live traffic shows; "userId" as the vendor's Blueprint writes it. */
+  readonly userIdStyle: "userID" | "userId"
   /** State kept across restarts, written atomically. */
   readonly dataFile: string | undefined
   /** Default all zero. */
@@ -73,6 +75,7 @@ export const defaultSandboxOptions: SandboxOptions = {
   tokenTtlMs: 30 * 60_000,
   answerDelayMs: 5 * 60_000,
   emptyListStatus: 404,
+  userIdStyle: "userID",
   dataFile: undefined,
   faults: noFaults
 }
@@ -164,7 +167,7 @@ export const startSandbox = (options: Partial<SandboxOptions> = {}): Effect.Effe
     const log: Array<LogEntry> = []
     const app = makeApp({
       accounts: o.accounts,
-      settings: { answerDelayMs: o.answerDelayMs, emptyListStatus: o.emptyListStatus },
+      settings: { answerDelayMs: o.answerDelayMs, emptyListStatus: o.emptyListStatus, userIdStyle: o.userIdStyle },
       store,
       tokens,
       budget: makeBudget(o.rate, o.rateMode),

@@ -97,7 +97,7 @@ describe("retries per method", () => {
       assert.match(reply.evidence.retryOutcomes[0]!, /^50[023]$/)
       assert.match(reply.evidence.requestId!, /^[0-9a-f-]{36}$/)
       assert.isAtLeast(reply.evidence.durationMs, 700)
-      assert.deepStrictEqual(reply.result, { id: 2, description: "Manutenção corretiva" })
+      assert.deepInclude(reply.result, { id: 2, description: "Manutenção corretiva" })
       assert.strictEqual((yield* api.stats).retries, 1)
     }), 30_000)
 

@@ -42,6 +42,22 @@ describe("export cells", () => {
     assert.strictEqual(rowOf("receivables", { id: 1, paidDate: "", dueDate: "2026-12-10T00:00:00" }).dueDate, "2026-12-10T00:00:00")
   })
 
+  it("reads every form the live service and its Blueprint send: names in any case, enum objects and labels, 0 for none", () => {
+    assert.strictEqual(rowOf("users", { userId: 7, login: "ana" }).id, 7) // the Blueprint's userId
+    assert.strictEqual(rowOf("users", { userID: 7, userType: { userTypeId: 2, description: "Team Manager" } }).userType, 2)
+    assert.strictEqual(rowOf("users", { userID: 7, userType: 3 }).userType, 3)
+    assert.strictEqual(rowOf("customers", { id: 1, AdressComplement: "Loja 2" }).adressComplement, "Loja 2")
+    const hook = rowOf("webhooks", { id: "4", entity: "Task", action: "inclusao", urlResponse: "https://x/h", active: "false" })
+    assert.deepInclude(hook, { entity: 4, action: 1, active: false })
+    const keys: KeyLookup = (name, _key, id) => (name === "segments" && id === "5" ? "Varejo" : undefined)
+    assert.deepInclude(rowOf("customers", { id: 1, segmentId: 0, groupsId: [0] }, keys), { segmentId: "", segmentDescription: "", groupsId: "" })
+    assert.deepInclude(rowOf("customers", { id: 1, segmentId: 5 }, keys), { segmentId: 5, segmentDescription: "Varejo" })
+    assert.deepInclude(rowOf("tasks", { taskID: 1, taskType: 0, customerId: "" }), { taskType: "", customerId: "" })
+    // What the server adds to nested items (contacts' ids) stays out of a file meant to be imported again.
+    const contacts = rowOf("customers", { id: 1, contacts: [{ id: 1, name: "Carlos", Phone: "1" }] }).contacts
+    assert.strictEqual(contacts, '[{"name":"Carlos","phone":"1"}]')
+  })
+
   it("joins lists with | and writes nested values as JSON", () => {
     const row = rowOf("customers", {
       id: 1,
