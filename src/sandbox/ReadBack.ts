@@ -228,7 +228,9 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
       .values()
       .filter((s) => idKey(s["productId"]) === idKey(code))
       .map((s, i) => ({ id: i + 1, userId: s["userId"], amount: s["amount"] }))
-    return { ...wire, productId: productGuid(code), Base64Image: "", productSpecifications: [], employeesStock: stock, uriAnexos: [] }
+    // The GUID the store assigned on insert (task items name products by it); a derived one for a record without.
+    const guid = typeof rec["productId"] === "string" && rec["productId"] !== "" ? rec["productId"] : productGuid(code)
+    return { ...wire, productId: guid, Base64Image: "", productSpecifications: [], employeesStock: stock, uriAnexos: [] }
   },
   webhooks: (wire, rec) => {
     const webhooks = resource("webhooks")
