@@ -152,6 +152,15 @@ const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r
   if (!byRow && (r.key === undefined || groups.length === 0)) {
     return yield* new UsageError({ message: `--fixed ${file}: needs a _row column (${r.name} records have no key to match the rows by)` })
   }
+  const absent = groups.find((names) => !names.some((n) => lower.includes(n.toLowerCase())))
+  if (!byRow && absent !== undefined) {
+    // A misspelt key column would leave every correction unmatched.
+    return yield* new InputError({
+      file: input.file,
+      column: absent[0]!,
+      detail: `a corrections file needs a _row column or the column its rows are matched by: ${absent.map((n) => `"${n}"`).join(" or ")}`
+    })
+  }
   const identity = (cell: (name: string) => string, row: number): string | undefined => {
     if (byRow) return String(row)
     const parts = groups.map((names) => names.map((n) => cell(n).trim()).find((v) => v !== "") ?? "")

@@ -190,6 +190,10 @@ describe("rerun --fixed", () => {
       assert.strictEqual(dupReport[0]!._error, `externalId: "c-1" repeats row 2`)
       assert.strictEqual(dupReport[0]!.name, "Sete corrigido")
       assert.strictEqual(writes(yield* sandbox.control.requests).length, mark)
+      // The verdict travels with the rerun's rows: read again as `resume` reads them, row 7 is still invalid.
+      const reread = yield* importInto(sandbox, { resource: "customers", file: Path.join(dir, "dup", "rows.csv"), rowColumn: "_row", runDir: Path.join(dir, "reread") })
+      assert.deepStrictEqual(statuses(readReport(reread.runDir)), ["7:invalid"])
+      assert.strictEqual(writes(yield* sandbox.control.requests).length, mark)
       assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).find((c) => c.externalId === "C-1")!.description, "Um")
     }), 90_000)
 
@@ -205,6 +209,12 @@ describe("rerun --fixed", () => {
       assert.strictEqual(refused.code, 2, refused.stderr)
       assert.include(refused.stderr, `errado.csv (row 3, column "_row"): row 12 is not a row of`)
       assert.isFalse(existsSync(Path.join(dir, "stray")))
+
+      // Matched by key, a misspelt key column would match nothing.
+      const byKey = put(dir, "chave.csv", "extrenalId,email\nC-2,dois@x.com.br\n")
+      const noKey = yield* runCli(["rerun", Path.join(dir, "first"), "--fixed", byKey, "--out", Path.join(dir, "nokey")], sandbox, dir)
+      assert.strictEqual(noKey.code, 2, noKey.stderr)
+      assert.include(noKey.stderr, `chave.csv (column "externalId"): a corrections file needs a _row column or the column its rows are matched by: "externalId"`)
 
       const before = writes(yield* sandbox.control.requests).length
       put(
