@@ -255,23 +255,93 @@ interface Survey {
 }
 
 /**
+ * The reports a run's rows came from, oldest first: the original import's, then each rerun's down to the run's
+ * parent (empty for a run that is not a rerun). A rerun's report holds only its own rows, so the whole file is the
+ * original report with the later reports laid over it.
+ */
+const ancestorReports = Effect.fn("Rerun.ancestors")(function*(runDir: string) {
+  const reports: Array<string> = []
+  const seen = new Set<string>([runDir])
+  let dir = runDir
+  for (;;) {
+    const journal = Path.join(dir, journalFile)
+    if (!fs.existsSync(journal)) break
+    const parent = (yield* readJournal(journal)).header.parent
+    if (parent === undefined) break
+    const parentDir = Path.resolve(parent.runDir)
+    if (seen.has(parentDir)) break
+    seen.add(parentDir)
+    const report = [parent.report, ...[reportCsv, reportXlsx].map((f) => Path.join(parentDir, f))].find((f) => fs.existsSync(f))
+    if (report === undefined) {
+      return yield* new RunError({
+        message: `${dir} is a rerun of ${parentDir}, which has no report any more: its rows cannot be checked against the whole original file`
+      })
+    }
+    reports.unshift(report)
+    dir = parentDir
+  }
+  return reports
+})
+
+/**
+ * Every row of the original file as it stands now, in order: the original report's rows, each replaced by its
+ * latest rerun's (the reports of `ancestors` after the first, then `rows`, the report being rerun, with its
+ * corrections). Only the rows of the reruns are held in memory.
+ */
+const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
+  ancestors: ReadonlyArray<string>,
+  header: ReadonlyArray<string>,
+  rows: Stream.Stream<MergedRow, InputError>,
+  r: Resource
+) {
+  if (ancestors.length === 0) return rows
+  const positions = header.map((h) => h.trim().toLowerCase())
+  /** A report's rows: `_row` and its cells placed under `header`'s columns. */
+  const readReport = (report: string) =>
+    Effect.gen(function*() {
+      const input = yield* openInput(report, autoRead, r.name)
+      const rowAt = input.source.header.findIndex((h) => h.trim().toLowerCase() === "_row")
+      if (rowAt < 0) return yield* new UsageError({ message: `${report} is not a report of this tool: it has no _row column` })
+      const at = input.columns.map((c) => positions.indexOf(c.trim().toLowerCase()))
+      return Stream.map(input.source.rows, (row) => {
+        const all = input.cellsOf(row)
+        const cells = header.map(() => "")
+        at.forEach((p, i) => {
+          if (p >= 0) cells[p] = all[i] ?? ""
+        })
+        return { row: Number((row.cells[rowAt] ?? "").trim()), cells }
+      })
+    })
+  const later = new Map<number, MergedRow>()
+  for (const report of ancestors.slice(1)) {
+    yield* Stream.runForEach(yield* readReport(report), (x) =>
+      Effect.sync(() => later.set(x.row, { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }))
+    )
+  }
+  yield* Stream.runForEach(rows, (m) => Effect.sync(() => later.set(m.row, m)))
+  const original = yield* readReport(ancestors[0]!)
+  return Stream.map(original, (x): MergedRow =>
+    later.get(x.row) ?? { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }
+  )
+})
+
+/**
  * Counts the selected rows and, when corrections change them, validates the merged rows in the context of every
- * row of the report: a corrected key that repeats another row's (in any case) stays invalid, as it would have been
- * in the original file.
+ * row of the original file: a corrected key that repeats another row's (in any case) stays invalid, as it would
+ * have been in the original file.
  */
 const survey = Effect.fn("Rerun.survey")(function*(info: ParentInfo, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
   const { header, rows } = yield* mergedReport(info.report, r, only, corrections)
   const used = new Set<string>()
   const matched = new Set<string>()
-  const note = (m: MergedRow) => {
-    if (m.corrected === undefined) return
-    matched.add(m.corrected)
-    if (m.selected) used.add(m.corrected)
-  }
-  if (corrections === undefined) {
-    const count = yield* Stream.runFold(rows, 0, (n, m) => (m.selected ? n + 1 : n))
-    return { count, invalid: new Map(), used, matched, formats: undefined } satisfies Survey
-  }
+  const count = yield* Stream.runFold(rows, 0, (n, m) => {
+    if (m.corrected !== undefined) {
+      matched.add(m.corrected)
+      if (m.selected) used.add(m.corrected)
+    }
+    return m.selected ? n + 1 : n
+  })
+  if (corrections === undefined || count === 0) return { count, invalid: new Map(), used, matched, formats: undefined } satisfies Survey
   const parse: ParseOptions = {
     dateFormat: info.dateFormat,
     decimal: info.decimal,
@@ -282,17 +352,14 @@ const survey = Effect.fn("Rerun.survey")(function*(info: ParentInfo, r: Resource
   }
   // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
   const plan = yield* planColumns(r, corrections.file, header, parse)
-  const sourceRows = Stream.map(rows, (m): SourceRow => ({ row: m.row, cells: m.cells, ...(m.ragged ? { ragged: true } : {}) }))
-  const formats = yield* inferFormats(plan, sourceRows, parse)
+  const context = yield* wholeFile(yield* ancestorReports(info.runDir), header, rows, r)
+  const sourceRow = (m: MergedRow): SourceRow => ({ row: m.row, cells: m.cells, ...(m.ragged ? { ragged: true } : {}) })
+  const formats = yield* inferFormats(plan, Stream.map(context, sourceRow), parse)
   const validator = makeValidator(plan, formats, parse)
   const invalid = new Map<number, string>()
-  let count = 0
-  yield* Stream.runForEach(rows, (m) =>
-    Effect.map(validator.validate({ row: m.row, cells: m.cells, ...(m.ragged ? { ragged: true } : {}) }), (result) => {
-      note(m)
-      if (!m.selected) return
-      count += 1
-      if (result._tag === "Invalid") invalid.set(m.row, formatErrors(result.errors))
+  yield* Stream.runForEach(context, (m) =>
+    Effect.map(validator.validate(sourceRow(m)), (result) => {
+      if (m.selected && result._tag === "Invalid") invalid.set(m.row, formatErrors(result.errors))
     })
   )
   return { count, invalid, used, matched, formats } satisfies Survey

@@ -195,7 +195,21 @@ describe("rerun --fixed", () => {
       assert.deepStrictEqual(statuses(readReport(reread.runDir)), ["7:invalid"])
       assert.strictEqual(writes(yield* sandbox.control.requests).length, mark)
       assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).find((c) => c.externalId === "C-1")!.description, "Um")
-    }), 90_000)
+
+      // A rerun of that rerun, whose report holds row 7 alone, still checks against the whole original file.
+      const still = yield* runCli(["rerun", Path.join(dir, "dup"), "--fixed", seven, "--only", "invalid", "--out", Path.join(dir, "still")], sandbox, dir)
+      assert.strictEqual(still.code, 1, still.stderr)
+      assert.deepStrictEqual(readReport(Path.join(dir, "still")).map((r) => `${r._row}:${r._status}:${r._error}`), [`7:invalid:externalId: "c-1" repeats row 2`])
+      assert.strictEqual(writes(yield* sandbox.control.requests).length, mark)
+      // A new key makes it a record of its own.
+      const newKey = put(dir, "sete-chave.csv", "_row,externalId\n7,C-7\n")
+      const fixed = yield* runCli(["rerun", Path.join(dir, "still"), "--fixed", newKey, "--only", "invalid", "--out", Path.join(dir, "seven")], sandbox, dir)
+      assert.strictEqual(fixed.code, 0, fixed.stderr)
+      assert.deepStrictEqual(statuses(readReport(Path.join(dir, "seven"))), ["7:created"])
+      const stored2 = yield* sandbox.control.records("sandbox-key", "customers")
+      assert.strictEqual(stored2.find((c) => c.externalId === "C-7")!.description, "Sete corrigido")
+      assert.strictEqual(stored2.find((c) => c.externalId === "C-1")!.description, "Um")
+    }), 120_000)
 
   it.scopedLive("an XLSX corrections workbook: blanks keep, #clear empties; a _row the report does not have exits 2 naming the file and row", () =>
     Effect.gen(function*() {
