@@ -154,7 +154,8 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
     }
     // A misspelt key would leave every row without one: upsert would create the records again on each import,
     // update and delete would find nothing (or, with an id column, write the key's values as an unknown field).
-    const near = misspellingOf(keyColumns)
+    // Beside the key itself, a similar name is another field (`internalId`), and only warned about.
+    const near = keyColumns.some((c) => present.has(c)) ? undefined : misspellingOf(keyColumns)
     if (near !== undefined) {
       return yield* new InputError({
         file,

@@ -114,11 +114,22 @@ describe("planColumns", () => {
           expect(e.message).toContain(`${mode} finds each record by "id" or "externalId"`)
         }
       }
-      // A reference column standing for the key (sub-collections) counts as the key.
-      const item = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", ["taskExternalId", "productExternalId", "productExternalld", "quantity"], options())))
+      // A reference column standing for the key (sub-collections) counts as the key; for upsert it is a required
+      // column, whose refusal points at the misspelling.
+      const header = ["taskExternalId", "productExternalld", "quantity"]
+      const item = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options({ mode: "delete" }))))
       expect(item.column).toBe("productExternalld")
+      const upsert = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options())))
+      expect(upsert.message).toBe(
+        `tp.csv (column "productId"): required column missing for upsert: productId (or productExternalId) (is column "productExternalld" a misspelling of "productExternalId"?)`
+      )
       const created = yield* planColumns(resource("customers"), "clientes.csv", ["extrenalId", "name"], options({ mode: "create" }))
       expect(created.columns.map((c) => c.kind)).toEqual(["unknown", "field"])
+      // Beside the key itself, a similar name is another field: only warned about.
+      const beside = yield* planColumns(resource("customers"), "clientes.csv", ["externalId", "internalId", "name"], options())
+      expect(beside.warnings).toEqual([
+        `clientes.csv: column "internalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`
+      ])
     })
   )
 
