@@ -145,7 +145,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
   if (findsRecords(resource, options.mode)) {
     const mode = options.mode
     const { keyColumns, parentColumns, recordColumns } = identityColumns(resource)
-    const createInstead = mode === "upsert" && creatable(resource) ? `, or use --mode create to create every row as a new record` : ""
+    const createInstead = mode === "upsert" && creatable(resource) ? `, or import the file with --mode create to create every row as a new record` : ""
     if (recordColumns.length === 0) {
       return yield* new InputError({
         file,
@@ -172,7 +172,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
           column: recordColumns[0]!,
           detail: `${resource.name} records have no key, so upsert finds them by ${either(recordColumns)} (rows with it empty are created) and the file has no such column${
             hint(recordColumns)
-          }; to create every row as a new record, use --mode create`
+          }; to create every row as a new record, import the file with --mode create or give it an empty "${recordColumns[0]}" column`
         })
       }
       const why = mode === "upsert" ? "; without one, every import of the file would create its rows again" : ""

@@ -71,7 +71,7 @@ describe("a missing or misspelt key column", () => {
         { args: ["expenses", put(dir, "e.csv", "description,userToLogin,typeDescription,date,amount\nAlmoço,ana,Refeição,2026-11-20,42.50\n"), "--mode", "delete"], says: `e.csv (column "id"): delete needs a column to find each record by: "id"` },
         {
           args: ["expenses", put(dir, "x.csv", "description,userToLogin,typeDescription,date,amount\nAlmoço,ana,Refeição,2026-11-20,42.50\n")],
-          says: `x.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, use --mode create`
+          says: `x.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, import the file with --mode create or give it an empty "id" column`
         },
         { args: ["customers", put(dir, "n.csv", "name,email\nUm,um@x.com.br\n")], says: `n.csv (column "externalId"): upsert needs a column to find each record by: "id" or "externalId"` }
       ]

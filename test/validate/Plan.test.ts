@@ -138,11 +138,11 @@ describe("planColumns", () => {
       const noKey = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "email"], options())))
       expect(noKey.column).toBe("externalId")
       expect(noKey.message).toBe(
-        `c.csv (column "externalId"): upsert needs a column to find each record by: "id" or "externalId"; without one, every import of the file would create its rows again; add the column, or use --mode create to create every row as a new record`
+        `c.csv (column "externalId"): upsert needs a column to find each record by: "id" or "externalId"; without one, every import of the file would create its rows again; add the column, or import the file with --mode create to create every row as a new record`
       )
       const noId = refused(yield* Effect.either(planColumns(resource("expenses"), "d.csv", ["userToLogin", "typeDescription", "date", "amount"], options())))
       expect(noId.message).toBe(
-        `d.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, use --mode create`
+        `d.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, import the file with --mode create or give it an empty "id" column`
       )
       // The id column alone is enough (an export edited and imported again), and so is the key's reference column.
       yield* planColumns(resource("customers"), "c.csv", ["id", "name"], options())
