@@ -2,11 +2,13 @@
  * The command tree. Each command lives beside the pipeline it drives and is only listed here.
  */
 import { Command } from "@effect/cli"
+import { version } from "./Version.js"
 import { sandboxCommand } from "./sandbox/Command.js"
 import { templateCommand } from "./template/Command.js"
 import { exportCommand, verifyCommand } from "./export/Commands.js"
 import { importCommand, rerunCommand, resumeCommand, validateCommand } from "./import/Commands.js"
 import { demoCommand, onboardCommand } from "./onboard/Commands.js"
+import { reportCommand } from "./report/Command.js"
 
 export const root = Command.make("fsm-bulk").pipe(
   Command.withDescription("Bulk import, export and onboarding for the Field-Service Management API v2, with a local sandbox"),
@@ -16,8 +18,9 @@ export const root = Command.make("fsm-bulk").pipe(
     validateCommand, importCommand, rerunCommand, resumeCommand,
     onboardCommand, demoCommand,
     exportCommand,
-    verifyCommand
+    verifyCommand,
+    reportCommand
   ])
 )
 
-export const cli = Command.run(root, { name: "fsm-bulk", version: "0.1.0" })
+export const cli = Command.run(root, { name: "fsm-bulk", version })

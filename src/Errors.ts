@@ -1,14 +1,24 @@
 /**
- * Failures of a whole command (not of a row), each mapped to the contract's exit code at the edge:
- * `UsageError` and `InputError` → 2 (nothing was sent), `ApiAborted` → 3 (the journal is kept for `resume`).
- * Row-level problems are never errors: they are report lines.
+ * Failures of a whole command (not of a row). Each one knows the contract's exit code it ends the process with
+ * (`exitCode`), so the edge asks the error instead of matching names: 2 bad usage, unreadable input or a run
+ * directory that cannot be used (nothing was sent), 3 a run stopped after requests were sent (the journal is
+ * kept for `resume`). Row-level problems are never errors: they are report lines.
  */
 import { Schema } from "effect"
+import type { ApiAborted } from "./client/Api.js"
+import type { WriteError } from "./files/Write.js"
 
 /** Bad flags, arguments or configuration. */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
   message: Schema.String
-}) {}
+}) {
+  get reason(): "BadUsage" {
+    return "BadUsage"
+  }
+  get exitCode(): 2 {
+    return 2
+  }
+}
 
 /** An input file that cannot be read as a whole (binary, truncated, empty, no header, duplicate headers …). */
 export class InputError extends Schema.TaggedError<InputError>()("InputError", {
@@ -18,6 +28,12 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
   column: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect)
 }) {
+  get reason(): "UnreadableInput" {
+    return "UnreadableInput"
+  }
+  get exitCode(): 2 {
+    return 2
+  }
   override get message(): string {
     const at = [this.row !== undefined ? `row ${this.row}` : undefined, this.column !== undefined ? `column "${this.column}"` : undefined]
       .filter((x) => x !== undefined)
@@ -26,8 +42,42 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
   }
 }
 
-/** A run directory, report or journal that cannot be used (for `resume`, `rerun`, `verify`). */
+/**
+ * A run directory, report or journal that cannot be used (for `resume`, `rerun`, `verify`): `Unusable`; or one
+ * that another process is writing (its lock is held): `Locked`.
+ */
 export class RunError extends Schema.TaggedError<RunError>()("RunError", {
+  reason: Schema.optionalWith(Schema.Literal("Unusable", "Locked"), { default: () => "Unusable" as const }),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
-}) {}
+}) {
+  get exitCode(): 2 {
+    return 2
+  }
+}
+
+/**
+ * A run that had sent requests when it could not go on: its journal, a report or its summary could not be
+ * written (disk full, read-only, permission). What is on disk stays consistent; `resume` continues the run once
+ * the cause is fixed, so the message ends with the command to run.
+ */
+export class RunStopped extends Schema.TaggedError<RunStopped>()("RunStopped", {
+  reason: Schema.Literal("WriteFailed"),
+  message: Schema.String,
+  /** The command that continues the run, e.g. `fsm-bulk resume runs/…`. */
+  resume: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  get exitCode(): 3 {
+    return 3
+  }
+}
+
+/** Every failure a command can end with; each carries its exit code. */
+export type RunFailure = UsageError | InputError | RunError | RunStopped | ApiAborted | WriteError
+
+/** What the edge asks of a failure: errors of this union answer; anything else (a defect) is exit 1. */
+export const exitCodeOf = (error: unknown): number => {
+  const code = (error as { readonly exitCode?: unknown } | null)?.exitCode
+  return typeof code === "number" ? code : 1
+}

@@ -6,6 +6,9 @@
  * The edge (`NodeRuntime.runMain`) answers the same signal by interrupting the main fiber. `shielded` runs the
  * command's work on a fiber of its own, so that interruption waits for the clean stop instead of cutting it,
  * and the command's own outcome (its exit code) is the one the edge sees.
+ *
+ * Work deep inside a command that cannot be handed its `StopSignal` (a file being read) hears the first signal
+ * through `onStopRequest`: a read that makes no progress is stopped by it (files/Stall.ts).
  */
 import { Deferred, Effect, Fiber } from "effect"
 
@@ -22,6 +25,20 @@ export interface StopNotice {
   readonly hint?: () => string
 }
 
+/** Whether a first signal came while a command listened, and who is to hear of it. */
+let stopRequested = false
+const stopListeners = new Set<() => void>()
+
+/** Calls `f` on the first signal (at once if it came already); returns what unregisters it. */
+export const onStopRequest = (f: () => void): (() => void) => {
+  if (stopRequested) {
+    f()
+    return () => {}
+  }
+  stopListeners.add(f)
+  return () => void stopListeners.delete(f)
+}
+
 /** Listens for SIGINT/SIGTERM while the scope is open. */
 export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice: StopNotice) {
   const deferred = yield* Deferred.make<void>()
@@ -32,6 +49,9 @@ export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice
     if (count === 1) {
       process.stderr.write(`\n${signal}: ${notice.stopping} (again to stop at once)${hint()}\n`)
       Deferred.unsafeDone(deferred, Effect.void)
+      stopRequested = true
+      for (const f of [...stopListeners]) f()
+      stopListeners.clear()
     } else {
       process.stderr.write(`\n${signal}: stopped at once${hint()}\n`)
       process.exit(3)
@@ -46,6 +66,7 @@ export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice
       Effect.sync(() => {
         process.removeListener("SIGINT", handler)
         process.removeListener("SIGTERM", handler)
+        stopRequested = false
       })
   )
   return { stopped: Deferred.await(deferred), isStopped: Deferred.isDone(deferred) } satisfies StopSignal

@@ -109,12 +109,19 @@ export class ApiAborted extends Schema.TaggedError<ApiAborted>()("ApiAborted", {
   reason: Schema.Literal("CredentialsRejected", "Unauthorized", "Forbidden", "Unreachable"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
-}) {}
+}) {
+  /** The run stops; its journal is kept for `resume`. */
+  get exitCode(): 3 {
+    return 3
+  }
+}
 
 export class Api extends Context.Tag("fsm-bulk/Api")<
   Api,
   {
     readonly baseUrl: string
+    /** The request budget every call is held to (reported in summaries). */
+    readonly budget: { readonly limit: number; readonly windowMs: number }
     /** One call under the shared budget, token and per-method retry policy. */
     readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
     /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */

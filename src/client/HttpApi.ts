@@ -231,6 +231,7 @@ export const make = Effect.gen(function*() {
 
   return Api.of({
     baseUrl: settings.baseUrl,
+    budget: settings.rate,
     request,
     pages: makePages(settings, get),
     stats: counters.get

@@ -3,6 +3,7 @@
  * record is looked up by its correlation key, and whether a PATCH is already visible on the re-read record.
  * Pure functions over the resource table; `HttpApi` runs the lookups.
  */
+import { keyFilter, keyProperty, withKey } from "../Identity.js"
 import { type Resource, readName, resources } from "../Resources.js"
 import { isObject } from "./Body.js"
 
@@ -13,16 +14,14 @@ export interface Lookup {
   readonly property: string
 }
 
-/** How to find a record of `resource` by `key`: its filter key, and the property a read-back record carries it in. */
-export const lookupFor = (resource: Resource, key: string): Lookup => {
-  const filters = resource.filters ?? {}
-  const field = resource.fields.find((f) => f.name === key)
-  const byName = Object.keys(filters).find((k) => k.toLowerCase() === key.toLowerCase())
-  const byProperty = Object.entries(filters).find(([, property]) => property === key)?.[0]
-  const filterKey = byName ?? byProperty
-  const property = field ? readName(field) : filterKey !== undefined && filters[filterKey] ? filters[filterKey]! : key
-  return { filterKey, property }
-}
+/**
+ * How to find a record of `resource` (the one that lists it) by `key`: its filter key, and the property a
+ * read-back record carries it in — the same rule every lookup follows (`Identity`).
+ */
+export const lookupFor = (resource: Resource, key: string): Lookup => ({
+  filterKey: keyFilter(resource, key)?.key,
+  property: keyProperty(resource, key)
+})
 
 const sameValue = (a: unknown, b: unknown): boolean => {
   if (a === b) return true
@@ -38,18 +37,12 @@ const sameValue = (a: unknown, b: unknown): boolean => {
   return sa !== "" && sb !== "" && Number.isFinite(na) && Number.isFinite(nb) && na === nb
 }
 
-/** The first record whose key property equals `value` (trimmed, case-insensitive: the service's collation). */
+/** The first record whose key property names the same record as `value` (`Identity`: the service's collation). */
 export const findByKey = (
   records: ReadonlyArray<Record<string, unknown>>,
   lookup: Lookup,
   value: string
-): Record<string, unknown> | undefined => {
-  const wanted = value.trim().toLowerCase()
-  return records.find((r) => {
-    const held = r[lookup.property]
-    return held !== undefined && held !== null && (String(held).trim().toLowerCase() === wanted || sameValue(held, value))
-  })
-}
+): Record<string, unknown> | undefined => withKey(records, lookup.property, value)[0]
 
 /** The resource whose collection path is the first segment of `path` (paths are case-insensitive, api-notes B). */
 export const resourceOfPath = (path: string): Resource | undefined => {

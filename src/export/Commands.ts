@@ -4,9 +4,12 @@
  * verify: 0 everything matches, 1 any problem).
  */
 import { Args, Command, Options } from "@effect/cli"
+import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
-import { jsonOption, say, setExitCode, summary } from "../cli/Output.js"
+import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary } from "../cli/Output.js"
+import { cannotWrite } from "../files/Write.js"
+import { lockRunDir } from "../import/RunDir.js"
 import { type PreparedExport, prepareExport, runExport } from "./Export.js"
 import { exportNames } from "./Plan.js"
 import { runVerify } from "./Verify.js"
@@ -36,6 +39,16 @@ const untilOption = Options.text("until").pipe(
 )
 
 const continueHint = (out: string) => `fsm-bulk: the export in ${out} is incomplete; run the same command again to continue it`
+
+/** This very command, to run again: an interrupted export continues from its checkpoint. */
+const sameCommand = () => ["fsm-bulk", ...process.argv.slice(2)].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ")
+
+/** The file system's errors in the words import uses (`cannot write to DIR: read-only file system`), not raw. */
+const fileSystemError = (out: string) => <A, E, R>(self: Effect.Effect<A, E | PlatformError, R>) =>
+  Effect.catchIf(self, isPlatformError, (e) => {
+    const path = e._tag === "SystemError" && typeof e.pathOrDescriptor === "string" ? e.pathOrDescriptor : out
+    return Effect.fail(cannotWrite(path, e, `cannot write to ${path}`))
+  })
 
 /** Runs a checked export against the API the connection options describe, and prints its summary. */
 const exportWith = (connection: ConnectionOptions, json: boolean, prepared: PreparedExport) =>
@@ -68,14 +81,16 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         `check it any time with: fsm-bulk verify ${result.dir}`
       ]
     )
-    yield* setExitCode(0)
+    return 0 as ExitCode
   }).pipe(
+    fileSystemError(prepared.request.out),
+    stopAfterApiRequests(sameCommand),
     Effect.catchTag("ListFailed", (e) =>
       Effect.gen(function* () {
         yield* say(`fsm-bulk: listing ${e.path} failed${e.status !== undefined ? ` (HTTP ${e.status})` : ""}: ${e.message}`)
         yield* say(continueHint(prepared.request.out))
         if (json) yield* summary(true, { command: "export", outDir: prepared.request.out, status: "interrupted", error: e.message, exitCode: 3 }, [])
-        yield* setExitCode(3)
+        return 3 as ExitCode
       })
     ),
     Effect.tapErrorTag("ApiAborted", () => say(continueHint(prepared.request.out))),
@@ -96,16 +111,16 @@ export const exportCommand = Command.make(
   },
   (args) =>
     Effect.flatMap(
-      prepareExport({
+      lockRunDir(args.out, "export").pipe(Effect.zipRight(prepareExport({
         resources: args.resources,
         out: args.out,
         format: args.format,
         since: Option.getOrUndefined(args.since),
         until: Option.getOrUndefined(args.until),
         say
-      }),
+      }))),
       (prepared) => exportWith(args.connection, args.json, prepared)
-    )
+    ).pipe(fileSystemError(args.out), Effect.scoped)
 ).pipe(
   Command.withDescription(
     "Export everything the account holds (or the resources named) into the --out directory: one import-ready file per resource, and manifest.json written last"
@@ -126,6 +141,6 @@ export const verifyCommand = Command.make(
           ? `verify: ${result.files.length} files match ${args.dir}/manifest.json`
           : `verify: ${result.problems.length} problem(s) in ${args.dir}`
       ])
-      yield* setExitCode(exitCode)
+      return exitCode as ExitCode
     })
 ).pipe(Command.withDescription("Recompute every checksum and row count of an export against its manifest.json (exit 1 on any mismatch)"))

@@ -14,6 +14,7 @@ import { inspectText, NotText, type TextEncoding, type TextFacts } from "./Encod
 import { alignRow, checkHeader, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
+import { readProgress } from "./Stall.js"
 
 /** Longer than any real row: a longer one is a quote that is never closed, swallowing the rest of the file. */
 const maxRowCharacters = 4 * 1024 * 1024
@@ -26,15 +27,28 @@ interface CsvRecord {
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
-/** csv-parse reports how many records it had emitted: the failing one is the next spreadsheet row. */
+/** Excel's widest sheet. */
+const excelMaxColumns = 16_384
+
+/**
+ * csv-parse reports how many records it had emitted: the failing one is the next spreadsheet row. A row too long
+ * says whether it was inside a quoted cell (`quoting`) and how many cells it had (`cells`).
+ */
 const parseFailure = (file: string) => (cause: unknown): InputError => {
-  const error = cause as { readonly code?: string; readonly records?: number }
+  const error = cause as { readonly code?: string; readonly records?: number; readonly quoting?: boolean; readonly cells?: number }
   const row = typeof error.records === "number" ? error.records + 1 : undefined
   switch (error.code) {
     case "CSV_QUOTE_NOT_CLOSED":
       return inputError(file, `a quoted cell that starts in row ${row} is never closed (unterminated quote): the file may be truncated, or a closing " is missing`, { row, cause })
     case "CSV_MAX_RECORD_SIZE":
-      return inputError(file, `row ${row} is longer than ${maxRowCharacters} characters: probably a quote that is never closed`, { row, cause })
+      return error.quoting === false
+        ? inputError(
+          file,
+          `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters, outside any quote, with ${(error.cells ?? 0).toLocaleString("en-US")} cells and more: ` +
+            `no spreadsheet holds such a row (at most ${excelMaxColumns.toLocaleString("en-US")} columns); is this file a table?`,
+          { row, cause }
+        )
+        : inputError(file, `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters inside a quoted cell: probably a quote that is never closed`, { row, cause })
     default:
       // A system error (the file vanished, no permission) is not the content's fault.
       return typeof (cause as { readonly syscall?: unknown }).syscall === "string"
@@ -53,7 +67,16 @@ const batchesAhead = 4
 type ParserMessage =
   | { readonly rows: Array<Array<string>> }
   | { readonly done: true }
-  | { readonly error: { readonly message: string; readonly code?: string; readonly records?: number; readonly syscall?: string } }
+  | {
+    readonly error: {
+      readonly message: string
+      readonly code?: string
+      readonly records?: number
+      readonly syscall?: string
+      readonly quoting?: boolean
+      readonly cells?: number
+    }
+  }
 
 /**
  * Every record of the file, blank ones included, with its spreadsheet row. csv-parse runs on a thread of its
@@ -65,7 +88,9 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
     Effect.gen(function* () {
       const inbox: Array<ParserMessage> = []
       let wake: (() => void) | undefined
+      const progress = readProgress()
       const deliver = (message: ParserMessage) => {
+        progress.tick()
         inbox.push(message)
         wake?.()
       }
@@ -101,13 +126,13 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
         if (message.error.code === "WORKER") return Effect.die(new Error(message.error.message))
         return Effect.fail(Option.some(parseFailure(file)(Object.assign(new Error(message.error.message), message.error))))
       })
-      return Stream.repeatEffectChunkOption(next)
+      return Stream.repeatEffectChunkOption(progress.guard(next))
     })
   ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
 
 /** The first bytes of the file as text, and whether they are the whole file. */
 const sample = (file: string, facts: TextFacts) =>
-  Effect.tryPromise({
+  readProgress().guard(Effect.tryPromise({
     try: async () => {
       const handle = await open(file, "r")
       try {
@@ -120,15 +145,20 @@ const sample = (file: string, facts: TextFacts) =>
       }
     },
     catch: (cause) => inputError(file, `cannot be read: ${describe(cause)}`, { cause })
-  })
+  }))
 
 const inspect = (file: string, encoding: ReadOptions["encoding"]) =>
-  Effect.tryPromise({
-    try: (signal) => inspectText(file, encoding, signal),
-    catch: (cause) =>
-      cause instanceof NotText
-        ? inputError(file, cause.message, { row: cause.line, cause })
-        : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+  Effect.suspend(() => {
+    const progress = readProgress()
+    return progress.guard(
+      Effect.tryPromise({
+        try: (signal) => inspectText(file, encoding, signal, progress.tick),
+        catch: (cause) =>
+          cause instanceof NotText
+            ? inputError(file, cause.message, { row: cause.line, cause })
+            : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+      })
+    )
   })
 
 export const openCsv = Effect.fn("Csv.open")(function* (file: string, options: ReadOptions) {

@@ -6,8 +6,9 @@
  *
  * Protocol: `workerData` is {file, encoding, delimiter, maxRecordSize, batchRows}; the parent sends
  * `{credit: n}` to ask for n more batches; the worker answers `{rows}` (at most batchRows records, each an array
- * of cells) once per credit, then `{done: true}` — or `{error: {message, code, records, syscall}}`. Without
- * credit it stops reading the file: memory stays flat however slow the parent.
+ * of cells) once per credit, then `{done: true}` — or `{error: {message, code, records, syscall, quoting, cells}}`
+ * (`quoting`: the failing row ended inside a quoted cell; `cells`: the cells it had before). Without credit it
+ * stops reading the file: memory stays flat however slow the parent.
  */
 import { parse } from "csv-parse"
 import { createReadStream } from "node:fs"
@@ -25,8 +26,11 @@ const send = (message) => port.postMessage(message)
  * record, which cost as much as the parsing.
  */
 /**
- * @typedef {Error & {code?: string | undefined, records?: number | undefined}} ParseError
- * @typedef {{ parse: (buffer: Buffer | undefined, end: boolean, push: (record: Array<string>) => void, close: () => void) => ParseError | undefined }} ParserApi
+ * @typedef {Error & {code?: string | undefined, records?: number | undefined, index?: number | undefined}} ParseError
+ * @typedef {{
+ *   parse: (buffer: Buffer | undefined, end: boolean, push: (record: Array<string>) => void, close: () => void) => ParseError | undefined,
+ *   state: { quoting: boolean }
+ * }} ParserApi
  */
 const { api } = /** @type {{ api: ParserApi }} */ (/** @type {unknown} */ (parse({
   delimiter,
@@ -61,12 +65,12 @@ const push = (record) => {
 }
 const close = () => {}
 
-/** @param {Error & {code?: string | undefined, records?: number | undefined, syscall?: string | undefined}} error */
+/** @param {ParseError & {syscall?: string | undefined}} error */
 const fail = (error) => {
   if (finished) return
   finished = true
   input.destroy()
-  send({ error: { message: error.message, code: error.code, records: error.records, syscall: error.syscall } })
+  send({ error: { message: error.message, code: error.code, records: error.records, syscall: error.syscall, quoting: api.state.quoting, cells: error.index } })
 }
 
 /** Sends what the credit allows; reads on only while fewer than two batches wait. */

@@ -113,10 +113,10 @@ const utf8Checker = () => {
 }
 
 /**
- * Reads the whole file once. `wanted` is the user's `--encoding`: `auto` picks UTF-8 when every byte sequence
- * is valid UTF-8 (or a BOM says so), else Windows-1252.
+ * Reads the whole file once (`onChunk` hears of each chunk read). `wanted` is the user's `--encoding`: `auto`
+ * picks UTF-8 when every byte sequence is valid UTF-8 (or a BOM says so), else Windows-1252.
  */
-export const inspectText = async (path: string, wanted: "auto" | TextEncoding, signal?: AbortSignal): Promise<TextFacts> => {
+export const inspectText = async (path: string, wanted: "auto" | TextEncoding, signal?: AbortSignal, onChunk?: () => void): Promise<TextFacts> => {
   const utf8 = utf8Checker()
   let offset = 0
   let lines = 1
@@ -125,6 +125,7 @@ export const inspectText = async (path: string, wanted: "auto" | TextEncoding, s
   let head: Buffer | undefined
   const stream = createReadStream(path, signal ? { highWaterMark: 256 * 1024, signal } : { highWaterMark: 256 * 1024 })
   for await (const chunk of stream as AsyncIterable<Buffer>) {
+    onChunk?.()
     if (head === undefined) {
       head = chunk
       if ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))

@@ -6,6 +6,13 @@
  * Importing this module puts, in Node's module cache, a parse-sax that decodes each stream with its own streaming
  * decoder. It must be imported before anything loads exceljs (exceljs binds parse-sax when it loads): every
  * module that imports exceljs imports this one first, and so does the edge.
+ *
+ * Still needed with exceljs 4.4.0: without it, the workbook of the test "keeps multi-byte UTF-8 characters whole
+ * across the chunks a sheet is inflated in" (test/files/Xlsx.test.ts) reads back with broken characters. What
+ * retires it: an exceljs whose parse-sax decodes a stream with one streaming decoder (`TextDecoder` with
+ * `{stream: true}`, or a `StringDecoder`). Then that test passes with exceljs loaded without this module (make
+ * `loadExcelJs` skip it and drop the test's own import of it), and this file and its imports (ExcelJs.ts,
+ * bin.ts, the tests) go.
  */
 import { createRequire, Module } from "node:module"
 import { PassThrough } from "node:stream"

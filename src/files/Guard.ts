@@ -26,6 +26,13 @@ const plainStart = (cell: string): boolean => cell.length === 0 || (cell[0] !== 
 /** Makes a cell inert in a spreadsheet: a leading `'` when the text (past any `'` it already has) is formula-like. */
 export const neutralize = (cell: string): string => (plainStart(cell) || !isFormulaLike(afterApostrophes(cell).rest) ? cell : `'${cell}`)
 
+/**
+ * The guard for a workbook's inline strings, which a spreadsheet never runs: only a cell that already starts with
+ * `'` before formula-like text gets one more, so that `restore` still reads every cell back exactly; other cells
+ * are written as they are (no visible `'` in the report).
+ */
+export const neutralizeInline = (cell: string): string => (cell[0] === "'" ? neutralize(cell) : cell)
+
 /** Reverses `neutralize` exactly: strips one `'` only from a cell `neutralize` would have produced. */
 export const restore = (cell: string): string => {
   if (cell[0] !== "'") return cell

@@ -9,6 +9,7 @@ import type { InputError } from "../Errors.js"
 import { openCsv } from "./Csv.js"
 import { inputError } from "./Header.js"
 import type { ReadOptions, Source } from "./Source.js"
+import { readProgress } from "./Stall.js"
 import { openXlsx } from "./Xlsx.js"
 
 export type { ReadOptions, Source, SourceRow } from "./Source.js"
@@ -55,7 +56,7 @@ const formatOf = (file: string): Effect.Effect<Format, InputError> =>
 /** Opens `file` (as the user gave it) as a CSV or XLSX source. */
 export const openSource: (file: string, options: ReadOptions) => Effect.Effect<Source, InputError> = Effect.fn("Read.openSource")(
   function* (file: string, options: ReadOptions) {
-    const format = yield* formatOf(file)
+    const format = yield* readProgress().guard(formatOf(file))
     return format === "xlsx" ? yield* openXlsx(file, options) : yield* openCsv(file, options)
   }
 )

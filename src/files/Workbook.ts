@@ -2,7 +2,7 @@
  * The facts of an .xlsx read from its ZIP directory before any row is streamed: the sheets in workbook order
  * (name, visibility, the part that holds them), the date system, and the creator that marks the tool's files.
  */
-import { type EntrySpan, NotAZip, openZip } from "./Zip.js"
+import { NotAZip, openZip, type ZipEntry } from "./Zip.js"
 
 export interface SheetInfo {
   readonly name: string
@@ -11,14 +11,12 @@ export interface SheetInfo {
   readonly target: string
 }
 
-export type Span = EntrySpan
-
 export interface WorkbookInfo {
   readonly sheets: ReadonlyArray<SheetInfo>
   readonly date1904: boolean
   readonly creator: string | undefined
-  /** Where each part's entry lies in the file. */
-  readonly spans: ReadonlyMap<string, Span>
+  /** The archive's entries (its central directory), by path. */
+  readonly entries: ReadonlyMap<string, ZipEntry>
   /** Archive paths of the workbook-wide parts a sheet needs, when the workbook has them. */
   readonly styles: string | undefined
   readonly sharedStrings: string | undefined
@@ -77,12 +75,12 @@ export const inspectWorkbook = async (path: string): Promise<WorkbookInfo> => {
       sheets,
       date1904,
       creator: creator === undefined ? undefined : decodeXml(creator),
-      spans: zip.spans,
+      entries: zip.entries,
       styles: partOfType("styles"),
       sharedStrings: partOfType("sharedStrings")
     }
   } finally {
-    await zip.close()
+    zip.close()
   }
 }
 

@@ -5,11 +5,11 @@
  */
 import { Effect, Schema, type Scope } from "effect"
 import { createHash } from "node:crypto"
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs"
+import { accessSync, constants, createReadStream, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
 import { decimalText } from "./Decimal.js"
-import { neutralize } from "./Guard.js"
+import { neutralize, neutralizeInline } from "./Guard.js"
 import { toolName } from "./Provenance.js"
 import { XlsxTable, ZipError } from "./XlsxWriter.js"
 
@@ -33,16 +33,87 @@ export interface XlsxStyle {
   readonly autoFilter?: boolean
   /** Default: the file's name without extension (Excel allows 31 characters). */
   readonly sheetName?: string
+  /** 0-based columns of long text, shown wider and wrapped (a report's `_error`). */
+  readonly wrapColumns?: ReadonlyArray<number>
 }
 
+/**
+ * A file or directory that could not be written. Before any request was sent that is exit 2 (nothing happened);
+ * a command that had sent requests turns it into `RunStopped` (exit 3, see cli/Output.ts `stopAfterSending`).
+ */
 export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
   path: Schema.String,
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
-}) {}
+}) {
+  /** What the file system said, from the cause's error code. */
+  get reason(): FileProblem {
+    return problemOf(this.cause, this.path).reason
+  }
+  get exitCode(): 2 {
+    return 2
+  }
+}
 
-const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
-const failure = (path: string, what: string) => (cause: unknown) => new WriteError({ path, message: `${what} ${path}: ${describe(cause)}`, cause })
+export type FileProblem = "DiskFull" | "TooLarge" | "ReadOnly" | "Permission" | "NotFound" | "Other"
+
+/** The errno code of a Node error, or of the Node error under a platform error (`@effect/platform` SystemError). */
+const errnoOf = (cause: unknown): string | undefined => {
+  for (let c = cause, depth = 0; c !== null && typeof c === "object" && depth < 3; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code
+    if (typeof code === "string") return code
+  }
+  return undefined
+}
+
+/**
+ * A missing directory can hide the real problem: `mkdir -p` under a read-only mount answers ENOENT. The nearest
+ * existing ancestor says whether it can be written to.
+ */
+const behindMissing = (path: string | undefined): string | undefined => {
+  if (path === undefined) return undefined
+  let dir = Path.resolve(path)
+  while (!existsSync(dir)) {
+    const up = Path.dirname(dir)
+    if (up === dir) return undefined
+    dir = up
+  }
+  try {
+    accessSync(dir, constants.W_OK)
+    return undefined
+  } catch (error) {
+    return errnoOf(error)
+  }
+}
+
+const problems: Readonly<Record<string, { readonly reason: FileProblem; readonly text: string }>> = {
+  ENOSPC: { reason: "DiskFull", text: "disk full (no space left on the device)" },
+  EDQUOT: { reason: "DiskFull", text: "disk quota exceeded" },
+  EFBIG: { reason: "TooLarge", text: "file too large (the file-size limit was reached)" },
+  EROFS: { reason: "ReadOnly", text: "read-only file system" },
+  EACCES: { reason: "Permission", text: "permission denied" },
+  EPERM: { reason: "Permission", text: "permission denied" },
+  ENOENT: { reason: "NotFound", text: "no such file or directory" },
+  ENOTDIR: { reason: "NotFound", text: "a part of the path is a file, not a directory" }
+}
+
+/** What went wrong, in the user's words: the same text for every command that writes files. */
+export const problemOf = (cause: unknown, path?: string): { readonly reason: FileProblem; readonly text: string } => {
+  let code = errnoOf(cause)
+  if (code === "ENOENT" || code === "ENOTDIR") code = behindMissing(path) ?? code
+  const known = code !== undefined ? problems[code] : undefined
+  if (known !== undefined) return known
+  return { reason: "Other", text: cause instanceof Error ? cause.message : String(cause) }
+}
+
+/**
+ * The one formatter of file-system failures: `cannot write to DIR: read-only file system`,
+ * `cannot write the journal FILE: disk full …`. `what` defaults to `cannot write PATH`.
+ */
+export const cannotWrite = (path: string, cause: unknown, what = `cannot write ${path}`): WriteError =>
+  new WriteError({ path, message: `${what}: ${problemOf(cause, path).text}`, cause })
+
+const failure = (path: string, what: string) => (cause: unknown) => cannotWrite(path, cause, `${what} ${path}`)
 
 // --- the atomic file -------------------------------------------------------------------------------------------
 
@@ -313,7 +384,8 @@ export const openXlsxWriter: (
           autoFilter: options.autoFilter ?? true,
           statusColumn: options.statusColumn,
           statusColours,
-          ...(options.guard ?? true ? { text: neutralize } : {}),
+          ...(options.guard ?? true ? { text: neutralizeInline } : {}),
+          ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
           maxSheetRows: options.maxSheetRows,
           maxSheetBytes: options.maxSheetBytes
         }),

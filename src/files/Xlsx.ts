@@ -11,17 +11,17 @@
  */
 import type ExcelJS from "exceljs"
 import { Chunk, Effect, Either, Option, Stream } from "effect"
-import { open } from "node:fs/promises"
 import { Readable } from "node:stream"
 import type { InputError } from "../Errors.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { loadExcelJs } from "./ExcelJs.js"
-import { inspectWorkbook, NotAWorkbook, NotAZip, type SheetInfo, type Span, type WorkbookInfo } from "./Workbook.js"
+import { type ReadProgress, readProgress } from "./Stall.js"
+import { inspectWorkbook, NotAWorkbook, type SheetInfo, type WorkbookInfo } from "./Workbook.js"
 import { CellProblem, readCell } from "./XlsxCell.js"
 import { nthSheetName } from "./XlsxWriter.js"
-import { storedEntry } from "./Zip.js"
+import { DamagedEntry, EntryTooLarge, limitProblem, NotAZip, openZip, signature, storedEntry, storedHeader, type ZipArchive, type ZipEntry } from "./Zip.js"
 
 interface SheetRow {
   readonly row: number
@@ -68,18 +68,19 @@ const rowCells = (file: string, row: StreamingRow, date1904: boolean, columnName
 /**
  * exceljs reads the archive front to back and can only parse a sheet once it has seen the workbook, its
  * relationships and the shared strings; a sheet met earlier (Excel writes sheets first) is copied whole into a
- * temporary file. So it gets an archive of our own making, read from the file in that order: the workbook parts,
- * then the chosen sheet alone, each entry renamed to the path exceljs looks for.
+ * temporary file. So it gets an archive of our own making: the workbook parts, then the chosen sheet alone, each
+ * entry renamed to the path exceljs looks for and stored as yauzl inflated it (Zip.ts), sizes in its header.
+ * Only the entries of the central directory are read, each checked (limits, size, CRC-32) as it is inflated.
  */
 const sheetPart = "xl/worksheets/sheet1.xml"
 const emptySharedStrings = Buffer.from('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="0" uniqueCount="0"/>')
 
-type Part = { readonly name: string; readonly span: Span } | { readonly name: string; readonly data: Uint8Array }
+type Part = { readonly name: string; readonly entry: ZipEntry } | { readonly name: string; readonly data: Uint8Array }
 
 const partsFor = (book: WorkbookInfo, sheet: SheetInfo): ReadonlyArray<Part> => {
   const part = (name: string, path: string | undefined): ReadonlyArray<Part> => {
-    const span = path === undefined ? undefined : book.spans.get(path)
-    return span === undefined ? [] : [{ name, span }]
+    const entry = path === undefined ? undefined : book.entries.get(path)
+    return entry === undefined ? [] : [{ name, entry }]
   }
   const sharedStrings = part("xl/sharedStrings.xml", book.sharedStrings)
   return [
@@ -91,93 +92,103 @@ const partsFor = (book: WorkbookInfo, sheet: SheetInfo): ReadonlyArray<Part> => 
   ]
 }
 
-const chunkBytes = 64 * 1024
-
-/** Set when the file cannot be read as planned (changed since it was opened): the archive then ends early. */
-interface ReadFailure {
-  cause?: unknown
+/**
+ * Why the archive could not be read as planned (damaged, over a limit, changed since it was opened). exceljs
+ * never hears of it: its ZIP parser leaves an entry that ends early waiting for data forever, so each wait for
+ * its rows ends at the failure instead (`nextOrFailure`).
+ */
+class ReadFailure {
+  cause: unknown = undefined
+  #wake: ((cause: unknown) => void) | undefined
+  fail(cause: unknown) {
+    if (this.cause !== undefined) return
+    this.cause = cause
+    this.#wake?.(cause)
+  }
+  /** `next`, or the failure if it comes first. */
+  nextOrFailure<A>(next: () => Promise<A>): Promise<A> {
+    return new Promise<A>((resolve, reject) => {
+      if (this.cause !== undefined) return reject(this.cause)
+      this.#wake = reject
+      next().then(resolve, reject).finally(() => (this.#wake = undefined))
+    })
+  }
 }
 
-/**
- * The bytes of the composed archive. A read failure ends the archive instead of failing the stream: exceljs pipes
- * its input, and a piped stream's error would leave it waiting for data forever.
- */
-async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: ReadFailure): AsyncGenerator<Buffer> {
-  const handle = await open(file, "r").catch((cause: unknown) => {
-    failure.cause = cause
-    return undefined
-  })
-  if (handle === undefined) return
-  const read = async (position: number, length: number) => {
-    const buffer = Buffer.alloc(length)
-    const { bytesRead } = await handle.read(buffer, 0, length, position)
-    if (bytesRead !== length) throw new Error("the file ends too early (was it changed while it was read?)")
-    return buffer
-  }
+/** The file changed between the directory's first reading and this one. */
+class ChangedFile extends Error {}
+
+const sameEntry = (a: ZipEntry, b: ZipEntry | undefined) => b !== undefined && a.crc === b.crc && a.size === b.size && a.compressedSize === b.compressedSize
+
+/** The bytes of the composed archive, from the file's central directory read again. A failure ends them early. */
+async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: ReadFailure, progress: ReadProgress): AsyncGenerator<Buffer> {
+  let zip: ZipArchive | undefined
   try {
+    zip = await openZip(file)
     for (const part of parts) {
       if ("data" in part) {
         yield storedEntry(part.name, part.data)
         continue
       }
-      const header = await read(part.span.start, 30)
-      const nameLength = header.readUInt16LE(26)
-      const extra = await read(part.span.start + 30 + nameLength, header.readUInt16LE(28))
-      const name = Buffer.from(part.name, "utf8")
-      header.writeUInt16LE(name.length, 26)
-      const dataStart = part.span.start + 30 + nameLength + extra.length
-      const { entry } = part.span
-      let dataEnd = part.span.end
-      // Sizes given after the data (flag bit 3, as streaming writers do, ours included) make unzipper search the
-      // compressed bytes for the descriptor's 4-byte signature, which they hold by chance with odds of about their
-      // size ÷ 4 GiB (2.5% for the sheet of a 1M-row report): the read then fails. The central directory knows
-      // the sizes: they go into the header instead, and the descriptor is left out. (Not for ZIP64 sizes, which
-      // a 32-bit header field cannot hold.)
-      if ((header.readUInt16LE(6) & 0x08) !== 0 && entry.compressedSize < 0xffffffff && entry.size < 0xffffffff) {
-        header.writeUInt16LE(header.readUInt16LE(6) & ~0x08, 6)
-        header.writeUInt32LE(entry.crc, 14)
-        header.writeUInt32LE(entry.compressedSize, 18)
-        header.writeUInt32LE(entry.size, 22)
-        dataEnd = dataStart + entry.compressedSize
+      const entry = zip.entries.get(part.entry.name)
+      if (!sameEntry(part.entry, entry)) throw new ChangedFile(`${part.entry.name} changed since the file was opened (was it changed while it was read?)`)
+      yield storedHeader(part.name, entry!.size, entry!.crc)
+      for await (const chunk of await zip.stream(entry!)) {
+        progress.tick()
+        yield chunk as Buffer
       }
-      yield Buffer.concat([header, name, extra])
-      for (let at = dataStart; at < dataEnd; at += chunkBytes) yield await read(at, Math.min(chunkBytes, dataEnd - at))
     }
     // An (empty) end-of-central-directory record: after the last entry unzipper reads on for the next signature,
     // and when the consumer is slower than the file (async row checks, a busy machine) it otherwise meets the
     // end of input and fails with FILE_ENDED.
     const end = Buffer.alloc(22)
-    end.writeUInt32LE(0x06054b50, 0)
+    end.writeUInt32LE(signature.end, 0)
     yield end
   } catch (cause) {
-    failure.cause = cause
+    failure.fail(cause)
   } finally {
-    await handle.close()
+    zip?.close()
   }
 }
 
 /** The raw rows of the (only) sheet, in batches as exceljs parses them. */
-async function* sheetBatches(reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>, failure: ReadFailure): AsyncGenerator<ReadonlyArray<StreamingRow>> {
-  try {
-    for await (const yielded of reader) {
-      const sheet = yielded as unknown as StreamingSheet
-      for await (const batch of sheet.parse()) {
-        const rows = batch.filter((e) => e.eventType === "row").map((e) => e.value as StreamingRow)
-        if (rows.length > 0) yield rows
-      }
+async function* sheetBatches(reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>): AsyncGenerator<ReadonlyArray<StreamingRow>> {
+  for await (const yielded of reader) {
+    const sheet = yielded as unknown as StreamingSheet
+    for await (const batch of sheet.parse()) {
+      const rows = batch.filter((e) => e.eventType === "row").map((e) => e.value as StreamingRow)
+      if (rows.length > 0) yield rows
     }
-  } catch (cause) {
-    throw failure.cause ?? cause
   }
-  if (failure.cause !== undefined) throw failure.cause
 }
 
-const sheetRows = (file: string, parts: ReadonlyArray<Part>, date1904: boolean, columnName: (index: number) => string): Stream.Stream<SheetRow, InputError> =>
+/** What the user reads when the archive cannot be read. */
+const archiveProblem = (file: string, cause: unknown): InputError =>
+  cause instanceof EntryTooLarge
+    ? inputError(file, `refused: ${cause.message}; saved as CSV, the sheet has no such limit`, { cause })
+    : cause instanceof DamagedEntry
+      ? inputError(file, `damaged .xlsx: ${cause.message}`, { cause })
+      : cause instanceof NotAZip || cause instanceof NotAWorkbook || cause instanceof ChangedFile
+        ? inputError(file, `not a valid .xlsx workbook: ${cause.message}`, { cause })
+        : typeof (cause as NodeJS.ErrnoException).code === "string" && typeof (cause as NodeJS.ErrnoException).syscall === "string"
+          ? inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+          : inputError(file, `not a valid .xlsx workbook: ${describe(cause)}`, { cause })
+
+/** Excel's last row: a sheet numbering rows past it was not written by a spreadsheet. */
+const excelMaxRow = 1_048_576
+
+/**
+ * The rows of one sheet, each with its cells. Row numbers must rise from row to row: a sheet that repeats one
+ * or goes back (two `<row r="2">`) is refused, so that every row read is one row of the file, and its number one
+ * row's alone.
+ */
+const sheetRows = (file: string, sheet: string, parts: ReadonlyArray<Part>, date1904: boolean, columnName: (index: number) => string): Stream.Stream<SheetRow, InputError> =>
   Stream.unwrapScoped(
     Effect.gen(function* () {
-      const failure: ReadFailure = {}
+      const failure = new ReadFailure()
+      const progress = readProgress()
       const input = yield* Effect.acquireRelease(
-        Effect.sync(() => Readable.from(archiveBytes(file, parts, failure), { objectMode: false })),
+        Effect.sync(() => Readable.from(archiveBytes(file, parts, failure, progress), { objectMode: false })),
         (s) => Effect.sync(() => s.destroy())
       )
       const excel = yield* Effect.promise(loadExcelJs)
@@ -188,12 +199,37 @@ const sheetRows = (file: string, parts: ReadonlyArray<Part>, date1904: boolean, 
         styles: "cache",
         entries: "ignore"
       })
-      return Stream.fromAsyncIterable(sheetBatches(reader, failure), (cause) => inputError(file, `not a valid .xlsx workbook: ${describe(cause)}`, { cause }))
+      // Never waited for on the way out: a generator stuck inside exceljs would hold the stop up forever.
+      const batches = yield* Effect.acquireRelease(
+        Effect.sync(() => sheetBatches(reader)),
+        (b) => Effect.sync(() => void b.return(undefined).catch(() => {}))
+      )
+      let last = 0
+      const pull = Effect.tryPromise({
+        try: () => failure.nextOrFailure(() => batches.next()),
+        catch: (cause) => Option.some(archiveProblem(file, failure.cause ?? cause))
+      }).pipe(
+        Effect.flatMap((next) => {
+          if (next.done === true) return Effect.fail(Option.none())
+          progress.tick()
+          for (const row of next.value) {
+            const n = row.number
+            if (!Number.isInteger(n) || n < 1 || n > excelMaxRow)
+              return Effect.fail(Option.some(inputError(file, `sheet "${sheet}" has a row numbered ${JSON.stringify(n)}: Excel numbers rows 1 to ${excelMaxRow}`, { row: last + 1 })))
+            if (n <= last)
+              return Effect.fail(
+                Option.some(
+                  inputError(file, `sheet "${sheet}" lists row ${n} ${n === last ? "twice" : `after row ${last}`}: a sheet's rows come once each, in order (a damaged or hand-made file)`, { row: n })
+                )
+              )
+            last = n
+          }
+          return Effect.succeed(Chunk.unsafeFromArray(next.value))
+        })
+      )
+      return Stream.repeatEffectChunkOption(progress.guard(pull))
     })
-  ).pipe(
-    Stream.flattenIterables,
-    Stream.mapEffect((row) => rowCells(file, row, date1904, columnName))
-  )
+  ).pipe(Stream.mapEffect((row) => rowCells(file, row, date1904, columnName)))
 
 const sheetNames = (book: WorkbookInfo) => book.sheets.map((s) => `"${s.name}"`).join(", ")
 
@@ -222,43 +258,49 @@ const continuationsOf = (book: WorkbookInfo, sheet: SheetInfo): ReadonlyArray<Sh
   }
 }
 
-const partsOf = (file: string, book: WorkbookInfo, sheet: SheetInfo): Effect.Effect<ReadonlyArray<Part>, InputError> =>
-  book.spans.has(sheet.target)
-    ? Effect.succeed(partsFor(book, sheet))
-    : Effect.fail(inputError(file, `not a valid .xlsx workbook: sheet "${sheet.name}" has no part in the archive (${sheet.target || "no target"})`))
+/** The parts `sheet` is read with, refused now (before any row) when one is missing or over a limit. */
+const partsOf = (file: string, book: WorkbookInfo, sheet: SheetInfo): Effect.Effect<ReadonlyArray<Part>, InputError> => {
+  if (!book.entries.has(sheet.target))
+    return Effect.fail(inputError(file, `not a valid .xlsx workbook: sheet "${sheet.name}" has no part in the archive (${sheet.target || "no target"})`))
+  const parts = partsFor(book, sheet)
+  for (const part of parts) {
+    const problem = "entry" in part ? limitProblem(part.entry) : undefined
+    if (problem !== undefined) return Effect.fail(archiveProblem(file, new EntryTooLarge(problem)))
+  }
+  return Effect.succeed(parts)
+}
 
 /** A sheet's first non-blank row, read by itself (the header). */
-const firstRow = (file: string, book: WorkbookInfo, parts: ReadonlyArray<Part>) =>
-  sheetRows(file, parts, book.date1904, columnLetter).pipe(
+const firstRow = (file: string, book: WorkbookInfo, sheet: SheetInfo, parts: ReadonlyArray<Part>) =>
+  sheetRows(file, sheet.name, parts, book.date1904, columnLetter).pipe(
     Stream.filter((r) => !isBlank(r.cells)),
     Stream.runHead
   )
 
 export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options: ReadOptions) {
-  const book = yield* Effect.tryPromise({
-    try: () => inspectWorkbook(file),
-    catch: (cause) =>
-      cause instanceof NotAZip || cause instanceof NotAWorkbook
-        ? inputError(file, `not a valid .xlsx workbook: ${cause.message}`, { cause })
-        : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
-  })
+  const book = yield* readProgress().guard(
+    Effect.tryPromise({
+      try: () => inspectWorkbook(file),
+      catch: (cause) => archiveProblem(file, cause)
+    })
+  )
   const sheet = yield* chooseSheet(file, book, options)
   const parts = yield* partsOf(file, book, sheet)
-  const first = yield* firstRow(file, book, parts)
+  const first = yield* firstRow(file, book, sheet, parts)
   if (Option.isNone(first)) return yield* inputError(file, `sheet "${sheet.name}" is empty: no header row`)
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "xlsx", creator: book.creator }))
   const headerRow = first.value.row
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
   const columnName = (index: number) => header[index] ?? columnLetter(index)
   // Each sheet of the table and the row of its header; the continuations' headers are checked now, before any row.
-  const sheets: Array<{ readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{ parts, headerRow }]
+  const sheets: Array<{ readonly name: string; readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{ name: sheet.name, parts, headerRow }]
   for (const next of byTool ? continuationsOf(book, sheet) : []) {
     const nextParts = yield* partsOf(file, book, next)
-    const top = yield* firstRow(file, book, nextParts)
+    const top = yield* firstRow(file, book, next, nextParts)
     const names = Option.flatMap(top, (r) => Either.getRight(checkHeader(file, r.row, r.cells, byTool)))
     if (Option.isNone(top) || !Option.exists(names, (n) => n.length === header.length && n.every((name, i) => name === header[i])))
       return yield* inputError(file, `sheet "${next.name}" does not repeat the header of "${sheet.name}"`)
-    sheets.push({ parts: nextParts, headerRow: top.value.row })
+    sheets.push({ name: next.name, parts: nextParts, headerRow: top.value.row })
   }
   const rows: Stream.Stream<SourceRow, InputError> = Stream.suspend(() => {
     // The table's number of the last row read, blank ones included. A continuation's rows are numbered on from
@@ -269,7 +311,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options:
     const read = sheets.map((s, index) =>
       Stream.suspend(() => {
         const shift = index === 0 ? 0 : last - s.headerRow
-        return sheetRows(file, s.parts, book.date1904, columnName).pipe(
+        return sheetRows(file, s.name, s.parts, book.date1904, columnName).pipe(
           Stream.filterMap((r) => {
             const row = (last = r.row + shift)
             const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)

@@ -276,6 +276,8 @@ export interface TableOptions {
   readonly statusColours?: Readonly<Record<string, Colours>>
   /** Applied to every text cell (the formula guard). */
   readonly text?: (text: string) => string
+  /** 0-based columns of long text (an error message): wider, and wrapped. */
+  readonly wrapColumns?: ReadonlyArray<number>
   /** Rows of a sheet, header included (Excel's limit by default). */
   readonly maxSheetRows?: number | undefined
   /** Uncompressed bytes of a sheet's XML after which the next row starts a new sheet. */
@@ -352,7 +354,9 @@ const styleSheet = (colours: ReadonlyArray<Colours>): string => {
   const xfs = [
     '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>',
     '<xf numFmtId="0" fontId="1" fillId="2" borderId="0" xfId="0" applyFont="1" applyFill="1"/>',
-    ...colours.map((_, i) => `<xf numFmtId="0" fontId="${i + 2}" fillId="${i + 3}" borderId="0" xfId="0" applyFont="1" applyFill="1"/>`)
+    ...colours.map((_, i) => `<xf numFmtId="0" fontId="${i + 2}" fillId="${i + 3}" borderId="0" xfId="0" applyFont="1" applyFill="1"/>`),
+    // Last: wrapped text, for `wrapColumns`.
+    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" applyAlignment="1"><alignment vertical="top" wrapText="1"/></xf>'
   ]
   return (
     `${declaration}<styleSheet xmlns="${ns.main}">` +
@@ -367,6 +371,21 @@ const styleSheet = (colours: ReadonlyArray<Colours>): string => {
 }
 
 const headerStyle = 1
+
+/** Column widths, in characters: fitted to the header and the first rows, within these bounds. */
+const minWidth = 8
+const maxWidth = 50
+const wrapWidth = { min: 30, max: 80 }
+/** Rows read before the first sheet opens, to fit its column widths. */
+const sampleRows = 100
+
+const displayLength = (value: Cell): number => {
+  if (value === null || value === undefined) return 0
+  const text = String(value)
+  let longest = 0
+  for (const line of text.split("\n")) longest = Math.max(longest, line.length)
+  return longest
+}
 
 const contentTypes = (sheets: number) =>
   `${declaration}<Types xmlns="${ns.types}">` +
@@ -439,6 +458,11 @@ export class XlsxTable {
   readonly #sheetNames: Array<string> = []
   /** Rows of the open sheet, header included; 0 before the first sheet. */
   #row = 0
+  /** Rows held back until the first sheet opens (its column widths are fitted to them). */
+  #sample: Array<ReadonlyArray<Cell>> | undefined = []
+  #widths: ReadonlyArray<number> | undefined
+  readonly #wrap: ReadonlySet<number>
+  readonly #wrapStyle: number
 
   constructor(out: Writable, header: ReadonlyArray<Cell>, options: TableOptions) {
     this.#zip = new ZipStream(out, deflateLevel)
@@ -449,6 +473,8 @@ export class XlsxTable {
     this.#maxBytes = options.maxSheetBytes ?? defaultMaxSheetBytes
     const distinct = [...new Set(Object.values(options.statusColours ?? {}))]
     this.#statusStyles = new Map(Object.entries(options.statusColours ?? {}).map(([status, c]) => [status, headerStyle + 1 + distinct.indexOf(c)]))
+    this.#wrap = new Set(options.wrapColumns ?? [])
+    this.#wrapStyle = headerStyle + 1 + distinct.length
     // The parts known from the start go first: a streaming reader meets the styles before the sheets.
     this.#zip.add("_rels/.rels", rootRels)
     this.#zip.add("docProps/app.xml", appXml(options.creator))
@@ -490,10 +516,7 @@ export class XlsxTable {
     const view = this.#options.freezeHeader
       ? '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/>'
       : ""
-    const widths = this.#header.map((name, i) => {
-      const width = Math.min(50, Math.max(10, String(name ?? "").length + 4))
-      return `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
-    })
+    const widths = this.#columnWidths().map((width, i) => `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`)
     this.#row = 1
     this.#zip.write(
       `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
@@ -512,14 +535,52 @@ export class XlsxTable {
   }
 
   readonly #statusStyle = (index: number, value: Cell): number =>
-    index === this.#options.statusColumn ? (this.#statusStyles.get(String(value)) ?? 0) : 0
+    index === this.#options.statusColumn ? (this.#statusStyles.get(String(value)) ?? 0) : this.#wrap.has(index) ? this.#wrapStyle : 0
+
+  /** Widths fitted to the header and the rows sampled before the first sheet opened (every sheet uses them). */
+  #columnWidths(): ReadonlyArray<number> {
+    if (this.#widths !== undefined) return this.#widths
+    const rows = [this.#header, ...(this.#sample ?? [])]
+    this.#widths = this.#header.map((_, i) => {
+      let longest = 0
+      for (const row of rows) longest = Math.max(longest, displayLength(row[i]))
+      // The header's filter button takes about two characters.
+      const fitted = Math.max(longest, displayLength(this.#header[i]) + 3) + 1
+      return this.#wrap.has(i) ? Math.min(wrapWidth.max, Math.max(wrapWidth.min, fitted)) : Math.min(maxWidth, Math.max(minWidth, fitted))
+    })
+    return this.#widths
+  }
+
+  /** Opens the first sheet and writes the sampled rows; a promise when the caller must wait. */
+  #flushSample(): Promise<void> | undefined {
+    const sample = this.#sample ?? []
+    this.#columnWidths()
+    this.#sample = undefined
+    this.#openSheet()
+    for (let i = 0; i < sample.length; i++) {
+      const wait = this.#append(sample[i]!)
+      if (wait !== undefined) {
+        return (async () => {
+          await wait
+          for (let j = i + 1; j < sample.length; j++) await this.#append(sample[j]!)
+        })()
+      }
+    }
+    return undefined
+  }
+
+  #append(cells: ReadonlyArray<Cell>): Promise<void> | undefined {
+    // A sheet always takes its first row, whatever its size.
+    if (this.#row > 1 && (this.#row >= this.#maxRows || this.#zip.entrySize >= this.#maxBytes)) return this.#nextSheet(cells)
+    this.#row++
+    return this.#zip.write(this.#rowXml(cells, this.#statusStyle)) ? undefined : this.#zip.ready()
+  }
 
   /** Appends one row; a promise when the caller must wait for it (the file is behind, or a new sheet begins). */
   write(cells: ReadonlyArray<Cell>): Promise<void> | undefined {
-    if (this.#row === 0) this.#openSheet()
-    else if (this.#row >= this.#maxRows || this.#zip.entrySize >= this.#maxBytes) return this.#nextSheet(cells)
-    this.#row++
-    return this.#zip.write(this.#rowXml(cells, this.#statusStyle)) ? undefined : this.#zip.ready()
+    if (this.#sample === undefined) return this.#append(cells)
+    this.#sample.push(cells)
+    return this.#sample.length < sampleRows ? undefined : this.#flushSample()
   }
 
   async #nextSheet(cells: ReadonlyArray<Cell>): Promise<void> {
@@ -530,7 +591,7 @@ export class XlsxTable {
   }
 
   async close(): Promise<void> {
-    if (this.#row === 0) this.#openSheet()
+    if (this.#sample !== undefined) await this.#flushSample()
     await this.#closeSheet()
     const names = this.#sheetNames
     this.#zip.add("docProps/core.xml", coreXml(this.#options.creator, this.#created, new Date()))

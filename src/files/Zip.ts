@@ -1,40 +1,48 @@
 /**
- * Just enough of the ZIP format to look inside an .xlsx without reading it whole: the central directory
- * (validity, entry names) and small entries (workbook.xml, its relationships, docProps/core.xml). exceljs's
- * streaming reader reads the sheets; it skips docProps and cannot list sheets before it reaches them.
+ * Reading an .xlsx's ZIP archive through yauzl: exactly the entries its central directory lists (a local entry
+ * that the directory does not list is never read, as `unzip` and every spreadsheet ignore it), each inflated to
+ * exactly the size the directory declares (yauzl's `validateEntrySizes`) and checked against its CRC-32.
+ *
+ * Zip bombs are refused before a byte is inflated: since an entry cannot inflate to more than its declared size,
+ * the declared sizes are checked against the limits below, as Apache POI checks what it inflates.
  */
-import { open, type FileHandle } from "node:fs/promises"
-import { crc32, inflateRawSync } from "node:zlib"
+import { Readable } from "node:stream"
+import { crc32 } from "node:zlib"
+import yauzl from "yauzl"
+
+/** The most one entry may inflate to: a sheet this large takes minutes to read; as CSV it has no such limit. */
+export const maxEntryBytes = 1024 * 1024 * 1024
+/** An entry inflating past `ratioGraceBytes` to more than this many times its compressed size is a zip bomb. */
+export const maxInflateRatio = 100
+export const ratioGraceBytes = 1024 * 1024
 
 export interface ZipEntry {
   readonly name: string
-  readonly method: number
   readonly crc: number
   readonly compressedSize: number
   readonly size: number
-  readonly localHeaderOffset: number
+  /** yauzl's entry, for `stream`. */
+  readonly entry: yauzl.Entry
 }
 
-/** An entry's place in the file, with what the central directory says of it. */
-export interface EntrySpan {
-  readonly start: number
-  readonly end: number
-  readonly entry: ZipEntry
-}
-
-export interface ZipDirectory {
+export interface ZipArchive {
+  /** The central directory's entries by name (a leading `/` dropped, `\` read as `/`). */
   readonly entries: ReadonlyMap<string, ZipEntry>
-  /** Where each entry's bytes lie in the file: its local header, data and data descriptor (end exclusive). */
-  readonly spans: ReadonlyMap<string, EntrySpan>
-  /** The bytes of a small entry; undefined when absent. Throws on corruption or when it exceeds `maxBytes`. */
+  /** The bytes of a small entry; undefined when absent. Fails on damage, limits, or when it exceeds `maxBytes`. */
   readonly read: (name: string, maxBytes?: number) => Promise<Buffer | undefined>
-  readonly close: () => Promise<void>
+  /** An entry's inflated bytes, checked (limits, size, CRC-32): a damaged entry makes the stream fail. */
+  readonly stream: (entry: ZipEntry) => Promise<Readable>
+  readonly close: () => void
 }
 
 /** Why a file is not a readable ZIP archive. */
 export class NotAZip extends Error {}
+/** An entry whose data cannot be inflated as the directory says (corrupted, truncated, wrong size or CRC-32). */
+export class DamagedEntry extends NotAZip {}
+/** An entry over the inflated-size or ratio limit. */
+export class EntryTooLarge extends NotAZip {}
 
-/** The ZIP records' signatures, for this reader and for the writer (XlsxWriter). */
+/** The ZIP records' signatures, for the writer (XlsxWriter) and the archives composed for exceljs (Xlsx). */
 export const signature = {
   local: 0x04034b50,
   descriptor: 0x08074b50,
@@ -43,116 +51,82 @@ export const signature = {
   zip64Locator: 0x07064b50,
   zip64End: 0x06064b50
 } as const
-const maxComment = 0xffff
 
-const readAt = async (handle: FileHandle, position: number, length: number): Promise<Buffer> => {
-  const buffer = Buffer.alloc(length)
-  const { bytesRead } = await handle.read(buffer, 0, length, position)
-  if (bytesRead !== length) throw new NotAZip("the archive ends too early")
-  return buffer
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
+
+/** Why `entry` may not be inflated, if it may not. */
+export const limitProblem = (entry: Pick<ZipEntry, "name" | "size" | "compressedSize">): string | undefined => {
+  if (entry.size > maxEntryBytes) return `${entry.name} inflates to ${megabytes(entry.size)}, more than the ${megabytes(maxEntryBytes)} an entry may`
+  if (entry.size > ratioGraceBytes && entry.size > entry.compressedSize * maxInflateRatio)
+    return `${entry.name} inflates ${megabytes(entry.compressedSize)} into ${megabytes(entry.size)} (${Math.round(entry.size / Math.max(1, entry.compressedSize))} times; at most ${maxInflateRatio} times past ${megabytes(ratioGraceBytes)}): a zip bomb, or a workbook too repetitive to read safely`
+  return undefined
 }
 
-const findEndOfDirectory = (tail: Buffer): number => {
-  for (let i = tail.length - 22; i >= 0; i--) if (tail.readUInt32LE(i) === signature.end) return i
-  return -1
-}
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
-interface DirectoryLocation {
-  readonly offset: number
-  readonly size: number
-  readonly count: number
-}
-
-const locateDirectory = async (handle: FileHandle, fileSize: number): Promise<DirectoryLocation> => {
-  if (fileSize < 22) throw new NotAZip("too short to be a ZIP archive")
-  const tailStart = Math.max(0, fileSize - (22 + maxComment))
-  const tail = await readAt(handle, tailStart, fileSize - tailStart)
-  const at = findEndOfDirectory(tail)
-  if (at < 0) throw new NotAZip("no ZIP end-of-directory record (not a ZIP archive, or truncated)")
-  let count = tail.readUInt16LE(at + 10)
-  let size = tail.readUInt32LE(at + 12)
-  let offset = tail.readUInt32LE(at + 16)
-  if (count === 0xffff || size === 0xffffffff || offset === 0xffffffff) {
-    const locatorAt = at - 20
-    if (locatorAt < 0 || tail.readUInt32LE(locatorAt) !== signature.zip64Locator) throw new NotAZip("a ZIP64 archive without its locator")
-    const zip64At = Number(tail.readBigUInt64LE(locatorAt + 8))
-    const record = await readAt(handle, zip64At, 56)
-    if (record.readUInt32LE(0) !== signature.zip64End) throw new NotAZip("a broken ZIP64 end-of-directory record")
-    count = Number(record.readBigUInt64LE(32))
-    size = Number(record.readBigUInt64LE(40))
-    offset = Number(record.readBigUInt64LE(48))
-  }
-  if (offset + size > fileSize) throw new NotAZip("the ZIP directory points past the end of the file (truncated?)")
-  return { offset, size, count }
-}
-
-/** Sizes and offset that overflow 32 bits live in the ZIP64 extra field, in this order. */
-const applyZip64 = (extra: Buffer, entry: { size: number; compressedSize: number; localHeaderOffset: number }) => {
-  for (let i = 0; i + 4 <= extra.length; ) {
-    const id = extra.readUInt16LE(i)
-    const length = extra.readUInt16LE(i + 2)
-    if (id === 0x0001) {
-      let p = i + 4
-      const next = () => {
-        const v = Number(extra.readBigUInt64LE(p))
-        p += 8
-        return v
+/** The stream of an entry's bytes as yauzl inflates them, failing as `DamagedEntry` past the first bad byte. */
+const checked = (entry: ZipEntry, inflated: Readable): Readable => {
+  async function* bytes(): AsyncGenerator<Buffer> {
+    let crc = 0
+    try {
+      for await (const chunk of inflated as AsyncIterable<Buffer>) {
+        crc = crc32(chunk, crc)
+        yield chunk
       }
-      if (entry.size === 0xffffffff) entry.size = next()
-      if (entry.compressedSize === 0xffffffff) entry.compressedSize = next()
-      if (entry.localHeaderOffset === 0xffffffff) entry.localHeaderOffset = next()
-      return
+    } catch (cause) {
+      throw new DamagedEntry(`${entry.name} cannot be decompressed (${describe(cause)})`, { cause })
     }
-    i += 4 + length
+    if (crc >>> 0 !== entry.crc >>> 0) throw new DamagedEntry(`${entry.name} cannot be decompressed (its CRC-32 does not match: the data is corrupted)`)
   }
+  return Readable.from(bytes(), { objectMode: false })
 }
 
-const parseDirectory = (directory: Buffer, count: number): Map<string, ZipEntry> => {
-  const entries = new Map<string, ZipEntry>()
-  let p = 0
-  for (let n = 0; n < count; n++) {
-    if (p + 46 > directory.length || directory.readUInt32LE(p) !== signature.central) throw new NotAZip("a broken ZIP directory entry")
-    const nameLength = directory.readUInt16LE(p + 28)
-    const extraLength = directory.readUInt16LE(p + 30)
-    const commentLength = directory.readUInt16LE(p + 32)
-    const entry = {
-      name: directory.toString("utf8", p + 46, p + 46 + nameLength),
-      method: directory.readUInt16LE(p + 10),
-      crc: directory.readUInt32LE(p + 16),
-      compressedSize: directory.readUInt32LE(p + 20),
-      size: directory.readUInt32LE(p + 24),
-      localHeaderOffset: directory.readUInt32LE(p + 42)
-    }
-    applyZip64(directory.subarray(p + 46 + nameLength, p + 46 + nameLength + extraLength), entry)
-    entries.set(entry.name.replace(/^\/+/, ""), entry)
-    p += 46 + nameLength + extraLength + commentLength
-  }
-  return entries
-}
-
-const readEntry = async (handle: FileHandle, entry: ZipEntry, maxBytes: number): Promise<Buffer> => {
-  if (entry.size > maxBytes || entry.compressedSize > maxBytes) throw new NotAZip(`${entry.name} is larger than expected`)
-  const header = await readAt(handle, entry.localHeaderOffset, 30)
-  if (header.readUInt32LE(0) !== signature.local) throw new NotAZip(`a broken ZIP entry header for ${entry.name}`)
-  const dataAt = entry.localHeaderOffset + 30 + header.readUInt16LE(26) + header.readUInt16LE(28)
-  const data = await readAt(handle, dataAt, entry.compressedSize)
-  switch (entry.method) {
-    case 0:
-      return data
-    case 8:
-      try {
-        return inflateRawSync(data, { maxOutputLength: maxBytes })
-      } catch (cause) {
-        throw new NotAZip(`${entry.name} cannot be decompressed (${(cause as Error).message})`)
+/** Opens a ZIP archive's central directory; fails with `NotAZip` when the file is not one. */
+export const openZip = async (path: string): Promise<ZipArchive> => {
+  // Names are decoded here (not by yauzl, which refuses an absolute name that some writers give their parts).
+  const zip = await yauzl.openPromise(path, { autoClose: false, decodeStrings: false, validateEntrySizes: true }).catch((cause: unknown) => {
+    throw (cause as NodeJS.ErrnoException).code !== undefined ? cause : new NotAZip(describe(cause), { cause })
+  })
+  try {
+    const entries = new Map<string, ZipEntry>()
+    try {
+      for await (const entry of zip.eachEntry()) {
+        const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false).replace(/^\/+/, "")
+        if (entries.has(name)) throw new NotAZip(`the ZIP directory lists ${name} twice`)
+        entries.set(name, { name, crc: entry.crc32, compressedSize: entry.compressedSize, size: entry.uncompressedSize, entry })
       }
-    default:
-      throw new NotAZip(`${entry.name} uses an unsupported compression method (${entry.method})`)
+    } catch (cause) {
+      throw cause instanceof NotAZip ? cause : new NotAZip(describe(cause), { cause })
+    }
+    const stream = async (entry: ZipEntry): Promise<Readable> => {
+      const problem = limitProblem(entry)
+      if (problem !== undefined) throw new EntryTooLarge(problem)
+      const inflated = await zip.openReadStreamPromise(entry.entry).catch((cause: unknown) => {
+        throw new DamagedEntry(`${entry.name} cannot be read (${describe(cause)})`, { cause })
+      })
+      return checked(entry, inflated)
+    }
+    return {
+      entries,
+      stream,
+      read: async (name, maxBytes = 16 * 1024 * 1024) => {
+        const entry = entries.get(name)
+        if (entry === undefined) return undefined
+        if (entry.size > maxBytes) throw new NotAZip(`${name} is larger than expected (${megabytes(entry.size)})`)
+        const chunks: Array<Buffer> = []
+        for await (const chunk of await stream(entry)) chunks.push(chunk as Buffer)
+        return Buffer.concat(chunks)
+      },
+      close: () => zip.close()
+    }
+  } catch (error) {
+    zip.close()
+    throw error
   }
 }
 
-
-/** A stored (uncompressed) local entry: header and data, as it would appear in an archive. */
-export const storedEntry = (name: string, data: Uint8Array): Buffer => {
+/** The local header of a stored (uncompressed) entry of `size` bytes, as it appears in an archive before its data. */
+export const storedHeader = (name: string, size: number, crc: number): Buffer => {
   const nameBytes = Buffer.from(name, "utf8")
   const header = Buffer.alloc(30)
   header.writeUInt32LE(signature.local, 0)
@@ -161,39 +135,13 @@ export const storedEntry = (name: string, data: Uint8Array): Buffer => {
   header.writeUInt16LE(0, 8) // stored
   header.writeUInt16LE(0, 10) // time
   header.writeUInt16LE(0x21, 12) // 1980-01-01
-  header.writeUInt32LE(crc32(data), 14)
-  header.writeUInt32LE(data.length, 18)
-  header.writeUInt32LE(data.length, 22)
+  header.writeUInt32LE(crc >>> 0, 14)
+  header.writeUInt32LE(size, 18)
+  header.writeUInt32LE(size, 22)
   header.writeUInt16LE(nameBytes.length, 26)
   header.writeUInt16LE(0, 28)
-  return Buffer.concat([header, nameBytes, data])
+  return Buffer.concat([header, nameBytes])
 }
 
-/** Opens a ZIP archive's directory; throws `NotAZip` when the file is not one. */
-export const openZip = async (path: string): Promise<ZipDirectory> => {
-  const handle = await open(path, "r")
-  try {
-    const { size: fileSize } = await handle.stat()
-    const location = await locateDirectory(handle, fileSize)
-    const entries = parseDirectory(await readAt(handle, location.offset, location.size), location.count)
-    const byOffset = [...entries].sort(([, a], [, b]) => a.localHeaderOffset - b.localHeaderOffset)
-    const spans = new Map(
-      byOffset.map(([name, entry], i): readonly [string, EntrySpan] => [
-        name,
-        { start: entry.localHeaderOffset, end: byOffset[i + 1]?.[1].localHeaderOffset ?? location.offset, entry }
-      ])
-    )
-    return {
-      entries,
-      spans,
-      read: async (name, maxBytes = 16 * 1024 * 1024) => {
-        const entry = entries.get(name)
-        return entry === undefined ? undefined : readEntry(handle, entry, maxBytes)
-      },
-      close: () => handle.close()
-    }
-  } catch (error) {
-    await handle.close()
-    throw error
-  }
-}
+/** A stored (uncompressed) local entry: header and data, as it would appear in an archive. */
+export const storedEntry = (name: string, data: Uint8Array): Buffer => Buffer.concat([storedHeader(name, data.length, crc32(data)), data])

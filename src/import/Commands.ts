@@ -1,14 +1,14 @@
 /**
  * The commands of the import pipeline: `validate`, `import`, `rerun` and `resume` (flags per cli-contract.md).
  * Each builds the job, the command's one `Api` (connection options), progress on stderr and the stop-on-signal
- * handling, runs the pipeline, prints the closing table and the summary, and sets the exit code.
+ * handling, runs the pipeline, prints the closing table and the summary, and returns the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { Api } from "../client/Api.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
-import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
+import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { UsageError } from "../Errors.js"
@@ -20,7 +20,7 @@ import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
 import { parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun } from "./Resume.js"
-import { defaultRunDir, reportCsv } from "./RunDir.js"
+import { defaultRunDir, lockRunDir, reportCsv } from "./RunDir.js"
 import { runValidate } from "./ValidateRun.js"
 
 // --- arguments and flags -----------------------------------------------------------------------------------------
@@ -74,7 +74,7 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     for (const l of lines) yield* say(l)
     yield* printSummary(json, summary, [`report: ${summary.runDir}/${reportCsv}`, ...extra, `run directory: ${summary.runDir}`])
     if (json) for (const l of extra) yield* say(l)
-    yield* setExitCode(summary.exitCode)
+    return summary.exitCode as ExitCode
   })
 
 /** Runs a pipeline under the command's Api, with progress and the clean stop on signals. */
@@ -91,7 +91,9 @@ const withApi = <A, E>(
         const rate = Either.getOrUndefined(parseRate(connection.rate))
         const stop = yield* stopOnSignals({ stopping: "stopping after the rows in flight", hint: () => resumeHint(runDirOf()) })
         const progress = yield* makeProgress({ label, stats: api.stats, rate })
-        return yield* work({ stop: stop.stopped, progress, say })
+        return yield* work({ stop: stop.stopped, progress, say }).pipe(
+          stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
+        )
       })
     ).pipe(Effect.provide(apiLayer(connection)))
   )
@@ -115,6 +117,8 @@ export const validateCommand = Command.make(
       const resource = yield* resourceName(a.resource)
       const problem = modeProblem(resourceOf(resource), a.mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
+      const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
+      yield* lockRunDir(runDir, "validate")
       const validation = runValidate({
         resource,
         file: a.file,
@@ -122,7 +126,7 @@ export const validateCommand = Command.make(
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         mode: a.mode,
-        runDir: Option.getOrElse(a.out, () => defaultRunDir(resource)),
+        runDir,
         say
       })
       // Nothing is sent, so there is nothing to finish: a signal stops the validation at once, and its reports
@@ -135,9 +139,12 @@ export const validateCommand = Command.make(
           })
         )
       )
-      if (Option.isNone(result)) return yield* setExitCode(3)
-      yield* printOutcome(a.json, `validate ${resource}`, result.value.summary, [])
-    })
+      if (Option.isNone(result)) {
+        if (a.json) yield* printSummary(true, { command: "validate", resource, interrupted: true, exitCode: 3 }, [])
+        return 3 as ExitCode
+      }
+      return yield* printOutcome(a.json, `validate ${resource}`, result.value.summary, [])
+    }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Check a file offline (nothing is sent) and write the same report as an import; valid rows are reported as `valid`"))
 
 // --- import ----------------------------------------------------------------------------------------------------
@@ -164,7 +171,7 @@ export const importCommand = Command.make(
       if (problem !== undefined) return yield* new UsageError({ message: problem })
       const verifyWaitMs = yield* Either.mapLeft(parseDuration(a.verifyWait), (why) => new UsageError({ message: `--verify-wait: ${why}` }))
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
-      yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
+      return yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
         runImport({
           ...tools,
           command: "import",
@@ -191,7 +198,7 @@ export const resumeCommand = Command.make(
   (a) =>
     Effect.gen(function*() {
       const { job } = yield* loadRun(a.runDir)
-      yield* withApi(a.connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
+      return yield* withApi(a.connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
         resumeRun(a.runDir, tools).pipe(Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result)))
       ).pipe(hintOnAbort(() => job.runDir))
     })
@@ -222,7 +229,7 @@ export const rerunCommand = Command.make(
     Effect.gen(function*() {
       const only = Option.isSome(a.only) ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message })) : undefined
       let runDir = ""
-      yield* withApi(a.connection, "rerun", () => runDir, (tools) =>
+      return yield* withApi(a.connection, "rerun", () => runDir, (tools) =>
         rerun(
           {
             target: a.target,
@@ -239,7 +246,7 @@ export const rerunCommand = Command.make(
               : Effect.gen(function*() {
                 yield* say(`nothing to rerun: no row of ${outcome.parent.report} has the status ${outcome.parent.only.join(" or ")}`)
                 if (a.json) yield* printSummary(true, { command: "rerun", parent: outcome.parent, rows: 0, runDir: null, exitCode: 0 }, [])
-                yield* setExitCode(0)
+                return 0 as ExitCode
               })
           )
         )

@@ -4,7 +4,12 @@
  *
  * api-notes B: money comes back as pt-BR strings ("12,00"), unset dates as "" or 0001-01-01T00:00:00, customers'
  * name as `description`; write-only fields (passwords, files, upsert flags) never come back, so they never count.
+ *
+ * These are value comparisons (is the stored value the file's?), not identity: `CLI-9` against `cli-9` in a name or
+ * a login is a change. The one exception is the record's key, which found the record: `cli-9` for a record keyed
+ * `CLI-9` names that record (`Identity`), so the key never counts as changed by its case alone.
  */
+import { sameKey } from "../Identity.js"
 import type { Field, Resource } from "../Resources.js"
 import { readName, resource as resourceOf } from "../Resources.js"
 
@@ -128,7 +133,7 @@ export const changes = (
     const property = readField !== undefined ? readName(readField) : name
     if (listed !== resource && readField === field && !(property in record)) continue
     const current = record[property] ?? record[name]
-    if (!same(field, wanted, current)) out.push({ field: name, from: current, to: wanted })
+    if (!(name === resource.key ? sameKey(wanted, current) : same(field, wanted, current))) out.push({ field: name, from: current, to: wanted })
   }
   return out
 }

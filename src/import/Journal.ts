@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { Effect, Option, Schema, Stream } from "effect"
 import { RunError } from "../Errors.js"
+import { cannotWrite, type WriteError } from "../files/Write.js"
 import { Outcome, Status } from "./Status.js"
 
 export const journalFile = "journal.ndjson"
@@ -136,12 +137,15 @@ const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(Line))
 
 export interface JournalWriter {
   readonly path: string
-  /** Appends one line; it is on disk when this succeeds. */
-  readonly append: (line: Line) => Effect.Effect<void, RunError>
+  /**
+   * Appends one line; it is on disk when this succeeds. A line is written whole or not at all: a failed write
+   * (disk full mid-line) is cut back off the file, and every later append fails too, so nothing is sent after a
+   * line that could not be recorded.
+   */
+  readonly append: (line: Line) => Effect.Effect<void, WriteError>
 }
 
-const journalError = (path: string, cause: unknown) =>
-  new RunError({ message: `cannot write the journal ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+const journalError = (path: string, cause: unknown) => cannotWrite(path, cause, `cannot write the journal ${path}`)
 
 /**
  * Opens the journal for appending (created when absent). A crash can leave a last line without its newline:
@@ -162,22 +166,42 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
           } finally {
             await r.close()
           }
-          if (last[0] !== 0x0a) await h.write("\n")
+          if (last[0] !== 0x0a) {
+            await h.write("\n")
+            return { h, size: size + 1 }
+          }
         }
-        return h
+        return { h, size }
       },
       catch: (cause) => journalError(path, cause)
     }),
-    (h) => Effect.promise(() => h.close()).pipe(Effect.ignore)
+    ({ h }) => Effect.promise(() => h.close()).pipe(Effect.ignore)
   )
   const lock = yield* Effect.makeSemaphore(1)
+  // The length of the lines written whole; only this fiber (under the lock) appends.
+  let size = handle.size
+  let broken: unknown = undefined
+  const writeWhole = async (bytes: Buffer) => {
+    let written = 0
+    try {
+      // A short write (the disk filled up mid-line) is followed by one that says why.
+      while (written < bytes.length) written += (await handle.h.write(bytes, written, bytes.length - written)).bytesWritten
+      // Without O_DSYNC (Windows) every line is synced by hand.
+      if (fs.constants.O_DSYNC === undefined) await handle.h.datasync()
+    } catch (error) {
+      broken = error
+      // Cut the fragment off (freeing space never needs space); if even that fails, the reader skips it.
+      if (written > 0) await handle.h.truncate(size).catch(() => undefined)
+      throw error
+    }
+    size += bytes.length
+  }
   const append = (line: Line) =>
     lock.withPermits(1)(
       Effect.tryPromise({
         try: async () => {
-          await handle.write(`${JSON.stringify(line)}\n`)
-          // Without O_DSYNC (Windows) every line is synced by hand.
-          if (fs.constants.O_DSYNC === undefined) await handle.datasync()
+          if (broken !== undefined) throw broken
+          await writeWhole(Buffer.from(`${JSON.stringify(line)}\n`, "utf8"))
         },
         catch: (cause) => journalError(path, cause)
       })

@@ -44,10 +44,11 @@ import { findRecords, listedAs, type Found } from "./Lookup.js"
 import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import { writeReports, writeSummary, type Summary } from "./Report.js"
-import { createRunDir, nowIso } from "./RunDir.js"
+import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
+import { version } from "../Version.js"
 
 export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
@@ -128,6 +129,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 
   return yield* Effect.scoped(
     Effect.gen(function*() {
+      yield* lockRunDir(runDir, job.command)
       const journal = yield* openJournal(Path.join(runDir, journalFile))
       if (prior === undefined) {
         const header: Header = {
@@ -220,7 +222,10 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         dryRun: job.dryRun,
         parent: job.parent ?? prior?.header.parent ?? null,
         interrupted,
-        aborted: aborted?.message ?? null
+        aborted: aborted?.message ?? null,
+        version,
+        baseUrl: api.baseUrl,
+        budget: api.budget
       }
       yield* writeSummary(runDir, summary)
       if (aborted !== undefined) return yield* Effect.fail(aborted)

@@ -7,15 +7,19 @@
  * `serverResolver` looks the values up on the server with list calls, one walk per referenced resource and
  * property (see `Lookup`), and caches the answers for the whole run.
  *
+ * Values are keys (see `Identity`): a cell `cli-9` names the record whose `externalId` is `CLI-9`, and a record this
+ * run wrote as `CLI-9` answers a later cell `cli-9`.
+ *
  * A reference that does not resolve says what becomes of its row (`Unresolved`): `failed` when the cell is wrong
  * as written (no such record, several, the lookup failed), `skipped` when the record it names belongs to a row
  * that did not end well (contract: skipped = not attempted because a parent row failed).
  */
 import { Effect, Either } from "effect"
 import type { Api, ApiAborted } from "../client/Api.js"
+import { distinctKeys, KeyMap, keyText, listedAs, recordId } from "../Identity.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { PendingRef } from "../validate/Validate.js"
-import { findRecords, listedAs, propertyText, recordId } from "./Lookup.js"
+import { findRecords } from "./Lookup.js"
 
 export type ServerId = string | number
 
@@ -70,13 +74,13 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
  * Onboarding builds its own from earlier steps' journals and falls back to the server for the rest.
  */
 export const makeResolver = (
-  fill: (resource: ResourceName, by: string, values: ReadonlyArray<string>) => Effect.Effect<Either.Either<ReadonlyMap<string, ReadonlyArray<ServerId>>, string>, ApiAborted>
+  fill: (resource: ResourceName, by: string, values: ReadonlyArray<string>) => Effect.Effect<Either.Either<KeyMap<ReadonlyArray<ServerId>>, string>, ApiAborted>
 ): RefResolver => {
-  const cache = new Map<string, Map<string, Entry>>()
+  const cache = new Map<string, KeyMap<Entry>>()
   const table = (resource: ResourceName, by: string) => {
     const k = cacheKey(resource, by)
     let t = cache.get(k)
-    if (t === undefined) cache.set(k, (t = new Map()))
+    if (t === undefined) cache.set(k, (t = new KeyMap()))
     return t
   }
 
@@ -85,7 +89,7 @@ export const makeResolver = (
       demands,
       (d) => {
         const t = table(d.resource, d.by)
-        const missing = [...d.values].filter((v) => v.trim() !== "" && !t.has(v.trim())).map((v) => v.trim())
+        const missing = distinctKeys([...d.values].filter((v) => !t.has(v)))
         if (missing.length === 0) return Effect.void
         return fill(d.resource, d.by, missing).pipe(
           Effect.map((result) => {
@@ -126,7 +130,7 @@ export const makeResolver = (
       for (const [k, t] of cache) {
         const [name, by] = k.split("\u0000") as [ResourceName, string]
         if (name !== resource) continue
-        const value = by === r.id?.name ? String(id) : propertyText(fields as Record<string, unknown>, by)
+        const value = by === r.id?.name ? String(id) : keyText(fields[by])
         if (value === "") continue
         const entry = t.get(value)
         if (entry?._tag === "Found" && entry.ids.some((x) => String(x) === String(id))) continue
@@ -148,12 +152,12 @@ export const serverLookup = Effect.fn("Refs.serverLookup")(function*() {
     }
     return findRecords(r, by, values).pipe(
       Effect.map((found) => {
-        const ids = new Map<string, ReadonlyArray<ServerId>>()
+        const ids = new KeyMap<ReadonlyArray<ServerId>>()
         for (const [value, records] of found) {
           const list = records.map((rec) => recordId(r, rec)).filter((x): x is ServerId => x !== undefined)
           if (list.length > 0) ids.set(value, list)
         }
-        return Either.right(ids) as Either.Either<ReadonlyMap<string, ReadonlyArray<ServerId>>, string>
+        return Either.right(ids) as Either.Either<KeyMap<ReadonlyArray<ServerId>>, string>
       }),
       Effect.catchTag("ListFailed", (e) => Effect.succeed(Either.left(e.message))),
       Effect.provide(context)

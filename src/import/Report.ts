@@ -8,9 +8,9 @@ import * as Path from "node:path"
 import { Effect, Stream } from "effect"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
-import { neutralize } from "../files/Guard.js"
 import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
+import { refreshRunReport } from "../report/Html.js"
 import { changesColumn, type Input, toolColumns } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
@@ -36,6 +36,10 @@ export interface Summary extends RunTraffic {
   readonly interrupted: boolean
   /** Why the run was aborted (credentials rejected, a token refused twice …), or null. */
   readonly aborted: string | null
+  /** The tool's version, the API it talked to, and the request budget it kept to (absent for `validate`). */
+  readonly version?: string
+  readonly baseUrl?: string
+  readonly budget?: { readonly limit: number; readonly windowMs: number }
 }
 
 const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
@@ -82,14 +86,16 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   const statusColumn = toolColumns.indexOf("_status")
   const counts = countStatuses([])
   let rows = 0
-  // The formula guard is applied once per cell here, for both files (the writers are told not to).
-  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header.map(neutralize), { bom: true, guard: false })
-  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header.map(neutralize), {
+  // Each writer applies its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
+  // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel).
+  const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
+  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
     statusColumn,
     freezeHeader: true,
     autoFilter: true,
     sheetName: "report",
-    guard: false
+    guard: true,
+    wrapColumns: [toolColumns.indexOf("_error")]
   })
   const writeAll = (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) =>
     Effect.suspend(() => {
@@ -97,10 +103,6 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
         counts[outcome.status] += 1
         const cells = toolCells(row.row, outcome, target.dryRun)
         for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
-        for (let i = 0; i < cells.length; i++) {
-          const cell = cells[i]
-          if (typeof cell === "string") cells[i] = neutralize(cell)
-        }
         return cells
       })
       rows += lines.length
@@ -126,5 +128,8 @@ export const writeReports = Effect.fn("Report.write")(function*(report: ReportIn
   )
 })
 
+/** Writes `summary.json`, then the run's `report.html` from it and the journal (see report/Html.ts). */
 export const writeSummary = (runDir: string, summary: Summary) =>
-  writeFileAtomic(Path.join(runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`)
+  writeFileAtomic(Path.join(runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`).pipe(
+    Effect.zipRight(refreshRunReport(runDir))
+  )

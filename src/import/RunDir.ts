@@ -1,16 +1,20 @@
 /**
  * Run directories (contract, "Run directories"): the default name `runs/<UTC timestamp>-<resource>`, creating
- * one for a new run (never reusing one that already holds a run), and the files inside.
+ * one for a new run (never reusing one that already holds a run), the files inside, and the lock that keeps a
+ * second process out of a directory one is writing.
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as Path from "node:path"
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import { RunError } from "../Errors.js"
+import { cannotWrite } from "../files/Write.js"
 import { journalFile } from "./Journal.js"
 
 export const reportCsv = "report.csv"
 export const reportXlsx = "report.xlsx"
 export const summaryFile = "summary.json"
+export const lockFile = ".lock"
 
 /** `20261122T044300Z`: sortable, and valid in file names everywhere. */
 export const timestamp = (date: Date): string => date.toISOString().replace(/\.\d+Z$/, "Z").replace(/[-:]/g, "")
@@ -23,12 +27,10 @@ export const defaultRunDir = (resource: string, now: Date = new Date()): string 
   return dir
 }
 
-const message = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
-
-/** Creates the directory of a new run; one that already holds a journal or a report is refused. */
 /** The clock's time as an ISO string, as summaries and journals record it. */
 export const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
+/** Creates the directory of a new run; one that already holds a journal or a report is refused. */
 export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {
   for (const name of [journalFile, reportCsv, summaryFile]) {
     if (fs.existsSync(Path.join(dir, name))) {
@@ -39,7 +41,7 @@ export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {
   }
   yield* Effect.try({
     try: () => fs.mkdirSync(dir, { recursive: true }),
-    catch: (cause) => new RunError({ message: `cannot create the run directory ${dir}: ${message(cause)}`, cause })
+    catch: (cause) => cannotWrite(dir, cause, `cannot write to ${dir}`)
   })
   return Path.resolve(dir)
 })
@@ -49,5 +51,102 @@ export const existingRunDir = Effect.fn("RunDir.existing")(function*(dir: string
   const journal = Path.join(dir, journalFile)
   if (!fs.existsSync(dir)) return yield* new RunError({ message: `${dir} does not exist` })
   if (!fs.existsSync(journal)) return yield* new RunError({ message: `${dir} is not a run directory: it has no ${journalFile}` })
+  return Path.resolve(dir)
+})
+
+// --- the lock ----------------------------------------------------------------------------------------------------
+
+/** `DIR/.lock`: who writes the directory. */
+const LockHolder = Schema.Struct({ pid: Schema.Number, host: Schema.String, command: Schema.String, started: Schema.String })
+type LockHolder = typeof LockHolder.Type
+const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(LockHolder))
+
+const readHolder = (path: string): LockHolder | undefined => {
+  try {
+    const held = decodeHolder(fs.readFileSync(path, "utf8"))
+    return held._tag === "Some" ? held.value : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as { code?: string }).code === "EPERM" // it exists, owned by someone else
+  }
+}
+
+/**
+ * Takes `DIR/.lock` for this process (the directory is created when missing) and releases it when the scope
+ * closes. The lock file appears whole or not at all (written aside, then hard-linked into place, which fails when
+ * it exists). A lock whose process is gone (same host, pid not alive) is taken over; a live one is refused at
+ * once with exit 2, naming its pid and command. A directory this lock created and that stayed empty is removed.
+ */
+export const lockRunDir = Effect.fn("RunDir.lock")(function*(dir: string, command: string) {
+  const path = Path.join(dir, lockFile)
+  const created = yield* Effect.try({
+    try: () => fs.mkdirSync(dir, { recursive: true }) !== undefined,
+    catch: (cause) => cannotWrite(dir, cause, `cannot write to ${dir}`)
+  })
+  const holder: LockHolder = { pid: process.pid, host: os.hostname(), command, started: yield* nowIso }
+  const take = Effect.try({
+    try: (): LockHolder | undefined => {
+      const aside = `${path}.${process.pid}.tmp`
+      fs.writeFileSync(aside, `${JSON.stringify(holder)}\n`)
+      try {
+        for (let attempt = 0; attempt < 2; attempt++) {
+          try {
+            fs.linkSync(aside, path)
+            return undefined
+          } catch (error) {
+            if ((error as { code?: string }).code !== "EEXIST") throw error
+          }
+          const other = readHolder(path)
+          if (other !== undefined && (other.host !== holder.host || alive(other.pid))) return other
+          // Its process is gone (or it was never written whole): take it over.
+          fs.rmSync(path, { force: true })
+        }
+        return readHolder(path) ?? holder
+      } finally {
+        fs.rmSync(aside, { force: true })
+      }
+    },
+    catch: (cause) => cannotWrite(dir, cause, `cannot write to ${dir}`)
+  })
+  yield* Effect.acquireRelease(
+    Effect.flatMap(take, (other) =>
+      other === undefined
+        ? Effect.void
+        : Effect.fail(
+          new RunError({
+            reason: "Locked",
+            message: `${dir} is in use by another fsm-bulk process: pid ${other.pid} on ${other.host} (${other.command}, since ${other.started}); ` +
+              `wait for it to end, or remove ${path} if that process is gone`
+          })
+        )
+    ),
+    () =>
+      Effect.sync(() => {
+        if (readHolder(path)?.pid === process.pid) fs.rmSync(path, { force: true })
+        if (created) {
+          try {
+            fs.rmdirSync(dir) // only when empty: a run that wrote nothing leaves nothing behind
+          } catch {
+            // it holds the run's files
+          }
+        }
+      })
+  ).pipe(Effect.onError(() => Effect.sync(() => {
+    if (created) {
+      try {
+        fs.rmdirSync(dir)
+      } catch {
+        // not empty
+      }
+    }
+  })))
   return Path.resolve(dir)
 })

@@ -7,6 +7,7 @@
 import { Effect, Stream } from "effect"
 import type { InputError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
+import { keyText, normalKey } from "../Identity.js"
 import type { ResourceName } from "../Resources.js"
 import type { RowValidator } from "../validate/Validate.js"
 import type { RefDemand } from "./Refs.js"
@@ -25,7 +26,7 @@ export interface ScanNeeds {
 
 /** A row that refers to records of its own resource. */
 export interface SelfReference {
-  /** The values other rows can refer to this row by, per property. */
+  /** The values other rows can refer to this row by, per property (as keys: `normalKey`). */
   readonly own: ReadonlyMap<string, string>
   readonly needs: ReadonlyArray<{ readonly by: string; readonly value: string }>
 }
@@ -35,7 +36,7 @@ export interface ScanResult {
   readonly demands: ReadonlyArray<RefDemand>
   readonly keys: ReadonlySet<string>
   readonly ids: ReadonlySet<string>
-  /** Per property, the values the file's own rows write (what self-references may find in the file). */
+  /** Per property, the values the file's own rows write (what self-references may find in the file; `normalKey`). */
   readonly produced: ReadonlyMap<string, ReadonlySet<string>>
   readonly selfReferences: ReadonlyMap<number, SelfReference>
 }
@@ -72,14 +73,14 @@ export const scanRows = Effect.fn("Import.scan")(function*(
       if (needs.selfRefs.length === 0) return
       const own = new Map<string, string>()
       for (const by of needs.selfRefs) {
-        const v = result.payload[by]
-        if (v === undefined || v === null || String(v).trim() === "") continue
-        own.set(by, String(v).trim())
-        add(produced, by, String(v).trim())
+        const v = normalKey(keyText(result.payload[by]))
+        if (v === "") continue
+        own.set(by, v)
+        add(produced, by, v)
       }
       const wanted = result.refs
         .filter((ref) => ref.resource === needs.resource)
-        .flatMap((ref) => ref.values.map((value) => ({ by: ref.by, value: value.trim() })))
+        .flatMap((ref) => ref.values.map((value) => ({ by: ref.by, value: normalKey(value) })))
       if (wanted.length > 0) selfReferences.set(result.row, { own, needs: wanted })
     })
   )

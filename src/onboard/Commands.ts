@@ -7,9 +7,9 @@ import { Args, Command, Options } from "@effect/cli"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { connectionOptions } from "../cli/Connection.js"
-import { jsonOption, say, setExitCode, summary as printSummary } from "../cli/Output.js"
+import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
 import { UsageError } from "../Errors.js"
-import { defaultRunDir } from "../import/RunDir.js"
+import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./Demo.js"
 import { prepareOnboarding, runOnboarding } from "./Onboard.js"
@@ -57,10 +57,12 @@ export const onboardCommand = Command.make(
         return yield* new UsageError({ message: "--answer-delay sets the embedded sandbox's delay: it cannot change the API at --base-url" })
       }
       const answerDelayMs = Option.isSome(a.answerDelay) ? yield* duration("--answer-delay", a.answerDelay.value) : undefined
+      const runDir = Option.getOrElse(a.out, () => defaultRunDir("onboard"))
+      yield* lockRunDir(runDir, "onboard")
       const prepared = yield* prepareOnboarding({
         command: "onboard",
         input: a.input,
-        runDir: Option.getOrElse(a.out, () => defaultRunDir("onboard")),
+        runDir,
         dryRun: a.dryRun,
         verify: a.verify,
         answerWaitMs,
@@ -73,17 +75,17 @@ export const onboardCommand = Command.make(
       for (const line of planLines(prepared)) yield* say(line)
       // Printed inside the shielded run: after a stop signal the edge interrupts what comes after it.
       const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
-      yield* withOnboardApi(a.connection, prepared.runDir, extra, (tools) =>
+      return yield* withOnboardApi(a.connection, prepared.runDir, extra, (tools) =>
         Effect.gen(function*() {
           const result = yield* runOnboarding(prepared, tools)
           const { table, where } = closingLines(result.summary)
           for (const line of table) yield* say(line)
           yield* printSummary(a.json, result.summary, where)
           if (a.json) for (const line of where) yield* say(line)
-          yield* setExitCode(result.exitCode)
-        })
+          return result.exitCode as ExitCode
+        }).pipe(stopAfterApiRequests(() => `fsm-bulk onboard ${a.input}`))
       ).pipe(Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`)))
-    })
+    }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(
     "Onboard a whole account from one workbook or directory: one import per resource in dependency order, references by key resolved across steps"
@@ -134,7 +136,7 @@ const printDemo = (json: boolean, result: DemoResult) =>
       lines
     )
     if (json) for (const line of lines) yield* say(line)
-    yield* setExitCode(result.exitCode)
+    return result.exitCode as ExitCode
   })
 
 export const demoCommand = Command.make(
@@ -153,11 +155,14 @@ export const demoCommand = Command.make(
     Effect.gen(function*() {
       const answerDelayMs = yield* duration("--answer-delay", a.answerDelay)
       const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
-      yield* runDemo(
-        { runDir: Option.getOrElse(a.out, () => defaultRunDir("demo")), answerDelayMs, answerWaitMs, connection: a.connection },
-        (result) => printDemo(a.json, result)
+      const runDir = Option.getOrElse(a.out, () => defaultRunDir("demo"))
+      yield* lockRunDir(runDir, "demo")
+      const result = yield* runDemo(
+        { runDir, answerDelayMs, answerWaitMs, connection: a.connection },
+        (result) => Effect.asVoid(printDemo(a.json, result))
       )
-    })
+      return result.exitCode as ExitCode
+    }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription("Onboard the example company (templates/example-onboarding.xlsx) into the embedded sandbox, export it, verify the export")
 )

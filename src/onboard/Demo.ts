@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Option } from "effect"
 import type { ConnectionOptions } from "../cli/Connection.js"
-import { say } from "../cli/Output.js"
+import { say, stopAfterApiRequests } from "../cli/Output.js"
 import { type ExportResult, prepareExport, runExport } from "../export/Export.js"
 import { runVerify, type VerifyResult } from "../export/Verify.js"
 import { exampleDir, exampleWorkbookFile } from "./Example.js"
@@ -74,6 +74,6 @@ export const runDemo = Effect.fn("Demo.run")(function*(
       const result: DemoResult = { onboarding, exported, verified, exportDir, input, exitCode: onboarding.exitCode === 0 && verified.ok ? 0 : 1 }
       yield* report(result)
       return result
-    })
+    }).pipe(stopAfterApiRequests(() => "fsm-bulk demo"))
   )
 })

@@ -9,8 +9,8 @@
  * and the plan of later steps shows what would really happen instead of "not found".
  */
 import { Effect, Either } from "effect"
+import { KeyMap, keyText, normalKey } from "../Identity.js"
 import { importable, refKey, resource as resourceOf, type ResourceName, writableFields } from "../Resources.js"
-import { propertyText } from "../import/Lookup.js"
 import { refFailed, type RefDemand, type RefResolver, refSkipped, type Resolution, type ServerId, type Unresolved } from "../import/Refs.js"
 import { endedWell, type Outcome, type Status } from "../import/Status.js"
 import type { PendingRef } from "../validate/Validate.js"
@@ -44,7 +44,7 @@ export interface OnboardResolver {
    * pipeline still cannot resolve when such a row is sent belongs to a row that did not end well (in a dry run,
    * to one that would be created).
    */
-  readonly beginStep: (resource: ResourceName, produced: ReadonlyMap<string, ReadonlyMap<string, number>>) => Effect.Effect<void>
+  readonly beginStep: (resource: ResourceName, produced: ReadonlyMap<string, KeyMap<number>>) => Effect.Effect<void>
   /** After a step: how its rows ended (only rows that did not end well, and in a dry run those that would be written). */
   readonly afterStep: (resource: ResourceName, rows: ReadonlyArray<EndedRow>) => Effect.Effect<void>
   /** Whether a row's `_error` says a parent row did not end well (the row was skipped for that reason). */
@@ -84,19 +84,19 @@ const withoutWarnings = (error: string) => {
 }
 
 export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): OnboardResolver => {
-  /** Ids of records written (or, in a dry run, that would be): resource+property → exact value → ids. */
-  const known = new Map<string, Map<string, Array<ServerId>>>()
-  /** Rows that did not end well: resource+property → value in lower case (the service's collation) → the row. */
-  const troubled = new Map<string, Map<string, { readonly row: number; readonly status: Status }>>()
+  /** Ids of records written (or, in a dry run, that would be): resource+property → value (a key) → ids. */
+  const known = new Map<string, KeyMap<Array<ServerId>>>()
+  /** Rows that did not end well: resource+property → value (a key) → the row. */
+  const troubled = new Map<string, KeyMap<{ readonly row: number; readonly status: Status }>>()
   /** Values the current step's own rows write. */
-  let producedHere: { readonly resource: ResourceName; readonly values: ReadonlyMap<string, ReadonlyMap<string, number>> } | undefined
+  let producedHere: { readonly resource: ResourceName; readonly values: ReadonlyMap<string, KeyMap<number>> } | undefined
   const parentProblems = new Set<string>()
 
   const remember = (resource: ResourceName, by: string, value: string, id: ServerId) => {
-    if (value === "") return
+    if (normalKey(value) === "") return
     const k = tableKey(resource, by)
     let t = known.get(k)
-    if (t === undefined) known.set(k, (t = new Map()))
+    if (t === undefined) known.set(k, (t = new KeyMap()))
     const ids = t.get(value)
     if (ids === undefined) t.set(value, [id])
     else if (!ids.some((x) => String(x) === String(id))) ids.push(id)
@@ -110,7 +110,7 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
         ? Either.right(ids[0]!)
         : Either.left(refFailed(`${ref.column}: ${ids.length} ${ref.resource} records have ${ref.by} "${value}": make it unique`))
     }
-    const trouble = troubled.get(tableKey(ref.resource, ref.by))?.get(value.toLowerCase())
+    const trouble = troubled.get(tableKey(ref.resource, ref.by))?.get(value)
     if (trouble !== undefined) return Either.left(refSkipped(`${ref.column} "${value}": row ${trouble.row} of ${ref.resource} ${happened(trouble.status, dryRun)}`))
     return undefined
   }
@@ -129,7 +129,7 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
       if (Either.isRight(resolved)) return Either.right(resolved.right as ServerId)
       // A row of the same sheet writes this value: the pipeline sends the rows naming it after that row, so a
       // value still unknown by then is a row that did not end well (a dry run: one that would be created).
-      const row = producedHere?.resource === ref.resource ? producedHere.values.get(ref.by)?.get(value.toLowerCase()) : undefined
+      const row = producedHere?.resource === ref.resource ? producedHere.values.get(ref.by)?.get(value) : undefined
       if (row === undefined) return Either.left(resolved.left)
       if (dryRun) return Either.right(wouldBeCreated(ref.resource, row))
       return Either.left(refSkipped(`${ref.column} "${value}": row ${row} of ${ref.resource} was not written`))
@@ -157,12 +157,12 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
     Effect.zipRight(
       Effect.sync(() => {
         const target = recordsOf(resource)
-        for (const by of namedBy.get(target) ?? []) remember(target, by, propertyText(fields as Record<string, unknown>, by), id)
+        for (const by of namedBy.get(target) ?? []) remember(target, by, keyText(fields[by]), id)
       }),
       fallback.learn(resource, fields, id)
     )
 
-  const beginStep = (resource: ResourceName, produced: ReadonlyMap<string, ReadonlyMap<string, number>>) =>
+  const beginStep = (resource: ResourceName, produced: ReadonlyMap<string, KeyMap<number>>) =>
     Effect.sync(() => {
       producedHere = { resource, values: produced }
     })
@@ -175,12 +175,12 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
         // A dry run's "skipped" without a parent problem marks rows it cannot compare: they would be sent.
         const bad = !endedWell(outcome.status, dryRun) || (outcome.status === "skipped" && isParentProblem(outcome.error))
         for (const [by, value] of values) {
-          if (value.trim() === "") continue
+          if (normalKey(value) === "") continue
           if (bad) {
             const k = tableKey(resource, by)
             let t = troubled.get(k)
-            if (t === undefined) troubled.set(k, (t = new Map()))
-            if (!t.has(value.trim().toLowerCase())) t.set(value.trim().toLowerCase(), { row, status: outcome.status })
+            if (t === undefined) troubled.set(k, (t = new KeyMap()))
+            if (!t.has(value)) t.set(value, { row, status: outcome.status })
           } else if (dryRun && outcome.status === "created") remember(resource, by, value.trim(), wouldBeCreated(resource, row))
           else if (dryRun && outcome.recordId !== undefined) remember(resource, by, value.trim(), outcome.recordId)
         }

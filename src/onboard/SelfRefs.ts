@@ -8,13 +8,14 @@ import { Effect, Stream } from "effect"
 import { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import type { Source } from "../files/Source.js"
+import { KeyMap, normalKey } from "../Identity.js"
 import { listSeparator, refKey, type Resource, writableFields } from "../Resources.js"
 
 export interface SelfReferences {
   /** Data rows of the sheet. */
   readonly rows: number
-  /** Per property other rows name (`externalId`): each value a row writes (lower case) → the first such row. */
-  readonly produced: ReadonlyMap<string, ReadonlyMap<string, number>>
+  /** Per property other rows name (`externalId`): each value a row writes (a key: any case) → the first such row. */
+  readonly produced: ReadonlyMap<string, KeyMap<number>>
 }
 
 interface Link {
@@ -25,6 +26,7 @@ interface Link {
   readonly list: boolean
 }
 
+/** Header names compare without regard to case. */
 const norm = (text: string) => text.trim().toLowerCase()
 
 /** The first cycle through each strongly connected group of rows, as row numbers (first = last). */
@@ -74,7 +76,7 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
     .filter((f) => f.ref?.resource === r.name)
     .map((f) => ({ by: refKey(f.ref!), column: f.ref!.column, byIndex: header.indexOf(norm(refKey(f.ref!))), refIndex: header.indexOf(norm(f.ref!.column)), list: f.list === true }))
     .filter((l) => l.byIndex >= 0 && l.refIndex >= 0)
-  const produced = new Map<string, Map<string, number>>()
+  const produced = new Map<string, KeyMap<number>>()
   let rows = 0
 
   const cell = (cells: ReadonlyArray<string>, index: number) => {
@@ -86,15 +88,15 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
     Effect.sync(() => {
       rows += 1
       for (const link of links) {
-        const own = norm(cell(row.cells, link.byIndex))
-        if (own !== "") {
+        const own = cell(row.cells, link.byIndex)
+        if (normalKey(own) !== "") {
           let values = produced.get(link.by)
-          if (values === undefined) produced.set(link.by, (values = new Map()))
+          if (values === undefined) produced.set(link.by, (values = new KeyMap()))
           if (!values.has(own)) values.set(own, row.row)
         }
         const named = cell(row.cells, link.refIndex)
         for (const value of link.list ? named.split(listSeparator) : [named]) {
-          if (norm(value) !== "") wants.push({ row: row.row, link, value: norm(value) })
+          if (normalKey(value) !== "") wants.push({ row: row.row, link, value })
         }
       }
     })

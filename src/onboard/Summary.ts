@@ -5,7 +5,9 @@
  */
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
+import { Effect } from "effect"
 import { writeFileAtomic } from "../files/Write.js"
+import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
 import { countStatuses, type Status } from "../import/Status.js"
 
@@ -65,7 +67,10 @@ export const totalCounts = (steps: ReadonlyArray<StepSummary>): Record<Status, n
   return total
 }
 
-export const writeOnboardSummary = (summary: OnboardSummary) => writeFileAtomic(Path.join(summary.runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`)
+export const writeOnboardSummary = (summary: OnboardSummary) =>
+  writeFileAtomic(Path.join(summary.runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`).pipe(
+    Effect.zipRight(refreshRunReport(summary.runDir))
+  )
 
 const dryRunLabels: Partial<Record<Status, string>> = {
   created: "would create",

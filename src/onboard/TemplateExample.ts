@@ -29,7 +29,7 @@ export const writeExampleTemplate = Effect.fn("TemplateExample.write")(function*
   const sheets = yield* writeExampleWorkbook(file, exampleDir)
   const rows = sheets.reduce((n, s) => n + s.rows.length, 0)
   if (!options.json) yield* say(`wrote ${file}`)
-  yield* summary(options.json, { command: "template", example: true, out: options.out, files: [file], sheets: sheets.map((s) => ({ name: s.resource, rows: s.rows.length })) }, [
+  yield* summary(options.json, { command: "template", example: true, out: options.out, files: [file], sheets: sheets.map((s) => ({ name: s.resource, rows: s.rows.length })), exitCode: 0 }, [
     `example onboarding workbook: ${sheets.length} sheets, ${rows} rows in ${file} (from ${exampleDir})`
   ])
 })

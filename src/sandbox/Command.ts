@@ -7,7 +7,7 @@
 import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
-import { setExitCode } from "../cli/Output.js"
+import type { ExitCode } from "../cli/Output.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { UsageError } from "../Errors.js"
 import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
@@ -110,11 +110,11 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
       yield* stop.stopped
     })
   )
-  yield* shielded(
+  return yield* shielded(
     serveUntilStopped.pipe(
       Effect.zipRight(Console.error(options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`)),
-      // A stop asked for is the normal end: the edge, which sees the signal as an interruption, exits with this code.
-      Effect.zipRight(setExitCode(0))
+      // A stop asked for is the normal end.
+      Effect.as(0 as ExitCode)
     )
   )
 })

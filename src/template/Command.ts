@@ -46,7 +46,7 @@ export const templateCommand = Command.make(
     const formats: ReadonlyArray<TemplateFormat> = Option.match(format, { onNone: () => ["csv", "xlsx"], onSome: (f) => [f] })
     const files = yield* writeTemplates({ resources, formats, out })
     if (!json) yield* Effect.forEach(files, (f) => say(`wrote ${f}`), { discard: true })
-    yield* summary(json, { command: "template", out, formats, resources: resources.map((r) => r.name), files }, [
+    yield* summary(json, { command: "template", out, formats, resources: resources.map((r) => r.name), files, exitCode: 0 }, [
       `${resources.length} resource${resources.length === 1 ? "" : "s"}, ${files.length} files in ${out}`
     ])
   })

@@ -11,6 +11,7 @@ import { constants } from "node:fs"
 import { access, stat } from "node:fs/promises"
 import * as Path from "node:path"
 import type { SourceRow } from "../files/Source.js"
+import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
 import { cellText } from "./CellText.js"
@@ -64,8 +65,8 @@ const push = (errors: Array<RowError> | undefined, column: string, message: stri
 }
 
 /**
- * Records the first row of a key or unique value, or reports the repeat. Compared case-insensitively, as the
- * service's collation does (`CLI-1` and `cli-1` are one record).
+ * Records the first row of a key or unique value, or reports the repeat. Compared as keys (`Identity`: trimmed,
+ * case-insensitive, the service's collation: `CLI-1` and `cli-1` are one record).
  */
 const once = (
   firstRowOf: FirstRows,
@@ -76,7 +77,7 @@ const once = (
   errors: Array<RowError> | undefined,
   shown: string = identity
 ): Array<RowError> | undefined => {
-  const first = firstRowOf.firstOr(identity.toLowerCase(), row)
+  const first = firstRowOf.firstOr(normalKey(identity), row)
   if (first === undefined) return errors
   return push(errors, column, `${quote(shown)} repeats row ${first}${note}`)
 }
@@ -90,6 +91,12 @@ const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
   const values = `${extra.length} value${extra.length === 1 ? "" : "s"}`
   return `${values} beyond the header's ${width} columns (${shown}${extra.length > 3 ? ", …" : ""}); a value may hold an unquoted delimiter`
 }
+
+/** Excel's limit: a cell holds at most this many characters, and a longer one cannot come from a spreadsheet intact. */
+const maxCellCharacters = 32_767
+
+const tooLong = (length: number): string =>
+  `${length.toLocaleString("en-US")} characters: a cell holds at most ${maxCellCharacters.toLocaleString("en-US")} (Excel's limit)`
 
 const size = (bytes: number): string => {
   const short = (n: number) => n.toFixed(1).replace(/\.0$/, "")
@@ -180,6 +187,10 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     let warnings: Array<string> | undefined
     const payload: Record<string, unknown> = {}
     if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
+    for (let i = 0; i < plan.header.length; i++) {
+      const length = cells[i]?.length ?? 0
+      if (length > maxCellCharacters) errors = push(errors, plan.header[i]!, tooLong(length))
+    }
 
     // The key (from its column, or its reference column) decides whether the id is sent.
     let keyText: string | undefined
@@ -274,10 +285,10 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         const viaRef = text(cells, parentSlot.refIndex)
         const parentText = viaRef !== "" ? viaRef : text(cells, parentSlot.valueIndex)
         const parentColumn = viaRef !== "" ? parentSlot.refColumn : parentSlot.valueColumn
-        identityKey = `${parentColumn}\u0001${parentText}\u0000${keyColumn}\u0001${keyText}`
+        identityKey = `${parentColumn}\u0001${normalKey(parentText)}\u0000${keyColumn}\u0001${normalKey(keyText)}`
         parentNote = ` (same ${parentColumn} ${quote(parentText)})`
       } else if (keySlot!.refIndex >= 0) {
-        identityKey = `${keyColumn}\u0001${keyText}`
+        identityKey = `${keyColumn}\u0001${normalKey(keyText)}`
       }
       errors = once(firstRowOf, identityKey, row.row, keyColumn, parentNote, errors, keyText)
     }

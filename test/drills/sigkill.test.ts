@@ -89,8 +89,12 @@ const runTrial = (trial: Trial) =>
     assert.isFalse(after.at(-1)?.interrupted)
     if (trial.faults === undefined) {
       // Without faults every write is sent once: rows done before the kill are not among the resumed session's writes.
-      const resent = writesTo((yield* sandbox.control.requests).slice(mark), "/customers").length
-      assert.isAtMost(resent, rows - done.size)
+      // A write answered with a rate limit was not applied and is sent again by design: the resumed process starts
+      // a fresh budget while the killed one's requests are still in the sandbox's window, so such answers can occur.
+      const writes = writesTo((yield* sandbox.control.requests).slice(mark), "/customers")
+      const applied = writes.filter((e) => e.status !== 403 && e.status !== 429)
+      const statuses = writes.reduce<Record<string, number>>((m, e) => ({ ...m, [String(e.status)]: (m[String(e.status)] ?? 0) + 1 }), {})
+      assert.isAtMost(applied.length, rows - done.size, `writes after the kill by status: ${JSON.stringify(statuses)}`)
     }
   })
 

@@ -1,9 +1,45 @@
 import { assert, describe, it } from "@effect/vitest"
+import { parse } from "csv-parse"
 import { Chunk, Effect, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
 import { auto, cp1252, put, readAll, readError, tempDir } from "./support.js"
+
+/**
+ * What the parser thread (src/files/CsvParseWorker.js) takes from csv-parse beyond its documented API: the parser
+ * object's internal `.api`, fed chunk by chunk (`api.parse(buffer, end, push, close)`, returning the error
+ * rather than throwing it), and `api.state.quoting`. A csv-parse update that drops or changes them must fail here,
+ * not in a user's import.
+ */
+describe("csv-parse's internal API, as the parser thread uses it", () => {
+  it("is still there and behaves as the parser thread expects", () => {
+    const parser = parse({ delimiter: ",", bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: 64 })
+    const api = (parser as unknown as { api?: Record<string, unknown> }).api
+    const gone = (what: string) => `csv-parse no longer has ${what}, which src/files/CsvParseWorker.js relies on: adapt the worker before updating csv-parse`
+    assert.isObject(api, gone("a parser's `.api`"))
+    assert.isFunction(api!["parse"], gone("`.api.parse`"))
+    assert.isObject(api!["state"], gone("`.api.state`"))
+    const run = api as unknown as {
+      parse: (buffer: Buffer | undefined, end: boolean, push: (record: Array<string>) => void, close: () => void) => (Error & { code?: string; records?: number; index?: number }) | undefined
+      state: { quoting: unknown }
+    }
+    const records: Array<Array<string>> = []
+    const push = (record: Array<string>) => void records.push(record)
+    // Records split across chunks come out whole; a chunk ending inside a quoted cell leaves `quoting` set.
+    assert.isUndefined(run.parse(Buffer.from('name,note\nPadaria,"São'), false, push, () => {}), gone("a chunk parsed without error"))
+    assert.strictEqual(run.state.quoting, true, gone("`.api.state.quoting` set inside a quoted cell"))
+    assert.isUndefined(run.parse(Buffer.from(' Paulo"\nCafé,ok\n'), false, push, () => {}))
+    assert.strictEqual(run.state.quoting, false, gone("`.api.state.quoting` cleared after the quote closes"))
+    // (The end of a chunk is kept back until the next one shows how the line ends.)
+    assert.deepStrictEqual(records, [["name", "note"], ["Padaria", "São Paulo"]], gone("records handed to `push` as arrays of cells"))
+    // Errors are returned with their code, the records emitted before them and the cells of the failing one.
+    const error = run.parse(Buffer.from(`a,b,${"x".repeat(100)}`), true, push, () => {})
+    assert.strictEqual(error?.code, "CSV_MAX_RECORD_SIZE", gone("errors returned by `.api.parse` with their code"))
+    assert.strictEqual(error?.records, 3, gone("`records` on a returned error"))
+    assert.strictEqual(error?.index, 2, gone("`index` (cells of the failing record) on a returned error"))
+  })
+})
 
 describe("CSV reader", () => {
   it.scopedLive("reads no faster than its rows are taken: a slow consumer gets one read of the file at a time, not the file", () =>
@@ -207,7 +243,17 @@ describe("CSV reader", () => {
       const rest = Array.from({ length: 120_000 }, (_, i) => `CLI-${i},Cliente ${i} com nome longo\n`).join("")
       const error = yield* readError(put(dir, "swallow.csv", `externalId,name\nCLI-A,ok\nCLI-B,"broken\n${rest}`))
       assert.strictEqual(error.row, 3)
-      assert.include(error.message, "row 3 is longer than")
+      assert.include(error.message, "row 3 is longer than 4,194,304 characters inside a quoted cell: probably a quote that is never closed")
+    }))
+
+  it.scoped("a header too long for any spreadsheet is not blamed on a quote", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const header = Array.from({ length: 1_000_000 }, (_, i) => `c${i}`).join(",")
+      const error = yield* readError(put(dir, "wide.csv", `${header}\n1,2\n`))
+      assert.strictEqual(error.row, 1)
+      assert.match(error.message, /wide\.csv \(row 1\): row 1 is longer than 4,194,304 characters, outside any quote, with [\d,]+ cells and more: no spreadsheet holds such a row \(at most 16,384 columns\)/)
+      assert.notInclude(error.message, "quote that is never closed")
     }))
 
   it.scoped("refuses what is not a CSV file at all", () =>

@@ -108,12 +108,13 @@ describe("table writers", () => {
           ["6", "valid", "ok", "1"]
         ]
       )
-      // The guard is in the file itself: a spreadsheet sees inert text.
-      assert.strictEqual(read.rows[0]!.cells[2], `'=HYPERLINK("http://x","y")`)
+      // A workbook's inline string is never run as a formula: it is written as it is (no `'` shows), as text.
+      assert.strictEqual(read.rows[0]!.cells[2], `=HYPERLINK("http://x","y")`)
       const wb = new ExcelJS.Workbook()
       yield* Effect.promise(() => wb.xlsx.readFile(path))
       assert.strictEqual(wb.creator, "fsm-bulk")
       const sheet = wb.getWorksheet("customers")!
+      assert.strictEqual(sheet.getRow(2).getCell(3).type, ExcelJS.ValueType.String, "text, not a formula")
       const view = sheet.views[0] as ExcelJS.WorksheetViewFrozen
       assert.strictEqual(view.state, "frozen")
       assert.strictEqual(view.ySplit, 1)
@@ -175,12 +176,35 @@ describe("table writers", () => {
       }
     }))
 
+  it.scoped("XLSX: columns fitted to their content (capped), the error column wide and wrapped", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const path = Path.join(dir, "report.xlsx")
+      const header = ["_row", "_status", "_error", "a_rather_long_column_name", "code", "notes"]
+      const longError = "email: \"not-an-address\" is not an e-mail address; cpfCnpj: 11 or 14 digits expected, got 9 digits"
+      const rows = Array.from({ length: 150 }, (_, i): ReadonlyArray<Cell> => [i + 2, "invalid", i === 120 ? longError : "name: required", "x", `C-${i}`, "n".repeat(i === 3 ? 300 : 5)])
+      yield* writeAll(openXlsxWriter(path, header, { statusColumn: 1, sheetName: "report", wrapColumns: [2] }), rows)
+      const wb = new ExcelJS.Workbook()
+      yield* Effect.promise(() => wb.xlsx.readFile(path))
+      const sheet = wb.getWorksheet("report")!
+      const width = (column: number) => sheet.getColumn(column).width!
+      assert.isAtLeast(width(3), 30, "the error column is wide")
+      assert.isAtMost(width(3), 80)
+      assert.isTrue(sheet.getCell("C2").alignment?.wrapText, "and wrapped")
+      assert.isAtLeast(width(4), "a_rather_long_column_name".length, "a header is never cut")
+      assert.isAtMost(width(5), 12, "a short column stays narrow")
+      assert.strictEqual(width(6), 50, "a long cell in the first rows widens its column up to the cap")
+      // Widths come from the first 100 rows: the long error of row 122 does not change them, and every row is there.
+      assert.strictEqual(sheet.rowCount, 151)
+      assert.strictEqual(sheet.getCell("C122").value, longError)
+    }))
+
   it.scoped("XLSX: rows past a sheet's limit go on in `report (2)`, `report (3)`, each under the header", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
       const path = Path.join(dir, "report.xlsx")
       const top = ["_row", "_status", "name"]
-      const rows = Array.from({ length: 7 }, (_, i): ReadonlyArray<Cell> => [i + 2, i % 2 === 0 ? "created" : "failed", `=name ${i}`])
+      const rows = Array.from({ length: 7 }, (_, i): ReadonlyArray<Cell> => [i + 2, i % 2 === 0 ? "created" : "failed", `'=name ${i}`])
       // Excel's limit counts the header: 4 rows a sheet are the header and 3 data rows.
       const result = yield* writeAll(openXlsxWriter(path, top, { statusColumn: 1, sheetName: "report", maxSheetRows: 4 }), rows)
       assert.deepStrictEqual(result, { rows: 7, sha256: sha256(path), bytes: readFileSync(path).length })

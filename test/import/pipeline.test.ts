@@ -410,14 +410,16 @@ describe("rerun", () => {
       assert.deepStrictEqual(c2.email, ["dois@x.com.br"])
       assert.strictEqual(c2.legalName, "Dois Ltda")
       assert.strictEqual(stored.find((c) => c.externalId === "C-1")!.note, "=1+1")
-      // The report neutralises formula-like cells for spreadsheets; reading it back undoes that.
+      // report.csv neutralises formula-like cells (a spreadsheet would run them); report.xlsx holds them as inline
+      // text, which no spreadsheet runs, so no `'` shows there. Reading either back gives the original.
       const reportCells = readReport(first.runDir)
       assert.strictEqual(reportCells[0]!.note, "'=1+1")
       const workbook = new ExcelJS.Workbook()
       yield* Effect.promise(() => workbook.xlsx.readFile(Path.join(first.runDir, "report.xlsx")))
       const sheet = workbook.getWorksheet("report")!
       const noteColumn = (sheet.getRow(1).values as Array<unknown>).indexOf("note")
-      assert.strictEqual(sheet.getRow(2).getCell(noteColumn).value, "'=1+1")
+      assert.strictEqual(sheet.getRow(2).getCell(noteColumn).value, "=1+1")
+      assert.strictEqual(sheet.getRow(2).getCell(noteColumn).type, ExcelJS.ValueType.String)
     })
   )
 })

@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
 import { inspectWorkbook } from "../../src/files/Workbook.js"
-import { readProperty, recordId } from "../../src/import/Lookup.js"
+import { keyProperty, recordId } from "../../src/Identity.js"
 import { exampleCreator, fileColumns, readExampleSheets } from "../../src/onboard/Example.js"
 import { dependencyOrder, type ResourceName, readName, refKey, resource, writableFields } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -43,7 +43,7 @@ const checkReferences = (sandbox: RunningSandbox) =>
     const idOf = (name: ResourceName, by: string, value: string) =>
       Effect.gen(function*() {
         const r = resource(name)
-        const property = readProperty(r, by)
+        const property = keyProperty(r, by)
         const found = (yield* recordsOf(name)).filter((rec) => String(rec[property] ?? "").trim().toLowerCase() === value.trim().toLowerCase())
         assert.strictEqual(found.length, 1, `${name} with ${by} "${value}" on the server`)
         return recordId(r, found[0]!)
@@ -70,7 +70,7 @@ const checkReferences = (sandbox: RunningSandbox) =>
 
         if (r.kind === "record") {
           const key = r.key!
-          const found = (yield* recordsOf(name)).filter((rec) => String(rec[readProperty(r, key)]).trim() === row[key]!.trim())
+          const found = (yield* recordsOf(name)).filter((rec) => String(rec[keyProperty(r, key)]).trim() === row[key]!.trim())
           assert.strictEqual(found.length, 1, `${name} ${key} "${row[key]}" exactly once on the server`)
           assert.isTrue(matches(found[0]!, [...expected.keys()]), `${name} ${row[key]}: ${JSON.stringify(Object.fromEntries(expected))}`)
         } else if (name === "questionnaire-answers") {

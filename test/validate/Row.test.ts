@@ -118,6 +118,23 @@ describe("payloads", () => {
     })
   )
 
+  it.effect("a cell longer than Excel's 32,767 characters makes the row invalid, naming its column", () =>
+    Effect.gen(function* () {
+      const { results } = yield* validateFile(
+        "customers",
+        ["externalId", "name", "vendedor"],
+        [
+          ["CLI-1", "n".repeat(32_767), "v".repeat(32_767)],
+          ["CLI-2", "Padaria", "v".repeat(40_000)]
+        ]
+      )
+      expect(valid(results[0]).payload).toMatchObject({ externalId: "CLI-1" })
+      const row = invalid(results[1])
+      expect(row.row).toBe(3)
+      expect(formatErrors(row.errors)).toBe("vendedor: 40,000 characters: a cell holds at most 32,767 (Excel's limit)")
+    })
+  )
+
   it.effect("reads dd/mm/yyyy task dates and enum labels, and keeps a password's spaces", () =>
     Effect.gen(function* () {
       const tasks = yield* validateFile(

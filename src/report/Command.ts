@@ -1,0 +1,22 @@
+/**
+ * `fsm-bulk report RUN_DIR`: writes a run directory's `report.html` again (runs write it at their end; this serves
+ * runs of older versions, and pages lost or deleted).
+ */
+import { Args, Command } from "@effect/cli"
+import { Effect } from "effect"
+import { type ExitCode, jsonOption, summary } from "../cli/Output.js"
+import { writeRunReport } from "./Html.js"
+
+export const reportCommand = Command.make(
+  "report",
+  {
+    dir: Args.directory({ name: "run-dir", exists: "yes" }).pipe(Args.withDescription("A run directory (import, rerun, resume, validate or onboard)")),
+    json: jsonOption
+  },
+  (args) =>
+    Effect.gen(function*() {
+      const file = yield* writeRunReport(args.dir)
+      yield* summary(args.json, { command: "report", report: file, exitCode: 0 }, [`report: ${file}`])
+      return 0 as ExitCode
+    })
+).pipe(Command.withDescription("Write report.html for a run directory: counts, errors by kind, sends per minute, slowest rows"))

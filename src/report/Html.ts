@@ -1,0 +1,277 @@
+/**
+ * `report.html`: one self-contained page per run directory (no script, no network, opens from disk) that says how
+ * the run went: counts by status, errors by kind with example rows, sends per minute against the budget, how long
+ * rows took and how often they were retried, the slowest rows with their `X-Request-Id`, and for an onboarding one
+ * line per step. Charts are inline SVG. Figures carry `data-figure` attributes so tests (and scripts) can read them.
+ */
+import * as Path from "node:path"
+import { Console, Effect } from "effect"
+import { writeFileAtomic } from "../files/Write.js"
+import { readRunData, type RunData } from "./RunData.js"
+
+export const reportHtml = "report.html"
+
+const escape = (s: string): string =>
+  s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
+
+const fmt = (n: number): string => n.toLocaleString("en-US")
+
+/** The same traffic lights as report.xlsx: ended well, needs a look, did not happen. */
+const tone = (status: string): "good" | "warn" | "bad" | "none" => {
+  switch (status) {
+    case "created":
+    case "updated":
+    case "unchanged":
+    case "deleted":
+    case "queued":
+    case "confirmed":
+    case "valid":
+      return "good"
+    case "unconfirmed":
+    case "skipped":
+    case "in-doubt":
+    case "conflict":
+      return "warn"
+    case "failed":
+    case "invalid":
+      return "bad"
+    default:
+      return "none"
+  }
+}
+
+const colours = { good: "#2e7d32", warn: "#b26a00", bad: "#c62828", none: "#607d8b" } as const
+
+const exitMeaning: Readonly<Record<number, string>> = {
+  0: "every row ended well",
+  1: "at least one row did not end well",
+  2: "bad usage or unreadable input: nothing was sent",
+  3: "the run was aborted: `fsm-bulk resume` continues it"
+}
+
+const duration = (ms: number): string => {
+  if (!Number.isFinite(ms) || ms < 0) return "—"
+  if (ms < 1000) return `${Math.round(ms)} ms`
+  const s = Math.round(ms / 1000)
+  if (s < 60) return `${s} s`
+  const m = Math.floor(s / 60)
+  if (m < 60) return `${m} min ${s % 60} s`
+  return `${Math.floor(m / 60)} h ${m % 60} min`
+}
+
+/** 100 → "0.1 s", 2500 → "2.5 s", 60000 → "1 min". */
+const msLabel = (ms: number): string => (ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`)
+
+const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19)
+
+/** Horizontal bars, one per label. */
+const barList = (items: ReadonlyArray<{ readonly label: string; readonly value: number; readonly colour: string; readonly figure?: string }>): string => {
+  const max = Math.max(1, ...items.map((i) => i.value))
+  const rowH = 22
+  const width = 520
+  const labelW = 110
+  const bars = items
+    .map((item, i) => {
+      const w = Math.max(item.value > 0 ? 2 : 0, Math.round(((width - labelW - 70) * item.value) / max))
+      const y = i * rowH
+      return `<g transform="translate(0,${y})"><text x="${labelW - 8}" y="15" text-anchor="end">${escape(item.label)}</text>` +
+        `<rect x="${labelW}" y="3" width="${w}" height="15" fill="${item.colour}" rx="2"/>` +
+        `<text x="${labelW + w + 6}" y="15"${item.figure !== undefined ? ` data-figure="${escape(item.figure)}"` : ""}>${fmt(item.value)}</text></g>`
+    })
+    .join("")
+  return `<svg class="chart" role="img" width="${width}" height="${items.length * rowH + 4}" viewBox="0 0 ${width} ${items.length * rowH + 4}">${bars}</svg>`
+}
+
+/**
+ * How many attempts were sent in the budget's window ending at each moment (the quantity the budget limits:
+ * `400/60s` means at most 400 in any 60 s), with the limit as a dashed line. Without a recorded budget, 60 s.
+ */
+const windowChart = (data: RunData): string => {
+  if (data.buckets.length === 0) return `<p class="muted">No request was sent by this run.</p>`
+  const windowMs = data.summary.budget?.windowMs ?? 60_000
+  const limit = data.summary.budget?.limit
+  const inWindow = data.buckets.map((b) => {
+    const end = b.start + data.bucketMs
+    let n = 0
+    let limited = 0
+    for (const o of data.buckets) {
+      if (o.start >= end - windowMs && o.start < end) {
+        n += o.sends
+        limited += o.rateLimited
+      }
+    }
+    return { start: b.start, n, limited }
+  })
+  const top = Math.max(1, ...inWindow.map((w) => w.n), limit ?? 0) * 1.1
+  const W = 640
+  const H = 220
+  const left = 56
+  const bottom = 28
+  const plotW = W - left - 10
+  const plotH = H - bottom - 10
+  const bw = plotW / inWindow.length
+  const y = (v: number) => 10 + plotH - (plotH * v) / top
+  const bars = inWindow
+    .map((w, i) => {
+      const x = left + i * bw
+      return `<rect x="${x + 1}" y="${y(w.n)}" width="${Math.max(1, bw - 2)}" height="${10 + plotH - y(w.n)}" fill="#1565c0"><title>${clock(w.start + data.bucketMs)}: ${fmt(w.n)} sent in the last ${duration(windowMs)}</title></rect>` +
+        (w.limited > 0 ? `<rect x="${x + 1}" y="${y(w.limited)}" width="${Math.max(1, bw - 2)}" height="${10 + plotH - y(w.limited)}" fill="${colours.bad}"><title>${w.limited} answered with a rate limit</title></rect>` : "")
+    })
+    .join("")
+  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
+    const v = top * f
+    return `<line x1="${left}" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#e0e0e0"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${fmt(Math.round(v))}</text>`
+  }).join("")
+  const limitLine = limit === undefined
+    ? ""
+    : `<line x1="${left}" x2="${W - 10}" y1="${y(limit)}" y2="${y(limit)}" stroke="${colours.bad}" stroke-dasharray="6 4"/>` +
+      `<text x="${W - 12}" y="${y(limit) - 4}" text-anchor="end" fill="${colours.bad}">budget: ${fmt(limit)} per ${duration(windowMs)}</text>`
+  const labels = [0, inWindow.length - 1]
+    .filter((i, k, a) => a.indexOf(i) === k)
+    .map((i) => `<text x="${left + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle">${clock(inWindow[i]!.start + data.bucketMs)}</text>`)
+    .join("")
+  const peak = Math.max(...inWindow.map((w) => w.n))
+  return `<svg class="chart" role="img" aria-label="sends per window" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${ticks}${bars}${limitLine}${labels}</svg>` +
+    `<p class="muted">Each bar: the attempts of rows' writes (retries included) sent in the ${duration(windowMs)} before that moment, ` +
+    `counted when each row finished; at most <span data-figure="peakWindow">${fmt(peak)}</span>. Lookups, logins and list pages also use the budget ` +
+    `but are not in the bars; the run's total is under Run.${inWindow.some((w) => w.limited > 0) ? " Red: attempts answered with a rate limit." : ""}</p>`
+}
+
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
+  `<table><thead><tr>${head.map((h) => `<th>${escape(h)}</th>`).join("")}</tr></thead><tbody>` +
+  rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("") +
+  `</tbody></table>`
+
+const section = (title: string, body: string): string => `<section><h2>${escape(title)}</h2>${body}</section>`
+
+/** The page for one run directory. */
+export const renderRunReport = (data: RunData): string => {
+  const s = data.summary
+  const title = [s.command, s.resource].filter((x) => x !== undefined && x !== "").join(" ")
+  const started = s.started === undefined ? NaN : Date.parse(s.started)
+  const finished = s.finished === undefined || s.finished === null ? NaN : Date.parse(s.finished)
+  const statuses = Object.entries(s.counts).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1])
+
+  const settings: Array<[string, string]> = [
+    ["command", escape(title)],
+    ...(s.mode !== undefined ? [["mode", escape(s.mode + (s.dryRun === true ? " (dry run: nothing was written)" : ""))] as [string, string]] : []),
+    ...(s.source !== undefined ? [["source", `<code>${escape(s.source)}</code>`] as [string, string]] : []),
+    ...(s.baseUrl !== undefined ? [["target", s.baseUrl === null ? "the embedded sandbox" : `<code>${escape(s.baseUrl)}</code>`] as [string, string]] : []),
+    ["started", escape(s.started ?? "—")],
+    ["finished", escape(s.finished ?? "not finished")],
+    ["duration", escape(duration(finished - started))],
+    ["rows", `<span data-figure="rows">${fmt(s.rows)}</span>`],
+    ...(s.requests !== undefined ? [["requests", `<span data-figure="requests">${fmt(s.requests)}</span>`] as [string, string]] : []),
+    ...(s.retries !== undefined ? [["retries", `<span data-figure="retries">${fmt(s.retries)}</span>`] as [string, string]] : []),
+    ...(s.rateLimited !== undefined ? [["rate-limit answers", `<span data-figure="rateLimited">${fmt(s.rateLimited)}</span>`] as [string, string]] : []),
+    ...(s.budget !== undefined ? [["budget", escape(`${s.budget.limit} requests per ${duration(s.budget.windowMs)}`)] as [string, string]] : []),
+    ["exit code", `<span data-figure="exitCode">${s.exitCode}</span> — ${escape(exitMeaning[s.exitCode] ?? "")}`],
+    ...(typeof s.aborted === "string" && s.aborted !== "" ? [["aborted", escape(s.aborted)] as [string, string]] : []),
+    ...(s.version !== undefined ? [["fsm-bulk", escape(s.version)] as [string, string]] : [])
+  ]
+
+  const counts = statuses.length === 0
+    ? `<p class="muted">No rows.</p>`
+    : barList(statuses.map(([status, n]) => ({ label: status, value: n, colour: colours[tone(status)], figure: `count:${status}` })))
+
+  const errors = data.errors.length === 0
+    ? `<p class="muted">No row has an error.</p>`
+    : table(
+      ["rows", "error (values left out)", "examples"],
+      data.errors.slice(0, 50).map((e, i) => [
+        `<span${i < 5 ? ` class="top"` : ""} data-figure="error:${i}">${fmt(e.count)}</span>`,
+        escape(e.kind),
+        e.examples.map((x) => `row ${x.row}: ${escape(x.error)}`).join("<br>")
+      ])
+    ) + (data.errors.length > 50 ? `<p class="muted">${data.errors.length - 50} more kinds: see report.csv.</p>` : "")
+
+  const latency = data.latency.rows === 0
+    ? `<p class="muted">No row was sent.</p>`
+    : barList(data.latency.counts.map((n, i) => ({
+      label: i < data.latency.bounds.length ? `≤ ${msLabel(data.latency.bounds[i]!)}` : `> ${msLabel(data.latency.bounds.at(-1)!)}`,
+      value: n,
+      colour: "#1565c0"
+    }))) +
+      `<p class="muted">From the moment a row's write was announced in the journal to its outcome: waits for the request budget and retries included.</p>`
+
+  const retries = data.attempts.size === 0
+    ? ""
+    : table(["attempts", "rows"], [...data.attempts.entries()].sort((a, b) => a[0] - b[0]).map(([a, n]) => [String(a), fmt(n)])) +
+      (data.retryOutcomes.size === 0
+        ? ""
+        : `<h3>What the earlier attempts met</h3>` +
+          table(["outcome", "times"], [...data.retryOutcomes.entries()].sort((a, b) => b[1] - a[1]).map(([o, n]) => [escape(o), fmt(n)])))
+
+  const slowest = data.slowest.length === 0
+    ? `<p class="muted">No row was sent.</p>`
+    : table(
+      ["row", "took", "status", "HTTP", "attempts", "X-Request-Id"],
+      data.slowest.map((r) => [String(r.row), escape(duration(r.ms)), escape(r.status), r.http === undefined ? "" : String(r.http), String(r.attempts), r.requestId === undefined ? "" : `<code>${escape(r.requestId)}</code>`])
+    )
+
+  const steps = data.steps.length === 0
+    ? ""
+    : section(
+      "Steps",
+      table(
+        ["step", "rows", "how they ended", "requests", "exit", "report"],
+        data.steps.map((st) => [
+          escape(st.resource),
+          fmt(st.rows),
+          Object.entries(st.counts).filter(([, n]) => n > 0).map(([k, n]) => `<span class="tag ${tone(k)}">${escape(k)} ${fmt(n)}</span>`).join(" "),
+          st.requests === undefined ? "" : fmt(st.requests),
+          String(st.exitCode),
+          `<a href="${escape(Path.posix.join(st.dir.split(Path.sep).join("/"), reportHtml))}">report</a>`
+        ])
+      )
+    )
+
+  const perRow = data.steps.length > 0 && data.buckets.length === 0
+    ? ""
+    : section("Sends against the budget", windowChart(data)) +
+      section("How long rows took", latency) +
+      section("Attempts per row", retries === "" ? `<p class="muted">No row was sent.</p>` : retries) +
+      section("Slowest rows", slowest)
+
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fsm-bulk ${escape(title)}: ${escape(s.finished ?? s.started ?? "")}</title>
+<style>
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#212121;margin:24px auto;max-width:980px;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #e0e0e0;padding-bottom:4px}h3{font-size:14px}
+table{border-collapse:collapse;margin:6px 0}td,th{border-bottom:1px solid #eee;padding:4px 10px 4px 0;text-align:left;vertical-align:top}
+th{font-weight:600;color:#424242}code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f5f5f5;padding:1px 4px;border-radius:3px}
+.muted{color:#757575}.chart text{font:12px system-ui,sans-serif;fill:#424242}.top{font-weight:700}
+.tag{display:inline-block;padding:0 6px;border-radius:3px;margin:1px 0;font-size:12px;color:#fff}.tag.good{background:${colours.good}}.tag.warn{background:${colours.warn}}.tag.bad{background:${colours.bad}}.tag.none{background:${colours.none}}
+.verdict{font-size:15px;padding:8px 12px;border-radius:4px;color:#fff;display:inline-block;margin:8px 0}
+</style></head><body>
+<h1>fsm-bulk ${escape(title)}</h1>
+<div class="verdict" style="background:${s.exitCode === 0 ? colours.good : s.exitCode === 1 ? colours.warn : colours.bad}">exit ${s.exitCode}: ${escape(exitMeaning[s.exitCode] ?? "")}</div>
+${section("Run", table(["", ""], settings.map(([k, v]) => [escape(k), v])).replace("<thead><tr><th></th><th></th></tr></thead>", ""))}
+${section("Rows by status", counts)}
+${steps}
+${section("Errors by kind", errors)}
+${perRow}
+<p class="muted">Written by fsm-bulk from ${escape(Path.basename(data.runDir))}/summary.json and journal.ndjson. report.csv and report.xlsx hold every row.</p>
+</body></html>
+`
+}
+
+/** Writes `report.html` into a run directory from its summary and journal (atomically: renamed into place). */
+export const writeRunReport = Effect.fn("Html.writeRunReport")(function*(runDir: string) {
+  const data = yield* readRunData(runDir)
+  yield* writeFileAtomic(Path.join(runDir, reportHtml), renderRunReport(data))
+  return Path.join(runDir, reportHtml)
+})
+
+/**
+ * Writes `report.html` at the end of a run. The page is derived from files already on disk, so failing to write it
+ * loses nothing: the run goes on with a warning that says how to write it again.
+ */
+export const refreshRunReport = (runDir: string) =>
+  writeRunReport(runDir).pipe(
+    Effect.asVoid,
+    Effect.catchAll((e) =>
+      Console.error(`fsm-bulk: could not write ${Path.join(runDir, reportHtml)} (${e.message}); \`fsm-bulk report ${runDir}\` writes it again`)
+    )
+  )

@@ -1,0 +1,246 @@
+/**
+ * What a run's `report.html` shows, gathered from the run directory alone (`summary.json`, `journal.ndjson`),
+ * so the page can be written at the end of a run and again later for any run (`fsm-bulk report RUN_DIR`).
+ * The journal is streamed: memory holds aggregates (time buckets, a latency histogram, the slowest rows, error
+ * kinds with a few examples), never the rows.
+ */
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import * as readline from "node:readline"
+import { Effect, Option, Schema } from "effect"
+import { RunError } from "../Errors.js"
+
+/** The fields of a run summary (import, rerun, resume, validate, or an onboarding's top level) the page uses. */
+const SummaryFields = Schema.Struct({
+  command: Schema.String,
+  resource: Schema.optional(Schema.String),
+  mode: Schema.optional(Schema.String),
+  source: Schema.optional(Schema.String),
+  baseUrl: Schema.optional(Schema.NullOr(Schema.String)),
+  started: Schema.optional(Schema.String),
+  finished: Schema.optional(Schema.NullOr(Schema.String)),
+  rows: Schema.Number,
+  counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  requests: Schema.optional(Schema.Number),
+  rateLimited: Schema.optional(Schema.Number),
+  retries: Schema.optional(Schema.Number),
+  exitCode: Schema.Number,
+  dryRun: Schema.optional(Schema.Boolean),
+  interrupted: Schema.optional(Schema.Boolean),
+  aborted: Schema.optional(Schema.NullOr(Schema.Union(Schema.String, Schema.Boolean))),
+  version: Schema.optional(Schema.String),
+  /** The request budget the run was held to, when the summary records it. */
+  budget: Schema.optional(Schema.Struct({ limit: Schema.Number, windowMs: Schema.Number })),
+  steps: Schema.optional(Schema.Array(Schema.Struct({
+    resource: Schema.String,
+    runDir: Schema.String,
+    rows: Schema.Number,
+    counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
+    exitCode: Schema.Number,
+    requests: Schema.optional(Schema.Number)
+  })))
+})
+export type RunSummary = typeof SummaryFields.Type
+
+const decodeSummary = Schema.decodeUnknownOption(Schema.parseJson(SummaryFields))
+
+/** The journal lines the page reads (other fields are ignored, so newer journals still read). */
+const JournalLine = Schema.Struct({
+  state: Schema.String,
+  row: Schema.optional(Schema.Number),
+  at: Schema.optional(Schema.String),
+  status: Schema.optional(Schema.String),
+  http: Schema.optional(Schema.Number),
+  requestId: Schema.optional(Schema.String),
+  attempts: Schema.optional(Schema.Number),
+  retryOutcomes: Schema.optional(Schema.Array(Schema.String)),
+  error: Schema.optional(Schema.String)
+})
+const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
+
+export interface ErrorKind {
+  /** The message with its values left out, so rows that failed the same way group together. */
+  readonly kind: string
+  readonly count: number
+  /** Up to three rows, with their whole message. */
+  readonly examples: ReadonlyArray<{ readonly row: number; readonly error: string }>
+}
+
+export interface TimeBucket {
+  /** Start of the bucket, epoch ms. */
+  readonly start: number
+  /** Attempts sent in the bucket (each row's write, its retries included). */
+  readonly sends: number
+  /** Attempts answered with a rate limit. */
+  readonly rateLimited: number
+  readonly rows: number
+}
+
+export interface SlowRow {
+  readonly row: number
+  readonly ms: number
+  readonly status: string
+  readonly http: number | undefined
+  readonly requestId: string | undefined
+  readonly attempts: number
+}
+
+export interface RunData {
+  readonly runDir: string
+  readonly summary: RunSummary
+  /** Bucket width in ms (1 s … 1 h, so a run has at most about 60 buckets). */
+  readonly bucketMs: number
+  readonly buckets: ReadonlyArray<TimeBucket>
+  /** Rows that sent something: time from `sending` to `done` (budget waits and retries included). */
+  readonly latency: { readonly bounds: ReadonlyArray<number>; readonly counts: ReadonlyArray<number>; readonly rows: number }
+  /** Rows per number of attempts (1, 2, 3 …). */
+  readonly attempts: ReadonlyMap<number, number>
+  /** Earlier attempts' outcomes (`503`, `timeout`, `rate-limited` …) and how often each happened. */
+  readonly retryOutcomes: ReadonlyMap<string, number>
+  readonly slowest: ReadonlyArray<SlowRow>
+  readonly errors: ReadonlyArray<ErrorKind>
+  /** Steps of an onboarding, each with its own page. */
+  readonly steps: ReadonlyArray<{ readonly resource: string; readonly dir: string; readonly rows: number; readonly counts: Readonly<Record<string, number>>; readonly exitCode: number; readonly requests: number | undefined }>
+}
+
+/** Upper bounds of the latency histogram, in ms (the last bucket holds everything slower). */
+export const latencyBounds: ReadonlyArray<number> = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]
+
+const maxKinds = 500
+const slowestKept = 10
+
+/** Groups messages that differ only in their values: quoted text, numbers and ids become `…`. */
+export const errorKind = (message: string): string =>
+  message
+    .replace(/"[^"]*"|'[^']*'|«[^»]*»/g, "…")
+    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "…")
+    .replace(/\d+([.,]\d+)*/g, "N")
+    .replace(/\s+/g, " ")
+    .trim()
+
+const bucketWidth = (spanMs: number): number => {
+  for (const w of [1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000]) if (spanMs / w <= 60) return w
+  return 3_600_000
+}
+
+const readText = (file: string) =>
+  Effect.tryPromise({
+    try: () => fs.promises.readFile(file, "utf8"),
+    catch: (cause) => new RunError({ message: `cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+  })
+
+/** Gathers what the page shows from a run directory (an import, rerun, resume or validate run, or an onboarding). */
+export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
+  const summaryPath = Path.join(runDir, "summary.json")
+  const text = yield* readText(summaryPath)
+  const summary = decodeSummary(text)
+  if (Option.isNone(summary)) return yield* new RunError({ message: `${summaryPath} is not a run summary written by this tool` })
+
+  interface Done { readonly row: number; readonly at: number; readonly sentAt: number | undefined; readonly status: string; readonly http?: number; readonly requestId?: string; readonly attempts: number; readonly retryOutcomes: ReadonlyArray<string>; readonly error?: string }
+  const dones: Array<Done> = []
+  const journal = Path.join(runDir, "journal.ndjson")
+  if (fs.existsSync(journal)) {
+    const sentAt = new Map<number, number>()
+    const lines = readline.createInterface({ input: fs.createReadStream(journal, { encoding: "utf8" }), crlfDelay: Infinity })
+    yield* Effect.tryPromise({
+      try: async () => {
+        for await (const text of lines) {
+          const line = decodeLine(text)
+          if (Option.isNone(line) || line.value.row === undefined || line.value.at === undefined) continue
+          const { row, at, state } = line.value
+          const ms = Date.parse(at)
+          if (!Number.isFinite(ms)) continue
+          if (state === "sending") sentAt.set(row, ms)
+          else if (state === "done") {
+            const v = line.value
+            dones.push({
+              row,
+              at: ms,
+              sentAt: sentAt.get(row),
+              status: v.status ?? "",
+              ...(v.http !== undefined ? { http: v.http } : {}),
+              ...(v.requestId !== undefined ? { requestId: v.requestId } : {}),
+              attempts: v.attempts ?? 0,
+              retryOutcomes: v.retryOutcomes ?? [],
+              ...(v.error !== undefined ? { error: v.error } : {})
+            })
+            sentAt.delete(row)
+          }
+        }
+      },
+      catch: (cause) => new RunError({ message: `cannot read ${journal}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    })
+  }
+  // A row reported twice (a resumed or rerun row) counts with its last outcome only.
+  const last = new Map<number, Done>()
+  for (const d of dones) last.set(d.row, d)
+
+  const sends = dones.filter((d) => d.attempts > 0)
+  const first = Math.min(...sends.map((d) => d.sentAt ?? d.at))
+  const end = Math.max(...sends.map((d) => d.at))
+  const bucketMs = sends.length === 0 ? 60_000 : bucketWidth(end - first)
+  const buckets = new Map<number, { sends: number; rateLimited: number; rows: number }>()
+  if (sends.length > 0) {
+    const start0 = Math.floor(first / bucketMs) * bucketMs
+    for (let t = start0; t <= end; t += bucketMs) buckets.set(t, { sends: 0, rateLimited: 0, rows: 0 })
+    for (const d of sends) {
+      const b = buckets.get(Math.floor(d.at / bucketMs) * bucketMs)!
+      b.sends += d.attempts
+      b.rows += 1
+      b.rateLimited += d.retryOutcomes.filter((o) => o === "rate-limited").length
+    }
+  }
+
+  const counts = latencyBounds.map(() => 0).concat([0])
+  const attempts = new Map<number, number>()
+  const retryOutcomes = new Map<string, number>()
+  const kinds = new Map<string, { count: number; examples: Array<{ row: number; error: string }> }>()
+  let timed = 0
+  for (const d of last.values()) {
+    if (d.attempts > 0) {
+      attempts.set(d.attempts, (attempts.get(d.attempts) ?? 0) + 1)
+      for (const o of d.retryOutcomes) retryOutcomes.set(o, (retryOutcomes.get(o) ?? 0) + 1)
+      if (d.sentAt !== undefined) {
+        const ms = d.at - d.sentAt
+        const i = latencyBounds.findIndex((b) => ms <= b)
+        counts[i === -1 ? latencyBounds.length : i]! += 1
+        timed += 1
+      }
+    }
+    if (d.error !== undefined && d.error !== "") {
+      const kind = errorKind(d.error)
+      const k = kinds.get(kind) ?? (kinds.size < maxKinds ? { count: 0, examples: [] } : undefined)
+      if (k === undefined) continue
+      k.count += 1
+      if (k.examples.length < 3) k.examples.push({ row: d.row, error: d.error })
+      kinds.set(kind, k)
+    }
+  }
+  const slowest = [...last.values()]
+    .filter((d) => d.sentAt !== undefined && d.attempts > 0)
+    .map((d): SlowRow => ({ row: d.row, ms: d.at - d.sentAt!, status: d.status, http: d.http, requestId: d.requestId, attempts: d.attempts }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, slowestKept)
+
+  const steps = (summary.value.steps ?? []).map((s) => ({
+    resource: s.resource,
+    dir: Path.relative(runDir, s.runDir) || s.runDir,
+    rows: s.rows,
+    counts: s.counts,
+    exitCode: s.exitCode,
+    requests: s.requests
+  }))
+
+  return {
+    runDir,
+    summary: summary.value,
+    bucketMs,
+    buckets: [...buckets.entries()].map(([start, b]) => ({ start, ...b })),
+    latency: { bounds: latencyBounds, counts, rows: timed },
+    attempts,
+    retryOutcomes,
+    slowest,
+    errors: [...kinds.entries()].map(([kind, k]) => ({ kind, ...k })).sort((a, b) => b.count - a.count),
+    steps
+  } satisfies RunData
+})

@@ -1,0 +1,33 @@
+/**
+ * Two tiers, both run by `npm test`:
+ * - fast: the modules and pipelines in-process, against the real sandbox over loopback (`npm run test:fast`,
+ *   no build needed);
+ * - cli: the built CLI spawned as users run it (exit codes, signals, kill -9), and the fault drills
+ *   (`npm run test:cli`, after `npm run build`).
+ * A test file that spawns `dist/bin.js` belongs to the cli tier: list it in `cliTier`.
+ */
+import { defineConfig } from "vitest/config"
+
+const cliTier = [
+  "test/drills/**/*.test.ts",
+  "test/**/cli.test.ts",
+  "test/export/continue.test.ts",
+  "test/export/export.test.ts",
+  "test/export/verify.test.ts",
+  "test/onboard/aborted.test.ts",
+  "test/onboard/demo.test.ts",
+  "test/onboard/dryrun.test.ts",
+  "test/onboard/skips.test.ts",
+  "test/report/**/*.test.ts"
+]
+
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: cliTier } },
+      { extends: true, test: { name: "cli", include: cliTier } }
+    ]
+  }
+})
