@@ -17,6 +17,7 @@ import { InputError, RunError, UsageError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import type { Api } from "../client/Api.js"
+import { normalKey } from "../Identity.js"
 import { isResourceName, resource as resourceOf, type Resource, type ResourceName } from "../Resources.js"
 import { defaultMaxAttachmentBytes, formatErrors, type Formats, inferFormats, makeValidator, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { openInput, verdictColumn } from "./Input.js"
@@ -163,7 +164,8 @@ const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r
   }
   const identity = (cell: (name: string) => string, row: number): string | undefined => {
     if (byRow) return String(row)
-    const parts = groups.map((names) => names.map((n) => cell(n).trim()).find((v) => v !== "") ?? "")
+    // Keys name records as the service compares them (`C-2` and `c-2` are one record).
+    const parts = groups.map((names) => names.map((n) => normalKey(cell(n))).find((v) => v !== "") ?? "")
     return parts.some((p) => p === "") ? undefined : parts.join("\u0000")
   }
   const rows = new Map<string, Correction>()
@@ -433,7 +435,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   if (corrections !== undefined && options.say !== undefined) {
     const unused = [...corrections.rows.keys()].filter((k) => !found.used.has(k))
     if (unused.length > 0) {
-      const shown = unused.slice(0, 5).map((k) => (corrections.byRow ? `_row ${k}` : `"${k.replace("\u0000", " / ")}"`))
+      const shown = unused.slice(0, 5).map((k) => (corrections.byRow ? `_row ${k}` : `row ${corrections.rows.get(k)!.line}`))
       yield* options.say(
         `warning: ${unused.length} correction${unused.length > 1 ? "s" : ""} in ${corrections.file} match no row selected for the rerun (${shown.join(", ")}${unused.length > 5 ? ", …" : ""})`
       )

@@ -346,6 +346,15 @@ describe("rerun --fixed", () => {
           noKey.stderr,
           `chave.csv (column "externalId"): a corrections file needs a _row column or the column its rows are matched by: "externalId"`
         )
+        // Matched by key, the key is compared as the service compares it: `c-6` corrects row 8 (`C-6`).
+        const sixth = put(dir, "seis.csv", "externalId,name\nc-6,Seis\n")
+        const six = yield* runCli(
+          ["rerun", Path.join(dir, "first"), "--fixed", sixth, "--out", Path.join(dir, "six")],
+          sandbox,
+          dir
+        )
+        assert.strictEqual(six.code, 0, six.stderr)
+        assert.deepStrictEqual(statuses(readReport(Path.join(dir, "six"))), ["8:created"])
 
         const before = writes(yield* sandbox.control.requests).length
         put(
