@@ -15,6 +15,7 @@ const cliTier = [
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
   "test/import/identity-cli.test.ts",
+  "test/import/keys.test.ts",
   "test/onboard/aborted.test.ts",
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",

@@ -226,7 +226,9 @@ export const rerunCommand = Command.make(
       Options.optional
     ),
     fixed: Options.text("fixed").pipe(
-      Options.withDescription("Corrections: a file in the import format whose rows replace the report's, matched by _row, else by key"),
+      Options.withDescription(
+        "Corrections: a file in the import format, rows matched by _row, else by key; their non-empty cells replace the report's (#clear empties one)"
+      ),
       Options.optional
     ),
     dryRun: dryRunOption,

@@ -11,7 +11,7 @@ import { restore } from "../files/Guard.js"
 import { sha256File } from "../files/Write.js"
 import type { Source, SourceRow } from "../files/Source.js"
 import type { Resource } from "../Resources.js"
-import { defaultMaxAttachmentBytes, type ParseOptions, planColumns } from "../validate/Validate.js"
+import { defaultMaxAttachmentBytes, type ParseOptions, planColumns, type RowValidator } from "../validate/Validate.js"
 import type { ReadSettings } from "./Journal.js"
 
 /** The report's own columns, in order (contract, "Report columns"); `_changes` only in a dry run. */
@@ -21,6 +21,12 @@ const toolSet: ReadonlySet<string> = new Set<string>([...toolColumns, changesCol
 
 /** A column of an earlier report (repeated by the tool, not the user's data). */
 export const isToolColumn = (name: string): boolean => toolSet.has(name.trim().toLowerCase())
+
+/**
+ * The column of a rerun's `rows.csv` that holds the verdict the rerun reached against the whole original file: a
+ * row it names as invalid (its key repeats another row's …) stays invalid, even though it passes on its own.
+ */
+export const verdictColumn = "_error"
 
 export interface Input {
   readonly source: Source
@@ -38,6 +44,8 @@ export interface Input {
    * that mark (a report a rerun reads) gets the same numbers.
    */
   readonly cellsOf: (row: SourceRow, decimal?: "." | ",") => ReadonlyArray<string>
+  /** A rerun's rows (numbered by `_row`): the errors its `_error` cell gives the row, if any. */
+  readonly verdictOf: (row: SourceRow) => string | undefined
 }
 
 export const openInput = Effect.fn("Input.open")(function*(
@@ -73,7 +81,10 @@ export const openInput = Effect.fn("Input.open")(function*(
   }
 
   let rows = source.rows
+  let verdictOf: Input["verdictOf"] = () => undefined
   if (rowColumn !== undefined) {
+    const at = source.header.findIndex((h) => h.trim().toLowerCase() === verdictColumn)
+    if (at >= 0) verdictOf = (row) => (row.cells[at] ?? "").trim() || undefined
     const index = source.header.findIndex((h) => h.trim().toLowerCase() === rowColumn.toLowerCase())
     if (index < 0) return yield* new InputError({ file: absolute, column: rowColumn, detail: `the ${rowColumn} column is missing` })
     rows = Stream.mapEffect(source.rows, (row) => {
@@ -84,7 +95,7 @@ export const openInput = Effect.fn("Input.open")(function*(
         : Effect.fail(new InputError({ file: absolute, row: row.row, column: rowColumn, detail: `"${text}" is not a row number` }))
     })
   }
-  return { source, file: absolute, sha256, rows, columns: kept.map((k) => k.name), cellsOf } satisfies Input
+  return { source, file: absolute, sha256, rows, columns: kept.map((k) => k.name), cellsOf, verdictOf } satisfies Input
 })
 
 /** How a job reads its rows (what `import` and `validate` jobs share). */
@@ -118,4 +129,16 @@ export const planInput = Effect.fn("Input.plan")(function*(
   const columns = yield* planColumns(r, input.file, input.source.header, parse)
   for (const w of columns.warnings) yield* say(`warning: ${w}`)
   return { parse, columns }
+})
+
+/** `input`'s validator: a row its verdict column names as invalid is invalid with those errors, whatever it holds. */
+export const withVerdicts = (validator: RowValidator, input: Input): RowValidator => ({
+  validate: (row) => {
+    const verdict = input.verdictOf(row)
+    if (verdict === undefined) return validator.validate(row)
+    // `column: message; …` as the report writes it; cut at the first ": " it reads back the same.
+    const cut = verdict.indexOf(": ")
+    const error = cut < 0 ? { column: verdictColumn, message: verdict } : { column: verdict.slice(0, cut), message: verdict.slice(cut + 2) }
+    return Effect.as(validator.validate(row), { _tag: "Invalid" as const, row: row.row, errors: [error] })
+  }
 })

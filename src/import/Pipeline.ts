@@ -28,7 +28,7 @@ import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, inferFormats, makeValidator } from "../validate/Validate.js"
 import { formatDuration } from "../cli/Progress.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
-import { type Input, openInput, planInput, type RowSettings } from "./Input.js"
+import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
   type Header,
   type Intent,
@@ -122,7 +122,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   }
   const { columns, parse } = yield* planInput(r, input, job, say)
   const formats: Formats = prior !== undefined ? (prior.header.formats as Formats) : yield* inferFormats(columns, input.rows, parse)
-  const validator = () => makeValidator(columns, formats, parse)
+  const validator = () => withVerdicts(makeValidator(columns, formats, parse), input)
 
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
   const started = prior?.header.started ?? (yield* nowIso)

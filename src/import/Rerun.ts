@@ -1,6 +1,9 @@
 /**
  * `rerun REPORT|RUN_DIR`: a new run of the rows of an earlier report whose `_status` is selected (default
  * `failed,in-doubt`; `invalid` too when `--fixed FILE` brings their corrections, matched by `_row`, else by key).
+ * An invalid row is rerun only when a correction names it. A correction lays its non-blank cells over the row
+ * (`#clear` empties a cell), and the merged rows are validated against every row of the report, so a corrected
+ * key that repeats another row's stays invalid.
  *
  * The selected rows (with their corrections) are first copied into the new run directory as `rows.csv`, with their
  * original `_row`, so the new run stands on its own: its report keeps the original row numbers and `resume`
@@ -10,13 +13,15 @@
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Either, Stream } from "effect"
-import { type InputError, RunError, UsageError } from "../Errors.js"
+import { InputError, RunError, UsageError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import type { Api } from "../client/Api.js"
 import type { RunTarget } from "../cli/Connection.js"
+import { normalKey } from "../Identity.js"
 import { isResourceName, resource as resourceOf, type Resource, type ResourceName } from "../Resources.js"
-import { openInput } from "./Input.js"
+import { defaultMaxAttachmentBytes, formatErrors, type Formats, inferFormats, makeValidator, type ParseOptions, planColumns } from "../validate/Validate.js"
+import { openInput, verdictColumn } from "./Input.js"
 import { journalFile, type Mode, type ParentRun, readJournal, type ReadSettings } from "./Journal.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
@@ -123,14 +128,33 @@ const identityNames = (r: Resource): ReadonlyArray<ReadonlyArray<string>> => {
   return groups.filter((g) => g.length > 0)
 }
 
+/**
+ * A correction cell that clears the original value (a blank cell keeps it: a corrections sheet is rectangular, so
+ * most of its cells are blank). Compared trimmed and case-insensitively; `#` starts no number, date or key, and a
+ * spreadsheet keeps it as typed.
+ */
+export const clearMarker = "#clear"
+
+/** The original cell under a correction's cell: kept when the correction is blank, emptied by the clear marker. */
+const overlay = (original: string, correction: string | undefined): string => {
+  if (correction === undefined || correction.trim() === "") return original
+  return correction.trim().toLowerCase() === clearMarker ? "" : correction
+}
+
+interface Correction {
+  /** Its row in the corrections file. */
+  readonly line: number
+  /** Column name (lower case) → cell. */
+  readonly values: Map<string, string>
+}
+
 interface Corrections {
   readonly file: string
   readonly byRow: boolean
   /** Its columns, as written (tool columns left out). */
   readonly columns: ReadonlyArray<string>
-  /** Identity (row number, or key values) → column name (lower case) → cell. */
-  readonly rows: Map<string, Map<string, string>>
-  readonly used: Set<string>
+  /** Identity (row number, or key values) → the correction. */
+  readonly rows: Map<string, Correction>
   readonly identity: (cells: (name: string) => string, row: number) => string | undefined
 }
 
@@ -143,12 +167,22 @@ const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r
   if (!byRow && (r.key === undefined || groups.length === 0)) {
     return yield* new UsageError({ message: `--fixed ${file}: needs a _row column (${r.name} records have no key to match the rows by)` })
   }
+  const absent = groups.find((names) => !names.some((n) => lower.includes(n.toLowerCase())))
+  if (!byRow && absent !== undefined) {
+    // A misspelt key column would leave every correction unmatched.
+    return yield* new InputError({
+      file: input.file,
+      column: absent[0]!,
+      detail: `a corrections file needs a _row column or the column its rows are matched by: ${absent.map((n) => `"${n}"`).join(" or ")}`
+    })
+  }
   const identity = (cell: (name: string) => string, row: number): string | undefined => {
     if (byRow) return String(row)
-    const parts = groups.map((names) => names.map((n) => cell(n).trim()).find((v) => v !== "") ?? "")
+    // Keys name records as the service compares them (`C-2` and `c-2` are one record).
+    const parts = groups.map((names) => names.map((n) => normalKey(cell(n))).find((v) => v !== "") ?? "")
     return parts.some((p) => p === "") ? undefined : parts.join("\u0000")
   }
-  const rows = new Map<string, Map<string, string>>()
+  const rows = new Map<string, Correction>()
   // The rows go to a CSV read with the parent's mark: a workbook's number cells are written with it.
   const restoreCells = (row: SourceRow) => input.cellsOf(row, decimal === "auto" ? "." : decimal)
   const kept = input.columns.map((c) => c.trim().toLowerCase())
@@ -165,23 +199,30 @@ const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r
       const id = identity((n) => values.get(n.toLowerCase()) ?? "", number)
       if (id === undefined) return yield* new UsageError({ message: `--fixed ${file} (row ${row.row}): the key to match the row by is empty` })
       if (rows.has(id)) return yield* new UsageError({ message: `--fixed ${file} (row ${row.row}): a second correction for the same row` })
-      rows.set(id, values)
+      rows.set(id, { line: row.row, values })
     })
   )
-  return { file: input.file, byRow, columns: input.columns, rows, used: new Set<string>(), identity } satisfies Corrections
+  return { file: input.file, byRow, columns: input.columns, rows, identity } satisfies Corrections
 })
 
+/** A row of the report as the rerun sees it: its original number and status, its cells with the correction laid over. */
+interface MergedRow {
+  /** The `_row` cell (the row of the original file). */
+  readonly rowText: string
+  readonly row: number
+  readonly selected: boolean
+  /** The identity of the correction laid over it. */
+  readonly corrected: string | undefined
+  /** The report's columns, then the columns only the corrections have, then a ragged row's cells beyond them. */
+  readonly cells: ReadonlyArray<string>
+  readonly ragged: boolean
+}
+
 /**
- * Copies the selected rows of the report (corrected) into `rows.csv` of the new run; returns how many. With
- * `dir` undefined it only counts them.
+ * The report's rows merged with their corrections. A row is selected when its status is; an invalid row only
+ * when it has a correction (without one it would fail the same way, or, worse, pass in isolation).
  */
-const copyRows = Effect.fn("Rerun.copyRows")(function*(
-  report: string,
-  r: Resource,
-  only: ReadonlySet<string>,
-  corrections: Corrections | undefined,
-  dir: string | undefined
-) {
+const mergedReport = Effect.fn("Rerun.report")(function*(report: string, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
   const input = yield* openInput(report, autoRead, r.name)
   const lower = input.source.header.map((h) => h.trim().toLowerCase())
   const rowAt = lower.indexOf("_row")
@@ -193,41 +234,171 @@ const copyRows = Effect.fn("Rerun.copyRows")(function*(
   const colLower = columns.map((c) => c.trim().toLowerCase())
   // Columns the corrections add (a value the original file did not have a column for).
   const added = (corrections?.columns ?? []).filter((c) => !colLower.includes(c.trim().toLowerCase()))
-  const selected = (cells: ReadonlyArray<string>) => only.has((cells[statusAt] ?? "").trim().toLowerCase())
-  const rowOf = (cells: ReadonlyArray<string>) => (cells[rowAt] ?? "").trim()
+  const rows = Stream.map(input.source.rows, (row): MergedRow => {
+    const rowText = (row.cells[rowAt] ?? "").trim()
+    const number = Number(rowText)
+    const status = (row.cells[statusAt] ?? "").trim().toLowerCase()
+    const all = input.cellsOf(row)
+    const cells = all.slice(0, columns.length)
+    // A ragged row's cells beyond the header stay beyond every column (and keep the row invalid).
+    const beyond = all.slice(columns.length)
+    const id = corrections?.identity((n) => cells[colLower.indexOf(n.toLowerCase())] ?? "", number)
+    const fix = id === undefined ? undefined : corrections!.rows.get(id)
+    const selected = only.has(status) && (status !== "invalid" || fix !== undefined)
+    const merged = selected && fix !== undefined
+      ? [...cells.map((c, i) => overlay(c, fix.values.get(colLower[i]!))), ...added.map((c) => overlay("", fix.values.get(c.trim().toLowerCase())))]
+      : [...cells, ...added.map(() => "")]
+    return {
+      rowText,
+      row: number,
+      selected,
+      corrected: fix !== undefined ? id : undefined,
+      cells: [...merged, ...beyond],
+      ragged: beyond.some((c) => c.trim() !== "")
+    }
+  })
+  return { header: [...columns, ...added], rows }
+})
 
-  if (dir === undefined) {
-    return yield* Stream.runFold(input.source.rows, 0, (n, row) => (selected(row.cells) ? n + 1 : n))
-  }
-  return yield* Effect.scoped(
-    Effect.gen(function*() {
-      const writer = yield* openCsvWriter(Path.join(dir, rowsFile), ["_row", ...columns, ...added], { bom: false, guard: false })
-      let count = 0
-      yield* Stream.runForEach(input.source.rows, (row) => {
-        if (!selected(row.cells)) return Effect.void
-        count += 1
-        const all = input.cellsOf(row)
-        const cells = all.slice(0, columns.length)
-        // A ragged row's cells beyond the header stay beyond every column (and keep the row invalid).
-        const beyond = all.slice(columns.length)
-        let extra: ReadonlyArray<string> = added.map(() => "")
-        if (corrections !== undefined) {
-          const number = Number(rowOf(row.cells))
-          const id = corrections.identity((n) => cells[colLower.indexOf(n.toLowerCase())] ?? "", number)
-          const fix = id === undefined ? undefined : corrections.rows.get(id)
-          if (fix !== undefined && id !== undefined) {
-            corrections.used.add(id)
-            colLower.forEach((name, i) => {
-              const v = fix.get(name)
-              if (v !== undefined) cells[i] = v
-            })
-            extra = added.map((c) => fix.get(c.trim().toLowerCase()) ?? "")
-          }
-        }
-        return writer.write([rowOf(row.cells), ...cells, ...extra, ...beyond])
+interface Survey {
+  readonly count: number
+  /** Selected rows invalid against the whole original file: row → `_error`. */
+  readonly invalid: ReadonlyMap<number, string>
+  /** Identities of corrections laid over a selected row, and of those that match a row of the report at all. */
+  readonly used: ReadonlySet<string>
+  readonly matched: ReadonlySet<string>
+  readonly formats: Formats | undefined
+}
+
+/**
+ * The reports a run's rows came from, oldest first: the original import's, then each rerun's down to the run's
+ * parent (empty for a run that is not a rerun). A rerun's report holds only its own rows, so the whole file is the
+ * original report with the later reports laid over it.
+ */
+const ancestorReports = Effect.fn("Rerun.ancestors")(function*(runDir: string) {
+  const reports: Array<string> = []
+  const seen = new Set<string>([runDir])
+  let dir = runDir
+  for (;;) {
+    const journal = Path.join(dir, journalFile)
+    if (!fs.existsSync(journal)) break
+    const parent = (yield* readJournal(journal)).header.parent
+    if (parent === undefined) break
+    const parentDir = Path.resolve(parent.runDir)
+    if (seen.has(parentDir)) break
+    seen.add(parentDir)
+    const report = [parent.report, ...[reportCsv, reportXlsx].map((f) => Path.join(parentDir, f))].find((f) => fs.existsSync(f))
+    if (report === undefined) {
+      return yield* new RunError({
+        message: `${dir} is a rerun of ${parentDir}, which has no report any more: its rows cannot be checked against the whole original file`
       })
+    }
+    reports.unshift(report)
+    dir = parentDir
+  }
+  return reports
+})
+
+/**
+ * Every row of the original file as it stands now, in order: the original report's rows, each replaced by its
+ * latest rerun's (the reports of `ancestors` after the first, then `rows`, the report being rerun, with its
+ * corrections). Only the rows of the reruns are held in memory.
+ */
+const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
+  ancestors: ReadonlyArray<string>,
+  header: ReadonlyArray<string>,
+  rows: Stream.Stream<MergedRow, InputError>,
+  r: Resource
+) {
+  if (ancestors.length === 0) return rows
+  const positions = header.map((h) => h.trim().toLowerCase())
+  /** A report's rows: `_row` and its cells placed under `header`'s columns. */
+  const readReport = (report: string) =>
+    Effect.gen(function*() {
+      const input = yield* openInput(report, autoRead, r.name)
+      const rowAt = input.source.header.findIndex((h) => h.trim().toLowerCase() === "_row")
+      if (rowAt < 0) return yield* new UsageError({ message: `${report} is not a report of this tool: it has no _row column` })
+      const at = input.columns.map((c) => positions.indexOf(c.trim().toLowerCase()))
+      return Stream.map(input.source.rows, (row) => {
+        const all = input.cellsOf(row)
+        const cells = header.map(() => "")
+        at.forEach((p, i) => {
+          if (p >= 0) cells[p] = all[i] ?? ""
+        })
+        return { row: Number((row.cells[rowAt] ?? "").trim()), cells }
+      })
+    })
+  const later = new Map<number, MergedRow>()
+  for (const report of ancestors.slice(1)) {
+    yield* Stream.runForEach(yield* readReport(report), (x) =>
+      Effect.sync(() => later.set(x.row, { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }))
+    )
+  }
+  yield* Stream.runForEach(rows, (m) => Effect.sync(() => later.set(m.row, m)))
+  const original = yield* readReport(ancestors[0]!)
+  return Stream.map(original, (x): MergedRow =>
+    later.get(x.row) ?? { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }
+  )
+})
+
+/**
+ * Counts the selected rows and, when corrections change them, validates the merged rows in the context of every
+ * row of the original file: a corrected key that repeats another row's (in any case) stays invalid, as it would
+ * have been in the original file.
+ */
+const survey = Effect.fn("Rerun.survey")(function*(info: ParentInfo, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
+  const { header, rows } = yield* mergedReport(info.report, r, only, corrections)
+  const used = new Set<string>()
+  const matched = new Set<string>()
+  const count = yield* Stream.runFold(rows, 0, (n, m) => {
+    if (m.corrected !== undefined) {
+      matched.add(m.corrected)
+      if (m.selected) used.add(m.corrected)
+    }
+    return m.selected ? n + 1 : n
+  })
+  if (corrections === undefined || count === 0) return { count, invalid: new Map(), used, matched, formats: undefined } satisfies Survey
+  const parse: ParseOptions = {
+    dateFormat: info.dateFormat,
+    decimal: info.decimal,
+    mode: info.mode,
+    baseDir: info.baseDir ?? Path.dirname(info.report),
+    maxAttachmentBytes: info.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
+    restoreGuard: false
+  }
+  // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
+  const plan = yield* planColumns(r, corrections.file, header, parse)
+  const context = yield* wholeFile(yield* ancestorReports(info.runDir), header, rows, r)
+  const sourceRow = (m: MergedRow): SourceRow => ({ row: m.row, cells: m.cells, ...(m.ragged ? { ragged: true } : {}) })
+  const formats = yield* inferFormats(plan, Stream.map(context, sourceRow), parse)
+  const validator = makeValidator(plan, formats, parse)
+  const invalid = new Map<number, string>()
+  yield* Stream.runForEach(context, (m) =>
+    Effect.map(validator.validate(sourceRow(m)), (result) => {
+      if (m.selected && result._tag === "Invalid") invalid.set(m.row, formatErrors(result.errors))
+    })
+  )
+  return { count, invalid, used, matched, formats } satisfies Survey
+})
+
+/**
+ * Copies the selected rows of the report (corrected) into `rows.csv` of the new run. A row found invalid against
+ * the whole original file carries that verdict in `_error`, so the run (and a resume of it) reports it invalid.
+ */
+const copyRows = Effect.fn("Rerun.copyRows")(function*(
+  info: ParentInfo,
+  r: Resource,
+  only: ReadonlySet<string>,
+  corrections: Corrections | undefined,
+  invalid: ReadonlyMap<number, string>,
+  dir: string
+) {
+  const { header, rows } = yield* mergedReport(info.report, r, only, corrections)
+  yield* Effect.scoped(
+    Effect.gen(function*() {
+      const writer = yield* openCsvWriter(Path.join(dir, rowsFile), ["_row", verdictColumn, ...header], { bom: false, guard: false })
+      yield* Stream.runForEach(rows, (m) => (m.selected ? writer.write([m.rowText, invalid.get(m.row) ?? "", ...m.cells]) : Effect.void))
       yield* writer.close
-      return count
     })
   )
 })
@@ -257,15 +428,28 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   }
   const onlySet = new Set<string>(only)
   const corrections = request.fixed !== undefined ? yield* readCorrections(request.fixed, r, info.decimal) : undefined
-  const count = yield* copyRows(info.report, r, onlySet, corrections, undefined)
-  if (count === 0) return { result: undefined, parent, selected: 0 }
+  const found = yield* survey(info, r, onlySet, corrections)
+  if (corrections !== undefined && corrections.byRow) {
+    // A correction for a row the report does not have is a mistake in the corrections (a typo in _row), not a
+    // row to skip quietly: stop before anything is sent.
+    const stray = [...corrections.rows].find(([id]) => !found.matched.has(id))
+    if (stray !== undefined) {
+      return yield* new InputError({
+        file: corrections.file,
+        row: stray[1].line,
+        column: "_row",
+        detail: `row ${stray[0]} is not a row of ${info.report}`
+      })
+    }
+  }
+  if (found.count === 0) return { result: undefined, parent, selected: 0 }
 
   const runDir = yield* createRunDir(request.out(info.resource))
-  yield* copyRows(info.report, r, onlySet, corrections, runDir)
+  yield* copyRows(info, r, onlySet, corrections, found.invalid, runDir)
   if (corrections !== undefined && options.say !== undefined) {
-    const unused = [...corrections.rows.keys()].filter((k) => !corrections.used.has(k))
+    const unused = [...corrections.rows.keys()].filter((k) => !found.used.has(k))
     if (unused.length > 0) {
-      const shown = unused.slice(0, 5).map((k) => (corrections.byRow ? `_row ${k}` : `"${k.replace("\u0000", " / ")}"`))
+      const shown = unused.slice(0, 5).map((k) => (corrections.byRow ? `_row ${k}` : `row ${corrections.rows.get(k)!.line}`))
       yield* options.say(
         `warning: ${unused.length} correction${unused.length > 1 ? "s" : ""} in ${corrections.file} match no row selected for the rerun (${shown.join(", ")}${unused.length > 5 ? ", …" : ""})`
       )
@@ -277,8 +461,9 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     resource: info.resource,
     file: Path.join(runDir, rowsFile),
     read: { encoding: "utf-8", delimiter: "," },
-    dateFormat: info.dateFormat,
-    decimal: info.decimal,
+    // The formats the whole merged file settles on, when the parent left them to `auto`.
+    dateFormat: found.formats?.dateFormat ?? info.dateFormat,
+    decimal: found.formats?.decimal ?? info.decimal,
     mode: info.mode,
     dryRun: request.dryRun,
     verify: false,
@@ -291,7 +476,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   }
   // The new run directory already holds rows.csv: the pipeline only refuses directories holding a run.
   const result = yield* runImport(job)
-  return { result, parent, selected: count }
+  return { result, parent, selected: found.count }
 })
 
 /** `failed,in-doubt` → the statuses, or why not. */

@@ -2,7 +2,8 @@
  * What each column of a file is, read from its header against the resource table: a field, a reference column,
  * a report's tool column (`_status` …), a read-only export column, or a column the table does not know. Also
  * refuses, before any row is read, a header that cannot work for the mode (a required column missing for
- * create/upsert, nothing to find records by for update/delete, two columns naming one field).
+ * create/upsert, nothing to find records by — or a misspelt key — for upsert/update/delete, two columns naming one
+ * field).
  */
 import { Effect } from "effect"
 import { InputError } from "../Errors.js"
@@ -39,17 +40,33 @@ const closest = (name: string, known: ReadonlyArray<Column>): string | undefined
   return best
 }
 
-/** The columns that find an existing record: the id, the key (or its reference column), and the parent. */
+/**
+ * The columns that find an existing record: the id, the key (or its reference column), and the parent; `keyColumns`
+ * are the key's alone.
+ */
 const identityColumns = (resource: Resource) => {
   const field = (name: string | undefined) => (name === undefined ? undefined : resource.fields.find((x) => x.name === name))
   const columnsOf = (name: string | undefined): ReadonlyArray<string> => {
     const x = field(name)
     return x === undefined ? [] : x.ref ? [x.name, x.ref.column] : [x.name]
   }
-  const recordColumns = [...columnsOf(resource.id?.name), ...columnsOf(resource.key)]
+  const keyColumns = columnsOf(resource.key)
+  const recordColumns = [...columnsOf(resource.id?.name), ...keyColumns]
   const parentColumns = resource.parent && resource.parent.field !== resource.id?.name ? columnsOf(resource.parent.field) : []
-  return { recordColumns, parentColumns }
+  return { recordColumns, keyColumns, parentColumns }
 }
+
+/**
+ * Whether `mode` finds existing records by the key or id: update and delete always; upsert when the resource has
+ * a key, or is a plain record whose only identity is its id (expenses, tickets …). Sub-collection items and
+ * actions without a key are written under their parent, whose column is required anyway.
+ */
+const findsRecords = (resource: Resource, mode: ParseOptions["mode"]): boolean =>
+  mode === "update" || mode === "delete" || (mode === "upsert" && (resource.key !== undefined || (resource.kind === "record" && resource.id !== undefined)))
+
+/** Whether `--mode create` is a way out for a file that cannot be upserted (the API creates records one by one). */
+const creatable = (resource: Resource): boolean =>
+  resource.ops.includes("create") && resource.kind !== "subcollection" && !(resource.kind === "action" && resource.path.includes("{id}"))
 
 const either = (names: ReadonlyArray<string>) => names.map((n) => `"${n}"`).join(" or ")
 
@@ -106,6 +123,17 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
   }
 
   const present = new Set(columns.filter((c) => c.kind === "field" || c.kind === "ref").map((c) => c.column!.name))
+  // Unknown columns whose name is a near miss of a known one: [the column as written, the one it resembles].
+  const misspelt = columns.flatMap((c) => {
+    if (c.kind !== "unknown") return []
+    const guess = closest(c.name, template)
+    return guess === undefined ? [] : [[c.name, guess] as const]
+  })
+  const misspellingOf = (names: ReadonlyArray<string>) => misspelt.find(([, guess]) => names.includes(guess))
+  const hint = (names: ReadonlyArray<string>) => {
+    const near = misspellingOf(names)
+    return near === undefined ? "" : ` (is column "${near[0]}" a misspelling of "${near[1]}"?)`
+  }
 
   if (options.mode === "create" || options.mode === "upsert") {
     const missing = writableFields(resource).filter((x) => x.required && !present.has(x.name) && !(x.ref && present.has(x.ref.column)))
@@ -114,22 +142,54 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
       return yield* new InputError({
         file,
         column: missing[0]!.name,
-        detail: `required column${missing.length > 1 ? "s" : ""} missing for ${options.mode}: ${names.join(", ")}`
+        detail: `required column${missing.length > 1 ? "s" : ""} missing for ${options.mode}: ${names.join(", ")}${
+          hint(missing.flatMap((x) => (x.ref ? [x.name, x.ref.column] : [x.name])))
+        }`
       })
     }
-  } else {
-    const { parentColumns, recordColumns } = identityColumns(resource)
+  }
+  if (findsRecords(resource, options.mode)) {
+    const mode = options.mode
+    const { keyColumns, parentColumns, recordColumns } = identityColumns(resource)
+    const createInstead = mode === "upsert" && creatable(resource) ? `, or import the file with --mode create to create every row as a new record` : ""
     if (recordColumns.length === 0) {
       return yield* new InputError({
         file,
-        detail: `${resource.name} records have neither an id nor a key, so rows cannot be matched to records to ${options.mode}`
+        detail: `${resource.name} records have neither an id nor a key, so rows cannot be matched to records to ${mode}`
+      })
+    }
+    // A misspelt key would leave every row without one: upsert would create the records again on each import,
+    // update and delete would find nothing (or, with an id column, write the key's values as an unknown field).
+    // Beside the key itself, a similar name is another field (`internalId`), and only warned about.
+    const near = keyColumns.some((c) => present.has(c)) ? undefined : misspellingOf(keyColumns)
+    if (near !== undefined) {
+      return yield* new InputError({
+        file,
+        column: near[0],
+        detail: `"${near[0]}" is not a column of ${resource.name}: did you mean "${near[1]}"? ${mode} finds each record by ${
+          either(recordColumns)
+        }, so this column must be spelt exactly; rename it${createInstead}`
       })
     }
     if (!recordColumns.some((c) => present.has(c))) {
-      return yield* new InputError({ file, column: recordColumns[0]!, detail: `${options.mode} needs a column to find each record by: ${either(recordColumns)}` })
+      if (mode === "upsert" && keyColumns.length === 0) {
+        return yield* new InputError({
+          file,
+          column: recordColumns[0]!,
+          detail: `${resource.name} records have no key, so upsert finds them by ${either(recordColumns)} (rows with it empty are created) and the file has no such column${
+            hint(recordColumns)
+          }; to create every row as a new record, import the file with --mode create or give it an empty "${recordColumns[0]}" column`
+        })
+      }
+      const why = mode === "upsert" ? "; without one, every import of the file would create its rows again" : ""
+      return yield* new InputError({
+        file,
+        column: mode === "upsert" ? keyColumns[0]! : recordColumns[0]!,
+        detail: `${mode} needs a column to find each record by: ${either(recordColumns)}${hint(recordColumns)}${why}${createInstead ? `; add the column${createInstead}` : ""}`
+      })
     }
-    if (parentColumns.length > 0 && !parentColumns.some((c) => present.has(c))) {
-      return yield* new InputError({ file, column: parentColumns[0]!, detail: `${options.mode} needs the parent's column: ${either(parentColumns)}` })
+    if (mode !== "upsert" && parentColumns.length > 0 && !parentColumns.some((c) => present.has(c))) {
+      return yield* new InputError({ file, column: parentColumns[0]!, detail: `${mode} needs the parent's column: ${either(parentColumns)}${hint(parentColumns)}` })
     }
   }
 

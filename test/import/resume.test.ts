@@ -92,7 +92,8 @@ describe("resume", () => {
       yield* importInto(sandbox, { resource: "expense-types", file: put(dir, "t.csv", "description\nAlmoço\n"), runDir: Path.join(dir, "t") })
       const file = put(dir, "e.csv", "userToLogin,typeDescription,date,amount\nana,Almoço,2026-11-20,42.5\nana,Almoço,2026-11-21,30\n")
       const runDir = Path.join(dir, "run")
-      yield* importInto(sandbox, { resource: "expenses", file, runDir })
+      // Expenses have no key: creating them is asked for explicitly.
+      yield* importInto(sandbox, { resource: "expenses", file, runDir, mode: "create" })
       crashJournal(runDir, (l) => (l.state === "done" && l.row === 3) || l.state === "end")
       const mark = (yield* sandbox.control.requests).length
       const result = yield* resumeRun(runDir).pipe(Effect.provide(apiOf(sandbox)))

@@ -86,7 +86,8 @@ describe("files as users save them", () => {
     Effect.gen(function* () {
       const dir = yield* tempDir
       const file = Path.join(dir, "recebiveis.csv")
-      writeFileSync(file, "customerExternalId;value;dueDate\nCLI-1;350,00;03/04/2026\nCLI-2;120,50;05/06/2026\n")
+      // Receivables have no key: an upsert file carries the id column, empty to create.
+      writeFileSync(file, "id;customerExternalId;value;dueDate\n;CLI-1;350,00;03/04/2026\n;CLI-2;120,50;05/06/2026\n")
       const error = yield* Effect.flip(validatePath("receivables", file))
       expect(error._tag).toBe("InputError")
       expect(error.message).toBe(

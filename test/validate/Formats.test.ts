@@ -10,7 +10,10 @@ import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
 import type { ParseOptions } from "../../src/validate/Validate.js"
 import { inferFormats, planColumns, settleFormats } from "../../src/validate/Validate.js"
-import { options, sourceRows, streamOf } from "./support.js"
+import { options as baseOptions, sourceRows, streamOf } from "./support.js"
+
+/** The files here are new receivables, which have no key and no id column: they are created. */
+const options = (overrides: Partial<ParseOptions> = {}) => baseOptions({ mode: "create", ...overrides })
 
 const infer = (name: ResourceName, header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, overrides: Partial<ParseOptions> = {}) =>
   Effect.gen(function* () {

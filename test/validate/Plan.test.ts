@@ -66,7 +66,7 @@ describe("planColumns", () => {
 
   it.effect("warns about unknown columns, suggesting a close known name", () =>
     Effect.gen(function* () {
-      const plan = yield* planColumns(resource("customers"), "clientes.csv", ["name", "extrenalId", "vendedor", ""], options())
+      const plan = yield* planColumns(resource("customers"), "clientes.csv", ["name", "extrenalId", "vendedor", ""], options({ mode: "create" }))
       expect(plan.columns.map((c) => c.kind)).toEqual(["field", "unknown", "unknown", "ignored"])
       expect(plan.warnings).toEqual([
         `clientes.csv: column "extrenalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`,
@@ -100,6 +100,57 @@ describe("planColumns", () => {
       expect(noParent.message).toBe(`tp.csv (column "taskId"): delete needs the parent's column: "taskId" or "taskExternalId"`)
       const unmatchable = refused(yield* Effect.either(planColumns(resource("employee-product-stock"), "s.csv", ["userLogin", "productExternalId", "amount"], options({ mode: "delete" }))))
       expect(unmatchable.detail).toBe("employee-product-stock records have neither an id nor a key, so rows cannot be matched to records to delete")
+    })
+  )
+
+  it.effect("refuses upsert, update and delete files whose key column is misspelt, naming both spellings; create only warns", () =>
+    Effect.gen(function* () {
+      for (const mode of ["upsert", "update", "delete"] as const) {
+        // With or without an id column: a misspelt key is never silently sent as an unknown field.
+        for (const header of [["extrenalId", "name"], ["id", "extrenalId", "name"]]) {
+          const e = refused(yield* Effect.either(planColumns(resource("customers"), "clientes.csv", header, options({ mode }))))
+          expect(e.column).toBe("extrenalId")
+          expect(e.message).toContain(`did you mean "externalId"?`)
+          expect(e.message).toContain(`${mode} finds each record by "id" or "externalId"`)
+        }
+      }
+      // A reference column standing for the key (sub-collections) counts as the key; for upsert it is a required
+      // column, whose refusal points at the misspelling.
+      const header = ["taskExternalId", "productExternalld", "quantity"]
+      const item = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options({ mode: "delete" }))))
+      expect(item.column).toBe("productExternalld")
+      const upsert = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options())))
+      expect(upsert.message).toBe(
+        `tp.csv (column "productId"): required column missing for upsert: productId (or productExternalId) (is column "productExternalld" a misspelling of "productExternalId"?)`
+      )
+      const created = yield* planColumns(resource("customers"), "clientes.csv", ["extrenalId", "name"], options({ mode: "create" }))
+      expect(created.columns.map((c) => c.kind)).toEqual(["unknown", "field"])
+      // Beside the key itself, a similar name is another field: only warned about.
+      const beside = yield* planColumns(resource("customers"), "clientes.csv", ["externalId", "internalId", "name"], options())
+      expect(beside.warnings).toEqual([
+        `clientes.csv: column "internalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`
+      ])
+    })
+  )
+
+  it.effect("refuses an upsert file with nothing to find the records by: the key's column, or the id of a resource without a key", () =>
+    Effect.gen(function* () {
+      const noKey = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "email"], options())))
+      expect(noKey.column).toBe("externalId")
+      expect(noKey.message).toBe(
+        `c.csv (column "externalId"): upsert needs a column to find each record by: "id" or "externalId"; without one, every import of the file would create its rows again; add the column, or import the file with --mode create to create every row as a new record`
+      )
+      const noId = refused(yield* Effect.either(planColumns(resource("expenses"), "d.csv", ["userToLogin", "typeDescription", "date", "amount"], options())))
+      expect(noId.message).toBe(
+        `d.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, import the file with --mode create or give it an empty "id" column`
+      )
+      // The id column alone is enough (an export edited and imported again), and so is the key's reference column.
+      yield* planColumns(resource("customers"), "c.csv", ["id", "name"], options())
+      yield* planColumns(resource("expenses"), "d.csv", ["id", "userToLogin", "typeDescription", "date", "amount"], options())
+      yield* planColumns(resource("task-products"), "tp.csv", ["taskExternalId", "productExternalId", "quantity"], options())
+      // A misspelt id is pointed at.
+      const idd = refused(yield* Effect.either(planColumns(resource("expenses"), "d.csv", ["idd", "userToLogin", "typeDescription", "date", "amount"], options({ mode: "update" }))))
+      expect(idd.message).toBe(`d.csv (column "id"): update needs a column to find each record by: "id" (is column "idd" a misspelling of "id"?)`)
     })
   )
 

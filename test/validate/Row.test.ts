@@ -242,7 +242,7 @@ describe("ids, keys and references", () => {
       const { results } = yield* validateFile("expenses", ["userToId", "userToLogin", "typeDescription", "date", "amount"], [
         ["", "ana.souza", "Combustível", "2026-11-20", "42.50"],
         ["", "", "Combustível", "2026-11-20", "42.50"]
-      ])
+      ], { mode: "create" })
       expect(valid(results[0]).payload).toEqual({ date: "2026-11-20T00:00:00", amount: 42.5 })
       expect(formatErrors(invalid(results[1]).errors)).toBe("userToId: required: fill userToId or userToLogin")
     })
@@ -286,7 +286,7 @@ describe("duplicates", () => {
       const expenses = yield* validateFile("expenses", ["userToLogin", "typeDescription", "date", "amount"], [
         ["ana.souza", "Combustível", "2026-11-20", "42.50"],
         ["ana.souza", "Combustível", "2026-11-20", "42.50"]
-      ])
+      ], { mode: "create" })
       expect(expenses.results.map((r) => r._tag)).toEqual(["Valid", "Valid"])
 
       const users = yield* validateFile("users", ["externalId", "login"], [
