@@ -121,7 +121,9 @@ export const upsertFields = Effect.fn("Records.upsertFields")(function* (account
 
 /**
  * An upsert body with the names the API's upsert reads turned into the table's: customers' upsert carries the
- * name as `description` (required there; a `name` sent beside it is the same value).
+ * name as `description` (the Blueprint; a `name` sent beside it is the same value). A body with only `name` (the
+ * spec's field name, which public clients of the live API send on PUT too) is taken as well; one with neither is
+ * refused.
  */
 const upsertNames = Effect.fn("Records.upsertNames")(function* (r: Resource, body: Rec) {
   const out: Rec = { ...body }
@@ -131,7 +133,7 @@ const upsertNames = Effect.fn("Records.upsertNames")(function* (r: Resource, bod
     const value = out[field.upsertAs]
     delete out[field.upsertAs]
     if (isUnset(value)) {
-      if (field.required) problems.push(`field "${field.upsertAs}" is required`)
+      if (field.required && isUnset(out[field.name])) problems.push(`field "${field.upsertAs}" is required`)
       continue
     }
     out[field.name] = value

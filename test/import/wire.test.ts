@@ -175,7 +175,8 @@ describe("import: write bodies the live service takes", () => {
         sandbox,
         dir,
         "expenses",
-        "userToLogin,typeDescription,date,amount\nana,Combustível,2026-11-20,42.50\n"
+        "userToLogin,typeDescription,date,amount\nana,Combustível,2026-11-20,42.50\n",
+        "create"
       )
       const receipt = yield* load(sandbox, dir, "expense-attachments", "id,file,name\n1,anexos/foto.jpg,recibo.jpg\n")
       assert.deepStrictEqual(statuses(receipt), ["2:updated"])
@@ -202,7 +203,8 @@ describe("import: write bodies the live service takes", () => {
         sandbox,
         dir,
         "expenses",
-        "userToLogin,typeDescription,date,amount\nana,Combustível,2026-11-20,42.50\n"
+        "userToLogin,typeDescription,date,amount\nana,Combustível,2026-11-20,42.50\n",
+        "create"
       )
       const moved = yield* load(sandbox, dir, "expenses", "id,date\n1,2026-11-21\n", "update")
       assert.deepStrictEqual(statuses(moved), ["2:updated"])
@@ -223,7 +225,7 @@ describe("import: write bodies the live service takes", () => {
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const tickets = yield* load(sandbox, dir, "tickets", "title,priority\nAlta,high\nBaixa,low\nMédia,2\nAmbígua,3\n")
+      const tickets = yield* load(sandbox, dir, "tickets", "title,priority\nAlta,high\nBaixa,low\nMédia,2\nAmbígua,3\n", "create")
       assert.deepStrictEqual(statuses(tickets), ["2:created", "3:created", "4:created", "5:invalid"])
       assert.match(
         tickets[3]!._error!,

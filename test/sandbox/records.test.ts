@@ -135,10 +135,14 @@ describe("sandbox: writes", () => {
       assert.strictEqual(withFlag.status, 200)
       assert.strictEqual(withFlag.body.result.id, 1)
       assert.strictEqual(withFlag.body.result.description, "Padaria Nova")
-      // The upsert reads the name from `description` (the Blueprint), which it requires.
+      // The upsert reads the name from `description` (the Blueprint), or from `name` (the spec's name for the field,
+      // which public clients of the live API send on PUT); a body with neither is refused.
       const nameOnly = yield* call("PUT", "/customers", { body: { externalId: "C9", name: "Sem descrição" } })
-      assert.strictEqual(nameOnly.status, 422)
-      assert.include(nameOnly.body.error, "description")
+      assert.strictEqual(nameOnly.status, 201)
+      assert.strictEqual(nameOnly.body.result.description, "Sem descrição")
+      const neither = yield* call("PUT", "/customers", { body: { externalId: "C10", cpfCnpj: "11222333000181" } })
+      assert.strictEqual(neither.status, 422)
+      assert.include(neither.body.error, "description")
       assert.notProperty(withFlag.body.result, "identifierBycpfCnpj")
       assert.strictEqual((yield* call("PUT", "/services", { body: { externalCode: "SRV-1", title: "Limpeza" } })).status, 201)
       const service = yield* call("PUT", "/services", { body: { externalCode: "srv-1", title: "Limpeza completa", price: 180 } })
@@ -206,7 +210,8 @@ describe("sandbox: writes", () => {
 
       const hook = yield* call("POST", "/webhooks", { body: { entity: "Task", action: "inclusao", targetUrl: "https://example.com.br/h" } })
       assert.strictEqual(hook.status, 201)
-      assert.deepStrictEqual([hook.body.result.entity, hook.body.result.action], [4, 1])
+      // Written by name (any case) or code; read back by name, as the Blueprint shows.
+      assert.deepStrictEqual([hook.body.result.entity, hook.body.result.action], ["Task", "Inclusao"])
       assert.strictEqual((yield* call("POST", "/webhooks", { body: { entity: "Tarefa", action: 1, targetUrl: "https://example.com.br/x" } })).status, 400)
 
       const product = yield* call("POST", "/products", { body: { externalId: "P1", name: "Filtro", unitaryValue: "12,50", unitaryCost: "7,00" } })

@@ -116,7 +116,7 @@ describe("planColumns", () => {
       }
       // A reference column standing for the key (sub-collections) counts as the key; for upsert it is a required
       // column, whose refusal points at the misspelling.
-      const header = ["taskExternalId", "productExternalld", "quantity"]
+      const header = ["taskExternalId", "productExternalld", "quantity", "value"]
       const item = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options({ mode: "delete" }))))
       expect(item.column).toBe("productExternalld")
       const upsert = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options())))
@@ -147,7 +147,7 @@ describe("planColumns", () => {
       // The id column alone is enough (an export edited and imported again), and so is the key's reference column.
       yield* planColumns(resource("customers"), "c.csv", ["id", "name"], options())
       yield* planColumns(resource("expenses"), "d.csv", ["id", "userToLogin", "typeDescription", "date", "amount"], options())
-      yield* planColumns(resource("task-products"), "tp.csv", ["taskExternalId", "productExternalId", "quantity"], options())
+      yield* planColumns(resource("task-products"), "tp.csv", ["taskExternalId", "productExternalId", "quantity", "value"], options())
       // A misspelt id is pointed at.
       const idd = refused(yield* Effect.either(planColumns(resource("expenses"), "d.csv", ["idd", "userToLogin", "typeDescription", "date", "amount"], options({ mode: "update" }))))
       expect(idd.message).toBe(`d.csv (column "id"): update needs a column to find each record by: "id" (is column "idd" a misspelling of "id"?)`)
