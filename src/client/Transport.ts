@@ -1,12 +1,16 @@
 /**
  * One attempt of one request: the only module that knows `HttpClient`. It takes a concurrency permit, then room
- * in the budget (in that order, so a request never holds budget while it queues for a permit), sends, reads the
- * whole answer under the per-attempt timeout, and turns everything into an `Attempt` value; it never fails.
+ * in the budget (in that order, so a request never holds budget while it queues for a permit), reads the bearer
+ * token only then (the newest one, not one that aged while the request queued), sends, reads the answer under the
+ * per-attempt timeout and at most `maxAnswerBytes` of it, and turns everything into an `Attempt` value; it never
+ * fails. An answer longer than the cap is abandoned (the connection is closed) and is a `too-large` attempt,
+ * which the policy handles like a broken connection.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { HttpClientError } from "@effect/platform/HttpClientError"
-import { Duration, Effect, Option, Redacted } from "effect"
+import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
+import { Duration, Effect, Option, Redacted, Stream } from "effect"
 import type { ApiRequest } from "./Api.js"
 import { parseBody } from "./Body.js"
 import type { Budget } from "./Budget.js"
@@ -21,11 +25,16 @@ export type Attempt =
     /** The raw text (rate-limit answers are recognised by it). */
     readonly text: string
     readonly body: unknown
+    /** The `Location` header (redirects). */
+    readonly location: string | undefined
   }
   | {
     readonly _tag: "NoAnswer"
-    /** `timeout` and `reset` may have reached the server; `refused` never left this machine. */
-    readonly outcome: "timeout" | "reset" | "refused"
+    /**
+     * `timeout`, `reset` and `too-large` (an answer past the size cap, abandoned) may have reached the server;
+     * `refused` never left this machine.
+     */
+    readonly outcome: "timeout" | "reset" | "refused" | "too-large"
     readonly detail: string
   }
 
@@ -59,9 +68,34 @@ const queryParams = (query: ApiRequest["query"]): Array<[string, string]> =>
     v === undefined ? [] : [[k, typeof v === "object" ? JSON.stringify(v) : String(v)]]
   )
 
+/** The bearer token of an attempt, read when the request has its permit and budget and is about to leave. */
+export type Bearer = Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+
+export const noBearer: Bearer = Effect.succeed(Option.none())
+
 export interface Transport {
-  readonly send: (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => Effect.Effect<Attempt>
+  readonly send: (req: ApiRequest, bearer: Bearer) => Effect.Effect<Attempt>
 }
+
+/** The answer's bytes, or undefined when it passes `max` (it is then not read further: the connection is closed). */
+const readCapped = (res: HttpClientResponse, max: number) => {
+  const declared = Number(res.headers["content-length"])
+  if (Number.isFinite(declared) && declared > max) return Effect.succeed(undefined)
+  return res.stream.pipe(
+    Stream.runFoldWhile(
+      { chunks: [] as Array<Uint8Array>, size: 0 },
+      (acc) => acc.size <= max,
+      (acc, chunk) => {
+        acc.chunks.push(chunk)
+        acc.size += chunk.length
+        return acc
+      }
+    ),
+    Effect.map((acc) => (acc.size > max ? undefined : Buffer.concat(acc.chunks, acc.size).toString("utf8")))
+  )
+}
+
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`
 
 export const makeTransport = Effect.fn("Transport.make")(function*(settings: ClientSettings, budget: Budget, counters: Counters) {
   const host = new URL(settings.baseUrl).host
@@ -83,13 +117,21 @@ export const makeTransport = Effect.fn("Transport.make")(function*(settings: Cli
   const exchange = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) =>
     client.execute(build(req, bearer)).pipe(
       Effect.flatMap((res) =>
-        Effect.map(res.text, (text): Attempt => ({
-          _tag: "Answer",
-          status: res.status,
-          requestId: res.headers["x-request-id"],
-          text,
-          body: parseBody(text)
-        }))
+        Effect.map(readCapped(res, settings.maxAnswerBytes), (text): Attempt =>
+          text === undefined
+            ? {
+              _tag: "NoAnswer",
+              outcome: "too-large",
+              detail: `the answer of ${host} to ${req.method} ${req.path} (HTTP ${res.status}) passed ${mib(settings.maxAnswerBytes)}; it was abandoned unread`
+            }
+            : {
+              _tag: "Answer",
+              status: res.status,
+              requestId: res.headers["x-request-id"],
+              text,
+              body: parseBody(text),
+              location: res.headers["location"]
+            })
       ),
       Effect.timeoutOption(timeout),
       Effect.map(Option.getOrElse((): Attempt => ({
@@ -100,8 +142,10 @@ export const makeTransport = Effect.fn("Transport.make")(function*(settings: Cli
       Effect.catchAll((error) => Effect.succeed(fromError(error, host)))
     )
 
-  const send = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>): Effect.Effect<Attempt> =>
-    inFlight.withPermits(1)(budget.spend(Effect.zipRight(counters.add("requests"), exchange(req, bearer)))).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
+  const send = (req: ApiRequest, bearer: Bearer): Effect.Effect<Attempt> =>
+    inFlight.withPermits(1)(
+      budget.spend(Effect.zipRight(counters.add("requests"), Effect.flatMap(bearer, (token) => exchange(req, token))))
+    ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
 
   return { send } satisfies Transport
 })
