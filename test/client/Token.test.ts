@@ -113,10 +113,7 @@ describe("token lifecycle against the sandbox", () => {
       let flaky = 0
       let revokeAfterNextOk = false
       const server = yield* fakeApi((hit, res) => {
-        if (hit.url === "/v2/login") {
-          if (hit.method !== "POST") return reply(res, 405, { error: "POST only" })
-          return false
-        }
+        if (hit.url === "/v2/login") return hit.method === "POST" ? undefined : reply(res, 405, { error: "POST only" })
         if (hit.bearer === undefined || revoked.has(hit.bearer)) return reply(res, 401, { error: "Token revoked" })
         if (hit.url === "/v2/flaky/1" && flaky++ === 0) {
           revokeAfterNextOk = true

@@ -48,10 +48,11 @@ export interface Hit {
 
 /**
  * A loopback server for what the sandbox cannot be made to answer (an HTML 200, an endless body, a redirect, a
- * revocation at one precise moment): `answer` writes the response of each request; `POST /v2/login` answers a
- * token `t1`, `t2`, … unless `answer` handles it. Closed, connections included, with the test's scope.
+ * revocation at one precise moment): `answer` writes the response of each request; what it leaves unanswered
+ * gets a token `t1`, `t2`, … for `POST /v2/login` and an empty 404 otherwise. Closed, connections included, with
+ * the test's scope.
  */
-export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: ReadonlyArray<Hit>) => boolean | void) =>
+export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: ReadonlyArray<Hit>) => void) =>
   Effect.acquireRelease(
     Effect.async<{ readonly url: string; readonly hits: Array<Hit>; readonly server: Http.Server; readonly target: RunningSandbox }>((resume) => {
       const hits: Array<Hit> = []
@@ -64,10 +65,14 @@ export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: Reado
           const hit: Hit = { method: req.method ?? "", url: req.url ?? "", bearer: auth?.replace(/^Bearer /, ""), body: Buffer.concat(chunks).toString("utf8") }
           hits.push(hit)
           res.setHeader("x-request-id", `req-${hits.length}`)
-          if (answer(hit, res, hits) === true) return
+          answer(hit, res, hits)
+          if (res.headersSent || res.writableEnded) return
+          res.setHeader("content-type", "application/json")
           if (hit.method === "POST" && hit.url === "/v2/login") {
-            res.setHeader("content-type", "application/json")
             res.end(JSON.stringify({ result: { authenticated: true, accessToken: `t${++logins}`, expiration: "2030-01-01 00:00:00" } }))
+          } else {
+            res.statusCode = 404
+            res.end()
           }
         })
       })
