@@ -34,7 +34,7 @@ import { type Get, makePages } from "./Pages.js"
 import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
 import { makeCounters } from "./Stats.js"
 import { makeTokens, type Token } from "./Token.js"
-import { type Attempt, makeTransport, mayHaveArrived } from "./Transport.js"
+import { type Attempt, makeTransport, mayHaveArrived, TokenGone } from "./Transport.js"
 import { judgeWrite } from "./Writes.js"
 
 /** Calls failed in a row by a 401 to a token just issued for them, before the run is aborted. */
@@ -212,11 +212,17 @@ export const make = Effect.gen(function*() {
         unsure = undefined
       }
       const token = yield* tokens.get
+      // The token is read again when the request leaves: one that was dropped while it queued is replaced by a
+      // newer one, or, when the new login is still under way, the request is not sent and waits for it.
+      let used: Token = token
+      const bearer = Effect.flatMap(tokens.newest(token), (t) =>
+        Option.isSome(t) ? Effect.succeed(Option.some((used = t.value).value)) : Effect.fail(new TokenGone())
+      )
+      const sent = yield* Effect.either(transport.send(req, bearer))
+      if (Either.isLeft(sent)) continue
+      const a = sent.right
       if (attempts > 0) yield* counters.add("retries")
       attempts += 1
-      // The token is read again when the request leaves: one that aged while it queued is replaced by a newer one.
-      let used: Token = token
-      const a = yield* transport.send(req, Effect.map(tokens.newest(token), (t) => Option.some((used = t).value)))
       if (tokenAccepted(a)) {
         yield* tokens.prove(used)
         refusedInARow = 0

@@ -35,8 +35,12 @@ export interface Tokens {
   readonly get: Effect.Effect<Token, ApiAborted>
   /** Drops `token` if it is still the current one (after a 401), so the next `get` logs in again. */
   readonly invalidate: (token: Token) => Effect.Effect<void>
-  /** The current token when it is newer than `token` and still valid (a request that queued sends that one), else `token`. */
-  readonly newest: (token: Token) => Effect.Effect<Token>
+  /**
+   * The token a request holding `token` leaves with: the current one when it is newer and still valid (the
+   * request queued while a new login happened), `token` while it is still current; none when `token` was dropped
+   * after a 401 and no newer one exists yet (the request must wait for the login rather than meet a 401).
+   */
+  readonly newest: (token: Token) => Effect.Effect<Option.Option<Token>>
   /** The server accepted `token` for a call. */
   readonly prove: (token: Token) => Effect.Effect<void>
   /** Whether the server ever accepted `token`. */
@@ -79,8 +83,9 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
   let current: Option.Option<Token> = Option.none()
   let rejected: Option.Option<ApiAborted> = Option.none()
   let generation = 0
-  /** Generations the server accepted. */
+  /** Generations the server accepted, and those dropped after a 401. */
   const accepted = new Set<number>()
+  const dropped = new Set<number>()
 
   const loginRequest = () => ({
     method: "POST" as const,
@@ -158,13 +163,16 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
 
   const invalidate = (token: Token) =>
     Effect.sync(() => {
+      dropped.add(token.generation)
       if (Option.isSome(current) && current.value.generation === token.generation) current = Option.none()
     })
 
   const newest = (token: Token) =>
-    Effect.map(Clock.currentTimeMillis, (now) =>
-      Option.isSome(current) && current.value.generation > token.generation && now < current.value.renewAt ? current.value : token
-    )
+    Effect.map(Clock.currentTimeMillis, (now): Option.Option<Token> => {
+      if (Option.isNone(current)) return dropped.has(token.generation) ? Option.none() : Option.some(token)
+      if (current.value.generation > token.generation) return now < current.value.renewAt ? Option.some(current.value) : Option.none()
+      return Option.some(token)
+    })
 
   const prove = (token: Token) => Effect.sync(() => void accepted.add(token.generation))
 

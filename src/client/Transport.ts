@@ -10,7 +10,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { HttpClientError } from "@effect/platform/HttpClientError"
 import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
-import { Duration, Effect, Option, Redacted, Stream } from "effect"
+import { Data, Duration, Effect, Option, Redacted, Stream } from "effect"
 import type { ApiRequest } from "./Api.js"
 import { parseBody } from "./Body.js"
 import type { Budget } from "./Budget.js"
@@ -68,13 +68,20 @@ const queryParams = (query: ApiRequest["query"]): Array<[string, string]> =>
     v === undefined ? [] : [[k, typeof v === "object" ? JSON.stringify(v) : String(v)]]
   )
 
-/** The bearer token of an attempt, read when the request has its permit and budget and is about to leave. */
-export type Bearer = Effect.Effect<Option.Option<Redacted.Redacted<string>>>
+/** The bearer token was dropped (a 401) while the request waited and there is no newer one yet: nothing was sent. */
+export class TokenGone extends Data.TaggedError("TokenGone") {}
 
-export const noBearer: Bearer = Effect.succeed(Option.none())
+/**
+ * The bearer token of an attempt, read when the request has its permit and budget and is about to leave; it
+ * fails with `TokenGone` when the request must not leave with the token it has (the budget room is given back).
+ */
+export type Bearer = Effect.Effect<Option.Option<Redacted.Redacted<string>>, TokenGone>
+
+/** No bearer token (the login). */
+export const noBearer: Effect.Effect<Option.Option<Redacted.Redacted<string>>> = Effect.succeed(Option.none())
 
 export interface Transport {
-  readonly send: (req: ApiRequest, bearer: Bearer) => Effect.Effect<Attempt>
+  readonly send: <E extends TokenGone = never>(req: ApiRequest, bearer: Effect.Effect<Option.Option<Redacted.Redacted<string>>, E>) => Effect.Effect<Attempt, E>
 }
 
 /** The answer's bytes, or undefined when it passes `max` (it is then not read further: the connection is closed). */
@@ -142,9 +149,12 @@ export const makeTransport = Effect.fn("Transport.make")(function*(settings: Cli
       Effect.catchAll((error) => Effect.succeed(fromError(error, host)))
     )
 
-  const send = (req: ApiRequest, bearer: Bearer): Effect.Effect<Attempt> =>
+  const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Effect.Effect<Option.Option<Redacted.Redacted<string>>, E>): Effect.Effect<Attempt, E> =>
     inFlight.withPermits(1)(
-      budget.spend(Effect.zipRight(counters.add("requests"), Effect.flatMap(bearer, (token) => exchange(req, token))))
+      budget.spend(
+        Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
+        (e) => e instanceof TokenGone
+      )
     ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
 
   return { send } satisfies Transport
