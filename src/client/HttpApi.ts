@@ -216,7 +216,7 @@ export const make = Effect.gen(function*() {
       // newer one, or, when the new login is still under way, the request is not sent and waits for it.
       let used: Token = token
       const bearer = Effect.flatMap(tokens.newest(token), (t) =>
-        Option.isSome(t) ? Effect.succeed(Option.some((used = t.value).value)) : Effect.fail(new TokenGone())
+        Option.isSome(t) ? Effect.succeed(Option.some((used = t.value).value)) : Effect.fail(new TokenGone({ reason: "Dropped" }))
       )
       const sent = yield* Effect.either(transport.send(req, bearer))
       if (Either.isLeft(sent)) continue

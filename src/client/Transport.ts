@@ -10,7 +10,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { HttpClientError } from "@effect/platform/HttpClientError"
 import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
-import { Data, Duration, Effect, Option, Redacted, Stream } from "effect"
+import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
 import type { ApiRequest } from "./Api.js"
 import { parseBody } from "./Body.js"
 import type { Budget } from "./Budget.js"
@@ -68,20 +68,26 @@ const queryParams = (query: ApiRequest["query"]): Array<[string, string]> =>
     v === undefined ? [] : [[k, typeof v === "object" ? JSON.stringify(v) : String(v)]]
   )
 
-/** The bearer token was dropped (a 401) while the request waited and there is no newer one yet: nothing was sent. */
-export class TokenGone extends Data.TaggedError("TokenGone") {}
+/**
+ * A request was not sent: its bearer token was dropped after a 401 while it waited for the budget, and the new
+ * login is still under way. Internal to the client (the request waits for the login and goes then).
+ */
+export class TokenGone extends Schema.TaggedError<TokenGone>()("TokenGone", {
+  reason: Schema.Literal("Dropped"),
+  cause: Schema.optional(Schema.Defect)
+}) {}
 
 /**
  * The bearer token of an attempt, read when the request has its permit and budget and is about to leave; it
  * fails with `TokenGone` when the request must not leave with the token it has (the budget room is given back).
  */
-export type Bearer = Effect.Effect<Option.Option<Redacted.Redacted<string>>, TokenGone>
+export type Bearer<E extends TokenGone = TokenGone> = Effect.Effect<Option.Option<Redacted.Redacted<string>>, E>
 
 /** No bearer token (the login). */
-export const noBearer: Effect.Effect<Option.Option<Redacted.Redacted<string>>> = Effect.succeed(Option.none())
+export const noBearer: Bearer<never> = Effect.succeed(Option.none())
 
 export interface Transport {
-  readonly send: <E extends TokenGone = never>(req: ApiRequest, bearer: Effect.Effect<Option.Option<Redacted.Redacted<string>>, E>) => Effect.Effect<Attempt, E>
+  readonly send: <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>) => Effect.Effect<Attempt, E>
 }
 
 /** The answer's bytes, or undefined when it passes `max` (it is then not read further: the connection is closed). */
@@ -149,7 +155,7 @@ export const makeTransport = Effect.fn("Transport.make")(function*(settings: Cli
       Effect.catchAll((error) => Effect.succeed(fromError(error, host)))
     )
 
-  const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Effect.Effect<Option.Option<Redacted.Redacted<string>>, E>): Effect.Effect<Attempt, E> =>
+  const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
     inFlight.withPermits(1)(
       budget.spend(
         Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
