@@ -183,6 +183,22 @@ describe("lists that never end", () => {
       assert.strictEqual(server.hits.filter((h) => h.url.startsWith("/v2/keywords")).length, 2)
     }), 30_000)
 
+  it.scopedLive("export stops with an error instead of running forever, naming the list", () =>
+    Effect.gen(function*() {
+      const server = yield* fakeApi((hit, res) => {
+        if (hit.url.startsWith("/v2/keywords")) {
+          const size = Number(new URL(hit.url, "http://x").searchParams.get("pageSize"))
+          const entityList = Array.from({ length: size }, (_, i) => ({ id: i + 1, description: `k${i}` }))
+          return reply(res, 200, { result: { entityList, links: [{ rel: "nextPage", href: "x" }] } })
+        }
+      })
+      const dir = yield* temporaryDir("fsm-answers-")
+      const run = yield* runCli(["export", "keywords", "--out", Path.join(dir, "out")], server.target, dir)
+      assert.notStrictEqual(run.code, 0)
+      assert.match(run.stderr, /listing \/keywords failed: page 2 holds only records already listed on earlier pages/)
+      assert.strictEqual(server.hits.filter((h) => h.url.startsWith("/v2/keywords")).length, 2)
+    }), 60_000)
+
   it.scopedLive("a page that repeats some records of the one before (a record inserted meanwhile shifts the list) is still walked", () =>
     Effect.gen(function*() {
       const ids: Record<string, Array<number>> = { "1": [1, 2, 3, 4, 5], "2": [5, 6, 7, 8, 9], "3": [10] }
