@@ -16,8 +16,8 @@
  *   without that text is a permission error and is final.
  * - A 401 drops the token and logs in again, every time the token had been accepted before (it was revoked or
  *   expired since), up to `maxAttempts` times per call. A 401 to a token the server never accepted, right after
- *   a new login for this call, means the credentials cannot do this: the call fails (not the run), and
- *   `unauthorizedInARow` such calls in a row abort the run instead of logging in again and again.
+ *   a new login for this call, twice in a row, means the credentials cannot do this: the call fails (not the
+ *   run), and `unauthorizedInARow` such calls in a row abort the run instead of logging in again and again.
  * - A redirect is never followed (it would turn a POST into a GET): the call fails with a message naming it.
  *
  * Rate-limited attempts and other failed attempts are counted separately, each up to `maxAttempts`.
@@ -143,6 +143,8 @@ export const make = Effect.gen(function*() {
     /** 401s of this call, and whether its last attempt was one (the next token is then the one obtained for it). */
     let unauthorized = 0
     let after401 = false
+    /** 401s in a row to tokens issued for this call after its previous 401 and never accepted for any call. */
+    let refusedFresh = 0
     /** Why a 2xx answer of this call did not confirm the write (its message in place of the answer's). */
     const notes = new WeakMap<Attempt, string>()
     const told = (a: Attempt) => notes.get(a) ?? describe(a)
@@ -241,10 +243,15 @@ export const make = Effect.gen(function*() {
           yield* tokens.invalidate(used)
           unauthorized += 1
           const obtainedForIt = after401 && !(yield* tokens.proven(used))
+          refusedFresh = obtainedForIt ? refusedFresh + 1 : 0
           after401 = true
-          if (obtainedForIt || unauthorized >= settings.maxAttempts) {
-            // The token was issued for this call after its previous 401 and the server never accepted it: these
-            // credentials cannot do this. The call fails; many in a row abort rather than log in again and again.
+          // A revocation can land between a login and the first answer to its token (a storm's pause in between):
+          // one refused fresh token is given one more login; a second one in a row is not a coincidence.
+          const cannot = refusedFresh >= 2
+          if (cannot || unauthorized >= settings.maxAttempts) {
+            // The tokens were issued for this call after its previous 401 and the server never accepted them:
+            // these credentials cannot do this. The call fails; many in a row abort rather than log in again and
+            // again.
             if (++refusedInARow >= unauthorizedInARow) {
               return yield* new ApiAborted({
                 reason: "Unauthorized",
@@ -253,8 +260,8 @@ export const make = Effect.gen(function*() {
             }
             notes.set(
               a,
-              obtainedForIt
-                ? `the API answered 401 to ${req.method} ${req.path} even with a token just issued for it: these credentials are not allowed to do this (${describe(a)})`
+              cannot
+                ? `the API answered 401 to ${req.method} ${req.path} even with tokens just issued for it: these credentials are not allowed to do this (${describe(a)})`
                 : `the API answered 401 to ${req.method} ${req.path} ${unauthorized} times, logging in again each time (${describe(a)})`
             )
             return yield* finalReply(a, false)
