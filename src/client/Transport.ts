@@ -8,7 +8,7 @@
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { HttpClientError } from "@effect/platform/HttpClientError"
+import type { HttpClientError, ResponseError } from "@effect/platform/HttpClientError"
 import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
 import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
 import type { ApiRequest } from "./Api.js"
@@ -90,10 +90,14 @@ export interface Transport {
   readonly send: <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>) => Effect.Effect<Attempt, E>
 }
 
-/** The answer's bytes, or undefined when it passes `max` (it is then not read further: the connection is closed). */
-const readCapped = (res: HttpClientResponse, max: number) => {
-  const declared = Number(res.headers["content-length"])
-  if (Number.isFinite(declared) && declared > max) return Effect.succeed(undefined)
+/**
+ * The answer's text, or undefined when it passes `max` (it is then not read further: the connection is closed).
+ * An answer that declares its length is refused up front when too long and otherwise read whole (Node stops at the
+ * declared length); one without a length is read chunk by chunk, up to the cap.
+ */
+const readCapped = (res: HttpClientResponse, max: number): Effect.Effect<string | undefined, ResponseError> => {
+  const declared = res.headers["content-length"]
+  if (declared !== undefined && /^\d+$/.test(declared.trim())) return Number(declared) > max ? Effect.succeed(undefined) : res.text
   return res.stream.pipe(
     Stream.runFoldWhile(
       { chunks: [] as Array<Uint8Array>, size: 0 },

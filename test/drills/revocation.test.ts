@@ -1,13 +1,13 @@
 /**
  * The revocation drill (issue 11, defect 4, scaled to the suite's time): a create import and an upsert import of
  * 80 customers each, with `--rate 20/1s` and the default pause after a rate-limit answer (one window: 1 s),
- * against a sandbox that revokes every token every 3 s, answers a 300 ms rate-limit storm every 6 s, and fails
+ * against a sandbox that revokes every token every 2 s, answers a 300 ms rate-limit storm every 4 s, and fails
  * 5 % of the requests each way (5xx, connection reset, answer dropped after the write was applied). A revoked
  * token must never abort the run: exit 0, exactly one record per row, one report line per row, every login a
  * `POST /login`.
  *
  * The storms start 500 ms after a revocation, so the pause they cause (1 s from the last refused request) ends
- * well before the next revocation: a token is accepted for some call before it is revoked, as on the live
+ * before the next revocation: a token is accepted for some call before it is revoked, as on the live
  * service, where tokens live for minutes. (Should a loaded machine stretch that, the client gives a call whose
  * fresh token was refused one more login before it concludes anything.)
  */
@@ -21,13 +21,13 @@ import { customersFile, lastJson, readReport, runCli, startDrillSandbox, statusC
 const rows = 80
 const rate = { limit: 20, windowMs: 1_000 }
 
-/** Every 3 s all tokens are revoked; 500 ms after every other revocation, a 300 ms rate-limit storm. */
+/** Every 2 s all tokens are revoked; 500 ms after every other revocation, a 300 ms rate-limit storm. */
 const chaos = (sandbox: RunningSandbox) =>
   Effect.gen(function*() {
     for (let tick = 1;; tick++) {
       yield* Effect.sleep(500)
-      if (tick % 6 === 0) yield* sandbox.control.revokeTokens
-      if (tick % 12 === 1 && tick > 1) yield* sandbox.control.setFaults({ rateLimitStormUntil: Date.now() + 300 })
+      if (tick % 4 === 0) yield* sandbox.control.revokeTokens
+      if (tick % 8 === 1 && tick > 1) yield* sandbox.control.setFaults({ rateLimitStormUntil: Date.now() + 300 })
     }
   })
 
@@ -74,7 +74,7 @@ const drill = (mode: "create" | "upsert") =>
     return statusCounts(report)
   })
 
-describe.concurrent("revocation drill: tokens revoked every 3 s never abort the run", () => {
+describe.concurrent("revocation drill: tokens revoked every 2 s never abort the run", () => {
   it.scopedLive("create import", () => drill("create"), 60_000)
   it.scopedLive("upsert import", () => drill("upsert"), 60_000)
 })
