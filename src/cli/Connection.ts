@@ -25,7 +25,7 @@ export interface ConnectionOptions {
   readonly rate: string
   readonly concurrency: Option.Option<number>
   readonly maxAttempts: number
-  readonly rateLimitPause: string
+  readonly rateLimitPause: Option.Option<string>
   readonly requestTimeout: string
 }
 
@@ -54,8 +54,11 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
     Options.withDescription("Attempts per request before it is given up (rate-limited attempts are counted apart)")
   ),
   rateLimitPause: Options.text("rate-limit-pause").pipe(
-    Options.withDefault("60s"),
-    Options.withDescription("How long every call waits after the API answers \"rate limit exceeded\"")
+    Options.withFallbackConfig(Config.string("FSM_RATE_LIMIT_PAUSE")),
+    Options.withDescription(
+      "How long every call waits after the API answers \"rate limit exceeded\" (env FSM_RATE_LIMIT_PAUSE; default: one window of --rate)"
+    ),
+    Options.optional
   ),
   requestTimeout: Options.text("request-timeout").pipe(
     Options.withDefault("30s"),
@@ -134,7 +137,9 @@ export const clientSettings = (
 ): Either.Either<ClientSettings, UsageError> =>
   Either.gen(function*() {
     const rate = yield* fromEither("--rate / FSM_RATE", parseRate(options.rate))
-    const pause = yield* fromEither("--rate-limit-pause", parseDuration(options.rateLimitPause))
+    const pause = Option.isSome(options.rateLimitPause)
+      ? yield* fromEither("--rate-limit-pause / FSM_RATE_LIMIT_PAUSE", parseDuration(options.rateLimitPause.value))
+      : rate.windowMs
     const timeout = yield* fromEither("--request-timeout", parseDuration(options.requestTimeout))
     if (timeout <= 0) return yield* Either.left(usage("--request-timeout: must be longer than 0"))
     const concurrency = Option.getOrElse(options.concurrency, () => defaultConcurrency(rate))

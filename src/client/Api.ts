@@ -106,7 +106,7 @@ export const trafficSince = (start: ApiStats, now: ApiStats): RunTraffic => ({
 })
 
 export class ApiAborted extends Schema.TaggedError<ApiAborted>()("ApiAborted", {
-  reason: Schema.Literal("CredentialsRejected", "Unauthorized", "Forbidden", "Unreachable"),
+  reason: Schema.Literal("CredentialsRejected", "Unauthorized", "Forbidden", "Unreachable", "Redirected"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {

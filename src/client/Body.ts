@@ -68,6 +68,27 @@ export const errorMessage = (status: number, body: unknown): string => {
   return `HTTP ${status}`
 }
 
+export const isRedirect = (status: number): boolean => status >= 300 && status < 400
+
+/**
+ * What a redirect means here: the base URL is not where the API answers (an http:// address moved to https://,
+ * a missing or extra path segment). The client never follows one: a 301/302 turns a POST into a GET.
+ */
+export const redirectMessage = (status: number, location: string | undefined, baseUrl: string): string => {
+  const target = location?.trim() ? location.trim() : undefined
+  let hint = ""
+  if (target !== undefined) {
+    try {
+      const url = new URL(target, `${baseUrl}/`)
+      const base = `${url.origin}${url.pathname.replace(/\/login\/?$/i, "").replace(/\/+$/, "")}`
+      if (/\/v2$/i.test(base) && base !== baseUrl) hint = ` (perhaps --base-url ${base})`
+    } catch {
+      // an unparseable Location: say what it was, suggest nothing
+    }
+  }
+  return `the API answered a redirect (HTTP ${status})${target !== undefined ? ` to ${clip(target, 200)}` : ""}: ${baseUrl} is not where the API answers; check --base-url / FSM_BASE_URL, the API's address ending in /v2${hint}`
+}
+
 export interface ListPage {
   readonly records: ReadonlyArray<Record<string, unknown>>
   /** `true`/`false` when the answer carries `links` (a `nextPage` link or not), undefined when it has none. */

@@ -12,13 +12,19 @@
  * The cost is about one latency per window of throughput.
  *
  * A rate-limit answer pauses every caller for `rateLimitPauseMs`; callers resume by themselves.
+ *
+ * A request that finds, once it has room, that it must not be sent after all (its token was revoked while it
+ * waited) gives the room back unused: it never reached the server, so it leaves no end in the window.
  */
-import { Clock, Deferred, Effect, FiberId } from "effect"
+import { Clock, Deferred, Effect, Exit, FiberId } from "effect"
 import type { Rate } from "../Units.js"
 
 export interface Budget {
-  /** Runs `request` as one request of the budget: waits for room, then records when it ends. */
-  readonly spend: <A, E, R>(request: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * Runs `request` as one request of the budget: waits for room, then records when it ends, unless it failed
+   * with an error `unsent` recognises (nothing was sent: the room is given back).
+   */
+  readonly spend: <A, E, R>(request: Effect.Effect<A, E, R>, unsent?: (error: E) => boolean) => Effect.Effect<A, E, R>
   /** Every caller waits `ms` from now before its next start (a rate-limit answer was received). */
   readonly pause: (ms: number) => Effect.Effect<void>
   /** True while a rate-limit pause is running. */
@@ -60,18 +66,28 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
     })
   )
 
-  const release = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Effect.suspend(() => {
-      inFlight -= 1
-      ends.push(now)
-      const signal = ended
-      ended = Deferred.unsafeMake<void>(FiberId.none)
-      return Deferred.succeed(signal, undefined)
-    })
-  )
+  const release = (sent: boolean) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      Effect.suspend(() => {
+        inFlight -= 1
+        if (sent) ends.push(now)
+        const signal = ended
+        ended = Deferred.unsafeMake<void>(FiberId.none)
+        return Deferred.succeed(signal, undefined)
+      })
+    )
 
-  const spend = <A, E, R>(request: Effect.Effect<A, E, R>) =>
-    Effect.uninterruptibleMask((restore) => Effect.zipRight(restore(take), restore(request).pipe(Effect.ensuring(release))))
+  const spend = <A, E, R>(request: Effect.Effect<A, E, R>, unsent?: (error: E) => boolean) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.zipRight(
+        restore(take),
+        restore(request).pipe(
+          Effect.onExit((exit) =>
+            release(!(unsent !== undefined && Exit.isFailure(exit) && exit.cause._tag === "Fail" && unsent(exit.cause.error)))
+          )
+        )
+      )
+    )
 
   const pause = (ms: number) =>
     Effect.map(Clock.currentTimeMillis, (now) => {

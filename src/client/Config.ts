@@ -25,7 +25,7 @@ export interface ClientSettings {
   readonly requestTimeoutMs: number
   /** Renew the token this long before it expires (capped to a quarter of the token's lifetime). */
   readonly renewBeforeMs: number
-  /** How long every call waits after a rate-limit answer (403 "Rate limit…" or 429). */
+  /** How long every call waits after a rate-limit answer (403 "Rate limit…" or 429); default: one window of `rate`. */
   readonly rateLimitPauseMs: number
   /** First backoff delay between attempts; it doubles, with jitter, up to `backoffMaxMs`. */
   readonly backoffBaseMs: number
@@ -36,9 +36,18 @@ export interface ClientSettings {
   readonly pageSize: number
   /** A date window that would need more pages than this is split (date-windowed lists only). */
   readonly maxWindowPages: number
+  /** An answer longer than this is abandoned and handled like a broken connection (see `defaultMaxAnswerBytes`). */
+  readonly maxAnswerBytes: number
   /** True when the base URL is the embedded, in-memory sandbox. */
   readonly embedded: boolean
 }
+
+/**
+ * The largest answer the client reads: 64 MiB. A list page of 1000 large records (tasks with their products,
+ * services and questionnaires) is a few MB; an answer 10 times larger than any real page is a broken server or
+ * proxy streaming without end, and reading it would exhaust memory (a string cannot pass ~512 MB in Node).
+ */
+export const defaultMaxAnswerBytes = 64 * 1024 * 1024
 
 /**
  * The margin the budget adds to its window: timer granularity only. The budget counts each request from when it
@@ -70,12 +79,14 @@ export class ClientConfig extends Context.Tag("fsm-bulk/ClientConfig")<ClientCon
       maxAttempts: input.maxAttempts ?? 6,
       requestTimeoutMs: input.requestTimeoutMs ?? 30_000,
       renewBeforeMs: input.renewBeforeMs ?? 120_000,
-      rateLimitPauseMs: input.rateLimitPauseMs ?? 60_000,
+      // The server forgives after one window of its budget: 60 s at 400/60s, 5 s at 100/5s.
+      rateLimitPauseMs: input.rateLimitPauseMs ?? input.rate.windowMs,
       backoffBaseMs: input.backoffBaseMs ?? 500,
       backoffMaxMs: input.backoffMaxMs ?? 30_000,
       budgetMarginMs: input.budgetMarginMs ?? defaultBudgetMargin(input.rate.windowMs),
       pageSize: input.pageSize ?? 500,
       maxWindowPages: input.maxWindowPages ?? 40,
+      maxAnswerBytes: input.maxAnswerBytes ?? defaultMaxAnswerBytes,
       embedded: input.embedded ?? false
     }
   }

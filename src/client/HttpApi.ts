@@ -1,15 +1,24 @@
 /**
  * The HTTP adapter of the `Api` port. Every call goes: token (cached, renewed ahead of expiry, one login for
- * all callers) → concurrency permit → budget → one attempt under a timeout → the per-method policy:
+ * all callers) → concurrency permit → budget → one attempt under a timeout and a size cap → the per-method policy:
  *
- * - GET, PUT, DELETE are resent on 5xx, timeouts and broken connections, with exponential, jittered backoff.
- * - POST and PATCH are never resent blindly. When an attempt may have been applied (timeout, reset, 5xx), a POST
- *   is looked up by its correlation key first (found → reconciled, absent → resent, lookup impossible →
- *   in doubt) and a PATCH is re-read and compared (already applied → reconciled, not applied → resent).
+ * - GET, PUT, DELETE are resent on 5xx, timeouts, broken connections and oversized answers, with exponential,
+ *   jittered backoff.
+ * - POST and PATCH are never resent blindly. When an attempt may have been applied (timeout, reset, oversized
+ *   answer, 5xx), a POST is looked up by its correlation key first (found → reconciled, absent → resent, lookup
+ *   impossible → in doubt) and a PATCH is re-read and compared (already applied → reconciled, not applied →
+ *   resent).
+ * - A write is done only on the success its operation has (`Writes.ts`): a 2xx without it (an HTML page, an
+ *   empty body, an envelope without the record) is handled like a lost answer, and if it is still unconfirmed
+ *   when the attempts run out the row is in doubt; a 202 to a write that is done at once is in doubt.
  * - A rate-limit answer (403 "Rate limit…" or 429) was not applied by the server, whatever the method: every
- *   call pauses for `rateLimitPauseMs` and the request is sent again. A 403 without that text is a permission
- *   error and is final.
- * - A 401 drops the token, logs in again and resends once; a second 401 aborts the run.
+ *   call pauses for `rateLimitPauseMs` (one window of the budget unless set) and the request is sent again. A 403
+ *   without that text is a permission error and is final.
+ * - A 401 drops the token and logs in again, every time the token had been accepted before (it was revoked or
+ *   expired since), up to `maxAttempts` times per call. A 401 to a token the server never accepted, right after
+ *   a new login for this call, twice in a row, means the credentials cannot do this: the call fails (not the
+ *   run), and `unauthorizedInARow` such calls in a row abort the run instead of logging in again and again.
+ * - A redirect is never followed (it would turn a POST into a GET): the call fails with a message naming it.
  *
  * Rate-limited attempts and other failed attempts are counted separately, each up to `maxAttempts`.
  */
@@ -17,32 +26,48 @@ import type { HttpClient } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
 import type { ApiRequest, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"
-import { errorMessage, isObject, isRateLimit, resultOf } from "./Body.js"
+import { errorMessage, isObject, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget } from "./Budget.js"
 import { resource } from "../Resources.js"
 import { ClientConfig } from "./Config.js"
 import { type Get, makePages } from "./Pages.js"
 import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
 import { makeCounters } from "./Stats.js"
-import { makeTokens } from "./Token.js"
-import { type Attempt, makeTransport, mayHaveArrived } from "./Transport.js"
+import { makeTokens, type Token } from "./Token.js"
+import { type Attempt, makeTransport, mayHaveArrived, TokenGone } from "./Transport.js"
+import { judgeWrite } from "./Writes.js"
 
-type Verdict = "ok" | "rejected" | "rate-limited" | "unauthorized" | "transient"
+/** Calls failed in a row by a 401 to a token just issued for them, before the run is aborted. */
+export const unauthorizedInARow = 5
 
-const verdictOf = (a: Attempt): Verdict => {
-  if (a._tag === "NoAnswer") return "transient"
-  if (a.status >= 200 && a.status < 300) return "ok"
-  if (isRateLimit(a.status, a.text)) return "rate-limited"
-  if (a.status === 401) return "unauthorized"
-  if (a.status >= 500) return "transient"
-  return "rejected"
+type Verdict =
+  | { readonly _tag: "ok" | "rejected" | "rate-limited" | "unauthorized" | "transient" }
+  /** A 2xx that does not say the write was done: like a lost answer. */
+  | { readonly _tag: "unconfirmed"; readonly why: string }
+  /** A 202 to a write that is done at once: accepted, maybe applied later. */
+  | { readonly _tag: "later"; readonly why: string }
+
+const isWrite = (method: ApiRequest["method"]) => method !== "GET"
+
+const verdictOf = (req: ApiRequest, a: Attempt): Verdict => {
+  if (a._tag === "NoAnswer") return { _tag: "transient" }
+  if (a.status >= 200 && a.status < 300) {
+    if (!isWrite(req.method)) return { _tag: "ok" }
+    const judged = judgeWrite(req, a.status, a.body)
+    return judged._tag === "Done" ? { _tag: "ok" } : judged._tag === "Later" ? { _tag: "later", why: judged.why } : { _tag: "unconfirmed", why: judged.why }
+  }
+  if (isRateLimit(a.status, a.text)) return { _tag: "rate-limited" }
+  if (a.status === 401) return { _tag: "unauthorized" }
+  if (a.status >= 500) return { _tag: "transient" }
+  return { _tag: "rejected" }
 }
 
-/** The `_retry_outcomes` word of an attempt: `503`, `timeout`, `reset`, `refused`, `rate-limited`, `401`. */
+/** The server got past authentication: the token was accepted. */
+const tokenAccepted = (a: Attempt): boolean => a._tag === "Answer" && a.status < 500 && a.status !== 401 && !isRateLimit(a.status, a.text)
+
+/** The `_retry_outcomes` word of an attempt: `503`, `timeout`, `reset`, `too-large`, `refused`, `rate-limited`, `401`, `200`. */
 const outcomeOf = (a: Attempt): string =>
   a._tag === "NoAnswer" ? a.outcome : isRateLimit(a.status, a.text) ? "rate-limited" : String(a.status)
-
-const describe = (a: Attempt): string => (a._tag === "NoAnswer" ? a.detail : errorMessage(a.status, a.body))
 
 /** What a lost write turned out to be. */
 type Check =
@@ -62,6 +87,11 @@ export const make = Effect.gen(function*() {
     Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(settings.backoffMaxMs)))
   )
   const tokens = yield* makeTokens(settings, transport, budget, counters, backoff)
+  /** Calls failed one after the other by a 401 to a token just issued for them. */
+  let refusedInARow = 0
+
+  const describe = (a: Attempt): string =>
+    a._tag === "NoAnswer" ? a.detail : isRedirect(a.status) ? redirectMessage(a.status, a.location, settings.baseUrl) : errorMessage(a.status, a.body)
 
   /** Looks a POST's record up by its correlation key; the lookup's own GETs follow the GET policy. */
   const findPosted = Effect.fn("Api.findPosted")(function*(req: ApiRequest) {
@@ -110,7 +140,14 @@ export const make = Effect.gen(function*() {
     let attempts = 0
     let failures = 0
     let rateLimits = 0
-    let reauthorized = false
+    /** 401s of this call, and whether its last attempt was one (the next token is then the one obtained for it). */
+    let unauthorized = 0
+    let after401 = false
+    /** 401s in a row to tokens issued for this call after its previous 401 and never accepted for any call. */
+    let refusedFresh = 0
+    /** Why a 2xx answer of this call did not confirm the write (its message in place of the answer's). */
+    const notes = new WeakMap<Attempt, string>()
+    const told = (a: Attempt) => notes.get(a) ?? describe(a)
     /** The last attempt of a POST/PATCH that may have been applied: checked before anything is resent. */
     let unsure: Attempt | undefined
 
@@ -132,7 +169,7 @@ export const make = Effect.gen(function*() {
         status: ev.status,
         body: a._tag === "Answer" ? a.body : undefined,
         result: a._tag === "Answer" ? resultOf(a.body) : undefined,
-        error: ok ? undefined : `${describe(a)}${note}`,
+        error: ok ? undefined : `${told(a)}${note}`,
         inDoubt: false,
         reconciled: false,
         evidence: ev
@@ -144,7 +181,7 @@ export const make = Effect.gen(function*() {
         status: ev.status,
         body: a._tag === "Answer" ? a.body : undefined,
         result: undefined,
-        error: `${describe(a)}; it may or may not have been applied: ${why}`,
+        error: `${told(a)}; it may or may not have been applied: ${why}`,
         inDoubt: true,
         reconciled: false,
         evidence: ev
@@ -177,24 +214,59 @@ export const make = Effect.gen(function*() {
         unsure = undefined
       }
       const token = yield* tokens.get
+      // The token is read again when the request leaves: one that was dropped while it queued is replaced by a
+      // newer one, or, when the new login is still under way, the request is not sent and waits for it.
+      let used: Token = token
+      const bearer = Effect.flatMap(tokens.newest(token), (t) =>
+        Option.isSome(t) ? Effect.succeed(Option.some((used = t.value).value)) : Effect.fail(new TokenGone({ reason: "Dropped" }))
+      )
+      const sent = yield* Effect.either(transport.send(req, bearer))
+      if (Either.isLeft(sent)) continue
+      const a = sent.right
       if (attempts > 0) yield* counters.add("retries")
       attempts += 1
-      const a = yield* transport.send(req, Option.some(token.value))
+      if (tokenAccepted(a)) {
+        yield* tokens.prove(used)
+        refusedInARow = 0
+      }
+      const verdict = verdictOf(req, a)
+      if (verdict._tag !== "unauthorized") after401 = false
 
-      switch (verdictOf(a)) {
+      switch (verdict._tag) {
         case "ok":
           return yield* finalReply(a, true)
         case "rejected":
           return yield* finalReply(a, false)
+        case "later":
+          return yield* inDoubtReply(a, verdict.why)
         case "unauthorized": {
-          if (reauthorized) {
-            return yield* new ApiAborted({
-              reason: "Unauthorized",
-              message: `the API answered 401 to ${req.method} ${req.path} again right after a new login: these credentials are not allowed to use it`
-            })
+          yield* tokens.invalidate(used)
+          unauthorized += 1
+          const obtainedForIt = after401 && !(yield* tokens.proven(used))
+          refusedFresh = obtainedForIt ? refusedFresh + 1 : 0
+          after401 = true
+          // A revocation can land between a login and the first answer to its token (a storm's pause in between):
+          // one refused fresh token is given one more login; a second one in a row is not a coincidence.
+          const cannot = refusedFresh >= 2
+          if (cannot || unauthorized >= settings.maxAttempts) {
+            // The tokens were issued for this call after its previous 401 and the server never accepted them:
+            // these credentials cannot do this. The call fails; many in a row abort rather than log in again and
+            // again.
+            if (++refusedInARow >= unauthorizedInARow) {
+              return yield* new ApiAborted({
+                reason: "Unauthorized",
+                message: `the API answered 401 to ${refusedInARow} calls in a row (the last ${req.method} ${req.path}) even with a token just issued for them: these credentials are not allowed to use it`
+              })
+            }
+            notes.set(
+              a,
+              cannot
+                ? `the API answered 401 to ${req.method} ${req.path} even with tokens just issued for it: these credentials are not allowed to do this (${describe(a)})`
+                : `the API answered 401 to ${req.method} ${req.path} ${unauthorized} times, logging in again each time (${describe(a)})`
+            )
+            return yield* finalReply(a, false)
           }
-          reauthorized = true
-          yield* tokens.invalidate(token)
+          // A new revocation (or expiry): log in again and resend. A 401 was not applied, whatever the method.
           earlier.push(outcomeOf(a))
           continue
         }
@@ -205,13 +277,16 @@ export const make = Effect.gen(function*() {
           earlier.push(outcomeOf(a))
           continue
         }
+        case "unconfirmed":
         case "transient": {
+          if (verdict._tag === "unconfirmed") notes.set(a, verdict.why)
           const lost = !idempotent(req.method) && mayHaveArrived(a)
           if (lost && req.method === "POST" && req.correlation === undefined) {
             return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
           }
           if (++failures >= settings.maxAttempts) {
-            if (!lost) return yield* finalReply(a, false)
+            // A write answered 2xx without confirming it may have been applied, whatever the method.
+            if (!lost) return verdict._tag === "unconfirmed" ? yield* inDoubtReply(a, "the answer does not confirm it") : yield* finalReply(a, false)
             const found = yield* check(req)
             if (found._tag === "Applied") return yield* reconciledReply(a, found)
             if (found._tag === "Unknown") return yield* inDoubtReply(a, found.why)

@@ -7,13 +7,18 @@
  * `paramFilter`; they are walked in windows of 2^k days from `since` to `until`. The window starting at a day
  * is always the largest one that needs at most `maxWindowPages` pages, so it depends only on its start, `until`
  * and the data: an interrupted export resumes with `since` = the window's start and `fromPage`.
+ *
+ * A page whose records were all seen on earlier pages of the same walk stops it with `ListFailed`: a server that
+ * ignores `page` and keeps sending a full page with a `nextPage` link would otherwise be walked forever. (One
+ * repeated record is not enough: a record inserted while the list is walked shifts the next page by one.)
  */
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
-import type { Resource } from "../Resources.js"
+import { idReadName, type Resource } from "../Resources.js"
 import type { ApiAborted, ListOptions, Page, Reply } from "./Api.js"
 import { ListFailed } from "./Api.js"
 import { isObject, listPage, resultOf } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
+import { resourceOfPath } from "./Reconcile.js"
 
 export type Get = (path: string, query: Readonly<Record<string, string | number | object | undefined>>) => Effect.Effect<Reply, ApiAborted>
 
@@ -44,6 +49,20 @@ export const defaultUntil = (nowMs: number): string => {
 }
 
 export type PagesOptions = ListOptions & { readonly resource?: Resource }
+
+type KeyOf = (record: Record<string, unknown>) => string
+
+/** What tells the records of a list apart: the server id when they carry one, else the whole record. */
+const keyOfRecords = (resource: Resource | undefined): KeyOf => {
+  const names = resource?.id === undefined ? [] : [...new Set([idReadName(resource)!, resource.id.name])]
+  return (record) => {
+    for (const name of names) {
+      const v = record[name]
+      if (typeof v === "number" || typeof v === "string") return `id:${v}`
+    }
+    return JSON.stringify(record)
+  }
+}
 
 export const makePages = (settings: ClientSettings, get: Get) => {
   const fetchPage = Effect.fn("Pages.fetch")(function*(
@@ -78,17 +97,31 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     pageSize: number,
     fromPage: number,
     window: Page["window"],
-    first: Option.Option<Fetched>
+    first: Option.Option<Fetched>,
+    keyOf: KeyOf
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
-    Stream.paginateChunkEffect(fromPage, (page) =>
-      Effect.map(
-        page === fromPage && Option.isSome(first) ? Effect.succeed(first.value) : fetchPage(path, filter, page, pageSize),
-        (fetched): [Chunk.Chunk<Page>, Option.Option<number>] =>
-          fetched._tag === "End"
-            ? [Chunk.empty(), Option.none()]
-            : [Chunk.of({ page, records: fetched.records, ...(window ? { window } : {}) }), fetched.more ? Option.some(page + 1) : Option.none()]
-      )
-    )
+    Stream.suspend(() => {
+      const seen = new Set<string>()
+      return Stream.paginateChunkEffect(fromPage, (page) =>
+        Effect.flatMap(
+          page === fromPage && Option.isSome(first) ? Effect.succeed(first.value) : fetchPage(path, filter, page, pageSize),
+          (fetched): Effect.Effect<[Chunk.Chunk<Page>, Option.Option<number>], ListFailed> => {
+            if (fetched._tag === "End") return Effect.succeed([Chunk.empty(), Option.none()])
+            const keys = fetched.records.map(keyOf)
+            if (page > fromPage && keys.every((k) => seen.has(k))) {
+              return new ListFailed({
+                path,
+                message: `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
+              })
+            }
+            for (const k of keys) seen.add(k)
+            return Effect.succeed([
+              Chunk.of({ page, records: fetched.records, ...(window ? { window } : {}) }),
+              fetched.more ? Option.some(page + 1) : Option.none()
+            ])
+          }
+        ))
+    })
 
   const windowed = (path: string, options: PagesOptions, pageSize: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
     Stream.unwrap(
@@ -157,7 +190,8 @@ export const makePages = (settings: ClientSettings, get: Get) => {
             pageSize,
             plan.fromPage,
             { start: formatDay(plan.start), end: formatDay(plan.end) },
-            plan.fromPage === 1 ? Option.some(plan.first) : Option.none()
+            plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
+            keyOfRecords(options.resource)
           )
         )
       })
@@ -167,6 +201,6 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     const pageSize = options.pageSize ?? settings.pageSize
     return options.resource?.dateWindow
       ? windowed(path, options, pageSize)
-      : walk(path, options.filter ?? {}, pageSize, options.fromPage ?? 1, undefined, Option.none())
+      : walk(path, options.filter ?? {}, pageSize, options.fromPage ?? 1, undefined, Option.none(), keyOfRecords(options.resource ?? resourceOfPath(path)))
   }
 }

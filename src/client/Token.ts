@@ -6,14 +6,22 @@
  * Expiry comes from the JWT's own lifetime (`exp - iat`, or `exp`) or 30 minutes, measured on this machine's
  * clock from the moment the login was sent. The body's `expiration` is never read: the live service writes it
  * in Brazilian local time without a zone (api-notes B).
+ *
+ * A token is *proven* once the server accepted it for any call (an answer past authentication: not a 401, not a
+ * rate-limit answer, not a 5xx). A 401 on a proven token means it was revoked or expired since: log in again. A
+ * 401 on a token the server never accepted, right after a new login for that request, means the credentials
+ * cannot do this (see `HttpApi`).
+ *
+ * A login answered with a redirect (301/302/307/308) aborts with a message naming the redirect: the base URL is
+ * wrong, and a client that followed it could turn `POST /login` into `GET /login`.
  */
 import { Clock, Effect, Option, Redacted, Schedule } from "effect"
 import { ApiAborted } from "./Api.js"
-import { errorMessage, isObject, isRateLimit, resultOf } from "./Body.js"
+import { errorMessage, isObject, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
 import type { Counters } from "./Stats.js"
 import type { Budget } from "./Budget.js"
-import type { Attempt, Transport } from "./Transport.js"
+import { type Attempt, noBearer, type Transport } from "./Transport.js"
 
 export interface Token {
   readonly value: Redacted.Redacted<string>
@@ -27,6 +35,16 @@ export interface Tokens {
   readonly get: Effect.Effect<Token, ApiAborted>
   /** Drops `token` if it is still the current one (after a 401), so the next `get` logs in again. */
   readonly invalidate: (token: Token) => Effect.Effect<void>
+  /**
+   * The token a request holding `token` leaves with: the current one when it is newer and still valid (the
+   * request queued while a new login happened), `token` while it is still current; none when `token` was dropped
+   * after a 401 and no newer one exists yet (the request must wait for the login rather than meet a 401).
+   */
+  readonly newest: (token: Token) => Effect.Effect<Option.Option<Token>>
+  /** The server accepted `token` for a call. */
+  readonly prove: (token: Token) => Effect.Effect<void>
+  /** Whether the server ever accepted `token`. */
+  readonly proven: (token: Token) => Effect.Effect<boolean>
 }
 
 const defaultLifetimeMs = 30 * 60_000
@@ -65,6 +83,9 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
   let current: Option.Option<Token> = Option.none()
   let rejected: Option.Option<ApiAborted> = Option.none()
   let generation = 0
+  /** Generations the server accepted, and those dropped after a 401. */
+  const accepted = new Set<number>()
+  const dropped = new Set<number>()
 
   const loginRequest = () => ({
     method: "POST" as const,
@@ -81,7 +102,7 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
     while (true) {
       const sentAt = yield* Clock.currentTimeMillis
       yield* counters.add("logins")
-      const a = yield* transport.send(loginRequest(), Option.none())
+      const a = yield* transport.send(loginRequest(), noBearer)
       if (a._tag === "Answer") {
         if (a.status >= 200 && a.status < 300) {
           const result = resultOf(a.body)
@@ -102,6 +123,9 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
           yield* budget.pause(settings.rateLimitPauseMs)
           if (++rateLimits < settings.maxAttempts) continue
           return yield* new ApiAborted({ reason: "Unreachable", message: `login kept being rate-limited (${rateLimits} times)` })
+        }
+        if (isRedirect(a.status)) {
+          return yield* new ApiAborted({ reason: "Redirected", message: redirectMessage(a.status, a.location, settings.baseUrl) })
         }
         if (a.status === 403) {
           return yield* new ApiAborted({ reason: "Forbidden", message: `login forbidden: ${describe(a)}` })
@@ -139,8 +163,20 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
 
   const invalidate = (token: Token) =>
     Effect.sync(() => {
+      dropped.add(token.generation)
       if (Option.isSome(current) && current.value.generation === token.generation) current = Option.none()
     })
 
-  return { get, invalidate } satisfies Tokens
+  const newest = (token: Token) =>
+    Effect.map(Clock.currentTimeMillis, (now): Option.Option<Token> => {
+      if (Option.isNone(current)) return dropped.has(token.generation) ? Option.none() : Option.some(token)
+      if (current.value.generation > token.generation) return now < current.value.renewAt ? Option.some(current.value) : Option.none()
+      return Option.some(token)
+    })
+
+  const prove = (token: Token) => Effect.sync(() => void accepted.add(token.generation))
+
+  const proven = (token: Token) => Effect.sync(() => accepted.has(token.generation))
+
+  return { get, invalidate, newest, prove, proven } satisfies Tokens
 })

@@ -1,12 +1,16 @@
 /**
  * One attempt of one request: the only module that knows `HttpClient`. It takes a concurrency permit, then room
- * in the budget (in that order, so a request never holds budget while it queues for a permit), sends, reads the
- * whole answer under the per-attempt timeout, and turns everything into an `Attempt` value; it never fails.
+ * in the budget (in that order, so a request never holds budget while it queues for a permit), reads the bearer
+ * token only then (the newest one, not one that aged while the request queued), sends, reads the answer under the
+ * per-attempt timeout and at most `maxAnswerBytes` of it, and turns everything into an `Attempt` value; it never
+ * fails. An answer longer than the cap is abandoned (the connection is closed) and is a `too-large` attempt,
+ * which the policy handles like a broken connection.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type { HttpClientError } from "@effect/platform/HttpClientError"
-import { Duration, Effect, Option, Redacted } from "effect"
+import type { HttpClientError, ResponseError } from "@effect/platform/HttpClientError"
+import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
+import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
 import type { ApiRequest } from "./Api.js"
 import { parseBody } from "./Body.js"
 import type { Budget } from "./Budget.js"
@@ -21,11 +25,16 @@ export type Attempt =
     /** The raw text (rate-limit answers are recognised by it). */
     readonly text: string
     readonly body: unknown
+    /** The `Location` header (redirects). */
+    readonly location: string | undefined
   }
   | {
     readonly _tag: "NoAnswer"
-    /** `timeout` and `reset` may have reached the server; `refused` never left this machine. */
-    readonly outcome: "timeout" | "reset" | "refused"
+    /**
+     * `timeout`, `reset` and `too-large` (an answer past the size cap, abandoned) may have reached the server;
+     * `refused` never left this machine.
+     */
+    readonly outcome: "timeout" | "reset" | "refused" | "too-large"
     readonly detail: string
   }
 
@@ -59,9 +68,51 @@ const queryParams = (query: ApiRequest["query"]): Array<[string, string]> =>
     v === undefined ? [] : [[k, typeof v === "object" ? JSON.stringify(v) : String(v)]]
   )
 
+/**
+ * A request was not sent: its bearer token was dropped after a 401 while it waited for the budget, and the new
+ * login is still under way. Internal to the client (the request waits for the login and goes then).
+ */
+export class TokenGone extends Schema.TaggedError<TokenGone>()("TokenGone", {
+  reason: Schema.Literal("Dropped"),
+  cause: Schema.optional(Schema.Defect)
+}) {}
+
+/**
+ * The bearer token of an attempt, read when the request has its permit and budget and is about to leave; it
+ * fails with `TokenGone` when the request must not leave with the token it has (the budget room is given back).
+ */
+export type Bearer<E extends TokenGone = TokenGone> = Effect.Effect<Option.Option<Redacted.Redacted<string>>, E>
+
+/** No bearer token (the login). */
+export const noBearer: Bearer<never> = Effect.succeed(Option.none())
+
 export interface Transport {
-  readonly send: (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => Effect.Effect<Attempt>
+  readonly send: <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>) => Effect.Effect<Attempt, E>
 }
+
+/**
+ * The answer's text, or undefined when it passes `max` (it is then not read further: the connection is closed).
+ * An answer that declares its length is refused up front when too long and otherwise read whole (Node stops at the
+ * declared length); one without a length is read chunk by chunk, up to the cap.
+ */
+const readCapped = (res: HttpClientResponse, max: number): Effect.Effect<string | undefined, ResponseError> => {
+  const declared = res.headers["content-length"]
+  if (declared !== undefined && /^\d+$/.test(declared.trim())) return Number(declared) > max ? Effect.succeed(undefined) : res.text
+  return res.stream.pipe(
+    Stream.runFoldWhile(
+      { chunks: [] as Array<Uint8Array>, size: 0 },
+      (acc) => acc.size <= max,
+      (acc, chunk) => {
+        acc.chunks.push(chunk)
+        acc.size += chunk.length
+        return acc
+      }
+    ),
+    Effect.map((acc) => (acc.size > max ? undefined : Buffer.concat(acc.chunks, acc.size).toString("utf8")))
+  )
+}
+
+const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`
 
 export const makeTransport = Effect.fn("Transport.make")(function*(settings: ClientSettings, budget: Budget, counters: Counters) {
   const host = new URL(settings.baseUrl).host
@@ -83,13 +134,21 @@ export const makeTransport = Effect.fn("Transport.make")(function*(settings: Cli
   const exchange = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) =>
     client.execute(build(req, bearer)).pipe(
       Effect.flatMap((res) =>
-        Effect.map(res.text, (text): Attempt => ({
-          _tag: "Answer",
-          status: res.status,
-          requestId: res.headers["x-request-id"],
-          text,
-          body: parseBody(text)
-        }))
+        Effect.map(readCapped(res, settings.maxAnswerBytes), (text): Attempt =>
+          text === undefined
+            ? {
+              _tag: "NoAnswer",
+              outcome: "too-large",
+              detail: `the answer of ${host} to ${req.method} ${req.path} (HTTP ${res.status}) passed ${mib(settings.maxAnswerBytes)}; it was abandoned unread`
+            }
+            : {
+              _tag: "Answer",
+              status: res.status,
+              requestId: res.headers["x-request-id"],
+              text,
+              body: parseBody(text),
+              location: res.headers["location"]
+            })
       ),
       Effect.timeoutOption(timeout),
       Effect.map(Option.getOrElse((): Attempt => ({
@@ -100,8 +159,13 @@ export const makeTransport = Effect.fn("Transport.make")(function*(settings: Cli
       Effect.catchAll((error) => Effect.succeed(fromError(error, host)))
     )
 
-  const send = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>): Effect.Effect<Attempt> =>
-    inFlight.withPermits(1)(budget.spend(Effect.zipRight(counters.add("requests"), exchange(req, bearer)))).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
+  const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
+    inFlight.withPermits(1)(
+      budget.spend(
+        Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
+        (e) => e instanceof TokenGone
+      )
+    ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
 
   return { send } satisfies Transport
 })

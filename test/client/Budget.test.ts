@@ -37,6 +37,15 @@ describe("Budget", () => {
       assert.strictEqual(yield* Fiber.join(second), 1_100)
     }))
 
+  it.effect("a request that turns out not to be sent gives its room back: it leaves nothing in the window", () =>
+    Effect.gen(function*() {
+      const budget = yield* makeBudget({ limit: 1, windowMs: 1_000 }, 0)
+      const unsent = yield* budget.spend(Effect.fail("token gone" as const), (e) => e === "token gone").pipe(Effect.either)
+      assert.strictEqual(unsent._tag, "Left")
+      // With a limit of 1, a request counted in the window would hold the next one for a whole second.
+      assert.strictEqual(yield* budget.spend(Clock.currentTimeMillis), 0)
+    }))
+
   it.effect("a pause holds every caller until it ends", () =>
     Effect.gen(function*() {
       const budget = yield* makeBudget({ limit: 100, windowMs: 1_000 }, 0)

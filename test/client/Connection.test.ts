@@ -1,11 +1,11 @@
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Console, Effect, Either, Exit, Layer, Option } from "effect"
+import { ConfigProvider, Console, Effect, Either, Exit, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type ConnectionOptions, apiLayer, connectionOptions, EmbeddedSandbox, validateBaseUrl } from "../../src/cli/Connection.js"
+import { type ConnectionOptions, apiLayer, clientSettings, connectionOptions, EmbeddedSandbox, validateBaseUrl } from "../../src/cli/Connection.js"
 import { Api } from "../../src/client/Api.js"
 import { startTestSandbox } from "./support.js"
 
@@ -15,7 +15,7 @@ const defaults: ConnectionOptions = {
   rate: "400/60s",
   concurrency: Option.none(),
   maxAttempts: 6,
-  rateLimitPause: "60s",
+  rateLimitPause: Option.none(),
   requestTimeout: "30s"
 }
 
@@ -81,9 +81,22 @@ describe("connection options", () => {
         rate: "10/1s",
         concurrency: Option.some(3),
         maxAttempts: 2,
-        rateLimitPause: "5s"
+        rateLimitPause: Option.some("5s")
       })
+      const pauseFromEnv = yield* parse([], { FSM_RATE_LIMIT_PAUSE: "7s" })
+      assert.deepStrictEqual(pauseFromEnv, { ...defaults, rateLimitPause: Option.some("7s") })
     }))
+
+  it("pause after a rate-limit answer for one window of the budget, unless --rate-limit-pause says otherwise", () => {
+    const target = { baseUrl: "https://api.example.com/v2", credentials: { apiKey: Redacted.make("k"), apiToken: Redacted.make("t") }, embedded: false }
+    const pauseOf = (options: ConnectionOptions) =>
+      Either.match(clientSettings(options, target), { onLeft: (e) => e.message, onRight: (s) => s.rateLimitPauseMs })
+    assert.strictEqual(pauseOf(defaults), 60_000)
+    assert.strictEqual(pauseOf({ ...defaults, rate: "100/5s" }), 5_000)
+    assert.strictEqual(pauseOf({ ...defaults, rate: "50/1500ms" }), 1_500)
+    assert.strictEqual(pauseOf({ ...defaults, rate: "100/5s", rateLimitPause: Option.some("30s") }), 30_000)
+    assert.strictEqual(pauseOf({ ...defaults, rateLimitPause: Option.some("0") }), 0)
+  })
 })
 
 describe("apiLayer", () => {
@@ -151,7 +164,7 @@ describe("apiLayer", () => {
         [{ ...defaults, baseUrl: Option.some("http://api.example.com/v2") }, {}, /must be reached over https/],
         [{ ...defaults, rate: "fast" }, {}, /--rate \/ FSM_RATE: "fast" is not a rate/],
         [{ ...defaults, concurrency: Option.some(0) }, {}, /--concurrency \/ FSM_CONCURRENCY: 0 is not a positive number/],
-        [{ ...defaults, rateLimitPause: "soon" }, {}, /--rate-limit-pause: "soon" is not a duration/]
+        [{ ...defaults, rateLimitPause: Option.some("soon") }, {}, /--rate-limit-pause \/ FSM_RATE_LIMIT_PAUSE: "soon" is not a duration/]
       ]
       for (const [options, env, expected] of cases) {
         const { exit, said } = yield* withApi(options, Effect.void, env)

@@ -1,6 +1,8 @@
 /** Test support: a sandbox on a free loopback port and a client built for it with scaled settings. */
 import { Effect } from "effect"
-import type { RequestLogEntry, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { testClient } from "../support.js"
 
@@ -33,4 +35,65 @@ export const busiestWindow = (times: ReadonlyArray<number>, windowMs: number): n
     best = Math.max(best, i - j + 1)
   }
   return best
+}
+
+/** One request a `fakeApi` received. */
+export interface Hit {
+  readonly method: string
+  /** Path and query, as sent (`/v2/customers?page=1`). */
+  readonly url: string
+  readonly bearer: string | undefined
+  readonly body: string
+}
+
+/**
+ * A loopback server for what the sandbox cannot be made to answer (an HTML 200, an endless body, a redirect, a
+ * revocation at one precise moment): `answer` writes the response of each request; what it leaves unanswered
+ * gets a token `t1`, `t2`, … for `POST /v2/login` and an empty 404 otherwise. Closed, connections included, with
+ * the test's scope.
+ */
+export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: ReadonlyArray<Hit>) => void) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly url: string; readonly hits: Array<Hit>; readonly server: Http.Server; readonly target: RunningSandbox }>((resume) => {
+      const hits: Array<Hit> = []
+      let logins = 0
+      const server = Http.createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (c: Buffer) => chunks.push(c))
+        req.on("end", () => {
+          const auth = req.headers.authorization
+          const hit: Hit = { method: req.method ?? "", url: req.url ?? "", bearer: auth?.replace(/^Bearer /, ""), body: Buffer.concat(chunks).toString("utf8") }
+          hits.push(hit)
+          res.setHeader("x-request-id", `req-${hits.length}`)
+          answer(hit, res, hits)
+          if (res.headersSent || res.writableEnded) return
+          res.setHeader("content-type", "application/json")
+          if (hit.method === "POST" && hit.url === "/v2/login") {
+            res.end(JSON.stringify({ result: { authenticated: true, accessToken: `t${++logins}`, expiration: "2030-01-01 00:00:00" } }))
+          } else {
+            res.statusCode = 404
+            res.end()
+          }
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2`
+        resume(Effect.succeed({ url, hits, server, target: { url, accounts: [{ apiKey: "k", apiToken: "t" }] } as unknown as RunningSandbox }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+/** Answers `status` with `body` as JSON (or as it is, when a string). */
+export const reply = (res: Http.ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) => {
+  res.statusCode = status
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
+  if (body === undefined) return void res.end()
+  if (typeof body === "string") return void res.end(body)
+  res.setHeader("content-type", "application/json")
+  res.end(JSON.stringify(body))
 }

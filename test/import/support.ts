@@ -17,7 +17,8 @@ import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { temporaryDir, testClientLayer } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
-export const bin = Path.join(root, "dist/bin.js")
+/** The built CLI; FSM_DRILL_BIN points the CLI tests and the drills (which spawn through here) at another build. */
+export const bin = process.env.FSM_DRILL_BIN ?? Path.join(root, "dist/bin.js")
 
 export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
