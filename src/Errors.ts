@@ -35,7 +35,10 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
     return 2
   }
   override get message(): string {
-    const at = [this.row !== undefined ? `row ${this.row}` : undefined, this.column !== undefined ? `column "${this.column}"` : undefined]
+    const at = [
+      this.row !== undefined ? `row ${this.row}` : undefined,
+      this.column !== undefined ? `column "${this.column}"` : undefined
+    ]
       .filter((x) => x !== undefined)
       .join(", ")
     return `${this.file}${at ? ` (${at})` : ""}: ${this.detail}`

@@ -163,7 +163,13 @@ const bool = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "bool
 const date = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "date" }, doc, extra)
 const enm = (name: string, doc: string, values: Array<[number, string]>, extra?: Extra) =>
   f(name, { _tag: "enum", values: values.map(([value, label]) => ({ value, label })) }, doc, extra)
-const ref = (name: string, resource: ResourceName, column: string, doc: string, extra?: Extra & { by?: string; sendAs?: string }) => {
+const ref = (
+  name: string,
+  resource: ResourceName,
+  column: string,
+  doc: string,
+  extra?: Extra & { by?: string; sendAs?: string }
+) => {
   const { by, sendAs, ...rest } = extra ?? {}
   return f(name, { _tag: "integer" }, doc, {
     ...rest,
@@ -175,16 +181,26 @@ const file = (name: string, doc: string, extra?: Extra) => f(name, { _tag: "file
 const idField = (doc = "Server id; leave empty to create") => int("id", doc)
 const externalId = (example: string) =>
   str("externalId", "Your own unique key for the record; used to find it again (upsert key)", { example, unique: true })
-const description = (example: string) => str("description", "Description (name) of the record", { required: true, example })
-const latitude = (name = "latitude") => f(name, { _tag: "number", min: -90, max: 90 }, "Latitude in decimal degrees", { example: "-23.5614" })
-const longitude = (name = "longitude") => f(name, { _tag: "number", min: -180, max: 180 }, "Longitude in decimal degrees", { example: "-46.6559" })
+const description = (example: string) =>
+  str("description", "Description (name) of the record", { required: true, example })
+const latitude = (name = "latitude") =>
+  f(name, { _tag: "number", min: -90, max: 90 }, "Latitude in decimal degrees", { example: "-23.5614" })
+const longitude = (name = "longitude") =>
+  f(name, { _tag: "number", min: -180, max: 180 }, "Longitude in decimal degrees", { example: "-46.6559" })
 
 /** Fields of an attachment upload: the parent record, the local file and the name it gets on the server. */
 const attachmentFields = (parent: ResourceName, parentColumn: string, example: string): ReadonlyArray<Field> => [
-  ref("id", parent, parentColumn, `Server id of the ${parent.replace(/s$/, "")} that receives the file`, { required: true }),
+  ref("id", parent, parentColumn, `Server id of the ${parent.replace(/s$/, "")} that receives the file`, {
+    required: true
+  }),
   file("file", "Path of a local file, relative to the template or workbook", { required: true, example }),
-  str("name", "File name shown on the server, with its extension (defaults to the local file name)", { example: example.split("/").pop()! }),
-  bool("removeAllAttachmentsInsertedByMe", "First remove the files this account attached to the record earlier", { writeOnly: true, example: "false" })
+  str("name", "File name shown on the server, with its extension (defaults to the local file name)", {
+    example: example.split("/").pop()!
+  }),
+  bool("removeAllAttachmentsInsertedByMe", "First remove the files this account attached to the record earlier", {
+    writeOnly: true,
+    example: "false"
+  })
 ]
 
 /** The API's upload body for tasks, customers, equipments and products. */
@@ -194,7 +210,11 @@ const listUpload = { _tag: "list", flag: "removeAllAttachmentsInsertedByMe" } as
 const discountType = () =>
   f(
     "discountType",
-    { _tag: "enum", values: [{ value: 0, label: "amount" }, { value: 1, label: "percent" }], formerly: [{ value: 1, label: "percent" }, { value: 2, label: "amount" }] },
+    {
+      _tag: "enum",
+      values: [{ value: 0, label: "amount" }, { value: 1, label: "percent" }],
+      formerly: [{ value: 1, label: "percent" }, { value: 2, label: "amount" }]
+    },
     "Discount type: amount or percent (API codes 0 amount, 1 percent)",
     { example: "" }
   )
@@ -315,7 +335,13 @@ const table: ReadonlyArray<Resource> = [
     ops: ["list", "create", "upsert", "get", "patch", "delete"],
     id: { name: "id", readAs: "userID", type: "integer" },
     key: "externalId",
-    filters: { name: "name", externalId: "externalId", login: "login", smartPhoneNumber: "smartPhoneNumber", userType: "userType" },
+    filters: {
+      name: "name",
+      externalId: "externalId",
+      login: "login",
+      smartPhoneNumber: "smartPhoneNumber",
+      userType: "userType"
+    },
     listFilters: ["externalId"],
     doc: "Technicians, team managers and administrators",
     fields: [
@@ -329,7 +355,10 @@ const table: ReadonlyArray<Resource> = [
       str("jobPosition", "Job title", { example: "Técnica de campo" }),
       str("culture", "Language and formats", { example: "pt-BR" }),
       enm("userType", "Kind of user", [[1, "user"], [2, "team manager"], [3, "administrator"]], { example: "1" }),
-      f("workDaysOfWeek", { _tag: "integer", min: 1, max: 7 }, "Working days, 1 = Sunday … 7 = Saturday", { list: true, example: "2|3|4|5|6" }),
+      f("workDaysOfWeek", { _tag: "integer", min: 1, max: 7 }, "Working days, 1 = Sunday … 7 = Saturday", {
+        list: true,
+        example: "2|3|4|5|6"
+      }),
       f("startWorkHour", { _tag: "time" }, "Start of the working day (HH:mm:ss)", { example: "08:00:00" }),
       f("endWorkHour", { _tag: "time" }, "End of the working day (HH:mm:ss)", { example: "18:00:00" }),
       num("hourValue", "Cost of one hour of work", { example: "85.50" }),
@@ -338,7 +367,13 @@ const table: ReadonlyArray<Resource> = [
       longitude(),
       bool("unavailableForTasks", "Not available to receive tasks", { example: "false" }),
       bool("checkInManual", "Check-in is done by hand", { example: "false" }),
-      enm("gpsFrequency", "GPS reporting interval in seconds: 60, 120, 180, 240 or 300", [[60, "1 minute"], [120, "2 minutes"], [180, "3 minutes"], [240, "4 minutes"], [300, "5 minutes"]], { example: "120" })
+      enm("gpsFrequency", "GPS reporting interval in seconds: 60, 120, 180, 240 or 300", [
+        [60, "1 minute"],
+        [120, "2 minutes"],
+        [180, "3 minutes"],
+        [240, "4 minutes"],
+        [300, "5 minutes"]
+      ], { example: "120" })
     ]
   },
   {
@@ -354,8 +389,16 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       idField(),
       description("Equipe Zona Sul"),
-      ref("participants", "users", "participantsLogin", "Members of the team (user ids)", { list: true, by: "login", example: "" }),
-      ref("managers", "users", "managersLogin", "Managers of the team (user ids)", { list: true, by: "login", example: "" })
+      ref("participants", "users", "participantsLogin", "Members of the team (user ids)", {
+        list: true,
+        by: "login",
+        example: ""
+      }),
+      ref("managers", "users", "managersLogin", "Managers of the team (user ids)", {
+        list: true,
+        by: "login",
+        example: ""
+      })
     ]
   },
   {
@@ -396,26 +439,53 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       idField(),
       externalId("CLI-0001"),
-      str("name", "Trade name", { required: true, readAs: "description", upsertAs: "description", example: "Padaria Pão Quente" }),
+      str("name", "Trade name", {
+        required: true,
+        readAs: "description",
+        upsertAs: "description",
+        example: "Padaria Pão Quente"
+      }),
       str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
-      f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF (11 digits) or CNPJ (14 digits); punctuation accepted, digits sent", { example: "11.222.333/0001-81" }),
+      f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF (11 digits) or CNPJ (14 digits); punctuation accepted, digits sent", {
+        example: "11.222.333/0001-81"
+      }),
       str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
       f("email", { _tag: "email" }, "E-mail addresses", { list: true, example: "contato@paoquente.com.br" }),
       str("manager", "Name of the person in charge", { example: "Carlos Lima" }),
       str("note", "Notes", { example: "" }),
-      str("address", "Address (used as the destination of tasks)", { example: "Av. Paulista, 1000, Bela Vista, São Paulo - SP, 01310-100" }),
+      str("address", "Address (used as the destination of tasks)", {
+        example: "Av. Paulista, 1000, Bela Vista, São Paulo - SP, 01310-100"
+      }),
       str("adressComplement", "Address complement (the API's own spelling)", { example: "Loja 2" }),
       latitude(),
       longitude(),
       int("maximumVisitTime", "Longest visit, in the unit below", { example: "60" }),
       enm("unitMaximumTime", "Unit of maximumVisitTime", [[1, "minutes"], [2, "hours"]], { example: "1" }),
-      ref("groupsId", "customer-groups", "groupsDescription", "Customer groups (ids)", { list: true, by: "description" }),
-      ref("managerTeamsId", "teams", "managerTeamsDescription", "Teams that serve the customer (ids)", { list: true, by: "description" }),
+      ref("groupsId", "customer-groups", "groupsDescription", "Customer groups (ids)", {
+        list: true,
+        by: "description"
+      }),
+      ref("managerTeamsId", "teams", "managerTeamsDescription", "Teams that serve the customer (ids)", {
+        list: true,
+        by: "description"
+      }),
       ref("managersId", "users", "managersLogin", "Users in charge (ids)", { list: true, by: "login" }),
       ref("segmentId", "segments", "segmentDescription", "Segment (id)", { by: "description" }),
       bool("active", "Active customer", { example: "true" }),
-      f("contacts", { _tag: "object", shape: ["name", "jobPosition", "email", "phone"] }, "Contacts, as a JSON list of {name, jobPosition, email, phone}", { list: true, example: '[{"name":"Carlos Lima","jobPosition":"Gerente","email":"carlos@paoquente.com.br","phone":"+55 11 99999-0000"}]' }),
-      bool("identifierBycpfCnpj", "Also find the customer by cpfCnpj when upserting", { writeOnly: true, example: "false" })
+      f(
+        "contacts",
+        { _tag: "object", shape: ["name", "jobPosition", "email", "phone"] },
+        "Contacts, as a JSON list of {name, jobPosition, email, phone}",
+        {
+          list: true,
+          example:
+            "[{\"name\":\"Carlos Lima\",\"jobPosition\":\"Gerente\",\"email\":\"carlos@paoquente.com.br\",\"phone\":\"+55 11 99999-0000\"}]"
+        }
+      ),
+      bool("identifierBycpfCnpj", "Also find the customer by cpfCnpj when upserting", {
+        writeOnly: true,
+        example: "false"
+      })
     ]
   },
   {
@@ -433,16 +503,33 @@ const table: ReadonlyArray<Resource> = [
       externalId("CLI-0001"),
       str("name", "Trade name", { required: true, example: "Padaria Pão Quente" }),
       str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
-      f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF or CNPJ; punctuation accepted, digits sent", { example: "11.222.333/0001-81" }),
+      f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF or CNPJ; punctuation accepted, digits sent", {
+        example: "11.222.333/0001-81"
+      }),
       str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
       f("email", { _tag: "email" }, "E-mail addresses", { list: true, example: "contato@paoquente.com.br" }),
       str("address", "Address", { example: "Av. Paulista, 1000, São Paulo - SP" }),
       latitude(),
       longitude(),
-      str("groups", "Customer groups, by description", { list: true, resolves: { field: "groupsId", by: "description" }, example: "Redes de varejo" }),
-      str("teamsName", "Teams that serve the customer, by description", { list: true, resolves: { field: "managerTeamsId", by: "description" }, example: "Equipe Zona Sul" }),
-      str("segmentName", "Segment, by description", { resolves: { field: "segmentId", by: "description" }, example: "Supermercados" }),
-      str("managersName", "Users in charge, by name", { list: true, resolves: { field: "managersId", by: "name" }, example: "" }),
+      str("groups", "Customer groups, by description", {
+        list: true,
+        resolves: { field: "groupsId", by: "description" },
+        example: "Redes de varejo"
+      }),
+      str("teamsName", "Teams that serve the customer, by description", {
+        list: true,
+        resolves: { field: "managerTeamsId", by: "description" },
+        example: "Equipe Zona Sul"
+      }),
+      str("segmentName", "Segment, by description", {
+        resolves: { field: "segmentId", by: "description" },
+        example: "Supermercados"
+      }),
+      str("managersName", "Users in charge, by name", {
+        list: true,
+        resolves: { field: "managersId", by: "name" },
+        example: ""
+      }),
       str("observation", "Observation shown to technicians", { example: "" }),
       str("internalObservation", "Internal observation", { example: "" }),
       f("billingEmail", { _tag: "email" }, "Billing e-mail", { example: "financeiro@paoquente.com.br" }),
@@ -452,7 +539,10 @@ const table: ReadonlyArray<Resource> = [
       str("billingCity", "Billing city", { example: "São Paulo" }),
       str("billingState", "Billing state (UF)", { example: "SP" }),
       bool("active", "Active customer", { example: "true" }),
-      bool("identifierBycpfCnpj", "Also find the customer by cpfCnpj when upserting", { writeOnly: true, example: "false" })
+      bool("identifierBycpfCnpj", "Also find the customer by cpfCnpj when upserting", {
+        writeOnly: true,
+        example: "false"
+      })
     ]
   },
   {
@@ -476,8 +566,18 @@ const table: ReadonlyArray<Resource> = [
       num("minimumStock", "Minimum stock", { example: "5" }),
       num("totalStock", "Stock on hand", { example: "40" }),
       bool("active", "Active product", { example: "true" }),
-      ref("associatedEquipmentId", "equipments", "associatedEquipmentExternalId", "Equipment the product belongs to (id)"),
-      f("productId", { _tag: "guid" }, "The product's GUID, assigned by the server (task product items name the product by it)", { readOnly: true })
+      ref(
+        "associatedEquipmentId",
+        "equipments",
+        "associatedEquipmentExternalId",
+        "Equipment the product belongs to (id)"
+      ),
+      f(
+        "productId",
+        { _tag: "guid" },
+        "The product's GUID, assigned by the server (task product items name the product by it)",
+        { readOnly: true }
+      )
     ]
   },
   {
@@ -492,7 +592,10 @@ const table: ReadonlyArray<Resource> = [
     doc: "Services offered (catalog items)",
     fields: [
       f("id", { _tag: "guid" }, "Server id (GUID); leave empty to create"),
-      str("externalCode", "Your own unique code for the service (upsert key)", { unique: true, example: "SRV-LIMPEZA" }),
+      str("externalCode", "Your own unique code for the service (upsert key)", {
+        unique: true,
+        example: "SRV-LIMPEZA"
+      }),
       str("title", "Title", { required: true, example: "Limpeza de split" }),
       str("description", "Description", { example: "Limpeza completa com higienização" }),
       num("price", "Price", { readFormat: "dotMoney", example: "180.00" }),
@@ -527,7 +630,12 @@ const table: ReadonlyArray<Resource> = [
       ref("parentEquipmentId", "equipments", "parentEquipmentExternalId", "Parent equipment (id)"),
       ref("categoryId", "equipment-categories", "categoryExternalId", "Equipment category (id)"),
       bool("active", "Active equipment", { example: "true" }),
-      f("equipmentSpecifications", { _tag: "object", shape: ["name", "specification"] }, "Specifications, as a JSON list of {name, specification}", { list: true, example: '[{"name":"Capacidade","specification":"12000 BTU"}]' }),
+      f(
+        "equipmentSpecifications",
+        { _tag: "object", shape: ["name", "specification"] },
+        "Specifications, as a JSON list of {name, specification}",
+        { list: true, example: "[{\"name\":\"Capacidade\",\"specification\":\"12000 BTU\"}]" }
+      ),
       date("warrantyStartDate", "Start of warranty", { example: "2025-01-15" }),
       date("warrantyEndDate", "End of warranty", { example: "2027-01-15" })
     ]
@@ -545,12 +653,35 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       idField(),
       description("Manutenção preventiva"),
-      f("standartTime", { _tag: "time" }, "Expected duration, HH:mm:ss (the API's own spelling)", { example: "01:30:00" }),
+      f("standartTime", { _tag: "time" }, "Expected duration, HH:mm:ss (the API's own spelling)", {
+        example: "01:30:00"
+      }),
       f("toleranceTime", { _tag: "time" }, "Tolerance on the expected duration", { readOnly: true }),
-      int("standartQuestionnaireId", "Questionnaire (checklist) the task type attaches by default (the API's own spelling)", { example: "" }),
-      bool("sendSatisfactionSurvey", "Send a satisfaction survey when a task of this type is finished", { example: "false" }),
+      int(
+        "standartQuestionnaireId",
+        "Questionnaire (checklist) the task type attaches by default (the API's own spelling)",
+        { example: "" }
+      ),
+      bool("sendSatisfactionSurvey", "Send a satisfaction survey when a task of this type is finished", {
+        example: "false"
+      }),
       bool("active", "Active task type", { example: "true" }),
-      f("requirements", { _tag: "object", shape: ["fillReport", "getSignature", "fillRolledKilometer", "emailTheTask", "minimumNumberOfPhotos", "requiredQuestionnaires"] }, "What finishing a task of this type requires, as JSON {fillReport, getSignature, fillRolledKilometer, emailTheTask, minimumNumberOfPhotos, requiredQuestionnaires}", { example: '{"fillReport":true,"getSignature":false}' }),
+      f(
+        "requirements",
+        {
+          _tag: "object",
+          shape: [
+            "fillReport",
+            "getSignature",
+            "fillRolledKilometer",
+            "emailTheTask",
+            "minimumNumberOfPhotos",
+            "requiredQuestionnaires"
+          ]
+        },
+        "What finishing a task of this type requires, as JSON {fillReport, getSignature, fillRolledKilometer, emailTheTask, minimumNumberOfPhotos, requiredQuestionnaires}",
+        { example: "{\"fillReport\":true,\"getSignature\":false}" }
+      ),
       int("creatorId", "User who created the task type", { readOnly: true }),
       date("creationDate", "When the task type was created", { readOnly: true })
     ]
@@ -583,19 +714,30 @@ const table: ReadonlyArray<Resource> = [
       ref("idUserTo", "users", "userToLogin", "Technician who does the task (id)", { by: "login" }),
       ref("teamId", "teams", "teamDescription", "Team (id)", { by: "description" }),
       ref("customerId", "customers", "customerExternalId", "Customer (id)"),
-      int("taskType", "Task type (id; the API cannot list task types: see the sandbox's startup output)", { example: "1" }),
+      int("taskType", "Task type (id; the API cannot list task types: see the sandbox's startup output)", {
+        example: "1"
+      }),
       date("taskDate", "Date and time of the task", { required: true, example: "2026-12-01T09:00:00" }),
       enm("priority", "Priority", [[1, "low"], [2, "medium"], [3, "high"]], { example: "2" }),
-      f("orientation", { _tag: "string", maxLength: 5000 }, "Instructions for the technician (≤ 5000 characters)", { example: "Levar escada" }),
+      f("orientation", { _tag: "string", maxLength: 5000 }, "Instructions for the technician (≤ 5000 characters)", {
+        example: "Levar escada"
+      }),
       str("address", "Address of the visit", { example: "Av. Paulista, 1000, São Paulo - SP" }),
       latitude(),
       longitude(),
       ref("equipmentsId", "equipments", "equipmentsExternalId", "Equipments to service (ids)", { list: true }),
       int("questionnaireId", "Questionnaire (checklist) attached to the task", { example: "" }),
-      ref("keyWords", "keywords", "keyWordsDescription", "Keywords (ids)", { list: true, by: "description", sendText: true }),
+      ref("keyWords", "keywords", "keyWordsDescription", "Keywords (ids)", {
+        list: true,
+        by: "description",
+        sendText: true
+      }),
       bool("sendSatisfactionSurvey", "Send a satisfaction survey when finished", { example: "false" }),
       enm("checkinType", "Check-in type", [[1, "manual"], [2, "automatic"], [3, "user"]], { example: "1" }),
-      enm("taskStatus", "Status", [[1, "opened"], [2, "displaced"], [3, "checked in"], [4, "checked out"], [5, "finished"], [6, "paused"]], { readOnly: true }),
+      enm("taskStatus", "Status", [[1, "opened"], [2, "displaced"], [3, "checked in"], [4, "checked out"], [
+        5,
+        "finished"
+      ], [6, "paused"]], { readOnly: true }),
       str("expense", "Expenses recorded on the task", { readOnly: true, readFormat: "ptBrMoney" })
     ]
   },
@@ -610,12 +752,23 @@ const table: ReadonlyArray<Resource> = [
     key: "productId",
     items: {
       wrapper: "taskProducts",
-      names: { productId: "ProductId", quantity: "Quantity", value: "Value", discountType: "DiscountType", discountValue: "DiscountValue" }
+      names: {
+        productId: "ProductId",
+        quantity: "Quantity",
+        value: "Value",
+        discountType: "DiscountType",
+        discountValue: "DiscountValue"
+      }
     },
-    doc: "Products used on a task (upserted by product; the API names the product by its GUID, the tool finds it from the code)",
+    doc:
+      "Products used on a task (upserted by product; the API names the product by its GUID, the tool finds it from the code)",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
-      ref("productId", "products", "productExternalId", "Product (code)", { required: true, readAs: "code", sendAs: "productId" }),
+      ref("productId", "products", "productExternalId", "Product (code)", {
+        required: true,
+        readAs: "code",
+        sendAs: "productId"
+      }),
       num("quantity", "Quantity", { required: true, example: "2" }),
       num("value", "Unit value", { required: true, example: "49.90" }),
       discountType(),
@@ -633,12 +786,21 @@ const table: ReadonlyArray<Resource> = [
     key: "serviceId",
     items: {
       wrapper: "taskServices",
-      names: { serviceId: "ServiceId", quantity: "Quantity", value: "Value", discountType: "DiscountType", discountValue: "DiscountValue" }
+      names: {
+        serviceId: "ServiceId",
+        quantity: "Quantity",
+        value: "Value",
+        discountType: "DiscountType",
+        discountValue: "DiscountValue"
+      }
     },
     doc: "Services done on a task (upserted by service)",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
-      f("serviceId", { _tag: "guid" }, "Service (id)", { required: true, ref: { resource: "services", column: "serviceExternalCode" } }),
+      f("serviceId", { _tag: "guid" }, "Service (id)", {
+        required: true,
+        ref: { resource: "services", column: "serviceExternalCode" }
+      }),
       num("quantity", "Quantity", { required: true, example: "1" }),
       num("value", "Unit value", { required: true, example: "180.00" }),
       discountType(),
@@ -655,7 +817,11 @@ const table: ReadonlyArray<Resource> = [
     key: "name",
     filters: { name: "name" },
     doc: "Kinds of additional cost (the API has no upsert: an existing one is found by name)",
-    fields: [idField(), str("name", "Name", { required: true, example: "Deslocamento" }), num("value", "Default value", { example: "35.00" })]
+    fields: [
+      idField(),
+      str("name", "Name", { required: true, example: "Deslocamento" }),
+      num("value", "Default value", { example: "35.00" })
+    ]
   },
   {
     name: "task-additional-costs",
@@ -670,7 +836,10 @@ const table: ReadonlyArray<Resource> = [
     doc: "Additional costs charged on a task",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
-      ref("additionalCostId", "additional-costs", "additionalCostName", "Additional cost (id)", { required: true, by: "name" }),
+      ref("additionalCostId", "additional-costs", "additionalCostName", "Additional cost (id)", {
+        required: true,
+        by: "name"
+      }),
       num("value", "Value", { required: true, example: "35.00" })
     ]
   },
@@ -686,11 +855,20 @@ const table: ReadonlyArray<Resource> = [
     doc: "Answers to a task's questionnaire: one PUT each, processed asynchronously (202)",
     fields: [
       ref("taskId", "tasks", "taskExternalId", "Task (id)", { required: true }),
-      str("itemID", "Instance of the checklist on the task (keeps repeated checklists apart)", { required: true, example: "1" }),
+      str("itemID", "Instance of the checklist on the task (keeps repeated checklists apart)", {
+        required: true,
+        example: "1"
+      }),
       str("codigoChecklist", "Checklist code", { required: true, example: "CHK-PREV" }),
       str("codigoPergunta", "Question code", { required: true, readAs: "questionId", example: "P1" }),
       str("resposta", "The answer", { required: true, readAs: "reply", example: "Sim" }),
-      ref("codigoEquipamento", "equipments", "equipmentExternalId", "Equipment of the task the answer belongs to (id)", { readAs: "equipmentId" })
+      ref(
+        "codigoEquipamento",
+        "equipments",
+        "equipmentExternalId",
+        "Equipment of the task the answer belongs to (id)",
+        { readAs: "equipmentId" }
+      )
     ]
   },
   {
@@ -729,7 +907,11 @@ const table: ReadonlyArray<Resource> = [
       str("description", "Description", { example: "Cliente relata gotejamento" }),
       f(
         "priority",
-        { _tag: "enum", values: [{ value: 1, label: "high" }, { value: 2, label: "medium" }, { value: 3, label: "low" }], formerly: [{ value: 1, label: "low" }, { value: 2, label: "medium" }, { value: 3, label: "high" }] },
+        {
+          _tag: "enum",
+          values: [{ value: 1, label: "high" }, { value: 2, label: "medium" }, { value: 3, label: "low" }],
+          formerly: [{ value: 1, label: "low" }, { value: 2, label: "medium" }, { value: 3, label: "high" }]
+        },
         "Priority: high, medium or low (API codes 1 high, 2 medium, 3 low: the reverse of tasks')",
         { example: "medium" }
       ),
@@ -739,12 +921,19 @@ const table: ReadonlyArray<Resource> = [
       ref("customerId", "customers", "customerExternalId", "Customer (id)"),
       ref("teamId", "teams", "teamDescription", "Team (id)", { by: "description" }),
       int("statusId", "Status (id)", { example: "1" }),
-      ref("userResponsableId", "users", "userResponsableLogin", "User in charge (id; the API's own spelling)", { by: "login" }),
-      ref("equipmentId", "equipments", "equipmentExternalId", "Equipment (id)"),
-      f("customFields", { _tag: "object", shape: ["customFieldTicket", "value"] }, "Custom fields, as a JSON list of {customFieldTicket: {id}, value}", {
-        list: true,
-        example: ""
+      ref("userResponsableId", "users", "userResponsableLogin", "User in charge (id; the API's own spelling)", {
+        by: "login"
       }),
+      ref("equipmentId", "equipments", "equipmentExternalId", "Equipment (id)"),
+      f(
+        "customFields",
+        { _tag: "object", shape: ["customFieldTicket", "value"] },
+        "Custom fields, as a JSON list of {customFieldTicket: {id}, value}",
+        {
+          list: true,
+          example: ""
+        }
+      ),
       date("created", "When the ticket was opened", { readOnly: true })
     ]
   },
@@ -800,9 +989,21 @@ const table: ReadonlyArray<Resource> = [
     doc: "Webhook subscriptions",
     fields: [
       idField(),
-      enm("entity", "Entity watched", [[1, "User"], [4, "Task"], [7, "Customer"], [27, "Equipment"], [62, "Ticket"]], { required: true, sendLabel: true, example: "Task" }),
-      enm("action", "Action watched", [[1, "Inclusao"], [2, "Alteracao"], [3, "Exclusao"]], { required: true, sendLabel: true, example: "Inclusao" }),
-      str("targetUrl", "Address that receives the deliveries", { required: true, readAs: "urlResponse", example: "https://example.com.br/hooks/fsm" }),
+      enm("entity", "Entity watched", [[1, "User"], [4, "Task"], [7, "Customer"], [27, "Equipment"], [62, "Ticket"]], {
+        required: true,
+        sendLabel: true,
+        example: "Task"
+      }),
+      enm("action", "Action watched", [[1, "Inclusao"], [2, "Alteracao"], [3, "Exclusao"]], {
+        required: true,
+        sendLabel: true,
+        example: "Inclusao"
+      }),
+      str("targetUrl", "Address that receives the deliveries", {
+        required: true,
+        readAs: "urlResponse",
+        example: "https://example.com.br/hooks/fsm"
+      }),
       bool("active", "Active subscription", { example: "true" })
     ]
   },
@@ -875,7 +1076,10 @@ const table: ReadonlyArray<Resource> = [
     doc: "Receipts attached to expenses (one per expense; expenses have no key: give the expense id)",
     fields: [
       int("id", "Server id of the expense", { required: true }),
-      file("file", "Path of a local file, relative to the template or workbook", { required: true, example: "anexos/recibo.jpg" }),
+      file("file", "Path of a local file, relative to the template or workbook", {
+        required: true,
+        example: "anexos/recibo.jpg"
+      }),
       bool("deleteAttachment", "First delete the receipt the expense has", { writeOnly: true, example: "false" })
     ]
   },
@@ -889,7 +1093,12 @@ const table: ReadonlyArray<Resource> = [
     dateWindow: { field: "deletedDate" },
     filters: { ...dateWindowFilters },
     doc: "Tasks that were deleted",
-    fields: [idField("Server id"), str("externalId", "Your key of the task"), date("taskDate", "Date of the task"), date("deletedDate", "When it was deleted")]
+    fields: [
+      idField("Server id"),
+      str("externalId", "Your key of the task"),
+      date("taskDate", "Date of the task"),
+      date("deletedDate", "When it was deleted")
+    ]
   },
   {
     name: "ticket-request-types",
@@ -909,7 +1118,12 @@ const table: ReadonlyArray<Resource> = [
     ops: ["list"],
     parent: { resource: "customer-groups", field: "groupId" },
     doc: "Customers of each group",
-    fields: [int("groupId", "Customer group (id)"), int("id", "Customer (id)"), str("externalId", "Customer's key"), str("name", "Customer's name", { readAs: "description" })]
+    fields: [
+      int("groupId", "Customer group (id)"),
+      int("id", "Customer (id)"),
+      str("externalId", "Customer's key"),
+      str("name", "Customer's name", { readAs: "description" })
+    ]
   },
   {
     name: "team-users",
@@ -919,7 +1133,12 @@ const table: ReadonlyArray<Resource> = [
     ops: ["list"],
     parent: { resource: "teams", field: "teamId" },
     doc: "Participants of each team",
-    fields: [int("teamId", "Team (id)"), int("userId", "User (id)"), str("login", "User's login"), str("name", "User's name")]
+    fields: [
+      int("teamId", "Team (id)"),
+      int("userId", "User (id)"),
+      str("login", "User's login"),
+      str("name", "User's name")
+    ]
   },
   {
     name: "questionnaires",
@@ -935,7 +1154,12 @@ const table: ReadonlyArray<Resource> = [
       str("header", "Header text"),
       str("footer", "Footer text"),
       date("creationDate", "When it was created"),
-      f("questions", { _tag: "object", shape: ["id", "answerType", "description", "subTitle", "requiredAnswer", "creationDate"] }, "Questions, as JSON", { list: true })
+      f(
+        "questions",
+        { _tag: "object", shape: ["id", "answerType", "description", "subTitle", "requiredAnswer", "creationDate"] },
+        "Questions, as JSON",
+        { list: true }
+      )
     ]
   },
   {
@@ -1001,10 +1225,30 @@ const table: ReadonlyArray<Resource> = [
       date("registerDate", "When it was registered"),
       date("requestDate", "When it was asked for"),
       str("descount", "Discount (the API's own spelling)"),
-      f("products", { _tag: "object", shape: ["productId", "amout", "UnitaryValue"] }, "Products, as JSON", { list: true }),
-      f("aditionalCosts", { _tag: "object", shape: ["id", "costId", "description", "value"] }, "Additional costs, as JSON (the API's own spelling)", { list: true }),
-      f("summary", { _tag: "object", shape: ["totalProducts", "totalServices", "totalAdditionalCosts", "netTotalValue", "grossTotalValue", "discount"] }, "Totals, as JSON"),
-      f("CurrentStage", { _tag: "object", shape: ["id", "description", "position", "changeStock", "isCancelled", "editAllowed"] }, "Stage of the quotation, as JSON")
+      f("products", { _tag: "object", shape: ["productId", "amout", "UnitaryValue"] }, "Products, as JSON", {
+        list: true
+      }),
+      f(
+        "aditionalCosts",
+        { _tag: "object", shape: ["id", "costId", "description", "value"] },
+        "Additional costs, as JSON (the API's own spelling)",
+        { list: true }
+      ),
+      f("summary", {
+        _tag: "object",
+        shape: [
+          "totalProducts",
+          "totalServices",
+          "totalAdditionalCosts",
+          "netTotalValue",
+          "grossTotalValue",
+          "discount"
+        ]
+      }, "Totals, as JSON"),
+      f("CurrentStage", {
+        _tag: "object",
+        shape: ["id", "description", "position", "changeStock", "isCancelled", "editAllowed"]
+      }, "Stage of the quotation, as JSON")
     ]
   }
 ]
@@ -1078,7 +1322,9 @@ export interface Column {
 /** Columns of a template and of an import file: each writable field, then its reference column if it has one. */
 export const templateColumns = (r: Resource): ReadonlyArray<Column> =>
   writableFields(r).flatMap((field): Array<Column> =>
-    field.ref ? [{ name: field.name, field, role: "value" }, { name: field.ref.column, field, role: "ref" }] : [{ name: field.name, field, role: "value" }]
+    field.ref
+      ? [{ name: field.name, field, role: "value" }, { name: field.ref.column, field, role: "ref" }]
+      : [{ name: field.name, field, role: "value" }]
   )
 
 /** Columns of an export file: the template's, then the read-only fields the server assigns. */

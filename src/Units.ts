@@ -28,11 +28,14 @@ export const parseRate = (text: string): Either.Either<Rate, string> => {
   )
 }
 
-export const formatRate = (r: Rate): string => `${r.limit}/${r.windowMs % 1000 === 0 ? `${r.windowMs / 1000}s` : `${r.windowMs}ms`}`
+export const formatRate = (r: Rate): string =>
+  `${r.limit}/${r.windowMs % 1000 === 0 ? `${r.windowMs / 1000}s` : `${r.windowMs}ms`}`
 
 /** A probability between 0 and 1 (`0.1`, or `10%`). */
 export const parseProbability = (text: string): Either.Either<number, string> => {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(%)?\s*$/.exec(text)
   const p = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN
-  return Number.isFinite(p) && p >= 0 && p <= 1 ? Either.right(p) : Either.left(`"${text}" is not a probability between 0 and 1`)
+  return Number.isFinite(p) && p >= 0 && p <= 1
+    ? Either.right(p)
+    : Either.left(`"${text}" is not a probability between 0 and 1`)
 }

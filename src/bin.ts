@@ -30,9 +30,18 @@ const codeOf = (cause: Cause.Cause<unknown>): number => {
 const describe = (cause: Cause.Cause<unknown>) => {
   const failure = Cause.failureOption(cause)
   if (Cause.isInterruptedOnly(cause)) return { tag: "Interrupted", message: "interrupted" }
-  if (Option.isNone(failure)) return { tag: "Defect", message: Cause.pretty(cause).split("\n")[0] ?? "unexpected failure" }
-  const e = failure.value as { readonly _tag?: string; readonly reason?: unknown; readonly message?: string; readonly resume?: unknown }
-  if (ValidationError.isValidationError(e)) return { tag: "ValidationError", reason: e._tag, message: "invalid arguments (see the usage printed above)" }
+  if (Option.isNone(failure)) {
+    return { tag: "Defect", message: Cause.pretty(cause).split("\n")[0] ?? "unexpected failure" }
+  }
+  const e = failure.value as {
+    readonly _tag?: string
+    readonly reason?: unknown
+    readonly message?: string
+    readonly resume?: unknown
+  }
+  if (ValidationError.isValidationError(e)) {
+    return { tag: "ValidationError", reason: e._tag, message: "invalid arguments (see the usage printed above)" }
+  }
   return {
     tag: e._tag ?? "Error",
     ...(typeof e.reason === "string" ? { reason: e.reason } : {}),
@@ -52,8 +61,9 @@ const main = Effect.suspend(() => cli(process.argv)).pipe(
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) {
         // @effect/cli printed the usage already.
-      } else if (Option.isSome(failure)) yield* Console.error(`fsm-bulk: ${(failure.value as { message?: string }).message ?? String(failure.value)}`)
-      else if (Cause.isInterruptedOnly(cause)) yield* Console.error("fsm-bulk: interrupted")
+      } else if (Option.isSome(failure)) {
+        yield* Console.error(`fsm-bulk: ${(failure.value as { message?: string }).message ?? String(failure.value)}`)
+      } else if (Cause.isInterruptedOnly(cause)) yield* Console.error("fsm-bulk: interrupted")
       else yield* Console.error(`fsm-bulk: unexpected failure\n${Cause.pretty(cause)}`)
       if (json) yield* Console.log(failureJson(codeOf(cause), describe(cause)))
     })

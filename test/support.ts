@@ -9,9 +9,9 @@ import type { Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
+import { clientLayer } from "../src/cli/Connection.js"
 import { Api } from "../src/client/Api.js"
 import { ClientConfig, type ClientSettingsInput } from "../src/client/Config.js"
-import { clientLayer } from "../src/cli/Connection.js"
 import type { RunningSandbox } from "../src/sandbox/Sandbox.js"
 
 /** A fresh directory under the system's temporary directory, removed (with its content) when the scope closes. */
@@ -22,7 +22,10 @@ export const temporaryDir = (prefix: string): Effect.Effect<string, never, Scope
   )
 
 /** The client layer of `sandbox`, as a command would build it, with test settings. */
-export const testClientLayer = (sandbox: RunningSandbox, overrides: Partial<ClientSettingsInput> = {}): Layer.Layer<Api> =>
+export const testClientLayer = (
+  sandbox: RunningSandbox,
+  overrides: Partial<ClientSettingsInput> = {}
+): Layer.Layer<Api> =>
   clientLayer(
     ClientConfig.make({
       baseUrl: sandbox.url,
@@ -40,4 +43,5 @@ export const testClientLayer = (sandbox: RunningSandbox, overrides: Partial<Clie
 export const testClient = (
   sandbox: RunningSandbox,
   overrides: Partial<ClientSettingsInput> = {}
-): Effect.Effect<Context.Tag.Service<Api>, never, Scope.Scope> => Layer.build(testClientLayer(sandbox, overrides)).pipe(Effect.map(Context.get(Api)))
+): Effect.Effect<Context.Tag.Service<Api>, never, Scope.Scope> =>
+  Layer.build(testClientLayer(sandbox, overrides)).pipe(Effect.map(Context.get(Api)))

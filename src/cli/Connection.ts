@@ -7,17 +7,19 @@
 import { Options } from "@effect/cli"
 import { Config, Context, Effect, Either, Layer, Option, Redacted } from "effect"
 import { readFile } from "node:fs/promises"
+import type { Api } from "../client/Api.js"
+import { isObject } from "../client/Body.js"
+import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
+import * as HttpApi from "../client/HttpApi.js"
 import { UsageError } from "../Errors.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
-import type { Api } from "../client/Api.js"
-import { type ClientSettings, ClientConfig, type Credentials, defaultConcurrency } from "../client/Config.js"
-import * as HttpApi from "../client/HttpApi.js"
-import { isObject } from "../client/Body.js"
 import { say } from "./Output.js"
 
 /** The embedded sandbox, when the command runs against one (onboarding's demo reads its task types). */
-export class EmbeddedSandbox extends Context.Tag("fsm-bulk/EmbeddedSandbox")<EmbeddedSandbox, Option.Option<RunningSandbox>>() {}
+export class EmbeddedSandbox
+  extends Context.Tag("fsm-bulk/EmbeddedSandbox")<EmbeddedSandbox, Option.Option<RunningSandbox>>()
+{}
 
 export interface ConnectionOptions {
   readonly baseUrl: Option.Option<string>
@@ -32,7 +34,9 @@ export interface ConnectionOptions {
 export const connectionOptions: Options.Options<ConnectionOptions> = Options.all({
   baseUrl: Options.text("base-url").pipe(
     Options.withFallbackConfig(Config.string("FSM_BASE_URL")),
-    Options.withDescription("API base address, ending in /v2 (env FSM_BASE_URL); without it an embedded, in-memory sandbox is started"),
+    Options.withDescription(
+      "API base address, ending in /v2 (env FSM_BASE_URL); without it an embedded, in-memory sandbox is started"
+    ),
     Options.optional
   ),
   credentials: Options.file("credentials").pipe(
@@ -42,11 +46,15 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   rate: Options.text("rate").pipe(
     Options.withDefault("400/60s"),
     Options.withFallbackConfig(Config.string("FSM_RATE")),
-    Options.withDescription("Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE)")
+    Options.withDescription(
+      "Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE)"
+    )
   ),
   concurrency: Options.integer("concurrency").pipe(
     Options.withFallbackConfig(Config.integer("FSM_CONCURRENCY")),
-    Options.withDescription("Requests in flight at once (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency)"),
+    Options.withDescription(
+      "Requests in flight at once (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency)"
+    ),
     Options.optional
   ),
   maxAttempts: Options.integer("max-attempts").pipe(
@@ -79,20 +87,29 @@ export const validateBaseUrl = (text: string): Either.Either<string, UsageError>
   } catch {
     return bad(`"${text}" is not a URL (example: https://api.example.com/v2)`)
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") return bad(`${url.protocol} is not supported: use https://`)
-  if (url.username !== "" || url.password !== "") return bad("the address must not carry credentials; use --credentials or FSM_API_KEY/FSM_API_TOKEN")
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return bad(`${url.protocol} is not supported: use https://`)
+  }
+  if (url.username !== "" || url.password !== "") {
+    return bad("the address must not carry credentials; use --credentials or FSM_API_KEY/FSM_API_TOKEN")
+  }
   if (url.protocol === "http:" && !isLoopback(url.hostname)) {
-    return bad(`${url.origin} is not on this machine, so it must be reached over https:// (plain http is only accepted for 127.0.0.1/localhost)`)
+    return bad(
+      `${url.origin} is not on this machine, so it must be reached over https:// (plain http is only accepted for 127.0.0.1/localhost)`
+    )
   }
   if (url.search !== "" || url.hash !== "") return bad("the address must not carry a query or fragment")
   const path = url.pathname.replace(/\/+$/, "")
-  if (!/\/v2$/i.test(path)) return bad(`${url.origin}${url.pathname} must end with the version segment /v2 (example: ${url.origin}/v2)`)
+  if (!/\/v2$/i.test(path)) {
+    return bad(`${url.origin}${url.pathname} must end with the version segment /v2 (example: ${url.origin}/v2)`)
+  }
   return Either.right(`${url.origin}${path}`)
 }
 
 const usage = (message: string) => new UsageError({ message })
 
-const fromEither = <A>(flag: string, e: Either.Either<A, string>) => Either.mapLeft(e, (why) => usage(`${flag}: ${why}`))
+const fromEither = <A>(flag: string, e: Either.Either<A, string>) =>
+  Either.mapLeft(e, (why) => usage(`${flag}: ${why}`))
 
 /** Credentials from `--credentials FILE`, else from FSM_API_KEY/FSM_API_TOKEN. */
 const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
@@ -100,7 +117,8 @@ const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: 
     const path = file.value
     const text = yield* Effect.tryPromise({
       try: () => readFile(path, "utf8"),
-      catch: (e) => usage(`--credentials ${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
+      catch: (e) =>
+        usage(`--credentials ${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
     })
     let json: unknown
     try {
@@ -108,16 +126,31 @@ const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: 
     } catch {
       return yield* usage(`--credentials ${path}: not valid JSON (expected {"apiKey": "…", "apiToken": "…"})`)
     }
-    if (!isObject(json)) return yield* usage(`--credentials ${path}: expected a JSON object {"apiKey": "…", "apiToken": "…"}`)
-    const missing = ["apiKey", "apiToken"].filter((k) => typeof json[k] !== "string" || (json[k] as string).trim() === "")
-    if (missing.length > 0) return yield* usage(`--credentials ${path}: ${missing.join(" and ")} missing or not a non-empty string`)
-    return Option.some<Credentials>({ apiKey: Redacted.make(json.apiKey as string), apiToken: Redacted.make(json.apiToken as string) })
+    if (!isObject(json)) {
+      return yield* usage(`--credentials ${path}: expected a JSON object {"apiKey": "…", "apiToken": "…"}`)
+    }
+    const missing = ["apiKey", "apiToken"].filter((k) =>
+      typeof json[k] !== "string" || (json[k] as string).trim() === ""
+    )
+    if (missing.length > 0) {
+      return yield* usage(`--credentials ${path}: ${missing.join(" and ")} missing or not a non-empty string`)
+    }
+    return Option.some<Credentials>({
+      apiKey: Redacted.make(json.apiKey as string),
+      apiToken: Redacted.make(json.apiToken as string)
+    })
   }
   const key = yield* Config.option(Config.redacted("FSM_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))
   const token = yield* Config.option(Config.redacted("FSM_API_TOKEN")).pipe(Effect.orElseSucceed(() => Option.none()))
-  if (Option.isSome(key) && Option.isSome(token)) return Option.some<Credentials>({ apiKey: key.value, apiToken: token.value })
+  if (Option.isSome(key) && Option.isSome(token)) {
+    return Option.some<Credentials>({ apiKey: key.value, apiToken: token.value })
+  }
   if (Option.isSome(key) !== Option.isSome(token)) {
-    return yield* usage(`${Option.isSome(key) ? "FSM_API_TOKEN" : "FSM_API_KEY"} is not set (both FSM_API_KEY and FSM_API_TOKEN are needed)`)
+    return yield* usage(
+      `${
+        Option.isSome(key) ? "FSM_API_TOKEN" : "FSM_API_KEY"
+      } is not set (both FSM_API_KEY and FSM_API_TOKEN are needed)`
+    )
   }
   return Option.none<Credentials>()
 })
@@ -143,8 +176,12 @@ export const clientSettings = (
     const timeout = yield* fromEither("--request-timeout", parseDuration(options.requestTimeout))
     if (timeout <= 0) return yield* Either.left(usage("--request-timeout: must be longer than 0"))
     const concurrency = Option.getOrElse(options.concurrency, () => defaultConcurrency(rate))
-    if (concurrency < 1) return yield* Either.left(usage(`--concurrency / FSM_CONCURRENCY: ${concurrency} is not a positive number`))
-    if (options.maxAttempts < 1) return yield* Either.left(usage(`--max-attempts: ${options.maxAttempts} is not a positive number`))
+    if (concurrency < 1) {
+      return yield* Either.left(usage(`--concurrency / FSM_CONCURRENCY: ${concurrency} is not a positive number`))
+    }
+    if (options.maxAttempts < 1) {
+      return yield* Either.left(usage(`--max-attempts: ${options.maxAttempts} is not a positive number`))
+    }
     return ClientConfig.make({
       ...extra?.client,
       baseUrl: target.baseUrl,
@@ -170,7 +207,9 @@ export const clientLayer = (settings: ClientSettings): Layer.Layer<Api> =>
       Layer.unwrapEffect(
         Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
           Effect.map((NodeHttpClient) =>
-            NodeHttpClient.layerWithoutAgent.pipe(Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxSockets: settings.concurrency })))
+            NodeHttpClient.layerWithoutAgent.pipe(
+              Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxSockets: settings.concurrency }))
+            )
           )
         )
       )
@@ -191,21 +230,35 @@ export const apiLayer = (
       if (Option.isSome(options.baseUrl)) {
         const baseUrl = yield* validateBaseUrl(options.baseUrl.value)
         if (Option.isNone(credentials)) {
-          return yield* usage(`no credentials for ${baseUrl}: set FSM_API_KEY and FSM_API_TOKEN, or pass --credentials FILE (JSON {"apiKey", "apiToken"})`)
+          return yield* usage(
+            `no credentials for ${baseUrl}: set FSM_API_KEY and FSM_API_TOKEN, or pass --credentials FILE (JSON {"apiKey", "apiToken"})`
+          )
         }
-        const settings = yield* clientSettings(options, { baseUrl, credentials: credentials.value, embedded: false }, extra)
+        const settings = yield* clientSettings(
+          options,
+          { baseUrl, credentials: credentials.value, embedded: false },
+          extra
+        )
         return Layer.merge(clientLayer(settings), Layer.succeed(EmbeddedSandbox, Option.none()))
       }
       // Validate the flags before a sandbox is started for nothing.
       const placeholder = { apiKey: Redacted.make(""), apiToken: Redacted.make("") }
-      yield* clientSettings(options, { baseUrl: "http://127.0.0.1/v2", credentials: placeholder, embedded: true }, extra)
+      yield* clientSettings(
+        options,
+        { baseUrl: "http://127.0.0.1/v2", credentials: placeholder, embedded: true },
+        extra
+      )
       // Loaded only when a command runs on the embedded sandbox (its HTTP server is not needed otherwise).
       const { startSandbox } = yield* Effect.promise(() => import("../sandbox/Sandbox.js"))
       const sandbox = yield* startSandbox({ port: 0, ...extra?.sandbox })
       const account = sandbox.accounts[0]!
       const settings = yield* clientSettings(
         options,
-        { baseUrl: sandbox.url, credentials: { apiKey: Redacted.make(account.apiKey), apiToken: Redacted.make(account.apiToken) }, embedded: true },
+        {
+          baseUrl: sandbox.url,
+          credentials: { apiKey: Redacted.make(account.apiKey), apiToken: Redacted.make(account.apiToken) },
+          embedded: true
+        },
         extra
       )
       yield* say(
@@ -242,7 +295,9 @@ export const continuingConnection = Effect.fn("Connection.continuing")(function*
   what: string
 ) {
   if (run === undefined) return options
-  const given = Option.isSome(options.baseUrl) ? Option.some(yield* validateBaseUrl(options.baseUrl.value)) : Option.none<string>()
+  const given = Option.isSome(options.baseUrl)
+    ? Option.some(yield* validateBaseUrl(options.baseUrl.value))
+    : Option.none<string>()
   if (run.embedded) {
     if (Option.isNone(given)) {
       yield* say(

@@ -29,23 +29,25 @@ export const summary = (json: boolean, value: object, human: ReadonlyArray<strin
  * with exit 3 and says how to continue (`resume`: e.g. "fsm-bulk resume runs/…"); before any request it stays
  * what it is (exit 2: nothing happened).
  */
-export const stopAfterSending = (requests: Effect.Effect<number>, resume: () => string) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | RunStopped, R> =>
-  Effect.catchAll(self, (e) =>
-    e instanceof WriteError
-      ? Effect.flatMap(requests, (sent): Effect.Effect<never, E | RunStopped> =>
-        sent === 0
-          ? Effect.fail(e)
-          : Effect.fail(
-            new RunStopped({
-              reason: "WriteFailed",
-              message: `${e.message}; the run stopped after ${sent} request${sent === 1 ? "" : "s"}: what was sent is in the journal, continue with \`${resume()}\` once that is fixed`,
-              resume: resume(),
-              cause: e
-            })
-          ))
-      : Effect.fail(e)
-  )
+export const stopAfterSending =
+  (requests: Effect.Effect<number>, resume: () => string) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | RunStopped, R> =>
+    Effect.catchAll(self, (e) =>
+      e instanceof WriteError
+        ? Effect.flatMap(requests, (sent): Effect.Effect<never, E | RunStopped> =>
+          sent === 0
+            ? Effect.fail(e)
+            : Effect.fail(
+              new RunStopped({
+                reason: "WriteFailed",
+                message: `${e.message}; the run stopped after ${sent} request${
+                  sent === 1 ? "" : "s"
+                }: what was sent is in the journal, continue with \`${resume()}\` once that is fixed`,
+                resume: resume(),
+                cause: e
+              })
+            ))
+        : Effect.fail(e))
 
 /** `stopAfterSending` with the requests the command's `Api` has sent. */
 export const stopAfterApiRequests = (resume: () => string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
@@ -59,5 +61,12 @@ export const jsonAsked = (argv: ReadonlyArray<string>): boolean => {
 }
 
 /** The last stdout line of a command that failed before printing its summary. */
-export const failureJson = (exitCode: number, error: { readonly tag: string; readonly reason?: string | undefined; readonly message: string; readonly resume?: string | undefined }) =>
-  JSON.stringify({ exitCode, error })
+export const failureJson = (
+  exitCode: number,
+  error: {
+    readonly tag: string
+    readonly reason?: string | undefined
+    readonly message: string
+    readonly resume?: string | undefined
+  }
+) => JSON.stringify({ exitCode, error })

@@ -13,12 +13,20 @@ export const fileFormatOptions = Options.all({
     Options.withDefault("auto" as const),
     Options.withDescription("CSV text encoding (auto: UTF-8 with or without BOM, else Windows-1252)")
   ),
-  delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(Options.withDefault("auto" as const), Options.withDescription("CSV delimiter")),
+  delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(
+    Options.withDefault("auto" as const),
+    Options.withDescription("CSV delimiter")
+  ),
   dateFormat: Options.choice("date-format", ["auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"]).pipe(
     Options.withDefault("auto" as const),
-    Options.withDescription("How dates are written (auto settles each file on its own and refuses to guess when it reads both ways)")
+    Options.withDescription(
+      "How dates are written (auto settles each file on its own and refuses to guess when it reads both ways)"
+    )
   ),
-  decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(Options.withDefault("auto" as const), Options.withDescription("Decimal mark of numbers"))
+  decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(
+    Options.withDefault("auto" as const),
+    Options.withDescription("Decimal mark of numbers")
+  )
 })
 
 /** `--attachments-root DIR` (`validate`, `import`, `rerun`, `onboard`): the folder attachments must lie inside. */
@@ -37,6 +45,10 @@ export const attachmentsRoot = (given: Option.Option<string>): Effect.Effect<str
         const info = fs.statSync(path, { throwIfNoEntry: false })
         return info?.isDirectory() === true
           ? Effect.succeed(path)
-          : Effect.fail(new UsageError({ message: `--attachments-root: ${path} ${info === undefined ? "does not exist" : "is not a folder"}` }))
+          : Effect.fail(
+            new UsageError({
+              message: `--attachments-root: ${path} ${info === undefined ? "does not exist" : "is not a folder"}`
+            })
+          )
       })
   })

@@ -80,12 +80,21 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
     while (samples.length > 1 && samples[0]!.at < now - 60_000) samples.shift()
     const oldest = samples[0]!.at < now ? samples[0]! : { at: startedAt, requests: 0 }
     const perMinute = Math.round(((requests - oldest.requests) / Math.max(1, now - oldest.at)) * 60_000)
-    const left = eta({ total, done, doneThisSession: done - startDone, elapsedMs: elapsed, requests, rate: options.rate })
+    const left = eta({
+      total,
+      done,
+      doneThisSession: done - startDone,
+      elapsedMs: elapsed,
+      requests,
+      rate: options.rate
+    })
     const pct = total > 0 ? Math.floor((done / total) * 100) : 100
     const parts = [`${done}/${total} rows`, `${pct}%`]
     if (options.stats !== undefined) parts.push(`${perMinute} req/min`)
     parts.push(`ETA ${formatDuration(left)}`)
-    return tty ? `${options.label} ${bar(total > 0 ? done / total : 1)} ${parts.join(" · ")}` : `${options.label}: ${parts.join(", ")}`
+    return tty
+      ? `${options.label} ${bar(total > 0 ? done / total : 1)} ${parts.join(" · ")}`
+      : `${options.label}: ${parts.join(", ")}`
   })
 
   const render = Effect.flatMap(line, (text) => Effect.sync(() => write(tty ? `\r\x1b[2K${text}` : `${text}\n`)))

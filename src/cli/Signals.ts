@@ -31,7 +31,7 @@ let stopRequested = false
 const stopListeners = new Set<() => void>()
 
 /** Calls `f` on the first signal (at once if it came already); returns what unregisters it. */
-export const onStopRequest = (f: () => void): (() => void) => {
+export const onStopRequest = (f: () => void): () => void => {
   if (stopRequested) {
     f()
     return () => {}

@@ -127,7 +127,10 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
     /** One call under the shared budget, token and per-method retry policy. */
     readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
     /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */
-    readonly pages: (path: string, options?: ListOptions & { readonly resource?: Resource }) => Stream.Stream<Page, ApiAborted | ListFailed>
+    readonly pages: (
+      path: string,
+      options?: ListOptions & { readonly resource?: Resource }
+    ) => Stream.Stream<Page, ApiAborted | ListFailed>
     readonly stats: Effect.Effect<ApiStats>
   }
 >() {}

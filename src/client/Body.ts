@@ -5,7 +5,8 @@
  */
 import type { Field } from "../Resources.js"
 
-export const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+export const isObject = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The JSON of a body, the raw text when it is not JSON (gateway pages), undefined when empty. */
 export const parseBody = (text: string): unknown => {
@@ -21,7 +22,8 @@ export const parseBody = (text: string): unknown => {
 export const resultOf = (body: unknown): unknown => (isObject(body) && "result" in body ? body.result : body)
 
 /** api-notes: over the limit the live service answers 403 `{"error":"Rate limit temporarily exceeded"}`; 429 is reserved for the same. */
-export const isRateLimit = (status: number, text: string): boolean => status === 429 || (status === 403 && /rate.?limit/i.test(text))
+export const isRateLimit = (status: number, text: string): boolean =>
+  status === 429 || (status === 403 && /rate.?limit/i.test(text))
 
 const clip = (s: string, max = 300): string => {
   const one = s.replace(/\s+/g, " ").trim()
@@ -86,7 +88,9 @@ export const redirectMessage = (status: number, location: string | undefined, ba
       // an unparseable Location: say what it was, suggest nothing
     }
   }
-  return `the API answered a redirect (HTTP ${status})${target !== undefined ? ` to ${clip(target, 200)}` : ""}: ${baseUrl} is not where the API answers; check --base-url / FSM_BASE_URL, the API's address ending in /v2${hint}`
+  return `the API answered a redirect (HTTP ${status})${
+    target !== undefined ? ` to ${clip(target, 200)}` : ""
+  }: ${baseUrl} is not where the API answers; check --base-url / FSM_BASE_URL, the API's address ending in /v2${hint}`
 }
 
 export interface ListPage {
@@ -130,7 +134,8 @@ export const recordProperty = (record: Readonly<Record<string, unknown>>, name: 
  */
 export const zeroIsUnset = (field: Field): boolean => field.ref !== undefined || /^taskType(Id)?$/.test(field.name)
 
-const numeric = (x: unknown): boolean => typeof x === "number" || (typeof x === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(x))
+const numeric = (x: unknown): boolean =>
+  typeof x === "number" || (typeof x === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(x))
 
 /** The number inside an enumeration read back as an object (`userType: {userTypeId: 1, description: "user"}`). */
 const numberInside = (v: Readonly<Record<string, unknown>>): unknown => {

@@ -74,8 +74,7 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
         const signal = ended
         ended = Deferred.unsafeMake<void>(FiberId.none)
         return Deferred.succeed(signal, undefined)
-      })
-    )
+      }))
 
   const spend = <A, E, R>(request: Effect.Effect<A, E, R>, unsent?: (error: E) => boolean) =>
     Effect.uninterruptibleMask((restore) =>
@@ -83,7 +82,9 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
         restore(take),
         restore(request).pipe(
           Effect.onExit((exit) =>
-            release(!(unsent !== undefined && Exit.isFailure(exit) && exit.cause._tag === "Fail" && unsent(exit.cause.error)))
+            release(
+              !(unsent !== undefined && Exit.isFailure(exit) && exit.cause._tag === "Fail" && unsent(exit.cause.error))
+            )
           )
         )
       )

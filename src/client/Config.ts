@@ -55,14 +55,21 @@ export const defaultMaxAnswerBytes = 64 * 1024 * 1024
  * without any margin; 0.1 % of the window (at least 10 ms) covers clocks that tick in milliseconds.
  * It was 1 %, which cost 0.6 s of every 60 s window for nothing.
  */
-export const defaultBudgetMargin = (windowMs: number): number => Math.min(1_000, Math.max(10, Math.round(windowMs * 0.001)))
+export const defaultBudgetMargin = (windowMs: number): number =>
+  Math.min(1_000, Math.max(10, Math.round(windowMs * 0.001)))
 
 /** Enough requests in flight to spend the budget at ~300 ms latency, and at least 2. */
-export const defaultConcurrency = (rate: Rate): number => Math.max(2, Math.ceil((rate.limit / rate.windowMs) * 1000 * 0.3) * 2)
+export const defaultConcurrency = (rate: Rate): number =>
+  Math.max(2, Math.ceil((rate.limit / rate.windowMs) * 1000 * 0.3) * 2)
 
 export type ClientSettingsInput =
   & Pick<ClientSettings, "baseUrl" | "rate">
-  & { readonly credentials: { readonly apiKey: string | Redacted.Redacted<string>; readonly apiToken: string | Redacted.Redacted<string> } }
+  & {
+    readonly credentials: {
+      readonly apiKey: string | Redacted.Redacted<string>
+      readonly apiToken: string | Redacted.Redacted<string>
+    }
+  }
   & Partial<Omit<ClientSettings, "baseUrl" | "rate" | "credentials">>
 
 const redact = (value: string | Redacted.Redacted<string>): Redacted.Redacted<string> =>

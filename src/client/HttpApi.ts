@@ -24,11 +24,11 @@
  */
 import type { HttpClient } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import { resource } from "../Resources.js"
 import type { ApiRequest, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"
 import { errorMessage, isObject, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget } from "./Budget.js"
-import { resource } from "../Resources.js"
 import { ClientConfig } from "./Config.js"
 import { type Get, makePages } from "./Pages.js"
 import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
@@ -54,7 +54,11 @@ const verdictOf = (req: ApiRequest, a: Attempt): Verdict => {
   if (a.status >= 200 && a.status < 300) {
     if (!isWrite(req.method)) return { _tag: "ok" }
     const judged = judgeWrite(req, a.status, a.body)
-    return judged._tag === "Done" ? { _tag: "ok" } : judged._tag === "Later" ? { _tag: "later", why: judged.why } : { _tag: "unconfirmed", why: judged.why }
+    return judged._tag === "Done"
+      ? { _tag: "ok" }
+      : judged._tag === "Later"
+      ? { _tag: "later", why: judged.why }
+      : { _tag: "unconfirmed", why: judged.why }
   }
   if (isRateLimit(a.status, a.text)) return { _tag: "rate-limited" }
   if (a.status === 401) return { _tag: "unauthorized" }
@@ -63,7 +67,8 @@ const verdictOf = (req: ApiRequest, a: Attempt): Verdict => {
 }
 
 /** The server got past authentication: the token was accepted. */
-const tokenAccepted = (a: Attempt): boolean => a._tag === "Answer" && a.status < 500 && a.status !== 401 && !isRateLimit(a.status, a.text)
+const tokenAccepted = (a: Attempt): boolean =>
+  a._tag === "Answer" && a.status < 500 && a.status !== 401 && !isRateLimit(a.status, a.text)
 
 /** The `_retry_outcomes` word of an attempt: `503`, `timeout`, `reset`, `too-large`, `refused`, `rate-limited`, `401`, `200`. */
 const outcomeOf = (a: Attempt): string =>
@@ -91,17 +96,26 @@ export const make = Effect.gen(function*() {
   let refusedInARow = 0
 
   const describe = (a: Attempt): string =>
-    a._tag === "NoAnswer" ? a.detail : isRedirect(a.status) ? redirectMessage(a.status, a.location, settings.baseUrl) : errorMessage(a.status, a.body)
+    a._tag === "NoAnswer"
+      ? a.detail
+      : isRedirect(a.status)
+      ? redirectMessage(a.status, a.location, settings.baseUrl)
+      : errorMessage(a.status, a.body)
 
   /** Looks a POST's record up by its correlation key; the lookup's own GETs follow the GET policy. */
   const findPosted = Effect.fn("Api.findPosted")(function*(req: ApiRequest) {
     const correlation = req.correlation
-    if (correlation === undefined) return { _tag: "Unknown", why: "the request has no correlation key to look the record up by" } as Check
+    if (correlation === undefined) {
+      return { _tag: "Unknown", why: "the request has no correlation key to look the record up by" } as Check
+    }
     // Some resources are written through one path and listed through another (`/customers/complete`).
-    const listed = correlation.resource.readVia !== undefined ? resource(correlation.resource.readVia) : correlation.resource
+    const listed = correlation.resource.readVia !== undefined
+      ? resource(correlation.resource.readVia)
+      : correlation.resource
     const lookup = lookupFor(listed, correlation.key)
     let lastReply: Reply | undefined
-    const get: Get = (path, query) => Effect.tap(request({ method: "GET", path, query }), (r) => Effect.sync(() => (lastReply = r)))
+    const get: Get = (path, query) =>
+      Effect.tap(request({ method: "GET", path, query }), (r) => Effect.sync(() => (lastReply = r)))
     const found = yield* makePages(settings, get)(listed.path, {
       resource: listed,
       ...(lookup.filterKey !== undefined ? { filter: { [lookup.filterKey]: correlation.value } } : {})
@@ -126,181 +140,205 @@ export const make = Effect.gen(function*() {
     const reply = yield* request({ method: "GET", path: req.path })
     if (reply.status === 404) return { _tag: "Absent" } as Check
     if (!reply.ok || !isObject(reply.result)) {
-      return { _tag: "Unknown", why: `re-reading ${req.path} failed: ${reply.error ?? "the answer is not a record"}` } as Check
+      return {
+        _tag: "Unknown",
+        why: `re-reading ${req.path} failed: ${reply.error ?? "the answer is not a record"}`
+      } as Check
     }
     const applied = patchApplied(req.body, reply.result, req.correlation?.resource ?? resourceOfPath(req.path))
-    if (applied === undefined) return { _tag: "Unknown", why: "the patch cannot be compared with the re-read record" } as Check
+    if (applied === undefined) {
+      return { _tag: "Unknown", why: "the patch cannot be compared with the re-read record" } as Check
+    }
     return applied ? ({ _tag: "Applied", record: reply.result, reply } as Check) : ({ _tag: "Absent" } as Check)
   })
 
-  const request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted> = Effect.fn("Api.request")(function*(req: ApiRequest) {
-    const startedAt = yield* Clock.currentTimeMillis
-    const delays = yield* Schedule.driver(backoff)
-    const earlier: Array<string> = []
-    let attempts = 0
-    let failures = 0
-    let rateLimits = 0
-    /** 401s of this call, and whether its last attempt was one (the next token is then the one obtained for it). */
-    let unauthorized = 0
-    let after401 = false
-    /** 401s in a row to tokens issued for this call after its previous 401 and never accepted for any call. */
-    let refusedFresh = 0
-    /** Why a 2xx answer of this call did not confirm the write (its message in place of the answer's). */
-    const notes = new WeakMap<Attempt, string>()
-    const told = (a: Attempt) => notes.get(a) ?? describe(a)
-    /** The last attempt of a POST/PATCH that may have been applied: checked before anything is resent. */
-    let unsure: Attempt | undefined
+  const request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted> = Effect.fn("Api.request")(
+    function*(req: ApiRequest) {
+      const startedAt = yield* Clock.currentTimeMillis
+      const delays = yield* Schedule.driver(backoff)
+      const earlier: Array<string> = []
+      let attempts = 0
+      let failures = 0
+      let rateLimits = 0
+      /** 401s of this call, and whether its last attempt was one (the next token is then the one obtained for it). */
+      let unauthorized = 0
+      let after401 = false
+      /** 401s in a row to tokens issued for this call after its previous 401 and never accepted for any call. */
+      let refusedFresh = 0
+      /** Why a 2xx answer of this call did not confirm the write (its message in place of the answer's). */
+      const notes = new WeakMap<Attempt, string>()
+      const told = (a: Attempt) => notes.get(a) ?? describe(a)
+      /** The last attempt of a POST/PATCH that may have been applied: checked before anything is resent. */
+      let unsure: Attempt | undefined
 
-    const evidence = (final: { readonly status: number | undefined; readonly requestId: string | undefined }) =>
-      Effect.map(Clock.currentTimeMillis, (now): Evidence => ({
-        status: final.status,
-        requestId: final.requestId,
-        attempts,
-        retryOutcomes: [...earlier],
-        durationMs: now - startedAt
-      }))
+      const evidence = (final: { readonly status: number | undefined; readonly requestId: string | undefined }) =>
+        Effect.map(Clock.currentTimeMillis, (now): Evidence => ({
+          status: final.status,
+          requestId: final.requestId,
+          attempts,
+          retryOutcomes: [...earlier],
+          durationMs: now - startedAt
+        }))
 
-    const answerOf = (a: Attempt) =>
-      a._tag === "Answer" ? { status: a.status, requestId: a.requestId } : { status: undefined, requestId: undefined }
+      const answerOf = (a: Attempt) =>
+        a._tag === "Answer" ? { status: a.status, requestId: a.requestId } : { status: undefined, requestId: undefined }
 
-    const finalReply = (a: Attempt, ok: boolean, note = "") =>
-      Effect.map(evidence(answerOf(a)), (ev): Reply => ({
-        ok,
-        status: ev.status,
-        body: a._tag === "Answer" ? a.body : undefined,
-        result: a._tag === "Answer" ? resultOf(a.body) : undefined,
-        error: ok ? undefined : `${told(a)}${note}`,
-        inDoubt: false,
-        reconciled: false,
-        evidence: ev
-      }))
+      const finalReply = (a: Attempt, ok: boolean, note = "") =>
+        Effect.map(evidence(answerOf(a)), (ev): Reply => ({
+          ok,
+          status: ev.status,
+          body: a._tag === "Answer" ? a.body : undefined,
+          result: a._tag === "Answer" ? resultOf(a.body) : undefined,
+          error: ok ? undefined : `${told(a)}${note}`,
+          inDoubt: false,
+          reconciled: false,
+          evidence: ev
+        }))
 
-    const inDoubtReply = (a: Attempt, why: string) =>
-      Effect.map(evidence(answerOf(a)), (ev): Reply => ({
-        ok: false,
-        status: ev.status,
-        body: a._tag === "Answer" ? a.body : undefined,
-        result: undefined,
-        error: `${told(a)}; it may or may not have been applied: ${why}`,
-        inDoubt: true,
-        reconciled: false,
-        evidence: ev
-      }))
+      const inDoubtReply = (a: Attempt, why: string) =>
+        Effect.map(evidence(answerOf(a)), (ev): Reply => ({
+          ok: false,
+          status: ev.status,
+          body: a._tag === "Answer" ? a.body : undefined,
+          result: undefined,
+          error: `${told(a)}; it may or may not have been applied: ${why}`,
+          inDoubt: true,
+          reconciled: false,
+          evidence: ev
+        }))
 
-    /** The lost write was found applied: the last attempt becomes an earlier one, the check is the final exchange. */
-    const reconciledReply = (a: Attempt, check: Extract<Check, { _tag: "Applied" }>) => {
-      earlier.push(outcomeOf(a))
-      return Effect.map(evidence({ status: check.reply.status, requestId: check.reply.evidence.requestId }), (ev): Reply => ({
-        ok: true,
-        status: ev.status,
-        body: check.reply.body,
-        result: check.record,
-        error: undefined,
-        inDoubt: false,
-        reconciled: true,
-        evidence: ev
-      }))
-    }
-
-    const check = (r: ApiRequest) => (r.method === "POST" ? findPosted(r) : checkPatched(r))
-
-    while (true) {
-      if (unsure !== undefined) {
-        const found = yield* check(req)
-        if (found._tag === "Applied") return yield* reconciledReply(unsure, found)
-        if (found._tag === "Unknown") return yield* inDoubtReply(unsure, found.why)
-        // Not applied: the attempt becomes an earlier one and the request is sent again.
-        earlier.push(outcomeOf(unsure))
-        unsure = undefined
+      /** The lost write was found applied: the last attempt becomes an earlier one, the check is the final exchange. */
+      const reconciledReply = (a: Attempt, check: Extract<Check, { _tag: "Applied" }>) => {
+        earlier.push(outcomeOf(a))
+        return Effect.map(
+          evidence({ status: check.reply.status, requestId: check.reply.evidence.requestId }),
+          (ev): Reply => ({
+            ok: true,
+            status: ev.status,
+            body: check.reply.body,
+            result: check.record,
+            error: undefined,
+            inDoubt: false,
+            reconciled: true,
+            evidence: ev
+          })
+        )
       }
-      const token = yield* tokens.get
-      // The token is read again when the request leaves: one that was dropped while it queued is replaced by a
-      // newer one, or, when the new login is still under way, the request is not sent and waits for it.
-      let used: Token = token
-      const bearer = Effect.flatMap(tokens.newest(token), (t) =>
-        Option.isSome(t) ? Effect.succeed(Option.some((used = t.value).value)) : Effect.fail(new TokenGone({ reason: "Dropped" }))
-      )
-      const sent = yield* Effect.either(transport.send(req, bearer))
-      if (Either.isLeft(sent)) continue
-      const a = sent.right
-      if (attempts > 0) yield* counters.add("retries")
-      attempts += 1
-      if (tokenAccepted(a)) {
-        yield* tokens.prove(used)
-        refusedInARow = 0
-      }
-      const verdict = verdictOf(req, a)
-      if (verdict._tag !== "unauthorized") after401 = false
 
-      switch (verdict._tag) {
-        case "ok":
-          return yield* finalReply(a, true)
-        case "rejected":
-          return yield* finalReply(a, false)
-        case "later":
-          return yield* inDoubtReply(a, verdict.why)
-        case "unauthorized": {
-          yield* tokens.invalidate(used)
-          unauthorized += 1
-          const obtainedForIt = after401 && !(yield* tokens.proven(used))
-          refusedFresh = obtainedForIt ? refusedFresh + 1 : 0
-          after401 = true
-          // A revocation can land between a login and the first answer to its token (a storm's pause in between):
-          // one refused fresh token is given one more login; a second one in a row is not a coincidence.
-          const cannot = refusedFresh >= 2
-          if (cannot || unauthorized >= settings.maxAttempts) {
-            // The tokens were issued for this call after its previous 401 and the server never accepted them:
-            // these credentials cannot do this. The call fails; many in a row abort rather than log in again and
-            // again.
-            if (++refusedInARow >= unauthorizedInARow) {
-              return yield* new ApiAborted({
-                reason: "Unauthorized",
-                message: `the API answered 401 to ${refusedInARow} calls in a row (the last ${req.method} ${req.path}) even with a token just issued for them: these credentials are not allowed to use it`
-              })
-            }
-            notes.set(
-              a,
-              cannot
-                ? `the API answered 401 to ${req.method} ${req.path} even with tokens just issued for it: these credentials are not allowed to do this (${describe(a)})`
-                : `the API answered 401 to ${req.method} ${req.path} ${unauthorized} times, logging in again each time (${describe(a)})`
-            )
+      const check = (r: ApiRequest) => (r.method === "POST" ? findPosted(r) : checkPatched(r))
+
+      while (true) {
+        if (unsure !== undefined) {
+          const found = yield* check(req)
+          if (found._tag === "Applied") return yield* reconciledReply(unsure, found)
+          if (found._tag === "Unknown") return yield* inDoubtReply(unsure, found.why)
+          // Not applied: the attempt becomes an earlier one and the request is sent again.
+          earlier.push(outcomeOf(unsure))
+          unsure = undefined
+        }
+        const token = yield* tokens.get
+        // The token is read again when the request leaves: one that was dropped while it queued is replaced by a
+        // newer one, or, when the new login is still under way, the request is not sent and waits for it.
+        let used: Token = token
+        const bearer = Effect.flatMap(tokens.newest(token), (t) =>
+          Option.isSome(t)
+            ? Effect.succeed(Option.some((used = t.value).value))
+            : Effect.fail(new TokenGone({ reason: "Dropped" })))
+        const sent = yield* Effect.either(transport.send(req, bearer))
+        if (Either.isLeft(sent)) {
+          continue
+        }
+        const a = sent.right
+        if (attempts > 0) {
+          yield* counters.add("retries")
+        }
+        attempts += 1
+        if (tokenAccepted(a)) {
+          yield* tokens.prove(used)
+          refusedInARow = 0
+        }
+        const verdict = verdictOf(req, a)
+        if (verdict._tag !== "unauthorized") after401 = false
+
+        switch (verdict._tag) {
+          case "ok":
+            return yield* finalReply(a, true)
+          case "rejected":
             return yield* finalReply(a, false)
+          case "later":
+            return yield* inDoubtReply(a, verdict.why)
+          case "unauthorized": {
+            yield* tokens.invalidate(used)
+            unauthorized += 1
+            const obtainedForIt = after401 && !(yield* tokens.proven(used))
+            refusedFresh = obtainedForIt ? refusedFresh + 1 : 0
+            after401 = true
+            // A revocation can land between a login and the first answer to its token (a storm's pause in between):
+            // one refused fresh token is given one more login; a second one in a row is not a coincidence.
+            const cannot = refusedFresh >= 2
+            if (cannot || unauthorized >= settings.maxAttempts) {
+              // The tokens were issued for this call after its previous 401 and the server never accepted them:
+              // these credentials cannot do this. The call fails; many in a row abort rather than log in again and
+              // again.
+              if (++refusedInARow >= unauthorizedInARow) {
+                return yield* new ApiAborted({
+                  reason: "Unauthorized",
+                  message:
+                    `the API answered 401 to ${refusedInARow} calls in a row (the last ${req.method} ${req.path}) even with a token just issued for them: these credentials are not allowed to use it`
+                })
+              }
+              notes.set(
+                a,
+                cannot
+                  ? `the API answered 401 to ${req.method} ${req.path} even with tokens just issued for it: these credentials are not allowed to do this (${
+                    describe(a)
+                  })`
+                  : `the API answered 401 to ${req.method} ${req.path} ${unauthorized} times, logging in again each time (${
+                    describe(a)
+                  })`
+              )
+              return yield* finalReply(a, false)
+            }
+            // A new revocation (or expiry): log in again and resend. A 401 was not applied, whatever the method.
+            earlier.push(outcomeOf(a))
+            continue
           }
-          // A new revocation (or expiry): log in again and resend. A 401 was not applied, whatever the method.
-          earlier.push(outcomeOf(a))
-          continue
-        }
-        case "rate-limited": {
-          yield* counters.add("rateLimited")
-          yield* budget.pause(settings.rateLimitPauseMs)
-          if (++rateLimits >= settings.maxAttempts) return yield* finalReply(a, false)
-          earlier.push(outcomeOf(a))
-          continue
-        }
-        case "unconfirmed":
-        case "transient": {
-          if (verdict._tag === "unconfirmed") notes.set(a, verdict.why)
-          const lost = !idempotent(req.method) && mayHaveArrived(a)
-          if (lost && req.method === "POST" && req.correlation === undefined) {
-            return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
+          case "rate-limited": {
+            yield* counters.add("rateLimited")
+            yield* budget.pause(settings.rateLimitPauseMs)
+            if (++rateLimits >= settings.maxAttempts) return yield* finalReply(a, false)
+            earlier.push(outcomeOf(a))
+            continue
           }
-          if (++failures >= settings.maxAttempts) {
-            // A write answered 2xx without confirming it may have been applied, whatever the method.
-            if (!lost) return verdict._tag === "unconfirmed" ? yield* inDoubtReply(a, "the answer does not confirm it") : yield* finalReply(a, false)
-            const found = yield* check(req)
-            if (found._tag === "Applied") return yield* reconciledReply(a, found)
-            if (found._tag === "Unknown") return yield* inDoubtReply(a, found.why)
-            return yield* finalReply(a, false, " (checked afterwards: it was not applied)")
+          case "unconfirmed":
+          case "transient": {
+            if (verdict._tag === "unconfirmed") notes.set(a, verdict.why)
+            const lost = !idempotent(req.method) && mayHaveArrived(a)
+            if (lost && req.method === "POST" && req.correlation === undefined) {
+              return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
+            }
+            if (++failures >= settings.maxAttempts) {
+              // A write answered 2xx without confirming it may have been applied, whatever the method.
+              if (!lost) {
+                return verdict._tag === "unconfirmed"
+                  ? yield* inDoubtReply(a, "the answer does not confirm it")
+                  : yield* finalReply(a, false)
+              }
+              const found = yield* check(req)
+              if (found._tag === "Applied") return yield* reconciledReply(a, found)
+              if (found._tag === "Unknown") return yield* inDoubtReply(a, found.why)
+              return yield* finalReply(a, false, " (checked afterwards: it was not applied)")
+            }
+            // A write that may have been applied is checked (after the backoff) before anything is resent.
+            if (lost) unsure = a
+            else earlier.push(outcomeOf(a))
+            yield* delays.next(undefined).pipe(Effect.ignore)
+            continue
           }
-          // A write that may have been applied is checked (after the backoff) before anything is resent.
-          if (lost) unsure = a
-          else earlier.push(outcomeOf(a))
-          yield* delays.next(undefined).pipe(Effect.ignore)
-          continue
         }
       }
     }
-  })
+  )
 
   const get: Get = (path, query) => request({ method: "GET", path, query })
 

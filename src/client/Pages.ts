@@ -20,7 +20,10 @@ import { isObject, listPage, resultOf } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
 import { resourceOfPath } from "./Reconcile.js"
 
-export type Get = (path: string, query: Readonly<Record<string, string | number | object | undefined>>) => Effect.Effect<Reply, ApiAborted>
+export type Get = (
+  path: string,
+  query: Readonly<Record<string, string | number | object | undefined>>
+) => Effect.Effect<Reply, ApiAborted>
 
 type Fetched =
   | { readonly _tag: "End" }
@@ -76,16 +79,28 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     const reply = yield* get(path, query)
     if (reply.status === 404) return { _tag: "End" } as Fetched
     if (!reply.ok) {
-      return yield* new ListFailed({ path, ...(reply.status !== undefined ? { status: reply.status } : {}), message: reply.error ?? "list call failed" })
+      return yield* new ListFailed({
+        path,
+        ...(reply.status !== undefined ? { status: reply.status } : {}),
+        message: reply.error ?? "list call failed"
+      })
     }
     const list = listPage(reply.body)
     if (list === undefined) {
-      return yield* new ListFailed({ path, ...(reply.status !== undefined ? { status: reply.status } : {}), message: "the answer is not a list (no result.entityList)" })
+      return yield* new ListFailed({
+        path,
+        ...(reply.status !== undefined ? { status: reply.status } : {}),
+        message: "the answer is not a list (no result.entityList)"
+      })
     }
     if (list.records.length === 0) return { _tag: "End" } as Fetched
     // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
-    const paging = isObject(resultOf(reply.body)) ? (resultOf(reply.body) as Record<string, unknown>).pagedSearchReturnData : undefined
-    const served = isObject(paging) && typeof paging.pageSize === "number" && paging.pageSize > 0 ? Math.min(paging.pageSize, pageSize) : pageSize
+    const paging = isObject(resultOf(reply.body))
+      ? (resultOf(reply.body) as Record<string, unknown>).pagedSearchReturnData
+      : undefined
+    const served = isObject(paging) && typeof paging.pageSize === "number" && paging.pageSize > 0
+      ? Math.min(paging.pageSize, pageSize)
+      : pageSize
     const more = list.paged && list.records.length >= served && list.nextLink !== false
     return { _tag: "Records", records: list.records, more } as Fetched
   })
@@ -104,14 +119,17 @@ export const makePages = (settings: ClientSettings, get: Get) => {
       const seen = new Set<string>()
       return Stream.paginateChunkEffect(fromPage, (page) =>
         Effect.flatMap(
-          page === fromPage && Option.isSome(first) ? Effect.succeed(first.value) : fetchPage(path, filter, page, pageSize),
+          page === fromPage && Option.isSome(first)
+            ? Effect.succeed(first.value)
+            : fetchPage(path, filter, page, pageSize),
           (fetched): Effect.Effect<[Chunk.Chunk<Page>, Option.Option<number>], ListFailed> => {
             if (fetched._tag === "End") return Effect.succeed([Chunk.empty(), Option.none()])
             const keys = fetched.records.map(keyOf)
             if (page > fromPage && keys.every((k) => seen.has(k))) {
               return new ListFailed({
                 path,
-                message: `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
+                message:
+                  `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
               })
             }
             for (const k of keys) seen.add(k)
@@ -123,7 +141,11 @@ export const makePages = (settings: ClientSettings, get: Get) => {
         ))
     })
 
-  const windowed = (path: string, options: PagesOptions, pageSize: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
+  const windowed = (
+    path: string,
+    options: PagesOptions,
+    pageSize: number
+  ): Stream.Stream<Page, ApiAborted | ListFailed> =>
     Stream.unwrap(
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -132,7 +154,10 @@ export const makePages = (settings: ClientSettings, get: Get) => {
         const since = dayOf(sinceText)
         const until = dayOf(untilText)
         if (since === undefined || until === undefined) {
-          return yield* new ListFailed({ path, message: `since/until must be dates as yyyy-MM-dd (got "${sinceText}" and "${untilText}")` })
+          return yield* new ListFailed({
+            path,
+            message: `since/until must be dates as yyyy-MM-dd (got "${sinceText}" and "${untilText}")`
+          })
         }
         const filter = options.filter ?? {}
         const windowFilter = (start: number, end: number) => ({
@@ -180,9 +205,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
             [
               { ...plan, fromPage: state.fromPage },
               plan.end >= until ? Option.none() : Option.some({ x: plan.end + 1, hint: plan.k + 1, fromPage: 1 })
-            ] as const
-          )
-        )
+            ] as const))
         return Stream.flatMap(plans, (plan) =>
           walk(
             path,
@@ -192,8 +215,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
             { start: formatDay(plan.start), end: formatDay(plan.end) },
             plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
             keyOfRecords(options.resource)
-          )
-        )
+          ))
       })
     )
 
@@ -201,6 +223,14 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     const pageSize = options.pageSize ?? settings.pageSize
     return options.resource?.dateWindow
       ? windowed(path, options, pageSize)
-      : walk(path, options.filter ?? {}, pageSize, options.fromPage ?? 1, undefined, Option.none(), keyOfRecords(options.resource ?? resourceOfPath(path)))
+      : walk(
+        path,
+        options.filter ?? {},
+        pageSize,
+        options.fromPage ?? 1,
+        undefined,
+        Option.none(),
+        keyOfRecords(options.resource ?? resourceOfPath(path))
+      )
   }
 }

@@ -4,7 +4,7 @@
  * Pure functions over the resource table; `HttpApi` runs the lookups.
  */
 import { keyFilter, keyProperty, withKey } from "../Identity.js"
-import { type Resource, readName, resources } from "../Resources.js"
+import { readName, type Resource, resources } from "../Resources.js"
 import { isObject, recordProperty } from "./Body.js"
 
 export interface Lookup {
@@ -30,7 +30,9 @@ const sameValue = (a: unknown, b: unknown): boolean => {
   const sa = String(a).trim()
   const sb = String(b).trim()
   if (sa === sb) return true
-  if (sa.toLowerCase() === sb.toLowerCase() && (sa === "true" || sa === "false" || sb === "true" || sb === "false")) return true
+  if (sa.toLowerCase() === sb.toLowerCase() && (sa === "true" || sa === "false" || sb === "true" || sb === "false")) {
+    return true
+  }
   // Money comes back as pt-BR strings ("12,00") for a number written as 12 (api-notes B).
   const na = Number(sa.replace(",", "."))
   const nb = Number(sb.replace(",", "."))
@@ -61,7 +63,11 @@ const readProperty = (record: Record<string, unknown>, name: string, resource: R
  * Whether every change of a PATCH body (a JSON Patch array, or a plain object of properties) is already on the
  * re-read `record`. Undefined when it cannot be told (operations other than add/replace/remove, nested paths).
  */
-export const patchApplied = (body: unknown, record: Record<string, unknown>, resource: Resource | undefined): boolean | undefined => {
+export const patchApplied = (
+  body: unknown,
+  record: Record<string, unknown>,
+  resource: Resource | undefined
+): boolean | undefined => {
   if (isObject(body)) return Object.entries(body).every(([k, v]) => sameValue(readProperty(record, k, resource), v))
   if (!Array.isArray(body)) return undefined
   let applied = true

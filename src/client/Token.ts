@@ -18,9 +18,9 @@
 import { Clock, Effect, Option, Redacted, Schedule } from "effect"
 import { ApiAborted } from "./Api.js"
 import { errorMessage, isObject, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
+import type { Budget } from "./Budget.js"
 import type { ClientSettings } from "./Config.js"
 import type { Counters } from "./Stats.js"
-import type { Budget } from "./Budget.js"
 import { type Attempt, noBearer, type Transport } from "./Transport.js"
 
 export interface Token {
@@ -68,7 +68,11 @@ export const jwtClaims = (jwt: string): { readonly exp?: number; readonly iat?: 
 /** Lifetime of a token issued at `sentAt` (client clock): the JWT's own `exp - iat`, else `exp` on our clock, else 30 min. */
 export const tokenLifetimeMs = (jwt: string, sentAt: number): number => {
   const { exp, iat } = jwtClaims(jwt)
-  const lifetime = exp !== undefined && iat !== undefined ? (exp - iat) * 1000 : exp !== undefined ? exp * 1000 - sentAt : defaultLifetimeMs
+  const lifetime = exp !== undefined && iat !== undefined
+    ? (exp - iat) * 1000
+    : exp !== undefined
+    ? exp * 1000 - sentAt
+    : defaultLifetimeMs
   return lifetime > 0 ? lifetime : defaultLifetimeMs
 }
 
@@ -90,10 +94,15 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
   const loginRequest = () => ({
     method: "POST" as const,
     path: "/login",
-    body: { apiKey: Redacted.value(settings.credentials.apiKey), apiToken: Redacted.value(settings.credentials.apiToken) }
+    body: {
+      apiKey: Redacted.value(settings.credentials.apiKey),
+      apiToken: Redacted.value(settings.credentials.apiToken)
+    }
   })
 
-  const describe = (a: Attempt) => (a._tag === "Answer" ? `HTTP ${a.status}: ${errorMessage(a.status, a.body)}` : a.detail)
+  const describe = (
+    a: Attempt
+  ) => (a._tag === "Answer" ? `HTTP ${a.status}: ${errorMessage(a.status, a.body)}` : a.detail)
 
   const login = Effect.fn("Tokens.login")(function*() {
     const delays = yield* Schedule.driver(backoff)
@@ -108,7 +117,10 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
           const result = resultOf(a.body)
           const accessToken = isObject(result) ? result.accessToken : undefined
           if (isObject(result) && result.authenticated === false) {
-            return yield* new ApiAborted({ reason: "CredentialsRejected", message: `the API did not authenticate these credentials: ${errorMessage(a.status, a.body)}` })
+            return yield* new ApiAborted({
+              reason: "CredentialsRejected",
+              message: `the API did not authenticate these credentials: ${errorMessage(a.status, a.body)}`
+            })
           }
           if (typeof accessToken !== "string" || accessToken === "") {
             return yield* new ApiAborted({ reason: "Unreachable", message: "the login answer carried no access token" })
@@ -122,10 +134,16 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
           yield* counters.add("rateLimited")
           yield* budget.pause(settings.rateLimitPauseMs)
           if (++rateLimits < settings.maxAttempts) continue
-          return yield* new ApiAborted({ reason: "Unreachable", message: `login kept being rate-limited (${rateLimits} times)` })
+          return yield* new ApiAborted({
+            reason: "Unreachable",
+            message: `login kept being rate-limited (${rateLimits} times)`
+          })
         }
         if (isRedirect(a.status)) {
-          return yield* new ApiAborted({ reason: "Redirected", message: redirectMessage(a.status, a.location, settings.baseUrl) })
+          return yield* new ApiAborted({
+            reason: "Redirected",
+            message: redirectMessage(a.status, a.location, settings.baseUrl)
+          })
         }
         if (a.status === 403) {
           return yield* new ApiAborted({ reason: "Forbidden", message: `login forbidden: ${describe(a)}` })
@@ -134,12 +152,17 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
           // Spec: 400 when apiKey or apiToken is missing, 404 when they are invalid. Never retried.
           return yield* new ApiAborted({
             reason: "CredentialsRejected",
-            message: `the API rejected the credentials (${describe(a)}); check FSM_API_KEY/FSM_API_TOKEN or --credentials`
+            message: `the API rejected the credentials (${
+              describe(a)
+            }); check FSM_API_KEY/FSM_API_TOKEN or --credentials`
           })
         }
       }
       if (++failures >= settings.maxAttempts) {
-        return yield* new ApiAborted({ reason: "Unreachable", message: `login failed ${failures} times; last: ${describe(a)}` })
+        return yield* new ApiAborted({
+          reason: "Unreachable",
+          message: `login failed ${failures} times; last: ${describe(a)}`
+        })
       }
       yield* counters.add("retries")
       yield* delays.next(undefined).pipe(Effect.ignore)
@@ -157,8 +180,9 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
     })
   )
 
-  const get: Effect.Effect<Token, ApiAborted> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    Option.isSome(current) && now < current.value.renewAt ? Effect.succeed(current.value) : renewed
+  const get: Effect.Effect<Token, ApiAborted> = Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) => Option.isSome(current) && now < current.value.renewAt ? Effect.succeed(current.value) : renewed
   )
 
   const invalidate = (token: Token) =>
@@ -170,7 +194,11 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
   const newest = (token: Token) =>
     Effect.map(Clock.currentTimeMillis, (now): Option.Option<Token> => {
       if (Option.isNone(current)) return dropped.has(token.generation) ? Option.none() : Option.some(token)
-      if (current.value.generation > token.generation) return now < current.value.renewAt ? Option.some(current.value) : Option.none()
+      if (current.value.generation > token.generation) {
+        return now < current.value.renewAt
+          ? Option.some(current.value)
+          : Option.none()
+      }
       return Option.some(token)
     })
 

@@ -7,8 +7,8 @@
  * which the policy handles like a broken connection.
  */
 import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { HttpClientError, ResponseError } from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type { HttpClientResponse } from "@effect/platform/HttpClientResponse"
 import { Duration, Effect, Option, Redacted, Schema, Stream } from "effect"
 import type { ApiRequest } from "./Api.js"
@@ -41,7 +41,19 @@ export type Attempt =
 /** The request may have reached the server, so a write may or may not have been applied. */
 export const mayHaveArrived = (a: Attempt): boolean => a._tag === "Answer" || a.outcome !== "refused"
 
-const notSentCodes = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EADDRNOTAVAIL", "ERR_INVALID_URL", "CERT_HAS_EXPIRED", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "ERR_TLS_CERT_ALTNAME_INVALID"])
+const notSentCodes = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "ERR_INVALID_URL",
+  "CERT_HAS_EXPIRED",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "ERR_TLS_CERT_ALTNAME_INVALID"
+])
 
 const errorCode = (cause: unknown): string | undefined => {
   for (let c = cause, depth = 0; c !== undefined && c !== null && depth < 5; depth++) {
@@ -60,7 +72,11 @@ const fromError = (error: HttpClientError, host: string): Attempt => {
   if (error._tag === "RequestError" && code !== undefined && notSentCodes.has(code)) {
     return { _tag: "NoAnswer", outcome: "refused", detail: `cannot connect to ${host} (${code})` }
   }
-  return { _tag: "NoAnswer", outcome: "reset", detail: `connection to ${host} broke before the answer was complete (${code ?? error.reason})` }
+  return {
+    _tag: "NoAnswer",
+    outcome: "reset",
+    detail: `connection to ${host} broke before the answer was complete (${code ?? error.reason})`
+  }
 }
 
 const queryParams = (query: ApiRequest["query"]): Array<[string, string]> =>
@@ -97,7 +113,11 @@ export interface Transport {
  */
 const readCapped = (res: HttpClientResponse, max: number): Effect.Effect<string | undefined, ResponseError> => {
   const declared = res.headers["content-length"]
-  if (declared !== undefined && /^\d+$/.test(declared.trim())) return Number(declared) > max ? Effect.succeed(undefined) : res.text
+  if (declared !== undefined && /^\d+$/.test(declared.trim())) {
+    return Number(declared) > max
+      ? Effect.succeed(undefined)
+      : res.text
+  }
   return res.stream.pipe(
     Stream.runFoldWhile(
       { chunks: [] as Array<Uint8Array>, size: 0 },
@@ -114,58 +134,64 @@ const readCapped = (res: HttpClientResponse, max: number): Effect.Effect<string 
 
 const mib = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MiB`
 
-export const makeTransport = Effect.fn("Transport.make")(function*(settings: ClientSettings, budget: Budget, counters: Counters) {
-  const host = new URL(settings.baseUrl).host
-  const client = (yield* HttpClient.HttpClient).pipe(
-    HttpClient.mapRequest((r) => r.pipe(HttpClientRequest.prependUrl(settings.baseUrl), HttpClientRequest.acceptJson)),
-    // Our traces stay ours: no `traceparent` header goes to a third-party API.
-    HttpClient.withTracerPropagation(false)
-  )
-  const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
-  const timeout = Duration.millis(settings.requestTimeoutMs)
-
-  const build = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => {
-    let r = HttpClientRequest.make(req.method)(req.path, { urlParams: queryParams(req.query) })
-    if (req.body !== undefined) r = HttpClientRequest.bodyUnsafeJson(r, req.body)
-    if (Option.isSome(bearer)) r = HttpClientRequest.bearerToken(r, Redacted.value(bearer.value))
-    return r
-  }
-
-  const exchange = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) =>
-    client.execute(build(req, bearer)).pipe(
-      Effect.flatMap((res) =>
-        Effect.map(readCapped(res, settings.maxAnswerBytes), (text): Attempt =>
-          text === undefined
-            ? {
-              _tag: "NoAnswer",
-              outcome: "too-large",
-              detail: `the answer of ${host} to ${req.method} ${req.path} (HTTP ${res.status}) passed ${mib(settings.maxAnswerBytes)}; it was abandoned unread`
-            }
-            : {
-              _tag: "Answer",
-              status: res.status,
-              requestId: res.headers["x-request-id"],
-              text,
-              body: parseBody(text),
-              location: res.headers["location"]
-            })
+export const makeTransport = Effect.fn("Transport.make")(
+  function*(settings: ClientSettings, budget: Budget, counters: Counters) {
+    const host = new URL(settings.baseUrl).host
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest((r) =>
+        r.pipe(HttpClientRequest.prependUrl(settings.baseUrl), HttpClientRequest.acceptJson)
       ),
-      Effect.timeoutOption(timeout),
-      Effect.map(Option.getOrElse((): Attempt => ({
-        _tag: "NoAnswer",
-        outcome: "timeout",
-        detail: `no answer from ${host} within ${Duration.format(timeout)}`
-      }))),
-      Effect.catchAll((error) => Effect.succeed(fromError(error, host)))
+      // Our traces stay ours: no `traceparent` header goes to a third-party API.
+      HttpClient.withTracerPropagation(false)
     )
+    const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
+    const timeout = Duration.millis(settings.requestTimeoutMs)
 
-  const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
-    inFlight.withPermits(1)(
-      budget.spend(
-        Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
-        (e) => e instanceof TokenGone
+    const build = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => {
+      let r = HttpClientRequest.make(req.method)(req.path, { urlParams: queryParams(req.query) })
+      if (req.body !== undefined) r = HttpClientRequest.bodyUnsafeJson(r, req.body)
+      if (Option.isSome(bearer)) r = HttpClientRequest.bearerToken(r, Redacted.value(bearer.value))
+      return r
+    }
+
+    const exchange = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) =>
+      client.execute(build(req, bearer)).pipe(
+        Effect.flatMap((res) =>
+          Effect.map(readCapped(res, settings.maxAnswerBytes), (text): Attempt =>
+            text === undefined
+              ? {
+                _tag: "NoAnswer",
+                outcome: "too-large",
+                detail: `the answer of ${host} to ${req.method} ${req.path} (HTTP ${res.status}) passed ${
+                  mib(settings.maxAnswerBytes)
+                }; it was abandoned unread`
+              }
+              : {
+                _tag: "Answer",
+                status: res.status,
+                requestId: res.headers["x-request-id"],
+                text,
+                body: parseBody(text),
+                location: res.headers["location"]
+              })
+        ),
+        Effect.timeoutOption(timeout),
+        Effect.map(Option.getOrElse((): Attempt => ({
+          _tag: "NoAnswer",
+          outcome: "timeout",
+          detail: `no answer from ${host} within ${Duration.format(timeout)}`
+        }))),
+        Effect.catchAll((error) => Effect.succeed(fromError(error, host)))
       )
-    ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
 
-  return { send } satisfies Transport
-})
+    const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
+      inFlight.withPermits(1)(
+        budget.spend(
+          Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
+          (e) => e instanceof TokenGone
+        )
+      ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
+
+    return { send } satisfies Transport
+  }
+)

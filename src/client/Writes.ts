@@ -57,9 +57,16 @@ const shown = (body: unknown): string => {
 
 const isJsonOrEmpty = (body: unknown) => body === undefined || (typeof body === "object" && body !== null)
 
-const envelope = (body: unknown): { readonly result: unknown } | undefined => (isObject(body) && "result" in body ? { result: body.result } : undefined)
+const envelope = (
+  body: unknown
+):
+  | { readonly result: unknown }
+  | undefined => (isObject(body) && "result" in body ? { result: body.result } : undefined)
 
-const unconfirmed = (status: number, what: string): WriteAnswer => ({ _tag: "Unconfirmed", why: `the API answered ${status} with ${what}` })
+const unconfirmed = (status: number, what: string): WriteAnswer => ({
+  _tag: "Unconfirmed",
+  why: `the API answered ${status} with ${what}`
+})
 
 /** Whether the 2xx answer `status`/`body` to the write `req` says it was done. */
 export const judgeWrite = (req: ApiRequest, status: number, body: unknown): WriteAnswer => {
@@ -75,7 +82,8 @@ export const judgeWrite = (req: ApiRequest, status: number, body: unknown): Writ
   if (status === 202) {
     return {
       _tag: "Later",
-      why: `the API answered 202 (accepted for later processing) to ${req.method} ${req.path}, which is written at once when it succeeds; it may or may not be applied later`
+      why:
+        `the API answered 202 (accepted for later processing) to ${req.method} ${req.path}, which is written at once when it succeeds; it may or may not be applied later`
     }
   }
   if (r?.name === "employee-product-stock" && status === 204) {
@@ -86,12 +94,18 @@ export const judgeWrite = (req: ApiRequest, status: number, body: unknown): Writ
   if (answer === undefined) return unconfirmed(status, shown(body))
   // A path outside the resource table, or a write into a parent record: the envelope is all that is known.
   if (r === undefined || (!target!.byId && r.kind !== "record" && r.readVia === undefined)) {
-    return answer.result === undefined || answer.result === null ? unconfirmed(status, "an empty result") : { _tag: "Done" }
+    return answer.result === undefined || answer.result === null
+      ? unconfirmed(status, "an empty result")
+      : { _tag: "Done" }
   }
   const ids = idProperties(r)
   if (ids.length === 0) return { _tag: "Done" }
   if (!isObject(answer.result)) return unconfirmed(status, "a result that is not a record")
   const record = answer.result
-  const id = ids.map((name) => record[name]).find((v) => (typeof v === "number" || typeof v === "string") && String(v) !== "")
-  return id !== undefined ? { _tag: "Done" } : unconfirmed(status, `a result that does not carry the record's id (${ids.join(" or ")})`)
+  const id = ids.map((name) => record[name]).find((v) =>
+    (typeof v === "number" || typeof v === "string") && String(v) !== ""
+  )
+  return id !== undefined
+    ? { _tag: "Done" }
+    : unconfirmed(status, `a result that does not carry the record's id (${ids.join(" or ")})`)
 }

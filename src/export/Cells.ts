@@ -51,14 +51,26 @@ const scalar = (field: Field, read: unknown): Cell => {
         const label = field.type.values.find((x) => String(x.value) === String(v).trim())?.label
         if (label !== undefined) return label
       }
-      if (typeof v === "string") return field.readFormat !== undefined || v.includes(",") ? moneyToNumber(v) : v.trim() === "" ? "" : Number.isFinite(Number(v)) ? Number(v) : v
+      if (typeof v === "string") {
+        return field.readFormat !== undefined || v.includes(",")
+          ? moneyToNumber(v)
+          : v.trim() === ""
+          ? ""
+          : Number.isFinite(Number(v))
+          ? Number(v)
+          : v
+      }
       return typeof v === "number" || typeof v === "boolean" ? v : JSON.stringify(v)
     case "boolean":
       if (typeof v === "boolean") return v
       if (v === "true" || v === "false") return v === "true"
       return typeof v === "string" || typeof v === "number" ? v : JSON.stringify(v)
     case "date":
-      return typeof v === "string" && unsetDate.test(v) ? "" : typeof v === "string" || typeof v === "number" ? v : JSON.stringify(v)
+      return typeof v === "string" && unsetDate.test(v)
+        ? ""
+        : typeof v === "string" || typeof v === "number"
+        ? v
+        : JSON.stringify(v)
     case "object":
       return typeof v === "string" ? v : JSON.stringify(v)
     default:
@@ -80,13 +92,21 @@ const inShape = (type: Field["type"], v: unknown): unknown => {
 
 /** The items of a list value; the service may also send a list as one separated string. */
 const items = (v: unknown): ReadonlyArray<unknown> =>
-  Array.isArray(v) ? v : isEmpty(v) ? [] : typeof v === "string" ? v.split(/[|,;]/).map((s) => s.trim()).filter((s) => s !== "") : [v]
+  Array.isArray(v)
+    ? v
+    : isEmpty(v)
+    ? []
+    : typeof v === "string"
+    ? v.split(/[|,;]/).map((s) => s.trim()).filter((s) => s !== "")
+    : [v]
 
 const valueCell = (field: Field, v: unknown): Cell => {
   if (field.type._tag === "object") {
     // A list of objects is one JSON array, as in the template's example (`[{"name":…}]`).
     if (isEmpty(v) || (Array.isArray(v) && v.length === 0)) return ""
-    return typeof v === "string" ? v : JSON.stringify(Array.isArray(v) ? v.map((x) => inShape(field.type, x)) : inShape(field.type, v))
+    return typeof v === "string"
+      ? v
+      : JSON.stringify(Array.isArray(v) ? v.map((x) => inShape(field.type, x)) : inShape(field.type, v))
   }
   if (field.list) {
     return items(v)

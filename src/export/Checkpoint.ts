@@ -17,7 +17,12 @@ export const Window = Schema.Struct({ start: Schema.String, end: Schema.String }
 export type Window = typeof Window.Type
 
 /** A partial file: its length and data rows after the last complete page. */
-export const PartialFile = Schema.Struct({ name: Schema.String, file: Schema.String, bytes: Schema.Number, rows: Schema.Number })
+export const PartialFile = Schema.Struct({
+  name: Schema.String,
+  file: Schema.String,
+  bytes: Schema.Number,
+  rows: Schema.Number
+})
 export type PartialFile = typeof PartialFile.Type
 
 /** Where the walk of the current resource stands: everything up to `page` (of `window`, of `parent`) is on disk. */
@@ -50,7 +55,7 @@ export type Checkpoint = typeof Checkpoint.Type
 const CheckpointJson = Schema.parseJson(Checkpoint)
 
 /** The checkpoint of an interrupted export in `dir`, if there is one. */
-export const readCheckpoint = Effect.fn("Checkpoint.read")(function* (dir: string) {
+export const readCheckpoint = Effect.fn("Checkpoint.read")(function*(dir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = (yield* Path.Path).join(dir, checkpointFile)
   if (!(yield* fs.exists(path))) return Option.none<Checkpoint>()
@@ -58,23 +63,26 @@ export const readCheckpoint = Effect.fn("Checkpoint.read")(function* (dir: strin
   return yield* Schema.decodeUnknown(CheckpointJson)(text).pipe(
     Effect.map(Option.some),
     Effect.mapError(
-      (cause) => new RunError({ message: `${path} is not a readable export checkpoint (remove it to start the export again): ${cause.message}` })
+      (cause) =>
+        new RunError({
+          message: `${path} is not a readable export checkpoint (remove it to start the export again): ${cause.message}`
+        })
     )
   )
 })
 
-export const writeCheckpoint = Effect.fn("Checkpoint.write")(function* (dir: string, checkpoint: Checkpoint) {
+export const writeCheckpoint = Effect.fn("Checkpoint.write")(function*(dir: string, checkpoint: Checkpoint) {
   const path = (yield* Path.Path).join(dir, checkpointFile)
   yield* writeFileAtomic(path, JSON.stringify(Schema.encodeSync(Checkpoint)(checkpoint)))
 })
 
-export const removeCheckpoint = Effect.fn("Checkpoint.remove")(function* (dir: string) {
+export const removeCheckpoint = Effect.fn("Checkpoint.remove")(function*(dir: string) {
   const fs = yield* FileSystem.FileSystem
   yield* fs.remove((yield* Path.Path).join(dir, checkpointFile), { force: true })
 })
 
 /** The parameters a continued export must repeat, compared one by one so the message can name the difference. */
-export const sameRun = Effect.fn("Checkpoint.sameRun")(function* (
+export const sameRun = Effect.fn("Checkpoint.sameRun")(function*(
   saved: Checkpoint,
   now: Pick<Checkpoint, "baseUrl" | "format" | "since" | "until" | "resources">,
   dir: string
@@ -84,11 +92,15 @@ export const sameRun = Effect.fn("Checkpoint.sameRun")(function* (
     saved.format !== now.format ? `--format ${saved.format} (now ${now.format})` : undefined,
     saved.since !== now.since ? `--since ${saved.since ?? "(none)"} (now ${now.since ?? "(none)"})` : undefined,
     saved.until !== now.until ? `--until ${saved.until ?? "(none)"} (now ${now.until ?? "(none)"})` : undefined,
-    saved.resources.join(",") !== now.resources.join(",") ? `resources ${saved.resources.join(" ")} (now ${now.resources.join(" ")})` : undefined
+    saved.resources.join(",") !== now.resources.join(",")
+      ? `resources ${saved.resources.join(" ")} (now ${now.resources.join(" ")})`
+      : undefined
   ].filter((x) => x !== undefined)
   if (differences.length > 0) {
     return yield* new UsageError({
-      message: `${dir} holds an interrupted export made with ${differences.join("; ")}: run it again with the same arguments to continue it, or choose another --out`
+      message: `${dir} holds an interrupted export made with ${
+        differences.join("; ")
+      }: run it again with the same arguments to continue it, or choose another --out`
     })
   }
 })

@@ -25,11 +25,15 @@ const outOption = Options.text("out").pipe(
 
 const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
   Options.withDefault("csv" as const),
-  Options.withDescription("csv (UTF-8 with BOM, can be continued from its last page) or xlsx (one workbook per resource)")
+  Options.withDescription(
+    "csv (UTF-8 with BOM, can be continued from its last page) or xlsx (one workbook per resource)"
+  )
 )
 
 const sinceOption = Options.text("since").pipe(
-  Options.withDescription("First day (yyyy-mm-dd) of the date-windowed lists: tasks, deleted tasks, expenses, tickets (default 2000-01-01)"),
+  Options.withDescription(
+    "First day (yyyy-mm-dd) of the date-windowed lists: tasks, deleted tasks, expenses, tickets (default 2000-01-01)"
+  ),
   Options.optional
 )
 
@@ -38,10 +42,14 @@ const untilOption = Options.text("until").pipe(
   Options.optional
 )
 
-const continueHint = (out: string) => `fsm-bulk: the export in ${out} is incomplete; run the same command again to continue it`
+const continueHint = (out: string) =>
+  `fsm-bulk: the export in ${out} is incomplete; run the same command again to continue it`
 
 /** This very command, to run again: an interrupted export continues from its checkpoint. */
-const sameCommand = () => ["fsm-bulk", ...process.argv.slice(2)].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ")
+const sameCommand = () =>
+  ["fsm-bulk", ...process.argv.slice(2)].map((
+    a
+  ) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(" ")
 
 /** The file system's errors in the words import uses (`cannot write to DIR: read-only file system`), not raw. */
 const fileSystemError = (out: string) => <A, E, R>(self: Effect.Effect<A, E | PlatformError, R>) =>
@@ -52,7 +60,7 @@ const fileSystemError = (out: string) => <A, E, R>(self: Effect.Effect<A, E | Pl
 
 /** Runs a checked export against the API the connection options describe, and prints its summary. */
 const exportWith = (connection: ConnectionOptions, json: boolean, prepared: PreparedExport) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const result = yield* runExport(prepared)
     const rows = result.manifest.resources.reduce((n, r) => n + r.rows, 0)
     yield* summary(
@@ -76,7 +84,9 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
       },
       [
         `export: ${result.files.length} files, ${rows} rows in ${result.dir} (manifest.json)` +
-          (result.continued ? `; an interrupted export continued (${result.files.filter((f) => f.kept).length} files kept from before)` : ""),
+        (result.continued
+          ? `; an interrupted export continued (${result.files.filter((f) => f.kept).length} files kept from before)`
+          : ""),
         `requests: ${result.requests} (rate-limited ${result.rateLimited}, retries ${result.retries})`,
         `check it any time with: fsm-bulk verify ${result.dir}`
       ]
@@ -86,13 +96,22 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
     fileSystemError(prepared.request.out),
     stopAfterApiRequests(sameCommand),
     Effect.catchTag("ListFailed", (e) =>
-      Effect.gen(function* () {
-        yield* say(`fsm-bulk: listing ${e.path} failed${e.status !== undefined ? ` (HTTP ${e.status})` : ""}: ${e.message}`)
+      Effect.gen(function*() {
+        yield* say(
+          `fsm-bulk: listing ${e.path} failed${e.status !== undefined ? ` (HTTP ${e.status})` : ""}: ${e.message}`
+        )
         yield* say(continueHint(prepared.request.out))
-        if (json) yield* summary(true, { command: "export", outDir: prepared.request.out, status: "interrupted", error: e.message, exitCode: 3 }, [])
+        if (json) {
+          yield* summary(true, {
+            command: "export",
+            outDir: prepared.request.out,
+            status: "interrupted",
+            error: e.message,
+            exitCode: 3
+          }, [])
+        }
         return 3 as ExitCode
-      })
-    ),
+      })),
     Effect.tapErrorTag("ApiAborted", () => say(continueHint(prepared.request.out))),
     Effect.onInterrupt(() => say(continueHint(prepared.request.out))),
     Effect.provide(apiLayer(connection))
@@ -129,13 +148,19 @@ export const exportCommand = Command.make(
 
 export const verifyCommand = Command.make(
   "verify",
-  { dir: Args.text({ name: "export-dir" }).pipe(Args.withDescription("The --out directory of an export")), json: jsonOption },
+  {
+    dir: Args.text({ name: "export-dir" }).pipe(Args.withDescription("The --out directory of an export")),
+    json: jsonOption
+  },
   (args) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const result = yield* runVerify(args.dir)
       const exitCode = result.ok ? 0 : 1
       yield* summary(args.json, { command: "verify", ...result, exitCode }, [
-        ...result.files.map((f) => (f.status === "ok" ? `ok       ${f.file}: ${f.rows} rows, sha256 matches` : `${f.status.padEnd(8)} ${f.problem}`)),
+        ...result.files.map((f) => (f.status === "ok"
+          ? `ok       ${f.file}: ${f.rows} rows, sha256 matches`
+          : `${f.status.padEnd(8)} ${f.problem}`)
+        ),
         ...(result.manifest ? [] : result.problems),
         result.ok
           ? `verify: ${result.files.length} files match ${args.dir}/manifest.json`
@@ -143,4 +168,8 @@ export const verifyCommand = Command.make(
       ])
       return exitCode as ExitCode
     })
-).pipe(Command.withDescription("Recompute every checksum and row count of an export against its manifest.json (exit 1 on any mismatch)"))
+).pipe(
+  Command.withDescription(
+    "Recompute every checksum and row count of an export against its manifest.json (exit 1 on any mismatch)"
+  )
+)

@@ -67,9 +67,11 @@ export interface ExportResult {
 export const defaultPageSize = 1000
 
 /** The tool's version, from the package.json two levels above this module (src/export or dist/export). */
-const toolVersion = Effect.fn("Export.toolVersion")(function* () {
+const toolVersion = Effect.fn("Export.toolVersion")(function*() {
   const fs = yield* FileSystem.FileSystem
-  const text = yield* fs.readFileString(fileURLToPath(new URL("../../package.json", import.meta.url))).pipe(Effect.orElseSucceed(() => "{}"))
+  const text = yield* fs.readFileString(fileURLToPath(new URL("../../package.json", import.meta.url))).pipe(
+    Effect.orElseSucceed(() => "{}")
+  )
   try {
     const version = (JSON.parse(text) as { version?: unknown }).version
     return typeof version === "string" ? version : "unknown"
@@ -78,7 +80,7 @@ const toolVersion = Effect.fn("Export.toolVersion")(function* () {
   }
 })
 
-const checkDate = Effect.fn("Export.checkDate")(function* (flag: string, text: string | undefined) {
+const checkDate = Effect.fn("Export.checkDate")(function*(flag: string, text: string | undefined) {
   if (text === undefined || dayOf(text.trim()) !== undefined) return text?.trim()
   return yield* new UsageError({ message: `${flag}: "${text}" is not a date as yyyy-mm-dd (example: 2025-01-31)` })
 })
@@ -94,7 +96,7 @@ export interface PreparedExport {
  * Everything that can be refused before a request is sent (or the embedded sandbox started): the resource
  * names, the dates, and an `--out` that holds a finished export or files of someone else's.
  */
-export const prepareExport = Effect.fn("Export.prepare")(function* (request: ExportRequest) {
+export const prepareExport = Effect.fn("Export.prepare")(function*(request: ExportRequest) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const dir = request.out
@@ -105,18 +107,23 @@ export const prepareExport = Effect.fn("Export.prepare")(function* (request: Exp
     return yield* new UsageError({ message: `--since ${askedSince} is after --until ${askedUntil}` })
   }
   if (yield* fs.exists(path.join(dir, manifestFile))) {
-    return yield* new UsageError({ message: `${dir} already holds a finished export (${manifestFile}): choose another --out, or run "fsm-bulk verify ${dir}"` })
+    return yield* new UsageError({
+      message:
+        `${dir} already holds a finished export (${manifestFile}): choose another --out, or run "fsm-bulk verify ${dir}"`
+    })
   }
   if (!(yield* fs.exists(path.join(dir, checkpointFile)))) {
     const existing = yield* Effect.filter(plannedFiles(walks), (o) => fs.exists(path.join(dir, o.file)))
     if (existing.length > 0) {
-      return yield* new UsageError({ message: `${dir} already has ${existing.map((o) => o.file).join(", ")}: choose an empty or new --out` })
+      return yield* new UsageError({
+        message: `${dir} already has ${existing.map((o) => o.file).join(", ")}: choose an empty or new --out`
+      })
     }
   }
   return { request, walks, askedSince, askedUntil } satisfies PreparedExport as PreparedExport
 })
 
-export const runExport = Effect.fn("Export.run")(function* (prepared: PreparedExport) {
+export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExport) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const api = yield* Api
@@ -130,21 +137,40 @@ export const runExport = Effect.fn("Export.run")(function* (prepared: PreparedEx
 
   // Unasked dates of a continued export are the first run's, so "today + 2 years" does not move under it.
   const now = yield* Clock.currentTimeMillis
-  const since = askedSince ?? Option.match(saved, { onNone: () => defaultSince, onSome: (c) => c.since ?? defaultSince })
-  const until = askedUntil ?? Option.match(saved, { onNone: () => defaultUntil(now), onSome: (c) => c.until ?? defaultUntil(now) })
-  if (dayOf(since)! > dayOf(until)!) return yield* new UsageError({ message: `--since ${since} is after --until ${until}` })
+  const since = askedSince ??
+    Option.match(saved, { onNone: () => defaultSince, onSome: (c) => c.since ?? defaultSince })
+  const until = askedUntil ??
+    Option.match(saved, { onNone: () => defaultUntil(now), onSome: (c) => c.until ?? defaultUntil(now) })
+  if (dayOf(since)! > dayOf(until)!) {
+    return yield* new UsageError({ message: `--since ${since} is after --until ${until}` })
+  }
 
-  const run = { baseUrl: api.baseUrl, format: request.format, since, until, resources: files.map((o) => o.resource.name) }
+  const run = {
+    baseUrl: api.baseUrl,
+    format: request.format,
+    since,
+    until,
+    resources: files.map((o) => o.resource.name)
+  }
   if (Option.isSome(saved)) yield* sameRun(saved.value, run, dir)
   const checkpoint = yield* Ref.make<Checkpoint>(
-    Option.getOrElse(saved, () => ({ tool: "fsm-bulk" as const, ...run, started: new Date(now).toISOString(), done: [] }))
+    Option.getOrElse(
+      saved,
+      () => ({ tool: "fsm-bulk" as const, ...run, started: new Date(now).toISOString(), done: [] })
+    )
   )
   if (Option.isSome(saved)) {
     const done = saved.value.done.map((d) => d.file)
     yield* request.say(
       `export: continuing the interrupted export in ${dir}` +
         (done.length > 0 ? ` (${done.length} file(s) kept: ${done.join(", ")})` : "") +
-        (saved.value.current ? `; ${saved.value.current.resource} ${request.format === "csv" ? `from page ${saved.value.current.page + 1}` : "from its first page (XLSX cannot be continued)"}` : "")
+        (saved.value.current
+          ? `; ${saved.value.current.resource} ${
+            request.format === "csv"
+              ? `from page ${saved.value.current.page + 1}`
+              : "from its first page (XLSX cannot be continued)"
+          }`
+          : "")
     )
   }
 
@@ -152,7 +178,7 @@ export const runExport = Effect.fn("Export.run")(function* (prepared: PreparedEx
   const finishedFile = (name: string) => Effect.map(Ref.get(checkpoint), (c) => c.done.find((d) => d.name === name))
 
   /** The maps a walk's reference columns need: from files finished in `dir`, else from the API. */
-  const ensureKeys = Effect.fn("Export.ensureKeys")(function* (needs: ReadonlyArray<KeyNeed>) {
+  const ensureKeys = Effect.fn("Export.ensureKeys")(function*(needs: ReadonlyArray<KeyNeed>) {
     for (const need of needs) {
       const done = yield* finishedFile(need.resource)
       yield* keys.ensure(need, done !== undefined ? path.join(dir, done.file) : undefined)
@@ -168,7 +194,18 @@ export const runExport = Effect.fn("Export.run")(function* (prepared: PreparedEx
       for (const d of kept) exported.push({ ...d!, pages: 0, requests: 0, kept: true })
       continue
     }
-    const result = yield* walkOne(walk, { dir, request, pageSize, since, until, keys, ensureKeys, checkpoint, api, requestsBefore: initial.requests })
+    const result = yield* walkOne(walk, {
+      dir,
+      request,
+      pageSize,
+      since,
+      until,
+      keys,
+      ensureKeys,
+      checkpoint,
+      api,
+      requestsBefore: initial.requests
+    })
     const after = yield* api.stats
     for (const f of result.files) exported.push({ ...f, requests: after.requests - before.requests })
   }
@@ -215,25 +252,36 @@ interface WalkContext {
 }
 
 /** Where a walk starts: from an earlier run's position when its partial files are intact (CSV), else page 1. */
-const startOf = Effect.fn("Export.startOf")(function* (walk: Walk, ctx: WalkContext) {
+const startOf = Effect.fn("Export.startOf")(function*(walk: Walk, ctx: WalkContext) {
   const current = (yield* Ref.get(ctx.checkpoint)).current
   if (current === undefined || current.resource !== walk.resource.name || ctx.request.format !== "csv") return undefined
   for (const o of walk.outputs) {
     const at = current.files.find((f) => f.name === o.resource.name)
     if (at === undefined || !(yield* canResume(ctx.dir, o.file, at))) {
-      yield* ctx.request.say(`${walk.resource.name}: the partial file ${partialName(o.file)} is missing or shorter than recorded: starting this resource again`)
+      yield* ctx.request.say(
+        `${walk.resource.name}: the partial file ${
+          partialName(o.file)
+        } is missing or shorter than recorded: starting this resource again`
+      )
       return undefined
     }
   }
   return current
 })
 
-const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext) {
+const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext) {
   const { api, dir, request } = ctx
   const start = yield* startOf(walk, ctx)
   const writers: Array<ExportWriter> = yield* Effect.forEach(walk.outputs, (o) => {
     const at = start?.files.find((f) => f.name === o.resource.name)
-    return openExportWriter(request.format, dir, o.file, o.mapper.header, o.resource.name, at && { bytes: at.bytes, rows: at.rows })
+    return openExportWriter(
+      request.format,
+      dir,
+      o.file,
+      o.mapper.header,
+      o.resource.name,
+      at && { bytes: at.bytes, rows: at.rows }
+    )
   })
   let pages = start?.pages ?? 0
   let lastLine = yield* Clock.currentTimeMillis
@@ -265,15 +313,29 @@ const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext
       }
       const rows = pageRows(walk, records, probe, parentId)
       if (missing.size === 0) return Effect.succeed(rows)
-      return Effect.zipRight(ctx.ensureKeys([...missing.values()]), Effect.sync(() => pageRows(walk, records, ctx.keys.lookup, parentId)))
+      return Effect.zipRight(
+        ctx.ensureKeys([...missing.values()]),
+        Effect.sync(() => pageRows(walk, records, ctx.keys.lookup, parentId))
+      )
     })
 
-  const onPage = (page: { readonly page: number; readonly records: ReadonlyArray<Record<string, unknown>>; readonly window?: Position["window"] }, parentId: string | undefined) =>
-    Effect.gen(function* () {
+  const onPage = (
+    page: {
+      readonly page: number
+      readonly records: ReadonlyArray<Record<string, unknown>>
+      readonly window?: Position["window"]
+    },
+    parentId: string | undefined
+  ) =>
+    Effect.gen(function*() {
       const rows = yield* rowsOf(page.records, parentId)
       yield* Effect.forEach(rows, (r, i) => writers[i]!.write(r), { discard: true })
       pages += 1
-      yield* record({ page: page.page, ...(page.window ? { window: page.window } : {}), ...(parentId !== undefined ? { parent: parentId } : {}) })
+      yield* record({
+        page: page.page,
+        ...(page.window ? { window: page.window } : {}),
+        ...(parentId !== undefined ? { parent: parentId } : {})
+      })
       // XLSX cannot be continued from a page: only the finished resource is recorded.
       if (request.format === "csv") yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
       const t = yield* Clock.currentTimeMillis
@@ -295,7 +357,13 @@ const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext
     yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
   }
 
-  const options = (fromPage: number, since: string) => ({ pageSize: ctx.pageSize, resource: walk.resource, since, until: ctx.until, fromPage })
+  const options = (fromPage: number, since: string) => ({
+    pageSize: ctx.pageSize,
+    resource: walk.resource,
+    since,
+    until: ctx.until,
+    fromPage
+  })
 
   if (walk.parent !== undefined) {
     const need = { resource: walk.parent.name, key: walk.parent.key ?? walk.parent.id?.name ?? "id" }
@@ -306,7 +374,10 @@ const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext
       parents,
       (parentId) => {
         const fromPage = start !== undefined && start.parent === parentId ? start.page + 1 : 1
-        return Stream.runForEach(api.pages(walk.resource.path.replace("{id}", encodeURIComponent(parentId)), options(fromPage, ctx.since)), (page) => onPage(page, parentId))
+        return Stream.runForEach(
+          api.pages(walk.resource.path.replace("{id}", encodeURIComponent(parentId)), options(fromPage, ctx.since)),
+          (page) => onPage(page, parentId)
+        )
       },
       { discard: true }
     )
@@ -335,9 +406,16 @@ const walkOne = Effect.fn("Export.walk")(function* (walk: Walk, ctx: WalkContext
   const stats = yield* api.stats
   yield* request.say(
     entries.map((e) => `${e.name}: ${e.rows} rows → ${e.file}`).join("; ") +
-      ` (${pages} page${pages === 1 ? "" : "s"}${start ? `, continued after page ${start.page}` : ""}; ${stats.requests - ctx.requestsBefore} requests so far)`
+      ` (${pages} page${pages === 1 ? "" : "s"}${start ? `, continued after page ${start.page}` : ""}; ${
+        stats.requests - ctx.requestsBefore
+      } requests so far)`
   )
   return {
-    files: entries.map((e): Omit<ExportedFile, "requests"> => ({ ...e, pages, kept: false, ...(start ? { resumedAfterPage: start.page } : {}) }))
+    files: entries.map((e): Omit<ExportedFile, "requests"> => ({
+      ...e,
+      pages,
+      kept: false,
+      ...(start ? { resumedAfterPage: start.page } : {})
+    }))
   }
 }, Effect.scoped)

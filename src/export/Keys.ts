@@ -5,8 +5,8 @@
  * the API's list of the resource.
  */
 import { Effect, Stream } from "effect"
-import type { InputError } from "../Errors.js"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
+import type { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { openSource } from "../files/Read.js"
 import type { Resource, ResourceName } from "../Resources.js"
@@ -16,7 +16,11 @@ import { keyProperty, propertyOf } from "./Cells.js"
 
 /** A key the service sends as a number or text, as it is written in a reference column. */
 const keyText = (value: unknown): string | undefined =>
-  value === undefined || value === null || value === "" ? undefined : typeof value === "object" ? JSON.stringify(value) : String(value)
+  value === undefined || value === null || value === ""
+    ? undefined
+    : typeof value === "object"
+    ? JSON.stringify(value)
+    : String(value)
 
 const mapName = (need: KeyNeed) => `${need.resource}.${need.key}`
 
@@ -25,7 +29,10 @@ export interface KeyStore {
   /** Whether the map of `need` is loaded. */
   readonly has: (need: KeyNeed) => boolean
   /** Loads the map of `need` if it is not loaded yet: from `file` (a finished export file) or from the API. */
-  readonly ensure: (need: KeyNeed, file: string | undefined) => Effect.Effect<void, ApiAborted | ListFailed | InputError>
+  readonly ensure: (
+    need: KeyNeed,
+    file: string | undefined
+  ) => Effect.Effect<void, ApiAborted | ListFailed | InputError>
   /** The ids of a resource's records, in ascending order (per-parent lists walk them). */
   readonly ids: (need: KeyNeed) => ReadonlyArray<string>
 }
@@ -38,19 +45,20 @@ export const compareIds = (a: string, b: string): number => {
 }
 
 /** Reads the id and key columns of a file this export wrote (the formula guard reversed). */
-const fromFile = Effect.fn("Keys.fromFile")(function* (r: Resource, key: string, file: string, into: Map<string, string>) {
-  // The export wrote the file: UTF-8 and commas, nothing to guess.
-  const source = yield* openSource(file, { encoding: "utf-8", delimiter: ",", resource: r.name })
-  const idColumn = source.header.indexOf(r.id?.name ?? "id")
-  const keyColumn = source.header.indexOf(key)
-  yield* Stream.runForEach(source.rows, (row) =>
-    Effect.sync(() => {
-      const id = restore(row.cells[idColumn] ?? "")
-      const value = restore(row.cells[keyColumn] ?? "")
-      if (id !== "") into.set(id, value)
-    })
-  )
-})
+const fromFile = Effect.fn("Keys.fromFile")(
+  function*(r: Resource, key: string, file: string, into: Map<string, string>) {
+    // The export wrote the file: UTF-8 and commas, nothing to guess.
+    const source = yield* openSource(file, { encoding: "utf-8", delimiter: ",", resource: r.name })
+    const idColumn = source.header.indexOf(r.id?.name ?? "id")
+    const keyColumn = source.header.indexOf(key)
+    yield* Stream.runForEach(source.rows, (row) =>
+      Effect.sync(() => {
+        const id = restore(row.cells[idColumn] ?? "")
+        const value = restore(row.cells[keyColumn] ?? "")
+        if (id !== "") into.set(id, value)
+      }))
+  }
+)
 
 /** Walks the resource's list (pages as large as the API accepts) keeping only ids and keys. */
 const fromApi = (api: Api["Type"], r: Resource, key: string, pageSize: number, into: Map<string, string>) => {
@@ -63,18 +71,18 @@ const fromApi = (api: Api["Type"], r: Resource, key: string, pageSize: number, i
         const value = keyText(propertyOf(record, property))
         if (id !== undefined) into.set(id, value ?? "")
       }
-    })
-  )
+    }))
 }
 
-export const makeKeyStore = Effect.fn("Keys.make")(function* (pageSize: number) {
+export const makeKeyStore = Effect.fn("Keys.make")(function*(pageSize: number) {
   const api = yield* Api
   const maps = new Map<string, Map<string, string>>()
 
   // A record without a key ("") is kept for `ids` but names nothing in a reference column.
-  const lookup: KeyLookup = (name: ResourceName, key: string, id: string) => maps.get(mapName({ resource: name, key }))?.get(id) || undefined
+  const lookup: KeyLookup = (name: ResourceName, key: string, id: string) =>
+    maps.get(mapName({ resource: name, key }))?.get(id) || undefined
 
-  const ensure = Effect.fn("Keys.ensure")(function* (need: KeyNeed, file: string | undefined) {
+  const ensure = Effect.fn("Keys.ensure")(function*(need: KeyNeed, file: string | undefined) {
     if (maps.has(mapName(need))) return
     const r = resource(need.resource)
     const map = new Map<string, string>()

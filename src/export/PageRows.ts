@@ -13,9 +13,15 @@ import type { Walk } from "./Plan.js"
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The items of a derived resource inside one record of its parent, each carrying the parent's id. */
-const derivedRecords = (child: Resource, parent: Resource, record: Readonly<Record<string, unknown>>): ReadonlyArray<Record<string, unknown>> => {
+const derivedRecords = (
+  child: Resource,
+  parent: Resource,
+  record: Readonly<Record<string, unknown>>
+): ReadonlyArray<Record<string, unknown>> => {
   const parentId = { [child.parent!.field]: propertyOf(record, idReadName(parent) ?? "id") }
-  const groups = Array.isArray(record[child.readBackIn!]) ? (record[child.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord) : []
+  const groups = Array.isArray(record[child.readBackIn!])
+    ? (record[child.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord)
+    : []
   const nested = child.readBackItems
   if (nested === undefined) return groups.map((item) => ({ ...item, ...parentId }))
   return groups.flatMap((group) => {
@@ -25,11 +31,18 @@ const derivedRecords = (child: Resource, parent: Resource, record: Readonly<Reco
 }
 
 /** The rows one page gives each output of a walk. */
-export const pageRows = (walk: Walk, records: ReadonlyArray<Record<string, unknown>>, keys: KeyLookup, parentId: string | undefined) =>
+export const pageRows = (
+  walk: Walk,
+  records: ReadonlyArray<Record<string, unknown>>,
+  keys: KeyLookup,
+  parentId: string | undefined
+) =>
   walk.outputs.map((output): ReadonlyArray<ReadonlyArray<Cell>> => {
     if (output.derivedFrom === undefined) {
       const field = walk.parent && walk.resource.parent ? walk.resource.parent.field : undefined
-      return records.map((record) => output.mapper.row(field !== undefined ? { ...record, [field]: parentId } : record, keys))
+      return records.map((record) =>
+        output.mapper.row(field !== undefined ? { ...record, [field]: parentId } : record, keys)
+      )
     }
     const parent = walk.resource
     const parentKey = parent.key !== undefined ? keyProperty(parent, parent.key) : undefined
@@ -37,7 +50,9 @@ export const pageRows = (walk: Walk, records: ReadonlyArray<Record<string, unkno
       const own = String(propertyOf(record, idReadName(parent) ?? "id") ?? "")
       // The derived items name their parent by its key, taken from the parent record in hand.
       const lookup: KeyLookup = (name, key, id) =>
-        name === parent.name && id === own && parentKey !== undefined && key === parent.key ? String(propertyOf(record, parentKey) ?? "") || undefined : keys(name, key, id)
+        name === parent.name && id === own && parentKey !== undefined && key === parent.key
+          ? String(propertyOf(record, parentKey) ?? "") || undefined
+          : keys(name, key, id)
       return derivedRecords(output.resource, parent, record).map((item) => output.mapper.row(item, lookup))
     })
   })

@@ -52,7 +52,10 @@ const unknownName = (name: string): UsageError =>
  * walk whose records its files reference, so its reference columns read keys from finished files; keys of
  * resources not exported are fetched from the API.
  */
-export const planExport = (names: ReadonlyArray<string>, format: ExportFormat): Either.Either<ReadonlyArray<Walk>, UsageError> => {
+export const planExport = (
+  names: ReadonlyArray<string>,
+  format: ExportFormat
+): Either.Either<ReadonlyArray<Walk>, UsageError> => {
   const unknown = names.filter((n) => !(exportNames as ReadonlyArray<string>).includes(n))
   if (unknown.length > 0) return Either.left(unknownName(unknown[0]!))
   const wanted = new Set<ResourceName>(names.length === 0 ? exportNames : (names as ReadonlyArray<ResourceName>))
@@ -75,7 +78,11 @@ export const planExport = (names: ReadonlyArray<string>, format: ExportFormat): 
 
   // A walk takes the place of the last of its files in the import order: a task's derived files reference
   // products, services and additional costs, which must be written before the tasks are walked.
-  const importOrder = dependencyOrder([...walks.values()].flatMap((w) => w.outputs.map((o) => o.resource.name)).filter((n) => importable.some((r) => r.name === n)))
+  const importOrder = dependencyOrder(
+    [...walks.values()].flatMap((w) => w.outputs.map((o) => o.resource.name)).filter((n) =>
+      importable.some((r) => r.name === n)
+    )
+  )
   const position = (w: Walk): number => Math.max(-1, ...w.outputs.map((o) => importOrder.indexOf(o.resource.name)))
   const ordered = [...walks.values()].filter((w) => position(w) >= 0).sort((a, b) => position(a) - position(b))
   // Read-only lists are never imported: they come last, after the parents whose ids they walk.

@@ -11,7 +11,7 @@ import { openSource } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"
 import { checkpointFile } from "./Checkpoint.js"
 import type { Manifest, ManifestEntry } from "./Manifest.js"
-import { ManifestJson, manifestFile } from "./Manifest.js"
+import { manifestFile, ManifestJson } from "./Manifest.js"
 
 export type FileStatus = "ok" | "missing" | "changed" | "unreadable"
 
@@ -37,22 +37,38 @@ export interface VerifyResult {
   readonly problems: ReadonlyArray<string>
 }
 
-const describe = (cause: unknown): string => (cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause) ? String((cause as { message: unknown }).message) : String(cause))
+const describe = (
+  cause: unknown
+): string => (cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause)
+  ? String((cause as { message: unknown }).message)
+  : String(cause))
 
-const checkFile = Effect.fn("Verify.checkFile")(function* (dir: string, entry: ManifestEntry) {
+const checkFile = Effect.fn("Verify.checkFile")(function*(dir: string, entry: ManifestEntry) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const base = { name: entry.name, file: entry.file, expectedRows: entry.rows, expectedSha256: entry.sha256 }
   const target = path.resolve(dir, entry.file)
   if (path.relative(path.resolve(dir), target).startsWith("..") || path.isAbsolute(entry.file)) {
-    return { ...base, status: "unreadable", problem: `${entry.file}: the manifest names a file outside the export directory` } satisfies FileCheck as FileCheck
+    return {
+      ...base,
+      status: "unreadable",
+      problem: `${entry.file}: the manifest names a file outside the export directory`
+    } satisfies FileCheck as FileCheck
   }
   if (!(yield* fs.exists(target))) {
-    return { ...base, status: "missing", problem: `${entry.file} is missing (the manifest lists ${entry.rows} rows of ${entry.name})` } satisfies FileCheck as FileCheck
+    return {
+      ...base,
+      status: "missing",
+      problem: `${entry.file} is missing (the manifest lists ${entry.rows} rows of ${entry.name})`
+    } satisfies FileCheck as FileCheck
   }
   const sha256 = yield* Effect.either(sha256File(target))
   if (Either.isLeft(sha256)) {
-    return { ...base, status: "unreadable", problem: `${entry.file} cannot be read: ${describe(sha256.left)}` } satisfies FileCheck as FileCheck
+    return {
+      ...base,
+      status: "unreadable",
+      problem: `${entry.file} cannot be read: ${describe(sha256.left)}`
+    } satisfies FileCheck as FileCheck
   }
   // The export writes UTF-8 CSV with commas: nothing to guess.
   const rows = yield* openSource(target, { encoding: "utf-8", delimiter: ",", resource: entry.name }).pipe(
@@ -61,26 +77,34 @@ const checkFile = Effect.fn("Verify.checkFile")(function* (dir: string, entry: M
   )
   const problems = [
     sha256.right !== entry.sha256 ? `its sha256 is ${sha256.right}, the manifest says ${entry.sha256}` : undefined,
-    Either.isRight(rows) && rows.right !== entry.rows ? `it has ${rows.right} data rows, the manifest says ${entry.rows}` : undefined,
+    Either.isRight(rows) && rows.right !== entry.rows
+      ? `it has ${rows.right} data rows, the manifest says ${entry.rows}`
+      : undefined,
     Either.isLeft(rows) ? `its rows cannot be read (${describe(rows.left)})` : undefined
   ].filter((p) => p !== undefined)
   return {
     ...base,
     sha256: sha256.right,
     ...(Either.isRight(rows) ? { rows: rows.right } : {}),
-    status: problems.length === 0 ? "ok" : Either.isLeft(rows) && sha256.right === entry.sha256 ? "unreadable" : "changed",
+    status: problems.length === 0
+      ? "ok"
+      : Either.isLeft(rows) && sha256.right === entry.sha256
+      ? "unreadable"
+      : "changed",
     ...(problems.length > 0 ? { problem: `${entry.file} differs from the manifest: ${problems.join("; ")}` } : {})
   } satisfies FileCheck as FileCheck
 })
 
-export const runVerify = Effect.fn("Verify.run")(function* (dir: string) {
+export const runVerify = Effect.fn("Verify.run")(function*(dir: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const isDirectory = yield* fs.stat(dir).pipe(
     Effect.map((info) => info.type === "Directory"),
     Effect.orElseSucceed(() => false)
   )
-  if (!isDirectory) return yield* new RunError({ message: `${dir} is not a directory (give the --out directory of an export)` })
+  if (!isDirectory) {
+    return yield* new RunError({ message: `${dir} is not a directory (give the --out directory of an export)` })
+  }
 
   const manifestPath = path.join(dir, manifestFile)
   const fail = (problem: string): VerifyResult => ({ dir, manifest: false, ok: false, files: [], problems: [problem] })

@@ -6,9 +6,9 @@
  * file is renamed into place. XLSX is streamed by the files area's writer, which cannot append: a partially
  * written workbook is started again.
  */
+import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import type { PlatformError } from "@effect/platform/Error"
 import type { Scope } from "effect"
 import { Effect } from "effect"
 import { type Cell, csvBom, csvRecord, openXlsxWriter, sha256File, type WriteError } from "../files/Write.js"
@@ -41,64 +41,68 @@ const csvLines = (rows: ReadonlyArray<ReadonlyArray<Cell>>): string => rows.map(
 export const partialName = (file: string): string => `${file}.partial`
 
 /** Whether a CSV's partial file still holds at least `bytes` (it can be continued). */
-export const canResume = Effect.fn("Writers.canResume")(function* (dir: string, file: string, at: ResumeAt) {
+export const canResume = Effect.fn("Writers.canResume")(function*(dir: string, file: string, at: ResumeAt) {
   const fs = yield* FileSystem.FileSystem
   const path = (yield* Path.Path).join(dir, partialName(file))
   if (!(yield* fs.exists(path))) return false
   return Number((yield* fs.stat(path)).size) >= at.bytes
 })
 
-const openCsv = Effect.fn("Writers.openCsv")(function* (dir: string, file: string, header: ReadonlyArray<string>, resume: ResumeAt | undefined) {
-  const fs = yield* FileSystem.FileSystem
-  const path = yield* Path.Path
-  const target = path.join(dir, file)
-  const partial = path.join(dir, partialName(file))
-  let bytes = 0
-  let rows = 0
-  if (resume !== undefined) {
-    // Whatever a killed run wrote after its last checkpoint is cut off: the next page is fetched again.
-    yield* fs.truncate(partial, resume.bytes)
-    bytes = resume.bytes
-    rows = resume.rows
-  }
-  const handle = yield* fs.open(partial, { flag: resume !== undefined ? "a" : "w" })
-  const append = (text: string) =>
-    Effect.gen(function* () {
-      const data = Buffer.from(text, "utf8")
-      yield* handle.writeAll(data)
-      bytes += data.length
-    })
-  if (resume === undefined) yield* append(csvBom + csvRecord(header))
-  let finished: Written | undefined
-  return {
-    write: (page) =>
-      page.length === 0
-        ? Effect.void
-        : Effect.gen(function* () {
+const openCsv = Effect.fn("Writers.openCsv")(
+  function*(dir: string, file: string, header: ReadonlyArray<string>, resume: ResumeAt | undefined) {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const target = path.join(dir, file)
+    const partial = path.join(dir, partialName(file))
+    let bytes = 0
+    let rows = 0
+    if (resume !== undefined) {
+      // Whatever a killed run wrote after its last checkpoint is cut off: the next page is fetched again.
+      yield* fs.truncate(partial, resume.bytes)
+      bytes = resume.bytes
+      rows = resume.rows
+    }
+    const handle = yield* fs.open(partial, { flag: resume !== undefined ? "a" : "w" })
+    const append = (text: string) =>
+      Effect.gen(function*() {
+        const data = Buffer.from(text, "utf8")
+        yield* handle.writeAll(data)
+        bytes += data.length
+      })
+    if (resume === undefined) yield* append(csvBom + csvRecord(header))
+    let finished: Written | undefined
+    return {
+      write: (page) =>
+        page.length === 0
+          ? Effect.void
+          : Effect.gen(function*() {
             yield* append(csvLines(page))
             rows += page.length
           }),
-    position: () => ({ bytes, rows }),
-    finish: Effect.gen(function* () {
-      if (finished !== undefined) return finished
-      yield* handle.sync
-      yield* fs.rename(partial, target)
-      finished = { rows, bytes, sha256: yield* sha256File(target) }
-      return finished
-    })
-  } satisfies ExportWriter as ExportWriter
-})
+      position: () => ({ bytes, rows }),
+      finish: Effect.gen(function*() {
+        if (finished !== undefined) return finished
+        yield* handle.sync
+        yield* fs.rename(partial, target)
+        finished = { rows, bytes, sha256: yield* sha256File(target) }
+        return finished
+      })
+    } satisfies ExportWriter as ExportWriter
+  }
+)
 
-const openXlsx = Effect.fn("Writers.openXlsx")(function* (dir: string, file: string, header: ReadonlyArray<string>, sheetName: string) {
-  const target = (yield* Path.Path).join(dir, file)
-  const writer = yield* openXlsxWriter(target, header, { freezeHeader: true, autoFilter: true, sheetName })
-  let rows = 0
-  return {
-    write: (page) => Effect.tap(writer.writeAll(page), () => void (rows += page.length)),
-    position: () => ({ bytes: 0, rows }),
-    finish: Effect.map(writer.close, (closed) => ({ rows: closed.rows, bytes: closed.bytes, sha256: closed.sha256 }))
-  } satisfies ExportWriter as ExportWriter
-})
+const openXlsx = Effect.fn("Writers.openXlsx")(
+  function*(dir: string, file: string, header: ReadonlyArray<string>, sheetName: string) {
+    const target = (yield* Path.Path).join(dir, file)
+    const writer = yield* openXlsxWriter(target, header, { freezeHeader: true, autoFilter: true, sheetName })
+    let rows = 0
+    return {
+      write: (page) => Effect.tap(writer.writeAll(page), () => void (rows += page.length)),
+      position: () => ({ bytes: 0, rows }),
+      finish: Effect.map(writer.close, (closed) => ({ rows: closed.rows, bytes: closed.bytes, sha256: closed.sha256 }))
+    } satisfies ExportWriter as ExportWriter
+  }
+)
 
 /** Opens the file `file` of an export in `dir`; `resume` continues a CSV's partial file. */
 export const openExportWriter = (

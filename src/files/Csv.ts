@@ -35,20 +35,39 @@ const excelMaxColumns = 16_384
  * says whether it was inside a quoted cell (`quoting`) and how many cells it had (`cells`).
  */
 const parseFailure = (file: string) => (cause: unknown): InputError => {
-  const error = cause as { readonly code?: string; readonly records?: number; readonly quoting?: boolean; readonly cells?: number }
+  const error = cause as {
+    readonly code?: string
+    readonly records?: number
+    readonly quoting?: boolean
+    readonly cells?: number
+  }
   const row = typeof error.records === "number" ? error.records + 1 : undefined
   switch (error.code) {
     case "CSV_QUOTE_NOT_CLOSED":
-      return inputError(file, `a quoted cell that starts in row ${row} is never closed (unterminated quote): the file may be truncated, or a closing " is missing`, { row, cause })
+      return inputError(
+        file,
+        `a quoted cell that starts in row ${row} is never closed (unterminated quote): the file may be truncated, or a closing " is missing`,
+        { row, cause }
+      )
     case "CSV_MAX_RECORD_SIZE":
       return error.quoting === false
         ? inputError(
           file,
-          `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters, outside any quote, with ${(error.cells ?? 0).toLocaleString("en-US")} cells and more: ` +
-            `no spreadsheet holds such a row (at most ${excelMaxColumns.toLocaleString("en-US")} columns); is this file a table?`,
+          `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters, outside any quote, with ${
+            (error.cells ?? 0).toLocaleString("en-US")
+          } cells and more: ` +
+            `no spreadsheet holds such a row (at most ${
+              excelMaxColumns.toLocaleString("en-US")
+            } columns); is this file a table?`,
           { row, cause }
         )
-        : inputError(file, `row ${row} is longer than ${maxRowCharacters.toLocaleString("en-US")} characters inside a quoted cell: probably a quote that is never closed`, { row, cause })
+        : inputError(
+          file,
+          `row ${row} is longer than ${
+            maxRowCharacters.toLocaleString("en-US")
+          } characters inside a quoted cell: probably a quote that is never closed`,
+          { row, cause }
+        )
     default:
       // A system error (the file vanished, no permission) is not the content's fault.
       return typeof (cause as { readonly syscall?: unknown }).syscall === "string"
@@ -85,7 +104,7 @@ type ParserMessage =
  */
 const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): Stream.Stream<CsvRecord, InputError> =>
   Stream.unwrapScoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const inbox: Array<ParserMessage> = []
       let wake: (() => void) | undefined
       const progress = readProgress()
@@ -96,11 +115,14 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
       }
       const worker = yield* Effect.acquireRelease(
         Effect.sync(() => {
-          const w = new Worker(parserScript, { workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows } })
+          const w = new Worker(parserScript, {
+            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows }
+          })
           w.on("message", deliver)
           // The thread itself failed (it could not start, it ran out of memory): not the file's fault. A thread
           // that ends after `done` is no failure: the stream has ended by then.
-          const failed = (detail: string) => deliver({ error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } })
+          const failed = (detail: string) =>
+            deliver({ error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } })
           w.on("error", (error) => failed(describe(error)))
           w.on("exit", (code) => failed(`it stopped (exit code ${code})`))
           w.postMessage({ credit: batchesAhead })
@@ -117,15 +139,20 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
         }
         return Effect.sync(() => void (wake = undefined))
       })
-      const next = Effect.flatMap(take, (message): Effect.Effect<Chunk.Chunk<Array<string>>, Option.Option<InputError>> => {
-        if ("rows" in message) {
-          worker.postMessage({ credit: 1 })
-          return Effect.succeed(Chunk.unsafeFromArray(message.rows))
+      const next = Effect.flatMap(
+        take,
+        (message): Effect.Effect<Chunk.Chunk<Array<string>>, Option.Option<InputError>> => {
+          if ("rows" in message) {
+            worker.postMessage({ credit: 1 })
+            return Effect.succeed(Chunk.unsafeFromArray(message.rows))
+          }
+          if ("done" in message) return Effect.fail(Option.none())
+          if (message.error.code === "WORKER") return Effect.die(new Error(message.error.message))
+          return Effect.fail(
+            Option.some(parseFailure(file)(Object.assign(new Error(message.error.message), message.error)))
+          )
         }
-        if ("done" in message) return Effect.fail(Option.none())
-        if (message.error.code === "WORKER") return Effect.die(new Error(message.error.message))
-        return Effect.fail(Option.some(parseFailure(file)(Object.assign(new Error(message.error.message), message.error))))
-      })
+      )
       return Stream.repeatEffectChunkOption(progress.guard(next))
     })
   ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
@@ -161,15 +188,14 @@ const inspect = (file: string, encoding: ReadOptions["encoding"]) =>
     )
   })
 
-export const openCsv = Effect.fn("Csv.open")(function* (file: string, options: ReadOptions) {
+export const openCsv = Effect.fn("Csv.open")(function*(file: string, options: ReadOptions) {
   const facts = yield* inspect(file, options.encoding)
   if (facts.size === 0 || (facts.bom && facts.size === 3)) return yield* inputError(file, "the file is empty")
   const head = yield* sample(file, facts)
   if (head.complete && head.text.trim() === "") return yield* inputError(file, "the file is empty (only blank lines)")
-  const delimiter =
-    options.delimiter === "auto"
-      ? yield* Either.mapLeft(sniffDelimiter(head.text, head.complete), (detail) => inputError(file, detail, { row: 1 }))
-      : options.delimiter
+  const delimiter = options.delimiter === "auto"
+    ? yield* Either.mapLeft(sniffDelimiter(head.text, head.complete), (detail) => inputError(file, detail, { row: 1 }))
+    : options.delimiter
   const all = records(file, facts.encoding, delimiter)
   const first = yield* all.pipe(
     Stream.filter((r) => !isBlank(r.cells)),
@@ -180,8 +206,18 @@ export const openCsv = Effect.fn("Csv.open")(function* (file: string, options: R
   const headerRow = first.value.row
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
   const rows: Stream.Stream<SourceRow, InputError> = all.pipe(
-    Stream.filterMap((r) => (r.row <= headerRow ? Option.none() : Option.fromNullable(alignRow(header.length, r.row, r.cells))))
+    Stream.filterMap((
+      r
+    ) => (r.row <= headerRow ? Option.none() : Option.fromNullable(alignRow(header.length, r.row, r.cells))))
   )
-  const source: Source = { file, format: "csv", header, writtenByTool: byTool, encoding: facts.encoding, delimiter, rows }
+  const source: Source = {
+    file,
+    format: "csv",
+    header,
+    writtenByTool: byTool,
+    encoding: facts.encoding,
+    delimiter,
+    rows
+  }
   return source
 })

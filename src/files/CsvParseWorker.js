@@ -70,7 +70,16 @@ const fail = (error) => {
   if (finished) return
   finished = true
   input.destroy()
-  send({ error: { message: error.message, code: error.code, records: error.records, syscall: error.syscall, quoting: api.state.quoting, cells: error.index } })
+  send({
+    error: {
+      message: error.message,
+      code: error.code,
+      records: error.records,
+      syscall: error.syscall,
+      quoting: api.state.quoting,
+      cells: error.index
+    }
+  })
 }
 
 /** Sends what the credit allows; reads on only while fewer than two batches wait. */

@@ -16,12 +16,11 @@ export const decimalText = (n: number, significant?: number): string => {
   const digits = mantissa.replace("-", "").replace(".", "")
   // `digits` is d.ddd…: the decimal point sits after (exponent + 1) digits.
   const point = Number(exponent) + 1
-  const body =
-    point <= 0
-      ? `0.${"0".repeat(-point)}${digits}`
-      : point >= digits.length
-        ? `${digits}${"0".repeat(point - digits.length)}`
-        : `${digits.slice(0, point)}.${digits.slice(point)}`
+  const body = point <= 0
+    ? `0.${"0".repeat(-point)}${digits}`
+    : point >= digits.length
+    ? `${digits}${"0".repeat(point - digits.length)}`
+    : `${digits.slice(0, point)}.${digits.slice(point)}`
   return negative ? `-${body}` : body
 }
 

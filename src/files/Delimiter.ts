@@ -25,7 +25,7 @@ const countRecords = (sample: string, complete: boolean, limit: number): Array<R
   }
   for (let i = 0; i < sample.length && records.length < limit; i++) {
     const c = sample[i]!
-    if (c === '"') {
+    if (c === "\"") {
       quoted = !quoted
       blank = false
     } else if (quoted) continue
@@ -54,7 +54,9 @@ export const sniffDelimiter = (sample: string, complete: boolean): Either.Either
     const inData = candidates.filter((d) => data.some((r) => r[d] > 0))
     if (inData.length === 0) return Either.right(",")
     return Either.left(
-      `cannot tell the delimiter: the header has a single column but later lines contain ${inData.map(delimiterName).join(" and ")}; give --delimiter`
+      `cannot tell the delimiter: the header has a single column but later lines contain ${
+        inData.map(delimiterName).join(" and ")
+      }; give --delimiter`
     )
   }
   // Ragged rows are row-level problems: the candidate that keeps the header's count on the most lines wins.
@@ -62,5 +64,7 @@ export const sniffDelimiter = (sample: string, complete: boolean): Either.Either
   const best = Math.max(...steadiness.map((s) => s.lines))
   const winners = steadiness.filter((s) => s.lines === best)
   if (best > 0 && winners.length === 1) return Either.right(winners[0]!.d)
-  return Either.left(`cannot tell the delimiter: the header contains ${inHeader.map(delimiterName).join(" and ")}; give --delimiter`)
+  return Either.left(
+    `cannot tell the delimiter: the header contains ${inHeader.map(delimiterName).join(" and ")}; give --delimiter`
+  )
 }

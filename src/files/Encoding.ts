@@ -27,7 +27,8 @@ export class NotText extends Error {
 }
 
 /** Control bytes that never occur in a text file (TAB, LF, VT, FF, CR, SUB and ESC are left out). */
-const isBinaryControl = (b: number) => b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0b && b !== 0x0c && b !== 0x0d && b !== 0x1a && b !== 0x1b
+const isBinaryControl = (b: number) =>
+  b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0b && b !== 0x0c && b !== 0x0d && b !== 0x1a && b !== 0x1b
 
 /** A streaming UTF-8 validator: `push` returns the index of the first invalid byte in the chunk, or -1. */
 const utf8Validator = () => {
@@ -116,7 +117,12 @@ const utf8Checker = () => {
  * Reads the whole file once (`onChunk` hears of each chunk read). `wanted` is the user's `--encoding`: `auto`
  * picks UTF-8 when every byte sequence is valid UTF-8 (or a BOM says so), else Windows-1252.
  */
-export const inspectText = async (path: string, wanted: "auto" | TextEncoding, signal?: AbortSignal, onChunk?: () => void): Promise<TextFacts> => {
+export const inspectText = async (
+  path: string,
+  wanted: "auto" | TextEncoding,
+  signal?: AbortSignal,
+  onChunk?: () => void
+): Promise<TextFacts> => {
   const utf8 = utf8Checker()
   let offset = 0
   let lines = 1
@@ -128,12 +134,17 @@ export const inspectText = async (path: string, wanted: "auto" | TextEncoding, s
     onChunk?.()
     if (head === undefined) {
       head = chunk
-      if ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff))
+      if ((chunk[0] === 0xff && chunk[1] === 0xfe) || (chunk[0] === 0xfe && chunk[1] === 0xff)) {
         throw new NotText(`UTF-16 text (Excel's "Unicode Text"): save it as "CSV UTF-8" or as an .xlsx workbook`)
+      }
     }
     const nul = chunk.indexOf(0)
     if (nul >= 0) throw new NotText(`binary content (a NUL byte at byte ${offset + nul}): not a CSV or XLSX file`)
-    if (offset < sampleBytes) for (let i = 0; i < Math.min(chunk.length, sampleBytes - offset); i++) if (isBinaryControl(chunk[i]!)) controls++
+    if (offset < sampleBytes) {
+      for (let i = 0; i < Math.min(chunk.length, sampleBytes - offset); i++) {
+        if (isBinaryControl(chunk[i]!)) controls++
+      }
+    }
     if (firstInvalid === undefined && wanted !== "windows-1252") {
       const at = utf8.push(chunk)
       if (at >= 0) {
@@ -143,29 +154,45 @@ export const inspectText = async (path: string, wanted: "auto" | TextEncoding, s
         firstInvalid = { offset: at, line }
       }
     }
-    if (firstInvalid === undefined) for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) lines++
+    if (firstInvalid === undefined) {
+      for (let i = chunk.indexOf(0x0a); i >= 0; i = chunk.indexOf(0x0a, i + 1)) lines++
+    }
     offset += chunk.length
   }
   const size = offset
   const bom = head !== undefined && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf
-  if (controls > 0 && controls * 100 >= Math.min(size, sampleBytes))
-    throw new NotText(`binary content (${controls} control characters in the first ${Math.min(size, sampleBytes)} bytes): not a CSV or XLSX file`)
+  if (controls > 0 && controls * 100 >= Math.min(size, sampleBytes)) {
+    throw new NotText(
+      `binary content (${controls} control characters in the first ${
+        Math.min(size, sampleBytes)
+      } bytes): not a CSV or XLSX file`
+    )
+  }
   if (firstInvalid === undefined && wanted !== "windows-1252") {
     const at = utf8.end()
     if (at >= 0) firstInvalid = { offset: at, line: lines }
   }
-  if (bom && firstInvalid !== undefined)
-    throw new NotText(`the file starts with a UTF-8 byte-order mark but is not valid UTF-8 (byte ${firstInvalid.offset}, line ${firstInvalid.line})`, firstInvalid.line)
+  if (bom && firstInvalid !== undefined) {
+    throw new NotText(
+      `the file starts with a UTF-8 byte-order mark but is not valid UTF-8 (byte ${firstInvalid.offset}, line ${firstInvalid.line})`,
+      firstInvalid.line
+    )
+  }
   switch (wanted) {
     case "windows-1252":
-      if (bom) throw new NotText("the file starts with a UTF-8 byte-order mark but --encoding windows-1252 was given: use --encoding utf-8 or auto")
+      if (bom) {
+        throw new NotText(
+          "the file starts with a UTF-8 byte-order mark but --encoding windows-1252 was given: use --encoding utf-8 or auto"
+        )
+      }
       return { encoding: "windows-1252", bom: false, size }
     case "utf-8":
-      if (firstInvalid !== undefined)
+      if (firstInvalid !== undefined) {
         throw new NotText(
           `not valid UTF-8 (byte ${firstInvalid.offset}, line ${firstInvalid.line}); it looks like Windows-1252, which Excel writes for "CSV": use --encoding windows-1252 or auto`,
           firstInvalid.line
         )
+      }
       return { encoding: "utf-8", bom, size }
     case "auto":
       return { encoding: bom || firstInvalid === undefined ? "utf-8" : "windows-1252", bom, size }

@@ -9,5 +9,6 @@ export type ExcelJS = typeof ExcelJSModule
 
 let loading: Promise<ExcelJS> | undefined
 
-export const loadExcelJs = (): Promise<ExcelJS> =>
-  (loading ??= import("./ExcelSax.js").then(() => import("exceljs")).then((m) => m.default))
+export const loadExcelJs = (): Promise<
+  ExcelJS
+> => (loading ??= import("./ExcelSax.js").then(() => import("exceljs")).then((m) => m.default))

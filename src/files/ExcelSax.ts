@@ -21,7 +21,11 @@ import { StringDecoder } from "node:string_decoder"
 const require = createRequire(import.meta.url)
 const parseSaxPath = require.resolve("exceljs/lib/utils/parse-sax.js")
 const { SaxesParser } = createRequire(parseSaxPath)("saxes") as {
-  SaxesParser: new () => { on(event: string, f: (value: unknown) => void): void; write(text: string): void; close(): void }
+  SaxesParser: new() => {
+    on(event: string, f: (value: unknown) => void): void
+    write(text: string): void
+    close(): void
+  }
 }
 
 interface SaxEvent {
@@ -30,10 +34,13 @@ interface SaxEvent {
 }
 
 /** Same contract as exceljs's: batches of sax events, one batch per chunk read. */
-async function* parseSax(input: AsyncIterable<Buffer | string> | NodeJS.ReadableStream): AsyncGenerator<Array<SaxEvent>> {
+async function* parseSax(
+  input: AsyncIterable<Buffer | string> | NodeJS.ReadableStream
+): AsyncGenerator<Array<SaxEvent>> {
   // exceljs hands over some older streams that are not async-iterable.
-  const iterable: AsyncIterable<Buffer | string> =
-    Symbol.asyncIterator in input ? (input as AsyncIterable<Buffer | string>) : (input as NodeJS.ReadableStream).pipe(new PassThrough())
+  const iterable: AsyncIterable<Buffer | string> = Symbol.asyncIterator in input
+    ? (input as AsyncIterable<Buffer | string>)
+    : (input as NodeJS.ReadableStream).pipe(new PassThrough())
   const parser = new SaxesParser()
   const decoder = new StringDecoder("utf8")
   let error: unknown

@@ -11,7 +11,8 @@ const triggers = new Set(["=", "+", "-", "@", "\t", "\r"])
 const plainNumber = /^[+-]?(?:\d+(?:[.,]\d+)*|[.,]\d+)(?:[eE][+-]?\d+)?$/
 
 /** Would a spreadsheet run this text as a formula? */
-export const isFormulaLike = (text: string): boolean => text.length > 0 && triggers.has(text[0]!) && !plainNumber.test(text)
+export const isFormulaLike = (text: string): boolean =>
+  text.length > 0 && triggers.has(text[0]!) && !plainNumber.test(text)
 
 /** The text after its leading apostrophes, and how many there were. */
 const afterApostrophes = (text: string): { readonly count: number; readonly rest: string } => {
@@ -24,7 +25,9 @@ const afterApostrophes = (text: string): { readonly count: number; readonly rest
 const plainStart = (cell: string): boolean => cell.length === 0 || (cell[0] !== "'" && !triggers.has(cell[0]!))
 
 /** Makes a cell inert in a spreadsheet: a leading `'` when the text (past any `'` it already has) is formula-like. */
-export const neutralize = (cell: string): string => (plainStart(cell) || !isFormulaLike(afterApostrophes(cell).rest) ? cell : `'${cell}`)
+export const neutralize = (
+  cell: string
+): string => (plainStart(cell) || !isFormulaLike(afterApostrophes(cell).rest) ? cell : `'${cell}`)
 
 /**
  * The guard for a workbook's inline strings, which a spreadsheet never runs: only a cell that already starts with

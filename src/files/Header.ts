@@ -39,7 +39,12 @@ export const isBlank = (cells: ReadonlyArray<string>): boolean => cells.every((c
  * columns dropped. An unnamed column before a named one, or a name used twice (case-insensitive), is an error
  * naming the columns.
  */
-export const checkHeader = (file: string, row: number, raw: ReadonlyArray<string>, writtenByTool: boolean): Either.Either<ReadonlyArray<string>, InputError> => {
+export const checkHeader = (
+  file: string,
+  row: number,
+  raw: ReadonlyArray<string>,
+  writtenByTool: boolean
+): Either.Either<ReadonlyArray<string>, InputError> => {
   const names = raw.map((c) => {
     const name = c.replace(/^\uFEFF/, "").trim()
     return writtenByTool ? restore(name) : name
@@ -47,32 +52,42 @@ export const checkHeader = (file: string, row: number, raw: ReadonlyArray<string
   while (names.length > 0 && names[names.length - 1] === "") names.pop()
   if (names.length === 0) return Either.left(new InputError({ file, row, detail: "the header row is empty" }))
   const unnamed = names.flatMap((n, i) => (n === "" ? [columnLetter(i)] : []))
-  if (unnamed.length > 0)
+  if (unnamed.length > 0) {
     return Either.left(
       new InputError({
         file,
         row,
         column: unnamed[0]!,
-        detail: `the header has no name for column${unnamed.length > 1 ? "s" : ""} ${unnamed.join(", ")}: every column with data needs a name`
+        detail: `the header has no name for column${unnamed.length > 1 ? "s" : ""} ${
+          unnamed.join(", ")
+        }: every column with data needs a name`
       })
     )
+  }
   const seen = new Map<string, Array<number>>()
   names.forEach((n, i) => seen.set(n.toLowerCase(), [...(seen.get(n.toLowerCase()) ?? []), i]))
   const duplicates = [...seen.values()].filter((at) => at.length > 1)
-  if (duplicates.length > 0)
+  if (duplicates.length > 0) {
     return Either.left(
       new InputError({
         file,
         row,
         column: names[duplicates[0]![0]!]!,
-        detail: `duplicate column names: ${duplicates.map((at) => `"${names[at[0]!]}" (columns ${at.map(columnLetter).join(", ")})`).join("; ")}`
+        detail: `duplicate column names: ${
+          duplicates.map((at) => `"${names[at[0]!]}" (columns ${at.map(columnLetter).join(", ")})`).join("; ")
+        }`
       })
     )
+  }
   return Either.right(names)
 }
 
 /** A data row's cells aligned with a header of `width` columns; undefined when the row is blank. */
-export const alignRow = (width: number, row: number, cells: ReadonlyArray<string>): { readonly row: number; readonly cells: ReadonlyArray<string>; readonly ragged?: boolean } | undefined => {
+export const alignRow = (
+  width: number,
+  row: number,
+  cells: ReadonlyArray<string>
+): { readonly row: number; readonly cells: ReadonlyArray<string>; readonly ragged?: boolean } | undefined => {
   if (isBlank(cells)) return undefined
   if (cells.length === width) return { row, cells }
   if (cells.length < width) return { row, cells: [...cells, ...Array<string>(width - cells.length).fill("")] }

@@ -24,17 +24,22 @@ const listedInManifest = async (file: string): Promise<boolean> => {
   const dir = Path.dirname(file)
   const manifest = await readJson(Path.join(dir, "manifest.json"))
   if (!isObject(manifest) || manifest["tool"] !== toolName || !Array.isArray(manifest["resources"])) return false
-  return manifest["resources"].some((r) => isObject(r) && typeof r["file"] === "string" && Path.resolve(dir, r["file"]) === file)
+  return manifest["resources"].some((r) =>
+    isObject(r) && typeof r["file"] === "string" && Path.resolve(dir, r["file"]) === file
+  )
 }
 
 /** The `summary.json` of a run directory (or of an onboarding run, one level up). */
 const isRunSummary = (v: unknown): boolean =>
-  isObject(v) && (v["tool"] === toolName || (typeof v["command"] === "string" && "runDir" in v && (isObject(v["counts"]) || Array.isArray(v["steps"]))))
+  isObject(v) &&
+  (v["tool"] === toolName ||
+    (typeof v["command"] === "string" && "runDir" in v && (isObject(v["counts"]) || Array.isArray(v["steps"]))))
 
 const isReportInRun = async (file: string): Promise<boolean> => {
   if (Path.basename(file).toLowerCase() !== "report.csv") return false
   const dir = Path.dirname(file)
-  return isRunSummary(await readJson(Path.join(dir, "summary.json"))) || isRunSummary(await readJson(Path.join(Path.dirname(dir), "summary.json")))
+  return isRunSummary(await readJson(Path.join(dir, "summary.json"))) ||
+    isRunSummary(await readJson(Path.join(Path.dirname(dir), "summary.json")))
 }
 
 export interface Provenance {

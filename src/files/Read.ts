@@ -42,11 +42,19 @@ const formatOf = (file: string): Effect.Effect<Format, InputError> =>
       if (info.isDirectory()) throw new Error("is a directory, not a file")
       const head = await firstBytes(file)
       const extension = Path.extname(file).toLowerCase()
-      if (startsWith(head, oleMagic))
-        throw new Error("an Excel 97-2003 (.xls) or password-protected workbook: save it as .xlsx (without a password) or as CSV")
+      if (startsWith(head, oleMagic)) {
+        throw new Error(
+          "an Excel 97-2003 (.xls) or password-protected workbook: save it as .xlsx (without a password) or as CSV"
+        )
+      }
       if (startsWith(head, zipMagic)) return "xlsx" as const
-      if (extension === ".xlsx" || extension === ".xlsm")
-        throw new Error(head.length === 0 ? "not a valid .xlsx workbook: the file is empty" : "not a valid .xlsx workbook (it is not a ZIP archive)")
+      if (extension === ".xlsx" || extension === ".xlsm") {
+        throw new Error(
+          head.length === 0
+            ? "not a valid .xlsx workbook: the file is empty"
+            : "not a valid .xlsx workbook (it is not a ZIP archive)"
+        )
+      }
       if (extension === ".xls") throw new Error("not an Excel 97-2003 workbook either: save it as .xlsx or as CSV")
       return "csv" as const
     },
@@ -54,8 +62,10 @@ const formatOf = (file: string): Effect.Effect<Format, InputError> =>
   })
 
 /** Opens `file` (as the user gave it) as a CSV or XLSX source. */
-export const openSource: (file: string, options: ReadOptions) => Effect.Effect<Source, InputError> = Effect.fn("Read.openSource")(
-  function* (file: string, options: ReadOptions) {
+export const openSource: (file: string, options: ReadOptions) => Effect.Effect<Source, InputError> = Effect.fn(
+  "Read.openSource"
+)(
+  function*(file: string, options: ReadOptions) {
     const format = yield* readProgress().guard(formatOf(file))
     return format === "xlsx" ? yield* openXlsx(file, options) : yield* openCsv(file, options)
   }

@@ -25,7 +25,9 @@ export const readProgress = (): ReadProgress => {
     stopRequested,
     Effect.suspend(function check(): Effect.Effect<never> {
       const quiet = Date.now() - last
-      return quiet >= stallMs ? Effect.interrupt : Effect.zipRight(Effect.sleep(Duration.millis(stallMs - quiet)), Effect.suspend(check))
+      return quiet >= stallMs
+        ? Effect.interrupt
+        : Effect.zipRight(Effect.sleep(Duration.millis(stallMs - quiet)), Effect.suspend(check))
     })
   )
   return {

@@ -30,19 +30,23 @@ const decodeXml = (text: string): string =>
     const e = entity.toLowerCase()
     if (e.startsWith("#x")) return String.fromCodePoint(parseInt(e.slice(2), 16))
     if (e.startsWith("#")) return String.fromCodePoint(parseInt(e.slice(1), 10))
-    return ({ amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" } as Record<string, string>)[e] ?? whole
+    return ({ amp: "&", lt: "<", gt: ">", quot: "\"", apos: "'" } as Record<string, string>)[e] ?? whole
   })
 
 /** The attributes of every `<tag …>` element in `xml` (namespace prefixes on the tag name ignored). */
 const elements = (xml: string, tag: string): Array<Record<string, string>> =>
   [...xml.matchAll(new RegExp(`<(?:\\w+:)?${tag}\\b([^>]*)>`, "g"))].map((m) => {
     const attributes: Record<string, string> = {}
-    for (const a of m[1]!.matchAll(/([\w:]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) attributes[a[1]!] = decodeXml(a[2] ?? a[3] ?? "")
+    for (const a of m[1]!.matchAll(/([\w:]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
+      attributes[a[1]!] = decodeXml(a[2] ?? a[3] ?? "")
+    }
     return attributes
   })
 
 /** A relationship target as a path inside the archive (relative to `xl/`, or absolute from the root). */
-const partPath = (target: string): string => (target.startsWith("/") ? target.slice(1) : `xl/${target.replace(/^\.\//, "")}`)
+const partPath = (
+  target: string
+): string => (target.startsWith("/") ? target.slice(1) : `xl/${target.replace(/^\.\//, "")}`)
 
 export const inspectWorkbook = async (path: string): Promise<WorkbookInfo> => {
   const zip = await openZip(path)
@@ -51,7 +55,9 @@ export const inspectWorkbook = async (path: string): Promise<WorkbookInfo> => {
     if (workbook === undefined) {
       const mimetype = (await zip.read("mimetype", 1024))?.toString("utf8") ?? ""
       throw new NotAWorkbook(
-        mimetype.includes("opendocument") ? "an OpenDocument spreadsheet (.ods), not an .xlsx workbook: save it as .xlsx or CSV" : "a ZIP archive without xl/workbook.xml"
+        mimetype.includes("opendocument")
+          ? "an OpenDocument spreadsheet (.ods), not an .xlsx workbook: save it as .xlsx or CSV"
+          : "a ZIP archive without xl/workbook.xml"
       )
     }
     const rels = (await zip.read("xl/_rels/workbook.xml.rels"))?.toString("utf8") ?? ""

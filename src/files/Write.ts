@@ -59,7 +59,11 @@ export type FileProblem = "DiskFull" | "TooLarge" | "ReadOnly" | "Permission" | 
 
 /** The errno code of a Node error, or of the Node error under a platform error (`@effect/platform` SystemError). */
 const errnoOf = (cause: unknown): string | undefined => {
-  for (let c = cause, depth = 0; c !== null && typeof c === "object" && depth < 3; c = (c as { cause?: unknown }).cause, depth++) {
+  for (
+    let c = cause, depth = 0;
+    c !== null && typeof c === "object" && depth < 3;
+    c = (c as { cause?: unknown }).cause, depth++
+  ) {
     const code = (c as { code?: unknown }).code
     if (typeof code === "string") return code
   }
@@ -131,7 +135,9 @@ const syncDirectory = async (dir: string) => {
   }
 }
 
-export const sha256File: (path: string) => Effect.Effect<string, WriteError> = Effect.fn("Write.sha256File")((path: string) =>
+export const sha256File: (path: string) => Effect.Effect<string, WriteError> = Effect.fn("Write.sha256File")((
+  path: string
+) =>
   Effect.tryPromise({
     try: async (signal) => {
       const hash = createHash("sha256")
@@ -162,9 +168,11 @@ const replaceFile = async (path: string, content: string | Uint8Array) => {
   await syncDirectory(Path.dirname(path))
 }
 
-export const writeFileAtomic: (path: string, content: string | Uint8Array) => Effect.Effect<void, WriteError> = Effect.fn("Write.writeFileAtomic")(
-  (path: string, content: string | Uint8Array) => Effect.tryPromise({ try: () => replaceFile(path, content), catch: failure(path, "cannot write") })
-)
+export const writeFileAtomic: (path: string, content: string | Uint8Array) => Effect.Effect<void, WriteError> = Effect
+  .fn("Write.writeFileAtomic")(
+    (path: string, content: string | Uint8Array) =>
+      Effect.tryPromise({ try: () => replaceFile(path, content), catch: failure(path, "cannot write") })
+  )
 
 interface AtomicFile {
   /** For writers that write to it themselves (and wait for its "drain"). */
@@ -202,10 +210,10 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
       committed
         ? Effect.void
         : Effect.promise(async () => {
-            stream.destroy()
-            await closed
-            await unlink(tmp).catch(() => undefined)
-          })
+          stream.destroy()
+          await closed
+          await unlink(tmp).catch(() => undefined)
+        })
   ).pipe(
     Effect.map(({ closed, stream }): AtomicFile => {
       const whenWritable = (wait: boolean) =>
@@ -247,7 +255,7 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
 }
 
 /** Rows go out one at a time and never after `close`, whatever fibers call in. */
-const serialized = Effect.fn("Write.serialized")(function* (
+const serialized = Effect.fn("Write.serialized")(function*(
   path: string,
   writeRows: (rows: ReadonlyArray<ReadonlyArray<Cell>>) => Effect.Effect<void, WriteError>,
   finish: Effect.Effect<{ readonly sha256: string; readonly bytes: number }, WriteError>
@@ -255,7 +263,10 @@ const serialized = Effect.fn("Write.serialized")(function* (
   const lock = yield* Effect.makeSemaphore(1)
   let rows = 0
   let closed = false
-  const notClosed = Effect.suspend(() => (closed ? Effect.fail(new WriteError({ path, message: `cannot write ${path}: the file is already closed` })) : Effect.void))
+  const notClosed = Effect.suspend(() => (closed
+    ? Effect.fail(new WriteError({ path, message: `cannot write ${path}: the file is already closed` }))
+    : Effect.void)
+  )
   const writeAll = (batch: ReadonlyArray<ReadonlyArray<Cell>>) =>
     lock.withPermits(1)(
       notClosed.pipe(
@@ -299,7 +310,10 @@ const needsQuotes = {
  * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
  * stringifier per record and cost five times as much, for the same bytes.
  */
-export const csvRecord = (cells: ReadonlyArray<Cell>, options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}): string => {
+export const csvRecord = (
+  cells: ReadonlyArray<Cell>,
+  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}
+): string => {
   const delimiter = options.delimiter ?? ","
   const quote = needsQuotes[delimiter]
   const guard = options.guard ?? true
@@ -307,7 +321,7 @@ export const csvRecord = (cells: ReadonlyArray<Cell>, options: { readonly guard?
   for (let i = 0; i < cells.length; i++) {
     const text = cellString(cells[i], guard)
     if (i > 0) line += delimiter
-    line += quote.test(text) ? `"${text.replaceAll('"', '""')}"` : text
+    line += quote.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
   }
   return `${line}\r\n`
 }
@@ -321,11 +335,19 @@ export const openCsvWriter: (
   header: ReadonlyArray<string>,
   options?: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" }
 ) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openCsvWriter")(
-  function* (path: string, header: ReadonlyArray<string>, options: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}) {
+  function*(
+    path: string,
+    header: ReadonlyArray<string>,
+    options: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}
+  ) {
     const line = (cells: ReadonlyArray<Cell>) => csvRecord(cells, options)
     const file = yield* openAtomic(path)
     yield* file.write(`${options.bom ?? true ? csvBom : ""}${line(header)}`)
-    return yield* serialized(path, (rows) => file.write(rows.length === 1 ? line(rows[0]!) : rows.map(line).join("")), file.commit)
+    return yield* serialized(
+      path,
+      (rows) => file.write(rows.length === 1 ? line(rows[0]!) : rows.map(line).join("")),
+      file.commit
+    )
   }
 )
 
@@ -369,11 +391,19 @@ export const openXlsxWriter: (
   header: ReadonlyArray<string>,
   options?: XlsxStyle & { readonly guard?: boolean } & SheetLimits
 ) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
-  function* (path: string, header: ReadonlyArray<string>, options: XlsxStyle & { readonly guard?: boolean } & SheetLimits = {}) {
+  function*(
+    path: string,
+    header: ReadonlyArray<string>,
+    options: XlsxStyle & { readonly guard?: boolean } & SheetLimits = {}
+  ) {
     const file = yield* openAtomic(path)
     const cannotWrite = (cause: unknown) =>
       cause instanceof ZipError && cause.tooLarge
-        ? new WriteError({ path, message: `cannot write ${path}: ${cause.message}; use CSV for a table this large`, cause })
+        ? new WriteError({
+          path,
+          message: `cannot write ${path}: ${cause.message}; use CSV for a table this large`,
+          cause
+        })
         : failure(path, "cannot write")(cause)
     const table = yield* Effect.try({
       try: () =>
@@ -410,7 +440,9 @@ export const openXlsxWriter: (
         }
         return Effect.void
       })
-    const finish = Effect.tryPromise({ try: () => table.close(), catch: cannotWrite }).pipe(Effect.zipRight(file.commit))
+    const finish = Effect.tryPromise({ try: () => table.close(), catch: cannotWrite }).pipe(
+      Effect.zipRight(file.commit)
+    )
     return yield* serialized(path, writeRows, finish)
   }
 )

@@ -9,19 +9,30 @@
  * A workbook of anyone else is read one sheet only, whatever its sheets are called; so is a continuation named
  * by `--sheet`.
  */
-import type ExcelJS from "exceljs"
 import { Chunk, Effect, Either, Option, Stream } from "effect"
+import type ExcelJS from "exceljs"
 import { Readable } from "node:stream"
 import type { InputError } from "../Errors.js"
+import { loadExcelJs } from "./ExcelJs.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
-import { loadExcelJs } from "./ExcelJs.js"
 import { type ReadProgress, readProgress } from "./Stall.js"
 import { inspectWorkbook, NotAWorkbook, type SheetInfo, type WorkbookInfo } from "./Workbook.js"
 import { CellProblem, readCell } from "./XlsxCell.js"
 import { nthSheetName } from "./XlsxWriter.js"
-import { DamagedEntry, EntryTooLarge, limitProblem, NotAZip, openZip, signature, storedEntry, storedHeader, type ZipArchive, type ZipEntry } from "./Zip.js"
+import {
+  DamagedEntry,
+  EntryTooLarge,
+  limitProblem,
+  NotAZip,
+  openZip,
+  signature,
+  storedEntry,
+  storedHeader,
+  type ZipArchive,
+  type ZipEntry
+} from "./Zip.js"
 
 interface SheetRow {
   readonly row: number
@@ -44,7 +55,12 @@ interface StreamingSheet {
 }
 
 /** A row's cells as text; a cell without a usable value fails, naming the row and column. */
-const rowCells = (file: string, row: StreamingRow, date1904: boolean, columnName: (index: number) => string): Effect.Effect<SheetRow, InputError> =>
+const rowCells = (
+  file: string,
+  row: StreamingRow,
+  date1904: boolean,
+  columnName: (index: number) => string
+): Effect.Effect<SheetRow, InputError> =>
   Effect.suspend(() => {
     const cells: Array<string> = []
     let numbers: Set<number> | undefined
@@ -73,7 +89,9 @@ const rowCells = (file: string, row: StreamingRow, date1904: boolean, columnName
  * Only the entries of the central directory are read, each checked (limits, size, CRC-32) as it is inflated.
  */
 const sheetPart = "xl/worksheets/sheet1.xml"
-const emptySharedStrings = Buffer.from('<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="0" uniqueCount="0"/>')
+const emptySharedStrings = Buffer.from(
+  "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n<sst xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" count=\"0\" uniqueCount=\"0\"/>"
+)
 
 type Part = { readonly name: string; readonly entry: ZipEntry } | { readonly name: string; readonly data: Uint8Array }
 
@@ -118,10 +136,16 @@ class ReadFailure {
 /** The file changed between the directory's first reading and this one. */
 class ChangedFile extends Error {}
 
-const sameEntry = (a: ZipEntry, b: ZipEntry | undefined) => b !== undefined && a.crc === b.crc && a.size === b.size && a.compressedSize === b.compressedSize
+const sameEntry = (a: ZipEntry, b: ZipEntry | undefined) =>
+  b !== undefined && a.crc === b.crc && a.size === b.size && a.compressedSize === b.compressedSize
 
 /** The bytes of the composed archive, from the file's central directory read again. A failure ends them early. */
-async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: ReadFailure, progress: ReadProgress): AsyncGenerator<Buffer> {
+async function* archiveBytes(
+  file: string,
+  parts: ReadonlyArray<Part>,
+  failure: ReadFailure,
+  progress: ReadProgress
+): AsyncGenerator<Buffer> {
   let zip: ZipArchive | undefined
   try {
     zip = await openZip(file)
@@ -131,7 +155,11 @@ async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: 
         continue
       }
       const entry = zip.entries.get(part.entry.name)
-      if (!sameEntry(part.entry, entry)) throw new ChangedFile(`${part.entry.name} changed since the file was opened (was it changed while it was read?)`)
+      if (!sameEntry(part.entry, entry)) {
+        throw new ChangedFile(
+          `${part.entry.name} changed since the file was opened (was it changed while it was read?)`
+        )
+      }
       yield storedHeader(part.name, entry!.size, entry!.crc)
       for await (const chunk of await zip.stream(entry!)) {
         progress.tick()
@@ -152,7 +180,9 @@ async function* archiveBytes(file: string, parts: ReadonlyArray<Part>, failure: 
 }
 
 /** The raw rows of the (only) sheet, in batches as exceljs parses them. */
-async function* sheetBatches(reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>): AsyncGenerator<ReadonlyArray<StreamingRow>> {
+async function* sheetBatches(
+  reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>
+): AsyncGenerator<ReadonlyArray<StreamingRow>> {
   for await (const yielded of reader) {
     const sheet = yielded as unknown as StreamingSheet
     for await (const batch of sheet.parse()) {
@@ -167,12 +197,13 @@ const archiveProblem = (file: string, cause: unknown): InputError =>
   cause instanceof EntryTooLarge
     ? inputError(file, `refused: ${cause.message}; saved as CSV, the sheet has no such limit`, { cause })
     : cause instanceof DamagedEntry
-      ? inputError(file, `damaged .xlsx: ${cause.message}`, { cause })
-      : cause instanceof NotAZip || cause instanceof NotAWorkbook || cause instanceof ChangedFile
-        ? inputError(file, `not a valid .xlsx workbook: ${cause.message}`, { cause })
-        : typeof (cause as NodeJS.ErrnoException).code === "string" && typeof (cause as NodeJS.ErrnoException).syscall === "string"
-          ? inputError(file, `cannot be read: ${describe(cause)}`, { cause })
-          : inputError(file, `not a valid .xlsx workbook: ${describe(cause)}`, { cause })
+    ? inputError(file, `damaged .xlsx: ${cause.message}`, { cause })
+    : cause instanceof NotAZip || cause instanceof NotAWorkbook || cause instanceof ChangedFile
+    ? inputError(file, `not a valid .xlsx workbook: ${cause.message}`, { cause })
+    : typeof (cause as NodeJS.ErrnoException).code === "string" &&
+        typeof (cause as NodeJS.ErrnoException).syscall === "string"
+    ? inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+    : inputError(file, `not a valid .xlsx workbook: ${describe(cause)}`, { cause })
 
 /** Excel's last row: a sheet numbering rows past it was not written by a spreadsheet. */
 const excelMaxRow = 1_048_576
@@ -182,9 +213,15 @@ const excelMaxRow = 1_048_576
  * or goes back (two `<row r="2">`) is refused, so that every row read is one row of the file, and its number one
  * row's alone.
  */
-const sheetRows = (file: string, sheet: string, parts: ReadonlyArray<Part>, date1904: boolean, columnName: (index: number) => string): Stream.Stream<SheetRow, InputError> =>
+const sheetRows = (
+  file: string,
+  sheet: string,
+  parts: ReadonlyArray<Part>,
+  date1904: boolean,
+  columnName: (index: number) => string
+): Stream.Stream<SheetRow, InputError> =>
   Stream.unwrapScoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const failure = new ReadFailure()
       const progress = readProgress()
       const input = yield* Effect.acquireRelease(
@@ -214,14 +251,30 @@ const sheetRows = (file: string, sheet: string, parts: ReadonlyArray<Part>, date
           progress.tick()
           for (const row of next.value) {
             const n = row.number
-            if (!Number.isInteger(n) || n < 1 || n > excelMaxRow)
-              return Effect.fail(Option.some(inputError(file, `sheet "${sheet}" has a row numbered ${JSON.stringify(n)}: Excel numbers rows 1 to ${excelMaxRow}`, { row: last + 1 })))
-            if (n <= last)
+            if (!Number.isInteger(n) || n < 1 || n > excelMaxRow) {
               return Effect.fail(
                 Option.some(
-                  inputError(file, `sheet "${sheet}" lists row ${n} ${n === last ? "twice" : `after row ${last}`}: a sheet's rows come once each, in order (a damaged or hand-made file)`, { row: n })
+                  inputError(
+                    file,
+                    `sheet "${sheet}" has a row numbered ${JSON.stringify(n)}: Excel numbers rows 1 to ${excelMaxRow}`,
+                    { row: last + 1 }
+                  )
                 )
               )
+            }
+            if (n <= last) {
+              return Effect.fail(
+                Option.some(
+                  inputError(
+                    file,
+                    `sheet "${sheet}" lists row ${n} ${
+                      n === last ? "twice" : `after row ${last}`
+                    }: a sheet's rows come once each, in order (a damaged or hand-made file)`,
+                    { row: n }
+                  )
+                )
+              )
+            }
             last = n
           }
           return Effect.succeed(Chunk.unsafeFromArray(next.value))
@@ -235,11 +288,17 @@ const sheetNames = (book: WorkbookInfo) => book.sheets.map((s) => `"${s.name}"`)
 
 /** `--sheet`, else the sheet named after the resource, else the first visible one. */
 const chooseSheet = (file: string, book: WorkbookInfo, options: ReadOptions): Effect.Effect<SheetInfo, InputError> => {
-  const named = (name: string) => book.sheets.find((s) => s.name === name) ?? book.sheets.find((s) => s.name.trim().toLowerCase() === name.trim().toLowerCase())
+  const named = (name: string) =>
+    book.sheets.find((s) => s.name === name) ??
+      book.sheets.find((s) => s.name.trim().toLowerCase() === name.trim().toLowerCase())
   if (book.sheets.length === 0) return Effect.fail(inputError(file, "not a valid .xlsx workbook: it has no sheets"))
   if (options.sheet !== undefined) {
     const sheet = named(options.sheet)
-    return sheet ? Effect.succeed(sheet) : Effect.fail(inputError(file, `no sheet named "${options.sheet}" (--sheet); the workbook has ${sheetNames(book)}`))
+    return sheet
+      ? Effect.succeed(sheet)
+      : Effect.fail(
+        inputError(file, `no sheet named "${options.sheet}" (--sheet); the workbook has ${sheetNames(book)}`)
+      )
   }
   const byResource = options.resource !== undefined ? named(options.resource) : undefined
   return Effect.succeed(byResource ?? book.sheets.find((s) => !s.hidden) ?? book.sheets[0]!)
@@ -251,7 +310,7 @@ const chooseSheet = (file: string, book: WorkbookInfo, options: ReadOptions): Ef
  */
 const continuationsOf = (book: WorkbookInfo, sheet: SheetInfo): ReadonlyArray<SheetInfo> => {
   const found: Array<SheetInfo> = []
-  for (let n = 2; ; n++) {
+  for (let n = 2;; n++) {
     const next = book.sheets.find((s) => s.name === nthSheetName(sheet.name, n))
     if (next === undefined || next === sheet) return found
     found.push(next)
@@ -259,9 +318,19 @@ const continuationsOf = (book: WorkbookInfo, sheet: SheetInfo): ReadonlyArray<Sh
 }
 
 /** The parts `sheet` is read with, refused now (before any row) when one is missing or over a limit. */
-const partsOf = (file: string, book: WorkbookInfo, sheet: SheetInfo): Effect.Effect<ReadonlyArray<Part>, InputError> => {
-  if (!book.entries.has(sheet.target))
-    return Effect.fail(inputError(file, `not a valid .xlsx workbook: sheet "${sheet.name}" has no part in the archive (${sheet.target || "no target"})`))
+const partsOf = (
+  file: string,
+  book: WorkbookInfo,
+  sheet: SheetInfo
+): Effect.Effect<ReadonlyArray<Part>, InputError> => {
+  if (!book.entries.has(sheet.target)) {
+    return Effect.fail(
+      inputError(
+        file,
+        `not a valid .xlsx workbook: sheet "${sheet.name}" has no part in the archive (${sheet.target || "no target"})`
+      )
+    )
+  }
   const parts = partsFor(book, sheet)
   for (const part of parts) {
     const problem = "entry" in part ? limitProblem(part.entry) : undefined
@@ -277,7 +346,7 @@ const firstRow = (file: string, book: WorkbookInfo, sheet: SheetInfo, parts: Rea
     Stream.runHead
   )
 
-export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options: ReadOptions) {
+export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: ReadOptions) {
   const book = yield* readProgress().guard(
     Effect.tryPromise({
       try: () => inspectWorkbook(file),
@@ -293,13 +362,21 @@ export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options:
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
   const columnName = (index: number) => header[index] ?? columnLetter(index)
   // Each sheet of the table and the row of its header; the continuations' headers are checked now, before any row.
-  const sheets: Array<{ readonly name: string; readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{ name: sheet.name, parts, headerRow }]
+  const sheets: Array<{ readonly name: string; readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{
+    name: sheet.name,
+    parts,
+    headerRow
+  }]
   for (const next of byTool ? continuationsOf(book, sheet) : []) {
     const nextParts = yield* partsOf(file, book, next)
     const top = yield* firstRow(file, book, next, nextParts)
     const names = Option.flatMap(top, (r) => Either.getRight(checkHeader(file, r.row, r.cells, byTool)))
-    if (Option.isNone(top) || !Option.exists(names, (n) => n.length === header.length && n.every((name, i) => name === header[i])))
+    if (
+      Option.isNone(top) ||
+      !Option.exists(names, (n) => n.length === header.length && n.every((name, i) => name === header[i]))
+    ) {
       return yield* inputError(file, `sheet "${next.name}" does not repeat the header of "${sheet.name}"`)
+    }
     sheets.push({ name: next.name, parts: nextParts, headerRow: top.value.row })
   }
   const rows: Stream.Stream<SourceRow, InputError> = Stream.suspend(() => {
@@ -315,7 +392,9 @@ export const openXlsx = Effect.fn("Xlsx.open")(function* (file: string, options:
           Stream.filterMap((r) => {
             const row = (last = r.row + shift)
             const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)
-            return Option.fromNullable(aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers })
+            return Option.fromNullable(
+              aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers }
+            )
           })
         )
       })

@@ -10,13 +10,15 @@ export class CellProblem extends Error {}
 
 /** Excel's date formats: any y, m, d, h, s outside quotes and brackets (`[Red]`, `[$-416]`). */
 export const isDateFormat = (format: string | undefined): boolean =>
-  format !== undefined && /[ymdhsb]/i.test(format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "").replace(/[\\_*]./g, ""))
+  format !== undefined &&
+  /[ymdhsb]/i.test(format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "").replace(/[\\_*]./g, ""))
 
 const msPerDay = 86_400_000
 /** Days from Excel's epoch (1899-12-30, or 1904-01-01 in the 1904 date system) to 1970-01-01. */
 const epochOffset = (date1904: boolean) => (date1904 ? 24107 : 25569)
 
-export const serialToDate = (serial: number, date1904: boolean): Date => new Date(Math.round((serial - epochOffset(date1904)) * msPerDay))
+export const serialToDate = (serial: number, date1904: boolean): Date =>
+  new Date(Math.round((serial - epochOffset(date1904)) * msPerDay))
 
 /** A date to the second; the zero day of either date system carries a time alone. */
 export const dateText = (date: Date): string => {
@@ -36,7 +38,10 @@ export interface CellInput {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null
 
 const richText = (v: Record<string, unknown>): string | undefined =>
-  Array.isArray(v["richText"]) ? (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : "")).join("") : undefined
+  Array.isArray(v["richText"])
+    ? (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : ""))
+      .join("")
+    : undefined
 
 /** A cell's text; `number`: written from a number value, so in plain notation with `.`, whatever the file's mark. */
 export interface CellReading {
@@ -52,7 +57,9 @@ const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): C
   if (typeof value === "boolean") return text(value ? "true" : "false")
   if (typeof value === "number") {
     if (Number.isNaN(value)) return text("#ERROR")
-    return isDateFormat(numFmt) ? text(dateText(serialToDate(value, date1904))) : { text: spreadsheetNumber(value), number: true }
+    return isDateFormat(numFmt)
+      ? text(dateText(serialToDate(value, date1904)))
+      : { text: spreadsheetNumber(value), number: true }
   }
   if (value instanceof Date) return text(dateText(value))
   if (isRecord(value)) {
@@ -60,8 +67,11 @@ const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): C
     if (rich !== undefined) return text(rich)
     if ("formula" in value || "sharedFormula" in value || "result" in value) {
       // The streaming reader parses every non-text formula result as a number: an error result is NaN.
-      if (value["result"] === undefined)
-        throw new CellProblem("a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again")
+      if (value["result"] === undefined) {
+        throw new CellProblem(
+          "a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again"
+        )
+      }
       return plain(value["result"], numFmt, date1904)
     }
     if (typeof value["error"] === "string") return text(value["error"])

@@ -5,9 +5,9 @@
  * Node stream, and the workbook's parts (a table that outgrows a sheet goes on in a new sheet).
  */
 import type { TransformOptions, Writable } from "node:stream"
-import { crc32, createDeflateRaw, deflateRawSync, type DeflateRaw, type ZlibOptions } from "node:zlib"
-import { signature } from "./Zip.js"
+import { crc32, createDeflateRaw, type DeflateRaw, deflateRawSync, type ZlibOptions } from "node:zlib"
 import type { Cell } from "./Write.js"
+import { signature } from "./Zip.js"
 
 // --- ZIP ---------------------------------------------------------------------------------------------------------
 
@@ -77,7 +77,9 @@ export class ZipStream {
 
   #push(data: Buffer): boolean {
     this.#offset += data.length
-    if (this.#offset >= maxOffset) this.#fail(new ZipError("the workbook would pass 4 GiB, the most an .xlsx without ZIP64 can hold", true))
+    if (this.#offset >= maxOffset) {
+      this.#fail(new ZipError("the workbook would pass 4 GiB, the most an .xlsx without ZIP64 can hold", true))
+    }
     return this.#out.write(data)
   }
 
@@ -104,7 +106,9 @@ export class ZipStream {
 
   #start(name: string): Entry {
     if (this.#problem !== undefined) throw this.#problem
-    if (this.#entry !== undefined) throw new ZipError(`cannot start ${name}: ${this.#entry.name.toString("utf8")} is still open`)
+    if (this.#entry !== undefined) {
+      throw new ZipError(`cannot start ${name}: ${this.#entry.name.toString("utf8")} is still open`)
+    }
     const entry: Entry = { name: Buffer.from(name, "utf8"), offset: this.#offset, crc: 0, compressed: 0, size: 0 }
     this.#entries.push(entry)
     this.#push(this.#localHeader(entry))
@@ -128,7 +132,11 @@ export class ZipStream {
     const entry = this.#start(name)
     // Room for a few chunks, so that the next one is ready when deflate finishes one (zlib streams take a
     // Transform's options too; @types/node does not say so).
-    const options: ZlibOptions & TransformOptions = { level: this.#level, chunkSize: 64 * 1024, writableHighWaterMark: 4 * chunkChars }
+    const options: ZlibOptions & TransformOptions = {
+      level: this.#level,
+      chunkSize: 64 * 1024,
+      writableHighWaterMark: 4 * chunkChars
+    }
     const deflate = createDeflateRaw(options)
     deflate.on("data", (chunk: Buffer) => {
       entry.compressed += chunk.length
@@ -163,7 +171,9 @@ export class ZipStream {
     this.#pending = ""
     entry.crc = crc32(data, entry.crc)
     entry.size += data.length
-    if (entry.size >= maxOffset) this.#fail(new ZipError(`${entry.name.toString("utf8")} would pass 4 GiB uncompressed`, true))
+    if (entry.size >= maxOffset) {
+      this.#fail(new ZipError(`${entry.name.toString("utf8")} would pass 4 GiB uncompressed`, true))
+    }
     this.#deflate!.write(data)
   }
 
@@ -181,8 +191,9 @@ export class ZipStream {
         deflate?.off("drain", settle).off("close", settle)
         this.#out.off("close", settle).off("error", settle)
         if (this.#problem !== undefined) reject(this.#problem)
-        else if (deflate === undefined || deflate.destroyed || this.#out.destroyed) reject(new ZipError("the archive was closed while it was written"))
-        else resolve()
+        else if (deflate === undefined || deflate.destroyed || this.#out.destroyed) {
+          reject(new ZipError("the archive was closed while it was written"))
+        } else resolve()
       }
       if (this.#problem !== undefined || deflate === undefined) return settle()
       if (!deflate.writableNeedDrain) turn = setImmediate(settle)
@@ -301,9 +312,10 @@ const ns = {
   rels: "http://schemas.openxmlformats.org/package/2006/relationships",
   types: "http://schemas.openxmlformats.org/package/2006/content-types"
 }
-const declaration = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
+const declaration = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
 
-const escapeAttribute = (text: string) => text.replace(/[&<>"]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&quot;"))
+const escapeAttribute = (text: string) =>
+  text.replace(/[&<>"]/g, (c) => (c === "&" ? "&amp;" : c === "<" ? "&lt;" : c === ">" ? "&gt;" : "&quot;"))
 
 /**
  * XML 1.0 cannot carry control characters (but tab, CR, LF), lone surrogates or U+FFFE/U+FFFF: they are written as
@@ -314,7 +326,8 @@ const escapeAttribute = (text: string) => text.replace(/[&<>"]/g, (c) => (c === 
  * XML parsers turn a literal CR LF into LF.
  */
 const special = /[&<>\0-\x08\x0B-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/
-const replaced = /[&<>\r]|[\0-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+const replaced =
+  /[&<>\r]|[\0-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 const entities: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;" }
 const excelEscape = (c: string) => entities[c] ?? `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}_`
 
@@ -326,12 +339,15 @@ export const escapeText = (text: string): string => (special.test(text) ? text.r
  * a typical sheet 15% smaller once deflated, at no measurable cost.
  */
 const keepsSpace = (text: string) =>
-  text.charCodeAt(0) <= 32 || text.charCodeAt(text.length - 1) <= 32 || text.includes("\n") || text.includes("\r") || text.includes("\t")
+  text.charCodeAt(0) <= 32 || text.charCodeAt(text.length - 1) <= 32 || text.includes("\n") || text.includes("\r") ||
+  text.includes("\t")
 
 /** `A`, …, `Z`, `AA`, … for a 0-based column index. */
 const columnLetters = (index: number): string => {
   let letters = ""
-  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) {
+    letters = String.fromCharCode(65 + ((n - 1) % 26)) + letters
+  }
   return letters
 }
 
@@ -348,24 +364,32 @@ const sheetReference = (name: string) => `'${name.replace(/'/g, "''")}'`
 /** Fixed cell formats, by index: default, header, then one per distinct status colour pair. */
 const styleSheet = (colours: ReadonlyArray<Colours>): string => {
   const font = (inner: string) => `<font>${inner}<sz val="11"/><name val="Calibri"/><family val="2"/></font>`
-  const fill = (argb: string) => `<fill><patternFill patternType="solid"><fgColor rgb="${argb}"/><bgColor indexed="64"/></patternFill></fill>`
+  const fill = (argb: string) =>
+    `<fill><patternFill patternType="solid"><fgColor rgb="${argb}"/><bgColor indexed="64"/></patternFill></fill>`
   const fonts = [font(""), font("<b/>"), ...colours.map((c) => font(`<color rgb="${c.font}"/>`))]
-  const fills = ['<fill><patternFill patternType="none"/></fill>', '<fill><patternFill patternType="gray125"/></fill>', fill("FFD9E1F2"), ...colours.map((c) => fill(c.fill))]
+  const fills = [
+    "<fill><patternFill patternType=\"none\"/></fill>",
+    "<fill><patternFill patternType=\"gray125\"/></fill>",
+    fill("FFD9E1F2"),
+    ...colours.map((c) => fill(c.fill))
+  ]
   const xfs = [
-    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0"/>',
-    '<xf numFmtId="0" fontId="1" fillId="2" borderId="0" xfId="0" applyFont="1" applyFill="1"/>',
-    ...colours.map((_, i) => `<xf numFmtId="0" fontId="${i + 2}" fillId="${i + 3}" borderId="0" xfId="0" applyFont="1" applyFill="1"/>`),
+    "<xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\"/>",
+    "<xf numFmtId=\"0\" fontId=\"1\" fillId=\"2\" borderId=\"0\" xfId=\"0\" applyFont=\"1\" applyFill=\"1\"/>",
+    ...colours.map((_, i) =>
+      `<xf numFmtId="0" fontId="${i + 2}" fillId="${i + 3}" borderId="0" xfId="0" applyFont="1" applyFill="1"/>`
+    ),
     // Last: wrapped text, for `wrapColumns`.
-    '<xf numFmtId="0" fontId="0" fillId="0" borderId="0" xfId="0" applyAlignment="1"><alignment vertical="top" wrapText="1"/></xf>'
+    "<xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyAlignment=\"1\"><alignment vertical=\"top\" wrapText=\"1\"/></xf>"
   ]
   return (
     `${declaration}<styleSheet xmlns="${ns.main}">` +
     `<fonts count="${fonts.length}">${fonts.join("")}</fonts>` +
     `<fills count="${fills.length}">${fills.join("")}</fills>` +
-    '<borders count="1"><border><left/><right/><top/><bottom/><diagonal/></border></borders>' +
-    '<cellStyleXfs count="1"><xf numFmtId="0" fontId="0" fillId="0" borderId="0"/></cellStyleXfs>' +
+    "<borders count=\"1\"><border><left/><right/><top/><bottom/><diagonal/></border></borders>" +
+    "<cellStyleXfs count=\"1\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\"/></cellStyleXfs>" +
     `<cellXfs count="${xfs.length}">${xfs.join("")}</cellXfs>` +
-    '<cellStyles count="1"><cellStyle name="Normal" xfId="0" builtinId="0"/></cellStyles>' +
+    "<cellStyles count=\"1\"><cellStyle name=\"Normal\" xfId=\"0\" builtinId=\"0\"/></cellStyles>" +
     "</styleSheet>"
   )
 }
@@ -389,22 +413,24 @@ const displayLength = (value: Cell): number => {
 
 const contentTypes = (sheets: number) =>
   `${declaration}<Types xmlns="${ns.types}">` +
-  '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>' +
-  '<Default Extension="xml" ContentType="application/xml"/>' +
-  '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"/>' +
+  "<Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>" +
+  "<Default Extension=\"xml\" ContentType=\"application/xml\"/>" +
+  "<Override PartName=\"/xl/workbook.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml\"/>" +
   Array.from(
     { length: sheets },
-    (_, i) => `<Override PartName="/xl/worksheets/sheet${i + 1}.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`
+    (_, i) =>
+      `<Override PartName="/xl/worksheets/sheet${
+        i + 1
+      }.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>`
   ).join("") +
-  '<Override PartName="/xl/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml"/>' +
-  '<Override PartName="/docProps/core.xml" ContentType="application/vnd.openxmlformats-package.core-properties+xml"/>' +
-  '<Override PartName="/docProps/app.xml" ContentType="application/vnd.openxmlformats-officedocument.extended-properties+xml"/>' +
+  "<Override PartName=\"/xl/styles.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml\"/>" +
+  "<Override PartName=\"/docProps/core.xml\" ContentType=\"application/vnd.openxmlformats-package.core-properties+xml\"/>" +
+  "<Override PartName=\"/docProps/app.xml\" ContentType=\"application/vnd.openxmlformats-officedocument.extended-properties+xml\"/>" +
   "</Types>"
 
-const rootRels =
-  `${declaration}<Relationships xmlns="${ns.rels}">` +
+const rootRels = `${declaration}<Relationships xmlns="${ns.rels}">` +
   `<Relationship Id="rId1" Type="${ns.r}/officeDocument" Target="xl/workbook.xml"/>` +
-  '<Relationship Id="rId2" Type="http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties" Target="docProps/core.xml"/>' +
+  "<Relationship Id=\"rId2\" Type=\"http://schemas.openxmlformats.org/package/2006/relationships/metadata/core-properties\" Target=\"docProps/core.xml\"/>" +
   `<Relationship Id="rId3" Type="${ns.r}/extended-properties" Target="docProps/app.xml"/>` +
   "</Relationships>"
 
@@ -417,7 +443,7 @@ const w3cdtf = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, "Z")
 /** `creator` is how the tool recognises its own files. */
 const coreXml = (creator: string, created: Date, modified: Date) =>
   `${declaration}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" ` +
-  'xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">' +
+  "xmlns:dc=\"http://purl.org/dc/elements/1.1/\" xmlns:dcterms=\"http://purl.org/dc/terms/\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\">" +
   `<dc:creator>${escapeText(creator)}</dc:creator><cp:lastModifiedBy>${escapeText(creator)}</cp:lastModifiedBy>` +
   `<dcterms:created xsi:type="dcterms:W3CDTF">${w3cdtf(created)}</dcterms:created>` +
   `<dcterms:modified xsi:type="dcterms:W3CDTF">${w3cdtf(modified)}</dcterms:modified>` +
@@ -425,19 +451,24 @@ const coreXml = (creator: string, created: Date, modified: Date) =>
 
 const workbookXml = (names: ReadonlyArray<string>, filter: string | undefined) =>
   `${declaration}<workbook xmlns="${ns.main}" xmlns:r="${ns.r}">` +
-  '<bookViews><workbookView activeTab="0"/></bookViews><sheets>' +
+  "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>" +
   names.map((name, i) => `<sheet name="${escapeAttribute(name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`).join("") +
   "</sheets>" +
   (filter === undefined
     ? ""
     : "<definedNames>" +
-      names.map((name, i) => `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">${escapeText(`${sheetReference(name)}!${filter}`)}</definedName>`).join("") +
+      names.map((name, i) =>
+        `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">${
+          escapeText(`${sheetReference(name)}!${filter}`)
+        }</definedName>`
+      ).join("") +
       "</definedNames>") +
   "</workbook>"
 
 const workbookRels = (sheets: number) =>
   `${declaration}<Relationships xmlns="${ns.rels}">` +
-  Array.from({ length: sheets }, (_, i) => `<Relationship Id="rId${i + 1}" Type="${ns.r}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join("") +
+  Array.from({ length: sheets }, (_, i) =>
+    `<Relationship Id="rId${i + 1}" Type="${ns.r}/worksheet" Target="worksheets/sheet${i + 1}.xml"/>`).join("") +
   `<Relationship Id="rId${sheets + 1}" Type="${ns.r}/styles" Target="styles.xml"/>` +
   "</Relationships>"
 
@@ -472,7 +503,9 @@ export class XlsxTable {
     this.#maxRows = Math.max(2, Math.min(excelMaxRows, options.maxSheetRows ?? excelMaxRows))
     this.#maxBytes = options.maxSheetBytes ?? defaultMaxSheetBytes
     const distinct = [...new Set(Object.values(options.statusColours ?? {}))]
-    this.#statusStyles = new Map(Object.entries(options.statusColours ?? {}).map(([status, c]) => [status, headerStyle + 1 + distinct.indexOf(c)]))
+    this.#statusStyles = new Map(
+      Object.entries(options.statusColours ?? {}).map(([status, c]) => [status, headerStyle + 1 + distinct.indexOf(c)])
+    )
     this.#wrap = new Set(options.wrapColumns ?? [])
     this.#wrapStyle = headerStyle + 1 + distinct.length
     // The parts known from the start go first: a streaming reader meets the styles before the sheets.
@@ -492,7 +525,9 @@ export class XlsxTable {
     if (typeof value === "boolean") return `<c r="${ref}"${s} t="b"><v>${value ? 1 : 0}</v></c>`
     // NaN and ±Infinity have no number form in a cell: they go as their text.
     const text = typeof value === "string" ? (this.#options.text?.(value) ?? value) : String(value)
-    return `<c r="${ref}"${s} t="inlineStr"><is>${keepsSpace(text) ? '<t xml:space="preserve">' : "<t>"}${escapeText(text)}</t></is></c>`
+    return `<c r="${ref}"${s} t="inlineStr"><is>${keepsSpace(text) ? "<t xml:space=\"preserve\">" : "<t>"}${
+      escapeText(text)
+    }</t></is></c>`
   }
 
   #rowXml(cells: ReadonlyArray<Cell>, styleOf: (index: number, value: Cell) => number): string {
@@ -500,13 +535,17 @@ export class XlsxTable {
     let xml = `<row r="${r}">`
     for (let i = 0; i < cells.length; i++) {
       const value = cells[i]
-      if (value !== null && value !== undefined && value !== "") xml += this.#cell(value, `${this.#letter(i)}${r}`, styleOf(i, value))
+      if (value !== null && value !== undefined && value !== "") {
+        xml += this.#cell(value, `${this.#letter(i)}${r}`, styleOf(i, value))
+      }
     }
     return `${xml}</row>`
   }
 
   #filterRef(): string | undefined {
-    return this.#options.autoFilter && this.#header.length > 0 ? `$A$1:$${this.#letter(this.#header.length - 1)}$1` : undefined
+    return this.#options.autoFilter && this.#header.length > 0
+      ? `$A$1:$${this.#letter(this.#header.length - 1)}$1`
+      : undefined
   }
 
   #openSheet(): void {
@@ -514,14 +553,18 @@ export class XlsxTable {
     this.#sheetNames.push(nthSheetName(this.#options.sheetName, number))
     this.#zip.begin(`xl/worksheets/sheet${number}.xml`)
     const view = this.#options.freezeHeader
-      ? '<pane ySplit="1" topLeftCell="A2" activePane="bottomLeft" state="frozen"/><selection pane="bottomLeft" activeCell="A2" sqref="A2"/>'
+      ? "<pane ySplit=\"1\" topLeftCell=\"A2\" activePane=\"bottomLeft\" state=\"frozen\"/><selection pane=\"bottomLeft\" activeCell=\"A2\" sqref=\"A2\"/>"
       : ""
-    const widths = this.#columnWidths().map((width, i) => `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`)
+    const widths = this.#columnWidths().map((width, i) =>
+      `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
+    )
     this.#row = 1
     this.#zip.write(
       `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
-        `<sheetViews><sheetView${number === 1 ? ' tabSelected="1"' : ""} workbookViewId="0">${view}</sheetView></sheetViews>` +
-        '<sheetFormatPr defaultRowHeight="15"/>' +
+        `<sheetViews><sheetView${
+          number === 1 ? " tabSelected=\"1\"" : ""
+        } workbookViewId="0">${view}</sheetView></sheetViews>` +
+        "<sheetFormatPr defaultRowHeight=\"15\"/>" +
         (widths.length > 0 ? `<cols>${widths.join("")}</cols>` : "") +
         "<sheetData>" +
         this.#rowXml(this.#header, () => headerStyle)
@@ -530,12 +573,18 @@ export class XlsxTable {
 
   async #closeSheet(): Promise<void> {
     const filter = this.#filterRef()
-    this.#zip.write(`</sheetData>${filter === undefined ? "" : `<autoFilter ref="${filter.replace(/\$/g, "")}"/>`}</worksheet>`)
+    this.#zip.write(
+      `</sheetData>${filter === undefined ? "" : `<autoFilter ref="${filter.replace(/\$/g, "")}"/>`}</worksheet>`
+    )
     await this.#zip.end()
   }
 
   readonly #statusStyle = (index: number, value: Cell): number =>
-    index === this.#options.statusColumn ? (this.#statusStyles.get(String(value)) ?? 0) : this.#wrap.has(index) ? this.#wrapStyle : 0
+    index === this.#options.statusColumn
+      ? (this.#statusStyles.get(String(value)) ?? 0)
+      : this.#wrap.has(index)
+      ? this.#wrapStyle
+      : 0
 
   /** Widths fitted to the header and the rows sampled before the first sheet opened (every sheet uses them). */
   #columnWidths(): ReadonlyArray<number> {
@@ -546,7 +595,9 @@ export class XlsxTable {
       for (const row of rows) longest = Math.max(longest, displayLength(row[i]))
       // The header's filter button takes about two characters.
       const fitted = Math.max(longest, displayLength(this.#header[i]) + 3) + 1
-      return this.#wrap.has(i) ? Math.min(wrapWidth.max, Math.max(wrapWidth.min, fitted)) : Math.min(maxWidth, Math.max(minWidth, fitted))
+      return this.#wrap.has(i)
+        ? Math.min(wrapWidth.max, Math.max(wrapWidth.min, fitted))
+        : Math.min(maxWidth, Math.max(minWidth, fitted))
     })
     return this.#widths
   }
@@ -571,7 +622,9 @@ export class XlsxTable {
 
   #append(cells: ReadonlyArray<Cell>): Promise<void> | undefined {
     // A sheet always takes its first row, whatever its size.
-    if (this.#row > 1 && (this.#row >= this.#maxRows || this.#zip.entrySize >= this.#maxBytes)) return this.#nextSheet(cells)
+    if (this.#row > 1 && (this.#row >= this.#maxRows || this.#zip.entrySize >= this.#maxBytes)) {
+      return this.#nextSheet(cells)
+    }
     this.#row++
     return this.#zip.write(this.#rowXml(cells, this.#statusStyle)) ? undefined : this.#zip.ready()
   }

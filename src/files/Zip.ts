@@ -54,9 +54,16 @@ const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
 
 /** Why `entry` may not be inflated, if it may not. */
 export const limitProblem = (entry: Pick<ZipEntry, "name" | "size" | "compressedSize">): string | undefined => {
-  if (entry.size > maxEntryBytes) return `${entry.name} inflates to ${megabytes(entry.size)}, more than the ${megabytes(maxEntryBytes)} an entry may`
-  if (entry.size > ratioGraceBytes && entry.size > entry.compressedSize * maxInflateRatio)
-    return `${entry.name} inflates ${megabytes(entry.compressedSize)} into ${megabytes(entry.size)} (${Math.round(entry.size / Math.max(1, entry.compressedSize))} times; at most ${maxInflateRatio} times past ${megabytes(ratioGraceBytes)}): a zip bomb, or a workbook too repetitive to read safely`
+  if (entry.size > maxEntryBytes) {
+    return `${entry.name} inflates to ${megabytes(entry.size)}, more than the ${megabytes(maxEntryBytes)} an entry may`
+  }
+  if (entry.size > ratioGraceBytes && entry.size > entry.compressedSize * maxInflateRatio) {
+    return `${entry.name} inflates ${megabytes(entry.compressedSize)} into ${megabytes(entry.size)} (${
+      Math.round(entry.size / Math.max(1, entry.compressedSize))
+    } times; at most ${maxInflateRatio} times past ${
+      megabytes(ratioGraceBytes)
+    }): a zip bomb, or a workbook too repetitive to read safely`
+  }
   return undefined
 }
 
@@ -74,7 +81,9 @@ const checked = (entry: ZipEntry, inflated: Readable): Readable => {
     } catch (cause) {
       throw new DamagedEntry(`${entry.name} cannot be decompressed (${describe(cause)})`, { cause })
     }
-    if (crc >>> 0 !== entry.crc >>> 0) throw new DamagedEntry(`${entry.name} cannot be decompressed (its CRC-32 does not match: the data is corrupted)`)
+    if (crc >>> 0 !== entry.crc >>> 0) {
+      throw new DamagedEntry(`${entry.name} cannot be decompressed (its CRC-32 does not match: the data is corrupted)`)
+    }
   }
   return Readable.from(bytes(), { objectMode: false })
 }
@@ -82,16 +91,25 @@ const checked = (entry: ZipEntry, inflated: Readable): Readable => {
 /** Opens a ZIP archive's central directory; fails with `NotAZip` when the file is not one. */
 export const openZip = async (path: string): Promise<ZipArchive> => {
   // Names are decoded here (not by yauzl, which refuses an absolute name that some writers give their parts).
-  const zip = await yauzl.openPromise(path, { autoClose: false, decodeStrings: false, validateEntrySizes: true }).catch((cause: unknown) => {
-    throw (cause as NodeJS.ErrnoException).code !== undefined ? cause : new NotAZip(describe(cause), { cause })
-  })
+  const zip = await yauzl.openPromise(path, { autoClose: false, decodeStrings: false, validateEntrySizes: true }).catch(
+    (cause: unknown) => {
+      throw (cause as NodeJS.ErrnoException).code !== undefined ? cause : new NotAZip(describe(cause), { cause })
+    }
+  )
   try {
     const entries = new Map<string, ZipEntry>()
     try {
       for await (const entry of zip.eachEntry()) {
-        const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false).replace(/^\/+/, "")
+        const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false)
+          .replace(/^\/+/, "")
         if (entries.has(name)) throw new NotAZip(`the ZIP directory lists ${name} twice`)
-        entries.set(name, { name, crc: entry.crc32, compressedSize: entry.compressedSize, size: entry.uncompressedSize, entry })
+        entries.set(name, {
+          name,
+          crc: entry.crc32,
+          compressedSize: entry.compressedSize,
+          size: entry.uncompressedSize,
+          entry
+        })
       }
     } catch (cause) {
       throw cause instanceof NotAZip ? cause : new NotAZip(describe(cause), { cause })
@@ -142,4 +160,5 @@ export const storedHeader = (name: string, size: number, crc: number): Buffer =>
 }
 
 /** A stored (uncompressed) local entry: header and data, as it would appear in an archive. */
-export const storedEntry = (name: string, data: Uint8Array): Buffer => Buffer.concat([storedHeader(name, data.length, crc32(data)), data])
+export const storedEntry = (name: string, data: Uint8Array): Buffer =>
+  Buffer.concat([storedHeader(name, data.length, crc32(data)), data])

@@ -4,18 +4,24 @@
  * handling, runs the pipeline, prints the closing table and the summary, and returns the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
-import { Api } from "../client/Api.js"
-import { apiLayer, type ConnectionOptions, connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
+import {
+  apiLayer,
+  type ConnectionOptions,
+  connectionOptions,
+  continuingConnection,
+  forceBaseUrlOption
+} from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
+import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
+import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { parseDuration, parseRate } from "../Units.js"
 import type { Mode, ReadSettings } from "./Journal.js"
-import { type ImportJob, resumeHint, type RunResult, runImport } from "./Pipeline.js"
+import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
@@ -25,28 +31,42 @@ import { runValidate } from "./ValidateRun.js"
 
 // --- arguments and flags -----------------------------------------------------------------------------------------
 
-const resourceArg = Args.text({ name: "RESOURCE" }).pipe(Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`))
+const resourceArg = Args.text({ name: "RESOURCE" }).pipe(
+  Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`)
+)
 const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("The CSV or XLSX file to read"))
 
 const parsingOptions = Options.all({
-  sheet: Options.text("sheet").pipe(Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"), Options.optional),
+  sheet: Options.text("sheet").pipe(
+    Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"),
+    Options.optional
+  ),
   formats: fileFormatOptions
 }).pipe(Options.map(({ sheet, formats }) => ({ sheet, ...formats })))
 type Parsing = typeof parsingOptions extends Options.Options<infer A> ? A : never
 
 const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(
   Options.withDefault("upsert" as const),
-  Options.withDescription("upsert (create or update by key), create (POST), update (JSON Patch of the filled cells), delete")
+  Options.withDescription(
+    "upsert (create or update by key), create (POST), update (JSON Patch of the filled cells), delete"
+  )
 )
-const dryRunOption = Options.boolean("dry-run").pipe(Options.withDescription("Compare with the server and report what would change; write nothing"))
+const dryRunOption = Options.boolean("dry-run").pipe(
+  Options.withDescription("Compare with the server and report what would change; write nothing")
+)
 const verifyOption = Options.boolean("verify").pipe(
-  Options.withDescription("Wait for rows the API only queued (202: questionnaire answers) to show on the server: confirmed or unconfirmed")
+  Options.withDescription(
+    "Wait for rows the API only queued (202: questionnaire answers) to show on the server: confirmed or unconfirmed"
+  )
 )
 const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withDefault("6m"),
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
-const outOption = Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"), Options.optional)
+const outOption = Options.text("out").pipe(
+  Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"),
+  Options.optional
+)
 
 const readSettings = (p: Parsing): ReadSettings => ({
   encoding: p.encoding,
@@ -57,8 +77,12 @@ const readSettings = (p: Parsing): ReadSettings => ({
 const resourceName = (name: string) =>
   Effect.suspend(() => {
     const trimmed = name.trim().toLowerCase()
-    if (isResourceName(trimmed) && resourceOf(trimmed).kind !== "readonly") return Effect.succeed(trimmed as ResourceName)
-    return Effect.fail(new UsageError({ message: `unknown resource "${name}": one of ${importable.map((r) => r.name).join(", ")}` }))
+    if (isResourceName(trimmed) && resourceOf(trimmed).kind !== "readonly") {
+      return Effect.succeed(trimmed as ResourceName)
+    }
+    return Effect.fail(
+      new UsageError({ message: `unknown resource "${name}": one of ${importable.map((r) => r.name).join(", ")}` })
+    )
   })
 
 // --- output --------------------------------------------------------------------------------------------------------
@@ -69,11 +93,17 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     const totals: ReadonlyArray<readonly [string, number]> = summary.command === "validate"
       ? []
       : [["requests", summary.requests], ["rate-limited", summary.rateLimited], ["retries", summary.retries]]
-    const heading = `${title}: ${summary.rows} rows in ${formatDuration(took)}${summary.dryRun ? " (dry run: nothing was written)" : ""}`
+    const heading = `${title}: ${summary.rows} rows in ${formatDuration(took)}${
+      summary.dryRun ? " (dry run: nothing was written)" : ""
+    }`
     const lines = summaryTable(heading, summary.counts, totals)
     for (const l of lines) yield* say(l)
-    yield* printSummary(json, summary, [`report: ${summary.runDir}/${reportCsv}`, ...extra, `run directory: ${summary.runDir}`])
-    if (json) for (const l of extra) yield* say(l)
+    yield* printSummary(json, summary, [
+      `report: ${summary.runDir}/${reportCsv}`,
+      ...extra,
+      `run directory: ${summary.runDir}`
+    ])
+    if (json) { for (const l of extra) yield* say(l) }
     return summary.exitCode as ExitCode
   })
 
@@ -89,7 +119,10 @@ const withApi = <A, E>(
       Effect.gen(function*() {
         const api = yield* Api
         const rate = Either.getOrUndefined(parseRate(connection.rate))
-        const stop = yield* stopOnSignals({ stopping: "stopping after the rows in flight", hint: () => resumeHint(runDirOf()) })
+        const stop = yield* stopOnSignals({
+          stopping: "stopping after the rows in flight",
+          hint: () => resumeHint(runDirOf())
+        })
         const progress = yield* makeProgress({ label, stats: api.stats, rate })
         return yield* work({ stop: stop.stopped, progress, say }).pipe(
           stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
@@ -99,19 +132,36 @@ const withApi = <A, E>(
   )
 
 const afterRun = (json: boolean, title: string, result: RunResult) =>
-  printOutcome(json, title, result.summary, result.interrupted ? [`stopped before every row was sent: ${resumeHint(result.runDir)}`] : [])
+  printOutcome(
+    json,
+    title,
+    result.summary,
+    result.interrupted ? [`stopped before every row was sent: ${resumeHint(result.runDir)}`] : []
+  )
 
 /** An aborted run (credentials rejected …) says how to continue before the edge prints the error. */
 const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.tapError(self, (e) =>
-    (e as { readonly _tag?: string })._tag === "ApiAborted" && runDir() !== "" ? say(`the journal is kept: ${resumeHint(runDir())}`) : Effect.void
+  Effect.tapError(
+    self,
+    (e) =>
+      (e as { readonly _tag?: string })._tag === "ApiAborted" && runDir() !== ""
+        ? say(`the journal is kept: ${resumeHint(runDir())}`)
+        : Effect.void
   )
 
 // --- validate --------------------------------------------------------------------------------------------------
 
 export const validateCommand = Command.make(
   "validate",
-  { resource: resourceArg, file: fileArg, parsing: parsingOptions, mode: modeOption, attachmentsRoot: attachmentsRootOption, out: outOption, json: jsonOption },
+  {
+    resource: resourceArg,
+    file: fileArg,
+    parsing: parsingOptions,
+    mode: modeOption,
+    attachmentsRoot: attachmentsRootOption,
+    out: outOption,
+    json: jsonOption
+  },
   (a) =>
     Effect.gen(function*() {
       const resource = yield* resourceName(a.resource)
@@ -147,7 +197,11 @@ export const validateCommand = Command.make(
       }
       return yield* printOutcome(a.json, `validate ${resource}`, result.value.summary, [])
     }).pipe(Effect.scoped)
-).pipe(Command.withDescription("Check a file offline (nothing is sent) and write the same report as an import; valid rows are reported as `valid`"))
+).pipe(
+  Command.withDescription(
+    "Check a file offline (nothing is sent) and write the same report as an import; valid rows are reported as `valid`"
+  )
+)
 
 // --- import ----------------------------------------------------------------------------------------------------
 
@@ -172,8 +226,10 @@ export const importCommand = Command.make(
       const mode: Mode = a.mode
       const problem = modeProblem(resourceOf(resource), mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
-      const verifyWaitMs = yield* Either.mapLeft(parseDuration(a.verifyWait), (why) => new UsageError({ message: `--verify-wait: ${why}` }))
-      const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
+      const verifyWaitMs = yield* Either.mapLeft(parseDuration(a.verifyWait), (why) =>
+        new UsageError({ message: `--verify-wait: ${why}` }))
+      const runDir = Option.getOrElse(a.out, () =>
+        defaultRunDir(resource))
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       return yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
         runImport({
@@ -190,10 +246,15 @@ export const importCommand = Command.make(
           verifyWaitMs,
           attachmentsRoot: root,
           runDir
-        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))
-      ).pipe(hintOnAbort(() => runDir))
+        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(hintOnAbort(() =>
+          runDir
+        ))
     })
-).pipe(Command.withDescription("Import a CSV or XLSX file into one resource; writes a run directory with a journal and reports"))
+).pipe(
+  Command.withDescription(
+    "Import a CSV or XLSX file into one resource; writes a run directory with a journal and reports"
+  )
+)
 
 // --- resume ----------------------------------------------------------------------------------------------------
 
@@ -208,21 +269,40 @@ export const resumeCommand = Command.make(
   (a) =>
     Effect.gen(function*() {
       const { job, prior } = yield* loadRun(a.runDir)
-      const connection = yield* continuingConnection(a.connection, runTargetOf(prior.header), a.forceBaseUrl, "this run")
-      return yield* withApi(connection, `resume ${job.resource}`, () => job.runDir, (tools) =>
-        resumeRun(a.runDir, tools).pipe(Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result)))
+      const connection = yield* continuingConnection(
+        a.connection,
+        runTargetOf(prior.header),
+        a.forceBaseUrl,
+        "this run"
+      )
+      return yield* withApi(
+        connection,
+        `resume ${job.resource}`,
+        () => job.runDir,
+        (tools) =>
+          resumeRun(a.runDir, tools).pipe(
+            Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result))
+          )
       ).pipe(hintOnAbort(() => job.runDir))
     })
-).pipe(Command.withDescription("Finish an interrupted run: rows done are not sent again, rows in flight are looked up before any resend"))
+).pipe(
+  Command.withDescription(
+    "Finish an interrupted run: rows done are not sent again, rows in flight are looked up before any resend"
+  )
+)
 
 // --- rerun -----------------------------------------------------------------------------------------------------
 
 export const rerunCommand = Command.make(
   "rerun",
   {
-    target: Args.text({ name: "REPORT|RUN_DIR" }).pipe(Args.withDescription("A report (report.csv or report.xlsx) or a run directory")),
+    target: Args.text({ name: "REPORT|RUN_DIR" }).pipe(
+      Args.withDescription("A report (report.csv or report.xlsx) or a run directory")
+    ),
     only: Options.text("only").pipe(
-      Options.withDescription("Statuses to rerun, comma-separated (default failed,in-doubt; with --fixed also invalid)"),
+      Options.withDescription(
+        "Statuses to rerun, comma-separated (default failed,in-doubt; with --fixed also invalid)"
+      ),
       Options.optional
     ),
     fixed: Options.text("fixed").pipe(
@@ -241,8 +321,15 @@ export const rerunCommand = Command.make(
   (a) =>
     Effect.gen(function*() {
       const root = yield* attachmentsRoot(a.attachmentsRoot)
-      const connection = yield* continuingConnection(a.connection, yield* parentTarget(a.target), a.forceBaseUrl, "the run being rerun")
-      const only = Option.isSome(a.only) ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message })) : undefined
+      const connection = yield* continuingConnection(
+        a.connection,
+        yield* parentTarget(a.target),
+        a.forceBaseUrl,
+        "the run being rerun"
+      )
+      const only = Option.isSome(a.only)
+        ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
+        : undefined
       let runDir = ""
       return yield* withApi(connection, "rerun", () => runDir, (tools) =>
         rerun(
@@ -260,12 +347,27 @@ export const rerunCommand = Command.make(
             outcome.result !== undefined
               ? afterRun(a.json, `rerun ${outcome.result.summary.resource}`, outcome.result)
               : Effect.gen(function*() {
-                yield* say(`nothing to rerun: no row of ${outcome.parent.report} has the status ${outcome.parent.only.join(" or ")}`)
-                if (a.json) yield* printSummary(true, { command: "rerun", parent: outcome.parent, rows: 0, runDir: null, exitCode: 0 }, [])
+                yield* say(
+                  `nothing to rerun: no row of ${outcome.parent.report} has the status ${
+                    outcome.parent.only.join(" or ")
+                  }`
+                )
+                if (a.json) {
+                  yield* printSummary(true, {
+                    command: "rerun",
+                    parent: outcome.parent,
+                    rows: 0,
+                    runDir: null,
+                    exitCode: 0
+                  }, [])
+                }
                 return 0 as ExitCode
               })
           )
-        )
-      ).pipe(hintOnAbort(() => runDir))
+        )).pipe(hintOnAbort(() => runDir))
     })
-).pipe(Command.withDescription("Run again the rows of a report with the chosen statuses, into a new run directory that names its parent"))
+).pipe(
+  Command.withDescription(
+    "Run again the rows of a report with the chosen statuses, into a new run directory that names its parent"
+  )
+)

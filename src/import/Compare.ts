@@ -9,9 +9,9 @@
  * a login is a change. The one exception is the record's key, which found the record: `cli-9` for a record keyed
  * `CLI-9` names that record (`Identity`), so the key never counts as changed by its case alone.
  */
+import { recordProperty, writeForm } from "../client/Body.js"
 import { sameKey } from "../Identity.js"
 import type { Field, Resource } from "../Resources.js"
-import { recordProperty, writeForm } from "../client/Body.js"
 import { readName, resource as resourceOf } from "../Resources.js"
 
 export interface Change {
@@ -21,7 +21,8 @@ export interface Change {
 }
 
 const isEmpty = (v: unknown): boolean =>
-  v === undefined || v === null || (typeof v === "string" && (v.trim() === "" || /^0001-01-01(T00:00:00)?$/.test(v.trim()))) ||
+  v === undefined || v === null ||
+  (typeof v === "string" && (v.trim() === "" || /^0001-01-01(T00:00:00)?$/.test(v.trim()))) ||
   (Array.isArray(v) && v.length === 0)
 
 /** "1.234,56" (pt-BR) or "1234.56" → 1234.56; numbers unchanged; anything else NaN. */
@@ -81,14 +82,20 @@ const scalarText = (field: Field | undefined, v: unknown): string => {
 const stableJson = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`
   if (typeof v === "object" && v !== null) {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(",")}}`
+    return `{${
+      Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(
+        ","
+      )
+    }}`
   }
   return JSON.stringify(v)
 }
 
 /** An object cell against the server's: only the properties the row gives are compared. */
 const objectText = (shapeOf: unknown, v: unknown): string => {
-  if (typeof v !== "object" || v === null || typeof shapeOf !== "object" || shapeOf === null) return scalarText(undefined, v)
+  if (typeof v !== "object" || v === null || typeof shapeOf !== "object" || shapeOf === null) {
+    return scalarText(undefined, v)
+  }
   const keys = Object.keys(shapeOf).sort()
   return keys.map((k) => `${k}=${scalarText(undefined, (v as Record<string, unknown>)[k])}`).join(";")
 }
@@ -106,7 +113,9 @@ const same = (field: Field | undefined, wanted: unknown, current: unknown): bool
       return w.every((item, i) => objectText(item, item) === objectText(item, c[i]))
     }
     const a = w.map((x) => scalarText(field, x)).sort()
-    const b = c.map((x) => scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x)).sort()
+    const b = c.map((x) =>
+      scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x)
+    ).sort()
     return a.every((x, i) => x === b[i])
   }
   return scalarText(field, wanted) === scalarText(field, current)
@@ -129,7 +138,10 @@ export const changes = (
     if (wanted === undefined) continue
     if (resource.id !== undefined && name === resource.id.name) continue
     const field = resource.fields.find((x) => x.name === name)
-    if (field?.writeOnly === true || field?.readOnly === true || field?.type._tag === "file" || field?.resolves !== undefined) continue
+    if (
+      field?.writeOnly === true || field?.readOnly === true || field?.type._tag === "file" ||
+      field?.resolves !== undefined
+    ) continue
     const readField = listed.fields.find((x) => x.name === name) ?? field
     const property = readField !== undefined ? readName(readField) : name
     if (listed !== resource && readField === field && !(property in record)) continue
@@ -148,4 +160,5 @@ const show = (v: unknown): string => {
 }
 
 /** `name: "Ana" → "Ana Souza"; userType: 1 → 2` (the report's `_changes`). */
-export const formatChanges = (list: ReadonlyArray<Change>): string => list.map((c) => `${c.field}: ${show(c.from)} → ${show(c.to)}`).join("; ")
+export const formatChanges = (list: ReadonlyArray<Change>): string =>
+  list.map((c) => `${c.field}: ${show(c.from)} → ${show(c.to)}`).join("; ")

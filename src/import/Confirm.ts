@@ -6,9 +6,9 @@
  * `unconfirmed`.
  */
 import { Clock, Effect } from "effect"
-import { Api } from "../client/Api.js"
 import { formatDuration } from "../cli/Progress.js"
-import { resource as resourceOf, type Resource } from "../Resources.js"
+import { Api } from "../client/Api.js"
+import { type Resource, resource as resourceOf } from "../Resources.js"
 import { changes } from "./Compare.js"
 import type { Outcome } from "./Status.js"
 
@@ -34,7 +34,9 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 
 /** The items a parent record holds for `r`, each group's shared properties (`itemID` …) copied onto its items. */
 const itemsIn = (r: Resource, parent: Readonly<Record<string, unknown>>): ReadonlyArray<Record<string, unknown>> => {
-  const groups = Array.isArray(parent[r.readBackIn!]) ? (parent[r.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord) : []
+  const groups = Array.isArray(parent[r.readBackIn!])
+    ? (parent[r.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord)
+    : []
   const nested = r.readBackItems
   if (nested === undefined) return groups
   return groups.flatMap((group) => {
@@ -47,60 +49,66 @@ const itemsIn = (r: Resource, parent: Readonly<Record<string, unknown>>): Readon
  * The final outcome of each queued row: `confirmed` when its parent shows it, else `unconfirmed` with the reason.
  * Rows left when `stop` completes keep their `queued` outcome (they are not in the result).
  */
-export const confirmQueued = Effect.fn("Confirm.queued")(function*(r: Resource, rows: ReadonlyArray<Queued>, options: ConfirmOptions) {
-  const api = yield* Api
-  const parent = resourceOf(r.parent!.resource)
-  const parentField = r.parent!.field
-  const pending = new Map(rows.map((q) => [q.row, q]))
-  const result = new Map<number, Outcome>()
-  const problems = new Map<string, string>()
-  const started = yield* Clock.currentTimeMillis
-  const deadline = started + options.waitMs
-  let stopped = false
+export const confirmQueued = Effect.fn("Confirm.queued")(
+  function*(r: Resource, rows: ReadonlyArray<Queued>, options: ConfirmOptions) {
+    const api = yield* Api
+    const parent = resourceOf(r.parent!.resource)
+    const parentField = r.parent!.field
+    const pending = new Map(rows.map((q) => [q.row, q]))
+    const result = new Map<number, Outcome>()
+    const problems = new Map<string, string>()
+    const started = yield* Clock.currentTimeMillis
+    const deadline = started + options.waitMs
+    let stopped = false
 
-  while (pending.size > 0) {
-    const byParent = new Map<string, Array<Queued>>()
-    for (const q of pending.values()) {
-      const id = String(q.payload[parentField] ?? "")
-      const list = byParent.get(id)
-      if (list === undefined) byParent.set(id, [q])
-      else list.push(q)
-    }
-    yield* Effect.forEach(
-      byParent,
-      ([id, waiting]) =>
-        Effect.gen(function*() {
-          const reply = yield* api.request({ method: "GET", path: `${parent.path}/${encodeURIComponent(id)}` })
-          if (!reply.ok || !isRecord(reply.result)) {
-            problems.set(id, `the ${parent.name} record ${id} could not be read (${reply.error ?? `HTTP ${reply.status ?? "-"}`})`)
-            return
-          }
-          problems.delete(id)
-          const items = itemsIn(r, reply.result)
-          for (const q of waiting) {
-            const { [parentField]: _parent, ...wanted } = q.payload
-            if (items.some((item) => changes(r, wanted, item).length === 0)) {
-              pending.delete(q.row)
-              result.set(q.row, { ...q.outcome, status: "confirmed" })
+    while (pending.size > 0) {
+      const byParent = new Map<string, Array<Queued>>()
+      for (const q of pending.values()) {
+        const id = String(q.payload[parentField] ?? "")
+        const list = byParent.get(id)
+        if (list === undefined) byParent.set(id, [q])
+        else list.push(q)
+      }
+      yield* Effect.forEach(
+        byParent,
+        ([id, waiting]) =>
+          Effect.gen(function*() {
+            const reply = yield* api.request({ method: "GET", path: `${parent.path}/${encodeURIComponent(id)}` })
+            if (!reply.ok || !isRecord(reply.result)) {
+              problems.set(
+                id,
+                `the ${parent.name} record ${id} could not be read (${reply.error ?? `HTTP ${reply.status ?? "-"}`})`
+              )
+              return
             }
-          }
-        }),
-      { concurrency: 4, discard: true }
-    )
-    const now = yield* Clock.currentTimeMillis
-    if (pending.size === 0 || now >= deadline) break
-    const pause = Effect.sleep(Math.min(options.pollMs, deadline - now))
-    if (options.stop === undefined) yield* pause
-    else if (yield* Effect.raceFirst(Effect.as(pause, false), Effect.as(options.stop, true))) {
-      stopped = true
-      break
+            problems.delete(id)
+            const items = itemsIn(r, reply.result)
+            for (const q of waiting) {
+              const { [parentField]: _parent, ...wanted } = q.payload
+              if (items.some((item) => changes(r, wanted, item).length === 0)) {
+                pending.delete(q.row)
+                result.set(q.row, { ...q.outcome, status: "confirmed" })
+              }
+            }
+          }),
+        { concurrency: 4, discard: true }
+      )
+      const now = yield* Clock.currentTimeMillis
+      if (pending.size === 0 || now >= deadline) break
+      const pause = Effect.sleep(Math.min(options.pollMs, deadline - now))
+      if (options.stop === undefined) yield* pause
+      else if (yield* Effect.raceFirst(Effect.as(pause, false), Effect.as(options.stop, true))) {
+        stopped = true
+        break
+      }
     }
-  }
-  if (!stopped) {
-    for (const q of pending.values()) {
-      const why = problems.get(String(q.payload[parentField] ?? "")) ?? `not seen on the ${parent.name} record within ${formatDuration(options.waitMs)}`
-      result.set(q.row, { ...q.outcome, status: "unconfirmed", error: why })
+    if (!stopped) {
+      for (const q of pending.values()) {
+        const why = problems.get(String(q.payload[parentField] ?? "")) ??
+          `not seen on the ${parent.name} record within ${formatDuration(options.waitMs)}`
+        result.set(q.row, { ...q.outcome, status: "unconfirmed", error: why })
+      }
     }
+    return result
   }
-  return result
-})
+)

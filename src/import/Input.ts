@@ -3,19 +3,28 @@
  * refuse a file that changed since), optionally renumbered by its own `_row` column (a rerun's rows keep the
  * row numbers of the original file), split into the columns a report repeats, and planned for validation.
  */
-import * as Path from "node:path"
 import { Effect, Stream } from "effect"
+import * as Path from "node:path"
 import { InputError } from "../Errors.js"
-import { openSource } from "../files/Read.js"
 import { restore } from "../files/Guard.js"
-import { sha256File } from "../files/Write.js"
+import { openSource } from "../files/Read.js"
 import type { Source, SourceRow } from "../files/Source.js"
+import { sha256File } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
 import { defaultMaxAttachmentBytes, type ParseOptions, planColumns, type RowValidator } from "../validate/Validate.js"
 import type { ReadSettings } from "./Journal.js"
 
 /** The report's own columns, in order (contract, "Report columns"); `_changes` only in a dry run. */
-export const toolColumns = ["_row", "_status", "_http_status", "_request_id", "_attempts", "_retry_outcomes", "_record_id", "_error"] as const
+export const toolColumns = [
+  "_row",
+  "_status",
+  "_http_status",
+  "_request_id",
+  "_attempts",
+  "_retry_outcomes",
+  "_record_id",
+  "_error"
+] as const
 export const changesColumn = "_changes"
 const toolSet: ReadonlySet<string> = new Set<string>([...toolColumns, changesColumn])
 
@@ -62,9 +71,17 @@ export const openInput = Effect.fn("Input.open")(function*(
     resource,
     ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
   })
-  const sha256 = yield* Effect.cached(sha256File(absolute).pipe(
-    Effect.mapError((e) => new InputError({ file: absolute, detail: `cannot be read: ${e.cause instanceof Error ? e.cause.message : e.message}`, cause: e }))
-  ))
+  const sha256 = yield* Effect.cached(
+    sha256File(absolute).pipe(
+      Effect.mapError((e) =>
+        new InputError({
+          file: absolute,
+          detail: `cannot be read: ${e.cause instanceof Error ? e.cause.message : e.message}`,
+          cause: e
+        })
+      )
+    )
+  )
   const kept = source.header.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
   const guarded = source.writtenByTool
   const cellsOf = (row: SourceRow, decimal: "." | "," = "."): ReadonlyArray<string> => {
@@ -86,13 +103,17 @@ export const openInput = Effect.fn("Input.open")(function*(
     const at = source.header.findIndex((h) => h.trim().toLowerCase() === verdictColumn)
     if (at >= 0) verdictOf = (row) => (row.cells[at] ?? "").trim() || undefined
     const index = source.header.findIndex((h) => h.trim().toLowerCase() === rowColumn.toLowerCase())
-    if (index < 0) return yield* new InputError({ file: absolute, column: rowColumn, detail: `the ${rowColumn} column is missing` })
+    if (index < 0) {
+      return yield* new InputError({ file: absolute, column: rowColumn, detail: `the ${rowColumn} column is missing` })
+    }
     rows = Stream.mapEffect(source.rows, (row) => {
       const text = (row.cells[index] ?? "").trim()
       const n = Number(text)
       return Number.isInteger(n) && n >= 2
         ? Effect.succeed({ ...row, row: n })
-        : Effect.fail(new InputError({ file: absolute, row: row.row, column: rowColumn, detail: `"${text}" is not a row number` }))
+        : Effect.fail(
+          new InputError({ file: absolute, row: row.row, column: rowColumn, detail: `"${text}" is not a row number` })
+        )
     })
   }
   return { source, file: absolute, sha256, rows, columns: kept.map((k) => k.name), cellsOf, verdictOf } satisfies Input
@@ -138,7 +159,9 @@ export const withVerdicts = (validator: RowValidator, input: Input): RowValidato
     if (verdict === undefined) return validator.validate(row)
     // `column: message; …` as the report writes it; cut at the first ": " it reads back the same.
     const cut = verdict.indexOf(": ")
-    const error = cut < 0 ? { column: verdictColumn, message: verdict } : { column: verdict.slice(0, cut), message: verdict.slice(cut + 2) }
+    const error = cut < 0
+      ? { column: verdictColumn, message: verdict }
+      : { column: verdict.slice(0, cut), message: verdict.slice(cut + 2) }
     return Effect.as(validator.validate(row), { _tag: "Invalid" as const, row: row.row, errors: [error] })
   }
 })

@@ -7,9 +7,9 @@
  * The reader streams the file (memory grows with the rows, not the bytes) and tolerates the truncated line a
  * crash can leave: at the very end, or just before the `resumed` line of the session that continued it.
  */
+import { Effect, Option, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
-import { Effect, Option, Schema, Stream } from "effect"
 import { RunError } from "../Errors.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
 import { Outcome, Status } from "./Status.js"
@@ -189,7 +189,9 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
     let written = 0
     try {
       // A short write (the disk filled up mid-line) is followed by one that says why.
-      while (written < bytes.length) written += (await handle.h.write(bytes, written, bytes.length - written)).bytesWritten
+      while (written < bytes.length) {
+        written += (await handle.h.write(bytes, written, bytes.length - written)).bytesWritten
+      }
       // Without O_DSYNC (Windows) every line is synced by hand.
       if (fs.constants.O_DSYNC === undefined) await handle.h.datasync()
     } catch (error) {
@@ -239,7 +241,11 @@ const outcomeOf = (d: Done): Outcome => {
 export const readJournal = Effect.fn("Journal.read")(function*(path: string) {
   const lines = Stream.fromAsyncIterable(
     readline.createInterface({ input: fs.createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity }),
-    (cause) => new RunError({ message: `cannot read the journal ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    (cause) =>
+      new RunError({
+        message: `cannot read the journal ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
   )
   let header: Header | undefined
   let lineNo = 0
@@ -254,7 +260,9 @@ export const readJournal = Effect.fn("Journal.read")(function*(path: string) {
       if (text.trim() === "") return Effect.void
       const decoded = decodeLine(text)
       if (Option.isNone(decoded)) {
-        if (unreadable !== undefined) return Effect.fail(new RunError({ message: `${path}: line ${unreadable} is not a journal line` }))
+        if (unreadable !== undefined) {
+          return Effect.fail(new RunError({ message: `${path}: line ${unreadable} is not a journal line` }))
+        }
         unreadable = lineNo
         return Effect.void
       }
@@ -264,7 +272,9 @@ export const readJournal = Effect.fn("Journal.read")(function*(path: string) {
       }
       unreadable = undefined
       if (header === undefined) {
-        if (line.state !== "header") return Effect.fail(new RunError({ message: `${path} does not start with a journal header` }))
+        if (line.state !== "header") {
+          return Effect.fail(new RunError({ message: `${path} does not start with a journal header` }))
+        }
         header = line
         return Effect.void
       }
@@ -282,8 +292,9 @@ export const readJournal = Effect.fn("Journal.read")(function*(path: string) {
         }
         case "unsent": {
           const prev = rows.get(line.row)
-          if (prev?.outcome !== undefined) rows.set(line.row, { last: "done", sending: prev.sending, outcome: prev.outcome })
-          else rows.delete(line.row)
+          if (prev?.outcome !== undefined) {
+            rows.set(line.row, { last: "done", sending: prev.sending, outcome: prev.outcome })
+          } else rows.delete(line.row)
           break
         }
         case "end":
@@ -295,9 +306,10 @@ export const readJournal = Effect.fn("Journal.read")(function*(path: string) {
           break
       }
       return Effect.void
-    })
-  )
-  if (header === undefined) return yield* Effect.fail(new RunError({ message: `${path} is empty: the run wrote nothing` }))
+    }))
+  if (header === undefined) {
+    return yield* Effect.fail(new RunError({ message: `${path} is empty: the run wrote nothing` }))
+  }
   const lastEnd = ends.at(-1)
   const inFlight = [...rows.values()].some((r) => r.last === "sending")
   const complete = lastState === "end" && lastEnd !== undefined && !lastEnd.interrupted && !inFlight

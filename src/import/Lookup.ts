@@ -63,7 +63,10 @@ export const findRecords = Effect.fn("Lookup.findRecords")(function*(
 
   const filter = keyFilter(listed, by)
   if (filter !== undefined && filter.takesList && !all.some((v) => v.includes(","))) {
-    yield* Effect.forEach(chunks(all, chunkSize), (chunk) => walk({ [filter.key]: chunk.join(",") }), { concurrency: 4, discard: true })
+    yield* Effect.forEach(chunks(all, chunkSize), (chunk) => walk({ [filter.key]: chunk.join(",") }), {
+      concurrency: 4,
+      discard: true
+    })
   } else if (filter !== undefined && all.length <= fewValues) {
     yield* Effect.forEach(all, (value) => walk({ [filter.key]: value }), { concurrency: 4, discard: true })
   } else {

@@ -16,39 +16,39 @@
  * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
-import * as Path from "node:path"
 import { Deferred, Effect, Either, Stream } from "effect"
+import * as Path from "node:path"
+import type { Progress } from "../cli/Progress.js"
+import { formatDuration } from "../cli/Progress.js"
 import { Api, type ApiAborted, type ListFailed, trafficSince } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
 import type { WriteError } from "../files/Write.js"
-import type { Progress } from "../cli/Progress.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, inferFormats, makeValidator } from "../validate/Validate.js"
-import { formatDuration } from "../cli/Progress.js"
+import { version } from "../Version.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
 import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
   type Header,
   type Intent,
-  journalFile,
   type JournalContents,
+  journalFile,
   type JournalWriter,
   type Mode,
   openJournal,
   type ParentRun,
   type ReadSettings
 } from "./Journal.js"
-import { findRecords, listedAs, type Found } from "./Lookup.js"
+import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
-import { writeReports, writeSummary, type Summary } from "./Report.js"
+import { type Summary, writeReports, writeSummary } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
-import { version } from "../Version.js"
 
 export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
@@ -91,9 +91,7 @@ export interface RunResult {
 
 export type ImportError = ApiAborted | InputError | RunError | WriteError | UsageError
 
-
 type Valid = Extract<RowResult, { _tag: "Valid" }>
-
 
 /** The hint printed and written for a run that stopped early. */
 export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${runDir}\``
@@ -102,7 +100,8 @@ export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resum
 export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> => execute(job, undefined)
 
 /** Continues the run whose journal is `prior` (see `Resume.ts`). */
-export const continueRun = (job: ImportJob, prior: JournalContents): Effect.Effect<RunResult, ImportError, Api> => execute(job, prior)
+export const continueRun = (job: ImportJob, prior: JournalContents): Effect.Effect<RunResult, ImportError, Api> =>
+  execute(job, prior)
 
 const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: JournalContents | undefined) {
   const api = yield* Api
@@ -117,11 +116,14 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   const sha256 = yield* input.sha256
   if (prior !== undefined && prior.header.source.sha256 !== sha256) {
     return yield* new UsageError({
-      message: `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
+      message:
+        `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
   const { columns, parse } = yield* planInput(r, input, job, say)
-  const formats: Formats = prior !== undefined ? (prior.header.formats as Formats) : yield* inferFormats(columns, input.rows, parse)
+  const formats: Formats = prior !== undefined
+    ? (prior.header.formats as Formats)
+    : yield* inferFormats(columns, input.rows, parse)
   const validator = () => withVerdicts(makeValidator(columns, formats, parse), input)
 
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
@@ -186,7 +188,11 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
       const missing = (row: number): Outcome => {
         unfinished += 1
         return state.inFlight.has(row) || state.priorSending.has(row)
-          ? { status: "in-doubt", error: `${why} while this row was being sent; \`fsm-bulk resume ${runDir}\` looks it up before sending it again` }
+          ? {
+            status: "in-doubt",
+            error:
+              `${why} while this row was being sent; \`fsm-bulk resume ${runDir}\` looks it up before sending it again`
+          }
           : { status: "skipped", error: `not attempted: ${why} before this row; ${resumeHint(runDir)}` }
       }
       const report = yield* writeReports({
@@ -209,7 +215,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         ...stats
       })
       const earlier = prior?.ends ?? []
-      const allEnded = Object.entries(report.counts).every(([s, n]) => n === 0 || endedWell(s as Outcome["status"], job.dryRun))
+      const allEnded = Object.entries(report.counts).every(([s, n]) =>
+        n === 0 || endedWell(s as Outcome["status"], job.dryRun)
+      )
       const exitCode = interrupted ? 3 : allEnded ? 0 : 1
       const summary: Summary = {
         tool: "fsm-bulk",
@@ -292,7 +300,8 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
   // --verify: rows the API only queued, with what was sent, to be confirmed once the sending is over.
   const verifying = job.verify && !job.dryRun && confirmable(r)
   const queued: Array<Queued> = []
-  const queuedBefore = (row: number) => verifying && state.priorDone.has(row) && state.outcomes.get(row)?.status === "queued"
+  const queuedBefore = (row: number) =>
+    verifying && state.priorDone.has(row) && state.outcomes.get(row)?.status === "queued"
 
   // 2. Scan.
   const scan = yield* scanRows(input.rows, s.validator(), {
@@ -333,8 +342,13 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
 
   // Rows naming records that other rows of the file create wait for a later pass.
   const waiting = new Map(
-    yield* waitingRows(scan, (by, value) =>
-      Effect.map(resolver.resolve({ field: "", column: "", resource: r.name, by, values: [value], list: false }), Either.isRight)
+    yield* waitingRows(
+      scan,
+      (by, value) =>
+        Effect.map(
+          resolver.resolve({ field: "", column: "", resource: r.name, by, values: [value], list: false }),
+          Either.isRight
+        )
     )
   )
 
@@ -360,7 +374,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
     })
 
   const withWarnings = (o: Outcome, warnings: ReadonlyArray<string>): Outcome =>
-    warnings.length === 0 ? o : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
+    warnings.length === 0
+      ? o
+      : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
 
   const processValid = (v: Valid) =>
     Effect.gen(function*() {
@@ -370,7 +386,10 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         if (Either.isLeft(resolved)) {
           if (queuedBefore(v.row)) return
           // `failed` (the cell names nothing usable) or `skipped` (its parent row did not end well): final either way.
-          return yield* finish(v.row, withWarnings({ status: resolved.left.status, error: resolved.left.error }, v.warnings))
+          return yield* finish(
+            v.row,
+            withWarnings({ status: resolved.left.status, error: resolved.left.error }, v.warnings)
+          )
         }
         payload[ref.field] = resolved.right
       }
@@ -380,7 +399,14 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         return
       }
       const ready: ReadyRow = { row: v.row, payload, key: v.key, id: v.id, files: v.files }
-      const action = plan({ resource: r, mode: job.mode, dryRun: job.dryRun, row: ready, existing: existingOf(v), interrupted: state.priorSending.get(v.row) })
+      const action = plan({
+        resource: r,
+        mode: job.mode,
+        dryRun: job.dryRun,
+        row: ready,
+        existing: existingOf(v),
+        interrupted: state.priorSending.get(v.row)
+      })
       let outcome: Outcome
       if (job.dryRun) outcome = wouldBe(r, action)
       else if (action._tag === "Settle") outcome = action.outcome
@@ -407,13 +433,18 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
       }
       yield* finish(v.row, withWarnings(outcome, v.warnings))
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
-      if (!job.dryRun && outcome.recordId !== undefined && (outcome.status === "created" || outcome.status === "updated" || outcome.status === "unchanged")) {
+      if (
+        !job.dryRun && outcome.recordId !== undefined &&
+        (outcome.status === "created" || outcome.status === "updated" || outcome.status === "unchanged")
+      ) {
         yield* resolver.learn(r.name, payload, outcome.recordId)
       }
     })
 
   const processRow = (result: RowResult) =>
-    result._tag === "Invalid" ? finish(result.row, { status: "invalid", error: formatErrors(result.errors) }) : processValid(result)
+    result._tag === "Invalid"
+      ? finish(result.row, { status: "invalid", error: formatErrors(result.errors) })
+      : processValid(result)
 
   const pass = (selected: (row: number) => boolean) => {
     const validatePass = s.validator()
@@ -423,7 +454,11 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
       Stream.filter((result) => (!state.priorDone.has(result.row) || queuedBefore(result.row)) && selected(result.row)),
       Stream.mapEffect(
         (result) =>
-          state.stopped ? Effect.void : job.stop === undefined ? processRow(result) : Effect.raceFirst(processRow(result), Deferred.await(abandon)),
+          state.stopped
+            ? Effect.void
+            : job.stop === undefined
+            ? processRow(result)
+            : Effect.raceFirst(processRow(result), Deferred.await(abandon)),
         { concurrency, unordered: true }
       ),
       Stream.runDrain
@@ -441,7 +476,11 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
 
   if (queued.length > 0 && !state.stopped) {
     const waitMs = job.verifyWaitMs ?? 6 * 60_000
-    yield* say(`verify: waiting up to ${formatDuration(waitMs)} for ${queued.length} queued row${queued.length > 1 ? "s" : ""} to show on the server`)
+    yield* say(
+      `verify: waiting up to ${formatDuration(waitMs)} for ${queued.length} queued row${
+        queued.length > 1 ? "s" : ""
+      } to show on the server`
+    )
     const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: job.stop })
     for (const [row, outcome] of confirmed) {
       state.outcomes.set(row, outcome)

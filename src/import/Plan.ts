@@ -8,7 +8,7 @@
  */
 import type { Resource } from "../Resources.js"
 import type { FileCell } from "../validate/Validate.js"
-import { changes as diff, formatChanges, type Change } from "./Compare.js"
+import { type Change, changes as diff, formatChanges } from "./Compare.js"
 import type { Intent, Mode } from "./Journal.js"
 import { recordId } from "./Lookup.js"
 import type { Outcome } from "./Status.js"
@@ -28,13 +28,33 @@ export interface ReadyRow {
 export type Existing =
   | { readonly _tag: "NotLooked" }
   | { readonly _tag: "Unavailable"; readonly message: string }
-  | { readonly _tag: "Found"; readonly records: ReadonlyArray<Record<string, unknown>>; readonly by: string; readonly value: string }
+  | {
+    readonly _tag: "Found"
+    readonly records: ReadonlyArray<Record<string, unknown>>
+    readonly by: string
+    readonly value: string
+  }
 
 export type Action =
-  | { readonly _tag: "Post"; readonly body: Record<string, unknown>; readonly correlation: { readonly key: string; readonly value: string } | undefined }
-  | { readonly _tag: "PutCollection"; readonly path: string; readonly body: unknown; readonly existed: boolean | undefined; readonly changes: ReadonlyArray<Change> }
+  | {
+    readonly _tag: "Post"
+    readonly body: Record<string, unknown>
+    readonly correlation: { readonly key: string; readonly value: string } | undefined
+  }
+  | {
+    readonly _tag: "PutCollection"
+    readonly path: string
+    readonly body: unknown
+    readonly existed: boolean | undefined
+    readonly changes: ReadonlyArray<Change>
+  }
   | { readonly _tag: "Patch"; readonly id: ServerId; readonly changes: ReadonlyArray<Change> }
-  | { readonly _tag: "PutId"; readonly id: ServerId; readonly body: Record<string, unknown>; readonly changes: ReadonlyArray<Change> }
+  | {
+    readonly _tag: "PutId"
+    readonly id: ServerId
+    readonly body: Record<string, unknown>
+    readonly changes: ReadonlyArray<Change>
+  }
   | { readonly _tag: "Delete"; readonly id: ServerId }
   | { readonly _tag: "PutPath"; readonly path: string; readonly body: unknown; readonly files: ReadonlyArray<FileCell> }
   | { readonly _tag: "DeletePath"; readonly path: string; readonly body: unknown }
@@ -66,7 +86,8 @@ const fail = (error: string): Action => settle({ status: "failed", error })
 const has = (r: Resource, op: Resource["ops"][number]) => r.ops.includes(op)
 
 /** How a record of this resource is written when it is not the API's own upsert. */
-export const isPathWrite = (r: Resource) => r.kind === "subcollection" || (r.kind === "action" && r.path.includes("{id}"))
+export const isPathWrite = (r: Resource) =>
+  r.kind === "subcollection" || (r.kind === "action" && r.path.includes("{id}"))
 
 /**
  * Why `mode` cannot be used with this resource at all (checked once, before anything is read or sent), or
@@ -109,7 +130,9 @@ const pathWrite = (r: Resource, row: ReadyRow): { path: string; body: Record<str
   if (!r.path.includes("{id}")) return { path: r.path, body }
   const parentField = r.parent?.field ?? "id"
   const parentId = body[parentField]
-  if (parentId === undefined || parentId === null || parentId === "") return `${parentField}: the ${r.parent?.resource ?? "parent"} record is not given`
+  if (parentId === undefined || parentId === null || parentId === "") {
+    return `${parentField}: the ${r.parent?.resource ?? "parent"} record is not given`
+  }
   delete body[parentField]
   return { path: r.path.replace("{id}", encodeURIComponent(String(parentId))), body }
 }
@@ -118,7 +141,10 @@ const pathWrite = (r: Resource, row: ReadyRow): { path: string; body: Record<str
 const single = (
   r: Resource,
   existing: Existing
-): { readonly _tag: "One"; readonly record: Record<string, unknown> } | { readonly _tag: "None" } | { readonly _tag: "Stop"; readonly action: Action } => {
+): { readonly _tag: "One"; readonly record: Record<string, unknown> } | { readonly _tag: "None" } | {
+  readonly _tag: "Stop"
+  readonly action: Action
+} => {
   switch (existing._tag) {
     case "NotLooked":
       return { _tag: "None" }
@@ -127,7 +153,12 @@ const single = (
     case "Found":
       if (existing.records.length === 0) return { _tag: "None" }
       if (existing.records.length > 1) {
-        return { _tag: "Stop", action: fail(`${existing.records.length} ${r.name} records on the server have ${existing.by} "${existing.value}": resolve the duplicate first`) }
+        return {
+          _tag: "Stop",
+          action: fail(
+            `${existing.records.length} ${r.name} records on the server have ${existing.by} "${existing.value}": resolve the duplicate first`
+          )
+        }
       }
       return { _tag: "One", record: existing.records[0]! }
   }
@@ -152,7 +183,13 @@ export interface PlanInput {
 const reconciledNote = "reconciled after an interruption: the server already holds this row"
 
 /** Applies an existing record's changes: nothing to do, PATCH, PUT /{id}, or the API cannot. */
-const change = (r: Resource, record: Record<string, unknown>, row: ReadyRow, interrupted: Intent | undefined, candidates: Record<string, unknown>): Action => {
+const change = (
+  r: Resource,
+  record: Record<string, unknown>,
+  row: ReadyRow,
+  interrupted: Intent | undefined,
+  candidates: Record<string, unknown>
+): Action => {
   const id = recordId(r, record)
   const list = diff(r, candidates, record)
   if (list.length === 0) {
@@ -181,7 +218,8 @@ export const plan = (input: PlanInput): Action => {
     if (existing._tag === "NotLooked") {
       return settle({
         status: "in-doubt",
-        error: `the run stopped while this row was being created, and ${r.name} records cannot be looked up by a key: check the server, then rerun the row`
+        error:
+          `the run stopped while this row was being created, and ${r.name} records cannot be looked up by a key: check the server, then rerun the row`
       })
     }
   }
@@ -196,12 +234,16 @@ export const plan = (input: PlanInput): Action => {
         return { _tag: "DeletePath", path: w.path, body: [item] }
       }
       if (existing._tag === "NotLooked") {
-        return row.id !== undefined ? { _tag: "Delete", id: row.id } : fail(`delete needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+        return row.id !== undefined
+          ? { _tag: "Delete", id: row.id }
+          : fail(`delete needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
       }
       const found = single(r, existing)
       if (found._tag === "Stop") return found.action
       if (found._tag === "None") {
-        return interrupted === "delete" ? settle({ status: "deleted", error: "reconciled after an interruption: the record is gone" }) : fail(notFound(r, existing, row))
+        return interrupted === "delete"
+          ? settle({ status: "deleted", error: "reconciled after an interruption: the record is gone" })
+          : fail(notFound(r, existing, row))
       }
       const id = recordId(r, found.record)
       return id === undefined ? fail(`the ${r.name} record found has no id`) : { _tag: "Delete", id }
@@ -211,10 +253,14 @@ export const plan = (input: PlanInput): Action => {
       const candidates = bodyOf(r, row, false)
       if (r.key !== undefined) delete candidates[r.key]
       if (existing._tag === "NotLooked") {
-        if (row.id === undefined) return fail(`update needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+        if (row.id === undefined) {
+          return fail(`update needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+        }
         const list = Object.entries(candidates).map(([field, to]) => ({ field, from: undefined, to }))
         if (list.length === 0) return settle({ status: "unchanged", recordId: row.id })
-        return has(r, "patch") ? { _tag: "Patch", id: row.id, changes: list } : { _tag: "PutId", id: row.id, body: candidates, changes: list }
+        return has(r, "patch")
+          ? { _tag: "Patch", id: row.id, changes: list }
+          : { _tag: "PutId", id: row.id, body: candidates, changes: list }
       }
       const found = single(r, existing)
       if (found._tag === "Stop") return found.action
@@ -255,7 +301,13 @@ export const plan = (input: PlanInput): Action => {
           }
           return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
         }
-        return { _tag: "PutCollection", path: w.path, body, existed: existing._tag === "Found" ? false : undefined, changes: [] }
+        return {
+          _tag: "PutCollection",
+          path: w.path,
+          body,
+          existed: existing._tag === "Found" ? false : undefined,
+          changes: []
+        }
       }
       // Emulated upsert: the lookup decides.
       const found = single(r, existing)
@@ -264,7 +316,9 @@ export const plan = (input: PlanInput): Action => {
         const candidates = bodyOf(r, row, false)
         return change(r, found.record, row, interrupted, candidates)
       }
-      if (row.key === undefined && row.id !== undefined) return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)
+      if (row.key === undefined && row.id !== undefined) {
+        return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)
+      }
       return post(r, row)
     }
   }
@@ -272,6 +326,8 @@ export const plan = (input: PlanInput): Action => {
 
 const post = (r: Resource, row: ReadyRow): Action => {
   const body = bodyOf(r, row, false)
-  const correlation = r.key !== undefined && row.key !== undefined && row.key !== "" ? { key: r.key, value: row.key } : undefined
+  const correlation = r.key !== undefined && row.key !== undefined && row.key !== ""
+    ? { key: r.key, value: row.key }
+    : undefined
   return { _tag: "Post", body, correlation }
 }

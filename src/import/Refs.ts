@@ -51,7 +51,11 @@ export interface RefResolver {
   /** The id (or, for list fields, the ids) one reference cell names, or why it cannot be resolved. */
   readonly resolve: (ref: PendingRef) => Effect.Effect<Resolution>
   /** A record this run created or found: `fields` are its write names and values, `id` its server id. */
-  readonly learn: (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) => Effect.Effect<void>
+  readonly learn: (
+    resource: ResourceName,
+    fields: Readonly<Record<string, unknown>>,
+    id: ServerId
+  ) => Effect.Effect<void>
 }
 
 const cacheKey = (resource: ResourceName, by: string) => `${resource}\u0000${by}`
@@ -65,7 +69,9 @@ type Entry =
 const describe = (resource: ResourceName, by: string, value: string, entry: Entry | undefined): string | undefined => {
   if (entry === undefined || entry._tag === "Missing") return `no ${resource} record with ${by} "${value}"`
   if (entry._tag === "Unavailable") return `could not look ${resource} up: ${entry.message}`
-  if (entry.ids.length > 1) return `${entry.ids.length} ${resource} records have ${by} "${value}": make it unique or give the id`
+  if (entry.ids.length > 1) {
+    return `${entry.ids.length} ${resource} records have ${by} "${value}": make it unique or give the id`
+  }
   return undefined
 }
 
@@ -74,13 +80,17 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
  * Onboarding builds its own from earlier steps' journals and falls back to the server for the rest.
  */
 export const makeResolver = (
-  fill: (resource: ResourceName, by: string, values: ReadonlyArray<string>) => Effect.Effect<Either.Either<KeyMap<ReadonlyArray<ServerId>>, string>, ApiAborted>
+  fill: (
+    resource: ResourceName,
+    by: string,
+    values: ReadonlyArray<string>
+  ) => Effect.Effect<Either.Either<KeyMap<ReadonlyArray<ServerId>>, string>, ApiAborted>
 ): RefResolver => {
   const cache = new Map<string, KeyMap<Entry>>()
   const table = (resource: ResourceName, by: string) => {
     const k = cacheKey(resource, by)
     let t = cache.get(k)
-    if (t === undefined) cache.set(k, (t = new KeyMap()))
+    if (t === undefined) cache.set(k, t = new KeyMap())
     return t
   }
 
@@ -121,7 +131,9 @@ export const makeResolver = (
         ids.push((entry as Extract<Entry, { _tag: "Found" }>).ids[0]!)
       }
       if (ref.list) return Either.right(ids)
-      return ids.length === 1 ? Either.right(ids[0]!) : Either.left(refFailed(`${ref.column}: names ${ids.length} records where one is expected`))
+      return ids.length === 1
+        ? Either.right(ids[0]!)
+        : Either.left(refFailed(`${ref.column}: names ${ids.length} records where one is expected`))
     })
 
   const learn = (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) =>
@@ -134,7 +146,10 @@ export const makeResolver = (
         if (value === "") continue
         const entry = t.get(value)
         if (entry?._tag === "Found" && entry.ids.some((x) => String(x) === String(id))) continue
-        t.set(value, entry?._tag === "Found" ? { _tag: "Found", ids: [...entry.ids, id] } : { _tag: "Found", ids: [id] })
+        t.set(
+          value,
+          entry?._tag === "Found" ? { _tag: "Found", ids: [...entry.ids, id] } : { _tag: "Found", ids: [id] }
+        )
       }
     })
 

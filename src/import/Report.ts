@@ -4,8 +4,8 @@
  * complete. An import writes them at the end, from the source read once more and joined with each row's final
  * outcome; `validate` streams each line as its row is validated (`openReports`).
  */
-import * as Path from "node:path"
 import { Effect, Stream } from "effect"
+import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
 import type { Cell, WriteError } from "../files/Write.js"
@@ -122,7 +122,10 @@ export const writeReports = Effect.fn("Report.write")(function*(report: ReportIn
   return yield* Effect.scoped(
     Effect.gen(function*() {
       const writer = yield* openReports(report)
-      yield* Stream.runForEachChunk(report.input.rows, (chunk) => writer.writeAll(Array.from(chunk, (row) => [row, report.outcomeOf(row.row)] as const)))
+      yield* Stream.runForEachChunk(
+        report.input.rows,
+        (chunk) => writer.writeAll(Array.from(chunk, (row) => [row, report.outcomeOf(row.row)] as const))
+      )
       return yield* writer.close
     })
   )

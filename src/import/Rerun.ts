@@ -10,17 +10,25 @@
  * works even if the parent run is resumed (and its report rewritten) meanwhile. That copy holds the values as the
  * user typed them and is not formula-guarded: it is the run's input, not a file for spreadsheets.
  */
+import { Effect, Either, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { Effect, Either, Stream } from "effect"
+import type { RunTarget } from "../cli/Connection.js"
+import type { Api } from "../client/Api.js"
 import { InputError, RunError, UsageError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
-import type { Api } from "../client/Api.js"
-import type { RunTarget } from "../cli/Connection.js"
 import { normalKey } from "../Identity.js"
-import { isResourceName, resource as resourceOf, type Resource, type ResourceName } from "../Resources.js"
-import { defaultMaxAttachmentBytes, formatErrors, type Formats, inferFormats, makeValidator, type ParseOptions, planColumns } from "../validate/Validate.js"
+import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
+import {
+  defaultMaxAttachmentBytes,
+  formatErrors,
+  type Formats,
+  inferFormats,
+  makeValidator,
+  type ParseOptions,
+  planColumns
+} from "../validate/Validate.js"
 import { openInput, verdictColumn } from "./Input.js"
 import { journalFile, type Mode, type ParentRun, readJournal, type ReadSettings } from "./Journal.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
@@ -68,12 +76,16 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     ? [reportCsv, reportXlsx].map((f) => Path.join(runDir, f)).find((f) => fs.existsSync(f))
     : Path.resolve(target)
   if (report === undefined || !fs.existsSync(report)) {
-    return yield* new RunError({ message: `${target}: no report to rerun (expected ${isDir ? `${reportCsv} in it` : "a report file"})` })
+    return yield* new RunError({
+      message: `${target}: no report to rerun (expected ${isDir ? `${reportCsv} in it` : "a report file"})`
+    })
   }
   const journal = Path.join(runDir, journalFile)
   if (fs.existsSync(journal)) {
     const { header: h } = yield* readJournal(journal)
-    if (!isResourceName(h.resource)) return yield* new RunError({ message: `${journal} names an unknown resource "${h.resource}"` })
+    if (!isResourceName(h.resource)) {
+      return yield* new RunError({ message: `${journal} names an unknown resource "${h.resource}"` })
+    }
     const formats = h.formats as { dateFormat?: ImportJob["dateFormat"]; decimal?: ImportJob["decimal"] } | undefined
     return {
       runDir,
@@ -93,10 +105,16 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
   const summary = yield* Effect.try({
     try: () => JSON.parse(fs.readFileSync(summaryPath, "utf8")) as { resource?: unknown; mode?: unknown },
     catch: () =>
-      new RunError({ message: `${target}: cannot tell which resource the report is for: keep it in its run directory (beside ${journalFile} or ${summaryFile})` })
+      new RunError({
+        message:
+          `${target}: cannot tell which resource the report is for: keep it in its run directory (beside ${journalFile} or ${summaryFile})`
+      })
   })
   const mode = summary.mode
-  if (typeof summary.resource !== "string" || !isResourceName(summary.resource) || !(mode === "upsert" || mode === "create" || mode === "update" || mode === "delete")) {
+  if (
+    typeof summary.resource !== "string" || !isResourceName(summary.resource) ||
+    !(mode === "upsert" || mode === "create" || mode === "update" || mode === "delete")
+  ) {
     return yield* new RunError({ message: `${summaryPath} does not name the resource and mode of the run` })
   }
   return {
@@ -158,52 +176,67 @@ interface Corrections {
   readonly identity: (cells: (name: string) => string, row: number) => string | undefined
 }
 
-const readCorrections = Effect.fn("Rerun.corrections")(function*(file: string, r: Resource, decimal: ImportJob["decimal"]) {
-  const input = yield* openInput(file, autoRead, r.name)
-  const header = input.source.header
-  const lower = header.map((h) => h.trim().toLowerCase())
-  const byRow = lower.includes("_row")
-  const groups = identityNames(r)
-  if (!byRow && (r.key === undefined || groups.length === 0)) {
-    return yield* new UsageError({ message: `--fixed ${file}: needs a _row column (${r.name} records have no key to match the rows by)` })
+const readCorrections = Effect.fn("Rerun.corrections")(
+  function*(file: string, r: Resource, decimal: ImportJob["decimal"]) {
+    const input = yield* openInput(file, autoRead, r.name)
+    const header = input.source.header
+    const lower = header.map((h) => h.trim().toLowerCase())
+    const byRow = lower.includes("_row")
+    const groups = identityNames(r)
+    if (!byRow && (r.key === undefined || groups.length === 0)) {
+      return yield* new UsageError({
+        message: `--fixed ${file}: needs a _row column (${r.name} records have no key to match the rows by)`
+      })
+    }
+    const absent = groups.find((names) => !names.some((n) => lower.includes(n.toLowerCase())))
+    if (!byRow && absent !== undefined) {
+      // A misspelt key column would leave every correction unmatched.
+      return yield* new InputError({
+        file: input.file,
+        column: absent[0]!,
+        detail: `a corrections file needs a _row column or the column its rows are matched by: ${
+          absent.map((n) => `"${n}"`).join(" or ")
+        }`
+      })
+    }
+    const identity = (cell: (name: string) => string, row: number): string | undefined => {
+      if (byRow) return String(row)
+      // Keys name records as the service compares them (`C-2` and `c-2` are one record).
+      const parts = groups.map((names) => names.map((n) => normalKey(cell(n))).find((v) => v !== "") ?? "")
+      return parts.some((p) => p === "") ? undefined : parts.join("\u0000")
+    }
+    const rows = new Map<string, Correction>()
+    // The rows go to a CSV read with the parent's mark: a workbook's number cells are written with it.
+    const restoreCells = (row: SourceRow) => input.cellsOf(row, decimal === "auto" ? "." : decimal)
+    const kept = input.columns.map((c) => c.trim().toLowerCase())
+    yield* Stream.runForEach(input.source.rows, (row) =>
+      Effect.gen(function*() {
+        const cells = restoreCells(row)
+        const values = new Map<string, string>()
+        kept.forEach((name, i) => values.set(name, cells[i] ?? ""))
+        const rowIndex = lower.indexOf("_row")
+        const number = byRow ? Number((row.cells[rowIndex] ?? "").trim()) : row.row
+        if (byRow && !(Number.isInteger(number) && number >= 2)) {
+          return yield* new UsageError({
+            message: `--fixed ${file} (row ${row.row}): _row "${row.cells[rowIndex] ?? ""}" is not a row number`
+          })
+        }
+        const id = identity((n) => values.get(n.toLowerCase()) ?? "", number)
+        if (id === undefined) {
+          return yield* new UsageError({
+            message: `--fixed ${file} (row ${row.row}): the key to match the row by is empty`
+          })
+        }
+        if (rows.has(id)) {
+          return yield* new UsageError({
+            message: `--fixed ${file} (row ${row.row}): a second correction for the same row`
+          })
+        }
+        rows.set(id, { line: row.row, values })
+      }))
+    return { file: input.file, byRow, columns: input.columns, rows, identity } satisfies Corrections
   }
-  const absent = groups.find((names) => !names.some((n) => lower.includes(n.toLowerCase())))
-  if (!byRow && absent !== undefined) {
-    // A misspelt key column would leave every correction unmatched.
-    return yield* new InputError({
-      file: input.file,
-      column: absent[0]!,
-      detail: `a corrections file needs a _row column or the column its rows are matched by: ${absent.map((n) => `"${n}"`).join(" or ")}`
-    })
-  }
-  const identity = (cell: (name: string) => string, row: number): string | undefined => {
-    if (byRow) return String(row)
-    // Keys name records as the service compares them (`C-2` and `c-2` are one record).
-    const parts = groups.map((names) => names.map((n) => normalKey(cell(n))).find((v) => v !== "") ?? "")
-    return parts.some((p) => p === "") ? undefined : parts.join("\u0000")
-  }
-  const rows = new Map<string, Correction>()
-  // The rows go to a CSV read with the parent's mark: a workbook's number cells are written with it.
-  const restoreCells = (row: SourceRow) => input.cellsOf(row, decimal === "auto" ? "." : decimal)
-  const kept = input.columns.map((c) => c.trim().toLowerCase())
-  yield* Stream.runForEach(input.source.rows, (row) =>
-    Effect.gen(function*() {
-      const cells = restoreCells(row)
-      const values = new Map<string, string>()
-      kept.forEach((name, i) => values.set(name, cells[i] ?? ""))
-      const rowIndex = lower.indexOf("_row")
-      const number = byRow ? Number((row.cells[rowIndex] ?? "").trim()) : row.row
-      if (byRow && !(Number.isInteger(number) && number >= 2)) {
-        return yield* new UsageError({ message: `--fixed ${file} (row ${row.row}): _row "${row.cells[rowIndex] ?? ""}" is not a row number` })
-      }
-      const id = identity((n) => values.get(n.toLowerCase()) ?? "", number)
-      if (id === undefined) return yield* new UsageError({ message: `--fixed ${file} (row ${row.row}): the key to match the row by is empty` })
-      if (rows.has(id)) return yield* new UsageError({ message: `--fixed ${file} (row ${row.row}): a second correction for the same row` })
-      rows.set(id, { line: row.row, values })
-    })
-  )
-  return { file: input.file, byRow, columns: input.columns, rows, identity } satisfies Corrections
-})
+)
 
 /** A row of the report as the rerun sees it: its original number and status, its cells with the correction laid over. */
 interface MergedRow {
@@ -222,43 +255,50 @@ interface MergedRow {
  * The report's rows merged with their corrections. A row is selected when its status is; an invalid row only
  * when it has a correction (without one it would fail the same way, or, worse, pass in isolation).
  */
-const mergedReport = Effect.fn("Rerun.report")(function*(report: string, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
-  const input = yield* openInput(report, autoRead, r.name)
-  const lower = input.source.header.map((h) => h.trim().toLowerCase())
-  const rowAt = lower.indexOf("_row")
-  const statusAt = lower.indexOf("_status")
-  if (rowAt < 0 || statusAt < 0) {
-    return yield* new UsageError({ message: `${report} is not a report of this tool: it has no _row and _status columns` })
-  }
-  const columns = input.columns
-  const colLower = columns.map((c) => c.trim().toLowerCase())
-  // Columns the corrections add (a value the original file did not have a column for).
-  const added = (corrections?.columns ?? []).filter((c) => !colLower.includes(c.trim().toLowerCase()))
-  const rows = Stream.map(input.source.rows, (row): MergedRow => {
-    const rowText = (row.cells[rowAt] ?? "").trim()
-    const number = Number(rowText)
-    const status = (row.cells[statusAt] ?? "").trim().toLowerCase()
-    const all = input.cellsOf(row)
-    const cells = all.slice(0, columns.length)
-    // A ragged row's cells beyond the header stay beyond every column (and keep the row invalid).
-    const beyond = all.slice(columns.length)
-    const id = corrections?.identity((n) => cells[colLower.indexOf(n.toLowerCase())] ?? "", number)
-    const fix = id === undefined ? undefined : corrections!.rows.get(id)
-    const selected = only.has(status) && (status !== "invalid" || fix !== undefined)
-    const merged = selected && fix !== undefined
-      ? [...cells.map((c, i) => overlay(c, fix.values.get(colLower[i]!))), ...added.map((c) => overlay("", fix.values.get(c.trim().toLowerCase())))]
-      : [...cells, ...added.map(() => "")]
-    return {
-      rowText,
-      row: number,
-      selected,
-      corrected: fix !== undefined ? id : undefined,
-      cells: [...merged, ...beyond],
-      ragged: beyond.some((c) => c.trim() !== "")
+const mergedReport = Effect.fn("Rerun.report")(
+  function*(report: string, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
+    const input = yield* openInput(report, autoRead, r.name)
+    const lower = input.source.header.map((h) => h.trim().toLowerCase())
+    const rowAt = lower.indexOf("_row")
+    const statusAt = lower.indexOf("_status")
+    if (rowAt < 0 || statusAt < 0) {
+      return yield* new UsageError({
+        message: `${report} is not a report of this tool: it has no _row and _status columns`
+      })
     }
-  })
-  return { header: [...columns, ...added], rows }
-})
+    const columns = input.columns
+    const colLower = columns.map((c) => c.trim().toLowerCase())
+    // Columns the corrections add (a value the original file did not have a column for).
+    const added = (corrections?.columns ?? []).filter((c) => !colLower.includes(c.trim().toLowerCase()))
+    const rows = Stream.map(input.source.rows, (row): MergedRow => {
+      const rowText = (row.cells[rowAt] ?? "").trim()
+      const number = Number(rowText)
+      const status = (row.cells[statusAt] ?? "").trim().toLowerCase()
+      const all = input.cellsOf(row)
+      const cells = all.slice(0, columns.length)
+      // A ragged row's cells beyond the header stay beyond every column (and keep the row invalid).
+      const beyond = all.slice(columns.length)
+      const id = corrections?.identity((n) => cells[colLower.indexOf(n.toLowerCase())] ?? "", number)
+      const fix = id === undefined ? undefined : corrections!.rows.get(id)
+      const selected = only.has(status) && (status !== "invalid" || fix !== undefined)
+      const merged = selected && fix !== undefined
+        ? [
+          ...cells.map((c, i) => overlay(c, fix.values.get(colLower[i]!))),
+          ...added.map((c) => overlay("", fix.values.get(c.trim().toLowerCase())))
+        ]
+        : [...cells, ...added.map(() => "")]
+      return {
+        rowText,
+        row: number,
+        selected,
+        corrected: fix !== undefined ? id : undefined,
+        cells: [...merged, ...beyond],
+        ragged: beyond.some((c) => c.trim() !== "")
+      }
+    })
+    return { header: [...columns, ...added], rows }
+  }
+)
 
 interface Survey {
   readonly count: number
@@ -287,10 +327,13 @@ const ancestorReports = Effect.fn("Rerun.ancestors")(function*(runDir: string) {
     const parentDir = Path.resolve(parent.runDir)
     if (seen.has(parentDir)) break
     seen.add(parentDir)
-    const report = [parent.report, ...[reportCsv, reportXlsx].map((f) => Path.join(parentDir, f))].find((f) => fs.existsSync(f))
+    const report = [parent.report, ...[reportCsv, reportXlsx].map((f) => Path.join(parentDir, f))].find((f) =>
+      fs.existsSync(f)
+    )
     if (report === undefined) {
       return yield* new RunError({
-        message: `${dir} is a rerun of ${parentDir}, which has no report any more: its rows cannot be checked against the whole original file`
+        message:
+          `${dir} is a rerun of ${parentDir}, which has no report any more: its rows cannot be checked against the whole original file`
       })
     }
     reports.unshift(report)
@@ -317,7 +360,9 @@ const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
     Effect.gen(function*() {
       const input = yield* openInput(report, autoRead, r.name)
       const rowAt = input.source.header.findIndex((h) => h.trim().toLowerCase() === "_row")
-      if (rowAt < 0) return yield* new UsageError({ message: `${report} is not a report of this tool: it has no _row column` })
+      if (rowAt < 0) {
+        return yield* new UsageError({ message: `${report} is not a report of this tool: it has no _row column` })
+      }
       const at = input.columns.map((c) => positions.indexOf(c.trim().toLowerCase()))
       return Stream.map(input.source.rows, (row) => {
         const all = input.cellsOf(row)
@@ -330,14 +375,28 @@ const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
     })
   const later = new Map<number, MergedRow>()
   for (const report of ancestors.slice(1)) {
-    yield* Stream.runForEach(yield* readReport(report), (x) =>
-      Effect.sync(() => later.set(x.row, { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }))
+    yield* Stream.runForEach(
+      yield* readReport(report),
+      (x) =>
+        Effect.sync(() =>
+          later.set(x.row, {
+            rowText: String(x.row),
+            row: x.row,
+            selected: false,
+            corrected: undefined,
+            cells: x.cells,
+            ragged: false
+          })
+        )
     )
   }
   yield* Stream.runForEach(rows, (m) => Effect.sync(() => later.set(m.row, m)))
   const original = yield* readReport(ancestors[0]!)
-  return Stream.map(original, (x): MergedRow =>
-    later.get(x.row) ?? { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }
+  return Stream.map(
+    original,
+    (x): MergedRow =>
+      later.get(x.row) ??
+        { rowText: String(x.row), row: x.row, selected: false, corrected: undefined, cells: x.cells, ragged: false }
   )
 })
 
@@ -346,40 +405,47 @@ const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
  * row of the original file: a corrected key that repeats another row's (in any case) stays invalid, as it would
  * have been in the original file.
  */
-const survey = Effect.fn("Rerun.survey")(function*(info: ParentInfo, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
-  const { header, rows } = yield* mergedReport(info.report, r, only, corrections)
-  const used = new Set<string>()
-  const matched = new Set<string>()
-  const count = yield* Stream.runFold(rows, 0, (n, m) => {
-    if (m.corrected !== undefined) {
-      matched.add(m.corrected)
-      if (m.selected) used.add(m.corrected)
-    }
-    return m.selected ? n + 1 : n
-  })
-  if (corrections === undefined || count === 0) return { count, invalid: new Map(), used, matched, formats: undefined } satisfies Survey
-  const parse: ParseOptions = {
-    dateFormat: info.dateFormat,
-    decimal: info.decimal,
-    mode: info.mode,
-    baseDir: info.baseDir ?? Path.dirname(info.report),
-    maxAttachmentBytes: info.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
-    restoreGuard: false
-  }
-  // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
-  const plan = yield* planColumns(r, corrections.file, header, parse)
-  const context = yield* wholeFile(yield* ancestorReports(info.runDir), header, rows, r)
-  const sourceRow = (m: MergedRow): SourceRow => ({ row: m.row, cells: m.cells, ...(m.ragged ? { ragged: true } : {}) })
-  const formats = yield* inferFormats(plan, Stream.map(context, sourceRow), parse)
-  const validator = makeValidator(plan, formats, parse)
-  const invalid = new Map<number, string>()
-  yield* Stream.runForEach(context, (m) =>
-    Effect.map(validator.validate(sourceRow(m)), (result) => {
-      if (m.selected && result._tag === "Invalid") invalid.set(m.row, formatErrors(result.errors))
+const survey = Effect.fn("Rerun.survey")(
+  function*(info: ParentInfo, r: Resource, only: ReadonlySet<string>, corrections: Corrections | undefined) {
+    const { header, rows } = yield* mergedReport(info.report, r, only, corrections)
+    const used = new Set<string>()
+    const matched = new Set<string>()
+    const count = yield* Stream.runFold(rows, 0, (n, m) => {
+      if (m.corrected !== undefined) {
+        matched.add(m.corrected)
+        if (m.selected) used.add(m.corrected)
+      }
+      return m.selected ? n + 1 : n
     })
-  )
-  return { count, invalid, used, matched, formats } satisfies Survey
-})
+    if (corrections === undefined || count === 0) {
+      return { count, invalid: new Map(), used, matched, formats: undefined } satisfies Survey
+    }
+    const parse: ParseOptions = {
+      dateFormat: info.dateFormat,
+      decimal: info.decimal,
+      mode: info.mode,
+      baseDir: info.baseDir ?? Path.dirname(info.report),
+      maxAttachmentBytes: info.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
+      restoreGuard: false
+    }
+    // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
+    const plan = yield* planColumns(r, corrections.file, header, parse)
+    const context = yield* wholeFile(yield* ancestorReports(info.runDir), header, rows, r)
+    const sourceRow = (m: MergedRow): SourceRow => ({
+      row: m.row,
+      cells: m.cells,
+      ...(m.ragged ? { ragged: true } : {})
+    })
+    const formats = yield* inferFormats(plan, Stream.map(context, sourceRow), parse)
+    const validator = makeValidator(plan, formats, parse)
+    const invalid = new Map<number, string>()
+    yield* Stream.runForEach(context, (m) =>
+      Effect.map(validator.validate(sourceRow(m)), (result) => {
+        if (m.selected && result._tag === "Invalid") invalid.set(m.row, formatErrors(result.errors))
+      }))
+    return { count, invalid, used, matched, formats } satisfies Survey
+  }
+)
 
 /**
  * Copies the selected rows of the report (corrected) into `rows.csv` of the new run. A row found invalid against
@@ -396,8 +462,14 @@ const copyRows = Effect.fn("Rerun.copyRows")(function*(
   const { header, rows } = yield* mergedReport(info.report, r, only, corrections)
   yield* Effect.scoped(
     Effect.gen(function*() {
-      const writer = yield* openCsvWriter(Path.join(dir, rowsFile), ["_row", verdictColumn, ...header], { bom: false, guard: false })
-      yield* Stream.runForEach(rows, (m) => (m.selected ? writer.write([m.rowText, invalid.get(m.row) ?? "", ...m.cells]) : Effect.void))
+      const writer = yield* openCsvWriter(Path.join(dir, rowsFile), ["_row", verdictColumn, ...header], {
+        bom: false,
+        guard: false
+      })
+      yield* Stream.runForEach(
+        rows,
+        (m) => (m.selected ? writer.write([m.rowText, invalid.get(m.row) ?? "", ...m.cells]) : Effect.void)
+      )
       yield* writer.close
     })
   )
@@ -418,7 +490,9 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   const r = resourceOf(info.resource)
   const only = request.only ?? (request.fixed !== undefined ? [...defaultOnly, "invalid" as const] : defaultOnly)
   if (only.includes("invalid") && request.fixed === undefined) {
-    return yield* new UsageError({ message: "rerunning invalid rows needs their corrections: --fixed FILE (rows matched by _row, else by key)" })
+    return yield* new UsageError({
+      message: "rerunning invalid rows needs their corrections: --fixed FILE (rows matched by _row, else by key)"
+    })
   }
   const parent: ParentRun = {
     runDir: info.runDir,
@@ -449,9 +523,15 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   if (corrections !== undefined && options.say !== undefined) {
     const unused = [...corrections.rows.keys()].filter((k) => !found.used.has(k))
     if (unused.length > 0) {
-      const shown = unused.slice(0, 5).map((k) => (corrections.byRow ? `_row ${k}` : `row ${corrections.rows.get(k)!.line}`))
+      const shown = unused.slice(0, 5).map((
+        k
+      ) => (corrections.byRow ? `_row ${k}` : `row ${corrections.rows.get(k)!.line}`))
       yield* options.say(
-        `warning: ${unused.length} correction${unused.length > 1 ? "s" : ""} in ${corrections.file} match no row selected for the rerun (${shown.join(", ")}${unused.length > 5 ? ", …" : ""})`
+        `warning: ${unused.length} correction${
+          unused.length > 1 ? "s" : ""
+        } in ${corrections.file} match no row selected for the rerun (${shown.join(", ")}${
+          unused.length > 5 ? ", …" : ""
+        })`
       )
     }
   }
@@ -484,6 +564,10 @@ export const parseOnly = (text: string): Either.Either<ReadonlyArray<Status>, st
   const names = text.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "")
   const bad = names.filter((n) => !(Status.literals as ReadonlyArray<string>).includes(n))
   if (names.length === 0) return Either.left("--only: name at least one status")
-  if (bad.length > 0) return Either.left(`--only: unknown status ${bad.map((b) => `"${b}"`).join(", ")} (statuses: ${Status.literals.join(", ")})`)
+  if (bad.length > 0) {
+    return Either.left(
+      `--only: unknown status ${bad.map((b) => `"${b}"`).join(", ")} (statuses: ${Status.literals.join(", ")})`
+    )
+  }
   return Either.right(names as ReadonlyArray<Status>)
 }

@@ -4,11 +4,11 @@
  * are reconciled by key before any resend (see `Plan.plan`, `interrupted`). The journal is appended to, then the
  * reports and summary are rewritten.
  */
-import * as Path from "node:path"
 import { Effect } from "effect"
+import * as Path from "node:path"
+import type { RunTarget } from "../cli/Connection.js"
 import { RunError } from "../Errors.js"
 import { isResourceName } from "../Resources.js"
-import type { RunTarget } from "../cli/Connection.js"
 import { type Header, journalFile, readJournal } from "./Journal.js"
 import { continueRun, type ImportJob } from "./Pipeline.js"
 import { existingRunDir } from "./RunDir.js"
@@ -24,7 +24,9 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
   const dir = yield* existingRunDir(runDir)
   const prior = yield* readJournal(Path.join(dir, journalFile))
   const h = prior.header
-  if (!isResourceName(h.resource)) return yield* new RunError({ message: `${dir}: the journal names an unknown resource "${h.resource}"` })
+  if (!isResourceName(h.resource)) {
+    return yield* new RunError({ message: `${dir}: the journal names an unknown resource "${h.resource}"` })
+  }
   const job: ImportJob = {
     command: "resume",
     resource: h.resource,

@@ -3,10 +3,10 @@
  * one for a new run (never reusing one that already holds a run), the files inside, and the lock that keeps a
  * second process out of a directory one is writing.
  */
+import { Clock, Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { Clock, Effect, Schema } from "effect"
 import { RunError } from "../Errors.js"
 import { cannotWrite } from "../files/Write.js"
 import { journalFile } from "./Journal.js"
@@ -35,7 +35,8 @@ export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {
   for (const name of [journalFile, reportCsv, summaryFile]) {
     if (fs.existsSync(Path.join(dir, name))) {
       return yield* new RunError({
-        message: `${dir} already holds a run (${name}): continue it with \`fsm-bulk resume ${dir}\` or choose another --out`
+        message:
+          `${dir} already holds a run (${name}): continue it with \`fsm-bulk resume ${dir}\` or choose another --out`
       })
     }
   }
@@ -50,14 +51,21 @@ export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {
 export const existingRunDir = Effect.fn("RunDir.existing")(function*(dir: string) {
   const journal = Path.join(dir, journalFile)
   if (!fs.existsSync(dir)) return yield* new RunError({ message: `${dir} does not exist` })
-  if (!fs.existsSync(journal)) return yield* new RunError({ message: `${dir} is not a run directory: it has no ${journalFile}` })
+  if (!fs.existsSync(journal)) {
+    return yield* new RunError({ message: `${dir} is not a run directory: it has no ${journalFile}` })
+  }
   return Path.resolve(dir)
 })
 
 // --- the lock ----------------------------------------------------------------------------------------------------
 
 /** `DIR/.lock`: who writes the directory. */
-const LockHolder = Schema.Struct({ pid: Schema.Number, host: Schema.String, command: Schema.String, started: Schema.String })
+const LockHolder = Schema.Struct({
+  pid: Schema.Number,
+  host: Schema.String,
+  command: Schema.String,
+  started: Schema.String
+})
 type LockHolder = typeof LockHolder.Type
 const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(LockHolder))
 
@@ -123,11 +131,11 @@ export const lockRunDir = Effect.fn("RunDir.lock")(function*(dir: string, comman
         : Effect.fail(
           new RunError({
             reason: "Locked",
-            message: `${dir} is in use by another fsm-bulk process: pid ${other.pid} on ${other.host} (${other.command}, since ${other.started}); ` +
+            message:
+              `${dir} is in use by another fsm-bulk process: pid ${other.pid} on ${other.host} (${other.command}, since ${other.started}); ` +
               `wait for it to end, or remove ${path} if that process is gone`
           })
-        )
-    ),
+        )),
     () =>
       Effect.sync(() => {
         if (readHolder(path)?.pid === process.pid) fs.rmSync(path, { force: true })
@@ -139,14 +147,16 @@ export const lockRunDir = Effect.fn("RunDir.lock")(function*(dir: string, comman
           }
         }
       })
-  ).pipe(Effect.onError(() => Effect.sync(() => {
-    if (created) {
-      try {
-        fs.rmdirSync(dir)
-      } catch {
-        // not empty
+  ).pipe(Effect.onError(() =>
+    Effect.sync(() => {
+      if (created) {
+        try {
+          fs.rmdirSync(dir)
+        } catch {
+          // not empty
+        }
       }
-    }
-  })))
+    })
+  ))
   return Path.resolve(dir)
 })

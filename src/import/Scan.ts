@@ -65,7 +65,7 @@ export const scanRows = Effect.fn("Import.scan")(function*(
       for (const ref of result.refs) {
         const k = `${ref.resource}\u0000${ref.by}`
         let d = demands.get(k)
-        if (d === undefined) demands.set(k, (d = { resource: ref.resource, by: ref.by, values: new Set() }))
+        if (d === undefined) demands.set(k, d = { resource: ref.resource, by: ref.by, values: new Set() })
         for (const v of ref.values) d.values.add(v.trim())
       }
       if (result.key !== undefined && needs.lookByKey(result.row)) keys.add(result.key.trim())
@@ -82,8 +82,7 @@ export const scanRows = Effect.fn("Import.scan")(function*(
         .filter((ref) => ref.resource === needs.resource)
         .flatMap((ref) => ref.values.map((value) => ({ by: ref.by, value: normalKey(value) })))
       if (wanted.length > 0) selfReferences.set(result.row, { own, needs: wanted })
-    })
-  )
+    }))
   return { total, demands: [...demands.values()], keys, ids, produced, selfReferences } satisfies ScanResult
 })
 
@@ -95,7 +94,9 @@ export const waitingRows = (scan: ScanResult, known: (by: string, value: string)
   Effect.gen(function*() {
     const waiting = new Map<number, SelfReference>()
     for (const [row, ref] of scan.selfReferences) {
-      const fromFile = ref.needs.filter((n) => scan.produced.get(n.by)?.has(n.value) === true && ref.own.get(n.by) !== n.value)
+      const fromFile = ref.needs.filter((n) =>
+        scan.produced.get(n.by)?.has(n.value) === true && ref.own.get(n.by) !== n.value
+      )
       if (fromFile.length === 0) continue
       const found = yield* Effect.forEach(fromFile, (n) => known(n.by, n.value))
       if (!found.every((x) => x)) waiting.set(row, ref)

@@ -28,14 +28,21 @@ const outcomeOf = (
   resource: Resource,
   reply: Reply,
   ok: (status: number | undefined) => Status,
-  options: { readonly id?: string | number | undefined; readonly explain?: (status: number | undefined, error: string) => string } = {}
+  options: {
+    readonly id?: string | number | undefined
+    readonly explain?: (status: number | undefined, error: string) => string
+  } = {}
 ): Outcome => {
   const evidence = evidenceOf(reply)
   const fromBody = isObject(reply.result) ? recordId(resource, reply.result) : undefined
   const id = fromBody ?? options.id
   const withId = id !== undefined ? { recordId: id } : {}
   if (reply.inDoubt) {
-    return { status: "in-doubt", ...evidence, error: reply.error ?? "no answer: the write may or may not have happened" }
+    return {
+      status: "in-doubt",
+      ...evidence,
+      error: reply.error ?? "no answer: the write may or may not have happened"
+    }
   }
   if (reply.ok) {
     return {
@@ -49,7 +56,9 @@ const outcomeOf = (
   return { status: "failed", ...evidence, error: options.explain ? options.explain(reply.status, error) : error }
 }
 
-const upsertStatus = (status: number | undefined): Status => (status === 201 ? "created" : status === 202 ? "queued" : "updated")
+const upsertStatus = (
+  status: number | undefined
+): Status => (status === 201 ? "created" : status === 202 ? "queued" : "updated")
 
 /**
  * The body of an upload (contract: "the tool sends it base64-encoded"): `[{name, file}]`, each file field holding
@@ -65,7 +74,9 @@ const attachments = (resource: Resource, body: Readonly<Record<string, unknown>>
         catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
       })
       item[f.field] = bytes.toString("base64")
-      if (resource.fields.some((x) => x.name === "name") && (item.name === undefined || item.name === "")) item.name = f.name
+      if (resource.fields.some((x) => x.name === "name") && (item.name === undefined || item.name === "")) {
+        item.name = f.name
+      }
     }
     return [item]
   })
@@ -84,14 +95,20 @@ export const send = Effect.fn("Send.send")(function*(
         method: "POST",
         path: resource.path,
         body: createBody(resource, action.body),
-        ...(action.correlation !== undefined && lookup !== undefined ? { correlation: { resource: lookup, ...action.correlation } } : {})
+        ...(action.correlation !== undefined && lookup !== undefined
+          ? { correlation: { resource: lookup, ...action.correlation } }
+          : {})
       })
       return outcomeOf(resource, reply, () => "created", {
         explain: (status, error) => (status === 409 ? `already exists: use --mode upsert (${error})` : error)
       })
     }
     case "PutCollection": {
-      const reply = yield* api.request({ method: "PUT", path: action.path, body: upsertBody(resource, action.body as Record<string, unknown>) })
+      const reply = yield* api.request({
+        method: "PUT",
+        path: action.path,
+        body: upsertBody(resource, action.body as Record<string, unknown>)
+      })
       return outcomeOf(resource, reply, upsertStatus)
     }
     case "Patch": {
@@ -100,7 +117,11 @@ export const send = Effect.fn("Send.send")(function*(
       return outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) })
     }
     case "PutId": {
-      const reply = yield* api.request({ method: "PUT", path: idPath(action.id), body: createBody(resource, action.body) })
+      const reply = yield* api.request({
+        method: "PUT",
+        path: idPath(action.id),
+        body: createBody(resource, action.body)
+      })
       return outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) })
     }
     case "Delete": {
@@ -133,7 +154,9 @@ const notFoundById = (resource: Resource, id: string | number) => (status: numbe
 
 /** The outcome a dry run reports for a planned action: the status the row would get, and what would change. */
 export const wouldBe = (resource: Resource, action: Action): Outcome => {
-  const changed = (list: ReadonlyArray<{ field: string; from: unknown; to: unknown }>) => (list.length > 0 ? { changes: formatChanges(list) } : {})
+  const changed = (
+    list: ReadonlyArray<{ field: string; from: unknown; to: unknown }>
+  ) => (list.length > 0 ? { changes: formatChanges(list) } : {})
   switch (action._tag) {
     case "Settle":
       return action.outcome

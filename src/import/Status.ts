@@ -22,13 +22,22 @@ export const Status = Schema.Literal(
 export type Status = typeof Status.Type
 
 /** Statuses after which a row needs nothing more (contract, "Exit codes"). */
-const wellEnded: ReadonlySet<Status> = new Set<Status>(["created", "updated", "unchanged", "deleted", "queued", "confirmed", "valid"])
+const wellEnded: ReadonlySet<Status> = new Set<Status>([
+  "created",
+  "updated",
+  "unchanged",
+  "deleted",
+  "queued",
+  "confirmed",
+  "valid"
+])
 
 /**
  * Whether a row ended well. In a dry run `skipped` is also fine: it marks rows whose current state the API
  * cannot read back (sub-collections, actions), which a dry run compares with nothing.
  */
-export const endedWell = (status: Status, dryRun: boolean): boolean => wellEnded.has(status) || (dryRun && status === "skipped")
+export const endedWell = (status: Status, dryRun: boolean): boolean =>
+  wellEnded.has(status) || (dryRun && status === "skipped")
 
 /** The outcome of one row: the report's tool columns. */
 export const Outcome = Schema.Struct({

@@ -8,10 +8,10 @@ import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
-import { formatErrors, makeValidator, settleFormats, type RowResult } from "../validate/Validate.js"
+import { formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
-import { openReports, writeSummary, type Summary } from "./Report.js"
+import { openReports, type Summary, writeSummary } from "./Report.js"
 import { createRunDir, nowIso } from "./RunDir.js"
 import type { Outcome } from "./Status.js"
 
@@ -32,7 +32,6 @@ const outcomeOf = (result: RowResult): Outcome =>
     ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
     : { status: "valid" }
 
-
 export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
   const say = job.say ?? (() => Effect.void)
   const r = resourceOf(job.resource)
@@ -48,15 +47,20 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
       const runDir = yield* createRunDir(job.runDir)
       // A contradiction found later in the file stops the run before any report is renamed into place; a run
       // directory this run created is then empty (the reports' .tmp files go first), and goes too.
-      if (!existed) yield* Effect.addFinalizer((exit) => (exit._tag === "Failure" ? Effect.promise(() => rmdir(runDir).catch(() => undefined)) : Effect.void))
+      if (!existed) {
+        yield* Effect.addFinalizer((exit) => (exit._tag === "Failure"
+          ? Effect.promise(() => rmdir(runDir).catch(() => undefined))
+          : Effect.void)
+        )
+      }
       // Validation is in input order, so a batch's report lines are written as soon as its rows are validated.
       const reports = yield* openReports({ runDir, input, dryRun: false, decimal: formats.decimal })
       yield* Stream.runForEachChunk(rows, (chunk) =>
         Effect.flatMap(
-          Effect.forEach(chunk, (row) => Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
+          Effect.forEach(chunk, (row) =>
+            Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
           reports.writeAll
-        )
-      )
+        ))
       return { formats, report: yield* reports.close, runDir }
     })
   )

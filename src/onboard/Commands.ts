@@ -4,10 +4,10 @@
  * 1 some did not, 2 bad input and nothing sent, 3 stopped or aborted).
  */
 import { Args, Command, Options } from "@effect/cli"
-import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { Effect, Either, Option } from "effect"
 import { connectionOptions } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
+import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
@@ -15,7 +15,8 @@ import { type DemoResult, runDemo } from "./Demo.js"
 import { prepareOnboarding, runOnboarding } from "./Onboard.js"
 import { closingLines, planLines, stopHint, withOnboardApi } from "./Run.js"
 
-const duration = (flag: string, text: string) => Either.mapLeft(parseDuration(text), (why) => new UsageError({ message: `${flag}: ${why}` }))
+const duration = (flag: string, text: string) =>
+  Either.mapLeft(parseDuration(text), (why) => new UsageError({ message: `${flag}: ${why}` }))
 
 /** Between two reads of the tasks while answers are awaited: a thirtieth of the wait, between 1 and 10 seconds. */
 const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(waitMs / 30)))
@@ -25,7 +26,9 @@ const parsingOptions = fileFormatOptions
 const answerWaitOption = (fallback: string) =>
   Options.text("answer-wait").pipe(
     Options.withDefault(fallback),
-    Options.withDescription("With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)")
+    Options.withDescription(
+      "With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)"
+    )
   )
 
 // --- onboard -----------------------------------------------------------------------------------------------------
@@ -34,20 +37,31 @@ export const onboardCommand = Command.make(
   "onboard",
   {
     input: Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
-      Args.withDescription("A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource")
+      Args.withDescription(
+        "A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource"
+      )
     ),
-    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")),
+    dryRun: Options.boolean("dry-run").pipe(
+      Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")
+    ),
     verify: Options.boolean("verify").pipe(
-      Options.withDescription("Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --answer-wait ends")
+      Options.withDescription(
+        "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --answer-wait ends"
+      )
     ),
     answerWait: answerWaitOption("5m"),
     answerDelay: Options.text("answer-delay").pipe(
-      Options.withDescription("Without --base-url: how long the embedded sandbox takes to show an answer on its task (default 5m, as the API)"),
+      Options.withDescription(
+        "Without --base-url: how long the embedded sandbox takes to show an answer on its task (default 5m, as the API)"
+      ),
       Options.optional
     ),
     parsing: parsingOptions,
     attachmentsRoot: attachmentsRootOption,
-    out: Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"), Options.optional),
+    out: Options.text("out").pipe(
+      Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"),
+      Options.optional
+    ),
     json: jsonOption,
     connection: connectionOptions
   },
@@ -55,9 +69,13 @@ export const onboardCommand = Command.make(
     Effect.gen(function*() {
       const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
       if (Option.isSome(a.answerDelay) && Option.isSome(a.connection.baseUrl)) {
-        return yield* new UsageError({ message: "--answer-delay sets the embedded sandbox's delay: it cannot change the API at --base-url" })
+        return yield* new UsageError({
+          message: "--answer-delay sets the embedded sandbox's delay: it cannot change the API at --base-url"
+        })
       }
-      const answerDelayMs = Option.isSome(a.answerDelay) ? yield* duration("--answer-delay", a.answerDelay.value) : undefined
+      const answerDelayMs = Option.isSome(a.answerDelay)
+        ? yield* duration("--answer-delay", a.answerDelay.value)
+        : undefined
       const runDir = Option.getOrElse(a.out, () => defaultRunDir("onboard"))
       yield* lockRunDir(runDir, "onboard")
       const prepared = yield* prepareOnboarding({
@@ -68,7 +86,9 @@ export const onboardCommand = Command.make(
         verify: a.verify,
         answerWaitMs,
         // The embedded sandbox's answers show after `answerDelayMs`: no need to wait longer between two reads.
-        answerPollMs: answerDelayMs !== undefined ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2))) : pollFor(answerWaitMs),
+        answerPollMs: answerDelayMs !== undefined
+          ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2)))
+          : pollFor(answerWaitMs),
         read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
@@ -83,10 +103,11 @@ export const onboardCommand = Command.make(
           const { table, where } = closingLines(result.summary)
           for (const line of table) yield* say(line)
           yield* printSummary(a.json, result.summary, where)
-          if (a.json) for (const line of where) yield* say(line)
+          if (a.json) { for (const line of where) yield* say(line) }
           return result.exitCode as ExitCode
-        }).pipe(stopAfterApiRequests(() => `fsm-bulk onboard ${a.input}`))
-      ).pipe(Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`)))
+        }).pipe(stopAfterApiRequests(() => `fsm-bulk onboard ${a.input}`))).pipe(
+          Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`))
+        )
     }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(
@@ -128,23 +149,30 @@ const printDemo = (json: boolean, result: DemoResult) =>
         runDir: onboarding.runDir,
         input: result.input,
         onboarding,
-        export:
-          result.exported !== undefined
-            ? { dir: result.exportDir, files: result.exported.files.length, rows: exportRows, requests: result.exported.requests }
-            : null,
+        export: result.exported !== undefined
+          ? {
+            dir: result.exportDir,
+            files: result.exported.files.length,
+            rows: exportRows,
+            requests: result.exported.requests
+          }
+          : null,
         verify: result.verified !== undefined ? { ok: result.verified.ok, problems: result.verified.problems } : null,
         exitCode: result.exitCode
       },
       lines
     )
-    if (json) for (const line of lines) yield* say(line)
+    if (json) { for (const line of lines) yield* say(line) }
     return result.exitCode as ExitCode
   })
 
 export const demoCommand = Command.make(
   "demo",
   {
-    out: Options.text("out").pipe(Options.withDescription("Run directory (default runs/<UTC timestamp>-demo)"), Options.optional),
+    out: Options.text("out").pipe(
+      Options.withDescription("Run directory (default runs/<UTC timestamp>-demo)"),
+      Options.optional
+    ),
     answerDelay: Options.text("answer-delay").pipe(
       Options.withDefault("2s"),
       Options.withDescription("How long the embedded sandbox takes to show a questionnaire answer on its task")
@@ -166,5 +194,7 @@ export const demoCommand = Command.make(
       return result.exitCode as ExitCode
     }).pipe(Effect.scoped)
 ).pipe(
-  Command.withDescription("Onboard the example company (templates/example-onboarding.xlsx) into the embedded sandbox, export it, verify the export")
+  Command.withDescription(
+    "Onboard the example company (templates/example-onboarding.xlsx) into the embedded sandbox, export it, verify the export"
+  )
 )

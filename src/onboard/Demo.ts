@@ -3,9 +3,9 @@
  * with `--verify` (the embedded sandbox answers questionnaires after a short delay), everything exported to
  * `<run dir>/export`, the export verified, and a short account of where the reports and files are.
  */
+import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { Effect, Option } from "effect"
 import type { ConnectionOptions } from "../cli/Connection.js"
 import { say, stopAfterApiRequests } from "../cli/Output.js"
 import { type ExportResult, prepareExport, runExport } from "../export/Export.js"
@@ -40,7 +40,9 @@ export const runDemo = Effect.fn("Demo.run")(function*(
 ) {
   const input = fs.existsSync(exampleWorkbookFile) ? exampleWorkbookFile : exampleDir
   if (input !== exampleWorkbookFile) {
-    yield* say(`demo: ${exampleWorkbookFile} is missing (rebuild it with \`fsm-bulk template --example\`); onboarding the CSV files of ${exampleDir} instead`)
+    yield* say(
+      `demo: ${exampleWorkbookFile} is missing (rebuild it with \`fsm-bulk template --example\`); onboarding the CSV files of ${exampleDir} instead`
+    )
   }
   const prepared = yield* prepareOnboarding({
     command: "demo",
@@ -55,25 +57,55 @@ export const runDemo = Effect.fn("Demo.run")(function*(
     decimal: "auto"
   })
   const exportDir = Path.join(prepared.runDir, "export")
-  const preparedExport = yield* prepareExport({ resources: [], out: exportDir, format: "csv", since: undefined, until: undefined, say })
+  const preparedExport = yield* prepareExport({
+    resources: [],
+    out: exportDir,
+    format: "csv",
+    since: undefined,
+    until: undefined,
+    say
+  })
 
-  return yield* withOnboardApi(request.connection, prepared.runDir, { sandbox: { answerDelayMs: request.answerDelayMs } }, (tools) =>
+  return yield* withOnboardApi(request.connection, prepared.runDir, {
+    sandbox: { answerDelayMs: request.answerDelayMs }
+  }, (tools) =>
     Effect.gen(function*() {
       // The embedded sandbox shows answers after `answerDelayMs`: read the tasks again about twice as often.
-      const answerPollMs = Option.isSome(tools.embedded) ? Math.min(10_000, Math.max(100, Math.round(request.answerDelayMs / 2))) : 10_000
-      if (Option.isNone(tools.embedded)) yield* say(`demo: onboarding the example company into the account at ${request.connection.baseUrl.pipe(Option.getOrElse(() => ""))}`)
+      const answerPollMs = Option.isSome(tools.embedded)
+        ? Math.min(10_000, Math.max(100, Math.round(request.answerDelayMs / 2)))
+        : 10_000
+      if (Option.isNone(tools.embedded)) {
+        yield* say(
+          `demo: onboarding the example company into the account at ${
+            request.connection.baseUrl.pipe(Option.getOrElse(() => ""))
+          }`
+        )
+      }
       const onboarding = yield* runOnboarding({ ...prepared, request: { ...prepared.request, answerPollMs } }, tools)
       if (onboarding.interrupted) {
-        const stopped: DemoResult = { onboarding, exported: undefined, verified: undefined, exportDir, input, exitCode: 3 }
+        const stopped: DemoResult = {
+          onboarding,
+          exported: undefined,
+          verified: undefined,
+          exportDir,
+          input,
+          exitCode: 3
+        }
         yield* report(stopped)
         return stopped
       }
       yield* say(`demo: exporting everything the account holds to ${exportDir}`)
       const exported = yield* runExport(preparedExport)
       const verified = yield* runVerify(exportDir)
-      const result: DemoResult = { onboarding, exported, verified, exportDir, input, exitCode: onboarding.exitCode === 0 && verified.ok ? 0 : 1 }
+      const result: DemoResult = {
+        onboarding,
+        exported,
+        verified,
+        exportDir,
+        input,
+        exitCode: onboarding.exitCode === 0 && verified.ok ? 0 : 1
+      }
       yield* report(result)
       return result
-    }).pipe(stopAfterApiRequests(() => "fsm-bulk demo"))
-  )
+    }).pipe(stopAfterApiRequests(() => "fsm-bulk demo")))
 })

@@ -62,50 +62,73 @@ export const readExampleSheets = Effect.fn("Example.readSheets")(function*(csvDi
           return fileIndexes.includes(i) && text.trim() !== "" && !Path.isAbsolute(text.trim())
             ? relativePath(workbookDir, Path.resolve(input.baseDir, text.trim()))
             : text
-        })
-      )
+        }))
     )
     sheets.push({ resource: step.resource, header: source.header, rows: [...rows] })
   }
   return sheets as ReadonlyArray<ExampleSheet>
 })
 
-const readmeLines = (sheets: ReadonlyArray<ExampleSheet>, workbookName: string): ReadonlyArray<ReadonlyArray<string>> => [
+const readmeLines = (
+  sheets: ReadonlyArray<ExampleSheet>,
+  workbookName: string
+): ReadonlyArray<ReadonlyArray<string>> => [
   ["Climatiza Refrigeração: example onboarding workbook"],
   [
     "A small air-conditioning and refrigeration company in São Paulo, ready to go live in one run: its users and teams, " +
-      "customers (CNPJ and CPF) with their equipment, the product and service catalog, the week's tasks with the products, " +
-      "services and extra costs they use, checklist answers, technicians' stock and one signed contract attached to a customer."
+    "customers (CNPJ and CPF) with their equipment, the product and service catalog, the week's tasks with the products, " +
+    "services and extra costs they use, checklist answers, technicians' stock and one signed contract attached to a customer."
   ],
   [""],
   ["See the plan without writing anything:", `fsm-bulk onboard ${workbookName} --dry-run`],
-  ["Onboard it (the embedded sandbox unless --base-url or FSM_BASE_URL is set):", `fsm-bulk onboard ${workbookName} --verify`],
+  [
+    "Onboard it (the embedded sandbox unless --base-url or FSM_BASE_URL is set):",
+    `fsm-bulk onboard ${workbookName} --verify`
+  ],
   ["Onboard, export and verify in one go:", "npm start"],
   [""],
   ["How this workbook is read"],
-  ["Sheets", "One sheet per resource, named as the tool names resources. This README and sheets whose names start with _ are not read."],
-  ["Order", "Sheets load in dependency order (the table below), whatever their order here: parents first, then the rows that name them."],
+  [
+    "Sheets",
+    "One sheet per resource, named as the tool names resources. This README and sheets whose names start with _ are not read."
+  ],
+  [
+    "Order",
+    "Sheets load in dependency order (the table below), whatever their order here: parents first, then the rows that name them."
+  ],
   [
     "References",
     "A row names other records by their key: customerExternalId, userToLogin, teamDescription … They are found among the rows of " +
-      "earlier sheets, or among the records the account already has."
+    "earlier sheets, or among the records the account already has."
   ],
-  ["Failures", "A row whose parent row failed is skipped, and its _error names the parent row. Fix the parent and run the onboarding again."],
+  [
+    "Failures",
+    "A row whose parent row failed is skipped, and its _error names the parent row. Fix the parent and run the onboarding again."
+  ],
   [
     "Cells",
     `Lists in one cell are separated by ${listSeparator}. Each sheet's dates and decimals are read on their own: tasks use dd/mm/yyyy, ` +
-      "warranties yyyy-mm-dd, prices decimal commas (39,90)."
+    "warranties yyyy-mm-dd, prices decimal commas (39,90)."
   ],
-  ["Checklists", "Repeated checklists on one task are kept apart by itemID; an answer about one equipment names it in equipmentExternalId."],
+  [
+    "Checklists",
+    "Repeated checklists on one task are kept apart by itemID; an answer about one equipment names it in equipmentExternalId."
+  ],
   ["Attachments", "The file column holds a path relative to this workbook."],
   ["Again", "Running the same onboarding again changes nothing: rows come back unchanged or updated, never twice."],
   [""],
   ["Step", "Sheet", "Rows", "Names records of"],
-  ...sheets.map((s, i) => [String(i + 1), s.resource, String(s.rows.length), dependencies(resource(s.resource)).join(", ")])
+  ...sheets.map((
+    s,
+    i
+  ) => [String(i + 1), s.resource, String(s.rows.length), dependencies(resource(s.resource)).join(", ")])
 ]
 
 /** The example workbook's bytes for `sheets`. */
-export const exampleWorkbookBytes = async (sheets: ReadonlyArray<ExampleSheet>, workbookName: string): Promise<Uint8Array> => {
+export const exampleWorkbookBytes = async (
+  sheets: ReadonlyArray<ExampleSheet>,
+  workbookName: string
+): Promise<Uint8Array> => {
   const workbook = new (await loadExcelJs()).Workbook()
   workbook.creator = exampleCreator
   workbook.lastModifiedBy = exampleCreator
@@ -150,12 +173,19 @@ export const exampleWorkbookBytes = async (sheets: ReadonlyArray<ExampleSheet>, 
 }
 
 /** Builds the example workbook at `out` from the CSVs in `csvDir`; returns the sheets written. */
-export const writeExampleWorkbook = Effect.fn("Example.write")(function*(out: string = exampleWorkbookFile, csvDir: string = exampleDir) {
-  const sheets = yield* readExampleSheets(csvDir, Path.dirname(Path.resolve(out)))
-  const bytes = yield* Effect.tryPromise({
-    try: () => exampleWorkbookBytes(sheets, Path.basename(out)),
-    catch: (cause) => new WriteError({ path: out, message: `cannot build ${out}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
-  })
-  yield* writeFileAtomic(out, bytes)
-  return sheets
-})
+export const writeExampleWorkbook = Effect.fn("Example.write")(
+  function*(out: string = exampleWorkbookFile, csvDir: string = exampleDir) {
+    const sheets = yield* readExampleSheets(csvDir, Path.dirname(Path.resolve(out)))
+    const bytes = yield* Effect.tryPromise({
+      try: () => exampleWorkbookBytes(sheets, Path.basename(out)),
+      catch: (cause) =>
+        new WriteError({
+          path: out,
+          message: `cannot build ${out}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
+    })
+    yield* writeFileAtomic(out, bytes)
+    return sheets
+  }
+)

@@ -50,10 +50,9 @@ const resourceNamed = (name: string): ResourceName | undefined => {
 const unknownNames = (kind: "sheet" | "file", names: ReadonlyArray<string>) => {
   const exportOnly = names.filter((n) => isResourceName(n.trim().toLowerCase()))
   const quoted = names.map((n) => `"${n}"`).join(", ")
-  const why =
-    exportOnly.length === names.length
-      ? `${names.length > 1 ? "are" : "is"} export-only (the API cannot write ${names.length > 1 ? "them" : "it"})`
-      : `${names.length > 1 ? "are not resource names" : "is not a resource name"}`
+  const why = exportOnly.length === names.length
+    ? `${names.length > 1 ? "are" : "is"} export-only (the API cannot write ${names.length > 1 ? "them" : "it"})`
+    : `${names.length > 1 ? "are not resource names" : "is not a resource name"}`
   return (
     `${kind} ${quoted} ${why}: each ${kind} is named after the resource it holds: ${namesList()}` +
     `; name a ${kind} of notes README or start its name with _`
@@ -68,10 +67,9 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string) {
     catch: (cause) =>
       new InputError({
         file: path,
-        detail:
-          cause instanceof NotAZip || cause instanceof NotAWorkbook
-            ? `not an .xlsx workbook (${cause.message}): onboarding reads a workbook with one sheet per resource, or a directory of <resource>.csv files`
-            : `cannot be read: ${describe(cause)}`,
+        detail: cause instanceof NotAZip || cause instanceof NotAWorkbook
+          ? `not an .xlsx workbook (${cause.message}): onboarding reads a workbook with one sheet per resource, or a directory of <resource>.csv files`
+          : `cannot be read: ${describe(cause)}`,
         cause
       })
   })
@@ -90,7 +88,10 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string) {
     }
     const twin = steps.find((s) => s.resource === name)
     if (twin !== undefined) {
-      return yield* new InputError({ file: path, detail: `sheets "${twin.sheet}" and "${sheet.name}" both hold ${name}: keep one of them` })
+      return yield* new InputError({
+        file: path,
+        detail: `sheets "${twin.sheet}" and "${sheet.name}" both hold ${name}: keep one of them`
+      })
     }
     steps.push({ resource: name, file: path, sheet: sheet.name, label: `sheet "${sheet.name}"` })
   }
@@ -123,7 +124,10 @@ const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string)
     }
     const twin = steps.find((s) => s.resource === name)
     if (twin !== undefined) {
-      return yield* new InputError({ file: path, detail: `${twin.label} and ${entry.name} both hold ${name}: keep one of them` })
+      return yield* new InputError({
+        file: path,
+        detail: `${twin.label} and ${entry.name} both hold ${name}: keep one of them`
+      })
     }
     steps.push({ resource: name, file: Path.join(path, entry.name), label: entry.name })
   }
@@ -147,7 +151,9 @@ export const readOnboardInput = Effect.fn("Onboard.readInput")(function*(path: s
   if (input.steps.length === 0) {
     return yield* new InputError({
       file: path,
-      detail: `no ${input.kind === "workbook" ? "sheet" : "file"} is named after a resource: name each one after the resource it holds (${namesList()})`
+      detail: `no ${
+        input.kind === "workbook" ? "sheet" : "file"
+      } is named after a resource: name each one after the resource it holds (${namesList()})`
     })
   }
   return input

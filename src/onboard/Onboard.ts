@@ -8,19 +8,19 @@
  * input stops with exit 2 and an untouched account. `runOnboarding` then runs the steps; each writes its own run
  * directory (`<run dir>/<resource>`: journal, reports, summary) and the top-level `summary.json` lists them.
  */
+import { Effect, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { Effect, type Scope, Stream } from "effect"
-import { Api, trafficSince } from "../client/Api.js"
 import type { Progress } from "../cli/Progress.js"
+import type { StopSignal } from "../cli/Signals.js"
+import { Api, trafficSince } from "../client/Api.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { openInput } from "../import/Input.js"
-import { journalFile, type ReadSettings, readJournal } from "../import/Journal.js"
-import { type ImportJob, type RunResult, runImport } from "../import/Pipeline.js"
+import { journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
+import { type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
 import { serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
-import type { StopSignal } from "../cli/Signals.js"
 import { endedWell, type Outcome } from "../import/Status.js"
 import { resource as resourceOf } from "../Resources.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
@@ -28,7 +28,14 @@ import { type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js
 import { type DependenciesOf, orderSteps } from "./Order.js"
 import { type EndedRow, makeOnboardResolver, namedBy } from "./Resolver.js"
 import { scanSelfReferences, type SelfReferences } from "./SelfRefs.js"
-import { type OnboardSummary, type StepSummary, stepLine, summaryFile, totalCounts, writeOnboardSummary } from "./Summary.js"
+import {
+  type OnboardSummary,
+  stepLine,
+  type StepSummary,
+  summaryFile,
+  totalCounts,
+  writeOnboardSummary
+} from "./Summary.js"
 
 export interface OnboardRequest {
   /** Recorded in the summaries (`onboard`, `demo`). */
@@ -109,38 +116,48 @@ const parseOptionsOf = (request: OnboardRequest, input: OnboardInput, restoreGua
 })
 
 /** Everything checked offline: the steps in order, each file readable with its columns and formats settled. */
-const preflight = Effect.fn("Onboard.preflight")(function*(request: OnboardRequest, input: OnboardInput, step: StepInput, runDir: string) {
-  const r = resourceOf(step.resource)
-  const read: ReadSettings = { ...request.read, ...(step.sheet !== undefined ? { sheet: step.sheet } : {}) }
-  const opened = yield* openInput(step.file, read, step.resource)
-  const parse = parseOptionsOf(request, input, opened.source.writtenByTool)
-  const columns = yield* planColumns(r, opened.file, opened.source.header, parse)
-  yield* inferFormats(columns, opened.rows, parse)
-  const self = yield* scanSelfReferences(r, opened.source)
-  const stepDir = Path.join(runDir, step.resource)
-  for (const name of [journalFile, reportCsv, stepSummaryFile]) {
-    if (fs.existsSync(Path.join(stepDir, name))) {
-      return yield* new RunError({ message: `${stepDir} already holds a run (${name}): choose another --out` })
+const preflight = Effect.fn("Onboard.preflight")(
+  function*(request: OnboardRequest, input: OnboardInput, step: StepInput, runDir: string) {
+    const r = resourceOf(step.resource)
+    const read: ReadSettings = { ...request.read, ...(step.sheet !== undefined ? { sheet: step.sheet } : {}) }
+    const opened = yield* openInput(step.file, read, step.resource)
+    const parse = parseOptionsOf(request, input, opened.source.writtenByTool)
+    const columns = yield* planColumns(r, opened.file, opened.source.header, parse)
+    yield* inferFormats(columns, opened.rows, parse)
+    const self = yield* scanSelfReferences(r, opened.source)
+    const stepDir = Path.join(runDir, step.resource)
+    for (const name of [journalFile, reportCsv, stepSummaryFile]) {
+      if (fs.existsSync(Path.join(stepDir, name))) {
+        return yield* new RunError({ message: `${stepDir} already holds a run (${name}): choose another --out` })
+      }
     }
+    return {
+      input: step,
+      read,
+      rows: self.rows,
+      produced: self.produced,
+      runDir: stepDir
+    } satisfies PreparedStep as PreparedStep
   }
-  return { input: step, read, rows: self.rows, produced: self.produced, runDir: stepDir } satisfies PreparedStep as PreparedStep
-})
+)
 
 export const prepareOnboarding = Effect.fn("Onboard.prepare")(function*(request: OnboardRequest) {
   const input = yield* readOnboardInput(request.input)
   const ordered = yield* orderSteps(input, request.dependenciesOf)
   const runDir = Path.resolve(request.runDir)
   if (fs.existsSync(Path.join(runDir, summaryFile))) {
-    return yield* new RunError({ message: `${request.runDir} already holds an onboarding (${summaryFile}): choose another --out` })
+    return yield* new RunError({
+      message: `${request.runDir} already holds an onboarding (${summaryFile}): choose another --out`
+    })
   }
   const steps: Array<PreparedStep> = []
-  for (const step of ordered) steps.push(yield* preflight(request, input, step, runDir).pipe(Effect.catchTag("InputError", inSheet(step))))
+  for (const step of ordered) {
+    steps.push(yield* preflight(request, input, step, runDir).pipe(Effect.catchTag("InputError", inSheet(step))))
+  }
   return { request, input, steps, runDir } satisfies PreparedOnboarding as PreparedOnboarding
 })
 
 // --- running -----------------------------------------------------------------------------------------------------
-
-
 
 /**
  * The rows of a finished step that later steps must know about, with the values they may be named by: rows that
@@ -173,12 +190,16 @@ const endedRows = Effect.fn("Onboard.endedRows")(function*(
         values.set(by, (opened.source.writtenByTool ? restore(text) : text).trim())
       }
       rows.push({ row: row.row, outcome, values })
-    })
-  )
+    }))
   return rows as ReadonlyArray<EndedRow>
 })
 
-const stepSummaryOf = (step: PreparedStep, result: RunResult, skippedForParent: number, aborted: boolean): StepSummary => ({
+const stepSummaryOf = (
+  step: PreparedStep,
+  result: RunResult,
+  skippedForParent: number,
+  aborted: boolean
+): StepSummary => ({
   resource: step.input.resource,
   source: step.input.file,
   ...(step.input.sheet !== undefined ? { sheet: step.input.sheet } : {}),
@@ -204,104 +225,116 @@ const leftOnDisk = (step: PreparedStep): StepSummary | undefined => {
   }
 }
 
-export const runOnboarding = Effect.fn("Onboard.run")(function*(prepared: PreparedOnboarding, tools: OnboardTools = {}) {
-  const api = yield* Api
-  const say = tools.say ?? (() => Effect.void)
-  const { request } = prepared
-  const statsAtStart = yield* api.stats
-  const started = yield* nowIso
-  yield* Effect.try({
-    try: () => fs.mkdirSync(prepared.runDir, { recursive: true }),
-    catch: (cause) => new RunError({ message: `cannot create the run directory ${prepared.runDir}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
-  })
-
-  const shared = makeOnboardResolver(yield* serverResolver, request.dryRun)
-  const steps: Array<StepSummary> = []
-  const total = prepared.steps.length
-
-  const summaryNow = (finished: string | null, interrupted: boolean, aborted: string | null = null) =>
-    Effect.gen(function*() {
-      const stats = trafficSince(statsAtStart, yield* api.stats)
-      const allWell = steps.length === total && steps.every((s) => s.exitCode === 0)
-      const summary: OnboardSummary = {
-        tool: "fsm-bulk",
-        command: request.command,
-        source: prepared.input.path,
-        input: prepared.input.kind,
-        mode: "upsert",
-        runDir: prepared.runDir,
-        started,
-        finished,
-        dryRun: request.dryRun,
-        verify: request.verify,
-        resources: prepared.steps.map((s) => s.input.resource),
-        rows: steps.reduce((n, s) => n + s.rows, 0),
-        counts: totalCounts(steps),
-        ...stats,
-        exitCode: interrupted ? 3 : allWell ? 0 : 1,
-        interrupted,
-        aborted,
-        steps,
-        notRun: prepared.steps.slice(steps.length).map((s) => s.input.resource)
-      }
-      yield* writeOnboardSummary(summary)
-      return summary
+export const runOnboarding = Effect.fn("Onboard.run")(
+  function*(prepared: PreparedOnboarding, tools: OnboardTools = {}) {
+    const api = yield* Api
+    const say = tools.say ?? (() => Effect.void)
+    const { request } = prepared
+    const statsAtStart = yield* api.stats
+    const started = yield* nowIso
+    yield* Effect.try({
+      try: () => fs.mkdirSync(prepared.runDir, { recursive: true }),
+      catch: (cause) =>
+        new RunError({
+          message: `cannot create the run directory ${prepared.runDir}: ${
+            cause instanceof Error ? cause.message : String(cause)
+          }`,
+          cause
+        })
     })
 
-  for (const [index, step] of prepared.steps.entries()) {
-    if (tools.stop !== undefined && (yield* tools.stop.isStopped)) break
-    const resource = step.input.resource
-    yield* shared.beginStep(resource, step.produced)
-    const job: ImportJob = {
-      command: request.command,
-      resource,
-      file: step.input.file,
-      read: step.read,
-      dateFormat: request.dateFormat,
-      decimal: request.decimal,
-      mode: "upsert",
-      dryRun: request.dryRun,
-      verify: request.verify,
-      runDir: step.runDir,
-      baseDir: prepared.input.baseDir,
-      attachmentsRoot: request.attachmentsRoot,
-      maxAttachmentBytes: request.maxAttachmentBytes,
-      resolver: shared.resolver,
-      stop: tools.stop?.stopped,
-      verifyWaitMs: request.answerWaitMs,
-      verifyPollMs: request.answerPollMs,
-      say: (line) => say(`${resource}: ${line}`)
-    }
-    const ran = yield* Effect.either(
-      Effect.scoped(
-        Effect.gen(function*() {
-          const progress = tools.progress !== undefined ? yield* tools.progress(`[${index + 1}/${total}] ${resource}`) : undefined
-          return yield* runImport({ ...job, progress })
-        })
-      ).pipe(Effect.catchTag("InputError", inSheet(step.input)))
-    )
-    if (ran._tag === "Left") {
-      // The run as a whole cannot go on (credentials rejected, disk): the summary says where it stopped.
-      const left = leftOnDisk(step)
-      if (left !== undefined) steps.push(left)
-      yield* summaryNow(yield* nowIso, true, ran.left.message)
-      return yield* Effect.fail(ran.left)
-    }
-    // The journal holds every row's final outcome, the rows skipped for their parent's sake included.
-    const outcomes = new Map<number, Outcome>()
-    for (const [row, state] of (yield* readJournal(Path.join(step.runDir, journalFile))).rows) {
-      if (state.last === "done" && state.outcome !== undefined) outcomes.set(row, state.outcome)
-    }
-    yield* shared.afterStep(resource, yield* endedRows(step, outcomes, request.dryRun, shared.isParentProblem))
-    const skippedForParent = [...outcomes.values()].filter((o) => o.status === "skipped" && shared.isParentProblem(o.error)).length
-    const summary = stepSummaryOf(step, ran.right, skippedForParent, false)
-    steps.push(summary)
-    yield* say(stepLine(index, total, summary, request.dryRun))
-    if (ran.right.interrupted) break
-    yield* summaryNow(null, false)
-  }
+    const shared = makeOnboardResolver(yield* serverResolver, request.dryRun)
+    const steps: Array<StepSummary> = []
+    const total = prepared.steps.length
 
-  const interrupted = steps.length < total || steps.some((s) => s.interrupted)
-  const summary = yield* summaryNow(yield* nowIso, interrupted)
-  return { summary, exitCode: summary.exitCode, interrupted } satisfies OnboardResult as OnboardResult
-})
+    const summaryNow = (finished: string | null, interrupted: boolean, aborted: string | null = null) =>
+      Effect.gen(function*() {
+        const stats = trafficSince(statsAtStart, yield* api.stats)
+        const allWell = steps.length === total && steps.every((s) => s.exitCode === 0)
+        const summary: OnboardSummary = {
+          tool: "fsm-bulk",
+          command: request.command,
+          source: prepared.input.path,
+          input: prepared.input.kind,
+          mode: "upsert",
+          runDir: prepared.runDir,
+          started,
+          finished,
+          dryRun: request.dryRun,
+          verify: request.verify,
+          resources: prepared.steps.map((s) => s.input.resource),
+          rows: steps.reduce((n, s) => n + s.rows, 0),
+          counts: totalCounts(steps),
+          ...stats,
+          exitCode: interrupted ? 3 : allWell ? 0 : 1,
+          interrupted,
+          aborted,
+          steps,
+          notRun: prepared.steps.slice(steps.length).map((s) => s.input.resource)
+        }
+        yield* writeOnboardSummary(summary)
+        return summary
+      })
+
+    for (const [index, step] of prepared.steps.entries()) {
+      if (tools.stop !== undefined && (yield* tools.stop.isStopped)) break
+      const resource = step.input.resource
+      yield* shared.beginStep(resource, step.produced)
+      const job: ImportJob = {
+        command: request.command,
+        resource,
+        file: step.input.file,
+        read: step.read,
+        dateFormat: request.dateFormat,
+        decimal: request.decimal,
+        mode: "upsert",
+        dryRun: request.dryRun,
+        verify: request.verify,
+        runDir: step.runDir,
+        baseDir: prepared.input.baseDir,
+        attachmentsRoot: request.attachmentsRoot,
+        maxAttachmentBytes: request.maxAttachmentBytes,
+        resolver: shared.resolver,
+        stop: tools.stop?.stopped,
+        verifyWaitMs: request.answerWaitMs,
+        verifyPollMs: request.answerPollMs,
+        say: (line) => say(`${resource}: ${line}`)
+      }
+      const ran = yield* Effect.either(
+        Effect.scoped(
+          Effect.gen(function*() {
+            const progress = tools.progress !== undefined
+              ? yield* tools.progress(`[${index + 1}/${total}] ${resource}`)
+              : undefined
+            return yield* runImport({ ...job, progress })
+          })
+        ).pipe(Effect.catchTag("InputError", inSheet(step.input)))
+      )
+      if (ran._tag === "Left") {
+        // The run as a whole cannot go on (credentials rejected, disk): the summary says where it stopped.
+        const left = leftOnDisk(step)
+        if (left !== undefined) steps.push(left)
+        yield* summaryNow(yield* nowIso, true, ran.left.message)
+        return yield* Effect.fail(ran.left)
+      }
+      // The journal holds every row's final outcome, the rows skipped for their parent's sake included.
+      const outcomes = new Map<number, Outcome>()
+      for (const [row, state] of (yield* readJournal(Path.join(step.runDir, journalFile))).rows) {
+        if (state.last === "done" && state.outcome !== undefined) outcomes.set(row, state.outcome)
+      }
+      yield* shared.afterStep(resource, yield* endedRows(step, outcomes, request.dryRun, shared.isParentProblem))
+      const skippedForParent = [...outcomes.values()].filter((o) =>
+        o.status === "skipped" && shared.isParentProblem(o.error)
+      ).length
+      const summary = stepSummaryOf(step, ran.right, skippedForParent, false)
+      steps.push(summary)
+      yield* say(stepLine(index, total, summary, request.dryRun))
+      if (ran.right.interrupted) break
+      yield* summaryNow(null, false)
+    }
+
+    const interrupted = steps.length < total || steps.some((s) => s.interrupted)
+    const summary = yield* summaryNow(yield* nowIso, interrupted)
+    return { summary, exitCode: summary.exitCode, interrupted } satisfies OnboardResult as OnboardResult
+  }
+)

@@ -13,7 +13,10 @@ export type DependenciesOf = (name: ResourceName) => ReadonlyArray<ResourceName>
 export const tableDependencies: DependenciesOf = (name) => dependencies(resource(name))
 
 /** The steps in dependency order, or why there is none. */
-export const orderSteps = (input: OnboardInput, dependenciesOf: DependenciesOf = tableDependencies): Either.Either<ReadonlyArray<StepInput>, InputError> => {
+export const orderSteps = (
+  input: OnboardInput,
+  dependenciesOf: DependenciesOf = tableDependencies
+): Either.Either<ReadonlyArray<StepInput>, InputError> => {
   const byName = new Map(input.steps.map((s) => [s.resource, s]))
   try {
     return Either.right(dependencyOrder([...byName.keys()], dependenciesOf).map((name) => byName.get(name)!))
@@ -22,7 +25,9 @@ export const orderSteps = (input: OnboardInput, dependenciesOf: DependenciesOf =
     return Either.left(
       new InputError({
         file: input.path,
-        detail: `the ${input.kind === "workbook" ? "sheets" : "files"} refer to each other in a ${why}, so no order can load them: leave one of these references empty`,
+        detail: `the ${
+          input.kind === "workbook" ? "sheets" : "files"
+        } refer to each other in a ${why}, so no order can load them: leave one of these references empty`,
         cause
       })
     )

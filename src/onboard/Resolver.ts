@@ -10,9 +10,17 @@
  */
 import { Effect, Either } from "effect"
 import { KeyMap, keyText, normalKey } from "../Identity.js"
-import { importable, refKey, resource as resourceOf, type ResourceName, writableFields } from "../Resources.js"
-import { refFailed, type RefDemand, type RefResolver, refSkipped, type Resolution, type ServerId, type Unresolved } from "../import/Refs.js"
+import {
+  type RefDemand,
+  refFailed,
+  type RefResolver,
+  refSkipped,
+  type Resolution,
+  type ServerId,
+  type Unresolved
+} from "../import/Refs.js"
 import { endedWell, type Outcome, type Status } from "../import/Status.js"
+import { importable, refKey, resource as resourceOf, type ResourceName, writableFields } from "../Resources.js"
 import type { PendingRef } from "../validate/Validate.js"
 
 /** Per resource, the properties other rows may name its records by (`customers` → `externalId` …). */
@@ -89,14 +97,16 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
   /** Rows that did not end well: resource+property → value (a key) → the row. */
   const troubled = new Map<string, KeyMap<{ readonly row: number; readonly status: Status }>>()
   /** Values the current step's own rows write. */
-  let producedHere: { readonly resource: ResourceName; readonly values: ReadonlyMap<string, KeyMap<number>> } | undefined
+  let producedHere:
+    | { readonly resource: ResourceName; readonly values: ReadonlyMap<string, KeyMap<number>> }
+    | undefined
   const parentProblems = new Set<string>()
 
   const remember = (resource: ResourceName, by: string, value: string, id: ServerId) => {
     if (normalKey(value) === "") return
     const k = tableKey(resource, by)
     let t = known.get(k)
-    if (t === undefined) known.set(k, (t = new KeyMap()))
+    if (t === undefined) known.set(k, t = new KeyMap())
     const ids = t.get(value)
     if (ids === undefined) t.set(value, [id])
     else if (!ids.some((x) => String(x) === String(id))) ids.push(id)
@@ -108,17 +118,33 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
     if (ids !== undefined && ids.length > 0) {
       return ids.length === 1
         ? Either.right(ids[0]!)
-        : Either.left(refFailed(`${ref.column}: ${ids.length} ${ref.resource} records have ${ref.by} "${value}": make it unique`))
+        : Either.left(
+          refFailed(`${ref.column}: ${ids.length} ${ref.resource} records have ${ref.by} "${value}": make it unique`)
+        )
     }
     const trouble = troubled.get(tableKey(ref.resource, ref.by))?.get(value)
-    if (trouble !== undefined) return Either.left(refSkipped(`${ref.column} "${value}": row ${trouble.row} of ${ref.resource} ${happened(trouble.status, dryRun)}`))
+    if (trouble !== undefined) {
+      return Either.left(
+        refSkipped(
+          `${ref.column} "${value}": row ${trouble.row} of ${ref.resource} ${happened(trouble.status, dryRun)}`
+        )
+      )
+    }
     return undefined
   }
 
   const prepare = (demands: ReadonlyArray<RefDemand>) =>
     fallback.prepare(
       demands
-        .map((d) => ({ ...d, values: new Set([...d.values].filter((v) => local({ field: "", column: "", resource: d.resource, by: d.by, values: [v], list: false }, v.trim()) === undefined)) }))
+        .map((d) => ({
+          ...d,
+          values: new Set(
+            [...d.values].filter((v) =>
+              local({ field: "", column: "", resource: d.resource, by: d.by, values: [v], list: false }, v.trim()) ===
+                undefined
+            )
+          )
+        }))
         .filter((d) => d.values.size > 0)
     )
 
@@ -150,7 +176,9 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
         ids.push(one.right)
       }
       if (ref.list) return Either.right(ids)
-      return ids.length === 1 ? Either.right(ids[0]!) : Either.left(refFailed(`${ref.column}: names ${ids.length} records where one is expected`))
+      return ids.length === 1
+        ? Either.right(ids[0]!)
+        : Either.left(refFailed(`${ref.column}: names ${ids.length} records where one is expected`))
     }) as Effect.Effect<Resolution>
 
   const learn = (resource: ResourceName, fields: Readonly<Record<string, unknown>>, id: ServerId) =>
@@ -173,21 +201,26 @@ export const makeOnboardResolver = (fallback: RefResolver, dryRun: boolean): Onb
       const resource = recordsOf(step)
       for (const { outcome, row, values } of rows) {
         // A dry run's "skipped" without a parent problem marks rows it cannot compare: they would be sent.
-        const bad = !endedWell(outcome.status, dryRun) || (outcome.status === "skipped" && isParentProblem(outcome.error))
+        const bad = !endedWell(outcome.status, dryRun) ||
+          (outcome.status === "skipped" && isParentProblem(outcome.error))
         for (const [by, value] of values) {
           if (normalKey(value) === "") continue
           if (bad) {
             const k = tableKey(resource, by)
             let t = troubled.get(k)
-            if (t === undefined) troubled.set(k, (t = new KeyMap()))
+            if (t === undefined) troubled.set(k, t = new KeyMap())
             if (!t.has(value)) t.set(value, { row, status: outcome.status })
-          } else if (dryRun && outcome.status === "created") remember(resource, by, value.trim(), wouldBeCreated(resource, row))
-          else if (dryRun && outcome.recordId !== undefined) remember(resource, by, value.trim(), outcome.recordId)
+          } else if (dryRun && outcome.status === "created") {
+            remember(resource, by, value.trim(), wouldBeCreated(resource, row))
+          } else if (dryRun && outcome.recordId !== undefined) {
+            remember(resource, by, value.trim(), outcome.recordId)
+          }
         }
       }
     })
 
-  const isParentProblem = (error: string | undefined) => error !== undefined && parentProblems.has(withoutWarnings(error))
+  const isParentProblem = (error: string | undefined) =>
+    error !== undefined && parentProblems.has(withoutWarnings(error))
 
   return { resolver: { prepare, resolve, learn }, beginStep, afterStep, isParentProblem }
 }

@@ -4,12 +4,12 @@
  * what was planned, what happened and where the reports are.
  */
 import { Effect, Either, type Option } from "effect"
-import { Api } from "../client/Api.js"
 import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox } from "../cli/Connection.js"
 import { say } from "../cli/Output.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
-import { reportCsv } from "../import/RunDir.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
+import { Api } from "../client/Api.js"
+import { reportCsv } from "../import/RunDir.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { parseRate } from "../Units.js"
 import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
@@ -38,7 +38,10 @@ export const withOnboardApi = <A, E, R>(
         const api = yield* Api
         const embedded = yield* EmbeddedSandbox
         const rate = Either.getOrUndefined(parseRate(connection.rate))
-        const stop = yield* stopOnSignals({ stopping: "stopping after the rows in flight of the current step", hint: () => stopHint(runDir) })
+        const stop = yield* stopOnSignals({
+          stopping: "stopping after the rows in flight of the current step",
+          hint: () => stopHint(runDir)
+        })
         return yield* work({
           stop,
           progress: (label) => makeProgress({ label, stats: api.stats, rate }),
@@ -51,27 +54,37 @@ export const withOnboardApi = <A, E, R>(
 
 /** `plan: segments (4 rows) → keywords (3) → …` */
 export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> => {
-  const steps = prepared.steps.map((s, i) => `${s.input.resource} (${s.rows}${i === 0 ? ` row${s.rows === 1 ? "" : "s"}` : ""})`)
+  const steps = prepared.steps.map((s, i) =>
+    `${s.input.resource} (${s.rows}${i === 0 ? ` row${s.rows === 1 ? "" : "s"}` : ""})`
+  )
   const ignored = prepared.input.ignored.length > 0 ? [`not read (notes): ${prepared.input.ignored.join(", ")}`] : []
   return [
-    `onboard ${prepared.input.path}: ${prepared.steps.length} step${prepared.steps.length === 1 ? "" : "s"} in dependency order${prepared.request.dryRun ? " (dry run: nothing will be written)" : ""}`,
+    `onboard ${prepared.input.path}: ${prepared.steps.length} step${
+      prepared.steps.length === 1 ? "" : "s"
+    } in dependency order${prepared.request.dryRun ? " (dry run: nothing will be written)" : ""}`,
     `  ${steps.join(" → ")}`,
     ...ignored.map((l) => `  ${l}`)
   ]
 }
 
 /** The closing lines: totals per status, requests, and where the reports are. */
-export const closingLines = (summary: OnboardSummary): { readonly table: ReadonlyArray<string>; readonly where: ReadonlyArray<string> } => {
+export const closingLines = (
+  summary: OnboardSummary
+): { readonly table: ReadonlyArray<string>; readonly where: ReadonlyArray<string> } => {
   const took = summary.finished !== null ? Date.parse(summary.finished) - Date.parse(summary.started) : 0
   const title =
-    `onboard: ${summary.rows} rows in ${summary.steps.length} of ${summary.resources.length} steps, ${formatDuration(took)}` +
+    `onboard: ${summary.rows} rows in ${summary.steps.length} of ${summary.resources.length} steps, ${
+      formatDuration(took)
+    }` +
     (summary.dryRun ? " (dry run: nothing was written; the statuses are what the rows would get)" : "")
   const table = summaryTable(title, summary.counts, [
     ["requests", summary.requests],
     ["rate-limited", summary.rateLimited],
     ["retries", summary.retries]
   ])
-  const notRun = summary.notRun.length > 0 ? [`not started: ${summary.notRun.join(", ")}; ${stopHint(summary.runDir)}`] : []
+  const notRun = summary.notRun.length > 0
+    ? [`not started: ${summary.notRun.join(", ")}; ${stopHint(summary.runDir)}`]
+    : []
   const troubled = summary.steps.filter((s) => s.exitCode !== 0)
   return {
     table,

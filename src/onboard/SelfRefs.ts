@@ -74,7 +74,13 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
   const header = source.header.map(norm)
   const links: Array<Link> = writableFields(r)
     .filter((f) => f.ref?.resource === r.name)
-    .map((f) => ({ by: refKey(f.ref!), column: f.ref!.column, byIndex: header.indexOf(norm(refKey(f.ref!))), refIndex: header.indexOf(norm(f.ref!.column)), list: f.list === true }))
+    .map((f) => ({
+      by: refKey(f.ref!),
+      column: f.ref!.column,
+      byIndex: header.indexOf(norm(refKey(f.ref!))),
+      refIndex: header.indexOf(norm(f.ref!.column)),
+      list: f.list === true
+    }))
     .filter((l) => l.byIndex >= 0 && l.refIndex >= 0)
   const produced = new Map<string, KeyMap<number>>()
   let rows = 0
@@ -91,7 +97,7 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
         const own = cell(row.cells, link.byIndex)
         if (normalKey(own) !== "") {
           let values = produced.get(link.by)
-          if (values === undefined) produced.set(link.by, (values = new KeyMap()))
+          if (values === undefined) produced.set(link.by, values = new KeyMap())
           if (!values.has(own)) values.set(own, row.row)
         }
         const named = cell(row.cells, link.refIndex)
@@ -99,8 +105,7 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
           if (normalKey(value) !== "") wants.push({ row: row.row, link, value })
         }
       }
-    })
-  )
+    }))
 
   const edges = new Map<number, Array<number>>()
   const columnOf = new Map<string, string>()
@@ -122,7 +127,9 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
       row: first[0]!,
       column: columns[0]!,
       detail:
-        `${shown.join("; ")}${cycles.length > 3 ? ` (and ${cycles.length - 3} more cycles)` : ""} through ${columns.join(", ")}: ` +
+        `${shown.join("; ")}${cycles.length > 3 ? ` (and ${cycles.length - 3} more cycles)` : ""} through ${
+          columns.join(", ")
+        }: ` +
         `rows that name each other as parent in a cycle can never be created one after the other; leave one of these references empty`
     })
   }

@@ -3,13 +3,13 @@
  * atomically after every step so a stopped onboarding still tells how far it got) and the human lines, one per
  * step, that show the plan in a dry run (would create / would update / unchanged / invalid …).
  */
+import { Effect } from "effect"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
-import { Effect } from "effect"
 import { writeFileAtomic } from "../files/Write.js"
+import { countStatuses, type Status } from "../import/Status.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
-import { countStatuses, type Status } from "../import/Status.js"
 
 export const summaryFile = "summary.json"
 
@@ -88,7 +88,9 @@ export const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForPar
     if (status === "skipped") {
       const forParent = step.skippedForParent
       // A dry run cannot compare sub-collection and action rows with the server: they are `skipped`, yet would be sent.
-      if (n - forParent > 0) parts.push(dryRun ? `would send ${n - forParent} (not compared)` : `skipped ${n - forParent}`)
+      if (n - forParent > 0) {
+        parts.push(dryRun ? `would send ${n - forParent} (not compared)` : `skipped ${n - forParent}`)
+      }
       if (forParent > 0) parts.push(`skipped ${forParent} (parent row did not end well)`)
       continue
     }
@@ -101,5 +103,7 @@ export const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForPar
 export const stepLine = (index: number, total: number, step: StepSummary, dryRun: boolean): string => {
   const width = String(total).length
   const rows = `${step.rows} row${step.rows === 1 ? "" : "s"}`
-  return `[${String(index + 1).padStart(width)}/${total}] ${step.resource.padEnd(22)} ${rows.padStart(9)}  ${describeCounts(step, dryRun)}${step.interrupted ? " (stopped)" : ""}`
+  return `[${String(index + 1).padStart(width)}/${total}] ${step.resource.padEnd(22)} ${rows.padStart(9)}  ${
+    describeCounts(step, dryRun)
+  }${step.interrupted ? " (stopped)" : ""}`
 }

@@ -11,7 +11,9 @@ import { UsageError } from "../Errors.js"
 import { exampleDir, writeExampleWorkbook } from "./Example.js"
 
 export const exampleOption = Options.boolean("example").pipe(
-  Options.withDescription("Write the example onboarding workbook (example-onboarding.xlsx: a small São Paulo HVAC company) into --out instead")
+  Options.withDescription(
+    "Write the example onboarding workbook (example-onboarding.xlsx: a small São Paulo HVAC company) into --out instead"
+  )
 )
 
 export const exampleFileName = "example-onboarding.xlsx"
@@ -23,13 +25,22 @@ export const writeExampleTemplate = Effect.fn("TemplateExample.write")(function*
   readonly conflicting: ReadonlyArray<string>
 }) {
   if (options.conflicting.length > 0) {
-    return yield* new UsageError({ message: `--example writes the example workbook only: leave out ${options.conflicting.join(", ")}` })
+    return yield* new UsageError({
+      message: `--example writes the example workbook only: leave out ${options.conflicting.join(", ")}`
+    })
   }
   const file = Path.join(options.out, exampleFileName)
   const sheets = yield* writeExampleWorkbook(file, exampleDir)
   const rows = sheets.reduce((n, s) => n + s.rows.length, 0)
   if (!options.json) yield* say(`wrote ${file}`)
-  yield* summary(options.json, { command: "template", example: true, out: options.out, files: [file], sheets: sheets.map((s) => ({ name: s.resource, rows: s.rows.length })), exitCode: 0 }, [
+  yield* summary(options.json, {
+    command: "template",
+    example: true,
+    out: options.out,
+    files: [file],
+    sheets: sheets.map((s) => ({ name: s.resource, rows: s.rows.length })),
+    exitCode: 0
+  }, [
     `example onboarding workbook: ${sheets.length} sheets, ${rows} rows in ${file} (from ${exampleDir})`
   ])
 })

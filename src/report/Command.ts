@@ -10,7 +10,9 @@ import { writeRunReport } from "./Html.js"
 export const reportCommand = Command.make(
   "report",
   {
-    dir: Args.directory({ name: "run-dir", exists: "yes" }).pipe(Args.withDescription("A run directory (import, rerun, resume, validate or onboard)")),
+    dir: Args.directory({ name: "run-dir", exists: "yes" }).pipe(
+      Args.withDescription("A run directory (import, rerun, resume, validate or onboard)")
+    ),
     json: jsonOption
   },
   (args) =>
@@ -19,4 +21,8 @@ export const reportCommand = Command.make(
       yield* summary(args.json, { command: "report", report: file, exitCode: 0 }, [`report: ${file}`])
       return 0 as ExitCode
     })
-).pipe(Command.withDescription("Write report.html for a run directory: counts, errors by kind, sends per minute, slowest rows"))
+).pipe(
+  Command.withDescription(
+    "Write report.html for a run directory: counts, errors by kind, sends per minute, slowest rows"
+  )
+)

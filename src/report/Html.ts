@@ -4,8 +4,8 @@
  * rows took and how often they were retried, the slowest rows with their `X-Request-Id`, and for an onboarding one
  * line per step. Charts are inline SVG. Figures carry `data-figure` attributes so tests (and scripts) can read them.
  */
-import * as Path from "node:path"
 import { Console, Effect } from "effect"
+import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
 import { readRunData, type RunData } from "./RunData.js"
 
@@ -65,7 +65,11 @@ const msLabel = (ms: number): string => (ms >= 60_000 && ms % 60_000 === 0 ? `${
 const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19)
 
 /** Horizontal bars, one per label. */
-const barList = (items: ReadonlyArray<{ readonly label: string; readonly value: number; readonly colour: string; readonly figure?: string }>): string => {
+const barList = (
+  items: ReadonlyArray<
+    { readonly label: string; readonly value: number; readonly colour: string; readonly figure?: string }
+  >
+): string => {
   const max = Math.max(1, ...items.map((i) => i.value))
   const rowH = 22
   const width = 520
@@ -74,12 +78,18 @@ const barList = (items: ReadonlyArray<{ readonly label: string; readonly value: 
     .map((item, i) => {
       const w = Math.max(item.value > 0 ? 2 : 0, Math.round(((width - labelW - 70) * item.value) / max))
       const y = i * rowH
-      return `<g transform="translate(0,${y})"><text x="${labelW - 8}" y="15" text-anchor="end">${escape(item.label)}</text>` +
+      return `<g transform="translate(0,${y})"><text x="${labelW - 8}" y="15" text-anchor="end">${
+        escape(item.label)
+      }</text>` +
         `<rect x="${labelW}" y="3" width="${w}" height="15" fill="${item.colour}" rx="2"/>` +
-        `<text x="${labelW + w + 6}" y="15"${item.figure !== undefined ? ` data-figure="${escape(item.figure)}"` : ""}>${fmt(item.value)}</text></g>`
+        `<text x="${labelW + w + 6}" y="15"${
+          item.figure !== undefined ? ` data-figure="${escape(item.figure)}"` : ""
+        }>${fmt(item.value)}</text></g>`
     })
     .join("")
-  return `<svg class="chart" role="img" width="${width}" height="${items.length * rowH + 4}" viewBox="0 0 ${width} ${items.length * rowH + 4}">${bars}</svg>`
+  return `<svg class="chart" role="img" width="${width}" height="${items.length * rowH + 4}" viewBox="0 0 ${width} ${
+    items.length * rowH + 4
+  }">${bars}</svg>`
 }
 
 /**
@@ -114,27 +124,51 @@ const windowChart = (data: RunData): string => {
   const bars = inWindow
     .map((w, i) => {
       const x = left + i * bw
-      return `<rect x="${x + 1}" y="${y(w.n)}" width="${Math.max(1, bw - 2)}" height="${10 + plotH - y(w.n)}" fill="#1565c0"><title>${clock(w.start + data.bucketMs)}: ${fmt(w.n)} sent in the last ${duration(windowMs)}</title></rect>` +
-        (w.limited > 0 ? `<rect x="${x + 1}" y="${y(w.limited)}" width="${Math.max(1, bw - 2)}" height="${10 + plotH - y(w.limited)}" fill="${colours.bad}"><title>${w.limited} answered with a rate limit</title></rect>` : "")
+      return `<rect x="${x + 1}" y="${y(w.n)}" width="${Math.max(1, bw - 2)}" height="${
+        10 + plotH - y(w.n)
+      }" fill="#1565c0"><title>${clock(w.start + data.bucketMs)}: ${fmt(w.n)} sent in the last ${
+        duration(windowMs)
+      }</title></rect>` +
+        (w.limited > 0
+          ? `<rect x="${x + 1}" y="${y(w.limited)}" width="${Math.max(1, bw - 2)}" height="${
+            10 + plotH - y(w.limited)
+          }" fill="${colours.bad}"><title>${w.limited} answered with a rate limit</title></rect>`
+          : "")
     })
     .join("")
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
     const v = top * f
-    return `<line x1="${left}" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#e0e0e0"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${fmt(Math.round(v))}</text>`
+    return `<line x1="${left}" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#e0e0e0"/><text x="${left - 6}" y="${
+      y(v) + 4
+    }" text-anchor="end">${fmt(Math.round(v))}</text>`
   }).join("")
   const limitLine = limit === undefined
     ? ""
-    : `<line x1="${left}" x2="${W - 10}" y1="${y(limit)}" y2="${y(limit)}" stroke="${colours.bad}" stroke-dasharray="6 4"/>` +
-      `<text x="${W - 12}" y="${y(limit) - 4}" text-anchor="end" fill="${colours.bad}">budget: ${fmt(limit)} per ${duration(windowMs)}</text>`
+    : `<line x1="${left}" x2="${W - 10}" y1="${y(limit)}" y2="${
+      y(limit)
+    }" stroke="${colours.bad}" stroke-dasharray="6 4"/>` +
+      `<text x="${W - 12}" y="${y(limit) - 4}" text-anchor="end" fill="${colours.bad}">budget: ${fmt(limit)} per ${
+        duration(windowMs)
+      }</text>`
   const labels = [0, inWindow.length - 1]
     .filter((i, k, a) => a.indexOf(i) === k)
-    .map((i) => `<text x="${left + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle">${clock(inWindow[i]!.start + data.bucketMs)}</text>`)
+    .map((i) =>
+      `<text x="${left + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle">${
+        clock(inWindow[i]!.start + data.bucketMs)
+      }</text>`
+    )
     .join("")
   const peak = Math.max(...inWindow.map((w) => w.n))
   return `<svg class="chart" role="img" aria-label="sends per window" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${ticks}${bars}${limitLine}${labels}</svg>` +
-    `<p class="muted">Each bar: the attempts of rows' writes (retries included) sent in the ${duration(windowMs)} before that moment, ` +
-    `counted when each row finished; at most <span data-figure="peakWindow">${fmt(peak)}</span>. Lookups, logins and list pages also use the budget ` +
-    `but are not in the bars; the run's total is under Run.${inWindow.some((w) => w.limited > 0) ? " Red: attempts answered with a rate limit." : ""}</p>`
+    `<p class="muted">Each bar: the attempts of rows' writes (retries included) sent in the ${
+      duration(windowMs)
+    } before that moment, ` +
+    `counted when each row finished; at most <span data-figure="peakWindow">${
+      fmt(peak)
+    }</span>. Lookups, logins and list pages also use the budget ` +
+    `but are not in the bars; the run's total is under Run.${
+      inWindow.some((w) => w.limited > 0) ? " Red: attempts answered with a rate limit." : ""
+    }</p>`
 }
 
 const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
@@ -154,17 +188,34 @@ export const renderRunReport = (data: RunData): string => {
 
   const settings: Array<[string, string]> = [
     ["command", escape(title)],
-    ...(s.mode !== undefined ? [["mode", escape(s.mode + (s.dryRun === true ? " (dry run: nothing was written)" : ""))] as [string, string]] : []),
+    ...(s.mode !== undefined
+      ? [["mode", escape(s.mode + (s.dryRun === true ? " (dry run: nothing was written)" : ""))] as [string, string]]
+      : []),
     ...(s.source !== undefined ? [["source", `<code>${escape(s.source)}</code>`] as [string, string]] : []),
-    ...(s.baseUrl !== undefined ? [["target", s.baseUrl === null ? "the embedded sandbox" : `<code>${escape(s.baseUrl)}</code>`] as [string, string]] : []),
+    ...(s.baseUrl !== undefined
+      ? [
+        ["target", s.baseUrl === null ? "the embedded sandbox" : `<code>${escape(s.baseUrl)}</code>`] as [
+          string,
+          string
+        ]
+      ]
+      : []),
     ["started", escape(s.started ?? "—")],
     ["finished", escape(s.finished ?? "not finished")],
     ["duration", escape(duration(finished - started))],
     ["rows", `<span data-figure="rows">${fmt(s.rows)}</span>`],
-    ...(s.requests !== undefined ? [["requests", `<span data-figure="requests">${fmt(s.requests)}</span>`] as [string, string]] : []),
-    ...(s.retries !== undefined ? [["retries", `<span data-figure="retries">${fmt(s.retries)}</span>`] as [string, string]] : []),
-    ...(s.rateLimited !== undefined ? [["rate-limit answers", `<span data-figure="rateLimited">${fmt(s.rateLimited)}</span>`] as [string, string]] : []),
-    ...(s.budget !== undefined ? [["budget", escape(`${s.budget.limit} requests per ${duration(s.budget.windowMs)}`)] as [string, string]] : []),
+    ...(s.requests !== undefined
+      ? [["requests", `<span data-figure="requests">${fmt(s.requests)}</span>`] as [string, string]]
+      : []),
+    ...(s.retries !== undefined
+      ? [["retries", `<span data-figure="retries">${fmt(s.retries)}</span>`] as [string, string]]
+      : []),
+    ...(s.rateLimited !== undefined
+      ? [["rate-limit answers", `<span data-figure="rateLimited">${fmt(s.rateLimited)}</span>`] as [string, string]]
+      : []),
+    ...(s.budget !== undefined
+      ? [["budget", escape(`${s.budget.limit} requests per ${duration(s.budget.windowMs)}`)] as [string, string]]
+      : []),
     ["exit code", `<span data-figure="exitCode">${s.exitCode}</span> — ${escape(exitMeaning[s.exitCode] ?? "")}`],
     ...(typeof s.aborted === "string" && s.aborted !== "" ? [["aborted", escape(s.aborted)] as [string, string]] : []),
     ...(s.version !== undefined ? [["fsm-bulk", escape(s.version)] as [string, string]] : [])
@@ -172,7 +223,14 @@ export const renderRunReport = (data: RunData): string => {
 
   const counts = statuses.length === 0
     ? `<p class="muted">No rows.</p>`
-    : barList(statuses.map(([status, n]) => ({ label: status, value: n, colour: colours[tone(status)], figure: `count:${status}` })))
+    : barList(
+      statuses.map(([status, n]) => ({
+        label: status,
+        value: n,
+        colour: colours[tone(status)],
+        figure: `count:${status}`
+      }))
+    )
 
   const errors = data.errors.length === 0
     ? `<p class="muted">No row has an error.</p>`
@@ -188,7 +246,9 @@ export const renderRunReport = (data: RunData): string => {
   const latency = data.latency.rows === 0
     ? `<p class="muted">No row was sent.</p>`
     : barList(data.latency.counts.map((n, i) => ({
-      label: i < data.latency.bounds.length ? `≤ ${msLabel(data.latency.bounds[i]!)}` : `> ${msLabel(data.latency.bounds.at(-1)!)}`,
+      label: i < data.latency.bounds.length
+        ? `≤ ${msLabel(data.latency.bounds[i]!)}`
+        : `> ${msLabel(data.latency.bounds.at(-1)!)}`,
       value: n,
       colour: "#1565c0"
     }))) +
@@ -196,17 +256,32 @@ export const renderRunReport = (data: RunData): string => {
 
   const retries = data.attempts.size === 0
     ? ""
-    : table(["attempts", "rows"], [...data.attempts.entries()].sort((a, b) => a[0] - b[0]).map(([a, n]) => [String(a), fmt(n)])) +
+    : table(
+      ["attempts", "rows"],
+      [...data.attempts.entries()].sort((a, b) => a[0] - b[0]).map(([a, n]) => [String(a), fmt(n)])
+    ) +
       (data.retryOutcomes.size === 0
         ? ""
         : `<h3>What the earlier attempts met</h3>` +
-          table(["outcome", "times"], [...data.retryOutcomes.entries()].sort((a, b) => b[1] - a[1]).map(([o, n]) => [escape(o), fmt(n)])))
+          table(
+            ["outcome", "times"],
+            [...data.retryOutcomes.entries()].sort((a, b) => b[1] - a[1]).map(([o, n]) => [escape(o), fmt(n)])
+          ))
 
   const slowest = data.slowest.length === 0
     ? `<p class="muted">No row was sent.</p>`
     : table(
       ["row", "took", "status", "HTTP", "attempts", "X-Request-Id"],
-      data.slowest.map((r) => [String(r.row), escape(duration(r.ms)), escape(r.status), r.http === undefined ? "" : String(r.http), String(r.attempts), r.requestId === undefined ? "" : `<code>${escape(r.requestId)}</code>`])
+      data.slowest.map((
+        r
+      ) => [
+        String(r.row),
+        escape(duration(r.ms)),
+        escape(r.status),
+        r.http === undefined ? "" : String(r.http),
+        String(r.attempts),
+        r.requestId === undefined ? "" : `<code>${escape(r.requestId)}</code>`
+      ])
     )
 
   const steps = data.steps.length === 0
@@ -218,7 +293,9 @@ export const renderRunReport = (data: RunData): string => {
         data.steps.map((st) => [
           escape(st.resource),
           fmt(st.rows),
-          Object.entries(st.counts).filter(([, n]) => n > 0).map(([k, n]) => `<span class="tag ${tone(k)}">${escape(k)} ${fmt(n)}</span>`).join(" "),
+          Object.entries(st.counts).filter(([, n]) => n > 0).map(([k, n]) =>
+            `<span class="tag ${tone(k)}">${escape(k)} ${fmt(n)}</span>`
+          ).join(" "),
           st.requests === undefined ? "" : fmt(st.requests),
           String(st.exitCode),
           `<a href="${escape(Path.posix.join(st.dir.split(Path.sep).join("/"), reportHtml))}">report</a>`
@@ -246,13 +323,25 @@ th{font-weight:600;color:#424242}code{font:12px ui-monospace,Menlo,Consolas,mono
 .verdict{font-size:15px;padding:8px 12px;border-radius:4px;color:#fff;display:inline-block;margin:8px 0}
 </style></head><body>
 <h1>fsm-bulk ${escape(title)}</h1>
-<div class="verdict" style="background:${s.exitCode === 0 ? colours.good : s.exitCode === 1 ? colours.warn : colours.bad}">exit ${s.exitCode}: ${escape(exitMeaning[s.exitCode] ?? "")}</div>
-${section("Run", table(["", ""], settings.map(([k, v]) => [escape(k), v])).replace("<thead><tr><th></th><th></th></tr></thead>", ""))}
+<div class="verdict" style="background:${
+    s.exitCode === 0 ? colours.good : s.exitCode === 1 ? colours.warn : colours.bad
+  }">exit ${s.exitCode}: ${escape(exitMeaning[s.exitCode] ?? "")}</div>
+${
+    section(
+      "Run",
+      table(["", ""], settings.map(([k, v]) => [escape(k), v])).replace(
+        "<thead><tr><th></th><th></th></tr></thead>",
+        ""
+      )
+    )
+  }
 ${section("Rows by status", counts)}
 ${steps}
 ${section("Errors by kind", errors)}
 ${perRow}
-<p class="muted">Written by fsm-bulk from ${escape(Path.basename(data.runDir))}/summary.json and journal.ndjson. report.csv and report.xlsx hold every row.</p>
+<p class="muted">Written by fsm-bulk from ${
+    escape(Path.basename(data.runDir))
+  }/summary.json and journal.ndjson. report.csv and report.xlsx hold every row.</p>
 </body></html>
 `
 }
@@ -272,6 +361,10 @@ export const refreshRunReport = (runDir: string) =>
   writeRunReport(runDir).pipe(
     Effect.asVoid,
     Effect.catchAll((e) =>
-      Console.error(`fsm-bulk: could not write ${Path.join(runDir, reportHtml)} (${e.message}); \`fsm-bulk report ${runDir}\` writes it again`)
+      Console.error(
+        `fsm-bulk: could not write ${
+          Path.join(runDir, reportHtml)
+        } (${e.message}); \`fsm-bulk report ${runDir}\` writes it again`
+      )
     )
   )

@@ -4,10 +4,10 @@
  * The journal is streamed: memory holds aggregates (time buckets, a latency histogram, the slowest rows, error
  * kinds with a few examples), never the rows.
  */
+import { Effect, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"
-import { Effect, Option, Schema } from "effect"
 import { RunError } from "../Errors.js"
 
 /** The fields of a run summary (import, rerun, resume, validate, or an onboarding's top level) the page uses. */
@@ -92,7 +92,11 @@ export interface RunData {
   readonly bucketMs: number
   readonly buckets: ReadonlyArray<TimeBucket>
   /** Rows that sent something: time from `sending` to `done` (budget waits and retries included). */
-  readonly latency: { readonly bounds: ReadonlyArray<number>; readonly counts: ReadonlyArray<number>; readonly rows: number }
+  readonly latency: {
+    readonly bounds: ReadonlyArray<number>
+    readonly counts: ReadonlyArray<number>
+    readonly rows: number
+  }
   /** Rows per number of attempts (1, 2, 3 …). */
   readonly attempts: ReadonlyMap<number, number>
   /** Earlier attempts' outcomes (`503`, `timeout`, `rate-limited` …) and how often each happened. */
@@ -100,7 +104,16 @@ export interface RunData {
   readonly slowest: ReadonlyArray<SlowRow>
   readonly errors: ReadonlyArray<ErrorKind>
   /** Steps of an onboarding, each with its own page. */
-  readonly steps: ReadonlyArray<{ readonly resource: string; readonly dir: string; readonly rows: number; readonly counts: Readonly<Record<string, number>>; readonly exitCode: number; readonly requests: number | undefined }>
+  readonly steps: ReadonlyArray<
+    {
+      readonly resource: string
+      readonly dir: string
+      readonly rows: number
+      readonly counts: Readonly<Record<string, number>>
+      readonly exitCode: number
+      readonly requests: number | undefined
+    }
+  >
 }
 
 /** Upper bounds of the latency histogram, in ms (the last bucket holds everything slower). */
@@ -119,14 +132,17 @@ export const errorKind = (message: string): string =>
     .trim()
 
 const bucketWidth = (spanMs: number): number => {
-  for (const w of [1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000]) if (spanMs / w <= 60) return w
+  for (const w of [1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000]) {
+    if (spanMs / w <= 60) return w
+  }
   return 3_600_000
 }
 
 const readText = (file: string) =>
   Effect.tryPromise({
     try: () => fs.promises.readFile(file, "utf8"),
-    catch: (cause) => new RunError({ message: `cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    catch: (cause) =>
+      new RunError({ message: `cannot read ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
   })
 
 /** Gathers what the page shows from a run directory (an import, rerun, resume or validate run, or an onboarding). */
@@ -134,14 +150,29 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   const summaryPath = Path.join(runDir, "summary.json")
   const text = yield* readText(summaryPath)
   const summary = decodeSummary(text)
-  if (Option.isNone(summary)) return yield* new RunError({ message: `${summaryPath} is not a run summary written by this tool` })
+  if (Option.isNone(summary)) {
+    return yield* new RunError({ message: `${summaryPath} is not a run summary written by this tool` })
+  }
 
-  interface Done { readonly row: number; readonly at: number; readonly sentAt: number | undefined; readonly status: string; readonly http?: number; readonly requestId?: string; readonly attempts: number; readonly retryOutcomes: ReadonlyArray<string>; readonly error?: string }
+  interface Done {
+    readonly row: number
+    readonly at: number
+    readonly sentAt: number | undefined
+    readonly status: string
+    readonly http?: number
+    readonly requestId?: string
+    readonly attempts: number
+    readonly retryOutcomes: ReadonlyArray<string>
+    readonly error?: string
+  }
   const dones: Array<Done> = []
   const journal = Path.join(runDir, "journal.ndjson")
   if (fs.existsSync(journal)) {
     const sentAt = new Map<number, number>()
-    const lines = readline.createInterface({ input: fs.createReadStream(journal, { encoding: "utf8" }), crlfDelay: Infinity })
+    const lines = readline.createInterface({
+      input: fs.createReadStream(journal, { encoding: "utf8" }),
+      crlfDelay: Infinity
+    })
     yield* Effect.tryPromise({
       try: async () => {
         for await (const text of lines) {
@@ -168,7 +199,11 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
           }
         }
       },
-      catch: (cause) => new RunError({ message: `cannot read ${journal}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+      catch: (cause) =>
+        new RunError({
+          message: `cannot read ${journal}: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
+        })
     })
   }
   // A row reported twice (a resumed or rerun row) counts with its last outcome only.
@@ -218,7 +253,14 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   }
   const slowest = [...last.values()]
     .filter((d) => d.sentAt !== undefined && d.attempts > 0)
-    .map((d): SlowRow => ({ row: d.row, ms: d.at - d.sentAt!, status: d.status, http: d.http, requestId: d.requestId, attempts: d.attempts }))
+    .map((d): SlowRow => ({
+      row: d.row,
+      ms: d.at - d.sentAt!,
+      status: d.status,
+      http: d.http,
+      requestId: d.requestId,
+      attempts: d.attempts
+    }))
     .sort((a, b) => b.ms - a.ms)
     .slice(0, slowestKept)
 

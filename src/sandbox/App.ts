@@ -4,16 +4,20 @@
  * type-checked and handled under the store's lock; a write may then lose its response (drop-after-write).
  * Every response carries a fresh `X-Request-Id`, and every error body is `{"error": "..."}`.
  */
-import { randomUUID } from "node:crypto"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Option, Random, Ref } from "effect"
+import { randomUUID } from "node:crypto"
+import type { Resource } from "../Resources.js"
+import { idReadName, resource } from "../Resources.js"
 import { putAttachments } from "./Attachments.js"
 import type { Call, CallSettings } from "./Call.js"
+import { readContext } from "./Lists.js"
 import type { Credentials } from "./Login.js"
 import { givenCredentials, login } from "./Login.js"
 import type { Budget } from "./RateLimit.js"
+import { derive } from "./ReadBack.js"
 import * as Records from "./Records.js"
 import type { Action } from "./Routes.js"
 import { match } from "./Routes.js"
@@ -24,10 +28,6 @@ import { deleteItems, queueAnswer, rememberDeletedTask, settleAnswers, upsertIte
 import type { Tokens } from "./Tokens.js"
 import type { Outcome } from "./Wire.js"
 import { HttpFailure, isObject, reject } from "./Wire.js"
-import type { Resource } from "../Resources.js"
-import { idReadName, resource } from "../Resources.js"
-import { readContext } from "./Lists.js"
-import { derive } from "./ReadBack.js"
 
 /** Largest request body read: attachments are up to 10 MiB each, base64 adds a third. */
 const maxBodyBytes = 64 * 1024 * 1024
@@ -53,17 +53,26 @@ export interface AppEnv {
   readonly markDirty: Effect.Effect<void>
 }
 
-type Answer = { readonly _tag: "Reply"; readonly outcome: Outcome } | { readonly _tag: "Destroy"; readonly applied: boolean }
+type Answer = { readonly _tag: "Reply"; readonly outcome: Outcome } | {
+  readonly _tag: "Destroy"
+  readonly applied: boolean
+}
 
 const reply = (outcome: Outcome): Answer => ({ _tag: "Reply", outcome })
 const failure = (status: number, error: string): Answer => reply({ status, body: { error }, applied: false })
 
 const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
-const isJson = (contentType: string | undefined) => contentType !== undefined && /^\s*application\/([\w.+-]+\+)?json\b/i.test(contentType)
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && /^\s*application\/([\w.+-]+\+)?json\b/i.test(contentType)
 
-const roll = (probability: number) => (probability <= 0 ? Effect.succeed(false) : Effect.map(Random.next, (x) => x < probability))
+const roll = (
+  probability: number
+) => (probability <= 0 ? Effect.succeed(false) : Effect.map(Random.next, (x) => x < probability))
 
-const recordOperation = (action: Extract<Action, { _tag: "Record" }>, call: Call): Effect.Effect<Outcome, HttpFailure> => {
+const recordOperation = (
+  action: Extract<Action, { _tag: "Record" }>,
+  call: Call
+): Effect.Effect<Outcome, HttpFailure> => {
   const r = action.resource
   switch (action.op) {
     case "list":
@@ -80,7 +89,11 @@ const recordOperation = (action: Extract<Action, { _tag: "Record" }>, call: Call
       return Records.update(r, call)
     case "delete":
       // Deleted tasks stay listed by GET /tasks/GetDeletedTasks.
-      return Records.remove(r, call, r.name === "tasks" ? (task) => rememberDeletedTask(call.account, task, call.now) : undefined)
+      return Records.remove(
+        r,
+        call,
+        r.name === "tasks" ? (task) => rememberDeletedTask(call.account, task, call.now) : undefined
+      )
   }
 }
 
@@ -152,7 +165,8 @@ const bodyText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<s
       if (bytes <= maxBodyBytes) chunks.push(chunk)
       else chunks.length = 0
     }
-    const onEnd = () => resume(bytes > maxBodyBytes ? tooLarge() : Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    const onEnd = () =>
+      resume(bytes > maxBodyBytes ? tooLarge() : Effect.succeed(Buffer.concat(chunks).toString("utf8")))
     const onError = () => resume(reject(400, "the request body could not be read"))
     // A client gone in the middle of its body: nothing more will come.
     const onClose = () => {
@@ -171,88 +185,116 @@ const bodyText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<s
   })
 }
 
-const readBody = Effect.fn("App.readBody")(function* (request: HttpServerRequest.HttpServerRequest) {
+const readBody = Effect.fn("App.readBody")(function*(request: HttpServerRequest.HttpServerRequest) {
   const text = yield* bodyText(request)
   if (text.trim() === "") return undefined
   return yield* Effect.try({
     try: () => JSON.parse(text) as unknown,
-    catch: (e) => new HttpFailure({ status: 400, error: `malformed JSON: ${e instanceof Error ? e.message : String(e)}` })
+    catch: (e) =>
+      new HttpFailure({ status: 400, error: `malformed JSON: ${e instanceof Error ? e.message : String(e)}` })
   })
 })
 
-const handle = Effect.fn("App.handle")(function* (env: AppEnv, request: HttpServerRequest.HttpServerRequest, entry: LogEntry) {
-  const faults = yield* Ref.get(env.faults)
-  if (faults.latencyMs > 0) yield* Effect.sleep(faults.latencyMs)
-  const now = Date.now()
-  const client = Option.getOrElse(request.remoteAddress, () => "unknown")
-  if (now < faults.rateLimitStormUntil || !env.budget.admit(client, now)) return failure(403, "Rate limit temporarily exceeded")
-  if (yield* roll(faults.resetRate)) return { _tag: "Destroy", applied: false } satisfies Answer as Answer
-  if (yield* roll(faults.failRate)) {
-    const status = [500, 502, 503][Math.floor((yield* Random.next) * 3)]!
-    return failure(status, status === 500 ? "Internal server error" : status === 502 ? "Bad Gateway" : "Service Unavailable")
-  }
+const handle = Effect.fn("App.handle")(
+  function*(env: AppEnv, request: HttpServerRequest.HttpServerRequest, entry: LogEntry) {
+    const faults = yield* Ref.get(env.faults)
+    if (faults.latencyMs > 0) yield* Effect.sleep(faults.latencyMs)
+    const now = Date.now()
+    const client = Option.getOrElse(request.remoteAddress, () => "unknown")
+    if (now < faults.rateLimitStormUntil || !env.budget.admit(client, now)) {
+      return failure(403, "Rate limit temporarily exceeded")
+    }
+    if (yield* roll(faults.resetRate)) return { _tag: "Destroy", applied: false } satisfies Answer as Answer
+    if (yield* roll(faults.failRate)) {
+      const status = [500, 502, 503][Math.floor((yield* Random.next) * 3)]!
+      return failure(
+        status,
+        status === 500 ? "Internal server error" : status === 502 ? "Bad Gateway" : "Service Unavailable"
+      )
+    }
 
-  let url: URL
-  try {
-    url = new URL(request.url, `http://${request.headers["host"] ?? "127.0.0.1"}`)
-  } catch {
-    return failure(400, "malformed request URL")
-  }
-  const versioned = /^\/v2(\/.*)?$/i.exec(url.pathname)
-  if (!versioned) return failure(404, `no API at ${url.pathname}: paths start with /v2`)
-  const found = match(request.method, versioned[1] ?? "/")
-  if (found._tag === "NotFound") return failure(404, `no endpoint ${request.method} ${url.pathname}`)
-  if (found._tag === "MethodNotAllowed") return failure(405, `${request.method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(", ")})`)
-  const query = new Map<string, string>()
-  for (const [name, value] of url.searchParams) if (!query.has(name.toLowerCase())) query.set(name.toLowerCase(), value)
-  const action = found.route.action
+    let url: URL
+    try {
+      url = new URL(request.url, `http://${request.headers["host"] ?? "127.0.0.1"}`)
+    } catch {
+      return failure(400, "malformed request URL")
+    }
+    const versioned = /^\/v2(\/.*)?$/i.exec(url.pathname)
+    if (!versioned) return failure(404, `no API at ${url.pathname}: paths start with /v2`)
+    const found = match(request.method, versioned[1] ?? "/")
+    if (found._tag === "NotFound") return failure(404, `no endpoint ${request.method} ${url.pathname}`)
+    if (found._tag === "MethodNotAllowed") {
+      return failure(405, `${request.method} is not allowed on ${url.pathname} (allowed: ${found.allowed.join(", ")})`)
+    }
+    const query = new Map<string, string>()
+    for (const [name, value] of url.searchParams) {
+      if (!query.has(name.toLowerCase())) query.set(name.toLowerCase(), value)
+    }
+    const action = found.route.action
 
-  if (action._tag !== "Login") {
-    const verified = env.tokens.verify(request.headers["authorization"], now)
-    if (verified._tag === "Invalid") return failure(401, verified.reason)
-    if (!env.accounts.some((a) => a.apiKey === verified.apiKey)) return failure(401, "Invalid token")
-    entry.apiKey = verified.apiKey
-  }
-  if (request.method === "POST" && !isJson(request.headers["content-type"])) return failure(415, "Content-Type must be application/json")
-  const body = writeMethods.has(request.method) ? yield* readBody(request) : undefined
+    if (action._tag !== "Login") {
+      const verified = env.tokens.verify(request.headers["authorization"], now)
+      if (verified._tag === "Invalid") return failure(401, verified.reason)
+      if (!env.accounts.some((a) => a.apiKey === verified.apiKey)) return failure(401, "Invalid token")
+      entry.apiKey = verified.apiKey
+    }
+    if (request.method === "POST" && !isJson(request.headers["content-type"])) {
+      return failure(
+        415,
+        "Content-Type must be application/json"
+      )
+    }
+    const body = writeMethods.has(request.method) ? yield* readBody(request) : undefined
 
-  if (action._tag === "Login") {
-    const given = yield* givenCredentials(request.method, body, query)
-    const { apiKey, outcome } = yield* login(env.accounts, env.tokens, given, now)
-    entry.apiKey = apiKey
+    if (action._tag === "Login") {
+      const given = yield* givenCredentials(request.method, body, query)
+      const { apiKey, outcome } = yield* login(env.accounts, env.tokens, given, now)
+      entry.apiKey = apiKey
+      return reply(outcome)
+    }
+
+    const apiKey = entry.apiKey!
+    const outcome = yield* env.lock.withPermits(1)(
+      Effect.suspend(() => {
+        const account = env.store.account(apiKey)
+        const settled = settleAnswers(account, now)
+        const call: Call = { apiKey, account, id: found.id, query, body, now, url, settings: env.settings }
+        return dispatch(action, call).pipe(
+          Effect.map((outcome) => withDerived(action, call, outcome)),
+          Effect.ensuring(settled ? env.markDirty : Effect.void)
+        )
+      })
+    )
+    if (outcome.applied) yield* env.markDirty
+    if (outcome.applied && writeMethods.has(request.method) && (yield* roll(faults.dropAfterWriteRate))) {
+      return { _tag: "Destroy", applied: true } satisfies Answer as Answer
+    }
     return reply(outcome)
   }
-
-  const apiKey = entry.apiKey!
-  const outcome = yield* env.lock.withPermits(1)(
-    Effect.suspend(() => {
-      const account = env.store.account(apiKey)
-      const settled = settleAnswers(account, now)
-      const call: Call = { apiKey, account, id: found.id, query, body, now, url, settings: env.settings }
-      return dispatch(action, call).pipe(
-        Effect.map((outcome) => withDerived(action, call, outcome)),
-        Effect.ensuring(settled ? env.markDirty : Effect.void)
-      )
-    })
-  )
-  if (outcome.applied) yield* env.markDirty
-  if (outcome.applied && writeMethods.has(request.method) && (yield* roll(faults.dropAfterWriteRate))) {
-    return { _tag: "Destroy", applied: true } satisfies Answer as Answer
-  }
-  return reply(outcome)
-})
+)
 
 export const makeApp = (env: AppEnv) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const entry: LogEntry = { at: Date.now(), method: request.method, path: request.url.split("?")[0]!, status: undefined, apiKey: undefined, applied: false }
+    const entry: LogEntry = {
+      at: Date.now(),
+      method: request.method,
+      path: request.url.split("?")[0]!,
+      status: undefined,
+      apiKey: undefined,
+      applied: false
+    }
     env.log.push(entry)
     const answer = yield* handle(env, request, entry).pipe(
       Effect.catchTag("HttpFailure", (e) => Effect.succeed(failure(e.status, e.error))),
       // A defect is a sandbox bug: still answer in the service's error shape, and say so on stderr.
       Effect.catchAllDefect((defect) =>
         Effect.sync(() => {
-          process.stderr.write(`sandbox: internal error on ${entry.method} ${entry.path}: ${defect instanceof Error ? (defect.stack ?? defect.message) : String(defect)}\n`)
+          process.stderr.write(
+            `sandbox: internal error on ${entry.method} ${entry.path}: ${
+              defect instanceof Error ? (defect.stack ?? defect.message) : String(defect)
+            }\n`
+          )
           return failure(500, "Internal server error")
         })
       )
@@ -267,5 +309,7 @@ export const makeApp = (env: AppEnv) =>
     entry.status = status
     entry.applied = applied
     const headers = { "x-request-id": randomUUID() }
-    return body === undefined ? HttpServerResponse.empty({ status, headers }) : HttpServerResponse.unsafeJson(body, { status, headers })
+    return body === undefined
+      ? HttpServerResponse.empty({ status, headers })
+      : HttpServerResponse.unsafeJson(body, { status, headers })
   })

@@ -7,8 +7,8 @@
  * `{name, size, sha256}`; a file with the name of one already attached replaces it, and the flag removes the
  * earlier ones first. The answer is 200 with the whole parent record.
  */
-import { createHash } from "node:crypto"
 import { Effect } from "effect"
+import { createHash } from "node:crypto"
 import type { Resource } from "../Resources.js"
 import { resource } from "../Resources.js"
 import type { Call } from "./Call.js"
@@ -18,9 +18,9 @@ import { readBack } from "./ReadBack.js"
 import { findOr404 } from "./Records.js"
 import type { Rec } from "./Store.js"
 import { sameText } from "./Store.js"
+import { eachItem } from "./Tasks.js"
 import type { Outcome } from "./Wire.js"
 import { isObject, reject, result } from "./Wire.js"
-import { eachItem } from "./Tasks.js"
 
 export const maxAttachmentBytes = 10 * 1024 * 1024
 
@@ -31,42 +31,52 @@ const decodeBase64 = (text: string): Buffer | undefined => {
 }
 
 /** The flag and the files of an upload body, or 400 naming the form expected. */
-const uploadOf = Effect.fn("Attachments.uploadOf")(function* (action: Resource, body: unknown) {
+const uploadOf = Effect.fn("Attachments.uploadOf")(function*(action: Resource, body: unknown) {
   const upload = action.upload!
-  const expected =
-    upload._tag === "single"
-      ? `{"${upload.flag}": false, "attachment": "<base64>"}`
-      : `{"${upload.flag}": false, "attachments": [{"name": "…", "file": "<base64>"}]}`
+  const expected = upload._tag === "single"
+    ? `{"${upload.flag}": false, "attachment": "<base64>"}`
+    : `{"${upload.flag}": false, "attachments": [{"name": "…", "file": "<base64>"}]}`
   if (!isObject(body)) return yield* reject(400, `the body must be ${expected}`)
-  const { [upload.flag]: flag } = yield* coerce([{ name: upload.flag, type: { _tag: "boolean" }, doc: "" }], { [upload.flag]: body[upload.flag] })
+  const { [upload.flag]: flag } = yield* coerce([{ name: upload.flag, type: { _tag: "boolean" }, doc: "" }], {
+    [upload.flag]: body[upload.flag]
+  })
   if (upload._tag === "single") {
-    if (typeof body["attachment"] !== "string" || body["attachment"] === "") return yield* reject(400, `field "attachment" is required: the body must be ${expected}`)
+    if (typeof body["attachment"] !== "string" || body["attachment"] === "") {
+      return yield* reject(400, `field "attachment" is required: the body must be ${expected}`)
+    }
     return { flag: flag === true, files: [{ file: body["attachment"] }] as ReadonlyArray<Rec> }
   }
   const list = body["attachments"]
-  if (!Array.isArray(list) || list.length === 0 || !list.every(isObject)) return yield* reject(400, `the body must be ${expected}`)
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isObject)) {
+    return yield* reject(400, `the body must be ${expected}`)
+  }
   return { flag: flag === true, files: list as ReadonlyArray<Rec> }
 })
 
-export const putAttachments = Effect.fn("Attachments.putAttachments")(function* (action: Resource, call: Call) {
+export const putAttachments = Effect.fn("Attachments.putAttachments")(function*(action: Resource, call: Call) {
   const parent = resource(action.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
   const property = collectionProperty(action)
   const { flag, files } = yield* uploadOf(action, call.body)
-  const attached = flag || action.upload!._tag === "single" ? [] : [...((owner[property] as Array<Rec> | undefined) ?? [])]
+  const attached = flag || action.upload!._tag === "single"
+    ? []
+    : [...((owner[property] as Array<Rec> | undefined) ?? [])]
   const checked = yield* eachItem(files, (item) =>
-    Effect.gen(function* () {
-      if (typeof item["file"] !== "string" || item["file"] === "") return yield* reject(400, `field "file" is required (the file's bytes in base64)`)
+    Effect.gen(function*() {
+      if (typeof item["file"] !== "string" || item["file"] === "") {
+        return yield* reject(400, `field "file" is required (the file's bytes in base64)`)
+      }
       if (action.upload!._tag === "list" && (typeof item["name"] !== "string" || item["name"].trim() === "")) {
         return yield* reject(400, `field "name" is required (the file name with its extension)`)
       }
       const bytes = decodeBase64(item["file"])
-      if (bytes === undefined) return yield* reject(400, `field "file" is not valid base64`)
+      if (bytes === undefined) {
+        return yield* reject(400, `field "file" is not valid base64`)
+      }
       if (bytes.length > maxAttachmentBytes) return yield* reject(400, "attachment too large")
       const name = isUnset(item["name"]) ? `anexo-${attached.length + 1}` : String(item["name"])
       return { name, size: bytes.length, sha256: createHash("sha256").update(bytes).digest("hex") }
-    })
-  )
+    }))
   for (const file of checked) {
     const at = attached.findIndex((a) => sameText(a["name"], file.name))
     if (at >= 0) attached[at] = file

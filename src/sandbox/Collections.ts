@@ -18,7 +18,9 @@ export const collectionProperty = (child: Resource): string =>
 /** The child resources kept inside records of `r`. */
 export const childCollections = (r: Resource): ReadonlyArray<Resource> =>
   [...resources.values()].filter(
-    (child) => child.parent?.resource === r.name && (child.kind === "subcollection" || child.kind === "action") && child.path.includes("{id}")
+    (child) =>
+      child.parent?.resource === r.name && (child.kind === "subcollection" || child.kind === "action") &&
+      child.path.includes("{id}")
   )
 
 /** The properties of `r`'s records that hold server-kept collections. */

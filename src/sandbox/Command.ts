@@ -8,9 +8,9 @@
  * sandbox serves only the accounts given with `--account`, and refuses to start without one unless
  * `--allow-default-account` says to serve the default account anyway; either way it warns on stderr.
  */
-import { resolve } from "node:path"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
+import { resolve } from "node:path"
 import { isLoopback } from "../cli/Connection.js"
 import type { ExitCode } from "../cli/Output.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
@@ -23,7 +23,10 @@ const text = (name: string, fallback: string, description: string) =>
 
 const flags = {
   host: text("host", "127.0.0.1", "Address to listen on"),
-  port: Options.integer("port").pipe(Options.withDefault(8787), Options.withDescription("Port to listen on (0: any free port)")),
+  port: Options.integer("port").pipe(
+    Options.withDefault(8787),
+    Options.withDescription("Port to listen on (0: any free port)")
+  ),
   account: Options.text("account").pipe(
     Options.repeated,
     Options.withDescription(
@@ -31,9 +34,15 @@ const flags = {
     )
   ),
   allowDefaultAccount: Options.boolean("allow-default-account").pipe(
-    Options.withDescription("On a --host other machines reach: serve the published sandbox-key:sandbox-token account anyway")
+    Options.withDescription(
+      "On a --host other machines reach: serve the published sandbox-key:sandbox-token account anyway"
+    )
   ),
-  rateLimit: text("rate-limit", "400/60s", "Requests allowed per client IP and window, e.g. 400/60s (logins and list pages count)"),
+  rateLimit: text(
+    "rate-limit",
+    "400/60s",
+    "Requests allowed per client IP and window, e.g. 400/60s (logins and list pages count)"
+  ),
   rateMode: Options.choice("rate-mode", ["sliding", "fixed"]).pipe(
     Options.withDefault("sliding" as const),
     Options.withDescription("How the window is counted: any WINDOW interval (sliding) or epoch-aligned windows (fixed)")
@@ -43,20 +52,32 @@ const flags = {
   latency: text("latency", "0ms", "Delay added before every response"),
   failRate: text("fail-rate", "0", "Probability of a random 500/502/503 (nothing applied)"),
   resetRate: text("reset-rate", "0", "Probability a connection is reset before anything is applied"),
-  dropAfterWriteRate: text("drop-after-write-rate", "0", "Probability a write is applied and its response lost (connection reset)"),
+  dropAfterWriteRate: text(
+    "drop-after-write-rate",
+    "0",
+    "Probability a write is applied and its response lost (connection reset)"
+  ),
   emptyListStatus: Options.choice("empty-list-status", ["404", "200"]).pipe(
     Options.withDefault("404" as const),
     Options.withDescription("Status of a list with no records: 404 as the live service, or 200 with an empty list")
   ),
   userIdStyle: Options.choice("user-id-style", ["userID", "userId"]).pipe(
     Options.withDefault("userID" as const),
-    Options.withDescription("Name of the users' id in answers: userID as captured live traffic shows, or userId as the vendor's Blueprint writes it")
+    Options.withDescription(
+      "Name of the users' id in answers: userID as captured live traffic shows, or userId as the vendor's Blueprint writes it"
+    )
   ),
-  data: Options.text("data").pipe(Options.optional, Options.withDescription("JSON file keeping the state across restarts (written atomically)"))
+  data: Options.text("data").pipe(
+    Options.optional,
+    Options.withDescription("JSON file keeping the state across restarts (written atomically)")
+  )
 }
 
 const parsed = <A>(flag: string, value: Either.Either<A, string>): Effect.Effect<A, UsageError> =>
-  Either.match(value, { onLeft: (detail) => new UsageError({ message: `--${flag}: ${detail}` }), onRight: Effect.succeed })
+  Either.match(value, {
+    onLeft: (detail) => new UsageError({ message: `--${flag}: ${detail}` }),
+    onRight: Effect.succeed
+  })
 
 const account = (given: string) => {
   const at = given.indexOf(":")
@@ -70,9 +91,11 @@ type Flags = Command.Command.ParseConfig<typeof flags>
 /** The emulator, loaded when this command runs: other commands start it only when they need it. */
 const loadSandbox = Effect.promise(() => import("./Sandbox.js"))
 
-const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) {
+const sandboxOptions = Effect.fn("Command.sandboxOptions")(function*(f: Flags) {
   const { defaultSandboxOptions, noFaults } = yield* loadSandbox
-  if (f.port < 0 || f.port > 65535) return yield* new UsageError({ message: `--port: ${f.port} is not between 0 and 65535` })
+  if (f.port < 0 || f.port > 65535) {
+    return yield* new UsageError({ message: `--port: ${f.port} is not between 0 and 65535` })
+  }
   const extra = yield* Effect.forEach(f.account, account)
   const exposed = !isLoopback(f.host)
   if (exposed && extra.length === 0 && !f.allowDefaultAccount) {
@@ -93,7 +116,10 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) 
     accounts,
     rate: yield* parsed("rate-limit", parseRate(f.rateLimit)),
     rateMode: f.rateMode,
-    tokenTtlMs: yield* parsed("token-ttl", Either.filterOrLeft(parseDuration(f.tokenTtl), (ms) => ms > 0, () => "the lifetime must be longer than 0")),
+    tokenTtlMs: yield* parsed(
+      "token-ttl",
+      Either.filterOrLeft(parseDuration(f.tokenTtl), (ms) => ms > 0, () => "the lifetime must be longer than 0")
+    ),
     answerDelayMs: yield* parsed("answer-delay", parseDuration(f.answerDelay)),
     emptyListStatus: f.emptyListStatus === "200" ? 200 : 404,
     userIdStyle: f.userIdStyle,
@@ -108,10 +134,10 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function* (f: Flags) 
   } satisfies SandboxOptions
 })
 
-const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
+const run = Effect.fn("Command.sandbox")(function*(f: Flags) {
   const options = yield* sandboxOptions(f)
   const serveUntilStopped = Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const stop = yield* stopOnSignals({ stopping: "stopping the sandbox" })
       const { startSandbox } = yield* loadSandbox
       const sandbox = yield* startSandbox(options).pipe(Effect.mapError((e) => new UsageError({ message: e.message })))
@@ -145,7 +171,11 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
   )
   return yield* shielded(
     serveUntilStopped.pipe(
-      Effect.zipRight(Console.error(options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`)),
+      Effect.zipRight(
+        Console.error(
+          options.dataFile === undefined ? "sandbox stopped" : `sandbox stopped; state saved to ${options.dataFile}`
+        )
+      ),
       // A stop asked for is the normal end.
       Effect.as(0 as ExitCode)
     )
@@ -153,5 +183,7 @@ const run = Effect.fn("Command.sandbox")(function* (f: Flags) {
 })
 
 export const sandboxCommand = Command.make("sandbox", flags, run).pipe(
-  Command.withDescription("Run a local emulator of the Field-Service API v2 (accounts, rate limit, faults) until interrupted")
+  Command.withDescription(
+    "Run a local emulator of the Field-Service API v2 (accounts, rate limit, faults) until interrupted"
+  )
 )

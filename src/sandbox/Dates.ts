@@ -21,7 +21,9 @@ const pattern = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\
 export const normalizeDate = (text: string): string | undefined => {
   const m = pattern.exec(text.trim())
   if (!m) return undefined
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? "0", m[5] ?? "0", m[6] ?? "0"].map(Number) as [
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4] ?? "0", m[5] ?? "0", m[6] ?? "0"].map(
+    Number
+  ) as [
     number,
     number,
     number,
@@ -31,7 +33,9 @@ export const normalizeDate = (text: string): string | undefined => {
   ]
   const utc = Date.UTC(year, month - 1, day, hour, minute, second)
   const check = new Date(utc)
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) {
+    return undefined
+  }
   if (hour > 23 || minute > 59 || second > 59) return undefined
   const zone = m[7]
   if (zone === undefined) return check.toISOString().slice(0, 19)

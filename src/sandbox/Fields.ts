@@ -24,7 +24,11 @@ const coerceScalar = (type: FieldType, value: unknown): Coerced => {
     case "string":
     case "email":
     case "file":
-      return typeof value === "string" ? ok(value) : typeof value === "number" ? ok(String(value)) : bad(`${show(value)} is not text`)
+      return typeof value === "string"
+        ? ok(value)
+        : typeof value === "number"
+        ? ok(String(value))
+        : bad(`${show(value)} is not text`)
     case "cpfCnpj":
       if (typeof value === "number") return ok(String(value))
       if (typeof value !== "string") return bad(`${show(value)} is not text`)
@@ -40,7 +44,9 @@ const coerceScalar = (type: FieldType, value: unknown): Coerced => {
       return bad(`${show(value)} is not a number`)
     case "boolean":
       if (typeof value === "boolean") return ok(value)
-      if (typeof value === "string" && /^\s*(true|false)\s*$/i.test(value)) return ok(value.trim().toLowerCase() === "true")
+      if (typeof value === "string" && /^\s*(true|false)\s*$/i.test(value)) {
+        return ok(value.trim().toLowerCase() === "true")
+      }
       return bad(`${show(value)} is not true or false`)
     case "date": {
       if (typeof value !== "string") return bad(`${show(value)} is not a date`)
@@ -50,13 +56,19 @@ const coerceScalar = (type: FieldType, value: unknown): Coerced => {
     }
     case "time": {
       const m = typeof value === "string" ? /^\s*(\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(value) : null
-      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) return bad(`${show(value)} is not a time (HH:mm:ss)`)
+      if (!m || Number(m[1]) > 23 || Number(m[2]) > 59 || Number(m[3] ?? 0) > 59) {
+        return bad(`${show(value)} is not a time (HH:mm:ss)`)
+      }
       return ok(`${m[1]}:${m[2]}:${m[3] ?? "00"}`)
     }
     case "guid":
-      return typeof value === "string" && guidPattern.test(value.trim()) ? ok(value.trim().toLowerCase()) : bad(`${show(value)} is not a GUID`)
+      return typeof value === "string" && guidPattern.test(value.trim())
+        ? ok(value.trim().toLowerCase())
+        : bad(`${show(value)} is not a GUID`)
     case "object":
-      return typeof value === "object" && value !== null && !Array.isArray(value) ? ok(value) : bad(`${show(value)} is not an object`)
+      return typeof value === "object" && value !== null && !Array.isArray(value)
+        ? ok(value)
+        : bad(`${show(value)} is not an object`)
   }
 }
 
@@ -72,8 +84,14 @@ const labelCode = (type: FieldType, value: unknown): unknown => {
 
 const coerceField = (field: Field, value: unknown): Coerced => {
   if (value === null || value === undefined) return ok(null)
-  if (field.readFormat === "ptBrMoney" && typeof value === "string" && ptBrDecimal.test(value)) return coerceScalar(field.type, value.replace(",", "."))
-  if (field.sendLabel === true) value = Array.isArray(value) ? value.map((v) => labelCode(field.type, v)) : labelCode(field.type, value)
+  if (field.readFormat === "ptBrMoney" && typeof value === "string" && ptBrDecimal.test(value)) {
+    return coerceScalar(field.type, value.replace(",", "."))
+  }
+  if (field.sendLabel === true) {
+    value = Array.isArray(value)
+      ? value.map((v) => labelCode(field.type, v))
+      : labelCode(field.type, value)
+  }
   if (!field.list) return coerceScalar(field.type, value)
   if (!Array.isArray(value)) return bad(`${show(value)} is not a list`)
   const out: Array<unknown> = []
@@ -91,7 +109,7 @@ const coerceField = (field: Field, value: unknown): Coerced => {
  * Server-assigned fields (`readOnly`) are dropped; unknown properties are kept as sent. Fails 400, naming every
  * offending field.
  */
-export const coerce = Effect.fn("Fields.coerce")(function* (fields: ReadonlyArray<Field>, body: Rec) {
+export const coerce = Effect.fn("Fields.coerce")(function*(fields: ReadonlyArray<Field>, body: Rec) {
   const out: Rec = {}
   const problems: Array<string> = []
   const byName = new Map(fields.map((f) => [f.name, f]))
@@ -124,7 +142,8 @@ const cpfCnpjValid = (digits: string): boolean => {
   if (digits.length === 11) {
     return check(11, [10, 9, 8, 7, 6, 5, 4, 3, 2]) === d[9] && check(11, [11, 10, 9, 8, 7, 6, 5, 4, 3, 2]) === d[10]
   }
-  return check(14, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]) === d[12] && check(14, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]) === d[13]
+  return check(14, [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]) === d[12] &&
+    check(14, [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]) === d[13]
 }
 
 const valueProblems = (field: Field, value: unknown): Array<string> => {
@@ -133,13 +152,23 @@ const valueProblems = (field: Field, value: unknown): Array<string> => {
   const type = field.type
   for (const item of items) {
     if (type._tag === "enum" && !type.values.some((v) => v.value === item)) {
-      problems.push(`field "${field.name}": ${show(item)} is not one of ${type.values.map((v) => `${v.value} (${v.label})`).join(", ")}`)
+      problems.push(
+        `field "${field.name}": ${show(item)} is not one of ${
+          type.values.map((v) => `${v.value} (${v.label})`).join(", ")
+        }`
+      )
     }
     if ((type._tag === "integer" || type._tag === "number") && typeof item === "number") {
-      if (type.min !== undefined && item < type.min) problems.push(`field "${field.name}": ${item} is below the minimum ${type.min}`)
-      if (type.max !== undefined && item > type.max) problems.push(`field "${field.name}": ${item} is above the maximum ${type.max}`)
+      if (type.min !== undefined && item < type.min) {
+        problems.push(`field "${field.name}": ${item} is below the minimum ${type.min}`)
+      }
+      if (type.max !== undefined && item > type.max) {
+        problems.push(`field "${field.name}": ${item} is above the maximum ${type.max}`)
+      }
     }
-    if (type._tag === "string" && type.maxLength !== undefined && typeof item === "string" && item.length > type.maxLength) {
+    if (
+      type._tag === "string" && type.maxLength !== undefined && typeof item === "string" && item.length > type.maxLength
+    ) {
       problems.push(`field "${field.name}" is longer than ${type.maxLength} characters`)
     }
     if (type._tag === "cpfCnpj" && typeof item === "string" && item !== "" && !cpfCnpjValid(item)) {
@@ -153,7 +182,7 @@ const valueProblems = (field: Field, value: unknown): Array<string> => {
  * 422 for a record (as it will be stored) that lacks a required field or holds a value the service refuses:
  * outside an enumeration or a range, longer than allowed, an invalid CPF/CNPJ.
  */
-export const checkValues = Effect.fn("Fields.checkValues")(function* (fields: ReadonlyArray<Field>, rec: Rec) {
+export const checkValues = Effect.fn("Fields.checkValues")(function*(fields: ReadonlyArray<Field>, rec: Rec) {
   const problems: Array<string> = []
   for (const field of fields) {
     if (field.readOnly) continue
@@ -168,7 +197,7 @@ export const checkValues = Effect.fn("Fields.checkValues")(function* (fields: Re
 })
 
 /** 422 when a reference among the `touched` fields names a record the account does not have. */
-export const checkRefs = Effect.fn("Fields.checkRefs")(function* (
+export const checkRefs = Effect.fn("Fields.checkRefs")(function*(
   account: Account,
   fields: ReadonlyArray<Field>,
   rec: Rec,
@@ -181,7 +210,9 @@ export const checkRefs = Effect.fn("Fields.checkRefs")(function* (
     if (isUnset(value)) continue
     const table = account.table(field.ref.resource)
     for (const id of Array.isArray(value) ? value : [value]) {
-      if (table.get(idKey(id)) === undefined) problems.push(`field "${field.name}": ${field.ref.resource} ${show(id)} does not exist`)
+      if (table.get(idKey(id)) === undefined) {
+        problems.push(`field "${field.name}": ${field.ref.resource} ${show(id)} does not exist`)
+      }
     }
   }
   if (problems.length > 0) return yield* reject(422, problems.join("; "))

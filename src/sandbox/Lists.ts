@@ -60,14 +60,22 @@ export const parseFilter = (text: string): unknown => {
   return undefined
 }
 
-export const parseListQuery = Effect.fn("Lists.parseListQuery")(function* (call: Call) {
+export const parseListQuery = Effect.fn("Lists.parseListQuery")(function*(call: Call) {
   const page = yield* positive(call, "page", 1)
   const pageSize = yield* positive(call, "pagesize", 10)
   const orderText = (call.query.get("order") ?? "asc").trim().toLowerCase()
-  const order = orderText === "" || orderText === "asc" || orderText === "0" ? 0 : orderText === "desc" || orderText === "1" ? 1 : undefined
-  if (order === undefined) return yield* reject(400, `query parameter "order": ${show(orderText)} is not asc, desc, 0 or 1`)
+  const order = orderText === "" || orderText === "asc" || orderText === "0"
+    ? 0
+    : orderText === "desc" || orderText === "1"
+    ? 1
+    : undefined
+  if (order === undefined) {
+    return yield* reject(400, `query parameter "order": ${show(orderText)} is not asc, desc, 0 or 1`)
+  }
   const select = call.query.get("selectfields")
-  const selected = select === undefined || select.trim() === "" ? undefined : select.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  const selected = select === undefined || select.trim() === ""
+    ? undefined
+    : select.split(",").map((s) => s.trim()).filter((s) => s !== "")
   const filterText = call.query.get("paramfilter")
   let filter = new Map<string, unknown>()
   if (filterText !== undefined && filterText.trim() !== "") {
@@ -100,11 +108,11 @@ const alternativesOf = (wanted: unknown, commaList: boolean): ReadonlyArray<unkn
   Array.isArray(wanted)
     ? wanted
     : commaList
-      ? String(wanted)
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s !== "")
-      : [wanted]
+    ? String(wanted)
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "")
+    : [wanted]
 
 const finished = (task: Rec) => Number(task["taskStatus"]) === 5
 
@@ -155,7 +163,8 @@ const specialFilters: Partial<Record<string, Record<string, (wanted: unknown, ca
       const tags = new Set(alternativesOf(wanted, true).map(idKey))
       return (task) => ((task["keyWords"] as Array<unknown> | undefined) ?? []).some((k) => tags.has(idKey(k)))
     },
-    orientation: (wanted) => (task) => String(task["orientation"] ?? "").toLowerCase().includes(String(wanted).trim().toLowerCase())
+    orientation: (wanted) => (task) =>
+      String(task["orientation"] ?? "").toLowerCase().includes(String(wanted).trim().toLowerCase())
   },
   questionnaires: {
     // The questionnaires attached to these tasks.
@@ -186,55 +195,61 @@ const specialFilters: Partial<Record<string, Record<string, (wanted: unknown, ca
 const recordDates = ["creationDate", "dateLastUpdate"]
 
 /** The predicate of the filters present in `paramFilter`; unknown keys are ignored, as the service does. */
-const filterPredicate = Effect.fn("Lists.filterPredicate")(function* (r: Resource, filter: ReadonlyMap<string, unknown>, call: Call) {
-  const tests: Array<Test> = []
-  const given = (key: string) => {
-    const wanted = filter.get(key.toLowerCase())
-    return wanted === undefined || wanted === null || wanted === "" || (Array.isArray(wanted) && wanted.length === 0) ? undefined : wanted
-  }
-  const special = specialFilters[r.name] ?? {}
-  for (const [key, rule] of Object.entries(special)) {
-    const wanted = given(key)
-    if (wanted === undefined) continue
-    const test = rule(wanted, call)
-    if (test === undefined) return yield* reject(400, `paramFilter "${key}": ${show(wanted)} is not a value this filter knows`)
-    tests.push(test)
-  }
-  // The record's id under any of its names: `id`, its read-back name (`userID`, `taskID`; `userId` is the same key
-  // in any case), a single value, a comma-separated text or a JSON array.
-  if (r.id !== undefined) {
-    const names = new Set([r.id.name, idReadName(r)!].map((n) => n.toLowerCase()))
-    for (const name of names) {
-      const wanted = special[name] === undefined ? given(name) : undefined
-      if (wanted === undefined) continue
-      const ids = new Set(alternativesOf(wanted, true).map(idKey))
-      tests.push((rec) => ids.has(idKey(rec[r.id!.name])))
+const filterPredicate = Effect.fn("Lists.filterPredicate")(
+  function*(r: Resource, filter: ReadonlyMap<string, unknown>, call: Call) {
+    const tests: Array<Test> = []
+    const given = (key: string) => {
+      const wanted = filter.get(key.toLowerCase())
+      return wanted === undefined || wanted === null || wanted === "" || (Array.isArray(wanted) && wanted.length === 0)
+        ? undefined
+        : wanted
     }
+    const special = specialFilters[r.name] ?? {}
+    for (const [key, rule] of Object.entries(special)) {
+      const wanted = given(key)
+      if (wanted === undefined) continue
+      const test = rule(wanted, call)
+      if (test === undefined) {
+        return yield* reject(400, `paramFilter "${key}": ${show(wanted)} is not a value this filter knows`)
+      }
+      tests.push(test)
+    }
+    // The record's id under any of its names: `id`, its read-back name (`userID`, `taskID`; `userId` is the same key
+    // in any case), a single value, a comma-separated text or a JSON array.
+    if (r.id !== undefined) {
+      const names = new Set([r.id.name, idReadName(r)!].map((n) => n.toLowerCase()))
+      for (const name of names) {
+        const wanted = special[name] === undefined ? given(name) : undefined
+        if (wanted === undefined) continue
+        const ids = new Set(alternativesOf(wanted, true).map(idKey))
+        tests.push((rec) => ids.has(idKey(rec[r.id!.name])))
+      }
+    }
+    for (const name of recordDates) {
+      const wanted = given(name)
+      if (wanted === undefined || r.filters?.[name] !== undefined) continue
+      const since = typeof wanted === "string" ? normalizeDate(wanted) : undefined
+      if (since === undefined) return yield* reject(400, `paramFilter "${name}": ${show(wanted)} is not a date`)
+      tests.push((rec) => typeof rec[name] === "string" && (rec[name] as string) >= since)
+    }
+    for (const [key, property] of Object.entries(r.filters ?? {})) {
+      if (property === "" || special[key.toLowerCase()] !== undefined) continue // startDate / endDate: the date window
+      const wanted = given(key)
+      if (wanted === undefined) continue
+      const field = r.fields.find((f) => f.name === property)
+      const alternatives = alternativesOf(wanted, r.listFilters?.includes(key) === true)
+      tests.push((rec) => {
+        const stored = rec[property]
+        const values = Array.isArray(stored) ? stored : [stored]
+        return values.some((v) => alternatives.some((w) => scalarMatches(field, v, w)))
+      })
+    }
+    return (rec: Rec) => tests.every((t) => t(rec))
   }
-  for (const name of recordDates) {
-    const wanted = given(name)
-    if (wanted === undefined || r.filters?.[name] !== undefined) continue
-    const since = typeof wanted === "string" ? normalizeDate(wanted) : undefined
-    if (since === undefined) return yield* reject(400, `paramFilter "${name}": ${show(wanted)} is not a date`)
-    tests.push((rec) => typeof rec[name] === "string" && (rec[name] as string) >= since)
-  }
-  for (const [key, property] of Object.entries(r.filters ?? {})) {
-    if (property === "" || special[key.toLowerCase()] !== undefined) continue // startDate / endDate: the date window
-    const wanted = given(key)
-    if (wanted === undefined) continue
-    const field = r.fields.find((f) => f.name === property)
-    const alternatives = alternativesOf(wanted, r.listFilters?.includes(key) === true)
-    tests.push((rec) => {
-      const stored = rec[property]
-      const values = Array.isArray(stored) ? stored : [stored]
-      return values.some((v) => alternatives.some((w) => scalarMatches(field, v, w)))
-    })
-  }
-  return (rec: Rec) => tests.every((t) => t(rec))
-})
+)
 
 /** The inclusive date window of a date-windowed list; 400 "Invalid Date" when it is missing or unreadable. */
-const dateWindow = Effect.fn("Lists.dateWindow")(function* (r: Resource, filter: ReadonlyMap<string, unknown>) {
+const dateWindow = Effect.fn("Lists.dateWindow")(function*(r: Resource, filter: ReadonlyMap<string, unknown>) {
   if (r.dateWindow === undefined) return undefined
   // GPS positions are asked for one day at a time (`date`, api-reference §2.13).
   const day = r.name === "gps-positions" ? filter.get("date") : undefined
@@ -252,10 +267,14 @@ const dateWindow = Effect.fn("Lists.dateWindow")(function* (r: Resource, filter:
 })
 
 /** What read-backs of this call derive their properties from. */
-export const readContext = (call: Call): ReadContext => ({ account: call.account, settings: call.settings, origin: call.url.origin })
+export const readContext = (call: Call): ReadContext => ({
+  account: call.account,
+  settings: call.settings,
+  origin: call.url.origin
+})
 
 /** Filters, orders and pages `rows` (stored records) and answers with the list envelope. */
-export const listRows = Effect.fn("Lists.listRows")(function* (
+export const listRows = Effect.fn("Lists.listRows")(function*(
   r: Resource,
   rows: ReadonlyArray<Rec>,
   call: Call,
@@ -279,10 +298,16 @@ export const listRows = Effect.fn("Lists.listRows")(function* (
     return q.selectFields === undefined ? wire : selectFields(wire, q.selectFields)
   })
   const links = [{ href: pageUrl(call.url, q, q.page), rel: "self", method: "GET" }]
-  if (q.page * q.pageSize < selected.length) links.push({ href: pageUrl(call.url, q, q.page + 1), rel: "nextPage", method: "GET" })
+  if (q.page * q.pageSize < selected.length) {
+    links.push({ href: pageUrl(call.url, q, q.page + 1), rel: "nextPage", method: "GET" })
+  }
   return result(
     200,
-    { entityList, pagedSearchReturnData: { order: q.order, pageSize: q.pageSize, page: q.page, totalItems: selected.length }, links },
+    {
+      entityList,
+      pagedSearchReturnData: { order: q.order, pageSize: q.pageSize, page: q.page, totalItems: selected.length },
+      links
+    },
     false
   ) satisfies Outcome as Outcome
 })

@@ -3,8 +3,8 @@
  * credential is missing, 404 when they do not match an account, otherwise the observed response shape with
  * Brazil-local, zone-less `created` / `expiration`.
  */
-import { timingSafeEqual } from "node:crypto"
 import { Effect } from "effect"
+import { timingSafeEqual } from "node:crypto"
 import { brazilLoginTime } from "./Dates.js"
 import type { Tokens } from "./Tokens.js"
 import type { Outcome } from "./Wire.js"
@@ -21,7 +21,7 @@ const sameSecret = (a: string, b: string): boolean => {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-export const login = Effect.fn("Login.login")(function* (
+export const login = Effect.fn("Login.login")(function*(
   accounts: ReadonlyArray<Credentials>,
   tokens: Tokens,
   given: { readonly apiKey: unknown; readonly apiToken: unknown },
@@ -51,7 +51,7 @@ export const login = Effect.fn("Login.login")(function* (
 })
 
 /** The credentials of a login request: the JSON body for POST, the query (any case) for GET. */
-export const givenCredentials = Effect.fn("Login.givenCredentials")(function* (
+export const givenCredentials = Effect.fn("Login.givenCredentials")(function*(
   method: string,
   body: unknown,
   query: ReadonlyMap<string, string>

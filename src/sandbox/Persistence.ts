@@ -9,9 +9,9 @@
  * removed once the new FILE is in place. Loading reads FILE, then replays `FILE.log.prev` and `FILE.log`: a
  * replayed line sets a record to its value at that moment, so replaying lines FILE already holds is harmless.
  */
+import { Duration, Effect, Queue } from "effect"
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { readFile, rename, writeFile } from "node:fs/promises"
-import { Duration, Effect, Queue } from "effect"
 import type { Store } from "./Store.js"
 
 /** Debounce of snapshots: writes within this interval share one (the log already keeps each write). */
@@ -29,13 +29,17 @@ const replayLog = (path: string, store: Store): void => {
 }
 
 /** Reads FILE (and its change logs) into the store when it exists; fails with a message naming the file otherwise unreadable. */
-export const loadState = Effect.fn("Persistence.loadState")(function* (file: string, store: Store) {
+export const loadState = Effect.fn("Persistence.loadState")(function*(file: string, store: Store) {
   const text = yield* Effect.tryPromise({
-    try: () => readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
+    try: () =>
+      readFile(file, "utf8").catch((e: NodeJS.ErrnoException) => (e.code === "ENOENT" ? undefined : Promise.reject(e))),
     catch: (e) => `${file}: cannot read the sandbox data file: ${describe(e)}`
   })
   if (text !== undefined) {
-    const json = yield* Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => `${file}: not a sandbox data file (invalid JSON: ${describe(e)})` })
+    const json = yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: (e) => `${file}: not a sandbox data file (invalid JSON: ${describe(e)})`
+    })
     yield* Effect.mapError(store.restore(json), (detail) => `${file}: not a sandbox data file: ${detail}`)
   }
   const logs = [previousLogOf(file), logOf(file)].filter((p) => existsSync(p))
@@ -56,79 +60,90 @@ export interface Persistence {
  * Snapshots under `lock` (the store's lock, so a snapshot never sees half a request), once now to prove FILE is
  * writable, then after writes and when the scope closes.
  */
-export const makePersistence = Effect.fn("Persistence.make")(function* (file: string, store: Store, lock: Effect.Semaphore) {
-  const log = logOf(file)
-  const previous = previousLogOf(file)
-  let fd = yield* Effect.try({ try: () => openSync(log, "a"), catch: (e) => `${file}: cannot save the sandbox data file (nor its change log): ${describe(e)}` })
-  const report = (message: string) => Effect.sync(() => process.stderr.write(`sandbox: ${message}\n`))
-  store.trackChanges()
+export const makePersistence = Effect.fn("Persistence.make")(
+  function*(file: string, store: Store, lock: Effect.Semaphore) {
+    const log = logOf(file)
+    const previous = previousLogOf(file)
+    let fd = yield* Effect.try({
+      try: () => openSync(log, "a"),
+      catch: (e) => `${file}: cannot save the sandbox data file (nor its change log): ${describe(e)}`
+    })
+    const report = (message: string) => Effect.sync(() => process.stderr.write(`sandbox: ${message}\n`))
+    store.trackChanges()
 
-  /** Appends what changed since the last call: synchronous, so it is in the log before the answer is sent. */
-  const append = () => {
-    const lines = store.changes()
-    if (lines !== "") writeSync(fd, lines)
-  }
-
-  /** Sets the log aside for the snapshot being taken (a set-aside log not yet dropped — its snapshot failed — grows instead). */
-  const rotate = () => {
-    closeSync(fd)
-    if (existsSync(previous)) {
-      appendFileSync(previous, readFileSync(log))
-      fd = openSync(log, "w")
-    } else {
-      renameSync(log, previous)
-      fd = openSync(log, "a")
+    /** Appends what changed since the last call: synchronous, so it is in the log before the answer is sent. */
+    const append = () => {
+      const lines = store.changes()
+      if (lines !== "") writeSync(fd, lines)
     }
-  }
 
-  const saveOnce = Effect.gen(function* () {
-    const text = yield* lock.withPermits(1)(
-      Effect.try({
-        try: () => {
-          append()
-          const text = JSON.stringify(store.snapshot())
-          rotate()
-          return text
+    /** Sets the log aside for the snapshot being taken (a set-aside log not yet dropped — its snapshot failed — grows instead). */
+    const rotate = () => {
+      closeSync(fd)
+      if (existsSync(previous)) {
+        appendFileSync(previous, readFileSync(log))
+        fd = openSync(log, "w")
+      } else {
+        renameSync(log, previous)
+        fd = openSync(log, "a")
+      }
+    }
+
+    const saveOnce = Effect.gen(function*() {
+      const text = yield* lock.withPermits(1)(
+        Effect.try({
+          try: () => {
+            append()
+            const text = JSON.stringify(store.snapshot())
+            rotate()
+            return text
+          },
+          catch: (e) => `${file}: cannot save the sandbox data file: ${describe(e)}`
+        })
+      )
+      yield* Effect.tryPromise({
+        try: async () => {
+          await writeFile(`${file}.tmp`, text, "utf8")
+          await rename(`${file}.tmp`, file)
         },
         catch: (e) => `${file}: cannot save the sandbox data file: ${describe(e)}`
       })
-    )
-    yield* Effect.tryPromise({
-      try: async () => {
-        await writeFile(`${file}.tmp`, text, "utf8")
-        await rename(`${file}.tmp`, file)
-      },
-      catch: (e) => `${file}: cannot save the sandbox data file: ${describe(e)}`
+      yield* Effect.try({
+        try: () => rmSync(previous, { force: true }),
+        catch: (e) => `${previous}: cannot remove the change log: ${describe(e)}`
+      })
     })
-    yield* Effect.try({ try: () => rmSync(previous, { force: true }), catch: (e) => `${previous}: cannot remove the change log: ${describe(e)}` })
-  })
-  const saving = yield* Effect.makeSemaphore(1)
-  const save = Effect.uninterruptible(saving.withPermits(1)(saveOnce))
-  yield* save
-  const dirty = yield* Queue.sliding<void>(1)
-  // Added before the loop is forked, so on close the loop is interrupted first and this last save sees all writes.
-  yield* Effect.addFinalizer(() =>
-    save.pipe(
-      // Saved: the (empty) log is not needed. Not saved: the log keeps the writes for the next start.
-      Effect.zipRight(Effect.sync(() => {
-        closeSync(fd)
-        rmSync(log, { force: true })
-      })),
-      Effect.catchAll((message) => Effect.zipRight(report(message), Effect.sync(() => closeSync(fd)))),
-      Effect.catchAllDefect((e) => report(describe(e)))
+    const saving = yield* Effect.makeSemaphore(1)
+    const save = Effect.uninterruptible(saving.withPermits(1)(saveOnce))
+    yield* save
+    const dirty = yield* Queue.sliding<void>(1)
+    // Added before the loop is forked, so on close the loop is interrupted first and this last save sees all writes.
+    yield* Effect.addFinalizer(() =>
+      save.pipe(
+        // Saved: the (empty) log is not needed. Not saved: the log keeps the writes for the next start.
+        Effect.zipRight(Effect.sync(() => {
+          closeSync(fd)
+          rmSync(log, { force: true })
+        })),
+        Effect.catchAll((message) => Effect.zipRight(report(message), Effect.sync(() => closeSync(fd)))),
+        Effect.catchAllDefect((e) => report(describe(e)))
+      )
     )
-  )
-  yield* Queue.take(dirty).pipe(
-    Effect.zipRight(Effect.sleep(saveDelay)),
-    Effect.zipRight(save),
-    Effect.catchAll(report),
-    Effect.forever,
-    Effect.forkScoped
-  )
-  const markDirty = Effect.try({ try: append, catch: (e) => `${log}: cannot write the sandbox change log: ${describe(e)}` }).pipe(
-    Effect.catchAll(report),
-    Effect.zipRight(Queue.offer(dirty, undefined)),
-    Effect.asVoid
-  )
-  return { markDirty } satisfies Persistence as Persistence
-})
+    yield* Queue.take(dirty).pipe(
+      Effect.zipRight(Effect.sleep(saveDelay)),
+      Effect.zipRight(save),
+      Effect.catchAll(report),
+      Effect.forever,
+      Effect.forkScoped
+    )
+    const markDirty = Effect.try({
+      try: append,
+      catch: (e) => `${log}: cannot write the sandbox change log: ${describe(e)}`
+    }).pipe(
+      Effect.catchAll(report),
+      Effect.zipRight(Queue.offer(dirty, undefined)),
+      Effect.asVoid
+    )
+    return { markDirty } satisfies Persistence as Persistence
+  }
+)

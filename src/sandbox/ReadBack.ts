@@ -102,10 +102,17 @@ export const productGuid = (code: unknown): string => {
   return `00000000-0000-4000-8000-${hex}`
 }
 
-const text = (value: unknown): string => (typeof value === "string" ? value : value === undefined || value === null ? "" : String(value))
+const text = (
+  value: unknown
+): string => (typeof value === "string" ? value : value === undefined || value === null ? "" : String(value))
 
 /** The property `by` of the record of `name` with id `id`, or `""` when there is none (an unset reference). */
-const nameOf = (ctx: ReadContext, name: "users" | "customers" | "task-types" | "teams" | "expense-types" | "keywords", id: unknown, by: string): string => {
+const nameOf = (
+  ctx: ReadContext,
+  name: "users" | "customers" | "task-types" | "teams" | "expense-types" | "keywords",
+  id: unknown,
+  by: string
+): string => {
   if (id === undefined || id === null || id === 0 || id === "") return ""
   return text(ctx.account.table(name).get(id)?.[by])
 }
@@ -116,17 +123,28 @@ const enumLabel = (r: Resource, fieldName: string, value: unknown): unknown => {
   return field.type.values.find((v) => v.value === Number(value))?.label ?? value
 }
 
-const dates = (rec: Rec): Rec => ({ creationDate: text(rec["creationDate"]), dateLastUpdate: text(rec["dateLastUpdate"]) })
+const dates = (rec: Rec): Rec => ({
+  creationDate: text(rec["creationDate"]),
+  dateLastUpdate: text(rec["dateLastUpdate"])
+})
 
 /** The totals of a task's items (BP `summary`), from the items the sandbox keeps. */
 const taskSummary = (rec: Rec): Rec => {
   const total = (items: unknown, value: (item: Rec) => number) =>
-    Array.isArray(items) ? items.reduce((sum: number, item: Rec) => sum + (Number.isFinite(value(item)) ? value(item) : 0), 0) : 0
+    Array.isArray(items)
+      ? items.reduce((sum: number, item: Rec) => sum + (Number.isFinite(value(item)) ? value(item) : 0), 0)
+      : 0
   const line = (item: Rec) => Number(item["quantity"] ?? 1) * Number(item["value"] ?? 0)
   const totalProducts = total(rec["products"], line)
   const totalServices = total(rec["services"], line)
   const totalAdditionalCosts = total(rec["additionalCosts"], (item) => Number(item["value"] ?? 0))
-  return { totalProducts, totalServices, totalAdditionalCosts, totalValue: totalProducts + totalServices + totalAdditionalCosts, discount: { value: 0, type: "Valor" } }
+  return {
+    totalProducts,
+    totalServices,
+    totalAdditionalCosts,
+    totalValue: totalProducts + totalServices + totalAdditionalCosts,
+    discount: { value: 0, type: "Valor" }
+  }
 }
 
 /**
@@ -147,7 +165,9 @@ const questionnaireGroups = (groups: unknown, ctx: ReadContext): unknown => {
       questionnaireDescription: text(questionnaire?.["description"]),
       answers: answers.map((answer, i) => ({
         ...answer,
-        questionDescription: text(questions.find((q) => idKey(q["id"]) === idKey(answer["questionId"]))?.["description"]),
+        questionDescription: text(
+          questions.find((q) => idKey(q["id"]) === idKey(answer["questionId"]))?.["description"]
+        ),
         replyId: i + 1
       }))
     }
@@ -209,15 +229,24 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
       out["userId"] = rec[idName(users)]
     }
     const type = rec["userType"]
-    out["userType"] = type === undefined || type === null ? null : { userTypeId: type, description: String(enumLabel(users, "userType", type)) }
-    out["basePoint"] = { address: text(rec["address"]), latitude: rec["latitude"] ?? 0, longitude: rec["longitude"] ?? 0 }
+    out["userType"] = type === undefined || type === null
+      ? null
+      : { userTypeId: type, description: String(enumLabel(users, "userType", type)) }
+    out["basePoint"] = {
+      address: text(rec["address"]),
+      latitude: rec["latitude"] ?? 0,
+      longitude: rec["longitude"] ?? 0
+    }
     out["pictureUrl"] = text(rec["pictureUrl"])
     return out
   },
   customers: (wire, rec) => ({
     ...wire,
     managerJobPosition: text(rec["managerJobPosition"]),
-    contacts: (Array.isArray(rec["contacts"]) ? rec["contacts"] : []).map((c: Rec, i: number) => ({ id: c["id"] ?? i + 1, ...c })),
+    contacts: (Array.isArray(rec["contacts"]) ? rec["contacts"] : []).map((c: Rec, i: number) => ({
+      id: c["id"] ?? i + 1,
+      ...c
+    })),
     uriAnexos: Array.isArray(rec["uriAnexos"]) ? rec["uriAnexos"] : [],
     ...dates(rec)
   }),
@@ -230,7 +259,14 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
       .map((s, i) => ({ id: i + 1, userId: s["userId"], amount: s["amount"] }))
     // The GUID the store assigned on insert (task items name products by it); a derived one for a record without.
     const guid = typeof rec["productId"] === "string" && rec["productId"] !== "" ? rec["productId"] : productGuid(code)
-    return { ...wire, productId: guid, Base64Image: "", productSpecifications: [], employeesStock: stock, uriAnexos: [] }
+    return {
+      ...wire,
+      productId: guid,
+      Base64Image: "",
+      productSpecifications: [],
+      employeesStock: stock,
+      uriAnexos: []
+    }
   },
   webhooks: (wire, rec) => {
     const webhooks = resource("webhooks")
@@ -250,9 +286,21 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
     attachmentUrl: text(rec["attachmentUrl"]),
     creationDate: text(rec["creationDate"])
   }),
-  "expense-types": (wire, rec) => ({ ...wire, creatorId: rec["creatorId"] ?? 1, creationDate: text(rec["creationDate"]) }),
-  segments: (wire, rec) => ({ ...wire, creationDate: text(rec["creationDate"]), registrationDate: text(rec["creationDate"]) }),
-  keywords: (wire, rec) => ({ ...wire, creationDate: text(rec["creationDate"]), registrationDate: text(rec["creationDate"]) }),
+  "expense-types": (wire, rec) => ({
+    ...wire,
+    creatorId: rec["creatorId"] ?? 1,
+    creationDate: text(rec["creationDate"])
+  }),
+  segments: (wire, rec) => ({
+    ...wire,
+    creationDate: text(rec["creationDate"]),
+    registrationDate: text(rec["creationDate"])
+  }),
+  keywords: (wire, rec) => ({
+    ...wire,
+    creationDate: text(rec["creationDate"]),
+    registrationDate: text(rec["creationDate"])
+  }),
   teams: (wire, rec) => ({ ...wire, creationDate: text(rec["creationDate"]) }),
   "task-types": (wire) => ({
     ...wire,
@@ -288,7 +336,8 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
 }
 
 /** `wire` (the read-back of the stored `rec`) with what the service derives for records of `r`. */
-export const derive = (r: Resource, wire: Rec, rec: Rec, ctx: ReadContext): Rec => derivations[r.name]?.(wire, rec, ctx) ?? wire
+export const derive = (r: Resource, wire: Rec, rec: Rec, ctx: ReadContext): Rec =>
+  derivations[r.name]?.(wire, rec, ctx) ?? wire
 
 /** The read-back of a stored record with its derived properties. */
 export const readBackWith = (r: Resource, rec: Rec, ctx: ReadContext): Rec => derive(r, readBack(r, rec), rec, ctx)

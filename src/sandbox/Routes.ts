@@ -17,7 +17,12 @@ export type Action =
   | { readonly _tag: "Attachments"; readonly resource: Resource }
   | { readonly _tag: "Answer"; readonly resource: Resource }
   | { readonly _tag: "Stock"; readonly resource: Resource }
-  | { readonly _tag: "Complete"; readonly resource: Resource; readonly target: Resource; readonly op: "create" | "upsert" }
+  | {
+    readonly _tag: "Complete"
+    readonly resource: Resource
+    readonly target: Resource
+    readonly op: "create" | "upsert"
+  }
   | { readonly _tag: "Children"; readonly resource: Resource }
 
 export interface Route {
@@ -60,17 +65,34 @@ const routesOf = (r: Resource): ReadonlyArray<Route> => {
     case "readonly":
       if (hasParam) return [route("GET", r.path, { _tag: "Children", resource: r })]
       return r.ops.map((op) =>
-        op === "list" ? route("GET", r.path, { _tag: "Record", resource: r, op }) : route(itemMethods[op]!, `${r.path}/{id}`, { _tag: "Record", resource: r, op })
+        op === "list"
+          ? route("GET", r.path, { _tag: "Record", resource: r, op })
+          : route(itemMethods[op]!, `${r.path}/{id}`, { _tag: "Record", resource: r, op })
       )
     case "subcollection":
-      return r.ops.map((op) => route(op === "delete" ? "DELETE" : "PUT", r.path, { _tag: "SubCollection", resource: r, op: op === "delete" ? "delete" : "upsert" }))
+      return r.ops.map((op) =>
+        route(op === "delete" ? "DELETE" : "PUT", r.path, {
+          _tag: "SubCollection",
+          resource: r,
+          op: op === "delete" ? "delete" : "upsert"
+        })
+      )
     case "action": {
-      if (r.fields.some((f) => f.type._tag === "file")) return [route("PUT", r.path, { _tag: "Attachments", resource: r })]
+      if (r.fields.some((f) => f.type._tag === "file")) {
+        return [route("PUT", r.path, { _tag: "Attachments", resource: r })]
+      }
       if (r.name === "questionnaire-answers") return [route("PUT", r.path, { _tag: "Answer", resource: r })]
       if (r.name === "employee-product-stock") return [route("PUT", r.path, { _tag: "Stock", resource: r })]
       const target = extendedRecord(r)
       if (target === undefined || hasParam) throw new Error(`sandbox: no handler for the action resource ${r.name}`)
-      return r.ops.map((op) => route(op === "create" ? "POST" : "PUT", r.path, { _tag: "Complete", resource: r, target, op: op === "create" ? "create" : "upsert" }))
+      return r.ops.map((op) =>
+        route(op === "create" ? "POST" : "PUT", r.path, {
+          _tag: "Complete",
+          resource: r,
+          target,
+          op: op === "create" ? "create" : "upsert"
+        })
+      )
     }
   }
 }
@@ -91,11 +113,15 @@ export type Match =
 export const match = (method: string, path: string): Match => {
   const segments = path.split("/").filter((s) => s !== "")
   const lower = segments.map((s) => s.toLowerCase())
-  const candidates = routes.filter((r) => r.segments.length === lower.length && r.segments.every((s, i) => s === undefined || s === lower[i]))
+  const candidates = routes.filter((r) =>
+    r.segments.length === lower.length && r.segments.every((s, i) => s === undefined || s === lower[i])
+  )
   const literals = (r: Route) => r.segments.filter((s) => s !== undefined).length
   const found = candidates.filter((r) => r.method === method).sort((a, b) => literals(b) - literals(a))[0]
   if (found === undefined) {
-    return candidates.length === 0 ? { _tag: "NotFound" } : { _tag: "MethodNotAllowed", allowed: [...new Set(candidates.map((r) => r.method))] }
+    return candidates.length === 0
+      ? { _tag: "NotFound" }
+      : { _tag: "MethodNotAllowed", allowed: [...new Set(candidates.map((r) => r.method))] }
   }
   const at = found.segments.indexOf(undefined)
   return { _tag: "Found", route: found, id: at >= 0 ? segments[at] : undefined }

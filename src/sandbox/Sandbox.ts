@@ -4,11 +4,11 @@
  * file saved, when its scope closes. `SandboxControl` is what tests and drills use to inject faults, revoke
  * tokens and look at the requests received and the records stored.
  */
-import * as Http from "node:http"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type { Scope } from "effect"
 import { Effect, Ref, Schema } from "effect"
+import * as Http from "node:http"
 import type { ResourceName } from "../Resources.js"
 import { resource } from "../Resources.js"
 import type { Rate } from "../Units.js"
@@ -19,8 +19,8 @@ import { loadState, makePersistence } from "./Persistence.js"
 import { makeBudget } from "./RateLimit.js"
 import { readBack } from "./ReadBack.js"
 import { extendedRecord } from "./Routes.js"
-import { childrenOf } from "./Specials.js"
 import { seedAccount, taskTypes } from "./Seed.js"
+import { childrenOf } from "./Specials.js"
 import type { Account, Rec } from "./Store.js"
 import { idName, Store } from "./Store.js"
 import { settleAnswers } from "./Tasks.js"
@@ -64,7 +64,13 @@ export interface SandboxOptions {
   readonly faults: Faults
 }
 
-export const noFaults: Faults = { latencyMs: 0, failRate: 0, resetRate: 0, dropAfterWriteRate: 0, rateLimitStormUntil: 0 }
+export const noFaults: Faults = {
+  latencyMs: 0,
+  failRate: 0,
+  resetRate: 0,
+  dropAfterWriteRate: 0,
+  rateLimitStormUntil: 0
+}
 
 export const defaultSandboxOptions: SandboxOptions = {
   host: "127.0.0.1",
@@ -118,9 +124,13 @@ const checkOptions = (o: SandboxOptions): string | undefined => {
   const keys = o.accounts.map((a) => a.apiKey)
   const twice = keys.find((k, i) => keys.indexOf(k) !== i)
   if (twice !== undefined) return `the account ${twice} is given twice`
-  if (o.accounts.some((a) => a.apiKey === "" || a.apiToken === "")) return "an account needs a non-empty apiKey and apiToken"
+  if (o.accounts.some((a) => a.apiKey === "" || a.apiToken === "")) {
+    return "an account needs a non-empty apiKey and apiToken"
+  }
   if (!Number.isInteger(o.port) || o.port < 0 || o.port > 65535) return `port ${o.port} is not between 0 and 65535`
-  if (!(o.rate.limit >= 1 && o.rate.windowMs > 0)) return "the rate limit needs at least 1 request in a window longer than 0"
+  if (!(o.rate.limit >= 1 && o.rate.windowMs > 0)) {
+    return "the rate limit needs at least 1 request in a window longer than 0"
+  }
   if (!(o.tokenTtlMs > 0)) return "the token lifetime must be longer than 0"
   if (!(o.answerDelayMs >= 0) || !(o.faults.latencyMs >= 0)) return "delays cannot be negative"
   const rates = [o.faults.failRate, o.faults.resetRate, o.faults.dropAfterWriteRate]
@@ -136,18 +146,25 @@ const viewOf = (account: Account, name: ResourceName): ReadonlyArray<Rec> => {
     const target = extendedRecord(r) ?? r
     return account.table(target.name).values().map((rec) => readBack(target, rec))
   }
-  if (r.parent === undefined || !r.path.includes("{")) return account.table(name).values().map((rec) => readBack(r, rec))
+  if (r.parent === undefined || !r.path.includes("{")) {
+    return account.table(name).values().map((rec) => readBack(r, rec))
+  }
   const parent = resource(r.parent.resource)
   const owners = account.table(parent.name).values()
   if (r.kind === "readonly") return owners.flatMap((owner) => childrenOf(r, account, owner))
   const property = collectionProperty(r)
   return owners.flatMap((owner) =>
-    ((owner[property] as Array<Rec> | undefined) ?? []).map((item) => ({ [r.parent!.field]: owner[idName(parent)], ...item }))
+    ((owner[property] as Array<Rec> | undefined) ?? []).map((item) => ({
+      [r.parent!.field]: owner[idName(parent)],
+      ...item
+    }))
   )
 }
 
-export const startSandbox = (options: Partial<SandboxOptions> = {}): Effect.Effect<RunningSandbox, SandboxError, Scope.Scope> =>
-  Effect.gen(function* () {
+export const startSandbox = (
+  options: Partial<SandboxOptions> = {}
+): Effect.Effect<RunningSandbox, SandboxError, Scope.Scope> =>
+  Effect.gen(function*() {
     const o: SandboxOptions = { ...defaultSandboxOptions, ...options, faults: { ...noFaults, ...options.faults } }
     const problem = checkOptions(o)
     if (problem !== undefined) return yield* new SandboxError({ message: `sandbox: ${problem}` })
@@ -158,9 +175,12 @@ export const startSandbox = (options: Partial<SandboxOptions> = {}): Effect.Effe
     if (o.dataFile !== undefined) {
       const file = o.dataFile
       yield* Effect.mapError(loadState(file, store), (message) => new SandboxError({ message }))
-      markDirty = (yield* Effect.mapError(makePersistence(file, store, lock), (message) => new SandboxError({ message }))).markDirty
+      markDirty = (yield* Effect.mapError(makePersistence(file, store, lock), (message) =>
+        new SandboxError({ message }))).markDirty
     }
-    for (const a of o.accounts) store.account(a.apiKey)
+    for (const a of o.accounts) {
+      store.account(a.apiKey)
+    }
 
     const faults = yield* Ref.make(o.faults)
     const tokens = new Tokens(o.tokenTtlMs)
@@ -178,10 +198,15 @@ export const startSandbox = (options: Partial<SandboxOptions> = {}): Effect.Effe
     })
 
     let nodeServer: Http.Server | undefined
-    const server = yield* NodeHttpServer.make(() => (nodeServer = Http.createServer()), { host: o.host, port: o.port }).pipe(
-      Effect.mapError((e) => new SandboxError({ message: `sandbox: cannot listen on ${o.host}:${o.port} (${String(e.cause)})`, cause: e }))
-    )
-    yield* server.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() => true))
+    const server = yield* NodeHttpServer.make(() => (nodeServer = Http.createServer()), { host: o.host, port: o.port })
+      .pipe(
+        Effect.mapError((e) =>
+          new SandboxError({ message: `sandbox: cannot listen on ${o.host}:${o.port} (${String(e.cause)})`, cause: e })
+        )
+      )
+    yield* server.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() =>
+      true
+    ))
     // Runs before the server's own close: keep-alive connections would otherwise hold the close open.
     yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer?.closeAllConnections()))
     const port = server.address._tag === "TcpAddress" ? server.address.port : o.port
@@ -193,7 +218,7 @@ export const startSandbox = (options: Partial<SandboxOptions> = {}): Effect.Effe
       requests: Effect.sync(() => log.map((e): RequestLogEntry => ({ ...e }))),
       records: (apiKey, name) =>
         lock.withPermits(1)(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const account = store.account(apiKey)
             if (settleAnswers(account, Date.now())) yield* markDirty
             return viewOf(account, name)

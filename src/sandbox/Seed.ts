@@ -10,7 +10,14 @@ import { keyOf } from "./Store.js"
 
 const seededOn = "2026-01-05T08:00:00"
 
-const requirements = { fillReport: true, getSignature: false, fillRolledKilometer: false, emailTheTask: false, minimumNumberOfPhotos: 0, requiredQuestionnaires: [] }
+const requirements = {
+  fillReport: true,
+  getSignature: false,
+  fillRolledKilometer: false,
+  emailTheTask: false,
+  minimumNumberOfPhotos: 0,
+  requiredQuestionnaires: []
+}
 
 const taskType = (id: number, description: string, standartTime: string): Rec => ({
   id,
@@ -62,13 +69,59 @@ const readOnlyRows: ReadonlyArray<readonly [ResourceName, Rec]> = [
       questions: [question(1, 1, "Filtros limpos?"), question(2, 2, "Temperatura de saída (°C)")]
     }
   ],
-  ["questionnaires", { id: 2, description: "Vistoria de entrega", header: "", footer: "Assinatura do cliente", creationDate: seededOn, questions: [question(3, 1, "Equipamento sem avarias?")] }],
-  ["gps-positions", { id: 1, userId: 1, positionDate: "2026-11-20T08:00:00", latitude: -23.5614, longitude: -46.6559, accuracy: 12, batteryLevel: 87, NetworkOperatorName: "VIVO" }],
-  ["gps-positions", { id: 2, userId: 1, positionDate: "2026-11-20T12:30:00", latitude: -23.5489, longitude: -46.6388, accuracy: 8, batteryLevel: 64, NetworkOperatorName: "VIVO" }],
-  ["gps-positions", { id: 3, userId: 2, positionDate: "2026-11-21T09:15:00", latitude: -22.9068, longitude: -43.1729, accuracy: 20, batteryLevel: 91, NetworkOperatorName: "CLARO" }],
+  ["questionnaires", {
+    id: 2,
+    description: "Vistoria de entrega",
+    header: "",
+    footer: "Assinatura do cliente",
+    creationDate: seededOn,
+    questions: [question(3, 1, "Equipamento sem avarias?")]
+  }],
+  ["gps-positions", {
+    id: 1,
+    userId: 1,
+    positionDate: "2026-11-20T08:00:00",
+    latitude: -23.5614,
+    longitude: -46.6559,
+    accuracy: 12,
+    batteryLevel: 87,
+    NetworkOperatorName: "VIVO"
+  }],
+  ["gps-positions", {
+    id: 2,
+    userId: 1,
+    positionDate: "2026-11-20T12:30:00",
+    latitude: -23.5489,
+    longitude: -46.6388,
+    accuracy: 8,
+    batteryLevel: 64,
+    NetworkOperatorName: "VIVO"
+  }],
+  ["gps-positions", {
+    id: 3,
+    userId: 2,
+    positionDate: "2026-11-21T09:15:00",
+    latitude: -22.9068,
+    longitude: -43.1729,
+    accuracy: 20,
+    batteryLevel: 91,
+    NetworkOperatorName: "CLARO"
+  }],
   [
     "satisfaction-surveys",
-    { id: 1, taskID: 1, questionDescription: "Como avalia o atendimento?", answerDescription: "Ótimo", answerDate: "2026-11-20T18:00:00", itemId: "1", email: "cliente@example.com.br", answersItemQuantity: 1, scoreSum: 5, totalResponse: 1, totalSubmitted: 1 }
+    {
+      id: 1,
+      taskID: 1,
+      questionDescription: "Como avalia o atendimento?",
+      answerDescription: "Ótimo",
+      answerDate: "2026-11-20T18:00:00",
+      itemId: "1",
+      email: "cliente@example.com.br",
+      answersItemQuantity: 1,
+      scoreSum: 5,
+      totalResponse: 1,
+      totalSubmitted: 1
+    }
   ],
   [
     "quotations",
@@ -84,8 +137,22 @@ const readOnlyRows: ReadonlyArray<readonly [ResourceName, Rec]> = [
       descount: "0.00",
       products: [{ productId: 1, amout: 2, UnitaryValue: "49.90" }],
       aditionalCosts: [],
-      summary: { totalProducts: 99.8, totalServices: 0, totalAdditionalCosts: 0, netTotalValue: 99.8, grossTotalValue: 99.8, discount: { type: "Monetario", value: 0 } },
-      CurrentStage: { id: 1, description: "Em aberto", position: 1, changeStock: false, isCancelled: false, editAllowed: true }
+      summary: {
+        totalProducts: 99.8,
+        totalServices: 0,
+        totalAdditionalCosts: 0,
+        netTotalValue: 99.8,
+        grossTotalValue: 99.8,
+        discount: { type: "Monetario", value: 0 }
+      },
+      CurrentStage: {
+        id: 1,
+        description: "Em aberto",
+        position: 1,
+        changeStock: false,
+        isCancelled: false,
+        editAllowed: true
+      }
     }
   ]
 ]
@@ -98,7 +165,9 @@ const seedRow = (account: Account, name: ResourceName, row: Rec): void => {
 export const seedAccount = (account: Account): void => {
   for (const row of taskTypes) {
     // A restored account created before task types had their full record keeps what it has.
-    if (account.table("task-types").get(row.id) === undefined) account.insert("task-types", taskType(row.id, row.description, "01:00:00"))
+    if (account.table("task-types").get(row.id) === undefined) {
+      account.insert("task-types", taskType(row.id, row.description, "01:00:00"))
+    }
   }
   for (const row of ticketRequestTypes) seedRow(account, "ticket-request-types", { ...row })
   for (const [name, row] of readOnlyRows) seedRow(account, name, row)

@@ -4,8 +4,8 @@
  * under the sandbox's lock; `snapshot`/`restore` give the JSON kept in the `--data` file, and `changes`/`replay`
  * the lines of its change log (every record written since the last snapshot, see `Persistence.ts`).
  */
-import { randomUUID } from "node:crypto"
 import { Either, Schema } from "effect"
+import { randomUUID } from "node:crypto"
 import type { Resource, ResourceName } from "../Resources.js"
 import { isResourceName, resource } from "../Resources.js"
 
@@ -29,9 +29,9 @@ export const keyOf = (r: Resource, rec: Rec): string =>
   r.id !== undefined
     ? idKey(rec[idName(r)])
     : r.fields
-        .filter((f) => f.ref !== undefined && f.required === true)
-        .map((f) => idKey(rec[f.name]))
-        .join(":")
+      .filter((f) => f.ref !== undefined && f.required === true)
+      .map((f) => idKey(rec[f.name]))
+      .join(":")
 
 export class Table {
   private readonly rows = new Map<string, Rec>()
@@ -114,7 +114,10 @@ export class Account {
   readonly touched = new Map<ResourceName, Set<string>>()
   tracking = false
   /** The queue of answers as the change log last wrote it (it is replaced or pushed to in place). */
-  private logged: { readonly list: Array<PendingAnswer>; readonly length: number } = { list: this.pendingAnswers, length: 0 }
+  private logged: { readonly list: Array<PendingAnswer>; readonly length: number } = {
+    list: this.pendingAnswers,
+    length: 0
+  }
 
   table(name: ResourceName): Table {
     let t = this.tables.get(name)
@@ -123,7 +126,7 @@ export class Account {
       t.onChange = (key) => {
         if (!this.tracking) return
         let keys = this.touched.get(name)
-        if (keys === undefined) this.touched.set(name, (keys = new Set()))
+        if (keys === undefined) this.touched.set(name, keys = new Set())
         keys.add(key)
       }
       this.tables.set(name, t)
@@ -160,12 +163,17 @@ export class Account {
   insert(name: ResourceName, rec: Rec): void {
     const r = resource(name)
     for (const field of r.fields) {
-      if (field.readOnly && field.type._tag === "guid" && (rec[field.name] === undefined || rec[field.name] === null || rec[field.name] === "")) {
+      if (
+        field.readOnly && field.type._tag === "guid" &&
+        (rec[field.name] === undefined || rec[field.name] === null || rec[field.name] === "")
+      ) {
         rec[field.name] = randomUUID()
       }
     }
     const id = rec[idName(r)]
-    if (r.id !== undefined && typeof id === "number" && id >= (this.nextIds.get(name) ?? 1)) this.nextIds.set(name, id + 1)
+    if (r.id !== undefined && typeof id === "number" && id >= (this.nextIds.get(name) ?? 1)) {
+      this.nextIds.set(name, id + 1)
+    }
     this.table(name).put(keyOf(r, rec), rec)
   }
 }
@@ -174,7 +182,10 @@ export class Account {
 
 const AccountSnapshot = Schema.Struct({
   nextIds: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  tables: Schema.Record({ key: Schema.String, value: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown })) }),
+  tables: Schema.Record({
+    key: Schema.String,
+    value: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  }),
   pendingAnswers: Schema.Array(
     Schema.Struct({
       taskId: Schema.Number,
@@ -256,7 +267,9 @@ export class Store {
       return true
     }
     if (typeof change.n === "object" && change.n !== null) {
-      for (const [name, next] of Object.entries(change.n)) if (isResourceName(name) && typeof next === "number") a.nextIds.set(name, next)
+      for (const [name, next] of Object.entries(change.n)) {
+        if (isResourceName(name) && typeof next === "number") a.nextIds.set(name, next)
+      }
     }
     if (Array.isArray(change.p)) a.pendingAnswers = [...(change.p as Array<PendingAnswer>)]
     return true

@@ -11,24 +11,30 @@ import type { Call } from "./Call.js"
 import { collectionProperty } from "./Collections.js"
 import { brazilDateTime } from "./Dates.js"
 import { checkRefs, checkValues, coerce, isUnset } from "./Fields.js"
-import { findOr404 } from "./Records.js"
 import { readBack } from "./ReadBack.js"
+import { findOr404 } from "./Records.js"
 import type { Account, Rec } from "./Store.js"
 import { idKey, idName, sameText } from "./Store.js"
 import type { Outcome } from "./Wire.js"
 import { HttpFailure, isObject, noContent, reject, result, show } from "./Wire.js"
 
 /** One object or an array of objects, as sub-collection and attachment PUTs take. */
-export const itemsOf = Effect.fn("Tasks.itemsOf")(function* (body: unknown) {
+export const itemsOf = Effect.fn("Tasks.itemsOf")(function*(body: unknown) {
   const items = Array.isArray(body) ? body : [body]
-  if (items.length === 0 || !items.every(isObject)) return yield* reject(400, "the body must be a JSON object or an array of objects")
+  if (items.length === 0 || !items.every(isObject)) {
+    return yield* reject(400, "the body must be a JSON object or an array of objects")
+  }
   return items as ReadonlyArray<Rec>
 })
 
 /** Runs `check` on each item, naming the item in the error when there are several. */
 export const eachItem = <A>(items: ReadonlyArray<Rec>, check: (item: Rec) => Effect.Effect<A, HttpFailure>) =>
-  Effect.forEach(items, (item, i) =>
-    items.length === 1 ? check(item) : Effect.mapError(check(item), (e) => new HttpFailure({ status: e.status, error: `item ${i + 1}: ${e.error}` }))
+  Effect.forEach(
+    items,
+    (item, i) =>
+      items.length === 1
+        ? check(item)
+        : Effect.mapError(check(item), (e) => new HttpFailure({ status: e.status, error: `item ${i + 1}: ${e.error}` }))
   )
 
 const childFields = (child: Resource) => child.fields.filter((f) => f.name !== child.parent?.field)
@@ -37,14 +43,23 @@ const childFields = (child: Resource) => child.fields.filter((f) => f.name !== c
  * The body of a sub-collection PUT as the API takes it: `{"taskProducts": [items]}` (the table's `items.wrapper`),
  * item properties under their API names (`ProductId`, `Quantity` …, any case), turned back into the table's names.
  */
-const wrappedItems = Effect.fn("Tasks.wrappedItems")(function* (child: Resource, body: unknown) {
+const wrappedItems = Effect.fn("Tasks.wrappedItems")(function*(child: Resource, body: unknown) {
   const wire = child.items!
-  const list = isObject(body) ? Object.entries(body).find(([k]) => k.toLowerCase() === wire.wrapper.toLowerCase())?.[1] : undefined
+  const list = isObject(body)
+    ? Object.entries(body).find(([k]) => k.toLowerCase() === wire.wrapper.toLowerCase())?.[1]
+    : undefined
   if (!Array.isArray(list) || list.length === 0 || !list.every(isObject)) {
-    return yield* reject(400, `the body must be {"${wire.wrapper}": [items]}, each item an object such as {${Object.values(wire.names).map((n) => `"${n}": "…"`).join(", ")}}`)
+    return yield* reject(
+      400,
+      `the body must be {"${wire.wrapper}": [items]}, each item an object such as {${
+        Object.values(wire.names).map((n) => `"${n}": "…"`).join(", ")
+      }}`
+    )
   }
   const byWireName = new Map(Object.entries(wire.names).map(([name, wireName]) => [wireName.toLowerCase(), name]))
-  return (list as ReadonlyArray<Rec>).map((item) => Object.fromEntries(Object.entries(item).map(([k, v]) => [byWireName.get(k.toLowerCase()) ?? k, v])))
+  return (list as ReadonlyArray<Rec>).map((item) =>
+    Object.fromEntries(Object.entries(item).map(([k, v]) => [byWireName.get(k.toLowerCase()) ?? k, v]))
+  )
 })
 
 /** The product a task item names by its GUID `productId` (the reference's `sendAs`), as the item keeps it. */
@@ -54,9 +69,16 @@ const sentAsTarget = (account: Account, child: Resource, item: Rec): Effect.Effe
   if (field === undefined || sendAs === undefined) return Effect.succeed(item)
   const target = resource(field.ref!.resource)
   const value = item[field.name]
-  if (typeof value !== "string" || isUnset(value)) return reject(400, `field "${child.items!.names[field.name]}": ${show(value)} is not a ${target.name} ${sendAs} (a GUID string)`)
+  if (typeof value !== "string" || isUnset(value)) {
+    return reject(
+      400,
+      `field "${child.items!.names[field.name]}": ${show(value)} is not a ${target.name} ${sendAs} (a GUID string)`
+    )
+  }
   const found = account.table(target.name).values().find((rec) => sameText(rec[sendAs], value))
-  if (found === undefined) return reject(422, `field "${child.items!.names[field.name]}": no ${target.name} with ${sendAs} ${show(value)}`)
+  if (found === undefined) {
+    return reject(422, `field "${child.items!.names[field.name]}": no ${target.name} with ${sendAs} ${show(value)}`)
+  }
   // Read back as the API shows it: the product's GUID and its code.
   return Effect.succeed({ ...item, [field.name]: String(found[sendAs]), [readName(field)]: found[idName(target)] })
 }
@@ -68,7 +90,7 @@ const itemKey = (child: Resource, item: Rec): string => idKey(item[child.key!])
  * PUT `/tasks/{id}/products|services|additional-costs`: the wrapped items (values as JSON strings: decimal text,
  * ids as text), upserted by the sub-collection's key; answers 200 with the whole task.
  */
-export const upsertItems = Effect.fn("Tasks.upsertItems")(function* (child: Resource, call: Call) {
+export const upsertItems = Effect.fn("Tasks.upsertItems")(function*(child: Resource, call: Call) {
   const parent = resource(child.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
   const key = child.key!
@@ -80,14 +102,13 @@ export const upsertItems = Effect.fn("Tasks.upsertItems")(function* (child: Reso
     return { ...rest, type: { _tag: "guid" } }
   })
   const items = yield* eachItem(yield* wrappedItems(child, call.body), (item) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { [child.parent!.field]: _parentId, ...rest } = item
       const coerced = yield* coerce(fields, rest)
       yield* checkValues(fields, coerced)
       yield* checkRefs(call.account, fields, coerced, new Set(Object.keys(coerced)))
       return yield* sentAsTarget(call.account, child, coerced)
-    })
-  )
+    }))
   const property = collectionProperty(child)
   const collection = [...((owner[property] as Array<Rec> | undefined) ?? [])]
   for (const item of items) {
@@ -101,7 +122,7 @@ export const upsertItems = Effect.fn("Tasks.upsertItems")(function* (child: Reso
 })
 
 /** DELETE `/tasks/{id}/products|…`: the body is a JSON array of item ids as strings (products: GUIDs); all must be on the task. */
-export const deleteItems = Effect.fn("Tasks.deleteItems")(function* (child: Resource, call: Call) {
+export const deleteItems = Effect.fn("Tasks.deleteItems")(function*(child: Resource, call: Call) {
   const parent = resource(child.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
   const wireKey = child.items?.names[child.key!] ?? child.key!
@@ -123,7 +144,7 @@ export const deleteItems = Effect.fn("Tasks.deleteItems")(function* (child: Reso
 // --- questionnaire answers ------------------------------------------------------------------------------------
 
 /** PUT `/tasks/{id}/questionnaire-response`: one answer, validated now, applied after the answer delay. */
-export const queueAnswer = Effect.fn("Tasks.queueAnswer")(function* (answers: Resource, call: Call) {
+export const queueAnswer = Effect.fn("Tasks.queueAnswer")(function*(answers: Resource, call: Call) {
   const tasks = resource(answers.parent!.resource)
   const task = yield* findOr404(call.account, tasks, call.id)
   if (!isObject(call.body)) return yield* reject(400, "the body must be one answer: a JSON object")
@@ -135,14 +156,28 @@ export const queueAnswer = Effect.fn("Tasks.queueAnswer")(function* (answers: Re
   if (!isUnset(equipment)) {
     const onTask = ((task["equipmentsId"] as Array<unknown> | undefined) ?? []).map(idKey)
     if (!onTask.includes(idKey(equipment))) {
-      return yield* reject(422, `field "codigoEquipamento": equipment ${show(equipment)} is not one of the task's equipments (equipmentsId)`)
+      return yield* reject(
+        422,
+        `field "codigoEquipamento": equipment ${show(equipment)} is not one of the task's equipments (equipmentsId)`
+      )
     }
   }
   const taskId = task[idName(tasks)] as number
-  call.account.pendingAnswers.push({ taskId, receivedAt: call.now, visibleAt: call.now + call.settings.answerDelayMs, answer })
+  call.account.pendingAnswers.push({
+    taskId,
+    receivedAt: call.now,
+    visibleAt: call.now + call.settings.answerDelayMs,
+    answer
+  })
   return result(
     202,
-    { message: "Answer queued for processing", taskId, itemID: answer["itemID"], codigoChecklist: answer["codigoChecklist"], codigoPergunta: answer["codigoPergunta"] },
+    {
+      message: "Answer queued for processing",
+      taskId,
+      itemID: answer["itemID"],
+      codigoChecklist: answer["codigoChecklist"],
+      codigoPergunta: answer["codigoPergunta"]
+    },
     true
   ) satisfies Outcome as Outcome
 })
@@ -162,15 +197,24 @@ export const settleAnswers = (account: Account, now: number): boolean => {
     const task = account.table(tasks.name).get(taskId)
     if (task === undefined) continue // deleted while the answer was queued
     const instances = structuredClone((task[property] as Array<Rec> | undefined) ?? [])
-    let instance = instances.find((q) => sameText(q["itemID"], answer["itemID"]) && sameText(q["codigoChecklist"], answer["codigoChecklist"]))
+    let instance = instances.find((q) =>
+      sameText(q["itemID"], answer["itemID"]) && sameText(q["codigoChecklist"], answer["codigoChecklist"])
+    )
     if (instance === undefined) {
       instance = { itemID: answer["itemID"], codigoChecklist: answer["codigoChecklist"], answers: [] }
       instances.push(instance)
     }
     const equipmentId = isUnset(answer["codigoEquipamento"]) ? null : answer["codigoEquipamento"]
-    const reply: Rec = { questionId: answer["codigoPergunta"], reply: answer["resposta"], replyDate: brazilDateTime(receivedAt), equipmentId }
+    const reply: Rec = {
+      questionId: answer["codigoPergunta"],
+      reply: answer["resposta"],
+      replyDate: brazilDateTime(receivedAt),
+      equipmentId
+    }
     const list = instance["answers"] as Array<Rec>
-    const at = list.findIndex((a) => sameText(a["questionId"], reply["questionId"]) && String(a["equipmentId"]) === String(equipmentId))
+    const at = list.findIndex((a) =>
+      sameText(a["questionId"], reply["questionId"]) && String(a["equipmentId"]) === String(equipmentId)
+    )
     if (at >= 0) list[at] = reply
     else list.push(reply)
     account.insert(tasks.name, { ...task, [property]: instances })

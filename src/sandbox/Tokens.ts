@@ -11,7 +11,10 @@ export interface Issued {
   readonly expiresAt: number
 }
 
-export type Verified = { readonly _tag: "Valid"; readonly apiKey: string } | { readonly _tag: "Invalid"; readonly reason: string }
+export type Verified = { readonly _tag: "Valid"; readonly apiKey: string } | {
+  readonly _tag: "Invalid"
+  readonly reason: string
+}
 
 const base64url = (data: string | Buffer): string => Buffer.from(data).toString("base64url")
 
@@ -26,10 +29,14 @@ export class Tokens {
     const jti = randomUUID()
     const expiresAt = now + this.ttlMs
     const header = base64url(JSON.stringify({ alg: "HS256", typ: "JWT" }))
-    const claims = base64url(JSON.stringify({ sub: apiKey, iat: Math.floor(now / 1000), exp: Math.floor(expiresAt / 1000), jti }))
+    const claims = base64url(
+      JSON.stringify({ sub: apiKey, iat: Math.floor(now / 1000), exp: Math.floor(expiresAt / 1000), jti })
+    )
     const accessToken = `${header}.${claims}.${this.sign(`${header}.${claims}`)}`
     this.issued.set(jti, { apiKey, expiresAt })
-    if (this.issued.size % 1000 === 0) for (const [id, t] of this.issued) if (now >= t.expiresAt) this.issued.delete(id)
+    if (this.issued.size % 1000 === 0) {
+      for (const [id, t] of this.issued) if (now >= t.expiresAt) this.issued.delete(id)
+    }
     return { accessToken, issuedAt: now, expiresAt }
   }
 

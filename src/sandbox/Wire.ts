@@ -9,7 +9,8 @@ export class HttpFailure extends Schema.TaggedError<HttpFailure>()("HttpFailure"
   error: Schema.String
 }) {}
 
-export const reject = (status: number, error: string): Effect.Effect<never, HttpFailure> => Effect.fail(new HttpFailure({ status, error }))
+export const reject = (status: number, error: string): Effect.Effect<never, HttpFailure> =>
+  Effect.fail(new HttpFailure({ status, error }))
 
 export interface Outcome {
   readonly status: number
@@ -20,7 +21,11 @@ export interface Outcome {
 }
 
 /** A success answer wrapped in the `{"result": ...}` envelope every success body of the live service has. */
-export const result = (status: number, value: unknown, applied: boolean): Outcome => ({ status, body: { result: value }, applied })
+export const result = (status: number, value: unknown, applied: boolean): Outcome => ({
+  status,
+  body: { result: value },
+  applied
+})
 
 export const noContent: Outcome = { status: 204, applied: true }
 

@@ -7,10 +7,10 @@ import { openCsvWriter } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
 import { describeResource } from "./Describe.js"
 
-export const writeCsvTemplate = Effect.fn("Template.writeCsv")(function* (r: Resource, path: string) {
+export const writeCsvTemplate = Effect.fn("Template.writeCsv")(function*(r: Resource, path: string) {
   const docs = describeResource(r)
   return yield* Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const writer = yield* openCsvWriter(
         path,
         docs.map((d) => d.name),

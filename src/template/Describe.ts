@@ -3,7 +3,16 @@
  * allowed values, the cell syntax of lists, JSON objects and reference columns, and an example. The XLSX notes,
  * the README sheet and templates/README.md all print these.
  */
-import { type Column, type Field, type FieldType, listSeparator, refKey, resource, type Resource, templateColumns } from "../Resources.js"
+import {
+  type Column,
+  type Field,
+  type FieldType,
+  listSeparator,
+  refKey,
+  type Resource,
+  resource,
+  templateColumns
+} from "../Resources.js"
 
 export interface AllowedValue {
   /** What goes in the cell. */
@@ -31,7 +40,13 @@ export interface ColumnDoc {
 export const booleanSpellings = "sim/não, yes/no, 1/0; x means true"
 
 const range = (t: { readonly min?: number; readonly max?: number }) =>
-  t.min !== undefined && t.max !== undefined ? ` from ${t.min} to ${t.max}` : t.min !== undefined ? ` of at least ${t.min}` : t.max !== undefined ? ` up to ${t.max}` : ""
+  t.min !== undefined && t.max !== undefined
+    ? ` from ${t.min} to ${t.max}`
+    : t.min !== undefined
+    ? ` of at least ${t.min}`
+    : t.max !== undefined
+    ? ` up to ${t.max}`
+    : ""
 
 export const typeText = (type: FieldType): string => {
   switch (type._tag) {
@@ -73,9 +88,13 @@ const singular = (r: Resource) =>
 const listSyntax = (field: Field): string => {
   if (field.type._tag === "object") {
     const keys = field.type.shape.join(", ")
-    return field.list ? `a JSON list of objects with the keys ${keys}: [{"${field.type.shape[0]}":"…"}]` : `a JSON object with the keys ${keys}`
+    return field.list
+      ? `a JSON list of objects with the keys ${keys}: [{"${field.type.shape[0]}":"…"}]`
+      : `a JSON object with the keys ${keys}`
   }
-  return field.list ? `a list: separate the items with ${listSeparator} (for example 2${listSeparator}3${listSeparator}4)` : ""
+  return field.list
+    ? `a list: separate the items with ${listSeparator} (for example 2${listSeparator}3${listSeparator}4)`
+    : ""
 }
 
 const refSyntax = (column: Column): string => {
@@ -84,7 +103,9 @@ const refSyntax = (column: Column): string => {
   const several = column.field.list ? `; several: separate them with ${listSeparator}` : ""
   return column.role === "ref"
     ? `names the ${singular(target)} record by its ${refKey(ref)}${several}; fill either this or ${column.field.name}`
-    : `the server id of the ${singular(target)} record${several}; or name it by its ${refKey(ref)} in ${ref.column} instead`
+    : `the server id of the ${singular(target)} record${several}; or name it by its ${
+      refKey(ref)
+    } in ${ref.column} instead`
 }
 
 /** The example of a reference column: the referenced resource's own example of its key. */
@@ -98,11 +119,14 @@ const refExample = (column: Column): string => {
  * Enumerations a template offers by name: those whose codes changed (a number would be ambiguous in files written
  * for the former codes) and those the API writes by name (webhooks).
  */
-export const byLabel = (field: Field): boolean => field.type._tag === "enum" && (field.type.formerly !== undefined || field.sendLabel === true)
+export const byLabel = (field: Field): boolean =>
+  field.type._tag === "enum" && (field.type.formerly !== undefined || field.sendLabel === true)
 
 const allowedValues = (field: Field): ReadonlyArray<AllowedValue> => {
   if (field.list) return []
-  if (field.type._tag === "enum" && byLabel(field)) return field.type.values.map((v) => ({ value: v.label, meaning: `API code ${v.value}` }))
+  if (field.type._tag === "enum" && byLabel(field)) {
+    return field.type.values.map((v) => ({ value: v.label, meaning: `API code ${v.value}` }))
+  }
   if (field.type._tag === "enum") return field.type.values.map((v) => ({ value: String(v.value), meaning: v.label }))
   if (field.type._tag === "boolean") return [{ value: "true" }, { value: "false" }]
   return []
@@ -114,8 +138,14 @@ export const describeColumn = (column: Column): ColumnDoc => {
   return {
     name: column.name,
     required: field.required ? (isRef ? "either" : "yes") : "no",
-    type: `${role === "ref" ? "text" : byLabel(field) ? "one of the listed names" : typeText(field.type)}${field.list && field.type._tag !== "object" ? " (a list)" : ""}`,
-    description: role === "ref" ? `${field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The ")}, by ${refKey(field.ref!)}` : field.doc,
+    type: `${role === "ref" ? "text" : byLabel(field) ? "one of the listed names" : typeText(field.type)}${
+      field.list && field.type._tag !== "object" ? " (a list)" : ""
+    }`,
+    description: role === "ref"
+      ? `${field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The ")}, by ${
+        refKey(field.ref!)
+      }`
+      : field.doc,
     example: role === "ref" ? refExample(column) : isRef ? "" : (field.example ?? ""),
     allowed: role === "ref" ? [] : allowedValues(field),
     syntax: isRef ? refSyntax(column) : listSyntax(field),
@@ -130,8 +160,8 @@ export const requiredText = (doc: ColumnDoc): string =>
   doc.required === "yes"
     ? "Required when a record is created"
     : doc.required === "either"
-      ? `Required when a record is created: fill this or ${doc.role === "ref" ? doc.field.name : doc.field.ref!.column}`
-      : "Optional"
+    ? `Required when a record is created: fill this or ${doc.role === "ref" ? doc.field.name : doc.field.ref!.column}`
+    : "Optional"
 
 export const allowedText = (doc: ColumnDoc): string =>
   doc.allowed.map((a) => (a.meaning !== undefined ? `${a.value} = ${a.meaning}` : a.value)).join(", ")
@@ -142,7 +172,13 @@ export const noteLines = (doc: ColumnDoc): ReadonlyArray<string> => [
   `Type: ${doc.type}`,
   `Required: ${requiredText(doc)}`,
   ...(doc.allowed.length > 0
-    ? [`Allowed: ${allowedText(doc)}${doc.field.type._tag === "enum" ? (byLabel(doc.field) ? " (the cell holds the name)" : " (the cell holds the number)") : ""}`]
+    ? [
+      `Allowed: ${allowedText(doc)}${
+        doc.field.type._tag === "enum"
+          ? (byLabel(doc.field) ? " (the cell holds the name)" : " (the cell holds the number)")
+          : ""
+      }`
+    ]
     : []),
   ...(doc.syntax !== "" ? [`Cell: ${doc.syntax}`] : []),
   ...(doc.example !== "" ? [`Example: ${doc.example}`] : [])

@@ -16,16 +16,21 @@ export interface TemplateRequest {
   readonly out: string
 }
 
-const writeXlsxTemplate = Effect.fn("Template.writeXlsx")(function* (r: Resource, path: string) {
+const writeXlsxTemplate = Effect.fn("Template.writeXlsx")(function*(r: Resource, path: string) {
   const bytes = yield* Effect.tryPromise({
     try: () => xlsxTemplate(r),
-    catch: (cause) => new WriteError({ path, message: `cannot build ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+    catch: (cause) =>
+      new WriteError({
+        path,
+        message: `cannot build ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
   })
   yield* writeFileAtomic(path, bytes)
 })
 
 /** Writes the templates and the README; returns the paths written, in order. */
-export const writeTemplates = Effect.fn("Template.writeAll")(function* (request: TemplateRequest) {
+export const writeTemplates = Effect.fn("Template.writeAll")(function*(request: TemplateRequest) {
   const written: Array<string> = []
   for (const r of request.resources) {
     for (const format of request.formats) {

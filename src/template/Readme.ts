@@ -7,18 +7,31 @@ import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requir
 
 export type TemplateFormat = "csv" | "xlsx"
 
-const cell = (text: string) => (text === "" ? "" : text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " "))
+const cell = (
+  text: string
+) => (text === "" ? "" : text.replace(/\\/g, "\\\\").replace(/\|/g, "\\|").replace(/\n/g, " "))
 const code = (text: string) => (text === "" ? "" : `\`${text.replace(/\|/g, "\\|")}\``)
 
 const columnRow = (doc: ColumnDoc) =>
-  `| ${code(doc.name)} | ${cell(requiredText(doc))} | ${cell(doc.type)} | ${cell([doc.description, ...(doc.allowed.length > 0 ? [`Values: ${allowedText(doc)}.`] : []), ...(doc.syntax !== "" ? [`Cell: ${doc.syntax}.`] : [])].join(". ").replace(/\.\./g, "."))} | ${code(doc.example)} |`
+  `| ${code(doc.name)} | ${cell(requiredText(doc))} | ${cell(doc.type)} | ${
+    cell(
+      [
+        doc.description,
+        ...(doc.allowed.length > 0 ? [`Values: ${allowedText(doc)}.`] : []),
+        ...(doc.syntax !== "" ? [`Cell: ${doc.syntax}.`] : [])
+      ].join(". ").replace(/\.\./g, ".")
+    )
+  } | ${code(doc.example)} |`
 
-const files = (r: Resource, formats: ReadonlyArray<TemplateFormat>) => formats.map((f) => `[${r.name}.${f}](${r.name}.${f})`).join(" · ")
+const files = (r: Resource, formats: ReadonlyArray<TemplateFormat>) =>
+  formats.map((f) => `[${r.name}.${f}](${r.name}.${f})`).join(" · ")
 
 const section = (r: Resource, formats: ReadonlyArray<TemplateFormat>) => [
   `### ${r.name}`,
   "",
-  `${r.title}: ${r.doc}. Files: ${files(r, formats)}.${r.key !== undefined ? ` Records are matched by \`${r.key}\`.` : ""}`,
+  `${r.title}: ${r.doc}. Files: ${files(r, formats)}.${
+    r.key !== undefined ? ` Records are matched by \`${r.key}\`.` : ""
+  }`,
   "",
   "| Column | Required | Type | What it holds | Example |",
   "|---|---|---|---|---|",
@@ -47,14 +60,18 @@ export const templatesReadme = (resources: ReadonlyArray<Resource>, formats: Rea
     "",
     "| Kind of column | How to write the cell | Example |",
     "|---|---|---|",
-    `| List | the items in one cell, separated by ${code(listSeparator)} (never \`,\` or \`;\`, which are CSV delimiters and decimal marks) | ${code(`2${listSeparator}3${listSeparator}4`)} |`,
+    `| List | the items in one cell, separated by ${
+      code(listSeparator)
+    } (never \`,\` or \`;\`, which are CSV delimiters and decimal marks) | ${
+      code(`2${listSeparator}3${listSeparator}4`)
+    } |`,
     "| Enumeration | the number or its name (the note and the drop-down list the meanings); ticket `priority`, `discountType` and webhooks' `entity`/`action` offer names: their numbers changed or the API writes names | `2` for a task's medium priority, `high` for a ticket's |",
     `| True/false | \`true\` or \`false\` (also ${booleanSpellings}) | \`true\` |`,
     "| Date | `yyyy-mm-dd`, or `yyyy-mm-ddThh:mm:ss` with a time; `dd/mm/yyyy` and `mm/dd/yyyy` are read when the file leaves no doubt (or with `--date-format`); in an .xlsx, a date cell works too | `2026-12-01T09:00:00` |",
     "| Time | `hh:mm:ss` | `08:00:00` |",
     "| Number | `.` or `,` as the decimal mark, as the file uses it (`--decimal` settles a file where it is ambiguous) | `85.50` or `85,50` |",
     "| CPF/CNPJ | 11 or 14 digits; dots, dashes and the slash are accepted and dropped | `11.222.333/0001-81` |",
-    '| JSON object | a JSON object, or a JSON list of objects for list columns | `[{"name":"Capacidade","specification":"12000 BTU"}]` |',
+    "| JSON object | a JSON object, or a JSON list of objects for list columns | `[{\"name\":\"Capacidade\",\"specification\":\"12000 BTU\"}]` |",
     "| Reference | either the other record's server id in the id column (`customerId`), or its key in the column beside it (`customerExternalId`); fill one of the two | `CLI-0001` |",
     "| File | the path of a local file, relative to the template; the tool uploads it | `anexos/contrato.pdf` |",
     "",

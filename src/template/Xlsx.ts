@@ -6,9 +6,9 @@
  */
 import type ExcelJS from "exceljs"
 import { loadExcelJs } from "../files/ExcelJs.js"
-import { listSeparator, type Resource } from "../Resources.js"
-import { toolName } from "../files/Provenance.js"
 import { columnLetter } from "../files/Header.js"
+import { toolName } from "../files/Provenance.js"
+import { listSeparator, type Resource } from "../Resources.js"
 import { allowedText, type ColumnDoc, describeResource, requiredText } from "./Describe.js"
 
 /** Not `fsm-bulk` itself: template cells carry no formula guard, so a filled template is read as the user's file. */
@@ -111,18 +111,24 @@ interface ValidationTarget {
 
 const dataSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<ColumnDoc>) => {
   const sheet = workbook.addWorksheet(r.name, { views: [{ state: "frozen", ySplit: 1 }] })
-  sheet.columns = docs.map((doc) => ({ width: Math.min(40, Math.max(14, doc.name.length + 4, doc.example.length + 2)) }))
+  sheet.columns = docs.map((doc) => ({
+    width: Math.min(40, Math.max(14, doc.name.length + 4, doc.example.length + 2))
+  }))
   const header = sheet.getRow(1)
   docs.forEach((doc, i) => {
     const cell = header.getCell(i + 1)
     cell.value = doc.name
     cell.font = { bold: true, ...(doc.required === "no" ? {} : { color: { argb: "FF833C0B" } }) }
-    cell.fill = fill(doc.required === "yes" ? fills.required : doc.required === "either" ? fills.either : fills.optional)
+    cell.fill = fill(
+      doc.required === "yes" ? fills.required : doc.required === "either" ? fills.either : fills.optional
+    )
     cell.note = note(doc)
     if (isTextColumn(doc)) sheet.getColumn(i + 1).numFmt = "@"
     const rule = validation(doc)
     const letter = columnLetter(i)
-    if (rule !== undefined) (sheet as unknown as ValidationTarget).dataValidations.add(`${letter}2:${letter}${lastRow}`, rule)
+    if (rule !== undefined) {
+      ;(sheet as unknown as ValidationTarget).dataValidations.add(`${letter}2:${letter}${lastRow}`, rule)
+    }
   })
   const example = sheet.getRow(2)
   docs.forEach((doc, i) => {
@@ -132,7 +138,9 @@ const dataSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<
 
 const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<ColumnDoc>) => {
   const sheet = workbook.addWorksheet("README")
-  sheet.columns = [{ width: 28 }, { width: 16 }, { width: 44 }, { width: 50 }, { width: 34 }, { width: 60 }, { width: 30 }]
+  sheet.columns = [{ width: 28 }, { width: 16 }, { width: 44 }, { width: 50 }, { width: 34 }, { width: 60 }, {
+    width: 30
+  }]
   const lines: ReadonlyArray<string> = [
     `${r.title} (${r.name})`,
     r.doc,

@@ -49,7 +49,11 @@ const systemFolders = ["/proc", "/sys", "/dev"]
 
 const size = (bytes: number): string => {
   const short = (n: number) => n.toFixed(1).replace(/\.0$/, "")
-  return bytes < 1024 ? `${bytes} bytes` : bytes < 1024 * 1024 ? `${short(bytes / 1024)} KiB` : `${short(bytes / (1024 * 1024))} MiB`
+  return bytes < 1024
+    ? `${bytes} bytes`
+    : bytes < 1024 * 1024
+    ? `${short(bytes / 1024)} KiB`
+    : `${short(bytes / (1024 * 1024))} MiB`
 }
 
 const inside = (folder: string, path: string): boolean => {
@@ -61,8 +65,24 @@ const inside = (folder: string, path: string): boolean => {
 const systemFolderOf = (path: string): string | undefined => systemFolders.find((f) => inside(f, path))
 
 /** What kind of thing a non-regular file is, for the message. */
-const kindOf = (info: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }) =>
-  info.isDirectory() ? "a folder" : info.isFIFO() ? "a named pipe" : info.isSocket() ? "a socket" : info.isCharacterDevice() || info.isBlockDevice() ? "a device" : "something other than a file"
+const kindOf = (
+  info: {
+    isDirectory(): boolean
+    isFIFO(): boolean
+    isSocket(): boolean
+    isCharacterDevice(): boolean
+    isBlockDevice(): boolean
+  }
+) =>
+  info.isDirectory()
+    ? "a folder"
+    : info.isFIFO()
+    ? "a named pipe"
+    : info.isSocket()
+    ? "a socket"
+    : info.isCharacterDevice() || info.isBlockDevice()
+    ? "a device"
+    : "something other than a file"
 
 const codeOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code
 
@@ -73,12 +93,20 @@ const asLocalPath = (text: string): string => (Path.sep === "/" ? text.replaceAl
 const windowsAbsolute = (text: string): boolean => /^[A-Za-z]:[\\/]/.test(text) || /^[\\/]{2}/.test(text)
 
 const outsideMessage = (text: string, root: string) =>
-  `${quote(text)} is outside the attachments folder ${root}: attachments must be inside the input file's folder (--attachments-root DIR names another folder)`
+  `${
+    quote(text)
+  } is outside the attachments folder ${root}: attachments must be inside the input file's folder (--attachments-root DIR names another folder)`
 
 /** Refusal of a real path that is a pseudo file or not a regular file; undefined when it may be read. */
-const refusal = async (text: string, real: string, info: Awaited<ReturnType<typeof stat>>): Promise<string | undefined> => {
+const refusal = async (
+  text: string,
+  real: string,
+  info: Awaited<ReturnType<typeof stat>>
+): Promise<string | undefined> => {
   const system = systemFolderOf(real)
-  if (system !== undefined) return `${quote(text)} is a system file (${real}), not a document: files under ${system} are never attached`
+  if (system !== undefined) {
+    return `${quote(text)} is a system file (${real}), not a document: files under ${system} are never attached`
+  }
   if (!info.isFile()) return `${quote(text)} is ${kindOf(info)}, not a file`
   const fs = await statfs(real).then((s) => pseudoFilesystems.get(Number(s.type)), () => undefined)
   if (fs !== undefined) return `${quote(text)} is a system file (${real} is on ${fs}), not a document`
@@ -95,7 +123,9 @@ export const checkAttachment = async (text: string, rules: AttachmentRules): Pro
   try {
     root = await realpath(rootGiven)
   } catch (error) {
-    return `${quote(text)} cannot be checked: the attachments folder ${rootGiven} cannot be read (${codeOf(error) ?? String(error)})`
+    return `${quote(text)} cannot be checked: the attachments folder ${rootGiven} cannot be read (${
+      codeOf(error) ?? String(error)
+    })`
   }
   if (windowsAbsolute(text)) return outsideMessage(text, root)
   const path = Path.resolve(rules.baseDir, asLocalPath(text))
@@ -110,12 +140,18 @@ export const checkAttachment = async (text: string, rules: AttachmentRules): Pro
     if (code === "ENOENT" || code === "ENOTDIR") return `${quote(text)} not found (looked for ${path})`
     return `${quote(text)} cannot be read (${code ?? String(error)})`
   }
-  if (!inside(root, real)) return `${quote(text)} leads outside the attachments folder ${root} (it is a link to ${real}): attachments must be inside the input file's folder (--attachments-root DIR names another folder)`
+  if (!inside(root, real)) {
+    return `${
+      quote(text)
+    } leads outside the attachments folder ${root} (it is a link to ${real}): attachments must be inside the input file's folder (--attachments-root DIR names another folder)`
+  }
   try {
     const info = await stat(real)
     const refused = await refusal(text, real, info)
     if (refused !== undefined) return refused
-    if (info.size > rules.maxBytes) return `${quote(text)} is ${size(info.size)}; attachments are limited to ${size(rules.maxBytes)}`
+    if (info.size > rules.maxBytes) {
+      return `${quote(text)} is ${size(info.size)}; attachments are limited to ${size(rules.maxBytes)}`
+    }
     // Opened once, as it will be when sent: proves it readable (and that nothing changed it meanwhile).
     const handle = await openChecked(real)
     await handle.close()
@@ -134,9 +170,11 @@ class Refused extends Error {}
  * path's real form).
  */
 const openChecked = async (real: string): Promise<FileHandle> => {
-  const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((error: unknown) => {
-    throw codeOf(error) === "ELOOP" ? new Refused(`is now a link (${real}), not the file that was checked`) : error
-  })
+  const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
+    (error: unknown) => {
+      throw codeOf(error) === "ELOOP" ? new Refused(`is now a link (${real}), not the file that was checked`) : error
+    }
+  )
   try {
     const info = await handle.stat()
     if (!info.isFile()) throw new Refused(`is now ${kindOf(info)} (${real}), not a file`)
@@ -166,7 +204,9 @@ export const readAttachment = async (path: string, maxBytes: number): Promise<Bu
       const { bytesRead } = await handle.read(chunk, 0, chunk.length, null)
       if (bytesRead === 0) break
       total += bytesRead
-      if (total > maxBytes) throw new Error(`${path} is larger than ${size(maxBytes)} now; attachments are limited to ${size(maxBytes)}`)
+      if (total > maxBytes) {
+        throw new Error(`${path} is larger than ${size(maxBytes)} now; attachments are limited to ${size(maxBytes)}`)
+      }
       chunks.push(chunk.subarray(0, bytesRead))
     }
     return Buffer.concat(chunks, total)

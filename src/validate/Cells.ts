@@ -25,7 +25,11 @@ interface Parser<A> {
   readonly format: (value: A) => string
 }
 
-const parser = <A>(target: Schema.Schema<A>, parse: (text: string) => A | Invalid, format: (value: A) => string = String): Parser<A> => ({
+const parser = <A>(
+  target: Schema.Schema<A>,
+  parse: (text: string) => A | Invalid,
+  format: (value: A) => string = String
+): Parser<A> => ({
   target,
   parse,
   format
@@ -58,7 +62,10 @@ const decimalNumber = (min: number | undefined, max: number | undefined, formats
 
 const trueWords = ["true", "sim", "yes", "s", "y", "1", "x", "verdadeiro"]
 const falseWords = ["false", "não", "nao", "no", "n", "0", "falso"]
-const booleanWords: ReadonlyMap<string, boolean> = new Map([...trueWords.map((w) => [w, true] as const), ...falseWords.map((w) => [w, false] as const)])
+const booleanWords: ReadonlyMap<string, boolean> = new Map([
+  ...trueWords.map((w) => [w, true] as const),
+  ...falseWords.map((w) => [w, false] as const)
+])
 const booleanHelp = "true/false, sim/não, yes/no, s/n, y/n, 1/0, x, verdadeiro/falso"
 
 const boolean = parser(Schema.Boolean, (text): boolean | Invalid => {
@@ -77,8 +84,9 @@ const stringOf = (maxLength: number | undefined) =>
 
 const emailShape = /^[^\s@,;<>()[\]"]+@(?:[^\s@,;<>()[\]".]+\.)+[^\s@,;<>()[\]".]{2,}$/
 
-const email = parser(Schema.String, (text): string | Invalid =>
-  emailShape.test(text) ? text : new Invalid(`${quote(text)} is not an e-mail address`)
+const email = parser(
+  Schema.String,
+  (text): string | Invalid => emailShape.test(text) ? text : new Invalid(`${quote(text)} is not an e-mail address`)
 )
 
 const guidShape = /^\{?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\}?$/i
@@ -102,7 +110,11 @@ export const formerCode = (
   values: Codes,
   formerly: Codes,
   n: number
-): { readonly _tag: "same" } | { readonly _tag: "moved"; readonly label: string; readonly to: number } | { readonly _tag: "changed"; readonly now: string; readonly before: string } | undefined => {
+): { readonly _tag: "same" } | { readonly _tag: "moved"; readonly label: string; readonly to: number } | {
+  readonly _tag: "changed"
+  readonly now: string
+  readonly before: string
+} | undefined => {
   const before = formerly.find((v) => v.value === n)
   const now = values.find((v) => v.value === n)
   if (before === undefined) return undefined
@@ -110,7 +122,9 @@ export const formerCode = (
     const to = values.find((v) => fold(v.label) === fold(before.label))
     return to === undefined ? undefined : { _tag: "moved", label: before.label, to: to.value }
   }
-  return fold(now.label) === fold(before.label) ? { _tag: "same" } : { _tag: "changed", now: now.label, before: before.label }
+  return fold(now.label) === fold(before.label)
+    ? { _tag: "same" }
+    : { _tag: "changed", now: now.label, before: before.label }
 }
 
 const enumeration = (values: Codes, formerly?: Codes) => {
@@ -126,7 +140,11 @@ const enumeration = (values: Codes, formerly?: Codes) => {
       if (former?._tag === "moved") return former.to
       if (former?._tag === "changed") {
         return new Invalid(
-          `${quote(text)} is ambiguous: the codes are now the API's (${allowed}), and before this version ${text} meant ${former.before}; write the label (${values.map((v) => v.label).join(", ")})`
+          `${
+            quote(text)
+          } is ambiguous: the codes are now the API's (${allowed}), and before this version ${text} meant ${former.before}; write the label (${
+            values.map((v) => v.label).join(", ")
+          })`
         )
       }
     }
@@ -236,7 +254,9 @@ const schemaOf = <A>(p: Parser<A>): Schema.Schema<A, string> =>
     strict: true,
     decode: (text, _, ast) => {
       const value = p.parse(text)
-      return value instanceof Invalid ? ParseResult.fail(new ParseResult.Type(ast, text, value.message)) : ParseResult.succeed(value)
+      return value instanceof Invalid
+        ? ParseResult.fail(new ParseResult.Type(ast, text, value.message))
+        : ParseResult.succeed(value)
     },
     encode: (value) => ParseResult.succeed(p.format(value))
   })
@@ -250,7 +270,8 @@ const columnParser = (field: Field, formats: Formats, id: boolean): AnyParser =>
  * The schema of a column of `field`: trimmed cell text → the value sent. `id` marks server ids (the record's
  * id, references, parents), which must be positive. List fields split on `|` (object lists take a JSON array).
  */
-export const cellSchema = (field: Field, formats: Formats, id: boolean): Schema.Schema<unknown, string> => schemaOf(columnParser(field, formats, id))
+export const cellSchema = (field: Field, formats: Formats, id: boolean): Schema.Schema<unknown, string> =>
+  schemaOf(columnParser(field, formats, id))
 
 /** Decodes one cell of a column: the value, or `Invalid` with the message the column's schema fails with. */
 export type CellDecoder = (text: string) => unknown
@@ -259,4 +280,5 @@ export type CellDecoder = (text: string) => unknown
  * The hot path: the parser inside `cellSchema`, called directly. Going through `ParseResult` for every cell of
  * a million-row file cost a quarter of the validation time for the same values and messages.
  */
-export const cellDecoder = (field: Field, formats: Formats, id: boolean): CellDecoder => columnParser(field, formats, id).parse
+export const cellDecoder = (field: Field, formats: Formats, id: boolean): CellDecoder =>
+  columnParser(field, formats, id).parse

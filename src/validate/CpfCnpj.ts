@@ -33,7 +33,8 @@ const cnpjDigit = (s: string, weights: ReadonlyArray<number>): number => {
   return r < 2 ? 0 : 11 - r
 }
 
-const cnpjValid = (s: string): boolean => cnpjDigit(s, cnpjWeights1) === value(s, 12) && cnpjDigit(s, cnpjWeights2) === value(s, 13)
+const cnpjValid = (s: string): boolean =>
+  cnpjDigit(s, cnpjWeights1) === value(s, 12) && cnpjDigit(s, cnpjWeights2) === value(s, 13)
 
 /** A CPF or CNPJ cell → its characters without punctuation (`11.222.333/0001-81` → `11222333000181`). */
 export const parseCpfCnpj = (text: string): string | Invalid => {
@@ -47,7 +48,9 @@ export const parseCpfCnpj = (text: string): string | Invalid => {
     return cnpjValid(compact) ? compact : new Invalid(`${quote(text)} has wrong check digits`)
   }
   if (digitsOnly.test(compact)) {
-    const dropped = compact.length === 10 || compact.length === 13 ? " (did a spreadsheet drop a leading zero? format the column as text)" : ""
+    const dropped = compact.length === 10 || compact.length === 13
+      ? " (did a spreadsheet drop a leading zero? format the column as text)"
+      : ""
     return new Invalid(`${quote(text)} has ${compact.length} digits: a CPF has 11 and a CNPJ 14${dropped}`)
   }
   return new Invalid(`${quote(text)} is not a CPF or CNPJ`)

@@ -23,11 +23,27 @@ const examples: Record<DateFormat, string> = {
   "mm/dd/yyyy": "12/25/2026 or 12/25/2026 09:30"
 }
 
-const monthNames = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"]
+const monthNames = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December"
+]
 
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
 
-const daysIn = (y: number, m: number) => (m === 2 ? (isLeap(y) ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31)
+const daysIn = (
+  y: number,
+  m: number
+) => (m === 2 ? (isLeap(y) ? 29 : 28) : m === 4 || m === 6 || m === 9 || m === 11 ? 30 : 31)
 
 const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`)
 
@@ -49,7 +65,11 @@ export const parseDate = (text: string, format: DateFormat): string | Invalid =>
   m = yearLast.exec(text)
   if (m !== null) {
     if (format === "yyyy-mm-dd") {
-      return new Invalid(`${quote(text)} is not a yyyy-mm-dd date (for day-first or month-first dates pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy)`)
+      return new Invalid(
+        `${
+          quote(text)
+        } is not a yyyy-mm-dd date (for day-first or month-first dates pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy)`
+      )
     }
     const dayFirst = format === "dd/mm/yyyy"
     const day = Number(dayFirst ? m[1] : m[3])
@@ -57,7 +77,9 @@ export const parseDate = (text: string, format: DateFormat): string | Invalid =>
     return build(text, Number(m[4]), month, day, num(m[5]), num(m[6]), num(m[7]))
   }
   if (shortYear.test(text)) return new Invalid(`${quote(text)} has a 2-digit year: write the year with 4 digits`)
-  if (excelSerial.test(text)) return new Invalid(`${quote(text)} is not a date (it looks like an Excel date number: format the column as a date)`)
+  if (excelSerial.test(text)) {
+    return new Invalid(`${quote(text)} is not a date (it looks like an Excel date number: format the column as a date)`)
+  }
   return new Invalid(`${quote(text)} is not a date (write ${examples[format]})`)
 }
 

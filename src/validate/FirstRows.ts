@@ -42,7 +42,7 @@ export class FirstRows {
     const h = this.hash[0]!
     const l = this.hash[1]!
     const mask = this.capacity - 1
-    for (let i = l & mask; ; i = (i + 1) & mask) {
+    for (let i = l & mask;; i = (i + 1) & mask) {
       const r = this.rows[i]!
       if (r === emptyRow) break
       if (this.high[i] === h && this.low[i] === l) return r

@@ -9,8 +9,8 @@
 import { Effect, Option, Stream } from "effect"
 import { InputError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
-import { cellText } from "./CellText.js"
 import { splitList } from "./Cells.js"
+import { cellText } from "./CellText.js"
 import { dateShape, readings } from "./Dates.js"
 import { quote } from "./Invalid.js"
 import type { ColumnPlan, Formats, ParseOptions } from "./Model.js"
@@ -59,14 +59,18 @@ class Evidence {
         return undefined
     }
     if (this.dayFirst === undefined || this.monthFirst === undefined) return undefined
-    const [first, second] = this.dayFirst.row <= this.monthFirst.row ? [this.dayFirst, this.monthFirst] : [this.monthFirst, this.dayFirst]
+    const [first, second] = this.dayFirst.row <= this.monthFirst.row
+      ? [this.dayFirst, this.monthFirst]
+      : [this.monthFirst, this.dayFirst]
     const order = (s: Sighting) => (s === this.dayFirst ? "day-first" : "month-first")
     return new InputError({
       file: this.file,
       row: second.row,
       column: second.column,
       detail:
-        `dates disagree on the day/month order: ${at(first)} is ${order(first)} but ${quote(second.text)} is ${order(second)}; ` +
+        `dates disagree on the day/month order: ${at(first)} is ${order(first)} but ${quote(second.text)} is ${
+          order(second)
+        }; ` +
         `correct the file, or pass ${dateFlags} (dates that do not fit become invalid rows)`
     })
   }
@@ -93,7 +97,9 @@ class Evidence {
       row: second.row,
       column: second.column,
       detail:
-        `numbers disagree on the decimal mark: ${at(first)} has ${mark(first)} but ${quote(second.text)} has ${mark(second)}; ` +
+        `numbers disagree on the decimal mark: ${at(first)} has ${mark(first)} but ${quote(second.text)} has ${
+          mark(second)
+        }; ` +
         `correct the file, or pass ${decimalFlags} (numbers that do not fit become invalid rows)`
     })
   }
@@ -107,7 +113,9 @@ class Evidence {
       file: this.file,
       row: s.row,
       column: s.column,
-      detail: `cannot tell day-first from month-first dates: ${readings(s.text)}, and no date in the file settles it; pass ${dateFlags}`
+      detail: `cannot tell day-first from month-first dates: ${
+        readings(s.text)
+      }, and no date in the file settles it; pass ${dateFlags}`
     })
   }
 
@@ -120,14 +128,18 @@ class Evidence {
       file: this.file,
       row: s.row,
       column: s.column,
-      detail: `cannot tell the decimal mark: ${numberReadings(s.text)}, and no number in the file settles it; pass ${decimalFlags}`
+      detail: `cannot tell the decimal mark: ${
+        numberReadings(s.text)
+      }, and no number in the file settles it; pass ${decimalFlags}`
     })
   }
 }
 
 const watch = (plan: ColumnPlan, tag: "date" | "number"): ReadonlyArray<Watched> =>
   plan.columns.flatMap((c) =>
-    c.kind === "field" && c.column !== undefined && c.column.field.type._tag === tag ? [{ index: c.index, name: c.name, list: c.column.field.list === true }] : []
+    c.kind === "field" && c.column !== undefined && c.column.field.type._tag === tag
+      ? [{ index: c.index, name: c.name, list: c.column.field.list === true }]
+      : []
   )
 
 interface Observer {
@@ -148,7 +160,11 @@ const observer = (plan: ColumnPlan, options: ParseOptions): Observer => {
   const dates = options.dateFormat === "auto" && reads ? watch(plan, "date") : []
   const numbers = options.decimal === "auto" && reads ? watch(plan, "number") : []
   const evidence = new Evidence(plan.file)
-  const visit = (columns: ReadonlyArray<Watched>, row: SourceRow, observe: (text: string, row: number, column: string) => InputError | undefined) => {
+  const visit = (
+    columns: ReadonlyArray<Watched>,
+    row: SourceRow,
+    observe: (text: string, row: number, column: string) => InputError | undefined
+  ) => {
     for (const c of columns) {
       // Written by the reader from a number value (XLSX): always `.`, it says nothing of how the file types numbers.
       if (row.numbers?.has(c.index) === true) continue
@@ -194,7 +210,7 @@ const observeAll = (rows: Stream.Stream<SourceRow, InputError>, observe: Observe
   })
 
 /** The formats of the whole file, from one pass over its rows. */
-export const inferFormats = Effect.fn("Validate.inferFormats")(function* (
+export const inferFormats = Effect.fn("Validate.inferFormats")(function*(
   plan: ColumnPlan,
   rows: Stream.Stream<SourceRow, InputError>,
   options: ParseOptions
@@ -214,7 +230,7 @@ const lookaheadRows = 20_000
  * `inferFormats` gives. A file that has not settled within `lookaheadRows` rows is read twice, as
  * `inferFormats` does. Needs a scope: the rest of the stream is read within it. Nothing is validated before the formats are final, so a row never reads differently.
  */
-export const settleFormats = Effect.fn("Validate.settleFormats")(function* (
+export const settleFormats = Effect.fn("Validate.settleFormats")(function*(
   plan: ColumnPlan,
   rows: Stream.Stream<SourceRow, InputError>,
   options: ParseOptions,
@@ -226,8 +242,11 @@ export const settleFormats = Effect.fn("Validate.settleFormats")(function* (
   const held: Array<SourceRow> = []
   let ended = false
   while (!ended && !o.settled() && held.length < lookahead) {
-    const chunk = yield* Effect.catchAll(pull, (end) => (Option.isNone(end) ? Effect.sync(() => void (ended = true)) : Effect.fail(end.value)))
-    if (chunk !== undefined) for (const row of chunk) held.push(row)
+    const chunk = yield* Effect.catchAll(
+      pull,
+      (end) => (Option.isNone(end) ? Effect.sync(() => void (ended = true)) : Effect.fail(end.value))
+    )
+    if (chunk !== undefined) { for (const row of chunk) held.push(row) }
   }
   const rest = ended ? Stream.empty : Stream.repeatEffectChunkOption(pull)
   if (ended || o.settled()) return { formats: yield* o.formats, rows: Stream.concat(Stream.fromIterable(held), rest) }

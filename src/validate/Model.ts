@@ -79,17 +79,17 @@ export interface RowError {
 
 export type RowResult =
   | {
-      readonly _tag: "Valid"
-      readonly row: number
-      readonly payload: Record<string, unknown>
-      /** The value of the resource's key (`externalId`, `externalCode` …), from its column or its reference column. */
-      readonly key: string | undefined
-      /** The id cell when given and valid, even when the key won and the id was left out of the payload. */
-      readonly id: string | number | undefined
-      readonly refs: ReadonlyArray<PendingRef>
-      readonly files: ReadonlyArray<FileCell>
-      readonly warnings: ReadonlyArray<string>
-    }
+    readonly _tag: "Valid"
+    readonly row: number
+    readonly payload: Record<string, unknown>
+    /** The value of the resource's key (`externalId`, `externalCode` …), from its column or its reference column. */
+    readonly key: string | undefined
+    /** The id cell when given and valid, even when the key won and the id was left out of the payload. */
+    readonly id: string | number | undefined
+    readonly refs: ReadonlyArray<PendingRef>
+    readonly files: ReadonlyArray<FileCell>
+    readonly warnings: ReadonlyArray<string>
+  }
   | { readonly _tag: "Invalid"; readonly row: number; readonly errors: ReadonlyArray<RowError> }
 
 /** Stateful: remembers the keys it has seen to refuse duplicates within a file. One validator per file. */

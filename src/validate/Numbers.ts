@@ -51,8 +51,8 @@ export const outOfRange = (text: string, min: number | undefined, max: number | 
     min !== undefined && max !== undefined
       ? `${quote(text)} is out of range (${min} to ${max})`
       : min !== undefined
-        ? `${quote(text)} is too small (at least ${min})`
-        : `${quote(text)} is too large (at most ${max})`
+      ? `${quote(text)} is too small (at least ${min})`
+      : `${quote(text)} is too large (at most ${max})`
   )
 
 /** `"1,234" reads as 1234 with a decimal point and as 1.234 with a decimal comma` — for ambiguity messages. */

@@ -45,14 +45,18 @@ const closest = (name: string, known: ReadonlyArray<Column>): string | undefined
  * are the key's alone.
  */
 const identityColumns = (resource: Resource) => {
-  const field = (name: string | undefined) => (name === undefined ? undefined : resource.fields.find((x) => x.name === name))
+  const field = (
+    name: string | undefined
+  ) => (name === undefined ? undefined : resource.fields.find((x) => x.name === name))
   const columnsOf = (name: string | undefined): ReadonlyArray<string> => {
     const x = field(name)
     return x === undefined ? [] : x.ref ? [x.name, x.ref.column] : [x.name]
   }
   const keyColumns = columnsOf(resource.key)
   const recordColumns = [...columnsOf(resource.id?.name), ...keyColumns]
-  const parentColumns = resource.parent && resource.parent.field !== resource.id?.name ? columnsOf(resource.parent.field) : []
+  const parentColumns = resource.parent && resource.parent.field !== resource.id?.name
+    ? columnsOf(resource.parent.field)
+    : []
   return { recordColumns, keyColumns, parentColumns }
 }
 
@@ -62,15 +66,17 @@ const identityColumns = (resource: Resource) => {
  * actions without a key are written under their parent, whose column is required anyway.
  */
 const findsRecords = (resource: Resource, mode: ParseOptions["mode"]): boolean =>
-  mode === "update" || mode === "delete" || (mode === "upsert" && (resource.key !== undefined || (resource.kind === "record" && resource.id !== undefined)))
+  mode === "update" || mode === "delete" ||
+  (mode === "upsert" && (resource.key !== undefined || (resource.kind === "record" && resource.id !== undefined)))
 
 /** Whether `--mode create` is a way out for a file that cannot be upserted (the API creates records one by one). */
 const creatable = (resource: Resource): boolean =>
-  resource.ops.includes("create") && resource.kind !== "subcollection" && !(resource.kind === "action" && resource.path.includes("{id}"))
+  resource.ops.includes("create") && resource.kind !== "subcollection" &&
+  !(resource.kind === "action" && resource.path.includes("{id}"))
 
 const either = (names: ReadonlyArray<string>) => names.map((n) => `"${n}"`).join(" or ")
 
-export const planColumns = Effect.fn("Validate.planColumns")(function* (
+export const planColumns = Effect.fn("Validate.planColumns")(function*(
   resource: Resource,
   file: string,
   header: ReadonlyArray<string>,
@@ -109,7 +115,11 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
     if (column !== undefined) {
       const earlier = seen.get(column.name)
       if (earlier !== undefined) {
-        return yield* new InputError({ file, column: name, detail: `columns "${earlier}" and "${name}" both give ${column.name}; keep one of them` })
+        return yield* new InputError({
+          file,
+          column: name,
+          detail: `columns "${earlier}" and "${name}" both give ${column.name}; keep one of them`
+        })
       }
       seen.set(column.name, name)
       const kind = byName.has(lower) ? (column.role === "ref" ? "ref" : "field") : "ignored"
@@ -118,7 +128,9 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
     }
     const guess = closest(name, template)
     const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : ""
-    warnings.push(`${file}: column "${name}" is not a known field of ${resource.name}${hint}; its values are sent unchanged, as text`)
+    warnings.push(
+      `${file}: column "${name}" is not a known field of ${resource.name}${hint}; its values are sent unchanged, as text`
+    )
     columns.push({ index, name, kind: "unknown" })
   }
 
@@ -136,7 +148,9 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
   }
 
   if (options.mode === "create" || options.mode === "upsert") {
-    const missing = writableFields(resource).filter((x) => x.required && !present.has(x.name) && !(x.ref && present.has(x.ref.column)))
+    const missing = writableFields(resource).filter((x) =>
+      x.required && !present.has(x.name) && !(x.ref && present.has(x.ref.column))
+    )
     if (missing.length > 0) {
       const names = missing.map((x) => (x.ref ? `${x.name} (or ${x.ref.column})` : x.name))
       return yield* new InputError({
@@ -151,7 +165,9 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
   if (findsRecords(resource, options.mode)) {
     const mode = options.mode
     const { keyColumns, parentColumns, recordColumns } = identityColumns(resource)
-    const createInstead = mode === "upsert" && creatable(resource) ? `, or import the file with --mode create to create every row as a new record` : ""
+    const createInstead = mode === "upsert" && creatable(resource)
+      ? `, or import the file with --mode create to create every row as a new record`
+      : ""
     if (recordColumns.length === 0) {
       return yield* new InputError({
         file,
@@ -166,7 +182,9 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
       return yield* new InputError({
         file,
         column: near[0],
-        detail: `"${near[0]}" is not a column of ${resource.name}: did you mean "${near[1]}"? ${mode} finds each record by ${
+        detail: `"${near[0]}" is not a column of ${resource.name}: did you mean "${
+          near[1]
+        }"? ${mode} finds each record by ${
           either(recordColumns)
         }, so this column must be spelt exactly; rename it${createInstead}`
       })
@@ -176,20 +194,30 @@ export const planColumns = Effect.fn("Validate.planColumns")(function* (
         return yield* new InputError({
           file,
           column: recordColumns[0]!,
-          detail: `${resource.name} records have no key, so upsert finds them by ${either(recordColumns)} (rows with it empty are created) and the file has no such column${
+          detail: `${resource.name} records have no key, so upsert finds them by ${
+            either(recordColumns)
+          } (rows with it empty are created) and the file has no such column${
             hint(recordColumns)
-          }; to create every row as a new record, import the file with --mode create or give it an empty "${recordColumns[0]}" column`
+          }; to create every row as a new record, import the file with --mode create or give it an empty "${
+            recordColumns[0]
+          }" column`
         })
       }
       const why = mode === "upsert" ? "; without one, every import of the file would create its rows again" : ""
       return yield* new InputError({
         file,
         column: mode === "upsert" ? keyColumns[0]! : recordColumns[0]!,
-        detail: `${mode} needs a column to find each record by: ${either(recordColumns)}${hint(recordColumns)}${why}${createInstead ? `; add the column${createInstead}` : ""}`
+        detail: `${mode} needs a column to find each record by: ${either(recordColumns)}${hint(recordColumns)}${why}${
+          createInstead ? `; add the column${createInstead}` : ""
+        }`
       })
     }
     if (mode !== "upsert" && parentColumns.length > 0 && !parentColumns.some((c) => present.has(c))) {
-      return yield* new InputError({ file, column: parentColumns[0]!, detail: `${mode} needs the parent's column: ${either(parentColumns)}${hint(parentColumns)}` })
+      return yield* new InputError({
+        file,
+        column: parentColumns[0]!,
+        detail: `${mode} needs the parent's column: ${either(parentColumns)}${hint(parentColumns)}`
+      })
     }
   }
 

@@ -12,12 +12,21 @@ import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
 import { checkAttachment } from "./Attachment.js"
-import { cellText } from "./CellText.js"
 import type { CellDecoder } from "./Cells.js"
 import { cellDecoder, formerCode, splitList } from "./Cells.js"
+import { cellText } from "./CellText.js"
 import { FirstRows } from "./FirstRows.js"
 import { Invalid, quote } from "./Invalid.js"
-import type { ColumnPlan, FileCell, Formats, ParseOptions, PendingRef, RowError, RowResult, RowValidator } from "./Model.js"
+import type {
+  ColumnPlan,
+  FileCell,
+  Formats,
+  ParseOptions,
+  PendingRef,
+  RowError,
+  RowResult,
+  RowValidator
+} from "./Model.js"
 
 interface Slot {
   readonly field: Field
@@ -87,14 +96,18 @@ const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
   const extra = cells.slice(width).filter((c) => c.trim() !== "")
   const shown = extra.slice(0, 3).map(quote).join(", ")
   const values = `${extra.length} value${extra.length === 1 ? "" : "s"}`
-  return `${values} beyond the header's ${width} columns (${shown}${extra.length > 3 ? ", …" : ""}); a value may hold an unquoted delimiter`
+  return `${values} beyond the header's ${width} columns (${shown}${
+    extra.length > 3 ? ", …" : ""
+  }); a value may hold an unquoted delimiter`
 }
 
 /** Excel's limit: a cell holds at most this many characters, and a longer one cannot come from a spreadsheet intact. */
 const maxCellCharacters = 32_767
 
 const tooLong = (length: number): string =>
-  `${length.toLocaleString("en-US")} characters: a cell holds at most ${maxCellCharacters.toLocaleString("en-US")} (Excel's limit)`
+  `${length.toLocaleString("en-US")} characters: a cell holds at most ${
+    maxCellCharacters.toLocaleString("en-US")
+  } (Excel's limit)`
 
 export const makeValidator = (plan: ColumnPlan, formats: Formats, options: ParseOptions): RowValidator => {
   const { resource } = plan
@@ -102,10 +115,18 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const creates = mode === "create" || mode === "upsert"
   const restoreGuard = options.restoreGuard
   const idName = resource.id?.name
-  const parentName = resource.parent !== undefined && resource.parent.field !== idName ? resource.parent.field : undefined
+  const parentName = resource.parent !== undefined && resource.parent.field !== idName
+    ? resource.parent.field
+    : undefined
 
   const roleOf = (field: Field): Slot["role"] =>
-    field.name === idName && field.ref === undefined ? "id" : field.name === resource.key ? "key" : field.name === parentName ? "parent" : "plain"
+    field.name === idName && field.ref === undefined
+      ? "id"
+      : field.name === resource.key
+      ? "key"
+      : field.name === parentName
+      ? "parent"
+      : "plain"
 
   const slots: Array<Slot> = []
   for (const field of writableFields(resource)) {
@@ -127,34 +148,52 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       refIndex: ref?.index ?? -1,
       refColumn,
       decode: cellDecoder(field, formats, isId),
-      decodeNumber: field.type._tag === "number" && formats.decimal !== "." ? cellDecoder(field, { ...formats, decimal: "." }, isId) : undefined,
+      decodeNumber: field.type._tag === "number" && formats.decimal !== "."
+        ? cellDecoder(field, { ...formats, decimal: "." }, isId)
+        : undefined,
       required: creates && field.required === true,
       keepSpaces: field.writeOnly === true && field.type._tag === "string",
       isFile: field.type._tag === "file",
       isList: field.list === true,
       shape: field.type._tag === "object" ? new Set(field.type.shape) : undefined,
-      requiredMessage: value !== undefined && ref !== undefined ? `required: fill ${valueColumn} or ${refColumn}` : "required",
+      requiredMessage: value !== undefined && ref !== undefined
+        ? `required: fill ${valueColumn} or ${refColumn}`
+        : "required",
       firstRowOf: field.unique === true && role !== "key" && field.list !== true ? new FirstRows() : undefined
     })
   }
   // Errors read left to right, as the user sees the columns.
-  const position = (s: Slot) => Math.min(s.valueIndex < 0 ? Infinity : s.valueIndex, s.refIndex < 0 ? Infinity : s.refIndex)
+  const position = (s: Slot) =>
+    Math.min(s.valueIndex < 0 ? Infinity : s.valueIndex, s.refIndex < 0 ? Infinity : s.refIndex)
   slots.sort((a, b) => position(a) - position(b))
   const keySlot = slots.find((s) => s.role === "key")
   const parentSlot = slots.find((s) => s.role === "parent")
   const idSlot = slots.find((s) => s.role === "id")
-  const extras: ReadonlyArray<Extra> = mode === "delete" ? [] : plan.columns.filter((c) => c.kind === "unknown").map((c) => ({ index: c.index, name: c.name }))
+  const extras: ReadonlyArray<Extra> = mode === "delete"
+    ? []
+    : plan.columns.filter((c) => c.kind === "unknown").map((c) => ({ index: c.index, name: c.name }))
   const columnsOf = (slot: Slot | undefined): Array<string> =>
-    slot === undefined ? [] : [...(slot.valueIndex >= 0 ? [slot.valueColumn] : []), ...(slot.refIndex >= 0 ? [slot.refColumn] : [])]
+    slot === undefined
+      ? []
+      : [...(slot.valueIndex >= 0 ? [slot.valueColumn] : []), ...(slot.refIndex >= 0 ? [slot.refColumn] : [])]
   const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
   const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
   const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
   const firstRowOf = new FirstRows()
 
-  const text = (cells: ReadonlyArray<string>, index: number) => (index < 0 ? "" : cellText(cells, index, restoreGuard).trim())
+  const text = (
+    cells: ReadonlyArray<string>,
+    index: number
+  ) => (index < 0 ? "" : cellText(cells, index, restoreGuard).trim())
 
   /** The row's outcome, or — when it names attachments — what it is before the files are checked on disk. */
-  const validateRow = (row: SourceRow): RowResult | { readonly _tag: "CheckFiles"; readonly sync: RowResult; readonly pending: ReadonlyArray<PendingFile> } => {
+  const validateRow = (
+    row: SourceRow
+  ): RowResult | {
+    readonly _tag: "CheckFiles"
+    readonly sync: RowResult
+    readonly pending: ReadonlyArray<PendingFile>
+  } => {
     const cells = row.cells
     let errors: Array<RowError> | undefined
     let refs: Array<PendingRef> | undefined
@@ -211,7 +250,14 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
           const values = slot.isList ? splitList(r) : [r]
           if (values.length > 0) {
             const reference = slot.field.ref!
-            ;(refs ??= []).push({ field: slot.name, column: slot.refColumn, resource: reference.resource, by: refKey(reference), values, list: slot.isList })
+            ;(refs ??= []).push({
+              field: slot.name,
+              column: slot.refColumn,
+              resource: reference.resource,
+              by: refKey(reference),
+              values,
+              list: slot.isList
+            })
             continue
           }
         }
@@ -219,14 +265,18 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       const raw = slot.valueIndex < 0 ? "" : cellText(cells, slot.valueIndex, restoreGuard)
       const t = raw.trim()
       if (t === "") {
-        if (slot.required) errors = push(errors, slot.valueIndex >= 0 ? slot.valueColumn : slot.refColumn, slot.requiredMessage)
+        if (slot.required) {
+          errors = push(errors, slot.valueIndex >= 0 ? slot.valueColumn : slot.refColumn, slot.requiredMessage)
+        }
         continue
       }
       if (slot.isFile) {
         ;(pending ??= []).push({ slot, text: t })
         continue
       }
-      const decode = slot.decodeNumber !== undefined && row.numbers?.has(slot.valueIndex) === true ? slot.decodeNumber : slot.decode
+      const decode = slot.decodeNumber !== undefined && row.numbers?.has(slot.valueIndex) === true
+        ? slot.decodeNumber
+        : slot.decode
       const value = decode(slot.keepSpaces ? raw : t)
       if (value instanceof Invalid) {
         errors = push(errors, slot.valueColumn, value.message)
@@ -237,9 +287,20 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         continue
       }
       payload[slot.name] = value
-      if (slot.field.type._tag === "enum" && slot.field.type.formerly !== undefined) warnings = formerNumber(slot, t, warnings)
+      if (slot.field.type._tag === "enum" && slot.field.type.formerly !== undefined) {
+        warnings = formerNumber(slot, t, warnings)
+      }
       if (slot.shape !== undefined) warnings = unknownKeys(slot, value, warnings)
-      if (slot.firstRowOf !== undefined) errors = once(slot.firstRowOf, t, row.row, slot.valueColumn, `; ${slot.name} must be unique in the account`, errors)
+      if (slot.firstRowOf !== undefined) {
+        errors = once(
+          slot.firstRowOf,
+          t,
+          row.row,
+          slot.valueColumn,
+          `; ${slot.name} must be unique in the account`,
+          errors
+        )
+      }
     }
 
     for (const extra of extras) {
@@ -249,7 +310,9 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
 
     if (mode === "update" || mode === "delete") {
       if (!idGiven && keyText === undefined) errors = push(errors, identity[0] ?? "id", identityMessage)
-      if (parentSlot !== undefined && text(cells, parentSlot.refIndex) === "" && text(cells, parentSlot.valueIndex) === "") {
+      if (
+        parentSlot !== undefined && text(cells, parentSlot.refIndex) === "" && text(cells, parentSlot.valueIndex) === ""
+      ) {
         errors = push(errors, parentSlot.valueIndex >= 0 ? parentSlot.valueColumn : parentSlot.refColumn, parentMessage)
       }
     }
@@ -269,23 +332,39 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       errors = once(firstRowOf, identityKey, row.row, keyColumn, parentNote, errors, keyText)
     }
 
-    const result: RowResult =
-      errors !== undefined
-        ? { _tag: "Invalid", row: row.row, errors }
-        : { _tag: "Valid", row: row.row, payload, key: keyText, id, refs: refs ?? none, files: none, warnings: warnings ?? none }
+    const result: RowResult = errors !== undefined
+      ? { _tag: "Invalid", row: row.row, errors }
+      : {
+        _tag: "Valid",
+        row: row.row,
+        payload,
+        key: keyText,
+        id,
+        refs: refs ?? none,
+        files: none,
+        warnings: warnings ?? none
+      }
     return pending === undefined ? result : { _tag: "CheckFiles", sync: result, pending }
   }
 
   const rules = { baseDir: options.baseDir, root: options.attachmentsRoot, maxBytes: options.maxAttachmentBytes }
-  const attach = Effect.fn("Validate.attachFiles")(function* (sync: RowResult, pending: ReadonlyArray<PendingFile>) {
+  const attach = Effect.fn("Validate.attachFiles")(function*(sync: RowResult, pending: ReadonlyArray<PendingFile>) {
     const files: Array<FileCell> = []
     const errors: Array<RowError> = sync._tag === "Invalid" ? [...sync.errors] : []
     for (const { slot, text: t } of pending) {
       const found = yield* Effect.promise(() => checkAttachment(t, rules))
       if (typeof found === "string") errors.push({ column: slot.valueColumn, message: found })
-      else files.push({ field: slot.name, path: found.path, name: found.name, bytes: found.bytes, maxBytes: rules.maxBytes })
+      else {files.push({
+          field: slot.name,
+          path: found.path,
+          name: found.name,
+          bytes: found.bytes,
+          maxBytes: rules.maxBytes
+        })}
     }
-    const result: RowResult = errors.length > 0 ? { _tag: "Invalid", row: sync.row, errors } : { ...(sync as Extract<RowResult, { _tag: "Valid" }>), files }
+    const result: RowResult = errors.length > 0
+      ? { _tag: "Invalid", row: sync.row, errors }
+      : { ...(sync as Extract<RowResult, { _tag: "Valid" }>), files }
     return result
   })
 
@@ -305,7 +384,9 @@ const formerNumber = (slot: Slot, text: string, warnings: Array<string> | undefi
   const former = formerCode(type.values, type.formerly, Number(text))
   if (former?._tag !== "moved") return warnings
   const out = warnings ?? []
-  out.push(`${slot.valueColumn}: ${text} is this tool's former code for "${former.label}", sent as the API's ${former.to}; write the label "${former.label}"`)
+  out.push(
+    `${slot.valueColumn}: ${text} is this tool's former code for "${former.label}", sent as the API's ${former.to}; write the label "${former.label}"`
+  )
   return out
 }
 
@@ -317,7 +398,9 @@ const unknownKeys = (slot: Slot, value: unknown, warnings: Array<string> | undef
     for (const k of Object.keys(item as object)) {
       if (slot.shape!.has(k) || reported.has(k)) continue
       reported.add(k)
-      ;(out ??= []).push(`${slot.valueColumn}: "${k}" is not a known property (${[...slot.shape!].join(", ")}); sent as given`)
+      ;(out ??= []).push(
+        `${slot.valueColumn}: "${k}" is not a known property (${[...slot.shape!].join(", ")}); sent as given`
+      )
     }
   }
   return out

@@ -6,6 +6,8 @@
  */
 import type { RowError } from "./Model.js"
 
+export { cellSchema } from "./Cells.js"
+export { inferFormats, settleFormats } from "./Formats.js"
 export type {
   ColumnKind,
   ColumnPlan,
@@ -20,9 +22,8 @@ export type {
 } from "./Model.js"
 export { defaultMaxAttachmentBytes } from "./Model.js"
 export { planColumns } from "./Plan.js"
-export { inferFormats, settleFormats } from "./Formats.js"
 export { makeValidator } from "./Row.js"
-export { cellSchema } from "./Cells.js"
 
 /** `_error` text of an invalid row: `column: message; column: message`. */
-export const formatErrors = (errors: ReadonlyArray<RowError>): string => errors.map((e) => `${e.column}: ${e.message}`).join("; ")
+export const formatErrors = (errors: ReadonlyArray<RowError>): string =>
+  errors.map((e) => `${e.column}: ${e.message}`).join("; ")

@@ -90,7 +90,18 @@ export const budgetScenario = async ({ rows, rate, latencyMs, naive = true }) =>
   const runDir = mkdtempSync(join(tmpdir(), "fsm-bench-import-"))
   let tool
   try {
-    const run = await runCli(["import", "customers", file, "--mode", "upsert", "--rate", rateText, "--out", join(runDir, "run"), "--json"], {
+    const run = await runCli([
+      "import",
+      "customers",
+      file,
+      "--mode",
+      "upsert",
+      "--rate",
+      rateText,
+      "--out",
+      join(runDir, "run"),
+      "--json"
+    ], {
       env: cliEnv(sandbox)
     })
     const summary = jsonSummary(run.stdout)
@@ -113,7 +124,11 @@ export const budgetScenario = async ({ rows, rate, latencyMs, naive = true }) =>
     await sandbox.stop()
   }
   if (tool.stored !== rows || tool.counts.created + tool.counts.updated !== rows) {
-    throw new Error(`the import left ${tool.stored} customers on the server and reported ${JSON.stringify(tool.counts)}, for ${rows} rows`)
+    throw new Error(
+      `the import left ${tool.stored} customers on the server and reported ${
+        JSON.stringify(tool.counts)
+      }, for ${rows} rows`
+    )
   }
 
   let baseline
@@ -133,8 +148,17 @@ export const budgetScenario = async ({ rows, rate, latencyMs, naive = true }) =>
       await fresh.stop()
     }
     if (baseline.failed > 0 || baseline.stored !== rows) {
-      throw new Error(`the naive baseline had ${baseline.failed} failed requests and left ${baseline.stored} customers, for ${rows} rows`)
+      throw new Error(
+        `the naive baseline had ${baseline.failed} failed requests and left ${baseline.stored} customers, for ${rows} rows`
+      )
     }
   }
-  return { rows, rate: rateText, latencyMs, tool, baseline, speedup: baseline !== undefined ? baseline.ms / tool.ms : undefined }
+  return {
+    rows,
+    rate: rateText,
+    latencyMs,
+    tool,
+    baseline,
+    speedup: baseline !== undefined ? baseline.ms / tool.ms : undefined
+  }
 }

@@ -5,8 +5,8 @@
  * name and renamed, so an interrupted generation is never mistaken for a finished file.
  */
 import ExcelJS from "exceljs"
-import { createWriteStream, existsSync, mkdirSync, renameSync } from "node:fs"
 import { once } from "node:events"
+import { createWriteStream, existsSync, mkdirSync, renameSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -50,10 +50,28 @@ export const taxNumber = (i) => {
 }
 
 /** The columns of the import files: no reference columns, so an import needs no lookups (one request a row). */
-export const importColumns = ["externalId", "name", "legalName", "cpfCnpj", "phoneNumber", "email", "address", "latitude", "longitude", "active"]
+export const importColumns = [
+  "externalId",
+  "name",
+  "legalName",
+  "cpfCnpj",
+  "phoneNumber",
+  "email",
+  "address",
+  "latitude",
+  "longitude",
+  "active"
+]
 
 /** The offline files add the columns that cost validation most: references by key, enums, numbers, notes. */
-export const offlineColumns = [...importColumns, "maximumVisitTime", "unitMaximumTime", "groupsDescription", "segmentDescription", "note"]
+export const offlineColumns = [
+  ...importColumns,
+  "maximumVisitTime",
+  "unitMaximumTime",
+  "groupsDescription",
+  "segmentDescription",
+  "note"
+]
 
 /** Row `i` of a customers file, as the cells a user would type (pt-BR decimals, sim/não, `|` lists). */
 export const customerCells = (i, columns) => {
@@ -79,7 +97,10 @@ export const customerCells = (i, columns) => {
 
 /** The body a plain client would PUT for row `i` of an import file (what the naive baseline sends). */
 export const customerBody = (i) => {
-  const [externalId, name, legalName, cpfCnpj, phones, email, address, latitude, longitude, active] = customerCells(i, importColumns)
+  const [externalId, name, legalName, cpfCnpj, phones, email, address, latitude, longitude, active] = customerCells(
+    i,
+    importColumns
+  )
   return {
     externalId,
     name,
@@ -94,7 +115,7 @@ export const customerBody = (i) => {
   }
 }
 
-const csvCell = (text) => (/[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text)
+const csvCell = (text) => (/[",\n\r]/.test(text) ? `"${text.replace(/"/g, "\"\"")}"` : text)
 
 const finished = async (path, write) => {
   if (existsSync(path)) return { path, generated: false }

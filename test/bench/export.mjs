@@ -70,7 +70,9 @@ export const exportScenario = async ({ records, rate, latencyMs }) => {
     const held = (await sandbox.records("customers")).length
     if (held !== records) throw new Error(`${seeded} holds ${held} customers, not ${records}: delete it to seed again`)
     const out = join(work, "export")
-    const run = await runCli(["export", "customers", "--out", out, "--rate", rateText, "--json"], { env: cliEnv(sandbox) })
+    const run = await runCli(["export", "customers", "--out", out, "--rate", rateText, "--json"], {
+      env: cliEnv(sandbox)
+    })
     const summary = jsonSummary(run.stdout)
     const log = await sandbox.requests()
     const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"))

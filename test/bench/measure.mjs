@@ -49,7 +49,11 @@ export const runNode = (args, { env = {}, cwd = root } = {}) =>
 export const runCli = async (args, { env = {}, expect = 0 } = {}) => {
   const result = await runNode([bin, ...args], { env })
   if (result.code !== expect) {
-    throw new Error(`fsm-bulk ${args.join(" ")} exited ${result.code ?? result.signal} (expected ${expect})\n${result.stderr.slice(-4000)}`)
+    throw new Error(
+      `fsm-bulk ${args.join(" ")} exited ${result.code ?? result.signal} (expected ${expect})\n${
+        result.stderr.slice(-4000)
+      }`
+    )
   }
   return result
 }

@@ -26,15 +26,26 @@ const validateCommand = async (file) => {
 }
 
 const commandFigures = (run) => {
-  if (run.code !== 0 && run.code !== 1) throw new Error(`fsm-bulk validate exited ${run.code ?? run.signal}\n${run.stderr.slice(-4000)}`)
+  if (run.code !== 0 && run.code !== 1) {
+    throw new Error(`fsm-bulk validate exited ${run.code ?? run.signal}\n${run.stderr.slice(-4000)}`)
+  }
   const summary = jsonSummary(run.stdout)
-  return { ms: run.ms, rssMiB: run.rssMiB, rows: summary.rows, valid: summary.counts.valid, invalid: summary.counts.invalid, exitCode: run.code }
+  return {
+    ms: run.ms,
+    rssMiB: run.rssMiB,
+    rows: summary.rows,
+    valid: summary.counts.valid,
+    invalid: summary.counts.invalid,
+    exitCode: run.code
+  }
 }
 
 /** validate-only.mjs on `file`: the pieces' times and the peak RSS. */
 const validationAlone = async (file) => {
   const run = await runNode([script("validate-only.mjs"), "customers", file])
-  if (run.code !== 0 && run.code !== 1) throw new Error(`validate-only.mjs exited ${run.code ?? run.signal}\n${run.stderr.slice(-4000)}`)
+  if (run.code !== 0 && run.code !== 1) {
+    throw new Error(`validate-only.mjs exited ${run.code ?? run.signal}\n${run.stderr.slice(-4000)}`)
+  }
   const pieces = JSON.parse(run.stdout.trim().split("\n").at(-1))
   return { ms: run.ms, rssMiB: run.rssMiB, ...pieces, invalid: pieces.rows - pieces.valid }
 }

@@ -43,7 +43,8 @@ const realRate = { limit: 400, windowMs: 60_000 }
 const projectedUse = (overheadMs, measured, real) =>
   overheadMs === undefined
     ? undefined
-    : real.windowMs / (real.windowMs + overheadMs - defaultBudgetMargin(measured.windowMs) + defaultBudgetMargin(real.windowMs))
+    : real.windowMs /
+      (real.windowMs + overheadMs - defaultBudgetMargin(measured.windowMs) + defaultBudgetMargin(real.windowMs))
 const latencyMs = 150
 const sizes = quick
   ? { importRows: 250, csvRows: 20_000, xlsxRows: 5_000, exportRecords: 2_000 }
@@ -92,14 +93,31 @@ const step = async (name, label, run) => {
 }
 
 if (runs("budget")) {
-  const r = await step("budget", `budget use: upsert of ${sizes.importRows} customers, ${latencyMs} ms latency, ${budgetText} both sides, then the naive baseline`, () =>
-    budgetScenario({ rows: sizes.importRows, rate: budget, latencyMs })
+  const r = await step(
+    "budget",
+    `budget use: upsert of ${sizes.importRows} customers, ${latencyMs} ms latency, ${budgetText} both sides, then the naive baseline`,
+    () => budgetScenario({ rows: sizes.importRows, rate: budget, latencyMs })
   )
   const s = "budget use"
   figure(s, "requests per window ÷ limit, steady state", r.tool.steadyUse, "", atLeast(0.97))
-  figure(s, `requests per window ÷ limit, mean of ${r.tool.completeWindows} complete windows`, r.tool.completeWindowsUse, "")
-  figure(s, `time each window costs beyond its ${budget.windowMs / 1000} s (latency, margin, client)`, r.tool.overheadMsPerWindow, "ms")
-  figure(s, "requests per window ÷ limit projected at 400/60s (same overhead)", projectedUse(r.tool.overheadMsPerWindow, budget, realRate), "")
+  figure(
+    s,
+    `requests per window ÷ limit, mean of ${r.tool.completeWindows} complete windows`,
+    r.tool.completeWindowsUse,
+    ""
+  )
+  figure(
+    s,
+    `time each window costs beyond its ${budget.windowMs / 1000} s (latency, margin, client)`,
+    r.tool.overheadMsPerWindow,
+    "ms"
+  )
+  figure(
+    s,
+    "requests per window ÷ limit projected at 400/60s (same overhead)",
+    projectedUse(r.tool.overheadMsPerWindow, budget, realRate),
+    ""
+  )
   figure(s, `most requests in any ${budget.windowMs / 1000} s window`, r.tool.maxInWindow, "", atMost(budget.limit))
   figure(s, "403 received", r.tool.status403, "", atMost(0, "0"))
   figure(s, "requests per row", r.tool.requestsPerRow, "", atMost(1.01))
@@ -109,7 +127,11 @@ if (runs("budget")) {
 }
 
 if (runs("csv")) {
-  const r = await step("csv", `offline validation of a ${sizes.csvRows}-row customers CSV`, () => csvScenario({ rows: sizes.csvRows }))
+  const r = await step(
+    "csv",
+    `offline validation of a ${sizes.csvRows}-row customers CSV`,
+    () => csvScenario({ rows: sizes.csvRows })
+  )
   const s = "offline validation (CSV)"
   figure(s, "bare csv-parse pass", r.csvParse.ms / 1000, "s")
   figure(s, "validate command (with reports)", r.command.ms / 1000, "s")
@@ -125,7 +147,11 @@ if (runs("csv")) {
 }
 
 if (runs("xlsx")) {
-  const r = await step("xlsx", `XLSX: a ${sizes.xlsxRows}-row customers workbook read and validated`, () => xlsxScenario({ rows: sizes.xlsxRows }))
+  const r = await step(
+    "xlsx",
+    `XLSX: a ${sizes.xlsxRows}-row customers workbook read and validated`,
+    () => xlsxScenario({ rows: sizes.xlsxRows })
+  )
   const s = "XLSX"
   figure(s, "validate command (with reports)", r.command.ms / 1000, "s")
   figure(s, "rows per second (validate command)", r.command.rowsPerSecond, "rows/s")
@@ -135,8 +161,10 @@ if (runs("xlsx")) {
 }
 
 if (runs("export")) {
-  const r = await step("export", `export of ${sizes.exportRecords} customers, ${latencyMs} ms latency, ${budgetText} both sides`, () =>
-    exportScenario({ records: sizes.exportRecords, rate: budget, latencyMs })
+  const r = await step(
+    "export",
+    `export of ${sizes.exportRecords} customers, ${latencyMs} ms latency, ${budgetText} both sides`,
+    () => exportScenario({ records: sizes.exportRecords, rate: budget, latencyMs })
   )
   const s = "export"
   figure(s, `requests (minimum ${r.minimum}: login + one page per 1000 records)`, r.requests, "")
@@ -150,21 +178,40 @@ if (runs("export")) {
 const shown = (v, unit) => {
   if (v === undefined || v === null) return "n/a"
   const size = Math.abs(v)
-  const text = Number.isInteger(v) ? String(v) : size >= 100 ? v.toFixed(0) : size >= 10 ? v.toFixed(1) : size >= 2 ? v.toFixed(2) : v.toFixed(3)
+  const text = Number.isInteger(v)
+    ? String(v)
+    : size >= 100
+    ? v.toFixed(0)
+    : size >= 10
+    ? v.toFixed(1)
+    : size >= 2
+    ? v.toFixed(2)
+    : v.toFixed(3)
   return unit === "" ? text : unit === "×" ? `${text}×` : `${text} ${unit}`
 }
 const verdict = (pass) => (pass === null ? "" : pass ? "pass" : "FAIL")
 const table = [
   "| scenario | figure | value | goal | result |",
   "|---|---|---|---|---|",
-  ...figures.map((f) => `| ${f.scenario} | ${f.figure} | ${shown(f.value, f.unit)} | ${f.goal ?? ""} | ${verdict(f.pass)} |`)
+  ...figures.map((f) =>
+    `| ${f.scenario} | ${f.figure} | ${shown(f.value, f.unit)} | ${f.goal ?? ""} | ${verdict(f.pass)} |`
+  )
 ].join("\n")
 
-const machineLine = `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os} (load ${machine.loadAverage1m} at start)`
-console.log(`\nfsm-bulk benchmark, ${started.toISOString()}${quick ? " (quick: small inputs, not recorded)" : ""}\n${machineLine}\n`)
+const machineLine =
+  `${machine.cpu}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os} (load ${machine.loadAverage1m} at start)`
+console.log(
+  `\nfsm-bulk benchmark, ${started.toISOString()}${
+    quick ? " (quick: small inputs, not recorded)" : ""
+  }\n${machineLine}\n`
+)
 console.log(table)
 const failed = figures.filter((f) => f.pass === false)
-console.log(`\n${figures.filter((f) => f.pass === true).length} goals met, ${failed.length} missed; ${((performance.now() - clock) / 1000).toFixed(0)} s in all`)
+console.log(
+  `\n${figures.filter((f) => f.pass === true).length} goals met, ${failed.length} missed; ${
+    ((performance.now() - clock) / 1000).toFixed(0)
+  } s in all`
+)
 
 if (!quick) {
   const file = fileURLToPath(new URL("./results.json", import.meta.url))

@@ -19,18 +19,38 @@ const bin = join(import.meta.dirname, "../../dist/bin.js")
 
 /** A data file holding `n` customers already (a sandbox that has been used for a while). */
 const preloaded = (file, n) => {
-  const customers = Array.from({ length: n }, (_, i) => ({ id: i + 1, externalId: `PRE-${i + 1}`, name: `Cliente ${i + 1} com um nome comprido o bastante`, active: true }))
-  writeFileSync(file, JSON.stringify({ version: 1, accounts: { "sandbox-key": { nextIds: { customers: n + 1 }, tables: { customers }, pendingAnswers: [] } } }))
+  const customers = Array.from(
+    { length: n },
+    (_, i) => ({
+      id: i + 1,
+      externalId: `PRE-${i + 1}`,
+      name: `Cliente ${i + 1} com um nome comprido o bastante`,
+      active: true
+    })
+  )
+  writeFileSync(
+    file,
+    JSON.stringify({
+      version: 1,
+      accounts: { "sandbox-key": { nextIds: { customers: n + 1 }, tables: { customers }, pendingAnswers: [] } }
+    })
+  )
 }
 
 const round = async (dir, index) => {
   const file = join(dir, `state-${index}.json`)
   preloaded(file, preload)
-  const child = spawn(process.execPath, [bin, "sandbox", "--port", "0", "--rate-limit", "1000000/1s", "--data", file], { stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, [bin, "sandbox", "--port", "0", "--rate-limit", "1000000/1s", "--data", file], {
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   const url = await new Promise((resolve) =>
     createInterface({ input: child.stdout }).once("line", (line) => resolve(/^listening on (\S+)$/.exec(line)[1]))
   )
-  const login = await fetch(`${url}/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey: "sandbox-key", apiToken: "sandbox-token" }) })
+  const login = await fetch(`${url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ apiKey: "sandbox-key", apiToken: "sandbox-token" })
+  })
   const token = (await login.json()).result.accessToken
   const acked = new Map() // externalId → time the 201 arrived
   let stop = false
@@ -72,9 +92,15 @@ try {
   for (let i = 0; i < rounds; i++) {
     const r = await round(dir, i)
     results.push(r)
-    console.log(`round ${i + 1}: ${r.acked} creates answered 201, ${r.lost} lost; oldest lost answer ${r.oldestLostMs} ms before the kill`)
+    console.log(
+      `round ${
+        i + 1
+      }: ${r.acked} creates answered 201, ${r.lost} lost; oldest lost answer ${r.oldestLostMs} ms before the kill`
+    )
   }
-  console.log(`worst: ${Math.max(...results.map((r) => r.oldestLostMs))} ms (preload ${preload} customers, ${writers} writers)`)
+  console.log(
+    `worst: ${Math.max(...results.map((r) => r.oldestLostMs))} ms (preload ${preload} customers, ${writers} writers)`
+  )
 } finally {
   rmSync(dir, { recursive: true, force: true })
 }

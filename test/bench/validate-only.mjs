@@ -22,10 +22,13 @@ const options = {
   restoreGuard: false
 }
 
-const program = Effect.scoped(Effect.gen(function* () {
+const program = Effect.scoped(Effect.gen(function*() {
   const t0 = performance.now()
   const source = yield* openSource(file, { encoding: "auto", delimiter: "auto", resource: name })
-  const columns = yield* planColumns(resource(name), file, source.header, { ...options, restoreGuard: source.writtenByTool })
+  const columns = yield* planColumns(resource(name), file, source.header, {
+    ...options,
+    restoreGuard: source.writtenByTool
+  })
   const t1 = performance.now()
   const { formats, rows: settled } = yield* settleFormats(columns, source.rows, options)
   const t2 = performance.now()
@@ -36,8 +39,7 @@ const program = Effect.scoped(Effect.gen(function* () {
     Effect.map(validator.validate(row), (result) => {
       rows++
       if (result._tag === "Valid") valid++
-    })
-  )
+    }))
   const t3 = performance.now()
   return { rows, valid, msOpen: t1 - t0, msFormats: t2 - t1, msValidate: t3 - t2 }
 }))

@@ -11,7 +11,8 @@ import * as Path from "node:path"
 import { noFaults, type RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { bin, put, readReport, runCli, spawnCli, startTestSandbox, tempDir, until, writes } from "../import/support.js"
 
-const customers = (n: number) => ["externalId,name", ...Array.from({ length: n }, (_, i) => `K-${i},Cliente ${i}`)].join("\n") + "\n"
+const customers = (n: number) =>
+  ["externalId,name", ...Array.from({ length: n }, (_, i) => `K-${i},Cliente ${i}`)].join("\n") + "\n"
 
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
 
@@ -23,7 +24,12 @@ const runLimited = (kib: number, args: ReadonlyArray<string>, sandbox: RunningSa
         const account = sandbox.accounts[0]!
         const child = spawn("/bin/sh", ["-c", `ulimit -f ${kib} && exec "$0" "$@"`, process.execPath, bin, ...args], {
           cwd,
-          env: { PATH: process.env.PATH ?? "", FSM_BASE_URL: sandbox.url, FSM_API_KEY: account.apiKey, FSM_API_TOKEN: account.apiToken },
+          env: {
+            PATH: process.env.PATH ?? "",
+            FSM_BASE_URL: sandbox.url,
+            FSM_API_KEY: account.apiKey,
+            FSM_API_TOKEN: account.apiToken
+          },
           stdio: ["ignore", "pipe", "pipe"]
         })
         let out = ""
@@ -35,7 +41,10 @@ const runLimited = (kib: number, args: ReadonlyArray<string>, sandbox: RunningSa
   )
 
 const storedKeys = (sandbox: RunningSandbox) =>
-  Effect.map(sandbox.control.records("sandbox-key", "customers"), (records) => records.map((c) => c.externalId as string))
+  Effect.map(
+    sandbox.control.records("sandbox-key", "customers"),
+    (records) => records.map((c) => c.externalId as string)
+  )
 
 describe("a file that cannot be written after requests were sent", () => {
   it.scopedLive(
@@ -48,7 +57,12 @@ describe("a file that cannot be written after requests were sent", () => {
         const file = put(dir, "clientes.csv", customers(rows))
         const runDir = Path.join(dir, "run")
         // About 300 bytes of journal per row: 40 KiB fills up after a hundred or so rows were sent.
-        const cli = yield* runLimited(40, ["import", "customers", file, "--mode", "create", "--out", runDir, "--json"], sandbox, dir)
+        const cli = yield* runLimited(
+          40,
+          ["import", "customers", file, "--mode", "create", "--out", runDir, "--json"],
+          sandbox,
+          dir
+        )
         assert.strictEqual(cli.code, 3, cli.stderr)
         assert.match(cli.stderr, /cannot write the journal .*journal\.ndjson: file too large/)
         assert.include(cli.stderr, `fsm-bulk resume ${runDir}`)
@@ -77,7 +91,10 @@ describe("a file that cannot be written after requests were sent", () => {
         assert.strictEqual(new Set(keys).size, rows)
         const report = readReport(runDir)
         assert.strictEqual(report.length, rows)
-        assert.isTrue(report.every((r) => r._status === "created"), JSON.stringify(report.find((r) => r._status !== "created")))
+        assert.isTrue(
+          report.every((r) => r._status === "created"),
+          JSON.stringify(report.find((r) => r._status !== "created"))
+        )
         const posts = writes(yield* sandbox.control.requests).filter((w) => w.method === "POST" && w.applied)
         assert.strictEqual(posts.length, rows)
       }),
@@ -91,7 +108,19 @@ describe("a file that cannot be written after requests were sent", () => {
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const rows = 600
-        const seeded = yield* runCli(["import", "customers", put(dir, "c.csv", customers(rows)), "--out", Path.join(dir, "seed"), "--rate", "5000/1s"], sandbox, dir)
+        const seeded = yield* runCli(
+          [
+            "import",
+            "customers",
+            put(dir, "c.csv", customers(rows)),
+            "--out",
+            Path.join(dir, "seed"),
+            "--rate",
+            "5000/1s"
+          ],
+          sandbox,
+          dir
+        )
         assert.strictEqual(seeded.code, 0, seeded.stderr)
         const out = Path.join(dir, "export")
         const cli = yield* runLimited(8, ["export", "customers", "--out", out, "--json"], sandbox, dir)
@@ -119,7 +148,10 @@ describe("--json answers on every exit", () => {
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const cases = [
-          { args: ["import", "customers", put(dir, "c.csv", customers(2)), "--mode", "sideways", "--json"], tag: "ValidationError" },
+          {
+            args: ["import", "customers", put(dir, "c.csv", customers(2)), "--mode", "sideways", "--json"],
+            tag: "ValidationError"
+          },
           { args: ["import", "customers", Path.join(dir, "missing.csv"), "--json"], tag: "InputError" },
           { args: ["import", "clientes", put(dir, "d.csv", customers(2)), "--json"], tag: "UsageError" },
           { args: ["resume", Path.join(dir, "nowhere"), "--json"], tag: "RunError" },
@@ -151,14 +183,21 @@ describe("one process per run directory", () => {
         const rows = 80
         const file = put(dir, "clientes.csv", customers(rows))
         const runDir = Path.join(dir, "run")
-        const first = spawnCli(["import", "customers", file, "--mode", "create", "--out", runDir, "--concurrency", "4"], sandbox, dir)
-        yield* until(() => existsSync(Path.join(runDir, "journal.ndjson")) && readFileSync(Path.join(runDir, "journal.ndjson"), "utf8").includes('"done"'))
+        const first = spawnCli(
+          ["import", "customers", file, "--mode", "create", "--out", runDir, "--concurrency", "4"],
+          sandbox,
+          dir
+        )
+        yield* until(() =>
+          existsSync(Path.join(runDir, "journal.ndjson")) &&
+          readFileSync(Path.join(runDir, "journal.ndjson"), "utf8").includes("\"done\"")
+        )
         first.child.kill("SIGKILL")
         yield* Effect.promise(() => first.exit)
         // The killed import left its lock behind; its process is gone, so the first resume takes it over.
         const a = spawnCli(["resume", runDir, "--concurrency", "2"], sandbox, dir)
         // Its `resumed` line is written once it holds the directory, before its first request.
-        yield* until(() => readFileSync(Path.join(runDir, "journal.ndjson"), "utf8").includes('"state":"resumed"'))
+        yield* until(() => readFileSync(Path.join(runDir, "journal.ndjson"), "utf8").includes("\"state\":\"resumed\""))
         const b = yield* runCli(["resume", runDir, "--json"], sandbox, dir)
         assert.strictEqual(b.code, 2, b.stderr)
         assert.include(b.stderr, `is in use by another fsm-bulk process: pid ${a.child.pid}`)
@@ -176,24 +215,28 @@ describe("one process per run directory", () => {
     120_000
   )
 
-  it.scopedLive("a second export into an --out being written is refused at once, naming the holder", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 60 } })
-      const dir = yield* tempDir
-      const out = Path.join(dir, "export")
-      const a = spawnCli(["export", "--out", out], sandbox, dir)
-      // Once it lists, it holds the directory (the lock is taken before the first request).
-      while ((yield* sandbox.control.requests).length === 0) yield* Effect.sleep(10)
-      const b = yield* runCli(["export", "--out", out, "--json"], sandbox, dir)
-      assert.strictEqual(b.code, 2, b.stderr)
-      assert.include(b.stderr, `${out} is in use by another fsm-bulk process: pid ${a.child.pid}`)
-      assert.include(b.stderr, "(export, since ")
-      assert.strictEqual(lastJson(b.stdout).error.reason, "Locked")
-      assert.strictEqual((yield* Effect.promise(() => a.exit)).code, 0, a.stderr())
-      assert.isFalse(existsSync(Path.join(out, ".lock")))
-      const verified = yield* runCli(["verify", out], undefined, dir)
-      assert.strictEqual(verified.code, 0, verified.stderr)
-    }), 60_000)
+  it.scopedLive(
+    "a second export into an --out being written is refused at once, naming the holder",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 60 } })
+        const dir = yield* tempDir
+        const out = Path.join(dir, "export")
+        const a = spawnCli(["export", "--out", out], sandbox, dir)
+        // Once it lists, it holds the directory (the lock is taken before the first request).
+        while ((yield* sandbox.control.requests).length === 0) yield* Effect.sleep(10)
+        const b = yield* runCli(["export", "--out", out, "--json"], sandbox, dir)
+        assert.strictEqual(b.code, 2, b.stderr)
+        assert.include(b.stderr, `${out} is in use by another fsm-bulk process: pid ${a.child.pid}`)
+        assert.include(b.stderr, "(export, since ")
+        assert.strictEqual(lastJson(b.stdout).error.reason, "Locked")
+        assert.strictEqual((yield* Effect.promise(() => a.exit)).code, 0, a.stderr())
+        assert.isFalse(existsSync(Path.join(out, ".lock")))
+        const verified = yield* runCli(["verify", out], undefined, dir)
+        assert.strictEqual(verified.code, 0, verified.stderr)
+      }),
+    60_000
+  )
 })
 
 /** A read-only tmpfs at `dir`, unmounted with the scope; only root can mount one (CI runs as root). */
@@ -238,4 +281,3 @@ describe("read-only output", () => {
     60_000
   )
 })
-

@@ -8,17 +8,21 @@ describe("reading answers", () => {
     expect(errorMessage(422, { error: "name is required" })).toBe("name is required")
     expect(errorMessage(400, { message: "Bad thing", errorCode: 0 })).toBe("Bad thing")
     expect(errorMessage(400, { login: ["The value 'x' is not valid."] })).toBe("login: The value 'x' is not valid.")
-    expect(errorMessage(400, { title: "One or more validation errors occurred.", errors: { taskDate: ["Invalid date"] } })).toBe(
+    expect(
+      errorMessage(400, { title: "One or more validation errors occurred.", errors: { taskDate: ["Invalid date"] } })
+    ).toBe(
       "taskDate: Invalid date"
     )
-    expect(errorMessage(502, parseBody("<html><body>Bad Gateway</body></html>"))).toBe("HTTP 502: <html><body>Bad Gateway</body></html>")
+    expect(errorMessage(502, parseBody("<html><body>Bad Gateway</body></html>"))).toBe(
+      "HTTP 502: <html><body>Bad Gateway</body></html>"
+    )
     expect(errorMessage(500, undefined)).toBe("HTTP 500")
   })
 
   it("tells a rate limit from a permission error", () => {
-    expect(isRateLimit(403, '{"error":"Rate limit temporarily exceeded"}')).toBe(true)
+    expect(isRateLimit(403, "{\"error\":\"Rate limit temporarily exceeded\"}")).toBe(true)
     expect(isRateLimit(429, "")).toBe(true)
-    expect(isRateLimit(403, '{"error":"Forbidden: not allowed"}')).toBe(false)
+    expect(isRateLimit(403, "{\"error\":\"Forbidden: not allowed\"}")).toBe(false)
     expect(isRateLimit(500, "rate limit")).toBe(false)
   })
 
@@ -27,7 +31,11 @@ describe("reading answers", () => {
     expect(paged).toEqual({ records: [{ id: 1 }], nextLink: true, paged: true })
     expect(listPage({ result: { entityList: [{ id: 1 }], links: [{ rel: "self" }] } })?.nextLink).toBe(false)
     expect(listPage({ result: { entityList: [] } })?.nextLink).toBeUndefined()
-    expect(listPage({ result: [{ id: 1 }, { id: 2 }] })).toEqual({ records: [{ id: 1 }, { id: 2 }], nextLink: undefined, paged: false })
+    expect(listPage({ result: [{ id: 1 }, { id: 2 }] })).toEqual({
+      records: [{ id: 1 }, { id: 2 }],
+      nextLink: undefined,
+      paged: false
+    })
     expect(listPage({ result: { id: 1 } })).toBeUndefined()
     expect(resultOf({ result: 5 })).toBe(5)
     expect(resultOf([1])).toEqual([1])
@@ -37,7 +45,10 @@ describe("reading answers", () => {
 describe("reconciliation rules", () => {
   it("finds a record by its correlation key through the resource's filter and read-back name", () => {
     expect(lookupFor(resource("customers"), "externalId")).toEqual({ filterKey: "externalId", property: "externalId" })
-    expect(lookupFor(resource("services"), "externalCode")).toEqual({ filterKey: "externalCode", property: "externalCode" })
+    expect(lookupFor(resource("services"), "externalCode")).toEqual({
+      filterKey: "externalCode",
+      property: "externalCode"
+    })
     // The customers filter `description` tests the written `name`, which is read back as `description`.
     expect(lookupFor(resource("customers"), "name")).toEqual({ filterKey: "description", property: "description" })
     expect(lookupFor(resource("webhooks"), "targetUrl")).toEqual({ filterKey: undefined, property: "urlResponse" })

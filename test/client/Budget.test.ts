@@ -9,7 +9,9 @@ describe("Budget", () => {
       const budget = yield* makeBudget({ limit: 5, windowMs: 1_000 }, 50)
       const starts: Array<number> = []
       // Each request takes 200 ms; the window is counted from its end.
-      const request = Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => starts.push(t))).pipe(Effect.zipRight(Effect.sleep(200)))
+      const request = Effect.flatMap(Clock.currentTimeMillis, (t) => Effect.sync(() => starts.push(t))).pipe(
+        Effect.zipRight(Effect.sleep(200))
+      )
       const fiber = yield* Effect.forEach(Array.from({ length: 12 }, (_, i) => i), () => budget.spend(request), {
         concurrency: 12,
         discard: true
@@ -27,7 +29,10 @@ describe("Budget", () => {
   it.effect("a request that fails still counts, from the moment it ended", () =>
     Effect.gen(function*() {
       const budget = yield* makeBudget({ limit: 1, windowMs: 1_000 }, 0)
-      const first = yield* budget.spend(Effect.zipRight(Effect.sleep(100), Effect.fail("boom"))).pipe(Effect.either, Effect.fork)
+      const first = yield* budget.spend(Effect.zipRight(Effect.sleep(100), Effect.fail("boom"))).pipe(
+        Effect.either,
+        Effect.fork
+      )
       yield* TestClock.adjust(100)
       assert.isTrue((yield* Fiber.join(first))._tag === "Left")
       const second = yield* budget.spend(Clock.currentTimeMillis).pipe(Effect.fork)
@@ -40,7 +45,9 @@ describe("Budget", () => {
   it.effect("a request that turns out not to be sent gives its room back: it leaves nothing in the window", () =>
     Effect.gen(function*() {
       const budget = yield* makeBudget({ limit: 1, windowMs: 1_000 }, 0)
-      const unsent = yield* budget.spend(Effect.fail("token gone" as const), (e) => e === "token gone").pipe(Effect.either)
+      const unsent = yield* budget.spend(Effect.fail("token gone" as const), (e) => e === "token gone").pipe(
+        Effect.either
+      )
       assert.strictEqual(unsent._tag, "Left")
       // With a limit of 1, a request counted in the window would hold the next one for a whole second.
       assert.strictEqual(yield* budget.spend(Clock.currentTimeMillis), 0)

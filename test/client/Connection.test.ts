@@ -1,11 +1,18 @@
 import { Command } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Console, Effect, Either, Exit, Layer, Option, Redacted } from "effect"
+import { ConfigProvider, type Console, Effect, Either, Exit, Layer, Option, Redacted } from "effect"
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type ConnectionOptions, apiLayer, clientSettings, connectionOptions, EmbeddedSandbox, validateBaseUrl } from "../../src/cli/Connection.js"
+import {
+  apiLayer,
+  clientSettings,
+  type ConnectionOptions,
+  connectionOptions,
+  EmbeddedSandbox,
+  validateBaseUrl
+} from "../../src/cli/Connection.js"
 import { Api } from "../../src/client/Api.js"
 import { startTestSandbox } from "./support.js"
 
@@ -23,10 +30,16 @@ const defaults: ConnectionOptions = {
 const parse = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.gen(function*() {
     let parsed: ConnectionOptions | undefined
-    const command = Command.make("probe", { connection: connectionOptions }, ({ connection }) => Effect.sync(() => void (parsed = connection)))
+    const command = Command.make("probe", { connection: connectionOptions }, ({ connection }) =>
+      Effect.sync(() =>
+        void (parsed = connection)
+      ))
     yield* Command.run(command, { name: "probe", version: "0" })(["node", "probe", ...args])
     return parsed!
-  }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))), Effect.provide(NodeContext.layer))
+  }).pipe(
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))),
+    Effect.provide(NodeContext.layer)
+  )
 
 /** Builds the layer and runs `use` with it, collecting what was said on stderr. */
 const withApi = <A, E>(
@@ -37,8 +50,17 @@ const withApi = <A, E>(
   Effect.gen(function*() {
     const said: Array<string> = []
     const console = yield* Effect.console
-    const quiet: Console.Console = { ...console, error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void said.push(args.join(" "))) }
-    const exit = yield* Effect.exit(Effect.scoped(Layer.build(apiLayer(options, { client: { backoffBaseMs: 20 } })).pipe(Effect.flatMap((ctx) => Effect.provide(use, ctx))))).pipe(
+    const quiet: Console.Console = {
+      ...console,
+      error: (...args: ReadonlyArray<unknown>) => Effect.sync(() => void said.push(args.join(" ")))
+    }
+    const exit = yield* Effect.exit(
+      Effect.scoped(
+        Layer.build(apiLayer(options, { client: { backoffBaseMs: 20 } })).pipe(
+          Effect.flatMap((ctx) => Effect.provide(use, ctx))
+        )
+      )
+    ).pipe(
       Effect.withConsole(quiet),
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
     )
@@ -55,7 +77,8 @@ describe("base URL rules", () => {
     assert.deepStrictEqual(validateBaseUrl("https://api.example.com/v2/"), Either.right("https://api.example.com/v2"))
     assert.deepStrictEqual(validateBaseUrl("http://127.0.0.1:8787/v2"), Either.right("http://127.0.0.1:8787/v2"))
     assert.deepStrictEqual(validateBaseUrl("http://localhost:9/api/V2"), Either.right("http://localhost:9/api/V2"))
-    const message = (text: string) => Either.match(validateBaseUrl(text), { onLeft: (e) => e.message, onRight: () => "accepted" })
+    const message = (text: string) =>
+      Either.match(validateBaseUrl(text), { onLeft: (e) => e.message, onRight: () => "accepted" })
     assert.match(message("http://api.example.com/v2"), /must be reached over https:\/\//)
     assert.match(message("https://api.example.com/v1"), /must end with the version segment \/v2/)
     assert.match(message("https://user:secret@api.example.com/v2"), /must not carry credentials/)
@@ -69,10 +92,30 @@ describe("connection options", () => {
   it.effect("take flags first, then the environment, then the defaults", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* parse([]), defaults)
-      const fromEnv = yield* parse([], { FSM_BASE_URL: "https://api.example.com/v2", FSM_RATE: "50/5s", FSM_CONCURRENCY: "7" })
-      assert.deepStrictEqual(fromEnv, { ...defaults, baseUrl: Option.some("https://api.example.com/v2"), rate: "50/5s", concurrency: Option.some(7) })
+      const fromEnv = yield* parse([], {
+        FSM_BASE_URL: "https://api.example.com/v2",
+        FSM_RATE: "50/5s",
+        FSM_CONCURRENCY: "7"
+      })
+      assert.deepStrictEqual(fromEnv, {
+        ...defaults,
+        baseUrl: Option.some("https://api.example.com/v2"),
+        rate: "50/5s",
+        concurrency: Option.some(7)
+      })
       const fromFlags = yield* parse(
-        ["--base-url", "https://other.example.com/v2", "--rate", "10/1s", "--concurrency", "3", "--max-attempts", "2", "--rate-limit-pause", "5s"],
+        [
+          "--base-url",
+          "https://other.example.com/v2",
+          "--rate",
+          "10/1s",
+          "--concurrency",
+          "3",
+          "--max-attempts",
+          "2",
+          "--rate-limit-pause",
+          "5s"
+        ],
         { FSM_BASE_URL: "https://api.example.com/v2", FSM_RATE: "50/5s" }
       )
       assert.deepStrictEqual(fromFlags, {
@@ -88,7 +131,11 @@ describe("connection options", () => {
     }))
 
   it("pause after a rate-limit answer for one window of the budget, unless --rate-limit-pause says otherwise", () => {
-    const target = { baseUrl: "https://api.example.com/v2", credentials: { apiKey: Redacted.make("k"), apiToken: Redacted.make("t") }, embedded: false }
+    const target = {
+      baseUrl: "https://api.example.com/v2",
+      credentials: { apiKey: Redacted.make("k"), apiToken: Redacted.make("t") },
+      embedded: false
+    }
     const pauseOf = (options: ConnectionOptions) =>
       Either.match(clientSettings(options, target), { onLeft: (e) => e.message, onRight: (s) => s.rateLimitPauseMs })
     assert.strictEqual(pauseOf(defaults), 60_000)
@@ -147,31 +194,47 @@ describe("apiLayer", () => {
       assert.isTrue(Exit.isSuccess(viaEnv.exit) && viaEnv.exit.value.status === 200)
     }), 20_000)
 
-  it.live("refuses bad configuration with a message that names the flag or file, and never the secret", () =>
-    Effect.gen(function*() {
-      const dir = mkdtempSync(join(tmpdir(), "fsm-conn-"))
-      const notJson = join(dir, "broken.json")
-      writeFileSync(notJson, "{ apiKey: s3cr3t")
-      const partial = join(dir, "partial.json")
-      writeFileSync(partial, JSON.stringify({ apiKey: "acme", apiToken: "" }))
-      const remote = { ...defaults, baseUrl: Option.some("https://api.example.com/v2") }
-      const cases: Array<[ConnectionOptions, Record<string, string>, RegExp]> = [
-        [remote, {}, /no credentials for https:\/\/api\.example\.com\/v2: set FSM_API_KEY and FSM_API_TOKEN/],
-        [remote, { FSM_API_KEY: "acme" }, /FSM_API_TOKEN is not set/],
-        [{ ...remote, credentials: Option.some(notJson) }, {}, /broken\.json: not valid JSON/],
-        [{ ...remote, credentials: Option.some(partial) }, {}, /partial\.json: apiToken missing/],
-        [{ ...remote, credentials: Option.some(join(dir, "absent.json")) }, {}, /absent\.json: cannot read the file \(ENOENT\)/],
-        [{ ...defaults, baseUrl: Option.some("http://api.example.com/v2") }, {}, /must be reached over https/],
-        [{ ...defaults, rate: "fast" }, {}, /--rate \/ FSM_RATE: "fast" is not a rate/],
-        [{ ...defaults, concurrency: Option.some(0) }, {}, /--concurrency \/ FSM_CONCURRENCY: 0 is not a positive number/],
-        [{ ...defaults, rateLimitPause: Option.some("soon") }, {}, /--rate-limit-pause \/ FSM_RATE_LIMIT_PAUSE: "soon" is not a duration/]
-      ]
-      for (const [options, env, expected] of cases) {
-        const { exit, said } = yield* withApi(options, Effect.void, env)
-        const message = failureMessage(exit)
-        assert.match(message, expected)
-        assert.notInclude(message, "s3cr3t")
-        assert.deepStrictEqual(said, [], "no sandbox is started for a configuration that is refused")
-      }
-    }), 20_000)
+  it.live(
+    "refuses bad configuration with a message that names the flag or file, and never the secret",
+    () =>
+      Effect.gen(function*() {
+        const dir = mkdtempSync(join(tmpdir(), "fsm-conn-"))
+        const notJson = join(dir, "broken.json")
+        writeFileSync(notJson, "{ apiKey: s3cr3t")
+        const partial = join(dir, "partial.json")
+        writeFileSync(partial, JSON.stringify({ apiKey: "acme", apiToken: "" }))
+        const remote = { ...defaults, baseUrl: Option.some("https://api.example.com/v2") }
+        const cases: Array<[ConnectionOptions, Record<string, string>, RegExp]> = [
+          [remote, {}, /no credentials for https:\/\/api\.example\.com\/v2: set FSM_API_KEY and FSM_API_TOKEN/],
+          [remote, { FSM_API_KEY: "acme" }, /FSM_API_TOKEN is not set/],
+          [{ ...remote, credentials: Option.some(notJson) }, {}, /broken\.json: not valid JSON/],
+          [{ ...remote, credentials: Option.some(partial) }, {}, /partial\.json: apiToken missing/],
+          [
+            { ...remote, credentials: Option.some(join(dir, "absent.json")) },
+            {},
+            /absent\.json: cannot read the file \(ENOENT\)/
+          ],
+          [{ ...defaults, baseUrl: Option.some("http://api.example.com/v2") }, {}, /must be reached over https/],
+          [{ ...defaults, rate: "fast" }, {}, /--rate \/ FSM_RATE: "fast" is not a rate/],
+          [
+            { ...defaults, concurrency: Option.some(0) },
+            {},
+            /--concurrency \/ FSM_CONCURRENCY: 0 is not a positive number/
+          ],
+          [
+            { ...defaults, rateLimitPause: Option.some("soon") },
+            {},
+            /--rate-limit-pause \/ FSM_RATE_LIMIT_PAUSE: "soon" is not a duration/
+          ]
+        ]
+        for (const [options, env, expected] of cases) {
+          const { exit, said } = yield* withApi(options, Effect.void, env)
+          const message = failureMessage(exit)
+          assert.match(message, expected)
+          assert.notInclude(message, "s3cr3t")
+          assert.deepStrictEqual(said, [], "no sandbox is started for a configuration that is refused")
+        }
+      }),
+    20_000
+  )
 })

@@ -54,7 +54,9 @@ export interface Hit {
  */
 export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: ReadonlyArray<Hit>) => void) =>
   Effect.acquireRelease(
-    Effect.async<{ readonly url: string; readonly hits: Array<Hit>; readonly server: Http.Server; readonly target: RunningSandbox }>((resume) => {
+    Effect.async<
+      { readonly url: string; readonly hits: Array<Hit>; readonly server: Http.Server; readonly target: RunningSandbox }
+    >((resume) => {
       const hits: Array<Hit> = []
       let logins = 0
       const server = Http.createServer((req, res) => {
@@ -62,14 +64,23 @@ export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: Reado
         req.on("data", (c: Buffer) => chunks.push(c))
         req.on("end", () => {
           const auth = req.headers.authorization
-          const hit: Hit = { method: req.method ?? "", url: req.url ?? "", bearer: auth?.replace(/^Bearer /, ""), body: Buffer.concat(chunks).toString("utf8") }
+          const hit: Hit = {
+            method: req.method ?? "",
+            url: req.url ?? "",
+            bearer: auth?.replace(/^Bearer /, ""),
+            body: Buffer.concat(chunks).toString("utf8")
+          }
           hits.push(hit)
           res.setHeader("x-request-id", `req-${hits.length}`)
           answer(hit, res, hits)
           if (res.headersSent || res.writableEnded) return
           res.setHeader("content-type", "application/json")
           if (hit.method === "POST" && hit.url === "/v2/login") {
-            res.end(JSON.stringify({ result: { authenticated: true, accessToken: `t${++logins}`, expiration: "2030-01-01 00:00:00" } }))
+            res.end(
+              JSON.stringify({
+                result: { authenticated: true, accessToken: `t${++logins}`, expiration: "2030-01-01 00:00:00" }
+              })
+            )
           } else {
             res.statusCode = 404
             res.end()
@@ -78,7 +89,14 @@ export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: Reado
       })
       server.listen(0, "127.0.0.1", () => {
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v2`
-        resume(Effect.succeed({ url, hits, server, target: { url, accounts: [{ apiKey: "k", apiToken: "t" }] } as unknown as RunningSandbox }))
+        resume(
+          Effect.succeed({
+            url,
+            hits,
+            server,
+            target: { url, accounts: [{ apiKey: "k", apiToken: "t" }] } as unknown as RunningSandbox
+          })
+        )
       })
     }),
     ({ server }) =>
@@ -89,7 +107,12 @@ export const fakeApi = (answer: (hit: Hit, res: Http.ServerResponse, hits: Reado
   )
 
 /** Answers `status` with `body` as JSON (or as it is, when a string). */
-export const reply = (res: Http.ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}) => {
+export const reply = (
+  res: Http.ServerResponse,
+  status: number,
+  body?: unknown,
+  headers: Record<string, string> = {}
+) => {
   res.statusCode = status
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v)
   if (body === undefined) return void res.end()

@@ -49,7 +49,8 @@ interface Drill {
   readonly happened: (log: ReadonlyArray<RequestLogEntry>, report: ReadonlyArray<ReportRow>) => void
 }
 
-const retried = (report: ReadonlyArray<ReportRow>, outcome: RegExp) => report.filter((r) => outcome.test(r._retry_outcomes ?? "")).length
+const retried = (report: ReadonlyArray<ReportRow>, outcome: RegExp) =>
+  report.filter((r) => outcome.test(r._retry_outcomes ?? "")).length
 
 const drills: ReadonlyArray<Drill> = [
   {
@@ -93,7 +94,8 @@ const drills: ReadonlyArray<Drill> = [
   }
 ]
 
-const sumAttempts = (report: ReadonlyArray<ReportRow>) => report.reduce((n, r) => n + (r._attempts === "" ? 0 : Number(r._attempts)), 0)
+const sumAttempts = (report: ReadonlyArray<ReportRow>) =>
+  report.reduce((n, r) => n + (r._attempts === "" ? 0 : Number(r._attempts)), 0)
 
 const runDrill = (drill: Drill, mode: Mode) =>
   Effect.gen(function*() {
@@ -105,17 +107,28 @@ const runDrill = (drill: Drill, mode: Mode) =>
     const trigger = drill.midRun === undefined
       ? undefined
       : yield* Effect.fork(
-        until("a quarter of the rows done", () => readJournal(runDir).filter((l) => l.state === "done").length >= rows / 4).pipe(
-          Effect.zipRight(Effect.suspend(() => drill.midRun!(sandbox)))
-        )
+        until("a quarter of the rows done", () =>
+          readJournal(runDir).filter((l) => l.state === "done").length >= rows / 4).pipe(
+            Effect.zipRight(Effect.suspend(() =>
+              drill.midRun!(sandbox)
+            ))
+          )
       )
-    const run = yield* runCli(["import", "customers", input.file, "--mode", mode, "--out", runDir, "--json", ...clientFlags], sandbox, dir)
+    const run = yield* runCli(
+      ["import", "customers", input.file, "--mode", mode, "--out", runDir, "--json", ...clientFlags],
+      sandbox,
+      dir
+    )
     if (trigger !== undefined) yield* Fiber.join(trigger) // the fault did start before the run ended
 
     // Invalid rows make the exit code 1; every other row ended well (counts below).
     assert.strictEqual(run.code, 1, run.stderr)
     const report = readReport(runDir)
-    assert.deepStrictEqual(report.map((r) => Number(r._row)), Array.from({ length: rows }, (_, i) => i + 2), "one report line per input row, in order")
+    assert.deepStrictEqual(
+      report.map((r) => Number(r._row)),
+      Array.from({ length: rows }, (_, i) => i + 2),
+      "one report line per input row, in order"
+    )
     const counts = statusCounts(report)
     const wellEnded = mode === "create" ? ["created"] : ["created", "updated"]
     for (const r of report) {
@@ -124,7 +137,9 @@ const runDrill = (drill: Drill, mode: Mode) =>
     }
     assert.strictEqual(counts.invalid, invalidAt.length)
     const summary = lastJson(run.stdout)
-    for (const [status, n] of Object.entries(summary.counts)) assert.strictEqual(n, counts[status] ?? 0, `summary count of ${status}`)
+    for (const [status, n] of Object.entries(summary.counts)) {
+      assert.strictEqual(n, counts[status] ?? 0, `summary count of ${status}`)
+    }
 
     const stored = yield* sandbox.control.records("sandbox-key", "customers")
     const keys = stored.map((c) => String(c.externalId))
@@ -134,11 +149,18 @@ const runDrill = (drill: Drill, mode: Mode) =>
     const log = yield* sandbox.control.requests
     drill.happened(log, report)
     const writes = writesTo(log, "/customers")
-    assert.strictEqual(sumAttempts(report), writes.length, "the report's _attempts add up to the writes the server received")
+    assert.strictEqual(
+      sumAttempts(report),
+      writes.length,
+      "the report's _attempts add up to the writes the server received"
+    )
     if (mode === "create") {
       // A create whose answer was lost after it was applied is found by its key, never sent again.
       const lostApplied = writes.filter((e) => destroyed(e) && e.applied).length
-      assert.strictEqual(report.filter((r) => /found on the server by its key/.test(r._error ?? "")).length, lostApplied)
+      assert.strictEqual(
+        report.filter((r) => /found on the server by its key/.test(r._error ?? "")).length,
+        lostApplied
+      )
     } else {
       // An upsert whose answer was lost is sent again; when the lost one had been applied, the row ends `updated`.
       const lostApplied = writes.filter((e) => destroyed(e) && e.applied).length
@@ -154,28 +176,38 @@ describe.concurrent("fault drills: every row accounted for, exactly one record p
     }
   }
 
-  it.scopedLive("lost creates of a resource without a key end in-doubt, exactly as many as were lost", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startDrillSandbox({ faults: { ...noFaults, latencyMs: 10, dropAfterWriteRate: 0.1 } })
-      const dir = yield* tempDir
-      const count = 120
-      const file = ticketsFile(dir, "chamados.csv", count)
-      const runDir = Path.join(dir, "run")
-      const run = yield* runCli(["import", "tickets", file, "--mode", "create", "--out", runDir, "--json", ...clientFlags], sandbox, dir)
-      assert.strictEqual(run.code, 1, run.stderr)
+  it.scopedLive(
+    "lost creates of a resource without a key end in-doubt, exactly as many as were lost",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startDrillSandbox({ faults: { ...noFaults, latencyMs: 10, dropAfterWriteRate: 0.1 } })
+        const dir = yield* tempDir
+        const count = 120
+        const file = ticketsFile(dir, "chamados.csv", count)
+        const runDir = Path.join(dir, "run")
+        const run = yield* runCli(
+          ["import", "tickets", file, "--mode", "create", "--out", runDir, "--json", ...clientFlags],
+          sandbox,
+          dir
+        )
+        assert.strictEqual(run.code, 1, run.stderr)
 
-      const report = readReport(runDir)
-      assert.strictEqual(report.length, count)
-      const log = yield* sandbox.control.requests
-      const posts = writesTo(log, "/tickets")
-      const lost = posts.filter(destroyed)
-      assert.isAbove(lost.length, 0)
-      // No POST is sent twice: a lost one ends its row (never resent blindly), an answered one is created.
-      assert.strictEqual(posts.length, count)
-      assert.deepStrictEqual(statusCounts(report), { created: count - lost.length, "in-doubt": lost.length })
-      for (const r of report.filter((r) => r._status === "in-doubt")) assert.match(r._error!, /may or may not have been applied/)
-      // Every lost create had been applied: the server holds them all, once each.
-      const stored = yield* sandbox.control.records("sandbox-key", "tickets")
-      assert.strictEqual(stored.length, count)
-    }), 60_000)
+        const report = readReport(runDir)
+        assert.strictEqual(report.length, count)
+        const log = yield* sandbox.control.requests
+        const posts = writesTo(log, "/tickets")
+        const lost = posts.filter(destroyed)
+        assert.isAbove(lost.length, 0)
+        // No POST is sent twice: a lost one ends its row (never resent blindly), an answered one is created.
+        assert.strictEqual(posts.length, count)
+        assert.deepStrictEqual(statusCounts(report), { created: count - lost.length, "in-doubt": lost.length })
+        for (const r of report.filter((r) => r._status === "in-doubt")) {
+          assert.match(r._error!, /may or may not have been applied/)
+        }
+        // Every lost create had been applied: the server holds them all, once each.
+        const stored = yield* sandbox.control.records("sandbox-key", "tickets")
+        assert.strictEqual(stored.length, count)
+      }),
+    60_000
+  )
 })

@@ -16,7 +16,16 @@ import { Effect, Fiber } from "effect"
 import * as Path from "node:path"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
-import { customersFile, lastJson, readReport, runCli, startDrillSandbox, statusCounts, tempDir, writesTo } from "./support.js"
+import {
+  customersFile,
+  lastJson,
+  readReport,
+  runCli,
+  startDrillSandbox,
+  statusCounts,
+  tempDir,
+  writesTo
+} from "./support.js"
 
 const rows = 80
 const rate = { limit: 20, windowMs: 1_000 }
@@ -36,7 +45,8 @@ const chaos = (sandbox: RunningSandbox) =>
     }
   })
 
-const sumAttempts = (report: ReadonlyArray<Record<string, string>>) => report.reduce((n, r) => n + (r._attempts === "" ? 0 : Number(r._attempts)), 0)
+const sumAttempts = (report: ReadonlyArray<Record<string, string>>) =>
+  report.reduce((n, r) => n + (r._attempts === "" ? 0 : Number(r._attempts)), 0)
 
 const drill = (mode: "create" | "upsert") =>
   Effect.gen(function*() {
@@ -49,7 +59,20 @@ const drill = (mode: "create" | "upsert") =>
     const runDir = Path.join(dir, "run")
     const faults = yield* Effect.fork(chaos(sandbox))
     const run = yield* runCli(
-      ["import", "customers", input.file, "--mode", mode, "--out", runDir, "--json", "--rate", "20/1s", "--max-attempts", "20"],
+      [
+        "import",
+        "customers",
+        input.file,
+        "--mode",
+        mode,
+        "--out",
+        runDir,
+        "--json",
+        "--rate",
+        "20/1s",
+        "--max-attempts",
+        "20"
+      ],
       sandbox,
       dir
     )
@@ -57,14 +80,24 @@ const drill = (mode: "create" | "upsert") =>
 
     assert.strictEqual(run.code, 0, `${run.stderr}\n${run.stdout.slice(-2_000)}`)
     const report = readReport(runDir)
-    assert.deepStrictEqual(report.map((r) => Number(r._row)), Array.from({ length: rows }, (_, i) => i + 2), "one report line per row, in order")
+    assert.deepStrictEqual(
+      report.map((r) => Number(r._row)),
+      Array.from({ length: rows }, (_, i) => i + 2),
+      "one report line per row, in order"
+    )
     const wellEnded = mode === "create" ? ["created"] : ["created", "updated"]
-    for (const r of report) assert.include(wellEnded, r._status, `row ${r._row} (${r.externalId}): ${r._status} ${r._error}`)
+    for (const r of report) {
+      assert.include(wellEnded, r._status, `row ${r._row} (${r.externalId}): ${r._status} ${r._error}`)
+    }
     const summary = lastJson(run.stdout)
     assert.strictEqual(summary.exitCode ?? 0, 0)
 
     const stored = yield* sandbox.control.records("sandbox-key", "customers")
-    assert.deepStrictEqual(stored.map((c) => String(c.externalId)).sort(), [...input.valid].sort(), "exactly one record per row")
+    assert.deepStrictEqual(
+      stored.map((c) => String(c.externalId)).sort(),
+      [...input.valid].sort(),
+      "exactly one record per row"
+    )
 
     const log = yield* sandbox.control.requests
     const logins = log.filter((e) => /\/login$/i.test(e.path))
@@ -74,7 +107,11 @@ const drill = (mode: "create" | "upsert") =>
     const writes = writesTo(log, "/customers")
     assert.isAbove(log.filter((e) => e.status === 401).length, 0)
     assert.isAbove(log.filter((e) => e.status === 403).length, 0)
-    assert.strictEqual(sumAttempts(report), writes.length, "the report's _attempts add up to the writes the server received")
+    assert.strictEqual(
+      sumAttempts(report),
+      writes.length,
+      "the report's _attempts add up to the writes the server received"
+    )
     return statusCounts(report)
   })
 

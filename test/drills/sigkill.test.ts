@@ -40,10 +40,16 @@ interface Trial {
 const trials: ReadonlyArray<Trial> = [
   { name: "early", mode: "create", killAfter: 10 },
   { name: "midway", mode: "upsert", killAfter: 100 },
-  { name: "late, with 10 % of the applied writes losing their answer", mode: "create", killAfter: 170, faults: { dropAfterWriteRate: 0.1 } }
+  {
+    name: "late, with 10 % of the applied writes losing their answer",
+    mode: "create",
+    killAfter: 170,
+    faults: { dropAfterWriteRate: 0.1 }
+  }
 ]
 
-const doneRows = (runDir: string) => new Set(readJournal(runDir).filter((l) => l.state === "done").map((l) => l.row as number))
+const doneRows = (runDir: string) =>
+  new Set(readJournal(runDir).filter((l) => l.state === "done").map((l) => l.row as number))
 
 const runTrial = (trial: Trial) =>
   Effect.gen(function*() {
@@ -52,8 +58,14 @@ const runTrial = (trial: Trial) =>
     const input = customersFile(dir, "clientes.csv", rows)
     const runDir = Path.join(dir, "run")
 
-    const cli = spawnCli(["import", "customers", input.file, "--mode", trial.mode, "--out", runDir, ...clientFlags], sandbox, dir)
-    yield* Effect.addFinalizer(() => Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL")))
+    const cli = spawnCli(
+      ["import", "customers", input.file, "--mode", trial.mode, "--out", runDir, ...clientFlags],
+      sandbox,
+      dir
+    )
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
+    )
     yield* until(`${trial.killAfter} rows done`, () => doneRows(runDir).size >= trial.killAfter)
     cli.child.kill("SIGKILL")
     const killed = yield* Effect.promise(() => cli.exit)
@@ -61,7 +73,9 @@ const runTrial = (trial: Trial) =>
 
     const journal = readJournal(runDir)
     const done = doneRows(runDir)
-    const inFlight = new Set(journal.filter((l) => l.state === "sending" && !done.has(l.row)).map((l) => l.row as number))
+    const inFlight = new Set(
+      journal.filter((l) => l.state === "sending" && !done.has(l.row)).map((l) => l.row as number)
+    )
     assert.isBelow(done.size, rows, "the kill came before the last row")
     assert.isAbove(inFlight.size, 0, "the kill caught rows between their send and their answer")
     assert.isFalse(journal.some((l) => l.state === "end"), "a killed run writes no end line")
@@ -72,12 +86,20 @@ const runTrial = (trial: Trial) =>
     assert.strictEqual(lastJson(resumed.stdout).rows, rows)
 
     const report = readReport(runDir)
-    assert.deepStrictEqual(report.map((r) => Number(r._row)), Array.from({ length: rows }, (_, i) => i + 2), "one report line per input row, in order")
+    assert.deepStrictEqual(
+      report.map((r) => Number(r._row)),
+      Array.from({ length: rows }, (_, i) => i + 2),
+      "one report line per input row, in order"
+    )
     const wellEnded = trial.mode === "create" ? ["created"] : ["created", "updated"]
-    for (const r of report) assert.include(wellEnded, r._status, `row ${r._row} (${r.externalId}): ${r._status} ${r._error}`)
+    for (const r of report) {
+      assert.include(wellEnded, r._status, `row ${r._row} (${r.externalId}): ${r._status} ${r._error}`)
+    }
     const counts = statusCounts(report)
     assert.deepStrictEqual(readSummary(runDir).exitCode, 0)
-    for (const [status, n] of Object.entries(readSummary(runDir).counts)) assert.strictEqual(n, counts[status] ?? 0, `summary count of ${status}`)
+    for (const [status, n] of Object.entries(readSummary(runDir).counts)) {
+      assert.strictEqual(n, counts[status] ?? 0, `summary count of ${status}`)
+    }
 
     const stored = yield* sandbox.control.records("sandbox-key", "customers")
     const keys = stored.map((c) => String(c.externalId))
@@ -93,13 +115,20 @@ const runTrial = (trial: Trial) =>
       // a fresh budget while the killed one's requests are still in the sandbox's window, so such answers can occur.
       const writes = writesTo((yield* sandbox.control.requests).slice(mark), "/customers")
       const applied = writes.filter((e) => e.status !== 403 && e.status !== 429)
-      const statuses = writes.reduce<Record<string, number>>((m, e) => ({ ...m, [String(e.status)]: (m[String(e.status)] ?? 0) + 1 }), {})
+      const statuses = writes.reduce<Record<string, number>>(
+        (m, e) => ({ ...m, [String(e.status)]: (m[String(e.status)] ?? 0) + 1 }),
+        {}
+      )
       assert.isAtMost(applied.length, rows - done.size, `writes after the kill by status: ${JSON.stringify(statuses)}`)
     }
   })
 
 describe("SIGKILL drills: kill -9 at any point, then resume, ends as an uninterrupted run", () => {
   for (const trial of trials) {
-    it.scopedLive(`killed ${trial.name} in ${trial.mode === "upsert" ? "an" : "a"} ${trial.mode} import, then resumed`, () => runTrial(trial), 60_000)
+    it.scopedLive(
+      `killed ${trial.name} in ${trial.mode === "upsert" ? "an" : "a"} ${trial.mode} import, then resumed`,
+      () => runTrial(trial),
+      60_000
+    )
   }
 })

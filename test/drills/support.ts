@@ -3,15 +3,15 @@
  * (`node dist/bin.js`, built by `npm test` first) spawned against it with the credentials in the environment,
  * input files written into a temporary directory, and the run directory's report and journal read back.
  */
-import { spawnCli as spawnImportCli } from "../import/support.js"
+import { parse } from "csv-parse/sync"
+import { Effect } from "effect"
 import type { ChildProcess } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { parse } from "csv-parse/sync"
-import { Effect } from "effect"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { spawnCli as spawnImportCli } from "../import/support.js"
 import { temporaryDir } from "../support.js"
 
 /** The built CLI; FSM_DRILL_BIN points the drills at another build (a mutant, to prove a drill can fail). */
@@ -26,7 +26,8 @@ export const drillRate = { limit: 200, windowMs: 2_000 }
  */
 export const clientFlags = ["--rate", "200/2s", "--rate-limit-pause", "1s", "--max-attempts", "20"]
 
-export const startDrillSandbox = (options: Partial<SandboxOptions> = {}) => startSandbox({ port: 0, rate: drillRate, ...options })
+export const startDrillSandbox = (options: Partial<SandboxOptions> = {}) =>
+  startSandbox({ port: 0, rate: drillRate, ...options })
 
 /** A temporary directory removed with the test's scope. */
 export const tempDir = temporaryDir("fsm-drill-")
@@ -54,7 +55,12 @@ export interface CustomersFile {
 }
 
 /** `rows` customers with distinct valid CPFs; the rows at `invalidAt` (0-based) carry a CPF with wrong check digits. */
-export const customersFile = (dir: string, name: string, rows: number, invalidAt: ReadonlyArray<number> = []): CustomersFile => {
+export const customersFile = (
+  dir: string,
+  name: string,
+  rows: number,
+  invalidAt: ReadonlyArray<number> = []
+): CustomersFile => {
   const valid: Array<string> = []
   const invalid: Array<string> = []
   const lines = ["externalId,name,cpfCnpj"]
@@ -73,7 +79,13 @@ export const customersFile = (dir: string, name: string, rows: number, invalidAt
 /** `rows` tickets: a resource without a correlation key (a lost create cannot be looked up). */
 export const ticketsFile = (dir: string, name: string, rows: number): string => {
   const file = Path.join(dir, name)
-  writeFileSync(file, `${["title,description", ...Array.from({ length: rows }, (_, i) => `Chamado ${i + 1},Ar-condicionado pingando`)].join("\n")}\n`)
+  writeFileSync(
+    file,
+    `${
+      ["title,description", ...Array.from({ length: rows }, (_, i) => `Chamado ${i + 1},Ar-condicionado pingando`)]
+        .join("\n")
+    }\n`
+  )
   return file
 }
 
@@ -87,14 +99,16 @@ export interface Cli {
 }
 
 /** Spawns `node dist/bin.js …args` against `sandbox`, the credentials in the environment as users give them. */
-export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string): Cli => spawnImportCli(args, sandbox, cwd)
+export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string): Cli =>
+  spawnImportCli(args, sandbox, cwd)
 
 /** Runs the CLI to its end; the child is killed if the test is interrupted first. */
 export const runCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string) =>
   Effect.acquireUseRelease(
     Effect.sync(() => spawnCli(args, sandbox, cwd)),
     (cli) => Effect.promise(() => cli.exit.then(({ code }) => ({ code, stdout: cli.stdout(), stderr: cli.stderr() }))),
-    (cli) => Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
+    (cli) =>
+      Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
   )
 
 /** Waits until `check` holds, polling; fails the test after `timeoutMs`. */
@@ -112,9 +126,12 @@ export const until = (what: string, check: () => boolean, timeoutMs = 30_000) =>
 export type ReportRow = Record<string, string>
 
 export const readReport = (runDir: string): ReadonlyArray<ReportRow> =>
-  parse(readFileSync(Path.join(runDir, "report.csv")), { columns: true, bom: true, skip_empty_lines: true }) as Array<ReportRow>
+  parse(readFileSync(Path.join(runDir, "report.csv")), { columns: true, bom: true, skip_empty_lines: true }) as Array<
+    ReportRow
+  >
 
-export const readSummary = (runDir: string): Record<string, any> => JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8"))
+export const readSummary = (runDir: string): Record<string, any> =>
+  JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8"))
 
 /** The journal's lines (a line a kill cut in half is left out, as the reader does). */
 export const readJournal = (runDir: string): ReadonlyArray<Record<string, any>> => {

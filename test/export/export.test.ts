@@ -21,14 +21,34 @@ import type { Field, Resource, ResourceName } from "../../src/Resources.js"
 import { exportColumns, idReadName, importable, readName, refKey, resource } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { job } from "../import/support.js"
-import { accountA, accountB, apiOf, cliEnv, http, hyperlink, readCsv, runCli, seededSandbox, startTestSandbox, tempDir } from "./support.js"
+import {
+  accountA,
+  accountB,
+  apiOf,
+  cliEnv,
+  http,
+  hyperlink,
+  readCsv,
+  runCli,
+  seededSandbox,
+  startTestSandbox,
+  tempDir
+} from "./support.js"
 
 type Account = { readonly apiKey: string; readonly apiToken: string }
 
 const exportTo = (sandbox: RunningSandbox, account: Account, out: string, extra: Partial<ExportRequest> = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const api = yield* apiOf(sandbox, account)
-    const prepared = yield* prepareExport({ resources: [], out, format: "csv", since: undefined, until: undefined, say: () => Effect.void, ...extra })
+    const prepared = yield* prepareExport({
+      resources: [],
+      out,
+      format: "csv",
+      since: undefined,
+      until: undefined,
+      say: () => Effect.void,
+      ...extra
+    })
     return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
   })
 
@@ -45,9 +65,15 @@ const serverRecords = (sandbox: RunningSandbox, account: Account, name: Resource
 
 // --- the test's own reading of a record, to compare the export with -------------------------------------------
 
-const property = (r: Resource, field: Field): string => (r.id !== undefined && field.name === r.id.name && field.readAs === undefined ? idReadName(r)! : readName(field))
+const property = (
+  r: Resource,
+  field: Field
+): string => (r.id !== undefined && field.name === r.id.name && field.readAs === undefined
+  ? idReadName(r)!
+  : readName(field))
 
-const money = (text: string): string => String(Number(text.includes(",") ? text.replace(/\./g, "").replace(",", ".") : text))
+const money = (text: string): string =>
+  String(Number(text.includes(",") ? text.replace(/\./g, "").replace(",", ".") : text))
 
 /** The cell a value should become: unset → empty, lists joined with `|`, nested values as JSON, money as a plain number. */
 const expectedCell = (field: Field, value: unknown): string => {
@@ -58,7 +84,9 @@ const expectedCell = (field: Field, value: unknown): string => {
   if (Array.isArray(value)) return value.map(String).join("|")
   if (typeof value === "string" && field.readFormat !== undefined) return money(value)
   // Enumerations whose codes changed are exported as labels.
-  if (field.type._tag === "enum" && field.type.formerly !== undefined) return field.type.values.find((v) => String(v.value) === String(value))?.label ?? String(value)
+  if (field.type._tag === "enum" && field.type.formerly !== undefined) {
+    return field.type.values.find((v) => String(v.value) === String(value))?.label ?? String(value)
+  }
   return String(value)
 }
 
@@ -71,24 +99,30 @@ const formulaLike = [
 ]
 
 /** Rows sorted by their first cell (the importer sends rows concurrently: creation order is not file order). */
-const byKey = (rows: ReadonlyArray<ReadonlyArray<unknown>>) => [...rows].sort((a, b) => String(a[0]).localeCompare(String(b[0])))
+const byKey = (rows: ReadonlyArray<ReadonlyArray<unknown>>) =>
+  [...rows].sort((a, b) => String(a[0]).localeCompare(String(b[0])))
 
 describe("export", () => {
   it.scopedLive("lists a referenced resource only when a record refers to it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const api = yield* Effect.promise(() => http(sandbox, accountA))
       yield* Effect.promise(() => api.send("POST", "/customers", { externalId: "CLI-1", name: "Padaria Um" }))
       const gets = (from: number) =>
-        Effect.map(sandbox.control.requests, (log) => log.slice(from).filter((e) => e.method === "GET").map((e) => e.path.toLowerCase().replace(/\?.*/, "")))
+        Effect.map(sandbox.control.requests, (log) =>
+          log.slice(from).filter((e) => e.method === "GET").map((e) => e.path.toLowerCase().replace(/\?.*/, "")))
 
       // Customers name groups, teams, users and a segment: none is referred to, so none is listed.
       let before = (yield* sandbox.control.requests).length
       yield* exportTo(sandbox, accountA, yield* tempDir, { resources: ["customers"] })
       assert.deepStrictEqual(yield* gets(before), ["/v2/customers"])
 
-      const segment = yield* Effect.promise(() => api.send("POST", "/segments", { description: "Supermercados" }))
-      yield* Effect.promise(() => api.send("POST", "/customers", { externalId: "CLI-2", name: "Mercado Dois", segmentId: segment.id }))
+      const segment = yield* Effect.promise(() =>
+        api.send("POST", "/segments", { description: "Supermercados" })
+      )
+      yield* Effect.promise(() =>
+        api.send("POST", "/customers", { externalId: "CLI-2", name: "Mercado Dois", segmentId: segment.id })
+      )
       before = (yield* sandbox.control.requests).length
       const dir = yield* tempDir
       yield* exportTo(sandbox, accountA, dir, { resources: ["customers"] })
@@ -103,7 +137,7 @@ describe("export", () => {
   it.scopedLive(
     "an export of a seeded sandbox matches its records exactly, read-back differences mapped back",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sandbox = yield* seededSandbox
         const dir = yield* tempDir
         const result = yield* exportTo(sandbox, accountA, dir)
@@ -125,13 +159,23 @@ describe("export", () => {
                 const target = resource(column.field.ref!.resource)
                 const keyField = target.fields.find((f) => f.name === refKey(column.field.ref!))!
                 const referenced = yield* sandbox.control.records(accountA.apiKey, target.name)
-                const ids = value === undefined || value === null || value === "" ? [] : Array.isArray(value) ? value : [value]
+                const ids = value === undefined || value === null || value === ""
+                  ? []
+                  : Array.isArray(value)
+                  ? value
+                  : [value]
                 expected = ids
-                  .map((id) => referenced.find((x) => String(x[idReadName(target)!]) === String(id))?.[property(target, keyField)])
+                  .map((id) =>
+                    referenced.find((x) => String(x[idReadName(target)!]) === String(id))?.[property(target, keyField)]
+                  )
                   .filter((k) => k !== undefined && k !== "")
                   .join("|")
               }
-              assert.strictEqual(restore(row[column.name]!), expected, `${entry.file} row ${i + 2} column ${column.name}`)
+              assert.strictEqual(
+                restore(row[column.name]!),
+                expected,
+                `${entry.file} row ${i + 2} column ${column.name}`
+              )
             }
           }
         }
@@ -156,20 +200,31 @@ describe("export", () => {
         assert.strictEqual(rows("products")[0]!.associatedEquipmentExternalId, "EQP-0001")
         assert.strictEqual(rows("services")[0]!.price, "180.5")
         assert.strictEqual(rows("webhooks")[0]!.targetUrl, "https://example.com.br/hooks/fsm")
-        assert.strictEqual(rows("equipments").find((e) => e.externalId === "EQP-0002")!.parentEquipmentExternalId, "EQP-0001")
+        assert.strictEqual(
+          rows("equipments").find((e) => e.externalId === "EQP-0002")!.parentEquipmentExternalId,
+          "EQP-0001"
+        )
         const task = rows("tasks").find((t) => t.externalId === "OS-0001")!
         assert.strictEqual(task.equipmentsExternalId, "EQP-0001|EQP-0002")
         assert.strictEqual(task.keyWordsDescription, "Urgente|Garantia")
         assert.strictEqual(task.userFromLogin, "ana.souza")
         assert.strictEqual(task.expense, "0")
         assert.deepStrictEqual(rows("task-products")[0], {
-          taskId: task.id, taskExternalId: "OS-0001", productId: rows("products")[0]!.id, productExternalId: "PRD-01",
-          quantity: "2", value: "49.9", discountType: "percent", discountValue: "10"
+          taskId: task.id,
+          taskExternalId: "OS-0001",
+          productId: rows("products")[0]!.id,
+          productExternalId: "PRD-01",
+          quantity: "2",
+          value: "49.9",
+          discountType: "percent",
+          discountValue: "10"
         })
         // Fields whose codes changed (discount type, ticket priority) are exported as labels, which mean one thing only.
         assert.strictEqual(rows("tickets")[0]!.priority, "medium")
         assert.deepStrictEqual(
-          rows("questionnaire-answers").map((a) => [a.taskExternalId, a.itemID, a.codigoChecklist, a.codigoPergunta, a.resposta, a.equipmentExternalId]),
+          rows("questionnaire-answers").map((
+            a
+          ) => [a.taskExternalId, a.itemID, a.codigoChecklist, a.codigoPergunta, a.resposta, a.equipmentExternalId]),
           [["OS-0001", "1", "CHK-PREV", "P1", "Sim", ""], ["OS-0001", "1", "CHK-PREV", "P2", "Filtro sujo", "EQP-0001"]]
         )
         assert.deepStrictEqual(rows("deleted-tasks").map((t) => t.externalId), ["OS-0003"])
@@ -178,7 +233,10 @@ describe("export", () => {
         assert.strictEqual(rows("receivables")[0]!.paidDate, "")
         assert.deepStrictEqual(
           result.manifest.resources.filter((e) => e.derivedFrom !== undefined).map((e) => [e.name, e.derivedFrom]),
-          [["task-products", "tasks"], ["task-services", "tasks"], ["task-additional-costs", "tasks"], ["questionnaire-answers", "tasks"]]
+          [["task-products", "tasks"], ["task-services", "tasks"], ["task-additional-costs", "tasks"], [
+            "questionnaire-answers",
+            "tasks"
+          ]]
         )
       }).pipe(Effect.provide(NodeContext.layer)),
     60_000
@@ -187,18 +245,25 @@ describe("export", () => {
   it.scopedLive(
     "an XLSX export reads the same as the CSV export, reference columns included",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sandbox = yield* seededSandbox
         const csv = yield* tempDir
         const xlsx = yield* tempDir
         const first = yield* exportTo(sandbox, accountA, csv)
         const second = yield* exportTo(sandbox, accountA, xlsx, { format: "xlsx" })
-        assert.deepStrictEqual(second.manifest.resources.map((e) => e.file), first.manifest.resources.map((e) => e.file.replace(/\.csv$/, ".xlsx")))
+        assert.deepStrictEqual(
+          second.manifest.resources.map((e) => e.file),
+          first.manifest.resources.map((e) => e.file.replace(/\.csv$/, ".xlsx"))
+        )
         for (const [i, entry] of first.manifest.resources.entries()) {
           const rows = (file: string) =>
             Effect.flatMap(openSource(file, { encoding: "auto", delimiter: "auto" }), (source) =>
-              Effect.map(Stream.runCollect(source.rows), (all) => [source.header, ...[...all].map((r) => r.cells.map(restore))])
-            )
+              Effect.map(Stream.runCollect(source.rows), (all) => [
+                source.header,
+                ...[...all].map((r) =>
+                  r.cells.map(restore)
+                )
+              ]))
           const fromXlsx = yield* rows(Path.join(xlsx, second.manifest.resources[i]!.file))
           assert.deepStrictEqual(fromXlsx, yield* rows(Path.join(csv, entry.file)), entry.name)
           assert.strictEqual(second.manifest.resources[i]!.rows, entry.rows)
@@ -211,7 +276,7 @@ describe("export", () => {
   it.scopedLive(
     "export → import into an empty account → export again gives the same rows apart from server-assigned values",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sandbox = yield* seededSandbox
         const dirA = yield* tempDir
         const dirB = yield* tempDir
@@ -222,22 +287,42 @@ describe("export", () => {
         // empties those ids (the README says so). The copy keeps its manifest, so the guard is still reversed.
         const migration = Path.join(work, "migration")
         cpSync(dirA, migration, { recursive: true })
-        for (const r of importable.filter((x) => x.key === undefined && x.id !== undefined && first.manifest.resources.some((e) => e.name === x.name))) {
+        for (
+          const r of importable.filter((x) =>
+            x.key === undefined && x.id !== undefined && first.manifest.resources.some((e) => e.name === x.name)
+          )
+        ) {
           const file = Path.join(migration, `${r.name}.csv`)
           const table = readCsv(file)
           const idAt = table.header.indexOf(r.id!.name)
           const lines = readFileSync(file, "utf8").split("\r\n")
-          writeFileSync(file, lines.map((line, i) => (i === 0 || line === "" ? line : line.split(",").map((c, j) => (j === idAt ? "" : c)).join(","))).join("\r\n"))
+          writeFileSync(
+            file,
+            lines.map((
+              line,
+              i
+            ) => (i === 0 || line === "" ? line : line.split(",").map((c, j) => (j === idAt ? "" : c)).join(","))).join(
+              "\r\n"
+            )
+          )
         }
 
         const apiB = yield* apiOf(sandbox, accountB)
         // In the manifest's order, which is an import order (parents before the files that name them).
-        const names = first.manifest.resources.map((e) => e.name).filter((n) => importable.some((r) => r.name === n)) as Array<ResourceName>
+        const names = first.manifest.resources.map((e) => e.name).filter((n) =>
+          importable.some((r) => r.name === n)
+        ) as Array<ResourceName>
         for (const name of names) {
-          const run = yield* runImport(job({ resource: name, file: Path.join(migration, `${name}.csv`), runDir: Path.join(work, "runs", name) })).pipe(
+          const run = yield* runImport(
+            job({ resource: name, file: Path.join(migration, `${name}.csv`), runDir: Path.join(work, "runs", name) })
+          ).pipe(
             Effect.provideService(Api, apiB)
           )
-          assert.strictEqual(run.exitCode, 0, `import ${name}: ${JSON.stringify(run.summary.counts)} (see ${run.runDir})`)
+          assert.strictEqual(
+            run.exitCode,
+            0,
+            `import ${name}: ${JSON.stringify(run.summary.counts)} (see ${run.runDir})`
+          )
         }
         const second = yield* exportTo(sandbox, accountB, dirB)
 
@@ -274,11 +359,15 @@ describe("export", () => {
   it.scopedLive(
     `a customer named ${hyperlink} is inert in the CSV and the XLSX, and comes back unchanged on import`,
     () =>
-      Effect.gen(function* () {
-        const sandbox = yield* startTestSandbox({ accounts: [accountA, accountB, { apiKey: "export-c", apiToken: "token-c" }] })
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({
+          accounts: [accountA, accountB, { apiKey: "export-c", apiToken: "token-c" }]
+        })
         yield* Effect.promise(async () => {
           const api = await http(sandbox, accountA)
-          for (const [externalId, name, note] of formulaLike) await api.send("POST", "/customers", { externalId, name, note })
+          for (const [externalId, name, note] of formulaLike) {
+            await api.send("POST", "/customers", { externalId, name, note })
+          }
         })
         const csvDir = yield* tempDir
         const xlsxDir = yield* tempDir
@@ -314,7 +403,14 @@ describe("export", () => {
 
         // The importer reverses the guard for files this tool wrote: through the CLI for the CSV …
         const run = yield* Effect.promise(() =>
-          runCli(["import", "customers", Path.join(csvDir, "customers.csv"), "--out", Path.join(work, "csv-run"), "--json"], cliEnv(sandbox, accountB))
+          runCli([
+            "import",
+            "customers",
+            Path.join(csvDir, "customers.csv"),
+            "--out",
+            Path.join(work, "csv-run"),
+            "--json"
+          ], cliEnv(sandbox, accountB))
         )
         assert.strictEqual(run.code, 0, run.stderr)
         const inB = yield* sandbox.control.records(accountB.apiKey, "customers")
@@ -322,7 +418,13 @@ describe("export", () => {
 
         // … and in-process for the XLSX.
         const apiC = yield* apiOf(sandbox, { apiKey: "export-c", apiToken: "token-c" })
-        const xlsxRun = yield* runImport(job({ resource: "customers", file: Path.join(xlsxDir, "customers.xlsx"), runDir: Path.join(work, "xlsx-run") })).pipe(
+        const xlsxRun = yield* runImport(
+          job({
+            resource: "customers",
+            file: Path.join(xlsxDir, "customers.xlsx"),
+            runDir: Path.join(work, "xlsx-run")
+          })
+        ).pipe(
           Effect.provideService(Api, apiC)
         )
         assert.strictEqual(xlsxRun.exitCode, 0, JSON.stringify(xlsxRun.summary.counts))

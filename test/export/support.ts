@@ -22,7 +22,13 @@ export const accountB = { apiKey: "export-b", apiToken: "token-b" }
 
 /** A sandbox with two isolated accounts and a budget that never gets in the way of a test. */
 export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
-  startSandbox({ port: 0, accounts: [accountA, accountB], rate: { limit: 20_000, windowMs: 1_000 }, answerDelayMs: 0, ...options })
+  startSandbox({
+    port: 0,
+    accounts: [accountA, accountB],
+    rate: { limit: 20_000, windowMs: 1_000 },
+    answerDelayMs: 0,
+    ...options
+  })
 
 /** A temporary directory removed with the test's scope. */
 export const tempDir = temporaryDir("fsm-export-")
@@ -41,14 +47,24 @@ export interface Http {
 }
 
 /** A logged-in fetch client of one account; any non-2xx answer fails the test with the server's message. */
-export const http = async (sandbox: RunningSandbox, account: { readonly apiKey: string; readonly apiToken: string }): Promise<Http> => {
-  const login = await fetch(`${sandbox.url}/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(account) })
+export const http = async (
+  sandbox: RunningSandbox,
+  account: { readonly apiKey: string; readonly apiToken: string }
+): Promise<Http> => {
+  const login = await fetch(`${sandbox.url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(account)
+  })
   const token = ((await login.json()) as any).result.accessToken as string
   return {
     send: async (method, path, body) => {
       const res = await fetch(`${sandbox.url}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined ? { "content-type": "application/json" } : {})
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {})
       })
       const text = await res.text()
@@ -58,7 +74,7 @@ export const http = async (sandbox: RunningSandbox, account: { readonly apiKey: 
   }
 }
 
-export const hyperlink = '=HYPERLINK("http://x","y")'
+export const hyperlink = "=HYPERLINK(\"http://x\",\"y\")"
 
 /**
  * Every main resource of an account, with the values whose read-back differs from the write (customers' name,
@@ -66,7 +82,10 @@ export const hyperlink = '=HYPERLINK("http://x","y")'
  * self-reference (a parent equipment), task sub-collections and questionnaire answers, and a deleted task.
  */
 /** A test sandbox with every resource seeded (`seedEverything`) in account A. */
-export const seededSandbox = Effect.flatMap(startTestSandbox(), (sandbox) => Effect.as(Effect.promise(() => seedEverything(sandbox)), sandbox))
+export const seededSandbox = Effect.flatMap(
+  startTestSandbox(),
+  (sandbox) => Effect.as(Effect.promise(() => seedEverything(sandbox)), sandbox)
+)
 
 export const seedEverything = async (sandbox: RunningSandbox, account = accountA) => {
   const api = await http(sandbox, account)
@@ -79,52 +98,176 @@ export const seedEverything = async (sandbox: RunningSandbox, account = accountA
   const filters = await post("/productcategories", { externalId: "CAT-FILTROS", description: "Filtros" })
   const split = await post("/equipmentcategories", { externalId: "EQC-SPLIT", description: "Ar-condicionado split" })
   const ana = await post("/users", {
-    externalId: "USR-001", name: "Ana Souza", login: "ana.souza", password: "Troque@2026", email: "ana@example.com.br",
-    userType: 3, workDaysOfWeek: [2, 3, 4, 5, 6], startWorkHour: "08:00:00", endWorkHour: "18:00:00", hourValue: 85.5, gpsFrequency: 120
+    externalId: "USR-001",
+    name: "Ana Souza",
+    login: "ana.souza",
+    password: "Troque@2026",
+    email: "ana@example.com.br",
+    userType: 3,
+    workDaysOfWeek: [2, 3, 4, 5, 6],
+    startWorkHour: "08:00:00",
+    endWorkHour: "18:00:00",
+    hourValue: 85.5,
+    gpsFrequency: 120
   })
-  const bruno = await post("/users", { externalId: "USR-002", name: "Bruno Almeida", login: "bruno.almeida", password: "Troque@2026", userType: 1 })
-  const team = await post("/teams", { description: "Equipe Zona Sul", participants: [ana.userID, bruno.userID], managers: [ana.userID] })
+  const bruno = await post("/users", {
+    externalId: "USR-002",
+    name: "Bruno Almeida",
+    login: "bruno.almeida",
+    password: "Troque@2026",
+    userType: 1
+  })
+  const team = await post("/teams", {
+    description: "Equipe Zona Sul",
+    participants: [ana.userID, bruno.userID],
+    managers: [ana.userID]
+  })
   const group = await post("/customergroups", { description: "Redes de varejo" })
   const padaria = await post("/customers", {
-    externalId: "CLI-0001", name: "Padaria Pão Quente", legalName: "Pão Quente Ltda", cpfCnpj: "11.222.333/0001-81",
-    phoneNumber: ["+55 11 3333-4444", "+55 11 98888-7777"], email: ["contato@paoquente.com.br"], address: "Av. Paulista, 1000",
-    latitude: -23.5614, longitude: -46.6559, groupsId: [group.id], managerTeamsId: [team.id], managersId: [bruno.userID], segmentId: segment.id,
-    active: true, contacts: [{ name: "Carlos Lima", jobPosition: "Gerente", email: "carlos@paoquente.com.br", phone: "+55 11 99999-0000" }]
+    externalId: "CLI-0001",
+    name: "Padaria Pão Quente",
+    legalName: "Pão Quente Ltda",
+    cpfCnpj: "11.222.333/0001-81",
+    phoneNumber: ["+55 11 3333-4444", "+55 11 98888-7777"],
+    email: ["contato@paoquente.com.br"],
+    address: "Av. Paulista, 1000",
+    latitude: -23.5614,
+    longitude: -46.6559,
+    groupsId: [group.id],
+    managerTeamsId: [team.id],
+    managersId: [bruno.userID],
+    segmentId: segment.id,
+    active: true,
+    contacts: [{
+      name: "Carlos Lima",
+      jobPosition: "Gerente",
+      email: "carlos@paoquente.com.br",
+      phone: "+55 11 99999-0000"
+    }]
   })
   const evil = await post("/customers", { externalId: "CLI-0002", name: hyperlink, note: "-12,5", active: false })
   await post("/customers", { externalId: "CLI-0003", name: "Hospital Santa Luzia", groupsId: [group.id] })
   const unit = await post("/equipments", {
-    externalId: "EQP-0001", name: "Condensadora", associatedCustomerId: padaria.id, associatedUserId: bruno.userID, categoryId: split.id,
-    equipmentSpecifications: [{ name: "Capacidade", specification: "60000 BTU" }], warrantyStartDate: "2025-01-15", warrantyEndDate: "2027-01-15"
+    externalId: "EQP-0001",
+    name: "Condensadora",
+    associatedCustomerId: padaria.id,
+    associatedUserId: bruno.userID,
+    categoryId: split.id,
+    equipmentSpecifications: [{ name: "Capacidade", specification: "60000 BTU" }],
+    warrantyStartDate: "2025-01-15",
+    warrantyEndDate: "2027-01-15"
   })
-  const child = await post("/equipments", { externalId: "EQP-0002", name: "Evaporadora", parentEquipmentId: unit.id, associatedCustomerId: padaria.id })
+  const child = await post("/equipments", {
+    externalId: "EQP-0002",
+    name: "Evaporadora",
+    parentEquipmentId: unit.id,
+    associatedCustomerId: padaria.id
+  })
   const filter = await post("/products", {
-    externalId: "PRD-01", name: "Filtro de ar", categoryId: filters.id, unitaryValue: 1234.56, unitaryCost: 22, minimumStock: 5, totalStock: 40,
-    active: true, associatedEquipmentId: unit.id
+    externalId: "PRD-01",
+    name: "Filtro de ar",
+    categoryId: filters.id,
+    unitaryValue: 1234.56,
+    unitaryCost: 22,
+    minimumStock: 5,
+    totalStock: 40,
+    active: true,
+    associatedEquipmentId: unit.id
   })
   await post("/products", { externalId: "PRD-02", name: "Gás R410A", unitaryValue: 12 })
-  const cleaning = await post("/services", { externalCode: "SRV-LIMPEZA", title: "Limpeza de split", price: 180.5, active: true })
+  const cleaning = await post("/services", {
+    externalCode: "SRV-LIMPEZA",
+    title: "Limpeza de split",
+    price: 180.5,
+    active: true
+  })
   const travel = await post("/additionalcosts", { name: "Deslocamento", value: 35 })
   const task = await post("/tasks", {
-    externalId: "OS-0001", idUserFrom: ana.userID, idUserTo: bruno.userID, teamId: team.id, customerId: padaria.id, taskType: 1,
-    taskDate: "2026-03-01T09:00:00", priority: 3, orientation: "Levar escada", equipmentsId: [unit.id, child.id], keyWords: [urgent.id, warranty.id], checkinType: 1
+    externalId: "OS-0001",
+    idUserFrom: ana.userID,
+    idUserTo: bruno.userID,
+    teamId: team.id,
+    customerId: padaria.id,
+    taskType: 1,
+    taskDate: "2026-03-01T09:00:00",
+    priority: 3,
+    orientation: "Levar escada",
+    equipmentsId: [unit.id, child.id],
+    keyWords: [urgent.id, warranty.id],
+    checkinType: 1
   })
-  await post("/tasks", { externalId: "OS-0002", idUserFrom: ana.userID, customerId: evil.id, taskDate: "2019-07-10T14:30:00" })
-  const doomed = await post("/tasks", { externalId: "OS-0003", idUserFrom: ana.userID, taskDate: "2025-05-05T08:00:00" })
+  await post("/tasks", {
+    externalId: "OS-0002",
+    idUserFrom: ana.userID,
+    customerId: evil.id,
+    taskDate: "2019-07-10T14:30:00"
+  })
+  const doomed = await post("/tasks", {
+    externalId: "OS-0003",
+    idUserFrom: ana.userID,
+    taskDate: "2025-05-05T08:00:00"
+  })
   await api.send("DELETE", `/tasks/${doomed.taskID}`)
   await api.send("PUT", `/tasks/${task.taskID}/products`, {
-    taskProducts: [{ ProductId: filter.productId, Quantity: "2", Value: "49.9", DiscountType: "1", DiscountValue: "10" }]
+    taskProducts: [{
+      ProductId: filter.productId,
+      Quantity: "2",
+      Value: "49.9",
+      DiscountType: "1",
+      DiscountValue: "10"
+    }]
   })
-  await api.send("PUT", `/tasks/${task.taskID}/services`, { taskServices: [{ ServiceId: cleaning.id, Quantity: "1", Value: "180" }] })
-  await api.send("PUT", `/tasks/${task.taskID}/additional-costs`, { taskAdditionalCosts: [{ AdditionalCostId: String(travel.id), Value: "35" }] })
-  await api.send("PUT", `/tasks/${task.taskID}/questionnaire-response`, { itemID: "1", codigoChecklist: "CHK-PREV", codigoPergunta: "P1", resposta: "Sim" })
+  await api.send("PUT", `/tasks/${task.taskID}/services`, {
+    taskServices: [{ ServiceId: cleaning.id, Quantity: "1", Value: "180" }]
+  })
+  await api.send("PUT", `/tasks/${task.taskID}/additional-costs`, {
+    taskAdditionalCosts: [{ AdditionalCostId: String(travel.id), Value: "35" }]
+  })
   await api.send("PUT", `/tasks/${task.taskID}/questionnaire-response`, {
-    itemID: "1", codigoChecklist: "CHK-PREV", codigoPergunta: "P2", resposta: "Filtro sujo", codigoEquipamento: unit.id
+    itemID: "1",
+    codigoChecklist: "CHK-PREV",
+    codigoPergunta: "P1",
+    resposta: "Sim"
   })
-  await post("/expenses", { description: "Almoço", userToId: bruno.userID, typeId: fuel.id, date: "2026-02-10", amount: 42.5 })
-  await post("/tickets", { title: "Pingando", priority: 2, requesterEmail: "carlos@paoquente.com.br", requestTypeId: 1, customerId: padaria.id, teamId: team.id, userResponsableId: bruno.userID, equipmentId: unit.id })
-  await post("/receivables", { customerId: padaria.id, value: 350, dueDate: "2026-12-10", description: "Contrato", paid: false })
-  await post("/serviceorders", { externalId: "SO-0001", customerId: padaria.id, statusId: 1, description: "Preventiva", taskTypeId: 1, priority: 2 })
+  await api.send("PUT", `/tasks/${task.taskID}/questionnaire-response`, {
+    itemID: "1",
+    codigoChecklist: "CHK-PREV",
+    codigoPergunta: "P2",
+    resposta: "Filtro sujo",
+    codigoEquipamento: unit.id
+  })
+  await post("/expenses", {
+    description: "Almoço",
+    userToId: bruno.userID,
+    typeId: fuel.id,
+    date: "2026-02-10",
+    amount: 42.5
+  })
+  await post("/tickets", {
+    title: "Pingando",
+    priority: 2,
+    requesterEmail: "carlos@paoquente.com.br",
+    requestTypeId: 1,
+    customerId: padaria.id,
+    teamId: team.id,
+    userResponsableId: bruno.userID,
+    equipmentId: unit.id
+  })
+  await post("/receivables", {
+    customerId: padaria.id,
+    value: 350,
+    dueDate: "2026-12-10",
+    description: "Contrato",
+    paid: false
+  })
+  await post("/serviceorders", {
+    externalId: "SO-0001",
+    customerId: padaria.id,
+    statusId: 1,
+    description: "Preventiva",
+    taskTypeId: 1,
+    priority: 2
+  })
   await post("/webhooks", { entity: 4, action: 1, targetUrl: "https://example.com.br/hooks/fsm", active: true })
   return { task, padaria, unit, child, filter }
 }
@@ -135,20 +278,36 @@ const inBatches = async (n: number, make: (i: number) => Promise<unknown>) => {
 }
 
 /** A few thousand records: two segments, one user, `customers` customers and `tasks` tasks spread over seven years. */
-export const seedBulk = async (sandbox: RunningSandbox, counts: { readonly customers: number; readonly tasks: number }, account = accountA) => {
+export const seedBulk = async (
+  sandbox: RunningSandbox,
+  counts: { readonly customers: number; readonly tasks: number },
+  account = accountA
+) => {
   const api = await http(sandbox, account)
   await api.send("POST", "/segments", { description: "Supermercados" })
   await api.send("POST", "/segments", { description: "Hospitais" })
-  const user = await api.send("POST", "/users", { externalId: "USR-001", login: "ana.souza", name: "Ana Souza", password: "Troque@2026" })
-  await inBatches(counts.customers, (i) => api.send("POST", "/customers", { externalId: `BULK-${String(i).padStart(5, "0")}`, name: `Cliente ${i}`, note: i % 7 === 0 ? "=1+1" : "" }))
+  const user = await api.send("POST", "/users", {
+    externalId: "USR-001",
+    login: "ana.souza",
+    name: "Ana Souza",
+    password: "Troque@2026"
+  })
+  await inBatches(
+    counts.customers,
+    (i) =>
+      api.send("POST", "/customers", {
+        externalId: `BULK-${String(i).padStart(5, "0")}`,
+        name: `Cliente ${i}`,
+        note: i % 7 === 0 ? "=1+1" : ""
+      })
+  )
   await inBatches(counts.tasks, (i) =>
     api.send("POST", "/tasks", {
       externalId: `OS-${String(i).padStart(5, "0")}`,
       idUserFrom: user.userID,
       customerId: 1 + (i % Math.max(1, counts.customers)),
       taskDate: new Date(Date.UTC(2020, 0, 1) + i * 2 * 86_400_000 + (i % 24) * 3_600_000).toISOString().slice(0, 19)
-    })
-  )
+    }))
 }
 
 // --- files ---------------------------------------------------------------------------------------------------
@@ -176,9 +335,17 @@ export interface CliRun {
 }
 
 /** `node dist/bin.js …` with the given environment added; `onSpawn` gets the child (to kill it). */
-export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}, onSpawn?: (child: ReturnType<typeof spawn>) => void) =>
+export const runCli = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {},
+  onSpawn?: (child: ReturnType<typeof spawn>) => void
+) =>
   new Promise<CliRun>((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, [bin, ...args], {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += String(d)))

@@ -17,17 +17,22 @@ describe("verify", () => {
   it.scopedLive(
     "matches a fresh export; catches a changed byte, a missing file and a missing manifest",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sandbox = yield* seededSandbox
         const dir = Path.join(yield* tempDir, "export")
 
-        const exported = yield* Effect.promise(() => runCli(["export", "--out", dir, "--json"], cliEnv(sandbox, accountA)))
+        const exported = yield* Effect.promise(() =>
+          runCli(["export", "--out", dir, "--json"], cliEnv(sandbox, accountA))
+        )
         assert.strictEqual(exported.code, 0, exported.stderr)
         const summary = lastJson(exported.stdout)
         assert.strictEqual(summary.command, "export")
         assert.strictEqual(summary.outDir, dir)
         assert.isAbove(summary.requests, 0)
-        assert.isFalse(existsSync(Path.join(dir, ".export-progress.json")), "the checkpoint is gone once the manifest is written")
+        assert.isFalse(
+          existsSync(Path.join(dir, ".export-progress.json")),
+          "the checkpoint is gone once the manifest is written"
+        )
         assert.match(exported.stderr, /customers: 3 rows → customers\.csv/)
         assert.notInclude(exported.stderr + exported.stdout, accountA.apiToken, "the token never shows")
 
@@ -49,10 +54,15 @@ describe("verify", () => {
         const byteSummary = lastJson(byte.stdout)
         assert.isFalse(byteSummary.ok)
         assert.deepStrictEqual(
-          byteSummary.files.filter((f: any) => f.status !== "ok").map((f: any) => [f.file, f.status, f.rows, f.expectedRows]),
+          byteSummary.files.filter((f: any) => f.status !== "ok").map((
+            f: any
+          ) => [f.file, f.status, f.rows, f.expectedRows]),
           [["customers.csv", "changed", 3, 3]]
         )
-        assert.match(byteSummary.problems[0], /customers\.csv differs from the manifest: its sha256 is [0-9a-f]{64}, the manifest says [0-9a-f]{64}/)
+        assert.match(
+          byteSummary.problems[0],
+          /customers\.csv differs from the manifest: its sha256 is [0-9a-f]{64}, the manifest says [0-9a-f]{64}/
+        )
         writeFileSync(customers, original)
 
         rmSync(Path.join(dir, "tasks.csv"))
@@ -76,7 +86,7 @@ describe("verify", () => {
   it.scopedLive(
     "export refuses bad usage with exit code 2 before anything is sent",
     () =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dir = yield* tempDir
         const unknown = yield* Effect.promise(() => runCli(["export", "customer", "--out", dir], {}))
         assert.strictEqual(unknown.code, 2)
@@ -85,7 +95,7 @@ describe("verify", () => {
 
         const request = { resources: ["tasks"], out: dir, format: "csv" as const, say: () => Effect.void }
         const dates = yield* Effect.flip(prepareExport({ ...request, since: "2026-02-30", until: undefined }))
-        assert.strictEqual(dates.message, '--since: "2026-02-30" is not a date as yyyy-mm-dd (example: 2025-01-31)')
+        assert.strictEqual(dates.message, "--since: \"2026-02-30\" is not a date as yyyy-mm-dd (example: 2025-01-31)")
         const order = yield* Effect.flip(prepareExport({ ...request, since: "2026-02-01", until: "2026-01-31" }))
         assert.strictEqual(order.message, "--since 2026-02-01 is after --until 2026-01-31")
 

@@ -14,25 +14,45 @@ import { auto, cp1252, put, readAll, readError, tempDir } from "./support.js"
  */
 describe("csv-parse's internal API, as the parser thread uses it", () => {
   it("is still there and behaves as the parser thread expects", () => {
-    const parser = parse({ delimiter: ",", bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: false, max_record_size: 64 })
+    const parser = parse({
+      delimiter: ",",
+      bom: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: false,
+      max_record_size: 64
+    })
     const api = (parser as unknown as { api?: Record<string, unknown> }).api
-    const gone = (what: string) => `csv-parse no longer has ${what}, which src/files/CsvParseWorker.js relies on: adapt the worker before updating csv-parse`
+    const gone = (what: string) =>
+      `csv-parse no longer has ${what}, which src/files/CsvParseWorker.js relies on: adapt the worker before updating csv-parse`
     assert.isObject(api, gone("a parser's `.api`"))
     assert.isFunction(api!["parse"], gone("`.api.parse`"))
     assert.isObject(api!["state"], gone("`.api.state`"))
     const run = api as unknown as {
-      parse: (buffer: Buffer | undefined, end: boolean, push: (record: Array<string>) => void, close: () => void) => (Error & { code?: string; records?: number; index?: number }) | undefined
+      parse: (
+        buffer: Buffer | undefined,
+        end: boolean,
+        push: (record: Array<string>) => void,
+        close: () => void
+      ) => (Error & { code?: string; records?: number; index?: number }) | undefined
       state: { quoting: unknown }
     }
     const records: Array<Array<string>> = []
     const push = (record: Array<string>) => void records.push(record)
     // Records split across chunks come out whole; a chunk ending inside a quoted cell leaves `quoting` set.
-    assert.isUndefined(run.parse(Buffer.from('name,note\nPadaria,"São'), false, push, () => {}), gone("a chunk parsed without error"))
+    assert.isUndefined(
+      run.parse(Buffer.from("name,note\nPadaria,\"São"), false, push, () => {}),
+      gone("a chunk parsed without error")
+    )
     assert.strictEqual(run.state.quoting, true, gone("`.api.state.quoting` set inside a quoted cell"))
-    assert.isUndefined(run.parse(Buffer.from(' Paulo"\nCafé,ok\n'), false, push, () => {}))
+    assert.isUndefined(run.parse(Buffer.from(" Paulo\"\nCafé,ok\n"), false, push, () => {}))
     assert.strictEqual(run.state.quoting, false, gone("`.api.state.quoting` cleared after the quote closes"))
     // (The end of a chunk is kept back until the next one shows how the line ends.)
-    assert.deepStrictEqual(records, [["name", "note"], ["Padaria", "São Paulo"]], gone("records handed to `push` as arrays of cells"))
+    assert.deepStrictEqual(
+      records,
+      [["name", "note"], ["Padaria", "São Paulo"]],
+      gone("records handed to `push` as arrays of cells")
+    )
     // Errors are returned with their code, the records emitted before them and the cells of the failing one.
     const error = run.parse(Buffer.from(`a,b,${"x".repeat(100)}`), true, push, () => {})
     assert.strictEqual(error?.code, "CSV_MAX_RECORD_SIZE", gone("errors returned by `.api.parse` with their code"))
@@ -43,24 +63,36 @@ describe("csv-parse's internal API, as the parser thread uses it", () => {
 
 describe("CSV reader", () => {
   it.scopedLive("reads no faster than its rows are taken: a slow consumer gets one read of the file at a time, not the file", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const line = (i: number) => `CLI-${String(i).padStart(6, "0")},Cliente ${String(i).padStart(6, "0")},"Rua ${String(i).padStart(6, "0")}, São Paulo"\r\n`
+      const line = (i: number) =>
+        `CLI-${String(i).padStart(6, "0")},Cliente ${String(i).padStart(6, "0")},"Rua ${
+          String(i).padStart(6, "0")
+        }, São Paulo"\r\n`
       const lines = Array.from({ length: 20_000 }, (_, i) => line(i)).join("")
       // What one 64 KiB read of the file holds.
       const perRead = Math.ceil((64 * 1024) / Buffer.byteLength(line(0)))
       const { rows } = yield* openSource(put(dir, "big.csv", `externalId,name,address\r\n${lines}`), auto)
       const sizes: Array<number> = []
       // Each batch takes a while (a validation writing its reports): an unbounded read-ahead piles rows up meanwhile.
-      yield* Stream.runForEachChunk(rows, (chunk) => Effect.zipRight(Effect.sleep("5 millis"), Effect.sync(() => sizes.push(chunk.length))))
+      yield* Stream.runForEachChunk(
+        rows,
+        (chunk) => Effect.zipRight(Effect.sleep("5 millis"), Effect.sync(() => sizes.push(chunk.length)))
+      )
       assert.strictEqual(sizes.reduce((a, b) => a + b, 0), 20_000)
       assert.isAtMost(Math.max(...sizes), 2 * perRead, `batches of ${sizes.join(",")}`)
     }))
 
   it.scoped("reads Windows-1252 with ; and decimal commas (Excel in Brazil)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const file = put(dir, "clientes.csv", cp1252("externalId;name;valor;observação\r\nCLI-1;Padaria Pão Quente;12,50;Café, pão\r\nCLI-2;Açougue São João;-3,2;\r\n"))
+      const file = put(
+        dir,
+        "clientes.csv",
+        cp1252(
+          "externalId;name;valor;observação\r\nCLI-1;Padaria Pão Quente;12,50;Café, pão\r\nCLI-2;Açougue São João;-3,2;\r\n"
+        )
+      )
       const { rows, source } = yield* readAll(file)
       assert.strictEqual(source.encoding, "windows-1252")
       assert.strictEqual(source.delimiter, ";")
@@ -73,7 +105,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("reads UTF-8 with a BOM, and without one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const withBom = yield* readAll(put(dir, "bom.csv", "\uFEFFname,city\nJosé,São Paulo\n"))
       assert.strictEqual(withBom.source.encoding, "utf-8")
@@ -85,7 +117,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("decides the encoding on the whole file, not its first block", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const ascii = Array.from({ length: 4000 }, (_, i) => `CLI-${i};Cliente ${i}\r\n`).join("")
       const file = put(dir, "late.csv", cp1252(`externalId;name\r\n${ascii}CLI-X;Café\r\n`))
@@ -96,7 +128,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("honours --encoding, and refuses UTF-8 that is not", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = put(dir, "latin.csv", cp1252("name;city\nJosé;São Paulo\n"))
       const error = yield* readError(file, { encoding: "utf-8" })
@@ -105,25 +137,29 @@ describe("CSV reader", () => {
       assert.include(error.message, "latin.csv")
       const forced = yield* readAll(file, { encoding: "windows-1252" })
       assert.deepStrictEqual(forced.rows[0]!.cells, ["José", "São Paulo"])
-      const bom = yield* readError(put(dir, "bom.csv", "\uFEFFname;city\nJosé;São Paulo\n"), { encoding: "windows-1252" })
+      const bom = yield* readError(put(dir, "bom.csv", "\uFEFFname;city\nJosé;São Paulo\n"), {
+        encoding: "windows-1252"
+      })
       assert.include(bom.message, "byte-order mark")
     }))
 
   it.scoped("sniffs tab, and keeps a quoted delimiter inside its cell", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const tabs = yield* readAll(put(dir, "tabs.txt", "name\tvalue\tnote\nFiltro\t12,5\t\"a, b; c\"\n"))
       assert.strictEqual(tabs.source.delimiter, "\t")
       assert.deepStrictEqual(tabs.rows[0]!.cells, ["Filtro", "12,5", "a, b; c"])
-      const commas = yield* readAll(put(dir, "commas.csv", 'name,value\n"Filtro; grande","12,5"\n'))
+      const commas = yield* readAll(put(dir, "commas.csv", "name,value\n\"Filtro; grande\",\"12,5\"\n"))
       assert.strictEqual(commas.source.delimiter, ",")
       assert.deepStrictEqual(commas.rows[0]!.cells, ["Filtro; grande", "12,5"])
     }))
 
   it.scoped("settles a header holding several candidates by the lines that follow", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const { rows, source } = yield* readAll(put(dir, "mixed.csv", 'nome;descrição, detalhes\nA;x\nB;"y; z"\nC;w,v\n'))
+      const { rows, source } = yield* readAll(
+        put(dir, "mixed.csv", "nome;descrição, detalhes\nA;x\nB;\"y; z\"\nC;w,v\n")
+      )
       assert.strictEqual(source.delimiter, ";")
       assert.deepStrictEqual(source.header, ["nome", "descrição, detalhes"])
       assert.deepStrictEqual(
@@ -133,11 +169,14 @@ describe("CSV reader", () => {
       const single = yield* readAll(put(dir, "single.csv", "description\nUrgente\nGarantia\n"))
       assert.deepStrictEqual(single.source.header, ["description"])
       assert.strictEqual(single.rows.length, 2)
-      assert.include((yield* readError(put(dir, "single-commas.csv", "description\nUrgente, alta\n"))).message, "--delimiter")
+      assert.include(
+        (yield* readError(put(dir, "single-commas.csv", "description\nUrgente, alta\n"))).message,
+        "--delimiter"
+      )
     }))
 
   it.scoped("asks for --delimiter when the first lines do not tell", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = put(dir, "ambiguous.csv", "a;b,c\n1;2,3\n")
       const error = yield* readError(file)
@@ -148,9 +187,13 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("numbers rows as a spreadsheet shows them: multi-line cells count once, blank lines count", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const file = put(dir, "multi.csv", 'name,note\r\nA,"line 1\r\nline 2\r\nline 3"\r\n\r\nB,plain\r\n,\r\n  \r\nC,"x\ny"\r\nD,end')
+      const file = put(
+        dir,
+        "multi.csv",
+        "name,note\r\nA,\"line 1\r\nline 2\r\nline 3\"\r\n\r\nB,plain\r\n,\r\n  \r\nC,\"x\ny\"\r\nD,end"
+      )
       const { rows } = yield* readAll(file)
       assert.deepStrictEqual(rows, [
         { row: 2, cells: ["A", "line 1\r\nline 2\r\nline 3"] },
@@ -161,7 +204,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("keeps the header's row when blank lines come first", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const { rows, source } = yield* readAll(put(dir, "late-header.csv", "\n\nname,value\nA,1\n"))
       assert.deepStrictEqual(source.header, ["name", "value"])
@@ -169,7 +212,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("aligns ragged rows: short ones padded, extra cells carried and flagged", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const { rows } = yield* readAll(put(dir, "ragged.csv", "a,b,c\n1\n1,2,3,4\n1,2,3,,\n1,2\n"))
       assert.deepStrictEqual(rows, [
@@ -181,7 +224,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("trims header names and drops trailing unnamed columns", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const { rows, source } = yield* readAll(put(dir, "trailing.csv", " name ; value ;;\nA;1;;\n"))
       assert.deepStrictEqual(source.header, ["name", "value"])
@@ -189,11 +232,11 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("refuses duplicate and unnamed header columns, naming them", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const duplicate = yield* readError(put(dir, "dup.csv", "name,Email,NAME,email\n1,2,3,4\n"))
       assert.include(duplicate.message, "dup.csv")
-      assert.include(duplicate.message, 'duplicate column names: "name" (columns A, C); "Email" (columns B, D)')
+      assert.include(duplicate.message, "duplicate column names: \"name\" (columns A, C); \"Email\" (columns B, D)")
       assert.strictEqual(duplicate.row, 1)
       const unnamed = yield* readError(put(dir, "unnamed.csv", "name,,value\n1,2,3\n"))
       assert.include(unnamed.message, "no name for column B")
@@ -201,7 +244,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("refuses empty files and files without a header", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       assert.include((yield* readError(put(dir, "empty.csv", ""))).message, "empty.csv: the file is empty")
       assert.include((yield* readError(put(dir, "bom-only.csv", "\uFEFF"))).message, "the file is empty")
@@ -209,7 +252,7 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("reads a header-only file as no rows", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const { rows, source } = yield* readAll(put(dir, "header.csv", "externalId,name\r\n"))
       assert.deepStrictEqual(source.header, ["externalId", "name"])
@@ -217,58 +260,86 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("refuses binary content and UTF-16 text", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52])
+      const png = new Uint8Array([
+        0x89,
+        0x50,
+        0x4e,
+        0x47,
+        0x0d,
+        0x0a,
+        0x1a,
+        0x0a,
+        0x00,
+        0x00,
+        0x00,
+        0x0d,
+        0x49,
+        0x48,
+        0x44,
+        0x52
+      ])
       const binary = yield* readError(put(dir, "image.csv", png))
       assert.include(binary.message, "image.csv: binary content")
-      const controls = yield* readError(put(dir, "controls.csv", new Uint8Array([0x61, 0x2c, 0x62, 0x0a, 0x01, 0x02, 0x03, 0x04, 0x2c, 0x05, 0x0a])))
+      const controls = yield* readError(
+        put(dir, "controls.csv", new Uint8Array([0x61, 0x2c, 0x62, 0x0a, 0x01, 0x02, 0x03, 0x04, 0x2c, 0x05, 0x0a]))
+      )
       assert.include(controls.message, "binary content")
       const utf16 = yield* readError(put(dir, "unicode.txt", Buffer.from("\uFEFFname\tcity\r\n", "utf16le")))
       assert.include(utf16.message, "UTF-16")
     }))
 
   it.scoped("refuses a truncated file (a quote never closed), naming the row", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const error = yield* readError(put(dir, "truncated.csv", 'name,note\nA,ok\nB,"multi\nline\nC,never closed\n'))
+      const error = yield* readError(put(dir, "truncated.csv", "name,note\nA,ok\nB,\"multi\nline\nC,never closed\n"))
       assert.strictEqual(error.row, 3)
       assert.include(error.message, "truncated.csv (row 3)")
       assert.include(error.message, "never closed")
     }))
 
   it.scoped("stops a quote that swallows the rest of a long file at a bounded row size", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const rest = Array.from({ length: 120_000 }, (_, i) => `CLI-${i},Cliente ${i} com nome longo\n`).join("")
       const error = yield* readError(put(dir, "swallow.csv", `externalId,name\nCLI-A,ok\nCLI-B,"broken\n${rest}`))
       assert.strictEqual(error.row, 3)
-      assert.include(error.message, "row 3 is longer than 4,194,304 characters inside a quoted cell: probably a quote that is never closed")
+      assert.include(
+        error.message,
+        "row 3 is longer than 4,194,304 characters inside a quoted cell: probably a quote that is never closed"
+      )
     }))
 
   it.scoped("a header too long for any spreadsheet is not blamed on a quote", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const header = Array.from({ length: 1_000_000 }, (_, i) => `c${i}`).join(",")
       const error = yield* readError(put(dir, "wide.csv", `${header}\n1,2\n`))
       assert.strictEqual(error.row, 1)
-      assert.match(error.message, /wide\.csv \(row 1\): row 1 is longer than 4,194,304 characters, outside any quote, with [\d,]+ cells and more: no spreadsheet holds such a row \(at most 16,384 columns\)/)
+      assert.match(
+        error.message,
+        /wide\.csv \(row 1\): row 1 is longer than 4,194,304 characters, outside any quote, with [\d,]+ cells and more: no spreadsheet holds such a row \(at most 16,384 columns\)/
+      )
       assert.notInclude(error.message, "quote that is never closed")
     }))
 
   it.scoped("refuses what is not a CSV file at all", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       assert.include((yield* readError(Path.join(dir, "missing.csv"))).message, "missing.csv: file not found")
       mkdirSync(Path.join(dir, "folder.csv"))
       assert.include((yield* readError(Path.join(dir, "folder.csv"))).message, "is a directory")
       const xls = new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0, 0, 0])
       assert.include((yield* readError(put(dir, "old.xls", xls))).message, "Excel 97-2003")
-      assert.include((yield* readError(put(dir, "fake.xlsx", "name,value\n1,2\n"))).message, "not a valid .xlsx workbook")
+      assert.include(
+        (yield* readError(put(dir, "fake.xlsx", "name,value\n1,2\n"))).message,
+        "not a valid .xlsx workbook"
+      )
     }))
 
   it.scoped("gives a fresh stream of rows each time it is run", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const source = yield* openSource(put(dir, "twice.csv", "a,b\n1,2\n3,4\n"), auto)
       const first = Chunk.toReadonlyArray(yield* Stream.runCollect(source.rows))
@@ -278,9 +349,9 @@ describe("CSV reader", () => {
     }))
 
   it.scoped("treats a stray quote inside a cell as text, as spreadsheets do", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const { rows } = yield* readAll(put(dir, "inch.csv", 'name,size\nTubo 1/2",3\n'))
-      assert.deepStrictEqual(rows[0]!.cells, ['Tubo 1/2"', "3"])
+      const { rows } = yield* readAll(put(dir, "inch.csv", "name,size\nTubo 1/2\",3\n"))
+      assert.deepStrictEqual(rows[0]!.cells, ["Tubo 1/2\"", "3"])
     }))
 })

@@ -28,7 +28,7 @@ const refusal = (path: string) =>
 
 describe("encoding pass", () => {
   it.scoped("reads a multi-byte character cut by every possible chunk boundary as valid UTF-8", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const characters = [[0xc3, 0xa3], [0xe2, 0x82, 0xac], [0xf0, 0x9f, 0x98, 0x80]] // ã € 😀
       for (const bytes of characters) {
@@ -36,13 +36,17 @@ describe("encoding pass", () => {
           const path = Path.join(dir, `ok-${bytes.length}-${shift}.csv`)
           writeFileSync(path, fileOf(chunk - shift, bytes))
           const facts = yield* Effect.promise(() => inspectText(path, "auto"))
-          assert.strictEqual(facts.encoding, "utf-8", `${bytes.length}-byte character, ${shift} bytes before the boundary`)
+          assert.strictEqual(
+            facts.encoding,
+            "utf-8",
+            `${bytes.length}-byte character, ${shift} bytes before the boundary`
+          )
         }
       }
     }))
 
   it.scoped("finds the first bad byte wherever it falls around a boundary, with its offset and line", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       // A lone continuation byte, a character whose continuation is replaced by a new lead byte, Latin-1 "ç".
       const cases: ReadonlyArray<{ readonly tail: ReadonlyArray<number>; readonly bad: number }> = [
@@ -59,13 +63,17 @@ describe("encoding pass", () => {
           const error = yield* refusal(path)
           assert.instanceOf(error, NotText)
           const line = Math.floor(before / 64) + 1
-          assert.include((error as NotText).message, `not valid UTF-8 (byte ${before + bad}, line ${line})`, `case ${tail} shifted ${shift}`)
+          assert.include(
+            (error as NotText).message,
+            `not valid UTF-8 (byte ${before + bad}, line ${line})`,
+            `case ${tail} shifted ${shift}`
+          )
         }
       }
     }))
 
   it.scoped("a character cut short by the end of the file is not valid UTF-8", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "cut.csv")
       writeFileSync(path, Buffer.concat([Buffer.from("name\nJos"), Buffer.from([0xc3])]))

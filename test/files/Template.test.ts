@@ -18,7 +18,9 @@ const unzipAll = (path: string) =>
     const zip = await openZip(path)
     try {
       const parts = new Map<string, string>()
-      for (const name of [...zip.entries.keys()].sort()) if (!name.endsWith("/")) parts.set(name, (await zip.read(name))!.toString("utf8"))
+      for (const name of [...zip.entries.keys()].sort()) {
+        if (!name.endsWith("/")) parts.set(name, (await zip.read(name))!.toString("utf8"))
+      }
       return parts
     } finally {
       await zip.close()
@@ -29,15 +31,18 @@ const unzipAll = (path: string) =>
 const fillOf = (parts: ReadonlyMap<string, string>, sheet: string, ref: string): string | undefined => {
   const style = new RegExp(`<c r="${ref}"(?: s="(\\d+)")?`).exec(parts.get(sheet)!)?.[1]
   const styles = parts.get("xl/styles.xml")!
-  const xfs = [...(/<cellXfs[^>]*>([\s\S]*?)<\/cellXfs>/.exec(styles)?.[1] ?? "").matchAll(/<xf\b[^>]*>/g)].map((m) => /fillId="(\d+)"/.exec(m[0])?.[1])
-  const fills = [...(/<fills[^>]*>([\s\S]*?)<\/fills>/.exec(styles)?.[1] ?? "").matchAll(/<fill>([\s\S]*?)<\/fill>/g)].map((m) => /fgColor rgb="(\w+)"/.exec(m[1]!)?.[1])
+  const xfs = [...(/<cellXfs[^>]*>([\s\S]*?)<\/cellXfs>/.exec(styles)?.[1] ?? "").matchAll(/<xf\b[^>]*>/g)].map((m) =>
+    /fillId="(\d+)"/.exec(m[0])?.[1]
+  )
+  const fills = [...(/<fills[^>]*>([\s\S]*?)<\/fills>/.exec(styles)?.[1] ?? "").matchAll(/<fill>([\s\S]*?)<\/fill>/g)]
+    .map((m) => /fgColor rgb="(\w+)"/.exec(m[1]!)?.[1])
   const fillId = style === undefined ? undefined : xfs[Number(style)]
   return fillId === undefined ? undefined : fills[Number(fillId)]
 }
 
 describe("templates", () => {
   it.scoped("templates/ matches the resource table (regenerate with `fsm-bulk template` when this fails)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const written = yield* writeTemplates({ resources: importable, formats: ["csv", "xlsx"], out: dir })
       const expected = written.map((p) => Path.basename(p)).sort()
@@ -52,13 +57,19 @@ describe("templates", () => {
         if (name.endsWith(".xlsx")) {
           const [a, b] = [yield* unzipAll(fresh), yield* unzipAll(kept)]
           assert.deepStrictEqual([...b.keys()], [...a.keys()], `${name}: different parts`)
-          for (const [part, content] of a) assert.strictEqual(b.get(part), content, `templates/${name} is out of date (${part})`)
-        } else assert.strictEqual(readFileSync(kept, "utf8"), readFileSync(fresh, "utf8"), `templates/${name} is out of date`)
+          for (const [part, content] of a) {
+            assert.strictEqual(b.get(part), content, `templates/${name} is out of date (${part})`)
+          }
+        } else {assert.strictEqual(
+            readFileSync(kept, "utf8"),
+            readFileSync(fresh, "utf8"),
+            `templates/${name} is out of date`
+          )}
       }
     }))
 
   it.scoped("a CSV template is the header and one example row, read back as the resource's columns", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       yield* writeTemplates({ resources: [resource("tasks")], formats: ["csv"], out: dir })
       const file = Path.join(dir, "tasks.csv")
@@ -76,7 +87,7 @@ describe("templates", () => {
     }))
 
   it.scoped("an XLSX template has notes, drop-downs, marked required columns, a frozen header and a README", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       yield* writeTemplates({ resources: [resource("tasks"), resource("customers")], formats: ["xlsx"], out: dir })
       const file = Path.join(dir, "tasks.xlsx")
@@ -96,9 +107,26 @@ describe("templates", () => {
       const sheet = parts.get("xl/worksheets/sheet1.xml")!
       assert.match(sheet, /<pane ySplit="1"[^>]*state="frozen"/)
       const letter = (name: string) => columnLetter(columns.indexOf(name))
-      assert.include(sheet, `<dataValidation type="list" allowBlank="1" showInputMessage="1" promptTitle="priority" prompt="1 = low, 2 = medium, 3 = high"`)
-      assert.match(sheet, new RegExp(`<dataValidation type="list"[^>]*sqref="${letter("priority")}2:${letter("priority")}1048576"><formula1>&quot;1,2,3&quot;</formula1>`))
-      assert.match(sheet, new RegExp(`sqref="${letter("sendSatisfactionSurvey")}2:${letter("sendSatisfactionSurvey")}1048576"><formula1>&quot;true,false&quot;</formula1>`))
+      assert.include(
+        sheet,
+        `<dataValidation type="list" allowBlank="1" showInputMessage="1" promptTitle="priority" prompt="1 = low, 2 = medium, 3 = high"`
+      )
+      assert.match(
+        sheet,
+        new RegExp(
+          `<dataValidation type="list"[^>]*sqref="${letter("priority")}2:${
+            letter("priority")
+          }1048576"><formula1>&quot;1,2,3&quot;</formula1>`
+        )
+      )
+      assert.match(
+        sheet,
+        new RegExp(
+          `sqref="${letter("sendSatisfactionSurvey")}2:${
+            letter("sendSatisfactionSurvey")
+          }1048576"><formula1>&quot;true,false&quot;</formula1>`
+        )
+      )
       const notes = parts.get("xl/comments1.xml")!
       for (const [i, name] of columns.entries()) assert.include(notes, `<comment ref="${columnLetter(i)}1"`, name)
       assert.include(notes, "Values: 1 = low, 2 = medium, 3 = high")
@@ -113,25 +141,40 @@ describe("templates", () => {
       for (const doc of describeResource(resource("tasks"))) assert.include(table, doc.name)
 
       const customers = yield* unzipAll(Path.join(dir, "customers.xlsx"))
-      assert.include(customers.get("xl/comments1.xml")!, "a JSON list of objects with the keys name, jobPosition, email, phone")
+      assert.include(
+        customers.get("xl/comments1.xml")!,
+        "a JSON list of objects with the keys name, jobPosition, email, phone"
+      )
     }))
 
   it("fsm-bulk template writes the chosen resources and formats, and refuses unknown ones with exit 2", () => {
     assert.isTrue(existsSync(bin), "build first: npx tsc -p tsconfig.json")
     return Effect.runPromise(
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const dir = yield* tempDir
           const out = Path.join(dir, "out")
-          const ok = spawnSync(process.execPath, [bin, "template", "customers", "keywords", "--format", "csv", "--out", out, "--json"], { encoding: "utf8" })
+          const ok = spawnSync(process.execPath, [
+            bin,
+            "template",
+            "customers",
+            "keywords",
+            "--format",
+            "csv",
+            "--out",
+            out,
+            "--json"
+          ], { encoding: "utf8" })
           assert.strictEqual(ok.status, 0, ok.stderr)
           const summary = JSON.parse(ok.stdout.trim().split("\n").pop()!)
           assert.deepStrictEqual(summary.resources, ["customers", "keywords"])
           assert.deepStrictEqual(readdirSync(out).sort(), ["README.md", "customers.csv", "keywords.csv"])
           const unknown = spawnSync(process.execPath, [bin, "template", "clientes", "--out", out], { encoding: "utf8" })
           assert.strictEqual(unknown.status, 2)
-          assert.include(unknown.stderr, 'unknown resource "clientes"')
-          const exportOnly = spawnSync(process.execPath, [bin, "template", "deleted-tasks", "--out", out], { encoding: "utf8" })
+          assert.include(unknown.stderr, "unknown resource \"clientes\"")
+          const exportOnly = spawnSync(process.execPath, [bin, "template", "deleted-tasks", "--out", out], {
+            encoding: "utf8"
+          })
           assert.strictEqual(exportOnly.status, 2)
           assert.include(exportOnly.stderr, "export-only")
         })

@@ -1,30 +1,43 @@
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
-import ExcelJS from "exceljs"
 import { Effect, Exit, Fiber, Scope } from "effect"
+import ExcelJS from "exceljs"
 import { spawnSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { restore } from "../../src/files/Guard.js"
-import { type Cell, openCsvWriter, openXlsxWriter, sha256File, type TableWriter, writeFileAtomic } from "../../src/files/Write.js"
+import {
+  type Cell,
+  openCsvWriter,
+  openXlsxWriter,
+  sha256File,
+  type TableWriter,
+  writeFileAtomic
+} from "../../src/files/Write.js"
 import { readAll, tempDir } from "./support.js"
 
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
 
 const tricky: ReadonlyArray<ReadonlyArray<Cell>> = [
-  ['=HYPERLINK("http://x","y")', "-12,5", "+55 11 3333-4444", "@SUM(A1)", -12.5, true],
+  ["=HYPERLINK(\"http://x\",\"y\")", "-12,5", "+55 11 3333-4444", "@SUM(A1)", -12.5, true],
   ["Padaria Pão Quente", "line 1\nline 2", " padded ", "a,b;c", 0.25, false],
   ["'=already quoted", "", null, undefined, 1e21, 0]
 ]
 const header = ["name", "amount", "phone", "note", "value", "active"]
 
 /** What the importer sees after reversing the guard. */
-const asText = (cell: Cell): string => (cell === null || cell === undefined ? "" : typeof cell === "number" ? (cell === 1e21 ? "1000000000000000000000" : String(cell)) : String(cell))
+const asText = (
+  cell: Cell
+): string => (cell === null || cell === undefined
+  ? ""
+  : typeof cell === "number"
+  ? (cell === 1e21 ? "1000000000000000000000" : String(cell))
+  : String(cell))
 
 const writeAll = (open: Effect.Effect<TableWriter, unknown, Scope.Scope>, rows: ReadonlyArray<ReadonlyArray<Cell>>) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const writer = yield* open
       for (const row of rows) yield* writer.write(row)
       return yield* writer.close
@@ -33,27 +46,33 @@ const writeAll = (open: Effect.Effect<TableWriter, unknown, Scope.Scope>, rows: 
 
 describe("table writers", () => {
   it.scoped("CSV: UTF-8 with BOM, CRLF, quoted where needed, formulas neutralised", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "customers.csv")
       const result = yield* writeAll(openCsvWriter(path, header), tricky)
       const text = readFileSync(path, "utf8")
       assert.isTrue(text.startsWith("\uFEFFname,amount,phone,note,value,active\r\n"))
       assert.include(text, `"'=HYPERLINK(""http://x"",""y"")","-12,5",'+55 11 3333-4444,'@SUM(A1),-12.5,true\r\n`)
-      assert.include(text, 'Padaria Pão Quente,"line 1\nline 2"," padded ","a,b;c",0.25,false\r\n')
+      assert.include(text, "Padaria Pão Quente,\"line 1\nline 2\",\" padded \",\"a,b;c\",0.25,false\r\n")
       assert.include(text, "''=already quoted,,,,1000000000000000000000,0\r\n")
       assert.deepStrictEqual(result, { rows: 3, sha256: sha256(path), bytes: readFileSync(path).length })
       assert.deepStrictEqual(readdirSync(dir), ["customers.csv"])
     }))
 
   it.scoped("CSV: the reader knows an exported file by its manifest and gets every value back", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "customers.csv")
       const result = yield* writeAll(openCsvWriter(path, header), tricky)
       const unlisted = yield* readAll(path)
       assert.strictEqual(unlisted.source.writtenByTool, false)
-      writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify({ tool: "fsm-bulk", resources: [{ name: "customers", file: "customers.csv", rows: 3, sha256: result.sha256 }] }))
+      writeFileSync(
+        Path.join(dir, "manifest.json"),
+        JSON.stringify({
+          tool: "fsm-bulk",
+          resources: [{ name: "customers", file: "customers.csv", rows: 3, sha256: result.sha256 }]
+        })
+      )
       const { rows, source } = yield* readAll(path)
       assert.strictEqual(source.writtenByTool, true)
       assert.deepStrictEqual(source.header, header)
@@ -65,35 +84,44 @@ describe("table writers", () => {
         rows.map((r) => r.row),
         [2, 3, 4]
       )
-      writeFileSync(Path.join(dir, "manifest.json"), JSON.stringify({ tool: "other", resources: [{ file: "customers.csv" }] }))
+      writeFileSync(
+        Path.join(dir, "manifest.json"),
+        JSON.stringify({ tool: "other", resources: [{ file: "customers.csv" }] })
+      )
       assert.strictEqual((yield* readAll(path)).source.writtenByTool, false)
     }))
 
   it.scoped("CSV: a report inside a run directory counts as the tool's", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const run = Path.join(dir, "runs", "20260101T000000Z-customers")
       const report = Path.join(run, "report.csv")
       yield* writeAll(openCsvWriter(report, ["_row", "_status", "name"]), [[2, "failed", "=1+1"]])
       assert.strictEqual((yield* readAll(report)).source.writtenByTool, false)
-      writeFileSync(Path.join(run, "summary.json"), JSON.stringify({ command: "import", runDir: run, counts: { failed: 1 } }))
+      writeFileSync(
+        Path.join(run, "summary.json"),
+        JSON.stringify({ command: "import", runDir: run, counts: { failed: 1 } })
+      )
       const { rows, source } = yield* readAll(report)
       assert.strictEqual(source.writtenByTool, true)
       assert.deepStrictEqual(rows[0]!.cells.map(restore), ["2", "failed", "=1+1"])
     }))
 
   it.scoped("XLSX: creator, frozen header, filter, coloured statuses, and a faithful read-back", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "report.xlsx")
       const rows: ReadonlyArray<ReadonlyArray<Cell>> = [
-        [2, "created", '=HYPERLINK("http://x","y")', -12.5],
+        [2, "created", "=HYPERLINK(\"http://x\",\"y\")", -12.5],
         [3, "in-doubt", "+55 11 3333-4444", "-12,5"],
         [4, "failed", "line 1\nline 2", null],
         [5, "whatever", " padded ", 0.1],
         [6, "valid", "ok", 1]
       ]
-      const result = yield* writeAll(openXlsxWriter(path, ["_row", "_status", "name", "amount"], { statusColumn: 1, sheetName: "customers" }), rows)
+      const result = yield* writeAll(
+        openXlsxWriter(path, ["_row", "_status", "name", "amount"], { statusColumn: 1, sheetName: "customers" }),
+        rows
+      )
       assert.deepStrictEqual(result, { rows: 5, sha256: sha256(path), bytes: readFileSync(path).length })
       const read = yield* readAll(path)
       assert.strictEqual(read.source.writtenByTool, true)
@@ -101,7 +129,7 @@ describe("table writers", () => {
       assert.deepStrictEqual(
         read.rows.map((r) => r.cells.map(restore)),
         [
-          ["2", "created", '=HYPERLINK("http://x","y")', "-12.5"],
+          ["2", "created", "=HYPERLINK(\"http://x\",\"y\")", "-12.5"],
           ["3", "in-doubt", "+55 11 3333-4444", "-12,5"],
           ["4", "failed", "line 1\nline 2", ""],
           ["5", "whatever", " padded ", "0.1"],
@@ -119,7 +147,8 @@ describe("table writers", () => {
       assert.strictEqual(view.state, "frozen")
       assert.strictEqual(view.ySplit, 1)
       assert.isDefined(sheet.autoFilter)
-      const fillOf = (address: string) => (sheet.getCell(address).fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb
+      const fillOf = (address: string) =>
+        (sheet.getCell(address).fill as ExcelJS.FillPattern | undefined)?.fgColor?.argb
       assert.strictEqual(fillOf("B2"), "FFC6EFCE")
       assert.strictEqual(fillOf("B3"), "FFFFEB9C")
       assert.strictEqual(fillOf("B4"), "FFFFC7CE")
@@ -131,7 +160,7 @@ describe("table writers", () => {
     }))
 
   it.scoped("XLSX: awkward text reads back through our reader, and the archive passes `unzip -t`", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "awkward.xlsx")
       // The longest text a cell holds, in two-byte characters: it spans deflate's and the reader's chunks.
@@ -177,12 +206,26 @@ describe("table writers", () => {
     }))
 
   it.scoped("XLSX: columns fitted to their content (capped), the error column wide and wrapped", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "report.xlsx")
       const header = ["_row", "_status", "_error", "a_rather_long_column_name", "code", "notes"]
-      const longError = "email: \"not-an-address\" is not an e-mail address; cpfCnpj: 11 or 14 digits expected, got 9 digits"
-      const rows = Array.from({ length: 150 }, (_, i): ReadonlyArray<Cell> => [i + 2, "invalid", i === 120 ? longError : "name: required", "x", `C-${i}`, "n".repeat(i === 3 ? 300 : 5)])
+      const longError =
+        "email: \"not-an-address\" is not an e-mail address; cpfCnpj: 11 or 14 digits expected, got 9 digits"
+      const rows = Array.from(
+        { length: 150 },
+        (
+          _,
+          i
+        ): ReadonlyArray<Cell> => [
+          i + 2,
+          "invalid",
+          i === 120 ? longError : "name: required",
+          "x",
+          `C-${i}`,
+          "n".repeat(i === 3 ? 300 : 5)
+        ]
+      )
       yield* writeAll(openXlsxWriter(path, header, { statusColumn: 1, sheetName: "report", wrapColumns: [2] }), rows)
       const wb = new ExcelJS.Workbook()
       yield* Effect.promise(() => wb.xlsx.readFile(path))
@@ -200,13 +243,19 @@ describe("table writers", () => {
     }))
 
   it.scoped("XLSX: rows past a sheet's limit go on in `report (2)`, `report (3)`, each under the header", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "report.xlsx")
       const top = ["_row", "_status", "name"]
-      const rows = Array.from({ length: 7 }, (_, i): ReadonlyArray<Cell> => [i + 2, i % 2 === 0 ? "created" : "failed", `'=name ${i}`])
+      const rows = Array.from(
+        { length: 7 },
+        (_, i): ReadonlyArray<Cell> => [i + 2, i % 2 === 0 ? "created" : "failed", `'=name ${i}`]
+      )
       // Excel's limit counts the header: 4 rows a sheet are the header and 3 data rows.
-      const result = yield* writeAll(openXlsxWriter(path, top, { statusColumn: 1, sheetName: "report", maxSheetRows: 4 }), rows)
+      const result = yield* writeAll(
+        openXlsxWriter(path, top, { statusColumn: 1, sheetName: "report", maxSheetRows: 4 }),
+        rows
+      )
       assert.deepStrictEqual(result, { rows: 7, sha256: sha256(path), bytes: readFileSync(path).length })
       const sheets = [
         ["report", rows.slice(0, 3)],
@@ -228,7 +277,10 @@ describe("table writers", () => {
         )
         assert.strictEqual((sheet.views[0] as ExcelJS.WorksheetViewFrozen).state, "frozen")
         assert.isDefined(sheet.autoFilter)
-        assert.strictEqual((sheet.getCell("B2").fill as ExcelJS.FillPattern).fgColor?.argb, part[0]![1] === "created" ? "FFC6EFCE" : "FFFFC7CE")
+        assert.strictEqual(
+          (sheet.getCell("B2").fill as ExcelJS.FillPattern).fgColor?.argb,
+          part[0]![1] === "created" ? "FFC6EFCE" : "FFFFC7CE"
+        )
         // A continuation named by --sheet is read alone; the first sheet, as the whole table (Xlsx.test.ts).
         const read = yield* readAll(path, { sheet: name })
         assert.strictEqual(read.source.writtenByTool, true)
@@ -257,12 +309,14 @@ describe("table writers", () => {
     }))
 
   it.scopedLive("a scope closed before `close` leaves neither the file nor its .tmp, and keeps an older file intact", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      for (const [name, open] of [
-        ["a.csv", (p: string) => openCsvWriter(p, header)],
-        ["a.xlsx", (p: string) => openXlsxWriter(p, header)]
-      ] as const) {
+      for (
+        const [name, open] of [
+          ["a.csv", (p: string) => openCsvWriter(p, header)],
+          ["a.xlsx", (p: string) => openXlsxWriter(p, header)]
+        ] as const
+      ) {
         const path = Path.join(dir, name)
         const scope = yield* Scope.make()
         const writer = yield* Scope.extend(open(path), scope)
@@ -276,9 +330,9 @@ describe("table writers", () => {
         writeFileSync(path, "previous complete file")
         const interrupted = yield* Effect.fork(
           Effect.scoped(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               const w = yield* open(path)
-              for (let i = 0; ; i++) yield* w.write(tricky[i % 3]!)
+              for (let i = 0;; i++) yield* w.write(tricky[i % 3]!)
             })
           )
         )
@@ -290,7 +344,7 @@ describe("table writers", () => {
     }))
 
   it.scoped("refuses writes after close, and reports a path it cannot write", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "once.csv")
       const writer = yield* openCsvWriter(path, header)
@@ -308,11 +362,20 @@ describe("table writers", () => {
     }))
 
   it.scoped("streams many rows through the writers and back", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
-      const rows = Array.from({ length: 20_000 }, (_, i): ReadonlyArray<Cell> => [`CLI-${i}`, i * 1.5, i % 2 === 0, `nota ${i}`])
-      const csv = yield* writeAll(openCsvWriter(Path.join(dir, "many.csv"), ["externalId", "value", "flag", "note"]), rows)
-      const xlsx = yield* writeAll(openXlsxWriter(Path.join(dir, "many.xlsx"), ["externalId", "value", "flag", "note"]), rows)
+      const rows = Array.from(
+        { length: 20_000 },
+        (_, i): ReadonlyArray<Cell> => [`CLI-${i}`, i * 1.5, i % 2 === 0, `nota ${i}`]
+      )
+      const csv = yield* writeAll(
+        openCsvWriter(Path.join(dir, "many.csv"), ["externalId", "value", "flag", "note"]),
+        rows
+      )
+      const xlsx = yield* writeAll(
+        openXlsxWriter(Path.join(dir, "many.xlsx"), ["externalId", "value", "flag", "note"]),
+        rows
+      )
       assert.strictEqual(csv.rows, 20_000)
       assert.strictEqual(xlsx.rows, 20_000)
       for (const file of ["many.csv", "many.xlsx"]) {
@@ -325,12 +388,12 @@ describe("table writers", () => {
     }))
 
   it.scoped("writeFileAtomic replaces a file whole; sha256File streams the hash", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const path = Path.join(dir, "nested", "manifest.json")
-      yield* writeFileAtomic(path, '{"a":1}')
-      yield* writeFileAtomic(path, new Uint8Array(Buffer.from('{"a":2}')))
-      assert.strictEqual(readFileSync(path, "utf8"), '{"a":2}')
+      yield* writeFileAtomic(path, "{\"a\":1}")
+      yield* writeFileAtomic(path, new Uint8Array(Buffer.from("{\"a\":2}")))
+      assert.strictEqual(readFileSync(path, "utf8"), "{\"a\":2}")
       assert.deepStrictEqual(readdirSync(Path.dirname(path)), ["manifest.json"])
       assert.strictEqual(yield* sha256File(path), sha256(path))
       mkdirSync(Path.join(dir, "taken"))

@@ -1,7 +1,7 @@
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
-import ExcelJS from "exceljs"
 import { Effect, Stream } from "effect"
+import ExcelJS from "exceljs"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
@@ -20,9 +20,14 @@ const workbook = (dir: string, name: string, build: (wb: ExcelJS.Workbook) => vo
   })
 
 /** A table written by this tool's own XLSX writer (creator `fsm-bulk`). */
-const writeTable = (path: string, header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<Cell>>, options: Parameters<typeof openXlsxWriter>[2]) =>
+const writeTable = (
+  path: string,
+  header: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<Cell>>,
+  options: Parameters<typeof openXlsxWriter>[2]
+) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const writer = yield* openXlsxWriter(path, header, options)
       for (const row of rows) yield* writer.write(row)
       yield* writer.close
@@ -32,7 +37,7 @@ const writeTable = (path: string, header: ReadonlyArray<string>, rows: ReadonlyA
 
 describe("XLSX reader", () => {
   it.scoped("keeps multi-byte UTF-8 characters whole across the chunks a sheet is inflated in", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       // 300 KB of 2- and 3-byte characters: the sheet's XML is inflated in chunks of a few KB, and exceljs on its
       // own decodes each chunk apart, turning a character split across two chunks into "\uFFFD\uFFFD".
@@ -53,11 +58,25 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("turns dates, serials, numbers, booleans, rich text, hyperlinks and formula results into cell text", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* workbook(dir, "values.xlsx", (wb) => {
         const ws = wb.addWorksheet("tasks")
-        ws.addRow(["date", "midnight", "serial", "time", "number", "noise", "big", "bool", "rich", "link", "formula", "dateFormula", "textFormula"])
+        ws.addRow([
+          "date",
+          "midnight",
+          "serial",
+          "time",
+          "number",
+          "noise",
+          "big",
+          "bool",
+          "rich",
+          "link",
+          "formula",
+          "dateFormula",
+          "textFormula"
+        ])
         ws.addRow([
           new Date(Date.UTC(2026, 11, 1, 9, 30, 0)),
           new Date(Date.UTC(2026, 11, 1)),
@@ -71,7 +90,7 @@ describe("XLSX reader", () => {
           { text: "site", hyperlink: "https://example.com.br" },
           { formula: "A5*2", result: 0.30000000000000004 },
           { formula: "C2+1", result: 46001 },
-          { formula: 'I2&"!"', result: "Padaria Pão!" }
+          { formula: "I2&\"!\"", result: "Padaria Pão!" }
         ])
         ws.getCell("C2").numFmt = "dd/mm/yyyy"
         ws.getCell("D2").numFmt = "hh:mm:ss"
@@ -84,7 +103,21 @@ describe("XLSX reader", () => {
       assert.strictEqual(source.writtenByTool, false)
       assert.deepStrictEqual(rows[0], {
         row: 2,
-        cells: ["2026-12-01T09:30:00", "2026-12-01", "2025-12-09", "09:00:00", "-12.5", "0.3", "1000000000000000000000", "true", "Padaria Pão", "site", "0.3", "2025-12-10", "Padaria Pão!"],
+        cells: [
+          "2026-12-01T09:30:00",
+          "2026-12-01",
+          "2025-12-09",
+          "09:00:00",
+          "-12.5",
+          "0.3",
+          "1000000000000000000000",
+          "true",
+          "Padaria Pão",
+          "site",
+          "0.3",
+          "2025-12-10",
+          "Padaria Pão!"
+        ],
         // Number values (not the date-formatted ones) are marked: their "." is the reader's, not the user's.
         numbers: new Set([4, 5, 6, 10])
       })
@@ -96,7 +129,7 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("refuses a formula without a saved result, naming the row and column", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* workbook(dir, "formula.xlsx", (wb) => {
         const ws = wb.addWorksheet("products")
@@ -112,7 +145,7 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("skips blank rows and keeps Excel's row numbers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* workbook(dir, "blank.xlsx", (wb) => {
         const ws = wb.addWorksheet("keywords")
@@ -134,7 +167,7 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("picks the sheet by --sheet, by resource name, else the first visible one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* workbook(dir, "book.xlsx", (wb) => {
         const hidden = wb.addWorksheet("lists", { state: "hidden" })
@@ -155,16 +188,20 @@ describe("XLSX reader", () => {
       const first = yield* readAll(file, { resource: "tasks" })
       assert.strictEqual(first.source.sheet, "README")
       const missing = yield* readError(file, { sheet: "Clientes" })
-      assert.include(missing.message, 'no sheet named "Clientes"')
-      assert.include(missing.message, '"lists", "README", "Customers"')
+      assert.include(missing.message, "no sheet named \"Clientes\"")
+      assert.include(missing.message, "\"lists\", \"README\", \"Customers\"")
     }))
 
   it.scoped("reads workbooks streamed by exceljs's WorkbookWriter and in the 1904 date system", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const streamed = Path.join(dir, "streamed.xlsx")
       yield* Effect.promise(async () => {
-        const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ filename: streamed, useStyles: true, useSharedStrings: false })
+        const wb = new ExcelJS.stream.xlsx.WorkbookWriter({
+          filename: streamed,
+          useStyles: true,
+          useSharedStrings: false
+        })
         const ws = wb.addWorksheet("expenses")
         ws.addRow(["date", "amount", "description"]).commit()
         ws.addRow([new Date(Date.UTC(2026, 10, 20)), 42.5, "Almoço"]).commit()
@@ -186,7 +223,7 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("knows the files this tool wrote by the workbook's creator", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const ours = yield* workbook(
         dir,
@@ -206,11 +243,14 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("reads a table this tool went on with in `name (2)`, `name (3)` … whole, numbering rows as its CSV would", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const rows = Array.from({ length: 8 }, (_, i) => [`CLI-${i + 1}`, `Cliente ${i + 1}`])
       // 4 rows a sheet: the header and 3 data rows, so "customers", "customers (2)" and "customers (3)".
-      const file = yield* writeTable(Path.join(dir, "customers.xlsx"), ["externalId", "name"], rows, { sheetName: "customers", maxSheetRows: 4 })
+      const file = yield* writeTable(Path.join(dir, "customers.xlsx"), ["externalId", "name"], rows, {
+        sheetName: "customers",
+        maxSheetRows: 4
+      })
       const whole = yield* readAll(file, { resource: "customers" })
       assert.strictEqual(whole.source.writtenByTool, true)
       assert.strictEqual(whole.source.sheet, "customers")
@@ -233,7 +273,9 @@ describe("XLSX reader", () => {
       // A 31-character name is cut to make room for the suffix (the writer's rule), and a blank row that ends a
       // sheet still counts, as it does in the CSV: "d" is row 5 (header, a, b, blank, d).
       const long = "technicians_and_their_skills_01"
-      const blank = yield* writeTable(Path.join(dir, "long.xlsx"), ["name"], [["a"], ["b"], [""], ["d"], ["e"], ["f"], ["g"]], { sheetName: long, maxSheetRows: 4 })
+      const blank = yield* writeTable(Path.join(dir, "long.xlsx"), ["name"], [["a"], ["b"], [""], ["d"], ["e"], ["f"], [
+        "g"
+      ]], { sheetName: long, maxSheetRows: 4 })
       const book = new ExcelJS.Workbook()
       yield* Effect.promise(() => book.xlsx.readFile(blank))
       assert.deepStrictEqual(
@@ -257,7 +299,7 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("reads a user's `customers (2)` sheet only when asked: continuations are the tool's own", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const build = (wb: ExcelJS.Workbook) => {
         const first = wb.addWorksheet("customers")
@@ -281,7 +323,7 @@ describe("XLSX reader", () => {
     }))
 
   it.scoped("refuses a continuation sheet that does not repeat the table's header", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* workbook(
         dir,
@@ -297,24 +339,26 @@ describe("XLSX reader", () => {
         "fsm-bulk"
       )
       const error = yield* readError(file, { resource: "customers" })
-      assert.include(error.message, 'sheet "customers (2)" does not repeat the header of "customers"')
+      assert.include(error.message, "sheet \"customers (2)\" does not repeat the header of \"customers\"")
       // Alone, the sheet is a table of its own.
       assert.deepStrictEqual((yield* readAll(file, { sheet: "customers (2)" })).source.header, ["externalId", "nome"])
     }))
 
   it.scoped("refuses empty sheets and bad headers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const empty = yield* workbook(dir, "empty.xlsx", (wb) => void wb.addWorksheet("segments"))
-      assert.include((yield* readError(empty)).message, 'sheet "segments" is empty: no header row')
-      const headerOnly = yield* workbook(dir, "header.xlsx", (wb) => void wb.addWorksheet("segments").addRow(["id", "description"]))
+      assert.include((yield* readError(empty)).message, "sheet \"segments\" is empty: no header row")
+      const headerOnly = yield* workbook(dir, "header.xlsx", (wb) =>
+        void wb.addWorksheet("segments").addRow(["id", "description"]))
       assert.deepStrictEqual((yield* readAll(headerOnly)).rows, [])
-      const duplicate = yield* workbook(dir, "dup.xlsx", (wb) => void wb.addWorksheet("segments").addRow(["description", "Description"]))
-      assert.include((yield* readError(duplicate)).message, 'duplicate column names: "description" (columns A, B)')
+      const duplicate = yield* workbook(dir, "dup.xlsx", (wb) =>
+        void wb.addWorksheet("segments").addRow(["description", "Description"]))
+      assert.include((yield* readError(duplicate)).message, "duplicate column names: \"description\" (columns A, B)")
     }))
 
   it.scoped("refuses files that are not workbooks, or are cut short", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const good = yield* workbook(dir, "good.xlsx", (wb) => {
         const ws = wb.addWorksheet("segments")

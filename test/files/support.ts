@@ -36,7 +36,7 @@ export interface Read {
 }
 
 export const readAll = (file: string, options: Partial<ReadOptions> = {}): Effect.Effect<Read, InputError> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const source = yield* openSource(file, { ...auto, ...options })
     const rows = Chunk.toReadonlyArray(yield* Stream.runCollect(source.rows))
     return { source, rows }
@@ -46,7 +46,9 @@ export const readAll = (file: string, options: Partial<ReadOptions> = {}): Effec
 export const readError = (file: string, options: Partial<ReadOptions> = {}): Effect.Effect<InputError> =>
   Effect.either(readAll(file, options)).pipe(
     Effect.flatMap((result) =>
-      Either.isLeft(result) ? Effect.succeed(result.left) : Effect.dieMessage(`expected ${file} to be refused, but it read ${result.right.rows.length} rows`)
+      Either.isLeft(result)
+        ? Effect.succeed(result.left)
+        : Effect.dieMessage(`expected ${file} to be refused, but it read ${result.right.rows.length} rows`)
     )
   )
 
@@ -122,7 +124,10 @@ export const sheetXml = (rows: ReadonlyArray<readonly [number, ReadonlyArray<str
   rows
     .map(
       ([r, cells]) =>
-        `<row r="${r}">${cells.map((text, i) => `<c r="${String.fromCharCode(65 + i)}${r}" t="inlineStr"><is><t>${text}</t></is></c>`).join("")}</row>`
+        `<row r="${r}">${
+          cells.map((text, i) => `<c r="${String.fromCharCode(65 + i)}${r}" t="inlineStr"><is><t>${text}</t></is></c>`)
+            .join("")
+        }</row>`
     )
     .join("") +
   "</sheetData></worksheet>"
@@ -131,16 +136,25 @@ export const sheetXml = (rows: ReadonlyArray<readonly [number, ReadonlyArray<str
  * The entries of a minimal one-sheet workbook (sheet "customers"): as Excel lays them out, the sheet before the
  * workbook parts. `sheet` replaces the sheet's entry, `extra` comes after the sheet.
  */
-export const workbookEntries = (sheet: Partial<HandEntry> & { readonly data: string | Uint8Array }, extra: ReadonlyArray<HandEntry> = []): Array<HandEntry> => [
-  { name: "[Content_Types].xml", data: '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>' },
+export const workbookEntries = (
+  sheet: Partial<HandEntry> & { readonly data: string | Uint8Array },
+  extra: ReadonlyArray<HandEntry> = []
+): Array<HandEntry> => [
+  {
+    name: "[Content_Types].xml",
+    data:
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\"/>"
+  },
   { ...sheet, name: sheet.name ?? "xl/worksheets/sheet1.xml" },
   ...extra,
   {
     name: "xl/workbook.xml",
-    data: `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${spreadsheetNs}" xmlns:r="${relationshipNs}"><sheets><sheet name="customers" sheetId="1" r:id="rId1"/></sheets></workbook>`
+    data:
+      `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="${spreadsheetNs}" xmlns:r="${relationshipNs}"><sheets><sheet name="customers" sheetId="1" r:id="rId1"/></sheets></workbook>`
   },
   {
     name: "xl/_rels/workbook.xml.rels",
-    data: `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${relationshipNs}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`
+    data:
+      `<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="${relationshipNs}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>`
   }
 ]

@@ -13,7 +13,17 @@ import { rerun } from "../../src/import/Rerun.js"
 import { loadRun } from "../../src/import/Resume.js"
 import type { Status } from "../../src/import/Status.js"
 import { checkAttachment, readAttachment } from "../../src/validate/Attachment.js"
-import { apiOf, importInto, put, readJournalLines, readReport, runCli, startTestSandbox, tempDir, writes } from "./support.js"
+import {
+  apiOf,
+  importInto,
+  put,
+  readJournalLines,
+  readReport,
+  runCli,
+  startTestSandbox,
+  tempDir,
+  writes
+} from "./support.js"
 
 const secret = "FSM_API_TOKEN=do-not-send-me\n"
 
@@ -52,7 +62,11 @@ describe("attachments stay inside the input file's folder", () => {
       const dir = yield* tempDir
       const { book, outside } = layout(dir)
       const sandbox = yield* startTestSandbox()
-      yield* importInto(sandbox, { resource: "customers", file: put(dir, "customers.csv", customersCsv), runDir: Path.join(dir, "seed") })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "customers.csv", customersCsv),
+        runDir: Path.join(dir, "seed")
+      })
       const rows = hostile(outside)
       const csv = [
         "customerExternalId,file,name",
@@ -77,20 +91,30 @@ describe("attachments stay inside the input file's folder", () => {
       // Two uploads, the legitimate ones; the stored files are the contract, never the secret.
       expect(writes(yield* sandbox.control.requests).length - before).toBe(2)
       const [customer] = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
-      const attached = (customer!["attachments"] ?? Object.values(customer!).find(Array.isArray)) as Array<{ name: string; size: number }>
+      const attached = (customer!["attachments"] ?? Object.values(customer!).find(Array.isArray)) as Array<
+        { name: string; size: number }
+      >
       expect(attached.map((a) => a.name).sort()).toEqual(["atalho.pdf", "contrato.pdf"])
       expect(attached.every((a) => a.size === "%PDF-1.4 contrato\n".length)).toBe(true)
-    })
-  )
+    }))
 
   it.scoped("--attachments-root widens the folder, and resume keeps using it from the journal", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book } = layout(dir)
       const sandbox = yield* startTestSandbox()
-      yield* importInto(sandbox, { resource: "customers", file: put(dir, "customers.csv", customersCsv), runDir: Path.join(dir, "seed") })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "customers.csv", customersCsv),
+        runDir: Path.join(dir, "seed")
+      })
       const file = put(book, "anexos.csv", "customerExternalId,file,name\nCLI-1,../outside/secret.txt,shared\n")
-      const narrow = yield* importInto(sandbox, { resource: "customer-attachments", file, runDir: Path.join(dir, "narrow"), dryRun: true })
+      const narrow = yield* importInto(sandbox, {
+        resource: "customer-attachments",
+        file,
+        runDir: Path.join(dir, "narrow"),
+        dryRun: true
+      })
       expect(narrow.summary.counts.invalid).toBe(1)
       const runDir = Path.join(dir, "wide")
       const wide = yield* importInto(sandbox, { resource: "customer-attachments", file, runDir, attachmentsRoot: dir })
@@ -99,28 +123,53 @@ describe("attachments stay inside the input file's folder", () => {
       expect((yield* loadRun(runDir)).job.attachmentsRoot).toBe(dir)
       // Even with the widest root, procfs is never read.
       const proc = put(book, "proc.csv", "customerExternalId,file,name\nCLI-1,/proc/self/environ,env\n")
-      const refused = yield* importInto(sandbox, { resource: "customer-attachments", file: proc, runDir: Path.join(dir, "proc"), attachmentsRoot: "/" })
-      expect(readReport(Path.join(dir, "proc"))[0]!._error).toMatch(/^file: "\/proc\/self\/environ" is a system file \(\/proc\/\d+\/environ\), not a document/)
+      const refused = yield* importInto(sandbox, {
+        resource: "customer-attachments",
+        file: proc,
+        runDir: Path.join(dir, "proc"),
+        attachmentsRoot: "/"
+      })
+      expect(readReport(Path.join(dir, "proc"))[0]!._error).toMatch(
+        /^file: "\/proc\/self\/environ" is a system file \(\/proc\/\d+\/environ\), not a document/
+      )
       expect(refused.summary.counts.invalid).toBe(1)
-    })
-  )
+    }))
 
   it.scoped("the validate command refuses the same rows, and a missing --attachments-root stops before any row (exit 2)", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book } = layout(dir)
-      const file = put(book, "anexos.csv", "customerExternalId,file\nCLI-1,docs/contrato.pdf\nCLI-1,/proc/self/environ\nCLI-1,..\\..\\etc\\passwd\n")
-      const run = yield* runCli(["validate", "customer-attachments", file, "--out", Path.join(dir, "v")], undefined, dir)
+      const file = put(
+        book,
+        "anexos.csv",
+        "customerExternalId,file\nCLI-1,docs/contrato.pdf\nCLI-1,/proc/self/environ\nCLI-1,..\\..\\etc\\passwd\n"
+      )
+      const run = yield* runCli(
+        ["validate", "customer-attachments", file, "--out", Path.join(dir, "v")],
+        undefined,
+        dir
+      )
       expect(run.code).toBe(1)
       const report = readReport(Path.join(dir, "v"))
       expect(report.map((r) => r._status)).toEqual(["valid", "invalid", "invalid"])
       expect(report[1]!._error).toContain(`file: "/proc/self/environ" is outside the attachments folder ${book}`)
       expect(report[2]!._error).toContain(`file: "..\\..\\etc\\passwd" is outside the attachments folder`)
-      const missing = yield* runCli(["validate", "customer-attachments", file, "--attachments-root", Path.join(dir, "nope"), "--out", Path.join(dir, "w")], undefined, dir)
+      const missing = yield* runCli(
+        [
+          "validate",
+          "customer-attachments",
+          file,
+          "--attachments-root",
+          Path.join(dir, "nope"),
+          "--out",
+          Path.join(dir, "w")
+        ],
+        undefined,
+        dir
+      )
       expect(missing.code).toBe(2)
       expect(missing.stderr).toContain(`--attachments-root: ${Path.join(dir, "nope")} does not exist`)
-    })
-  )
+    }))
 })
 
 describe("attachments are checked again when read", () => {
@@ -132,7 +181,10 @@ describe("attachments are checked again when read", () => {
       const path = Path.join(book, "docs", "contrato.pdf")
       const checked = yield* Effect.promise(() => checkAttachment("docs/contrato.pdf", rules))
       expect(checked).toEqual({ path, name: "contrato.pdf", bytes: 18 })
-      const read = (p: string) => Effect.promise(() => readAttachment(p, rules.maxBytes).then((b) => b.toString(), (e: Error) => `refused: ${e.message}`))
+      const read = (p: string) =>
+        Effect.promise(() =>
+          readAttachment(p, rules.maxBytes).then((b) => b.toString(), (e: Error) => `refused: ${e.message}`)
+        )
       expect(yield* read(path)).toBe("%PDF-1.4 contrato\n")
 
       rmSync(path)
@@ -147,15 +199,20 @@ describe("attachments are checked again when read", () => {
       rmSync(Path.join(book, "docs"), { recursive: true })
       symlinkSync(outside, Path.join(book, "docs"))
       writeFileSync(Path.join(outside, "contrato.pdf"), secret)
-      expect(yield* read(path)).toBe(`refused: ${path} now leads to ${Path.join(outside, "contrato.pdf")}, not to the file that was checked (${path})`)
+      expect(yield* read(path)).toBe(
+        `refused: ${path} now leads to ${
+          Path.join(outside, "contrato.pdf")
+        }, not to the file that was checked (${path})`
+      )
 
       writeFileSync(Path.join(book, "grows.pdf"), "small")
       const grows = yield* Effect.promise(() => checkAttachment("grows.pdf", rules))
       expect(typeof grows).toBe("object")
       writeFileSync(Path.join(book, "grows.pdf"), Buffer.alloc(100, 1))
-      expect(yield* read(Path.join(book, "grows.pdf"))).toBe(`refused: ${Path.join(book, "grows.pdf")} is larger than 64 bytes now; attachments are limited to 64 bytes`)
-    })
-  )
+      expect(yield* read(Path.join(book, "grows.pdf"))).toBe(
+        `refused: ${Path.join(book, "grows.pdf")} is larger than 64 bytes now; attachments are limited to 64 bytes`
+      )
+    }))
 })
 
 describe("rerun keeps the attachments folder of its parent run", () => {
@@ -171,14 +228,24 @@ describe("rerun keeps the attachments folder of its parent run", () => {
       const first = readReport(runDir)[0]!
       expect(first._status).not.toBe("invalid")
       expect(first._status).not.toBe("updated")
-      yield* importInto(sandbox, { resource: "customers", file: put(dir, "customers.csv", customersCsv), runDir: Path.join(dir, "seed") })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "customers.csv", customersCsv),
+        runDir: Path.join(dir, "seed")
+      })
 
-      const request = (out: string, attachmentsRoot?: string) => ({ target: runDir, only: [first._status as Status], fixed: undefined, dryRun: false, attachmentsRoot, out: () => out })
+      const request = (out: string, attachmentsRoot?: string) => ({
+        target: runDir,
+        only: [first._status as Status],
+        fixed: undefined,
+        dryRun: false,
+        attachmentsRoot,
+        out: () => out
+      })
       const narrowed = yield* rerun(request(Path.join(dir, "r1"), book)).pipe(Effect.provide(apiOf(sandbox)))
       expect(narrowed.result!.summary.counts.invalid).toBe(1)
       const kept = yield* rerun(request(Path.join(dir, "r2"))).pipe(Effect.provide(apiOf(sandbox)))
       expect(readReport(Path.join(dir, "r2")).map((r) => r._status)).toEqual(["updated"])
       expect(kept.result!.summary.counts.updated).toBe(1)
-    })
-  )
+    }))
 })

@@ -7,10 +7,25 @@ import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
-import { journalCount, put, readJournalLines, readReport, readSummary, runCli, spawnCli, startTestSandbox, tempDir, until, writes } from "./support.js"
+import {
+  journalCount,
+  put,
+  readJournalLines,
+  readReport,
+  readSummary,
+  runCli,
+  spawnCli,
+  startTestSandbox,
+  tempDir,
+  until,
+  writes
+} from "./support.js"
 
 const customers = (n: number, invalidAt: ReadonlyArray<number> = []) =>
-  ["externalId,name", ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))].join("\n") + "\n"
+  [
+    "externalId,name",
+    ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))
+  ].join("\n") + "\n"
 
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
 
@@ -24,7 +39,11 @@ describe("crash safety", () => {
         const dir = yield* tempDir
         const file = put(dir, "clientes.csv", customers(60, [7]))
         const runDir = Path.join(dir, "run")
-        const cli = spawnCli(["import", "customers", file, "--mode", "create", "--out", runDir, "--rate", "50/2s", "--concurrency", "8"], sandbox, dir)
+        const cli = spawnCli(
+          ["import", "customers", file, "--mode", "create", "--out", runDir, "--rate", "50/2s", "--concurrency", "8"],
+          sandbox,
+          dir
+        )
         yield* until(() => journalCount(runDir, "done") >= 10)
         cli.child.kill("SIGKILL")
         const killed = yield* Effect.promise(() => cli.exit)
@@ -89,7 +108,9 @@ describe("crash safety", () => {
         const skipped = report.filter((r) => r._status === "skipped")
         assert.isAbove(skipped.length, 0)
         assert.match(skipped[0]!._error!, /resume/)
-        assert.isTrue(report.every((r) => r._status === "created" || r._status === "skipped" || r._status === "in-doubt"))
+        assert.isTrue(
+          report.every((r) => r._status === "created" || r._status === "skipped" || r._status === "in-doubt")
+        )
 
         const resumed = yield* runCli(["resume", runDir, "--rate", "200/2s"], sandbox, dir)
         assert.strictEqual(resumed.code, 0, resumed.stderr)
@@ -120,7 +141,11 @@ describe("exit codes and refusals", () => {
         assert.strictEqual(b.code, 2)
         assert.match(b.stderr, /bin\.csv/)
 
-        const c = yield* runCli(["import", "teams", put(dir, "t.csv", "description\nA\n"), "--mode", "update"], sandbox, dir)
+        const c = yield* runCli(
+          ["import", "teams", put(dir, "t.csv", "description\nA\n"), "--mode", "update"],
+          sandbox,
+          dir
+        )
         assert.strictEqual(c.code, 2)
         assert.match(c.stderr, /cannot change an existing teams record/)
 
@@ -145,7 +170,9 @@ describe("exit codes and refusals", () => {
         const dir = yield* tempDir
         const runDir = Path.join(dir, "run")
         const file = put(dir, "c.csv", customers(6))
-        const aborted = yield* runCli(["import", "customers", file, "--out", runDir], sandbox, dir, { FSM_API_TOKEN: "wrong" })
+        const aborted = yield* runCli(["import", "customers", file, "--out", runDir], sandbox, dir, {
+          FSM_API_TOKEN: "wrong"
+        })
         assert.strictEqual(aborted.code, 3, aborted.stderr)
         assert.match(aborted.stderr, /rejected the credentials/)
         assert.match(aborted.stderr, /fsm-bulk resume/)
@@ -176,7 +203,14 @@ describe("exit codes and refusals", () => {
           // An update finds each record by its key.
           { name: "update", args: ["import", "customers", put(dir, "u.csv", customers(3)), "--mode", "update"] },
           // References are resolved with list calls before anything is sent.
-          { name: "refs", args: ["import", "customers", put(dir, "r.csv", "externalId,name,segmentDescription\nK-1,Um,Varejo\nK-2,Dois,Varejo\n")] }
+          {
+            name: "refs",
+            args: [
+              "import",
+              "customers",
+              put(dir, "r.csv", "externalId,name,segmentDescription\nK-1,Um,Varejo\nK-2,Dois,Varejo\n")
+            ]
+          }
         ]
         for (const run of runs) {
           const runDir = Path.join(dir, run.name)
@@ -193,7 +227,10 @@ describe("exit codes and refusals", () => {
           assert.strictEqual(summary.counts.failed, 0, run.name)
           assert.strictEqual(summary.counts.skipped, summary.rows, run.name)
           const report = readReport(runDir)
-          assert.isTrue(report.every((r) => r._status === "skipped" && /not attempted: the run was aborted/.test(r._error!)), JSON.stringify(report))
+          assert.isTrue(
+            report.every((r) => r._status === "skipped" && /not attempted: the run was aborted/.test(r._error!)),
+            JSON.stringify(report)
+          )
           const lines = readJournalLines(runDir)
           assert.deepStrictEqual(lines.map((l) => l.state), ["header", "end"], run.name)
           assert.isTrue(lines[1]!.interrupted)
@@ -251,7 +288,10 @@ describe("exit codes and refusals", () => {
       const out = Path.join(dir, "v")
       const v = yield* runCli(["validate", "customers", file, "--out", out], undefined, dir)
       assert.strictEqual(v.code, 2, v.stderr)
-      assert.include(v.stderr, `(row 5002, column "latitude"): numbers disagree on the decimal mark: "-23,1" (row 2, column "latitude") has a decimal comma`)
+      assert.include(
+        v.stderr,
+        `(row 5002, column "latitude"): numbers disagree on the decimal mark: "-23,1" (row 2, column "latitude") has a decimal comma`
+      )
       assert.isFalse(existsSync(out), "the run directory was created by this run and holds nothing")
     }))
 })

@@ -240,7 +240,11 @@ describe("keys in another case name the same record", () => {
         const before = (yield* sandbox.control.requests).length
 
         // Both rows name one item of one task: the second is refused, the first resolves in another case.
-        const items = put(dir, "tp.csv", "taskExternalId,productExternalId,quantity,value\nos-1,p-1,2,10\nOS-1,P-1,3,10\n")
+        const items = put(
+          dir,
+          "tp.csv",
+          "taskExternalId,productExternalId,quantity,value\nos-1,p-1,2,10\nOS-1,P-1,3,10\n"
+        )
         const result = yield* importInto(sandbox, {
           resource: "task-products",
           file: items,

@@ -4,14 +4,25 @@
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
-import ExcelJS from "exceljs"
 import { Effect } from "effect"
+import ExcelJS from "exceljs"
 import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import { rerun } from "../../src/import/Rerun.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
-import { apiOf, cp1252, importInto, put, readJournalLines, readReport, readSummary, startTestSandbox, tempDir, writes } from "./support.js"
+import {
+  apiOf,
+  cp1252,
+  importInto,
+  put,
+  readJournalLines,
+  readReport,
+  readSummary,
+  startTestSandbox,
+  tempDir,
+  writes
+} from "./support.js"
 
 const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
 
@@ -27,7 +38,7 @@ describe("import: messy real-world files", () => {
           [
             "externalId;name;cpfCnpj;latitude;longitude;note",
             "C-1;Padaria São João;529.982.247-25;-23,5614;-46,6559;=SOMA(A1:A3)",
-            'C-2;Açougue Boa Vista;11.222.333/0001-81;-23,1;-46,2;"linha 1\r\nlinha 2"',
+            "C-2;Açougue Boa Vista;11.222.333/0001-81;-23,1;-46,2;\"linha 1\r\nlinha 2\"",
             "",
             "C-3;Linha torta;;;;;sobra",
             "C-1;Repetido;;;;",
@@ -40,12 +51,28 @@ describe("import: messy real-world files", () => {
       const result = yield* importInto(sandbox, { resource: "customers", file, runDir })
       const report = readReport(runDir)
       // Spreadsheet rows: the multi-line cell is one row, the blank line is a row of its own.
-      assert.deepStrictEqual(statuses(report), ["2:created", "3:created", "5:invalid", "6:invalid", "7:invalid", "8:created"])
+      assert.deepStrictEqual(statuses(report), [
+        "2:created",
+        "3:created",
+        "5:invalid",
+        "6:invalid",
+        "7:invalid",
+        "8:created"
+      ])
       assert.match(report[2]!._error!, /sobra/)
       assert.match(report[3]!._error!, /externalId: "C-1" repeats row 2/)
       assert.match(report[4]!._error!, /cpfCnpj/)
       // The source's columns come back unchanged after the tool's.
-      assert.deepStrictEqual(Object.keys(report[0]!).slice(0, 8), ["_row", "_status", "_http_status", "_request_id", "_attempts", "_retry_outcomes", "_record_id", "_error"])
+      assert.deepStrictEqual(Object.keys(report[0]!).slice(0, 8), [
+        "_row",
+        "_status",
+        "_http_status",
+        "_request_id",
+        "_attempts",
+        "_retry_outcomes",
+        "_record_id",
+        "_error"
+      ])
       assert.strictEqual(report[1]!.note, "linha 1\r\nlinha 2")
       assert.strictEqual(report[0]!.name, "Padaria São João")
       assert.strictEqual(result.exitCode, 1)
@@ -62,14 +89,17 @@ describe("import: messy real-world files", () => {
       assert.strictEqual(byKey.get("C-2")!.note, "linha 1\r\nlinha 2")
       assert.strictEqual(byKey.get("C-2")!.cpfCnpj, "11222333000181")
       assert.strictEqual(String(report[0]!._record_id), String(c1.id))
-    })
-  )
+    }))
 
   it.scopedLive("UTF-8 with BOM and dd/mm/yyyy dates", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const file = put(dir, "equip.csv", "\uFEFFexternalId,name,warrantyStartDate,warrantyEndDate\nE-1,Split,25/12/2025,03/01/2027\nE-2,Cassete,01/02/2026,\n")
+      const file = put(
+        dir,
+        "equip.csv",
+        "\uFEFFexternalId,name,warrantyStartDate,warrantyEndDate\nE-1,Split,25/12/2025,03/01/2027\nE-2,Cassete,01/02/2026,\n"
+      )
       const runDir = Path.join(dir, "run")
       const result = yield* importInto(sandbox, { resource: "equipments", file, runDir })
       assert.strictEqual(result.exitCode, 0)
@@ -79,14 +109,17 @@ describe("import: messy real-world files", () => {
       assert.match(String(e1.warrantyEndDate), /^2027-01-03/)
       assert.match(String(stored.find((e) => e.externalId === "E-2")!.warrantyStartDate), /^2026-02-01/)
       assert.deepStrictEqual(readJournalLines(runDir)[0]!.formats, { dateFormat: "dd/mm/yyyy", decimal: "." })
-    })
-  )
+    }))
 
   it.scopedLive("ambiguous dates stop the run before anything is sent, naming the column and the flag", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const file = put(dir, "equip.csv", "externalId,name,warrantyStartDate\nE-1,Split,01/02/2026\nE-2,Cassete,03/04/2026\n")
+      const file = put(
+        dir,
+        "equip.csv",
+        "externalId,name,warrantyStartDate\nE-1,Split,01/02/2026\nE-2,Cassete,03/04/2026\n"
+      )
       const runDir = Path.join(dir, "run")
       const failure = yield* Effect.flip(importInto(sandbox, { resource: "equipments", file, runDir }))
       assert.strictEqual(failure._tag, "InputError")
@@ -97,8 +130,7 @@ describe("import: messy real-world files", () => {
       // The flag settles it.
       const settled = yield* importInto(sandbox, { resource: "equipments", file, runDir, dateFormat: "dd/mm/yyyy" })
       assert.strictEqual(settled.summary.counts.created, 2)
-    })
-  )
+    }))
 })
 
 describe("import: one account's export into another", () => {
@@ -125,7 +157,11 @@ describe("import: one account's export into another", () => {
         "customers.csv",
         "id,externalId,name,legalName\n1,A-1,Padaria da Conta A,Padaria A Ltda\n2,A-2,Mercado da Conta A,\n7,A-3,Farmácia da Conta A,\n"
       )
-      const first = yield* importInto(sandbox, { resource: "customers", file: exported, runDir: Path.join(dir, "first") }, "key-b")
+      const first = yield* importInto(sandbox, {
+        resource: "customers",
+        file: exported,
+        runDir: Path.join(dir, "first")
+      }, "key-b")
       assert.deepStrictEqual(first.summary.counts.created, 3)
       const after = yield* sandbox.control.records("key-b", "customers")
       assert.strictEqual(after.length, 5)
@@ -137,12 +173,15 @@ describe("import: one account's export into another", () => {
       for (const w of writes(yield* sandbox.control.requests)) assert.notMatch(w.path, /customers\/\d/)
 
       // Importing the same export again finds the records by externalId: no duplicates.
-      const second = yield* importInto(sandbox, { resource: "customers", file: exported, runDir: Path.join(dir, "second") }, "key-b")
+      const second = yield* importInto(sandbox, {
+        resource: "customers",
+        file: exported,
+        runDir: Path.join(dir, "second")
+      }, "key-b")
       assert.strictEqual(second.summary.counts.updated, 3)
       assert.strictEqual((yield* sandbox.control.records("key-b", "customers")).length, 5)
       assert.strictEqual((yield* sandbox.control.records("key-a", "customers")).length, 0)
-    })
-  )
+    }))
 })
 
 describe("import: dry run", () => {
@@ -156,7 +195,11 @@ describe("import: dry run", () => {
         runDir: Path.join(dir, "seed")
       })
       const seeded = (yield* sandbox.control.requests).length
-      const file = put(dir, "products.csv", "externalId,name,unitaryValue\nP-1,Filtro,\"49,90\"\nP-2,Gás R410,\"120,00\"\nP-3,Novo,\"10,00\"\nP-4,,1\n")
+      const file = put(
+        dir,
+        "products.csv",
+        "externalId,name,unitaryValue\nP-1,Filtro,\"49,90\"\nP-2,Gás R410,\"120,00\"\nP-3,Novo,\"10,00\"\nP-4,,1\n"
+      )
       const runDir = Path.join(dir, "dry")
       const result = yield* importInto(sandbox, { resource: "products", file, runDir, dryRun: true })
       const log = (yield* sandbox.control.requests).slice(seeded)
@@ -165,14 +208,13 @@ describe("import: dry run", () => {
       assert.isTrue(log.every((e) => e.method === "POST" ? /login/i.test(e.path) : !/\/products\/\d/.test(e.path)))
       const report = readReport(runDir)
       assert.deepStrictEqual(statuses(report), ["2:unchanged", "3:updated", "4:created", "5:invalid"])
-      assert.strictEqual(report[1]!._changes, 'name: "Gás" → "Gás R410"')
+      assert.strictEqual(report[1]!._changes, "name: \"Gás\" → \"Gás R410\"")
       assert.strictEqual(report[0]!._changes, "")
       const summary = readSummary(runDir)
       assert.strictEqual(summary.dryRun, true)
       assert.strictEqual(result.exitCode, 1)
       assert.deepStrictEqual(readJournalLines(runDir).filter((l) => l.state === "sending"), [])
-    })
-  )
+    }))
 })
 
 describe("import: modes", () => {
@@ -218,8 +260,7 @@ describe("import: modes", () => {
       const row = readReport(refused.runDir)[0]!
       assert.strictEqual(row._status, "failed")
       assert.match(row._error!, /cannot change an existing webhooks record/)
-    })
-  )
+    }))
 
   it.scopedLive("update patches the filled cells and delete removes, both by key looked up with list calls", () =>
     Effect.gen(function*() {
@@ -253,9 +294,10 @@ describe("import: modes", () => {
         mode: "delete"
       })
       assert.deepStrictEqual(statuses(readReport(deleted.runDir)), ["2:deleted", "3:deleted", "4:failed"])
-      assert.deepStrictEqual((yield* sandbox.control.records("sandbox-key", "customers")).map((c) => c.externalId), ["K-1"])
-    })
-  )
+      assert.deepStrictEqual((yield* sandbox.control.records("sandbox-key", "customers")).map((c) => c.externalId), [
+        "K-1"
+      ])
+    }))
 
   it.scopedLive("create refuses an existing key with the way out; sub-collections go to their parent's path", () =>
     Effect.gen(function*() {
@@ -263,7 +305,12 @@ describe("import: modes", () => {
       const dir = yield* tempDir
       const file = put(dir, "p.csv", "externalId,name\nP-1,Um\n")
       yield* importInto(sandbox, { resource: "products", file, runDir: Path.join(dir, "a"), mode: "create" })
-      const again = yield* importInto(sandbox, { resource: "products", file, runDir: Path.join(dir, "b"), mode: "create" })
+      const again = yield* importInto(sandbox, {
+        resource: "products",
+        file,
+        runDir: Path.join(dir, "b"),
+        mode: "create"
+      })
       const row = readReport(again.runDir)[0]!
       assert.strictEqual(row._status, "failed")
       assert.strictEqual(row._http_status, "409")
@@ -287,23 +334,37 @@ describe("import: modes", () => {
       })
       assert.deepStrictEqual(statuses(readReport(items.runDir)), ["2:updated", "3:failed"])
       assert.match(readReport(items.runDir)[1]!._error!, /taskExternalId: no tasks record with externalId "T-2"/)
-      assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`), ["PUT /v2/tasks/1/products"])
+      assert.deepStrictEqual(
+        writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`),
+        ["PUT /v2/tasks/1/products"]
+      )
       const stored = yield* sandbox.control.records("sandbox-key", "task-products")
       assert.deepStrictEqual(stored.map((x) => [x.taskId, x.code, x.quantity, x.value]), [[1, 1, 2, 49.9]])
-    })
-  )
+    }))
 
   it.scopedLive("attachments are read from disk at send time and sent base64-encoded under their parent", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      yield* importInto(sandbox, { resource: "customers", file: put(dir, "c.csv", "externalId,name\nC-1,Um\n"), runDir: Path.join(dir, "c") })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "c.csv", "externalId,name\nC-1,Um\n"),
+        runDir: Path.join(dir, "c")
+      })
       mkdirSync(Path.join(dir, "anexos"))
       const bytes = Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 251))
       put(dir, "anexos/contrato.pdf", bytes)
       put(dir, "anexos/foto.jpg", Buffer.from("jpeg"))
-      const file = put(dir, "a.csv", "customerExternalId,file,name\nC-1,anexos/contrato.pdf,Contrato 2026.pdf\nC-1,anexos\\foto.jpg,\nC-1,anexos/falta.pdf,\n")
-      const result = yield* importInto(sandbox, { resource: "customer-attachments", file, runDir: Path.join(dir, "run") })
+      const file = put(
+        dir,
+        "a.csv",
+        "customerExternalId,file,name\nC-1,anexos/contrato.pdf,Contrato 2026.pdf\nC-1,anexos\\foto.jpg,\nC-1,anexos/falta.pdf,\n"
+      )
+      const result = yield* importInto(sandbox, {
+        resource: "customer-attachments",
+        file,
+        runDir: Path.join(dir, "run")
+      })
       const report = readReport(result.runDir)
       assert.deepStrictEqual(statuses(report), ["2:updated", "3:updated", "4:invalid"])
       assert.match(report[2]!._error!, /falta\.pdf/)
@@ -312,8 +373,7 @@ describe("import: modes", () => {
       assert.strictEqual(byName.get("Contrato 2026.pdf")!.sha256, createHash("sha256").update(bytes).digest("hex"))
       assert.strictEqual(byName.get("Contrato 2026.pdf")!.size, 3000)
       assert.strictEqual(byName.get("foto.jpg")!.size, 4)
-    })
-  )
+    }))
 
   it.scopedLive("rows that refer to records other rows of the file create are sent after them", () =>
     Effect.gen(function*() {
@@ -330,8 +390,7 @@ describe("import: modes", () => {
       const id = (k: string) => stored.find((e) => e.externalId === k)!.id
       assert.strictEqual(stored.find((e) => e.externalId === "E-CHILD")!.parentEquipmentId, id("E-PARENT"))
       assert.strictEqual(stored.find((e) => e.externalId === "E-PARENT")!.parentEquipmentId, id("E-ROOT"))
-    })
-  )
+    }))
 })
 
 describe("rerun", () => {
@@ -351,11 +410,27 @@ describe("rerun", () => {
         "externalId,name,associatedCustomerExternalId\nE-1,Um,C-1\nE-2,Dois,C-2\nE-3,,C-1\nE-4,Quatro,C-2\nE-5,Cinco,\n"
       )
       const first = yield* importInto(sandbox, { resource: "equipments", file, runDir: Path.join(dir, "first") })
-      assert.deepStrictEqual(statuses(readReport(first.runDir)), ["2:created", "3:failed", "4:invalid", "5:failed", "6:created"])
+      assert.deepStrictEqual(statuses(readReport(first.runDir)), [
+        "2:created",
+        "3:failed",
+        "4:invalid",
+        "5:failed",
+        "6:created"
+      ])
 
-      yield* importInto(sandbox, { resource: "customers", file: put(dir, "c2.csv", "externalId,name\nC-2,Dois\n"), runDir: Path.join(dir, "c2") })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "c2.csv", "externalId,name\nC-2,Dois\n"),
+        runDir: Path.join(dir, "c2")
+      })
       const mark = (yield* sandbox.control.requests).length
-      const again = yield* rerun({ target: Path.join(first.runDir, "report.csv"), only: undefined, fixed: undefined, dryRun: false, out: () => Path.join(dir, "again") }).pipe(
+      const again = yield* rerun({
+        target: Path.join(first.runDir, "report.csv"),
+        only: undefined,
+        fixed: undefined,
+        dryRun: false,
+        out: () => Path.join(dir, "again")
+      }).pipe(
         Effect.provide(apiOf(sandbox))
       )
       const result = again.result!
@@ -372,24 +447,44 @@ describe("rerun", () => {
 
       // Invalid rows need their corrections: matched by _row.
       const noFix = yield* Effect.flip(
-        rerun({ target: first.runDir, only: ["invalid"], fixed: undefined, dryRun: false, out: () => Path.join(dir, "nofix") }).pipe(Effect.provide(apiOf(sandbox)))
+        rerun({
+          target: first.runDir,
+          only: ["invalid"],
+          fixed: undefined,
+          dryRun: false,
+          out: () => Path.join(dir, "nofix")
+        }).pipe(Effect.provide(apiOf(sandbox)))
       )
       assert.strictEqual(noFix._tag, "UsageError")
       const fixes = put(dir, "fix.csv", "_row,externalId,name,associatedCustomerExternalId\n4,E-3,Três,C-1\n")
-      const fixed = yield* rerun({ target: first.runDir, only: ["invalid"], fixed: fixes, dryRun: false, out: () => Path.join(dir, "fixed") }).pipe(
+      const fixed = yield* rerun({
+        target: first.runDir,
+        only: ["invalid"],
+        fixed: fixes,
+        dryRun: false,
+        out: () => Path.join(dir, "fixed")
+      }).pipe(
         Effect.provide(apiOf(sandbox))
       )
       assert.deepStrictEqual(statuses(readReport(fixed.result!.runDir)), ["4:created"])
-      assert.strictEqual((yield* sandbox.control.records("sandbox-key", "equipments")).find((e) => e.externalId === "E-3")!.name, "Três")
+      assert.strictEqual(
+        (yield* sandbox.control.records("sandbox-key", "equipments")).find((e) => e.externalId === "E-3")!.name,
+        "Três"
+      )
 
       // A rerun with nothing selected runs nothing.
-      const none = yield* rerun({ target: result.runDir, only: undefined, fixed: undefined, dryRun: false, out: () => Path.join(dir, "none") }).pipe(
+      const none = yield* rerun({
+        target: result.runDir,
+        only: undefined,
+        fixed: undefined,
+        dryRun: false,
+        out: () => Path.join(dir, "none")
+      }).pipe(
         Effect.provide(apiOf(sandbox))
       )
       assert.strictEqual(none.result, undefined)
       assert.strictEqual(none.selected, 0)
-    })
-  )
+    }))
 
   it.scopedLive("corrections without _row are matched by key; cells starting with = survive the report round trip", () =>
     Effect.gen(function*() {
@@ -400,7 +495,13 @@ describe("rerun", () => {
       assert.deepStrictEqual(statuses(readReport(first.runDir)), ["2:created", "3:invalid"])
       // The corrections may bring a column the original file did not have.
       const fixes = put(dir, "fix.csv", "externalId,email,legalName\nC-2,dois@x.com.br,Dois Ltda\n")
-      const fixed = yield* rerun({ target: Path.join(first.runDir, "report.xlsx"), only: undefined, fixed: fixes, dryRun: false, out: () => Path.join(dir, "fixed") }).pipe(
+      const fixed = yield* rerun({
+        target: Path.join(first.runDir, "report.xlsx"),
+        only: undefined,
+        fixed: fixes,
+        dryRun: false,
+        out: () => Path.join(dir, "fixed")
+      }).pipe(
         Effect.provide(apiOf(sandbox))
       )
       assert.deepStrictEqual(statuses(readReport(fixed.result!.runDir)), ["3:created"])
@@ -420,8 +521,7 @@ describe("rerun", () => {
       const noteColumn = (sheet.getRow(1).values as Array<unknown>).indexOf("note")
       assert.strictEqual(sheet.getRow(2).getCell(noteColumn).value, "=1+1")
       assert.strictEqual(sheet.getRow(2).getCell(noteColumn).type, ExcelJS.ValueType.String)
-    })
-  )
+    }))
 })
 
 describe("workbook number cells", () => {
@@ -429,7 +529,11 @@ describe("workbook number cells", () => {
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      yield* importInto(sandbox, { resource: "product-categories", file: put(dir, "cat.csv", "externalId,description\nCAT-1,Filtros\n"), runDir: Path.join(dir, "cat") })
+      yield* importInto(sandbox, {
+        resource: "product-categories",
+        file: put(dir, "cat.csv", "externalId,description\nCAT-1,Filtros\n"),
+        runDir: Path.join(dir, "cat")
+      })
       // totalStock holds number cells, minimumStock text typed with a decimal comma; CAT-2 does not exist yet.
       const file = Path.join(dir, "produtos.xlsx")
       const workbook = new ExcelJS.Workbook()
@@ -444,8 +548,18 @@ describe("workbook number cells", () => {
       // The report repeats the number cell with the file's mark, as a rerun reads it.
       assert.strictEqual(readReport(first.runDir)[1]!.totalStock, "12,345")
 
-      yield* importInto(sandbox, { resource: "product-categories", file: put(dir, "cat2.csv", "externalId,description\nCAT-2,Bombas\n"), runDir: Path.join(dir, "cat2") })
-      const again = yield* rerun({ target: first.runDir, only: undefined, fixed: undefined, dryRun: false, out: () => Path.join(dir, "again") }).pipe(
+      yield* importInto(sandbox, {
+        resource: "product-categories",
+        file: put(dir, "cat2.csv", "externalId,description\nCAT-2,Bombas\n"),
+        runDir: Path.join(dir, "cat2")
+      })
+      const again = yield* rerun({
+        target: first.runDir,
+        only: undefined,
+        fixed: undefined,
+        dryRun: false,
+        out: () => Path.join(dir, "again")
+      }).pipe(
         Effect.provide(apiOf(sandbox))
       )
       assert.deepStrictEqual(statuses(readReport(again.result!.runDir)), ["3:created"])
@@ -453,8 +567,7 @@ describe("workbook number cells", () => {
       const stock = (key: string) => stored.find((p) => p.externalId === key)!
       assert.deepStrictEqual([stock("PRD-1").totalStock, stock("PRD-1").minimumStock], [1.234, 22.5])
       assert.deepStrictEqual([stock("PRD-2").totalStock, stock("PRD-2").minimumStock], [12.345, 1234.5])
-    })
-  )
+    }))
 })
 
 describe("the journal", () => {
@@ -487,17 +600,24 @@ describe("the journal", () => {
       assert.strictEqual(answer.http, 201)
       assert.isString(answer.requestId)
       assert.strictEqual(answer.attempts, 1)
-    })
-  )
+    }))
 })
 
 describe("verify", () => {
   const setUp = (dir: string, sandbox: Parameters<typeof importInto>[0]) =>
     Effect.gen(function*() {
-      yield* importInto(sandbox, { resource: "users", file: put(dir, "u.csv", "externalId,name,login,password\nU-1,Ana,ana,Senha@123\n"), runDir: Path.join(dir, "u") })
+      yield* importInto(sandbox, {
+        resource: "users",
+        file: put(dir, "u.csv", "externalId,name,login,password\nU-1,Ana,ana,Senha@123\n"),
+        runDir: Path.join(dir, "u")
+      })
       yield* importInto(sandbox, {
         resource: "tasks",
-        file: put(dir, "t.csv", "externalId,userFromLogin,taskDate\nT-1,ana,2026-12-01T09:00:00\nT-2,ana,2026-12-02T09:00:00\n"),
+        file: put(
+          dir,
+          "t.csv",
+          "externalId,userFromLogin,taskDate\nT-1,ana,2026-12-01T09:00:00\nT-2,ana,2026-12-02T09:00:00\n"
+        ),
         runDir: Path.join(dir, "t")
       })
       return put(
@@ -512,7 +632,11 @@ describe("verify", () => {
       const sandbox = yield* startTestSandbox({ answerDelayMs: 300 })
       const dir = yield* tempDir
       const file = yield* setUp(dir, sandbox)
-      const plain = yield* importInto(sandbox, { resource: "questionnaire-answers", file, runDir: Path.join(dir, "plain") })
+      const plain = yield* importInto(sandbox, {
+        resource: "questionnaire-answers",
+        file,
+        runDir: Path.join(dir, "plain")
+      })
       assert.deepStrictEqual(statuses(readReport(plain.runDir)), ["2:queued", "3:queued", "4:queued"])
       assert.strictEqual(plain.exitCode, 0)
 
@@ -526,10 +650,11 @@ describe("verify", () => {
       })
       assert.deepStrictEqual(statuses(readReport(result.runDir)), ["2:confirmed", "3:confirmed", "4:confirmed"])
       assert.strictEqual(result.exitCode, 0)
-      const lines = readJournalLines(result.runDir).filter((l) => l.row === 2).map((l) => `${l.state}:${l.status ?? ""}`)
+      const lines = readJournalLines(result.runDir).filter((l) => l.row === 2).map((l) =>
+        `${l.state}:${l.status ?? ""}`
+      )
       assert.deepStrictEqual(lines, ["sending:", "done:queued", "done:confirmed"])
-    })
-  )
+    }))
 
   it.scopedLive("answers not seen within the wait are unconfirmed", () =>
     Effect.gen(function*() {
@@ -548,6 +673,5 @@ describe("verify", () => {
       assert.deepStrictEqual(statuses(report), ["2:unconfirmed", "3:unconfirmed", "4:unconfirmed"])
       assert.match(report[0]!._error!, /not seen on the tasks record within/)
       assert.strictEqual(result.exitCode, 1)
-    })
-  )
+    }))
 })

@@ -6,11 +6,34 @@ import { eta, formatDuration, makeProgress, summaryTable } from "../../src/cli/P
 describe("progress", () => {
   it("the ETA is the slower of the budget's estimate and the pace so far", () => {
     // 90 rows left, 2 requests per row so far, a budget of 10 requests per second: 18 s, though the pace says 9 s.
-    assert.strictEqual(eta({ total: 100, done: 10, doneThisSession: 10, elapsedMs: 1_000, requests: 20, rate: { limit: 10, windowMs: 1_000 } }), 18_000)
+    assert.strictEqual(
+      eta({
+        total: 100,
+        done: 10,
+        doneThisSession: 10,
+        elapsedMs: 1_000,
+        requests: 20,
+        rate: { limit: 10, windowMs: 1_000 }
+      }),
+      18_000
+    )
     // A slow server: the pace (1 s per row) is slower than the budget.
-    assert.strictEqual(eta({ total: 100, done: 10, doneThisSession: 10, elapsedMs: 10_000, requests: 10, rate: { limit: 400, windowMs: 60_000 } }), 90_000)
+    assert.strictEqual(
+      eta({
+        total: 100,
+        done: 10,
+        doneThisSession: 10,
+        elapsedMs: 10_000,
+        requests: 10,
+        rate: { limit: 400, windowMs: 60_000 }
+      }),
+      90_000
+    )
     // Resumed runs count only this session's pace.
-    assert.strictEqual(eta({ total: 100, done: 60, doneThisSession: 10, elapsedMs: 1_000, requests: 10, rate: undefined }), 4_000)
+    assert.strictEqual(
+      eta({ total: 100, done: 60, doneThisSession: 10, elapsedMs: 1_000, requests: 10, rate: undefined }),
+      4_000
+    )
     assert.strictEqual(eta({ total: 5, done: 5, doneThisSession: 5, elapsedMs: 1, requests: 5, rate: undefined }), 0)
     assert.strictEqual(formatDuration(125_000), "2m05s")
     assert.strictEqual(formatDuration(3_720_000), "1h02m")
@@ -40,11 +63,13 @@ describe("progress", () => {
       assert.match(lines.at(-1)!, /^import customers: 5\/10 rows, 50%, \d+ req\/min, ETA \d+s\n$/)
       yield* Effect.sleep(100)
       assert.strictEqual(lines.length, count, "no line after the end")
-    })
-  )
+    }))
 
   it("the closing table lists the statuses that occurred and the totals", () => {
-    const table = summaryTable("import customers: 3 rows in 1s", { created: 2, failed: 1, skipped: 0 }, [["requests", 4]])
+    const table = summaryTable("import customers: 3 rows in 1s", { created: 2, failed: 1, skipped: 0 }, [[
+      "requests",
+      4
+    ]])
     assert.deepStrictEqual(table, ["import customers: 3 rows in 1s", "  created   2", "  failed    1", "  requests  4"])
   })
 })

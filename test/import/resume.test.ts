@@ -31,20 +31,33 @@ describe("resume", () => {
       const runDir = Path.join(dir, "run")
       yield* importInto(sandbox, { resource: "customers", file, runDir, mode: "create" })
       // K-4 disappears from the server, as if its create had never arrived.
-      yield* importInto(sandbox, { resource: "customers", file: put(dir, "d.csv", "externalId\nK-4\n"), runDir: Path.join(dir, "d"), mode: "delete" })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "d.csv", "externalId\nK-4\n"),
+        runDir: Path.join(dir, "d"),
+        mode: "delete"
+      })
       // The crash: the answers of rows 4 and 5 were never journaled, nor the end of the run.
       crashJournal(runDir, (l) => (l.state === "done" && (l.row === 4 || l.row === 5)) || l.state === "end")
       // …and the last line was cut in the middle.
-      appendFileSync(Path.join(runDir, "journal.ndjson"), '{"state":"done","row":4,"sta')
+      appendFileSync(Path.join(runDir, "journal.ndjson"), "{\"state\":\"done\",\"row\":4,\"sta")
 
       const mark = (yield* sandbox.control.requests).length
       const result = yield* resumeRun(runDir).pipe(Effect.provide(apiOf(sandbox)))
       assert.strictEqual(result.exitCode, 0)
       const report = readReport(runDir)
-      assert.deepStrictEqual(report.map((r) => `${r._row}:${r._status}`), ["2:created", "3:created", "4:created", "5:created"])
+      assert.deepStrictEqual(report.map((r) => `${r._row}:${r._status}`), [
+        "2:created",
+        "3:created",
+        "4:created",
+        "5:created"
+      ])
       assert.match(report[2]!._error!, /reconciled after an interruption/)
       // Only K-4 was sent again; rows 2 and 3 were done and row 4 was found.
-      assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`), ["POST /v2/customers"])
+      assert.deepStrictEqual(
+        writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`),
+        ["POST /v2/customers"]
+      )
       const stored = yield* sandbox.control.records("sandbox-key", "customers")
       assert.deepStrictEqual(stored.map((c) => c.externalId).sort(), ["K-1", "K-2", "K-3", "K-4"])
 
@@ -59,8 +72,7 @@ describe("resume", () => {
       const again = yield* resumeRun(runDir).pipe(Effect.provide(apiOf(sandbox)))
       assert.strictEqual(again.exitCode, 0)
       assert.strictEqual(writes((yield* sandbox.control.requests).slice(mark2)).length, 0)
-    })
-  )
+    }))
 
   it.scopedLive("a stop waits a bounded time for the rows in flight, then leaves them in doubt for resume", () =>
     Effect.gen(function*() {
@@ -68,7 +80,14 @@ describe("resume", () => {
       const dir = yield* tempDir
       const file = put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\nK-3,Três\n")
       const runDir = Path.join(dir, "run")
-      const result = yield* importInto(sandbox, { resource: "customers", file, runDir, stop: Effect.sleep(200), graceMs: 100, concurrency: 2 })
+      const result = yield* importInto(sandbox, {
+        resource: "customers",
+        file,
+        runDir,
+        stop: Effect.sleep(200),
+        graceMs: 100,
+        concurrency: 2
+      })
       assert.strictEqual(result.exitCode, 3)
       assert.isTrue(result.interrupted)
       const report = readReport(runDir)
@@ -81,16 +100,27 @@ describe("resume", () => {
       assert.strictEqual(resumed.exitCode, 0)
       assert.isTrue(readReport(runDir).every((r) => r._status === "created" || r._status === "updated"))
       assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).length, 3)
-    })
-  )
+    }))
 
   it.scopedLive("a create in flight for a resource without a key is left in doubt, not sent twice", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      yield* importInto(sandbox, { resource: "users", file: put(dir, "u.csv", "externalId,name,login,password\nU-1,Ana,ana,Senha@123\n"), runDir: Path.join(dir, "u") })
-      yield* importInto(sandbox, { resource: "expense-types", file: put(dir, "t.csv", "description\nAlmoço\n"), runDir: Path.join(dir, "t") })
-      const file = put(dir, "e.csv", "userToLogin,typeDescription,date,amount\nana,Almoço,2026-11-20,42.5\nana,Almoço,2026-11-21,30\n")
+      yield* importInto(sandbox, {
+        resource: "users",
+        file: put(dir, "u.csv", "externalId,name,login,password\nU-1,Ana,ana,Senha@123\n"),
+        runDir: Path.join(dir, "u")
+      })
+      yield* importInto(sandbox, {
+        resource: "expense-types",
+        file: put(dir, "t.csv", "description\nAlmoço\n"),
+        runDir: Path.join(dir, "t")
+      })
+      const file = put(
+        dir,
+        "e.csv",
+        "userToLogin,typeDescription,date,amount\nana,Almoço,2026-11-20,42.5\nana,Almoço,2026-11-21,30\n"
+      )
       const runDir = Path.join(dir, "run")
       // Expenses have no key: creating them is asked for explicitly.
       yield* importInto(sandbox, { resource: "expenses", file, runDir, mode: "create" })
@@ -103,8 +133,7 @@ describe("resume", () => {
       assert.strictEqual(writes((yield* sandbox.control.requests).slice(mark)).length, 0)
       assert.strictEqual(result.exitCode, 1)
       assert.strictEqual((yield* sandbox.control.records("sandbox-key", "expenses")).length, 2)
-    })
-  )
+    }))
 
   it.scopedLive("a source that changed since the run started is refused; a journal with a broken line in the middle is refused", () =>
     Effect.gen(function*() {
@@ -122,6 +151,5 @@ describe("resume", () => {
       writeFileSync(path, [lines[0], "{not json", ...lines.slice(1)].join("\n"))
       const broken = yield* Effect.flip(readJournal(path))
       assert.match(broken.message, /line 2 is not a journal line/)
-    })
-  )
+    }))
 })

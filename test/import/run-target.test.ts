@@ -25,7 +25,10 @@ const killedAt = (runDir: string, rows: ReadonlyArray<number>) => {
 }
 
 /** Credentials only, as in a new shell: no FSM_BASE_URL. */
-const credentialsOf = (sandbox: RunningSandbox) => ({ FSM_API_KEY: sandbox.accounts[0]!.apiKey, FSM_API_TOKEN: sandbox.accounts[0]!.apiToken })
+const credentialsOf = (sandbox: RunningSandbox) => ({
+  FSM_API_KEY: sandbox.accounts[0]!.apiKey,
+  FSM_API_TOKEN: sandbox.accounts[0]!.apiToken
+})
 const pointedAt = (sandbox: RunningSandbox) => ({ ...credentialsOf(sandbox), FSM_BASE_URL: sandbox.url })
 
 const sent = (sandbox: RunningSandbox) => Effect.map(sandbox.control.requests, (log) => writes(log).length)
@@ -38,11 +41,20 @@ describe("resume continues against the run's own server", () => {
       const dir = yield* tempDir
       const file = put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\nK-3,Três\nK-4,Quatro\n")
       const runDir = Path.join(dir, "run")
-      yield* importInto(own, { resource: "customers", file: put(dir, "first.csv", "externalId,name\nK-1,Um\nK-2,Dois\n"), runDir: Path.join(dir, "first") })
+      yield* importInto(own, {
+        resource: "customers",
+        file: put(dir, "first.csv", "externalId,name\nK-1,Um\nK-2,Dois\n"),
+        runDir: Path.join(dir, "first")
+      })
       yield* importInto(own, { resource: "customers", file, runDir })
       // As if killed while rows 4 and 5 were sent, and before they reached the server.
       killedAt(runDir, [4, 5])
-      yield* importInto(own, { resource: "customers", file: put(dir, "d.csv", "externalId\nK-3\nK-4\n"), runDir: Path.join(dir, "d"), mode: "delete" })
+      yield* importInto(own, {
+        resource: "customers",
+        file: put(dir, "d.csv", "externalId\nK-3\nK-4\n"),
+        runDir: Path.join(dir, "d"),
+        mode: "delete"
+      })
       assert.strictEqual(readJournalLines(runDir)[0]!.baseUrl, own.url)
 
       const refused = yield* runCli(["resume", runDir], undefined, dir, pointedAt(other))
@@ -68,8 +80,7 @@ describe("resume continues against the run's own server", () => {
       assert.strictEqual(forced.code, 0, forced.stderr)
       assert.include(forced.stderr, `this run was sent to ${own.url}; it now continues against ${other.url}`)
       assert.strictEqual(yield* sent(other), 1)
-    })
-  )
+    }))
 
   it.scopedLive("a run sent to the embedded sandbox resumes as a rehearsal, said so, and is refused against a real URL", () =>
     Effect.gen(function*() {
@@ -90,8 +101,7 @@ describe("resume continues against the run's own server", () => {
       const rehearsal = yield* runCli(["resume", runDir], undefined, dir)
       assert.strictEqual(rehearsal.code, 0, rehearsal.stderr)
       assert.include(rehearsal.stderr, "a new, empty embedded sandbox, a rehearsal only")
-    })
-  )
+    }))
 })
 
 describe("rerun sends the rows again to the run's own server", () => {
@@ -101,16 +111,33 @@ describe("rerun sends the rows again to the run's own server", () => {
       const other = yield* startTestSandbox()
       const dir = yield* tempDir
       // K-2 exists already: created with --mode create, it fails (409) and is the row to rerun.
-      yield* importInto(own, { resource: "customers", file: put(dir, "seed.csv", "externalId,name\nK-2,Dois\n"), runDir: Path.join(dir, "seed") })
+      yield* importInto(own, {
+        resource: "customers",
+        file: put(dir, "seed.csv", "externalId,name\nK-2,Dois\n"),
+        runDir: Path.join(dir, "seed")
+      })
       const runDir = Path.join(dir, "run")
-      yield* importInto(own, { resource: "customers", file: put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois novo\n"), runDir, mode: "create" })
+      yield* importInto(own, {
+        resource: "customers",
+        file: put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois novo\n"),
+        runDir,
+        mode: "create"
+      })
       assert.deepStrictEqual(readReport(runDir).map((r) => r._status), ["created", "failed"])
       // Fixed: the row's key is freed on the server.
-      yield* importInto(own, { resource: "customers", file: put(dir, "d.csv", "externalId\nK-2\n"), runDir: Path.join(dir, "d"), mode: "delete" })
+      yield* importInto(own, {
+        resource: "customers",
+        file: put(dir, "d.csv", "externalId\nK-2\n"),
+        runDir: Path.join(dir, "d"),
+        mode: "delete"
+      })
 
       const refused = yield* runCli(["rerun", runDir, "--out", Path.join(dir, "r1")], undefined, dir, pointedAt(other))
       assert.strictEqual(refused.code, 2, refused.stderr)
-      assert.include(refused.stderr, `the run being rerun was sent to ${own.url}, but --base-url / FSM_BASE_URL is ${other.url}`)
+      assert.include(
+        refused.stderr,
+        `the run being rerun was sent to ${own.url}, but --base-url / FSM_BASE_URL is ${other.url}`
+      )
       assert.strictEqual((yield* other.control.requests).length, 0)
 
       const before = yield* sent(own)
@@ -120,9 +147,13 @@ describe("rerun sends the rows again to the run's own server", () => {
       assert.deepStrictEqual(readReport(Path.join(dir, "r2")).map((r) => `${r._row}:${r._status}`), ["3:created"])
       assert.strictEqual(readJournalLines(Path.join(dir, "r2"))[0]!.baseUrl, own.url)
 
-      const forced = yield* runCli(["rerun", runDir, "--out", Path.join(dir, "r3"), "--force-base-url"], undefined, dir, pointedAt(other))
+      const forced = yield* runCli(
+        ["rerun", runDir, "--out", Path.join(dir, "r3"), "--force-base-url"],
+        undefined,
+        dir,
+        pointedAt(other)
+      )
       assert.strictEqual(forced.code, 0, forced.stderr)
       assert.strictEqual(yield* sent(other), 1)
-    })
-  )
+    }))
 })

@@ -3,12 +3,12 @@
  * temporary directory per test, files written byte for byte, reports read back, and the built CLI spawned as a
  * child process (for exit codes, signals and SIGKILL).
  */
+import { parse } from "csv-parse/sync"
+import { Effect, type Layer } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { parse } from "csv-parse/sync"
-import { Effect, Layer } from "effect"
 import type { Api } from "../../src/client/Api.js"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
 import { type ImportJob, runImport } from "../../src/import/Pipeline.js"
@@ -24,8 +24,15 @@ export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
 
 /** The real client of `sandbox`, for its account `apiKey` (default the first), with fast backoff. */
-export const apiOf = (sandbox: RunningSandbox, apiKey?: string, overrides: Partial<ClientSettingsInput> = {}): Layer.Layer<Api> =>
-  testClientLayer(sandbox, { credentials: sandbox.accounts.find((a) => a.apiKey === apiKey) ?? sandbox.accounts[0]!, ...overrides })
+export const apiOf = (
+  sandbox: RunningSandbox,
+  apiKey?: string,
+  overrides: Partial<ClientSettingsInput> = {}
+): Layer.Layer<Api> =>
+  testClientLayer(sandbox, {
+    credentials: sandbox.accounts.find((a) => a.apiKey === apiKey) ?? sandbox.accounts[0]!,
+    ...overrides
+  })
 
 /** A temporary directory removed with the test's scope. */
 export const tempDir = temporaryDir("fsm-import-")
@@ -44,9 +51,15 @@ export type ReportRow = Record<string, string>
 
 /** The rows of a run's report.csv (BOM stripped), keyed by column. */
 export const readReport = (runDir: string, name = "report.csv"): ReadonlyArray<ReportRow> =>
-  parse(readFileSync(Path.join(runDir, name)), { columns: true, bom: true, skip_empty_lines: true, relax_column_count: true }) as Array<ReportRow>
+  parse(readFileSync(Path.join(runDir, name)), {
+    columns: true,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true
+  }) as Array<ReportRow>
 
-export const readSummary = (runDir: string): Record<string, any> => JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8"))
+export const readSummary = (runDir: string): Record<string, any> =>
+  JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8"))
 
 export const readJournalLines = (runDir: string): ReadonlyArray<Record<string, any>> =>
   readFileSync(Path.join(runDir, "journal.ndjson"), "utf8")
@@ -76,7 +89,8 @@ export const importInto = (sandbox: RunningSandbox, fields: Parameters<typeof jo
   runImport(job(fields)).pipe(Effect.provide(apiOf(sandbox, apiKey)))
 
 /** Writes (POST, PUT, PATCH, DELETE) the sandbox received, logins left out. */
-export const writes = (log: ReadonlyArray<RequestLogEntry>) => log.filter((e) => e.method !== "GET" && !/\/login$/i.test(e.path))
+export const writes = (log: ReadonlyArray<RequestLogEntry>) =>
+  log.filter((e) => e.method !== "GET" && !/\/login$/i.test(e.path))
 
 // --- the CLI as a child process --------------------------------------------------------------------------------
 
@@ -88,14 +102,21 @@ export interface Cli {
 }
 
 /** Spawns `node dist/bin.js …args` against `sandbox` (credentials in the environment, as users give them). */
-export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox | undefined, cwd: string, env: Record<string, string> = {}): Cli => {
+export const spawnCli = (
+  args: ReadonlyArray<string>,
+  sandbox: RunningSandbox | undefined,
+  cwd: string,
+  env: Record<string, string> = {}
+): Cli => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
   const account = sandbox?.accounts[0]
   const child = spawn(process.execPath, [bin, ...args], {
     cwd,
     env: {
       PATH: process.env.PATH ?? "",
-      ...(sandbox !== undefined ? { FSM_BASE_URL: sandbox.url, FSM_API_KEY: account!.apiKey, FSM_API_TOKEN: account!.apiToken } : {}),
+      ...(sandbox !== undefined
+        ? { FSM_BASE_URL: sandbox.url, FSM_API_KEY: account!.apiKey, FSM_API_TOKEN: account!.apiToken }
+        : {}),
       ...env
     },
     stdio: ["ignore", "pipe", "pipe"]
@@ -104,12 +125,19 @@ export const spawnCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox | 
   let err = ""
   child.stdout!.on("data", (d) => (out += String(d)))
   child.stderr!.on("data", (d) => (err += String(d)))
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal }))
+  )
   return { child, stdout: () => out, stderr: () => err, exit }
 }
 
 /** Runs the CLI to its end. */
-export const runCli = (args: ReadonlyArray<string>, sandbox: RunningSandbox | undefined, cwd: string, env: Record<string, string> = {}) =>
+export const runCli = (
+  args: ReadonlyArray<string>,
+  sandbox: RunningSandbox | undefined,
+  cwd: string,
+  env: Record<string, string> = {}
+) =>
   Effect.promise(async () => {
     const cli = spawnCli(args, sandbox, cwd, env)
     const { code } = await cli.exit

@@ -225,7 +225,13 @@ describe("import: write bodies the live service takes", () => {
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const tickets = yield* load(sandbox, dir, "tickets", "title,priority\nAlta,high\nBaixa,low\nMédia,2\nAmbígua,3\n", "create")
+      const tickets = yield* load(
+        sandbox,
+        dir,
+        "tickets",
+        "title,priority\nAlta,high\nBaixa,low\nMédia,2\nAmbígua,3\n",
+        "create"
+      )
       assert.deepStrictEqual(statuses(tickets), ["2:created", "3:created", "4:created", "5:invalid"])
       assert.match(
         tickets[3]!._error!,

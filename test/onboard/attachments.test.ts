@@ -15,7 +15,11 @@ const input = (dir: string) => {
   put(dir, "shared.pdf", "%PDF-1.4 compartilhado\n")
   put(folder, Path.join("anexos", "contrato.pdf"), "%PDF-1.4 contrato\n")
   put(folder, "customers.csv", "externalId,name\nCLI-1,Padaria\n")
-  put(folder, "customer-attachments.csv", "customerExternalId,file\nCLI-1,anexos/contrato.pdf\nCLI-1,../shared.pdf\nCLI-1,/proc/self/environ\n")
+  put(
+    folder,
+    "customer-attachments.csv",
+    "customerExternalId,file\nCLI-1,anexos/contrato.pdf\nCLI-1,../shared.pdf\nCLI-1,/proc/self/environ\n"
+  )
   return folder
 }
 
@@ -33,11 +37,14 @@ describe("onboard: attachments stay inside the input's folder", () => {
       assert.include(report[2]!._error, `file: "/proc/self/environ" is outside the attachments folder`)
       assert.strictEqual(writes(yield* sandbox.control.requests).filter((w) => /attachments$/.test(w.path)).length, 1)
 
-      const wide = yield* runCli(["onboard", folder, "--attachments-root", dir, "--out", Path.join(dir, "wide")], dir, sandbox)
+      const wide = yield* runCli(
+        ["onboard", folder, "--attachments-root", dir, "--out", Path.join(dir, "wide")],
+        dir,
+        sandbox
+      )
       assert.strictEqual(wide.code, 1, wide.stderr)
       const again = readReport(Path.join(dir, "wide", "customer-attachments"))
       assert.deepStrictEqual(again.map((r) => r._status), ["updated", "updated", "invalid"])
       assert.include(again[2]!._error, `file: "/proc/self/environ" is outside the attachments folder ${dir}`)
-    })
-  )
+    }))
 })

@@ -6,9 +6,36 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { errors, exampleCsvDir, onboardInto, readJson, readReport, runCli, startTestSandbox, statuses, tempDir, writeFamily, writes } from "./support.js"
+import {
+  errors,
+  exampleCsvDir,
+  onboardInto,
+  readJson,
+  readReport,
+  runCli,
+  startTestSandbox,
+  statuses,
+  tempDir,
+  writeFamily,
+  writes
+} from "./support.js"
 
-const recordSteps = ["segments", "keywords", "expense-types", "product-categories", "equipment-categories", "users", "teams", "customer-groups", "customers", "equipments", "products", "services", "tasks", "additional-costs"]
+const recordSteps = [
+  "segments",
+  "keywords",
+  "expense-types",
+  "product-categories",
+  "equipment-categories",
+  "users",
+  "teams",
+  "customer-groups",
+  "customers",
+  "equipments",
+  "products",
+  "services",
+  "tasks",
+  "additional-costs"
+]
 
 describe("onboard --dry-run", () => {
   it.scopedLive("shows the whole plan step by step and writes nothing", () =>
@@ -35,36 +62,46 @@ describe("onboard --dry-run", () => {
       const runDir = Path.join(dir, "plan")
       for (const step of recordSteps) {
         const rows = readReport(Path.join(runDir, step))
-        assert.isTrue(rows.every((r) => r._status === "created" && r._error === ""), `${step}: ${JSON.stringify(rows.filter((r) => r._status !== "created"))}`)
+        assert.isTrue(
+          rows.every((r) => r._status === "created" && r._error === ""),
+          `${step}: ${JSON.stringify(rows.filter((r) => r._status !== "created"))}`
+        )
       }
       const answers = readReport(Path.join(runDir, "questionnaire-answers"))
       assert.isTrue(answers.every((r) => r._status === "skipped" && /not compared/.test(r._changes!)))
       assert.strictEqual(readJson(Path.join(runDir, "summary.json")).dryRun, true)
-    }),
-    60_000
-  )
+    }), 60_000)
 
-  it.scopedLive("plans rows whose parent would not make it as skipped, naming the parent row", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox()
-      const dir = yield* tempDir
-      const input = writeFamily(dir)
-      const runDir = Path.join(dir, "plan")
-      const result = yield* onboardInto(sandbox, { input, runDir, dryRun: true })
-      assert.strictEqual(result.exitCode, 1)
-      assert.deepStrictEqual(writes(yield* sandbox.control.requests), [])
-      const equipments = readReport(Path.join(runDir, "equipments"))
-      // E-5 names E-6, a later row of the same sheet: it would be created.
-      assert.deepStrictEqual(statuses(equipments).slice(0, 6), ["2:created", "3:skipped", "4:skipped", "5:created", "6:created", "7:created"])
-      assert.deepStrictEqual(errors(equipments.slice(0, 6)), {
-        "3": 'associatedCustomerExternalId "C-2": row 3 of customers is invalid',
-        "4": 'associatedCustomerExternalId "C-3": row 4 of customers would fail'
-      })
-      const tasks = readReport(Path.join(runDir, "tasks"))
-      assert.deepStrictEqual(statuses(tasks), ["2:created", "3:skipped", "4:skipped", "5:created"])
-      assert.strictEqual(tasks[1]!._error, 'customerExternalId "C-2": row 3 of customers is invalid')
-      assert.strictEqual(tasks[2]!._error, 'equipmentsExternalId "E-2": row 3 of equipments would be skipped')
-    }),
+  it.scopedLive(
+    "plans rows whose parent would not make it as skipped, naming the parent row",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const input = writeFamily(dir)
+        const runDir = Path.join(dir, "plan")
+        const result = yield* onboardInto(sandbox, { input, runDir, dryRun: true })
+        assert.strictEqual(result.exitCode, 1)
+        assert.deepStrictEqual(writes(yield* sandbox.control.requests), [])
+        const equipments = readReport(Path.join(runDir, "equipments"))
+        // E-5 names E-6, a later row of the same sheet: it would be created.
+        assert.deepStrictEqual(statuses(equipments).slice(0, 6), [
+          "2:created",
+          "3:skipped",
+          "4:skipped",
+          "5:created",
+          "6:created",
+          "7:created"
+        ])
+        assert.deepStrictEqual(errors(equipments.slice(0, 6)), {
+          "3": "associatedCustomerExternalId \"C-2\": row 3 of customers is invalid",
+          "4": "associatedCustomerExternalId \"C-3\": row 4 of customers would fail"
+        })
+        const tasks = readReport(Path.join(runDir, "tasks"))
+        assert.deepStrictEqual(statuses(tasks), ["2:created", "3:skipped", "4:skipped", "5:created"])
+        assert.strictEqual(tasks[1]!._error, "customerExternalId \"C-2\": row 3 of customers is invalid")
+        assert.strictEqual(tasks[2]!._error, "equipmentsExternalId \"E-2\": row 3 of equipments would be skipped")
+      }),
     60_000
   )
 
@@ -80,9 +117,10 @@ describe("onboard --dry-run", () => {
       assert.strictEqual(writes(yield* sandbox.control.requests).length, before)
       for (const step of recordSteps) {
         const rows = readReport(Path.join(dir, "plan", step))
-        assert.isTrue(rows.every((r) => r._status === "unchanged"), `${step}: ${JSON.stringify(rows.filter((r) => r._status !== "unchanged"))}`)
+        assert.isTrue(
+          rows.every((r) => r._status === "unchanged"),
+          `${step}: ${JSON.stringify(rows.filter((r) => r._status !== "unchanged"))}`
+        )
       }
-    }),
-    60_000
-  )
+    }), 60_000)
 })

@@ -14,9 +14,19 @@ import { openSource } from "../../src/files/Read.js"
 import { inspectWorkbook } from "../../src/files/Workbook.js"
 import { keyProperty, recordId } from "../../src/Identity.js"
 import { exampleCreator, fileColumns, readExampleSheets } from "../../src/onboard/Example.js"
-import { dependencyOrder, type ResourceName, readName, refKey, resource, writableFields } from "../../src/Resources.js"
+import { dependencyOrder, readName, refKey, resource, type ResourceName, writableFields } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { exampleCsvDir, exampleWorkbook, listCalls, onboardInto, readJson, readReport, startTestSandbox, tempDir, writes } from "./support.js"
+import {
+  exampleCsvDir,
+  exampleWorkbook,
+  listCalls,
+  onboardInto,
+  readJson,
+  readReport,
+  startTestSandbox,
+  tempDir,
+  writes
+} from "./support.js"
 
 type Row = Record<string, string>
 
@@ -26,7 +36,11 @@ const csvNames = () =>
     .map((f) => f.slice(0, -4) as ResourceName)
 
 const csvRows = (name: string): ReadonlyArray<Row> =>
-  parse(readFileSync(Path.join(exampleCsvDir, `${name}.csv`)), { columns: true, bom: true, skip_empty_lines: true }) as Array<Row>
+  parse(readFileSync(Path.join(exampleCsvDir, `${name}.csv`)), {
+    columns: true,
+    bom: true,
+    skip_empty_lines: true
+  }) as Array<Row>
 
 const same = (a: unknown, b: unknown) => String(a) === String(b)
 
@@ -44,7 +58,9 @@ const checkReferences = (sandbox: RunningSandbox) =>
       Effect.gen(function*() {
         const r = resource(name)
         const property = keyProperty(r, by)
-        const found = (yield* recordsOf(name)).filter((rec) => String(rec[property] ?? "").trim().toLowerCase() === value.trim().toLowerCase())
+        const found = (yield* recordsOf(name)).filter((rec) =>
+          String(rec[property] ?? "").trim().toLowerCase() === value.trim().toLowerCase()
+        )
         assert.strictEqual(found.length, 1, `${name} with ${by} "${value}" on the server`)
         return recordId(r, found[0]!)
       })
@@ -65,25 +81,42 @@ const checkReferences = (sandbox: RunningSandbox) =>
           fields.every((field) => {
             const want = expected.get(field)!
             const have = item[readName(r.fields.find((x) => x.name === field)!)]
-            return Array.isArray(have) ? [...have].map(String).sort().join() === want.map(String).sort().join() : same(have, want[0])
+            return Array.isArray(have)
+              ? [...have].map(String).sort().join() === want.map(String).sort().join()
+              : same(have, want[0])
           })
 
         if (r.kind === "record") {
           const key = r.key!
-          const found = (yield* recordsOf(name)).filter((rec) => String(rec[keyProperty(r, key)]).trim() === row[key]!.trim())
+          const found = (yield* recordsOf(name)).filter((rec) =>
+            String(rec[keyProperty(r, key)]).trim() === row[key]!.trim()
+          )
           assert.strictEqual(found.length, 1, `${name} ${key} "${row[key]}" exactly once on the server`)
-          assert.isTrue(matches(found[0]!, [...expected.keys()]), `${name} ${row[key]}: ${JSON.stringify(Object.fromEntries(expected))}`)
+          assert.isTrue(
+            matches(found[0]!, [...expected.keys()]),
+            `${name} ${row[key]}: ${JSON.stringify(Object.fromEntries(expected))}`
+          )
         } else if (name === "questionnaire-answers") {
           const groups = (yield* recordsOf(name)).filter(
-            (g) => same(g.taskId, expected.get("taskId")![0]) && g.itemID === row.itemID && g.codigoChecklist === row.codigoChecklist
+            (g) =>
+              same(g.taskId, expected.get("taskId")![0]) && g.itemID === row.itemID &&
+              g.codigoChecklist === row.codigoChecklist
           )
-          assert.strictEqual(groups.length, 1, `checklist ${row.codigoChecklist} #${row.itemID} of ${row.taskExternalId}`)
-          const answer = (groups[0]!.answers as Array<Record<string, any>>).find((a) => a.questionId === row.codigoPergunta)
+          assert.strictEqual(
+            groups.length,
+            1,
+            `checklist ${row.codigoChecklist} #${row.itemID} of ${row.taskExternalId}`
+          )
+          const answer = (groups[0]!.answers as Array<Record<string, any>>).find((a) =>
+            a.questionId === row.codigoPergunta
+          )
           assert.isDefined(answer, `answer ${row.codigoPergunta} of ${row.taskExternalId} #${row.itemID}`)
           assert.strictEqual(answer!.reply, row.resposta)
           assert.strictEqual(String(answer!.equipmentId ?? ""), String(expected.get("codigoEquipamento")?.[0] ?? ""))
         } else if (name === "customer-attachments") {
-          const files = (yield* recordsOf(name)).filter((a) => same(a.id, expected.get("id")![0]) && a.name === row.name)
+          const files = (yield* recordsOf(name)).filter((a) =>
+            same(a.id, expected.get("id")![0]) && a.name === row.name
+          )
           assert.strictEqual(files.length, 1, `attachment ${row.name} on ${row.customerExternalId}`)
           const bytes = readFileSync(Path.join(exampleCsvDir, row.file!))
           assert.strictEqual(files[0]!.sha256, createHash("sha256").update(bytes).digest("hex"))
@@ -111,7 +144,11 @@ describe("the example onboarding workbook", () => {
       )
       const expected = yield* readExampleSheets(exampleCsvDir, Path.dirname(exampleWorkbook))
       for (const sheet of expected) {
-        const source = yield* openSource(exampleWorkbook, { encoding: "auto", delimiter: "auto", sheet: sheet.resource })
+        const source = yield* openSource(exampleWorkbook, {
+          encoding: "auto",
+          delimiter: "auto",
+          sheet: sheet.resource
+        })
         assert.deepStrictEqual(source.header, sheet.header, `header of sheet ${sheet.resource}`)
         const rows = yield* Stream.runCollect(source.rows)
         assert.deepStrictEqual(
@@ -130,70 +167,84 @@ describe("the example onboarding workbook", () => {
           }
         }
       }
-    })
-  )
+    }))
 
-  it.scopedLive("onboards with exit 0: every reference on the right record, answers confirmed, earlier sheets' records found without lookups", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox()
-      const dir = yield* tempDir
-      const runDir = Path.join(dir, "run")
-      const result = yield* onboardInto(sandbox, { input: exampleWorkbook, runDir, verify: true })
-      const summary = readJson(Path.join(runDir, "summary.json"))
-      assert.strictEqual(result.exitCode, 0, JSON.stringify(summary.steps.filter((s: any) => s.exitCode !== 0)))
-      assert.strictEqual(summary.exitCode, 0)
-      assert.strictEqual(summary.steps.length, 20)
-      assert.deepStrictEqual(summary.resources, dependencyOrder(csvNames()))
-      assert.strictEqual(summary.counts.confirmed, 12)
-      assert.strictEqual(summary.rows, 111)
-      for (const step of summary.steps) {
-        assert.strictEqual(step.runDir, Path.join(runDir, step.resource))
-        assert.strictEqual(readReport(step.runDir).length, step.rows)
-      }
-      assert.deepStrictEqual(
-        readReport(Path.join(runDir, "questionnaire-answers")).map((r) => r._status),
-        Array(12).fill("confirmed")
-      )
-      assert.strictEqual(yield* checkReferences(sandbox), 111)
+  it.scopedLive(
+    "onboards with exit 0: every reference on the right record, answers confirmed, earlier sheets' records found without lookups",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const runDir = Path.join(dir, "run")
+        const result = yield* onboardInto(sandbox, { input: exampleWorkbook, runDir, verify: true })
+        const summary = readJson(Path.join(runDir, "summary.json"))
+        assert.strictEqual(result.exitCode, 0, JSON.stringify(summary.steps.filter((s: any) => s.exitCode !== 0)))
+        assert.strictEqual(summary.exitCode, 0)
+        assert.strictEqual(summary.steps.length, 20)
+        assert.deepStrictEqual(summary.resources, dependencyOrder(csvNames()))
+        assert.strictEqual(summary.counts.confirmed, 12)
+        assert.strictEqual(summary.rows, 111)
+        for (const step of summary.steps) {
+          assert.strictEqual(step.runDir, Path.join(runDir, step.resource))
+          assert.strictEqual(readReport(step.runDir).length, step.rows)
+        }
+        assert.deepStrictEqual(
+          readReport(Path.join(runDir, "questionnaire-answers")).map((r) => r._status),
+          Array(12).fill("confirmed")
+        )
+        assert.strictEqual(yield* checkReferences(sandbox), 111)
 
-      // Records written by earlier steps are named by later ones with no list call: they come from the run itself.
-      // (Resources the API cannot upsert, such as teams and keywords, are listed by their own step to find existing
-      // records by key; these have an upsert, so only a reference lookup could list them.)
-      const log = yield* sandbox.control.requests
-      for (const collection of ["customers", "users", "equipments", "products", "services", "tasks", "productcategories"]) {
-        assert.deepStrictEqual(listCalls(log, collection).length, 0, `list calls of /${collection}`)
-      }
-    }),
+        // Records written by earlier steps are named by later ones with no list call: they come from the run itself.
+        // (Resources the API cannot upsert, such as teams and keywords, are listed by their own step to find existing
+        // records by key; these have an upsert, so only a reference lookup could list them.)
+        const log = yield* sandbox.control.requests
+        for (
+          const collection of ["customers", "users", "equipments", "products", "services", "tasks", "productcategories"]
+        ) {
+          assert.deepStrictEqual(listCalls(log, collection).length, 0, `list calls of /${collection}`)
+        }
+      }),
     60_000
   )
 
-  it.scopedLive("onboarding the same workbook again changes nothing and creates no duplicate", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox()
-      const dir = yield* tempDir
-      const first = yield* onboardInto(sandbox, { input: exampleWorkbook, runDir: Path.join(dir, "first"), verify: true })
-      assert.strictEqual(first.exitCode, 0)
-      const counted = (names: ReadonlyArray<ResourceName>) =>
-        Effect.forEach(names, (n) => Effect.map(sandbox.control.records("sandbox-key", n), (rows) => [n, rows.length] as const))
-      const names = csvNames()
-      const before = yield* counted(names)
-      const writesBefore = writes(yield* sandbox.control.requests).length
+  it.scopedLive(
+    "onboarding the same workbook again changes nothing and creates no duplicate",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const first = yield* onboardInto(sandbox, {
+          input: exampleWorkbook,
+          runDir: Path.join(dir, "first"),
+          verify: true
+        })
+        assert.strictEqual(first.exitCode, 0)
+        const counted = (names: ReadonlyArray<ResourceName>) =>
+          Effect.forEach(
+            names,
+            (n) => Effect.map(sandbox.control.records("sandbox-key", n), (rows) => [n, rows.length] as const)
+          )
+        const names = csvNames()
+        const before = yield* counted(names)
+        const writesBefore = writes(yield* sandbox.control.requests).length
 
-      const secondDir = Path.join(dir, "second")
-      const second = yield* onboardInto(sandbox, { input: exampleWorkbook, runDir: secondDir, verify: true })
-      assert.strictEqual(second.exitCode, 0)
-      const counts = second.summary.counts
-      assert.strictEqual(counts.created, 0)
-      assert.strictEqual(counts.unchanged + counts.updated + counts.confirmed, 111)
-      assert.deepStrictEqual(yield* counted(names), before)
-      // Nothing was created on the server: no POST in the second run.
-      const again = writes(yield* sandbox.control.requests).slice(writesBefore)
-      assert.deepStrictEqual(again.filter((w) => w.method === "POST"), [])
-      for (const step of second.summary.steps) {
-        for (const row of readReport(step.runDir)) assert.include(["unchanged", "updated", "confirmed"], row._status, `${step.resource} row ${row._row}`)
-      }
-      assert.strictEqual(yield* checkReferences(sandbox), 111)
-    }),
+        const secondDir = Path.join(dir, "second")
+        const second = yield* onboardInto(sandbox, { input: exampleWorkbook, runDir: secondDir, verify: true })
+        assert.strictEqual(second.exitCode, 0)
+        const counts = second.summary.counts
+        assert.strictEqual(counts.created, 0)
+        assert.strictEqual(counts.unchanged + counts.updated + counts.confirmed, 111)
+        assert.deepStrictEqual(yield* counted(names), before)
+        // Nothing was created on the server: no POST in the second run.
+        const again = writes(yield* sandbox.control.requests).slice(writesBefore)
+        assert.deepStrictEqual(again.filter((w) => w.method === "POST"), [])
+        for (const step of second.summary.steps) {
+          for (const row of readReport(step.runDir)) {
+            assert.include(["unchanged", "updated", "confirmed"], row._status, `${step.resource} row ${row._row}`)
+          }
+        }
+        assert.strictEqual(yield* checkReferences(sandbox), 111)
+      }),
     60_000
   )
 })

@@ -3,9 +3,8 @@
  * real client of it, onboardings run in process, temporary directories with CSV files written byte for byte,
  * reports and summaries read back, the sandbox's request log filtered, and `node dist/bin.js` spawned.
  */
-import { spawnCli } from "../import/support.js"
 import { parse } from "csv-parse/sync"
-import { Effect, Layer } from "effect"
+import { Effect, type Layer } from "effect"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -13,6 +12,7 @@ import type { Api } from "../../src/client/Api.js"
 import { type OnboardRequest, prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { spawnCli } from "../import/support.js"
 import { temporaryDir, testClientLayer } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -36,7 +36,9 @@ export const put = (dir: string, name: string, content: string | Uint8Array): st
 }
 
 /** An onboarding request with the defaults a test does not care about. */
-export const request = (fields: Pick<OnboardRequest, "input" | "runDir"> & Partial<OnboardRequest>): OnboardRequest => ({
+export const request = (
+  fields: Pick<OnboardRequest, "input" | "runDir"> & Partial<OnboardRequest>
+): OnboardRequest => ({
   command: "onboard",
   dryRun: false,
   verify: false,
@@ -50,12 +52,19 @@ export const request = (fields: Pick<OnboardRequest, "input" | "runDir"> & Parti
 
 /** Prepares and runs an onboarding against `sandbox`. */
 export const onboardInto = (sandbox: RunningSandbox, fields: Parameters<typeof request>[0]) =>
-  Effect.flatMap(prepareOnboarding(request(fields)), (prepared) => runOnboarding(prepared)).pipe(Effect.provide(apiOf(sandbox)))
+  Effect.flatMap(prepareOnboarding(request(fields)), (prepared) => runOnboarding(prepared)).pipe(
+    Effect.provide(apiOf(sandbox))
+  )
 
 export type ReportRow = Record<string, string>
 
 export const readReport = (runDir: string): ReadonlyArray<ReportRow> =>
-  parse(readFileSync(Path.join(runDir, "report.csv")), { columns: true, bom: true, skip_empty_lines: true, relax_column_count: true }) as Array<ReportRow>
+  parse(readFileSync(Path.join(runDir, "report.csv")), {
+    columns: true,
+    bom: true,
+    skip_empty_lines: true,
+    relax_column_count: true
+  }) as Array<ReportRow>
 
 export const readJson = (path: string): Record<string, any> => JSON.parse(readFileSync(path, "utf8"))
 
@@ -63,14 +72,20 @@ export const readJson = (path: string): Record<string, any> => JSON.parse(readFi
 export const statuses = (rows: ReadonlyArray<ReportRow>) => rows.map((r) => `${r._row}:${r._status}`)
 
 /** Writes the sandbox received (POST, PUT, PATCH, DELETE), logins left out. */
-export const writes = (log: ReadonlyArray<RequestLogEntry>) => log.filter((e) => e.method !== "GET" && !/\/login$/i.test(e.path))
+export const writes = (log: ReadonlyArray<RequestLogEntry>) =>
+  log.filter((e) => e.method !== "GET" && !/\/login$/i.test(e.path))
 
 /** GETs of a collection's list (not of one record by id). */
 export const listCalls = (log: ReadonlyArray<RequestLogEntry>, collection: string) =>
   log.filter((e) => e.method === "GET" && new RegExp(`/v2/${collection}/?$`, "i").test(e.path))
 
 /** Runs `node dist/bin.js …args` to its end (credentials for `sandbox` in the environment when given, then `env`). */
-export const runCli = (args: ReadonlyArray<string>, cwd: string, sandbox?: RunningSandbox, env: Record<string, string> = {}) =>
+export const runCli = (
+  args: ReadonlyArray<string>,
+  cwd: string,
+  sandbox?: RunningSandbox,
+  env: Record<string, string> = {}
+) =>
   Effect.promise(async () => {
     const cli = spawnCli(args, sandbox, cwd, env)
     const { code } = await cli.exit
@@ -124,9 +139,14 @@ export const writeFamily = (dir: string): string => {
     ].join("\n") + "\n"
   )
   put(dir, "additional-costs.csv", "name,value\nDeslocamento,35.00\n")
-  put(dir, "task-additional-costs.csv", "taskExternalId,additionalCostName,value\nT-1,Deslocamento,35.00\nT-2,Deslocamento,35.00\nT-3,Deslocamento,35.00\nT-4,Deslocamento,35.00\n")
+  put(
+    dir,
+    "task-additional-costs.csv",
+    "taskExternalId,additionalCostName,value\nT-1,Deslocamento,35.00\nT-2,Deslocamento,35.00\nT-3,Deslocamento,35.00\nT-4,Deslocamento,35.00\n"
+  )
   return dir
 }
 
 /** `_row` → `_error` of the report lines that have one. */
-export const errors = (rows: ReadonlyArray<Record<string, string>>) => Object.fromEntries(rows.filter((r) => r._error !== "").map((r) => [r._row, r._error]))
+export const errors = (rows: ReadonlyArray<Record<string, string>>) =>
+  Object.fromEntries(rows.filter((r) => r._error !== "").map((r) => [r._row, r._error]))

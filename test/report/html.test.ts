@@ -7,18 +7,29 @@ import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
 import * as Path from "node:path"
-import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { errorKind } from "../../src/report/RunData.js"
+import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { put, readReport, readSummary, runCli, startTestSandbox, tempDir } from "../import/support.js"
 
 const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p))
 
 /** Chromium's own reading of the page: the DOM after load (`--dump-dom`), or a screenshot. */
 const browse = (dir: string, url: string, extra: ReadonlyArray<string>): string => {
-  if (chromium === undefined) throw new Error("Chromium is missing: run scripts/ensure-chromium.sh as root (npm test does)")
+  if (chromium === undefined) {
+    throw new Error("Chromium is missing: run scripts/ensure-chromium.sh as root (npm test does)")
+  }
   return execFileSync(chromium, [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", `--user-data-dir=${Path.join(dir, "chromium-profile")}`, ...extra, url
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    `--user-data-dir=${Path.join(dir, "chromium-profile")}`,
+    ...extra,
+    url
   ], { encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "ignore"] })
 }
 
@@ -27,48 +38,59 @@ const figures = (dom: string): Map<string, string> =>
   new Map([...dom.matchAll(/data-figure="([^"]+)"[^>]*>([^<]*)</g)].map((m) => [m[1]!, m[2]!.replace(/,/g, "")]))
 
 describe("report.html", () => {
-  it.scoped("is written with the run, renders in Chromium, and its figures are summary.json's", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox({ faults: { ...noFaults, failRate: 0.15 } })
-      const dir = yield* tempDir
-      const lines = ["externalId,name,email"]
-      for (let i = 1; i <= 40; i++) lines.push(`HTML-${i},Cliente ${i},c${i}@example.com`)
-      lines.push("HTML-41,Cliente 41,not-an-address", "HTML-42,,c42@example.com", "HTML-43,Cliente 43,also wrong")
-      const file = put(dir, "clientes.csv", `${lines.join("\n")}\n`)
-      const runDir = Path.join(dir, "run")
+  it.scoped(
+    "is written with the run, renders in Chromium, and its figures are summary.json's",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({ faults: { ...noFaults, failRate: 0.15 } })
+        const dir = yield* tempDir
+        const lines = ["externalId,name,email"]
+        for (let i = 1; i <= 40; i++) lines.push(`HTML-${i},Cliente ${i},c${i}@example.com`)
+        lines.push("HTML-41,Cliente 41,not-an-address", "HTML-42,,c42@example.com", "HTML-43,Cliente 43,also wrong")
+        const file = put(dir, "clientes.csv", `${lines.join("\n")}\n`)
+        const runDir = Path.join(dir, "run")
 
-      const run = yield* runCli(["import", "customers", file, "--out", runDir, "--max-attempts", "10"], sandbox, dir)
-      assert.strictEqual(run.code, 1, run.stderr)
-      const summary = readSummary(runDir)
-      const page = Path.join(runDir, "report.html")
-      assert.isTrue(existsSync(page), "the run wrote report.html")
-      assert.notInclude(readFileSync(page, "utf8"), "<script", "the page runs no script")
-      assert.notMatch(readFileSync(page, "utf8"), /(src|href)="https?:/, "the page loads nothing from the network")
+        const run = yield* runCli(["import", "customers", file, "--out", runDir, "--max-attempts", "10"], sandbox, dir)
+        assert.strictEqual(run.code, 1, run.stderr)
+        const summary = readSummary(runDir)
+        const page = Path.join(runDir, "report.html")
+        assert.isTrue(existsSync(page), "the run wrote report.html")
+        assert.notInclude(readFileSync(page, "utf8"), "<script", "the page runs no script")
+        assert.notMatch(readFileSync(page, "utf8"), /(src|href)="https?:/, "the page loads nothing from the network")
 
-      const dom = browse(dir, `file://${page}`, ["--dump-dom"])
-      const seen = figures(dom)
-      assert.strictEqual(seen.get("rows"), String(summary.rows))
-      assert.strictEqual(seen.get("requests"), String(summary.requests))
-      assert.strictEqual(seen.get("retries"), String(summary.retries))
-      assert.strictEqual(seen.get("exitCode"), "1")
-      for (const [status, n] of Object.entries(summary.counts as Record<string, number>)) {
-        if (n > 0) assert.strictEqual(seen.get(`count:${status}`), String(n), `count of ${status}`)
-      }
-      // Errors by kind: the three invalid rows fall into two kinds, counted as the report counts them.
-      const errors = readReport(runDir).filter((r) => r._error !== "").map((r) => errorKind(r._error!))
-      const byKind = [...new Set(errors)].map((k) => errors.filter((e) => e === k).length).sort((a, b) => b - a)
-      assert.deepStrictEqual([...seen.entries()].filter(([k]) => k.startsWith("error:")).map(([, v]) => Number(v)), byKind)
-      assert.isAbove(summary.retries, 0, "the sandbox's 5xx made the client retry")
-      assert.include(dom, "Sends against the budget")
-      assert.include(dom, "X-Request-Id")
+        const dom = browse(dir, `file://${page}`, ["--dump-dom"])
+        const seen = figures(dom)
+        assert.strictEqual(seen.get("rows"), String(summary.rows))
+        assert.strictEqual(seen.get("requests"), String(summary.requests))
+        assert.strictEqual(seen.get("retries"), String(summary.retries))
+        assert.strictEqual(seen.get("exitCode"), "1")
+        for (const [status, n] of Object.entries(summary.counts as Record<string, number>)) {
+          if (n > 0) assert.strictEqual(seen.get(`count:${status}`), String(n), `count of ${status}`)
+        }
+        // Errors by kind: the three invalid rows fall into two kinds, counted as the report counts them.
+        const errors = readReport(runDir).filter((r) => r._error !== "").map((r) => errorKind(r._error!))
+        const byKind = [...new Set(errors)].map((k) => errors.filter((e) => e === k).length).sort((a, b) => b - a)
+        assert.deepStrictEqual(
+          [...seen.entries()].filter(([k]) => k.startsWith("error:")).map(([, v]) => Number(v)),
+          byKind
+        )
+        assert.isAbove(summary.retries, 0, "the sandbox's 5xx made the client retry")
+        assert.include(dom, "Sends against the budget")
+        assert.include(dom, "X-Request-Id")
 
-      const png = Path.join(dir, "page.png")
-      browse(dir, `file://${page}`, [`--screenshot=${png}`, "--window-size=1000,1600"])
-      assert.isAbove(statSync(png).size, 10_000, "Chromium drew the page")
+        const png = Path.join(dir, "page.png")
+        browse(dir, `file://${page}`, [`--screenshot=${png}`, "--window-size=1000,1600"])
+        assert.isAbove(statSync(png).size, 10_000, "Chromium drew the page")
 
-      rmSync(page)
-      const again = yield* runCli(["report", runDir], undefined, dir)
-      assert.strictEqual(again.code, 0, again.stderr)
-      assert.strictEqual(figures(browse(dir, `file://${page}`, ["--dump-dom"])).get("rows"), String(summary.rows), "fsm-bulk report writes the same page again")
-    }), 120_000)
+        rmSync(page)
+        const again = yield* runCli(["report", runDir], undefined, dir)
+        assert.strictEqual(again.code, 0, again.stderr)
+        assert.strictEqual(
+          figures(browse(dir, `file://${page}`, ["--dump-dom"])).get("rows"),
+          String(summary.rows),
+          "fsm-bulk report writes the same page again"
+        )
+      }),
+    120_000
+  )
 })

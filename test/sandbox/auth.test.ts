@@ -7,7 +7,7 @@ const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split(".")[1]!, "base
 
 describe("sandbox: login", () => {
   it.scopedLive("POST and GET /login answer the observed shape with a signed JWT carrying exp", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sandbox = yield* startSandbox({ port: 0, tokenTtlMs: 30 * 60_000 })
       const anon = call(sandbox, null)
       const before = Date.now()
@@ -35,11 +35,10 @@ describe("sandbox: login", () => {
       assert.strictEqual(get.body.result.authenticated, true)
       const works = yield* call(sandbox, get.body.result.accessToken)("GET", "/tasktypes/1")
       assert.strictEqual(works.status, 200)
-    })
-  )
+    }))
 
   it.scopedLive("400 when a credential is missing, 404 when the credentials are invalid", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const sandbox = yield* startSandbox({ port: 0 })
       const anon = call(sandbox, null)
       const missingToken = yield* anon("POST", "/login", { body: { apiKey: "sandbox-key" } })
@@ -50,14 +49,16 @@ describe("sandbox: login", () => {
       const wrong = yield* anon("POST", "/login", { body: { apiKey: "sandbox-key", apiToken: "nope" } })
       assert.strictEqual(wrong.status, 404)
       assert.notInclude(wrong.text, "nope")
-      assert.strictEqual((yield* anon("GET", "/login", { query: { apiKey: "other", apiToken: "sandbox-token" } })).status, 404)
-    })
-  )
+      assert.strictEqual(
+        (yield* anon("GET", "/login", { query: { apiKey: "other", apiToken: "sandbox-token" } })).status,
+        404
+      )
+    }))
 })
 
 describe("sandbox: tokens", () => {
   it.scopedLive("a token expires after the token TTL and a new login gives a working one", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { sandbox, call: api } = yield* session({ tokenTtlMs: 1000 })
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
       yield* Effect.sleep("1100 millis")
@@ -66,19 +67,22 @@ describe("sandbox: tokens", () => {
       assert.strictEqual(expired.body.error, "Token expired")
       const fresh = yield* login(sandbox)
       assert.strictEqual((yield* call(sandbox, fresh)("GET", "/tasktypes/1")).status, 200)
-    })
-  )
+    }))
 
   it.scopedLive("401 for a missing, malformed, forged, unknown or revoked token", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { sandbox, token, call: api } = yield* session()
       const missing = yield* api("GET", "/users", { token: null })
       assert.strictEqual(missing.status, 401)
       assert.deepStrictEqual(Object.keys(missing.body), ["error"])
-      assert.strictEqual((yield* api("GET", "/users", { headers: { authorization: "Basic abc" }, token: null })).status, 401)
+      assert.strictEqual(
+        (yield* api("GET", "/users", { headers: { authorization: "Basic abc" }, token: null })).status,
+        401
+      )
       assert.strictEqual((yield* api("GET", "/users", { token: "not-a-jwt" })).status, 401)
       const [h, , s] = token.split(".")
-      const forgedClaims = Buffer.from(JSON.stringify({ sub: "sandbox-key", iat: 1, exp: 9_999_999_999, jti: "x" })).toString("base64url")
+      const forgedClaims = Buffer.from(JSON.stringify({ sub: "sandbox-key", iat: 1, exp: 9_999_999_999, jti: "x" }))
+        .toString("base64url")
       const forged = yield* api("GET", "/users", { token: `${h}.${forgedClaims}.${s}` })
       assert.strictEqual(forged.status, 401)
       assert.notInclude(forged.text, token)
@@ -90,11 +94,10 @@ describe("sandbox: tokens", () => {
       yield* sandbox.control.revokeTokens
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 401)
       assert.strictEqual((yield* call(sandbox, yield* login(sandbox))("GET", "/tasktypes/1")).status, 200)
-    })
-  )
+    }))
 
   it.scopedLive("each account sees only its own records", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const accounts = [
         { apiKey: "sandbox-key", apiToken: "sandbox-token" },
         { apiKey: "acme", apiToken: "acme-secret" }
@@ -110,17 +113,23 @@ describe("sandbox: tokens", () => {
       // Ids are per account: the second account's first segment is also 1.
       const mine = yield* second("POST", "/segments", { body: { description: "Indústrias" } })
       assert.strictEqual(mine.body.result.id, 1)
-      assert.deepStrictEqual((yield* sandbox.control.records("sandbox-key", "segments")).map((r) => r["description"]), ["Supermercados"])
-      assert.deepStrictEqual((yield* sandbox.control.records("acme", "segments")).map((r) => r["description"]), ["Indústrias"])
+      assert.deepStrictEqual((yield* sandbox.control.records("sandbox-key", "segments")).map((r) => r["description"]), [
+        "Supermercados"
+      ])
+      assert.deepStrictEqual((yield* sandbox.control.records("acme", "segments")).map((r) => r["description"]), [
+        "Indústrias"
+      ])
       // Each account is seeded with the task types.
-      assert.strictEqual((yield* second("GET", "/tasktypes/1")).body.result.description, sandbox.taskTypes[0]!.description)
-    })
-  )
+      assert.strictEqual(
+        (yield* second("GET", "/tasktypes/1")).body.result.description,
+        sandbox.taskTypes[0]!.description
+      )
+    }))
 })
 
 describe("sandbox: rate limit", () => {
   it.scopedLive("counts every request per client IP, logins included, and answers 403 over the budget (sliding)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const windowMs = 1500
       const { sandbox, call: api } = yield* session({ rate: { limit: 5, windowMs } }) // the login is request 1
       for (let i = 0; i < 4; i++) assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
@@ -128,7 +137,9 @@ describe("sandbox: rate limit", () => {
       assert.strictEqual(over.status, 403)
       assert.deepStrictEqual(over.body, { error: "Rate limit temporarily exceeded" })
       assert.isString(over.headers.get("x-request-id"))
-      const overLogin = yield* call(sandbox, null)("POST", "/login", { body: { apiKey: "sandbox-key", apiToken: "sandbox-token" } })
+      const overLogin = yield* call(sandbox, null)("POST", "/login", {
+        body: { apiKey: "sandbox-key", apiToken: "sandbox-token" }
+      })
       assert.strictEqual(overLogin.status, 403)
       // The window slides: once the login is older than the window, one more request fits.
       const [loginEntry] = yield* sandbox.control.requests
@@ -136,12 +147,13 @@ describe("sandbox: rate limit", () => {
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
       // No admitted burst exceeds the budget in any window.
       const admitted = (yield* sandbox.control.requests).filter((r) => r.status !== 403).map((r) => r.at)
-      for (const start of admitted) assert.isAtMost(admitted.filter((t) => t >= start && t < start + windowMs).length, 5)
-    })
-  )
+      for (const start of admitted) {
+        assert.isAtMost(admitted.filter((t) => t >= start && t < start + windowMs).length, 5)
+      }
+    }))
 
   it.scopedLive("fixed mode resets the count at each window boundary", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const windowMs = 800
       const { call: api } = yield* session({ rate: { limit: 2, windowMs }, rateMode: "fixed" })
       const nextWindow = Effect.suspend(() => Effect.sleep(windowMs - (Date.now() % windowMs) + 10))
@@ -152,6 +164,5 @@ describe("sandbox: rate limit", () => {
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 403)
       yield* nextWindow
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
-    })
-  )
+    }))
 })

@@ -49,24 +49,34 @@ const send = (agent: Http.Agent, url: string, token: string, body: Buffer, chunk
   })
 
 describe("sandbox: oversized bodies", () => {
-  it.scopedLive("a body over 64 MiB is answered 413 with {error}, announced or chunked, and the connection is kept", () =>
-    Effect.gen(function* () {
-      const { sandbox, token } = yield* session()
-      const url = `${sandbox.url}/segments`
-      const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
-      yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
-      // A JSON string longer than the limit.
-      const huge = Buffer.alloc(limit + 1024, 0x61)
-      huge[0] = 0x22
-      huge[huge.length - 1] = 0x22
-      for (const chunked of [false, true]) {
-        const answer = yield* Effect.promise(() => send(agent, url, token, huge, chunked))
-        expect(answer, chunked ? "chunked" : "content-length").toEqual({ status: 413, body: JSON.stringify({ error: "the request body is larger than 64 MiB" }) })
-      }
-      // The same connection still serves a normal request, and nothing was stored.
-      const small = yield* Effect.promise(() => send(agent, url, token, Buffer.from(JSON.stringify({ description: "Varejo" })), false))
-      expect(small).toMatchObject({ status: 201 })
-      expect((yield* sandbox.control.records("sandbox-key", "segments")).map((r) => r["description"])).toEqual(["Varejo"])
-    })
-  , 120_000)
+  it.scopedLive(
+    "a body over 64 MiB is answered 413 with {error}, announced or chunked, and the connection is kept",
+    () =>
+      Effect.gen(function*() {
+        const { sandbox, token } = yield* session()
+        const url = `${sandbox.url}/segments`
+        const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => agent.destroy()))
+        // A JSON string longer than the limit.
+        const huge = Buffer.alloc(limit + 1024, 0x61)
+        huge[0] = 0x22
+        huge[huge.length - 1] = 0x22
+        for (const chunked of [false, true]) {
+          const answer = yield* Effect.promise(() => send(agent, url, token, huge, chunked))
+          expect(answer, chunked ? "chunked" : "content-length").toEqual({
+            status: 413,
+            body: JSON.stringify({ error: "the request body is larger than 64 MiB" })
+          })
+        }
+        // The same connection still serves a normal request, and nothing was stored.
+        const small = yield* Effect.promise(() =>
+          send(agent, url, token, Buffer.from(JSON.stringify({ description: "Varejo" })), false)
+        )
+        expect(small).toMatchObject({ status: 201 })
+        expect((yield* sandbox.control.records("sandbox-key", "segments")).map((r) => r["description"])).toEqual([
+          "Varejo"
+        ])
+      }),
+    120_000
+  )
 })

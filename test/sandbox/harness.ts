@@ -42,18 +42,23 @@ export interface Session {
   readonly call: (method: string, path: string, options?: CallOptions) => Effect.Effect<Answer>
 }
 
-export const call = (sandbox: RunningSandbox, token: string | null) => (method: string, path: string, options: CallOptions = {}) => {
-  const headers: Record<string, string> = { ...options.headers }
-  const bearer = options.token === undefined ? token : options.token
-  if (bearer !== null) headers["authorization"] = `Bearer ${bearer}`
-  let body: string | undefined
-  if (options.raw !== undefined) body = options.raw
-  else if (options.body !== undefined) {
-    body = JSON.stringify(options.body)
-    headers["content-type"] ??= "application/json"
+export const call =
+  (sandbox: RunningSandbox, token: string | null) => (method: string, path: string, options: CallOptions = {}) => {
+    const headers: Record<string, string> = { ...options.headers }
+    const bearer = options.token === undefined ? token : options.token
+    if (bearer !== null) headers["authorization"] = `Bearer ${bearer}`
+    let body: string | undefined
+    if (options.raw !== undefined) body = options.raw
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body)
+      headers["content-type"] ??= "application/json"
+    }
+    return fetchAnswer(`${sandbox.url}${path}${queryString(options.query)}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body })
+    })
   }
-  return fetchAnswer(`${sandbox.url}${path}${queryString(options.query)}`, { method, headers, ...(body === undefined ? {} : { body }) })
-}
 
 export const login = (sandbox: RunningSandbox, apiKey = "sandbox-key", apiToken = "sandbox-token") =>
   Effect.map(call(sandbox, null)("POST", "/login", { body: { apiKey, apiToken } }), (a) => {
@@ -63,7 +68,7 @@ export const login = (sandbox: RunningSandbox, apiKey = "sandbox-key", apiToken 
 
 /** A sandbox on port 0 (stopped with the test's scope) and a logged-in session on it. */
 export const session = (options: Partial<SandboxOptions> = {}, apiKey = "sandbox-key", apiToken = "sandbox-token") =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sandbox = yield* startSandbox({ port: 0, ...options })
     const token = yield* login(sandbox, apiKey, apiToken)
     return { sandbox, token, call: call(sandbox, token) } satisfies Session

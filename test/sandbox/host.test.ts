@@ -18,7 +18,9 @@ interface Started {
 }
 
 /** Starts the sandbox and waits for its address (rewritten to loopback), or for its exit. */
-const start = (args: ReadonlyArray<string>): Promise<Started | { readonly code: number | null; readonly stderr: string }> =>
+const start = (
+  args: ReadonlyArray<string>
+): Promise<Started | { readonly code: number | null; readonly stderr: string }> =>
   new Promise((resolve) => {
     const child = spawn(process.execPath, [bin, "sandbox", ...args], { stdio: ["ignore", "pipe", "pipe"] })
     let stderr = ""
@@ -45,7 +47,11 @@ const start = (args: ReadonlyArray<string>): Promise<Started | { readonly code: 
   })
 
 const loginStatus = async (url: string, apiKey: string, apiToken: string) =>
-  (await fetch(`${url}/login`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ apiKey, apiToken }) })).status
+  (await fetch(`${url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ apiKey, apiToken })
+  })).status
 
 describe("fsm-bulk sandbox on an address other machines reach", () => {
   it("refuses to serve only the published default account (exit 2, saying what to do)", async () => {
@@ -72,16 +78,20 @@ describe("fsm-bulk sandbox on an address other machines reach", () => {
     }
   }, 60_000)
 
-  it("with --allow-default-account it serves the default account, and warns that its credentials are published", async () => {
-    const started = (await start(["--host", "0.0.0.0", "--port", "0", "--allow-default-account"])) as Started
-    try {
-      assert.property(started, "url")
-      assert.include(started.stderr(), "the default account's credentials sandbox-key:sandbox-token are published")
-      assert.strictEqual(await loginStatus(started.url, "sandbox-key", "sandbox-token"), 200)
-    } finally {
-      assert.strictEqual(await started.stop(), 0)
-    }
-  }, 60_000)
+  it(
+    "with --allow-default-account it serves the default account, and warns that its credentials are published",
+    async () => {
+      const started = (await start(["--host", "0.0.0.0", "--port", "0", "--allow-default-account"])) as Started
+      try {
+        assert.property(started, "url")
+        assert.include(started.stderr(), "the default account's credentials sandbox-key:sandbox-token are published")
+        assert.strictEqual(await loginStatus(started.url, "sandbox-key", "sandbox-token"), 200)
+      } finally {
+        assert.strictEqual(await started.stop(), 0)
+      }
+    },
+    60_000
+  )
 
   it("on loopback nothing changes: the default account is served without a warning", async () => {
     const started = (await start(["--port", "0", "--account", "acme:acme-secret"])) as Started

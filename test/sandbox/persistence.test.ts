@@ -1,16 +1,16 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
-import { call, login } from "./harness.js"
 import { temporaryDir } from "../support.js"
+import { call, login } from "./harness.js"
 
 const tempDir = temporaryDir("fsm-sandbox-")
 
 describe("sandbox: --data", () => {
   it.scopedLive("keeps the state across restarts, written atomically, and continues the ids", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const file = join(yield* tempDir, "state.json")
       const first = yield* Scope.make()
       const a = yield* Scope.extend(startSandbox({ port: 0, dataFile: file, answerDelayMs: 60_000 }), first)
@@ -18,7 +18,9 @@ describe("sandbox: --data", () => {
       yield* api("POST", "/users", { body: { login: "ana" } })
       yield* api("POST", "/customers", { body: { externalId: "C1", name: "Padaria" } })
       yield* api("POST", "/tasks", { body: { externalId: "OS-1", idUserFrom: 1, taskDate: "2026-12-01" } })
-      yield* api("PUT", "/tasks/1/questionnaire-response", { body: { itemID: "1", codigoChecklist: "C", codigoPergunta: "P", resposta: "Sim" } })
+      yield* api("PUT", "/tasks/1/questionnaire-response", {
+        body: { itemID: "1", codigoChecklist: "C", codigoPergunta: "P", resposta: "Sim" }
+      })
       // Saved shortly after the writes, while still running.
       yield* Effect.sleep("600 millis")
       const saved = JSON.parse(readFileSync(file, "utf8"))
@@ -29,17 +31,22 @@ describe("sandbox: --data", () => {
 
       const b = yield* startSandbox({ port: 0, dataFile: file, answerDelayMs: 60_000 })
       const again = call(b, yield* login(b))
-      assert.deepStrictEqual((yield* b.control.records("sandbox-key", "customers")).map((c) => c["externalId"]), ["C1", "C2"])
+      assert.deepStrictEqual((yield* b.control.records("sandbox-key", "customers")).map((c) => c["externalId"]), [
+        "C1",
+        "C2"
+      ])
       const third = yield* again("POST", "/customers", { body: { externalId: "C3", name: "Feira" } })
       assert.strictEqual(third.body.result.id, 3)
-      assert.strictEqual((yield* again("POST", "/customers", { body: { externalId: "C1", name: "Outra" } })).status, 409)
+      assert.strictEqual(
+        (yield* again("POST", "/customers", { body: { externalId: "C1", name: "Outra" } })).status,
+        409
+      )
       assert.strictEqual((yield* again("GET", "/tasktypes/1")).status, 200)
       assert.strictEqual(JSON.parse(readFileSync(file, "utf8")).accounts["sandbox-key"].pendingAnswers.length, 1)
-    })
-  )
+    }))
 
   it.scopedLive("a file that is not sandbox state stops the start with a message naming it", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const file = join(yield* tempDir, "broken.json")
       writeFileSync(file, "{not json")
       const broken = yield* Effect.flip(startSandbox({ port: 0, dataFile: file }))
@@ -49,6 +56,5 @@ describe("sandbox: --data", () => {
       assert.include((yield* Effect.flip(startSandbox({ port: 0, dataFile: file }))).message, "not a sandbox data file")
       const missingDir = join(file, "..", "nowhere", "state.json")
       assert.include((yield* Effect.flip(startSandbox({ port: 0, dataFile: missingDir }))).message, "cannot save")
-    })
-  )
+    }))
 })

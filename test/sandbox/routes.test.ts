@@ -38,11 +38,15 @@ GET /webhooks|POST /webhooks|GET /webhooks/1|DELETE /webhooks/1
 
 describe("sandbox: routes", () => {
   it.scopedLive("every method/path pair of the spec exists; other methods answer 405 and other paths 404", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { call } = yield* session({ rate: { limit: 10_000, windowMs: 60_000 } })
       assert.strictEqual(specPairs.length, 115) // the 105 rows of the spec, with the shared /<collection> rows written out for its three collections
       for (const [method, path] of specPairs) {
-        const body = method === "GET" ? undefined : method === "PATCH" || path.endsWith("products") || path.endsWith("services") || path.endsWith("costs") ? [] : {}
+        const body = method === "GET"
+          ? undefined
+          : method === "PATCH" || path.endsWith("products") || path.endsWith("services") || path.endsWith("costs")
+          ? []
+          : {}
         const a = yield* call(method, path, body === undefined ? {} : { body })
         assert.notStrictEqual(a.status, 405, `${method} ${path}`)
         if (a.status === 404) assert.notMatch(a.body.error, /^no endpoint/, `${method} ${path}`)
@@ -51,6 +55,5 @@ describe("sandbox: routes", () => {
       assert.strictEqual((yield* call("PUT", "/equipmentcategories", { body: {} })).status, 405)
       assert.strictEqual((yield* call("GET", "/tasktypes")).status, 200) // the Blueprint's task-type list
       assert.match((yield* call("GET", "/nothing/here")).body.error, /^no endpoint/)
-    })
-  )
+    }))
 })

@@ -24,7 +24,9 @@ const fieldOf = (r: ResourceName, name: string) => {
 /** The decoded value, or the message a user would read. */
 const decode = (r: ResourceName, name: string, text: string, formats: Formats = iso, id = false): unknown => {
   const result = Schema.decodeUnknownEither(cellSchema(fieldOf(r, name), formats, id))(text)
-  return Either.isRight(result) ? result.right : `error: ${ParseResult.ArrayFormatter.formatErrorSync(result.left)[0]!.message}`
+  return Either.isRight(result)
+    ? result.right
+    : `error: ${ParseResult.ArrayFormatter.formatErrorSync(result.left)[0]!.message}`
 }
 
 describe("numbers", () => {
@@ -43,8 +45,12 @@ describe("numbers", () => {
   })
 
   it("refuses a number written with the other decimal mark, naming the file's mark", () => {
-    expect(decode("products", "unitaryValue", "49.90", br)).toBe(`error: "49.90" is not written with this file's decimal comma (e.g. 1.234,56)`)
-    expect(decode("products", "unitaryValue", "1,5", iso)).toBe(`error: "1,5" is not written with this file's decimal point (e.g. 1,234.56)`)
+    expect(decode("products", "unitaryValue", "49.90", br)).toBe(
+      `error: "49.90" is not written with this file's decimal comma (e.g. 1.234,56)`
+    )
+    expect(decode("products", "unitaryValue", "1,5", iso)).toBe(
+      `error: "1,5" is not written with this file's decimal point (e.g. 1,234.56)`
+    )
     expect(decode("products", "unitaryValue", "R$ 10,00", br)).toBe(`error: "R$ 10,00" is not a number`)
     expect(decode("products", "unitaryValue", "1.23.4", br)).toBe(`error: "1.23.4" is not a number`)
   })
@@ -60,30 +66,52 @@ describe("numbers", () => {
 describe("integers and ids", () => {
   it("reads whole numbers within the field's range", () => {
     expect(decode("users", "gpsFrequency", "120")).toBe(120)
-    expect(decode("users", "gpsFrequency", "30")).toBe(`error: "30" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`)
-    expect(decode("users", "gpsFrequency", "150")).toBe(`error: "150" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`)
-    expect(decode("customers", "maximumVisitTime", "1.5")).toBe(`error: "1.5" is not a whole number (write digits only, without separators)`)
+    expect(decode("users", "gpsFrequency", "30")).toBe(
+      `error: "30" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`
+    )
+    expect(decode("users", "gpsFrequency", "150")).toBe(
+      `error: "150" is not one of 60 (1 minute), 120 (2 minutes), 180 (3 minutes), 240 (4 minutes), 300 (5 minutes)`
+    )
+    expect(decode("customers", "maximumVisitTime", "1.5")).toBe(
+      `error: "1.5" is not a whole number (write digits only, without separators)`
+    )
     expect(decode("customers", "maximumVisitTime", "sessenta")).toBe(`error: "sessenta" is not a whole number`)
   })
 
   it("wants ids to be positive whole numbers", () => {
     expect(decode("customers", "id", "42", iso, true)).toBe(42)
-    expect(decode("customers", "id", "0", iso, true)).toBe(`error: "0" is not a valid id (ids are whole numbers from 1 up)`)
-    expect(decode("customers", "id", "-3", iso, true)).toBe(`error: "-3" is not a valid id (ids are whole numbers from 1 up)`)
-    expect(decode("customers", "id", "99999999999999999999", iso, true)).toBe(`error: "99999999999999999999" is too large`)
+    expect(decode("customers", "id", "0", iso, true)).toBe(
+      `error: "0" is not a valid id (ids are whole numbers from 1 up)`
+    )
+    expect(decode("customers", "id", "-3", iso, true)).toBe(
+      `error: "-3" is not a valid id (ids are whole numbers from 1 up)`
+    )
+    expect(decode("customers", "id", "99999999999999999999", iso, true)).toBe(
+      `error: "99999999999999999999" is too large`
+    )
   })
 
   it("reads GUID ids", () => {
-    expect(decode("services", "id", "3F2504E0-4F89-11D3-9A0C-0305E82C3301", iso, true)).toBe("3F2504E0-4F89-11D3-9A0C-0305E82C3301")
-    expect(decode("services", "id", "{3f2504e0-4f89-11d3-9a0c-0305e82c3301}", iso, true)).toBe("3f2504e0-4f89-11d3-9a0c-0305e82c3301")
-    expect(decode("services", "id", "42", iso, true)).toBe(`error: "42" is not a GUID (e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301)`)
+    expect(decode("services", "id", "3F2504E0-4F89-11D3-9A0C-0305E82C3301", iso, true)).toBe(
+      "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+    )
+    expect(decode("services", "id", "{3f2504e0-4f89-11d3-9a0c-0305e82c3301}", iso, true)).toBe(
+      "3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+    )
+    expect(decode("services", "id", "42", iso, true)).toBe(
+      `error: "42" is not a GUID (e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301)`
+    )
   })
 })
 
 describe("booleans", () => {
   it("accepts the words Brazilian and English spreadsheets use, in any case", () => {
-    for (const yes of ["true", "TRUE", "Sim", "yes", "S", "y", "1", "x", "X", "Verdadeiro"]) expect(decode("customers", "active", yes)).toBe(true)
-    for (const no of ["false", "Não", "NAO", "nao", "no", "N", "n", "0", "falso"]) expect(decode("customers", "active", no)).toBe(false)
+    for (const yes of ["true", "TRUE", "Sim", "yes", "S", "y", "1", "x", "X", "Verdadeiro"]) {
+      expect(decode("customers", "active", yes)).toBe(true)
+    }
+    for (const no of ["false", "Não", "NAO", "nao", "no", "N", "n", "0", "falso"]) {
+      expect(decode("customers", "active", no)).toBe(false)
+    }
     // "não" typed on a Mac arrives decomposed: n, a, combining tilde, o
     expect(decode("customers", "active", "na\u0303o")).toBe(false)
   })
@@ -122,10 +150,18 @@ describe("dates and times", () => {
   })
 
   it("explains what is wrong with other date text", () => {
-    expect(decode("tasks", "taskDate", "03/04/2026", iso)).toMatch(/^error: "03\/04\/2026" is not a yyyy-mm-dd date \(for day-first .* pass --date-format dd\/mm\/yyyy/)
-    expect(decode("tasks", "taskDate", "03/04/26", br)).toBe(`error: "03/04/26" has a 2-digit year: write the year with 4 digits`)
-    expect(decode("tasks", "taskDate", "46000", br)).toBe(`error: "46000" is not a date (it looks like an Excel date number: format the column as a date)`)
-    expect(decode("tasks", "taskDate", "amanhã", br)).toBe(`error: "amanhã" is not a date (write 25/12/2026 or 25/12/2026 09:30)`)
+    expect(decode("tasks", "taskDate", "03/04/2026", iso)).toMatch(
+      /^error: "03\/04\/2026" is not a yyyy-mm-dd date \(for day-first .* pass --date-format dd\/mm\/yyyy/
+    )
+    expect(decode("tasks", "taskDate", "03/04/26", br)).toBe(
+      `error: "03/04/26" has a 2-digit year: write the year with 4 digits`
+    )
+    expect(decode("tasks", "taskDate", "46000", br)).toBe(
+      `error: "46000" is not a date (it looks like an Excel date number: format the column as a date)`
+    )
+    expect(decode("tasks", "taskDate", "amanhã", br)).toBe(
+      `error: "amanhã" is not a date (write 25/12/2026 or 25/12/2026 09:30)`
+    )
   })
 
   it("reads times as HH:mm:ss", () => {
@@ -134,7 +170,9 @@ describe("dates and times", () => {
     // A time-only XLSX cell arrives on Excel's day zero.
     expect(decode("users", "startWorkHour", "1899-12-30T07:45:00.000Z")).toBe("07:45:00")
     expect(decode("users", "startWorkHour", "24:00")).toBe(`error: "24:00" is not a real time of day`)
-    expect(decode("users", "startWorkHour", "8h")).toBe(`error: "8h" is not a time (write HH:mm or HH:mm:ss, e.g. 08:00)`)
+    expect(decode("users", "startWorkHour", "8h")).toBe(
+      `error: "8h" is not a time (write HH:mm or HH:mm:ss, e.g. 08:00)`
+    )
   })
 })
 
@@ -149,18 +187,26 @@ describe("CPF and CNPJ", () => {
   it("accepts the alphanumeric CNPJ", () => {
     expect(decode("customers", "cpfCnpj", "12.ABC.345/01DE-35")).toBe("12ABC34501DE35")
     expect(decode("customers", "cpfCnpj", "12.abc.345/01de-35")).toBe("12ABC34501DE35")
-    expect(decode("customers", "cpfCnpj", "12.ABC.345/01DE-36")).toBe(`error: "12.ABC.345/01DE-36" has wrong check digits`)
+    expect(decode("customers", "cpfCnpj", "12.ABC.345/01DE-36")).toBe(
+      `error: "12.ABC.345/01DE-36" has wrong check digits`
+    )
   })
 
   it("verifies the check digits", () => {
     expect(decode("customers", "cpfCnpj", "123.456.789-00")).toBe(`error: "123.456.789-00" has wrong check digits`)
     expect(decode("customers", "cpfCnpj", "123.456.789-09")).toBe("12345678909")
-    expect(decode("customers", "cpfCnpj", "11.222.333/0001-82")).toBe(`error: "11.222.333/0001-82" has wrong check digits`)
+    expect(decode("customers", "cpfCnpj", "11.222.333/0001-82")).toBe(
+      `error: "11.222.333/0001-82" has wrong check digits`
+    )
   })
 
   it("refuses repeated digits and wrong lengths, hinting at a dropped leading zero", () => {
-    expect(decode("customers", "cpfCnpj", "111.111.111-11")).toBe(`error: "111.111.111-11" is not a valid CPF (all digits are the same)`)
-    expect(decode("customers", "cpfCnpj", "00.000.000/0000-00")).toBe(`error: "00.000.000/0000-00" is not a valid CNPJ (all digits are the same)`)
+    expect(decode("customers", "cpfCnpj", "111.111.111-11")).toBe(
+      `error: "111.111.111-11" is not a valid CPF (all digits are the same)`
+    )
+    expect(decode("customers", "cpfCnpj", "00.000.000/0000-00")).toBe(
+      `error: "00.000.000/0000-00" is not a valid CNPJ (all digits are the same)`
+    )
     expect(decode("customers", "cpfCnpj", "1234567890")).toBe(
       `error: "1234567890" has 10 digits: a CPF has 11 and a CNPJ 14 (did a spreadsheet drop a leading zero? format the column as text)`
     )
@@ -192,28 +238,42 @@ describe("strings, e-mails, lists and JSON", () => {
     expect(decode("users", "email", "ana.souza@example.com.br")).toBe("ana.souza@example.com.br")
     expect(decode("users", "email", "ana.souza@")).toBe(`error: "ana.souza@" is not an e-mail address`)
     expect(decode("customers", "email", "a@x.com.br | b@y.com")).toEqual(["a@x.com.br", "b@y.com"])
-    expect(decode("customers", "email", "a@x.com.br; b@y.com")).toBe(`error: "a@x.com.br; b@y.com" is not an e-mail address (separate list items with |)`)
+    expect(decode("customers", "email", "a@x.com.br; b@y.com")).toBe(
+      `error: "a@x.com.br; b@y.com" is not an e-mail address (separate list items with |)`
+    )
   })
 
   it("splits list cells on |, trimming items and dropping empty ones", () => {
     expect(decode("users", "workDaysOfWeek", "2|3|4|5|6")).toEqual([2, 3, 4, 5, 6])
     expect(decode("users", "workDaysOfWeek", " 2 | 3 ||")).toEqual([2, 3])
     expect(decode("users", "workDaysOfWeek", "2|8")).toBe(`error: "8" is out of range (1 to 7)`)
-    expect(decode("users", "workDaysOfWeek", "2,3,4")).toBe(`error: "2,3,4" is not a whole number (write digits only, without separators) (separate list items with |)`)
-    expect(decode("customers", "phoneNumber", "+55 11 3333-4444|+55 11 99999-0000")).toEqual(["+55 11 3333-4444", "+55 11 99999-0000"])
+    expect(decode("users", "workDaysOfWeek", "2,3,4")).toBe(
+      `error: "2,3,4" is not a whole number (write digits only, without separators) (separate list items with |)`
+    )
+    expect(decode("customers", "phoneNumber", "+55 11 3333-4444|+55 11 99999-0000")).toEqual([
+      "+55 11 3333-4444",
+      "+55 11 99999-0000"
+    ])
   })
 
   it("limits string length", () => {
     expect(decode("tasks", "orientation", "x".repeat(5000))).toHaveLength(5000)
-    expect(decode("tasks", "orientation", "x".repeat(5001))).toBe("error: has 5001 characters; at most 5000 are allowed")
+    expect(decode("tasks", "orientation", "x".repeat(5001))).toBe(
+      "error: has 5001 characters; at most 5000 are allowed"
+    )
   })
 
   it("reads JSON cells: a list field takes a JSON array (one object is a list of one)", () => {
-    const contacts = '[{"name":"Carlos Lima","jobPosition":"Gerente","email":"carlos@paoquente.com.br","phone":"+55 11 99999-0000"}]'
+    const contacts =
+      "[{\"name\":\"Carlos Lima\",\"jobPosition\":\"Gerente\",\"email\":\"carlos@paoquente.com.br\",\"phone\":\"+55 11 99999-0000\"}]"
     expect(decode("customers", "contacts", contacts)).toEqual(JSON.parse(contacts))
-    expect(decode("customers", "contacts", '{"name":"Carlos"}')).toEqual([{ name: "Carlos" }])
-    expect(decode("customers", "contacts", "Carlos Lima")).toMatch(/^error: "Carlos Lima" is not valid JSON: write a JSON list such as \[\{"name":"…",/)
-    expect(decode("customers", "contacts", '[{"name":"A"}, "B"]')).toMatch(/^error: item 2 of the list is not a JSON object/)
+    expect(decode("customers", "contacts", "{\"name\":\"Carlos\"}")).toEqual([{ name: "Carlos" }])
+    expect(decode("customers", "contacts", "Carlos Lima")).toMatch(
+      /^error: "Carlos Lima" is not valid JSON: write a JSON list such as \[\{"name":"…",/
+    )
+    expect(decode("customers", "contacts", "[{\"name\":\"A\"}, \"B\"]")).toMatch(
+      /^error: item 2 of the list is not a JSON object/
+    )
     expect(decode("customers", "contacts", "42")).toMatch(/^error: "42" is not a JSON list such as/)
   })
 
@@ -225,7 +285,7 @@ describe("strings, e-mails, lists and JSON", () => {
 
 describe("schemas and the validator", () => {
   it.effect("the validator decodes each cell exactly as the column's schema does", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const cases: ReadonlyArray<readonly [string, string]> = [
         ["cpfCnpj", "529.982.247-25"],
         ["cpfCnpj", "529.982.247-26"],
@@ -237,7 +297,7 @@ describe("schemas and the validator", () => {
         ["active", "talvez"],
         ["unitMaximumTime", "hours"],
         ["unitMaximumTime", "dias"],
-        ["contacts", '{"name":"Carlos"}'],
+        ["contacts", "{\"name\":\"Carlos\"}"],
         ["contacts", "Carlos"]
       ]
       const opts = options({ mode: "update" })
@@ -247,6 +307,5 @@ describe("schemas and the validator", () => {
         const seen = result._tag === "Valid" ? result.payload[column] : `error: ${result.errors[0]!.message}`
         expect(seen, `${column} ${text}`).toEqual(decode("customers", column, text, br))
       }
-    })
-  )
+    }))
 })

@@ -4,22 +4,22 @@
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { describe, expect, it } from "@effect/vitest"
-import ExcelJS from "exceljs"
 import { Chunk, Effect, Stream } from "effect"
+import ExcelJS from "exceljs"
 import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
 import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
 import { formatErrors, inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
-import { options } from "./support.js"
 import { temporaryDir } from "../support.js"
+import { options } from "./support.js"
 
 const tempDir = temporaryDir("fsm-validate-files-")
 
 /** Opens, plans, settles the formats and validates every row, as `fsm-bulk validate` does. */
 const validatePath = (name: ResourceName, file: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const source = yield* openSource(file, { encoding: "auto", delimiter: "auto", resource: name })
     const opts = options({ restoreGuard: source.writtenByTool, baseDir: Path.dirname(file) })
     const plan = yield* planColumns(resource(name), file, source.header, opts)
@@ -31,14 +31,14 @@ const validatePath = (name: ResourceName, file: string) =>
 
 describe("files as users save them", () => {
   it.scoped("a Windows-1252 CSV with ;, decimal commas, dd/mm/yyyy, punctuated CPFs, blank and multi-line rows", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const lines = [
         "externalId;name;cpfCnpj;latitude;longitude;active;note;segmentDescription",
         "CLI-1;Padaria Pão Quente;529.982.247-25;-23,5614;-46,6559;Sim;=HYPERLINK(x);Panificação",
         "",
-        'CLI-2;Açougue São João;11.222.333/0001-81;-22,9;-43,2;não;"linha 1',
-        'linha 2";',
+        "CLI-2;Açougue São João;11.222.333/0001-81;-22,9;-43,2;não;\"linha 1",
+        "linha 2\";",
         "CLI-3;Mercado;123.456.789-00;-23,5;-46,6;talvez;;",
         "CLI-1;Padaria (cópia);;;;;;"
       ]
@@ -79,11 +79,10 @@ describe("files as users save them", () => {
       const repeated = results[3]!
       if (repeated._tag !== "Invalid") throw new Error("row 6 should be invalid")
       expect(formatErrors(repeated.errors)).toBe(`externalId: "CLI-1" repeats row 2`)
-    })
-  )
+    }))
 
   it.scoped("an ambiguous dd/mm file stops with the column, the row and the flag", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = Path.join(dir, "recebiveis.csv")
       // Receivables have no key: an upsert file carries the id column, empty to create.
@@ -94,11 +93,10 @@ describe("files as users save them", () => {
         `${file} (row 2, column "dueDate"): cannot tell day-first from month-first dates: "03/04/2026" could be 3 April or 4 March, ` +
           `and no date in the file settles it; pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy`
       )
-    })
-  )
+    }))
 
   it.scoped("a workbook with real number, date and boolean cells", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = Path.join(dir, "tarefas.xlsx")
       const workbook = new ExcelJS.Workbook()
@@ -112,14 +110,25 @@ describe("files as users save them", () => {
       const { results } = yield* validatePath("tasks", file)
       const payloads = results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))
       expect(payloads).toEqual([
-        { externalId: "OS-1", taskDate: "2026-12-01T09:30:00", priority: 3, latitude: -23.5614, sendSatisfactionSurvey: true },
-        { externalId: "OS-2", taskDate: "2026-12-02T00:00:00", priority: 1, latitude: -23.5, sendSatisfactionSurvey: false }
+        {
+          externalId: "OS-1",
+          taskDate: "2026-12-01T09:30:00",
+          priority: 3,
+          latitude: -23.5614,
+          sendSatisfactionSurvey: true
+        },
+        {
+          externalId: "OS-2",
+          taskDate: "2026-12-02T00:00:00",
+          priority: 1,
+          latitude: -23.5,
+          sendSatisfactionSurvey: false
+        }
       ])
-    })
-  )
+    }))
 
   const productsWorkbook = (dir: string, name: string, rows: ReadonlyArray<ReadonlyArray<string | number>>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const file = Path.join(dir, name)
       const workbook = new ExcelJS.Workbook()
       const sheet = workbook.addWorksheet("products")
@@ -130,7 +139,7 @@ describe("files as users save them", () => {
     })
 
   it.scoped("a workbook whose number cells all read like 1.234 settles --decimal auto: number cells carry their own point", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* productsWorkbook(dir, "produtos.xlsx", [
         ["PRD-1", "Filtro", 1.234, 7],
@@ -142,11 +151,10 @@ describe("files as users save them", () => {
         { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 7 },
         { externalId: "PRD-2", name: "Bomba", unitaryValue: 12.345, unitaryCost: 3.125 }
       ])
-    })
-  )
+    }))
 
   it.scoped("in a workbook, typed text with a decimal comma settles the mark for text cells; number cells still read as numbers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* productsWorkbook(dir, "misto.xlsx", [
         ["PRD-1", "Filtro", 1.234, "22,50"],
@@ -158,11 +166,10 @@ describe("files as users save them", () => {
         { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 22.5 },
         { externalId: "PRD-2", name: "Bomba", unitaryValue: 1.5, unitaryCost: 1234.56 }
       ])
-    })
-  )
+    }))
 
   it.scoped("in a workbook, a number typed as text that reads both ways is still ambiguous", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* productsWorkbook(dir, "texto.xlsx", [["PRD-1", "Filtro", 2.5, "1.234"]])
       const error = yield* Effect.flip(validatePath("products", file))
@@ -170,6 +177,5 @@ describe("files as users save them", () => {
         `${file} (row 2, column "unitaryCost"): cannot tell the decimal mark: "1.234" reads as 1.234 with a decimal point and as 1234 with a decimal comma, ` +
           `and no number in the file settles it; pass --decimal , or --decimal .`
       )
-    })
-  )
+    }))
 })

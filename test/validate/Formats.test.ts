@@ -15,8 +15,13 @@ import { options as baseOptions, sourceRows, streamOf } from "./support.js"
 /** The files here are new receivables, which have no key and no id column: they are created. */
 const options = (overrides: Partial<ParseOptions> = {}) => baseOptions({ mode: "create", ...overrides })
 
-const infer = (name: ResourceName, header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, overrides: Partial<ParseOptions> = {}) =>
-  Effect.gen(function* () {
+const infer = (
+  name: ResourceName,
+  header: ReadonlyArray<string>,
+  cells: ReadonlyArray<ReadonlyArray<string>>,
+  overrides: Partial<ParseOptions> = {}
+) =>
+  Effect.gen(function*() {
     const opts = options(overrides)
     const plan = yield* planColumns(resource(name), `${name}.csv`, header, opts)
     return yield* Effect.either(inferFormats(plan, streamOf(sourceRows(cells)), opts))
@@ -31,37 +36,37 @@ const receivables = ["customerExternalId", "value", "dueDate", "competencyDate",
 
 describe("date order", () => {
   it.effect("one day-first date settles the whole file, even when the others read both ways", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const r = yield* infer("receivables", receivables, [
         ["CLI-1", "10", "03/04/2026", "01/04/2026", ""],
         ["CLI-2", "10", "05/05/2026", "", ""],
         ["CLI-3", "10", "10/06/2026", "25/05/2026", ""]
       ])
       expect(r).toEqual(Either.right({ dateFormat: "dd/mm/yyyy", decimal: "." }))
-    })
-  )
+    }))
 
   it.effect("one month-first date settles it the other way", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const r = yield* infer("receivables", receivables, [
         ["CLI-1", "10", "03/04/2026", "", ""],
         ["CLI-2", "10", "12/31/2026", "", ""]
       ])
       expect(r).toEqual(Either.right({ dateFormat: "mm/dd/yyyy", decimal: "." }))
-    })
-  )
+    }))
 
   it.effect("only year-first dates, or none at all, need no order", () =>
-    Effect.gen(function* () {
-      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "2026-04-03", "2026-12-31T00:00:00", ""]])).toEqual(
+    Effect.gen(function*() {
+      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "2026-04-03", "2026-12-31T00:00:00", ""]]))
+        .toEqual(
+          Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
+        )
+      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "", "", ""]])).toEqual(
         Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
       )
-      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "", "", ""]])).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." }))
-    })
-  )
+    }))
 
   it.effect("refuses a file whose every date reads both ways, naming the column, the row and the flag", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e = refusal(
         yield* infer("receivables", receivables, [
           ["CLI-1", "10", "", "2026-01-15", ""],
@@ -76,11 +81,10 @@ describe("date order", () => {
         `receivables.csv (row 3, column "dueDate"): cannot tell day-first from month-first dates: "03/04/2026" could be 3 April or 4 March, ` +
           `and no date in the file settles it; pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy`
       )
-    })
-  )
+    }))
 
   it.effect("refuses dates that contradict each other, across columns", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e = refusal(
         yield* infer("receivables", receivables, [
           ["CLI-1", "10", "25/12/2026", "", ""],
@@ -94,39 +98,39 @@ describe("date order", () => {
         `dates disagree on the day/month order: "25/12/2026" (row 2, column "dueDate") is day-first but "12/25/2026" is month-first; ` +
           `correct the file, or pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy (dates that do not fit become invalid rows)`
       )
-    })
-  )
+    }))
 
   it.effect("an explicit --date-format is used as given, without reading the file", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const failing = Stream.fail(new InputError({ file: "x.csv", detail: "must not be read" }))
       const opts = options({ dateFormat: "dd/mm/yyyy", decimal: "," })
       const plan = yield* planColumns(resource("receivables"), "x.csv", receivables, opts)
       expect(yield* inferFormats(plan, failing, opts)).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
-    })
-  )
+    }))
 })
 
 describe("decimal mark", () => {
   it.effect("reads a decimal comma from pt-BR values, thousands included", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const r = yield* infer("receivables", receivables, [
         ["CLI-1", "1.234", "", "", ""],
         ["CLI-2", "350,00", "", "", ""]
       ])
       expect(r).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "," }))
-    })
-  )
+    }))
 
   it.effect("reads a decimal point", () =>
-    Effect.gen(function* () {
-      expect(yield* infer("receivables", receivables, [["CLI-1", "1,234.50", "", "", ""]])).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." }))
-      expect(yield* infer("receivables", receivables, [["CLI-1", "0.5", "", "", ""]])).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." }))
-    })
-  )
+    Effect.gen(function*() {
+      expect(yield* infer("receivables", receivables, [["CLI-1", "1,234.50", "", "", ""]])).toEqual(
+        Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
+      )
+      expect(yield* infer("receivables", receivables, [["CLI-1", "0.5", "", "", ""]])).toEqual(
+        Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
+      )
+    }))
 
   it.effect("refuses a file whose numbers all read both ways", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e = refusal(
         yield* infer("receivables", receivables, [
           ["CLI-1", "350", "", "", ""],
@@ -137,11 +141,10 @@ describe("decimal mark", () => {
         `receivables.csv (row 3, column "value"): cannot tell the decimal mark: "1,234" reads as 1234 with a decimal point and as 1.234 with a decimal comma, ` +
           `and no number in the file settles it; pass --decimal , or --decimal .`
       )
-    })
-  )
+    }))
 
   it.effect("refuses numbers that contradict each other", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const e = refusal(
         yield* infer("receivables", receivables, [
           ["CLI-1", "12,50", "", "", ""],
@@ -150,9 +153,10 @@ describe("decimal mark", () => {
       )
       expect(e.row).toBe(3)
       expect(e.column).toBe("paidValue")
-      expect(e.detail).toMatch(/^numbers disagree on the decimal mark: "12,50" \(row 2, column "value"\) has a decimal comma but "1,234.56" has a decimal point; .*--decimal , or --decimal \./)
-    })
-  )
+      expect(e.detail).toMatch(
+        /^numbers disagree on the decimal mark: "12,50" \(row 2, column "value"\) has a decimal comma but "1,234.56" has a decimal point; .*--decimal , or --decimal \./
+      )
+    }))
 })
 
 describe("one pass (settleFormats, the validate command's)", () => {
@@ -164,13 +168,14 @@ describe("one pass (settleFormats, the validate command's)", () => {
   }
 
   const settle = (header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, lookahead?: number) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const opts = options()
       const plan = yield* planColumns(resource("receivables"), "receivables.csv", header, opts)
       const source = counted(sourceRows(cells))
       const settled = yield* Effect.either(
-        Effect.flatMap(settleFormats(plan, source.stream, opts, lookahead), ({ formats, rows }) =>
-          Effect.map(Stream.runCollect(rows), (read) => ({ formats, rows: Chunk.toArray(read) }))
+        Effect.flatMap(
+          settleFormats(plan, source.stream, opts, lookahead),
+          ({ formats, rows }) => Effect.map(Stream.runCollect(rows), (read) => ({ formats, rows: Chunk.toArray(read) }))
         )
       )
       const whole = yield* Effect.either(inferFormats(plan, streamOf(sourceRows(cells)), opts))
@@ -178,16 +183,34 @@ describe("one pass (settleFormats, the validate command's)", () => {
     }).pipe(Effect.scoped)
 
   const files: ReadonlyArray<ReadonlyArray<ReadonlyArray<string>>> = [
-    [["CLI-1", "10", "03/04/2026", "01/04/2026", ""], ["CLI-2", "10", "05/05/2026", "", ""], ["CLI-3", "10", "10/06/2026", "25/05/2026", ""]],
-    [["CLI-1", "10", "25/12/2026", "", ""], ["CLI-2", "10", "01/01/2027", "", ""], ["CLI-3", "10", "", "12/25/2026", ""]],
-    [["CLI-1", "10", "", "2026-01-15", ""], ["CLI-2", "10", "03/04/2026", "", ""], ["CLI-3", "10", "11/12/2026", "05/05/2026", ""]],
+    [["CLI-1", "10", "03/04/2026", "01/04/2026", ""], ["CLI-2", "10", "05/05/2026", "", ""], [
+      "CLI-3",
+      "10",
+      "10/06/2026",
+      "25/05/2026",
+      ""
+    ]],
+    [["CLI-1", "10", "25/12/2026", "", ""], ["CLI-2", "10", "01/01/2027", "", ""], [
+      "CLI-3",
+      "10",
+      "",
+      "12/25/2026",
+      ""
+    ]],
+    [["CLI-1", "10", "", "2026-01-15", ""], ["CLI-2", "10", "03/04/2026", "", ""], [
+      "CLI-3",
+      "10",
+      "11/12/2026",
+      "05/05/2026",
+      ""
+    ]],
     [["CLI-1", "12,50", "", "", ""], ["CLI-2", "10", "", "", "1,234.56"]],
     [["CLI-1", "350", "", "", ""], ["CLI-2", "1,234", "", "", "1.500"]],
     [["CLI-1", "1.234", "15/01/2026", "", ""], ["CLI-2", "350,00", "", "", ""], ["CLI-3", "7", "", "", ""]]
   ]
 
   it.effect("gives what the whole file gives (formats or the same refusal), and every row in order, whatever the look-ahead", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const cells of files) {
         for (const lookahead of [1, 2, undefined]) {
           const { settled, whole } = yield* settle(receivables, cells, lookahead)
@@ -198,30 +221,33 @@ describe("one pass (settleFormats, the validate command's)", () => {
           expect(settled).toEqual(Either.right({ formats: whole.right, rows: sourceRows(cells) }))
         }
       }
-    })
-  )
+    }))
 
   it.effect("reads the file once when the first rows settle it, twice when they do not within the look-ahead", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const settledEarly = yield* settle(receivables, files[5]!, 2)
       expect(settledEarly.reads).toBe(1)
       expect(Either.getOrThrow(settledEarly.settled).formats).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
       const late = [["CLI-1", "10", "", "", ""], ["CLI-2", "10", "", "", ""], ["CLI-3", "10,5", "25/12/2026", "", ""]]
       const undecided = yield* settle(receivables, late, 2)
       expect(undecided.reads).toBe(2)
-      expect(Either.getOrThrow(undecided.settled)).toEqual({ formats: { dateFormat: "dd/mm/yyyy", decimal: "," }, rows: sourceRows(late) })
-    })
-  )
+      expect(Either.getOrThrow(undecided.settled)).toEqual({
+        formats: { dateFormat: "dd/mm/yyyy", decimal: "," },
+        rows: sourceRows(late)
+      })
+    }))
 
   it.effect("hands the formats over before the file is read to its end", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const opts = options()
       const plan = yield* planColumns(resource("receivables"), "receivables.csv", receivables, opts)
-      const broken = Stream.concat(streamOf(sourceRows(files[5]!)), Stream.fail(new InputError({ file: "receivables.csv", detail: "read further" })))
+      const broken = Stream.concat(
+        streamOf(sourceRows(files[5]!)),
+        Stream.fail(new InputError({ file: "receivables.csv", detail: "read further" }))
+      )
       const { formats, rows } = yield* settleFormats(plan, broken, opts, 100)
       expect(formats).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
       const rest = yield* Effect.either(Stream.runCollect(rows))
       expect(Either.isLeft(rest) && rest.left.detail).toBe("read further")
-    }).pipe(Effect.scoped)
-  )
+    }).pipe(Effect.scoped))
 })

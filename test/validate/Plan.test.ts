@@ -19,7 +19,7 @@ const refused = (e: Either.Either<unknown, InputError>): InputError => {
 
 describe("planColumns", () => {
   it.effect("plans every importable resource from its own template header, without warnings", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const r of importable) {
         const header = templateColumns(r).map((c) => c.name)
         for (const mode of ["upsert", "create"] as const) {
@@ -34,11 +34,10 @@ describe("planColumns", () => {
           expect(Either.isRight(plan), `${r.name} ${mode}`).toBe(matchable)
         }
       }
-    })
-  )
+    }))
 
   it.effect("plans an export file (read-only columns ignored) and a report (tool columns ignored)", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tasks = resource("tasks")
       const header = ["_row", "_status", "_error", ...exportColumns(tasks).map((c) => c.name)]
       const plan = yield* planColumns(tasks, "tasks.csv", header, options())
@@ -50,65 +49,106 @@ describe("planColumns", () => {
       expect(kind("customerId")).toBe("field")
       expect(kind("customerExternalId")).toBe("ref")
       expect(plan.warnings).toEqual([])
-    })
-  )
+    }))
 
   it.effect("matches column names case-insensitively and keeps the file's spelling", () =>
-    Effect.gen(function* () {
-      const plan = yield* planColumns(resource("customers"), "clientes.csv", [" Name ", "EXTERNALID", "CpfCnpj"], options())
+    Effect.gen(function*() {
+      const plan = yield* planColumns(
+        resource("customers"),
+        "clientes.csv",
+        [" Name ", "EXTERNALID", "CpfCnpj"],
+        options()
+      )
       expect(plan.columns.map((c) => [c.name, c.kind, c.column?.name])).toEqual([
         ["Name", "field", "name"],
         ["EXTERNALID", "field", "externalId"],
         ["CpfCnpj", "field", "cpfCnpj"]
       ])
-    })
-  )
+    }))
 
   it.effect("warns about unknown columns, suggesting a close known name", () =>
-    Effect.gen(function* () {
-      const plan = yield* planColumns(resource("customers"), "clientes.csv", ["name", "extrenalId", "vendedor", ""], options({ mode: "create" }))
+    Effect.gen(function*() {
+      const plan = yield* planColumns(
+        resource("customers"),
+        "clientes.csv",
+        ["name", "extrenalId", "vendedor", ""],
+        options({ mode: "create" })
+      )
       expect(plan.columns.map((c) => c.kind)).toEqual(["field", "unknown", "unknown", "ignored"])
       expect(plan.warnings).toEqual([
         `clientes.csv: column "extrenalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`,
         `clientes.csv: column "vendedor" is not a known field of customers; its values are sent unchanged, as text`,
         `clientes.csv: column 4 has no name; its values are ignored`
       ])
-    })
-  )
+    }))
 
   it.effect("refuses create and upsert files without a required column, naming it and its reference column", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const mode of ["create", "upsert"] as const) {
-        const e = refused(yield* Effect.either(planColumns(resource("tasks"), "tarefas.csv", ["externalId", "customerExternalId"], options({ mode }))))
+        const e = refused(
+          yield* Effect.either(
+            planColumns(resource("tasks"), "tarefas.csv", ["externalId", "customerExternalId"], options({ mode }))
+          )
+        )
         expect(e.file).toBe("tarefas.csv")
         expect(e.column).toBe("idUserFrom")
-        expect(e.message).toBe(`tarefas.csv (column "idUserFrom"): required columns missing for ${mode}: idUserFrom (or userFromLogin), taskDate`)
+        expect(e.message).toBe(
+          `tarefas.csv (column "idUserFrom"): required columns missing for ${mode}: idUserFrom (or userFromLogin), taskDate`
+        )
       }
       // The reference column alone satisfies the requirement.
-      const plan = yield* planColumns(resource("tasks"), "tarefas.csv", ["userFromLogin", "taskDate"], options({ mode: "create" }))
+      const plan = yield* planColumns(
+        resource("tasks"),
+        "tarefas.csv",
+        ["userFromLogin", "taskDate"],
+        options({ mode: "create" })
+      )
       expect(plan.columns.map((c) => c.kind)).toEqual(["ref", "field"])
       // update does not need them.
       yield* planColumns(resource("tasks"), "tarefas.csv", ["externalId", "priority"], options({ mode: "update" }))
-    })
-  )
+    }))
 
   it.effect("refuses update and delete files with nothing to find the records by", () =>
-    Effect.gen(function* () {
-      const noKey = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "active"], options({ mode: "update" }))))
-      expect(noKey.message).toBe(`c.csv (column "id"): update needs a column to find each record by: "id" or "externalId"`)
-      const noParent = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", ["productExternalId"], options({ mode: "delete" }))))
-      expect(noParent.message).toBe(`tp.csv (column "taskId"): delete needs the parent's column: "taskId" or "taskExternalId"`)
-      const unmatchable = refused(yield* Effect.either(planColumns(resource("employee-product-stock"), "s.csv", ["userLogin", "productExternalId", "amount"], options({ mode: "delete" }))))
-      expect(unmatchable.detail).toBe("employee-product-stock records have neither an id nor a key, so rows cannot be matched to records to delete")
-    })
-  )
+    Effect.gen(function*() {
+      const noKey = refused(
+        yield* Effect.either(
+          planColumns(resource("customers"), "c.csv", ["name", "active"], options({ mode: "update" }))
+        )
+      )
+      expect(noKey.message).toBe(
+        `c.csv (column "id"): update needs a column to find each record by: "id" or "externalId"`
+      )
+      const noParent = refused(
+        yield* Effect.either(
+          planColumns(resource("task-products"), "tp.csv", ["productExternalId"], options({ mode: "delete" }))
+        )
+      )
+      expect(noParent.message).toBe(
+        `tp.csv (column "taskId"): delete needs the parent's column: "taskId" or "taskExternalId"`
+      )
+      const unmatchable = refused(
+        yield* Effect.either(
+          planColumns(
+            resource("employee-product-stock"),
+            "s.csv",
+            ["userLogin", "productExternalId", "amount"],
+            options({ mode: "delete" })
+          )
+        )
+      )
+      expect(unmatchable.detail).toBe(
+        "employee-product-stock records have neither an id nor a key, so rows cannot be matched to records to delete"
+      )
+    }))
 
   it.effect("refuses upsert, update and delete files whose key column is misspelt, naming both spellings; create only warns", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       for (const mode of ["upsert", "update", "delete"] as const) {
         // With or without an id column: a misspelt key is never silently sent as an unknown field.
         for (const header of [["extrenalId", "name"], ["id", "extrenalId", "name"]]) {
-          const e = refused(yield* Effect.either(planColumns(resource("customers"), "clientes.csv", header, options({ mode }))))
+          const e = refused(
+            yield* Effect.either(planColumns(resource("customers"), "clientes.csv", header, options({ mode })))
+          )
           expect(e.column).toBe("extrenalId")
           expect(e.message).toContain(`did you mean "externalId"?`)
           expect(e.message).toContain(`${mode} finds each record by "id" or "externalId"`)
@@ -117,52 +157,90 @@ describe("planColumns", () => {
       // A reference column standing for the key (sub-collections) counts as the key; for upsert it is a required
       // column, whose refusal points at the misspelling.
       const header = ["taskExternalId", "productExternalld", "quantity", "value"]
-      const item = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options({ mode: "delete" }))))
+      const item = refused(
+        yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options({ mode: "delete" })))
+      )
       expect(item.column).toBe("productExternalld")
       const upsert = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options())))
       expect(upsert.message).toBe(
         `tp.csv (column "productId"): required column missing for upsert: productId (or productExternalId) (is column "productExternalld" a misspelling of "productExternalId"?)`
       )
-      const created = yield* planColumns(resource("customers"), "clientes.csv", ["extrenalId", "name"], options({ mode: "create" }))
+      const created = yield* planColumns(
+        resource("customers"),
+        "clientes.csv",
+        ["extrenalId", "name"],
+        options({ mode: "create" })
+      )
       expect(created.columns.map((c) => c.kind)).toEqual(["unknown", "field"])
       // Beside the key itself, a similar name is another field: only warned about.
-      const beside = yield* planColumns(resource("customers"), "clientes.csv", ["externalId", "internalId", "name"], options())
+      const beside = yield* planColumns(
+        resource("customers"),
+        "clientes.csv",
+        ["externalId", "internalId", "name"],
+        options()
+      )
       expect(beside.warnings).toEqual([
         `clientes.csv: column "internalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`
       ])
-    })
-  )
+    }))
 
   it.effect("refuses an upsert file with nothing to find the records by: the key's column, or the id of a resource without a key", () =>
-    Effect.gen(function* () {
-      const noKey = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "email"], options())))
+    Effect.gen(function*() {
+      const noKey = refused(
+        yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "email"], options()))
+      )
       expect(noKey.column).toBe("externalId")
       expect(noKey.message).toBe(
         `c.csv (column "externalId"): upsert needs a column to find each record by: "id" or "externalId"; without one, every import of the file would create its rows again; add the column, or import the file with --mode create to create every row as a new record`
       )
-      const noId = refused(yield* Effect.either(planColumns(resource("expenses"), "d.csv", ["userToLogin", "typeDescription", "date", "amount"], options())))
+      const noId = refused(
+        yield* Effect.either(
+          planColumns(resource("expenses"), "d.csv", ["userToLogin", "typeDescription", "date", "amount"], options())
+        )
+      )
       expect(noId.message).toBe(
         `d.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, import the file with --mode create or give it an empty "id" column`
       )
       // The id column alone is enough (an export edited and imported again), and so is the key's reference column.
       yield* planColumns(resource("customers"), "c.csv", ["id", "name"], options())
-      yield* planColumns(resource("expenses"), "d.csv", ["id", "userToLogin", "typeDescription", "date", "amount"], options())
-      yield* planColumns(resource("task-products"), "tp.csv", ["taskExternalId", "productExternalId", "quantity", "value"], options())
+      yield* planColumns(
+        resource("expenses"),
+        "d.csv",
+        ["id", "userToLogin", "typeDescription", "date", "amount"],
+        options()
+      )
+      yield* planColumns(resource("task-products"), "tp.csv", [
+        "taskExternalId",
+        "productExternalId",
+        "quantity",
+        "value"
+      ], options())
       // A misspelt id is pointed at.
-      const idd = refused(yield* Effect.either(planColumns(resource("expenses"), "d.csv", ["idd", "userToLogin", "typeDescription", "date", "amount"], options({ mode: "update" }))))
-      expect(idd.message).toBe(`d.csv (column "id"): update needs a column to find each record by: "id" (is column "idd" a misspelling of "id"?)`)
-    })
-  )
+      const idd = refused(
+        yield* Effect.either(
+          planColumns(
+            resource("expenses"),
+            "d.csv",
+            ["idd", "userToLogin", "typeDescription", "date", "amount"],
+            options({ mode: "update" })
+          )
+        )
+      )
+      expect(idd.message).toBe(
+        `d.csv (column "id"): update needs a column to find each record by: "id" (is column "idd" a misspelling of "id"?)`
+      )
+    }))
 
   it.effect("refuses two columns that give the same field", () =>
-    Effect.gen(function* () {
-      const e = refused(yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "externalId", "Name"], options())))
+    Effect.gen(function*() {
+      const e = refused(
+        yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "externalId", "Name"], options()))
+      )
       expect(e.message).toBe(`c.csv (column "Name"): columns "name" and "Name" both give name; keep one of them`)
-    })
-  )
+    }))
 
   it.effect("the table's own example row of every importable resource is valid", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dir = mkdtempSync(Path.join(tmpdir(), "fsm-examples-"))
       try {
         for (const r of importable) {
@@ -170,7 +248,11 @@ describe("planColumns", () => {
           // Required fields without an example: a reference names its record by key, an id is 1.
           const missing = (c: (typeof columns)[number]) => c.field.required === true && !c.field.example
           const cells = columns.map((c) =>
-            c.role === "ref" ? (missing(c) ? "KEY-1" : "") : missing(c) && c.field.ref === undefined ? "1" : (c.field.example ?? "")
+            c.role === "ref"
+              ? (missing(c) ? "KEY-1" : "")
+              : missing(c) && c.field.ref === undefined
+              ? "1"
+              : (c.field.example ?? "")
           )
           for (const c of columns) {
             if (c.field.type._tag !== "file" || c.field.example === undefined) continue
@@ -187,6 +269,5 @@ describe("planColumns", () => {
       } finally {
         rmSync(dir, { recursive: true, force: true })
       }
-    })
-  )
+    }))
 })

@@ -15,14 +15,41 @@ import { inferFormats, makeValidator, planColumns } from "../../dist/validate/Va
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const header = [
-  "id", "externalId", "name", "legalName", "cpfCnpj", "phoneNumber", "email", "address", "latitude", "longitude",
-  "maximumVisitTime", "unitMaximumTime", "groupsDescription", "segmentDescription", "active", "note"
+  "id",
+  "externalId",
+  "name",
+  "legalName",
+  "cpfCnpj",
+  "phoneNumber",
+  "email",
+  "address",
+  "latitude",
+  "longitude",
+  "maximumVisitTime",
+  "unitMaximumTime",
+  "groupsDescription",
+  "segmentDescription",
+  "active",
+  "note"
 ]
 const line = (i) =>
   [
-    String(81000 + i), `CLI-${i}`, `Padaria ${i}`, `Padaria ${i} Ltda`, "11.222.333/0001-81", "+55 11 3333-4444|+55 11 99999-0000",
-    `contato${i}@paoquente.com.br`, `"Av. Paulista, ${i}, São Paulo - SP"`, `"-23,${5000 + (i % 999)}"`, `"-46,${6000 + (i % 999)}"`,
-    "60", "minutes", "Redes de varejo|Zona Sul", "Supermercados", i % 2 === 0 ? "sim" : "não", "cliente antigo"
+    String(81000 + i),
+    `CLI-${i}`,
+    `Padaria ${i}`,
+    `Padaria ${i} Ltda`,
+    "11.222.333/0001-81",
+    "+55 11 3333-4444|+55 11 99999-0000",
+    `contato${i}@paoquente.com.br`,
+    `"Av. Paulista, ${i}, São Paulo - SP"`,
+    `"-23,${5000 + (i % 999)}"`,
+    `"-46,${6000 + (i % 999)}"`,
+    "60",
+    "minutes",
+    "Redes de varejo|Zona Sul",
+    "Supermercados",
+    i % 2 === 0 ? "sim" : "não",
+    "cliente antigo"
   ].join(",")
 
 const dir = mkdtempSync(join(tmpdir(), "fsm-bench-"))
@@ -56,7 +83,14 @@ const time = async (label, run) => {
   return { ms: best, result }
 }
 
-const options = { dateFormat: "auto", decimal: "auto", mode: "upsert", baseDir: dir, maxAttachmentBytes: 10 * 1024 * 1024, restoreGuard: false }
+const options = {
+  dateFormat: "auto",
+  decimal: "auto",
+  mode: "upsert",
+  baseDir: dir,
+  maxAttachmentBytes: 10 * 1024 * 1024,
+  restoreGuard: false
+}
 const plan = Effect.runSync(planColumns(resource("customers"), file, header, options))
 
 console.log(`${rows} rows, ${header.length} columns`)
@@ -65,12 +99,18 @@ const bare = await time("csv-parse alone", () => parseFile(() => {}))
 /** The file's records as the readers hand them over: a Stream of SourceRows. */
 const rowStream = () => {
   let n = 0
-  return Stream.fromAsyncIterable(createReadStream(file).pipe(parse({ from_line: 2, relax_column_count: true })), (e) => e).pipe(
+  return Stream.fromAsyncIterable(
+    createReadStream(file).pipe(parse({ from_line: 2, relax_column_count: true })),
+    (e) => e
+  ).pipe(
     Stream.map((cells) => ({ row: (n++) + 2, cells }))
   )
 }
 const streamed = await time("csv-parse as a Stream", () => Effect.runPromise(Stream.runDrain(rowStream())))
-const formats = await time("csv-parse as a Stream + inferFormats", () => Effect.runPromise(inferFormats(plan, rowStream(), options)))
+const formats = await time(
+  "csv-parse as a Stream + inferFormats",
+  () => Effect.runPromise(inferFormats(plan, rowStream(), options))
+)
 
 let validRows = 0
 const validated = await time("csv-parse + validate", () => {

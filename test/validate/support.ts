@@ -20,13 +20,19 @@ export const options = (overrides: Partial<ParseOptions> = {}): ParseOptions => 
 })
 
 /** Data rows numbered 2, 3, … as a spreadsheet shows them. */
-export const sourceRows = (cells: ReadonlyArray<ReadonlyArray<string>>): Array<SourceRow> => cells.map((c, i) => ({ row: i + 2, cells: c }))
+export const sourceRows = (cells: ReadonlyArray<ReadonlyArray<string>>): Array<SourceRow> =>
+  cells.map((c, i) => ({ row: i + 2, cells: c }))
 
 export const streamOf = (rows: ReadonlyArray<SourceRow>) => Stream.fromIterable(rows)
 
 /** plan → inferFormats → one validator → every row, as the import pipeline chains them. */
-export const validateFile = (name: ResourceName, header: ReadonlyArray<string>, cells: ReadonlyArray<ReadonlyArray<string>>, overrides: Partial<ParseOptions> = {}) =>
-  Effect.gen(function* () {
+export const validateFile = (
+  name: ResourceName,
+  header: ReadonlyArray<string>,
+  cells: ReadonlyArray<ReadonlyArray<string>>,
+  overrides: Partial<ParseOptions> = {}
+) =>
+  Effect.gen(function*() {
     const opts = options(overrides)
     const plan = yield* planColumns(resource(name), `${name}.csv`, header, opts)
     const rows = sourceRows(cells)
