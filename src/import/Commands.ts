@@ -87,6 +87,53 @@ const resourceName = (name: string) =>
 
 // --- output --------------------------------------------------------------------------------------------------------
 
+const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/**
+ * The closing lines that say what went wrong and what to run next: the most frequent kinds of error (one example
+ * row each) and the exact command that takes the rows on.
+ */
+export const whatNext = (summary: Summary): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  const kinds = (summary.errors ?? []).slice(0, 5)
+  if (kinds.length > 0) {
+    const width = Math.max(...kinds.map((k) => String(k.count).length))
+    lines.push("what went wrong, most rows first:")
+    for (const k of kinds) {
+      const example = k.examples[0]
+      lines.push(
+        `  ${String(k.count).padStart(width)}  ${
+          shorten(example === undefined ? k.kind : `row ${example.row}: ${example.error}`, 110)
+        }`
+      )
+    }
+    const more = (summary.errors ?? []).length - kinds.length
+    if (more > 0) lines.push(`  … and ${more} more kinds: see report.csv or report.html`)
+  }
+  const n = (status: string) => summary.counts[status as keyof typeof summary.counts] ?? 0
+  const dir = summary.runDir
+  if (summary.command === "validate") {
+    if (n("invalid") > 0) lines.push(`next: correct the rows named above in ${summary.source} and validate it again`)
+    else {lines.push(
+        `next: fsm-bulk import ${summary.resource} ${summary.source}${
+          summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""
+        }`
+      )}
+    return lines
+  }
+  if (summary.dryRun) return lines
+  if (n("invalid") > 0) {
+    lines.push(
+      `next: correct the invalid rows in a copy of ${dir}/${reportCsv} (keep _row; blank cells keep the original), then`,
+      `      fsm-bulk rerun ${dir} --fixed CORRECTED.csv`
+    )
+  }
+  if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
+    lines.push(`${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${dir}`)
+  }
+  return lines
+}
+
 const printOutcome = (json: boolean, title: string, summary: Summary, extra: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const took = Date.parse(summary.finished) - Date.parse(summary.started)
@@ -98,8 +145,9 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     }`
     const lines = summaryTable(heading, summary.counts, totals)
     for (const l of lines) yield* say(l)
+    for (const l of whatNext(summary)) yield* say(l)
     yield* printSummary(json, summary, [
-      `report: ${summary.runDir}/${reportCsv}`,
+      `reports: ${summary.runDir}/${reportCsv}, report.xlsx and report.html`,
       ...extra,
       `run directory: ${summary.runDir}`
     ])

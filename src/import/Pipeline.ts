@@ -230,6 +230,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         finished,
         rows: report.rows,
         counts: report.counts,
+        errors: report.errors,
         requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
         rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
         retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),

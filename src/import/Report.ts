@@ -10,6 +10,7 @@ import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
 import type { Cell, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
+import { type ErrorKind, ErrorTally } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
 import { changesColumn, type Input, toolColumns } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
@@ -40,7 +41,12 @@ export interface Summary extends RunTraffic {
   readonly version?: string
   readonly baseUrl?: string
   readonly budget?: { readonly limit: number; readonly windowMs: number }
+  /** Rows that did not end well, grouped by error (the message without its values), most rows first. */
+  readonly errors?: ReadonlyArray<ErrorKind>
 }
+
+/** Error kinds a summary keeps. */
+const errorKindsKept = 20
 
 const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
   const cells: Array<Cell> = [
@@ -77,7 +83,10 @@ export interface ReportWriter {
   /** Appends the lines of consecutive input rows in one go. */
   readonly writeAll: (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) => Effect.Effect<void, WriteError>
   /** Finishes both files (each renamed into place only now); the number of rows and the counts per status. */
-  readonly close: Effect.Effect<{ readonly rows: number; readonly counts: Record<Status, number> }, WriteError>
+  readonly close: Effect.Effect<
+    { readonly rows: number; readonly counts: Record<Status, number>; readonly errors: ReadonlyArray<ErrorKind> },
+    WriteError
+  >
 }
 
 /** Opens report.csv and report.xlsx for lines written as the rows' outcomes become known; nothing is kept per row. */
@@ -86,6 +95,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   const statusColumn = toolColumns.indexOf("_status")
   const counts = countStatuses([])
   let rows = 0
+  const errors = new ErrorTally()
   // Each writer applies its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
   // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel).
   const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
@@ -101,6 +111,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     Effect.suspend(() => {
       const table = lines.map(([row, outcome]) => {
         counts[outcome.status] += 1
+        if (outcome.error !== undefined && outcome.error !== "") errors.add(row.row, outcome.error)
         const cells = toolCells(row.row, outcome, target.dryRun)
         for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
         return cells
@@ -112,7 +123,9 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   const writer: ReportWriter = {
     write: (row, outcome) => writeAll([[row, outcome]]),
     writeAll,
-    close: Effect.zipRight(csv.close, xlsx.close).pipe(Effect.map(() => ({ rows, counts })))
+    close: Effect.zipRight(csv.close, xlsx.close).pipe(
+      Effect.map(() => ({ rows, counts, errors: errors.top(errorKindsKept) }))
+    )
   }
   return writer
 })

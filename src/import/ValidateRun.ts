@@ -76,6 +76,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
     finished: yield* nowIso,
     rows: report.rows,
     counts: report.counts,
+    errors: report.errors,
     requests: 0,
     rateLimited: 0,
     retries: 0,

@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"
 import { RunError } from "../Errors.js"
+import { type ErrorKind, ErrorTally } from "./ErrorKinds.js"
 
 /** The fields of a run summary (import, rerun, resume, validate, or an onboarding's top level) the page uses. */
 const SummaryFields = Schema.Struct({
@@ -31,6 +32,12 @@ const SummaryFields = Schema.Struct({
   version: Schema.optional(Schema.String),
   /** The request budget the run was held to, when the summary records it. */
   budget: Schema.optional(Schema.Struct({ limit: Schema.Number, windowMs: Schema.Number })),
+  /** Errors by kind, tallied as the reports were written (absent in summaries of older versions). */
+  errors: Schema.optional(Schema.Array(Schema.Struct({
+    kind: Schema.String,
+    count: Schema.Number,
+    examples: Schema.Array(Schema.Struct({ row: Schema.Number, error: Schema.String }))
+  }))),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,
     runDir: Schema.String,
@@ -57,14 +64,6 @@ const JournalLine = Schema.Struct({
   error: Schema.optional(Schema.String)
 })
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
-
-export interface ErrorKind {
-  /** The message with its values left out, so rows that failed the same way group together. */
-  readonly kind: string
-  readonly count: number
-  /** Up to three rows, with their whole message. */
-  readonly examples: ReadonlyArray<{ readonly row: number; readonly error: string }>
-}
 
 export interface TimeBucket {
   /** Start of the bucket, epoch ms. */
@@ -119,17 +118,7 @@ export interface RunData {
 /** Upper bounds of the latency histogram, in ms (the last bucket holds everything slower). */
 export const latencyBounds: ReadonlyArray<number> = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]
 
-const maxKinds = 500
 const slowestKept = 10
-
-/** Groups messages that differ only in their values: quoted text, numbers and ids become `…`. */
-export const errorKind = (message: string): string =>
-  message
-    .replace(/"[^"]*"|'[^']*'|«[^»]*»/g, "…")
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "…")
-    .replace(/\d+([.,]\d+)*/g, "N")
-    .replace(/\s+/g, " ")
-    .trim()
 
 const bucketWidth = (spanMs: number): number => {
   for (const w of [1_000, 2_000, 5_000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000]) {
@@ -229,7 +218,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   const counts = latencyBounds.map(() => 0).concat([0])
   const attempts = new Map<number, number>()
   const retryOutcomes = new Map<string, number>()
-  const kinds = new Map<string, { count: number; examples: Array<{ row: number; error: string }> }>()
+  const tally = new ErrorTally()
   let timed = 0
   for (const d of last.values()) {
     if (d.attempts > 0) {
@@ -242,14 +231,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
         timed += 1
       }
     }
-    if (d.error !== undefined && d.error !== "") {
-      const kind = errorKind(d.error)
-      const k = kinds.get(kind) ?? (kinds.size < maxKinds ? { count: 0, examples: [] } : undefined)
-      if (k === undefined) continue
-      k.count += 1
-      if (k.examples.length < 3) k.examples.push({ row: d.row, error: d.error })
-      kinds.set(kind, k)
-    }
+    if (d.error !== undefined && d.error !== "") tally.add(d.row, d.error)
   }
   const slowest = [...last.values()]
     .filter((d) => d.sentAt !== undefined && d.attempts > 0)
@@ -282,7 +264,8 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     attempts,
     retryOutcomes,
     slowest,
-    errors: [...kinds.entries()].map(([kind, k]) => ({ kind, ...k })).sort((a, b) => b.count - a.count),
+    // The writer's tally covers every row (invalid rows too, which the journal of a validate run lacks).
+    errors: summary.value.errors ?? tally.top(50),
     steps
   } satisfies RunData
 })

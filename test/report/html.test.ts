@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
 import * as Path from "node:path"
-import { errorKind } from "../../src/report/RunData.js"
+import { errorKind } from "../../src/report/ErrorKinds.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { put, readReport, readSummary, runCli, startTestSandbox, tempDir } from "../import/support.js"
 
@@ -53,6 +53,22 @@ describe("report.html", () => {
         const run = yield* runCli(["import", "customers", file, "--out", runDir, "--max-attempts", "10"], sandbox, dir)
         assert.strictEqual(run.code, 1, run.stderr)
         const summary = readSummary(runDir)
+        // The run ends by saying what went wrong (kinds, most rows first, an example each) and what to run next.
+        assert.deepStrictEqual(
+          summary.errors.map((e: { kind: string; count: number }) => [e.kind, e.count]),
+          [["email: … is not an e-mail address", 2], ["name: required", 1]]
+        )
+        assert.include(run.stderr, "what went wrong, most rows first:")
+        assert.include(run.stderr, `  2  row 42: email: "not-an-address" is not an e-mail address`)
+        assert.include(run.stderr, `fsm-bulk rerun ${runDir} --fixed CORRECTED.csv`)
+        const validated = yield* runCli(
+          ["validate", "customers", file, "--out", Path.join(dir, "validated")],
+          undefined,
+          dir
+        )
+        assert.strictEqual(validated.code, 1)
+        assert.include(validated.stderr, "  1  row 43: name: required")
+        assert.include(validated.stderr, `next: correct the rows named above in ${file} and validate it again`)
         const page = Path.join(runDir, "report.html")
         assert.isTrue(existsSync(page), "the run wrote report.html")
         assert.notInclude(readFileSync(page, "utf8"), "<script", "the page runs no script")
