@@ -239,6 +239,8 @@ export const apiLayer = (
           { baseUrl, credentials: credentials.value, embedded: false },
           extra
         )
+        // Said before anything is sent, as a user checks the target before a bulk write (never a secret).
+        yield* say(`fsm-bulk: target ${baseUrl} (budget ${formatRate(settings.rate)})`)
         return Layer.merge(clientLayer(settings), Layer.succeed(EmbeddedSandbox, Option.none()))
       }
       // Validate the flags before a sandbox is started for nothing.

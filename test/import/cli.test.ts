@@ -255,6 +255,8 @@ describe("exit codes and refusals", () => {
 
         const ok = yield* runCli(["import", "customers", put(dir, "ok.csv", "externalId,name\nK-1,Um\n")], sandbox, dir)
         assert.strictEqual(ok.code, 0, ok.stderr)
+        // The target is said first, before anything is sent, as a user checks it before a bulk write.
+        assert.strictEqual(ok.stderr.split("\n")[0], `fsm-bulk: target ${sandbox.url} (budget 400/60s)`)
         const runDir = /run directory: (.+)/.exec(ok.stderr)![1]!.trim()
         assert.match(Path.basename(runDir), /^\d{8}T\d{6}Z-customers$/)
         assert.strictEqual(readSummary(runDir).counts.created, 1)
