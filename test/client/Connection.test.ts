@@ -182,7 +182,8 @@ describe("apiLayer", () => {
         })
       )
       assert.isTrue(Exit.isSuccess(exit) && exit.value.status === 201)
-      assert.deepStrictEqual(said, [])
+      // Only the target is said: no embedded sandbox was started.
+      assert.deepStrictEqual(said, [`fsm-bulk: target ${sandbox.url} (budget 400/60s)`])
       assert.strictEqual((yield* sandbox.control.records("acme", "keywords")).length, 1)
 
       // The same from the environment.
