@@ -137,6 +137,11 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
 
 /** A list call that could not be completed (retries exhausted, or a non-404 4xx). */
 export class ListFailed extends Schema.TaggedError<ListFailed>()("ListFailed", {
+  /**
+   * `Failed`: retries exhausted or a 4xx (running again may get further); `RepeatingPages`: the API answers the
+   * same records page after page, so a run again would stop at the same place.
+   */
+  reason: Schema.optionalWith(Schema.Literal("Failed", "RepeatingPages"), { default: () => "Failed" as const }),
   path: Schema.String,
   status: Schema.optional(Schema.Number),
   message: Schema.String

@@ -127,6 +127,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
             const keys = fetched.records.map(keyOf)
             if (page > fromPage && keys.every((k) => seen.has(k))) {
               return new ListFailed({
+                reason: "RepeatingPages",
                 path,
                 message:
                   `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`

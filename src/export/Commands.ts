@@ -100,7 +100,13 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         yield* say(
           `fsm-bulk: listing ${e.path} failed${e.status !== undefined ? ` (HTTP ${e.status})` : ""}: ${e.message}`
         )
-        yield* say(continueHint(prepared.request.out))
+        // A list that repeats its pages would stop at the same place again: say so instead of "run it again".
+        yield* say(
+          e.reason === "RepeatingPages"
+            ? `fsm-bulk: the export in ${prepared.request.out} is incomplete: the files finished so far are kept; ` +
+              `running it again would stop at the same list, which the API keeps repeating`
+            : continueHint(prepared.request.out)
+        )
         if (json) {
           yield* summary(true, {
             command: "export",

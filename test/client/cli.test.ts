@@ -69,6 +69,8 @@ describe("the CLI against answers the sandbox never gives", () => {
       const run = yield* runCli(["export", "keywords", "--out", Path.join(dir, "out")], server.target, dir)
       assert.notStrictEqual(run.code, 0)
       assert.match(run.stderr, /listing \/keywords failed: page 2 holds only records already listed on earlier pages/)
+      assert.include(run.stderr, "running it again would stop at the same list")
+      assert.notInclude(run.stderr, "run the same command again")
       assert.strictEqual(server.hits.filter((h) => h.url.startsWith("/v2/keywords")).length, 2)
     }), 60_000)
 
