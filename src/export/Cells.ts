@@ -156,9 +156,3 @@ export interface KeyNeed {
   readonly resource: ResourceName
   readonly key: string
 }
-
-/** The read-back property that holds the key a reference to `r` uses. */
-export const keyProperty = (r: Resource, key: string): string => {
-  const field = r.fields.find((x) => x.name === key)
-  return field ? readProperty(r, field) : key === r.id?.name ? idReadName(r)! : key
-}

@@ -9,10 +9,11 @@ import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
 import type { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { openSource } from "../files/Read.js"
+import { keyProperty } from "../Identity.js"
 import type { Resource, ResourceName } from "../Resources.js"
 import { resource } from "../Resources.js"
 import type { KeyLookup, KeyNeed } from "./Cells.js"
-import { keyProperty, propertyOf } from "./Cells.js"
+import { propertyOf } from "./Cells.js"
 
 /** A key the service sends as a number or text, as it is written in a reference column. */
 const keyText = (value: unknown): string | undefined =>

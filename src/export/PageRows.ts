@@ -4,10 +4,11 @@
  * costs and questionnaire answers), which name their parent by the key of the record in hand.
  */
 import type { Cell } from "../files/Write.js"
+import { keyProperty } from "../Identity.js"
 import type { Resource } from "../Resources.js"
 import { idReadName } from "../Resources.js"
 import type { KeyLookup } from "./Cells.js"
-import { keyProperty, propertyOf } from "./Cells.js"
+import { propertyOf } from "./Cells.js"
 import type { Walk } from "./Plan.js"
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
