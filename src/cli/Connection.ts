@@ -12,6 +12,7 @@ import { isObject } from "../client/Body.js"
 import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
 import * as HttpApi from "../client/HttpApi.js"
 import { UsageError } from "../Errors.js"
+import { isLoopback } from "../Loopback.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { say } from "./Output.js"
@@ -73,10 +74,6 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
     Options.withDescription("Time limit of one attempt")
   )
 })
-
-/** An address only this machine reaches (`localhost`, 127.0.0.0/8, ::1). */
-export const isLoopback = (hostname: string): boolean =>
-  hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname)
 
 /** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
 export const validateBaseUrl = (text: string): Either.Either<string, UsageError> => {
