@@ -13,23 +13,7 @@ import { sha256File } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
 import { defaultMaxAttachmentBytes, type ParseOptions, planColumns, type RowValidator } from "../validate/Validate.js"
 import type { ReadSettings } from "./Journal.js"
-
-/** The report's own columns, in order (contract, "Report columns"); `_changes` only in a dry run. */
-export const toolColumns = [
-  "_row",
-  "_status",
-  "_http_status",
-  "_request_id",
-  "_attempts",
-  "_retry_outcomes",
-  "_record_id",
-  "_error"
-] as const
-export const changesColumn = "_changes"
-const toolSet: ReadonlySet<string> = new Set<string>([...toolColumns, changesColumn])
-
-/** A column of an earlier report (repeated by the tool, not the user's data). */
-export const isToolColumn = (name: string): boolean => toolSet.has(name.trim().toLowerCase())
+import { isToolColumn } from "./ToolColumns.js"
 
 /**
  * The column of a rerun's `rows.csv` that holds the verdict the rerun reached against the whole original file: a
