@@ -5,7 +5,7 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Effect, Either, Schema, Stream } from "effect"
+import { Effect, Either, Predicate, Schema, Stream } from "effect"
 import { RunError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"
@@ -39,9 +39,7 @@ export interface VerifyResult {
 
 const describe = (
   cause: unknown
-): string => (cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause)
-  ? String((cause as { message: unknown }).message)
-  : String(cause))
+): string => (Predicate.hasProperty(cause, "message") ? String(cause.message) : String(cause))
 
 const checkFile = Effect.fn("Verify.checkFile")(function*(dir: string, entry: ManifestEntry) {
   const fs = yield* FileSystem.FileSystem

@@ -3,6 +3,7 @@
  * rule lives here only: an .xlsx whose workbook creator is `fsm-bulk` (exports, reports, templates); a .csv that
  * this tool's export manifest lists in the same directory, or a `report.csv` inside one of its run directories.
  */
+import { Predicate } from "effect"
 import { readFile } from "node:fs/promises"
 import * as Path from "node:path"
 
@@ -17,23 +18,24 @@ const readJson = async (path: string): Promise<unknown> => {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
 /** A manifest written by `export` that lists `file`. */
 const listedInManifest = async (file: string): Promise<boolean> => {
   const dir = Path.dirname(file)
   const manifest = await readJson(Path.join(dir, "manifest.json"))
-  if (!isObject(manifest) || manifest["tool"] !== toolName || !Array.isArray(manifest["resources"])) return false
+  if (!Predicate.isRecord(manifest) || manifest["tool"] !== toolName || !Array.isArray(manifest["resources"])) {
+    return false
+  }
   return manifest["resources"].some((r) =>
-    isObject(r) && typeof r["file"] === "string" && Path.resolve(dir, r["file"]) === file
+    Predicate.isRecord(r) && typeof r["file"] === "string" && Path.resolve(dir, r["file"]) === file
   )
 }
 
 /** The `summary.json` of a run directory (or of an onboarding run, one level up). */
 const isRunSummary = (v: unknown): boolean =>
-  isObject(v) &&
+  Predicate.isRecord(v) &&
   (v["tool"] === toolName ||
-    (typeof v["command"] === "string" && "runDir" in v && (isObject(v["counts"]) || Array.isArray(v["steps"]))))
+    (typeof v["command"] === "string" && "runDir" in v &&
+      (Predicate.isRecord(v["counts"]) || Array.isArray(v["steps"]))))
 
 const isReportInRun = async (file: string): Promise<boolean> => {
   if (Path.basename(file).toLowerCase() !== "report.csv") return false
