@@ -17,7 +17,7 @@ import { dayOf, defaultSince, defaultUntil, formatDay } from "../Days.js"
 import { idReadName, type Resource } from "../Resources.js"
 import type { ApiAborted, ListOptions, Page, Reply } from "./Api.js"
 import { ListFailed } from "./Api.js"
-import { isObject, listPage, resultOf } from "./Body.js"
+import { listPage } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
 import { resourceOfPath } from "./Reconcile.js"
 
@@ -74,12 +74,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     }
     if (list.records.length === 0) return { _tag: "End" } as Fetched
     // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
-    const paging = isObject(resultOf(reply.body))
-      ? (resultOf(reply.body) as Record<string, unknown>).pagedSearchReturnData
-      : undefined
-    const served = isObject(paging) && typeof paging.pageSize === "number" && paging.pageSize > 0
-      ? Math.min(paging.pageSize, pageSize)
-      : pageSize
+    const served = list.pageSize !== undefined ? Math.min(list.pageSize, pageSize) : pageSize
     const more = list.paged && list.records.length >= served && list.nextLink !== false
     return { _tag: "Records", records: list.records, more } as Fetched
   })
