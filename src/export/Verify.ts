@@ -10,7 +10,7 @@ import { RunError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"
 import { checkpointFile } from "./Checkpoint.js"
-import type { Manifest, ManifestEntry } from "./Manifest.js"
+import type { ManifestEntry } from "./Manifest.js"
 import { manifestFile, ManifestJson } from "./Manifest.js"
 
 export type FileStatus = "ok" | "missing" | "changed" | "unreadable"
@@ -119,7 +119,7 @@ export const runVerify = Effect.fn("Verify.run")(function*(dir: string) {
   const manifest = Schema.decodeUnknownEither(ManifestJson)(text.right)
   if (Either.isLeft(manifest)) return fail(`${manifestPath} is not a valid export manifest: ${manifest.left.message}`)
 
-  const files = yield* Effect.forEach((manifest.right as Manifest).resources, (entry) => checkFile(dir, entry))
+  const files = yield* Effect.forEach(manifest.right.resources, (entry) => checkFile(dir, entry))
   const problems = files.flatMap((f) => (f.problem !== undefined ? [f.problem] : []))
   return { dir, manifest: true, ok: problems.length === 0, files, problems } satisfies VerifyResult as VerifyResult
 })
