@@ -4,7 +4,7 @@
  * cast that lets `undefined` through. Schemas of files read back accept properties they do not know (newer
  * versions add them). A UTF-8 byte-order mark (Notepad writes one) is not part of the JSON.
  */
-import { Effect, Option, ParseResult, Schema } from "effect"
+import { Effect, ParseResult, Schema } from "effect"
 import { readFile } from "node:fs/promises"
 
 /** What is wrong with one property: `path` (`steps.0.runDir`, empty for the whole file) and whether it is absent. */
@@ -39,7 +39,7 @@ const describe = (issues: ReadonlyArray<JsonIssue>): string =>
 const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 
 /** The JSON in `text` decoded as `schema`; `file` only names it in the error. */
-export const decodeJsonText = <A, I>(
+const decodeJsonText = <A, I>(
   file: string,
   text: string,
   schema: Schema.Schema<A, I>
@@ -75,10 +75,3 @@ export const readJsonFile = Effect.fn("JsonFile.read")(
     return yield* decodeJsonText(file, text, schema)
   }
 )
-
-/** Like `readJsonFile`, but none when the file does not exist. */
-export const readJsonFileIfAny = <A, I>(file: string, schema: Schema.Schema<A, I>) =>
-  readJsonFile(file, schema).pipe(
-    Effect.map(Option.some),
-    Effect.catchIf((e) => e.reason === "Missing", () => Effect.succeed(Option.none<A>()))
-  )
