@@ -85,6 +85,8 @@ const parserScript = new URL("./CsvParseWorker.js", import.meta.url)
 const batchRows = 512
 /** Batches the parser may be ahead of the consumer. */
 const batchesAhead = 4
+/** The parser thread's young generation (MB). */
+const parserYoungMb = 4
 
 /** What a complete pass over the file found: the encoding it was read in and the sha256 of its bytes. */
 interface PassFacts {
@@ -132,7 +134,10 @@ const records = (
       const worker = yield* Effect.acquireRelease(
         Effect.sync(() => {
           const w = new Worker(parserScript, {
-            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows }
+            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows },
+            // Its records die young (parsed, posted, dropped): a small young generation is enough, and saves the
+            // 24 MB of the default one (1M-row validate: 257 → 233 MB peak RSS).
+            resourceLimits: { maxYoungGenerationSizeMb: parserYoungMb }
           })
           w.on("message", deliver)
           // The thread itself failed (it could not start, it ran out of memory): not the file's fault. A thread
