@@ -25,7 +25,10 @@ export interface Input {
   readonly source: Source
   /** Absolute path. */
   readonly file: string
-  /** The file's sha256, read when first asked for (an import records it; `validate` never reads the file for it). */
+  /**
+   * The file's sha256, the first time it is asked for: from the pass over the rows that read the whole file, when
+   * one has (a CSV's hash rides on its read), else read for it (an import records it; `validate` never asks).
+   */
   readonly sha256: Effect.Effect<string, InputError>
   /** The data rows, numbered as the report shows them. */
   readonly rows: Stream.Stream<SourceRow, InputError>
@@ -56,7 +59,10 @@ export const openInput = Effect.fn("Input.open")(function*(
     ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
   })
   const sha256 = yield* Effect.cached(
-    sha256File(absolute).pipe(
+    Effect.suspend(() => {
+      const read = source.sha256?.()
+      return read !== undefined ? Effect.succeed(read) : sha256File(absolute)
+    }).pipe(
       Effect.mapError((e) =>
         new InputError({
           file: absolute,
