@@ -23,6 +23,7 @@ import { formatDuration } from "../cli/Progress.js"
 import { Api, type ApiAborted, type ListFailed, trafficSince } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
+import { findExportBase, type Fingerprint, fingerprintKey, readFingerprints } from "../export/Fingerprint.js"
 import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
@@ -36,10 +37,12 @@ import {
   journalFile,
   type JournalWriter,
   type Mode,
+  type OnConflict,
   openJournal,
   type ParentRun,
   type ReadSettings,
-  type Sending
+  type Sending,
+  type StaleCheck
 } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow, written } from "./Plan.js"
@@ -79,6 +82,13 @@ export interface ImportJob extends RowSettings {
   readonly verifyPollMs?: number | undefined
   /** Human messages (warnings); default: ignored. */
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /**
+   * The export fingerprints the rows are checked against (update, upsert); default: those of the export that
+   * wrote `file`, when it is one (a rerun passes its parent's).
+   */
+  readonly fingerprints?: string | undefined
+  /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
+  readonly onConflict?: OnConflict | undefined
 }
 
 export interface RunResult {
@@ -126,6 +136,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
     : yield* inferFormats(columns, input.rows, parse)
   const validator = () => withVerdicts(makeValidator(columns, formats, parse), input)
 
+  const stale = prior !== undefined ? prior.header.stale : yield* staleCheckOf(job, input.file, api.baseUrl, say)
+  const bases = stale !== undefined ? yield* readFingerprints(stale.fingerprints) : undefined
+
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
   const started = prior?.header.started ?? (yield* nowIso)
 
@@ -165,7 +178,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           },
           formats,
           started,
-          ...(job.parent !== undefined ? { parent: job.parent } : {})
+          ...(job.parent !== undefined ? { parent: job.parent } : {}),
+          ...(stale !== undefined ? { stale } : {})
         }
         yield* journal.append(header)
       } else {
@@ -177,7 +191,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 
       const state = makeRunState(prior)
       const outcome = yield* Effect.either(
-        sendRows({ job, resourceName: r.name, input, validator, journal, state })
+        sendRows({ job, resourceName: r.name, input, validator, journal, state, stale, bases })
       )
       if (Either.isLeft(outcome) && outcome.left._tag !== "ApiAborted") return yield* Effect.fail(outcome.left)
       const aborted = Either.isLeft(outcome) ? outcome.left : state.aborted
@@ -250,6 +264,30 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   )
 })
 
+/**
+ * The stale-edit check of a new run: update and upsert of a file an export wrote (or the rows of a rerun of one)
+ * against the same service, with the export's fingerprints.
+ */
+const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
+  job: ImportJob,
+  file: string,
+  baseUrl: string,
+  say: (line: string) => Effect.Effect<void>
+) {
+  if (job.mode !== "update" && job.mode !== "upsert") return undefined
+  const onConflict = job.onConflict ?? "stop"
+  if (job.fingerprints !== undefined) return { fingerprints: job.fingerprints, onConflict } satisfies StaleCheck
+  const base = yield* findExportBase(file)
+  if (base === undefined) return undefined
+  if (base.baseUrl !== baseUrl) {
+    yield* say(
+      `note: ${file} was exported from ${base.baseUrl}, not ${baseUrl}: its rows are not checked for edits made on the server since the export`
+    )
+    return undefined
+  }
+  return { fingerprints: base.fingerprints, onConflict } satisfies StaleCheck
+})
+
 // --- the run's mutable state ---------------------------------------------------------------------------------
 
 interface RunState {
@@ -287,6 +325,9 @@ interface SendInput {
   readonly validator: () => ReturnType<typeof makeValidator>
   readonly journal: JournalWriter
   readonly state: RunState
+  readonly stale: StaleCheck | undefined
+  /** The export's fingerprints, by `fingerprintKey`. */
+  readonly bases: ReadonlyMap<string, Fingerprint> | undefined
 }
 
 const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
@@ -414,7 +455,10 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         dryRun: job.dryRun,
         row: ready,
         existing: existingOf(v),
-        interrupted: state.priorSending.get(v.row)?.intent
+        interrupted: state.priorSending.get(v.row)?.intent,
+        ...(s.stale !== undefined
+          ? { base: s.bases?.get(fingerprintKey(v.key, v.id) ?? ""), onConflict: s.stale.onConflict }
+          : {})
       })
       let outcome: Outcome
       let body: unknown = undefined
