@@ -51,7 +51,9 @@ export const fieldHashes = (listed: Resource, record: Readonly<Record<string, un
   const out: Record<string, string> = {}
   for (const f of listed.fields) {
     if (!covered(f) || (listed.id !== undefined && f.name === listed.id.name)) continue
-    out[f.name] = hashText(valueText(f, recordValue(f, record)))
+    const text = valueText(f, recordValue(f, record))
+    // The key is compared as the service compares keys (`CLI-9` and `cli-9` name one record).
+    out[f.name] = hashText(f.name === listed.key ? normalKey(text) : text)
   }
   return out
 }
