@@ -90,6 +90,21 @@ describe("read before write", () => {
       assert.deepStrictEqual(deleting.before.email, ["tres@x.com"])
     }))
 
+  it.scopedLive("120 keys of an account of 120 records are read with one page, not three filtered calls", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const lines = ["externalId,name", ...Array.from({ length: 120 }, (_, i) => `K-${i},Cliente ${i}`)]
+      const file = put(dir, "c.csv", `${lines.join("\n")}\n`)
+      yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "first"), mode: "create" })
+      const mark = (yield* sandbox.control.requests).length
+      const again = yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "again") })
+      assert.strictEqual(again.summary.counts["unchanged"], 120)
+      const log = (yield* sandbox.control.requests).slice(mark).filter((e) => !/\/login$/i.test(e.path))
+      // The first page (500 a page) holds the whole account: a walk of one page beats ⌈120 / 50⌉ = 3 filters.
+      assert.deepStrictEqual(log.map((e) => e.method), ["GET"])
+    }))
+
   it.scopedLive("an update by id alone reads the record first too", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
