@@ -28,7 +28,12 @@ export type Get = (
 
 type Fetched =
   | { readonly _tag: "End" }
-  | { readonly _tag: "Records"; readonly records: ReadonlyArray<Record<string, unknown>>; readonly more: boolean }
+  | {
+    readonly _tag: "Records"
+    readonly records: ReadonlyArray<Record<string, unknown>>
+    readonly more: boolean
+    readonly total: number | undefined
+  }
 
 export type PagesOptions = ListOptions & { readonly resource?: Resource }
 
@@ -76,7 +81,8 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
     const served = list.pageSize !== undefined ? Math.min(list.pageSize, pageSize) : pageSize
     const more = list.paged && list.records.length >= served && list.nextLink !== false
-    return { _tag: "Records", records: list.records, more } as Fetched
+    const total = isObject(paging) && typeof paging.totalItems === "number" ? paging.totalItems : undefined
+    return { _tag: "Records", records: list.records, more, total } as Fetched
   })
 
   /** The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. */
@@ -109,7 +115,12 @@ export const makePages = (settings: ClientSettings, get: Get) => {
             }
             for (const k of keys) seen.add(k)
             return Effect.succeed([
-              Chunk.of({ page, records: fetched.records, ...(window ? { window } : {}) }),
+              Chunk.of({
+                page,
+                records: fetched.records,
+                ...(window ? { window } : {}),
+                ...(fetched.total !== undefined ? { total: fetched.total } : {})
+              }),
               fetched.more ? Option.some(page + 1) : Option.none()
             ])
           }

@@ -121,6 +121,22 @@ const same = (field: Field | undefined, wanted: unknown, current: unknown): bool
 }
 
 /**
+ * A value's normal text, the form in which `changes` finds two values equal (money, dates, enumerations, lists in
+ * any order, references by id): what an export's fingerprint hashes, so a record read later and a file's cell can
+ * be told apart from what was exported.
+ */
+export const valueText = (field: Field | undefined, v: unknown): string => {
+  if (isEmpty(v)) return ""
+  if (field?.list === true || Array.isArray(v)) {
+    return listOf(v)
+      .map((x) => scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x))
+      .sort()
+      .join("\u0000")
+  }
+  return scalarText(field, v)
+}
+
+/**
  * Fields of `payload` that differ on `record`; the id, write-only and file fields are left out, and so are fields
  * whose names the server resolves itself (`/customers/complete`'s `groups`). A resource written through another's
  * records (`readVia`) is compared on that resource's read names; a field that one does not list and the record
@@ -151,6 +167,17 @@ export const changes = (
   }
   return out
 }
+
+/**
+ * The fields `payload` gives a value that `changes` cannot compare because the server never lists them back
+ * (write-only fields such as passwords, files): only a write can tell whether they are already set.
+ */
+export const unreadable = (resource: Resource, payload: Readonly<Record<string, unknown>>): ReadonlyArray<string> =>
+  Object.entries(payload).filter(([name, v]) => {
+    if (isEmpty(v)) return false
+    const field = resource.fields.find((x) => x.name === name)
+    return field?.writeOnly === true || field?.type._tag === "file"
+  }).map(([name]) => name)
 
 const show = (v: unknown): string => {
   if (isEmpty(v)) return "(empty)"
