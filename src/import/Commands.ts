@@ -27,6 +27,8 @@ import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
 import { defaultRunDir, lockRunDir, reportCsv } from "./RunDir.js"
+import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
+import { undoRunOf } from "../undo/Undo.js"
 import { runValidate } from "./ValidateRun.js"
 
 // --- arguments and flags -----------------------------------------------------------------------------------------
@@ -316,6 +318,8 @@ export const resumeCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
+      // An undo run is continued by the undo (src/undo).
+      if ((yield* undoRunOf(a.runDir)) !== undefined) return yield* resumeUndoCommand(a)
       const { job, prior } = yield* loadRun(a.runDir)
       const connection = yield* continuingConnection(
         a.connection,
@@ -368,6 +372,14 @@ export const rerunCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
+      // An undo run is rerun by the undo (src/undo): the rows of its report with the statuses chosen.
+      const undoDir = yield* undoRunOf(a.target)
+      if (undoDir !== undefined) {
+        const undoOnly = Option.isSome(a.only)
+          ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
+          : undefined
+        return yield* rerunUndoCommand({ ...a, runDir: undoDir, only: undoOnly, force: false })
+      }
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const connection = yield* continuingConnection(
         a.connection,

@@ -16,6 +16,7 @@ export const Status = Schema.Literal(
   "failed",
   "in-doubt",
   "skipped",
+  "conflict",
   // Extension: `validate` reports rows that passed every check as `valid`.
   "valid"
 )
