@@ -153,6 +153,17 @@ export const changes = (
   return out
 }
 
+/**
+ * The fields `payload` gives a value that `changes` cannot compare because the server never lists them back
+ * (write-only fields such as passwords, files): only a write can tell whether they are already set.
+ */
+export const unreadable = (resource: Resource, payload: Readonly<Record<string, unknown>>): ReadonlyArray<string> =>
+  Object.entries(payload).filter(([name, v]) => {
+    if (isEmpty(v)) return false
+    const field = resource.fields.find((x) => x.name === name)
+    return field?.writeOnly === true || field?.type._tag === "file"
+  }).map(([name]) => name)
+
 const show = (v: unknown): string => {
   if (isEmpty(v)) return "(empty)"
   if (typeof v === "string") return JSON.stringify(v)

@@ -96,12 +96,22 @@ export const Header = Schema.Struct({
 })
 export type Header = typeof Header.Type
 
+/** A record as the server listed it: the API's JSON object, every field as read. */
+export const RecordImage = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export type RecordImage = typeof RecordImage.Type
+
 export const Sending = Schema.Struct({
   state: Schema.Literal("sending"),
   row: Schema.Number,
   key: Schema.optional(Schema.String),
   id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   intent: Intent,
+  /**
+   * The before-image: the server's record as read (in batches, before any write) for a write to an existing
+   * record — update, upsert of an existing record, delete, emulated upsert. Absent for a create, and for writes
+   * whose records the API cannot list (sub-collections, actions).
+   */
+  before: Schema.optional(RecordImage),
   at: Schema.String
 })
 export type Sending = typeof Sending.Type
@@ -110,6 +120,11 @@ export const Done = Schema.Struct({
   state: Schema.Literal("done"),
   row: Schema.Number,
   ...Outcome.fields,
+  /**
+   * For a row whose write was sent: what was written, as write names and values (the fields a PATCH changed, the
+   * body of a POST or PUT, the items of a sub-collection write); absent for a DELETE by id and rows sent nothing.
+   */
+  sent: Schema.optional(Schema.Unknown),
   at: Schema.String
 })
 export type Done = typeof Done.Type
@@ -234,7 +249,7 @@ export interface JournalContents {
 }
 
 const outcomeOf = (d: Done): Outcome => {
-  const { state: _s, row: _r, at: _a, ...outcome } = d
+  const { state: _s, row: _r, at: _a, sent: _w, ...outcome } = d
   return outcome
 }
 

@@ -32,17 +32,17 @@ import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
 import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
   type Header,
-  type Intent,
   type JournalContents,
   journalFile,
   type JournalWriter,
   type Mode,
   openJournal,
   type ParentRun,
-  type ReadSettings
+  type ReadSettings,
+  type Sending
 } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
-import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
+import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow, written } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import { type Summary, writeReports, writeSummary } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
@@ -256,8 +256,8 @@ interface RunState {
   readonly outcomes: Map<number, Outcome>
   /** Rows whose write was sent in this session and whose answer has not come. */
   readonly inFlight: Set<number>
-  /** Rows an earlier session left in flight (resume): their intent. */
-  readonly priorSending: Map<number, Intent>
+  /** Rows an earlier session left in flight (resume): their `sending` line. */
+  readonly priorSending: Map<number, Sending>
   /** Rows an earlier session finished. */
   readonly priorDone: ReadonlySet<number>
   stopped: boolean
@@ -267,13 +267,13 @@ interface RunState {
 
 const makeRunState = (prior: JournalContents | undefined): RunState => {
   const outcomes = new Map<number, Outcome>()
-  const priorSending = new Map<number, Intent>()
+  const priorSending = new Map<number, Sending>()
   const priorDone = new Set<number>()
   for (const [row, s] of prior?.rows ?? []) {
     if (s.last === "done" && s.outcome !== undefined) {
       outcomes.set(row, s.outcome)
       priorDone.add(row)
-    } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending.intent)
+    } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending)
   }
   return { outcomes, inFlight: new Set(), priorSending, priorDone, stopped: false, aborted: undefined }
 }
@@ -295,8 +295,10 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
   const r = resourceOf(s.resourceName)
   const concurrency = job.concurrency ?? 32
   const listable = listedAs(r) !== undefined
-  const emulated = job.mode === "upsert" && !r.ops.includes("upsert") && !isPathWrite(r)
-  const lookupMode = listable && (job.dryRun || job.mode === "update" || job.mode === "delete" || emulated)
+  // Read before write: the records an update, upsert or delete touches are read first, in batches, for their
+  // before-images and so that rows equal to the server are `unchanged` and send nothing. Sub-collections and
+  // actions cannot be read back.
+  const lookupMode = listable && (job.dryRun || (job.mode !== "create" && !isPathWrite(r)))
 
   // --verify: rows the API only queued, with what was sent, to be confirmed once the sending is over.
   const verifying = job.verify && !job.dryRun && confirmable(r)
@@ -309,7 +311,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
     skip: (row) => state.priorDone.has(row) && !queuedBefore(row),
     // Rows an earlier session left in flight are looked up by key whatever the mode.
     lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
-    lookById: listable && r.id !== undefined && (job.dryRun || emulated),
+    lookById: lookupMode && r.id !== undefined,
     resource: r.name,
     selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
   })
@@ -366,11 +368,17 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
     )
   }
 
-  const finish = (row: number, outcome: Outcome) =>
+  const finish = (row: number, outcome: Outcome, sent?: unknown) =>
     Effect.gen(function*() {
       state.outcomes.set(row, outcome)
       state.inFlight.delete(row)
-      yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })
+      yield* journal.append({
+        state: "done",
+        row,
+        ...outcome,
+        ...(sent !== undefined ? { sent } : {}),
+        at: yield* nowIso
+      })
       if (job.progress !== undefined) yield* job.progress.row
     })
 
@@ -406,18 +414,23 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         dryRun: job.dryRun,
         row: ready,
         existing: existingOf(v),
-        interrupted: state.priorSending.get(v.row)
+        interrupted: state.priorSending.get(v.row)?.intent
       })
       let outcome: Outcome
+      let body: unknown = undefined
       if (job.dryRun) outcome = wouldBe(r, action)
       else if (action._tag === "Settle") outcome = action.outcome
       else {
+        // A row an earlier session left in flight keeps that session's before-image: the record read now may
+        // already hold that session's write.
+        const before = state.priorSending.get(v.row)?.before ?? beforeImage(action, existingOf(v))
         yield* journal.append({
           state: "sending",
           row: v.row,
           ...(v.key !== undefined ? { key: v.key } : {}),
           ...(v.id !== undefined ? { id: v.id } : {}),
           intent: intentOf(action)!,
+          ...(before !== undefined ? { before } : {}),
           at: yield* nowIso
         })
         state.inFlight.add(v.row)
@@ -431,8 +444,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
           return yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
         }
         outcome = sent.right
+        body = written(r, action)
       }
-      yield* finish(v.row, withWarnings(outcome, v.warnings))
+      yield* finish(v.row, withWarnings(outcome, v.warnings), body)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
         !job.dryRun && outcome.recordId !== undefined &&

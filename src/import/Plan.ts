@@ -8,7 +8,7 @@
  */
 import type { Resource } from "../Resources.js"
 import type { FileCell } from "../validate/Validate.js"
-import { type Change, changes as diff, formatChanges } from "./Compare.js"
+import { type Change, changes as diff, formatChanges, unreadable } from "./Compare.js"
 import type { Intent, Mode } from "./Journal.js"
 import { recordId } from "./Lookup.js"
 import type { Outcome } from "./Status.js"
@@ -75,6 +75,49 @@ export const intentOf = (action: Action): Intent | undefined => {
       return "delete"
     case "PutPath":
       return "put"
+    case "Settle":
+      return undefined
+  }
+}
+
+/**
+ * The before-image of a write: the one existing record the lookup found, for every write to an existing record
+ * (PATCH, PUT /{id}, DELETE, the API's upsert of a record that exists); undefined for a create, for writes the API
+ * cannot read back (sub-collections, actions) and when nothing was looked up.
+ */
+export const beforeImage = (action: Action, existing: Existing): Record<string, unknown> | undefined => {
+  switch (action._tag) {
+    case "Patch":
+    case "PutId":
+    case "Delete":
+    case "PutCollection":
+      return existing._tag === "Found" && existing.records.length === 1 ? existing.records[0] : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * What a write sends, as write names and values (the journal's `sent`): undefined for a DELETE by id. Write-only
+ * fields (passwords) are left out: the journal never holds a secret, and no read can restore one anyway.
+ */
+export const written = (r: Resource, action: Action): unknown => {
+  const open = (body: unknown): unknown => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return body
+    return Object.fromEntries(
+      Object.entries(body).filter(([name]) => r.fields.find((f) => f.name === name)?.writeOnly !== true)
+    )
+  }
+  switch (action._tag) {
+    case "Post":
+    case "PutId":
+    case "PutCollection":
+    case "PutPath":
+    case "DeletePath":
+      return open(action.body)
+    case "Patch":
+      return open(Object.fromEntries(action.changes.map((c) => [c.field, c.to])))
+    case "Delete":
     case "Settle":
       return undefined
   }
@@ -293,7 +336,9 @@ export const plan = (input: PlanInput): Action => {
         if (found._tag === "Stop") return found.action
         if (found._tag === "One") {
           const list = diff(r, body, found.record)
-          if (list.length === 0 && (input.dryRun || interrupted === "upsert")) {
+          // Equal on every field the server lists back: nothing is sent, unless the row gives a field that cannot
+          // be read back (a password, a file), which only a write can set.
+          if (list.length === 0 && (input.dryRun || interrupted === "upsert" || unreadable(r, body).length === 0)) {
             const id = recordId(r, found.record)
             return interrupted === "upsert"
               ? settle({ status: "updated", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
