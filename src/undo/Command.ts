@@ -77,10 +77,12 @@ const afterUndo = (json: boolean, title: string, result: UndoResult) =>
     const heading = `${title}: ${s.rows} rows in ${formatDuration(took)}${
       s.dryRun ? " (dry run: nothing was written)" : ""
     }`
-    for (const l of summaryTable(heading, s.counts, [["requests", s.requests], ["rate-limited", s.rateLimited], [
-      "retries",
-      s.retries
-    ]])) yield* say(l)
+    for (
+      const l of summaryTable(heading, s.counts, [["requests", s.requests], ["rate-limited", s.rateLimited], [
+        "retries",
+        s.retries
+      ]])
+    ) yield* say(l)
     for (const r of s.recreated) {
       yield* say(
         `created again: ${r.resource} ${r.from !== null ? `id ${String(r.from)} → ` : ""}id ${String(r.to)}${
@@ -98,7 +100,9 @@ const afterUndo = (json: boolean, title: string, result: UndoResult) =>
           `fsm-bulk undo ${s.undoes} --force (rows already undone are left as they are)`
       )
     }
-    if (n("failed") + n("in-doubt") > 0 && !s.dryRun) next.push(`next: try the failed rows again: fsm-bulk rerun ${s.runDir}`)
+    if (n("failed") + n("in-doubt") > 0 && !s.dryRun) {
+      next.push(`next: try the failed rows again: fsm-bulk rerun ${s.runDir}`)
+    }
     if (result.interrupted) next.push(`stopped before every row was undone: ${resumeHint(s.runDir)}`)
     for (const l of next) yield* say(l)
     yield* printSummary(json, s, [
@@ -142,7 +146,9 @@ export const undoCommand = Command.make(
       const runDir = Option.getOrElse(a.out, () => defaultRunDir("undo"))
       return yield* withUndoApi(connection, "undo", runDir, (tools) =>
         runUndo({ ...tools, target: a.runDir, runDir, dryRun: a.dryRun, force: a.force }).pipe(
-          Effect.flatMap((result) => afterUndo(a.json, `undo ${a.runDir}`, result))
+          Effect.flatMap((result) =>
+            afterUndo(a.json, `undo ${a.runDir}`, result)
+          )
         ))
     })
 ).pipe(
@@ -170,7 +176,9 @@ export const resumeUndoCommand = (a: ContinueArgs) =>
       "this undo"
     )
     return yield* withUndoApi(connection, "resume undo", Path.resolve(a.runDir), (tools) =>
-      resumeUndo(a.runDir, tools).pipe(Effect.flatMap((result) => afterUndo(a.json, "resume undo", result))))
+      resumeUndo(a.runDir, tools).pipe(Effect.flatMap((result) =>
+        afterUndo(a.json, "resume undo", result)
+      )))
   })
 
 /** `rerun UNDO_RUN_DIR [--only STATUSES] [--force] [--dry-run]`. */
@@ -192,6 +200,8 @@ export const rerunUndoCommand = (
     const runDir = Option.getOrElse(a.out, () => defaultRunDir("undo"))
     return yield* withUndoApi(connection, "rerun undo", runDir, (tools) =>
       rerunUndo(a.runDir, { ...tools, runDir, dryRun: a.dryRun, force: a.force, only: a.only }).pipe(
-        Effect.flatMap((result) => afterUndo(a.json, "rerun undo", result))
+        Effect.flatMap((result) =>
+          afterUndo(a.json, "rerun undo", result)
+        )
       ))
   })

@@ -9,8 +9,8 @@
  */
 import { Effect, Option, Schema, Stream } from "effect"
 import * as fs from "node:fs"
-import * as readline from "node:readline"
 import * as Path from "node:path"
+import * as readline from "node:readline"
 import { recordProperty, writeForm } from "../client/Body.js"
 import { RunError } from "../Errors.js"
 import { keyText } from "../Identity.js"
@@ -189,7 +189,9 @@ const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> =>
       const special = cannotWhy(r, "written by this run")
       if (special !== undefined) return cannot(special)
       if (r.kind === "subcollection") {
-        return cannot(`${r.title.toLowerCase()} items cannot be told apart from earlier ones: the journal holds no item id`)
+        return cannot(
+          `${r.title.toLowerCase()} items cannot be told apart from earlier ones: the journal holds no item id`
+        )
       }
       if (!r.ops.includes("delete")) return cannot(`the API cannot delete ${r.title.toLowerCase()}`)
       if (id === undefined) return cannot("the run did not record the id of the record it created")
@@ -316,7 +318,9 @@ export const pointingAt = (
     for (const f of refs) {
       const values = [item.sent?.[f.name], item.restore?.[f.name]].flatMap((v) => (Array.isArray(v) ? v : [v]))
       if (values.some((v) => v !== undefined && v !== null && keyText(v) === wanted)) {
-        out.push(`${item.resource} ${item.id !== undefined ? `id ${String(item.id)}` : `row ${item.runRow}`} (${f.name})`)
+        out.push(
+          `${item.resource} ${item.id !== undefined ? `id ${String(item.id)}` : `row ${item.runRow}`} (${f.name})`
+        )
       }
     }
   }

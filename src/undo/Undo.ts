@@ -481,7 +481,10 @@ const execute = Effect.fn("Undo.execute")(function*(
           to: outcome.recordId,
           pointing
         })
-        o = { ...outcome, error: [outcome.error, recreatedNote(item, outcome.recordId, pointing)].filter(Boolean).join("; ") }
+        o = {
+          ...outcome,
+          error: [outcome.error, recreatedNote(item, outcome.recordId, pointing)].filter(Boolean).join("; ")
+        }
       }
       outcomes.set(item.row, o)
       yield* journal.append({ state: "done", row: item.row, ...o, at: yield* nowIso })
@@ -559,9 +562,7 @@ const execute = Effect.fn("Undo.execute")(function*(
   })
   const earlier = prior?.ends ?? []
   // A row that cannot be undone is `skipped`: the account is not back where it was, so the run does not end well.
-  const allEnded = Object.entries(report.counts).every(([s, n]) =>
-    n === 0 || endedWell(s as Status, false)
-  )
+  const allEnded = Object.entries(report.counts).every(([s, n]) => n === 0 || endedWell(s as Status, false))
   const exitCode = interrupted ? 3 : allEnded ? 0 : 1
   const summary: UndoSummary = {
     tool: "fsm-bulk",

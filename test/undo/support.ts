@@ -3,9 +3,9 @@
  * account's records as the sandbox holds them, for comparisons record by record.
  */
 import { Effect } from "effect"
-import { runUndo, type UndoRequest } from "../../src/undo/Undo.js"
 import type { ResourceName } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
+import { runUndo, type UndoRequest } from "../../src/undo/Undo.js"
 import { apiOf } from "../import/support.js"
 
 export * from "../import/support.js"
