@@ -157,7 +157,6 @@ describe("undo", () => {
       const dir = yield* tempDir
       yield* baseline(sandbox, dir)
       yield* upsertRun(sandbox, dir)
-      // An import of something the API cannot take back: an employee's stock (an action).
       const mark = (yield* sandbox.control.requests).length
       const dry = yield* undoIn(sandbox, { target: Path.join(dir, "run"), runDir: Path.join(dir, "dry"), dryRun: true })
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)), [])
@@ -170,6 +169,73 @@ describe("undo", () => {
       ])
       assert.match(report[0]!._changes!, /phoneNumber: \["9999"\] → \["1111"\]; note: "outra nota" → "nota A"/)
       assert.isTrue(readSummary(dry.runDir).dryRun)
+
+      // Teams cannot be deleted through the API: the dry run says so, before anything, and the row is not undoable.
+      yield* importInto(sandbox, {
+        resource: "teams",
+        file: put(dir, "teams.csv", "description\nEquipe Norte\n"),
+        runDir: Path.join(dir, "teams"),
+        mode: "create"
+      })
+      const said: Array<string> = []
+      const mark2 = (yield* sandbox.control.requests).length
+      const teams = yield* undoIn(sandbox, {
+        target: Path.join(dir, "teams"),
+        runDir: Path.join(dir, "dry-teams"),
+        dryRun: true,
+        say: (line) => Effect.sync(() => void said.push(line))
+      })
+      assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark2)), [])
+      assert.strictEqual(teams.exitCode, 1)
+      assert.deepStrictEqual(readReport(teams.runDir).map((r) => `${r.undo}:${r._status}:${r._error}`), [
+        "cannot:skipped:cannot be undone: the API cannot delete teams"
+      ])
+      assert.strictEqual(said[0], "1 row of the run cannot be undone:")
+      assert.match(said[1]!, /teams row 2 \(id \d+\): the API cannot delete teams/)
+      assert.strictEqual(readSummary(teams.runDir).cannotUndo, 1)
+    }))
+
+  it.scopedLive("a record created again gets a new id, and the undo names the records that pointed at the old one", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      yield* baseline(sandbox, dir)
+      const before = yield* recordsByKey(sandbox, "customers")
+      // Two runs under one directory, as an onboarding keeps its steps: equipment installed at K-B, then K-B deleted.
+      const combo = Path.join(dir, "combo")
+      yield* importInto(sandbox, {
+        resource: "equipments",
+        file: put(dir, "eq.csv", "externalId,name,associatedCustomerExternalId\nEQ-1,Split,K-B\n"),
+        runDir: Path.join(combo, "equipments"),
+        mode: "create"
+      })
+      const equipment = (yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "equipments"))[0]!
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "del.csv", "externalId\nK-B\n"),
+        runDir: Path.join(combo, "customers"),
+        mode: "delete"
+      })
+
+      const undo = yield* undoIn(sandbox, { target: combo, runDir: Path.join(dir, "undo") })
+      assert.strictEqual(undo.exitCode, 0)
+      // The equipment (which names the customer) is undone first.
+      assert.deepStrictEqual(readReport(undo.runDir).map((r) => `${r.resource}:${r.undo}:${r._status}`), [
+        "equipments:delete:deleted",
+        "customers:recreate:created"
+      ])
+      const recreated = readSummary(undo.runDir).recreated
+      assert.strictEqual(recreated.length, 1)
+      assert.isNumber(recreated[0].from)
+      assert.notStrictEqual(recreated[0].to, recreated[0].from)
+      assert.deepStrictEqual(recreated[0].pointing, [`equipments id ${String(equipment.id)} (associatedCustomerId)`])
+      assert.match(
+        readReport(undo.runDir)[1]!._error!,
+        new RegExp(`created again with a new id ${recreated[0].to} \\(was ${recreated[0].from}\\); these named`)
+      )
+      const after = yield* recordsByKey(sandbox, "customers")
+      assert.deepStrictEqual(after, before)
+      assert.deepStrictEqual(yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "equipments"), [])
     }))
 
   it.scopedLive("an undo of an undo is refused, and so is a second undo into the same directory", () =>
