@@ -19,6 +19,7 @@ import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSumma
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { Api } from "../client/Api.js"
+import { UsageError } from "../Errors.js"
 import { journalFile, readJournal } from "../import/Journal.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { runTargetOf } from "../import/Resume.js"
@@ -188,9 +189,15 @@ export const rerunUndoCommand = (
     readonly force: boolean
     readonly dryRun: boolean
     readonly out: Option.Option<string>
+    readonly fixed: Option.Option<string>
   }
 ) =>
   Effect.gen(function*() {
+    if (Option.isSome(a.fixed)) {
+      return yield* new UsageError({
+        message: `${a.runDir} is an undo: its rows take no corrections (--fixed); rerun it with --only`
+      })
+    }
     const connection = yield* continuingConnection(
       a.connection,
       yield* targetOf(a.runDir),

@@ -409,6 +409,8 @@ const execute = Effect.fn("Undo.execute")(function*(
   const sha256 = yield* sha256Of(source)
   const journal = yield* openJournal(Path.join(runDir, journalFile))
   if (prior === undefined) {
+    // The journal's header has no mode for a mix of deletes, patches and creates: the nearest is written, the
+    // summary says `undo`, and `command: "undo"` is what `resume` and `rerun` go by.
     const mode: Mode = "delete"
     const header: Header = {
       state: "header",
@@ -426,9 +428,16 @@ const execute = Effect.fn("Undo.execute")(function*(
       parse: { dateFormat: "auto", decimal: "auto", baseDir: runDir, maxAttachmentBytes: 0 },
       formats: { undo: plan.of },
       started,
-      parent: job.parent !== undefined
-        ? { runDir: job.parent.runDir, report: Path.join(job.parent.runDir, reportCsv), only: [...job.parent.only] }
-        : { runDir: plan.of, report: Path.join(plan.runs[0] ?? plan.of, reportCsv), only: [] }
+      // The run undone is `formats.undo` (and the summary's `undoes`); `parent` is the undo a rerun took rows from.
+      ...(job.parent !== undefined
+        ? {
+          parent: {
+            runDir: job.parent.runDir,
+            report: Path.join(job.parent.runDir, reportCsv),
+            only: [...job.parent.only]
+          }
+        }
+        : {})
     }
     yield* journal.append(header)
   } else {
