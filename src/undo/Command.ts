@@ -104,6 +104,13 @@ const afterUndo = (json: boolean, title: string, result: UndoResult) =>
     if (n("failed") + n("in-doubt") > 0 && !s.dryRun) {
       next.push(`next: try the failed rows again: fsm-bulk rerun ${s.runDir}`)
     }
+    if (s.cannotUndo > 0) {
+      next.push(
+        `not undone: ${s.cannotUndo} row${
+          s.cannotUndo === 1 ? "" : "s"
+        } the API cannot take back (\`_error\` in the report says why)`
+      )
+    }
     if (result.interrupted) next.push(`stopped before every row was undone: ${resumeHint(s.runDir)}`)
     for (const l of next) yield* say(l)
     yield* printSummary(json, s, [

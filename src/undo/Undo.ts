@@ -462,7 +462,7 @@ const execute = Effect.fn("Undo.execute")(function*(
   if (prior === undefined) {
     const cannot = plan.items.filter((i) => i.kind === "cannot")
     if (cannot.length > 0) {
-      yield* say(`${cannot.length} row${cannot.length === 1 ? "" : "s"} of the run cannot be undone:`)
+      yield* say(`${cannot.length} row${cannot.length === 1 ? "" : "s"} cannot be undone:`)
       for (const i of cannot.slice(0, 20)) {
         yield* say(`  ${i.resource} row ${i.runRow}${i.id !== undefined ? ` (id ${String(i.id)})` : ""}: ${i.why}`)
       }

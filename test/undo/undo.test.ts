@@ -190,7 +190,7 @@ describe("undo", () => {
       assert.deepStrictEqual(readReport(teams.runDir).map((r) => `${r.undo}:${r._status}:${r._error}`), [
         "cannot:skipped:cannot be undone: the API cannot delete teams"
       ])
-      assert.strictEqual(said[0], "1 row of the run cannot be undone:")
+      assert.strictEqual(said[0], "1 row cannot be undone:")
       assert.match(said[1]!, /teams row 2 \(id \d+\): the API cannot delete teams/)
       assert.strictEqual(readSummary(teams.runDir).cannotUndo, 1)
     }))
