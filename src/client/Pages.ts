@@ -27,7 +27,12 @@ export type Get = (
 
 type Fetched =
   | { readonly _tag: "End" }
-  | { readonly _tag: "Records"; readonly records: ReadonlyArray<Record<string, unknown>>; readonly more: boolean }
+  | {
+    readonly _tag: "Records"
+    readonly records: ReadonlyArray<Record<string, unknown>>
+    readonly more: boolean
+    readonly total: number | undefined
+  }
 
 const dayMs = 86_400_000
 const datePattern = /^(\d{4})-(\d{2})-(\d{2})$/
@@ -102,7 +107,8 @@ export const makePages = (settings: ClientSettings, get: Get) => {
       ? Math.min(paging.pageSize, pageSize)
       : pageSize
     const more = list.paged && list.records.length >= served && list.nextLink !== false
-    return { _tag: "Records", records: list.records, more } as Fetched
+    const total = isObject(paging) && typeof paging.totalItems === "number" ? paging.totalItems : undefined
+    return { _tag: "Records", records: list.records, more, total } as Fetched
   })
 
   /** The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. */
@@ -135,7 +141,12 @@ export const makePages = (settings: ClientSettings, get: Get) => {
             }
             for (const k of keys) seen.add(k)
             return Effect.succeed([
-              Chunk.of({ page, records: fetched.records, ...(window ? { window } : {}) }),
+              Chunk.of({
+                page,
+                records: fetched.records,
+                ...(window ? { window } : {}),
+                ...(fetched.total !== undefined ? { total: fetched.total } : {})
+              }),
               fetched.more ? Option.some(page + 1) : Option.none()
             ])
           }

@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
+import { chooseLookup } from "../../src/import/Lookup.js"
 import { importInto, put, readJournalLines, readReport, startTestSandbox, tempDir, writes } from "./support.js"
 
 const customers = "externalId,name,email\nK-1,Um,um@x.com\nK-2,Dois,dois@x.com\nK-3,Três,tres@x.com\n"
@@ -109,4 +110,32 @@ describe("read before write", () => {
       const sending = readJournalLines(update.runDir).find((l) => l.state === "sending")!
       assert.strictEqual(sending.before.description, "Um")
     }))
+})
+
+describe("chooseLookup", () => {
+  it("weighs filtered calls against the pages of a walk", () => {
+    // 1,000 keys through a list filter: 20 calls; an account of 1,000 in pages of 500 is 2 pages.
+    assert.deepStrictEqual(chooseLookup({ values: 1000, filter: "list", total: 1000, pageSize: 500 }), {
+      _tag: "Walk",
+      requests: 2
+    })
+    // …of 50,000: 100 pages against 20 calls.
+    assert.deepStrictEqual(chooseLookup({ values: 1000, filter: "list", total: 50_000, pageSize: 500 }), {
+      _tag: "Filter",
+      requests: 20,
+      perRequest: 50
+    })
+    // One value per call: 30 calls against 3 pages.
+    assert.strictEqual(chooseLookup({ values: 30, filter: "each", total: 1200, pageSize: 500 })._tag, "Walk")
+    assert.strictEqual(chooseLookup({ values: 3, filter: "each", total: 1200, pageSize: 500 })._tag, "Filter")
+    // Size unknown: a list filter never reads more than wanted; single-value calls only for a few values.
+    assert.strictEqual(chooseLookup({ values: 400, filter: "list", total: undefined, pageSize: 1 })._tag, "Filter")
+    assert.strictEqual(chooseLookup({ values: 8, filter: "each", total: undefined, pageSize: 1 })._tag, "Filter")
+    assert.strictEqual(chooseLookup({ values: 11, filter: "each", total: undefined, pageSize: 1 })._tag, "Walk")
+    // No filter: a walk.
+    assert.deepStrictEqual(chooseLookup({ values: 2, filter: undefined, total: 10, pageSize: 500 }), {
+      _tag: "Walk",
+      requests: 1
+    })
+  })
 })
