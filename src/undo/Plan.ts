@@ -141,13 +141,16 @@ const runRows = Effect.fn("Undo.runRows")(function*(path: string) {
 // --- the items of one row ---------------------------------------------------------------------------------------
 
 const cannotWhy = (r: Resource, what: string): string | undefined => {
-  if (r.name === "questionnaire-answers" || /answer/i.test(r.name)) {
+  if (r.name === "questionnaire-answers") {
     return `questionnaire answers cannot be taken back through the API (${what})`
   }
-  if (r.upload !== undefined || /attachment/i.test(r.name)) {
-    return `attachments cannot be removed through the API (${what})`
-  }
+  if (r.upload !== undefined) return `attachments cannot be removed through the API (${what})`
   if (r.kind === "action") return `the API has no way to take back ${r.title.toLowerCase()} (${what})`
+  if (r.kind === "subcollection" && r.parent !== undefined) {
+    return `${r.title.toLowerCase()} come back only inside their ${r.parent.resource} record, so the journal holds no ` +
+      `before-image of them and cannot tell an item this run added from one it replaced (${what}); they go with ` +
+      `their ${r.parent.resource.replace(/s$/, "")} when the undo deletes it`
+  }
   return undefined
 }
 
@@ -188,11 +191,6 @@ const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> =>
     case "created": {
       const special = cannotWhy(r, "written by this run")
       if (special !== undefined) return cannot(special)
-      if (r.kind === "subcollection") {
-        return cannot(
-          `${r.title.toLowerCase()} items cannot be told apart from earlier ones: the journal holds no item id`
-        )
-      }
       if (!r.ops.includes("delete")) return cannot(`the API cannot delete ${r.title.toLowerCase()}`)
       if (id === undefined) return cannot("the run did not record the id of the record it created")
       return [{ ...base, id, kind: "delete", ...(sent !== undefined ? { sent } : {}) }]

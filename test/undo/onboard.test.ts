@@ -56,6 +56,7 @@ describe("undo of an onboarding", () => {
       assert.isAbove(cannot.length, 0)
       for (const r of cannot) assert.match(r._error!, /^cannot be undone: /)
       assert.isTrue(cannot.some((r) => r.resource === "questionnaire-answers"))
+      assert.isTrue(cannot.some((r) => r.resource === "task-products" && /go with their task when/.test(r._error!)))
       assert.strictEqual(summary.cannotUndo, cannot.length)
       assert.strictEqual(undo.exitCode, 1)
 
