@@ -14,6 +14,7 @@ const cliTier = [
   "test/export/continue.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
+  "test/import/conflicts-cli.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",
   "test/onboard/aborted.test.ts",

@@ -16,6 +16,7 @@ import { writeFileAtomic } from "../files/Write.js"
 import type { KeyLookup, KeyNeed } from "./Cells.js"
 import type { Checkpoint, Position } from "./Checkpoint.js"
 import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpoint } from "./Checkpoint.js"
+import { fingerprintsName, openFingerprints } from "./Fingerprint.js"
 import type { KeyStore } from "./Keys.js"
 import { compareIds, makeKeyStore } from "./Keys.js"
 import type { ExportFormat, Manifest, ManifestEntry } from "./Manifest.js"
@@ -283,6 +284,14 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       at && { bytes: at.bytes, rows: at.rows }
     )
   })
+  // Records of a list of their own (not per parent) that have a key or an id get fingerprints.
+  const fingerprinted = walk.parent === undefined &&
+      (walk.resource.key !== undefined || walk.resource.id !== undefined)
+    ? walk.outputs.find((o) => o.derivedFrom === undefined && o.resource.name === walk.resource.name)
+    : undefined
+  const fingerprints = fingerprinted !== undefined
+    ? yield* openFingerprints(dir, fingerprinted.file, walk.resource, start !== undefined)
+    : undefined
   let pages = start?.pages ?? 0
   let lastLine = yield* Clock.currentTimeMillis
   const every = request.progressEveryMs ?? 5_000
@@ -330,6 +339,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     Effect.gen(function*() {
       const rows = yield* rowsOf(page.records, parentId)
       yield* Effect.forEach(rows, (r, i) => writers[i]!.write(r), { discard: true })
+      if (fingerprints !== undefined) yield* fingerprints.write(page.records)
       pages += 1
       yield* record({
         page: page.page,
@@ -388,6 +398,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
   }
 
   const written = yield* Effect.forEach(writers, (w) => w.finish)
+  if (fingerprints !== undefined) yield* fingerprints.finish
   const entries = walk.outputs.map(
     (o, i): ManifestEntry => ({
       name: o.resource.name,
@@ -395,7 +406,8 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       rows: written[i]!.rows,
       sha256: written[i]!.sha256,
       bytes: written[i]!.bytes,
-      ...(o.derivedFrom !== undefined ? { derivedFrom: o.derivedFrom } : {})
+      ...(o.derivedFrom !== undefined ? { derivedFrom: o.derivedFrom } : {}),
+      ...(o === fingerprinted ? { fingerprints: fingerprintsName(o.file) } : {})
     })
   )
   yield* Ref.update(ctx.checkpoint, (c) => {

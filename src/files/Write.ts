@@ -369,6 +369,7 @@ const statusColours: Readonly<Record<string, { readonly fill: string; readonly f
   unconfirmed: amber,
   skipped: amber,
   "in-doubt": amber,
+  conflict: amber,
   failed: red,
   invalid: red
 }

@@ -122,6 +122,22 @@ const same = (field: Field | undefined, wanted: unknown, current: unknown): bool
 }
 
 /**
+ * A value's normal text, the form in which `changes` finds two values equal (money, dates, enumerations, lists in
+ * any order, references by id): what an export's fingerprint hashes, so a record read later and a file's cell can
+ * be told apart from what was exported.
+ */
+export const valueText = (field: Field | undefined, v: unknown): string => {
+  if (isEmpty(v)) return ""
+  if (field?.list === true || Array.isArray(v)) {
+    return listOf(v)
+      .map((x) => scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x))
+      .sort()
+      .join("\u0000")
+  }
+  return scalarText(field, v)
+}
+
+/**
  * Fields of `payload` that differ on `record`; the id, write-only and file fields are left out, and so are fields
  * whose names the server resolves itself (`/customers/complete`'s `groups`). A resource written through another's
  * records (`readVia`) is compared on that resource's read names; a field that one does not list and the record

@@ -72,6 +72,18 @@ export const ParseSettings = Schema.Struct({
 })
 export type ParseSettings = typeof ParseSettings.Type
 
+/** What a record changed on the server since the export a row comes from gets: `conflict`, merged, overwritten. */
+export const OnConflict = Schema.Literal("stop", "merge", "overwrite")
+export type OnConflict = typeof OnConflict.Type
+
+/** The stale-edit check of a run whose file came from an export (`Stale.ts`). */
+export const StaleCheck = Schema.Struct({
+  /** The export's fingerprints file of the source (absolute path). */
+  fingerprints: Schema.String,
+  onConflict: OnConflict
+})
+export type StaleCheck = typeof StaleCheck.Type
+
 export const Header = Schema.Struct({
   state: Schema.Literal("header"),
   version: Schema.Literal(1),
@@ -92,7 +104,8 @@ export const Header = Schema.Struct({
   /** The formats `auto` resolved to, reused by `resume` so every row is read the same way. */
   formats: Schema.Unknown,
   started: Schema.String,
-  parent: Schema.optional(ParentRun)
+  parent: Schema.optional(ParentRun),
+  stale: Schema.optional(StaleCheck)
 })
 export type Header = typeof Header.Type
 

@@ -30,7 +30,15 @@ import {
   planColumns
 } from "../validate/Validate.js"
 import { openInput, verdictColumn } from "./Input.js"
-import { journalFile, type Mode, type ParentRun, readJournal, type ReadSettings } from "./Journal.js"
+import {
+  journalFile,
+  type Mode,
+  type OnConflict,
+  type ParentRun,
+  readJournal,
+  type ReadSettings,
+  type StaleCheck
+} from "./Journal.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
 import { runTargetOf } from "./Resume.js"
@@ -48,6 +56,8 @@ export interface RerunRequest {
   readonly dryRun: boolean
   /** `--attachments-root`: replaces the parent run's. */
   readonly attachmentsRoot?: string | undefined
+  /** `--merge` / `--overwrite` for rows whose records changed on the server since the parent's export. */
+  readonly onConflict?: OnConflict | undefined
   /** The new run directory; default from `defaultRunDir(resource)`. */
   readonly out: (resource: ResourceName) => string
 }
@@ -67,6 +77,8 @@ interface ParentInfo {
   readonly maxAttachmentBytes: number | undefined
   /** Where the parent's rows were sent (none for a `validate` run). */
   readonly sentTo: RunTarget | undefined
+  /** The parent's stale-edit check: its rows came from an export, whose fingerprints the rerun keeps. */
+  readonly stale?: StaleCheck | undefined
 }
 
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
@@ -98,7 +110,8 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       baseDir: h.parse.baseDir,
       attachmentsRoot: h.parse.attachmentsRoot,
       maxAttachmentBytes: h.parse.maxAttachmentBytes,
-      sentTo: runTargetOf(h)
+      sentTo: runTargetOf(h),
+      stale: h.stale
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
@@ -552,7 +565,9 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     attachmentsRoot: request.attachmentsRoot ?? info.attachmentsRoot,
     maxAttachmentBytes: info.maxAttachmentBytes,
     rowColumn: "_row",
-    parent
+    parent,
+    ...(info.stale !== undefined ? { fingerprints: info.stale.fingerprints } : {}),
+    onConflict: request.onConflict
   }
   // The new run directory already holds rows.csv: the pipeline only refuses directories holding a run.
   const result = yield* runImport(job)

@@ -57,6 +57,8 @@ export interface OnboardRequest {
   readonly attachmentsRoot?: string | undefined
   /** The edges the steps are ordered by (default: the resource table's). */
   readonly dependenciesOf?: DependenciesOf | undefined
+  /** `--merge` / `--overwrite`: rows of exported files whose records changed on the server since the export. */
+  readonly onConflict?: ImportJob["onConflict"]
 }
 
 export interface PreparedStep {
@@ -298,6 +300,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         stop: tools.stop?.stopped,
         verifyWaitMs: request.answerWaitMs,
         verifyPollMs: request.answerPollMs,
+        onConflict: request.onConflict,
         say: (line) => say(`${resource}: ${line}`)
       }
       const ran = yield* Effect.either(
