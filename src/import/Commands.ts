@@ -412,7 +412,13 @@ export const rerunCommand = Command.make(
         const undoOnly = Option.isSome(a.only)
           ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
           : undefined
-        return yield* rerunUndoCommand({ ...a, runDir: undoDir, only: undoOnly, force: false })
+        return yield* rerunUndoCommand({
+          ...a,
+          runDir: undoDir,
+          only: undoOnly,
+          force: a.conflicts.overwrite,
+          merge: a.conflicts.merge
+        })
       }
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const onConflict = yield* onConflictOf(a.conflicts)

@@ -98,7 +98,7 @@ const afterUndo = (json: boolean, title: string, result: UndoResult) =>
         `next: ${n("conflict")} record${
           n("conflict") === 1 ? " was" : "s were"
         } changed on the server since the run (see _error in the report); to undo them anyway: ` +
-          `fsm-bulk undo ${s.undoes} --force (rows already undone are left as they are)`
+          `fsm-bulk rerun ${s.runDir} --only conflict --overwrite`
       )
     }
     if (n("failed") + n("in-doubt") > 0 && !s.dryRun) {
@@ -189,7 +189,10 @@ export const resumeUndoCommand = (a: ContinueArgs) =>
       )))
   })
 
-/** `rerun UNDO_RUN_DIR [--only STATUSES] [--force] [--dry-run]`. */
+/**
+ * `rerun UNDO_RUN_DIR [--only STATUSES] [--overwrite] [--dry-run]`: `--overwrite` is the undo's `--force` (the rerun's
+ * flag for rows whose records changed on the server since).
+ */
 export const rerunUndoCommand = (
   a: ContinueArgs & {
     readonly only: ReadonlyArray<Status> | undefined
@@ -197,12 +200,19 @@ export const rerunUndoCommand = (
     readonly dryRun: boolean
     readonly out: Option.Option<string>
     readonly fixed: Option.Option<string>
+    readonly merge: boolean
   }
 ) =>
   Effect.gen(function*() {
     if (Option.isSome(a.fixed)) {
       return yield* new UsageError({
         message: `${a.runDir} is an undo: its rows take no corrections (--fixed); rerun it with --only`
+      })
+    }
+    if (a.merge) {
+      return yield* new UsageError({
+        message:
+          `${a.runDir} is an undo: it has nothing to merge (--merge); --overwrite undoes the records changed on the server anyway`
       })
     }
     const connection = yield* continuingConnection(

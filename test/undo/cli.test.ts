@@ -1,7 +1,7 @@
 /**
  * `fsm-bulk undo` as users run it (the built CLI): killed with SIGKILL midway, `resume` finishes it with nothing
  * done twice; exit codes (0 all undone, 1 a conflict, 2 nothing to undo here); `rerun` of an undo's conflicts once
- * the record is put back; `--dry-run` sends nothing.
+ * the record is put back, or with `--overwrite`; `--dry-run` sends nothing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -80,47 +80,67 @@ describe("fsm-bulk undo (CLI)", () => {
       assert.isTrue(deletes.every((w) => w.method === "DELETE"))
     }))
 
-  it.scopedLive("exit codes: conflict 1, rerun of the conflict once the record is back 0, nothing to undo 2", () =>
+  it.scopedLive("exit codes: conflict 1, rerun of the conflicts (--overwrite forces them) 0, nothing to undo 2", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
       yield* importInto(sandbox, {
         resource: "customers",
-        file: put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\n"),
+        file: put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\nK-3,Três\n"),
         runDir: Path.join(dir, "run"),
         mode: "create"
       })
-      const [k1] = (yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")).filter((r) =>
-        r.externalId === "K-1"
+      const ids = Object.fromEntries(
+        (yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")).map((r) => [r.externalId, r.id])
       )
-      const rename = (name: string) =>
+      const rename = (key: string, name: string) =>
         Effect.gen(function*() {
           const api = yield* Api
           const reply = yield* api.request({
             method: "PATCH",
-            path: `/customers/${String(k1!.id)}`,
+            path: `/customers/${String(ids[key])}`,
             body: [{ op: "replace", path: "name", value: name }]
           })
           assert.isTrue(reply.ok)
         }).pipe(Effect.provide(apiOf(sandbox)))
-      yield* rename("Um, renomeado")
+      yield* rename("K-1", "Um, renomeado")
+      yield* rename("K-3", "Três, renomeado")
 
       const mark = (yield* sandbox.control.requests).length
       const dry = yield* runCli(["undo", "run", "--dry-run", "--out", "dry", "--json"], sandbox, dir)
       assert.strictEqual(dry.code, 1, dry.stderr)
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)), [])
-      assert.deepStrictEqual(readReport(Path.join(dir, "dry")).map((r) => r._status), ["conflict", "deleted"])
+      assert.deepStrictEqual(readReport(Path.join(dir, "dry")).map((r) => r._status), [
+        "conflict",
+        "deleted",
+        "conflict"
+      ])
 
       const undo = yield* runCli(["undo", "run", "--out", "undo", "--json"], sandbox, dir)
       assert.strictEqual(undo.code, 1, undo.stderr)
-      assert.strictEqual(lastJson(undo.stdout).counts.conflict, 1)
+      assert.strictEqual(lastJson(undo.stdout).counts.conflict, 2)
       assert.match(undo.stderr, /changed on the server since the run/)
+      assert.match(undo.stderr, /fsm-bulk rerun \S+undo --only conflict --overwrite/)
 
-      // The record is put back as the run wrote it: the conflict's rerun undoes it.
-      yield* rename("Um")
+      const merge = yield* runCli(["rerun", "undo", "--only", "conflict", "--merge", "--out", "m"], sandbox, dir)
+      assert.strictEqual(merge.code, 2)
+      assert.match(merge.stderr, /is an undo: it has nothing to merge/)
+      // K-1 is put back as the run wrote it: the conflicts' rerun undoes it, K-3 stays a conflict.
+      yield* rename("K-1", "Um")
       const rerun = yield* runCli(["rerun", "undo", "--only", "conflict", "--out", "again", "--json"], sandbox, dir)
-      assert.strictEqual(rerun.code, 0, rerun.stderr)
-      assert.deepStrictEqual(readReport(Path.join(dir, "again")).map((r) => `${r._row}:${r._status}`), ["2:deleted"])
+      assert.strictEqual(rerun.code, 1, rerun.stderr)
+      assert.deepStrictEqual(readReport(Path.join(dir, "again")).map((r) => `${r._row}:${r._status}`), [
+        "2:deleted",
+        "4:conflict"
+      ])
+      // --overwrite undoes K-3 anyway.
+      const forced = yield* runCli(
+        ["rerun", "again", "--only", "conflict", "--overwrite", "--out", "forced", "--json"],
+        sandbox,
+        dir
+      )
+      assert.strictEqual(forced.code, 0, forced.stderr)
+      assert.deepStrictEqual(readReport(Path.join(dir, "forced")).map((r) => `${r._row}:${r._status}`), ["4:deleted"])
       assert.deepStrictEqual(yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers"), [])
 
       const undoOfUndo = yield* runCli(["undo", "undo", "--out", "x"], sandbox, dir)
