@@ -133,6 +133,9 @@ const decodeList = Schema.decodeUnknownOption(ListResult)
 const decodeLinks = Schema.decodeUnknownOption(Links)
 const decodeLink = Schema.decodeUnknownOption(Link)
 const decodePaging = Schema.decodeUnknownOption(Paging)
+/** How many records the whole list holds, when the server says so (only an estimate's input: never trusted). */
+const Total = Schema.Struct({ pagedSearchReturnData: Schema.Struct({ totalItems: Schema.NonNegative }) })
+const decodeTotal = Schema.decodeUnknownOption(Total)
 
 export interface ListPage {
   readonly records: ReadonlyArray<Record<string, unknown>>
@@ -142,6 +145,8 @@ export interface ListPage {
   readonly paged: boolean
   /** The page size the server says it used, when it says so. */
   readonly pageSize: number | undefined
+  /** `pagedSearchReturnData.totalItems`, when given. */
+  readonly total: number | undefined
 }
 
 /** The records of a list answer: `result.entityList` (paged) or a bare array (legacy, unpaginated); none otherwise. */
@@ -150,7 +155,7 @@ export const listPage = (body: unknown): ListPage | undefined => {
   const list = decodeList(result)
   if (Option.isNone(list)) return undefined
   if (!("entityList" in list.value)) {
-    return { records: list.value.filter(isApiRecord), nextLink: undefined, paged: false, pageSize: undefined }
+    return { records: list.value.filter(isApiRecord), nextLink: undefined, paged: false, pageSize: undefined, total: undefined }
   }
   const nextLink = Option.match(decodeLinks(result), {
     onNone: () => undefined,
@@ -161,7 +166,8 @@ export const listPage = (body: unknown): ListPage | undefined => {
     records: list.value.entityList.filter(isApiRecord),
     nextLink,
     paged: true,
-    pageSize: Option.getOrUndefined(Option.map(decodePaging(result), (p) => p.pagedSearchReturnData.pageSize))
+    pageSize: Option.getOrUndefined(Option.map(decodePaging(result), (p) => p.pagedSearchReturnData.pageSize)),
+    total: Option.getOrUndefined(Option.map(decodeTotal(result), (p) => p.pagedSearchReturnData.totalItems))
   }
 }
 

@@ -81,8 +81,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
     const served = list.pageSize !== undefined ? Math.min(list.pageSize, pageSize) : pageSize
     const more = list.paged && list.records.length >= served && list.nextLink !== false
-    const total = isObject(paging) && typeof paging.totalItems === "number" ? paging.totalItems : undefined
-    return { _tag: "Records", records: list.records, more, total } as Fetched
+    return { _tag: "Records", records: list.records, more, total: list.total } as Fetched
   })
 
   /** The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. */

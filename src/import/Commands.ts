@@ -19,6 +19,8 @@ import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { shielded, stopOnSignals } from "../Signals.js"
+import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
+import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration, parseRate } from "../Units.js"
 import type { Mode, OnConflict, ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
@@ -349,6 +351,8 @@ export const resumeCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
+      // An undo run is continued by the undo (src/undo).
+      if ((yield* undoRunOf(a.runDir)) !== undefined) return yield* resumeUndoCommand(a)
       const { job, prior } = yield* loadRun(a.runDir)
       const connection = yield* continuingConnection(
         a.connection,
@@ -402,6 +406,20 @@ export const rerunCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
+      // An undo run is rerun by the undo (src/undo): the rows of its report with the statuses chosen.
+      const undoDir = yield* undoRunOf(a.target)
+      if (undoDir !== undefined) {
+        const undoOnly = Option.isSome(a.only)
+          ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
+          : undefined
+        return yield* rerunUndoCommand({
+          ...a,
+          runDir: undoDir,
+          only: undoOnly,
+          force: a.conflicts.overwrite,
+          merge: a.conflicts.merge
+        })
+      }
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const onConflict = yield* onConflictOf(a.conflicts)
       const connection = yield* continuingConnection(
