@@ -112,7 +112,7 @@ const fromEither = <A>(flag: string, e: Either.Either<A, string>) =>
   Either.mapLeft(e, (why) => usage(`${flag}: ${why}`))
 
 /** Credentials from `--credentials FILE`, else from FSM_API_KEY/FSM_API_TOKEN. */
-const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
+export const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
   if (Option.isSome(file)) {
     const path = file.value
     const text = yield* Effect.tryPromise({

@@ -1,0 +1,85 @@
+/**
+ * Submitting work to the fleet: the file is validated offline first, exactly as `validate` does (an unreadable
+ * file or a contradiction exits 2 and nothing is queued), then stored with the job's settings and queued. The
+ * job's row in `fsm_bulk.jobs` holds what to run; the queue's job carries only its id.
+ */
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { readFileSync, rmSync } from "node:fs"
+import { mkdtemp } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import type { Mode, ParseSettings, ReadSettings } from "../import/Journal.js"
+import { runValidate } from "../import/ValidateRun.js"
+import type { ResourceName } from "../Resources.js"
+import { FleetError } from "./Errors.js"
+import { enqueue, type FleetQueue } from "./Queue.js"
+import { putFile, schema, type Store } from "./Store.js"
+
+/** What an import job runs: the `import` command's settings (the file is stored beside it). */
+export interface ImportSpec {
+  readonly resource: string
+  readonly mode: Mode
+  readonly dryRun: boolean
+  readonly verify: boolean
+  readonly verifyWaitMs: number
+  readonly read: ReadSettings
+  readonly dateFormat: ParseSettings["dateFormat"]
+  readonly decimal: ParseSettings["decimal"]
+  readonly fileName: string
+}
+
+/** A fresh job id. */
+export const newJobId = (): string => randomUUID()
+
+export interface Submitted {
+  readonly job: string
+  readonly rows: number
+  readonly invalid: number
+}
+
+export const submitImport = Effect.fn("Fleet.submitImport")(function*(
+  store: Store,
+  queue: FleetQueue,
+  account: string,
+  file: string,
+  spec: Omit<ImportSpec, "fileName">
+) {
+  const known = yield* store.query(`SELECT 1 FROM ${schema}.accounts WHERE name = $1`, [account])
+  if (known.length === 0) {
+    return yield* new FleetError({
+      reason: "NotFound",
+      message: `no account "${account}" in this fleet: add it with \`fsm-bulk accounts add ${account} --base-url …\``
+    })
+  }
+  // Offline validation into a scratch directory: the same reading and rules as the worker's run.
+  const scratch = yield* Effect.acquireRelease(
+    Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+  const checked = yield* runValidate({
+    resource: spec.resource as ResourceName,
+    file,
+    read: spec.read,
+    dateFormat: spec.dateFormat,
+    decimal: spec.decimal,
+    mode: spec.mode,
+    attachmentsRoot: undefined,
+    runDir: Path.join(scratch, "validate")
+  })
+  const content = readFileSync(file)
+  const id = newJobId()
+  const fileName = Path.basename(file)
+  const full: ImportSpec = { ...spec, fileName }
+  yield* putFile(store, id, `source/${fileName}`, content)
+  yield* store.query(
+    `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows) VALUES ($1, 'import', $2, $3, $4, 'queued', $5)`,
+    [id, account, spec.resource, JSON.stringify(full), checked.summary.rows]
+  )
+  yield* enqueue(queue, id)
+  return {
+    job: id,
+    rows: checked.summary.rows,
+    invalid: checked.summary.counts.invalid ?? 0
+  } satisfies Submitted
+})
