@@ -4,6 +4,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Config, Console, Effect, Either, Option } from "effect"
+import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
@@ -23,9 +24,11 @@ import {
 } from "../import/Commands.js"
 import { journalFile } from "../import/Journal.js"
 import { modeProblem } from "../import/Plan.js"
+import type { Summary } from "../import/Report.js"
 import { summaryFile } from "../import/RunDir.js"
 import { resource as resourceOf } from "../Resources.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
+import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { dequeue, fleetUrl, leaseMs, migrateEngine, openQueue } from "./Queue.js"
 import { fleetKey, seal } from "./Secrets.js"
@@ -42,7 +45,7 @@ import {
   type Store,
   takeLease
 } from "./Store.js"
-import { submitImport } from "./Submit.js"
+import { type ImportSpec, submitImport } from "./Submit.js"
 import { runWorker } from "./Worker.js"
 
 const fleetOption = Options.text("fleet").pipe(
@@ -218,10 +221,18 @@ const submitImportCommand = Command.make("import", {
   verify: verifyOption,
   verifyWait: verifyWaitOption,
   parsing: parsingOptions,
+  chunkRows: Options.integer("chunk-rows").pipe(
+    Options.withFallbackConfig(Config.integer("FSM_FLEET_CHUNK_ROWS")),
+    Options.withDefault(10_000),
+    Options.withDescription(
+      "A CSV file of more rows is split into parts of this many rows that different workers take (env FSM_FLEET_CHUNK_ROWS)"
+    )
+  ),
   fleet: fleetOption,
   json: jsonOption
 }, (a) =>
   Effect.gen(function*() {
+    if (a.chunkRows < 1) return yield* usage(`--chunk-rows: ${a.chunkRows} is not a positive number`)
     const resource = yield* resourceName(a.resource)
     const problem = modeProblem(resourceOf(resource), a.mode)
     if (problem !== undefined) return yield* usage(problem)
@@ -237,11 +248,11 @@ const submitImportCommand = Command.make("import", {
       read: readSettings(a.parsing),
       dateFormat: a.parsing.dateFormat,
       decimal: a.parsing.decimal
-    })
+    }, a.chunkRows)
     yield* say(
       `queued job ${submitted.job}: import ${resource} for ${a.account}, ${submitted.rows} rows${
-        submitted.invalid > 0 ? ` (${submitted.invalid} invalid: they will be reported, not sent)` : ""
-      }`
+        submitted.chunks > 0 ? ` in ${submitted.chunks} parts` : ""
+      }${submitted.invalid > 0 ? ` (${submitted.invalid} invalid: they will be reported, not sent)` : ""}`
     )
     if (a.json) yield* Console.log(JSON.stringify(submitted))
     else yield* Console.log(submitted.job)
@@ -274,8 +285,10 @@ const statusOf = (store: Store, rows: ReadonlyArray<JobRow>) =>
   Effect.gen(function*() {
     const ids = rows.map((r) => r.id)
     const counts = yield* store.query<{ job: string; n: string }>(
-      `SELECT job, count(DISTINCT (line::jsonb->>'row')) AS n FROM ${schema}.journal
-       WHERE job = ANY($1) AND line::jsonb->>'state' = 'done' GROUP BY job`,
+      `SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
+       FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = l.job
+       WHERE coalesce(j.parent, j.id) = ANY($1) AND l.line::jsonb->>'state' = 'done'
+       GROUP BY coalesce(j.parent, j.id)`,
       [ids]
     )
     const done = new Map(counts.map((c) => [c.job, Number(c.n)]))
@@ -309,7 +322,9 @@ export const statusCommand = Command.make("status", {
     while (true) {
       const rows = Option.isSome(a.job)
         ? [yield* jobRow(store, a.job.value)]
-        : yield* store.query<JobRow>(`SELECT * FROM ${schema}.jobs ORDER BY created DESC LIMIT 200`)
+        : yield* store.query<JobRow>(
+          `SELECT * FROM ${schema}.jobs WHERE parent IS NULL ORDER BY created DESC LIMIT 200`
+        )
       const statuses = yield* statusOf(store, rows)
       if (a.json) yield* Console.log(JSON.stringify({ jobs: statuses }))
       else for (const s of statuses) yield* Console.log(statusLine(s))
@@ -357,6 +372,11 @@ export const fetchCommand = Command.make("fetch", {
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       return yield* usage(`--out ${a.out} is not empty: fetch into a new directory (nothing is overwritten)`)
     }
+    const parts = yield* store.query<JobRow>(
+      `SELECT * FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`,
+      [a.job]
+    )
+    if (parts.length > 0) return yield* fetchChunked(store, row, parts, Path.resolve(a.out), a.json)
     const lines = yield* journalLines(store, a.job)
     const sources = yield* files(store, a.job, "source/")
     const outs = yield* files(store, a.job, "out/")
@@ -395,6 +415,35 @@ export const fetchCommand = Command.make("fetch", {
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription("Write a job's run directory (journal, reports, summary, source) to --out")
   )
+
+/** A chunked job's run directory: the original file, its chunks' journals joined, reports written again. */
+const fetchChunked = (store: Store, row: JobRow, parts: ReadonlyArray<JobRow>, dir: string, json: boolean) =>
+  Effect.gen(function*() {
+    const source = (yield* files(store, row.id, "source/"))[0]
+    if (source === undefined) {
+      return yield* new FleetError({ reason: "NotFound", message: `job ${row.id} has no source file` })
+    }
+    mkdirSync(Path.join(dir, "source"), { recursive: true })
+    const sourceFile = Path.join(dir, "source", Path.basename(source.name))
+    writeFileSync(sourceFile, source.content)
+    const journals = yield* Effect.forEach(parts, (p) => journalLines(store, p.id))
+    const spec = row.spec as unknown as ImportSpec
+    const summary = yield* mergeChunks({
+      dir,
+      source: sourceFile,
+      read: spec.read,
+      sha256: createHash("sha256").update(source.content).digest("hex"),
+      journals,
+      summaries: parts.map((p) => p.state === "done" ? (p.summary as unknown as Summary) : undefined),
+      write: (path, text) => Effect.sync(() => writeFileSync(path, text))
+    })
+    yield* printSummary(json, { job: row.id, runDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
+      `job ${row.id} (${row.state}, ${parts.length} parts${
+        summary === undefined ? ", none started" : ""
+      }) fetched into ${dir}`
+    ])
+    return 0 as ExitCode
+  })
 
 export const cancelCommand = Command.make(
   "cancel",

@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS ${schema}.jobs (
   summary jsonb,
   error text,
   owner text,
+  parent text,
   created timestamptz NOT NULL DEFAULT now(),
   finished timestamptz
 );
@@ -200,6 +201,7 @@ export interface JobRow {
   readonly summary: Record<string, unknown> | null
   readonly error: string | null
   readonly owner: string | null
+  readonly parent: string | null
   readonly created: Date
   readonly finished: Date | null
 }
@@ -215,3 +217,19 @@ export const jobRow = (store: Store, id: string) =>
 
 /** States a job does not leave. */
 export const finalStates: ReadonlyArray<string> = ["done", "cancelled", "failed"]
+
+/**
+ * A chunked job ends when its last chunk ends: its state and exit code then follow from its chunks' (3 if one
+ * was stopped, cancelled or failed, else 1 if one had rows that did not end well, else 0).
+ */
+export const settleParent = (store: Store, parent: string) =>
+  store.query(
+    `UPDATE ${schema}.jobs p SET
+       state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE 'done' END,
+       exit_code = (SELECT CASE WHEN bool_or(c.state <> 'done' OR c.exit_code >= 2) THEN 3 ELSE max(c.exit_code) END
+                    FROM ${schema}.jobs c WHERE c.parent = p.id),
+       finished = now()
+     WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
+       SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
+    [parent]
+  )

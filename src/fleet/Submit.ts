@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import type { Mode, ParseSettings, ReadSettings } from "../import/Journal.js"
 import { runValidate } from "../import/ValidateRun.js"
 import type { ResourceName } from "../Resources.js"
+import { chunkRead, rowColumn, splitCsv } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue } from "./Queue.js"
 import { putFile, schema, type Store } from "./Store.js"
@@ -27,6 +28,8 @@ export interface ImportSpec {
   readonly dateFormat: ParseSettings["dateFormat"]
   readonly decimal: ParseSettings["decimal"]
   readonly fileName: string
+  /** A chunk's rows are numbered by this column (the source's row numbers). */
+  readonly rowColumn?: string
 }
 
 /** A fresh job id. */
@@ -36,6 +39,8 @@ export interface Submitted {
   readonly job: string
   readonly rows: number
   readonly invalid: number
+  /** Parts the file was split into (0: one job). */
+  readonly chunks: number
 }
 
 export const submitImport = Effect.fn("Fleet.submitImport")(function*(
@@ -43,7 +48,8 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   queue: FleetQueue,
   account: string,
   file: string,
-  spec: Omit<ImportSpec, "fileName">
+  spec: Omit<ImportSpec, "fileName">,
+  chunkRows: number
 ) {
   const known = yield* store.query(`SELECT 1 FROM ${schema}.accounts WHERE name = $1`, [account])
   if (known.length === 0) {
@@ -71,15 +77,38 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   const id = newJobId()
   const fileName = Path.basename(file)
   const full: ImportSpec = { ...spec, fileName }
+  const chunked = checked.summary.rows > chunkRows && !file.toLowerCase().endsWith(".xlsx")
+  const chunks = chunked
+    ? yield* splitCsv(file, spec.read, spec.resource as ResourceName, chunkRows, scratch)
+    : []
   yield* putFile(store, id, `source/${fileName}`, content)
-  yield* store.query(
-    `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows) VALUES ($1, 'import', $2, $3, $4, 'queued', $5)`,
-    [id, account, spec.resource, JSON.stringify(full), checked.summary.rows]
-  )
-  yield* enqueue(queue, id)
+  const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>
+    store.query(
+      `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
+      [job, parent === null ? "import" : "chunk", account, spec.resource, JSON.stringify(s), rows, parent]
+    )
+  yield* insert(id, null, full, checked.summary.rows)
+  // Each chunk: its own file, read as written, with the formats the whole file settled on.
+  const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
+  for (const part of parts) {
+    const name = Path.basename(part.path)
+    yield* putFile(store, part.id, `source/${name}`, readFileSync(part.path))
+    yield* insert(part.id, id, {
+      ...full,
+      fileName: name,
+      read: chunkRead,
+      dateFormat: checked.formats.dateFormat,
+      decimal: checked.formats.decimal,
+      rowColumn
+    }, part.rows)
+  }
+  if (parts.length === 0) yield* enqueue(queue, id)
+  else yield* Effect.forEach(parts, (p) => enqueue(queue, p.id), { discard: true })
   return {
     job: id,
     rows: checked.summary.rows,
-    invalid: checked.summary.counts.invalid ?? 0
+    invalid: checked.summary.counts.invalid ?? 0,
+    chunks: parts.length
   } satisfies Submitted
 })

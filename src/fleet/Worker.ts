@@ -42,6 +42,7 @@ import {
   journalLines,
   putFile,
   schema,
+  settleParent,
   type Store,
   takeLease
 } from "./Store.js"
@@ -241,6 +242,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
           verify: spec.verify,
           verifyWaitMs: spec.verifyWaitMs,
           baseDir: sourceDir,
+          rowColumn: spec.rowColumn,
           runDir
         })
       const exit = yield* Effect.exit(
@@ -272,6 +274,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
            WHERE id = $1 AND EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $5)`,
           [id, result.exitCode, JSON.stringify(result.summary), result.summary.rows, epoch]
         )
+        if (row.parent !== null) yield* settleParent(store, row.parent)
         yield* options.say(`worker ${options.egressId}: job ${id} done (exit ${result.exitCode})`)
         return
       }
@@ -284,6 +287,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
          WHERE id = $1 AND EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $4)`,
         [id, code, message, epoch]
       )
+      if (row.parent !== null) yield* settleParent(store, row.parent)
       yield* options.say(`worker ${options.egressId}: job ${id} failed: ${message}`)
     }))
 
