@@ -14,7 +14,7 @@
  *   rows done are not sent again, rows in flight are looked up before any resend.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Cause, Context, Deferred, Effect, Exit, FiberRef, Layer, Option, Ref, Runtime } from "effect"
+import { Cause, Context, Deferred, Effect, Either, Exit, FiberRef, Layer, Option, Ref, Runtime } from "effect"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -28,7 +28,7 @@ import { runImport } from "../import/Pipeline.js"
 import { resumeRun } from "../import/Resume.js"
 import { reportCsv, reportXlsx, summaryFile } from "../import/RunDir.js"
 import type { ResourceName } from "../Resources.js"
-import type { Rate } from "../Units.js"
+import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type JobData, startEngineWorker } from "./Queue.js"
 import { open } from "./Secrets.js"
@@ -117,8 +117,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     apiLock.withPermits(1)(Effect.gen(function*() {
       const known = apis.get(account)
       if (known !== undefined) return known
-      const rows = yield* store.query<{ base_url: string; secret: string }>(
-        `SELECT base_url, secret FROM ${schema}.accounts WHERE name = $1`,
+      const rows = yield* store.query<{ base_url: string; secret: string; rate: string | null }>(
+        `SELECT base_url, secret, rate FROM ${schema}.accounts WHERE name = $1`,
         [account]
       )
       const row = rows[0]
@@ -132,9 +132,17 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         rate: options.rate,
         concurrency: Math.max(2, Math.ceil((options.rate.limit / options.rate.windowMs) * 1000 * 0.3) * 2)
       })
+      // An account's own budget (`accounts add --rate`) is spent first, then the worker's.
+      const own = row.rate !== null ? Either.getOrUndefined(parseRate(row.rate)) : undefined
+      const accountBudget = own !== undefined ? yield* makeBudget(own, defaultBudgetMargin(own.windowMs)) : undefined
+      const spending: Budget = accountBudget === undefined ? budget : {
+        spend: (request, unsent) => accountBudget.spend(budget.spend(request, unsent), unsent),
+        pause: (ms) => Effect.zipRight(budget.pause(ms), accountBudget.pause(ms)),
+        paused: budget.paused
+      }
       const layer = HttpApi.layer.pipe(
         Layer.provide(Layer.succeed(ClientConfig, settings)),
-        Layer.provide(Layer.succeed(SharedBudget, budget)),
+        Layer.provide(Layer.succeed(SharedBudget, spending)),
         Layer.provide(
           NodeHttpClient.layerWithoutAgent.pipe(
             Layer.provide(NodeHttpClient.makeAgentLayer({
