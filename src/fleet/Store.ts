@@ -142,7 +142,7 @@ export const requireInit = (store: Store) =>
 
 // --- journal and leases ------------------------------------------------------------------------------------------
 
-/** Takes the job's lease: the next epoch, whoever held it before. */
+/** Raises the job's lease epoch whoever held it (a cancel): its holder's next line or request is refused. */
 export const takeLease = (store: Store, job: string, owner: string) =>
   store.query<{ epoch: number }>(
     `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
@@ -150,6 +150,22 @@ export const takeLease = (store: Store, job: string, owner: string) =>
      RETURNING epoch`,
     [job, owner]
   ).pipe(Effect.map((rows) => rows[0]!.epoch))
+
+const unfinished = (param: string) =>
+  `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
+
+/**
+ * Takes the lease of a job that has not ended, in one statement: the next epoch, or none when the job ended
+ * meanwhile (a worker that stalled while another finished it must not take it again).
+ */
+export const takeOpenLease = (store: Store, job: string, owner: string) =>
+  store.query<{ epoch: number }>(
+    `INSERT INTO ${schema}.leases (job, epoch, owner) SELECT $1, 1, $2 WHERE ${unfinished("$1")}
+     ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
+       WHERE ${unfinished("$1")}
+     RETURNING epoch`,
+    [job, owner]
+  ).pipe(Effect.map((rows) => rows[0]?.epoch))
 
 /** True while `epoch` is the job's current lease. */
 export const holdsLease = (store: Store, job: string, epoch: number) =>

@@ -44,7 +44,7 @@ import {
   schema,
   settleParent,
   type Store,
-  takeLease
+  takeOpenLease
 } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 
@@ -164,7 +164,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const id = data.job
       const row = yield* jobRow(store, id)
       if (finalStates.includes(row.state)) return
-      const epoch = yield* takeLease(store, id, owner)
+      const epoch = yield* takeOpenLease(store, id, owner)
+      if (epoch === undefined) return
       yield* store.query(
         `UPDATE ${schema}.jobs SET state = 'running', owner = $2 WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
         [id, options.egressId]
@@ -173,11 +174,21 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const lost = yield* Deferred.make<void>()
       const confirmed = yield* Ref.make(Date.now())
       const fresh = Math.max(250, Math.floor(options.leaseMs / 3))
-      const check = Effect.gen(function*() {
-        const ok = yield* holdsLease(store, id, epoch).pipe(Effect.orElseSucceed(() => false))
-        if (ok) yield* Ref.set(confirmed, Date.now())
-        else yield* Deferred.succeed(lost, undefined)
-        return ok
+      // A confirmation counts from when it was asked: an answer that arrives after a pause (the question left
+      // before it) is not fresh, so the question is asked again.
+      const check: Effect.Effect<boolean> = Effect.gen(function*() {
+        while (true) {
+          const asked = Date.now()
+          const ok = yield* holdsLease(store, id, epoch).pipe(Effect.orElseSucceed(() => false))
+          if (!ok) {
+            yield* Deferred.succeed(lost, undefined)
+            return false
+          }
+          if (Date.now() - asked < fresh) {
+            yield* Ref.set(confirmed, asked)
+            return true
+          }
+        }
       })
       // Checked again before a request when the last confirmation is old (the process may have been paused).
       const gate = Effect.gen(function*() {

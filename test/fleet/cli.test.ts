@@ -39,7 +39,10 @@ describe("fleet commands", () => {
   it.scoped("init, accounts, submit, worker, wait, fetch, rerun, cancel", () =>
     Effect.gen(function*() {
       const pgServer = yield* startPostgres
-      const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 } })
+      const sandbox = yield* startDrillSandbox({
+        rate: { limit: 10_000, windowMs: 1_000 },
+        accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "beta-key", apiToken: "beta-token" }]
+      })
       const dir = yield* tempDir
       const env = fleetEnv(pgServer.url)
       const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
@@ -124,6 +127,49 @@ describe("fleet commands", () => {
 
       // The fetched run directory is a standard one: report and rerun take it.
       assert.strictEqual((yield* run(["report", out])).code, 0)
+      const rerun = yield* run(["rerun", out, "--json"], {
+        FSM_API_KEY: account.apiKey,
+        FSM_API_TOKEN: account.apiToken
+      })
+      assert.strictEqual(rerun.code, 0, rerun.stderr)
+      assert.include(rerun.stderr, "nothing to rerun")
+
+      // A worker stopped mid-job hands it back; the next one finishes it, no record twice.
+      const beta = sandbox.accounts[1]!
+      assert.strictEqual(
+        (yield* run(["accounts", "add", "beta", "--base-url", sandbox.url], {
+          FSM_API_KEY: beta.apiKey,
+          FSM_API_TOKEN: beta.apiToken
+        })).code,
+        0
+      )
+      const slow = yield* run(["submit", "import", "customers", input.file, "--account", "beta", "--json"])
+      const job3 = lastJson(slow.stdout).job as string
+      const stopping = yield* startWorker(
+        ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
+        env
+      )
+      let lines = 0
+      while (lines < 10) {
+        yield* Effect.sleep(200)
+        lines = (yield* Effect.promise(() =>
+          query(pgServer.url, "SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [job3])
+        ))[0].n
+      }
+      stopping.child.kill("SIGTERM")
+      assert.strictEqual(
+        yield* Effect.promise(() =>
+          stopping.exit
+        ),
+        0,
+        stopping.stderr()
+      )
+      assert.include(stopping.stderr(), `job ${job3} handed back`)
+      const next = yield* startWorker(["--egress-id", "w13", "--source-address", "127.0.0.13"], env)
+      assert.strictEqual((yield* run(["wait", job3])).code, 1)
+      next.child.kill("SIGTERM")
+      const betaRecords = yield* sandbox.control.records(beta.apiKey, "customers")
+      assert.deepStrictEqual(betaRecords.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
 
       // Cancel: a queued job is taken off the queue; wait exits 3.
       yield* Effect.sync(() => worker.child.kill("SIGTERM"))
