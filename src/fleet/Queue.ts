@@ -20,7 +20,7 @@ export interface JobData {
   readonly job: string
 }
 
-/** How long a worker's hold on a job lasts without renewal (FSM_FLEET_LEASE, ms; default 30 s). */
+/** How long a worker's hold on a job lasts without renewal (FSM_FLEET_LEASE_MS; default 30 s, at least 1 s). */
 export const leaseMs = Effect.gen(function*() {
   const ms = yield* Config.option(Config.integer("FSM_FLEET_LEASE_MS")).pipe(
     Effect.orElseSucceed(() => Option.none<number>())

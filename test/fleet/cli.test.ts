@@ -134,8 +134,33 @@ describe("fleet commands", () => {
       assert.strictEqual(rerun.code, 0, rerun.stderr)
       assert.include(rerun.stderr, "nothing to rerun")
 
+      // Cancel: a queued job is taken off the queue; wait exits 3.
+      yield* Effect.sync(() => worker.child.kill("SIGTERM"))
+      assert.strictEqual(yield* Effect.promise(() => worker.exit), 0, worker.stderr())
+      const second = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
+      const job2 = lastJson(second.stdout).job as string
+      assert.strictEqual((yield* run(["cancel", job2])).code, 0)
+      assert.strictEqual((yield* run(["wait", job2])).code, 3)
+      const status = yield* run(["status", "--json"])
+      const jobs = lastJson(status.stdout).jobs as Array<Record<string, unknown>>
+      assert.deepStrictEqual(jobs.map((j) => [j.job, j.state]).sort(), [[job, "done"], [job2, "cancelled"]].sort())
+    }), { timeout: 300_000 })
+
+  it.scoped("a worker stopped mid-job hands it back, and another finishes it", () =>
+    Effect.gen(function*() {
+      const pgServer = yield* startPostgres
+      const sandbox = yield* startDrillSandbox({
+        rate: { limit: 10_000, windowMs: 1_000 },
+        accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "beta-key", apiToken: "beta-token" }]
+      })
+      const dir = yield* tempDir
+      const env = fleetEnv(pgServer.url)
+      const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+        Effect.promise(() => runCli(args, { ...env, ...extra }))
+      assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
       // A worker stopped mid-job hands it back; the next one finishes it, no record twice.
       const beta = sandbox.accounts[1]!
+      const input = customersFile(dir, "clientes.csv", 60, [7])
       assert.strictEqual(
         (yield* run(["accounts", "add", "beta", "--base-url", sandbox.url], {
           FSM_API_KEY: beta.apiKey,
@@ -150,7 +175,9 @@ describe("fleet commands", () => {
         env
       )
       let lines = 0
+      const deadline = Date.now() + 60_000
       while (lines < 10) {
+        assert.isBelow(Date.now(), deadline, `no journal lines: ${stopping.stderr()}`)
         yield* Effect.sleep(200)
         lines = (yield* Effect.promise(() =>
           query(pgServer.url, "SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [job3])
@@ -166,20 +193,10 @@ describe("fleet commands", () => {
       )
       assert.include(stopping.stderr(), `job ${job3} handed back`)
       const next = yield* startWorker(["--egress-id", "w13", "--source-address", "127.0.0.13"], env)
-      assert.strictEqual((yield* run(["wait", job3])).code, 1)
+      const waited = yield* run(["wait", job3])
+      assert.strictEqual(waited.code, 1, `${waited.stderr}\n${next.stderr()}`)
       next.child.kill("SIGTERM")
       const betaRecords = yield* sandbox.control.records(beta.apiKey, "customers")
       assert.deepStrictEqual(betaRecords.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
-
-      // Cancel: a queued job is taken off the queue; wait exits 3.
-      yield* Effect.sync(() => worker.child.kill("SIGTERM"))
-      assert.strictEqual(yield* Effect.promise(() => worker.exit), 0, worker.stderr())
-      const second = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
-      const job2 = lastJson(second.stdout).job as string
-      assert.strictEqual((yield* run(["cancel", job2])).code, 0)
-      assert.strictEqual((yield* run(["wait", job2])).code, 3)
-      const status = yield* run(["status", "--json"])
-      const jobs = lastJson(status.stdout).jobs as Array<Record<string, unknown>>
-      assert.deepStrictEqual(jobs.map((j) => [j.job, j.state]).sort(), [[job, "done"], [job2, "cancelled"]].sort())
-    }), { timeout: 180_000 })
+    }), { timeout: 300_000 })
 })

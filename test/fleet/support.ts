@@ -138,15 +138,14 @@ export const startPostgres: Effect.Effect<RunningPostgres, never, Scope.Scope> =
 )
 
 /** The environment of a spawned fleet command. */
-export const fleetEnv = (url: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({
-  ...process.env,
-  FSM_FLEET_URL: url,
-  FSM_FLEET_KEY: fleetKey,
-  FSM_API_KEY: "",
-  FSM_API_TOKEN: "",
-  FSM_BASE_URL: "",
-  ...extra
-})
+export const fleetEnv = (url: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, FSM_FLEET_URL: url, FSM_FLEET_KEY: fleetKey, ...extra }
+  // Nothing of the caller's own API settings leaks into the fleet's commands.
+  for (const name of ["FSM_API_KEY", "FSM_API_TOKEN", "FSM_BASE_URL", "FSM_RATE"]) {
+    if (!(name in extra)) delete env[name]
+  }
+  return env
+}
 
 export interface Ran {
   readonly code: number | null
