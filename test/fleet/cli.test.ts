@@ -36,7 +36,7 @@ const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   )
 
 describe("fleet commands", () => {
-  it.scoped("init, accounts, submit, worker, wait, fetch, rerun, cancel", () =>
+  it.scopedLive("init, accounts, submit, worker, wait, fetch, rerun, cancel", () =>
     Effect.gen(function*() {
       const pgServer = yield* startPostgres
       const sandbox = yield* startDrillSandbox({
@@ -146,7 +146,7 @@ describe("fleet commands", () => {
       assert.deepStrictEqual(jobs.map((j) => [j.job, j.state]).sort(), [[job, "done"], [job2, "cancelled"]].sort())
     }), { timeout: 300_000 })
 
-  it.scoped("a worker stopped mid-job hands it back, and another finishes it", () =>
+  it.scopedLive("a worker stopped mid-job hands it back, and another finishes it", () =>
     Effect.gen(function*() {
       const pgServer = yield* startPostgres
       const sandbox = yield* startDrillSandbox({
@@ -160,7 +160,7 @@ describe("fleet commands", () => {
       assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
       // A worker stopped mid-job hands it back; the next one finishes it, no record twice.
       const beta = sandbox.accounts[1]!
-      const input = customersFile(dir, "clientes.csv", 60, [7])
+      const input = customersFile(dir, "clientes.csv", 150, [7])
       assert.strictEqual(
         (yield* run(["accounts", "add", "beta", "--base-url", sandbox.url], {
           FSM_API_KEY: beta.apiKey,
