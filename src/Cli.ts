@@ -3,6 +3,16 @@
  */
 import { Command } from "@effect/cli"
 import { exportCommand, verifyCommand } from "./export/Commands.js"
+import {
+  accountsCommand,
+  cancelCommand,
+  fetchCommand,
+  fleetCommand,
+  statusCommand,
+  submitCommand,
+  waitCommand,
+  workerCommand
+} from "./fleet/Commands.js"
 import { importCommand, rerunCommand, resumeCommand, validateCommand } from "./import/Commands.js"
 import { demoCommand, onboardCommand } from "./onboard/Commands.js"
 import { reportCommand } from "./report/Command.js"
@@ -27,7 +37,16 @@ export const root = Command.make("fsm-bulk").pipe(
     demoCommand,
     exportCommand,
     verifyCommand,
-    reportCommand
+    reportCommand,
+    // the fleet: many accounts on many hosts (docs/fleet.md)
+    fleetCommand,
+    accountsCommand,
+    workerCommand,
+    submitCommand,
+    statusCommand,
+    waitCommand,
+    fetchCommand,
+    cancelCommand
   ])
 )
 

@@ -133,7 +133,7 @@ const credentialsProblem = (error: JsonFileError): string => {
 }
 
 /** Credentials from `--credentials FILE`, else from FSM_API_KEY/FSM_API_TOKEN. */
-const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
+export const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
   if (Option.isSome(file)) {
     const path = file.value
     const json = yield* readJsonFile(path, CredentialsFile).pipe(

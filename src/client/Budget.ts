@@ -16,7 +16,7 @@
  * A request that finds, once it has room, that it must not be sent after all (its token was revoked while it
  * waited) gives the room back unused: it never reached the server, so it leaves no end in the window.
  */
-import { Clock, Deferred, Effect, Exit, FiberId } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, FiberId } from "effect"
 import type { Rate } from "../Units.js"
 
 export interface Budget {
@@ -30,6 +30,12 @@ export interface Budget {
   /** True while a rate-limit pause is running. */
   readonly paused: Effect.Effect<boolean>
 }
+
+/**
+ * A budget shared by several `Api` layers of one process (a fleet worker's accounts all leave by one address):
+ * when provided, `HttpApi` spends from it instead of making its own.
+ */
+export class SharedBudget extends Context.Tag("fsm-bulk/SharedBudget")<SharedBudget, Budget>() {}
 
 export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginMs: number) {
   const span = rate.windowMs + marginMs

@@ -28,7 +28,7 @@ import { resource } from "../Resources.js"
 import type { ApiRequest, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"
 import { errorMessage, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
-import { makeBudget } from "./Budget.js"
+import { makeBudget, SharedBudget } from "./Budget.js"
 import { ClientConfig } from "./Config.js"
 import { type Get, makePages } from "./Pages.js"
 import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
@@ -85,7 +85,8 @@ const idempotent = (method: ApiRequest["method"]) => method === "GET" || method 
 export const make = Effect.gen(function*() {
   const settings = yield* ClientConfig
   const counters = yield* makeCounters
-  const budget = yield* makeBudget(settings.rate, settings.budgetMarginMs)
+  const shared = yield* Effect.serviceOption(SharedBudget)
+  const budget = Option.isSome(shared) ? shared.value : yield* makeBudget(settings.rate, settings.budgetMarginMs)
   const transport = yield* makeTransport(settings, budget, counters)
   const backoff = Schedule.exponential(Duration.millis(settings.backoffBaseMs), 2).pipe(
     Schedule.jittered,

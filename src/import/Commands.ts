@@ -33,12 +33,12 @@ import { runValidate } from "./ValidateRun.js"
 
 // --- arguments and flags -----------------------------------------------------------------------------------------
 
-const resourceArg = Args.text({ name: "RESOURCE" }).pipe(
+export const resourceArg = Args.text({ name: "RESOURCE" }).pipe(
   Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`)
 )
-const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("The CSV or XLSX file to read"))
+export const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("The CSV or XLSX file to read"))
 
-const parsingOptions = Options.all({
+export const parsingOptions = Options.all({
   sheet: Options.text("sheet").pipe(
     Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"),
     Options.optional
@@ -47,21 +47,21 @@ const parsingOptions = Options.all({
 }).pipe(Options.map(({ sheet, formats }) => ({ sheet, ...formats })))
 type Parsing = typeof parsingOptions extends Options.Options<infer A> ? A : never
 
-const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(
+export const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(
   Options.withDefault("upsert" as const),
   Options.withDescription(
     "upsert (create or update by key), create (POST), update (JSON Patch of the filled cells), delete"
   )
 )
-const dryRunOption = Options.boolean("dry-run").pipe(
+export const dryRunOption = Options.boolean("dry-run").pipe(
   Options.withDescription("Compare with the server and report what would change; write nothing")
 )
-const verifyOption = Options.boolean("verify").pipe(
+export const verifyOption = Options.boolean("verify").pipe(
   Options.withDescription(
     "Wait for rows the API only queued (202: questionnaire answers) to show on the server: confirmed or unconfirmed"
   )
 )
-const verifyWaitOption = Options.text("verify-wait").pipe(
+export const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withDefault("6m"),
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
@@ -92,13 +92,13 @@ const outOption = Options.text("out").pipe(
   Options.optional
 )
 
-const readSettings = (p: Parsing): ReadSettings => ({
+export const readSettings = (p: Parsing): ReadSettings => ({
   encoding: p.encoding,
   delimiter: p.delimiter === "tab" ? "\t" : p.delimiter,
   ...(Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {})
 })
 
-const resourceName = (name: string) =>
+export const resourceName = (name: string) =>
   Effect.suspend(() => {
     const trimmed = name.trim().toLowerCase()
     if (isResourceName(trimmed) && resourceOf(trimmed).kind !== "readonly") {

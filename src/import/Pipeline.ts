@@ -16,7 +16,7 @@
  * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
-import { Deferred, Effect, Either, Stream } from "effect"
+import { Deferred, Effect, Either, type Scope, Stream } from "effect"
 import * as Path from "node:path"
 import type { Progress } from "../cli/Progress.js"
 import { formatDuration } from "../cli/Progress.js"
@@ -89,6 +89,11 @@ export interface ImportJob extends RowSettings {
   readonly fingerprints?: string | undefined
   /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
   readonly onConflict?: OnConflict | undefined
+  /**
+   * Opens the run's journal (default `openJournal`): a fleet worker also records each line in its shared store,
+   * only while it holds the job's lease, so an append fails (and the run stops sending) once the lease is lost.
+   */
+  readonly journal?: ((path: string) => Effect.Effect<JournalWriter, WriteError, Scope.Scope>) | undefined
 }
 
 export interface RunResult {
@@ -146,7 +151,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   return yield* Effect.scoped(
     Effect.gen(function*() {
       yield* lockRunDir(runDir, job.command)
-      const journal = yield* openJournal(Path.join(runDir, journalFile))
+      const journal = yield* (job.journal ?? openJournal)(Path.join(runDir, journalFile))
       if (prior === undefined) {
         const header: Header = {
           state: "header",

@@ -14,7 +14,10 @@ import { continueRun, type ImportJob } from "./Pipeline.js"
 import { existingRunDir } from "./RunDir.js"
 
 /** What the caller of a resume may set; everything else comes from the journal. */
-export type ResumeOptions = Pick<ImportJob, "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say">
+export type ResumeOptions = Pick<
+  ImportJob,
+  "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say" | "journal"
+>
 
 /** Where the run's rows were sent: `resume` and `rerun` continue there (see `continuingConnection`). */
 export const runTargetOf = (h: Header): RunTarget => ({ baseUrl: h.baseUrl, embedded: h.embedded === true })

@@ -39,6 +39,8 @@ export interface LogEntry {
   status: number | undefined
   apiKey: string | undefined
   applied: boolean
+  /** The client's address (the per-IP budget's key). */
+  readonly client?: string
 }
 
 export interface AppEnv {
@@ -282,7 +284,8 @@ export const makeApp = (env: AppEnv) =>
       path: request.url.split("?")[0]!,
       status: undefined,
       apiKey: undefined,
-      applied: false
+      applied: false,
+      client: Option.getOrElse(request.remoteAddress, () => "unknown")
     }
     env.log.push(entry)
     const answer = yield* handle(env, request, entry).pipe(

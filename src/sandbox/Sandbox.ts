@@ -83,6 +83,8 @@ export interface RequestLogEntry {
   readonly status: number | undefined
   readonly apiKey: string | undefined
   readonly applied: boolean
+  /** The client's address (the per-IP budget's key). */
+  readonly client?: string
 }
 
 export interface SandboxControl {

@@ -1,0 +1,148 @@
+/**
+ * Large files in parts that different hosts can take: a CSV source of more rows than the chunk size is split
+ * into chunk files of consecutive rows, each with a `_row` column holding the source's row numbers (the pipeline
+ * numbers a chunk's rows by it, as a rerun's), written UTF-8 with commas, and run with the formats the whole
+ * file settled on at submit (a chunk alone could be ambiguous). At `fetch`, the chunks' journals are joined
+ * under one header describing the original file, and the reports are written again from the original file and
+ * that journal: rows in the source's order, numbered as in the source, exactly as a single run reports them.
+ *
+ * Limits (said in docs/fleet.md): XLSX sources are not split; validation of a chunk sees only its own rows, so a
+ * key repeated in two chunks is not reported as a duplicate, and rows referring to rows of another chunk wait for
+ * them only within their chunk.
+ */
+import { Effect, Stream } from "effect"
+import * as Path from "node:path"
+import { openCsvWriter } from "../files/Write.js"
+import { openInput } from "../import/Input.js"
+import { type Header, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
+import { type Summary, writeReports, writeSummary } from "../import/Report.js"
+import { nowIso } from "../import/RunDir.js"
+import { endedWell, type Outcome } from "../import/Status.js"
+import { resource as resourceOf, type ResourceName } from "../Resources.js"
+
+export const rowColumn = "_row"
+
+export interface Chunk {
+  readonly path: string
+  readonly first: number
+  readonly last: number
+  readonly rows: number
+}
+
+/** Splits `file` into chunks of `size` rows in `dir` (chunk-0001.csv …). */
+export const splitCsv = Effect.fn("Fleet.splitCsv")(function*(
+  file: string,
+  read: ReadSettings,
+  resource: ResourceName,
+  size: number,
+  dir: string
+) {
+  const input = yield* openInput(file, read, resourceOf(resource).name)
+  const chunks: Array<Chunk> = []
+  yield* Effect.scoped(Effect.gen(function*() {
+    let writer: Effect.Effect.Success<ReturnType<typeof openCsvWriter>> | undefined
+    let current: { path: string; first: number; last: number; rows: number } | undefined
+    const finish = Effect.suspend(() => {
+      if (writer === undefined || current === undefined) return Effect.void
+      const done = current
+      return Effect.map(writer.close, () => {
+        chunks.push(done)
+      })
+    })
+    yield* Stream.runForEach(input.rows, (row) =>
+      Effect.gen(function*() {
+        if (current === undefined || current.rows >= size) {
+          yield* finish
+          const path = Path.join(dir, `chunk-${String(chunks.length + 1).padStart(4, "0")}.csv`)
+          writer = yield* openCsvWriter(path, [rowColumn, ...input.columns], { bom: false, guard: false })
+          current = { path, first: row.row, last: row.row, rows: 0 }
+        }
+        yield* writer!.writeAll([[row.row, ...input.cellsOf(row)]])
+        current.rows += 1
+        current.last = row.row
+      }))
+    yield* finish
+  }))
+  return chunks
+})
+
+/** The settings a chunk is read with: its own file's, whatever the original's were. */
+export const chunkRead: ReadSettings = { encoding: "utf-8", delimiter: "," }
+
+/**
+ * Writes into `dir` (holding `source`, the original file) the run directory of a chunked job: one journal
+ * (the first chunk's header, made the original file's, then every chunk's lines), the reports from the original
+ * file, and the summary with the chunks' traffic added up.
+ */
+export const mergeChunks = Effect.fn("Fleet.mergeChunks")(function*(options: {
+  readonly dir: string
+  readonly source: string
+  readonly read: ReadSettings
+  readonly sha256: string
+  readonly journals: ReadonlyArray<ReadonlyArray<string>>
+  readonly summaries: ReadonlyArray<Summary | undefined>
+  readonly write: (path: string, text: string) => Effect.Effect<void>
+}) {
+  const first = options.journals.find((j) => j.length > 0)
+  if (first === undefined) return undefined
+  const header = JSON.parse(first[0]!) as Header
+  const merged: Header = {
+    ...header,
+    source: {
+      file: options.source,
+      format: options.source.toLowerCase().endsWith(".xlsx") ? "xlsx" : "csv",
+      sha256: options.sha256,
+      ...(options.read.sheet !== undefined ? { sheet: options.read.sheet } : {}),
+      encoding: options.read.encoding,
+      delimiter: options.read.delimiter
+    },
+    read: options.read,
+    parse: { ...header.parse, baseDir: Path.dirname(options.source) }
+  }
+  const lines = [JSON.stringify(merged)]
+  for (const j of options.journals) lines.push(...j.slice(1))
+  const journalPath = Path.join(options.dir, journalFile)
+  yield* options.write(journalPath, lines.join("\n") + "\n")
+  const contents = yield* readJournal(journalPath)
+  const input = yield* openInput(options.source, options.read, resourceOf(header.resource as ResourceName).name)
+  const decimal = (header.formats as { decimal?: "." | "," } | undefined)?.decimal ?? "."
+  const report = yield* writeReports({
+    runDir: options.dir,
+    input,
+    dryRun: header.dryRun,
+    decimal,
+    outcomeOf: (row): Outcome =>
+      contents.rows.get(row)?.outcome ?? { status: "skipped", error: "not attempted: the job ended before this row" }
+  })
+  const known = options.summaries.filter((s): s is Summary => s !== undefined)
+  const sum = (f: (s: Summary) => number) => known.reduce((n, s) => n + f(s), 0)
+  const interrupted = known.length < options.summaries.length || known.some((s) => s.interrupted)
+  const allEnded = Object.entries(report.counts).every(([s, n]) =>
+    n === 0 || endedWell(s as Outcome["status"], header.dryRun)
+  )
+  const base = known[0]
+  const summary: Summary = {
+    ...(base ?? {}),
+    tool: "fsm-bulk",
+    command: header.command,
+    resource: header.resource,
+    mode: header.mode,
+    source: options.source,
+    runDir: options.dir,
+    started: header.started,
+    finished: known.map((s) => s.finished).sort().at(-1) ?? (yield* nowIso),
+    rows: report.rows,
+    counts: report.counts,
+    errors: report.errors,
+    requests: sum((s) => s.requests),
+    rateLimited: sum((s) => s.rateLimited),
+    retries: sum((s) => s.retries),
+    exitCode: interrupted ? 3 : allEnded ? 0 : 1,
+    dryRun: header.dryRun,
+    parent: null,
+    interrupted,
+    aborted: known.find((s) => s.aborted !== null)?.aborted ?? null
+  }
+  yield* writeSummary(options.dir, summary)
+  return summary
+})

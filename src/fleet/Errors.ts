@@ -1,0 +1,18 @@
+/**
+ * The fleet's failures of a whole command: the fleet store cannot be reached or used (`Unavailable`), a name or
+ * job that does not exist (`NotFound`), a missing or bad key (`Key`). Bad input stays a `UsageError`/`InputError`.
+ */
+import { Schema } from "effect"
+
+export class FleetError extends Schema.TaggedError<FleetError>()("FleetError", {
+  reason: Schema.Literal("Unavailable", "NotFound", "Key", "Locked"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect)
+}) {
+  get exitCode(): 2 {
+    return 2
+  }
+}
+
+/** What a driver's error says, in one line. */
+export const describeCause = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)

@@ -1,0 +1,126 @@
+/**
+ * The engine: BullMQ on its PostgreSQL backend, one queue `fsm-bulk` whose jobs carry only our job id (what to
+ * run is in `fsm_bulk.jobs`, credentials in `fsm_bulk.accounts`, never in job data). Workers pull jobs when they
+ * have room; a job whose worker stops renewing its lock (killed, paused) goes back to the queue after the lock
+ * expires and another worker takes it over, so attempts and stalls are allowed many times: our journal, not the
+ * queue, decides what was done.
+ *
+ * `--fleet` also accepts `redis://`, BullMQ's other backend; this build keeps the fleet's own tables in
+ * PostgreSQL only, so a `redis://` address is refused with that said (see docs/fleet.md).
+ */
+import { Config, Effect, Option, type Scope } from "effect"
+import type { Pool } from "pg"
+import { UsageError } from "../Errors.js"
+import { describeCause, FleetError } from "./Errors.js"
+
+export const queueName = "fsm-bulk"
+
+/** What a queued job carries: our job id only. */
+export interface JobData {
+  readonly job: string
+}
+
+/** How long a worker's hold on a job lasts without renewal (FSM_FLEET_LEASE_MS; default 30 s, at least 1 s). */
+export const leaseMs = Effect.gen(function*() {
+  const ms = yield* Config.option(Config.integer("FSM_FLEET_LEASE_MS")).pipe(
+    Effect.orElseSucceed(() => Option.none<number>())
+  )
+  return Option.getOrElse(Option.filter(ms, (n) => n >= 1_000), () => 30_000)
+})
+
+/** The `--fleet` address, checked: a postgres:// URL. */
+export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
+  Effect.suspend(() => {
+    let url: URL
+    try {
+      url = new URL(text.trim())
+    } catch {
+      return Effect.fail(
+        new UsageError({ message: `--fleet / FSM_FLEET_URL: "${text}" is not an address (postgres://…)` })
+      )
+    }
+    if (url.protocol === "postgres:" || url.protocol === "postgresql:") return Effect.succeed(text.trim())
+    if (url.protocol === "redis:" || url.protocol === "rediss:") {
+      return Effect.fail(
+        new UsageError({
+          message:
+            "--fleet / FSM_FLEET_URL: the Redis backend is not available in this build: the fleet keeps its journal, files and accounts in PostgreSQL; use a postgres:// address"
+        })
+      )
+    }
+    return Effect.fail(
+      new UsageError({ message: `--fleet / FSM_FLEET_URL: ${url.protocol} is not supported: use postgres://…` })
+    )
+  })
+
+const engine = Effect.promise(() => import("bullmq"))
+
+const failed = (what: string) => (cause: unknown) =>
+  new FleetError({ reason: "Unavailable", message: `${what}: ${describeCause(cause)}`, cause })
+
+/** Creates (or upgrades) BullMQ's tables; idempotent. */
+export const migrateEngine = (pool: Pool) =>
+  Effect.flatMap(engine, (bullmq) =>
+    Effect.tryPromise({
+      try: () => bullmq.runMigrations(pool),
+      catch: failed("cannot create the queue's tables")
+    }))
+
+/** The queue, for submitting and cancelling, closed with the scope. */
+export const openQueue = (url: string) =>
+  Effect.gen(function*() {
+    const bullmq = yield* engine
+    const { Queue } = bullmq.withBackend(bullmq.createPostgresBackend)
+    return yield* Effect.acquireRelease(
+      Effect.sync(() => new Queue<JobData>(queueName, { connection: { connectionString: url, max: 2 } })),
+      (q) => Effect.promise(() => q.close()).pipe(Effect.ignore)
+    )
+  })
+
+export type FleetQueue = Effect.Effect.Success<ReturnType<typeof openQueue>>
+
+/** Queues job `id` (BullMQ's job id is ours: adding it twice queues it once). */
+export const enqueue = (queue: FleetQueue, id: string) =>
+  Effect.tryPromise({
+    try: () =>
+      queue.add("run", { job: id }, {
+        jobId: id,
+        attempts: 1_000,
+        backoff: { type: "fixed", delay: 500 },
+        removeOnComplete: true,
+        removeOnFail: 100
+      }),
+    catch: failed("cannot queue the job")
+  }).pipe(Effect.asVoid)
+
+/** Takes a queued job off the queue, when it is waiting (a running one is stopped through its lease). */
+export const dequeue = (queue: FleetQueue, id: string) =>
+  Effect.tryPromise({ try: () => queue.remove(id), catch: failed("cannot remove the job from the queue") }).pipe(
+    Effect.ignore
+  )
+
+/** A worker pulling up to `jobs` jobs at once for the scope; `process` runs one (its promise ends it). */
+export const startEngineWorker = (
+  url: string,
+  options: { readonly jobs: number; readonly leaseMs: number },
+  process: (data: JobData) => Promise<void>
+): Effect.Effect<{ readonly close: Effect.Effect<void> }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const bullmq = yield* engine
+    const { Worker } = bullmq.withBackend(bullmq.createPostgresBackend)
+    const worker = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new Worker<JobData>(queueName, (job) => process(job.data), {
+          connection: { connectionString: url, max: 4 },
+          concurrency: options.jobs,
+          lockDuration: options.leaseMs,
+          stalledInterval: Math.max(500, Math.floor(options.leaseMs / 2)),
+          maxStalledCount: 1_000
+        })
+      ),
+      (w) => Effect.promise(() => w.close()).pipe(Effect.ignore)
+    )
+    // A lost connection is retried by the engine; its errors must not end the process.
+    worker.on("error", () => undefined)
+    return { close: Effect.promise(() => worker.close()).pipe(Effect.ignore) }
+  })

@@ -1,0 +1,58 @@
+/**
+ * Account credentials at rest: AES-256-GCM with the key in FSM_FLEET_KEY (32 bytes, base64 or hex), a fresh
+ * 12-byte nonce per value, stored as `v1:<nonce>:<tag>:<ciphertext>` (base64). The key never leaves the
+ * environment; the credentials are decrypted in a worker's memory only, never put in job data, logs or reports.
+ */
+import { Config, Effect, Option, Redacted } from "effect"
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
+import type { Credentials } from "../client/Config.js"
+import { FleetError } from "./Errors.js"
+
+const keyProblem = (why: string) =>
+  new FleetError({
+    reason: "Key",
+    message:
+      `FSM_FLEET_KEY ${why}: set it to 32 random bytes, base64 or hex (e.g. \`openssl rand -base64 32\`), the same on every host`
+  })
+
+/** The key from FSM_FLEET_KEY. */
+export const fleetKey = Effect.gen(function*() {
+  const text = yield* Config.option(Config.redacted("FSM_FLEET_KEY")).pipe(
+    Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+  )
+  if (Option.isNone(text) || Redacted.value(text.value).trim() === "") return yield* keyProblem("is not set")
+  const raw = Redacted.value(text.value).trim()
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64")
+  if (key.length !== 32) return yield* keyProblem(`is ${key.length} bytes, not 32`)
+  return key
+})
+
+export const seal = (key: Buffer, credentials: Credentials): string => {
+  const nonce = randomBytes(12)
+  const cipher = createCipheriv("aes-256-gcm", key, nonce)
+  const plain = JSON.stringify({
+    apiKey: Redacted.value(credentials.apiKey),
+    apiToken: Redacted.value(credentials.apiToken)
+  })
+  const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()])
+  return ["v1", nonce, cipher.getAuthTag(), body].map((p) => typeof p === "string" ? p : p.toString("base64")).join(":")
+}
+
+export const open = (key: Buffer, sealed: string, account: string): Effect.Effect<Credentials, FleetError> =>
+  Effect.try({
+    try: () => {
+      const [v, nonce, tag, body] = sealed.split(":")
+      if (v !== "v1" || nonce === undefined || tag === undefined || body === undefined) throw new Error("bad format")
+      const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(nonce, "base64"))
+      decipher.setAuthTag(Buffer.from(tag, "base64"))
+      const plain = Buffer.concat([decipher.update(Buffer.from(body, "base64")), decipher.final()]).toString("utf8")
+      const json = JSON.parse(plain) as { apiKey: string; apiToken: string }
+      return { apiKey: Redacted.make(json.apiKey), apiToken: Redacted.make(json.apiToken) }
+    },
+    catch: () =>
+      new FleetError({
+        reason: "Key",
+        message:
+          `the credentials of account "${account}" cannot be decrypted with FSM_FLEET_KEY: it is not the key they were added with`
+      })
+  })

@@ -1,0 +1,202 @@
+/**
+ * The fleet's commands, spawned as users run them, against a throwaway PostgreSQL and the real sandbox:
+ * `fleet init` (twice), accounts with credentials encrypted at rest, a submit refused offline (nothing queued),
+ * one import run end to end by a worker bound to its own address, `wait`'s exit code, `fetch`'s run directory
+ * (which `rerun` and `report` take unchanged), `cancel`, and a second worker on the same egress id refused.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import pg from "pg"
+import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
+import { bin, fleetEnv, lastJson, runCli, startPostgres } from "./support.js"
+
+const query = async (url: string, text: string, values: Array<unknown> = []) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
+      let stderr = ""
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+      const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+      return { child, stderr: () => stderr, exit }
+    }),
+    (w) => Effect.sync(() => w.child.exitCode === null && w.child.kill("SIGKILL"))
+  )
+
+describe("fleet commands", () => {
+  it.scopedLive("init, accounts, submit, worker, wait, fetch, rerun, cancel", () =>
+    Effect.gen(function*() {
+      const pgServer = yield* startPostgres
+      const sandbox = yield* startDrillSandbox({
+        rate: { limit: 10_000, windowMs: 1_000 },
+        accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "beta-key", apiToken: "beta-token" }]
+      })
+      const dir = yield* tempDir
+      const env = fleetEnv(pgServer.url)
+      const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+        Effect.promise(() => runCli(args, { ...env, ...extra }))
+
+      const init = yield* run(["fleet", "init"])
+      assert.strictEqual(init.code, 0, init.stderr)
+      assert.strictEqual((yield* run(["fleet", "init"])).code, 0, "init is idempotent")
+
+      const account = sandbox.accounts[0]!
+      const withoutKey = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+        FSM_FLEET_KEY: "",
+        FSM_API_KEY: account.apiKey,
+        FSM_API_TOKEN: account.apiToken
+      })
+      assert.strictEqual(withoutKey.code, 2)
+      assert.include(withoutKey.stderr, "FSM_FLEET_KEY is not set")
+
+      const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+        FSM_API_KEY: account.apiKey,
+        FSM_API_TOKEN: account.apiToken
+      })
+      assert.strictEqual(added.code, 0, added.stderr)
+      const listed = yield* run(["accounts", "list", "--json"])
+      assert.deepStrictEqual(lastJson(listed.stdout), {
+        accounts: [{ name: "acme", baseUrl: sandbox.url, rate: null }]
+      })
+      const stored = yield* Effect.promise(() => query(pgServer.url, "SELECT secret FROM fsm_bulk.accounts"))
+      assert.notInclude(JSON.stringify(stored), account.apiToken, "credentials are encrypted at rest")
+
+      // Bad input: exit 2, nothing queued.
+      const broken = Path.join(dir, "broken.csv")
+      writeFileSync(broken, "")
+      const refused = yield* run(["submit", "import", "customers", broken, "--account", "acme"])
+      assert.strictEqual(refused.code, 2, refused.stderr)
+      const unknown = yield* run(["submit", "import", "customers", broken, "--account", "nobody-here"])
+      assert.strictEqual(unknown.code, 2)
+      assert.include(unknown.stderr, `no account "nobody-here"`)
+      assert.deepStrictEqual(yield* Effect.promise(() => query(pgServer.url, "SELECT id FROM fsm_bulk.jobs")), [])
+
+      // One job, end to end.
+      const input = customersFile(dir, "clientes.csv", 60, [7])
+      const submitted = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
+      assert.strictEqual(submitted.code, 0, submitted.stderr)
+      const job = lastJson(submitted.stdout).job as string
+      assert.match(job, /^[0-9a-f-]{36}$/)
+      const queued = JSON.stringify(
+        yield* Effect.promise(() => query(pgServer.url, "SELECT row_to_json(j) AS j FROM bullmq.job j"))
+      )
+      assert.include(queued, job)
+      assert.notInclude(queued, account.apiToken, "no credential in the queue's job data")
+
+      const worker = yield* startWorker(["--egress-id", "w11", "--source-address", "127.0.0.11", "--jobs", "2"], env)
+      const waited = yield* run(["wait", job, "--json"])
+      assert.strictEqual(waited.code, 1, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+      assert.strictEqual(lastJson(waited.stdout).state, "done")
+      assert.notInclude(worker.stderr(), account.apiToken)
+
+      const log = yield* sandbox.control.requests
+      assert.isAbove(log.length, 0)
+      assert.deepStrictEqual([...new Set(log.map((e) => e.client?.replace(/^::ffff:/, "")))], ["127.0.0.11"])
+      const records = yield* sandbox.control.records(account.apiKey, "customers")
+      assert.strictEqual(records.length, input.valid.length)
+
+      // A second worker on the same egress id is refused.
+      const twin = yield* run(["worker", "--egress-id", "w11"])
+      assert.strictEqual(twin.code, 2)
+      assert.include(twin.stderr, "another worker already runs with --egress-id w11")
+
+      const out = Path.join(dir, "fetched")
+      const fetched = yield* run(["fetch", job, "--out", out])
+      assert.strictEqual(fetched.code, 0, fetched.stderr)
+      const report = readReport(out)
+      assert.strictEqual(report.length, 60)
+      assert.deepStrictEqual(statusCounts(report), { created: 59, invalid: 1 })
+      assert.deepStrictEqual(report.map((r) => Number(r._row)), Array.from({ length: 60 }, (_, i) => i + 2))
+      assert.strictEqual(readJournal(out)[0]!.source.file, Path.join(out, "source", "clientes.csv"))
+      assert.isTrue(existsSync(Path.join(out, "report.html")))
+      assert.strictEqual(JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8")).runDir, out)
+      const again = yield* run(["fetch", job, "--out", out])
+      assert.strictEqual(again.code, 2, "fetch never overwrites")
+
+      // The fetched run directory is a standard one: report and rerun take it.
+      assert.strictEqual((yield* run(["report", out])).code, 0)
+      const rerun = yield* run(["rerun", out, "--json"], {
+        FSM_API_KEY: account.apiKey,
+        FSM_API_TOKEN: account.apiToken
+      })
+      assert.strictEqual(rerun.code, 0, rerun.stderr)
+      assert.include(rerun.stderr, "nothing to rerun")
+
+      // Cancel: a queued job is taken off the queue; wait exits 3.
+      yield* Effect.sync(() => worker.child.kill("SIGTERM"))
+      assert.strictEqual(yield* Effect.promise(() => worker.exit), 0, worker.stderr())
+      const second = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
+      const job2 = lastJson(second.stdout).job as string
+      assert.strictEqual((yield* run(["cancel", job2])).code, 0)
+      assert.strictEqual((yield* run(["wait", job2])).code, 3)
+      const status = yield* run(["status", "--json"])
+      const jobs = lastJson(status.stdout).jobs as Array<Record<string, unknown>>
+      assert.deepStrictEqual(jobs.map((j) => [j.job, j.state]).sort(), [[job, "done"], [job2, "cancelled"]].sort())
+    }), { timeout: 300_000 })
+
+  it.scopedLive("a worker stopped mid-job hands it back, and another finishes it", () =>
+    Effect.gen(function*() {
+      const pgServer = yield* startPostgres
+      const sandbox = yield* startDrillSandbox({
+        rate: { limit: 10_000, windowMs: 1_000 },
+        accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "beta-key", apiToken: "beta-token" }]
+      })
+      const dir = yield* tempDir
+      const env = fleetEnv(pgServer.url)
+      const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+        Effect.promise(() => runCli(args, { ...env, ...extra }))
+      assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+      // A worker stopped mid-job hands it back; the next one finishes it, no record twice.
+      const beta = sandbox.accounts[1]!
+      const input = customersFile(dir, "clientes.csv", 150, [7])
+      assert.strictEqual(
+        (yield* run(["accounts", "add", "beta", "--base-url", sandbox.url], {
+          FSM_API_KEY: beta.apiKey,
+          FSM_API_TOKEN: beta.apiToken
+        })).code,
+        0
+      )
+      const slow = yield* run(["submit", "import", "customers", input.file, "--account", "beta", "--json"])
+      const job3 = lastJson(slow.stdout).job as string
+      const stopping = yield* startWorker(
+        ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
+        env
+      )
+      let lines = 0
+      const deadline = Date.now() + 60_000
+      while (lines < 10) {
+        assert.isBelow(Date.now(), deadline, `no journal lines: ${stopping.stderr()}`)
+        yield* Effect.sleep(200)
+        lines = (yield* Effect.promise(() =>
+          query(pgServer.url, "SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [job3])
+        ))[0].n
+      }
+      stopping.child.kill("SIGTERM")
+      assert.strictEqual(
+        yield* Effect.promise(() =>
+          stopping.exit
+        ),
+        0,
+        stopping.stderr()
+      )
+      assert.include(stopping.stderr(), `job ${job3} handed back`)
+      const next = yield* startWorker(["--egress-id", "w13", "--source-address", "127.0.0.13"], env)
+      const waited = yield* run(["wait", job3])
+      assert.strictEqual(waited.code, 1, `${waited.stderr}\n${next.stderr()}`)
+      next.child.kill("SIGTERM")
+      const betaRecords = yield* sandbox.control.records(beta.apiKey, "customers")
+      assert.deepStrictEqual(betaRecords.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
+    }), { timeout: 300_000 })
+})

@@ -1,0 +1,169 @@
+/**
+ * What the fleet tests share: a throwaway PostgreSQL cluster (Debian's server binaries, installed by
+ * scripts/ensure-postgres.sh) initialised in a temporary directory and run as an unprivileged user on 127.0.0.1
+ * and a free port, removed with the test's scope; the fleet key; the built CLI spawned with the fleet's
+ * environment.
+ */
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const bin = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
+
+/** A fixed test key (32 bytes, base64): credentials are encrypted with it. */
+export const fleetKey = Buffer.alloc(32, 7).toString("base64")
+
+/** The directory holding initdb and postgres: Debian's newest, else PATH. */
+export const postgresBin = (): string | undefined => {
+  const root = "/usr/lib/postgresql"
+  if (existsSync(root)) {
+    const versions = readdirSync(root).filter((v) => existsSync(Path.join(root, v, "bin", "initdb")))
+      .sort((a, b) => Number(b) - Number(a))
+    if (versions[0] !== undefined) return Path.join(root, versions[0], "bin")
+  }
+  try {
+    return Path.dirname(execFileSync("sh", ["-c", "command -v initdb"], { encoding: "utf8" }).trim())
+  } catch {
+    return undefined
+  }
+}
+
+/** A TCP port free on 127.0.0.1 now (redis and postgres take no port 0). */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+    })
+  })
+
+const asUser = (user: string | undefined, command: string, args: ReadonlyArray<string>) =>
+  user === undefined ? { command, args: [...args] } : { command: "runuser", args: ["-u", user, "--", command, ...args] }
+
+const waitFor = async (check: () => boolean, what: string, ms: number) => {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (check()) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`${what} did not come up within ${ms} ms`)
+}
+
+export interface RunningPostgres {
+  readonly url: string
+  readonly process: ChildProcess
+  readonly dir: string
+}
+
+/**
+ * A fresh PostgreSQL cluster for the scope. Postgres refuses to run as root, so as root the cluster belongs to
+ * `nobody` (its directory is handed over); trust authentication on 127.0.0.1 only, no fsync (a test cluster).
+ */
+export const startPostgres: Effect.Effect<RunningPostgres, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.promise(async (): Promise<RunningPostgres> => {
+    const binDir = postgresBin()
+    if (binDir === undefined) throw new Error("PostgreSQL is not installed: run bash scripts/ensure-postgres.sh")
+    const user = process.getuid?.() === 0 ? "nobody" : undefined
+    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-pg-"))
+    chmodSync(dir, 0o700)
+    if (user !== undefined) chownSync(dir, 65534, 65534)
+    const data = Path.join(dir, "data")
+    const init = asUser(user, Path.join(binDir, "initdb"), [
+      "-D",
+      data,
+      "-U",
+      "fsm",
+      "--auth=trust",
+      "--no-sync",
+      "-E",
+      "UTF8",
+      "--locale=C"
+    ])
+    execFileSync(init.command, init.args, { stdio: "ignore", cwd: dir })
+    const port = await freePort()
+    const run = asUser(user, Path.join(binDir, "postgres"), [
+      "-D",
+      data,
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-k",
+      dir,
+      "-c",
+      "fsync=off",
+      "-c",
+      "full_page_writes=off",
+      "-c",
+      "max_connections=200"
+    ])
+    const child = spawn(run.command, run.args, { stdio: ["ignore", "ignore", "pipe"], cwd: dir })
+    let log = ""
+    child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
+    await waitFor(
+      () => log.includes("ready to accept connections") || child.exitCode !== null,
+      "postgres",
+      30_000
+    )
+    if (child.exitCode !== null) throw new Error(`postgres exited: ${log}`)
+    const ready = asUser(user, Path.join(binDir, "createdb"), [
+      "-h",
+      "127.0.0.1",
+      "-p",
+      String(port),
+      "-U",
+      "fsm",
+      "fleet"
+    ])
+    execFileSync(ready.command, ready.args, { stdio: "ignore", cwd: dir })
+    return { url: `postgres://fsm@127.0.0.1:${port}/fleet`, process: child, dir }
+  }),
+  (pg) =>
+    Effect.promise(async () => {
+      if (pg.process.exitCode === null) {
+        const exited = new Promise((r) => pg.process.once("exit", r))
+        pg.process.kill("SIGINT") // fast shutdown
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
+        if (pg.process.exitCode === null) pg.process.kill("SIGKILL")
+      }
+      rmSync(pg.dir, { recursive: true, force: true })
+    })
+)
+
+/** The environment of a spawned fleet command. */
+export const fleetEnv = (url: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, FSM_FLEET_URL: url, FSM_FLEET_KEY: fleetKey, ...extra }
+  // Nothing of the caller's own API settings leaks into the fleet's commands.
+  for (const name of ["FSM_API_KEY", "FSM_API_TOKEN", "FSM_BASE_URL", "FSM_RATE"]) {
+    if (!(name in extra)) delete env[name]
+  }
+  return env
+}
+
+export interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs the built CLI to its end. */
+export const runCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<Ran> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.on("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+/** The last stdout line as JSON (`--json`). */
+export const lastJson = (stdout: string): Record<string, unknown> =>
+  JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>
