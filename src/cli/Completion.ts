@@ -105,7 +105,7 @@ const fishQuote = (text: string): string => `'${text.replace(/\\/g, "\\\\").repl
 
 /** The first clause of a description, short enough for a completion menu. */
 const short = (text: string): string => {
-  const clause = text.split(/[;:(]/)[0]!.trim()
+  const clause = text.split(/; |: /)[0]!.trim()
   return clause.length <= 60 ? clause : `${clause.slice(0, 59)}…`
 }
 

@@ -217,7 +217,7 @@ const flagsOf = (options: unknown, context: Context): ReadonlyArray<FlagInfo> =>
       return flagsOf(o["options"], { ...context, required: false, env: envOf(o["effect"]) })
     case "Variadic":
     case "KeyValueMap":
-      return flagsOf(o["argumentOption"], { ...context, repeatable: true })
+      return flagsOf(o["argumentOption"], { ...context, repeatable: true, required: false })
     default:
       return []
   }
@@ -352,7 +352,7 @@ const flagTerm = (f: FlagInfo): string =>
 const flagText = (f: FlagInfo): string => {
   const parts = [f.description]
   if (f.choices !== undefined) parts.push(`{${f.choices.join("|")}}`)
-  if (f.repeatable) parts.push("(repeatable)")
+  if (f.repeatable && !/\brepeatable\b/.test(f.description)) parts.push("(repeatable)")
   if (f.default !== undefined && !/\bdefault\b/i.test(f.description)) parts.push(`(default ${f.default})`)
   if (f.required) parts.push("(required)")
   return parts.filter((p) => p !== "").join(" ")

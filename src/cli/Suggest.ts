@@ -92,9 +92,19 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
   const flags = [...command.flags, helpFlag, versionFlag]
   const rest = before.slice(1)
   if (rest.some((a) => a === "--help" || a === "-h")) return { _tag: "Help", command }
+  let position = 0
   for (let i = 0; i < rest.length; i++) {
     const token = rest[i]!
-    if (!token.startsWith("-") || token === "-") continue
+    if (!token.startsWith("-") || token === "-") {
+      const arg = command.args[Math.min(position++, command.args.length - 1)]
+      if (arg?.choices !== undefined && !arg.choices.includes(token)) {
+        return {
+          _tag: "Mistake",
+          message: `${arg.name}: "${token}" is not one of ${arg.choices.join(", ")}${didYouMean(token, arg.choices)}`
+        }
+      }
+      continue
+    }
     const eq = token.indexOf("=")
     const name = token.startsWith("--") && eq > 0 ? token.slice(0, eq) : token
     const flag = flags.find((f) => f.name === name || f.aliases.includes(name))
