@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { spawnSync } from "node:child_process"
-import { existsSync, readdirSync } from "node:fs"
+import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { bin, runCli } from "../import/support.js"
 import { temporaryDir } from "../support.js"
@@ -18,11 +18,13 @@ const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)
 const widest = (text: string) => Math.max(...text.split("\n").map((l) => l.length))
 
 /** The CLI run under a pseudo-terminal of `columns` columns (`script`), its output as the terminal shows it. */
-const onTerminal = (args: string, env: Record<string, string>) =>
+const onTerminal = (args: string, env: Record<string, string>, cwd?: string) =>
   spawnSync("script", ["-qec", `stty cols 100; ${process.execPath} ${bin} ${args}`, "/dev/null"], {
     encoding: "utf8",
-    env: { PATH: process.env.PATH ?? "", TERM: "xterm", ...env }
+    env: { PATH: process.env.PATH ?? "", TERM: "xterm", ...env },
+    cwd
   })
+const hasScript = spawnSync("sh", ["-c", "command -v script"]).status === 0
 
 describe("the terminal", () => {
   it.scoped("help pages: synopsis, examples, defaults, environment, wrapped to COLUMNS, no escapes in a pipe", () =>
@@ -55,7 +57,7 @@ describe("the terminal", () => {
       assert.isAtMost(widest(plain.stdout), 80)
     }))
 
-  it.effect.skipIf(spawnSync("sh", ["-c", "command -v script"]).status !== 0)(
+  it.effect.skipIf(!hasScript)(
     "on a terminal help is bold and as wide as the terminal; NO_COLOR turns the colour off",
     () =>
       Effect.sync(() => {
@@ -69,6 +71,22 @@ describe("the terminal", () => {
         const mistake = onTerminal("export --json", { NO_COLOR: "1" })
         assert.include(mistake.stdout, "Expected to find option: '--out'")
         assert.notInclude(mistake.stdout, escape)
+      })
+  )
+
+  it.scoped.skipIf(!hasScript)(
+    "progress draws its live bar on a terminal, and plain lines with NO_COLOR",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* temporaryDir("fsm-progress-")
+        writeFileSync(Path.join(dir, "customers.csv"), "externalId,name\nK-1,Um\nK-2,Dois\n")
+        const bar = onTerminal("import customers customers.csv --out bar", {}, dir)
+        assert.strictEqual(bar.status, 0, bar.stdout)
+        assert.include(bar.stdout, `${escape}2K`)
+        const plain = onTerminal("import customers customers.csv --out plain", { NO_COLOR: "1" }, dir)
+        assert.strictEqual(plain.status, 0, plain.stdout)
+        assert.include(plain.stdout, "import customers: 2 rows")
+        assert.notInclude(plain.stdout, escape)
       })
   )
 
