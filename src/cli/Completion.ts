@@ -75,12 +75,13 @@ const bash = (model: CliModel): string => {
     `  }`,
     `  while (( i < COMP_CWORD )); do`,
     `    case "\${COMP_WORDS[i]}" in`,
-    `      ${names.join("|")}) cmd="\${COMP_WORDS[i]}"; at=$i; break ;;`,
+    `      ${[...names, "help"].join("|")}) cmd="\${COMP_WORDS[i]}"; at=$i; break ;;`,
     `    esac`,
     `    i=$((i + 1))`,
     `  done`,
     `  case "$cmd" in`,
-    `    "") __words "${[...names, "--help", "--version"].join(" ")}" ;;`,
+    `    "") __words "${[...names, "help", "--help", "--version"].join(" ")}" ;;`,
+    `    help) (( COMP_CWORD == at + 1 )) && __words "${names.join(" ")}" ;;`,
     ...perCommand,
     `  esac`,
     `  return 0`,
@@ -111,13 +112,16 @@ const short = (text: string): string => {
 
 const fish = (model: CliModel): string => {
   const c = `complete -c ${model.name}`
+  const names = model.commands.map((m) => m.name)
   const lines = [
     `# ${model.name} completion for fish. Load it with: ${model.name} completion fish | source`,
     `${c} -f`,
     `${c} -n __fish_use_subcommand -l help -s h -d ${fishQuote(helpFlag.description)}`,
     ...model.commands.map((cmd) =>
       `${c} -n __fish_use_subcommand -a ${cmd.name} -d ${fishQuote(short(cmd.description))}`
-    )
+    ),
+    `${c} -n __fish_use_subcommand -a help -d ${fishQuote("Show help for a command")}`,
+    `${c} -n ${fishQuote("__fish_seen_subcommand_from help")} -a ${fishQuote(names.join(" "))}`
   ]
   for (const cmd of model.commands) {
     const when = `-n ${fishQuote(`__fish_seen_subcommand_from ${cmd.name}`)}`

@@ -80,15 +80,15 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     if (name === "--version") return { _tag: "Parse" }
     return { _tag: "Mistake", message: unknownFlag(name, model.name, rootFlags) }
   }
-  const command = model.commands.find((c) => c.name === first)
-  if (command === undefined) {
-    return {
-      _tag: "Mistake",
-      message: `unknown command "${first}"${
-        didYouMean(first, model.commands.map((c) => c.name))
-      }; run \`${model.name} --help\` for the list`
-    }
+  if (first === "help") {
+    // `fsm-bulk help [COMMAND]`, as gh has it.
+    const topic = before[1]
+    const named = model.commands.find((c) => c.name === topic)
+    if (topic === undefined || named !== undefined) return { _tag: "Help", command: named }
+    return { _tag: "Mistake", message: unknownCommand(model, topic) }
   }
+  const command = model.commands.find((c) => c.name === first)
+  if (command === undefined) return { _tag: "Mistake", message: unknownCommand(model, first) }
   const flags = [...command.flags, helpFlag, versionFlag]
   const rest = before.slice(1)
   if (rest.some((a) => a === "--help" || a === "-h")) return { _tag: "Help", command }
@@ -126,6 +126,11 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
   }
   return { _tag: "Parse" }
 }
+
+const unknownCommand = (model: CliModel, name: string) =>
+  `unknown command "${name}"${
+    didYouMean(name, model.commands.map((c) => c.name))
+  }; run \`${model.name} --help\` for the list`
 
 /** @effect/cli's built-in flags that fsm-bulk does not offer, and what to use instead. */
 const retired: Readonly<Record<string, string>> = {

@@ -40,6 +40,7 @@ describe("shell completion", () => {
 
       assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "imp"]), ["import"])
       assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "comp"]), ["completion"])
+      assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "help", "imp"]), ["import"])
       assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "import", "--dr"]), ["--dry-run"])
       assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "export", "--sin"]), ["--since"])
       assert.includeMembers(bash(script, dir, ["fsm-bulk", "import", "customers", "a.csv", "--"]), [
