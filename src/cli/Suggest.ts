@@ -65,8 +65,9 @@ const booleanWords = new Set(["true", "false", "yes", "no", "y", "n", "on", "off
 
 /**
  * Reads the command line against the model of the parser: a request for help, or the first mistake it finds (an
- * unknown command or flag, a value that is not one of a flag's choices), each with the closest known name; or
- * nothing to say, and @effect/cli parses it (values, arguments, missing flags).
+ * unknown command or flag, a value that is not one of a flag's or argument's choices), each with the closest known
+ * name; or nothing to say, and @effect/cli parses it (values, arguments, missing flags). Names are compared without
+ * case, as @effect/cli compares them; choices exactly, as it does.
  */
 export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Checked => {
   const end = args.indexOf("--")
@@ -75,7 +76,7 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
   const rootFlags = [helpFlag, versionFlag]
   if (first === undefined) return { _tag: "Help" }
   if (first.startsWith("-")) {
-    const name = first.split("=")[0]!
+    const name = first.split("=")[0]!.toLowerCase()
     if (name === "--help" || name === "-h") return { _tag: "Help" }
     if (name === "--version") return { _tag: "Parse" }
     return { _tag: "Mistake", message: unknownFlag(name, model.name, rootFlags) }
@@ -83,15 +84,15 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
   if (first === "help") {
     // `fsm-bulk help [COMMAND]`, as gh has it.
     const topic = before[1]
-    const named = model.commands.find((c) => c.name === topic)
+    const named = model.commands.find((c) => c.name === topic?.toLowerCase())
     if (topic === undefined || named !== undefined) return { _tag: "Help", command: named }
     return { _tag: "Mistake", message: unknownCommand(model, topic) }
   }
-  const command = model.commands.find((c) => c.name === first)
+  const command = model.commands.find((c) => c.name === first.toLowerCase())
   if (command === undefined) return { _tag: "Mistake", message: unknownCommand(model, first) }
   const flags = [...command.flags, helpFlag, versionFlag]
   const rest = before.slice(1)
-  if (rest.some((a) => a === "--help" || a === "-h")) return { _tag: "Help", command }
+  if (rest.some((a) => a.toLowerCase() === "--help" || a.toLowerCase() === "-h")) return { _tag: "Help", command }
   let position = 0
   for (let i = 0; i < rest.length; i++) {
     const token = rest[i]!
@@ -107,7 +108,7 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     }
     const eq = token.indexOf("=")
     const name = token.startsWith("--") && eq > 0 ? token.slice(0, eq) : token
-    const flag = flags.find((f) => f.name === name || f.aliases.includes(name))
+    const flag = flags.find((f) => f.name === name.toLowerCase() || f.aliases.includes(name.toLowerCase()))
     if (flag === undefined) {
       return { _tag: "Mistake", message: unknownFlag(name, `${model.name} ${command.name}`, flags) }
     }
