@@ -35,21 +35,26 @@ const bashArg = (arg: ArgInfo, values: ReadonlyArray<string> | undefined): strin
 const bash = (model: CliModel): string => {
   const fn = functionName(model)
   const names = model.commands.map((c) => c.name)
+  const topLevel = names.filter((n) => !n.includes(" "))
   const perCommand = model.commands.flatMap((c) => {
     const flags = [...c.flags, helpFlag]
     const valued = flags.filter((f) => !f.boolean)
-    const args = c.args.map((a, i) => {
-      const test = a.repeated ? `n >= ${i}` : `n == ${i}`
-      return `${i === 0 ? "if" : "elif"} (( ${test} )); then ${bashArg(a, c.values?.[a.name])}`
-    })
+    const subs = c.subcommands.map((n) => n.split(" ").at(-1)!)
+    const args = [
+      ...(subs.length > 0 ? [`(( n == 0 )); then __words "${subs.join(" ")}"`] : []),
+      ...c.args.map((a, i) => {
+        const test = a.repeated ? `n >= ${i}` : `n == ${i}`
+        return `(( ${test} )); then ${bashArg(a, c.values?.[a.name])}`
+      })
+    ].map((test, i) => `${i === 0 ? "if" : "elif"} ${test}`)
     return [
-      `    ${c.name})`,
+      `    "${c.name}")`,
       `      flags="${flags.flatMap((f) => [f.name, ...f.aliases]).join(" ")}"`,
       `      valued=" ${valued.map((f) => f.name).join(" ")} "`,
       `      case "$prev" in`,
       ...valued.map((f) => `        ${f.name}) ${bashValue(f) || ":"}; return 0 ;;`),
       `      esac`,
-      `      __positional`,
+      `      __positional || return 0`,
       ...(args.length > 0 ? [`      ${args.join("\n      ")}\n      fi`] : []),
       `      ;;`
     ]
@@ -58,7 +63,7 @@ const bash = (model: CliModel): string => {
     `# ${model.name} completion for bash. Load it with: source <(${model.name} completion bash)`,
     `${fn}() {`,
     `  [ -n "\${ZSH_VERSION-}" ] && setopt localoptions ksharrays shwordsplit`,
-    `  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" at=0 i=1 n=0 flags="" valued=""`,
+    `  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" cmd="" w="" at=0 i=1 n=0 flags="" valued=""`,
     `  (( COMP_CWORD > 0 )) && prev="\${COMP_WORDS[COMP_CWORD-1]}"`,
     `  COMPREPLY=()`,
     `  __words() { local w; for w in $1; do [[ "$w" == "$cur"* ]] && COMPREPLY+=("$w"); done; }`,
@@ -74,14 +79,17 @@ const bash = (model: CliModel): string => {
     `    done`,
     `  }`,
     `  while (( i < COMP_CWORD )); do`,
-    `    case "\${COMP_WORDS[i]}" in`,
-    `      ${[...names, "help"].join("|")}) cmd="\${COMP_WORDS[i]}"; at=$i; break ;;`,
+    `    w="\${COMP_WORDS[i]}"`,
+    `    case "\${cmd:+$cmd }$w" in`,
+    `      ${[...names, "help"].map((n) => (n.includes(" ") ? `"${n}"` : n)).join("|")})`,
+    `        cmd="\${cmd:+$cmd }$w"; at=$i ;;`,
+    `      *) [[ -n "$cmd" && "$w" != -* ]] && break ;;`,
     `    esac`,
     `    i=$((i + 1))`,
     `  done`,
     `  case "$cmd" in`,
-    `    "") __words "${[...names, "help", "--help", "--version"].join(" ")}" ;;`,
-    `    help) (( COMP_CWORD == at + 1 )) && __words "${names.join(" ")}" ;;`,
+    `    "") __words "${[...topLevel, "help", "--help", "--version"].join(" ")}" ;;`,
+    `    help) (( COMP_CWORD == at + 1 )) && __words "${topLevel.join(" ")}" ;;`,
     ...perCommand,
     `  esac`,
     `  return 0`,
@@ -112,19 +120,23 @@ const short = (text: string): string => {
 
 const fish = (model: CliModel): string => {
   const c = `complete -c ${model.name}`
-  const names = model.commands.map((m) => m.name)
+  const names = model.commands.map((m) => m.name).filter((n) => !n.includes(" "))
   const lines = [
     `# ${model.name} completion for fish. Load it with: ${model.name} completion fish | source`,
     `${c} -f`,
     `${c} -n __fish_use_subcommand -l help -s h -d ${fishQuote(helpFlag.description)}`,
-    ...model.commands.map((cmd) =>
+    ...model.commands.filter((cmd) => names.includes(cmd.name)).map((cmd) =>
       `${c} -n __fish_use_subcommand -a ${cmd.name} -d ${fishQuote(short(cmd.description))}`
     ),
     `${c} -n __fish_use_subcommand -a help -d ${fishQuote("Show help for a command")}`,
     `${c} -n ${fishQuote("__fish_seen_subcommand_from help")} -a ${fishQuote(names.join(" "))}`
   ]
   for (const cmd of model.commands) {
-    const when = `-n ${fishQuote(`__fish_seen_subcommand_from ${cmd.name}`)}`
+    // A nested command (`fleet init`): every word of its name has been typed.
+    const when = `-n ${fishQuote(cmd.name.split(" ").map((w) => `__fish_seen_subcommand_from ${w}`).join("; and "))}`
+    if (cmd.subcommands.length > 0) {
+      lines.push(`${c} ${when} -a ${fishQuote(cmd.subcommands.map((n) => n.split(" ").at(-1)).join(" "))}`)
+    }
     for (const f of [...cmd.flags, helpFlag]) {
       const short1 = f.aliases.filter((a) => /^-\w$/.test(a)).map((a) => ` -s ${a.slice(1)}`).join("")
       const value = f.boolean

@@ -43,10 +43,13 @@ export interface ArgInfo {
 }
 
 export interface CommandInfo {
+  /** `import`; a nested command by its whole path: `fleet init`. */
   readonly name: string
   readonly description: string
   readonly args: ReadonlyArray<ArgInfo>
   readonly flags: ReadonlyArray<FlagInfo>
+  /** The whole names of its own subcommands (`fleet init` …), when it has some. */
+  readonly subcommands: ReadonlyArray<string>
 }
 
 /** What help adds to a command beyond its parser: 2–4 example command lines, and the values its arguments take. */
@@ -265,15 +268,24 @@ const standard = (descriptor: unknown): Node => {
   return d._tag === "Map" ? standard(d["command"]) : d._tag === "Subcommands" ? standard(d["parent"]) : d
 }
 
-const commandInfo = (descriptor: unknown): CommandInfo => {
+const commandInfo = (descriptor: unknown, prefix = ""): CommandInfo => {
   const d = standard(descriptor)
+  const name = `${prefix}${String(d["name"])}`
   return {
-    name: String(d["name"]),
+    name,
     description: textOf(d["description"]),
     args: argsOf(d["args"], false, false),
-    flags: flagsOf(d["options"], { required: true, repeatable: false })
+    flags: flagsOf(d["options"], { required: true, repeatable: false }),
+    subcommands: childrenOf(descriptor).map((child) => `${name} ${String(standard(child)["name"])}`)
   }
 }
+
+/** Every command under `descriptor`, each followed by its own subcommands, by whole name. */
+const commandsUnder = (descriptor: unknown, prefix: string): ReadonlyArray<CommandInfo> =>
+  childrenOf(descriptor).flatMap((child) => {
+    const info = commandInfo(child, prefix)
+    return [info, ...commandsUnder(child, `${info.name} `)]
+  })
 
 const childrenOf = (descriptor: unknown): ReadonlyArray<unknown> => {
   const d = node(descriptor)
@@ -281,7 +293,7 @@ const childrenOf = (descriptor: unknown): ReadonlyArray<unknown> => {
   return d._tag === "Subcommands" ? (d["children"] as ReadonlyArray<unknown>) : []
 }
 
-/** The model of `root` (one level of subcommands), with the extras of each command by name. */
+/** The model of `root` (its commands at every level), with the extras of each command by whole name. */
 export const cliModel = (
   root: { readonly descriptor: unknown },
   extras: {
@@ -296,8 +308,7 @@ export const cliModel = (
     description: top.description,
     examples: extras.examples,
     groups: extras.groups,
-    commands: childrenOf(root.descriptor).map((child) => {
-      const info = commandInfo(child)
+    commands: commandsUnder(root.descriptor, "").map((info) => {
       const more = extras.commands[info.name]
       return { ...info, ...more, examples: more?.examples ?? [] }
     })
@@ -360,6 +371,9 @@ const flagText = (f: FlagInfo): string => {
 
 /** The synopsis: `fsm-bulk import RESOURCE FILE [flags]`. */
 export const synopsis = (model: CliModel, command: CommandInfo): string => {
+  if (command.subcommands.length > 0 && command.args.length === 0) {
+    return [model.name, command.name, "<command>", "[flags]"].join(" ")
+  }
   const required = command.flags.filter((f) => f.required).map((f) => `${f.name} ${f.placeholder}`)
   const args = command.args.map((a) => {
     const name = `${a.name}${a.repeated ? "..." : ""}`
@@ -405,6 +419,7 @@ export const commandHelp = (
   return [
     ...paragraph(command.description, page),
     ...section(page, "USAGE", paragraph(synopsis(model, command), page, 2)),
+    ...section(page, "COMMANDS", table(subcommandRows(model, command.subcommands), page)),
     ...section(
       page,
       "ARGUMENTS",
@@ -421,6 +436,11 @@ export const commandHelp = (
   ].join("\n") + "\n"
 }
 
+const subcommandRows = (model: CliModel, names: ReadonlyArray<string>) =>
+  model.commands.filter((c) => names.includes(c.name)).map((c) =>
+    [`${c.name.split(" ").at(-1)}:`, c.description] as const
+  )
+
 /** The page of `fsm-bulk` itself: the commands, the global flags, examples and every environment variable. */
 export const rootHelp = (model: CliModel, page: Page): string => {
   const envs = new Map<string, string>()
@@ -429,7 +449,11 @@ export const rootHelp = (model: CliModel, page: Page): string => {
   return [
     ...paragraph(model.description, page),
     ...section(page, "USAGE", paragraph(`${model.name} <command> [arguments] [flags]`, page, 2)),
-    ...section(page, "COMMANDS", table(model.commands.map((c) => [`${c.name}:`, c.description]), page)),
+    ...section(
+      page,
+      "COMMANDS",
+      table(subcommandRows(model, model.commands.filter((c) => !c.name.includes(" ")).map((c) => c.name)), page)
+    ),
     ...section(page, "FLAGS", table([helpFlag, versionFlag].map((f) => [flagTerm(f), flagText(f)]), page)),
     ...section(page, "EXAMPLES", examples(model.examples, page)),
     ...section(page, "ENVIRONMENT", table([...envs], page)),

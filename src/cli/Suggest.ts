@@ -81,22 +81,42 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     if (name === "--version") return { _tag: "Parse" }
     return { _tag: "Mistake", message: unknownFlag(name, model.name, rootFlags) }
   }
+  const named = (name: string) => model.commands.find((c) => c.name === name.toLowerCase())
+  const topLevel = model.commands.filter((c) => !c.name.includes(" ")).map((c) => c.name)
   if (first === "help") {
-    // `fsm-bulk help [COMMAND]`, as gh has it.
-    const topic = before[1]
-    const named = model.commands.find((c) => c.name === topic?.toLowerCase())
-    if (topic === undefined || named !== undefined) return { _tag: "Help", command: named }
-    return { _tag: "Mistake", message: unknownCommand(model, topic) }
+    // `fsm-bulk help [COMMAND [SUBCOMMAND]]`, as gh has it.
+    const topic = before.slice(1).join(" ")
+    const command = named(topic)
+    if (topic === "" || command !== undefined) return { _tag: "Help", command }
+    return { _tag: "Mistake", message: unknownCommand(model.name, topic, topLevel) }
   }
-  const command = model.commands.find((c) => c.name === first.toLowerCase())
-  if (command === undefined) return { _tag: "Mistake", message: unknownCommand(model, first) }
-  const flags = [...command.flags, helpFlag, versionFlag]
+  let command = named(first)
+  if (command === undefined || command.name.includes(" ")) {
+    return { _tag: "Mistake", message: unknownCommand(model.name, first, topLevel) }
+  }
   const rest = before.slice(1)
-  if (rest.some((a) => a.toLowerCase() === "--help" || a.toLowerCase() === "-h")) return { _tag: "Help", command }
+  if (rest.some((a) => a.toLowerCase() === "--help" || a.toLowerCase() === "-h")) {
+    // The page of the deepest command named: `fleet init --help` is init's.
+    for (const token of rest) command = named(`${command.name} ${token}`) ?? command
+    return { _tag: "Help", command }
+  }
+  let flags = [...command.flags, helpFlag, versionFlag]
   let position = 0
   for (let i = 0; i < rest.length; i++) {
     const token = rest[i]!
     if (!token.startsWith("-") || token === "-") {
+      if (position === 0 && command.subcommands.length > 0) {
+        const sub = named(`${command.name} ${token}`)
+        if (sub !== undefined) {
+          command = sub
+          flags = [...command.flags, helpFlag, versionFlag]
+          continue
+        }
+        if (command.args.length === 0) {
+          const names = command.subcommands.map((n) => n.split(" ").at(-1)!)
+          return { _tag: "Mistake", message: unknownCommand(`${model.name} ${command.name}`, token, names) }
+        }
+      }
       const arg = command.args[Math.min(position++, command.args.length - 1)]
       if (arg?.choices !== undefined && !arg.choices.includes(token)) {
         return {
@@ -128,10 +148,8 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
   return { _tag: "Parse" }
 }
 
-const unknownCommand = (model: CliModel, name: string) =>
-  `unknown command "${name}"${
-    didYouMean(name, model.commands.map((c) => c.name))
-  }; run \`${model.name} --help\` for the list`
+const unknownCommand = (where: string, name: string, known: ReadonlyArray<string>) =>
+  `unknown command "${name}"${didYouMean(name, known)}; run \`${where} --help\` for the list`
 
 /** @effect/cli's built-in flags that fsm-bulk does not offer, and what to use instead. */
 const retired: Readonly<Record<string, string>> = {

@@ -11,6 +11,7 @@ import * as Path from "node:path"
 import { model } from "../../src/Cli.js"
 import { completionScript } from "../../src/cli/Completion.js"
 import { temporaryDir } from "../support.js"
+import { nestedModel } from "./support.js"
 
 const has = (shell: string) => spawnSync("sh", ["-c", `command -v ${shell}`]).status === 0
 
@@ -64,6 +65,17 @@ describe("shell completion", () => {
       assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "completion", "z"]), ["zsh"])
       // A value that is free text (a duration) offers nothing rather than file names.
       assert.deepStrictEqual(bash(script, dir, ["fsm-bulk", "import", "--request-timeout", ""]), [])
+    }))
+
+  it.scoped("bash completes nested commands (fleet init) by their whole path", () =>
+    Effect.gen(function*() {
+      const dir = yield* temporaryDir("fsm-completion-")
+      const script = Path.join(dir, "tool.bash")
+      writeFileSync(script, completionScript(nestedModel, "bash").replaceAll("_tool", "_fsm_bulk"))
+      assert.deepStrictEqual(bash(script, dir, ["tool", ""]), ["fleet", "help", "--help", "--version"])
+      assert.deepStrictEqual(bash(script, dir, ["tool", "fleet", ""]), ["init", "status"])
+      assert.deepStrictEqual(bash(script, dir, ["tool", "fleet", "init", "--h"]), ["--hosts", "--help"])
+      assert.deepStrictEqual(bash(script, dir, ["tool", "fleet", "status", "--w"]), ["--watch"])
     }))
 
   it.scoped.skipIf(!has("zsh"))("zsh runs the same function through bashcompinit", () =>

@@ -9,6 +9,7 @@ import { model, root } from "../../src/Cli.js"
 import { commandHelp, rootHelp } from "../../src/cli/Help.js"
 import { checkArguments, closest, editDistance } from "../../src/cli/Suggest.js"
 import { plain } from "../../src/cli/Terminal.js"
+import { nestedModel } from "./support.js"
 
 const page = { width: 80, colour: false }
 const words = (line: string) => (line.trim() === "" ? [] : line.trim().split(/\s+/))
@@ -106,5 +107,33 @@ describe("mistakes get the closest known name", () => {
     assert.include(mistake("help improt"), `unknown command "improt" (did you mean "import"?)`)
     const help = check("import --mode create -h")
     assert.isTrue(help._tag === "Help" && help.command?.name === "import")
+  })
+})
+
+describe("nested commands (fleet init)", () => {
+  it("are checked, helped and named by their whole path", () => {
+    const check = (line: string) => checkArguments(nestedModel, words(line))
+    assert.deepStrictEqual(check("fleet init jobs --hosts 3"), { _tag: "Parse" })
+    assert.deepStrictEqual(check("fleet status --watch"), { _tag: "Parse" })
+    const unknownFlag = check("fleet init jobs --host 3")
+    assert.isTrue(unknownFlag._tag === "Mistake" && unknownFlag.message.includes("(did you mean --hosts?)"))
+    const unknownSub = check("fleet int jobs")
+    assert.isTrue(
+      unknownSub._tag === "Mistake" && unknownSub.message.startsWith(`unknown command "int" (did you mean "init"?)`),
+      JSON.stringify(unknownSub)
+    )
+    const help = check("fleet init --help")
+    assert.isTrue(help._tag === "Help" && help.command?.name === "fleet init")
+    const topic = check("help fleet status")
+    assert.isTrue(topic._tag === "Help" && topic.command?.name === "fleet status")
+    const fleet = nestedModel.commands.find((c) => c.name === "fleet")!
+    const fleetPage = commandHelp(nestedModel, fleet, page)
+    assert.include(fleetPage, "tool fleet <command> [flags]")
+    assert.match(fleetPage, /init:\s+Create a fleet directory/)
+    const initPage = commandHelp(nestedModel, nestedModel.commands.find((c) => c.name === "fleet init")!, page)
+    assert.include(initPage, "tool fleet init DIR [flags]")
+    assert.include(initPage, "(default 2)")
+    assert.match(rootHelp(nestedModel, page), /COMMANDS\n {2}fleet: +Many accounts/)
+    assert.notInclude(rootHelp(nestedModel, page), "fleet init")
   })
 })
