@@ -21,9 +21,9 @@ import { Cause, Console, Effect, Exit, Option } from "effect"
 import { cli, model } from "./Cli.js"
 import { commandHelp, docText, rootHelp } from "./cli/Help.js"
 import { failureJson, jsonAsked } from "./cli/Output.js"
-import { checkArguments } from "./cli/Suggest.js"
+import { checkArguments, CommandLineError } from "./cli/Suggest.js"
 import { colourOn, plain, widthOf } from "./cli/Terminal.js"
-import { exitCodeOf, UsageError } from "./Errors.js"
+import { exitCodeOf } from "./Errors.js"
 
 const json = jsonAsked(process.argv)
 
@@ -78,7 +78,12 @@ const plainWhereNeeded = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   })
 
 /** Help, a mistake in the command line, or the command itself. */
-const command = Effect.suspend(() => {
+type Run = ReturnType<typeof cli>
+const command = Effect.suspend((): Effect.Effect<
+  unknown,
+  CommandLineError | Effect.Effect.Error<Run>,
+  Effect.Effect.Context<Run>
+> => {
   const checked = checkArguments(model(), process.argv.slice(2))
   switch (checked._tag) {
     case "Help": {
@@ -87,7 +92,7 @@ const command = Effect.suspend(() => {
       return Effect.as(Effect.sync(() => process.stdout.write(text)), 0)
     }
     case "Mistake":
-      return Effect.fail(new UsageError({ message: checked.message }))
+      return Effect.fail(new CommandLineError({ reason: checked.reason, message: checked.message }))
     case "Parse":
       return cli(process.argv)
   }

@@ -2,6 +2,7 @@
  * "Did you mean …?": the one place that finds the known name closest to a mistyped one (command, flag, choice,
  * resource, sheet), by edit distance with adjacent swaps counted as one edit, ignoring case.
  */
+import { Schema } from "effect"
 import { type CliModel, type FlagInfo, helpFlag, versionFlag } from "./Help.js"
 
 /** Edits (insert, delete, replace, swap of two neighbours) that turn `a` into `b`, ignoring case. */
@@ -55,11 +56,24 @@ export const didYouMean = (
   return best === undefined ? "" : ` (did you mean ${show(best)}?)`
 }
 
+/**
+ * A command line refused before it runs: exit 2, nothing done. Tagged as @effect/cli's own refusals (a missing
+ * argument, `--port abc`), so that `--json` names every bad command line alike: `{"tag": "ValidationError", …}`.
+ */
+export class CommandLineError extends Schema.TaggedError<CommandLineError>()("ValidationError", {
+  reason: Schema.Literal("UnknownCommand", "UnknownFlag", "InvalidValue", "MissingValue"),
+  message: Schema.String
+}) {
+  get exitCode(): 2 {
+    return 2
+  }
+}
+
 /** What the edge does with the command line before @effect/cli parses it. */
 export type Checked =
   | { readonly _tag: "Help"; readonly command?: CliModel["commands"][number] | undefined }
   | { readonly _tag: "Parse" }
-  | { readonly _tag: "Mistake"; readonly message: string }
+  | { readonly _tag: "Mistake"; readonly reason: CommandLineError["reason"]; readonly message: string }
 
 const booleanWords = new Set(["true", "false", "yes", "no", "y", "n", "on", "off", "1", "0"])
 
@@ -79,7 +93,7 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     const name = first.split("=")[0]!.toLowerCase()
     if (name === "--help" || name === "-h") return { _tag: "Help" }
     if (name === "--version") return { _tag: "Parse" }
-    return { _tag: "Mistake", message: unknownFlag(name, model.name, rootFlags) }
+    return { _tag: "Mistake", reason: "UnknownFlag", message: unknownFlag(name, model.name, rootFlags) }
   }
   const named = (name: string) => model.commands.find((c) => c.name === name.toLowerCase())
   const topLevel = model.commands.filter((c) => !c.name.includes(" ")).map((c) => c.name)
@@ -88,11 +102,11 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     const topic = before.slice(1).join(" ")
     const command = named(topic)
     if (topic === "" || command !== undefined) return { _tag: "Help", command }
-    return { _tag: "Mistake", message: unknownCommand(model.name, topic, topLevel) }
+    return { _tag: "Mistake", reason: "UnknownCommand", message: unknownCommand(model.name, topic, topLevel) }
   }
   let command = named(first)
   if (command === undefined || command.name.includes(" ")) {
-    return { _tag: "Mistake", message: unknownCommand(model.name, first, topLevel) }
+    return { _tag: "Mistake", reason: "UnknownCommand", message: unknownCommand(model.name, first, topLevel) }
   }
   const rest = before.slice(1)
   if (rest.some((a) => a.toLowerCase() === "--help" || a.toLowerCase() === "-h")) {
@@ -114,13 +128,18 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
         }
         if (command.args.length === 0) {
           const names = command.subcommands.map((n) => n.split(" ").at(-1)!)
-          return { _tag: "Mistake", message: unknownCommand(`${model.name} ${command.name}`, token, names) }
+          return {
+            _tag: "Mistake",
+            reason: "UnknownCommand",
+            message: unknownCommand(`${model.name} ${command.name}`, token, names)
+          }
         }
       }
       const arg = command.args[Math.min(position++, command.args.length - 1)]
       if (arg?.choices !== undefined && !arg.choices.includes(token)) {
         return {
           _tag: "Mistake",
+          reason: "InvalidValue",
           message: `${arg.name}: "${token}" is not one of ${arg.choices.join(", ")}${didYouMean(token, arg.choices)}`
         }
       }
@@ -130,17 +149,24 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     const name = token.startsWith("--") && eq > 0 ? token.slice(0, eq) : token
     const flag = flags.find((f) => f.name === name.toLowerCase() || f.aliases.includes(name.toLowerCase()))
     if (flag === undefined) {
-      return { _tag: "Mistake", message: unknownFlag(name, `${model.name} ${command.name}`, flags) }
+      return {
+        _tag: "Mistake",
+        reason: "UnknownFlag",
+        message: unknownFlag(name, `${model.name} ${command.name}`, flags)
+      }
     }
     if (flag.boolean) {
       if (name === token && booleanWords.has(rest[i + 1]?.toLowerCase() ?? "")) i++
       continue
     }
     const value = name !== token ? token.slice(eq + 1) : rest[++i]
-    if (value === undefined) return { _tag: "Mistake", message: `${flag.name} needs a value: ${flag.placeholder}` }
+    if (value === undefined) {
+      return { _tag: "Mistake", reason: "MissingValue", message: `${flag.name} needs a value: ${flag.placeholder}` }
+    }
     if (flag.choices !== undefined && !flag.choices.includes(value)) {
       return {
         _tag: "Mistake",
+        reason: "InvalidValue",
         message: `${flag.name}: "${value}" is not one of ${flag.choices.join(", ")}${didYouMean(value, flag.choices)}`
       }
     }

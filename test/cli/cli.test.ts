@@ -117,6 +117,7 @@ describe("the terminal", () => {
         assert.notInclude(run.stderr + run.stdout, escape)
         const json = lastJson(run.stdout)
         assert.strictEqual(json.exitCode, 2)
+        assert.include(["ValidationError", "UsageError"], json.error.tag)
         assert.include(json.error.message, message)
       }
       assert.deepStrictEqual(readdirSync(dir), [])

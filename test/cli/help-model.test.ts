@@ -99,6 +99,13 @@ describe("mistakes get the closest known name", () => {
     assert.include(mistake("--log-level debug import customers a.csv"), "fsm-bulk writes no log")
     assert.include(mistake("--completions bash"), "fsm-bulk completion bash|zsh|fish")
     assert.include(mistake("export --out"), "--out needs a value")
+    const reason = (line: string) => {
+      const checked = check(line)
+      return checked._tag === "Mistake" ? checked.reason : undefined
+    }
+    assert.strictEqual(reason("improt"), "UnknownCommand")
+    assert.strictEqual(reason("import --dryrun"), "UnknownFlag")
+    assert.strictEqual(reason("import --mode upsret"), "InvalidValue")
     assert.deepStrictEqual(check("import customers a.csv --dry-run false --mode create --json"), { _tag: "Parse" })
     assert.deepStrictEqual(check("import customers a.csv -- --not-a-flag"), { _tag: "Parse" })
     assert.deepStrictEqual(check(""), { _tag: "Help" })
