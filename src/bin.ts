@@ -5,6 +5,11 @@
  * its code (`exitCode`, src/Errors.ts) and is printed here as one clean line, and with `--json` also as the last
  * stdout line `{exitCode, error}`.
  *
+ * Before parsing, the command line is read against the model of the command tree (cli/Help.ts): `--help` prints
+ * the page of the command (wrapped to the terminal, see cli/Terminal.ts), and an unknown command, flag or choice
+ * stops with exit 2 and the closest known name (cli/Suggest.ts). Colour and other escape sequences reach a stream
+ * only when it is a terminal and `NO_COLOR` is not set.
+ *
  * Signals: a command that listens for SIGINT/SIGTERM itself (src/Signals.ts) winds down and returns its code;
  * the edge interrupts only a command that does not (exit 3).
  */
@@ -13,8 +18,11 @@ import { ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { makeRunMain } from "@effect/platform/Runtime"
 import { Cause, Console, Effect, Exit, Option } from "effect"
-import { cli } from "./Cli.js"
+import { cli, model } from "./Cli.js"
+import { commandHelp, docText, rootHelp } from "./cli/Help.js"
 import { failureJson, jsonAsked } from "./cli/Output.js"
+import { checkArguments, CommandLineError } from "./cli/Suggest.js"
+import { colourOn, plain, widthOf } from "./cli/Terminal.js"
 import { exitCodeOf } from "./Errors.js"
 
 const json = jsonAsked(process.argv)
@@ -40,7 +48,7 @@ const describe = (cause: Cause.Cause<unknown>) => {
     readonly resume?: unknown
   }
   if (ValidationError.isValidationError(e)) {
-    return { tag: "ValidationError", reason: e._tag, message: "invalid arguments (see the usage printed above)" }
+    return { tag: "ValidationError", reason: e._tag, message: docText(e.error) || "invalid arguments" }
   }
   return {
     tag: e._tag ?? "Error",
@@ -53,14 +61,54 @@ const describe = (cause: Cause.Cause<unknown>) => {
 /** The code a command's handler returned (help and `--version` return nothing: 0). */
 const returned = (value: unknown): number => (value === 0 || value === 1 || value === 2 || value === 3 ? value : 0)
 
-const main = Effect.suspend(() => cli(process.argv)).pipe(
+/** The console, without escape sequences on a stream that is not a terminal or when `NO_COLOR` is set. */
+const plainWhereNeeded = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.console, (console) => {
+    const out = colourOn(process.stdout)
+    const err = colourOn(process.stderr)
+    const clean = (on: boolean) => (args: ReadonlyArray<unknown>) =>
+      on ? args : args.map((a) => (typeof a === "string" ? plain(a) : a))
+    return Effect.withConsole(self, {
+      ...console,
+      log: (...args: ReadonlyArray<unknown>) => console.log(...clean(out)(args)),
+      info: (...args: ReadonlyArray<unknown>) => console.info(...clean(out)(args)),
+      error: (...args: ReadonlyArray<unknown>) => console.error(...clean(err)(args)),
+      warn: (...args: ReadonlyArray<unknown>) => console.warn(...clean(err)(args))
+    })
+  })
+
+/** Help, a mistake in the command line, or the command itself. */
+type Run = ReturnType<typeof cli>
+const command = Effect.suspend((): Effect.Effect<
+  unknown,
+  CommandLineError | Effect.Effect.Error<Run>,
+  Effect.Effect.Context<Run>
+> => {
+  const checked = checkArguments(model(), process.argv.slice(2))
+  switch (checked._tag) {
+    case "Help": {
+      const page = { width: widthOf(process.stdout), colour: colourOn(process.stdout) }
+      const text = checked.command === undefined ? rootHelp(model(), page) : commandHelp(model(), checked.command, page)
+      return Effect.as(Effect.sync(() => process.stdout.write(text)), 0)
+    }
+    case "Mistake":
+      return Effect.fail(new CommandLineError({ reason: checked.reason, message: checked.message }))
+    case "Parse":
+      return cli(process.argv)
+  }
+})
+
+const main = command.pipe(
+  plainWhereNeeded,
   Effect.map((value: unknown) => returned(value)),
   // onError, not tapErrorCause: it also runs when a signal interrupts the command.
   Effect.onError((cause) =>
     Effect.gen(function*() {
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) {
-        // @effect/cli printed the usage already.
+        // @effect/cli printed what is wrong; say where the usage is.
+        const name = model().commands.find((c) => c.name === process.argv[2])?.name
+        yield* Console.error(`fsm-bulk: run \`fsm-bulk${name === undefined ? "" : ` ${name}`} --help\` for its usage`)
       } else if (Option.isSome(failure)) {
         yield* Console.error(`fsm-bulk: ${(failure.value as { message?: string }).message ?? String(failure.value)}`)
       } else if (Cause.isInterruptedOnly(cause)) yield* Console.error("fsm-bulk: interrupted")

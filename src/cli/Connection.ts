@@ -44,6 +44,7 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
     Options.optional
   ),
   rate: Options.text("rate").pipe(
+    Options.withPseudoName("N/WINDOW"),
     Options.withDefault("400/60s"),
     Options.withFallbackConfig(Config.string("FSM_RATE")),
     Options.withDescription(
@@ -62,6 +63,7 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
     Options.withDescription("Attempts per request before it is given up (rate-limited attempts are counted apart)")
   ),
   rateLimitPause: Options.text("rate-limit-pause").pipe(
+    Options.withPseudoName("DURATION"),
     Options.withFallbackConfig(Config.string("FSM_RATE_LIMIT_PAUSE")),
     Options.withDescription(
       "How long every call waits after the API answers \"rate limit exceeded\" (env FSM_RATE_LIMIT_PAUSE; default: one window of --rate)"
@@ -69,6 +71,7 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
     Options.optional
   ),
   requestTimeout: Options.text("request-timeout").pipe(
+    Options.withPseudoName("DURATION"),
     Options.withDefault("30s"),
     Options.withDescription("Time limit of one attempt")
   )

@@ -31,6 +31,7 @@ export const fileFormatOptions = Options.all({
 
 /** `--attachments-root DIR` (`validate`, `import`, `rerun`, `onboard`): the folder attachments must lie inside. */
 export const attachmentsRootOption = Options.text("attachments-root").pipe(
+  Options.withPseudoName("DIR"),
   Options.withDescription("Folder that files named in file columns must lie inside (default: the input file's folder)"),
   Options.optional
 )

@@ -6,6 +6,7 @@
 import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
 import type { ApiStats } from "../client/Api.js"
 import type { Rate } from "../Units.js"
+import { colourOn } from "./Terminal.js"
 
 export interface Progress {
   /** The run's rows, and how many an earlier session already finished (resume). */
@@ -61,7 +62,7 @@ const bar = (fraction: number, width = 24): string => {
 }
 
 export const makeProgress = Effect.fn("Progress.make")(function*(options: ProgressOptions) {
-  const tty = options.tty ?? process.stderr.isTTY === true
+  const tty = options.tty ?? colourOn(process.stderr) // a live bar needs escapes: not with NO_COLOR, TERM=dumb
   const write = options.write ?? ((text: string) => void process.stderr.write(text))
   let total = 0
   let done = 0

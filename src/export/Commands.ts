@@ -20,6 +20,7 @@ const resourcesArg = Args.text({ name: "resource" }).pipe(
 )
 
 const outOption = Options.text("out").pipe(
+  Options.withPseudoName("DIR"),
   Options.withDescription("Directory of the export (created if needed; an interrupted export in it is continued)")
 )
 
@@ -31,6 +32,7 @@ const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
 )
 
 const sinceOption = Options.text("since").pipe(
+  Options.withPseudoName("DATE"),
   Options.withDescription(
     "First day (yyyy-mm-dd) of the date-windowed lists: tasks, deleted tasks, expenses, tickets (default 2000-01-01)"
   ),
@@ -38,6 +40,7 @@ const sinceOption = Options.text("since").pipe(
 )
 
 const untilOption = Options.text("until").pipe(
+  Options.withPseudoName("DATE"),
   Options.withDescription("Last day (yyyy-mm-dd) of the date-windowed lists (default: two years from today)"),
   Options.optional
 )

@@ -5,6 +5,7 @@
  * back inside the task: they are not list endpoints of their own).
  */
 import { Either } from "effect"
+import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import type { Resource, ResourceName } from "../Resources.js"
 import { dependencyOrder, exportable, importable, isResourceName, resource, resources } from "../Resources.js"
@@ -44,7 +45,7 @@ const unknownName = (name: string): UsageError =>
   new UsageError({
     message: isResourceName(name)
       ? `${name} cannot be exported: the API has no list of it. Export knows: ${exportNames.join(", ")}`
-      : `unknown resource "${name}". Export knows: ${exportNames.join(", ")}`
+      : `unknown resource "${name}"${didYouMean(name, exportNames)}. Export knows: ${exportNames.join(", ")}`
   })
 
 /**

@@ -12,6 +12,7 @@
 import { Chunk, Effect, Either, Option, Stream } from "effect"
 import type ExcelJS from "exceljs"
 import { Readable } from "node:stream"
+import { didYouMean } from "../cli/Suggest.js"
 import type { InputError } from "../Errors.js"
 import { loadExcelJs } from "./ExcelJs.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
@@ -297,7 +298,12 @@ const chooseSheet = (file: string, book: WorkbookInfo, options: ReadOptions): Ef
     return sheet
       ? Effect.succeed(sheet)
       : Effect.fail(
-        inputError(file, `no sheet named "${options.sheet}" (--sheet); the workbook has ${sheetNames(book)}`)
+        inputError(
+          file,
+          `no sheet named "${options.sheet}" (--sheet)${
+            didYouMean(options.sheet, book.sheets.map((s) => s.name))
+          }; the workbook has ${sheetNames(book)}`
+        )
       )
   }
   const byResource = options.resource !== undefined ? named(options.resource) : undefined

@@ -15,6 +15,7 @@ import {
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import { didYouMean } from "../cli/Suggest.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -40,6 +41,7 @@ export const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("Th
 
 export const parsingOptions = Options.all({
   sheet: Options.text("sheet").pipe(
+    Options.withPseudoName("NAME"),
     Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"),
     Options.optional
   ),
@@ -62,6 +64,7 @@ export const verifyOption = Options.boolean("verify").pipe(
   )
 )
 export const verifyWaitOption = Options.text("verify-wait").pipe(
+  Options.withPseudoName("DURATION"),
   Options.withDefault("6m"),
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
@@ -88,6 +91,7 @@ export const onConflictOf = (
     : Effect.succeed(flags.merge ? "merge" : flags.overwrite ? "overwrite" : undefined)
 
 const outOption = Options.text("out").pipe(
+  Options.withPseudoName("DIR"),
   Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"),
   Options.optional
 )
@@ -105,7 +109,11 @@ export const resourceName = (name: string) =>
       return Effect.succeed(trimmed as ResourceName)
     }
     return Effect.fail(
-      new UsageError({ message: `unknown resource "${name}": one of ${importable.map((r) => r.name).join(", ")}` })
+      new UsageError({
+        message: `unknown resource "${name}"${didYouMean(name, importable.map((r) => r.name))}: one of ${
+          importable.map((r) => r.name).join(", ")
+        }`
+      })
     )
   })
 
@@ -385,12 +393,14 @@ export const rerunCommand = Command.make(
       Args.withDescription("A report (report.csv or report.xlsx) or a run directory")
     ),
     only: Options.text("only").pipe(
+      Options.withPseudoName("STATUSES"),
       Options.withDescription(
         "Statuses to rerun, comma-separated (default failed,in-doubt; with --fixed also invalid)"
       ),
       Options.optional
     ),
     fixed: Options.text("fixed").pipe(
+      Options.withPseudoName("FILE"),
       Options.withDescription(
         "Corrections: a file in the import format, rows matched by _row, else by key; their non-empty cells replace the report's (#clear empties one)"
       ),

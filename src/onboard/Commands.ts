@@ -26,6 +26,7 @@ const parsingOptions = fileFormatOptions
 
 const answerWaitOption = (fallback: string) =>
   Options.text("answer-wait").pipe(
+    Options.withPseudoName("DURATION"),
     Options.withDefault(fallback),
     Options.withDescription(
       "With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)"
@@ -53,6 +54,7 @@ export const onboardCommand = Command.make(
     answerWait: answerWaitOption("5m"),
     conflicts: conflictOptions,
     answerDelay: Options.text("answer-delay").pipe(
+      Options.withPseudoName("DURATION"),
       Options.withDescription(
         "Without --base-url: how long the embedded sandbox takes to show an answer on its task (default 5m, as the API)"
       ),
@@ -61,6 +63,7 @@ export const onboardCommand = Command.make(
     parsing: parsingOptions,
     attachmentsRoot: attachmentsRootOption,
     out: Options.text("out").pipe(
+      Options.withPseudoName("DIR"),
       Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"),
       Options.optional
     ),
@@ -173,10 +176,12 @@ export const demoCommand = Command.make(
   "demo",
   {
     out: Options.text("out").pipe(
+      Options.withPseudoName("DIR"),
       Options.withDescription("Run directory (default runs/<UTC timestamp>-demo)"),
       Options.optional
     ),
     answerDelay: Options.text("answer-delay").pipe(
+      Options.withPseudoName("DURATION"),
       Options.withDefault("2s"),
       Options.withDescription("How long the embedded sandbox takes to show a questionnaire answer on its task")
     ),

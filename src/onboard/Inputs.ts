@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { readdir, stat } from "node:fs/promises"
 import * as Path from "node:path"
+import { didYouMean } from "../cli/Suggest.js"
 import { InputError } from "../Errors.js"
 import { inspectWorkbook, NotAWorkbook, NotAZip } from "../files/Workbook.js"
 import { isResourceName, resource, type ResourceName, resourceNames } from "../Resources.js"
@@ -49,7 +50,7 @@ const resourceNamed = (name: string): ResourceName | undefined => {
 
 const unknownNames = (kind: "sheet" | "file", names: ReadonlyArray<string>) => {
   const exportOnly = names.filter((n) => isResourceName(n.trim().toLowerCase()))
-  const quoted = names.map((n) => `"${n}"`).join(", ")
+  const quoted = names.map((n) => `"${n}"${didYouMean(n.replace(/\.(csv|xlsx)$/i, ""), importableNames)}`).join(", ")
   const why = exportOnly.length === names.length
     ? `${names.length > 1 ? "are" : "is"} export-only (the API cannot write ${names.length > 1 ? "them" : "it"})`
     : `${names.length > 1 ? "are not resource names" : "is not a resource name"}`

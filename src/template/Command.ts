@@ -5,6 +5,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { jsonOption, say, summary } from "../cli/Output.js"
+import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import { exampleOption, writeExampleTemplate } from "../onboard/TemplateExample.js"
 import { importable, isResourceName, type Resource, resource } from "../Resources.js"
@@ -33,7 +34,7 @@ const chooseResources = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
     return Effect.fail(
       new UsageError({
         message: `unknown resource${unknown.length > 1 ? "s" : ""} ${
-          unknown.map((n) => `"${n}"`).join(", ")
+          unknown.map((n) => `"${n}"${didYouMean(n, known)}`).join(", ")
         }; templates exist for: ${known.join(", ")}`
       })
     )

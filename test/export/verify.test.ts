@@ -90,7 +90,10 @@ describe("verify", () => {
         const dir = yield* tempDir
         const unknown = yield* Effect.promise(() => runCli(["export", "customer", "--out", dir], {}))
         assert.strictEqual(unknown.code, 2)
-        assert.match(unknown.stderr, /unknown resource "customer"\. Export knows: .*customers/)
+        assert.match(
+          unknown.stderr,
+          /unknown resource "customer" \(did you mean "customers"\?\)\. Export knows: .*customers/
+        )
         assert.notMatch(unknown.stderr, /embedded sandbox/, "no sandbox was started for nothing")
 
         const request = { resources: ["tasks"], out: dir, format: "csv" as const, say: () => Effect.void }
