@@ -11,7 +11,9 @@ import * as Path from "node:path"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
 import { toolName } from "./Provenance.js"
-import { XlsxTable, ZipError } from "./XlsxWriter.js"
+import { type FrontRow, XlsxTable, ZipError } from "./XlsxWriter.js"
+
+export type { FrontRow } from "./XlsxWriter.js"
 
 export type Cell = string | number | boolean | null | undefined
 
@@ -35,6 +37,13 @@ export interface XlsxStyle {
   readonly sheetName?: string
   /** 0-based columns of long text, shown wider and wrapped (a report's `_error`). */
   readonly wrapColumns?: ReadonlyArray<number>
+  /** A sheet listed first and shown on opening (a run's Summary), whose lines `closeWith` is given. */
+  readonly frontSheet?: string
+}
+
+/** An XLSX table whose front sheet, if its style names one, is written when it closes. */
+export interface XlsxTableWriter extends TableWriter {
+  readonly closeWith: (front: ReadonlyArray<FrontRow>) => TableWriter["close"]
 }
 
 /**
@@ -390,7 +399,7 @@ export const openXlsxWriter: (
   path: string,
   header: ReadonlyArray<string>,
   options?: XlsxStyle & { readonly guard?: boolean } & SheetLimits
-) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
+) => Effect.Effect<XlsxTableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
   function*(
     path: string,
     header: ReadonlyArray<string>,
@@ -417,7 +426,8 @@ export const openXlsxWriter: (
           ...(options.guard ?? true ? { text: neutralizeInline } : {}),
           ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
           maxSheetRows: options.maxSheetRows,
-          maxSheetBytes: options.maxSheetBytes
+          maxSheetBytes: options.maxSheetBytes,
+          frontSheet: options.frontSheet
         }),
       catch: cannotWrite
     })
@@ -440,9 +450,18 @@ export const openXlsxWriter: (
         }
         return Effect.void
       })
-    const finish = Effect.tryPromise({ try: () => table.close(), catch: cannotWrite }).pipe(
+    let front: ReadonlyArray<FrontRow> = []
+    const finish = Effect.tryPromise({ try: () => table.close(front), catch: cannotWrite }).pipe(
       Effect.zipRight(file.commit)
     )
-    return yield* serialized(path, writeRows, finish)
+    const writer = yield* serialized(path, writeRows, finish)
+    return {
+      ...writer,
+      closeWith: (rows) =>
+        Effect.suspend(() => {
+          front = rows
+          return writer.close
+        })
+    } satisfies XlsxTableWriter
   }
 )

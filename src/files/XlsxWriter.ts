@@ -293,6 +293,22 @@ export interface TableOptions {
   readonly maxSheetRows?: number | undefined
   /** Uncompressed bytes of a sheet's XML after which the next row starts a new sheet. */
   readonly maxSheetBytes?: number | undefined
+  /**
+   * The name of a small sheet that `close` is given (a run's Summary): written last, once it is known, but listed
+   * first in the workbook and shown when the file opens.
+   */
+  readonly frontSheet?: string | undefined
+}
+
+/** The front sheet of a run's report.xlsx; readers of the tool's workbooks pass over it to the table. */
+export const summarySheetName = "Summary"
+
+/** A line of the front sheet: a heading (bold, filled), or cells whose first one may be a coloured status. */
+export interface FrontRow {
+  readonly cells: ReadonlyArray<Cell>
+  readonly heading?: boolean
+  /** The first cell is a row status, coloured as in the table. */
+  readonly status?: boolean
 }
 
 const excelMaxRows = 1_048_576
@@ -449,21 +465,32 @@ const coreXml = (creator: string, created: Date, modified: Date) =>
   `<dcterms:modified xsi:type="dcterms:W3CDTF">${w3cdtf(modified)}</dcterms:modified>` +
   "</cp:coreProperties>"
 
-const workbookXml = (names: ReadonlyArray<string>, filter: string | undefined) =>
-  `${declaration}<workbook xmlns="${ns.main}" xmlns:r="${ns.r}">` +
-  "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>" +
-  names.map((name, i) => `<sheet name="${escapeAttribute(name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`).join("") +
-  "</sheets>" +
-  (filter === undefined
-    ? ""
-    : "<definedNames>" +
-      names.map((name, i) =>
-        `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">${
-          escapeText(`${sheetReference(name)}!${filter}`)
-        }</definedName>`
-      ).join("") +
-      "</definedNames>") +
-  "</workbook>"
+/**
+ * The workbook's sheets, the n-th part being `sheetN.xml`; a front sheet (its part the last one) is listed first.
+ * Only the table's sheets have a filter.
+ */
+const workbookXml = (names: ReadonlyArray<string>, filter: string | undefined, front: string | undefined) => {
+  const listed = front === undefined
+    ? names.map((name, i) => ({ name, part: i + 1 }))
+    : [{ name: front, part: names.length + 1 }, ...names.map((name, i) => ({ name, part: i + 1 }))]
+  const offset = front === undefined ? 0 : 1
+  return `${declaration}<workbook xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+    "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>" +
+    listed.map(({ name, part }) => `<sheet name="${escapeAttribute(name)}" sheetId="${part}" r:id="rId${part}"/>`).join(
+      ""
+    ) +
+    "</sheets>" +
+    (filter === undefined
+      ? ""
+      : "<definedNames>" +
+        names.map((name, i) =>
+          `<definedName name="_xlnm._FilterDatabase" localSheetId="${i + offset}" hidden="1">${
+            escapeText(`${sheetReference(name)}!${filter}`)
+          }</definedName>`
+        ).join("") +
+        "</definedNames>") +
+    "</workbook>"
+}
 
 const workbookRels = (sheets: number) =>
   `${declaration}<Relationships xmlns="${ns.rels}">` +
@@ -562,7 +589,7 @@ export class XlsxTable {
     this.#zip.write(
       `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
         `<sheetViews><sheetView${
-          number === 1 ? " tabSelected=\"1\"" : ""
+          number === 1 && this.#options.frontSheet === undefined ? " tabSelected=\"1\"" : ""
         } workbookViewId="0">${view}</sheetView></sheetViews>` +
         "<sheetFormatPr defaultRowHeight=\"15\"/>" +
         (widths.length > 0 ? `<cols>${widths.join("")}</cols>` : "") +
@@ -643,14 +670,43 @@ export class XlsxTable {
     if (!this.#zip.write(this.#rowXml(cells, this.#statusStyle))) await this.#zip.ready()
   }
 
-  async close(): Promise<void> {
+  /** The front sheet: two wide columns and a narrow third, each line as given, the first shown when opened. */
+  #frontSheetXml(rows: ReadonlyArray<FrontRow>): string {
+    const widths = [34, 60, 14].map((width, i) =>
+      `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
+    )
+    let xml = `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+      "<sheetViews><sheetView tabSelected=\"1\" workbookViewId=\"0\"/></sheetViews>" +
+      `<sheetFormatPr defaultRowHeight="15"/><cols>${widths.join("")}</cols><sheetData>`
+    rows.forEach((line, i) => {
+      const r = i + 1
+      xml += `<row r="${r}">`
+      line.cells.forEach((value, c) => {
+        if (value === null || value === undefined || value === "") return
+        const style = line.heading === true
+          ? headerStyle
+          : line.status === true && c === 0
+          ? (this.#statusStyles.get(String(value)) ?? 0)
+          : 0
+        xml += this.#cell(value, `${this.#letter(c)}${r}`, style)
+      })
+      xml += "</row>"
+    })
+    return `${xml}</sheetData></worksheet>`
+  }
+
+  /** Finishes the table; `front` is the front sheet's lines when the options name one. */
+  async close(front: ReadonlyArray<FrontRow> = []): Promise<void> {
     if (this.#sample !== undefined) await this.#flushSample()
     await this.#closeSheet()
     const names = this.#sheetNames
+    const frontName = this.#options.frontSheet
+    const parts = names.length + (frontName === undefined ? 0 : 1)
+    if (frontName !== undefined) this.#zip.add(`xl/worksheets/sheet${parts}.xml`, this.#frontSheetXml(front))
     this.#zip.add("docProps/core.xml", coreXml(this.#options.creator, this.#created, new Date()))
-    this.#zip.add("xl/workbook.xml", workbookXml(names, this.#filterRef()))
-    this.#zip.add("xl/_rels/workbook.xml.rels", workbookRels(names.length))
-    this.#zip.add("[Content_Types].xml", contentTypes(names.length))
+    this.#zip.add("xl/workbook.xml", workbookXml(names, this.#filterRef(), frontName))
+    this.#zip.add("xl/_rels/workbook.xml.rels", workbookRels(parts))
+    this.#zip.add("[Content_Types].xml", contentTypes(parts))
     this.#zip.finish()
   }
 
