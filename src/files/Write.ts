@@ -6,7 +6,7 @@
 import { Effect, Schema, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import { accessSync, constants, createReadStream, createWriteStream, existsSync, type WriteStream } from "node:fs"
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises"
+import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
@@ -182,6 +182,31 @@ export const writeFileAtomic: (path: string, content: string | Uint8Array) => Ef
     (path: string, content: string | Uint8Array) =>
       Effect.tryPromise({ try: () => replaceFile(path, content), catch: failure(path, "cannot write") })
   )
+
+/**
+ * Writes `content` (atomically) unless `path` already holds exactly these bytes: a regenerated file that did not
+ * change keeps its time stamp, and a committed one stays clean. Says which it did.
+ */
+export const writeFileIfChanged: (
+  path: string,
+  content: string | Uint8Array
+) => Effect.Effect<"written" | "unchanged", WriteError> = Effect.fn("Write.writeFileIfChanged")(function*(
+  path: string,
+  content: string | Uint8Array
+) {
+  const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content
+  const same = yield* Effect.tryPromise({
+    try: async () => {
+      const old = await stat(path).catch(() => undefined)
+      if (old === undefined || !old.isFile() || old.size !== bytes.length) return false
+      return Buffer.from(bytes).equals(await readFile(path))
+    },
+    catch: failure(path, "cannot read")
+  })
+  if (same) return "unchanged" as const
+  yield* writeFileAtomic(path, bytes)
+  return "written" as const
+})
 
 interface AtomicFile {
   /** For writers that write to it themselves (and wait for its "drain"). */

@@ -33,6 +33,30 @@ const dosDateTime = (d: Date) => ({
   date: (Math.max(0, d.getFullYear() - 1980) << 9) | ((d.getMonth() + 1) << 5) | d.getDate()
 })
 
+/**
+ * The archive with every entry's modification time set to `date`: an archive built by exceljs stamps its entries
+ * with the time of writing, so the same workbook built twice differs only there. Returns a copy.
+ */
+export const withEntryTimes = (archive: Uint8Array, date: Date): Buffer => {
+  const bytes = Buffer.from(archive)
+  const { date: day, time } = dosDateTime(date)
+  const eocd = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
+  if (eocd < 0) throw new ZipError("not a ZIP archive: no end of central directory")
+  const count = bytes.readUInt16LE(eocd + 10)
+  let at = bytes.readUInt32LE(eocd + 16)
+  for (let i = 0; i < count; i++) {
+    if (bytes.readUInt32LE(at) !== signature.central) throw new ZipError("damaged ZIP central directory")
+    bytes.writeUInt16LE(time, at + 12)
+    bytes.writeUInt16LE(day, at + 14)
+    const local = bytes.readUInt32LE(at + 42)
+    if (bytes.readUInt32LE(local) !== signature.local) throw new ZipError("damaged ZIP local header")
+    bytes.writeUInt16LE(time, local + 10)
+    bytes.writeUInt16LE(day, local + 12)
+    at += 46 + bytes.readUInt16LE(at + 28) + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32)
+  }
+  return bytes
+}
+
 interface Entry {
   readonly name: Buffer
   readonly offset: number
