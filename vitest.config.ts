@@ -21,7 +21,8 @@ const cliTier = [
   "test/onboard/dryrun.test.ts",
   "test/onboard/identity-cli.test.ts",
   "test/onboard/skips.test.ts",
-  "test/report/**/*.test.ts"
+  "test/report/**/*.test.ts",
+  "test/template/workbook.test.ts"
 ]
 
 export default defineConfig({
