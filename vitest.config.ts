@@ -12,6 +12,7 @@ const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
   "test/export/continue.test.ts",
+  "test/export/dialect.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
   "test/import/identity-cli.test.ts",

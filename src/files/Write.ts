@@ -324,9 +324,9 @@ const serialized = Effect.fn("Write.serialized")(function*(
 
 // --- CSV -------------------------------------------------------------------------------------------------------
 
-const cellString = (cell: Cell, guard: boolean): string => {
+const cellString = (cell: Cell, guard: boolean, decimal: "." | ","): string => {
   if (cell === null || cell === undefined) return ""
-  if (typeof cell === "number") return decimalText(cell)
+  if (typeof cell === "number") return decimal === "," ? decimalText(cell).replace(".", ",") : decimalText(cell)
   if (typeof cell === "boolean") return cell ? "true" : "false"
   return guard ? neutralize(cell) : cell
 }
@@ -340,20 +340,22 @@ const needsQuotes = {
 
 /**
  * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
- * leading/trailing space; numbers in plain decimal; the formula guard unless `guard: false`). For writers that
+ * leading/trailing space; numbers in plain decimal, with a decimal comma when `decimal` is `,`; the formula guard
+ * unless `guard: false`). For writers that
  * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
  * stringifier per record and cost five times as much, for the same bytes.
  */
 export const csvRecord = (
   cells: ReadonlyArray<Cell>,
-  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}
+  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t"; readonly decimal?: "." | "," } = {}
 ): string => {
   const delimiter = options.delimiter ?? ","
   const quote = needsQuotes[delimiter]
   const guard = options.guard ?? true
+  const decimal = options.decimal ?? "."
   let line = ""
   for (let i = 0; i < cells.length; i++) {
-    const text = cellString(cells[i], guard)
+    const text = cellString(cells[i], guard, decimal)
     if (i > 0) line += delimiter
     line += quote.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
   }
