@@ -93,6 +93,11 @@ describe("report.xlsx", () => {
       assert.strictEqual(cellOf(5, "totalStock").value, "muito")
       assert.strictEqual(cellOf(5, "_status").value, "invalid")
       assert.strictEqual(cellOf(2, "externalId").type, ExcelJS.ValueType.String)
+      // Columns fitted to their content: `_error` wide and wrapped, a short column narrow.
+      const error = columnOf(sheet, "_error")
+      assert.isAtLeast(sheet.getColumn(error).width!, 30)
+      assert.isTrue(cellOf(4, "_error").alignment?.wrapText, "the error column wraps")
+      assert.isAtMost(sheet.getColumn(columnOf(sheet, "_row")).width!, 12)
     }))
 
   it.scopedLive("of validate opens on its Summary too (no traffic, the formats settled)", () =>
