@@ -198,10 +198,9 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     readonly pending: ReadonlyArray<PendingFile>
   } => {
     const cells = row.cells
-    if (example?.test((i) => text(cells, i)) === true) {
-      return { _tag: "Invalid", row: row.row, errors: [{ column: example.column, message: exampleRowMessage }] }
-    }
     let errors: Array<RowError> | undefined
+    // The template's example row left in the file: reported first; its cells are checked all the same.
+    if (example?.test((i) => text(cells, i)) === true) errors = push(errors, example.column, exampleRowMessage)
     let refs: Array<PendingRef> | undefined
     let pending: Array<PendingFile> | undefined
     let warnings: Array<string> | undefined
