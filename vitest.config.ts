@@ -15,6 +15,7 @@ const cliTier = [
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
+  "test/import/conflicts-cli.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",
   "test/onboard/aborted.test.ts",

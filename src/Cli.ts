@@ -8,6 +8,7 @@ import { demoCommand, onboardCommand } from "./onboard/Commands.js"
 import { reportCommand } from "./report/Command.js"
 import { sandboxCommand } from "./sandbox/Command.js"
 import { templateCommand } from "./template/Command.js"
+import { undoCommand } from "./undo/Command.js"
 import { version } from "./Version.js"
 
 export const root = Command.make("fsm-bulk").pipe(
@@ -21,6 +22,7 @@ export const root = Command.make("fsm-bulk").pipe(
     importCommand,
     rerunCommand,
     resumeCommand,
+    undoCommand,
     onboardCommand,
     demoCommand,
     exportCommand,

@@ -85,6 +85,8 @@ export interface Page {
   readonly records: ReadonlyArray<Record<string, unknown>>
   /** Date window this page belongs to, for date-windowed resources. */
   readonly window?: { readonly start: string; readonly end: string }
+  /** The answer's `totalItems`, when it gives one: an estimate only (api-notes B), used to weigh a walk's cost. */
+  readonly total?: number
 }
 
 /** Counters of the whole process, for summaries and benchmarks. */

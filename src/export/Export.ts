@@ -8,14 +8,15 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Clock, Effect, Option, Ref, Stream } from "effect"
-import { fileURLToPath } from "node:url"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
-import { dayOf, defaultSince, defaultUntil } from "../client/Pages.js"
+import { dayOf, defaultSince, defaultUntil } from "../Days.js"
 import { type InputError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
+import { version } from "../Version.js"
 import type { KeyLookup, KeyNeed } from "./Cells.js"
 import type { Checkpoint, Position } from "./Checkpoint.js"
 import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpoint } from "./Checkpoint.js"
+import { fingerprintsName, openFingerprints } from "./Fingerprint.js"
 import type { KeyStore } from "./Keys.js"
 import { compareIds, makeKeyStore } from "./Keys.js"
 import type { CsvDialect, ExportFormat, Manifest, ManifestEntry } from "./Manifest.js"
@@ -69,20 +70,6 @@ export interface ExportResult {
 }
 
 export const defaultPageSize = 1000
-
-/** The tool's version, from the package.json two levels above this module (src/export or dist/export). */
-const toolVersion = Effect.fn("Export.toolVersion")(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const text = yield* fs.readFileString(fileURLToPath(new URL("../../package.json", import.meta.url))).pipe(
-    Effect.orElseSucceed(() => "{}")
-  )
-  try {
-    const version = (JSON.parse(text) as { version?: unknown }).version
-    return typeof version === "string" ? version : "unknown"
-  } catch {
-    return "unknown"
-  }
-})
 
 const checkDate = Effect.fn("Export.checkDate")(function*(flag: string, text: string | undefined) {
   if (text === undefined || dayOf(text.trim()) !== undefined) return text?.trim()
@@ -218,7 +205,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
   const state = yield* Ref.get(checkpoint)
   const manifest: Manifest = {
     tool: "fsm-bulk",
-    version: yield* toolVersion(),
+    version,
     baseUrl: api.baseUrl,
     started: state.started,
     finished: new Date(yield* Clock.currentTimeMillis).toISOString(),
@@ -290,6 +277,14 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       dialectOf(request)
     )
   })
+  // Records of a list of their own (not per parent) that have a key or an id get fingerprints.
+  const fingerprinted = walk.parent === undefined &&
+      (walk.resource.key !== undefined || walk.resource.id !== undefined)
+    ? walk.outputs.find((o) => o.derivedFrom === undefined && o.resource.name === walk.resource.name)
+    : undefined
+  const fingerprints = fingerprinted !== undefined
+    ? yield* openFingerprints(dir, fingerprinted.file, walk.resource, start !== undefined)
+    : undefined
   let pages = start?.pages ?? 0
   let lastLine = yield* Clock.currentTimeMillis
   const every = request.progressEveryMs ?? 5_000
@@ -337,6 +332,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     Effect.gen(function*() {
       const rows = yield* rowsOf(page.records, parentId)
       yield* Effect.forEach(rows, (r, i) => writers[i]!.write(r), { discard: true })
+      if (fingerprints !== undefined) yield* fingerprints.write(page.records)
       pages += 1
       yield* record({
         page: page.page,
@@ -395,6 +391,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
   }
 
   const written = yield* Effect.forEach(writers, (w) => w.finish)
+  if (fingerprints !== undefined) yield* fingerprints.finish
   const entries = walk.outputs.map(
     (o, i): ManifestEntry => ({
       name: o.resource.name,
@@ -402,7 +399,8 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       rows: written[i]!.rows,
       sha256: written[i]!.sha256,
       bytes: written[i]!.bytes,
-      ...(o.derivedFrom !== undefined ? { derivedFrom: o.derivedFrom } : {})
+      ...(o.derivedFrom !== undefined ? { derivedFrom: o.derivedFrom } : {}),
+      ...(o === fingerprinted ? { fingerprints: fingerprintsName(o.file) } : {})
     })
   )
   yield* Ref.update(ctx.checkpoint, (c) => {

@@ -31,7 +31,9 @@ export const ManifestEntry = Schema.Struct({
   sha256: Schema.String,
   bytes: Schema.optional(Schema.Number),
   /** Set for files that are not a list endpoint of their own but read from another resource's records. */
-  derivedFrom: Schema.optional(Schema.String)
+  derivedFrom: Schema.optional(Schema.String),
+  /** The file's per-record fingerprints (`Fingerprint.ts`), for stale-edit checks when it is imported again. */
+  fingerprints: Schema.optional(Schema.String)
 })
 export type ManifestEntry = typeof ManifestEntry.Type
 

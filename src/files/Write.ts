@@ -8,6 +8,7 @@ import { createHash } from "node:crypto"
 import { accessSync, constants, createReadStream, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
+import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
 import { toolName } from "./Provenance.js"
@@ -15,7 +16,7 @@ import { type FrontRow, XlsxTable, ZipError } from "./XlsxWriter.js"
 
 export type { FrontRow } from "./XlsxWriter.js"
 
-export type Cell = string | number | boolean | null | undefined
+export type { Cell } from "./Cell.js"
 
 export interface TableWriter {
   /** Appends one row; waits while the disk is behind, so memory stays flat. */
@@ -405,6 +406,7 @@ const statusColours: Readonly<Record<string, { readonly fill: string; readonly f
   unconfirmed: amber,
   skipped: amber,
   "in-doubt": amber,
+  conflict: amber,
   failed: red,
   invalid: red
 }

@@ -15,12 +15,14 @@ import {
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
-import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { shielded, stopOnSignals } from "../Signals.js"
+import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
+import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration, parseRate } from "../Units.js"
-import type { Mode, ReadSettings } from "./Journal.js"
+import type { Mode, OnConflict, ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
@@ -63,6 +65,28 @@ const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withDefault("6m"),
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
+/** `--merge` / `--overwrite`: rows of an exported file whose records changed on the server since the export. */
+export const conflictOptions = Options.all({
+  merge: Options.boolean("merge").pipe(
+    Options.withDescription(
+      "Rows of an exported file whose records changed on the server since: send the file's changes when they touch other fields"
+    )
+  ),
+  overwrite: Options.boolean("overwrite").pipe(
+    Options.withDescription(
+      "Rows of an exported file whose records changed on the server since: send them anyway (the server's edits are lost)"
+    )
+  )
+})
+
+/** The `OnConflict` the flags ask for (undefined: `conflict`), or a usage error for both at once. */
+export const onConflictOf = (
+  flags: { readonly merge: boolean; readonly overwrite: boolean }
+): Effect.Effect<OnConflict | undefined, UsageError> =>
+  flags.merge && flags.overwrite
+    ? new UsageError({ message: "--merge and --overwrite exclude each other: choose one" })
+    : Effect.succeed(flags.merge ? "merge" : flags.overwrite ? "overwrite" : undefined)
+
 const outOption = Options.text("out").pipe(
   Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"),
   Options.optional
@@ -130,6 +154,14 @@ export const whatNext = (summary: Summary): ReadonlyArray<string> => {
   }
   if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
     lines.push(`${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${dir}`)
+  }
+  if (n("conflict") > 0) {
+    lines.push(
+      `${
+        n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
+      }: records changed on the server since the export are in conflict (see _error); keep the server's changes to`,
+      `      other fields with fsm-bulk rerun ${dir} --only conflict --merge, or send the file's values: --overwrite`
+    )
   }
   return lines
 }
@@ -262,6 +294,7 @@ export const importCommand = Command.make(
     dryRun: dryRunOption,
     verify: verifyOption,
     verifyWait: verifyWaitOption,
+    conflicts: conflictOptions,
     parsing: parsingOptions,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
@@ -279,6 +312,7 @@ export const importCommand = Command.make(
       const runDir = Option.getOrElse(a.out, () =>
         defaultRunDir(resource))
       const root = yield* attachmentsRoot(a.attachmentsRoot)
+      const onConflict = yield* onConflictOf(a.conflicts)
       return yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
         runImport({
           ...tools,
@@ -293,7 +327,8 @@ export const importCommand = Command.make(
           verify: a.verify,
           verifyWaitMs,
           attachmentsRoot: root,
-          runDir
+          runDir,
+          onConflict
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(hintOnAbort(() =>
           runDir
         ))
@@ -316,6 +351,8 @@ export const resumeCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
+      // An undo run is continued by the undo (src/undo).
+      if ((yield* undoRunOf(a.runDir)) !== undefined) return yield* resumeUndoCommand(a)
       const { job, prior } = yield* loadRun(a.runDir)
       const connection = yield* continuingConnection(
         a.connection,
@@ -360,6 +397,7 @@ export const rerunCommand = Command.make(
       Options.optional
     ),
     dryRun: dryRunOption,
+    conflicts: conflictOptions,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
@@ -368,7 +406,22 @@ export const rerunCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
+      // An undo run is rerun by the undo (src/undo): the rows of its report with the statuses chosen.
+      const undoDir = yield* undoRunOf(a.target)
+      if (undoDir !== undefined) {
+        const undoOnly = Option.isSome(a.only)
+          ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
+          : undefined
+        return yield* rerunUndoCommand({
+          ...a,
+          runDir: undoDir,
+          only: undoOnly,
+          force: a.conflicts.overwrite,
+          merge: a.conflicts.merge
+        })
+      }
       const root = yield* attachmentsRoot(a.attachmentsRoot)
+      const onConflict = yield* onConflictOf(a.conflicts)
       const connection = yield* continuingConnection(
         a.connection,
         yield* parentTarget(a.target),
@@ -387,6 +440,7 @@ export const rerunCommand = Command.make(
             fixed: Option.getOrUndefined(a.fixed),
             dryRun: a.dryRun,
             attachmentsRoot: root,
+            onConflict,
             out: (resource) => (runDir = Option.getOrElse(a.out, () => defaultRunDir(resource)))
           },
           tools

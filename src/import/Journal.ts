@@ -72,6 +72,18 @@ export const ParseSettings = Schema.Struct({
 })
 export type ParseSettings = typeof ParseSettings.Type
 
+/** What a record changed on the server since the export a row comes from gets: `conflict`, merged, overwritten. */
+export const OnConflict = Schema.Literal("stop", "merge", "overwrite")
+export type OnConflict = typeof OnConflict.Type
+
+/** The stale-edit check of a run whose file came from an export (`Stale.ts`). */
+export const StaleCheck = Schema.Struct({
+  /** The export's fingerprints file of the source (absolute path). */
+  fingerprints: Schema.String,
+  onConflict: OnConflict
+})
+export type StaleCheck = typeof StaleCheck.Type
+
 export const Header = Schema.Struct({
   state: Schema.Literal("header"),
   version: Schema.Literal(1),
@@ -92,9 +104,14 @@ export const Header = Schema.Struct({
   /** The formats `auto` resolved to, reused by `resume` so every row is read the same way. */
   formats: Schema.Unknown,
   started: Schema.String,
-  parent: Schema.optional(ParentRun)
+  parent: Schema.optional(ParentRun),
+  stale: Schema.optional(StaleCheck)
 })
 export type Header = typeof Header.Type
+
+/** A record as the server listed it: the API's JSON object, every field as read. */
+export const RecordImage = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export type RecordImage = typeof RecordImage.Type
 
 export const Sending = Schema.Struct({
   state: Schema.Literal("sending"),
@@ -102,6 +119,12 @@ export const Sending = Schema.Struct({
   key: Schema.optional(Schema.String),
   id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
   intent: Intent,
+  /**
+   * The before-image: the server's record as read (in batches, before any write) for a write to an existing
+   * record — update, upsert of an existing record, delete, emulated upsert. Absent for a create, and for writes
+   * whose records the API cannot list (sub-collections, actions).
+   */
+  before: Schema.optional(RecordImage),
   at: Schema.String
 })
 export type Sending = typeof Sending.Type
@@ -110,6 +133,11 @@ export const Done = Schema.Struct({
   state: Schema.Literal("done"),
   row: Schema.Number,
   ...Outcome.fields,
+  /**
+   * For a row whose write was sent: what was written, as write names and values (the fields a PATCH changed, the
+   * body of a POST or PUT, the items of a sub-collection write); absent for a DELETE by id and rows sent nothing.
+   */
+  sent: Schema.optional(Schema.Unknown),
   at: Schema.String
 })
 export type Done = typeof Done.Type
@@ -234,7 +262,7 @@ export interface JournalContents {
 }
 
 const outcomeOf = (d: Done): Outcome => {
-  const { state: _s, row: _r, at: _a, ...outcome } = d
+  const { state: _s, row: _r, at: _a, sent: _w, ...outcome } = d
   return outcome
 }
 

@@ -1,7 +1,7 @@
 /**
  * Finding existing records by a property (a key such as `externalId`, `login`, `description`, or the id) with list
- * calls, never one GET per row: a filtered call per chunk of values where the filter takes a comma-separated list,
- * a filtered call per value when only a few are wanted, otherwise one walk of the whole list. Matches are checked
+ * calls, never one GET per row: filtered calls (a chunk of values per call where the filter takes a comma-separated
+ * list, else one value per call) or one walk of the whole list, whichever costs fewer requests (`chooseLookup`). Matches are checked
  * on our side too (a filter may match substrings), and only matching records are kept in memory. Values match as
  * the service matches keys, trimmed and without regard to case; which property and filter are used is `Identity`'s.
  */
@@ -18,10 +18,44 @@ export { listedAs, recordId } from "../Identity.js"
  */
 export type Found = KeyMap<ReadonlyArray<Record<string, unknown>>>
 
-/** At most this many values are looked up one filtered call each; more walk the list once. */
-const fewValues = 10
 /** Values per call when a filter takes a comma-separated list. */
 const chunkSize = 50
+/** Without an estimate of the list's length, at most this many values are looked up one filtered call each. */
+const fewValues = 10
+
+/** What a lookup knows before choosing how to read: the values wanted, the filter the API offers, the list's size. */
+export interface LookupCosts {
+  /** Distinct values to find. */
+  readonly values: number
+  /** The filter on the property: one taking a comma-separated list, one value per call, or none. */
+  readonly filter: "list" | "each" | undefined
+  /** Records in the whole list, as its first page's `totalItems` says, when that was read. */
+  readonly total: number | undefined
+  /** Records per page of a walk. */
+  readonly pageSize: number
+}
+
+export type LookupChoice =
+  | { readonly _tag: "Filter"; readonly requests: number; readonly perRequest: number }
+  | { readonly _tag: "Walk"; readonly requests: number | undefined }
+
+/**
+ * Filtered calls or one walk of the whole list, whichever costs fewer requests: `values / perRequest` filtered
+ * calls against `total / pageSize` pages. Without the list's size a list filter wins (it never reads more than the
+ * values wanted), and single-value filters only for a few values.
+ */
+export const chooseLookup = (c: LookupCosts): LookupChoice => {
+  const pages = c.total === undefined ? undefined : Math.max(1, Math.ceil(c.total / Math.max(1, c.pageSize)))
+  if (c.filter === undefined) return { _tag: "Walk", requests: pages }
+  const perRequest = c.filter === "list" ? chunkSize : 1
+  const requests = Math.ceil(c.values / perRequest)
+  if (pages === undefined) {
+    return c.filter === "list" || c.values <= fewValues
+      ? { _tag: "Filter", requests, perRequest }
+      : { _tag: "Walk", requests: undefined }
+  }
+  return requests <= pages ? { _tag: "Filter", requests, perRequest } : { _tag: "Walk", requests: pages }
+}
 
 const chunks = <A>(xs: ReadonlyArray<A>, n: number): Array<ReadonlyArray<A>> => {
   const out: Array<ReadonlyArray<A>> = []
@@ -62,13 +96,50 @@ export const findRecords = Effect.fn("Lookup.findRecords")(function*(
     )
 
   const filter = keyFilter(listed, by)
-  if (filter !== undefined && filter.takesList && !all.some((v) => v.includes(","))) {
-    yield* Effect.forEach(chunks(all, chunkSize), (chunk) => walk({ [filter.key]: chunk.join(",") }), {
-      concurrency: 4,
-      discard: true
-    })
-  } else if (filter !== undefined && all.length <= fewValues) {
-    yield* Effect.forEach(all, (value) => walk({ [filter.key]: value }), { concurrency: 4, discard: true })
+  const kind = filter === undefined
+    ? undefined
+    : filter.takesList && !all.some((v) => v.includes(","))
+    ? "list" as const
+    : "each" as const
+  const costs = { values: all.length, filter: kind, pageSize: 1, total: undefined }
+  let choice = chooseLookup(costs)
+  // More than one filtered call: the list's first page says how long a walk would be (`totalItems`). The page is
+  // not wasted when the walk wins; date-windowed lists are walked per window and always filtered.
+  if (choice._tag === "Filter" && choice.requests > 1 && listed.dateWindow === undefined) {
+    const first = yield* Stream.runHead(api.pages(listed.path, { resource: listed }))
+    if (first._tag === "None") return found
+    const page = first.value
+    const pageSize = page.records.length
+    const total = page.total !== undefined && page.total >= pageSize ? page.total : undefined
+    choice = chooseLookup({ ...costs, pageSize, total })
+    yield* Effect.logDebug(
+      `lookup of ${all.length} ${listed.name} by ${by}: ${
+        choice._tag === "Filter" ? `${choice.requests} filtered calls` : `a walk of ${choice.requests ?? "?"} pages`
+      } (list of ${total ?? "unknown"} records, ${pageSize} a page)`
+    )
+    if (choice._tag === "Walk") {
+      keep(page.records)
+      if (total === undefined || total > pageSize) {
+        yield* Stream.runForEach(
+          api.pages(listed.path, { resource: listed, fromPage: 2 }),
+          (p) => Effect.sync(() => keep(p.records))
+        )
+      }
+      return found
+    }
+  } else {
+    yield* Effect.logDebug(
+      `lookup of ${all.length} ${listed.name} by ${by}: ${
+        choice._tag === "Filter" ? `${choice.requests} filtered calls` : "a walk of the list"
+      }`
+    )
+  }
+  if (choice._tag === "Filter" && filter !== undefined) {
+    yield* Effect.forEach(
+      chunks(all, choice.perRequest),
+      (chunk) => walk({ [filter.key]: chunk.join(",") }),
+      { concurrency: 4, discard: true }
+    )
   } else {
     yield* walk()
   }

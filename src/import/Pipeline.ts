@@ -23,6 +23,7 @@ import { formatDuration } from "../cli/Progress.js"
 import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
+import { findExportBase, type Fingerprint, fingerprintKey, readFingerprints } from "../export/Fingerprint.js"
 import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
@@ -32,17 +33,19 @@ import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
 import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
   type Header,
-  type Intent,
   type JournalContents,
   journalFile,
   type JournalWriter,
   type Mode,
+  type OnConflict,
   openJournal,
   type ParentRun,
-  type ReadSettings
+  type ReadSettings,
+  type Sending,
+  type StaleCheck
 } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
-import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
+import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import { type Summary, writeReports, writeSummary } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
@@ -79,6 +82,13 @@ export interface ImportJob extends RowSettings {
   readonly verifyPollMs?: number | undefined
   /** Human messages (warnings); default: ignored. */
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /**
+   * The export fingerprints the rows are checked against (update, upsert); default: those of the export that
+   * wrote `file`, when it is one (a rerun passes its parent's).
+   */
+  readonly fingerprints?: string | undefined
+  /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
+  readonly onConflict?: OnConflict | undefined
 }
 
 export interface RunResult {
@@ -113,6 +123,11 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 
   // 1. Source, columns, formats.
   const input = yield* openInput(job.file, job.read, r.name, job.rowColumn)
+  const { columns, parse } = yield* planInput(r, input, job, say)
+  const formats: Formats = prior !== undefined
+    ? (prior.header.formats as Formats)
+    : yield* inferFormats(columns, input.rows, parse)
+  // Asked after the formats' pass, which hashes a CSV as it reads it: no pass of its own then.
   const sha256 = yield* input.sha256
   if (prior !== undefined && prior.header.source.sha256 !== sha256) {
     return yield* new UsageError({
@@ -120,11 +135,10 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
-  const { columns, parse } = yield* planInput(r, input, job, say)
-  const formats: Formats = prior !== undefined
-    ? (prior.header.formats as Formats)
-    : yield* inferFormats(columns, input.rows, parse)
   const validator = () => withVerdicts(makeValidator(columns, formats, parse), input)
+
+  const stale = prior !== undefined ? prior.header.stale : yield* staleCheckOf(job, input.file, api.baseUrl, say)
+  const bases = stale !== undefined ? yield* readFingerprints(stale.fingerprints) : undefined
 
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
   const started = prior?.header.started ?? (yield* nowIso)
@@ -165,7 +179,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           },
           formats,
           started,
-          ...(job.parent !== undefined ? { parent: job.parent } : {})
+          ...(job.parent !== undefined ? { parent: job.parent } : {}),
+          ...(stale !== undefined ? { stale } : {})
         }
         yield* journal.append(header)
       } else {
@@ -177,7 +192,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 
       const state = makeRunState(prior)
       const outcome = yield* Effect.either(
-        sendRows({ job, resourceName: r.name, input, validator, journal, state })
+        sendRows({ job, resourceName: r.name, input, validator, journal, state, stale, bases })
       )
       if (Either.isLeft(outcome) && outcome.left._tag !== "ApiAborted") return yield* Effect.fail(outcome.left)
       const aborted = Either.isLeft(outcome) ? outcome.left : state.aborted
@@ -257,14 +272,38 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   )
 })
 
+/**
+ * The stale-edit check of a new run: update and upsert of a file an export wrote (or the rows of a rerun of one)
+ * against the same service, with the export's fingerprints.
+ */
+const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
+  job: ImportJob,
+  file: string,
+  baseUrl: string,
+  say: (line: string) => Effect.Effect<void>
+) {
+  if (job.mode !== "update" && job.mode !== "upsert") return undefined
+  const onConflict = job.onConflict ?? "stop"
+  if (job.fingerprints !== undefined) return { fingerprints: job.fingerprints, onConflict } satisfies StaleCheck
+  const base = yield* findExportBase(file)
+  if (base === undefined) return undefined
+  if (base.baseUrl !== baseUrl) {
+    yield* say(
+      `note: ${file} was exported from ${base.baseUrl}, not ${baseUrl}: its rows are not checked for edits made on the server since the export`
+    )
+    return undefined
+  }
+  return { fingerprints: base.fingerprints, onConflict } satisfies StaleCheck
+})
+
 // --- the run's mutable state ---------------------------------------------------------------------------------
 
 interface RunState {
   readonly outcomes: Map<number, Outcome>
   /** Rows whose write was sent in this session and whose answer has not come. */
   readonly inFlight: Set<number>
-  /** Rows an earlier session left in flight (resume): their intent. */
-  readonly priorSending: Map<number, Intent>
+  /** Rows an earlier session left in flight (resume): their `sending` line. */
+  readonly priorSending: Map<number, Sending>
   /** Rows an earlier session finished. */
   readonly priorDone: ReadonlySet<number>
   stopped: boolean
@@ -274,13 +313,13 @@ interface RunState {
 
 const makeRunState = (prior: JournalContents | undefined): RunState => {
   const outcomes = new Map<number, Outcome>()
-  const priorSending = new Map<number, Intent>()
+  const priorSending = new Map<number, Sending>()
   const priorDone = new Set<number>()
   for (const [row, s] of prior?.rows ?? []) {
     if (s.last === "done" && s.outcome !== undefined) {
       outcomes.set(row, s.outcome)
       priorDone.add(row)
-    } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending.intent)
+    } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending)
   }
   return { outcomes, inFlight: new Set(), priorSending, priorDone, stopped: false, aborted: undefined }
 }
@@ -294,36 +333,36 @@ interface SendInput {
   readonly validator: () => ReturnType<typeof makeValidator>
   readonly journal: JournalWriter
   readonly state: RunState
+  readonly stale: StaleCheck | undefined
+  /** The export's fingerprints, by `fingerprintKey`. */
+  readonly bases: ReadonlyMap<string, Fingerprint> | undefined
 }
 
-const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
-  const { job, input, journal, state } = s
-  const say = job.say ?? (() => Effect.void)
+/**
+ * Preparing the sending (steps 2 and 3): the scan, the references and the records the rows write, read in batches
+ * before anything is sent, and the plan of each row once its references are resolved. Sends nothing.
+ */
+const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, skip: (row: number) => boolean) {
+  const { job } = s
   const r = resourceOf(s.resourceName)
-  const concurrency = job.concurrency ?? 32
   const listable = listedAs(r) !== undefined
-  const emulated = job.mode === "upsert" && !r.ops.includes("upsert") && !isPathWrite(r)
-  const lookupMode = listable && (job.dryRun || job.mode === "update" || job.mode === "delete" || emulated)
-
-  // --verify: rows the API only queued, with what was sent, to be confirmed once the sending is over.
-  const verifying = job.verify && !job.dryRun && confirmable(r)
-  const queued: Array<Queued> = []
-  const queuedBefore = (row: number) =>
-    verifying && state.priorDone.has(row) && state.outcomes.get(row)?.status === "queued"
+  // Read before write: the records an update, upsert or delete touches are read first, in batches, for their
+  // before-images and so that rows equal to the server are `unchanged` and send nothing. Sub-collections and
+  // actions cannot be read back.
+  const lookupMode = listable && (job.dryRun || (job.mode !== "create" && !isPathWrite(r)))
 
   // 2. Scan.
-  const scan = yield* scanRows(input.rows, s.validator(), {
-    skip: (row) => state.priorDone.has(row) && !queuedBefore(row),
+  const scan = yield* scanRows(s.input.rows, s.validator(), {
+    skip,
     // Rows an earlier session left in flight are looked up by key whatever the mode.
-    lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
-    lookById: listable && r.id !== undefined && (job.dryRun || emulated),
+    lookByKey: (row) => r.key !== undefined && listable && (lookupMode || s.state.priorSending.has(row)),
+    lookById: lookupMode && r.id !== undefined,
     resource: r.name,
     selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
   })
-  if (job.progress !== undefined) yield* job.progress.begin(scan.total, state.priorDone.size)
 
   // 3. References and existing records.
-  const resolver = job.resolver ?? (yield* serverResolver)
+  const resolver = s.job.resolver ?? (yield* serverResolver)
   yield* resolver.prepare(scan.demands)
   // A list that cannot be read leaves its rows `failed` ("could not look … up"); an `ApiAborted` (credentials
   // rejected, token refused twice) is not a lookup problem: it aborts the run before any write.
@@ -360,6 +399,47 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
     )
   )
 
+  /** The row's write, its references resolved into `payload`, and the before-image of the record it changes. */
+  const planRow = (v: Valid, payload: Readonly<Record<string, unknown>>) => {
+    const existing = existingOf(v)
+    const action = plan({
+      resource: r,
+      mode: job.mode,
+      dryRun: job.dryRun,
+      row: { row: v.row, payload, key: v.key, id: v.id, files: v.files },
+      existing,
+      interrupted: s.state.priorSending.get(v.row)?.intent,
+      ...(s.stale !== undefined
+        ? { base: s.bases?.get(fingerprintKey(v.key, v.id) ?? ""), onConflict: s.stale.onConflict }
+        : {})
+    })
+    // A row an earlier session left in flight keeps that session's before-image: the record read now may already
+    // hold that session's write.
+    const before = s.state.priorSending.get(v.row)?.before ?? beforeImage(action, existing)
+    return { action, before }
+  }
+  return { total: scan.total, resolver, waiting, planRow }
+})
+
+/** Steps 2 to 4: prepares the rows, then sends them (each row's outcome journaled and kept in `state`). */
+const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
+  const { job, input, journal, state } = s
+  const say = job.say ?? (() => Effect.void)
+  const r = resourceOf(s.resourceName)
+  const concurrency = job.concurrency ?? 32
+
+  // --verify: rows the API only queued, with what was sent, to be confirmed once the sending is over.
+  const verifying = job.verify && !job.dryRun && confirmable(r)
+  const queued: Array<Queued> = []
+  const queuedBefore = (row: number) =>
+    verifying && state.priorDone.has(row) && state.outcomes.get(row)?.status === "queued"
+
+  const { total, resolver, waiting, planRow } = yield* prepareRows(
+    s,
+    (row) => state.priorDone.has(row) && !queuedBefore(row)
+  )
+  if (job.progress !== undefined) yield* job.progress.begin(total, state.priorDone.size)
+
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
   const abandon = yield* Deferred.make<void>()
   if (job.stop !== undefined) {
@@ -373,11 +453,17 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
     )
   }
 
-  const finish = (row: number, outcome: Outcome) =>
+  const finish = (row: number, outcome: Outcome, sent?: unknown) =>
     Effect.gen(function*() {
       state.outcomes.set(row, outcome)
       state.inFlight.delete(row)
-      yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })
+      yield* journal.append({
+        state: "done",
+        row,
+        ...outcome,
+        ...(sent !== undefined ? { sent } : {}),
+        at: yield* nowIso
+      })
       if (job.progress !== undefined) yield* job.progress.row
     })
 
@@ -406,16 +492,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         queued.push({ row: v.row, payload, outcome: state.outcomes.get(v.row)! })
         return
       }
-      const ready: ReadyRow = { row: v.row, payload, key: v.key, id: v.id, files: v.files }
-      const action = plan({
-        resource: r,
-        mode: job.mode,
-        dryRun: job.dryRun,
-        row: ready,
-        existing: existingOf(v),
-        interrupted: state.priorSending.get(v.row)
-      })
+      const { action, before } = planRow(v, payload)
       let outcome: Outcome
+      let body: unknown = undefined
       if (job.dryRun) outcome = wouldBe(r, action)
       else if (action._tag === "Settle") outcome = action.outcome
       else {
@@ -425,6 +504,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
           ...(v.key !== undefined ? { key: v.key } : {}),
           ...(v.id !== undefined ? { id: v.id } : {}),
           intent: intentOf(action)!,
+          ...(before !== undefined ? { before } : {}),
           at: yield* nowIso
         })
         state.inFlight.add(v.row)
@@ -438,8 +518,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
           return yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
         }
         outcome = sent.right
+        body = written(r, action)
       }
-      yield* finish(v.row, withWarnings(outcome, v.warnings))
+      yield* finish(v.row, withWarnings(outcome, v.warnings), body)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
         !job.dryRun && outcome.recordId !== undefined &&

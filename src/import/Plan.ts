@@ -6,11 +6,13 @@
  * Resources without an upsert in the API (teams, groups, segments, keywords …) get one emulated: the record is
  * looked up by key; found → PATCH (or PUT /{id}) of the fields that differ, absent → POST with correlation.
  */
+import { type Fingerprint, recordValue } from "../export/Fingerprint.js"
 import type { Resource } from "../Resources.js"
 import type { FileCell } from "../validate/Validate.js"
-import { type Change, changes as diff, formatChanges } from "./Compare.js"
+import { type Change, changes as diff, formatChanges, unreadable } from "./Compare.js"
 import type { Intent, Mode } from "./Journal.js"
-import { recordId } from "./Lookup.js"
+import { listedAs, recordId } from "./Lookup.js"
+import { type OnConflict, staleness } from "./Stale.js"
 import type { Outcome } from "./Status.js"
 
 export type ServerId = string | number
@@ -75,6 +77,49 @@ export const intentOf = (action: Action): Intent | undefined => {
       return "delete"
     case "PutPath":
       return "put"
+    case "Settle":
+      return undefined
+  }
+}
+
+/**
+ * The before-image of a write: the one existing record the lookup found, for every write to an existing record
+ * (PATCH, PUT /{id}, DELETE, the API's upsert of a record that exists); undefined for a create, for writes the API
+ * cannot read back (sub-collections, actions) and when nothing was looked up.
+ */
+export const beforeImage = (action: Action, existing: Existing): Record<string, unknown> | undefined => {
+  switch (action._tag) {
+    case "Patch":
+    case "PutId":
+    case "Delete":
+    case "PutCollection":
+      return existing._tag === "Found" && existing.records.length === 1 ? existing.records[0] : undefined
+    default:
+      return undefined
+  }
+}
+
+/**
+ * What a write sends, as write names and values (the journal's `sent`): undefined for a DELETE by id. Write-only
+ * fields (passwords) are left out: the journal never holds a secret, and no read can restore one anyway.
+ */
+export const written = (r: Resource, action: Action): unknown => {
+  const open = (body: unknown): unknown => {
+    if (typeof body !== "object" || body === null || Array.isArray(body)) return body
+    return Object.fromEntries(
+      Object.entries(body).filter(([name]) => r.fields.find((f) => f.name === name)?.writeOnly !== true)
+    )
+  }
+  switch (action._tag) {
+    case "Post":
+    case "PutId":
+    case "PutCollection":
+    case "PutPath":
+    case "DeletePath":
+      return open(action.body)
+    case "Patch":
+      return open(Object.fromEntries(action.changes.map((c) => [c.field, c.to])))
+    case "Delete":
     case "Settle":
       return undefined
   }
@@ -178,7 +223,51 @@ export interface PlanInput {
   readonly existing: Existing
   /** The intent of this row's write in an earlier session that stopped before its answer (resume). */
   readonly interrupted: Intent | undefined
+  /** The record's fingerprint from the export the file came from (update and upsert only). */
+  readonly base?: Fingerprint | undefined
+  /** What a record changed on the server since that export gets (default `stop`: `conflict`). */
+  readonly onConflict?: OnConflict | undefined
 }
+
+/**
+ * The row as it may be written to `record`: unchanged, reduced to the file's changes (`--merge`), or refused as a
+ * conflict (`Stale`).
+ */
+const guarded = (
+  input: PlanInput,
+  record: Record<string, unknown>
+): { readonly _tag: "Row"; readonly row: ReadyRow; readonly note: string | undefined } | {
+  readonly _tag: "Stop"
+  readonly action: Action
+} => {
+  const { resource: r, row } = input
+  const stale = staleness(r, row.payload, record, input.base, input.onConflict ?? "stop")
+  if (stale._tag === "Clear") return { _tag: "Row", row, note: undefined }
+  if (stale._tag === "Conflict") {
+    const id = recordId(r, record)
+    return {
+      _tag: "Stop",
+      action: settle({ status: "conflict", ...(id !== undefined ? { recordId: id } : {}), error: stale.error })
+    }
+  }
+  // The merged row: the file's values, but the server's for the fields it changed (a PUT replaces the record).
+  const listed = listedAs(r) ?? r
+  const payload: Record<string, unknown> = { ...row.payload }
+  for (const name of stale.kept) {
+    const field = listed.fields.find((f) => f.name === name)
+    if (name in payload && field !== undefined) payload[name] = recordValue(field, record)
+  }
+  return {
+    _tag: "Row",
+    row: { ...row, payload },
+    note: `merged: the server's changes since the export to "${stale.kept.join(", ")}" were kept`
+  }
+}
+
+const noted = (action: Action, note: string | undefined): Action =>
+  note === undefined || action._tag !== "Settle" || action.outcome.status !== "unchanged"
+    ? action
+    : settle({ ...action.outcome, error: note })
 
 const reconciledNote = "reconciled after an interruption: the server already holds this row"
 
@@ -265,7 +354,11 @@ export const plan = (input: PlanInput): Action => {
       const found = single(r, existing)
       if (found._tag === "Stop") return found.action
       if (found._tag === "None") return fail(notFound(r, existing, row))
-      return change(r, found.record, row, interrupted, candidates)
+      const g = guarded(input, found.record)
+      if (g._tag === "Stop") return g.action
+      const wanted = bodyOf(r, g.row, false)
+      if (r.key !== undefined) delete wanted[r.key]
+      return noted(change(r, found.record, g.row, interrupted, wanted), g.note)
     }
 
     case "create": {
@@ -288,16 +381,21 @@ export const plan = (input: PlanInput): Action => {
         const keepId = row.key === undefined
         const w = pathWrite(r, row)
         if (typeof w === "string") return fail(w)
-        const body = bodyOf(r, row, keepId)
         const found = single(r, existing)
         if (found._tag === "Stop") return found.action
+        const body = bodyOf(r, row, keepId)
         if (found._tag === "One") {
+          const g = guarded(input, found.record)
+          if (g._tag === "Stop") return g.action
+          const body = bodyOf(r, g.row, keepId)
           const list = diff(r, body, found.record)
-          if (list.length === 0 && (input.dryRun || interrupted === "upsert")) {
+          // Equal on every field the server lists back: nothing is sent, unless the row gives a field that cannot
+          // be read back (a password, a file), which only a write can set.
+          if (list.length === 0 && (input.dryRun || interrupted === "upsert" || unreadable(r, body).length === 0)) {
             const id = recordId(r, found.record)
             return interrupted === "upsert"
               ? settle({ status: "updated", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
-              : settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) })
+              : noted(settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) }), g.note)
           }
           return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
         }
@@ -313,8 +411,9 @@ export const plan = (input: PlanInput): Action => {
       const found = single(r, existing)
       if (found._tag === "Stop") return found.action
       if (found._tag === "One") {
-        const candidates = bodyOf(r, row, false)
-        return change(r, found.record, row, interrupted, candidates)
+        const g = guarded(input, found.record)
+        if (g._tag === "Stop") return g.action
+        return noted(change(r, found.record, g.row, interrupted, bodyOf(r, g.row, false)), g.note)
       }
       if (row.key === undefined && row.id !== undefined) {
         return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)

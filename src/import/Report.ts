@@ -16,10 +16,11 @@ import { refreshRunReport } from "../report/Html.js"
 import { resource, type ResourceName, templateColumns } from "../Resources.js"
 import type { Formats } from "../validate/Model.js"
 import { parseNumber } from "../validate/Numbers.js"
-import { changesColumn, type Input, toolColumns } from "./Input.js"
+import type { Input } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { countStatuses, type Outcome, type Status } from "./Status.js"
+import { reportColumns } from "./ToolColumns.js"
 
 export interface Summary extends RunTraffic {
   readonly tool: "fsm-bulk"
@@ -52,21 +53,6 @@ export interface Summary extends RunTraffic {
 /** Error kinds a summary keeps. */
 const errorKindsKept = 20
 
-const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
-  const cells: Array<Cell> = [
-    row,
-    o.status,
-    o.http ?? "",
-    o.requestId ?? "",
-    o.attempts ?? "",
-    (o.retryOutcomes ?? []).join(";"),
-    o.recordId ?? "",
-    o.error ?? ""
-  ]
-  if (dryRun) cells.push(o.changes ?? "")
-  return cells
-}
-
 export interface ReportTarget {
   readonly runDir: string
   readonly input: Pick<Input, "columns" | "cellsOf">
@@ -94,8 +80,8 @@ export interface ReportWriter {
    * Finishes both files (each renamed into place only now). `summarize` turns the rows, the counts per status and
    * the error kinds into the run's summary, which report.xlsx shows on its first sheet; it runs after the last line.
    */
-  readonly close: <E>(summarize: (tally: ReportTally) => Effect.Effect<Summary, E>) => Effect.Effect<
-    ReportTally & { readonly summary: Summary },
+  readonly close: <S extends Summary, E>(summarize: (tally: ReportTally) => Effect.Effect<S, E>) => Effect.Effect<
+    ReportTally & { readonly summary: S },
     WriteError | E
   >
 }
@@ -182,8 +168,9 @@ const numberColumns = (target: ReportTarget, before: number): ReadonlySet<number
 
 /** Opens report.csv and report.xlsx for lines written as the rows' outcomes become known; nothing is kept per row. */
 export const openReports = Effect.fn("Report.open")(function*(target: ReportTarget) {
-  const header = [...toolColumns, ...(target.dryRun ? [changesColumn] : []), ...target.input.columns]
-  const statusColumn = toolColumns.indexOf("_status")
+  const columns = reportColumns(target.dryRun)
+  const header = [...columns.map(([name]) => name), ...target.input.columns]
+  const statusColumn = columns.findIndex(([name]) => name === "_status")
   const counts = countStatuses([])
   let rows = 0
   const errors = new ErrorTally()
@@ -197,7 +184,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     sheetName: "report",
     frontSheet: summarySheetName,
     guard: true,
-    wrapColumns: [toolColumns.indexOf("_error")]
+    wrapColumns: [columns.findIndex(([name]) => name === "_error")]
   })
   const numbers = numberColumns(target, header.length - target.input.columns.length)
   // The workbook's line: a number column's cell that reads as a number (with the file's decimal mark) is one.
@@ -217,7 +204,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
       const table = lines.map(([row, outcome]) => {
         counts[outcome.status] += 1
         if (outcome.error !== undefined && outcome.error !== "") errors.add(row.row, outcome.error)
-        const cells = toolCells(row.row, outcome, target.dryRun)
+        const cells = columns.map(([, cell]) => cell(row.row, outcome))
         for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
         return cells
       })

@@ -16,6 +16,7 @@ import * as Path from "node:path"
 import type { RunTarget } from "../cli/Connection.js"
 import type { Api } from "../client/Api.js"
 import { InputError, RunError, UsageError } from "../Errors.js"
+import { readJsonFile } from "../files/JsonFile.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import { normalKey } from "../Identity.js"
@@ -30,12 +31,21 @@ import {
   planColumns
 } from "../validate/Validate.js"
 import { openInput, verdictColumn } from "./Input.js"
-import { journalFile, type Mode, type ParentRun, readJournal, type ReadSettings } from "./Journal.js"
+import {
+  journalFile,
+  type Mode,
+  type OnConflict,
+  type ParentRun,
+  readJournal,
+  type ReadSettings,
+  type StaleCheck
+} from "./Journal.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
 import { runTargetOf } from "./Resume.js"
 import { createRunDir, reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { Status } from "./Status.js"
+import { RunKind } from "./SummaryFile.js"
 
 export const rowsFile = "rows.csv"
 export const defaultOnly: ReadonlyArray<Status> = ["failed", "in-doubt"]
@@ -48,6 +58,8 @@ export interface RerunRequest {
   readonly dryRun: boolean
   /** `--attachments-root`: replaces the parent run's. */
   readonly attachmentsRoot?: string | undefined
+  /** `--merge` / `--overwrite` for rows whose records changed on the server since the parent's export. */
+  readonly onConflict?: OnConflict | undefined
   /** The new run directory; default from `defaultRunDir(resource)`. */
   readonly out: (resource: ResourceName) => string
 }
@@ -67,6 +79,8 @@ interface ParentInfo {
   readonly maxAttachmentBytes: number | undefined
   /** Where the parent's rows were sent (none for a `validate` run). */
   readonly sentTo: RunTarget | undefined
+  /** The parent's stale-edit check: its rows came from an export, whose fingerprints the rerun keeps. */
+  readonly stale?: StaleCheck | undefined
 }
 
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
@@ -98,25 +112,21 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       baseDir: h.parse.baseDir,
       attachmentsRoot: h.parse.attachmentsRoot,
       maxAttachmentBytes: h.parse.maxAttachmentBytes,
-      sentTo: runTargetOf(h)
+      sentTo: runTargetOf(h),
+      stale: h.stale
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
-  const summary = yield* Effect.try({
-    try: () => JSON.parse(fs.readFileSync(summaryPath, "utf8")) as { resource?: unknown; mode?: unknown },
-    catch: () =>
+  const summary = yield* readJsonFile(summaryPath, RunKind).pipe(
+    Effect.mapError((error) =>
       new RunError({
-        message:
-          `${target}: cannot tell which resource the report is for: keep it in its run directory (beside ${journalFile} or ${summaryFile})`
+        message: error.reason === "Missing"
+          ? `${target}: cannot tell which resource the report is for: keep it in its run directory (beside ${journalFile} or ${summaryFile})`
+          : `${error.message}: cannot tell which resource and mode the run had`
       })
-  })
+    )
+  )
   const mode = summary.mode
-  if (
-    typeof summary.resource !== "string" || !isResourceName(summary.resource) ||
-    !(mode === "upsert" || mode === "create" || mode === "update" || mode === "delete")
-  ) {
-    return yield* new RunError({ message: `${summaryPath} does not name the resource and mode of the run` })
-  }
   return {
     runDir,
     report,
@@ -552,7 +562,9 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     attachmentsRoot: request.attachmentsRoot ?? info.attachmentsRoot,
     maxAttachmentBytes: info.maxAttachmentBytes,
     rowColumn: "_row",
-    parent
+    parent,
+    ...(info.stale !== undefined ? { fingerprints: info.stale.fingerprints } : {}),
+    onConflict: request.onConflict
   }
   // The new run directory already holds rows.csv: the pipeline only refuses directories holding a run.
   const result = yield* runImport(job)

@@ -16,6 +16,8 @@ export const Status = Schema.Literal(
   "failed",
   "in-doubt",
   "skipped",
+  // Not sent: the server's record changed since the export the row comes from (stale edit); see `Stale.ts`.
+  "conflict",
   // Extension: `validate` reports rows that passed every check as `valid`.
   "valid"
 )

@@ -9,6 +9,7 @@ import { connectionOptions } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
+import { conflictOptions, onConflictOf } from "../import/Commands.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./Demo.js"
@@ -50,6 +51,7 @@ export const onboardCommand = Command.make(
       )
     ),
     answerWait: answerWaitOption("5m"),
+    conflicts: conflictOptions,
     answerDelay: Options.text("answer-delay").pipe(
       Options.withDescription(
         "Without --base-url: how long the embedded sandbox takes to show an answer on its task (default 5m, as the API)"
@@ -92,7 +94,8 @@ export const onboardCommand = Command.make(
         read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
-        attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot)
+        attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot),
+        onConflict: yield* onConflictOf(a.conflicts)
       })
       for (const line of planLines(prepared)) yield* say(line)
       // Printed inside the shielded run, which a stop signal lets finish.

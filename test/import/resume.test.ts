@@ -84,6 +84,8 @@ describe("resume", () => {
         resource: "customers",
         file,
         runDir,
+        // Create: no records are read before the writes, so the stop comes while the rows are in flight.
+        mode: "create",
         stop: Effect.sleep(200),
         graceMs: 100,
         concurrency: 2

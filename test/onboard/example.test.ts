@@ -196,12 +196,14 @@ describe("the example onboarding workbook", () => {
 
         // Records written by earlier steps are named by later ones with no list call: they come from the run itself.
         // (Resources the API cannot upsert, such as teams and keywords, are listed by their own step to find existing
-        // records by key; these have an upsert, so only a reference lookup could list them.)
+        // records by key; these have an upsert, so besides their own step's read before write, which reads the
+        // records it is about to write, only a reference lookup could list them.)
         const log = yield* sandbox.control.requests
         for (
           const collection of ["customers", "users", "equipments", "products", "services", "tasks", "productcategories"]
         ) {
-          assert.deepStrictEqual(listCalls(log, collection).length, 0, `list calls of /${collection}`)
+          // At most the step's own read before write of the records it upserts (one call for the sheet's keys).
+          assert.isAtMost(listCalls(log, collection).length, 1, `list calls of /${collection}`)
         }
       }),
     60_000
