@@ -12,6 +12,7 @@ const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
   "test/export/continue.test.ts",
+  "test/export/dialect.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
   "test/import/conflicts-cli.test.ts",
@@ -22,7 +23,8 @@ const cliTier = [
   "test/onboard/dryrun.test.ts",
   "test/onboard/identity-cli.test.ts",
   "test/onboard/skips.test.ts",
-  "test/report/**/*.test.ts"
+  "test/report/**/*.test.ts",
+  "test/template/workbook.test.ts"
 ]
 
 export default defineConfig({

@@ -9,7 +9,7 @@ import * as Path from "@effect/platform/Path"
 import { Effect, Option, Schema } from "effect"
 import { RunError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
-import { ExportFormat, ManifestEntry } from "./Manifest.js"
+import { CsvDialect, defaultCsvDialect, ExportFormat, ManifestEntry } from "./Manifest.js"
 
 export const checkpointFile = ".export-progress.json"
 
@@ -42,6 +42,7 @@ export const Checkpoint = Schema.Struct({
   tool: Schema.Literal("fsm-bulk"),
   baseUrl: Schema.String,
   format: ExportFormat,
+  csv: Schema.optional(CsvDialect),
   since: Schema.NullOr(Schema.String),
   until: Schema.NullOr(Schema.String),
   /** The files this export writes, in order: a rerun must ask for the same. */
@@ -81,15 +82,23 @@ export const removeCheckpoint = Effect.fn("Checkpoint.remove")(function*(dir: st
   yield* fs.remove((yield* Path.Path).join(dir, checkpointFile), { force: true })
 })
 
+const dialectText = (csv: CsvDialect | undefined) => {
+  const { decimal, delimiter } = csv ?? defaultCsvDialect
+  return `--delimiter ${delimiter === "\t" ? "tab" : delimiter} --decimal ${decimal}`
+}
+
 /** The parameters a continued export must repeat, compared one by one so the message can name the difference. */
 export const sameRun = Effect.fn("Checkpoint.sameRun")(function*(
   saved: Checkpoint,
-  now: Pick<Checkpoint, "baseUrl" | "format" | "since" | "until" | "resources">,
+  now: Pick<Checkpoint, "baseUrl" | "format" | "csv" | "since" | "until" | "resources">,
   dir: string
 ) {
   const differences = [
     saved.baseUrl !== now.baseUrl ? `base URL ${saved.baseUrl} (now ${now.baseUrl})` : undefined,
     saved.format !== now.format ? `--format ${saved.format} (now ${now.format})` : undefined,
+    dialectText(saved.csv) !== dialectText(now.csv)
+      ? `${dialectText(saved.csv)} (now ${dialectText(now.csv)})`
+      : undefined,
     saved.since !== now.since ? `--since ${saved.since ?? "(none)"} (now ${now.since ?? "(none)"})` : undefined,
     saved.until !== now.until ? `--until ${saved.until ?? "(none)"} (now ${now.until ?? "(none)"})` : undefined,
     saved.resources.join(",") !== now.resources.join(",")

@@ -8,9 +8,11 @@ import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import { Effect, Option } from "effect"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary } from "../cli/Output.js"
+import { UsageError } from "../Errors.js"
 import { cannotWrite } from "../files/Write.js"
 import { lockRunDir } from "../import/RunDir.js"
 import { type PreparedExport, prepareExport, runExport } from "./Export.js"
+import type { CsvDialect } from "./Manifest.js"
 import { exportNames } from "./Plan.js"
 import { runVerify } from "./Verify.js"
 
@@ -30,6 +32,53 @@ const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
     "csv (UTF-8 with BOM, can be continued from its last page) or xlsx (one workbook per resource)"
   )
 )
+
+const delimiterOption = Options.choice("delimiter", [",", ";", "tab"]).pipe(
+  Options.withDescription("CSV delimiter: , (default), ; (Excel in Brazil) or tab"),
+  Options.optional
+)
+
+const decimalOption = Options.choice("decimal", [".", ","]).pipe(
+  Options.withDescription("Decimal mark of CSV number cells: . (default) or , (Excel in Brazil)"),
+  Options.optional
+)
+
+const excelBrOption = Options.boolean("excel-br").pipe(
+  Options.withDescription("CSV for Excel in Brazil, opened right by a double-click: --delimiter ; --decimal ,")
+)
+
+/** The CSV dialect the flags ask for; refused with --format xlsx, or beside --excel-br. */
+const csvDialect = (args: {
+  readonly format: "csv" | "xlsx"
+  readonly delimiter: Option.Option<"," | ";" | "tab">
+  readonly decimal: Option.Option<"." | ",">
+  readonly excelBr: boolean
+}): Effect.Effect<CsvDialect | undefined, UsageError> => {
+  const given = [
+    ...Option.toArray(Option.map(args.delimiter, (d) => `--delimiter ${d}`)),
+    ...Option.toArray(Option.map(args.decimal, (d) => `--decimal ${d}`))
+  ]
+  if (args.format === "xlsx" && (given.length > 0 || args.excelBr)) {
+    return Effect.fail(
+      new UsageError({
+        message: `${
+          [...given, ...(args.excelBr ? ["--excel-br"] : [])].join(", ")
+        } only apply to CSV: an .xlsx export holds number cells`
+      })
+    )
+  }
+  if (args.excelBr && given.length > 0) {
+    return Effect.fail(
+      new UsageError({ message: `--excel-br already means --delimiter ; --decimal ,: leave out ${given.join(", ")}` })
+    )
+  }
+  if (args.excelBr) return Effect.succeed({ delimiter: ";", decimal: "," })
+  if (given.length === 0) return Effect.succeed(undefined)
+  return Effect.succeed({
+    delimiter: Option.match(args.delimiter, { onNone: () => ",", onSome: (d) => (d === "tab" ? "\t" : d) }),
+    decimal: Option.getOrElse(args.decimal, () => ".")
+  })
+}
 
 const sinceOption = Options.text("since").pipe(
   Options.withPseudoName("DATE"),
@@ -72,6 +121,7 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         command: "export",
         outDir: result.dir,
         format: prepared.request.format,
+        ...(prepared.request.csv !== undefined ? { csv: prepared.request.csv } : {}),
         baseUrl: result.manifest.baseUrl,
         since: result.manifest.since,
         until: result.manifest.until,
@@ -132,6 +182,9 @@ export const exportCommand = Command.make(
     resources: resourcesArg,
     out: outOption,
     format: formatOption,
+    delimiter: delimiterOption,
+    decimal: decimalOption,
+    excelBr: excelBrOption,
     since: sinceOption,
     until: untilOption,
     json: jsonOption,
@@ -139,14 +192,17 @@ export const exportCommand = Command.make(
   },
   (args) =>
     Effect.flatMap(
-      lockRunDir(args.out, "export").pipe(Effect.zipRight(prepareExport({
-        resources: args.resources,
-        out: args.out,
-        format: args.format,
-        since: Option.getOrUndefined(args.since),
-        until: Option.getOrUndefined(args.until),
-        say
-      }))),
+      csvDialect(args).pipe(Effect.flatMap((csv) =>
+        lockRunDir(args.out, "export").pipe(Effect.zipRight(prepareExport({
+          resources: args.resources,
+          out: args.out,
+          format: args.format,
+          ...(csv !== undefined ? { csv } : {}),
+          since: Option.getOrUndefined(args.since),
+          until: Option.getOrUndefined(args.until),
+          say
+        })))
+      )),
       (prepared) => exportWith(args.connection, args.json, prepared)
     ).pipe(fileSystemError(args.out), Effect.scoped)
 ).pipe(

@@ -19,8 +19,8 @@ import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpo
 import { fingerprintsName, openFingerprints } from "./Fingerprint.js"
 import type { KeyStore } from "./Keys.js"
 import { compareIds, makeKeyStore } from "./Keys.js"
-import type { ExportFormat, Manifest, ManifestEntry } from "./Manifest.js"
-import { manifestFile } from "./Manifest.js"
+import type { CsvDialect, ExportFormat, Manifest, ManifestEntry } from "./Manifest.js"
+import { defaultCsvDialect, manifestFile } from "./Manifest.js"
 import { pageRows } from "./PageRows.js"
 import type { Walk } from "./Plan.js"
 import { planExport, plannedFiles } from "./Plan.js"
@@ -32,6 +32,8 @@ export interface ExportRequest {
   readonly resources: ReadonlyArray<string>
   readonly out: string
   readonly format: ExportFormat
+  /** How CSV files are written (delimiter, decimal mark); default commas and decimal points. */
+  readonly csv?: CsvDialect
   /** Range of the date-windowed lists (`yyyy-MM-dd`, inclusive); defaults cover the whole history. */
   readonly since: string | undefined
   readonly until: string | undefined
@@ -42,6 +44,8 @@ export interface ExportRequest {
   /** Between periodic progress lines inside one resource. */
   readonly progressEveryMs?: number
 }
+
+const dialectOf = (request: ExportRequest): CsvDialect => request.csv ?? defaultCsvDialect
 
 export interface ExportedFile extends ManifestEntry {
   /** Pages fetched for the walk that produced the file (over all attempts). */
@@ -135,6 +139,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
   const run = {
     baseUrl: api.baseUrl,
     format: request.format,
+    ...(request.format === "csv" && request.csv !== undefined ? { csv: request.csv } : {}),
     since,
     until,
     resources: files.map((o) => o.resource.name)
@@ -161,7 +166,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
     )
   }
 
-  const keys = yield* makeKeyStore(pageSize)
+  const keys = yield* makeKeyStore(pageSize, dialectOf(request).delimiter)
   const finishedFile = (name: string) => Effect.map(Ref.get(checkpoint), (c) => c.done.find((d) => d.name === name))
 
   /** The maps a walk's reference columns need: from files finished in `dir`, else from the API. */
@@ -207,6 +212,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
     since,
     until,
     format: request.format,
+    ...(request.format === "csv" ? { csv: dialectOf(request) } : {}),
     resources: files.map((o) => state.done.find((d) => d.name === o.resource.name)!)
   }
   yield* writeFileAtomic(path.join(dir, manifestFile), `${JSON.stringify(manifest, null, 2)}\n`)
@@ -244,7 +250,7 @@ const startOf = Effect.fn("Export.startOf")(function*(walk: Walk, ctx: WalkConte
   if (current === undefined || current.resource !== walk.resource.name || ctx.request.format !== "csv") return undefined
   for (const o of walk.outputs) {
     const at = current.files.find((f) => f.name === o.resource.name)
-    if (at === undefined || !(yield* canResume(ctx.dir, o.file, at))) {
+    if (at === undefined || !(yield* canResume(ctx.dir, o.file, at, o.mapper.header, dialectOf(ctx.request)))) {
       yield* ctx.request.say(
         `${walk.resource.name}: the partial file ${
           partialName(o.file)
@@ -267,7 +273,8 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       o.file,
       o.mapper.header,
       o.resource.name,
-      at && { bytes: at.bytes, rows: at.rows }
+      at && { bytes: at.bytes, rows: at.rows },
+      dialectOf(request)
     )
   })
   // Records of a list of their own (not per parent) that have a key or an id get fingerprints.

@@ -47,9 +47,9 @@ export const compareIds = (a: string, b: string): number => {
 
 /** Reads the id and key columns of a file this export wrote (the formula guard reversed). */
 const fromFile = Effect.fn("Keys.fromFile")(
-  function*(r: Resource, key: string, file: string, into: Map<string, string>) {
-    // The export wrote the file: UTF-8 and commas, nothing to guess.
-    const source = yield* openSource(file, { encoding: "utf-8", delimiter: ",", resource: r.name })
+  function*(r: Resource, key: string, file: string, into: Map<string, string>, delimiter: "," | ";" | "\t") {
+    // The export wrote the file: UTF-8 and its delimiter, nothing to guess.
+    const source = yield* openSource(file, { encoding: "utf-8", delimiter, resource: r.name })
     const idColumn = source.header.indexOf(r.id?.name ?? "id")
     const keyColumn = source.header.indexOf(key)
     yield* Stream.runForEach(source.rows, (row) =>
@@ -75,7 +75,7 @@ const fromApi = (api: Api["Type"], r: Resource, key: string, pageSize: number, i
     }))
 }
 
-export const makeKeyStore = Effect.fn("Keys.make")(function*(pageSize: number) {
+export const makeKeyStore = Effect.fn("Keys.make")(function*(pageSize: number, delimiter: "," | ";" | "\t" = ",") {
   const api = yield* Api
   const maps = new Map<string, Map<string, string>>()
 
@@ -87,7 +87,7 @@ export const makeKeyStore = Effect.fn("Keys.make")(function*(pageSize: number) {
     if (maps.has(mapName(need))) return
     const r = resource(need.resource)
     const map = new Map<string, string>()
-    if (file !== undefined) yield* fromFile(r, need.key, file, map)
+    if (file !== undefined) yield* fromFile(r, need.key, file, map, delimiter)
     else yield* fromApi(api, r, need.key, pageSize, map)
     maps.set(mapName(need), map)
   })

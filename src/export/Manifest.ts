@@ -10,6 +10,18 @@ export const manifestFile = "manifest.json"
 export const ExportFormat = Schema.Literal("csv", "xlsx")
 export type ExportFormat = typeof ExportFormat.Type
 
+/**
+ * How the export's CSV files are written: the delimiter and the decimal mark of number cells (`--delimiter`,
+ * `--decimal`, `--excel-br`). Absent: commas and decimal points.
+ */
+export const CsvDialect = Schema.Struct({
+  delimiter: Schema.Literal(",", ";", "\t"),
+  decimal: Schema.Literal(".", ",")
+})
+export type CsvDialect = typeof CsvDialect.Type
+
+export const defaultCsvDialect: CsvDialect = { delimiter: ",", decimal: "." }
+
 export const ManifestEntry = Schema.Struct({
   name: Schema.String,
   /** File name inside the export directory. */
@@ -35,6 +47,7 @@ export const Manifest = Schema.Struct({
   since: Schema.NullOr(Schema.String),
   until: Schema.NullOr(Schema.String),
   format: Schema.optional(ExportFormat),
+  csv: Schema.optional(CsvDialect),
   resources: Schema.Array(ManifestEntry)
 })
 export type Manifest = typeof Manifest.Type

@@ -41,7 +41,11 @@ const describe = (
   cause: unknown
 ): string => (Predicate.hasProperty(cause, "message") ? String(cause.message) : String(cause))
 
-const checkFile = Effect.fn("Verify.checkFile")(function*(dir: string, entry: ManifestEntry) {
+const checkFile = Effect.fn("Verify.checkFile")(function*(
+  dir: string,
+  entry: ManifestEntry,
+  delimiter: "," | ";" | "\t"
+) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const base = { name: entry.name, file: entry.file, expectedRows: entry.rows, expectedSha256: entry.sha256 }
@@ -68,8 +72,8 @@ const checkFile = Effect.fn("Verify.checkFile")(function*(dir: string, entry: Ma
       problem: `${entry.file} cannot be read: ${describe(sha256.left)}`
     } satisfies FileCheck as FileCheck
   }
-  // The export writes UTF-8 CSV with commas: nothing to guess.
-  const rows = yield* openSource(target, { encoding: "utf-8", delimiter: ",", resource: entry.name }).pipe(
+  // The export writes UTF-8 CSV with the delimiter its manifest names: nothing to guess.
+  const rows = yield* openSource(target, { encoding: "utf-8", delimiter, resource: entry.name }).pipe(
     Effect.flatMap((source) => Stream.runCount(source.rows)),
     Effect.either
   )
@@ -119,7 +123,11 @@ export const runVerify = Effect.fn("Verify.run")(function*(dir: string) {
   const manifest = Schema.decodeUnknownEither(ManifestJson)(text.right)
   if (Either.isLeft(manifest)) return fail(`${manifestPath} is not a valid export manifest: ${manifest.left.message}`)
 
-  const files = yield* Effect.forEach(manifest.right.resources, (entry) => checkFile(dir, entry))
+  const delimiter = manifest.right.csv?.delimiter ?? ","
+  const files = yield* Effect.forEach(
+    manifest.right.resources,
+    (entry) => checkFile(dir, entry, delimiter)
+  )
   const problems = files.flatMap((f) => (f.problem !== undefined ? [f.problem] : []))
   return { dir, manifest: true, ok: problems.length === 0, files, problems } satisfies VerifyResult as VerifyResult
 })

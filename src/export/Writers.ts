@@ -12,7 +12,7 @@ import * as Path from "@effect/platform/Path"
 import type { Scope } from "effect"
 import { Effect } from "effect"
 import { type Cell, csvBom, csvRecord, openXlsxWriter, sha256File, type WriteError } from "../files/Write.js"
-import type { ExportFormat } from "./Manifest.js"
+import type { CsvDialect, ExportFormat } from "./Manifest.js"
 
 export interface Written {
   readonly rows: number
@@ -35,21 +35,46 @@ export interface ResumeAt {
   readonly rows: number
 }
 
-// The files area's CSV dialect, record by record: its `openCsvWriter` cannot append to a file.
-const csvLines = (rows: ReadonlyArray<ReadonlyArray<Cell>>): string => rows.map((row) => csvRecord(row)).join("")
+// The files area's CSV writing, record by record (its `openCsvWriter` cannot append to a file), in the export's
+// delimiter and decimal mark.
+const csvLines = (rows: ReadonlyArray<ReadonlyArray<Cell>>, dialect: CsvDialect): string =>
+  rows.map((row) => csvRecord(row, dialect)).join("")
 
 export const partialName = (file: string): string => `${file}.partial`
 
-/** Whether a CSV's partial file still holds at least `bytes` (it can be continued). */
-export const canResume = Effect.fn("Writers.canResume")(function*(dir: string, file: string, at: ResumeAt) {
-  const fs = yield* FileSystem.FileSystem
-  const path = (yield* Path.Path).join(dir, partialName(file))
-  if (!(yield* fs.exists(path))) return false
-  return Number((yield* fs.stat(path)).size) >= at.bytes
-})
+/** The first bytes of an export's CSV: the BOM and the header, in the export's dialect. */
+const csvStart = (header: ReadonlyArray<string>, dialect: CsvDialect) => csvBom + csvRecord(header, dialect)
+
+/**
+ * Whether a CSV's partial file still holds at least `bytes` (it can be continued) and starts with the header this
+ * export writes (a file begun with another delimiter is not continued).
+ */
+export const canResume = Effect.fn("Writers.canResume")(
+  function*(dir: string, file: string, at: ResumeAt, header: ReadonlyArray<string>, dialect: CsvDialect) {
+    const fs = yield* FileSystem.FileSystem
+    const path = (yield* Path.Path).join(dir, partialName(file))
+    if (!(yield* fs.exists(path))) return false
+    if (Number((yield* fs.stat(path)).size) < at.bytes) return false
+    const start = Buffer.from(csvStart(header, dialect), "utf8")
+    if (at.bytes < start.length) return true
+    const first = yield* Effect.scoped(
+      Effect.gen(function*() {
+        const handle = yield* fs.open(path, { flag: "r" })
+        return yield* handle.readAlloc(start.length)
+      })
+    )
+    return first._tag === "Some" && Buffer.from(first.value).equals(start)
+  }
+)
 
 const openCsv = Effect.fn("Writers.openCsv")(
-  function*(dir: string, file: string, header: ReadonlyArray<string>, resume: ResumeAt | undefined) {
+  function*(
+    dir: string,
+    file: string,
+    header: ReadonlyArray<string>,
+    resume: ResumeAt | undefined,
+    dialect: CsvDialect
+  ) {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const target = path.join(dir, file)
@@ -69,14 +94,14 @@ const openCsv = Effect.fn("Writers.openCsv")(
         yield* handle.writeAll(data)
         bytes += data.length
       })
-    if (resume === undefined) yield* append(csvBom + csvRecord(header))
+    if (resume === undefined) yield* append(csvStart(header, dialect))
     let finished: Written | undefined
     return {
       write: (page) =>
         page.length === 0
           ? Effect.void
           : Effect.gen(function*() {
-            yield* append(csvLines(page))
+            yield* append(csvLines(page, dialect))
             rows += page.length
           }),
       position: () => ({ bytes, rows }),
@@ -104,13 +129,14 @@ const openXlsx = Effect.fn("Writers.openXlsx")(
   }
 )
 
-/** Opens the file `file` of an export in `dir`; `resume` continues a CSV's partial file. */
+/** Opens the file `file` of an export in `dir`; `resume` continues a CSV's partial file, written in `dialect`. */
 export const openExportWriter = (
   format: ExportFormat,
   dir: string,
   file: string,
   header: ReadonlyArray<string>,
   sheetName: string,
-  resume: ResumeAt | undefined
+  resume: ResumeAt | undefined,
+  dialect: CsvDialect
 ): Effect.Effect<ExportWriter, WriteError | PlatformError, Scope.Scope | FileSystem.FileSystem | Path.Path> =>
-  format === "csv" ? openCsv(dir, file, header, resume) : openXlsx(dir, file, header, sheetName)
+  format === "csv" ? openCsv(dir, file, header, resume, dialect) : openXlsx(dir, file, header, sheetName)

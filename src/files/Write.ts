@@ -6,13 +6,15 @@
 import { Effect, Schema, type Scope } from "effect"
 import { createHash } from "node:crypto"
 import { accessSync, constants, createReadStream, createWriteStream, existsSync, type WriteStream } from "node:fs"
-import { mkdir, open, rename, stat, unlink } from "node:fs/promises"
+import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
 import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
 import { toolName } from "./Provenance.js"
-import { XlsxTable, ZipError } from "./XlsxWriter.js"
+import { type FrontRow, XlsxTable, ZipError } from "./XlsxWriter.js"
+
+export type { FrontRow } from "./XlsxWriter.js"
 
 export type { Cell } from "./Cell.js"
 
@@ -36,6 +38,13 @@ export interface XlsxStyle {
   readonly sheetName?: string
   /** 0-based columns of long text, shown wider and wrapped (a report's `_error`). */
   readonly wrapColumns?: ReadonlyArray<number>
+  /** A sheet listed first and shown on opening (a run's Summary), whose lines `closeWith` is given. */
+  readonly frontSheet?: string
+}
+
+/** An XLSX table whose front sheet, if its style names one, is written when it closes. */
+export interface XlsxTableWriter extends TableWriter {
+  readonly closeWith: (front: ReadonlyArray<FrontRow>) => TableWriter["close"]
 }
 
 /**
@@ -175,6 +184,31 @@ export const writeFileAtomic: (path: string, content: string | Uint8Array) => Ef
       Effect.tryPromise({ try: () => replaceFile(path, content), catch: failure(path, "cannot write") })
   )
 
+/**
+ * Writes `content` (atomically) unless `path` already holds exactly these bytes: a regenerated file that did not
+ * change keeps its time stamp, and a committed one stays clean. Says which it did.
+ */
+export const writeFileIfChanged: (
+  path: string,
+  content: string | Uint8Array
+) => Effect.Effect<"written" | "unchanged", WriteError> = Effect.fn("Write.writeFileIfChanged")(function*(
+  path: string,
+  content: string | Uint8Array
+) {
+  const bytes = typeof content === "string" ? Buffer.from(content, "utf8") : content
+  const same = yield* Effect.tryPromise({
+    try: async () => {
+      const old = await stat(path).catch(() => undefined)
+      if (old === undefined || !old.isFile() || old.size !== bytes.length) return false
+      return Buffer.from(bytes).equals(await readFile(path))
+    },
+    catch: failure(path, "cannot read")
+  })
+  if (same) return "unchanged" as const
+  yield* writeFileAtomic(path, bytes)
+  return "written" as const
+})
+
 interface AtomicFile {
   /** For writers that write to it themselves (and wait for its "drain"). */
   readonly stream: WriteStream
@@ -291,9 +325,9 @@ const serialized = Effect.fn("Write.serialized")(function*(
 
 // --- CSV -------------------------------------------------------------------------------------------------------
 
-const cellString = (cell: Cell, guard: boolean): string => {
+const cellString = (cell: Cell, guard: boolean, decimal: "." | ","): string => {
   if (cell === null || cell === undefined) return ""
-  if (typeof cell === "number") return decimalText(cell)
+  if (typeof cell === "number") return decimal === "," ? decimalText(cell).replace(".", ",") : decimalText(cell)
   if (typeof cell === "boolean") return cell ? "true" : "false"
   return guard ? neutralize(cell) : cell
 }
@@ -307,20 +341,22 @@ const needsQuotes = {
 
 /**
  * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
- * leading/trailing space; numbers in plain decimal; the formula guard unless `guard: false`). For writers that
+ * leading/trailing space; numbers in plain decimal, with a decimal comma when `decimal` is `,`; the formula guard
+ * unless `guard: false`). For writers that
  * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
  * stringifier per record and cost five times as much, for the same bytes.
  */
 export const csvRecord = (
   cells: ReadonlyArray<Cell>,
-  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}
+  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t"; readonly decimal?: "." | "," } = {}
 ): string => {
   const delimiter = options.delimiter ?? ","
   const quote = needsQuotes[delimiter]
   const guard = options.guard ?? true
+  const decimal = options.decimal ?? "."
   let line = ""
   for (let i = 0; i < cells.length; i++) {
-    const text = cellString(cells[i], guard)
+    const text = cellString(cells[i], guard, decimal)
     if (i > 0) line += delimiter
     line += quote.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
   }
@@ -392,7 +428,7 @@ export const openXlsxWriter: (
   path: string,
   header: ReadonlyArray<string>,
   options?: XlsxStyle & { readonly guard?: boolean } & SheetLimits
-) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
+) => Effect.Effect<XlsxTableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
   function*(
     path: string,
     header: ReadonlyArray<string>,
@@ -419,7 +455,8 @@ export const openXlsxWriter: (
           ...(options.guard ?? true ? { text: neutralizeInline } : {}),
           ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
           maxSheetRows: options.maxSheetRows,
-          maxSheetBytes: options.maxSheetBytes
+          maxSheetBytes: options.maxSheetBytes,
+          frontSheet: options.frontSheet
         }),
       catch: cannotWrite
     })
@@ -442,9 +479,18 @@ export const openXlsxWriter: (
         }
         return Effect.void
       })
-    const finish = Effect.tryPromise({ try: () => table.close(), catch: cannotWrite }).pipe(
+    let front: ReadonlyArray<FrontRow> = []
+    const finish = Effect.tryPromise({ try: () => table.close(front), catch: cannotWrite }).pipe(
       Effect.zipRight(file.commit)
     )
-    return yield* serialized(path, writeRows, finish)
+    const writer = yield* serialized(path, writeRows, finish)
+    return {
+      ...writer,
+      closeWith: (rows) =>
+        Effect.suspend(() => {
+          front = rows
+          return writer.close
+        })
+    } satisfies XlsxTableWriter
   }
 )

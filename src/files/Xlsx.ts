@@ -16,12 +16,12 @@ import { didYouMean } from "../cli/Suggest.js"
 import type { InputError } from "../Errors.js"
 import { loadExcelJs } from "./ExcelJs.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
-import { writtenByTool } from "./Provenance.js"
+import { toolName, writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { type ReadProgress, readProgress } from "./Stall.js"
 import { inspectWorkbook, NotAWorkbook, type SheetInfo, type WorkbookInfo } from "./Workbook.js"
 import { CellProblem, readCell } from "./XlsxCell.js"
-import { nthSheetName } from "./XlsxWriter.js"
+import { nthSheetName, summarySheetName } from "./XlsxWriter.js"
 import {
   DamagedEntry,
   EntryTooLarge,
@@ -287,7 +287,10 @@ const sheetRows = (
 
 const sheetNames = (book: WorkbookInfo) => book.sheets.map((s) => `"${s.name}"`).join(", ")
 
-/** `--sheet`, else the sheet named after the resource, else the first visible one. */
+/**
+ * `--sheet`, else the sheet named after the resource, else the first visible one (in the tool's own workbooks,
+ * the first after the Summary sheet a report opens with).
+ */
 const chooseSheet = (file: string, book: WorkbookInfo, options: ReadOptions): Effect.Effect<SheetInfo, InputError> => {
   const named = (name: string) =>
     book.sheets.find((s) => s.name === name) ??
@@ -307,7 +310,8 @@ const chooseSheet = (file: string, book: WorkbookInfo, options: ReadOptions): Ef
       )
   }
   const byResource = options.resource !== undefined ? named(options.resource) : undefined
-  return Effect.succeed(byResource ?? book.sheets.find((s) => !s.hidden) ?? book.sheets[0]!)
+  const table = (s: SheetInfo) => !s.hidden && !(book.creator === toolName && s.name === summarySheetName)
+  return Effect.succeed(byResource ?? book.sheets.find(table) ?? book.sheets[0]!)
 }
 
 /**

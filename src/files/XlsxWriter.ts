@@ -33,6 +33,30 @@ const dosDateTime = (d: Date) => ({
   date: (Math.max(0, d.getFullYear() - 1980) << 9) | ((d.getMonth() + 1) << 5) | d.getDate()
 })
 
+/**
+ * The archive with every entry's modification time set to `date`: an archive built by exceljs stamps its entries
+ * with the time of writing, so the same workbook built twice differs only there. Returns a copy.
+ */
+export const withEntryTimes = (archive: Uint8Array, date: Date): Buffer => {
+  const bytes = Buffer.from(archive)
+  const { date: day, time } = dosDateTime(date)
+  const eocd = bytes.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06]))
+  if (eocd < 0) throw new ZipError("not a ZIP archive: no end of central directory")
+  const count = bytes.readUInt16LE(eocd + 10)
+  let at = bytes.readUInt32LE(eocd + 16)
+  for (let i = 0; i < count; i++) {
+    if (bytes.readUInt32LE(at) !== signature.central) throw new ZipError("damaged ZIP central directory")
+    bytes.writeUInt16LE(time, at + 12)
+    bytes.writeUInt16LE(day, at + 14)
+    const local = bytes.readUInt32LE(at + 42)
+    if (bytes.readUInt32LE(local) !== signature.local) throw new ZipError("damaged ZIP local header")
+    bytes.writeUInt16LE(time, local + 10)
+    bytes.writeUInt16LE(day, local + 12)
+    at += 46 + bytes.readUInt16LE(at + 28) + bytes.readUInt16LE(at + 30) + bytes.readUInt16LE(at + 32)
+  }
+  return bytes
+}
+
 interface Entry {
   readonly name: Buffer
   readonly offset: number
@@ -293,6 +317,22 @@ export interface TableOptions {
   readonly maxSheetRows?: number | undefined
   /** Uncompressed bytes of a sheet's XML after which the next row starts a new sheet. */
   readonly maxSheetBytes?: number | undefined
+  /**
+   * The name of a small sheet that `close` is given (a run's Summary): written last, once it is known, but listed
+   * first in the workbook and shown when the file opens.
+   */
+  readonly frontSheet?: string | undefined
+}
+
+/** The front sheet of a run's report.xlsx; readers of the tool's workbooks pass over it to the table. */
+export const summarySheetName = "Summary"
+
+/** A line of the front sheet: a heading (bold, filled), or cells whose first one may be a coloured status. */
+export interface FrontRow {
+  readonly cells: ReadonlyArray<Cell>
+  readonly heading?: boolean
+  /** The first cell is a row status, coloured as in the table. */
+  readonly status?: boolean
 }
 
 const excelMaxRows = 1_048_576
@@ -449,21 +489,32 @@ const coreXml = (creator: string, created: Date, modified: Date) =>
   `<dcterms:modified xsi:type="dcterms:W3CDTF">${w3cdtf(modified)}</dcterms:modified>` +
   "</cp:coreProperties>"
 
-const workbookXml = (names: ReadonlyArray<string>, filter: string | undefined) =>
-  `${declaration}<workbook xmlns="${ns.main}" xmlns:r="${ns.r}">` +
-  "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>" +
-  names.map((name, i) => `<sheet name="${escapeAttribute(name)}" sheetId="${i + 1}" r:id="rId${i + 1}"/>`).join("") +
-  "</sheets>" +
-  (filter === undefined
-    ? ""
-    : "<definedNames>" +
-      names.map((name, i) =>
-        `<definedName name="_xlnm._FilterDatabase" localSheetId="${i}" hidden="1">${
-          escapeText(`${sheetReference(name)}!${filter}`)
-        }</definedName>`
-      ).join("") +
-      "</definedNames>") +
-  "</workbook>"
+/**
+ * The workbook's sheets, the n-th part being `sheetN.xml`; a front sheet (its part the last one) is listed first.
+ * Only the table's sheets have a filter.
+ */
+const workbookXml = (names: ReadonlyArray<string>, filter: string | undefined, front: string | undefined) => {
+  const listed = front === undefined
+    ? names.map((name, i) => ({ name, part: i + 1 }))
+    : [{ name: front, part: names.length + 1 }, ...names.map((name, i) => ({ name, part: i + 1 }))]
+  const offset = front === undefined ? 0 : 1
+  return `${declaration}<workbook xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+    "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>" +
+    listed.map(({ name, part }) => `<sheet name="${escapeAttribute(name)}" sheetId="${part}" r:id="rId${part}"/>`).join(
+      ""
+    ) +
+    "</sheets>" +
+    (filter === undefined
+      ? ""
+      : "<definedNames>" +
+        names.map((name, i) =>
+          `<definedName name="_xlnm._FilterDatabase" localSheetId="${i + offset}" hidden="1">${
+            escapeText(`${sheetReference(name)}!${filter}`)
+          }</definedName>`
+        ).join("") +
+        "</definedNames>") +
+    "</workbook>"
+}
 
 const workbookRels = (sheets: number) =>
   `${declaration}<Relationships xmlns="${ns.rels}">` +
@@ -562,7 +613,7 @@ export class XlsxTable {
     this.#zip.write(
       `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
         `<sheetViews><sheetView${
-          number === 1 ? " tabSelected=\"1\"" : ""
+          number === 1 && this.#options.frontSheet === undefined ? " tabSelected=\"1\"" : ""
         } workbookViewId="0">${view}</sheetView></sheetViews>` +
         "<sheetFormatPr defaultRowHeight=\"15\"/>" +
         (widths.length > 0 ? `<cols>${widths.join("")}</cols>` : "") +
@@ -643,14 +694,43 @@ export class XlsxTable {
     if (!this.#zip.write(this.#rowXml(cells, this.#statusStyle))) await this.#zip.ready()
   }
 
-  async close(): Promise<void> {
+  /** The front sheet: two wide columns and a narrow third, each line as given, the first shown when opened. */
+  #frontSheetXml(rows: ReadonlyArray<FrontRow>): string {
+    const widths = [34, 60, 14].map((width, i) =>
+      `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
+    )
+    let xml = `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+      "<sheetViews><sheetView tabSelected=\"1\" workbookViewId=\"0\"/></sheetViews>" +
+      `<sheetFormatPr defaultRowHeight="15"/><cols>${widths.join("")}</cols><sheetData>`
+    rows.forEach((line, i) => {
+      const r = i + 1
+      xml += `<row r="${r}">`
+      line.cells.forEach((value, c) => {
+        if (value === null || value === undefined || value === "") return
+        const style = line.heading === true
+          ? headerStyle
+          : line.status === true && c === 0
+          ? (this.#statusStyles.get(String(value)) ?? 0)
+          : 0
+        xml += this.#cell(value, `${this.#letter(c)}${r}`, style)
+      })
+      xml += "</row>"
+    })
+    return `${xml}</sheetData></worksheet>`
+  }
+
+  /** Finishes the table; `front` is the front sheet's lines when the options name one. */
+  async close(front: ReadonlyArray<FrontRow> = []): Promise<void> {
     if (this.#sample !== undefined) await this.#flushSample()
     await this.#closeSheet()
     const names = this.#sheetNames
+    const frontName = this.#options.frontSheet
+    const parts = names.length + (frontName === undefined ? 0 : 1)
+    if (frontName !== undefined) this.#zip.add(`xl/worksheets/sheet${parts}.xml`, this.#frontSheetXml(front))
     this.#zip.add("docProps/core.xml", coreXml(this.#options.creator, this.#created, new Date()))
-    this.#zip.add("xl/workbook.xml", workbookXml(names, this.#filterRef()))
-    this.#zip.add("xl/_rels/workbook.xml.rels", workbookRels(names.length))
-    this.#zip.add("[Content_Types].xml", contentTypes(names.length))
+    this.#zip.add("xl/workbook.xml", workbookXml(names, this.#filterRef(), frontName))
+    this.#zip.add("xl/_rels/workbook.xml.rels", workbookRels(parts))
+    this.#zip.add("[Content_Types].xml", contentTypes(parts))
     this.#zip.finish()
   }
 

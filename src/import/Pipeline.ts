@@ -20,7 +20,7 @@ import { Deferred, Effect, Either, type Scope, Stream } from "effect"
 import * as Path from "node:path"
 import type { Progress } from "../cli/Progress.js"
 import { formatDuration } from "../cli/Progress.js"
-import { Api, type ApiAborted, type ListFailed, trafficSince } from "../client/Api.js"
+import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
 import { findExportBase, type Fingerprint, fingerprintKey, readFingerprints } from "../export/Fingerprint.js"
@@ -215,54 +215,61 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           }
           : { status: "skipped", error: `not attempted: ${why} before this row; ${resumeHint(runDir)}` }
       }
+      const earlier = prior?.ends ?? []
+      let session: RunTraffic = { requests: 0, rateLimited: 0, retries: 0 }
+      // The summary is made once the last line is written, so that report.xlsx shows it on its first sheet.
       const report = yield* writeReports({
         runDir,
         input,
         dryRun: job.dryRun,
         decimal: formats.decimal,
+        resource: r.name,
+        formats,
         outcomeOf: (row) => state.outcomes.get(row) ?? missing(row)
-      })
-      // A stop that came after the last row was sent interrupted nothing.
-      const interrupted = aborted !== undefined || unfinished > 0
-      const stats = trafficSince(statsAtStart, yield* api.stats)
-      const finished = yield* nowIso
+      }, (tally) =>
+        Effect.gen(function*() {
+          // A stop that came after the last row was sent interrupted nothing.
+          const interrupted = aborted !== undefined || unfinished > 0
+          const stats = trafficSince(statsAtStart, yield* api.stats)
+          session = stats
+          const allEnded = Object.entries(tally.counts).every(([s, n]) =>
+            n === 0 || endedWell(s as Outcome["status"], job.dryRun)
+          )
+          return {
+            tool: "fsm-bulk",
+            command: prior?.header.command ?? job.command,
+            resource: r.name,
+            mode: job.mode,
+            source: input.file,
+            runDir,
+            started,
+            finished: yield* nowIso,
+            rows: tally.rows,
+            counts: tally.counts,
+            errors: tally.errors,
+            requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
+            rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
+            retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
+            exitCode: interrupted ? 3 : allEnded ? 0 : 1,
+            dryRun: job.dryRun,
+            parent: job.parent ?? prior?.header.parent ?? null,
+            interrupted,
+            aborted: aborted?.message ?? null,
+            version,
+            baseUrl: api.baseUrl,
+            budget: api.budget
+          } satisfies Summary
+        }))
+      const summary = report.summary
+      const { exitCode, interrupted } = summary
       yield* journal.append({
         state: "end",
-        at: finished,
+        at: summary.finished,
         interrupted,
         ...(aborted !== undefined ? { aborted: aborted.message } : {}),
         counts: report.counts,
-        ...stats
+        ...session
       })
-      const earlier = prior?.ends ?? []
-      const allEnded = Object.entries(report.counts).every(([s, n]) =>
-        n === 0 || endedWell(s as Outcome["status"], job.dryRun)
-      )
-      const exitCode = interrupted ? 3 : allEnded ? 0 : 1
-      const summary: Summary = {
-        tool: "fsm-bulk",
-        command: prior?.header.command ?? job.command,
-        resource: r.name,
-        mode: job.mode,
-        source: input.file,
-        runDir,
-        started,
-        finished,
-        rows: report.rows,
-        counts: report.counts,
-        errors: report.errors,
-        requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
-        rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
-        retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
-        exitCode,
-        dryRun: job.dryRun,
-        parent: job.parent ?? prior?.header.parent ?? null,
-        interrupted,
-        aborted: aborted?.message ?? null,
-        version,
-        baseUrl: api.baseUrl,
-        budget: api.budget
-      }
       yield* writeSummary(runDir, summary)
       if (aborted !== undefined) return yield* Effect.fail(aborted)
       return { runDir, summary, exitCode, interrupted } satisfies RunResult

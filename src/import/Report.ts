@@ -8,10 +8,14 @@ import { Effect, Stream } from "effect"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
-import type { WriteError } from "../files/Write.js"
+import type { Cell, FrontRow, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
+import { summarySheetName } from "../files/XlsxWriter.js"
 import { type ErrorKind, ErrorTally } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
+import { resource, type ResourceName, templateColumns } from "../Resources.js"
+import type { Formats } from "../validate/Model.js"
+import { parseNumber } from "../validate/Numbers.js"
 import type { Input } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
@@ -55,6 +59,10 @@ export interface ReportTarget {
   readonly dryRun: boolean
   /** The decimal mark the rows were read with: a workbook's number cells are repeated with it. */
   readonly decimal: "." | ","
+  /** The rows' resource: report.xlsx gives its number columns as number cells. */
+  readonly resource?: ResourceName
+  /** The formats settled for the file, shown on report.xlsx's Summary sheet. */
+  readonly formats?: Formats
 }
 
 export interface ReportInput extends ReportTarget {
@@ -68,11 +76,94 @@ export interface ReportWriter {
   readonly write: (row: SourceRow, outcome: Outcome) => Effect.Effect<void, WriteError>
   /** Appends the lines of consecutive input rows in one go. */
   readonly writeAll: (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) => Effect.Effect<void, WriteError>
-  /** Finishes both files (each renamed into place only now); the number of rows and the counts per status. */
-  readonly close: Effect.Effect<
-    { readonly rows: number; readonly counts: Record<Status, number>; readonly errors: ReadonlyArray<ErrorKind> },
-    WriteError
+  /**
+   * Finishes both files (each renamed into place only now). `summarize` turns the rows, the counts per status and
+   * the error kinds into the run's summary, which report.xlsx shows on its first sheet; it runs after the last line.
+   */
+  readonly close: <S extends Summary, E>(summarize: (tally: ReportTally) => Effect.Effect<S, E>) => Effect.Effect<
+    ReportTally & { readonly summary: S },
+    WriteError | E
   >
+}
+
+export interface ReportTally {
+  readonly rows: number
+  readonly counts: Record<Status, number>
+  readonly errors: ReadonlyArray<ErrorKind>
+}
+
+const yesNo = (b: boolean) => (b ? "yes" : "no")
+
+/**
+ * report.xlsx's first sheet: the rows by status, the errors by kind, the run's settings and its traffic. Counts
+ * are number cells; a section with nothing to show says so.
+ */
+export const summarySheet = (summary: Summary, formats: Formats | undefined): ReadonlyArray<FrontRow> => {
+  const statuses = Object.entries(summary.counts).filter(([, n]) => n > 0)
+  const errors = summary.errors ?? []
+  const setting = (label: string, value: Cell): ReadonlyArray<FrontRow> =>
+    value === undefined || value === null || value === "" ? [] : [{ cells: [label, value] }]
+  return [
+    { cells: [`fsm-bulk ${summary.command} ${summary.resource}`, summary.dryRun ? "dry run" : ""], heading: true },
+    { cells: [] },
+    { cells: ["Rows by status", "rows"], heading: true },
+    ...statuses.map(([status, n]): FrontRow => ({ cells: [status, n], status: true })),
+    { cells: ["total", summary.rows] },
+    { cells: [] },
+    { cells: ["Errors by kind", "example (first row)", "rows"], heading: true },
+    ...(errors.length === 0
+      ? [{ cells: ["no errors"] }]
+      : errors.map((e): FrontRow => ({
+        cells: [e.kind, e.examples[0] !== undefined ? `row ${e.examples[0].row}: ${e.examples[0].error}` : "", e.count]
+      }))),
+    { cells: [] },
+    { cells: ["Settings", ""], heading: true },
+    ...setting("command", summary.command),
+    ...setting("resource", summary.resource),
+    ...setting("mode", summary.mode),
+    ...setting("dry run", yesNo(summary.dryRun)),
+    ...setting("source", summary.source),
+    ...setting("run directory", summary.runDir),
+    ...setting("rerun of", summary.parent?.runDir),
+    ...setting("base URL", summary.baseUrl),
+    ...setting(
+      "request budget",
+      summary.budget !== undefined
+        ? `${summary.budget.limit} requests per ${summary.budget.windowMs / 1000} s`
+        : undefined
+    ),
+    ...setting("date format", formats?.dateFormat),
+    ...setting("decimal mark", formats === undefined ? undefined : formats.decimal === "," ? "comma (,)" : "point (.)"),
+    ...setting("version", summary.version),
+    { cells: [] },
+    { cells: ["Run", ""], heading: true },
+    ...setting("started", summary.started),
+    ...setting("finished", summary.finished),
+    { cells: ["requests", summary.requests] },
+    { cells: ["retries", summary.retries] },
+    { cells: ["rate-limited (429)", summary.rateLimited] },
+    { cells: ["interrupted", yesNo(summary.interrupted)] },
+    ...setting("aborted", summary.aborted),
+    { cells: ["exit code", summary.exitCode] }
+  ]
+}
+
+/** Indices (in a report line) of the source columns that hold numbers of the resource, given as number cells. */
+const numberColumns = (target: ReportTarget, before: number): ReadonlySet<number> => {
+  if (target.resource === undefined) return new Set()
+  const numeric = new Set(
+    templateColumns(resource(target.resource))
+      .filter((c) =>
+        c.role === "value" && c.field.list !== true &&
+        (c.field.type._tag === "integer" || c.field.type._tag === "number")
+      )
+      .map((c) => c.name.toLowerCase())
+  )
+  const indices = new Set<number>()
+  target.input.columns.forEach((name, i) => {
+    if (numeric.has(name.trim().toLowerCase())) indices.add(before + i)
+  })
+  return indices
 }
 
 /** Opens report.csv and report.xlsx for lines written as the rows' outcomes become known; nothing is kept per row. */
@@ -91,9 +182,23 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     freezeHeader: true,
     autoFilter: true,
     sheetName: "report",
+    frontSheet: summarySheetName,
     guard: true,
     wrapColumns: [columns.findIndex(([name]) => name === "_error")]
   })
+  const numbers = numberColumns(target, header.length - target.input.columns.length)
+  // The workbook's line: a number column's cell that reads as a number (with the file's decimal mark) is one.
+  const workbookCells = (cells: ReadonlyArray<Cell>): ReadonlyArray<Cell> => {
+    if (numbers.size === 0) return cells
+    const out = cells.slice()
+    for (const i of numbers) {
+      const text = out[i]
+      if (typeof text !== "string" || text === "") continue
+      const n = parseNumber(text.trim(), target.decimal)
+      if (typeof n === "number") out[i] = n
+    }
+    return out
+  }
   const writeAll = (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) =>
     Effect.suspend(() => {
       const table = lines.map(([row, outcome]) => {
@@ -105,31 +210,44 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
       })
       rows += lines.length
       // Side by side: while one file waits for the disk (or deflate), the other's lines are built.
-      return Effect.all([csv.writeAll(table), xlsx.writeAll(table)], { concurrency: 2, discard: true })
+      return Effect.all([csv.writeAll(table), xlsx.writeAll(numbers.size === 0 ? table : table.map(workbookCells))], {
+        concurrency: 2,
+        discard: true
+      })
     })
   const writer: ReportWriter = {
     write: (row, outcome) => writeAll([[row, outcome]]),
     writeAll,
-    close: Effect.zipRight(csv.close, xlsx.close).pipe(
-      Effect.map(() => ({ rows, counts, errors: errors.top(errorKindsKept) }))
-    )
+    close: (summarize) =>
+      Effect.gen(function*() {
+        const tally: ReportTally = { rows, counts, errors: errors.top(errorKindsKept) }
+        yield* csv.close
+        const summary = yield* summarize(tally)
+        yield* xlsx.closeWith(summarySheet(summary, target.formats))
+        return { ...tally, summary }
+      })
   }
   return writer
 })
 
-/** Writes report.csv and report.xlsx from the source read once more; returns the number of rows and the counts per status. */
-export const writeReports = Effect.fn("Report.write")(function*(report: ReportInput) {
-  return yield* Effect.scoped(
+/**
+ * Writes report.csv and report.xlsx from the source read once more; returns the number of rows, the counts per
+ * status and the summary `summarize` made of them.
+ */
+export const writeReports = <E>(
+  report: ReportInput,
+  summarize: (tally: ReportTally) => Effect.Effect<Summary, E>
+) =>
+  Effect.scoped(
     Effect.gen(function*() {
       const writer = yield* openReports(report)
       yield* Stream.runForEachChunk(
         report.input.rows,
         (chunk) => writer.writeAll(Array.from(chunk, (row) => [row, report.outcomeOf(row.row)] as const))
       )
-      return yield* writer.close
+      return yield* writer.close(summarize)
     })
-  )
-})
+  ).pipe(Effect.withSpan("Report.write"))
 
 /** Writes `summary.json`, then the run's `report.html` from it and the journal (see report/Html.ts). */
 export const writeSummary = (runDir: string, summary: Summary) =>

@@ -41,7 +41,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
   const input = yield* openInput(job.file, job.read, r.name)
   const { columns, parse } = yield* planInput(r, input, job, say)
   // One pass when the file allows: the formats settle on the first rows and the same read goes on to validate.
-  const { formats, report, runDir } = yield* Effect.scoped(
+  const { formats, runDir, summary } = yield* Effect.scoped(
     Effect.gen(function*() {
       const { formats, rows } = yield* settleFormats(columns, input.rows, parse)
       const validator = makeValidator(columns, formats, parse)
@@ -56,38 +56,48 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
         )
       }
       // Validation is in input order, so a batch's report lines are written as soon as its rows are validated.
-      const reports = yield* openReports({ runDir, input, dryRun: false, decimal: formats.decimal })
+      const reports = yield* openReports({
+        runDir,
+        input,
+        dryRun: false,
+        decimal: formats.decimal,
+        resource: r.name,
+        formats
+      })
       yield* Stream.runForEachChunk(rows, (chunk) =>
         Effect.flatMap(
           Effect.forEach(chunk, (row) =>
             Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
           reports.writeAll
         ))
-      return { formats, report: yield* reports.close, runDir }
+      // The summary is made once the last line is written, so that report.xlsx shows it on its first sheet.
+      const report = yield* reports.close((tally) =>
+        Effect.map(nowIso, (finished): Summary => ({
+          tool: "fsm-bulk",
+          command: "validate",
+          resource: r.name,
+          mode: job.mode,
+          source: input.file,
+          runDir,
+          started,
+          finished,
+          rows: tally.rows,
+          counts: tally.counts,
+          errors: tally.errors,
+          requests: 0,
+          rateLimited: 0,
+          retries: 0,
+          exitCode: tally.counts.invalid > 0 ? 1 : 0,
+          dryRun: false,
+          parent: null,
+          interrupted: false,
+          aborted: null
+        }))
+      )
+      return { formats, summary: report.summary, runDir }
     })
   )
-  const exitCode = report.counts.invalid > 0 ? 1 : 0
-  const summary: Summary = {
-    tool: "fsm-bulk",
-    command: "validate",
-    resource: r.name,
-    mode: job.mode,
-    source: input.file,
-    runDir,
-    started,
-    finished: yield* nowIso,
-    rows: report.rows,
-    counts: report.counts,
-    errors: report.errors,
-    requests: 0,
-    rateLimited: 0,
-    retries: 0,
-    exitCode,
-    dryRun: false,
-    parent: null,
-    interrupted: false,
-    aborted: null
-  }
+  const exitCode = summary.exitCode
   yield* writeSummary(runDir, summary)
   return { runDir, summary, exitCode, formats }
 })

@@ -10,7 +10,8 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { openSource } from "../files/Read.js"
-import { WriteError, writeFileAtomic } from "../files/Write.js"
+import { WriteError, writeFileIfChanged } from "../files/Write.js"
+import { withEntryTimes } from "../files/XlsxWriter.js"
 import { dependencies, listSeparator, resource, type ResourceName, templateColumns } from "../Resources.js"
 import { readOnboardInput } from "./Inputs.js"
 import { orderSteps } from "./Order.js"
@@ -23,7 +24,7 @@ export const exampleWorkbookFile = Path.join(packageRoot, "templates", "example-
 
 /** Who "wrote" the example: the company's operations manager (see users.csv), never `fsm-bulk`. */
 export const exampleCreator = "Mariana Costa (Climatiza Refrigeração)"
-/** Fixed workbook dates: regenerating the example changes nothing inside but the ZIP timestamps. */
+/** Fixed workbook dates and ZIP entry times: regenerating the example changes nothing. */
 const exampleDate = new Date("2026-11-20T12:00:00Z")
 
 export interface ExampleSheet {
@@ -169,7 +170,7 @@ export const exampleWorkbookBytes = async (
       })
     })
   }
-  return new Uint8Array(await workbook.xlsx.writeBuffer())
+  return new Uint8Array(withEntryTimes(new Uint8Array(await workbook.xlsx.writeBuffer()), exampleDate))
 }
 
 /** Builds the example workbook at `out` from the CSVs in `csvDir`; returns the sheets written. */
@@ -185,7 +186,8 @@ export const writeExampleWorkbook = Effect.fn("Example.write")(
           cause
         })
     })
-    yield* writeFileAtomic(out, bytes)
+    // A file that already holds these bytes is left alone (a committed one stays clean).
+    yield* writeFileIfChanged(out, bytes)
     return sheets
   }
 )

@@ -1,16 +1,20 @@
 /**
  * `fsm-bulk template [RESOURCE...] [--format csv|xlsx] [--out DIR]`: import templates for the named resources
- * (every importable one when none is named), in both formats unless one is chosen.
+ * (every importable one when none is named), in both formats unless one is chosen. `--workbook` writes one
+ * onboarding workbook instead (`--out FILE.xlsx`, or `DIR/onboarding.xlsx`). A file whose bytes would not change
+ * is left alone and listed as unchanged.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
+import * as Path from "node:path"
 import { jsonOption, say, summary } from "../cli/Output.js"
 import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import { exampleOption, writeExampleTemplate } from "../onboard/TemplateExample.js"
 import { importable, isResourceName, type Resource, resource } from "../Resources.js"
-import { writeTemplates } from "./Generate.js"
+import { type TemplateFile, writeTemplates, writeWorkbookTemplate } from "./Generate.js"
 import type { TemplateFormat } from "./Readme.js"
+import { workbookFileName } from "./Xlsx.js"
 
 const resourcesArg = Args.text({ name: "RESOURCE" }).pipe(
   Args.withDescription("Resources to write templates for (default: every importable resource)"),
@@ -22,9 +26,17 @@ const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
 )
 const outOption = Options.text("out").pipe(
   Options.withPseudoName("DIR"),
-  Options.withDescription("Directory to write into (default: templates)"),
+  Options.withDescription("Directory to write into (default: templates); with --workbook, the file or its directory"),
   Options.withDefault("templates")
 )
+const workbookOption = Options.boolean("workbook").pipe(
+  Options.withDescription(
+    `Write one onboarding workbook instead: a README sheet, then a sheet per resource in dependency order (--out FILE.xlsx, default templates/${workbookFileName})`
+  )
+)
+
+const fileLines = (files: ReadonlyArray<TemplateFile>) =>
+  Effect.forEach(files, (f) => say(`${f.state === "written" ? "wrote" : "unchanged"} ${f.path}`), { discard: true })
 
 const chooseResources = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Resource>, UsageError> => {
   if (names.length === 0) return Effect.succeed(importable)
@@ -54,31 +66,65 @@ const chooseResources = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
 
 export const templateCommand = Command.make(
   "template",
-  { resources: resourcesArg, format: formatOption, out: outOption, example: exampleOption, json: jsonOption },
-  Effect.fn("Template.command")(function*({ example, format, json, out, resources: names }) {
+  {
+    resources: resourcesArg,
+    format: formatOption,
+    out: outOption,
+    example: exampleOption,
+    workbook: workbookOption,
+    json: jsonOption
+  },
+  Effect.fn("Template.command")(function*({ example, format, json, out, resources: names, workbook }) {
     if (example) {
       return yield* writeExampleTemplate({
         out,
         json,
-        conflicting: [...names, ...Option.toArray(Option.map(format, (f) => `--format ${f}`))]
+        conflicting: [
+          ...names,
+          ...Option.toArray(Option.map(format, (f) => `--format ${f}`)),
+          ...(workbook ? ["--workbook"] : [])
+        ]
       })
     }
     const resources = yield* chooseResources(names)
+    if (workbook) {
+      if (Option.isSome(format)) {
+        return yield* new UsageError({ message: "--workbook writes one .xlsx workbook: leave out --format" })
+      }
+      const path = /\.xlsx$/i.test(out) ? out : Path.join(out, workbookFileName)
+      const file = yield* writeWorkbookTemplate(resources, path)
+      if (!json) yield* fileLines([file])
+      return yield* summary(json, {
+        command: "template",
+        workbook: true,
+        out: path,
+        resources: resources.map((r) => r.name),
+        files: [path],
+        unchanged: file.state === "unchanged" ? [path] : [],
+        exitCode: 0
+      }, [`onboarding workbook: ${resources.length} sheets after its README in ${path}`])
+    }
     const formats: ReadonlyArray<TemplateFormat> = Option.match(format, {
       onNone: () => ["csv", "xlsx"],
       onSome: (f) => [f]
     })
     const files = yield* writeTemplates({ resources, formats, out })
-    if (!json) yield* Effect.forEach(files, (f) => say(`wrote ${f}`), { discard: true })
+    if (!json) yield* fileLines(files)
+    const unchanged = files.filter((f) => f.state === "unchanged").map((f) => f.path)
     yield* summary(json, {
       command: "template",
       out,
       formats,
       resources: resources.map((r) => r.name),
-      files,
+      files: files.map((f) => f.path),
+      unchanged,
       exitCode: 0
     }, [
-      `${resources.length} resource${resources.length === 1 ? "" : "s"}, ${files.length} files in ${out}`
+      `${resources.length} resource${resources.length === 1 ? "" : "s"}, ${files.length} files in ${out}${
+        unchanged.length > 0 ? ` (${unchanged.length} unchanged)` : ""
+      }`
     ])
   })
-).pipe(Command.withDescription("Write CSV and XLSX import templates (header, notes, drop-downs, one example row)"))
+).pipe(Command.withDescription(
+  "Write CSV and XLSX import templates (header, notes, drop-downs, one example row), or one onboarding workbook"
+))

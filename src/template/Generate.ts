@@ -1,14 +1,16 @@
 /**
  * Writing the templates of a set of resources into a directory: `<resource>.csv`, `<resource>.xlsx` and a
- * README.md that lists them, each file written atomically.
+ * README.md that lists them; or the onboarding workbook. Each file is built whole, then written atomically, and
+ * only when its bytes changed: templates are generated deterministically, so regenerating committed ones leaves
+ * them (and `git status`) untouched.
  */
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { WriteError, writeFileAtomic } from "../files/Write.js"
+import { WriteError, writeFileIfChanged } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
-import { writeCsvTemplate } from "./Csv.js"
+import { csvTemplate } from "./Csv.js"
 import { type TemplateFormat, templatesReadme } from "./Readme.js"
-import { xlsxTemplate } from "./Xlsx.js"
+import { workbookTemplate, xlsxTemplate } from "./Xlsx.js"
 
 export interface TemplateRequest {
   readonly resources: ReadonlyArray<Resource>
@@ -16,9 +18,15 @@ export interface TemplateRequest {
   readonly out: string
 }
 
-const writeXlsxTemplate = Effect.fn("Template.writeXlsx")(function*(r: Resource, path: string) {
-  const bytes = yield* Effect.tryPromise({
-    try: () => xlsxTemplate(r),
+export interface TemplateFile {
+  readonly path: string
+  /** `unchanged`: the file already held these bytes and was left alone. */
+  readonly state: "written" | "unchanged"
+}
+
+const build = (path: string, make: () => Promise<Uint8Array>) =>
+  Effect.tryPromise({
+    try: make,
     catch: (cause) =>
       new WriteError({
         path,
@@ -26,22 +34,30 @@ const writeXlsxTemplate = Effect.fn("Template.writeXlsx")(function*(r: Resource,
         cause
       })
   })
-  yield* writeFileAtomic(path, bytes)
-})
 
-/** Writes the templates and the README; returns the paths written, in order. */
+const put = (path: string, content: string | Uint8Array) =>
+  Effect.map(writeFileIfChanged(path, content), (state): TemplateFile => ({ path, state }))
+
+/** Writes the templates and the README (each only when it changed); returns the files, in order. */
 export const writeTemplates = Effect.fn("Template.writeAll")(function*(request: TemplateRequest) {
-  const written: Array<string> = []
+  const files: Array<TemplateFile> = []
   for (const r of request.resources) {
     for (const format of request.formats) {
       const path = Path.join(request.out, `${r.name}.${format}`)
-      if (format === "csv") yield* writeCsvTemplate(r, path)
-      else yield* writeXlsxTemplate(r, path)
-      written.push(path)
+      const content = format === "csv" ? csvTemplate(r) : yield* build(path, () => xlsxTemplate(r))
+      files.push(yield* put(path, content))
     }
   }
   const readme = Path.join(request.out, "README.md")
-  yield* writeFileAtomic(readme, `${templatesReadme(request.resources, request.formats)}\n`)
-  written.push(readme)
-  return written as ReadonlyArray<string>
+  files.push(yield* put(readme, `${templatesReadme(request.resources, request.formats)}\n`))
+  return files as ReadonlyArray<TemplateFile>
+})
+
+/** Writes the onboarding workbook template of `resources` at `path` (only when it changed). */
+export const writeWorkbookTemplate = Effect.fn("Template.writeWorkbook")(function*(
+  resources: ReadonlyArray<Resource>,
+  path: string
+) {
+  const bytes = yield* build(path, () => workbookTemplate(resources, Path.basename(path)))
+  return yield* put(path, bytes)
 })

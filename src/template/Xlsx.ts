@@ -1,22 +1,29 @@
 /**
  * The XLSX template of a resource: a data sheet named after the resource (frozen header, a note on each header
  * cell, required columns marked, drop-downs for enumerations and booleans, text-formatted columns so Excel keeps
- * leading zeros, one example row) and a README sheet with every column explained. Templates are small, so an
- * ordinary exceljs Workbook builds them; fixed workbook dates keep regenerated files identical inside.
+ * leading zeros, one example row) and a README sheet with every column explained; and the onboarding workbook,
+ * the same data sheets (without example rows) for every resource in dependency order after one README sheet.
+ * Templates are small, so an ordinary exceljs Workbook builds them; fixed workbook dates and ZIP entry times make
+ * a regenerated file byte for byte the same.
  */
 import type ExcelJS from "exceljs"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
-import { listSeparator, type Resource } from "../Resources.js"
-import { allowedText, type ColumnDoc, describeResource, requiredText } from "./Describe.js"
+import { withEntryTimes } from "../files/XlsxWriter.js"
+import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
+import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "./Describe.js"
 
 /** Not `fsm-bulk` itself: template cells carry no formula guard, so a filled template is read as the user's file. */
 export const templateCreator = `${toolName} template`
 /** Workbook dates of every template, so regenerating one changes nothing but the ZIP timestamps. */
 export const templateDate = new Date("2026-01-01T00:00:00Z")
 
-const lastRow = 1_048_576
+/**
+ * Rows under the header that drop-downs and input messages cover. Not the whole sheet: exceljs expands a
+ * validation's range cell by cell when it opens a workbook, and a million rows took it minutes.
+ */
+export const validatedRows = 10_000
 
 const fills = {
   required: "FFF8CBAD",
@@ -42,10 +49,25 @@ const isTextColumn = (doc: ColumnDoc): boolean => {
   }
 }
 
-/** The example as a typed cell: numbers as numbers (drop-downs compare them), the rest as text. */
-const exampleValue = (doc: ColumnDoc): string | number | null => {
+/** What a drop-down offers: an enumeration's names (the importer reads them, and the numbers too), or the values. */
+export const choices = (doc: ColumnDoc): ReadonlyArray<string> =>
+  doc.allowed.length === 0
+    ? []
+    : doc.field.type._tag === "enum"
+    ? doc.field.type.values.map((v) => v.label)
+    : doc.allowed.map((a) => a.value)
+
+/**
+ * The example as a typed cell: an enumeration by the name its drop-down shows, numbers as numbers, the rest as
+ * text.
+ */
+export const exampleValue = (doc: ColumnDoc): string | number | null => {
   if (doc.example === "") return null
-  const numeric = doc.role === "value" && !doc.field.list && ["integer", "number", "enum"].includes(doc.field.type._tag)
+  const type = doc.field.type
+  if (doc.role === "value" && !doc.field.list && type._tag === "enum") {
+    return type.values.find((v) => String(v.value) === doc.example)?.label ?? doc.example
+  }
+  const numeric = doc.role === "value" && !doc.field.list && ["integer", "number"].includes(type._tag)
   return numeric && Number.isFinite(Number(doc.example)) ? Number(doc.example) : doc.example
 }
 
@@ -84,21 +106,28 @@ interface Validation {
 /** Excel caps an input message at 255 characters. */
 const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
 
-/** A drop-down for enumerations and booleans; an input message for cells with a syntax of their own. */
+/**
+ * A drop-down for enumerations and booleans; an input message for cells with a syntax of their own. The drop-down
+ * shows names, but any spelling the importer reads is let through (`sim`, `não`, `3`, `alta` …): Excel only
+ * informs, it does not refuse.
+ */
 const validation = (doc: ColumnDoc): Validation | undefined => {
   if (doc.allowed.length > 0) {
     const values = allowedText(doc)
+    const also = doc.field.type._tag === "boolean"
+      ? `Also read: ${booleanSpellings}.`
+      : "Also read: the number, or the name in Portuguese."
     return {
       type: "list",
       allowBlank: true,
-      formulae: [`"${doc.allowed.map((a) => a.value).join(",")}"`],
+      formulae: [`"${choices(doc).join(",")}"`],
       showInputMessage: true,
       promptTitle: clip(doc.name, 32),
       prompt: clip(values, 255),
       showErrorMessage: true,
-      errorStyle: "stop",
+      errorStyle: "information",
       errorTitle: clip(doc.name, 32),
-      error: clip(`Choose one of: ${values}`, 255)
+      error: clip(`Usual values: ${values}. ${also} Anything else is reported by fsm-bulk validate.`, 255)
     }
   }
   if (doc.syntax === "") return undefined
@@ -109,7 +138,12 @@ interface ValidationTarget {
   readonly dataValidations: { readonly add: (address: string, validation: Validation) => void }
 }
 
-const dataSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<ColumnDoc>) => {
+const dataSheet = (
+  workbook: ExcelJS.Workbook,
+  r: Resource,
+  docs: ReadonlyArray<ColumnDoc>,
+  withExample: boolean
+) => {
   const sheet = workbook.addWorksheet(r.name, { views: [{ state: "frozen", ySplit: 1 }] })
   sheet.columns = docs.map((doc) => ({
     width: Math.min(40, Math.max(14, doc.name.length + 4, doc.example.length + 2))
@@ -127,9 +161,10 @@ const dataSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<
     const rule = validation(doc)
     const letter = columnLetter(i)
     if (rule !== undefined) {
-      ;(sheet as unknown as ValidationTarget).dataValidations.add(`${letter}2:${letter}${lastRow}`, rule)
+      ;(sheet as unknown as ValidationTarget).dataValidations.add(`${letter}2:${letter}${validatedRows + 1}`, rule)
     }
   })
+  if (!withExample) return
   const example = sheet.getRow(2)
   docs.forEach((doc, i) => {
     example.getCell(i + 1).value = exampleValue(doc)
@@ -145,7 +180,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     `${r.title} (${r.name})`,
     r.doc,
     "",
-    `Fill the "${r.name}" sheet: one row per record, below the header. Row 2 is an example: replace it or delete it.`,
+    `Fill the "${r.name}" sheet: one row per record, below the header. Row 2 is an example: replace it or delete it (left as it is, it is reported, not imported).`,
     "Leave a cell empty when you have no value. Column names must stay as they are; columns you do not need can be deleted.",
     "Orange headers are required when a record is created (light orange: fill the id column or the column that names the record).",
     `Lists go in one cell, separated by ${listSeparator}. A reference to another record is given by its id, or by its key in the column beside it.`,
@@ -177,15 +212,77 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
   })
 }
 
-/** The XLSX template of `r`, as the bytes of the file. */
-export const xlsxTemplate = async (r: Resource): Promise<Uint8Array> => {
+const newWorkbook = async () => {
   const workbook = new (await loadExcelJs()).Workbook()
   workbook.creator = templateCreator
   workbook.lastModifiedBy = templateCreator
   workbook.created = templateDate
   workbook.modified = templateDate
+  return workbook
+}
+
+const bytesOf = async (workbook: ExcelJS.Workbook): Promise<Uint8Array> =>
+  new Uint8Array(withEntryTimes(new Uint8Array(await workbook.xlsx.writeBuffer()), templateDate))
+
+/** The XLSX template of `r`, as the bytes of the file. */
+export const xlsxTemplate = async (r: Resource): Promise<Uint8Array> => {
+  const workbook = await newWorkbook()
   const docs = describeResource(r)
-  dataSheet(workbook, r, docs)
+  dataSheet(workbook, r, docs, true)
   readmeSheet(workbook, r, docs)
-  return new Uint8Array(await workbook.xlsx.writeBuffer())
+  return bytesOf(workbook)
+}
+
+/** The default name of the onboarding workbook template. */
+export const workbookFileName = "onboarding.xlsx"
+
+const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resource>, fileName: string) => {
+  const sheet = workbook.addWorksheet("README")
+  sheet.columns = [{ width: 8 }, { width: 28 }, { width: 36 }, { width: 60 }]
+  const lines: ReadonlyArray<ReadonlyArray<string>> = [
+    ["Onboarding workbook"],
+    ["One sheet per resource, in the order they load: parents first, then the rows that name them."],
+    [""],
+    ["Fill the sheets you need, one row per record below the header; leave the others empty (a sheet with no rows"],
+    ["loads nothing). Column names must stay as they are; columns you do not need can be deleted."],
+    ["Each header cell has a note: what the column holds, whether it is required, the values it takes, an example."],
+    ["Orange headers are required when a record is created (light orange: fill the id column or the key column)."],
+    [`A row names records of earlier sheets by their key (customerExternalId, userToLogin …). Lists: separate with ${listSeparator}.`],
+    ["This README, and sheets whose names start with _, are not read: keep your notes there."],
+    [""],
+    [`See the plan without writing anything: fsm-bulk onboard ${fileName} --dry-run`],
+    [`Then: fsm-bulk onboard ${fileName}`],
+    [""],
+    ["Step", "Sheet", "Resource", "Names records of"]
+  ]
+  lines.forEach((cells, i) => {
+    const row = sheet.getRow(i + 1)
+    cells.forEach((text, j) => {
+      row.getCell(j + 1).value = text
+    })
+    if (i === 0) row.font = { bold: true, size: 14 }
+  })
+  const top = sheet.getRow(lines.length)
+  top.font = { bold: true }
+  for (let j = 1; j <= 4; j++) top.getCell(j).fill = fill(fills.optional)
+  ordered.forEach((r, i) => {
+    const row = sheet.getRow(lines.length + 1 + i)
+    row.values = [i + 1, r.name, r.title, dependencies(r).join(", ")]
+  })
+}
+
+/**
+ * The onboarding workbook template: a README sheet, then the data sheet of each resource (every importable one
+ * by default) in dependency order, with the notes, drop-downs and colours of the single templates and no
+ * example rows (an onboarding reads every row it finds).
+ */
+export const workbookTemplate = async (
+  resources: ReadonlyArray<Resource>,
+  fileName: string = workbookFileName
+): Promise<Uint8Array> => {
+  const workbook = await newWorkbook()
+  const ordered = dependencyOrder(resources.map((r) => r.name)).map(resource)
+  workbookReadme(workbook, ordered, fileName)
+  for (const r of ordered) dataSheet(workbook, r, describeResource(r), false)
+  return bytesOf(workbook)
 }

@@ -19,7 +19,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Progress } from "../cli/Progress.js"
-import { Api, type ApiAborted, type ListFailed, trafficSince } from "../client/Api.js"
+import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
 import { RunError } from "../Errors.js"
 import { openCsvWriter, type WriteError, writeFileAtomic } from "../files/Write.js"
 import { type Change, changes } from "../import/Compare.js"
@@ -537,6 +537,9 @@ const execute = Effect.fn("Undo.execute")(function*(
 
   // Reports: one line per row of the plan, in order.
   let unfinished = 0
+  const earlier = prior?.ends ?? []
+  let session: RunTraffic = { requests: 0, rateLimited: 0, retries: 0 }
+  // The summary is made once the last line is written, so that report.xlsx shows it on its first sheet.
   const report = yield* Effect.scoped(
     Effect.gen(function*() {
       const writer = yield* openReports({
@@ -555,58 +558,67 @@ const execute = Effect.fn("Undo.execute")(function*(
         })()
         yield* writer.write({ row: item.row, cells: itemCells(item) }, outcome)
       }
-      return yield* writer.close
+      return yield* writer.close((tally) =>
+        Effect.gen(function*() {
+          const interrupted = abort !== undefined || unfinished > 0
+          const stats = trafficSince(statsAtStart, yield* api.stats)
+          session = stats
+          // A row that cannot be undone is `skipped`: the account is not back where it was, so the run does not
+          // end well.
+          const allEnded = Object.entries(tally.counts).every(([s, n]) => n === 0 || endedWell(s as Status, false))
+          const summary: UndoSummary = {
+            tool: "fsm-bulk",
+            command: prior?.header.command ?? "undo",
+            resource: prior?.header.resource ?? resourceLabel(plan),
+            mode: "undo",
+            source,
+            runDir,
+            started,
+            finished: yield* nowIso,
+            rows: tally.rows,
+            counts: tally.counts,
+            errors: tally.errors,
+            requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
+            rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
+            retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
+            exitCode: interrupted ? 3 : allEnded ? 0 : 1,
+            dryRun: job.dryRun,
+            parent: prior?.header.parent ??
+              (job.parent !== undefined
+                ? {
+                  runDir: job.parent.runDir,
+                  report: Path.join(job.parent.runDir, reportCsv),
+                  only: [...job.parent.only]
+                }
+                : null),
+            interrupted,
+            aborted: abort?.message ?? null,
+            version,
+            baseUrl: api.baseUrl,
+            budget: api.budget,
+            undoes: plan.of,
+            runs: plan.runs,
+            force: plan.force,
+            cannotUndo: plan.items.filter((i) => i.kind === "cannot").length,
+            recreated: [...recreatedBefore(plan, outcomes), ...recreated].filter((x, i, all) =>
+              all.findIndex((y) => y.row === x.row) === i
+            )
+          }
+          return summary
+        })
+      )
     })
   )
-  const interrupted = abort !== undefined || unfinished > 0
-  const stats = trafficSince(statsAtStart, yield* api.stats)
-  const finished = yield* nowIso
+  const summary = report.summary
+  const { exitCode, interrupted } = summary
   yield* journal.append({
     state: "end",
-    at: finished,
+    at: summary.finished,
     interrupted,
     ...(abort !== undefined ? { aborted: abort.message } : {}),
     counts: report.counts,
-    ...stats
+    ...session
   })
-  const earlier = prior?.ends ?? []
-  // A row that cannot be undone is `skipped`: the account is not back where it was, so the run does not end well.
-  const allEnded = Object.entries(report.counts).every(([s, n]) => n === 0 || endedWell(s as Status, false))
-  const exitCode = interrupted ? 3 : allEnded ? 0 : 1
-  const summary: UndoSummary = {
-    tool: "fsm-bulk",
-    command: prior?.header.command ?? "undo",
-    resource: prior?.header.resource ?? resourceLabel(plan),
-    mode: "undo",
-    source,
-    runDir,
-    started,
-    finished,
-    rows: report.rows,
-    counts: report.counts,
-    errors: report.errors,
-    requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
-    rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
-    retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
-    exitCode,
-    dryRun: job.dryRun,
-    parent: prior?.header.parent ??
-      (job.parent !== undefined
-        ? { runDir: job.parent.runDir, report: Path.join(job.parent.runDir, reportCsv), only: [...job.parent.only] }
-        : null),
-    interrupted,
-    aborted: abort?.message ?? null,
-    version,
-    baseUrl: api.baseUrl,
-    budget: api.budget,
-    undoes: plan.of,
-    runs: plan.runs,
-    force: plan.force,
-    cannotUndo: plan.items.filter((i) => i.kind === "cannot").length,
-    recreated: [...recreatedBefore(plan, outcomes), ...recreated].filter((x, i, all) =>
-      all.findIndex((y) => y.row === x.row) === i
-    )
-  }
   yield* writeSummary(runDir, summary)
   if (abort !== undefined) return yield* Effect.fail(abort)
   return { runDir, summary, exitCode, interrupted } satisfies UndoResult

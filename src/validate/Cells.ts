@@ -127,11 +127,44 @@ export const formerCode = (
     : { _tag: "changed", now: now.label, before: before.label }
 }
 
+/**
+ * The Portuguese names of the table's enumeration labels (compared without accents or case): a pt-BR user writes
+ * `alta` or `média` for a priority as readily as `high`.
+ */
+const portugueseLabels: Readonly<Record<string, ReadonlyArray<string>>> = {
+  low: ["baixa", "baixo"],
+  medium: ["media", "medio"],
+  high: ["alta", "alto"],
+  amount: ["valor"],
+  percent: ["percentual", "porcentagem"],
+  user: ["usuario"],
+  "team manager": ["gestor de equipe", "gerente de equipe"],
+  administrator: ["administrador"],
+  minutes: ["minutos"],
+  hours: ["horas"],
+  manual: ["manual"],
+  automatic: ["automatico"],
+  opened: ["aberta", "aberto"],
+  displaced: ["deslocamento", "em deslocamento"],
+  "checked in": ["check-in", "checkin"],
+  "checked out": ["check-out", "checkout"],
+  finished: ["finalizada", "finalizado", "concluida"],
+  paused: ["pausada", "pausado"],
+  task: ["tarefa"],
+  customer: ["cliente"],
+  equipment: ["equipamento"],
+  ticket: ["chamado"]
+}
+
 const enumeration = (values: Codes, formerly?: Codes) => {
   const byText = new Map<string, number>()
   for (const v of values) {
     byText.set(String(v.value), v.value)
     byText.set(fold(v.label), v.value)
+  }
+  // A Portuguese name never takes the place of a label the field has itself (`user` of user type and check-in).
+  for (const v of values) {
+    for (const name of portugueseLabels[fold(v.label)] ?? []) if (!byText.has(name)) byText.set(name, v.value)
   }
   const allowed = values.map((v) => `${v.value} (${v.label})`).join(", ")
   return parser(Schema.Literal(...values.map((v) => v.value)), (text): number | Invalid => {

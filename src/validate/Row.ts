@@ -11,6 +11,7 @@ import type { SourceRow } from "../files/Source.js"
 import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
+import { exampleRowMessage, exampleRowTest } from "../template/ExampleRow.js"
 import { checkAttachment } from "./Attachment.js"
 import type { CellDecoder } from "./Cells.js"
 import { cellDecoder, formerCode, splitList } from "./Cells.js"
@@ -186,6 +187,8 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     index: number
   ) => (index < 0 ? "" : cellText(cells, index, restoreGuard).trim())
 
+  const example = exampleRowTest(resource, plan.header)
+
   /** The row's outcome, or — when it names attachments — what it is before the files are checked on disk. */
   const validateRow = (
     row: SourceRow
@@ -196,6 +199,8 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   } => {
     const cells = row.cells
     let errors: Array<RowError> | undefined
+    // The template's example row left in the file: reported first; its cells are checked all the same.
+    if (example?.test((i) => text(cells, i)) === true) errors = push(errors, example.column, exampleRowMessage)
     let refs: Array<PendingRef> | undefined
     let pending: Array<PendingFile> | undefined
     let warnings: Array<string> | undefined

@@ -45,7 +45,7 @@ describe("templates", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const written = yield* writeTemplates({ resources: importable, formats: ["csv", "xlsx"], out: dir })
-      const expected = written.map((p) => Path.basename(p)).sort()
+      const expected = written.map((p) => Path.basename(p.path)).sort()
       // The example onboarding workbook sits beside the templates; its own test (test/onboard) keeps it in step.
       const present = readdirSync(committed)
         .filter((f) => /\.(csv|xlsx|md)$/.test(f) && f !== "example-onboarding.xlsx")
@@ -97,7 +97,8 @@ describe("templates", () => {
       assert.deepStrictEqual(source.header, columns)
       assert.strictEqual(source.writtenByTool, false)
       assert.strictEqual(rows.length, 1)
-      assert.strictEqual(rows[0]!.cells[columns.indexOf("priority")], "2")
+      // An enumeration's example shows the name its drop-down offers.
+      assert.strictEqual(rows[0]!.cells[columns.indexOf("priority")], "medium")
       assert.strictEqual(rows[0]!.cells[columns.indexOf("keyWordsDescription")], "Urgente")
 
       const parts = yield* unzipAll(file)
@@ -116,7 +117,7 @@ describe("templates", () => {
         new RegExp(
           `<dataValidation type="list"[^>]*sqref="${letter("priority")}2:${
             letter("priority")
-          }1048576"><formula1>&quot;1,2,3&quot;</formula1>`
+          }10001"><formula1>&quot;low,medium,high&quot;</formula1>`
         )
       )
       assert.match(
@@ -124,7 +125,7 @@ describe("templates", () => {
         new RegExp(
           `sqref="${letter("sendSatisfactionSurvey")}2:${
             letter("sendSatisfactionSurvey")
-          }1048576"><formula1>&quot;true,false&quot;</formula1>`
+          }10001"><formula1>&quot;true,false&quot;</formula1>`
         )
       )
       const notes = parts.get("xl/comments1.xml")!

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import type { InputError } from "../../src/Errors.js"
 import { exportColumns, importable, resource, templateColumns } from "../../src/Resources.js"
+import { exampleRowMessage } from "../../src/template/ExampleRow.js"
 import { inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
 import { options, sourceRows, streamOf } from "./support.js"
 
@@ -272,7 +273,10 @@ describe("planColumns", () => {
           const rows = sourceRows([cells])
           const formats = yield* inferFormats(plan, streamOf(rows), opts)
           const result = yield* makeValidator(plan, formats, opts).validate(rows[0]!)
-          assert.deepStrictEqual(result._tag === "Invalid" ? result.errors : [], [], r.name)
+          // Left as it is in a file with the template's columns, the example row is reported as such; its cells
+          // themselves must pass.
+          const errors = result._tag === "Invalid" ? result.errors : []
+          assert.deepStrictEqual(errors.filter((e) => e.message !== exampleRowMessage), [], r.name)
         }
       } finally {
         rmSync(dir, { recursive: true, force: true })
