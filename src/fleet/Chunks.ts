@@ -15,7 +15,7 @@ import * as Path from "node:path"
 import { openCsvWriter } from "../files/Write.js"
 import { openInput } from "../import/Input.js"
 import { type Header, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
-import { type Summary, writeReports, writeSummary } from "../import/Report.js"
+import { type ReportTally, type Summary, writeReports, writeSummary } from "../import/Report.js"
 import { nowIso } from "../import/RunDir.js"
 import { endedWell, type Outcome } from "../import/Status.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -106,43 +106,48 @@ export const mergeChunks = Effect.fn("Fleet.mergeChunks")(function*(options: {
   const contents = yield* readJournal(journalPath)
   const input = yield* openInput(options.source, options.read, resourceOf(header.resource as ResourceName).name)
   const decimal = (header.formats as { decimal?: "." | "," } | undefined)?.decimal ?? "."
-  const report = yield* writeReports({
+  const known = options.summaries.filter((s): s is Summary => s !== undefined)
+  const finished = known.map((s) => s.finished).sort().at(-1) ?? (yield* nowIso)
+  const summaryOf = (report: ReportTally): Summary => {
+    const sum = (f: (s: Summary) => number) => known.reduce((n, s) => n + f(s), 0)
+    const interrupted = known.length < options.summaries.length || known.some((s) => s.interrupted)
+    const allEnded = Object.entries(report.counts).every(([s, n]) =>
+      n === 0 || endedWell(s as Outcome["status"], header.dryRun)
+    )
+    const base = known[0]
+    const summary: Summary = {
+      ...(base ?? {}),
+      tool: "fsm-bulk",
+      command: header.command,
+      resource: header.resource,
+      mode: header.mode,
+      source: options.source,
+      runDir: options.dir,
+      started: header.started,
+      finished,
+      rows: report.rows,
+      counts: report.counts,
+      errors: report.errors,
+      requests: sum((s) => s.requests),
+      rateLimited: sum((s) => s.rateLimited),
+      retries: sum((s) => s.retries),
+      exitCode: interrupted ? 3 : allEnded ? 0 : 1,
+      dryRun: header.dryRun,
+      parent: null,
+      interrupted,
+      aborted: known.find((s) => s.aborted !== null)?.aborted ?? null
+    }
+    return summary
+  }
+  // The summary is made when the reports close (report.xlsx opens on it), from the rows' tally.
+  const { summary } = yield* writeReports({
     runDir: options.dir,
     input,
     dryRun: header.dryRun,
     decimal,
     outcomeOf: (row): Outcome =>
       contents.rows.get(row)?.outcome ?? { status: "skipped", error: "not attempted: the job ended before this row" }
-  })
-  const known = options.summaries.filter((s): s is Summary => s !== undefined)
-  const sum = (f: (s: Summary) => number) => known.reduce((n, s) => n + f(s), 0)
-  const interrupted = known.length < options.summaries.length || known.some((s) => s.interrupted)
-  const allEnded = Object.entries(report.counts).every(([s, n]) =>
-    n === 0 || endedWell(s as Outcome["status"], header.dryRun)
-  )
-  const base = known[0]
-  const summary: Summary = {
-    ...(base ?? {}),
-    tool: "fsm-bulk",
-    command: header.command,
-    resource: header.resource,
-    mode: header.mode,
-    source: options.source,
-    runDir: options.dir,
-    started: header.started,
-    finished: known.map((s) => s.finished).sort().at(-1) ?? (yield* nowIso),
-    rows: report.rows,
-    counts: report.counts,
-    errors: report.errors,
-    requests: sum((s) => s.requests),
-    rateLimited: sum((s) => s.rateLimited),
-    retries: sum((s) => s.retries),
-    exitCode: interrupted ? 3 : allEnded ? 0 : 1,
-    dryRun: header.dryRun,
-    parent: null,
-    interrupted,
-    aborted: known.find((s) => s.aborted !== null)?.aborted ?? null
-  }
+  }, (report) => Effect.succeed(summaryOf(report)))
   yield* writeSummary(options.dir, summary)
   return summary
 })
