@@ -1,10 +1,14 @@
 /**
- * Progress of a run on stderr: on a terminal a live bar (done/total, requests per minute, ETA), otherwise a plain
- * line every few seconds; and the closing table of counts per status. The ETA takes the slower of two estimates:
- * the request budget (rows left × requests per row so far ÷ the budget's rate) and the pace observed so far.
+ * Progress of a run on stderr: on a terminal a live bar (done/total, requests per minute, ETA, what the client
+ * waits for), otherwise a plain line every few seconds; and the closing table of counts per status.
+ *
+ * Requests per minute are the requests of the budget's last window, scaled to a minute: the budget never lets
+ * more than its limit into one window, so the figure never exceeds the budget's own per-minute figure shown next
+ * to it. The ETA takes the slower of two estimates: the request budget (rows left × requests per row so far ÷ the
+ * budget's rate) and the pace observed so far, plus what is left of a rate-limit pause.
  */
 import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
-import type { ApiStats } from "../client/Api.js"
+import type { ApiStats, ClientActivity } from "../client/Api.js"
 import type { Rate } from "../Units.js"
 
 export interface Progress {
@@ -19,7 +23,9 @@ export interface Progress {
 export interface ProgressOptions {
   readonly label: string
   readonly stats?: Effect.Effect<ApiStats> | undefined
-  /** The request budget, for the ETA. */
+  /** What the client waits for, and its requests in the budget's last window (`Api.activity`). */
+  readonly activity?: Effect.Effect<ClientActivity> | undefined
+  /** The request budget, for the ETA and requests per minute. */
   readonly rate?: Rate | undefined
   /** Defaults to whether stderr is a terminal. */
   readonly tty?: boolean | undefined
@@ -55,6 +61,26 @@ export const eta = (input: {
   return Number.isFinite(pace) ? Math.max(pace, budget) : budget
 }
 
+/** Requests per minute of `inWindow` requests in one window of `rate` (rounded as the budget's own figure). */
+export const perMinute = (inWindow: number, rate: Rate): number => Math.round((inWindow * 60_000) / rate.windowMs)
+
+/** `12:03:10`, on this machine's clock. */
+const clockTime = (ms: number): string => new Date(ms).toTimeString().slice(0, 8)
+
+/** What the run waits for, in words; nothing while requests are simply being sent. */
+export const waitingFor = (activity: ClientActivity): string | undefined => {
+  switch (activity.state) {
+    case "logging-in":
+      return "logging in"
+    case "paused":
+      return `paused after a rate limit, resumes at ${clockTime(activity.pausedUntil ?? 0)}`
+    case "waiting-budget":
+      return "waiting for the request budget"
+    case "sending":
+      return undefined
+  }
+}
+
 const bar = (fraction: number, width = 24): string => {
   const full = Math.round(Math.min(1, Math.max(0, fraction)) * width)
   return `${"█".repeat(full)}${"░".repeat(width - full)}`
@@ -69,18 +95,13 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
   let startedAt = 0
   let startRequests = 0
   let fiber: Fiber.RuntimeFiber<unknown> | undefined
-
-  // Requests per minute over the last minute (or since the start, when shorter).
-  const samples: Array<{ readonly at: number; readonly requests: number }> = []
   const line = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const elapsed = Math.max(1, now - startedAt)
     const requests = options.stats !== undefined ? (yield* options.stats).requests - startRequests : 0
-    samples.push({ at: now, requests })
-    while (samples.length > 1 && samples[0]!.at < now - 60_000) samples.shift()
-    const oldest = samples[0]!.at < now ? samples[0]! : { at: startedAt, requests: 0 }
-    const perMinute = Math.round(((requests - oldest.requests) / Math.max(1, now - oldest.at)) * 60_000)
-    const left = eta({
+    const activity = options.activity !== undefined ? yield* options.activity : undefined
+    const paused = activity?.state === "paused" ? Math.max(0, (activity.pausedUntil ?? now) - now) : 0
+    const estimate = eta({
       total,
       done,
       doneThisSession: done - startDone,
@@ -88,10 +109,17 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
       requests,
       rate: options.rate
     })
+    const left = estimate > 0 ? estimate + paused : 0
     const pct = total > 0 ? Math.floor((done / total) * 100) : 100
     const parts = [`${done}/${total} rows`, `${pct}%`]
-    if (options.stats !== undefined) parts.push(`${perMinute} req/min`)
+    if (activity !== undefined && options.rate !== undefined) {
+      parts.push(
+        `${perMinute(activity.inWindow, options.rate)} of ${perMinute(options.rate.limit, options.rate)} req/min`
+      )
+    }
     parts.push(`ETA ${formatDuration(left)}`)
+    const waiting = activity !== undefined ? waitingFor(activity) : undefined
+    if (waiting !== undefined) parts.push(waiting)
     return tty
       ? `${options.label} ${bar(total > 0 ? done / total : 1)} ${parts.join(" · ")}`
       : `${options.label}: ${parts.join(", ")}`

@@ -171,7 +171,7 @@ const withApi = <A, E>(
           stopping: "stopping after the rows in flight",
           hint: () => resumeHint(runDirOf())
         })
-        const progress = yield* makeProgress({ label, stats: api.stats, rate })
+        const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
         return yield* work({ stop: stop.stopped, progress, say }).pipe(
           stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
         )

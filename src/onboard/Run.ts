@@ -44,7 +44,7 @@ export const withOnboardApi = <A, E, R>(
         })
         return yield* work({
           stop,
-          progress: (label) => makeProgress({ label, stats: api.stats, rate }),
+          progress: (label) => makeProgress({ label, stats: api.stats, activity: api.activity, rate }),
           say,
           embedded
         })

@@ -1,7 +1,12 @@
-/** Progress on stderr: the ETA from the budget and the pace, plain lines off a terminal, the closing table. */
+/**
+ * Progress on stderr: the ETA from the budget and the pace, plain lines off a terminal, the requests per minute
+ * never above the budget, what the client waits for (the real client against the sandbox), the closing table.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { eta, formatDuration, makeProgress, summaryTable } from "../../src/cli/Progress.js"
+import { Api } from "../../src/client/Api.js"
+import { apiOf, startTestSandbox } from "./support.js"
 
 describe("progress", () => {
   it("the ETA is the slower of the budget's estimate and the pace so far", () => {
@@ -48,6 +53,7 @@ describe("progress", () => {
         tty: false,
         plainEveryMs: 40,
         stats: Effect.sync(() => ({ requests, rateLimited: 0, retries: 0, logins: 0 })),
+        activity: Effect.sync(() => ({ state: "sending" as const, inWindow: requests })),
         rate: { limit: 100, windowMs: 1_000 },
         write: (t) => void lines.push(t)
       })
@@ -60,9 +66,103 @@ describe("progress", () => {
       yield* progress.end
       const count = lines.length
       assert.isAbove(count, 0)
-      assert.match(lines.at(-1)!, /^import customers: 5\/10 rows, 50%, \d+ req\/min, ETA \d+s\n$/)
+      assert.match(lines.at(-1)!, /^import customers: 5\/10 rows, 50%, 180 of 6000 req\/min, ETA \d+s\n$/)
       yield* Effect.sleep(100)
       assert.strictEqual(lines.length, count, "no line after the end")
+    }))
+
+  it.scopedLive("the requests per minute shown never exceed the budget's own figure, and a full window says so", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const rate = { limit: 20, windowMs: 2_000 }
+      const api = yield* Effect.provide(Api, apiOf(sandbox, undefined, { rate, concurrency: 8 }))
+      const lines: Array<string> = []
+      const progress = yield* makeProgress({
+        label: "import customers",
+        tty: false,
+        plainEveryMs: 25,
+        stats: api.stats,
+        activity: api.activity,
+        rate,
+        write: (t) => void lines.push(t)
+      })
+      yield* progress.begin(50, 0)
+      // 50 reads against a budget of 20 per 2 s: the first 20 leave at once, the rest wait for the window.
+      yield* Effect.forEach(
+        Array.from({ length: 50 }, (_, i) => i),
+        () => Effect.zipRight(api.request({ method: "GET", path: "/customers" }), progress.row),
+        { concurrency: 8, discard: true }
+      )
+      yield* progress.end
+      const rates = lines.map((l) => /, (\d+) of (\d+) req\/min,/.exec(l))
+      assert.isAbove(lines.length, 10)
+      for (const [i, m] of rates.entries()) {
+        assert.isNotNull(m, lines[i])
+        assert.strictEqual(m![2], "600", lines[i])
+        assert.isAtMost(Number(m![1]), 600, lines[i])
+      }
+      assert.isTrue(lines.some((l) => l.endsWith(", waiting for the request budget\n")), lines.join(""))
+      assert.isTrue(rates.some((m) => m![1] === "600"), "a full window shows the budget's figure")
+    }))
+
+  it.scopedLive("a rate-limit answer pauses the run and the line says until when", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const api = yield* Effect.provide(Api, apiOf(sandbox, undefined, { rateLimitPauseMs: 1_500 }))
+      yield* api.request({ method: "GET", path: "/customers" })
+      const lines: Array<string> = []
+      const progress = yield* makeProgress({
+        label: "import customers",
+        tty: false,
+        plainEveryMs: 25,
+        stats: api.stats,
+        activity: api.activity,
+        rate: { limit: 10_000, windowMs: 1_000 },
+        write: (t) => void lines.push(t)
+      })
+      yield* progress.begin(1, 0)
+      // Every request is answered "rate limit exceeded" for a moment: the client pauses every call for 1.5 s.
+      yield* sandbox.control.setFaults({ rateLimitStormUntil: Date.now() + 300 })
+      const before = Date.now()
+      yield* api.request({ method: "GET", path: "/customers" })
+      yield* progress.row
+      yield* progress.end
+      const paused = lines.map((l) => /, paused after a rate limit, resumes at (\d\d):(\d\d):(\d\d)\n$/.exec(l))
+        .filter((m) => m !== null)
+      assert.isAbove(paused.length, 0, lines.join(""))
+      // The time said is the end of the pause, on this machine's clock (to the second).
+      const [, h, m, s] = paused[0]!
+      const said = new Date(before)
+      said.setHours(Number(h), Number(m), Number(s), 0)
+      assert.isAtLeast(said.getTime(), Math.floor((before + 1_500) / 1000) * 1000 - 1000)
+      assert.isAtMost(said.getTime(), Date.now() + 1_000)
+    }))
+
+  it.scopedLive("while the client logs in, the line says so", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox({
+        faults: { latencyMs: 600, failRate: 0, resetRate: 0, dropAfterWriteRate: 0, rateLimitStormUntil: 0 }
+      })
+      const api = yield* Effect.provide(Api, apiOf(sandbox))
+      const lines: Array<string> = []
+      const progress = yield* makeProgress({
+        label: "import customers",
+        tty: false,
+        plainEveryMs: 25,
+        stats: api.stats,
+        activity: api.activity,
+        rate: { limit: 10_000, windowMs: 1_000 },
+        write: (t) => void lines.push(t)
+      })
+      yield* progress.begin(1, 0)
+      // The first request logs in first (600 ms), then is sent (600 ms).
+      yield* api.request({ method: "GET", path: "/customers" })
+      yield* progress.row
+      yield* progress.end
+      const said = lines.map((l) => l.endsWith(", logging in\n") ? "login" : "other")
+      assert.include(said, "login", lines.join(""))
+      // Once logged in, the line no longer says it.
+      assert.strictEqual(said.at(-1), "other", lines.join(""))
     }))
 
   it("the closing table lists the statuses that occurred and the totals", () => {
