@@ -44,7 +44,7 @@ import {
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type Existing, intentOf, isPathWrite, modeProblem, plan, type ReadyRow } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
-import { type Summary, writeReports, writeSummary } from "./Report.js"
+import { settledFormats, type Summary, writeReports, writeSummary } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
@@ -241,7 +241,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         aborted: aborted?.message ?? null,
         version,
         baseUrl: api.baseUrl,
-        budget: api.budget
+        budget: api.budget,
+        formats: settledFormats(input.source, formats)
       }
       yield* writeSummary(runDir, summary)
       if (aborted !== undefined) return yield* Effect.fail(aborted)

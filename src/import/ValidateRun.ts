@@ -11,7 +11,7 @@ import { resource as resourceOf } from "../Resources.js"
 import { formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
-import { openReports, type Summary, writeSummary } from "./Report.js"
+import { openReports, settledFormats, type Summary, writeSummary } from "./Report.js"
 import { createRunDir, nowIso } from "./RunDir.js"
 import type { Outcome } from "./Status.js"
 
@@ -84,7 +84,8 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
     dryRun: false,
     parent: null,
     interrupted: false,
-    aborted: null
+    aborted: null,
+    formats: settledFormats(input.source, formats)
   }
   yield* writeSummary(runDir, summary)
   return { runDir, summary, exitCode, formats }

@@ -212,7 +212,8 @@ const stepSummaryOf = (
   retries: result.summary.retries,
   exitCode: result.exitCode,
   interrupted: result.interrupted,
-  aborted
+  aborted,
+  ...(result.summary.formats !== undefined ? { formats: result.summary.formats } : {})
 })
 
 /** The summary a step that failed as a whole left on disk (an aborted run writes it before it fails). */

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
 import { writeFileAtomic } from "../files/Write.js"
+import type { SettledFormats } from "../import/Report.js"
 import { countStatuses, type Status } from "../import/Status.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
@@ -27,6 +28,8 @@ export interface StepSummary extends RunTraffic {
   readonly exitCode: number
   readonly interrupted: boolean
   readonly aborted: boolean
+  /** How the step's file was read: what `auto` settled. */
+  readonly formats?: SettledFormats
 }
 
 /** Its traffic counts every request of the onboarding (lookups, logins and `--verify` reads included). */

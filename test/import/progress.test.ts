@@ -4,9 +4,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Path from "node:path"
 import { eta, formatDuration, makeProgress, summaryTable } from "../../src/cli/Progress.js"
 import { Api } from "../../src/client/Api.js"
-import { apiOf, startTestSandbox } from "./support.js"
+import { runValidate } from "../../src/import/ValidateRun.js"
+import { apiOf, cp1252, importInto, put, readSummary, startTestSandbox, tempDir } from "./support.js"
 
 describe("progress", () => {
   it("the ETA is the slower of the budget's estimate and the pace so far", () => {
@@ -172,4 +174,43 @@ describe("progress", () => {
     ]])
     assert.deepStrictEqual(table, ["import customers: 3 rows in 1s", "  created   2", "  failed    1", "  requests  4"])
   })
+})
+
+describe("summary.json", () => {
+  it.scopedLive("says what `auto` settled: encoding, delimiter, decimal mark and date order (import and validate)", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const customers = put(
+        dir,
+        "clientes.csv",
+        cp1252("externalId;name;latitude;longitude\r\nC-1;Padaria São João;-23,5614;-46,6559\r\n")
+      )
+      const runDir = Path.join(dir, "import")
+      yield* importInto(sandbox, { resource: "customers", file: customers, runDir })
+      assert.deepStrictEqual(readSummary(runDir).formats, {
+        encoding: "windows-1252",
+        delimiter: ";",
+        decimal: ",",
+        dateFormat: "yyyy-mm-dd"
+      })
+
+      const equipments = put(dir, "equip.csv", "externalId,name,warrantyStartDate\nE-1,Split,25/12/2025\n")
+      const validated = Path.join(dir, "validate")
+      yield* runValidate({
+        resource: "equipments",
+        file: equipments,
+        read: { encoding: "auto", delimiter: "auto" },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert",
+        runDir: validated
+      })
+      assert.deepStrictEqual(readSummary(validated).formats, {
+        encoding: "utf-8",
+        delimiter: ",",
+        decimal: ".",
+        dateFormat: "dd/mm/yyyy"
+      })
+    }))
 })
