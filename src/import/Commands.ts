@@ -5,6 +5,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
+import { statSync } from "node:fs"
 import {
   apiLayer,
   type ConnectionOptions,
@@ -14,7 +15,7 @@ import {
 } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
-import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import { formatDuration, makeProgress, makeReadProgress, type ReadProgress, summaryTable } from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
@@ -197,6 +198,15 @@ const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E
         : Effect.void
   )
 
+/** The size of `file` in bytes, if it can be read (the reader reports a missing file by itself). */
+const sizeOf = (file: string): number | undefined => {
+  try {
+    return statSync(file).size
+  } catch {
+    return undefined
+  }
+}
+
 // --- validate --------------------------------------------------------------------------------------------------
 
 export const validateCommand = Command.make(
@@ -218,24 +228,31 @@ export const validateCommand = Command.make(
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
       yield* lockRunDir(runDir, "validate")
-      const validation = runValidate({
-        resource,
-        file: a.file,
-        read: readSettings(a.parsing),
-        dateFormat: a.parsing.dateFormat,
-        decimal: a.parsing.decimal,
-        mode: a.mode,
-        attachmentsRoot: root,
-        runDir,
-        say
-      })
+      const validation = (progress: ReadProgress) =>
+        runValidate({
+          progress: progress.read,
+          resource,
+          file: a.file,
+          read: readSettings(a.parsing),
+          dateFormat: a.parsing.dateFormat,
+          decimal: a.parsing.decimal,
+          mode: a.mode,
+          attachmentsRoot: root,
+          runDir,
+          say
+        })
       // Nothing is sent, so there is nothing to finish: a signal stops the validation at once, and its reports
       // (incomplete) are discarded with it; exit 3, as for any run stopped before its end.
       const result = yield* shielded(
         Effect.scoped(
           Effect.gen(function*() {
             const stop = yield* stopOnSignals({ stopping: "stopping the validation; no report is kept" })
-            return yield* Effect.raceFirst(Effect.asSome(validation), Effect.as(stop.stopped, Option.none()))
+            // A large file shows how far the read is, on stderr (stdout stays for --json).
+            const progress = yield* makeReadProgress({ label: `validate ${resource}`, totalBytes: sizeOf(a.file) })
+            return yield* Effect.raceFirst(
+              Effect.asSome(Effect.ensuring(validation(progress), progress.end)),
+              Effect.as(stop.stopped, Option.none())
+            )
           })
         )
       )

@@ -23,6 +23,15 @@ export interface ValidateJob extends RowSettings {
   readonly mode: Mode
   readonly runDir: string
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /** Told of the rows as they are validated, with about how many bytes of a CSV file they took (0 for XLSX). */
+  readonly progress?: ((rows: number, bytes: number) => Effect.Effect<void>) | undefined
+}
+
+/** About how many bytes of a CSV file a row took: its cells, a delimiter after each but the last, a line break. */
+const csvBytes = (cells: ReadonlyArray<string>): number => {
+  let n = cells.length
+  for (const c of cells) n += c.length
+  return n
 }
 
 const outcomeOf = (result: RowResult): Outcome =>
@@ -55,11 +64,25 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
       }
       // Validation is in input order, so a batch's report lines are written as soon as its rows are validated.
       const reports = yield* openReports({ runDir, input, dryRun: false, decimal: formats.decimal })
+      const csv = input.source.format === "csv"
       yield* Stream.runForEachChunk(rows, (chunk) =>
-        Effect.flatMap(
-          Effect.forEach(chunk, (row) =>
-            Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
-          reports.writeAll
+        Effect.zipRight(
+          Effect.flatMap(
+            Effect.forEach(chunk, (row) =>
+              Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
+            reports.writeAll
+          ),
+          job.progress === undefined
+            ? Effect.void
+            : Effect.suspend(() => {
+              let bytes = 0
+              if (csv) {
+                for (const row of chunk) {
+                  bytes += csvBytes(row.cells)
+                }
+              }
+              return job.progress!(chunk.length, bytes)
+            })
         ))
       return { formats, report: yield* reports.close, runDir }
     })

@@ -4,8 +4,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { statSync } from "node:fs"
 import * as Path from "node:path"
-import { eta, formatDuration, makeProgress, summaryTable } from "../../src/cli/Progress.js"
+import { eta, formatDuration, makeProgress, makeReadProgress, summaryTable } from "../../src/cli/Progress.js"
 import { Api } from "../../src/client/Api.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { apiOf, cp1252, importInto, put, readSummary, startTestSandbox, tempDir } from "./support.js"
@@ -212,5 +213,46 @@ describe("summary.json", () => {
         decimal: ".",
         dateFormat: "dd/mm/yyyy"
       })
+    }))
+})
+
+describe("validate on a large file", () => {
+  it.scopedLive("tells how many rows were read and how far into the file, on its own lines", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const lines = ["externalId,name,note"]
+      for (let i = 1; i <= 40_000; i++) lines.push(`C-${i},Cliente número ${i},uma nota qualquer para ocupar espaço`)
+      const file = put(dir, "big.csv", lines.join("\n") + "\n")
+      const written: Array<string> = []
+      const progress = yield* makeReadProgress({
+        label: "validate customers",
+        totalBytes: statSync(file).size,
+        tty: false,
+        plainEveryMs: 20,
+        write: (t) => void written.push(t)
+      })
+      const result = yield* runValidate({
+        resource: "customers",
+        file,
+        read: { encoding: "auto", delimiter: "auto" },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert",
+        runDir: Path.join(dir, "run"),
+        progress: progress.read
+      }).pipe(Effect.ensuring(progress.end))
+      assert.strictEqual(result.summary.rows, 40_000)
+      assert.isAbove(written.length, 0)
+      let rows = 0
+      for (const line of written) {
+        const m = /^validate customers: (\d+) rows read, ~(\d+)% of 2\.\d MiB(, ETA \S+)?\n$/.exec(line)
+        assert.isNotNull(m, line)
+        assert.isAtLeast(Number(m![1]), rows, "rows read never go back")
+        assert.isAtMost(Number(m![2]), 100)
+        rows = Number(m![1])
+      }
+      const count = written.length
+      yield* Effect.sleep(60)
+      assert.strictEqual(written.length, count, "no line after the end")
     }))
 })
