@@ -11,6 +11,7 @@ import { defineConfig } from "vitest/config"
 const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
+  "test/cli/progress-cli.test.ts",
   "test/export/continue.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
