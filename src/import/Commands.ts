@@ -5,7 +5,8 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
-import { statSync } from "node:fs"
+import { existsSync, statSync } from "node:fs"
+import * as Path from "node:path"
 import {
   apiLayer,
   type ConnectionOptions,
@@ -19,9 +20,11 @@ import { formatDuration, makeProgress, makeReadProgress, type ReadProgress, summ
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
+import { resumeOnboarding } from "../onboard/Commands.js"
+import { readOnboardSummary } from "../onboard/Summary.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { parseDuration, parseRate } from "../Units.js"
-import type { Mode, ReadSettings } from "./Journal.js"
+import { journalFile, type Mode, type ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
@@ -326,13 +329,22 @@ export const importCommand = Command.make(
 export const resumeCommand = Command.make(
   "resume",
   {
-    runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")),
+    runDir: Args.text({ name: "RUN_DIR" }).pipe(
+      Args.withDescription("The run directory to continue: an import's, or an onboarding's")
+    ),
     json: jsonOption,
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
+      // An onboarding's run directory holds one run per step and the onboarding's summary, no journal of its own.
+      const onboarding = existsSync(Path.join(a.runDir, journalFile)) ? undefined : readOnboardSummary(a.runDir)
+      if (onboarding !== undefined) {
+        return yield* Effect.scoped(
+          resumeOnboarding(Path.resolve(a.runDir), onboarding, a.connection, a.forceBaseUrl, a.json)
+        )
+      }
       const { job, prior } = yield* loadRun(a.runDir)
       const connection = yield* continuingConnection(
         a.connection,
@@ -352,7 +364,7 @@ export const resumeCommand = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Finish an interrupted run: rows done are not sent again, rows in flight are looked up before any resend"
+    "Finish an interrupted run or onboarding: rows done are not sent again, rows in flight are looked up before any resend"
   )
 )
 

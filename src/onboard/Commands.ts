@@ -5,15 +5,21 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
-import { connectionOptions } from "../cli/Connection.js"
+import {
+  type ApiLayerExtra,
+  type ConnectionOptions,
+  connectionOptions,
+  continuingConnection
+} from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./Demo.js"
-import { prepareOnboarding, runOnboarding } from "./Onboard.js"
+import { type PreparedOnboarding, prepareOnboarding, runOnboarding } from "./Onboard.js"
 import { closingLines, planLines, stopHint, withOnboardApi } from "./Run.js"
+import type { OnboardSummary } from "./Summary.js"
 
 const duration = (flag: string, text: string) =>
   Either.mapLeft(parseDuration(text), (why) => new UsageError({ message: `${flag}: ${why}` }))
@@ -30,6 +36,68 @@ const answerWaitOption = (fallback: string) =>
       "With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)"
     )
   )
+
+/** Runs a prepared onboarding under the command's Api and prints its closing lines and summary. */
+const runAndClose = (
+  prepared: PreparedOnboarding,
+  connection: ConnectionOptions,
+  extra: ApiLayerExtra | undefined,
+  json: boolean
+) =>
+  // Printed inside the shielded run, which a stop signal lets finish.
+  withOnboardApi(connection, prepared.runDir, extra, (tools) =>
+    Effect.gen(function*() {
+      const result = yield* runOnboarding(prepared, tools)
+      const { table, where } = closingLines(result.summary)
+      for (const line of table) yield* say(line)
+      yield* printSummary(json, result.summary, where)
+      if (json) { for (const line of where) yield* say(line) }
+      return result.exitCode as ExitCode
+    }).pipe(stopAfterApiRequests(() => `fsm-bulk resume ${prepared.runDir}`))).pipe(
+      Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`))
+    )
+
+/**
+ * `resume DIR` on an onboarding's run directory: the same input and settings (from its summary), against the
+ * server it was sent to; steps that ended are kept, the step under way continues from its journal (rows done are
+ * not sent again, rows in flight are looked up first), the steps not started run.
+ */
+export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
+  dir: string,
+  summary: OnboardSummary,
+  connection: ConnectionOptions,
+  forceBaseUrl: boolean,
+  json: boolean
+) {
+  if (summary.command !== "onboard") {
+    return yield* new UsageError({
+      message: `${dir} holds a ${summary.command}, which cannot be resumed: run \`fsm-bulk ${summary.command}\` again`
+    })
+  }
+  const target = summary.baseUrl !== undefined
+    ? { baseUrl: summary.baseUrl, embedded: summary.embedded === true }
+    : undefined
+  const continuing = yield* continuingConnection(connection, target, forceBaseUrl, "this onboarding")
+  yield* lockRunDir(dir, "resume")
+  const settings = summary.settings
+  const prepared = yield* prepareOnboarding({
+    command: "onboard",
+    input: summary.source,
+    runDir: dir,
+    dryRun: summary.dryRun,
+    verify: summary.verify,
+    answerWaitMs: settings?.answerWaitMs ?? 5 * 60_000,
+    answerPollMs: settings?.answerPollMs ?? pollFor(5 * 60_000),
+    read: settings?.read ?? { encoding: "auto", delimiter: "auto" },
+    dateFormat: settings?.dateFormat ?? "auto",
+    decimal: settings?.decimal ?? "auto",
+    attachmentsRoot: settings?.attachmentsRoot,
+    maxAttachmentBytes: settings?.maxAttachmentBytes,
+    resuming: { earlier: { requests: summary.requests, rateLimited: summary.rateLimited, retries: summary.retries } }
+  })
+  for (const line of planLines(prepared)) yield* say(line)
+  return yield* runAndClose(prepared, continuing, undefined, json)
+})
 
 // --- onboard -----------------------------------------------------------------------------------------------------
 
@@ -95,19 +163,8 @@ export const onboardCommand = Command.make(
         attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot)
       })
       for (const line of planLines(prepared)) yield* say(line)
-      // Printed inside the shielded run, which a stop signal lets finish.
       const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
-      return yield* withOnboardApi(a.connection, prepared.runDir, extra, (tools) =>
-        Effect.gen(function*() {
-          const result = yield* runOnboarding(prepared, tools)
-          const { table, where } = closingLines(result.summary)
-          for (const line of table) yield* say(line)
-          yield* printSummary(a.json, result.summary, where)
-          if (a.json) { for (const line of where) yield* say(line) }
-          return result.exitCode as ExitCode
-        }).pipe(stopAfterApiRequests(() => `fsm-bulk onboard ${a.input}`))).pipe(
-          Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`))
-        )
+      return yield* runAndClose(prepared, a.connection, extra, a.json)
     }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(

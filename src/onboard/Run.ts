@@ -20,10 +20,10 @@ export interface CommandTools extends OnboardTools {
   readonly embedded: Option.Option<RunningSandbox>
 }
 
-/** How to go on after a stop: the step in progress keeps its journal, and onboarding again finishes the rest. */
+/** How to go on after a stop: `resume` on the onboarding's directory continues the step in progress and the rest. */
 export const stopHint = (runDir: string) =>
-  `each step keeps its journal in ${runDir}/<resource> (\`fsm-bulk resume\` continues one); onboarding the same input again ` +
-  `finishes the rest and changes nothing that is already done`
+  `continue it with \`fsm-bulk resume ${runDir}\` (steps that ended are kept, the step in progress continues from its ` +
+  `journal, the rest run)`
 
 /** Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr. */
 export const withOnboardApi = <A, E, R>(
