@@ -9,6 +9,7 @@
  */
 import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
 import type { ApiStats, ClientActivity } from "../client/Api.js"
+import type { ErrorKind } from "../report/ErrorKinds.js"
 import type { Rate } from "../Units.js"
 
 export interface Progress {
@@ -243,4 +244,31 @@ export const summaryTable = (
     ...rows.map(([s, n]) => `  ${s.padEnd(width)}  ${String(n).padStart(numWidth)}`),
     ...extra.map(([k, v]) => `  ${k.padEnd(width)}  ${String(v).padStart(numWidth)}`)
   ]
+}
+
+const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/** Kinds of error the closing lines list; the others are counted in one line. */
+export const kindsShown = 5
+
+/**
+ * The closing lines that say what went wrong: the most frequent kinds of error (rows first), one example row
+ * each, prefixed by where it is (`customers ` in an onboarding), then how many kinds more and where to see them.
+ */
+export const wentWrong = (
+  kinds: ReadonlyArray<{ readonly kind: ErrorKind; readonly where?: string | undefined }>,
+  seeAlso: string
+): ReadonlyArray<string> => {
+  if (kinds.length === 0) return []
+  const shown = [...kinds].sort((a, b) => b.kind.count - a.kind.count).slice(0, kindsShown)
+  const width = Math.max(...shown.map((k) => String(k.kind.count).length))
+  const lines = ["what went wrong, most rows first:"]
+  for (const { kind, where } of shown) {
+    const example = kind.examples[0]
+    const text = example === undefined ? kind.kind : `row ${example.row}: ${example.error}`
+    lines.push(`  ${String(kind.count).padStart(width)}  ${shorten(`${where ?? ""}${text}`, 110)}`)
+  }
+  const more = kinds.length - shown.length
+  if (more > 0) lines.push(`  … and ${more} more kind${more === 1 ? "" : "s"}: see ${seeAlso}`)
+  return lines
 }

@@ -16,7 +16,14 @@ import {
 } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
-import { formatDuration, makeProgress, makeReadProgress, type ReadProgress, summaryTable } from "../cli/Progress.js"
+import {
+  formatDuration,
+  makeProgress,
+  makeReadProgress,
+  type ReadProgress,
+  summaryTable,
+  wentWrong
+} from "../cli/Progress.js"
 import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
@@ -91,29 +98,14 @@ const resourceName = (name: string) =>
 
 // --- output --------------------------------------------------------------------------------------------------------
 
-const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
-
 /**
  * The closing lines that say what went wrong and what to run next: the most frequent kinds of error (one example
  * row each) and the exact command that takes the rows on.
  */
 export const whatNext = (summary: Summary): ReadonlyArray<string> => {
-  const lines: Array<string> = []
-  const kinds = (summary.errors ?? []).slice(0, 5)
-  if (kinds.length > 0) {
-    const width = Math.max(...kinds.map((k) => String(k.count).length))
-    lines.push("what went wrong, most rows first:")
-    for (const k of kinds) {
-      const example = k.examples[0]
-      lines.push(
-        `  ${String(k.count).padStart(width)}  ${
-          shorten(example === undefined ? k.kind : `row ${example.row}: ${example.error}`, 110)
-        }`
-      )
-    }
-    const more = (summary.errors ?? []).length - kinds.length
-    if (more > 0) lines.push(`  … and ${more} more kinds: see report.csv or report.html`)
-  }
+  const lines: Array<string> = [
+    ...wentWrong((summary.errors ?? []).map((kind) => ({ kind })), "report.csv or report.html")
+  ]
   const n = (status: string) => summary.counts[status as keyof typeof summary.counts] ?? 0
   const dir = summary.runDir
   if (summary.command === "validate") {

@@ -11,7 +11,7 @@
 import { Effect, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import type { Progress } from "../cli/Progress.js"
+import { kindsShown, type Progress } from "../cli/Progress.js"
 import type { StopSignal } from "../cli/Signals.js"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
 import { InputError, RunError } from "../Errors.js"
@@ -219,7 +219,10 @@ const stepSummaryOf = (
   exitCode: result.exitCode,
   interrupted: result.interrupted,
   aborted,
-  ...(result.summary.formats !== undefined ? { formats: result.summary.formats } : {})
+  ...(result.summary.formats !== undefined ? { formats: result.summary.formats } : {}),
+  ...(result.summary.errors !== undefined && result.summary.errors.length > 0
+    ? { errors: result.summary.errors.slice(0, kindsShown) }
+    : {})
 })
 
 /** The summary a step that failed as a whole left on disk (an aborted run writes it before it fails). */

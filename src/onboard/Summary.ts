@@ -11,6 +11,7 @@ import type { ReadOptions } from "../files/Source.js"
 import { writeFileAtomic } from "../files/Write.js"
 import type { SettledFormats } from "../import/Report.js"
 import { countStatuses, type Status } from "../import/Status.js"
+import type { ErrorKind } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
 import type { ParseOptions } from "../validate/Validate.js"
@@ -33,6 +34,8 @@ export interface StepSummary extends RunTraffic {
   readonly aborted: boolean
   /** How the step's file was read: what `auto` settled. */
   readonly formats?: SettledFormats
+  /** The step's rows that did not end well, grouped by error, most rows first (the first few kinds). */
+  readonly errors?: ReadonlyArray<ErrorKind>
 }
 
 /** Its traffic counts every request of the onboarding (lookups, logins and `--verify` reads included). */
