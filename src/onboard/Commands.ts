@@ -29,13 +29,14 @@ const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(
 
 const parsingOptions = fileFormatOptions
 
-const answerWaitOption = (fallback: string) =>
-  Options.text("answer-wait").pipe(
-    Options.withDefault(fallback),
-    Options.withDescription(
-      "With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)"
-    )
+/** The same flag and default as `import --verify-wait`; `--answer-wait`, its former name, still works. */
+const answerWaitOption = Options.text("verify-wait").pipe(
+  Options.withAlias("answer-wait"),
+  Options.withDefault("6m"),
+  Options.withDescription(
+    "With --verify: how long to wait for questionnaire answers to show on their tasks, confirmed, else unconfirmed (the API promises 5 minutes; alias --answer-wait)"
   )
+)
 
 /** Runs a prepared onboarding under the command's Api and prints its closing lines and summary. */
 const runAndClose = (
@@ -86,8 +87,8 @@ export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
     runDir: dir,
     dryRun: summary.dryRun,
     verify: summary.verify,
-    answerWaitMs: settings?.answerWaitMs ?? 5 * 60_000,
-    answerPollMs: settings?.answerPollMs ?? pollFor(5 * 60_000),
+    answerWaitMs: settings?.answerWaitMs ?? 6 * 60_000,
+    answerPollMs: settings?.answerPollMs ?? pollFor(6 * 60_000),
     read: settings?.read ?? { encoding: "auto", delimiter: "auto" },
     dateFormat: settings?.dateFormat ?? "auto",
     decimal: settings?.decimal ?? "auto",
@@ -114,10 +115,10 @@ export const onboardCommand = Command.make(
     ),
     verify: Options.boolean("verify").pipe(
       Options.withDescription(
-        "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --answer-wait ends"
+        "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --verify-wait ends"
       )
     ),
-    answerWait: answerWaitOption("5m"),
+    answerWait: answerWaitOption,
     answerDelay: Options.text("answer-delay").pipe(
       Options.withDescription(
         "Without --base-url: how long the embedded sandbox takes to show an answer on its task (default 5m, as the API)"
@@ -135,7 +136,7 @@ export const onboardCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
-      const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
+      const answerWaitMs = yield* duration("--verify-wait", a.answerWait)
       if (Option.isSome(a.answerDelay) && Option.isSome(a.connection.baseUrl)) {
         return yield* new UsageError({
           message: "--answer-delay sets the embedded sandbox's delay: it cannot change the API at --base-url"
@@ -234,14 +235,14 @@ export const demoCommand = Command.make(
       Options.withDefault("2s"),
       Options.withDescription("How long the embedded sandbox takes to show a questionnaire answer on its task")
     ),
-    answerWait: answerWaitOption("5m"),
+    answerWait: answerWaitOption,
     json: jsonOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
       const answerDelayMs = yield* duration("--answer-delay", a.answerDelay)
-      const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
+      const answerWaitMs = yield* duration("--verify-wait", a.answerWait)
       const runDir = Option.getOrElse(a.out, () => defaultRunDir("demo"))
       yield* lockRunDir(runDir, "demo")
       const result = yield* runDemo(
