@@ -33,6 +33,8 @@ export interface ProgressOptions {
   /** Between plain lines when not on a terminal. */
   readonly plainEveryMs?: number | undefined
   readonly write?: ((text: string) => void) | undefined
+  /** The terminal's width (default: stderr's), which the live line never reaches. */
+  readonly columns?: number | undefined
 }
 
 export const formatDuration = (ms: number): string => {
@@ -87,6 +89,27 @@ const bar = (fraction: number, width = 24): string => {
   return `${"█".repeat(full)}${"░".repeat(width - full)}`
 }
 
+/** The characters a live line may take: less than the terminal's width. */
+const widthOf = (columns: number | undefined) => Math.max(20, (columns ?? process.stderr.columns ?? 80) - 1)
+
+/** The live line, its bar left out when the line would not fit the terminal with it. */
+const barLine = (label: string, drawn: string | undefined, rest: string, columns: number | undefined): string => {
+  const full = drawn !== undefined ? `${label} ${drawn} ${rest}` : `${label} ${rest}`
+  return [...full].length <= widthOf(columns) ? full : `${label}: ${rest}`
+}
+
+/**
+ * What one drawing of the line writes: on a terminal the line is redrawn in place, cut to less than the
+ * terminal's width (a line that wraps leaves its first part behind at every redraw: tmux, narrow windows);
+ * otherwise a line of its own.
+ */
+const redraw = (tty: boolean, columns: number | undefined, text: string): string => {
+  if (!tty) return `${text}\n`
+  const width = widthOf(columns)
+  const chars = [...text]
+  return `\r\x1b[2K${chars.length > width ? `${chars.slice(0, width - 1).join("")}…` : text}`
+}
+
 export const makeProgress = Effect.fn("Progress.make")(function*(options: ProgressOptions) {
   const tty = options.tty ?? process.stderr.isTTY === true
   const write = options.write ?? ((text: string) => void process.stderr.write(text))
@@ -113,20 +136,21 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
     const left = estimate > 0 ? estimate + paused : 0
     const pct = total > 0 ? Math.floor((done / total) * 100) : 100
     const parts = [`${done}/${total} rows`, `${pct}%`]
+    // What the run waits for comes before the figures, so a narrow terminal that cuts the line still shows it.
+    const waiting = activity !== undefined ? waitingFor(activity) : undefined
+    if (waiting !== undefined) parts.push(waiting)
     if (activity !== undefined && options.rate !== undefined) {
       parts.push(
         `${perMinute(activity.inWindow, options.rate)} of ${perMinute(options.rate.limit, options.rate)} req/min`
       )
     }
     parts.push(`ETA ${formatDuration(left)}`)
-    const waiting = activity !== undefined ? waitingFor(activity) : undefined
-    if (waiting !== undefined) parts.push(waiting)
     return tty
-      ? `${options.label} ${bar(total > 0 ? done / total : 1)} ${parts.join(" · ")}`
+      ? barLine(options.label, bar(total > 0 ? done / total : 1), parts.join(" · "), options.columns)
       : `${options.label}: ${parts.join(", ")}`
   })
 
-  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(tty ? `\r\x1b[2K${text}` : `${text}\n`)))
+  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(redraw(tty, options.columns, text))))
 
   const begin = (rows: number, alreadyDone: number) =>
     Effect.gen(function*() {
@@ -165,7 +189,9 @@ export interface ReadProgress {
   readonly end: Effect.Effect<void>
 }
 
-export interface ReadProgressOptions extends Pick<ProgressOptions, "label" | "tty" | "plainEveryMs" | "write"> {
+export interface ReadProgressOptions
+  extends Pick<ProgressOptions, "label" | "tty" | "plainEveryMs" | "write" | "columns">
+{
   /** The file's size, when the bytes of the rows tell how far the read is (CSV; not a compressed workbook). */
   readonly totalBytes?: number | undefined
 }
@@ -198,10 +224,10 @@ export const makeReadProgress = Effect.fn("Progress.makeRead")(function*(options
       if (share > 0 && elapsed > 0) parts.push(`ETA ${formatDuration((elapsed / share) * (1 - share))}`)
     }
     return tty
-      ? `${options.label} ${known !== undefined ? `${bar(bytes / known)} ` : ""}${parts.join(" · ")}`
+      ? barLine(options.label, known !== undefined ? bar(bytes / known) : undefined, parts.join(" · "), options.columns)
       : `${options.label}: ${parts.join(", ")}`
   })
-  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(tty ? `\r\x1b[2K${text}` : `${text}\n`)))
+  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(redraw(tty, options.columns, text))))
 
   const start = Effect.gen(function*() {
     startedAt = yield* Clock.currentTimeMillis
