@@ -76,6 +76,9 @@ export class RunStopped extends Schema.TaggedError<RunStopped>()("RunStopped", {
   }
 }
 
+/** The contract's exit codes: 0 all rows ended well, 1 some did not, 2 bad usage or input, 3 aborted. */
+export type ExitCode = 0 | 1 | 2 | 3
+
 /** Every failure a command can end with; each carries its exit code. */
 export type RunFailure = UsageError | InputError | RunError | RunStopped | ApiAborted | WriteError
 

@@ -5,7 +5,7 @@
  * its code (`exitCode`, src/Errors.ts) and is printed here as one clean line, and with `--json` also as the last
  * stdout line `{exitCode, error}`.
  *
- * Signals: a command that listens for SIGINT/SIGTERM itself (cli/Signals.ts) winds down and returns its code;
+ * Signals: a command that listens for SIGINT/SIGTERM itself (src/Signals.ts) winds down and returns its code;
  * the edge interrupts only a command that does not (exit 3).
  */
 import "./files/ExcelSax.js" // first: mends exceljs before anything loads it

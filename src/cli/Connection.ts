@@ -5,13 +5,13 @@
  * against an embedded sandbox started in-process (its data lives only in memory).
  */
 import { Options } from "@effect/cli"
-import { Config, Context, Effect, Either, Layer, Option, Redacted } from "effect"
-import { readFile } from "node:fs/promises"
+import { Config, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import type { Api } from "../client/Api.js"
-import { isObject } from "../client/Body.js"
 import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
 import * as HttpApi from "../client/HttpApi.js"
 import { UsageError } from "../Errors.js"
+import { type JsonFileError, readJsonFile } from "../files/JsonFile.js"
+import { isLoopback } from "../Loopback.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { say } from "./Output.js"
@@ -74,10 +74,6 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   )
 })
 
-/** An address only this machine reaches (`localhost`, 127.0.0.0/8, ::1). */
-export const isLoopback = (hostname: string): boolean =>
-  hostname === "localhost" || hostname === "[::1]" || hostname === "::1" || /^127(\.\d{1,3}){3}$/.test(hostname)
-
 /** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
 export const validateBaseUrl = (text: string): Either.Either<string, UsageError> => {
   const bad = (why: string) => Either.left(new UsageError({ message: `--base-url / FSM_BASE_URL: ${why}` }))
@@ -111,34 +107,39 @@ const usage = (message: string) => new UsageError({ message })
 const fromEither = <A>(flag: string, e: Either.Either<A, string>) =>
   Either.mapLeft(e, (why) => usage(`${flag}: ${why}`))
 
+/** An account's key or token: a non-empty string. */
+const Secret = Schema.String.pipe(Schema.filter((s) => s.trim() !== ""))
+
+/** The `--credentials FILE` JSON: `{"apiKey": "…", "apiToken": "…"}` (other properties are ignored). */
+export const CredentialsFile = Schema.Struct({ apiKey: Secret, apiToken: Secret })
+
+const credentialsShape = `{"apiKey": "…", "apiToken": "…"}`
+
+/** Why a credentials file was refused, naming its fields but never quoting a value (it may be a secret). */
+const credentialsProblem = (error: JsonFileError): string => {
+  switch (error.reason) {
+    case "Missing":
+    case "Unreadable":
+      return error.detail
+    case "NotJson":
+      return `not valid JSON (expected ${credentialsShape})`
+    case "Invalid": {
+      const fields = [...new Set(error.issues.map((i) => i.path.split(".")[0]!))].filter((f) => f !== "")
+      return fields.length === 0
+        ? `expected a JSON object ${credentialsShape}`
+        : `${fields.join(" and ")} missing or not a non-empty string`
+    }
+  }
+}
+
 /** Credentials from `--credentials FILE`, else from FSM_API_KEY/FSM_API_TOKEN. */
 const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
   if (Option.isSome(file)) {
     const path = file.value
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(path, "utf8"),
-      catch: (e) =>
-        usage(`--credentials ${path}: cannot read the file (${(e as NodeJS.ErrnoException).code ?? String(e)})`)
-    })
-    let json: unknown
-    try {
-      json = JSON.parse(text)
-    } catch {
-      return yield* usage(`--credentials ${path}: not valid JSON (expected {"apiKey": "…", "apiToken": "…"})`)
-    }
-    if (!isObject(json)) {
-      return yield* usage(`--credentials ${path}: expected a JSON object {"apiKey": "…", "apiToken": "…"}`)
-    }
-    const missing = ["apiKey", "apiToken"].filter((k) =>
-      typeof json[k] !== "string" || (json[k] as string).trim() === ""
+    const json = yield* readJsonFile(path, CredentialsFile).pipe(
+      Effect.mapError((error) => usage(`--credentials ${path}: ${credentialsProblem(error)}`))
     )
-    if (missing.length > 0) {
-      return yield* usage(`--credentials ${path}: ${missing.join(" and ")} missing or not a non-empty string`)
-    }
-    return Option.some<Credentials>({
-      apiKey: Redacted.make(json.apiKey as string),
-      apiToken: Redacted.make(json.apiToken as string)
-    })
+    return Option.some<Credentials>({ apiKey: Redacted.make(json.apiKey), apiToken: Redacted.make(json.apiToken) })
   }
   const key = yield* Config.option(Config.redacted("FSM_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))
   const token = yield* Config.option(Config.redacted("FSM_API_TOKEN")).pipe(Effect.orElseSucceed(() => Option.none()))

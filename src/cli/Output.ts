@@ -14,8 +14,7 @@ export const jsonOption = Options.boolean("json").pipe(
   Options.withDescription("Print the command's summary as one JSON object on the last line of stdout")
 )
 
-/** The contract's exit codes: 0 all rows ended well, 1 some did not, 2 bad usage or input, 3 aborted. */
-export type ExitCode = 0 | 1 | 2 | 3
+export type { ExitCode } from "../Errors.js"
 
 /** A line for the human, on stderr. */
 export const say = (line: string) => Console.error(line)

@@ -3,10 +3,8 @@
  * (from `error`, then `message`, then the first entry of an ASP.NET model-state map), and the properties of a
  * read-back record in every form the live service or its Blueprint sends them. Pure functions.
  */
+import { Option, Predicate, Schema } from "effect"
 import type { Field } from "../Resources.js"
-
-export const isObject = (u: unknown): u is Record<string, unknown> =>
-  typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The JSON of a body, the raw text when it is not JSON (gateway pages), undefined when empty. */
 export const parseBody = (text: string): unknown => {
@@ -18,8 +16,22 @@ export const parseBody = (text: string): unknown => {
   }
 }
 
+/** The envelope of every success body (api-notes B, firm): `{"result": …}`, whatever else the object holds. */
+export const Envelope = Schema.Struct({ result: Schema.Unknown })
+export type Envelope = typeof Envelope.Type
+
+/** The envelope of a body; none when the body is not one (`exact`: a body without `result` is none). */
+export const envelopeOf: (body: unknown) => Option.Option<Envelope> = Schema.decodeUnknownOption(Envelope, {
+  exact: true
+})
+
 /** `body.result` for an envelope, otherwise the body itself. */
-export const resultOf = (body: unknown): unknown => (isObject(body) && "result" in body ? body.result : body)
+export const resultOf = (body: unknown): unknown =>
+  Option.match(envelopeOf(body), { onNone: () => body, onSome: (envelope) => envelope.result })
+
+/** The two parts of a login answer read (api-notes B): a refusal says `authenticated: false`; a success holds the token. */
+export const LoginRefused = Schema.Struct({ authenticated: Schema.Literal(false) })
+export const LoginToken = Schema.Struct({ accessToken: Schema.NonEmptyString })
 
 /** api-notes: over the limit the live service answers 403 `{"error":"Rate limit temporarily exceeded"}`; 429 is reserved for the same. */
 export const isRateLimit = (status: number, text: string): boolean =>
@@ -38,13 +50,13 @@ const firstText = (u: unknown): string | undefined => {
       if (t !== undefined) return t
     }
   }
-  if (isObject(u) && typeof u.message === "string") return u.message
+  if (Predicate.isRecord(u) && typeof u.message === "string") return u.message
   return undefined
 }
 
 /** The first `field: message` of a model-state map (`{"field": ["The value 'x' is not valid."]}`), also under `errors`. */
 const modelState = (body: Record<string, unknown>): string | undefined => {
-  if (isObject(body.errors)) {
+  if (Predicate.isRecord(body.errors)) {
     const nested = modelState(body.errors)
     if (nested !== undefined) return nested
   }
@@ -58,7 +70,7 @@ const modelState = (body: Record<string, unknown>): string | undefined => {
 
 /** Human-readable message of a failed answer. */
 export const errorMessage = (status: number, body: unknown): string => {
-  if (isObject(body)) {
+  if (Predicate.isRecord(body)) {
     const fromError = firstText(body.error)
     if (fromError !== undefined) return clip(fromError)
     if (typeof body.message === "string" && body.message.trim() !== "") return clip(body.message)
@@ -93,26 +105,64 @@ export const redirectMessage = (status: number, location: string | undefined, ba
   }: ${baseUrl} is not where the API answers; check --base-url / FSM_BASE_URL, the API's address ending in /v2${hint}`
 }
 
+/** A record of a list: a JSON object; anything else a list holds is skipped. */
+const ApiRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const isApiRecord = Schema.is(ApiRecord)
+
+const Entries = Schema.Array(Schema.Unknown)
+
+/**
+ * The `result` of a list answer (api-reference 1.8): the page's records under `entityList` (the live service and
+ * older samples also write `entitylist` or `items`), or a bare array (legacy, unpaginated lists).
+ */
+const ListResult = Schema.Union(
+  Schema.Struct({ entityList: Entries }),
+  Schema.Struct({ entitylist: Entries }).pipe(Schema.rename({ entitylist: "entityList" })),
+  Schema.Struct({ items: Entries }).pipe(Schema.rename({ items: "entityList" })),
+  Entries
+)
+
+/** `links`: `self`, then `nextPage` when more pages exist; links of another shape are ignored. */
+const Links = Schema.Struct({ links: Entries })
+const Link = Schema.Struct({ rel: Schema.String })
+
+/** The page size the server used, when it says so in `pagedSearchReturnData` (a server may cap it). */
+const Paging = Schema.Struct({ pagedSearchReturnData: Schema.Struct({ pageSize: Schema.Positive }) })
+
+const decodeList = Schema.decodeUnknownOption(ListResult)
+const decodeLinks = Schema.decodeUnknownOption(Links)
+const decodeLink = Schema.decodeUnknownOption(Link)
+const decodePaging = Schema.decodeUnknownOption(Paging)
+
 export interface ListPage {
   readonly records: ReadonlyArray<Record<string, unknown>>
   /** `true`/`false` when the answer carries `links` (a `nextPage` link or not), undefined when it has none. */
   readonly nextLink: boolean | undefined
   /** False for an unpaginated answer (a bare array), which must not be asked for a second page. */
   readonly paged: boolean
+  /** The page size the server says it used, when it says so. */
+  readonly pageSize: number | undefined
 }
 
-/** The records of a list answer: `result.entityList` (paged) or a bare array (legacy, unpaginated). */
+/** The records of a list answer: `result.entityList` (paged) or a bare array (legacy, unpaginated); none otherwise. */
 export const listPage = (body: unknown): ListPage | undefined => {
   const result = resultOf(body)
-  if (Array.isArray(result)) return { records: result.filter(isObject), nextLink: undefined, paged: false }
-  if (!isObject(result)) return undefined
-  const list = result.entityList ?? result.entitylist ?? result.items
-  if (!Array.isArray(list)) return undefined
-  const links = result.links
-  const nextLink = Array.isArray(links)
-    ? links.some((l) => isObject(l) && typeof l.rel === "string" && l.rel.toLowerCase() === "nextpage")
-    : undefined
-  return { records: list.filter(isObject), nextLink, paged: true }
+  const list = decodeList(result)
+  if (Option.isNone(list)) return undefined
+  if (!("entityList" in list.value)) {
+    return { records: list.value.filter(isApiRecord), nextLink: undefined, paged: false, pageSize: undefined }
+  }
+  const nextLink = Option.match(decodeLinks(result), {
+    onNone: () => undefined,
+    onSome: ({ links }) =>
+      links.some((l) => Option.exists(decodeLink(l), (link) => link.rel.toLowerCase() === "nextpage"))
+  })
+  return {
+    records: list.value.entityList.filter(isApiRecord),
+    nextLink,
+    paged: true,
+    pageSize: Option.getOrUndefined(Option.map(decodePaging(result), (p) => p.pagedSearchReturnData.pageSize))
+  }
 }
 
 // --- read-back records ----------------------------------------------------------------------------------------
@@ -148,7 +198,7 @@ const writeScalar = (field: Field, v: unknown): unknown => {
   if (zeroIsUnset(field) && (v === 0 || v === "0" || v === "")) return undefined
   const type = field.type
   if (type._tag !== "integer" && type._tag !== "number" && type._tag !== "enum") return v
-  if (isObject(v)) return writeScalar(field, numberInside(v))
+  if (Predicate.isRecord(v)) return writeScalar(field, numberInside(v))
   if (type._tag === "enum" && typeof v === "string" && !numeric(v)) {
     // An enumeration read back by its label (webhooks' `"Task"`, `"Inclusao"`).
     return type.values.find((x) => x.label.toLowerCase() === v.trim().toLowerCase())?.value ?? v

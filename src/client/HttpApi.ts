@@ -23,11 +23,11 @@
  * Rate-limited attempts and other failed attempts are counted separately, each up to `maxAttempts`.
  */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, Either, Layer, Option, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Either, Layer, Option, Predicate, Schedule, Stream } from "effect"
 import { resource } from "../Resources.js"
 import type { ApiRequest, ClientActivity, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"
-import { errorMessage, isObject, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
+import { errorMessage, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget } from "./Budget.js"
 import { ClientConfig } from "./Config.js"
 import { type Get, makePages } from "./Pages.js"
@@ -139,7 +139,7 @@ export const make = Effect.gen(function*() {
   const checkPatched = Effect.fn("Api.checkPatched")(function*(req: ApiRequest) {
     const reply = yield* request({ method: "GET", path: req.path })
     if (reply.status === 404) return { _tag: "Absent" } as Check
-    if (!reply.ok || !isObject(reply.result)) {
+    if (!reply.ok || !Predicate.isRecord(reply.result)) {
       return {
         _tag: "Unknown",
         why: `re-reading ${req.path} failed: ${reply.error ?? "the answer is not a record"}`

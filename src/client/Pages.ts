@@ -13,10 +13,11 @@
  * repeated record is not enough: a record inserted while the list is walked shifts the next page by one.)
  */
 import { Chunk, Clock, Effect, Option, Stream } from "effect"
+import { dayOf, defaultSince, defaultUntil, formatDay } from "../Days.js"
 import { idReadName, type Resource } from "../Resources.js"
 import type { ApiAborted, ListOptions, Page, Reply } from "./Api.js"
 import { ListFailed } from "./Api.js"
-import { isObject, listPage, resultOf } from "./Body.js"
+import { listPage } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
 import { resourceOfPath } from "./Reconcile.js"
 
@@ -28,28 +29,6 @@ export type Get = (
 type Fetched =
   | { readonly _tag: "End" }
   | { readonly _tag: "Records"; readonly records: ReadonlyArray<Record<string, unknown>>; readonly more: boolean }
-
-const dayMs = 86_400_000
-const datePattern = /^(\d{4})-(\d{2})-(\d{2})$/
-
-/** Days since 1970-01-01 of a `yyyy-MM-dd` date, undefined when it is not one. */
-export const dayOf = (text: string): number | undefined => {
-  const m = datePattern.exec(text)
-  if (!m) return undefined
-  const ms = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))
-  const day = ms / dayMs
-  return formatDay(day) === text ? day : undefined
-}
-
-export const formatDay = (day: number): string => new Date(day * dayMs).toISOString().slice(0, 10)
-
-export const defaultSince = "2000-01-01"
-
-/** Today plus two years (UTC), the default end of a date-windowed walk. */
-export const defaultUntil = (nowMs: number): string => {
-  const d = new Date(nowMs)
-  return formatDay(Date.UTC(d.getUTCFullYear() + 2, d.getUTCMonth(), d.getUTCDate()) / dayMs)
-}
 
 export type PagesOptions = ListOptions & { readonly resource?: Resource }
 
@@ -95,12 +74,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     }
     if (list.records.length === 0) return { _tag: "End" } as Fetched
     // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
-    const paging = isObject(resultOf(reply.body))
-      ? (resultOf(reply.body) as Record<string, unknown>).pagedSearchReturnData
-      : undefined
-    const served = isObject(paging) && typeof paging.pageSize === "number" && paging.pageSize > 0
-      ? Math.min(paging.pageSize, pageSize)
-      : pageSize
+    const served = list.pageSize !== undefined ? Math.min(list.pageSize, pageSize) : pageSize
     const more = list.paged && list.records.length >= served && list.nextLink !== false
     return { _tag: "Records", records: list.records, more } as Fetched
   })

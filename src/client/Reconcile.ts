@@ -3,9 +3,10 @@
  * record is looked up by its correlation key, and whether a PATCH is already visible on the re-read record.
  * Pure functions over the resource table; `HttpApi` runs the lookups.
  */
+import { Predicate } from "effect"
 import { keyFilter, keyProperty, withKey } from "../Identity.js"
 import { readName, type Resource, resources } from "../Resources.js"
-import { isObject, recordProperty } from "./Body.js"
+import { recordProperty } from "./Body.js"
 
 export interface Lookup {
   /** The `paramFilter` key to send, when the resource has one for this key (otherwise the list is walked). */
@@ -68,11 +69,13 @@ export const patchApplied = (
   record: Record<string, unknown>,
   resource: Resource | undefined
 ): boolean | undefined => {
-  if (isObject(body)) return Object.entries(body).every(([k, v]) => sameValue(readProperty(record, k, resource), v))
+  if (Predicate.isRecord(body)) {
+    return Object.entries(body).every(([k, v]) => sameValue(readProperty(record, k, resource), v))
+  }
   if (!Array.isArray(body)) return undefined
   let applied = true
   for (const op of body) {
-    if (!isObject(op) || typeof op.op !== "string" || typeof op.path !== "string") return undefined
+    if (!Predicate.isRecord(op) || typeof op.op !== "string" || typeof op.path !== "string") return undefined
     // The live service takes `path` with or without a leading "/" (api-notes B).
     const name = op.path.replace(/^\//, "")
     if (name === "" || name.includes("/")) return undefined

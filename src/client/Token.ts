@@ -15,9 +15,9 @@
  * A login answered with a redirect (301/302/307/308) aborts with a message naming the redirect: the base URL is
  * wrong, and a client that followed it could turn `POST /login` into `GET /login`.
  */
-import { Clock, Effect, Option, Redacted, Schedule } from "effect"
+import { Clock, Effect, Option, Predicate, Redacted, Schedule, Schema } from "effect"
 import { ApiAborted } from "./Api.js"
-import { errorMessage, isObject, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
+import { errorMessage, isRateLimit, isRedirect, LoginRefused, LoginToken, redirectMessage, resultOf } from "./Body.js"
 import type { Budget } from "./Budget.js"
 import type { ClientSettings } from "./Config.js"
 import type { Counters } from "./Stats.js"
@@ -57,7 +57,7 @@ export const jwtClaims = (jwt: string): { readonly exp?: number; readonly iat?: 
   if (payload === undefined) return {}
   try {
     const claims: unknown = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"))
-    if (!isObject(claims)) return {}
+    if (!Predicate.isRecord(claims)) return {}
     return {
       ...(typeof claims.exp === "number" ? { exp: claims.exp } : {}),
       ...(typeof claims.iat === "number" ? { iat: claims.iat } : {})
@@ -118,16 +118,17 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
       if (a._tag === "Answer") {
         if (a.status >= 200 && a.status < 300) {
           const result = resultOf(a.body)
-          const accessToken = isObject(result) ? result.accessToken : undefined
-          if (isObject(result) && result.authenticated === false) {
+          if (Schema.is(LoginRefused)(result)) {
             return yield* new ApiAborted({
               reason: "CredentialsRejected",
               message: `the API did not authenticate these credentials: ${errorMessage(a.status, a.body)}`
             })
           }
-          if (typeof accessToken !== "string" || accessToken === "") {
+          const login = Schema.decodeUnknownOption(LoginToken)(result)
+          if (Option.isNone(login)) {
             return yield* new ApiAborted({ reason: "Unreachable", message: "the login answer carried no access token" })
           }
+          const accessToken = login.value.accessToken
           const lifetime = tokenLifetimeMs(accessToken, sentAt)
           const renewIn = lifetime - Math.min(settings.renewBeforeMs, lifetime / 4)
           generation += 1

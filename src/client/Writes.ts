@@ -15,9 +15,10 @@
  * been applied), except a 202 where the write should have been done at once: `Later` (accepted, maybe applied
  * later: in doubt). Pure functions over the resource table.
  */
+import { Option, Predicate } from "effect"
 import { idReadName, type Resource, resource, resources } from "../Resources.js"
 import type { ApiRequest } from "./Api.js"
-import { isObject } from "./Body.js"
+import { envelopeOf } from "./Body.js"
 
 export type WriteAnswer =
   | { readonly _tag: "Done" }
@@ -50,18 +51,12 @@ const idProperties = (r: Resource): ReadonlyArray<string> => {
 const shown = (body: unknown): string => {
   if (body === undefined) return "an empty body"
   if (typeof body === "string") return /^\s*</.test(body) ? "an HTML page" : "a body that is not JSON"
-  if (!isObject(body)) return "JSON that is not an object"
+  if (!Predicate.isRecord(body)) return "JSON that is not an object"
   if (!("result" in body)) return "JSON without the {\"result\": …} envelope"
   return "JSON"
 }
 
 const isJsonOrEmpty = (body: unknown) => body === undefined || (typeof body === "object" && body !== null)
-
-const envelope = (
-  body: unknown
-):
-  | { readonly result: unknown }
-  | undefined => (isObject(body) && "result" in body ? { result: body.result } : undefined)
 
 const unconfirmed = (status: number, what: string): WriteAnswer => ({
   _tag: "Unconfirmed",
@@ -90,8 +85,9 @@ export const judgeWrite = (req: ApiRequest, status: number, body: unknown): Writ
     return body === undefined ? { _tag: "Done" } : unconfirmed(status, shown(body))
   }
   if (status !== 200 && status !== 201) return unconfirmed(status, shown(body))
-  const answer = envelope(body)
-  if (answer === undefined) return unconfirmed(status, shown(body))
+  const decoded = envelopeOf(body)
+  if (Option.isNone(decoded)) return unconfirmed(status, shown(body))
+  const answer = decoded.value
   // A path outside the resource table, or a write into a parent record: the envelope is all that is known.
   if (r === undefined || (!target!.byId && r.kind !== "record" && r.readVia === undefined)) {
     return answer.result === undefined || answer.result === null
@@ -100,7 +96,7 @@ export const judgeWrite = (req: ApiRequest, status: number, body: unknown): Writ
   }
   const ids = idProperties(r)
   if (ids.length === 0) return { _tag: "Done" }
-  if (!isObject(answer.result)) return unconfirmed(status, "a result that is not a record")
+  if (!Predicate.isRecord(answer.result)) return unconfirmed(status, "a result that is not a record")
   const record = answer.result
   const id = ids.map((name) => record[name]).find((v) =>
     (typeof v === "number" || typeof v === "string") && String(v) !== ""

@@ -8,11 +8,11 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import { Clock, Effect, Option, Ref, Stream } from "effect"
-import { fileURLToPath } from "node:url"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
-import { dayOf, defaultSince, defaultUntil } from "../client/Pages.js"
+import { dayOf, defaultSince, defaultUntil } from "../Days.js"
 import { type InputError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
+import { version } from "../Version.js"
 import type { KeyLookup, KeyNeed } from "./Cells.js"
 import type { Checkpoint, Position } from "./Checkpoint.js"
 import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpoint } from "./Checkpoint.js"
@@ -65,20 +65,6 @@ export interface ExportResult {
 }
 
 export const defaultPageSize = 1000
-
-/** The tool's version, from the package.json two levels above this module (src/export or dist/export). */
-const toolVersion = Effect.fn("Export.toolVersion")(function*() {
-  const fs = yield* FileSystem.FileSystem
-  const text = yield* fs.readFileString(fileURLToPath(new URL("../../package.json", import.meta.url))).pipe(
-    Effect.orElseSucceed(() => "{}")
-  )
-  try {
-    const version = (JSON.parse(text) as { version?: unknown }).version
-    return typeof version === "string" ? version : "unknown"
-  } catch {
-    return "unknown"
-  }
-})
 
 const checkDate = Effect.fn("Export.checkDate")(function*(flag: string, text: string | undefined) {
   if (text === undefined || dayOf(text.trim()) !== undefined) return text?.trim()
@@ -213,7 +199,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
   const state = yield* Ref.get(checkpoint)
   const manifest: Manifest = {
     tool: "fsm-bulk",
-    version: yield* toolVersion(),
+    version,
     baseUrl: api.baseUrl,
     started: state.started,
     finished: new Date(yield* Clock.currentTimeMillis).toISOString(),

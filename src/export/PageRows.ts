@@ -3,6 +3,7 @@
  * with their parent's id, and the items read back inside each record (a task's products, services, additional
  * costs and questionnaire answers), which name their parent by the key of the record in hand.
  */
+import { Predicate } from "effect"
 import type { Cell } from "../files/Write.js"
 import { keyProperty } from "../Identity.js"
 import type { Resource } from "../Resources.js"
@@ -10,8 +11,6 @@ import { idReadName } from "../Resources.js"
 import type { KeyLookup } from "./Cells.js"
 import { propertyOf } from "./Cells.js"
 import type { Walk } from "./Plan.js"
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
 
 /** The items of a derived resource inside one record of its parent, each carrying the parent's id. */
 const derivedRecords = (
@@ -21,13 +20,17 @@ const derivedRecords = (
 ): ReadonlyArray<Record<string, unknown>> => {
   const parentId = { [child.parent!.field]: propertyOf(record, idReadName(parent) ?? "id") }
   const groups = Array.isArray(record[child.readBackIn!])
-    ? (record[child.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord)
+    ? (record[child.readBackIn!] as ReadonlyArray<unknown>).filter(Predicate.isRecord)
     : []
   const nested = child.readBackItems
   if (nested === undefined) return groups.map((item) => ({ ...item, ...parentId }))
   return groups.flatMap((group) => {
     const { [nested]: items, ...shared } = group
-    return (Array.isArray(items) ? items.filter(isRecord) : []).map((item) => ({ ...shared, ...item, ...parentId }))
+    return (Array.isArray(items) ? items.filter(Predicate.isRecord) : []).map((item) => ({
+      ...shared,
+      ...item,
+      ...parentId
+    }))
   })
 }
 

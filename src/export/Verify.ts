@@ -5,12 +5,12 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Effect, Either, Schema, Stream } from "effect"
+import { Effect, Either, Predicate, Schema, Stream } from "effect"
 import { RunError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"
 import { checkpointFile } from "./Checkpoint.js"
-import type { Manifest, ManifestEntry } from "./Manifest.js"
+import type { ManifestEntry } from "./Manifest.js"
 import { manifestFile, ManifestJson } from "./Manifest.js"
 
 export type FileStatus = "ok" | "missing" | "changed" | "unreadable"
@@ -39,9 +39,7 @@ export interface VerifyResult {
 
 const describe = (
   cause: unknown
-): string => (cause instanceof Error || (typeof cause === "object" && cause !== null && "message" in cause)
-  ? String((cause as { message: unknown }).message)
-  : String(cause))
+): string => (Predicate.hasProperty(cause, "message") ? String(cause.message) : String(cause))
 
 const checkFile = Effect.fn("Verify.checkFile")(function*(dir: string, entry: ManifestEntry) {
   const fs = yield* FileSystem.FileSystem
@@ -121,7 +119,7 @@ export const runVerify = Effect.fn("Verify.run")(function*(dir: string) {
   const manifest = Schema.decodeUnknownEither(ManifestJson)(text.right)
   if (Either.isLeft(manifest)) return fail(`${manifestPath} is not a valid export manifest: ${manifest.left.message}`)
 
-  const files = yield* Effect.forEach((manifest.right as Manifest).resources, (entry) => checkFile(dir, entry))
+  const files = yield* Effect.forEach(manifest.right.resources, (entry) => checkFile(dir, entry))
   const problems = files.flatMap((f) => (f.problem !== undefined ? [f.problem] : []))
   return { dir, manifest: true, ok: problems.length === 0, files, problems } satisfies VerifyResult as VerifyResult
 })

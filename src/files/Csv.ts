@@ -1,24 +1,27 @@
 /**
- * The CSV reader: encoding found in a first pass (Encoding), delimiter sniffed from the first lines
- * (Delimiter), then csv-parse on a thread of its own (CsvParseWorker.js). A record's spreadsheet row is its position among the records, blank
- * ones included: a multi-line quoted cell counts once and a blank line counts as a row, as a spreadsheet shows
- * them. (csv-parse's `info.records` is the same count; building an info object per record costs a quarter of
- * the parse.)
+ * The CSV reader: csv-parse on a thread of its own (CsvParseWorker.js), which reads the file once per pass and
+ * decides and checks its encoding (TextStream.js) and hashes it on that read. Opening reads only the first
+ * 64 KiB: what they say against reading the file as text, the delimiter sniffed from them (Delimiter) and the
+ * header row. A record's spreadsheet row is its position among the records, blank ones included: a multi-line
+ * quoted cell counts once and a blank line counts as a row, as a spreadsheet shows them. (csv-parse's
+ * `info.records` is the same count; building an info object per record costs a quarter of the parse.)
  */
+import { parse } from "csv-parse"
 import { Chunk, Effect, Either, Option, Stream } from "effect"
 import { open } from "node:fs/promises"
 import { Worker } from "node:worker_threads"
 import type { InputError } from "../Errors.js"
+import { csvParseOptions } from "./CsvOptions.js"
 import { type Delimiter, sniffDelimiter } from "./Delimiter.js"
-import { inspectText, NotText, type TextEncoding, type TextFacts } from "./Encoding.js"
+import type { TextEncoding } from "./Encoding.js"
 import { alignRow, checkHeader, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { readProgress } from "./Stall.js"
+import { checkStart, NotText, startBytes, TextStream } from "./TextStream.js"
 
 /** Longer than any real row: a longer one is a quote that is never closed, swallowing the rest of the file. */
 const maxRowCharacters = 4 * 1024 * 1024
-const sniffBytes = 64 * 1024
 
 interface CsvRecord {
   readonly row: number
@@ -82,10 +85,18 @@ const parserScript = new URL("./CsvParseWorker.js", import.meta.url)
 const batchRows = 512
 /** Batches the parser may be ahead of the consumer. */
 const batchesAhead = 4
+/** The parser thread's young generation (MB). */
+const parserYoungMb = 4
+
+/** What a complete pass over the file found: the encoding it was read in and the sha256 of its bytes. */
+interface PassFacts {
+  readonly encoding: TextEncoding
+  readonly sha256: string
+}
 
 type ParserMessage =
   | { readonly rows: Array<Array<string>> }
-  | { readonly done: true }
+  | ({ readonly done: true } & PassFacts)
   | {
     readonly error: {
       readonly message: string
@@ -94,6 +105,7 @@ type ParserMessage =
       readonly syscall?: string
       readonly quoting?: boolean
       readonly cells?: number
+      readonly line?: number
     }
   }
 
@@ -102,7 +114,13 @@ type ParserMessage =
  * own (CsvParseWorker.js), at most `batchesAhead` batches ahead of the consumer, reading the file only as fast:
  * the parsing of a large file overlaps its validation, and memory stays flat however slow the consumer.
  */
-const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): Stream.Stream<CsvRecord, InputError> =>
+const records = (
+  file: string,
+  encoding: ReadOptions["encoding"],
+  delimiter: Delimiter,
+  /** Hears what a pass that read the whole file found. */
+  onDone: (facts: PassFacts) => void
+): Stream.Stream<CsvRecord, InputError> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const inbox: Array<ParserMessage> = []
@@ -116,7 +134,10 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
       const worker = yield* Effect.acquireRelease(
         Effect.sync(() => {
           const w = new Worker(parserScript, {
-            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows }
+            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows },
+            // Its records die young (parsed, posted, dropped): a small young generation is enough, and saves the
+            // 24 MiB of the default one (1M-row validation: 252 → 228 MiB peak RSS).
+            resourceLimits: { maxYoungGenerationSizeMb: parserYoungMb }
           })
           w.on("message", deliver)
           // The thread itself failed (it could not start, it ran out of memory): not the file's fault. A thread
@@ -146,8 +167,14 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
             worker.postMessage({ credit: 1 })
             return Effect.succeed(Chunk.unsafeFromArray(message.rows))
           }
-          if ("done" in message) return Effect.fail(Option.none())
+          if ("done" in message) {
+            onDone({ encoding: message.encoding, sha256: message.sha256 })
+            return Effect.fail(Option.none())
+          }
           if (message.error.code === "WORKER") return Effect.die(new Error(message.error.message))
+          if (message.error.code === "NOT_TEXT") {
+            return Effect.fail(Option.some(inputError(file, message.error.message, { row: message.error.line })))
+          }
           return Effect.fail(
             Option.some(parseFailure(file)(Object.assign(new Error(message.error.message), message.error)))
           )
@@ -157,47 +184,84 @@ const records = (file: string, encoding: TextEncoding, delimiter: Delimiter): St
     })
   ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
 
-/** The first bytes of the file as text, and whether they are the whole file. */
-const sample = (file: string, facts: TextFacts) =>
+/** What the first `startBytes` of the file say, read once: the text the parser will read, and its decision so far. */
+interface Start {
+  /** The first bytes as the parser reads them (UTF-8), up to a first non-ASCII character cut by their end. */
+  readonly bytes: Buffer
+  /** The first bytes are the whole file. */
+  readonly complete: boolean
+  readonly size: number
+  readonly bom: boolean
+  /** Decided by the first bytes; undefined while they are all ASCII (`auto`). */
+  readonly encoding: TextEncoding | undefined
+}
+
+const notText = (file: string) => (cause: unknown): InputError =>
+  cause instanceof NotText
+    ? inputError(file, cause.message, { row: cause.line, cause })
+    : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+
+const start = (file: string, wanted: ReadOptions["encoding"]): Effect.Effect<Start, InputError> =>
   readProgress().guard(Effect.tryPromise({
     try: async () => {
       const handle = await open(file, "r")
       try {
-        const buffer = Buffer.alloc(Math.min(sniffBytes, facts.size))
+        const size = (await handle.stat()).size
+        const buffer = Buffer.alloc(Math.min(startBytes, size))
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0)
-        const text = new TextDecoder(facts.encoding).decode(buffer.subarray(0, bytesRead))
-        return { text: text.replace(/^\uFEFF/, ""), complete: bytesRead >= facts.size }
+        const head = buffer.subarray(0, bytesRead)
+        checkStart(head, wanted)
+        const text = new TextStream(wanted)
+        const complete = bytesRead >= size
+        const first = text.push(head)
+        const rest = complete ? text.end() : undefined
+        const bytes = rest === undefined ? first : Buffer.concat([first, rest])
+        return { bytes, complete, size, bom: text.bom, encoding: text.encoding }
       } finally {
         await handle.close()
       }
     },
-    catch: (cause) => inputError(file, `cannot be read: ${describe(cause)}`, { cause })
+    catch: notText(file)
   }))
 
-const inspect = (file: string, encoding: ReadOptions["encoding"]) =>
-  Effect.suspend(() => {
-    const progress = readProgress()
-    return progress.guard(
-      Effect.tryPromise({
-        try: (signal) => inspectText(file, encoding, signal, progress.tick),
-        catch: (cause) =>
-          cause instanceof NotText
-            ? inputError(file, cause.message, { row: cause.line, cause })
-            : inputError(file, `cannot be read: ${describe(cause)}`, { cause })
-      })
-    )
-  })
+/**
+ * The first non-blank record among the first bytes (those that end within them), as csv-parse reads it on the
+ * parser thread; none when the first bytes hold none, or do not parse by themselves.
+ */
+const headerOf = (head: Start, delimiter: Delimiter): CsvRecord | undefined => {
+  const found: Array<CsvRecord> = []
+  const { api } = parse(csvParseOptions(delimiter, maxRowCharacters)) as unknown as {
+    readonly api: {
+      readonly parse: (
+        buffer: Buffer,
+        end: boolean,
+        push: (record: Array<string>) => void,
+        close: () => void
+      ) => unknown
+    }
+  }
+  let count = 0
+  const error = api.parse(head.bytes, head.complete, (cells) => {
+    count += 1
+    if (found.length === 0 && !isBlank(cells)) found.push({ row: count, cells })
+  }, () => {})
+  return error === undefined ? found[0] : undefined
+}
 
 export const openCsv = Effect.fn("Csv.open")(function*(file: string, options: ReadOptions) {
-  const facts = yield* inspect(file, options.encoding)
-  if (facts.size === 0 || (facts.bom && facts.size === 3)) return yield* inputError(file, "the file is empty")
-  const head = yield* sample(file, facts)
-  if (head.complete && head.text.trim() === "") return yield* inputError(file, "the file is empty (only blank lines)")
+  const head = yield* start(file, options.encoding)
+  if (head.size === 0 || (head.bom && head.size === 3)) return yield* inputError(file, "the file is empty")
+  const text = head.bytes.toString("utf8").replace(/^\uFEFF/, "")
+  if (head.complete && text.trim() === "") return yield* inputError(file, "the file is empty (only blank lines)")
   const delimiter = options.delimiter === "auto"
-    ? yield* Either.mapLeft(sniffDelimiter(head.text, head.complete), (detail) => inputError(file, detail, { row: 1 }))
+    ? yield* Either.mapLeft(sniffDelimiter(text, head.complete), (detail) => inputError(file, detail, { row: 1 }))
     : options.delimiter
-  const all = records(file, facts.encoding, delimiter)
-  const first = yield* all.pipe(
+  // What the last pass that read the whole file found (before one: what the first bytes decided).
+  let found: Partial<PassFacts> = head.encoding !== undefined ? { encoding: head.encoding } : {}
+  const all = records(file, options.encoding, delimiter, (facts) => (found = facts))
+  // A header that does not end within the first bytes (or a file they cannot parse alone) is read by the parser.
+  const fromHead = headerOf(head, delimiter)
+  const first = fromHead !== undefined ? Option.some(fromHead) : yield* all.pipe(
     Stream.filter((r) => !isBlank(r.cells)),
     Stream.runHead
   )
@@ -215,7 +279,11 @@ export const openCsv = Effect.fn("Csv.open")(function*(file: string, options: Re
     format: "csv",
     header,
     writtenByTool: byTool,
-    encoding: facts.encoding,
+    // Decided by the first non-ASCII character: a file whose first bytes are all ASCII is UTF-8 until a pass says otherwise.
+    get encoding() {
+      return found.encoding ?? "utf-8"
+    },
+    sha256: () => found.sha256,
     delimiter,
     rows
   }

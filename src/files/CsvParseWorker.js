@@ -4,15 +4,22 @@
  * runs beside the validation and the reports instead of before them. Plain JavaScript: a worker is started from
  * a file, and this one must run as it is from src/ (tests) as well as from dist/.
  *
- * Protocol: `workerData` is {file, encoding, delimiter, maxRecordSize, batchRows}; the parent sends
- * `{credit: n}` to ask for n more batches; the worker answers `{rows}` (at most batchRows records, each an array
- * of cells) once per credit, then `{done: true}` — or `{error: {message, code, records, syscall, quoting, cells}}`
- * (`quoting`: the failing row ended inside a quoted cell; `cells`: the cells it had before). Without credit it
- * stops reading the file: memory stays flat however slow the parent.
+ * The file is read once per pass, here: the bytes go through a TextStream (TextStream.js: the encoding decided
+ * and checked on the way) to the parser, and into a sha256 of the file, so neither needs a pass of its own.
+ *
+ * Protocol: `workerData` is {file, encoding (auto, utf-8 or windows-1252), delimiter, maxRecordSize, batchRows};
+ * the parent sends `{credit: n}` to ask for n more batches; the worker answers `{rows}` (at most batchRows
+ * records, each an array of cells) once per credit, then `{done: true, encoding, sha256}` (what the pass found)
+ * — or `{error: {message, code, records, syscall, quoting, cells, line}}` (`quoting`: the failing row ended
+ * inside a quoted cell; `cells`: the cells it had before; code `NOT_TEXT`: the bytes are not text, `line` says
+ * where). Without credit it stops reading the file: memory stays flat however slow the parent.
  */
 import { parse } from "csv-parse"
+import { createHash } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
+import { csvParseOptions } from "./CsvOptions.js"
+import { NotText, TextStream } from "./TextStream.js"
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
 const { batchRows, delimiter, encoding, file, maxRecordSize } = workerData
@@ -32,20 +39,12 @@ const send = (message) => port.postMessage(message)
  *   state: { quoting: boolean }
  * }} ParserApi
  */
-const { api } = /** @type {{ api: ParserApi }} */ (/** @type {unknown} */ (parse({
-  delimiter,
-  bom: true,
-  relax_column_count: true,
-  // A stray quote inside an unquoted cell (`Tubo 1/2"`) is text, as spreadsheets read it.
-  relax_quotes: true,
-  skip_empty_lines: false,
-  max_record_size: maxRecordSize
-})))
+const { api } =
+  /** @type {{ api: ParserApi }} */ (/** @type {unknown} */ (parse(csvParseOptions(delimiter, maxRecordSize))))
 
-/** windows-1252 bytes → UTF-8, which the parser reads. */
-const decoder = encoding === "windows-1252" ? new TextDecoder("windows-1252") : undefined
-/** @param {Buffer} chunk */
-const utf8 = (chunk) => (decoder === undefined ? chunk : Buffer.from(decoder.decode(chunk, { stream: true })))
+/** The file's bytes → UTF-8, which the parser reads. */
+const text = new TextStream(encoding)
+const hash = createHash("sha256")
 
 let credit = 0
 let ended = false
@@ -71,14 +70,16 @@ const fail = (error) => {
   finished = true
   input.destroy()
   send({
-    error: {
-      message: error.message,
-      code: error.code,
-      records: error.records,
-      syscall: error.syscall,
-      quoting: api.state.quoting,
-      cells: error.index
-    }
+    error: error instanceof NotText
+      ? { message: error.message, code: "NOT_TEXT", line: error.line }
+      : {
+        message: error.message,
+        code: error.code,
+        records: error.records,
+        syscall: error.syscall,
+        quoting: api.state.quoting,
+        cells: error.index
+      }
   })
 }
 
@@ -91,7 +92,7 @@ const pump = () => {
   if (finished) return
   if (ended && ready.length === 0) {
     finished = true
-    send({ done: true })
+    send({ done: true, encoding: text.encoding, sha256: hash.digest("hex") })
   } else if (!ended) {
     if (ready.length >= 2) input.pause()
     else input.resume()
@@ -99,14 +100,27 @@ const pump = () => {
 }
 
 const input = createReadStream(file, { highWaterMark: 64 * 1024 })
-input.on("data", (chunk) => {
-  const error = api.parse(utf8(/** @type {Buffer} */ (chunk)), false, push, close)
+input.on("data", (data) => {
+  const chunk = /** @type {Buffer} */ (data)
+  hash.update(chunk)
+  let bytes
+  try {
+    bytes = text.push(chunk)
+  } catch (e) {
+    return fail(/** @type {NotText} */ (e))
+  }
+  const error = api.parse(bytes, false, push, close)
   if (error !== undefined) return fail(error)
   pump()
 })
 input.on("end", () => {
-  const rest = decoder === undefined ? undefined : Buffer.from(decoder.decode())
-  const error = api.parse(rest !== undefined && rest.length > 0 ? rest : undefined, true, push, close)
+  let rest
+  try {
+    rest = text.end()
+  } catch (e) {
+    return fail(/** @type {NotText} */ (e))
+  }
+  const error = api.parse(rest, true, push, close)
   if (error !== undefined) return fail(error)
   if (batch.length > 0) ready.push(batch)
   batch = []

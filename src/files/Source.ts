@@ -9,7 +9,10 @@ export interface ReadOptions {
   /** XLSX sheet; default: the sheet named after `resource`, else the first. */
   readonly sheet?: string | undefined
   readonly resource?: string | undefined
-  /** auto: BOM → utf-8; valid UTF-8 → utf-8; else windows-1252 (Excel in Brazil). Binary content → InputError. */
+  /**
+   * auto: BOM → utf-8; the first non-ASCII character valid UTF-8 → utf-8 (and the rest must be); else
+   * windows-1252 (Excel in Brazil). Binary content → InputError.
+   */
   readonly encoding: "auto" | "utf-8" | "windows-1252"
   /** auto: sniffed from the first lines, outside quotes; ambiguous → InputError naming --delimiter. */
   readonly delimiter: "auto" | "," | ";" | "\t"
@@ -38,7 +41,13 @@ export interface Source {
   /** This tool wrote the file (export or report): the formula guard (`Guard.restore`) is to be reversed. */
   readonly writtenByTool: boolean
   readonly sheet?: string
+  /** CSV: the encoding the file is read in (decided by its first non-ASCII character; final after a pass). */
   readonly encoding?: "utf-8" | "windows-1252"
+  /**
+   * CSV: the sha256 of the file's bytes as the last pass over `rows` that reached the end read them (the hash
+   * rides on that read); undefined before one.
+   */
+  readonly sha256?: () => string | undefined
   readonly delimiter?: string
   /** A fresh stream of the data rows each time it is run (files are read twice). Blank rows skipped. */
   readonly rows: Stream.Stream<SourceRow, InputError>

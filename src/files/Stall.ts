@@ -1,12 +1,12 @@
 /**
  * A read that makes no progress must not outlive the first stop signal. The readers count their progress (bytes
  * taken from the file, rows handed over) and pass each pull of their rows through `guard`: once a first signal
- * has come (cli/Signals.ts), a pull that waits `stallMs` without progress is interrupted, so the command stops
+ * has come (src/Signals.ts), a pull that waits `stallMs` without progress is interrupted, so the command stops
  * (exit 3) instead of waiting for a read that may never end (a damaged file, a stuck disk or pipe). A read that
  * progresses is left alone: it ends by itself, and the command stops as it always does.
  */
 import { Duration, Effect } from "effect"
-import { onStopRequest } from "../cli/Signals.js"
+import { onStopRequest } from "../Signals.js"
 
 /** How long a pull may wait without progress once a stop was asked for. */
 export const stallMs = 2_000

@@ -8,12 +8,13 @@ import { createHash } from "node:crypto"
 import { accessSync, constants, createReadStream, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
+import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
 import { toolName } from "./Provenance.js"
 import { XlsxTable, ZipError } from "./XlsxWriter.js"
 
-export type Cell = string | number | boolean | null | undefined
+export type { Cell } from "./Cell.js"
 
 export interface TableWriter {
   /** Appends one row; waits while the disk is behind, so memory stays flat. */

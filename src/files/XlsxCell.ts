@@ -3,6 +3,7 @@
  * `HH:mm:ss`), numbers in plain decimal notation (and marked as numbers), booleans as `true`/`false`, rich text
  * joined, a hyperlink's text, and a formula's cached result — never the formula itself.
  */
+import { Predicate } from "effect"
 import { spreadsheetNumber } from "./Decimal.js"
 
 /** A cell that holds no usable value; the reader turns it into an InputError naming the row and column. */
@@ -35,8 +36,6 @@ export interface CellInput {
   readonly numFmt?: string | undefined
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null
-
 const richText = (v: Record<string, unknown>): string | undefined =>
   Array.isArray(v["richText"])
     ? (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : ""))
@@ -62,7 +61,7 @@ const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): C
       : { text: spreadsheetNumber(value), number: true }
   }
   if (value instanceof Date) return text(dateText(value))
-  if (isRecord(value)) {
+  if (Predicate.isRecord(value)) {
     const rich = richText(value)
     if (rich !== undefined) return text(rich)
     if ("formula" in value || "sharedFormula" in value || "result" in value) {

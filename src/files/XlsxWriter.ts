@@ -6,7 +6,7 @@
  */
 import type { TransformOptions, Writable } from "node:stream"
 import { crc32, createDeflateRaw, type DeflateRaw, deflateRawSync, type ZlibOptions } from "node:zlib"
-import type { Cell } from "./Write.js"
+import type { Cell } from "./Cell.js"
 import { signature } from "./Zip.js"
 
 // --- ZIP ---------------------------------------------------------------------------------------------------------

@@ -10,14 +10,12 @@
  * - customers' upsert carries the name as `description` too; an expense's patch addresses `expenseDate`;
  *   webhooks' `entity`/`action` are written as names; tasks' `keyWords` as strings; integer references as numbers.
  */
-import { Effect, Either } from "effect"
+import { Effect, Either, Predicate } from "effect"
 import { Api, type ApiAborted } from "../client/Api.js"
 import type { Field, Resource } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
 
 type Body = Record<string, unknown>
-
-const isObject = (u: unknown): u is Body => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const fieldOf = (r: Resource, name: string): Field | undefined => r.fields.find((x) => x.name === name)
 
@@ -77,7 +75,7 @@ const sendAsValue = Effect.fn("Bodies.sendAsValue")(function*(field: Field, id: 
   const known = cache.get(key)
   if (known !== undefined) return known
   const reply = yield* api.request({ method: "GET", path: `${target.path}/${encodeURIComponent(String(id))}` })
-  const record = isObject(reply.result) ? reply.result : undefined
+  const record = Predicate.isRecord(reply.result) ? reply.result : undefined
   const value = record?.[ref.sendAs!]
   if (!reply.ok || (typeof value !== "string" && typeof value !== "number") || String(value) === "") {
     const why = !reply.ok
@@ -116,7 +114,7 @@ const uploadBody = (r: Resource, sent: unknown): unknown => {
 export const pathPutBody = Effect.fn("Bodies.pathPutBody")(
   function*(r: Resource, body: unknown): Effect.fn.Return<unknown, string | ApiAborted, Api> {
     if (r.upload !== undefined) return uploadBody(r, body)
-    if (!isObject(body)) return body
+    if (!Predicate.isRecord(body)) return body
     if (r.items === undefined) return createBody(r, body)
     const item: Body = {}
     for (const [k, v] of Object.entries(body)) {

@@ -24,12 +24,12 @@ import {
   summaryTable,
   wentWrong
 } from "../cli/Progress.js"
-import { shielded, stopOnSignals } from "../cli/Signals.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
 import { resumeOnboarding } from "../onboard/Commands.js"
 import { readOnboardSummary } from "../onboard/Summary.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { shielded, stopOnSignals } from "../Signals.js"
 import { parseDuration, parseRate } from "../Units.js"
 import { journalFile, type Mode, type ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"

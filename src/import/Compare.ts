@@ -9,6 +9,7 @@
  * a login is a change. The one exception is the record's key, which found the record: `cli-9` for a record keyed
  * `CLI-9` names that record (`Identity`), so the key never counts as changed by its case alone.
  */
+import { Predicate } from "effect"
 import { recordProperty, writeForm } from "../client/Body.js"
 import { sameKey } from "../Identity.js"
 import type { Field, Resource } from "../Resources.js"
@@ -81,9 +82,9 @@ const scalarText = (field: Field | undefined, v: unknown): string => {
 
 const stableJson = (v: unknown): string => {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(",")}]`
-  if (typeof v === "object" && v !== null) {
+  if (Predicate.isRecord(v)) {
     return `{${
-      Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson((v as Record<string, unknown>)[k])}`).join(
+      Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${stableJson(v[k])}`).join(
         ","
       )
     }}`
@@ -113,9 +114,7 @@ const same = (field: Field | undefined, wanted: unknown, current: unknown): bool
       return w.every((item, i) => objectText(item, item) === objectText(item, c[i]))
     }
     const a = w.map((x) => scalarText(field, x)).sort()
-    const b = c.map((x) =>
-      scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x)
-    ).sort()
+    const b = c.map((x) => scalarText(field, Predicate.hasProperty(x, "id") ? x.id : x)).sort()
     return a.every((x, i) => x === b[i])
   }
   return scalarText(field, wanted) === scalarText(field, current)

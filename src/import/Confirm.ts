@@ -5,7 +5,7 @@
  * read-back items (`readBackIn`, grouped under `readBackItems`) or `waitMs` has passed: `confirmed` or
  * `unconfirmed`.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Predicate } from "effect"
 import { formatDuration } from "../cli/Progress.js"
 import { Api } from "../client/Api.js"
 import { type Resource, resource as resourceOf } from "../Resources.js"
@@ -30,18 +30,16 @@ export interface ConfirmOptions {
 export const confirmable = (r: Resource): boolean =>
   r.readBackIn !== undefined && r.parent !== undefined && resourceOf(r.parent.resource).ops.includes("get")
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v)
-
 /** The items a parent record holds for `r`, each group's shared properties (`itemID` …) copied onto its items. */
 const itemsIn = (r: Resource, parent: Readonly<Record<string, unknown>>): ReadonlyArray<Record<string, unknown>> => {
   const groups = Array.isArray(parent[r.readBackIn!])
-    ? (parent[r.readBackIn!] as ReadonlyArray<unknown>).filter(isRecord)
+    ? (parent[r.readBackIn!] as ReadonlyArray<unknown>).filter(Predicate.isRecord)
     : []
   const nested = r.readBackItems
   if (nested === undefined) return groups
   return groups.flatMap((group) => {
     const { [nested]: items, ...shared } = group
-    return (Array.isArray(items) ? items.filter(isRecord) : []).map((item) => ({ ...shared, ...item }))
+    return (Array.isArray(items) ? items.filter(Predicate.isRecord) : []).map((item) => ({ ...shared, ...item }))
   })
 }
 
@@ -74,7 +72,7 @@ export const confirmQueued = Effect.fn("Confirm.queued")(
         ([id, waiting]) =>
           Effect.gen(function*() {
             const reply = yield* api.request({ method: "GET", path: `${parent.path}/${encodeURIComponent(id)}` })
-            if (!reply.ok || !isRecord(reply.result)) {
+            if (!reply.ok || !Predicate.isRecord(reply.result)) {
               problems.set(
                 id,
                 `the ${parent.name} record ${id} could not be read (${reply.error ?? `HTTP ${reply.status ?? "-"}`})`

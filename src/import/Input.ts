@@ -13,23 +13,7 @@ import { sha256File } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
 import { defaultMaxAttachmentBytes, type ParseOptions, planColumns, type RowValidator } from "../validate/Validate.js"
 import type { ReadSettings } from "./Journal.js"
-
-/** The report's own columns, in order (contract, "Report columns"); `_changes` only in a dry run. */
-export const toolColumns = [
-  "_row",
-  "_status",
-  "_http_status",
-  "_request_id",
-  "_attempts",
-  "_retry_outcomes",
-  "_record_id",
-  "_error"
-] as const
-export const changesColumn = "_changes"
-const toolSet: ReadonlySet<string> = new Set<string>([...toolColumns, changesColumn])
-
-/** A column of an earlier report (repeated by the tool, not the user's data). */
-export const isToolColumn = (name: string): boolean => toolSet.has(name.trim().toLowerCase())
+import { isToolColumn } from "./ToolColumns.js"
 
 /**
  * The column of a rerun's `rows.csv` that holds the verdict the rerun reached against the whole original file: a
@@ -41,7 +25,10 @@ export interface Input {
   readonly source: Source
   /** Absolute path. */
   readonly file: string
-  /** The file's sha256, read when first asked for (an import records it; `validate` never reads the file for it). */
+  /**
+   * The file's sha256, the first time it is asked for: from the pass over the rows that read the whole file, when
+   * one has (a CSV's hash rides on its read), else read for it (an import records it; `validate` never asks).
+   */
   readonly sha256: Effect.Effect<string, InputError>
   /** The data rows, numbered as the report shows them. */
   readonly rows: Stream.Stream<SourceRow, InputError>
@@ -72,7 +59,10 @@ export const openInput = Effect.fn("Input.open")(function*(
     ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
   })
   const sha256 = yield* Effect.cached(
-    sha256File(absolute).pipe(
+    Effect.suspend(() => {
+      const read = source.sha256?.()
+      return read !== undefined ? Effect.succeed(read) : sha256File(absolute)
+    }).pipe(
       Effect.mapError((e) =>
         new InputError({
           file: absolute,

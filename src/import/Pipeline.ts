@@ -113,6 +113,11 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 
   // 1. Source, columns, formats.
   const input = yield* openInput(job.file, job.read, r.name, job.rowColumn)
+  const { columns, parse } = yield* planInput(r, input, job, say)
+  const formats: Formats = prior !== undefined
+    ? (prior.header.formats as Formats)
+    : yield* inferFormats(columns, input.rows, parse)
+  // Asked after the formats' pass, which hashes a CSV as it reads it: no pass of its own then.
   const sha256 = yield* input.sha256
   if (prior !== undefined && prior.header.source.sha256 !== sha256) {
     return yield* new UsageError({
@@ -120,10 +125,6 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
-  const { columns, parse } = yield* planInput(r, input, job, say)
-  const formats: Formats = prior !== undefined
-    ? (prior.header.formats as Formats)
-    : yield* inferFormats(columns, input.rows, parse)
   const validator = () => withVerdicts(makeValidator(columns, formats, parse), input)
 
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)

@@ -8,15 +8,16 @@ import { Effect, Stream } from "effect"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"
-import type { Cell, WriteError } from "../files/Write.js"
+import type { WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { type ErrorKind, ErrorTally } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { Formats } from "../validate/Validate.js"
-import { changesColumn, type Input, toolColumns } from "./Input.js"
+import type { Input } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { countStatuses, type Outcome, type Status } from "./Status.js"
+import { reportColumns } from "./ToolColumns.js"
 
 export interface Summary extends RunTraffic {
   readonly tool: "fsm-bulk"
@@ -67,21 +68,6 @@ export const settledFormats = (
 /** Error kinds a summary keeps. */
 const errorKindsKept = 20
 
-const toolCells = (row: number, o: Outcome, dryRun: boolean): Array<Cell> => {
-  const cells: Array<Cell> = [
-    row,
-    o.status,
-    o.http ?? "",
-    o.requestId ?? "",
-    o.attempts ?? "",
-    (o.retryOutcomes ?? []).join(";"),
-    o.recordId ?? "",
-    o.error ?? ""
-  ]
-  if (dryRun) cells.push(o.changes ?? "")
-  return cells
-}
-
 export interface ReportTarget {
   readonly runDir: string
   readonly input: Pick<Input, "columns" | "cellsOf">
@@ -110,8 +96,9 @@ export interface ReportWriter {
 
 /** Opens report.csv and report.xlsx for lines written as the rows' outcomes become known; nothing is kept per row. */
 export const openReports = Effect.fn("Report.open")(function*(target: ReportTarget) {
-  const header = [...toolColumns, ...(target.dryRun ? [changesColumn] : []), ...target.input.columns]
-  const statusColumn = toolColumns.indexOf("_status")
+  const columns = reportColumns(target.dryRun)
+  const header = [...columns.map(([name]) => name), ...target.input.columns]
+  const statusColumn = columns.findIndex(([name]) => name === "_status")
   const counts = countStatuses([])
   let rows = 0
   const errors = new ErrorTally()
@@ -124,14 +111,14 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     autoFilter: true,
     sheetName: "report",
     guard: true,
-    wrapColumns: [toolColumns.indexOf("_error")]
+    wrapColumns: [columns.findIndex(([name]) => name === "_error")]
   })
   const writeAll = (lines: ReadonlyArray<readonly [SourceRow, Outcome]>) =>
     Effect.suspend(() => {
       const table = lines.map(([row, outcome]) => {
         counts[outcome.status] += 1
         if (outcome.error !== undefined && outcome.error !== "") errors.add(row.row, outcome.error)
-        const cells = toolCells(row.row, outcome, target.dryRun)
+        const cells = columns.map(([, cell]) => cell(row.row, outcome))
         for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
         return cells
       })

@@ -16,6 +16,7 @@ import * as Path from "node:path"
 import type { RunTarget } from "../cli/Connection.js"
 import type { Api } from "../client/Api.js"
 import { InputError, RunError, UsageError } from "../Errors.js"
+import { readJsonFile } from "../files/JsonFile.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import { normalKey } from "../Identity.js"
@@ -36,6 +37,7 @@ import { runImport } from "./Pipeline.js"
 import { runTargetOf } from "./Resume.js"
 import { createRunDir, reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { Status } from "./Status.js"
+import { RunKind } from "./SummaryFile.js"
 
 export const rowsFile = "rows.csv"
 export const defaultOnly: ReadonlyArray<Status> = ["failed", "in-doubt"]
@@ -102,21 +104,16 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
-  const summary = yield* Effect.try({
-    try: () => JSON.parse(fs.readFileSync(summaryPath, "utf8")) as { resource?: unknown; mode?: unknown },
-    catch: () =>
+  const summary = yield* readJsonFile(summaryPath, RunKind).pipe(
+    Effect.mapError((error) =>
       new RunError({
-        message:
-          `${target}: cannot tell which resource the report is for: keep it in its run directory (beside ${journalFile} or ${summaryFile})`
+        message: error.reason === "Missing"
+          ? `${target}: cannot tell which resource the report is for: keep it in its run directory (beside ${journalFile} or ${summaryFile})`
+          : `${error.message}: cannot tell which resource and mode the run had`
       })
-  })
+    )
+  )
   const mode = summary.mode
-  if (
-    typeof summary.resource !== "string" || !isResourceName(summary.resource) ||
-    !(mode === "upsert" || mode === "create" || mode === "update" || mode === "delete")
-  ) {
-    return yield* new RunError({ message: `${summaryPath} does not name the resource and mode of the run` })
-  }
   return {
     runDir,
     report,

@@ -3,7 +3,7 @@
  * run, the outcome the write would have had. Attachment files are read and base64-encoded here, at send time,
  * one at a time per row in flight (never the whole file's attachments in memory).
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { Api, type ApiAborted, type Reply } from "../client/Api.js"
 import type { Resource } from "../Resources.js"
 import { readAttachment } from "../validate/Attachment.js"
@@ -21,8 +21,6 @@ const evidenceOf = (reply: Reply): Omit<Outcome, "status"> => ({
   retryOutcomes: reply.evidence.retryOutcomes
 })
 
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 /** The outcome of an answer: `ok` maps the success status, failures keep the server's message. */
 const outcomeOf = (
   resource: Resource,
@@ -34,7 +32,7 @@ const outcomeOf = (
   } = {}
 ): Outcome => {
   const evidence = evidenceOf(reply)
-  const fromBody = isObject(reply.result) ? recordId(resource, reply.result) : undefined
+  const fromBody = Predicate.isRecord(reply.result) ? recordId(resource, reply.result) : undefined
   const id = fromBody ?? options.id
   const withId = id !== undefined ? { recordId: id } : {}
   if (reply.inDoubt) {

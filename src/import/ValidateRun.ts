@@ -6,6 +6,7 @@
 import { Effect, Stream } from "effect"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
+import { collectSooner } from "../files/Heap.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
 import { formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
@@ -42,6 +43,7 @@ const outcomeOf = (result: RowResult): Outcome =>
     : { status: "valid" }
 
 export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
+  yield* collectSooner
   const say = job.say ?? (() => Effect.void)
   const r = resourceOf(job.resource)
   const started = yield* nowIso

@@ -8,21 +8,23 @@
  * input stops with exit 2 and an untouched account. `runOnboarding` then runs the steps; each writes its own run
  * directory (`<run dir>/<resource>`: journal, reports, summary) and the top-level `summary.json` lists them.
  */
-import { Effect, type Scope, Stream } from "effect"
+import { Effect, Option, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { kindsShown, type Progress } from "../cli/Progress.js"
-import type { StopSignal } from "../cli/Signals.js"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
+import { readJsonFile } from "../files/JsonFile.js"
 import { openInput } from "../import/Input.js"
 import { type JournalContents, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
 import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
 import { serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import { endedWell, type Outcome } from "../import/Status.js"
+import { RunCounts } from "../import/SummaryFile.js"
 import { resource as resourceOf } from "../Resources.js"
+import type { StopSignal } from "../Signals.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { version } from "../Version.js"
 import { type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
@@ -202,7 +204,9 @@ const endedRows = Effect.fn("Onboard.endedRows")(function*(
 
 const stepSummaryOf = (
   step: PreparedStep,
-  result: RunResult,
+  result: Omit<RunResult, "summary"> & {
+    readonly summary: RunCounts & Partial<Pick<RunResult["summary"], "formats" | "errors">>
+  },
   skippedForParent: number,
   aborted: boolean
 ): StepSummary => ({
@@ -225,15 +229,14 @@ const stepSummaryOf = (
     : {})
 })
 
-/** The summary a step that failed as a whole left on disk (an aborted run writes it before it fails). */
-const leftOnDisk = (step: PreparedStep): StepSummary | undefined => {
-  try {
-    const s = JSON.parse(fs.readFileSync(Path.join(step.runDir, stepSummaryFile), "utf8")) as RunResult["summary"]
-    return stepSummaryOf(step, { runDir: step.runDir, summary: s, exitCode: 3, interrupted: true }, 0, true)
-  } catch {
-    return undefined
-  }
-}
+/** The summary a step that failed as a whole left on disk (an aborted run writes it before it fails), if readable. */
+const leftOnDisk = (step: PreparedStep) =>
+  readJsonFile(Path.join(step.runDir, stepSummaryFile), RunCounts).pipe(
+    Effect.map((summary) =>
+      stepSummaryOf(step, { runDir: step.runDir, summary, exitCode: 3, interrupted: true }, 0, true)
+    ),
+    Effect.option
+  )
 
 /** The final outcome of every row a step's journal holds. */
 const outcomesOf = (journal: JournalContents): Map<number, Outcome> => {
@@ -393,8 +396,8 @@ export const runOnboarding = Effect.fn("Onboard.run")(
       )
       if (ran._tag === "Left") {
         // The run as a whole cannot go on (credentials rejected, disk): the summary says where it stopped.
-        const left = leftOnDisk(step)
-        if (left !== undefined) steps.push(left)
+        const left = yield* leftOnDisk(step)
+        if (Option.isSome(left)) steps.push(left.value)
         yield* summaryNow(yield* nowIso, true, ran.left.message)
         return yield* Effect.fail(ran.left)
       }

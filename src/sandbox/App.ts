@@ -7,12 +7,13 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Option, Random, Ref } from "effect"
+import { Effect, Option, Predicate, Random, Ref } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Resource } from "../Resources.js"
 import { idReadName, resource } from "../Resources.js"
 import { putAttachments } from "./Attachments.js"
 import type { Call, CallSettings } from "./Call.js"
+import type { Faults } from "./Faults.js"
 import { readContext } from "./Lists.js"
 import type { Credentials } from "./Login.js"
 import { givenCredentials, login } from "./Login.js"
@@ -21,13 +22,12 @@ import { derive } from "./ReadBack.js"
 import * as Records from "./Records.js"
 import type { Action } from "./Routes.js"
 import { match } from "./Routes.js"
-import type { Faults } from "./Sandbox.js"
 import { listChildren, putStock, serviceCatalog, writeComplete } from "./Specials.js"
 import type { Store } from "./Store.js"
 import { deleteItems, queueAnswer, rememberDeletedTask, settleAnswers, upsertItems } from "./Tasks.js"
 import type { Tokens } from "./Tokens.js"
 import type { Outcome } from "./Wire.js"
-import { HttpFailure, isObject, reject } from "./Wire.js"
+import { HttpFailure, reject } from "./Wire.js"
 
 /** Largest request body read: attachments are up to 10 MiB each, base64 adds a third. */
 const maxBodyBytes = 64 * 1024 * 1024
@@ -119,7 +119,7 @@ const answeredRecord = (action: Exclude<Action, { _tag: "Login" }>): Resource | 
 const withDerived = (action: Exclude<Action, { _tag: "Login" }>, call: Call, outcome: Outcome): Outcome => {
   const r = answeredRecord(action)
   const body = outcome.body as { result?: unknown } | undefined
-  if (r === undefined || r.id === undefined || body === undefined || !isObject(body.result)) return outcome
+  if (r === undefined || r.id === undefined || body === undefined || !Predicate.isRecord(body.result)) return outcome
   const id = body.result[idReadName(r)!]
   const stored = id === undefined ? undefined : call.account.table(r.name).get(id)
   if (stored === undefined) return outcome

@@ -7,7 +7,7 @@
  * `{name, size, sha256}`; a file with the name of one already attached replaces it, and the flag removes the
  * earlier ones first. The answer is 200 with the whole parent record.
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { createHash } from "node:crypto"
 import type { Resource } from "../Resources.js"
 import { resource } from "../Resources.js"
@@ -20,7 +20,7 @@ import type { Rec } from "./Store.js"
 import { sameText } from "./Store.js"
 import { eachItem } from "./Tasks.js"
 import type { Outcome } from "./Wire.js"
-import { isObject, reject, result } from "./Wire.js"
+import { reject, result } from "./Wire.js"
 
 export const maxAttachmentBytes = 10 * 1024 * 1024
 
@@ -36,7 +36,7 @@ const uploadOf = Effect.fn("Attachments.uploadOf")(function*(action: Resource, b
   const expected = upload._tag === "single"
     ? `{"${upload.flag}": false, "attachment": "<base64>"}`
     : `{"${upload.flag}": false, "attachments": [{"name": "…", "file": "<base64>"}]}`
-  if (!isObject(body)) return yield* reject(400, `the body must be ${expected}`)
+  if (!Predicate.isRecord(body)) return yield* reject(400, `the body must be ${expected}`)
   const { [upload.flag]: flag } = yield* coerce([{ name: upload.flag, type: { _tag: "boolean" }, doc: "" }], {
     [upload.flag]: body[upload.flag]
   })
@@ -47,7 +47,7 @@ const uploadOf = Effect.fn("Attachments.uploadOf")(function*(action: Resource, b
     return { flag: flag === true, files: [{ file: body["attachment"] }] as ReadonlyArray<Rec> }
   }
   const list = body["attachments"]
-  if (!Array.isArray(list) || list.length === 0 || !list.every(isObject)) {
+  if (!Array.isArray(list) || list.length === 0 || !list.every(Predicate.isRecord)) {
     return yield* reject(400, `the body must be ${expected}`)
   }
   return { flag: flag === true, files: list as ReadonlyArray<Rec> }

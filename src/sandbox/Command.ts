@@ -11,10 +11,9 @@
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Either, Option } from "effect"
 import { resolve } from "node:path"
-import { isLoopback } from "../cli/Connection.js"
-import type { ExitCode } from "../cli/Output.js"
-import { shielded, stopOnSignals } from "../cli/Signals.js"
-import { UsageError } from "../Errors.js"
+import { type ExitCode, UsageError } from "../Errors.js"
+import { isLoopback } from "../Loopback.js"
+import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
 import type { SandboxOptions } from "./Sandbox.js"
 

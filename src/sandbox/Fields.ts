@@ -5,7 +5,7 @@
  * Types are lenient the way the service is: numbers accept numeric strings, text accepts numbers.
  * Unknown properties are accepted and stored (the spec does not show every field).
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { Field, FieldType } from "../Resources.js"
 import { normalizeDate } from "./Dates.js"
 import type { Account, Rec } from "./Store.js"
@@ -66,7 +66,7 @@ const coerceScalar = (type: FieldType, value: unknown): Coerced => {
         ? ok(value.trim().toLowerCase())
         : bad(`${show(value)} is not a GUID`)
     case "object":
-      return typeof value === "object" && value !== null && !Array.isArray(value)
+      return Predicate.isRecord(value)
         ? ok(value)
         : bad(`${show(value)} is not an object`)
   }

@@ -8,7 +8,7 @@
  * `userId`/`userID`, `taskID`), the record dates (`creationDate`, `dateLastUpdate`: on or after), and the filters
  * whose meaning is not a property test (tasks' `status` category, `customerGroupId`, `tags`; tickets' `ids`).
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { Field, Resource } from "../Resources.js"
 import { idReadName } from "../Resources.js"
 import type { Call } from "./Call.js"
@@ -18,7 +18,7 @@ import { readBackWith, selectFields } from "./ReadBack.js"
 import type { Rec } from "./Store.js"
 import { idKey, sameText } from "./Store.js"
 import type { Outcome } from "./Wire.js"
-import { isObject, reject, result, show } from "./Wire.js"
+import { reject, result, show } from "./Wire.js"
 
 export interface ListQuery {
   readonly page: number
@@ -82,7 +82,7 @@ export const parseListQuery = Effect.fn("Lists.parseListQuery")(function*(call: 
     const parsed = parseFilter(filterText)
     if (parsed === undefined) return yield* reject(400, `query parameter "paramFilter" is not valid JSON`)
     if (parsed !== null) {
-      if (!isObject(parsed)) return yield* reject(400, `query parameter "paramFilter" must be a JSON object`)
+      if (!Predicate.isRecord(parsed)) return yield* reject(400, `query parameter "paramFilter" must be a JSON object`)
       filter = new Map(Object.entries(parsed).map(([k, v]) => [k.toLowerCase(), v]))
     }
   }

@@ -3,12 +3,12 @@
  * credential is missing, 404 when they do not match an account, otherwise the observed response shape with
  * Brazil-local, zone-less `created` / `expiration`.
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import { timingSafeEqual } from "node:crypto"
 import { brazilLoginTime } from "./Dates.js"
 import type { Tokens } from "./Tokens.js"
 import type { Outcome } from "./Wire.js"
-import { isObject, reject, result } from "./Wire.js"
+import { reject, result } from "./Wire.js"
 
 export interface Credentials {
   readonly apiKey: string
@@ -57,6 +57,6 @@ export const givenCredentials = Effect.fn("Login.givenCredentials")(function*(
   query: ReadonlyMap<string, string>
 ) {
   if (method === "GET") return { apiKey: query.get("apikey"), apiToken: query.get("apitoken") }
-  if (!isObject(body)) return yield* reject(400, "apiKey and apiToken are required")
+  if (!Predicate.isRecord(body)) return yield* reject(400, "apiKey and apiToken are required")
   return { apiKey: body["apiKey"], apiToken: body["apiToken"] }
 })

@@ -22,10 +22,20 @@ const describe = (e: unknown): string => (e instanceof Error ? e.message : Strin
 const logOf = (file: string) => `${file}.log`
 const previousLogOf = (file: string) => `${file}.log.prev`
 
-/** Replays a change log into the store; a line cut by a crash (the last one) is skipped. */
-const replayLog = (path: string, store: Store): void => {
-  if (!existsSync(path)) return
-  for (const line of readFileSync(path, "utf8").split("\n")) if (line.trim() !== "") store.replay(line)
+/**
+ * Replays a change log into the store; a line cut by a crash (the last one) is skipped. Returns the numbers of
+ * other lines that are not change lines (damaged): they are skipped too, and said.
+ */
+const replayLog = (path: string, store: Store): ReadonlyArray<number> => {
+  if (!existsSync(path)) return []
+  const lines = readFileSync(path, "utf8").split("\n")
+  let last = lines.length - 1
+  while (last > 0 && lines[last]!.trim() === "") last -= 1
+  const damaged: Array<number> = []
+  lines.forEach((line, i) => {
+    if (line.trim() !== "" && !store.replay(line) && i !== last) damaged.push(i + 1)
+  })
+  return damaged
 }
 
 /** Reads FILE (and its change logs) into the store when it exists; fails with a message naming the file otherwise unreadable. */
@@ -43,10 +53,21 @@ export const loadState = Effect.fn("Persistence.loadState")(function*(file: stri
     yield* Effect.mapError(store.restore(json), (detail) => `${file}: not a sandbox data file: ${detail}`)
   }
   const logs = [previousLogOf(file), logOf(file)].filter((p) => existsSync(p))
-  yield* Effect.try({
-    try: () => logs.forEach((p) => replayLog(p, store)),
-    catch: (e) => `${file}: cannot read the sandbox change log: ${describe(e)}`
-  })
+  for (const log of logs) {
+    const damaged = yield* Effect.try({
+      try: () => replayLog(log, store),
+      catch: (e) => `${file}: cannot read the sandbox change log: ${describe(e)}`
+    })
+    if (damaged.length > 0) {
+      yield* Effect.sync(() =>
+        process.stderr.write(
+          `sandbox: ${log}: line${damaged.length > 1 ? "s" : ""} ${damaged.join(", ")} ${
+            damaged.length > 1 ? "are" : "is"
+          } damaged (not a change the sandbox wrote) and skipped\n`
+        )
+      )
+    }
+  }
   store.markLogged()
   return text !== undefined || logs.length > 0
 })

@@ -4,7 +4,7 @@
  * `cpfCnpj` with `identifierBycpfCnpj`; 200 updated / 201 created), get, JSON Patch, delete (204) and update
  * (PUT on `/{id}`).
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { Resource } from "../Resources.js"
 import { idReadName, readName } from "../Resources.js"
 import type { Call } from "./Call.js"
@@ -16,7 +16,7 @@ import { readBack, stampDates } from "./ReadBack.js"
 import type { Account, Rec } from "./Store.js"
 import { idKey, idName, keyOf } from "./Store.js"
 import type { Outcome } from "./Wire.js"
-import { isObject, noContent, reject, result, show } from "./Wire.js"
+import { noContent, reject, result, show } from "./Wire.js"
 
 export const notFound = (r: Resource, id: unknown) =>
   reject(404, `${r.title}: no record with ${r.id?.name ?? "id"} ${show(id)}`)
@@ -40,7 +40,7 @@ export const findOr404 = Effect.fn("Records.findOr404")(
 
 const objectBody = (
   body: unknown
-) => (isObject(body) ? Effect.succeed(body) : reject(400, "the body must be a JSON object"))
+) => (Predicate.isRecord(body) ? Effect.succeed(body) : reject(400, "the body must be a JSON object"))
 
 /** Type-checked body without what the server assigns or keeps itself (id, read-only fields, collections). */
 const writable = Effect.fn("Records.writable")(function*(r: Resource, body: Rec) {
@@ -204,7 +204,7 @@ const parsePatch = Effect.fn("Records.parsePatch")(function*(body: unknown) {
   }
   const ops: Array<PatchOp> = []
   for (const [i, item] of body.entries()) {
-    if (!isObject(item)) return yield* reject(400, `patch operation ${i + 1} is not an object`)
+    if (!Predicate.isRecord(item)) return yield* reject(400, `patch operation ${i + 1} is not an object`)
     const op = typeof item["op"] === "string" ? item["op"].toLowerCase() : undefined
     if (op !== "add" && op !== "replace" && op !== "remove") {
       return yield* reject(
@@ -252,7 +252,7 @@ const applyOp = (doc: Rec, property: string, op: PatchOp): string | undefined =>
   for (const segment of rest.slice(0, -1)) {
     container = Array.isArray(container)
       ? container[Number(segment)]
-      : isObject(container)
+      : Predicate.isRecord(container)
       ? container[segment]
       : undefined
   }
@@ -267,7 +267,7 @@ const applyOp = (doc: Rec, property: string, op: PatchOp): string | undefined =>
     else container[index] = op.value
     return undefined
   }
-  if (!isObject(container)) return `path ${show(op.pointer.join("/"))} does not exist`
+  if (!Predicate.isRecord(container)) return `path ${show(op.pointer.join("/"))} does not exist`
   if (op.op === "remove") delete container[last]
   else container[last] = op.value
   return undefined

@@ -15,6 +15,7 @@ import type { Rate } from "../Units.js"
 import type { LogEntry } from "./App.js"
 import { makeApp } from "./App.js"
 import { collectionProperty } from "./Collections.js"
+import type { Faults } from "./Faults.js"
 import { loadState, makePersistence } from "./Persistence.js"
 import { makeBudget } from "./RateLimit.js"
 import { readBack } from "./ReadBack.js"
@@ -26,18 +27,7 @@ import { idName, Store } from "./Store.js"
 import { settleAnswers } from "./Tasks.js"
 import { Tokens } from "./Tokens.js"
 
-export interface Faults {
-  /** Added before every response. */
-  readonly latencyMs: number
-  /** Probability of a random 500/502/503 (nothing applied). */
-  readonly failRate: number
-  /** Probability the connection is destroyed before anything is applied. */
-  readonly resetRate: number
-  /** Probability a write (POST/PUT/PATCH/DELETE) is applied and then the connection destroyed with no response. */
-  readonly dropAfterWriteRate: number
-  /** Epoch ms; until then every request gets the rate-limit 403. */
-  readonly rateLimitStormUntil: number
-}
+export type { Faults } from "./Faults.js"
 
 export interface SandboxOptions {
   /** Default "127.0.0.1". */

@@ -3,7 +3,7 @@
  * ids as the table's `resolves` says), the child lists of customer groups and teams, and the legacy unpaginated
  * `GET /services/obterListaServicos`.
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { Resource } from "../Resources.js"
 import { resource } from "../Resources.js"
 import type { Call } from "./Call.js"
@@ -15,7 +15,7 @@ import type { Account, Rec } from "./Store.js"
 import { idKey, idName, sameText } from "./Store.js"
 import { eachItem, itemsOf } from "./Tasks.js"
 import type { Outcome } from "./Wire.js"
-import { isObject, noContent, reject, result, show } from "./Wire.js"
+import { noContent, reject, result, show } from "./Wire.js"
 
 /** PUT `/products/employee-product-stock`: `{userId, productId, amount}` (or an array); one row per user and product; 204. */
 export const putStock = Effect.fn("Specials.putStock")(function*(stock: Resource, call: Call) {
@@ -64,7 +64,7 @@ const resolveNames = Effect.fn("Specials.resolveNames")(
 /** POST / PUT `/customers/complete`: the complete form, stored as a record of the resource it extends. */
 export const writeComplete = Effect.fn("Specials.writeComplete")(
   function*(complete: Resource, target: Resource, op: "create" | "upsert", call: Call) {
-    if (!isObject(call.body)) return yield* reject(400, "the body must be a JSON object")
+    if (!Predicate.isRecord(call.body)) return yield* reject(400, "the body must be a JSON object")
     const coerced = yield* coerce(complete.fields, call.body)
     const resolved = yield* resolveNames(complete, target, call, coerced)
     const { [idName(target)]: id, ...fields } = yield* coerce(target.fields, resolved)

@@ -4,7 +4,7 @@
  * under the sandbox's lock; `snapshot`/`restore` give the JSON kept in the `--data` file, and `changes`/`replay`
  * the lines of its change log (every record written since the last snapshot, see `Persistence.ts`).
  */
-import { Either, Schema } from "effect"
+import { Either, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { Resource, ResourceName } from "../Resources.js"
 import { isResourceName, resource } from "../Resources.js"
@@ -180,20 +180,21 @@ export class Account {
 
 // --- the --data file ------------------------------------------------------------------------------------------
 
+const StoredRecord = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+const PendingAnswerJson = Schema.Struct({
+  taskId: Schema.Number,
+  receivedAt: Schema.Number,
+  visibleAt: Schema.Number,
+  answer: StoredRecord
+})
+
+const NextIds = Schema.Record({ key: Schema.String, value: Schema.Number })
+
 const AccountSnapshot = Schema.Struct({
-  nextIds: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  tables: Schema.Record({
-    key: Schema.String,
-    value: Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-  }),
-  pendingAnswers: Schema.Array(
-    Schema.Struct({
-      taskId: Schema.Number,
-      receivedAt: Schema.Number,
-      visibleAt: Schema.Number,
-      answer: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-    })
-  )
+  nextIds: NextIds,
+  tables: Schema.Record({ key: Schema.String, value: Schema.Array(StoredRecord) }),
+  pendingAnswers: Schema.Array(PendingAnswerJson)
 })
 
 export const StoreSnapshot = Schema.Struct({
@@ -201,6 +202,13 @@ export const StoreSnapshot = Schema.Struct({
   accounts: Schema.Record({ key: Schema.String, value: AccountSnapshot })
 })
 export type StoreSnapshot = typeof StoreSnapshot.Type
+
+/** A line of the change log (see `changes`): one record set (`r`) or removed (`r: null`), or an account's counters. */
+const ChangeLine = Schema.parseJson(Schema.Union(
+  Schema.Struct({ a: Schema.String, t: Schema.String, k: Schema.String, r: Schema.NullOr(StoredRecord) }),
+  Schema.Struct({ a: Schema.String, n: NextIds, p: Schema.Array(PendingAnswerJson) })
+))
+const decodeChangeLine = Schema.decodeUnknownOption(ChangeLine)
 
 export class Store {
   readonly accounts = new Map<string, Account>()
@@ -250,28 +258,20 @@ export class Store {
     return out
   }
 
-  /** Applies one change-log line; false when it is not one (a line cut by a crash). */
+  /** Applies one change-log line; false when it is not one (a line cut by a crash, or damaged). */
   replay(line: string): boolean {
-    let change: { a?: unknown; t?: unknown; k?: unknown; r?: unknown; n?: unknown; p?: unknown }
-    try {
-      change = JSON.parse(line)
-    } catch {
-      return false
-    }
-    if (typeof change !== "object" || change === null || typeof change.a !== "string") return false
+    const decoded = decodeChangeLine(line)
+    if (Option.isNone(decoded)) return false
+    const change = decoded.value
     const a = this.account(change.a)
-    if (typeof change.t === "string" && typeof change.k === "string") {
+    if ("t" in change) {
       if (!isResourceName(change.t)) return true
       if (change.r === null) a.table(change.t).remove(change.k)
-      else a.table(change.t).put(change.k, { ...(change.r as Rec) })
+      else a.table(change.t).put(change.k, { ...change.r })
       return true
     }
-    if (typeof change.n === "object" && change.n !== null) {
-      for (const [name, next] of Object.entries(change.n)) {
-        if (isResourceName(name) && typeof next === "number") a.nextIds.set(name, next)
-      }
-    }
-    if (Array.isArray(change.p)) a.pendingAnswers = [...(change.p as Array<PendingAnswer>)]
+    for (const [name, next] of Object.entries(change.n)) if (isResourceName(name)) a.nextIds.set(name, next)
+    a.pendingAnswers = [...change.p]
     return true
   }
 

@@ -4,7 +4,7 @@
  * `questionnaires[].answers[]` only after the answer delay), and the trace a deleted task leaves for
  * `GET /tasks/GetDeletedTasks`.
  */
-import { Effect } from "effect"
+import { Effect, Predicate } from "effect"
 import type { Field, Resource } from "../Resources.js"
 import { readName, resource } from "../Resources.js"
 import type { Call } from "./Call.js"
@@ -16,12 +16,12 @@ import { findOr404 } from "./Records.js"
 import type { Account, Rec } from "./Store.js"
 import { idKey, idName, sameText } from "./Store.js"
 import type { Outcome } from "./Wire.js"
-import { HttpFailure, isObject, noContent, reject, result, show } from "./Wire.js"
+import { HttpFailure, noContent, reject, result, show } from "./Wire.js"
 
 /** One object or an array of objects, as sub-collection and attachment PUTs take. */
 export const itemsOf = Effect.fn("Tasks.itemsOf")(function*(body: unknown) {
   const items = Array.isArray(body) ? body : [body]
-  if (items.length === 0 || !items.every(isObject)) {
+  if (items.length === 0 || !items.every(Predicate.isRecord)) {
     return yield* reject(400, "the body must be a JSON object or an array of objects")
   }
   return items as ReadonlyArray<Rec>
@@ -45,10 +45,10 @@ const childFields = (child: Resource) => child.fields.filter((f) => f.name !== c
  */
 const wrappedItems = Effect.fn("Tasks.wrappedItems")(function*(child: Resource, body: unknown) {
   const wire = child.items!
-  const list = isObject(body)
+  const list = Predicate.isRecord(body)
     ? Object.entries(body).find(([k]) => k.toLowerCase() === wire.wrapper.toLowerCase())?.[1]
     : undefined
-  if (!Array.isArray(list) || list.length === 0 || !list.every(isObject)) {
+  if (!Array.isArray(list) || list.length === 0 || !list.every(Predicate.isRecord)) {
     return yield* reject(
       400,
       `the body must be {"${wire.wrapper}": [items]}, each item an object such as {${
@@ -147,7 +147,7 @@ export const deleteItems = Effect.fn("Tasks.deleteItems")(function*(child: Resou
 export const queueAnswer = Effect.fn("Tasks.queueAnswer")(function*(answers: Resource, call: Call) {
   const tasks = resource(answers.parent!.resource)
   const task = yield* findOr404(call.account, tasks, call.id)
-  if (!isObject(call.body)) return yield* reject(400, "the body must be one answer: a JSON object")
+  if (!Predicate.isRecord(call.body)) return yield* reject(400, "the body must be one answer: a JSON object")
   const fields = childFields(answers)
   const { [answers.parent!.field]: _taskId, ...rest } = call.body
   const answer = yield* coerce(fields, rest)

@@ -29,10 +29,6 @@ export const result = (status: number, value: unknown, applied: boolean): Outcom
 
 export const noContent: Outcome = { status: 204, applied: true }
 
-/** A JSON object (not an array, not null), as record bodies must be. */
-export const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** Quotes a value for an error message without ever dumping a huge payload. */
 export const show = (value: unknown): string => {
   const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? String(value)

@@ -9,7 +9,7 @@
  * cell, which measured a quarter of the validation time (200,000 customer rows). Refinements composed per
  * check are slower still, and their messages cannot quote the cell as the user wrote it.
  */
-import { ParseResult, Schema } from "effect"
+import { ParseResult, Predicate, Schema } from "effect"
 import type { Field, FieldType } from "../Resources.js"
 import { listSeparator } from "../Resources.js"
 import { parseCpfCnpj } from "./CpfCnpj.js"
@@ -160,8 +160,6 @@ const enumeration = (values: Codes, formerly?: Codes) => {
   })
 }
 
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
 const objectOf = (shape: ReadonlyArray<string>, list: boolean) => {
   const sample = `{${shape.map((k) => `"${k}":"…"`).join(",")}}`
   const expected = list ? `a JSON list such as [${sample}]` : `a JSON object such as ${sample}`
@@ -174,11 +172,11 @@ const objectOf = (shape: ReadonlyArray<string>, list: boolean) => {
       } catch {
         return new Invalid(`${quote(text)} is not valid JSON: write ${expected}`)
       }
-      if (!list) return isRecord(value) ? value : new Invalid(`${quote(text)} is not ${expected}`)
+      if (!list) return Predicate.isRecord(value) ? value : new Invalid(`${quote(text)} is not ${expected}`)
       // One object in a list column is a list of one.
-      if (isRecord(value)) return [value]
+      if (Predicate.isRecord(value)) return [value]
       if (!Array.isArray(value)) return new Invalid(`${quote(text)} is not ${expected}`)
-      const bad = value.findIndex((x) => !isRecord(x))
+      const bad = value.findIndex((x) => !Predicate.isRecord(x))
       return bad < 0 ? value : new Invalid(`item ${bad + 1} of the list is not a JSON object: write ${expected}`)
     },
     (value) => JSON.stringify(value)

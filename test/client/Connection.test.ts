@@ -238,4 +238,40 @@ describe("apiLayer", () => {
       }),
     20_000
   )
+
+  it.scopedLive(
+    "reads a credentials file saved with a byte-order mark, and names the fields of a damaged one",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({ accounts: [{ apiKey: "acme", apiToken: "s3cr3t-token" }] })
+        const dir = mkdtempSync(join(tmpdir(), "fsm-conn-"))
+        const remote = { ...defaults, baseUrl: Option.some(sandbox.url) }
+        const withFile = (name: string, text: string) => {
+          const file = join(dir, name)
+          writeFileSync(file, text)
+          return { ...remote, credentials: Option.some(file) }
+        }
+        // Windows Notepad saves UTF-8 with a byte-order mark.
+        const bom = yield* withApi(
+          withFile("notepad.json", `\uFEFF${JSON.stringify({ apiKey: "acme", apiToken: "s3cr3t-token" })}`),
+          Effect.flatMap(Api, (api) => api.request({ method: "GET", path: "/keywords" }))
+        )
+        assert.isTrue(Exit.isSuccess(bom.exit), Exit.isFailure(bom.exit) ? failureMessage(bom.exit) : "")
+
+        const cases: Array<[string, string, RegExp]> = [
+          ["numbers.json", JSON.stringify({ apiKey: 12345, apiToken: "s3cr3t" }), /numbers\.json: apiKey missing/],
+          ["blank.json", JSON.stringify({ apiKey: "acme", apiToken: "  " }), /blank\.json: apiToken missing/],
+          ["none.json", JSON.stringify({ key: "s3cr3t" }), /none\.json: apiKey and apiToken missing/],
+          ["list.json", JSON.stringify(["acme", "s3cr3t"]), /list\.json: expected a JSON object/]
+        ]
+        for (const [name, text, expected] of cases) {
+          const { exit } = yield* withApi(withFile(name, text), Effect.void)
+          const message = failureMessage(exit)
+          assert.match(message, expected)
+          assert.notInclude(message, "s3cr3t")
+          assert.notInclude(message, "12345")
+        }
+      }),
+    20_000
+  )
 })

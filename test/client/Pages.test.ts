@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import type { Page } from "../../src/client/Api.js"
-import { dayOf, defaultUntil, formatDay } from "../../src/client/Pages.js"
+import { dayOf, defaultUntil, formatDay } from "../../src/Days.js"
 import { resource } from "../../src/Resources.js"
 import { makeClient, requestsTo, startTestSandbox } from "./support.js"
 

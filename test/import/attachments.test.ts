@@ -4,7 +4,7 @@
  * procfs, pipes and folders make the row invalid, nothing of them reaches the server, and a legitimate file in a
  * subfolder still uploads. The rule is applied again when the file is read for sending.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
@@ -80,22 +80,22 @@ describe("attachments stay inside the input file's folder", () => {
       const result = yield* importInto(sandbox, { resource: "customer-attachments", file, runDir })
 
       const report = readReport(runDir)
-      expect(report.slice(0, 2).map((r) => r._status)).toEqual(["updated", "updated"])
+      assert.deepStrictEqual(report.slice(0, 2).map((r) => r._status), ["updated", "updated"])
       rows.forEach(([cell, why], i) => {
         const row = report[i + 2]!
-        expect(row._status, cell).toBe("invalid")
-        expect(row._error, cell).toContain(`file: "${cell.length > 59 ? cell.slice(0, 59) : cell}`)
-        expect(row._error, cell).toContain(why)
+        assert.strictEqual(row._status, "invalid", cell)
+        assert.include(row._error, `file: "${cell.length > 59 ? cell.slice(0, 59) : cell}`, cell)
+        assert.include(row._error, why, cell)
       })
-      expect(result.summary.counts.invalid).toBe(rows.length)
+      assert.strictEqual(result.summary.counts.invalid, rows.length)
       // Two uploads, the legitimate ones; the stored files are the contract, never the secret.
-      expect(writes(yield* sandbox.control.requests).length - before).toBe(2)
+      assert.strictEqual(writes(yield* sandbox.control.requests).length - before, 2)
       const [customer] = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
       const attached = (customer!["attachments"] ?? Object.values(customer!).find(Array.isArray)) as Array<
         { name: string; size: number }
       >
-      expect(attached.map((a) => a.name).sort()).toEqual(["atalho.pdf", "contrato.pdf"])
-      expect(attached.every((a) => a.size === "%PDF-1.4 contrato\n".length)).toBe(true)
+      assert.deepStrictEqual(attached.map((a) => a.name).sort(), ["atalho.pdf", "contrato.pdf"])
+      assert.strictEqual(attached.every((a) => a.size === "%PDF-1.4 contrato\n".length), true)
     }))
 
   it.scoped("--attachments-root widens the folder, and resume keeps using it from the journal", () =>
@@ -115,12 +115,12 @@ describe("attachments stay inside the input file's folder", () => {
         runDir: Path.join(dir, "narrow"),
         dryRun: true
       })
-      expect(narrow.summary.counts.invalid).toBe(1)
+      assert.strictEqual(narrow.summary.counts.invalid, 1)
       const runDir = Path.join(dir, "wide")
       const wide = yield* importInto(sandbox, { resource: "customer-attachments", file, runDir, attachmentsRoot: dir })
-      expect(wide.summary.counts.updated).toBe(1)
-      expect(readJournalLines(runDir)[0]!.parse.attachmentsRoot).toBe(dir)
-      expect((yield* loadRun(runDir)).job.attachmentsRoot).toBe(dir)
+      assert.strictEqual(wide.summary.counts.updated, 1)
+      assert.strictEqual(readJournalLines(runDir)[0]!.parse.attachmentsRoot, dir)
+      assert.strictEqual((yield* loadRun(runDir)).job.attachmentsRoot, dir)
       // Even with the widest root, procfs is never read.
       const proc = put(book, "proc.csv", "customerExternalId,file,name\nCLI-1,/proc/self/environ,env\n")
       const refused = yield* importInto(sandbox, {
@@ -129,10 +129,11 @@ describe("attachments stay inside the input file's folder", () => {
         runDir: Path.join(dir, "proc"),
         attachmentsRoot: "/"
       })
-      expect(readReport(Path.join(dir, "proc"))[0]!._error).toMatch(
+      assert.match(
+        readReport(Path.join(dir, "proc"))[0]!._error,
         /^file: "\/proc\/self\/environ" is a system file \(\/proc\/\d+\/environ\), not a document/
       )
-      expect(refused.summary.counts.invalid).toBe(1)
+      assert.strictEqual(refused.summary.counts.invalid, 1)
     }))
 
   it.scoped("the validate command refuses the same rows, and a missing --attachments-root stops before any row (exit 2)", () =>
@@ -149,11 +150,11 @@ describe("attachments stay inside the input file's folder", () => {
         undefined,
         dir
       )
-      expect(run.code).toBe(1)
+      assert.strictEqual(run.code, 1)
       const report = readReport(Path.join(dir, "v"))
-      expect(report.map((r) => r._status)).toEqual(["valid", "invalid", "invalid"])
-      expect(report[1]!._error).toContain(`file: "/proc/self/environ" is outside the attachments folder ${book}`)
-      expect(report[2]!._error).toContain(`file: "..\\..\\etc\\passwd" is outside the attachments folder`)
+      assert.deepStrictEqual(report.map((r) => r._status), ["valid", "invalid", "invalid"])
+      assert.include(report[1]!._error, `file: "/proc/self/environ" is outside the attachments folder ${book}`)
+      assert.include(report[2]!._error, `file: "..\\..\\etc\\passwd" is outside the attachments folder`)
       const missing = yield* runCli(
         [
           "validate",
@@ -167,8 +168,8 @@ describe("attachments stay inside the input file's folder", () => {
         undefined,
         dir
       )
-      expect(missing.code).toBe(2)
-      expect(missing.stderr).toContain(`--attachments-root: ${Path.join(dir, "nope")} does not exist`)
+      assert.strictEqual(missing.code, 2)
+      assert.include(missing.stderr, `--attachments-root: ${Path.join(dir, "nope")} does not exist`)
     }))
 })
 
@@ -180,26 +181,27 @@ describe("attachments are checked again when read", () => {
       const rules = { baseDir: book, maxBytes: 64 }
       const path = Path.join(book, "docs", "contrato.pdf")
       const checked = yield* Effect.promise(() => checkAttachment("docs/contrato.pdf", rules))
-      expect(checked).toEqual({ path, name: "contrato.pdf", bytes: 18 })
+      assert.deepStrictEqual(checked, { path, name: "contrato.pdf", bytes: 18 })
       const read = (p: string) =>
         Effect.promise(() =>
           readAttachment(p, rules.maxBytes).then((b) => b.toString(), (e: Error) => `refused: ${e.message}`)
         )
-      expect(yield* read(path)).toBe("%PDF-1.4 contrato\n")
+      assert.strictEqual(yield* read(path), "%PDF-1.4 contrato\n")
 
       rmSync(path)
       symlinkSync(Path.join(outside, "secret.txt"), path)
-      expect(yield* read(path)).toBe(`refused: ${path} is now a link (${path}), not the file that was checked`)
+      assert.strictEqual(yield* read(path), `refused: ${path} is now a link (${path}), not the file that was checked`)
 
       rmSync(path)
       execFileSync("mkfifo", [path])
-      expect(yield* read(path)).toBe(`refused: ${path} is now a named pipe (${path}), not a file`)
+      assert.strictEqual(yield* read(path), `refused: ${path} is now a named pipe (${path}), not a file`)
 
       // A folder of the path swapped for a link out: the path no longer resolves to itself.
       rmSync(Path.join(book, "docs"), { recursive: true })
       symlinkSync(outside, Path.join(book, "docs"))
       writeFileSync(Path.join(outside, "contrato.pdf"), secret)
-      expect(yield* read(path)).toBe(
+      assert.strictEqual(
+        yield* read(path),
         `refused: ${path} now leads to ${
           Path.join(outside, "contrato.pdf")
         }, not to the file that was checked (${path})`
@@ -207,9 +209,10 @@ describe("attachments are checked again when read", () => {
 
       writeFileSync(Path.join(book, "grows.pdf"), "small")
       const grows = yield* Effect.promise(() => checkAttachment("grows.pdf", rules))
-      expect(typeof grows).toBe("object")
+      assert.strictEqual(typeof grows, "object")
       writeFileSync(Path.join(book, "grows.pdf"), Buffer.alloc(100, 1))
-      expect(yield* read(Path.join(book, "grows.pdf"))).toBe(
+      assert.strictEqual(
+        yield* read(Path.join(book, "grows.pdf")),
         `refused: ${Path.join(book, "grows.pdf")} is larger than 64 bytes now; attachments are limited to 64 bytes`
       )
     }))
@@ -226,8 +229,8 @@ describe("rerun keeps the attachments folder of its parent run", () => {
       const runDir = Path.join(dir, "run")
       yield* importInto(sandbox, { resource: "customer-attachments", file, runDir, attachmentsRoot: dir })
       const first = readReport(runDir)[0]!
-      expect(first._status).not.toBe("invalid")
-      expect(first._status).not.toBe("updated")
+      assert.notStrictEqual(first._status, "invalid")
+      assert.notStrictEqual(first._status, "updated")
       yield* importInto(sandbox, {
         resource: "customers",
         file: put(dir, "customers.csv", customersCsv),
@@ -243,9 +246,9 @@ describe("rerun keeps the attachments folder of its parent run", () => {
         out: () => out
       })
       const narrowed = yield* rerun(request(Path.join(dir, "r1"), book)).pipe(Effect.provide(apiOf(sandbox)))
-      expect(narrowed.result!.summary.counts.invalid).toBe(1)
+      assert.strictEqual(narrowed.result!.summary.counts.invalid, 1)
       const kept = yield* rerun(request(Path.join(dir, "r2"))).pipe(Effect.provide(apiOf(sandbox)))
-      expect(readReport(Path.join(dir, "r2")).map((r) => r._status)).toEqual(["updated"])
-      expect(kept.result!.summary.counts.updated).toBe(1)
+      assert.deepStrictEqual(readReport(Path.join(dir, "r2")).map((r) => r._status), ["updated"])
+      assert.strictEqual(kept.result!.summary.counts.updated, 1)
     }))
 })

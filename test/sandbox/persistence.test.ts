@@ -57,4 +57,35 @@ describe("sandbox: --data", () => {
       const missingDir = join(file, "..", "nowhere", "state.json")
       assert.include((yield* Effect.flip(startSandbox({ port: 0, dataFile: missingDir }))).message, "cannot save")
     }))
+
+  it.scopedLive("a damaged change-log line is skipped and said, never replayed as a record", () =>
+    Effect.gen(function*() {
+      const file = join(yield* tempDir, "state.json")
+      const line = (change: object) => `${JSON.stringify(change)}\n`
+      writeFileSync(
+        `${file}.log`,
+        line({ a: "sandbox-key", t: "customers", k: "1", r: { id: 1, externalId: "C1", name: "Padaria" } }) +
+          line({ a: "sandbox-key", t: "customers", k: "9", r: 5 }) +
+          line({ a: "sandbox-key", n: { customers: "many" }, p: [1, 2] }) +
+          line({ a: "sandbox-key", t: "customers", k: "2", r: { id: 2, externalId: "C2", name: "Mercado" } }) +
+          line({ a: "sandbox-key", n: { customers: 3 }, p: [] }) +
+          `{"a":"sandbox-key","t":"customers","k":"3","r":{"id":3,"exter` // cut by a crash: skipped silently
+      )
+      const said: Array<string> = []
+      const write = process.stderr.write
+      process.stderr.write = ((chunk: string) => (said.push(String(chunk)), true)) as typeof process.stderr.write
+      const sandbox = yield* startSandbox({ port: 0, dataFile: file }).pipe(
+        Effect.ensuring(Effect.sync(() => void (process.stderr.write = write)))
+      )
+      const customers = yield* sandbox.control.records("sandbox-key", "customers")
+      assert.deepStrictEqual(customers.map((c) => c["externalId"]), ["C1", "C2"])
+      const api = call(sandbox, yield* login(sandbox))
+      assert.strictEqual(
+        (yield* api("POST", "/customers", { body: { externalId: "C4", name: "Feira" } })).body.result.id,
+        3
+      )
+      assert.deepStrictEqual(said, [
+        `sandbox: ${file}.log: lines 2, 3 are damaged (not a change the sandbox wrote) and skipped\n`
+      ])
+    }))
 })

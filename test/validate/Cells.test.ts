@@ -3,7 +3,7 @@
  * resource table: pt-BR numbers, CPFs/CNPJs with punctuation, dates in three orders, sim/não, enum labels,
  * lists and JSON cells — and the message each wrong value gets.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
@@ -305,7 +305,7 @@ describe("schemas and the validator", () => {
         const plan = yield* planColumns(resource("customers"), "c.csv", ["externalId", column], opts)
         const result = yield* makeValidator(plan, br, opts).validate({ row: 2, cells: ["CLI-1", text] })
         const seen = result._tag === "Valid" ? result.payload[column] : `error: ${result.errors[0]!.message}`
-        expect(seen, `${column} ${text}`).toEqual(decode("customers", column, text, br))
+        assert.deepStrictEqual(seen, decode("customers", column, text, br), `${column} ${text}`)
       }
     }))
 })

@@ -3,7 +3,7 @@
  * in Brazil saves it, and a workbook whose numbers and dates are real cells. Row numbers stay the spreadsheet's.
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import ExcelJS from "exceljs"
 import { writeFileSync } from "node:fs"
@@ -46,9 +46,9 @@ describe("files as users save them", () => {
       writeFileSync(file, Buffer.from(lines.join("\r\n") + "\r\n", "latin1"))
 
       const { formats, plan, results } = yield* validatePath("customers", file)
-      expect(plan.warnings).toEqual([])
-      expect(formats).toEqual({ dateFormat: "yyyy-mm-dd", decimal: "," })
-      expect(results.map((r) => [r.row, r._tag])).toEqual([
+      assert.deepStrictEqual(plan.warnings, [])
+      assert.deepStrictEqual(formats, { dateFormat: "yyyy-mm-dd", decimal: "," })
+      assert.deepStrictEqual(results.map((r) => [r.row, r._tag]), [
         [2, "Valid"],
         [4, "Valid"],
         // A multi-line cell is one spreadsheet row.
@@ -57,7 +57,7 @@ describe("files as users save them", () => {
       ])
       const first = results[0]!
       if (first._tag !== "Valid") throw new Error("row 2 should be valid")
-      expect(first.payload).toEqual({
+      assert.deepStrictEqual(first.payload, {
         externalId: "CLI-1",
         name: "Padaria Pão Quente",
         cpfCnpj: "52998224725",
@@ -67,18 +67,19 @@ describe("files as users save them", () => {
         // Not written by this tool: a =… cell is text, sent unchanged.
         note: "=HYPERLINK(x)"
       })
-      expect(first.refs.map((r) => r.values)).toEqual([["Panificação"]])
+      assert.deepStrictEqual(first.refs.map((r) => r.values), [["Panificação"]])
       const multiLine = results[1]!
       if (multiLine._tag !== "Valid") throw new Error("row 4 should be valid")
-      expect(multiLine.payload["note"]).toBe("linha 1\r\nlinha 2")
+      assert.strictEqual(multiLine.payload["note"], "linha 1\r\nlinha 2")
       const wrong = results[2]!
       if (wrong._tag !== "Invalid") throw new Error("row 5 should be invalid")
-      expect(formatErrors(wrong.errors)).toBe(
+      assert.strictEqual(
+        formatErrors(wrong.errors),
         `cpfCnpj: "123.456.789-00" has wrong check digits; active: "talvez" is not a yes/no value (use true/false, sim/não, yes/no, s/n, y/n, 1/0, x, verdadeiro/falso)`
       )
       const repeated = results[3]!
       if (repeated._tag !== "Invalid") throw new Error("row 6 should be invalid")
-      expect(formatErrors(repeated.errors)).toBe(`externalId: "CLI-1" repeats row 2`)
+      assert.strictEqual(formatErrors(repeated.errors), `externalId: "CLI-1" repeats row 2`)
     }))
 
   it.scoped("an ambiguous dd/mm file stops with the column, the row and the flag", () =>
@@ -88,8 +89,9 @@ describe("files as users save them", () => {
       // Receivables have no key: an upsert file carries the id column, empty to create.
       writeFileSync(file, "id;customerExternalId;value;dueDate\n;CLI-1;350,00;03/04/2026\n;CLI-2;120,50;05/06/2026\n")
       const error = yield* Effect.flip(validatePath("receivables", file))
-      expect(error._tag).toBe("InputError")
-      expect(error.message).toBe(
+      assert.strictEqual(error._tag, "InputError")
+      assert.strictEqual(
+        error.message,
         `${file} (row 2, column "dueDate"): cannot tell day-first from month-first dates: "03/04/2026" could be 3 April or 4 March, ` +
           `and no date in the file settles it; pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy`
       )
@@ -109,7 +111,7 @@ describe("files as users save them", () => {
 
       const { results } = yield* validatePath("tasks", file)
       const payloads = results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))
-      expect(payloads).toEqual([
+      assert.deepStrictEqual(payloads, [
         {
           externalId: "OS-1",
           taskDate: "2026-12-01T09:30:00",
@@ -146,8 +148,8 @@ describe("files as users save them", () => {
         ["PRD-2", "Bomba", 12.345, 3.125]
       ])
       const { formats, results } = yield* validatePath("products", file)
-      expect(formats.decimal).toBe(".")
-      expect(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))).toEqual([
+      assert.strictEqual(formats.decimal, ".")
+      assert.deepStrictEqual(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors))), [
         { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 7 },
         { externalId: "PRD-2", name: "Bomba", unitaryValue: 12.345, unitaryCost: 3.125 }
       ])
@@ -161,8 +163,8 @@ describe("files as users save them", () => {
         ["PRD-2", "Bomba", 1.5, "1.234,56"]
       ])
       const { formats, results } = yield* validatePath("products", file)
-      expect(formats.decimal).toBe(",")
-      expect(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))).toEqual([
+      assert.strictEqual(formats.decimal, ",")
+      assert.deepStrictEqual(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors))), [
         { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 22.5 },
         { externalId: "PRD-2", name: "Bomba", unitaryValue: 1.5, unitaryCost: 1234.56 }
       ])
@@ -173,7 +175,8 @@ describe("files as users save them", () => {
       const dir = yield* tempDir
       const file = yield* productsWorkbook(dir, "texto.xlsx", [["PRD-1", "Filtro", 2.5, "1.234"]])
       const error = yield* Effect.flip(validatePath("products", file))
-      expect(error.message).toBe(
+      assert.strictEqual(
+        error.message,
         `${file} (row 2, column "unitaryCost"): cannot tell the decimal mark: "1.234" reads as 1.234 with a decimal point and as 1234 with a decimal comma, ` +
           `and no number in the file settles it; pass --decimal , or --decimal .`
       )

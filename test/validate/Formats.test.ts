@@ -2,7 +2,7 @@
  * `auto` date order and decimal mark, settled from the whole file and never guessed: evidence wins, ambiguity
  * and contradictions stop with the column, a row and the flag that settles them.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
 import { InputError } from "../../src/Errors.js"
 import type { SourceRow } from "../../src/files/Source.js"
@@ -42,7 +42,7 @@ describe("date order", () => {
         ["CLI-2", "10", "05/05/2026", "", ""],
         ["CLI-3", "10", "10/06/2026", "25/05/2026", ""]
       ])
-      expect(r).toEqual(Either.right({ dateFormat: "dd/mm/yyyy", decimal: "." }))
+      assert.deepStrictEqual(r, Either.right({ dateFormat: "dd/mm/yyyy", decimal: "." }))
     }))
 
   it.effect("one month-first date settles it the other way", () =>
@@ -51,16 +51,17 @@ describe("date order", () => {
         ["CLI-1", "10", "03/04/2026", "", ""],
         ["CLI-2", "10", "12/31/2026", "", ""]
       ])
-      expect(r).toEqual(Either.right({ dateFormat: "mm/dd/yyyy", decimal: "." }))
+      assert.deepStrictEqual(r, Either.right({ dateFormat: "mm/dd/yyyy", decimal: "." }))
     }))
 
   it.effect("only year-first dates, or none at all, need no order", () =>
     Effect.gen(function*() {
-      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "2026-04-03", "2026-12-31T00:00:00", ""]]))
-        .toEqual(
-          Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
-        )
-      expect(yield* infer("receivables", receivables, [["CLI-1", "10", "", "", ""]])).toEqual(
+      assert.deepStrictEqual(
+        yield* infer("receivables", receivables, [["CLI-1", "10", "2026-04-03", "2026-12-31T00:00:00", ""]]),
+        Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
+      )
+      assert.deepStrictEqual(
+        yield* infer("receivables", receivables, [["CLI-1", "10", "", "", ""]]),
         Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
       )
     }))
@@ -74,10 +75,11 @@ describe("date order", () => {
           ["CLI-3", "10", "11/12/2026", "05/05/2026", ""]
         ])
       )
-      expect(e).toBeInstanceOf(InputError)
-      expect(e.row).toBe(3)
-      expect(e.column).toBe("dueDate")
-      expect(e.message).toBe(
+      assert.instanceOf(e, InputError)
+      assert.strictEqual(e.row, 3)
+      assert.strictEqual(e.column, "dueDate")
+      assert.strictEqual(
+        e.message,
         `receivables.csv (row 3, column "dueDate"): cannot tell day-first from month-first dates: "03/04/2026" could be 3 April or 4 March, ` +
           `and no date in the file settles it; pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy`
       )
@@ -92,9 +94,10 @@ describe("date order", () => {
           ["CLI-3", "10", "", "12/25/2026", ""]
         ])
       )
-      expect(e.row).toBe(4)
-      expect(e.column).toBe("competencyDate")
-      expect(e.detail).toBe(
+      assert.strictEqual(e.row, 4)
+      assert.strictEqual(e.column, "competencyDate")
+      assert.strictEqual(
+        e.detail,
         `dates disagree on the day/month order: "25/12/2026" (row 2, column "dueDate") is day-first but "12/25/2026" is month-first; ` +
           `correct the file, or pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy (dates that do not fit become invalid rows)`
       )
@@ -105,7 +108,7 @@ describe("date order", () => {
       const failing = Stream.fail(new InputError({ file: "x.csv", detail: "must not be read" }))
       const opts = options({ dateFormat: "dd/mm/yyyy", decimal: "," })
       const plan = yield* planColumns(resource("receivables"), "x.csv", receivables, opts)
-      expect(yield* inferFormats(plan, failing, opts)).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
+      assert.deepStrictEqual(yield* inferFormats(plan, failing, opts), { dateFormat: "dd/mm/yyyy", decimal: "," })
     }))
 })
 
@@ -116,15 +119,17 @@ describe("decimal mark", () => {
         ["CLI-1", "1.234", "", "", ""],
         ["CLI-2", "350,00", "", "", ""]
       ])
-      expect(r).toEqual(Either.right({ dateFormat: "yyyy-mm-dd", decimal: "," }))
+      assert.deepStrictEqual(r, Either.right({ dateFormat: "yyyy-mm-dd", decimal: "," }))
     }))
 
   it.effect("reads a decimal point", () =>
     Effect.gen(function*() {
-      expect(yield* infer("receivables", receivables, [["CLI-1", "1,234.50", "", "", ""]])).toEqual(
+      assert.deepStrictEqual(
+        yield* infer("receivables", receivables, [["CLI-1", "1,234.50", "", "", ""]]),
         Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
       )
-      expect(yield* infer("receivables", receivables, [["CLI-1", "0.5", "", "", ""]])).toEqual(
+      assert.deepStrictEqual(
+        yield* infer("receivables", receivables, [["CLI-1", "0.5", "", "", ""]]),
         Either.right({ dateFormat: "yyyy-mm-dd", decimal: "." })
       )
     }))
@@ -137,7 +142,8 @@ describe("decimal mark", () => {
           ["CLI-2", "1,234", "", "", "1.500"]
         ])
       )
-      expect(e.message).toBe(
+      assert.strictEqual(
+        e.message,
         `receivables.csv (row 3, column "value"): cannot tell the decimal mark: "1,234" reads as 1234 with a decimal point and as 1.234 with a decimal comma, ` +
           `and no number in the file settles it; pass --decimal , or --decimal .`
       )
@@ -151,9 +157,10 @@ describe("decimal mark", () => {
           ["CLI-2", "10", "", "", "1,234.56"]
         ])
       )
-      expect(e.row).toBe(3)
-      expect(e.column).toBe("paidValue")
-      expect(e.detail).toMatch(
+      assert.strictEqual(e.row, 3)
+      assert.strictEqual(e.column, "paidValue")
+      assert.match(
+        e.detail,
         /^numbers disagree on the decimal mark: "12,50" \(row 2, column "value"\) has a decimal comma but "1,234.56" has a decimal point; .*--decimal , or --decimal \./
       )
     }))
@@ -215,10 +222,10 @@ describe("one pass (settleFormats, the validate command's)", () => {
         for (const lookahead of [1, 2, undefined]) {
           const { settled, whole } = yield* settle(receivables, cells, lookahead)
           if (Either.isLeft(whole)) {
-            expect(Either.isLeft(settled) ? settled.left.message : settled.right).toBe(whole.left.message)
+            assert.strictEqual(Either.isLeft(settled) ? settled.left.message : settled.right, whole.left.message)
             continue
           }
-          expect(settled).toEqual(Either.right({ formats: whole.right, rows: sourceRows(cells) }))
+          assert.deepStrictEqual(settled, Either.right({ formats: whole.right, rows: sourceRows(cells) }))
         }
       }
     }))
@@ -226,12 +233,15 @@ describe("one pass (settleFormats, the validate command's)", () => {
   it.effect("reads the file once when the first rows settle it, twice when they do not within the look-ahead", () =>
     Effect.gen(function*() {
       const settledEarly = yield* settle(receivables, files[5]!, 2)
-      expect(settledEarly.reads).toBe(1)
-      expect(Either.getOrThrow(settledEarly.settled).formats).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
+      assert.strictEqual(settledEarly.reads, 1)
+      assert.deepStrictEqual(Either.getOrThrow(settledEarly.settled).formats, {
+        dateFormat: "dd/mm/yyyy",
+        decimal: ","
+      })
       const late = [["CLI-1", "10", "", "", ""], ["CLI-2", "10", "", "", ""], ["CLI-3", "10,5", "25/12/2026", "", ""]]
       const undecided = yield* settle(receivables, late, 2)
-      expect(undecided.reads).toBe(2)
-      expect(Either.getOrThrow(undecided.settled)).toEqual({
+      assert.strictEqual(undecided.reads, 2)
+      assert.deepStrictEqual(Either.getOrThrow(undecided.settled), {
         formats: { dateFormat: "dd/mm/yyyy", decimal: "," },
         rows: sourceRows(late)
       })
@@ -246,8 +256,8 @@ describe("one pass (settleFormats, the validate command's)", () => {
         Stream.fail(new InputError({ file: "receivables.csv", detail: "read further" }))
       )
       const { formats, rows } = yield* settleFormats(plan, broken, opts, 100)
-      expect(formats).toEqual({ dateFormat: "dd/mm/yyyy", decimal: "," })
+      assert.deepStrictEqual(formats, { dateFormat: "dd/mm/yyyy", decimal: "," })
       const rest = yield* Effect.either(Stream.runCollect(rows))
-      expect(Either.isLeft(rest) && rest.left.detail).toBe("read further")
+      assert.strictEqual(Either.isLeft(rest) && rest.left.detail, "read further")
     }).pipe(Effect.scoped))
 })

@@ -2,7 +2,7 @@
  * Headers against the resource table: every importable resource plans from its own template header (so the
  * table and the validator cannot drift), column kinds, warnings, and the headers refused before any row is read.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -24,14 +24,14 @@ describe("planColumns", () => {
         const header = templateColumns(r).map((c) => c.name)
         for (const mode of ["upsert", "create"] as const) {
           const plan = yield* planColumns(r, `${r.name}.csv`, header, options({ mode }))
-          expect(plan.warnings, r.name).toEqual([])
-          expect(plan.columns.map((c) => c.kind).every((k) => k === "field" || k === "ref"), r.name).toBe(true)
+          assert.deepStrictEqual(plan.warnings, [], r.name)
+          assert.strictEqual(plan.columns.map((c) => c.kind).every((k) => k === "field" || k === "ref"), true, r.name)
         }
         // update and delete need an id or a key: resources that have one must plan, the others are refused.
         const matchable = r.id !== undefined || r.key !== undefined
         for (const mode of ["update", "delete"] as const) {
           const plan = yield* Effect.either(planColumns(r, `${r.name}.csv`, header, options({ mode })))
-          expect(Either.isRight(plan), `${r.name} ${mode}`).toBe(matchable)
+          assert.strictEqual(Either.isRight(plan), matchable, `${r.name} ${mode}`)
         }
       }
     }))
@@ -42,13 +42,13 @@ describe("planColumns", () => {
       const header = ["_row", "_status", "_error", ...exportColumns(tasks).map((c) => c.name)]
       const plan = yield* planColumns(tasks, "tasks.csv", header, options())
       const kind = (name: string) => plan.columns.find((c) => c.name === name)?.kind
-      expect(kind("_row")).toBe("tool")
-      expect(kind("_status")).toBe("tool")
-      expect(kind("taskStatus")).toBe("ignored")
-      expect(kind("expense")).toBe("ignored")
-      expect(kind("customerId")).toBe("field")
-      expect(kind("customerExternalId")).toBe("ref")
-      expect(plan.warnings).toEqual([])
+      assert.strictEqual(kind("_row"), "tool")
+      assert.strictEqual(kind("_status"), "tool")
+      assert.strictEqual(kind("taskStatus"), "ignored")
+      assert.strictEqual(kind("expense"), "ignored")
+      assert.strictEqual(kind("customerId"), "field")
+      assert.strictEqual(kind("customerExternalId"), "ref")
+      assert.deepStrictEqual(plan.warnings, [])
     }))
 
   it.effect("matches column names case-insensitively and keeps the file's spelling", () =>
@@ -59,7 +59,7 @@ describe("planColumns", () => {
         [" Name ", "EXTERNALID", "CpfCnpj"],
         options()
       )
-      expect(plan.columns.map((c) => [c.name, c.kind, c.column?.name])).toEqual([
+      assert.deepStrictEqual(plan.columns.map((c) => [c.name, c.kind, c.column?.name]), [
         ["Name", "field", "name"],
         ["EXTERNALID", "field", "externalId"],
         ["CpfCnpj", "field", "cpfCnpj"]
@@ -74,8 +74,8 @@ describe("planColumns", () => {
         ["name", "extrenalId", "vendedor", ""],
         options({ mode: "create" })
       )
-      expect(plan.columns.map((c) => c.kind)).toEqual(["field", "unknown", "unknown", "ignored"])
-      expect(plan.warnings).toEqual([
+      assert.deepStrictEqual(plan.columns.map((c) => c.kind), ["field", "unknown", "unknown", "ignored"])
+      assert.deepStrictEqual(plan.warnings, [
         `clientes.csv: column "extrenalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`,
         `clientes.csv: column "vendedor" is not a known field of customers; its values are sent unchanged, as text`,
         `clientes.csv: column 4 has no name; its values are ignored`
@@ -90,9 +90,10 @@ describe("planColumns", () => {
             planColumns(resource("tasks"), "tarefas.csv", ["externalId", "customerExternalId"], options({ mode }))
           )
         )
-        expect(e.file).toBe("tarefas.csv")
-        expect(e.column).toBe("idUserFrom")
-        expect(e.message).toBe(
+        assert.strictEqual(e.file, "tarefas.csv")
+        assert.strictEqual(e.column, "idUserFrom")
+        assert.strictEqual(
+          e.message,
           `tarefas.csv (column "idUserFrom"): required columns missing for ${mode}: idUserFrom (or userFromLogin), taskDate`
         )
       }
@@ -103,7 +104,7 @@ describe("planColumns", () => {
         ["userFromLogin", "taskDate"],
         options({ mode: "create" })
       )
-      expect(plan.columns.map((c) => c.kind)).toEqual(["ref", "field"])
+      assert.deepStrictEqual(plan.columns.map((c) => c.kind), ["ref", "field"])
       // update does not need them.
       yield* planColumns(resource("tasks"), "tarefas.csv", ["externalId", "priority"], options({ mode: "update" }))
     }))
@@ -115,7 +116,8 @@ describe("planColumns", () => {
           planColumns(resource("customers"), "c.csv", ["name", "active"], options({ mode: "update" }))
         )
       )
-      expect(noKey.message).toBe(
+      assert.strictEqual(
+        noKey.message,
         `c.csv (column "id"): update needs a column to find each record by: "id" or "externalId"`
       )
       const noParent = refused(
@@ -123,7 +125,8 @@ describe("planColumns", () => {
           planColumns(resource("task-products"), "tp.csv", ["productExternalId"], options({ mode: "delete" }))
         )
       )
-      expect(noParent.message).toBe(
+      assert.strictEqual(
+        noParent.message,
         `tp.csv (column "taskId"): delete needs the parent's column: "taskId" or "taskExternalId"`
       )
       const unmatchable = refused(
@@ -136,7 +139,8 @@ describe("planColumns", () => {
           )
         )
       )
-      expect(unmatchable.detail).toBe(
+      assert.strictEqual(
+        unmatchable.detail,
         "employee-product-stock records have neither an id nor a key, so rows cannot be matched to records to delete"
       )
     }))
@@ -149,9 +153,9 @@ describe("planColumns", () => {
           const e = refused(
             yield* Effect.either(planColumns(resource("customers"), "clientes.csv", header, options({ mode })))
           )
-          expect(e.column).toBe("extrenalId")
-          expect(e.message).toContain(`did you mean "externalId"?`)
-          expect(e.message).toContain(`${mode} finds each record by "id" or "externalId"`)
+          assert.strictEqual(e.column, "extrenalId")
+          assert.include(e.message, `did you mean "externalId"?`)
+          assert.include(e.message, `${mode} finds each record by "id" or "externalId"`)
         }
       }
       // A reference column standing for the key (sub-collections) counts as the key; for upsert it is a required
@@ -160,9 +164,10 @@ describe("planColumns", () => {
       const item = refused(
         yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options({ mode: "delete" })))
       )
-      expect(item.column).toBe("productExternalld")
+      assert.strictEqual(item.column, "productExternalld")
       const upsert = refused(yield* Effect.either(planColumns(resource("task-products"), "tp.csv", header, options())))
-      expect(upsert.message).toBe(
+      assert.strictEqual(
+        upsert.message,
         `tp.csv (column "productId"): required column missing for upsert: productId (or productExternalId) (is column "productExternalld" a misspelling of "productExternalId"?)`
       )
       const created = yield* planColumns(
@@ -171,7 +176,7 @@ describe("planColumns", () => {
         ["extrenalId", "name"],
         options({ mode: "create" })
       )
-      expect(created.columns.map((c) => c.kind)).toEqual(["unknown", "field"])
+      assert.deepStrictEqual(created.columns.map((c) => c.kind), ["unknown", "field"])
       // Beside the key itself, a similar name is another field: only warned about.
       const beside = yield* planColumns(
         resource("customers"),
@@ -179,7 +184,7 @@ describe("planColumns", () => {
         ["externalId", "internalId", "name"],
         options()
       )
-      expect(beside.warnings).toEqual([
+      assert.deepStrictEqual(beside.warnings, [
         `clientes.csv: column "internalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`
       ])
     }))
@@ -189,8 +194,9 @@ describe("planColumns", () => {
       const noKey = refused(
         yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "email"], options()))
       )
-      expect(noKey.column).toBe("externalId")
-      expect(noKey.message).toBe(
+      assert.strictEqual(noKey.column, "externalId")
+      assert.strictEqual(
+        noKey.message,
         `c.csv (column "externalId"): upsert needs a column to find each record by: "id" or "externalId"; without one, every import of the file would create its rows again; add the column, or import the file with --mode create to create every row as a new record`
       )
       const noId = refused(
@@ -198,7 +204,8 @@ describe("planColumns", () => {
           planColumns(resource("expenses"), "d.csv", ["userToLogin", "typeDescription", "date", "amount"], options())
         )
       )
-      expect(noId.message).toBe(
+      assert.strictEqual(
+        noId.message,
         `d.csv (column "id"): expenses records have no key, so upsert finds them by "id" (rows with it empty are created) and the file has no such column; to create every row as a new record, import the file with --mode create or give it an empty "id" column`
       )
       // The id column alone is enough (an export edited and imported again), and so is the key's reference column.
@@ -226,7 +233,8 @@ describe("planColumns", () => {
           )
         )
       )
-      expect(idd.message).toBe(
+      assert.strictEqual(
+        idd.message,
         `d.csv (column "id"): update needs a column to find each record by: "id" (is column "idd" a misspelling of "id"?)`
       )
     }))
@@ -236,7 +244,7 @@ describe("planColumns", () => {
       const e = refused(
         yield* Effect.either(planColumns(resource("customers"), "c.csv", ["name", "externalId", "Name"], options()))
       )
-      expect(e.message).toBe(`c.csv (column "Name"): columns "name" and "Name" both give name; keep one of them`)
+      assert.strictEqual(e.message, `c.csv (column "Name"): columns "name" and "Name" both give name; keep one of them`)
     }))
 
   it.effect("the table's own example row of every importable resource is valid", () =>
@@ -264,7 +272,7 @@ describe("planColumns", () => {
           const rows = sourceRows([cells])
           const formats = yield* inferFormats(plan, streamOf(rows), opts)
           const result = yield* makeValidator(plan, formats, opts).validate(rows[0]!)
-          expect(result._tag === "Invalid" ? result.errors : [], r.name).toEqual([])
+          assert.deepStrictEqual(result._tag === "Invalid" ? result.errors : [], [], r.name)
         }
       } finally {
         rmSync(dir, { recursive: true, force: true })

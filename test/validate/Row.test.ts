@@ -3,7 +3,7 @@
  * references left to resolve, keys winning over foreign ids, duplicates, modes, attachments on disk, the
  * formula guard, and the `_error` text of invalid rows.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -59,10 +59,10 @@ describe("payloads", () => {
           "old error"
         ]
       ])
-      expect(formats).toEqual({ dateFormat: "yyyy-mm-dd", decimal: "," })
+      assert.deepStrictEqual(formats, { dateFormat: "yyyy-mm-dd", decimal: "," })
       const row = valid(results[0])
-      expect(row.row).toBe(2)
-      expect(row.payload).toEqual({
+      assert.strictEqual(row.row, 2)
+      assert.deepStrictEqual(row.payload, {
         externalId: "CLI-0001",
         name: "Padaria Pão Quente",
         cpfCnpj: "11222333000181",
@@ -75,9 +75,9 @@ describe("payloads", () => {
         contacts: [{ name: "Carlos Lima", jobPosition: "Gerente", ramal: "12" }],
         vendedor: "Joana"
       })
-      expect(row.key).toBe("CLI-0001")
-      expect(row.id).toBeUndefined()
-      expect(row.refs).toEqual([
+      assert.strictEqual(row.key, "CLI-0001")
+      assert.isUndefined(row.id)
+      assert.deepStrictEqual(row.refs, [
         {
           field: "groupsId",
           column: "groupsDescription",
@@ -95,8 +95,8 @@ describe("payloads", () => {
           list: false
         }
       ])
-      expect(row.files).toEqual([])
-      expect(row.warnings).toEqual([
+      assert.deepStrictEqual(row.files, [])
+      assert.deepStrictEqual(row.warnings, [
         `contacts: "ramal" is not a known property (name, jobPosition, email, phone); sent as given`
       ])
     }))
@@ -111,7 +111,7 @@ describe("payloads", () => {
         "_row",
         "_status"
       ], [["CLI-2", "Mercado Bom Preço", "  ", "", "7", "invalid"]])
-      expect(valid(results[0]).payload).toEqual({ externalId: "CLI-2", name: "Mercado Bom Preço" })
+      assert.deepStrictEqual(valid(results[0]).payload, { externalId: "CLI-2", name: "Mercado Bom Preço" })
     }))
 
   it.effect("reports every wrong column of a row, in a message a spreadsheet user can act on", () =>
@@ -125,8 +125,9 @@ describe("payloads", () => {
         ]
       )
       const row = invalid(results[1])
-      expect(row.row).toBe(3)
-      expect(formatErrors(row.errors)).toBe(
+      assert.strictEqual(row.row, 3)
+      assert.strictEqual(
+        formatErrors(row.errors),
         [
           "name: required",
           `cpfCnpj: "123.456.789-00" has wrong check digits`,
@@ -148,10 +149,13 @@ describe("payloads", () => {
           ["CLI-2", "Padaria", "v".repeat(40_000)]
         ]
       )
-      expect(valid(results[0]).payload).toMatchObject({ externalId: "CLI-1" })
+      assert.containSubset(valid(results[0]).payload, { externalId: "CLI-1" })
       const row = invalid(results[1])
-      expect(row.row).toBe(3)
-      expect(formatErrors(row.errors)).toBe("vendedor: 40,000 characters: a cell holds at most 32,767 (Excel's limit)")
+      assert.strictEqual(row.row, 3)
+      assert.strictEqual(
+        formatErrors(row.errors),
+        "vendedor: 40,000 characters: a cell holds at most 32,767 (Excel's limit)"
+      )
     }))
 
   it.effect("reads dd/mm/yyyy task dates and enum labels, and keeps a password's spaces", () =>
@@ -164,20 +168,20 @@ describe("payloads", () => {
           ["OS-2", "ana.souza", "03/01/2027", "1", "2", ""]
         ]
       )
-      expect(tasks.formats.dateFormat).toBe("dd/mm/yyyy")
-      expect(valid(tasks.results[0]).payload).toEqual({
+      assert.strictEqual(tasks.formats.dateFormat, "dd/mm/yyyy")
+      assert.deepStrictEqual(valid(tasks.results[0]).payload, {
         externalId: "OS-1",
         taskDate: "2026-12-25T09:30:00",
         priority: 3,
         checkinType: 1
       })
-      expect(valid(tasks.results[1]).payload).toEqual({
+      assert.deepStrictEqual(valid(tasks.results[1]).payload, {
         externalId: "OS-2",
         taskDate: "2027-01-03T00:00:00",
         priority: 1,
         checkinType: 2
       })
-      expect(valid(tasks.results[0]).refs.map((r) => [r.field, r.values])).toEqual([
+      assert.deepStrictEqual(valid(tasks.results[0]).refs.map((r) => [r.field, r.values]), [
         ["idUserFrom", ["ana.souza"]],
         ["keyWords", ["Urgente", "Preventiva"]]
       ])
@@ -187,7 +191,7 @@ describe("payloads", () => {
         ["externalId", "login", "password", "workDaysOfWeek", "startWorkHour"],
         [["USR-1", " ana.souza ", " Troque@2026 ", "2|3|4|5|6", "8:00"]]
       )
-      expect(valid(users.results[0]).payload).toEqual({
+      assert.deepStrictEqual(valid(users.results[0]).payload, {
         externalId: "USR-1",
         login: "ana.souza",
         password: " Troque@2026 ",
@@ -206,15 +210,15 @@ describe("ids, keys and references", () => {
         ["not-an-id", "CLI-3", "Açougue"]
       ])
       const withKey = valid(results[0])
-      expect(withKey.payload).toEqual({ externalId: "CLI-1", name: "Padaria" })
-      expect(withKey.key).toBe("CLI-1")
-      expect(withKey.id).toBe(81234)
+      assert.deepStrictEqual(withKey.payload, { externalId: "CLI-1", name: "Padaria" })
+      assert.strictEqual(withKey.key, "CLI-1")
+      assert.strictEqual(withKey.id, 81234)
       const idOnly = valid(results[1])
-      expect(idOnly.payload).toEqual({ id: 81235, name: "Mercado" })
-      expect(idOnly.key).toBeUndefined()
-      expect(idOnly.id).toBe(81235)
+      assert.deepStrictEqual(idOnly.payload, { id: 81235, name: "Mercado" })
+      assert.isUndefined(idOnly.key)
+      assert.strictEqual(idOnly.id, 81235)
       // A foreign id is never sent when the key is given, so it is not checked either.
-      expect(valid(results[2]).payload).toEqual({ externalId: "CLI-3", name: "Açougue" })
+      assert.deepStrictEqual(valid(results[2]).payload, { externalId: "CLI-3", name: "Açougue" })
     }))
 
   it.effect("the key wins over a GUID id, and service orders are keyed over their code", () =>
@@ -224,23 +228,24 @@ describe("ids, keys and references", () => {
         ["3f2504e0-4f89-11d3-9a0c-0305e82c3302", "", "Instalação", "350.00"],
         ["12", "", "Visita", "90.00"]
       ])
-      expect(valid(services.results[0]).payload).toEqual({
+      assert.deepStrictEqual(valid(services.results[0]).payload, {
         externalCode: "SRV-LIMPEZA",
         title: "Limpeza de split",
         price: 180
       })
-      expect(valid(services.results[1]).payload).toEqual({
+      assert.deepStrictEqual(valid(services.results[1]).payload, {
         id: "3f2504e0-4f89-11d3-9a0c-0305e82c3302",
         title: "Instalação",
         price: 350
       })
-      expect(formatErrors(invalid(services.results[2]).errors)).toBe(
+      assert.strictEqual(
+        formatErrors(invalid(services.results[2]).errors),
         `id: "12" is not a GUID (e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301)`
       )
 
       const orders = yield* validateFile("service-orders", ["code", "externalId", "customerId"], [["77", "SO-1", "5"]])
-      expect(valid(orders.results[0]).payload).toEqual({ externalId: "SO-1", customerId: 5 })
-      expect(valid(orders.results[0]).id).toBe(77)
+      assert.deepStrictEqual(valid(orders.results[0]).payload, { externalId: "SO-1", customerId: 5 })
+      assert.strictEqual(valid(orders.results[0]).id, 77)
     }))
 
   it.effect("a reference column wins over the id column; the id column alone is checked and sent", () =>
@@ -258,8 +263,8 @@ describe("ids, keys and references", () => {
         ["OS-3", "0", "", "cinco", "", "2026-12-01"]
       ])
       const byKey = valid(results[0])
-      expect(byKey.payload).toEqual({ externalId: "OS-1", taskDate: "2026-12-01T00:00:00" })
-      expect(byKey.refs).toEqual([
+      assert.deepStrictEqual(byKey.payload, { externalId: "OS-1", taskDate: "2026-12-01T00:00:00" })
+      assert.deepStrictEqual(byKey.refs, [
         {
           field: "idUserFrom",
           column: "userFromLogin",
@@ -278,14 +283,15 @@ describe("ids, keys and references", () => {
         }
       ])
       const byId = valid(results[1])
-      expect(byId.payload).toEqual({
+      assert.deepStrictEqual(byId.payload, {
         externalId: "OS-2",
         idUserFrom: 9,
         customerId: 5,
         taskDate: "2026-12-01T00:00:00"
       })
-      expect(byId.refs).toEqual([])
-      expect(formatErrors(invalid(results[2]).errors)).toBe(
+      assert.deepStrictEqual(byId.refs, [])
+      assert.strictEqual(
+        formatErrors(invalid(results[2]).errors),
         `idUserFrom: "0" is not a valid id (ids are whole numbers from 1 up); customerId: "cinco" is not a whole number`
       )
     }))
@@ -302,8 +308,8 @@ describe("ids, keys and references", () => {
         ["Equipe Zona Sul", "", "ana.souza | bruno.lima", "3|4", ""]
       ])
       const row = valid(results[0])
-      expect(row.payload).toEqual({ description: "Equipe Zona Sul", managers: [3, 4] })
-      expect(row.refs).toEqual([{
+      assert.deepStrictEqual(row.payload, { description: "Equipe Zona Sul", managers: [3, 4] })
+      assert.deepStrictEqual(row.refs, [{
         field: "participants",
         column: "participantsLogin",
         resource: "users",
@@ -311,7 +317,7 @@ describe("ids, keys and references", () => {
         values: ["ana.souza", "bruno.lima"],
         list: true
       }])
-      expect(row.key).toBe("Equipe Zona Sul")
+      assert.strictEqual(row.key, "Equipe Zona Sul")
     }))
 
   it.effect("a required reference is satisfied by either column, and named with both when missing", () =>
@@ -326,8 +332,8 @@ describe("ids, keys and references", () => {
         ["", "ana.souza", "Combustível", "2026-11-20", "42.50"],
         ["", "", "Combustível", "2026-11-20", "42.50"]
       ], { mode: "create" })
-      expect(valid(results[0]).payload).toEqual({ date: "2026-11-20T00:00:00", amount: 42.5 })
-      expect(formatErrors(invalid(results[1]).errors)).toBe("userToId: required: fill userToId or userToLogin")
+      assert.deepStrictEqual(valid(results[0]).payload, { date: "2026-11-20T00:00:00", amount: 42.5 })
+      assert.strictEqual(formatErrors(invalid(results[1]).errors), "userToId: required: fill userToId or userToLogin")
     }))
 })
 
@@ -342,9 +348,9 @@ describe("duplicates", () => {
         ["", "Sem chave"],
         ["", "Sem chave"]
       ])
-      expect(results.map((r) => r._tag)).toEqual(["Valid", "Valid", "Invalid", "Invalid", "Valid", "Valid"])
-      expect(formatErrors(invalid(results[2]).errors)).toBe(`externalId: "CLI-1" repeats row 2`)
-      expect(formatErrors(invalid(results[3]).errors)).toBe(`externalId: "cli-1" repeats row 2`)
+      assert.deepStrictEqual(results.map((r) => r._tag), ["Valid", "Valid", "Invalid", "Invalid", "Valid", "Valid"])
+      assert.strictEqual(formatErrors(invalid(results[2]).errors), `externalId: "CLI-1" repeats row 2`)
+      assert.strictEqual(formatErrors(invalid(results[3]).errors), `externalId: "cli-1" repeats row 2`)
     }))
 
   it.effect("in a sub-collection the key repeats only within the same parent", () =>
@@ -360,12 +366,13 @@ describe("duplicates", () => {
         ["OS-1", "PRD-GAS-R410", "1", "1"],
         ["OS-1", "PRD-FILTRO-01", "3", "1"]
       ])
-      expect(results.map((r) => r._tag)).toEqual(["Valid", "Valid", "Valid", "Invalid"])
-      expect(formatErrors(invalid(results[3]).errors)).toBe(
+      assert.deepStrictEqual(results.map((r) => r._tag), ["Valid", "Valid", "Valid", "Invalid"])
+      assert.strictEqual(
+        formatErrors(invalid(results[3]).errors),
         `productExternalId: "PRD-FILTRO-01" repeats row 2 (same taskExternalId "OS-1")`
       )
-      expect(valid(results[0]).key).toBe("PRD-FILTRO-01")
-      expect(valid(results[0]).payload).toEqual({ quantity: 2, value: 1 })
+      assert.strictEqual(valid(results[0]).key, "PRD-FILTRO-01")
+      assert.deepStrictEqual(valid(results[0]).payload, { quantity: 2, value: 1 })
     }))
 
   it.effect("resources without a key have no duplicate check; unique fields do", () =>
@@ -374,13 +381,14 @@ describe("duplicates", () => {
         ["ana.souza", "Combustível", "2026-11-20", "42.50"],
         ["ana.souza", "Combustível", "2026-11-20", "42.50"]
       ], { mode: "create" })
-      expect(expenses.results.map((r) => r._tag)).toEqual(["Valid", "Valid"])
+      assert.deepStrictEqual(expenses.results.map((r) => r._tag), ["Valid", "Valid"])
 
       const users = yield* validateFile("users", ["externalId", "login"], [
         ["USR-1", "ana.souza"],
         ["USR-2", "Ana.Souza"]
       ])
-      expect(formatErrors(invalid(users.results[1]).errors)).toBe(
+      assert.strictEqual(
+        formatErrors(invalid(users.results[1]).errors),
         `login: "Ana.Souza" repeats row 2; login must be unique in the account`
       )
     }))
@@ -399,9 +407,10 @@ describe("modes", () => {
         ],
         { mode: "update" }
       )
-      expect(valid(results[0]).payload).toEqual({ externalId: "CLI-1", active: false })
-      expect(valid(results[1]).payload).toEqual({ id: 42, name: "Novo nome" })
-      expect(formatErrors(invalid(results[2]).errors)).toBe(
+      assert.deepStrictEqual(valid(results[0]).payload, { externalId: "CLI-1", active: false })
+      assert.deepStrictEqual(valid(results[1]).payload, { id: 42, name: "Novo nome" })
+      assert.strictEqual(
+        formatErrors(invalid(results[2]).errors),
         "id: needed to find the record to update: fill id or externalId"
       )
     }))
@@ -419,10 +428,11 @@ describe("modes", () => {
         ],
         { mode: "delete" }
       )
-      expect(valid(results[0]).payload).toEqual({ externalId: "CLI-1" })
-      expect(valid(results[1]).payload).toEqual({ id: 17 })
-      expect(formatErrors(invalid(results[2]).errors)).toBe(`id: "zero" is not a whole number`)
-      expect(formatErrors(invalid(results[3]).errors)).toBe(
+      assert.deepStrictEqual(valid(results[0]).payload, { externalId: "CLI-1" })
+      assert.deepStrictEqual(valid(results[1]).payload, { id: 17 })
+      assert.strictEqual(formatErrors(invalid(results[2]).errors), `id: "zero" is not a whole number`)
+      assert.strictEqual(
+        formatErrors(invalid(results[3]).errors),
         "id: needed to find the record to delete: fill id or externalId"
       )
 
@@ -431,7 +441,8 @@ describe("modes", () => {
         "PRD-1",
         "muitos"
       ]], { mode: "delete" })
-      expect(formatErrors(invalid(items.results[0]).errors)).toBe(
+      assert.strictEqual(
+        formatErrors(invalid(items.results[0]).errors),
         "taskExternalId: needed to find the record to delete: fill taskExternalId"
       )
     }))
@@ -441,7 +452,7 @@ describe("modes", () => {
       const { results } = yield* validateFile("tasks", ["externalId", "priority"], [["OS-1", "medium"]], {
         mode: "update"
       })
-      expect(valid(results[0]).payload).toEqual({ externalId: "OS-1", priority: 2 })
+      assert.deepStrictEqual(valid(results[0]).payload, { externalId: "OS-1", priority: 2 })
     }))
 })
 
@@ -468,15 +479,15 @@ describe("attachments", () => {
         { baseDir: dir, maxAttachmentBytes: 4096 }
       )
       const ok = valid(results[0])
-      expect(ok.payload).toEqual({ name: "Contrato 2026.pdf" })
-      expect(ok.files).toEqual([{
+      assert.deepStrictEqual(ok.payload, { name: "Contrato 2026.pdf" })
+      assert.deepStrictEqual(ok.files, [{
         field: "file",
         path: join(dir, "anexos", "contrato.pdf"),
         name: "contrato.pdf",
         bytes: 2048,
         maxBytes: 4096
       }])
-      expect(ok.refs).toEqual([{
+      assert.deepStrictEqual(ok.refs, [{
         field: "id",
         column: "customerExternalId",
         resource: "customers",
@@ -484,15 +495,17 @@ describe("attachments", () => {
         values: ["CLI-1"],
         list: false
       }])
-      expect(valid(results[1]).files[0]?.path).toBe(join(dir, "anexos", "contrato.pdf"))
-      expect(formatErrors(invalid(results[2]).errors)).toBe(
+      assert.strictEqual(valid(results[1]).files[0]?.path, join(dir, "anexos", "contrato.pdf"))
+      assert.strictEqual(
+        formatErrors(invalid(results[2]).errors),
         `file: "anexos/nao-existe.pdf" not found (looked for ${join(dir, "anexos", "nao-existe.pdf")})`
       )
-      expect(formatErrors(invalid(results[3]).errors)).toBe(`file: "anexos" is a folder, not a file`)
-      expect(formatErrors(invalid(results[4]).errors)).toBe(
+      assert.strictEqual(formatErrors(invalid(results[3]).errors), `file: "anexos" is a folder, not a file`)
+      assert.strictEqual(
+        formatErrors(invalid(results[4]).errors),
         `file: "anexos/planta grande.dwg" is 4.9 KiB; attachments are limited to 4 KiB`
       )
-      expect(formatErrors(invalid(results[5]).errors)).toBe("customerExternalId: required; file: required")
+      assert.strictEqual(formatErrors(invalid(results[5]).errors), "customerExternalId: required; file: required")
     }))
 })
 
@@ -504,7 +517,7 @@ describe("cells as files carry them", () => {
         "=Padaria",
         "'=SUM(A1:A3)"
       ]], { restoreGuard: false })
-      expect(valid(results[0]).payload).toEqual({ externalId: "CLI-1", name: "=Padaria", note: "'=SUM(A1:A3)" })
+      assert.deepStrictEqual(valid(results[0]).payload, { externalId: "CLI-1", name: "=Padaria", note: "'=SUM(A1:A3)" })
     }))
 
   it.effect("in a file this tool wrote, the formula guard is undone", () =>
@@ -515,7 +528,7 @@ describe("cells as files carry them", () => {
         "'+55 11 3333-4444",
         "'@home"
       ]], { restoreGuard: true })
-      expect(valid(results[0]).payload).toEqual({
+      assert.deepStrictEqual(valid(results[0]).payload, {
         externalId: "CLI-1",
         name: "=Padaria",
         note: "+55 11 3333-4444",
@@ -533,15 +546,17 @@ describe("cells as files carry them", () => {
         cells: ["CLI-1", "Padaria", " Pão Quente", "SP"],
         ragged: true
       })
-      expect(formatErrors(invalid(result).errors)).toBe(
+      assert.strictEqual(
+        formatErrors(invalid(result).errors),
         `(beyond the last column): 2 values beyond the header's 2 columns (" Pão Quente", "SP"); a value may hold an unquoted delimiter`
       )
       // Missing trailing cells of a short row read as empty.
-      expect(valid(yield* validator.validate({ row: 10, cells: ["CLI-2", "Mercado"] })).payload).toEqual({
+      assert.deepStrictEqual(valid(yield* validator.validate({ row: 10, cells: ["CLI-2", "Mercado"] })).payload, {
         externalId: "CLI-2",
         name: "Mercado"
       })
-      expect(formatErrors(invalid(yield* validator.validate({ row: 11, cells: ["CLI-3"] })).errors)).toBe(
+      assert.strictEqual(
+        formatErrors(invalid(yield* validator.validate({ row: 11, cells: ["CLI-3"] })).errors),
         "name: required"
       )
     }))
