@@ -11,6 +11,7 @@ import { defineConfig } from "vitest/config"
 const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
+  "test/cli/progress-cli.test.ts",
   "test/export/continue.test.ts",
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",
@@ -22,6 +23,7 @@ const cliTier = [
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",
   "test/onboard/identity-cli.test.ts",
+  "test/onboard/resume.test.ts",
   "test/onboard/skips.test.ts",
   "test/report/**/*.test.ts",
   "test/template/workbook.test.ts"

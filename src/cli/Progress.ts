@@ -1,10 +1,15 @@
 /**
- * Progress of a run on stderr: on a terminal a live bar (done/total, requests per minute, ETA), otherwise a plain
- * line every few seconds; and the closing table of counts per status. The ETA takes the slower of two estimates:
- * the request budget (rows left × requests per row so far ÷ the budget's rate) and the pace observed so far.
+ * Progress of a run on stderr: on a terminal a live bar (done/total, requests per minute, ETA, what the client
+ * waits for), otherwise a plain line every few seconds; and the closing table of counts per status.
+ *
+ * Requests per minute are the requests of the budget's last window, scaled to a minute: the budget never lets
+ * more than its limit into one window, so the figure never exceeds the budget's own per-minute figure shown next
+ * to it. The ETA takes the slower of two estimates: the request budget (rows left × requests per row so far ÷ the
+ * budget's rate) and the pace observed so far, plus what is left of a rate-limit pause.
  */
 import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
-import type { ApiStats } from "../client/Api.js"
+import type { ApiStats, ClientActivity } from "../client/Api.js"
+import type { ErrorKind } from "../report/ErrorKinds.js"
 import type { Rate } from "../Units.js"
 import { colourOn } from "./Terminal.js"
 
@@ -20,13 +25,17 @@ export interface Progress {
 export interface ProgressOptions {
   readonly label: string
   readonly stats?: Effect.Effect<ApiStats> | undefined
-  /** The request budget, for the ETA. */
+  /** What the client waits for, and its requests in the budget's last window (`Api.activity`). */
+  readonly activity?: Effect.Effect<ClientActivity> | undefined
+  /** The request budget, for the ETA and requests per minute. */
   readonly rate?: Rate | undefined
   /** Defaults to whether stderr is a terminal. */
   readonly tty?: boolean | undefined
   /** Between plain lines when not on a terminal. */
   readonly plainEveryMs?: number | undefined
   readonly write?: ((text: string) => void) | undefined
+  /** The terminal's width (default: stderr's), which the live line never reaches. */
+  readonly columns?: number | undefined
 }
 
 export const formatDuration = (ms: number): string => {
@@ -56,9 +65,50 @@ export const eta = (input: {
   return Number.isFinite(pace) ? Math.max(pace, budget) : budget
 }
 
+/** Requests per minute of `inWindow` requests in one window of `rate` (rounded as the budget's own figure). */
+export const perMinute = (inWindow: number, rate: Rate): number => Math.round((inWindow * 60_000) / rate.windowMs)
+
+/** `12:03:10`, on this machine's clock. */
+const clockTime = (ms: number): string => new Date(ms).toTimeString().slice(0, 8)
+
+/** What the run waits for, in words; nothing while requests are simply being sent. */
+export const waitingFor = (activity: ClientActivity): string | undefined => {
+  switch (activity.state) {
+    case "logging-in":
+      return "logging in"
+    case "paused":
+      return `paused after a rate limit, resumes at ${clockTime(activity.pausedUntil ?? 0)}`
+    case "waiting-budget":
+      return "waiting for the request budget"
+    case "sending":
+      return undefined
+  }
+}
+
 const bar = (fraction: number, width = 24): string => {
   const full = Math.round(Math.min(1, Math.max(0, fraction)) * width)
   return `${"█".repeat(full)}${"░".repeat(width - full)}`
+}
+
+/** The characters a live line may take: less than the terminal's width. */
+const widthOf = (columns: number | undefined) => Math.max(20, (columns ?? process.stderr.columns ?? 80) - 1)
+
+/** The live line, its bar left out when the line would not fit the terminal with it. */
+const barLine = (label: string, drawn: string | undefined, rest: string, columns: number | undefined): string => {
+  const full = drawn !== undefined ? `${label} ${drawn} ${rest}` : `${label} ${rest}`
+  return [...full].length <= widthOf(columns) ? full : `${label}: ${rest}`
+}
+
+/**
+ * What one drawing of the line writes: on a terminal the line is redrawn in place, cut to less than the
+ * terminal's width (a line that wraps leaves its first part behind at every redraw: tmux, narrow windows);
+ * otherwise a line of its own.
+ */
+const redraw = (tty: boolean, columns: number | undefined, text: string): string => {
+  if (!tty) return `${text}\n`
+  const width = widthOf(columns)
+  const chars = [...text]
+  return `\r\x1b[2K${chars.length > width ? `${chars.slice(0, width - 1).join("")}…` : text}`
 }
 
 export const makeProgress = Effect.fn("Progress.make")(function*(options: ProgressOptions) {
@@ -70,18 +120,13 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
   let startedAt = 0
   let startRequests = 0
   let fiber: Fiber.RuntimeFiber<unknown> | undefined
-
-  // Requests per minute over the last minute (or since the start, when shorter).
-  const samples: Array<{ readonly at: number; readonly requests: number }> = []
   const line = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const elapsed = Math.max(1, now - startedAt)
     const requests = options.stats !== undefined ? (yield* options.stats).requests - startRequests : 0
-    samples.push({ at: now, requests })
-    while (samples.length > 1 && samples[0]!.at < now - 60_000) samples.shift()
-    const oldest = samples[0]!.at < now ? samples[0]! : { at: startedAt, requests: 0 }
-    const perMinute = Math.round(((requests - oldest.requests) / Math.max(1, now - oldest.at)) * 60_000)
-    const left = eta({
+    const activity = options.activity !== undefined ? yield* options.activity : undefined
+    const paused = activity?.state === "paused" ? Math.max(0, (activity.pausedUntil ?? now) - now) : 0
+    const estimate = eta({
       total,
       done,
       doneThisSession: done - startDone,
@@ -89,16 +134,24 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
       requests,
       rate: options.rate
     })
+    const left = estimate > 0 ? estimate + paused : 0
     const pct = total > 0 ? Math.floor((done / total) * 100) : 100
     const parts = [`${done}/${total} rows`, `${pct}%`]
-    if (options.stats !== undefined) parts.push(`${perMinute} req/min`)
+    // What the run waits for comes before the figures, so a narrow terminal that cuts the line still shows it.
+    const waiting = activity !== undefined ? waitingFor(activity) : undefined
+    if (waiting !== undefined) parts.push(waiting)
+    if (activity !== undefined && options.rate !== undefined) {
+      parts.push(
+        `${perMinute(activity.inWindow, options.rate)} of ${perMinute(options.rate.limit, options.rate)} req/min`
+      )
+    }
     parts.push(`ETA ${formatDuration(left)}`)
     return tty
-      ? `${options.label} ${bar(total > 0 ? done / total : 1)} ${parts.join(" · ")}`
+      ? barLine(options.label, bar(total > 0 ? done / total : 1), parts.join(" · "), options.columns)
       : `${options.label}: ${parts.join(", ")}`
   })
 
-  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(tty ? `\r\x1b[2K${text}` : `${text}\n`)))
+  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(redraw(tty, options.columns, text))))
 
   const begin = (rows: number, alreadyDone: number) =>
     Effect.gen(function*() {
@@ -129,6 +182,81 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
   } satisfies Progress
 })
 
+/** Progress of an offline read (`validate`): rows read so far, and how far into the file when that is known. */
+export interface ReadProgress {
+  /** `rows` more rows were read, about `bytes` of the file. */
+  readonly read: (rows: number, bytes: number) => Effect.Effect<void>
+  /** Stops the live line (clearing it on a terminal). */
+  readonly end: Effect.Effect<void>
+}
+
+export interface ReadProgressOptions
+  extends Pick<ProgressOptions, "label" | "tty" | "plainEveryMs" | "write" | "columns">
+{
+  /** The file's size, when the bytes of the rows tell how far the read is (CSV; not a compressed workbook). */
+  readonly totalBytes?: number | undefined
+}
+
+const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
+
+/**
+ * The live line of a read: `validate customers: 120000 rows read, ~35% of 80.0 MiB, ETA 12s` (the share is
+ * counted from the rows' text, so it is approximate). It starts with the first row and is drawn from a fiber,
+ * like the run's line; a read that ends before the first plain line prints none.
+ */
+export const makeReadProgress = Effect.fn("Progress.makeRead")(function*(options: ReadProgressOptions) {
+  const tty = options.tty ?? process.stderr.isTTY === true
+  const write = options.write ?? ((text: string) => void process.stderr.write(text))
+  const total = options.totalBytes !== undefined && options.totalBytes > 0 ? options.totalBytes : undefined
+  let rows = 0
+  let bytes = 0
+  let startedAt = 0
+  let fiber: Fiber.RuntimeFiber<unknown> | undefined
+  let ended = false
+
+  const line = Effect.map(Clock.currentTimeMillis, (now) => {
+    const parts = [`${rows} rows read`]
+    // A workbook's rows tell no bytes: its share is not shown.
+    const known = total !== undefined && bytes > 0 ? total : undefined
+    if (known !== undefined) {
+      const share = Math.min(1, bytes / known)
+      parts.push(`~${Math.floor(share * 100)}% of ${megabytes(known)}`)
+      const elapsed = now - startedAt
+      if (share > 0 && elapsed > 0) parts.push(`ETA ${formatDuration((elapsed / share) * (1 - share))}`)
+    }
+    return tty
+      ? barLine(options.label, known !== undefined ? bar(bytes / known) : undefined, parts.join(" · "), options.columns)
+      : `${options.label}: ${parts.join(", ")}`
+  })
+  const render = Effect.flatMap(line, (text) => Effect.sync(() => write(redraw(tty, options.columns, text))))
+
+  const start = Effect.gen(function*() {
+    startedAt = yield* Clock.currentTimeMillis
+    const every = tty ? Duration.millis(250) : Duration.millis(options.plainEveryMs ?? 5_000)
+    fiber = yield* Effect.forkDaemon(Effect.repeat(Effect.delay(render, every), Schedule.forever))
+  })
+
+  const end = Effect.suspend(() => {
+    ended = true
+    const f = fiber
+    fiber = undefined
+    if (f === undefined) return Effect.void
+    return Effect.zipRight(Fiber.interrupt(f), tty ? Effect.sync(() => write("\r\x1b[2K")) : Effect.void)
+  })
+
+  yield* Effect.addFinalizer(() => end)
+
+  return {
+    read: (n: number, b: number) =>
+      Effect.suspend(() => {
+        rows += n
+        bytes += b
+        return fiber === undefined && !ended ? start : Effect.void
+      }),
+    end
+  } satisfies ReadProgress
+})
+
 /** The closing table: one line per status with rows, then the totals. */
 export const summaryTable = (
   title: string,
@@ -143,4 +271,31 @@ export const summaryTable = (
     ...rows.map(([s, n]) => `  ${s.padEnd(width)}  ${String(n).padStart(numWidth)}`),
     ...extra.map(([k, v]) => `  ${k.padEnd(width)}  ${String(v).padStart(numWidth)}`)
   ]
+}
+
+const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
+
+/** Kinds of error the closing lines list; the others are counted in one line. */
+export const kindsShown = 5
+
+/**
+ * The closing lines that say what went wrong: the most frequent kinds of error (rows first), one example row
+ * each, prefixed by where it is (`customers ` in an onboarding), then how many kinds more and where to see them.
+ */
+export const wentWrong = (
+  kinds: ReadonlyArray<{ readonly kind: ErrorKind; readonly where?: string | undefined }>,
+  seeAlso: string
+): ReadonlyArray<string> => {
+  if (kinds.length === 0) return []
+  const shown = [...kinds].sort((a, b) => b.kind.count - a.kind.count).slice(0, kindsShown)
+  const width = Math.max(...shown.map((k) => String(k.kind.count).length))
+  const lines = ["what went wrong, most rows first:"]
+  for (const { kind, where } of shown) {
+    const example = kind.examples[0]
+    const text = example === undefined ? kind.kind : `row ${example.row}: ${example.error}`
+    lines.push(`  ${String(kind.count).padStart(width)}  ${shorten(`${where ?? ""}${text}`, 110)}`)
+  }
+  const more = kinds.length - shown.length
+  if (more > 0) lines.push(`  … and ${more} more kind${more === 1 ? "" : "s"}: see ${seeAlso}`)
+  return lines
 }

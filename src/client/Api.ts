@@ -97,6 +97,17 @@ export interface ApiStats {
   readonly logins: number
 }
 
+/**
+ * What the client is doing now, for progress: what its requests wait for (a login under way, a pause after a
+ * rate-limit answer until `pausedUntil` on this machine's clock, room in the budget's window), else `sending`;
+ * and how many requests it sent in the budget's last window.
+ */
+export interface ClientActivity {
+  readonly state: "sending" | "waiting-budget" | "paused" | "logging-in"
+  readonly pausedUntil?: number
+  readonly inWindow: number
+}
+
 /** What a run's summary tells of its traffic. */
 export type RunTraffic = Pick<ApiStats, "requests" | "rateLimited" | "retries">
 
@@ -134,6 +145,7 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
       options?: ListOptions & { readonly resource?: Resource }
     ) => Stream.Stream<Page, ApiAborted | ListFailed>
     readonly stats: Effect.Effect<ApiStats>
+    readonly activity: Effect.Effect<ClientActivity>
   }
 >() {}
 

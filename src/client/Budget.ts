@@ -29,6 +29,11 @@ export interface Budget {
   readonly pause: (ms: number) => Effect.Effect<void>
   /** True while a rate-limit pause is running. */
   readonly paused: Effect.Effect<boolean>
+  /**
+   * What a caller is held for now (progress shows it): the end of a rate-limit pause (client clock, ms), else
+   * whether one waits for room in the window.
+   */
+  readonly holding: Effect.Effect<{ readonly pausedUntil: number | undefined; readonly forRoom: boolean }>
 }
 
 /**
@@ -45,6 +50,10 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
   let ends: Array<number> = []
   let ended = Deferred.unsafeMake<void>(FiberId.none)
   let pausedUntil = 0
+  /** The caller that has the lock is waiting for a request to leave the window. */
+  let forRoom = false
+  const waitingForRoom = (wait: Effect.Effect<void>) =>
+    Effect.ensuring(Effect.zipRight(Effect.sync(() => (forRoom = true)), wait), Effect.sync(() => (forRoom = false)))
 
   const prune = (now: number) => {
     let drop = 0
@@ -66,8 +75,7 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
           return
         }
         // Room comes back only when an ended request leaves the window; with none ended yet, wait for one to end.
-        if (ends.length > 0) yield* Effect.sleep(ends[0]! + span - now)
-        else yield* Deferred.await(ended)
+        yield* waitingForRoom(ends.length > 0 ? Effect.sleep(ends[0]! + span - now) : Deferred.await(ended))
       }
     })
   )
@@ -103,5 +111,10 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
 
   const paused = Effect.map(Clock.currentTimeMillis, (now) => now < pausedUntil)
 
-  return { spend, pause, paused } satisfies Budget
+  const holding = Effect.map(Clock.currentTimeMillis, (now) => ({
+    pausedUntil: now < pausedUntil ? pausedUntil : undefined,
+    forRoom
+  }))
+
+  return { spend, pause, paused, holding } satisfies Budget
 })

@@ -25,7 +25,7 @@
 import type { HttpClient } from "@effect/platform"
 import { Clock, Duration, Effect, Either, Layer, Option, Predicate, Schedule, Stream } from "effect"
 import { resource } from "../Resources.js"
-import type { ApiRequest, Evidence, Reply } from "./Api.js"
+import type { ApiRequest, ClientActivity, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"
 import { errorMessage, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget, SharedBudget } from "./Budget.js"
@@ -84,7 +84,7 @@ const idempotent = (method: ApiRequest["method"]) => method === "GET" || method 
 
 export const make = Effect.gen(function*() {
   const settings = yield* ClientConfig
-  const counters = yield* makeCounters
+  const counters = yield* makeCounters(settings.rate.windowMs)
   const shared = yield* Effect.serviceOption(SharedBudget)
   const budget = Option.isSome(shared) ? shared.value : yield* makeBudget(settings.rate, settings.budgetMarginMs)
   const transport = yield* makeTransport(settings, budget, counters)
@@ -343,13 +343,25 @@ export const make = Effect.gen(function*() {
 
   const get: Get = (path, query) => request({ method: "GET", path, query })
 
+  /** A pause holds every request, logins included, so it is said first; then a login, then the window. */
+  const activity = Effect.gen(function*() {
+    const inWindow = yield* counters.inWindow
+    const holding = yield* budget.holding
+    if (holding.pausedUntil !== undefined) {
+      return { state: "paused", pausedUntil: holding.pausedUntil, inWindow } satisfies ClientActivity
+    }
+    if (yield* tokens.loggingIn) return { state: "logging-in", inWindow } satisfies ClientActivity
+    return { state: holding.forRoom ? "waiting-budget" : "sending", inWindow } satisfies ClientActivity
+  })
+
   return Api.of({
     baseUrl: settings.baseUrl,
     budget: settings.rate,
     embedded: settings.embedded,
     request,
     pages: makePages(settings, get),
-    stats: counters.get
+    stats: counters.get,
+    activity
   })
 })
 

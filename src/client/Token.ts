@@ -45,6 +45,8 @@ export interface Tokens {
   readonly prove: (token: Token) => Effect.Effect<void>
   /** Whether the server ever accepted `token`. */
   readonly proven: (token: Token) => Effect.Effect<boolean>
+  /** True while a login is under way (the callers that need a token wait for it). */
+  readonly loggingIn: Effect.Effect<boolean>
 }
 
 const defaultLifetimeMs = 30 * 60_000
@@ -87,6 +89,7 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
   let current: Option.Option<Token> = Option.none()
   let rejected: Option.Option<ApiAborted> = Option.none()
   let generation = 0
+  let loggingIn = false
   /** Generations the server accepted, and those dropped after a 401. */
   const accepted = new Set<number>()
   const dropped = new Set<number>()
@@ -175,7 +178,11 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
       if (Option.isSome(rejected)) return yield* rejected.value
       const now = yield* Clock.currentTimeMillis
       if (Option.isSome(current) && now < current.value.renewAt) return current.value
-      const token = yield* login().pipe(Effect.tapError((e) => Effect.sync(() => (rejected = Option.some(e)))))
+      loggingIn = true
+      const token = yield* login().pipe(
+        Effect.tapError((e) => Effect.sync(() => (rejected = Option.some(e)))),
+        Effect.ensuring(Effect.sync(() => (loggingIn = false)))
+      )
       current = Option.some(token)
       return token
     })
@@ -207,5 +214,12 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
 
   const proven = (token: Token) => Effect.sync(() => accepted.has(token.generation))
 
-  return { get, invalidate, newest, prove, proven } satisfies Tokens
+  return {
+    get,
+    invalidate,
+    newest,
+    prove,
+    proven,
+    loggingIn: Effect.sync(() => loggingIn)
+  } satisfies Tokens
 })

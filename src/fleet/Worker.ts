@@ -138,7 +138,10 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const spending: Budget = accountBudget === undefined ? budget : {
         spend: (request, unsent) => accountBudget.spend(budget.spend(request, unsent), unsent),
         pause: (ms) => Effect.zipRight(budget.pause(ms), accountBudget.pause(ms)),
-        paused: budget.paused
+        paused: budget.paused,
+        // What progress shows: the account's own budget holds first, then the worker's.
+        holding: Effect.flatMap(accountBudget.holding, (own) =>
+          own.forRoom || own.pausedUntil !== undefined ? Effect.succeed(own) : budget.holding)
       }
       const layer = HttpApi.layer.pipe(
         Layer.provide(Layer.succeed(ClientConfig, settings)),

@@ -5,6 +5,8 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
+import { existsSync, statSync } from "node:fs"
+import * as Path from "node:path"
 import {
   apiLayer,
   type ConnectionOptions,
@@ -14,16 +16,25 @@ import {
 } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
-import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import {
+  formatDuration,
+  makeProgress,
+  makeReadProgress,
+  type ReadProgress,
+  summaryTable,
+  wentWrong
+} from "../cli/Progress.js"
 import { didYouMean } from "../cli/Suggest.js"
 import { Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
+import { resumeOnboarding } from "../onboard/Commands.js"
+import { readOnboardSummary } from "../onboard/Summary.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration, parseRate } from "../Units.js"
-import type { Mode, OnConflict, ReadSettings } from "./Journal.js"
+import { journalFile, type Mode, type OnConflict, type ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
@@ -119,29 +130,14 @@ export const resourceName = (name: string) =>
 
 // --- output --------------------------------------------------------------------------------------------------------
 
-const shorten = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`)
-
 /**
  * The closing lines that say what went wrong and what to run next: the most frequent kinds of error (one example
  * row each) and the exact command that takes the rows on.
  */
 export const whatNext = (summary: Summary): ReadonlyArray<string> => {
-  const lines: Array<string> = []
-  const kinds = (summary.errors ?? []).slice(0, 5)
-  if (kinds.length > 0) {
-    const width = Math.max(...kinds.map((k) => String(k.count).length))
-    lines.push("what went wrong, most rows first:")
-    for (const k of kinds) {
-      const example = k.examples[0]
-      lines.push(
-        `  ${String(k.count).padStart(width)}  ${
-          shorten(example === undefined ? k.kind : `row ${example.row}: ${example.error}`, 110)
-        }`
-      )
-    }
-    const more = (summary.errors ?? []).length - kinds.length
-    if (more > 0) lines.push(`  … and ${more} more kinds: see report.csv or report.html`)
-  }
+  const lines: Array<string> = [
+    ...wentWrong((summary.errors ?? []).map((kind) => ({ kind })), "report.csv or report.html")
+  ]
   const n = (status: string) => summary.counts[status as keyof typeof summary.counts] ?? 0
   const dir = summary.runDir
   if (summary.command === "validate") {
@@ -211,7 +207,7 @@ const withApi = <A, E>(
           stopping: "stopping after the rows in flight",
           hint: () => resumeHint(runDirOf())
         })
-        const progress = yield* makeProgress({ label, stats: api.stats, rate })
+        const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
         return yield* work({ stop: stop.stopped, progress, say }).pipe(
           stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
         )
@@ -237,6 +233,15 @@ const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E
         : Effect.void
   )
 
+/** The size of `file` in bytes, if it can be read (the reader reports a missing file by itself). */
+const sizeOf = (file: string): number | undefined => {
+  try {
+    return statSync(file).size
+  } catch {
+    return undefined
+  }
+}
+
 // --- validate --------------------------------------------------------------------------------------------------
 
 export const validateCommand = Command.make(
@@ -258,24 +263,31 @@ export const validateCommand = Command.make(
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
       yield* lockRunDir(runDir, "validate")
-      const validation = runValidate({
-        resource,
-        file: a.file,
-        read: readSettings(a.parsing),
-        dateFormat: a.parsing.dateFormat,
-        decimal: a.parsing.decimal,
-        mode: a.mode,
-        attachmentsRoot: root,
-        runDir,
-        say
-      })
+      const validation = (progress: ReadProgress) =>
+        runValidate({
+          progress: progress.read,
+          resource,
+          file: a.file,
+          read: readSettings(a.parsing),
+          dateFormat: a.parsing.dateFormat,
+          decimal: a.parsing.decimal,
+          mode: a.mode,
+          attachmentsRoot: root,
+          runDir,
+          say
+        })
       // Nothing is sent, so there is nothing to finish: a signal stops the validation at once, and its reports
       // (incomplete) are discarded with it; exit 3, as for any run stopped before its end.
       const result = yield* shielded(
         Effect.scoped(
           Effect.gen(function*() {
             const stop = yield* stopOnSignals({ stopping: "stopping the validation; no report is kept" })
-            return yield* Effect.raceFirst(Effect.asSome(validation), Effect.as(stop.stopped, Option.none()))
+            // A large file shows how far the read is, on stderr (stdout stays for --json).
+            const progress = yield* makeReadProgress({ label: `validate ${resource}`, totalBytes: sizeOf(a.file) })
+            return yield* Effect.raceFirst(
+              Effect.asSome(Effect.ensuring(validation(progress), progress.end)),
+              Effect.as(stop.stopped, Option.none())
+            )
           })
         )
       )
@@ -352,7 +364,9 @@ export const importCommand = Command.make(
 export const resumeCommand = Command.make(
   "resume",
   {
-    runDir: Args.text({ name: "RUN_DIR" }).pipe(Args.withDescription("The run directory to continue")),
+    runDir: Args.text({ name: "RUN_DIR" }).pipe(
+      Args.withDescription("The run directory to continue: an import's, or an onboarding's")
+    ),
     json: jsonOption,
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
@@ -361,6 +375,13 @@ export const resumeCommand = Command.make(
     Effect.gen(function*() {
       // An undo run is continued by the undo (src/undo).
       if ((yield* undoRunOf(a.runDir)) !== undefined) return yield* resumeUndoCommand(a)
+      // An onboarding's run directory holds one run per step and the onboarding's summary, no journal of its own.
+      const onboarding = existsSync(Path.join(a.runDir, journalFile)) ? undefined : readOnboardSummary(a.runDir)
+      if (onboarding !== undefined) {
+        return yield* Effect.scoped(
+          resumeOnboarding(Path.resolve(a.runDir), onboarding, a.connection, a.forceBaseUrl, a.json)
+        )
+      }
       const { job, prior } = yield* loadRun(a.runDir)
       const connection = yield* continuingConnection(
         a.connection,
@@ -380,7 +401,7 @@ export const resumeCommand = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Finish an interrupted run: rows done are not sent again, rows in flight are looked up before any resend"
+    "Finish an interrupted run or onboarding: rows done are not sent again, rows in flight are looked up before any resend"
   )
 )
 

@@ -47,7 +47,7 @@ import {
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
-import { type Summary, writeReports, writeSummary } from "./Report.js"
+import { settledFormats, type Summary, writeReports, writeSummary } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
@@ -257,7 +257,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             aborted: aborted?.message ?? null,
             version,
             baseUrl: api.baseUrl,
-            budget: api.budget
+            budget: api.budget,
+            formats: settledFormats(input.source, formats)
           } satisfies Summary
         }))
       const summary = report.summary

@@ -48,7 +48,25 @@ export interface Summary extends RunTraffic {
   readonly budget?: { readonly limit: number; readonly windowMs: number }
   /** Rows that did not end well, grouped by error (the message without its values), most rows first. */
   readonly errors?: ReadonlyArray<ErrorKind>
+  /** How the source was read: what `auto` settled (or what was given). */
+  readonly formats?: SettledFormats
 }
+
+/** The encoding and delimiter of a CSV source (absent for a workbook), its decimal mark and date order. */
+export interface SettledFormats extends Formats {
+  readonly encoding?: string
+  readonly delimiter?: string
+}
+
+export const settledFormats = (
+  source: { readonly encoding?: string | undefined; readonly delimiter?: string | undefined },
+  formats: Formats
+): SettledFormats => ({
+  ...(source.encoding !== undefined ? { encoding: source.encoding } : {}),
+  ...(source.delimiter !== undefined ? { delimiter: source.delimiter } : {}),
+  decimal: formats.decimal,
+  dateFormat: formats.dateFormat
+})
 
 /** Error kinds a summary keeps. */
 const errorKindsKept = 20

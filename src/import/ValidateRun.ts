@@ -12,7 +12,7 @@ import { resource as resourceOf } from "../Resources.js"
 import { formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
-import { openReports, type Summary, writeSummary } from "./Report.js"
+import { openReports, settledFormats, type Summary, writeSummary } from "./Report.js"
 import { createRunDir, nowIso } from "./RunDir.js"
 import type { Outcome } from "./Status.js"
 
@@ -24,6 +24,15 @@ export interface ValidateJob extends RowSettings {
   readonly mode: Mode
   readonly runDir: string
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /** Told of the rows as they are validated, with about how many bytes of a CSV file they took (0 for XLSX). */
+  readonly progress?: ((rows: number, bytes: number) => Effect.Effect<void>) | undefined
+}
+
+/** About how many bytes of a CSV file a row took: its cells, a delimiter after each but the last, a line break. */
+const csvBytes = (cells: ReadonlyArray<string>): number => {
+  let n = cells.length
+  for (const c of cells) n += c.length
+  return n
 }
 
 const outcomeOf = (result: RowResult): Outcome =>
@@ -64,11 +73,25 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
         resource: r.name,
         formats
       })
+      const csv = input.source.format === "csv"
       yield* Stream.runForEachChunk(rows, (chunk) =>
-        Effect.flatMap(
-          Effect.forEach(chunk, (row) =>
-            Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
-          reports.writeAll
+        Effect.zipRight(
+          Effect.flatMap(
+            Effect.forEach(chunk, (row) =>
+              Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
+            reports.writeAll
+          ),
+          job.progress === undefined
+            ? Effect.void
+            : Effect.suspend(() => {
+              let bytes = 0
+              if (csv) {
+                for (const row of chunk) {
+                  bytes += csvBytes(row.cells)
+                }
+              }
+              return job.progress!(chunk.length, bytes)
+            })
         ))
       // The summary is made once the last line is written, so that report.xlsx shows it on its first sheet.
       const report = yield* reports.close((tally) =>
@@ -91,7 +114,8 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
           dryRun: false,
           parent: null,
           interrupted: false,
-          aborted: null
+          aborted: null,
+          formats: settledFormats(input.source, formats)
         }))
       )
       return { formats, summary: report.summary, runDir }

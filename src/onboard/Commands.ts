@@ -5,7 +5,12 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
-import { connectionOptions } from "../cli/Connection.js"
+import {
+  type ApiLayerExtra,
+  type ConnectionOptions,
+  connectionOptions,
+  continuingConnection
+} from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
 import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
@@ -13,8 +18,9 @@ import { conflictOptions, onConflictOf } from "../import/Commands.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./Demo.js"
-import { prepareOnboarding, runOnboarding } from "./Onboard.js"
+import { type PreparedOnboarding, prepareOnboarding, runOnboarding } from "./Onboard.js"
 import { closingLines, planLines, stopHint, withOnboardApi } from "./Run.js"
+import type { OnboardSummary } from "./Summary.js"
 
 const duration = (flag: string, text: string) =>
   Either.mapLeft(parseDuration(text), (why) => new UsageError({ message: `${flag}: ${why}` }))
@@ -24,14 +30,77 @@ const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(
 
 const parsingOptions = fileFormatOptions
 
-const answerWaitOption = (fallback: string) =>
-  Options.text("answer-wait").pipe(
-    Options.withPseudoName("DURATION"),
-    Options.withDefault(fallback),
-    Options.withDescription(
-      "With --verify: how long to wait for questionnaire answers to show on their tasks (confirmed, else unconfirmed)"
-    )
+/** The same flag and default as `import --verify-wait`; `--answer-wait`, its former name, still works. */
+const answerWaitOption = Options.text("verify-wait").pipe(
+  Options.withAlias("answer-wait"),
+  Options.withPseudoName("DURATION"),
+  Options.withDefault("6m"),
+  Options.withDescription(
+    "With --verify: how long to wait for questionnaire answers to show on their tasks, confirmed, else unconfirmed (the API promises 5 minutes; alias --answer-wait)"
   )
+)
+
+/** Runs a prepared onboarding under the command's Api and prints its closing lines and summary. */
+const runAndClose = (
+  prepared: PreparedOnboarding,
+  connection: ConnectionOptions,
+  extra: ApiLayerExtra | undefined,
+  json: boolean
+) =>
+  // Printed inside the shielded run, which a stop signal lets finish.
+  withOnboardApi(connection, prepared.runDir, extra, (tools) =>
+    Effect.gen(function*() {
+      const result = yield* runOnboarding(prepared, tools)
+      const { table, where } = closingLines(result.summary)
+      for (const line of table) yield* say(line)
+      yield* printSummary(json, result.summary, where)
+      if (json) { for (const line of where) yield* say(line) }
+      return result.exitCode as ExitCode
+    }).pipe(stopAfterApiRequests(() => `fsm-bulk resume ${prepared.runDir}`))).pipe(
+      Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`))
+    )
+
+/**
+ * `resume DIR` on an onboarding's run directory: the same input and settings (from its summary), against the
+ * server it was sent to; steps that ended are kept, the step under way continues from its journal (rows done are
+ * not sent again, rows in flight are looked up first), the steps not started run.
+ */
+export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
+  dir: string,
+  summary: OnboardSummary,
+  connection: ConnectionOptions,
+  forceBaseUrl: boolean,
+  json: boolean
+) {
+  if (summary.command !== "onboard") {
+    return yield* new UsageError({
+      message: `${dir} holds a ${summary.command}, which cannot be resumed: run \`fsm-bulk ${summary.command}\` again`
+    })
+  }
+  const target = summary.baseUrl !== undefined
+    ? { baseUrl: summary.baseUrl, embedded: summary.embedded === true }
+    : undefined
+  const continuing = yield* continuingConnection(connection, target, forceBaseUrl, "this onboarding")
+  yield* lockRunDir(dir, "resume")
+  const settings = summary.settings
+  const prepared = yield* prepareOnboarding({
+    command: "onboard",
+    input: summary.source,
+    runDir: dir,
+    dryRun: summary.dryRun,
+    verify: summary.verify,
+    answerWaitMs: settings?.answerWaitMs ?? 6 * 60_000,
+    answerPollMs: settings?.answerPollMs ?? pollFor(6 * 60_000),
+    read: settings?.read ?? { encoding: "auto", delimiter: "auto" },
+    dateFormat: settings?.dateFormat ?? "auto",
+    decimal: settings?.decimal ?? "auto",
+    attachmentsRoot: settings?.attachmentsRoot,
+    maxAttachmentBytes: settings?.maxAttachmentBytes,
+    resuming: { earlier: { requests: summary.requests, rateLimited: summary.rateLimited, retries: summary.retries } }
+  })
+  for (const line of planLines(prepared)) yield* say(line)
+  return yield* runAndClose(prepared, continuing, undefined, json)
+})
 
 // --- onboard -----------------------------------------------------------------------------------------------------
 
@@ -48,10 +117,10 @@ export const onboardCommand = Command.make(
     ),
     verify: Options.boolean("verify").pipe(
       Options.withDescription(
-        "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --answer-wait ends"
+        "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --verify-wait ends"
       )
     ),
-    answerWait: answerWaitOption("5m"),
+    answerWait: answerWaitOption,
     conflicts: conflictOptions,
     answerDelay: Options.text("answer-delay").pipe(
       Options.withPseudoName("DURATION"),
@@ -72,7 +141,7 @@ export const onboardCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
-      const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
+      const answerWaitMs = yield* duration("--verify-wait", a.answerWait)
       if (Option.isSome(a.answerDelay) && Option.isSome(a.connection.baseUrl)) {
         return yield* new UsageError({
           message: "--answer-delay sets the embedded sandbox's delay: it cannot change the API at --base-url"
@@ -101,19 +170,8 @@ export const onboardCommand = Command.make(
         onConflict: yield* onConflictOf(a.conflicts)
       })
       for (const line of planLines(prepared)) yield* say(line)
-      // Printed inside the shielded run, which a stop signal lets finish.
       const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
-      return yield* withOnboardApi(a.connection, prepared.runDir, extra, (tools) =>
-        Effect.gen(function*() {
-          const result = yield* runOnboarding(prepared, tools)
-          const { table, where } = closingLines(result.summary)
-          for (const line of table) yield* say(line)
-          yield* printSummary(a.json, result.summary, where)
-          if (a.json) { for (const line of where) yield* say(line) }
-          return result.exitCode as ExitCode
-        }).pipe(stopAfterApiRequests(() => `fsm-bulk onboard ${a.input}`))).pipe(
-          Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`))
-        )
+      return yield* runAndClose(prepared, a.connection, extra, a.json)
     }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(
@@ -185,14 +243,14 @@ export const demoCommand = Command.make(
       Options.withDefault("2s"),
       Options.withDescription("How long the embedded sandbox takes to show a questionnaire answer on its task")
     ),
-    answerWait: answerWaitOption("5m"),
+    answerWait: answerWaitOption,
     json: jsonOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
       const answerDelayMs = yield* duration("--answer-delay", a.answerDelay)
-      const answerWaitMs = yield* duration("--answer-wait", a.answerWait)
+      const answerWaitMs = yield* duration("--verify-wait", a.answerWait)
       const runDir = Option.getOrElse(a.out, () => defaultRunDir("demo"))
       yield* lockRunDir(runDir, "demo")
       const result = yield* runDemo(

@@ -11,14 +11,14 @@
 import { Effect, Option, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import type { Progress } from "../cli/Progress.js"
-import { Api, trafficSince } from "../client/Api.js"
+import { kindsShown, type Progress } from "../cli/Progress.js"
+import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { readJsonFile } from "../files/JsonFile.js"
 import { openInput } from "../import/Input.js"
-import { journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
-import { type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
+import { type JournalContents, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
+import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
 import { serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import { endedWell, type Outcome } from "../import/Status.js"
@@ -26,6 +26,7 @@ import { RunCounts } from "../import/SummaryFile.js"
 import { resource as resourceOf } from "../Resources.js"
 import type { StopSignal } from "../Signals.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
+import { version } from "../Version.js"
 import { type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
 import { type DependenciesOf, orderSteps } from "./Order.js"
 import { type EndedRow, makeOnboardResolver, namedBy } from "./Resolver.js"
@@ -61,6 +62,11 @@ export interface OnboardRequest {
   readonly dependenciesOf?: DependenciesOf | undefined
   /** `--merge` / `--overwrite`: rows of exported files whose records changed on the server since the export. */
   readonly onConflict?: ImportJob["onConflict"]
+  /**
+   * `resume` of an interrupted onboarding in `runDir`: steps that ended are kept, the one under way continues
+   * from its journal, the rest run; `earlier` is the traffic of the sessions before.
+   */
+  readonly resuming?: { readonly earlier: RunTraffic } | undefined
 }
 
 export interface PreparedStep {
@@ -130,7 +136,7 @@ const preflight = Effect.fn("Onboard.preflight")(
     yield* inferFormats(columns, opened.rows, parse)
     const self = yield* scanSelfReferences(r, opened.source)
     const stepDir = Path.join(runDir, step.resource)
-    for (const name of [journalFile, reportCsv, stepSummaryFile]) {
+    for (const name of request.resuming !== undefined ? [] : [journalFile, reportCsv, stepSummaryFile]) {
       if (fs.existsSync(Path.join(stepDir, name))) {
         return yield* new RunError({ message: `${stepDir} already holds a run (${name}): choose another --out` })
       }
@@ -149,7 +155,7 @@ export const prepareOnboarding = Effect.fn("Onboard.prepare")(function*(request:
   const input = yield* readOnboardInput(request.input)
   const ordered = yield* orderSteps(input, request.dependenciesOf)
   const runDir = Path.resolve(request.runDir)
-  if (fs.existsSync(Path.join(runDir, summaryFile))) {
+  if (request.resuming === undefined && fs.existsSync(Path.join(runDir, summaryFile))) {
     return yield* new RunError({
       message: `${request.runDir} already holds an onboarding (${summaryFile}): choose another --out`
     })
@@ -200,7 +206,9 @@ const endedRows = Effect.fn("Onboard.endedRows")(function*(
 
 const stepSummaryOf = (
   step: PreparedStep,
-  result: Omit<RunResult, "summary"> & { readonly summary: RunCounts },
+  result: Omit<RunResult, "summary"> & {
+    readonly summary: RunCounts & Partial<Pick<RunResult["summary"], "formats" | "errors">>
+  },
   skippedForParent: number,
   aborted: boolean
 ): StepSummary => ({
@@ -216,7 +224,11 @@ const stepSummaryOf = (
   retries: result.summary.retries,
   exitCode: result.exitCode,
   interrupted: result.interrupted,
-  aborted
+  aborted,
+  ...(result.summary.formats !== undefined ? { formats: result.summary.formats } : {}),
+  ...(result.summary.errors !== undefined && result.summary.errors.length > 0
+    ? { errors: result.summary.errors.slice(0, kindsShown) }
+    : {})
 })
 
 /** The summary a step that failed as a whole left on disk (an aborted run writes it before it fails), if readable. */
@@ -227,6 +239,36 @@ const leftOnDisk = (step: PreparedStep) =>
     ),
     Effect.option
   )
+
+/** The final outcome of every row a step's journal holds. */
+const outcomesOf = (journal: JournalContents): Map<number, Outcome> => {
+  const outcomes = new Map<number, Outcome>()
+  for (const [row, state] of journal.rows) {
+    if (state.last === "done" && state.outcome !== undefined) outcomes.set(row, state.outcome)
+  }
+  return outcomes
+}
+
+const skippedForParentOf = (
+  outcomes: ReadonlyMap<number, Outcome>,
+  isParentProblem: (error: string | undefined) => boolean
+): number => [...outcomes.values()].filter((o) => o.status === "skipped" && isParentProblem(o.error)).length
+
+/** The summary of a step an earlier session finished (none when it did not write one, or was interrupted). */
+const finishedStep = (step: PreparedStep, skippedForParent: number): StepSummary | undefined => {
+  try {
+    const s = JSON.parse(fs.readFileSync(Path.join(step.runDir, stepSummaryFile), "utf8")) as RunResult["summary"]
+    if (s.interrupted) return undefined
+    return stepSummaryOf(
+      step,
+      { runDir: step.runDir, summary: s, exitCode: s.exitCode, interrupted: false },
+      skippedForParent,
+      false
+    )
+  } catch {
+    return undefined
+  }
+}
 
 export const runOnboarding = Effect.fn("Onboard.run")(
   function*(prepared: PreparedOnboarding, tools: OnboardTools = {}) {
@@ -250,9 +292,15 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     const steps: Array<StepSummary> = []
     const total = prepared.steps.length
 
+    const earlier = request.resuming?.earlier
     const summaryNow = (finished: string | null, interrupted: boolean, aborted: string | null = null) =>
       Effect.gen(function*() {
-        const stats = trafficSince(statsAtStart, yield* api.stats)
+        const now = trafficSince(statsAtStart, yield* api.stats)
+        const stats: RunTraffic = {
+          requests: now.requests + (earlier?.requests ?? 0),
+          rateLimited: now.rateLimited + (earlier?.rateLimited ?? 0),
+          retries: now.retries + (earlier?.retries ?? 0)
+        }
         const allWell = steps.length === total && steps.every((s) => s.exitCode === 0)
         const summary: OnboardSummary = {
           tool: "fsm-bulk",
@@ -273,16 +321,49 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           interrupted,
           aborted,
           steps,
-          notRun: prepared.steps.slice(steps.length).map((s) => s.input.resource)
+          notRun: prepared.steps.slice(steps.length).map((s) => s.input.resource),
+          version,
+          baseUrl: api.baseUrl,
+          ...(api.embedded === true ? { embedded: true } : {}),
+          budget: api.budget,
+          settings: {
+            read: { encoding: request.read.encoding, delimiter: request.read.delimiter },
+            dateFormat: request.dateFormat,
+            decimal: request.decimal,
+            ...(request.attachmentsRoot !== undefined ? { attachmentsRoot: request.attachmentsRoot } : {}),
+            ...(request.maxAttachmentBytes !== undefined ? { maxAttachmentBytes: request.maxAttachmentBytes } : {}),
+            answerWaitMs: request.answerWaitMs,
+            answerPollMs: request.answerPollMs
+          }
         }
         yield* writeOnboardSummary(summary)
         return summary
       })
 
+    // Written before the first step, so an onboarding killed in it is one `resume` recognises and continues.
+    yield* summaryNow(null, false)
+
     for (const [index, step] of prepared.steps.entries()) {
       if (tools.stop !== undefined && (yield* tools.stop.isStopped)) break
       const resource = step.input.resource
       yield* shared.beginStep(resource, step.produced)
+      const journalPath = Path.join(step.runDir, journalFile)
+      const prior = request.resuming !== undefined && fs.existsSync(journalPath)
+        ? yield* readJournal(journalPath)
+        : undefined
+      // A step an earlier session finished is not run again: its outcomes tell the later steps which rows ended well.
+      const earlierOutcomes = prior?.complete === true ? outcomesOf(prior) : undefined
+      const finished = earlierOutcomes !== undefined
+        ? finishedStep(step, skippedForParentOf(earlierOutcomes, shared.isParentProblem))
+        : undefined
+      if (earlierOutcomes !== undefined && finished !== undefined) {
+        const outcomes = earlierOutcomes
+        yield* shared.afterStep(resource, yield* endedRows(step, outcomes, request.dryRun, shared.isParentProblem))
+        steps.push(finished)
+        yield* say(stepLine(index, total, finished, request.dryRun))
+        yield* summaryNow(null, false)
+        continue
+      }
       const job: ImportJob = {
         command: request.command,
         resource,
@@ -310,7 +391,9 @@ export const runOnboarding = Effect.fn("Onboard.run")(
             const progress = tools.progress !== undefined
               ? yield* tools.progress(`[${index + 1}/${total}] ${resource}`)
               : undefined
-            return yield* runImport({ ...job, progress })
+            return yield* (prior !== undefined
+              ? continueRun({ ...job, command: "resume", progress }, prior)
+              : runImport({ ...job, progress }))
           })
         ).pipe(Effect.catchTag("InputError", inSheet(step.input)))
       )
@@ -322,14 +405,9 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         return yield* Effect.fail(ran.left)
       }
       // The journal holds every row's final outcome, the rows skipped for their parent's sake included.
-      const outcomes = new Map<number, Outcome>()
-      for (const [row, state] of (yield* readJournal(Path.join(step.runDir, journalFile))).rows) {
-        if (state.last === "done" && state.outcome !== undefined) outcomes.set(row, state.outcome)
-      }
+      const outcomes = outcomesOf(yield* readJournal(journalPath))
       yield* shared.afterStep(resource, yield* endedRows(step, outcomes, request.dryRun, shared.isParentProblem))
-      const skippedForParent = [...outcomes.values()].filter((o) =>
-        o.status === "skipped" && shared.isParentProblem(o.error)
-      ).length
+      const skippedForParent = skippedForParentOf(outcomes, shared.isParentProblem)
       const summary = stepSummaryOf(step, ran.right, skippedForParent, false)
       steps.push(summary)
       yield* say(stepLine(index, total, summary, request.dryRun))

@@ -6,24 +6,25 @@
 import { Effect, Either, type Option } from "effect"
 import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox } from "../cli/Connection.js"
 import { say } from "../cli/Output.js"
-import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
+import { formatDuration, makeProgress, summaryTable, wentWrong } from "../cli/Progress.js"
 import { Api } from "../client/Api.js"
 import { reportCsv } from "../import/RunDir.js"
+import type { Status } from "../import/Status.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { parseRate } from "../Units.js"
 import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
-import { type OnboardSummary, summaryFile } from "./Summary.js"
+import { type OnboardSummary, type StepSummary, summaryFile } from "./Summary.js"
 
 export interface CommandTools extends OnboardTools {
   /** The embedded sandbox, when the command runs against one. */
   readonly embedded: Option.Option<RunningSandbox>
 }
 
-/** How to go on after a stop: the step in progress keeps its journal, and onboarding again finishes the rest. */
+/** How to go on after a stop: `resume` on the onboarding's directory continues the step in progress and the rest. */
 export const stopHint = (runDir: string) =>
-  `each step keeps its journal in ${runDir}/<resource> (\`fsm-bulk resume\` continues one); onboarding the same input again ` +
-  `finishes the rest and changes nothing that is already done`
+  `continue it with \`fsm-bulk resume ${runDir}\` (steps that ended are kept, the step in progress continues from its ` +
+  `journal, the rest run)`
 
 /** Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr. */
 export const withOnboardApi = <A, E, R>(
@@ -44,7 +45,7 @@ export const withOnboardApi = <A, E, R>(
         })
         return yield* work({
           stop,
-          progress: (label) => makeProgress({ label, stats: api.stats, rate }),
+          progress: (label) => makeProgress({ label, stats: api.stats, activity: api.activity, rate }),
           say,
           embedded
         })
@@ -67,7 +68,28 @@ export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> =
   ]
 }
 
-/** The closing lines: totals per status, requests, and where the reports are. */
+/** What to run for a step whose rows did not all end well: its invalid rows, its failed ones, then its children. */
+const nextForStep = (step: StepSummary): ReadonlyArray<string> => {
+  const n = (status: Status) => step.counts[status] ?? 0
+  const lines: Array<string> = []
+  if (n("invalid") > 0) {
+    lines.push(
+      `next (${step.resource}): correct the invalid rows in a copy of ${step.runDir}/${reportCsv} (keep _row), then`,
+      `      fsm-bulk rerun ${step.runDir} --fixed CORRECTED.csv`
+    )
+  }
+  if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
+    lines.push(`next (${step.resource}): send the failed and in-doubt rows again: fsm-bulk rerun ${step.runDir}`)
+  }
+  if (step.skippedForParent > 0) {
+    lines.push(
+      `then (${step.resource}): the rows skipped for their parent: fsm-bulk rerun ${step.runDir} --only skipped`
+    )
+  }
+  return lines
+}
+
+/** The closing lines: totals per status, requests, what went wrong and what to run, and where the reports are. */
 export const closingLines = (
   summary: OnboardSummary
 ): { readonly table: ReadonlyArray<string>; readonly where: ReadonlyArray<string> } => {
@@ -86,9 +108,15 @@ export const closingLines = (
     ? [`not started: ${summary.notRun.join(", ")}; ${stopHint(summary.runDir)}`]
     : []
   const troubled = summary.steps.filter((s) => s.exitCode !== 0)
+  const wrong = wentWrong(
+    summary.steps.flatMap((s) => (s.errors ?? []).map((kind) => ({ kind, where: `${s.resource} ` }))),
+    `each step's ${reportCsv}, or ${summary.runDir}/report.html`
+  )
   return {
     table,
     where: [
+      ...wrong,
+      ...(summary.dryRun ? [] : troubled.flatMap(nextForStep)),
       ...notRun,
       ...troubled.map((s) => `rows to look at: ${s.runDir}/${reportCsv}`),
       `reports: ${summary.runDir}/<resource>/${reportCsv} (and report.xlsx), one per step`,

@@ -4,12 +4,17 @@
  * step, that show the plan in a dry run (would create / would update / unchanged / invalid …).
  */
 import { Effect } from "effect"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
+import type { ReadOptions } from "../files/Source.js"
 import { writeFileAtomic } from "../files/Write.js"
+import type { SettledFormats } from "../import/Report.js"
 import { countStatuses, type Status } from "../import/Status.js"
+import type { ErrorKind } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
+import type { ParseOptions } from "../validate/Validate.js"
 
 export const summaryFile = "summary.json"
 
@@ -27,6 +32,10 @@ export interface StepSummary extends RunTraffic {
   readonly exitCode: number
   readonly interrupted: boolean
   readonly aborted: boolean
+  /** How the step's file was read: what `auto` settled. */
+  readonly formats?: SettledFormats
+  /** The step's rows that did not end well, grouped by error, most rows first (the first few kinds). */
+  readonly errors?: ReadonlyArray<ErrorKind>
 }
 
 /** Its traffic counts every request of the onboarding (lookups, logins and `--verify` reads included). */
@@ -58,6 +67,37 @@ export interface OnboardSummary extends RunTraffic {
   readonly steps: ReadonlyArray<StepSummary>
   /** Steps never started (the onboarding stopped before them). */
   readonly notRun: ReadonlyArray<ResourceName>
+  /** The tool's version, the API it talked to (and whether it was an embedded sandbox), the budget kept to. */
+  readonly version?: string
+  readonly baseUrl?: string
+  readonly embedded?: boolean
+  readonly budget?: { readonly limit: number; readonly windowMs: number }
+  /** How the files are read and answers awaited: `resume` on this directory continues with the same. */
+  readonly settings?: OnboardSettings
+}
+
+/** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */
+export interface OnboardSettings {
+  readonly read: { readonly encoding: ReadOptions["encoding"]; readonly delimiter: ReadOptions["delimiter"] }
+  readonly dateFormat: ParseOptions["dateFormat"]
+  readonly decimal: ParseOptions["decimal"]
+  readonly attachmentsRoot?: string
+  readonly maxAttachmentBytes?: number
+  readonly answerWaitMs: number
+  readonly answerPollMs: number
+}
+
+/**
+ * The summary of the onboarding in `dir`, when `dir` holds one (an onboarding writes it before its first step);
+ * undefined for any other directory.
+ */
+export const readOnboardSummary = (dir: string): OnboardSummary | undefined => {
+  try {
+    const s = JSON.parse(fs.readFileSync(Path.join(dir, summaryFile), "utf8")) as OnboardSummary
+    return s.tool === "fsm-bulk" && Array.isArray(s.steps) && Array.isArray(s.resources) ? s : undefined
+  } catch {
+    return undefined
+  }
 }
 
 /** Counts of every step added up. */
