@@ -11,7 +11,7 @@ import { connectionOptions } from "./cli/Connection.js"
 import { type CliModel, cliModel, type CommandExtras, flagNames } from "./cli/Help.js"
 import { fileFormatOptions } from "./cli/Parsing.js"
 import { exportCommand, verifyCommand } from "./export/Commands.js"
-import { exportNames } from "./export/Plan.js"
+import { exportNames } from "./export/Walks.js"
 import {
   accountsCommand,
   cancelCommand,

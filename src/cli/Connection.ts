@@ -8,7 +8,7 @@ import { Options } from "@effect/cli"
 import { Config, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
 import type { Api } from "../client/Api.js"
 import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
-import * as HttpApi from "../client/HttpApi.js"
+import { HttpAdapter } from "../client/HttpAdapter.js"
 import { UsageError } from "../Errors.js"
 import { type JsonFileError, readJsonFile } from "../files/JsonFile.js"
 import { isLoopback } from "../Loopback.js"
@@ -201,7 +201,7 @@ export const clientSettings = (
 
 /** The live `Api` for `settings`, over Node's HTTP client. */
 export const clientLayer = (settings: ClientSettings): Layer.Layer<Api> =>
-  HttpApi.layer.pipe(
+  HttpAdapter.layer.pipe(
     Layer.provide(Layer.succeed(ClientConfig, settings)),
     // node:http with one keep-alive agent sized to the concurrency: connections are reused (one TLS handshake
     // per socket, not per request) and failures keep Node's error codes, which tell "refused" (never sent,

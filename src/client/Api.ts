@@ -1,6 +1,6 @@
 /**
  * The port for "the API": what pipelines (import, export, onboarding, answers) may ask of the remote service.
- * Pipelines know this module, never `HttpClient`; `HttpApi.ts` is the only adapter.
+ * Pipelines know this module, never `HttpClient`; `HttpAdapter.ts` is the only adapter.
  *
  * Per-call outcomes are values (`Reply`): a rejected or in-doubt write becomes a report line, never a failure.
  * Only failures of the whole run (credentials rejected, a token refused twice, a permission error on login)

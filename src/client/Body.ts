@@ -155,7 +155,13 @@ export const listPage = (body: unknown): ListPage | undefined => {
   const list = decodeList(result)
   if (Option.isNone(list)) return undefined
   if (!("entityList" in list.value)) {
-    return { records: list.value.filter(isApiRecord), nextLink: undefined, paged: false, pageSize: undefined, total: undefined }
+    return {
+      records: list.value.filter(isApiRecord),
+      nextLink: undefined,
+      paged: false,
+      pageSize: undefined,
+      total: undefined
+    }
   }
   const nextLink = Option.match(decodeLinks(result), {
     onNone: () => undefined,

@@ -38,7 +38,7 @@ export interface Budget {
 
 /**
  * A budget shared by several `Api` layers of one process (a fleet worker's accounts all leave by one address):
- * when provided, `HttpApi` spends from it instead of making its own.
+ * when provided, `HttpAdapter` spends from it instead of making its own.
  */
 export class SharedBudget extends Context.Tag("fsm-bulk/SharedBudget")<SharedBudget, Budget>() {}
 

@@ -1,7 +1,7 @@
 /**
  * What the client checks before it resends a write whose answer was lost (timeout, reset, 5xx): how a POST's
  * record is looked up by its correlation key, and whether a PATCH is already visible on the re-read record.
- * Pure functions over the resource table; `HttpApi` runs the lookups.
+ * Pure functions over the resource table; `HttpAdapter` runs the lookups.
  */
 import { Predicate } from "effect"
 import { keyFilter, keyProperty, withKey } from "../Identity.js"

@@ -10,7 +10,7 @@
  * A token is *proven* once the server accepted it for any call (an answer past authentication: not a 401, not a
  * rate-limit answer, not a 5xx). A 401 on a proven token means it was revoked or expired since: log in again. A
  * 401 on a token the server never accepted, right after a new login for that request, means the credentials
- * cannot do this (see `HttpApi`).
+ * cannot do this (see `HttpAdapter`).
  *
  * A login answered with a redirect (301/302/307/308) aborts with a message naming the redirect: the base URL is
  * wrong, and a client that followed it could turn `POST /login` into `GET /login`.

@@ -13,8 +13,8 @@ import { cannotWrite } from "../files/Write.js"
 import { lockRunDir } from "../import/RunDir.js"
 import { type PreparedExport, prepareExport, runExport } from "./Export.js"
 import type { CsvDialect } from "./Manifest.js"
-import { exportNames } from "./Plan.js"
 import { runVerify } from "./Verify.js"
+import { exportNames } from "./Walks.js"
 
 const resourcesArg = Args.text({ name: "resource" }).pipe(
   Args.withDescription(`Resources to export (default: all of them): ${exportNames.join(", ")}`),

@@ -10,7 +10,7 @@ import type { Resource } from "../Resources.js"
 import { idReadName } from "../Resources.js"
 import type { KeyLookup } from "./Cells.js"
 import { propertyOf } from "./Cells.js"
-import type { Walk } from "./Plan.js"
+import type { Walk } from "./Walks.js"
 
 /** The items of a derived resource inside one record of its parent, each carrying the parent's id. */
 const derivedRecords = (

@@ -23,7 +23,7 @@ import {
   verifyWaitOption
 } from "../import/Commands.js"
 import { journalFile } from "../import/Journal.js"
-import { modeProblem } from "../import/Plan.js"
+import { modeProblem } from "../import/WritePlan.js"
 import type { Summary } from "../import/Report.js"
 import { summaryFile } from "../import/RunDir.js"
 import { resource as resourceOf } from "../Resources.js"

@@ -21,7 +21,7 @@ import * as Path from "node:path"
 import { Api } from "../client/Api.js"
 import { type Budget, makeBudget, SharedBudget } from "../client/Budget.js"
 import { ClientConfig, type Credentials, defaultBudgetMargin } from "../client/Config.js"
-import * as HttpApi from "../client/HttpApi.js"
+import { HttpAdapter } from "../client/HttpAdapter.js"
 import { cannotWrite } from "../files/Write.js"
 import { journalFile, type JournalWriter, openJournal } from "../import/Journal.js"
 import { runImport } from "../import/Pipeline.js"
@@ -143,7 +143,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         holding: Effect.flatMap(accountBudget.holding, (own) =>
           own.forRoom || own.pausedUntil !== undefined ? Effect.succeed(own) : budget.holding)
       }
-      const layer = HttpApi.layer.pipe(
+      const layer = HttpAdapter.layer.pipe(
         Layer.provide(Layer.succeed(ClientConfig, settings)),
         Layer.provide(Layer.succeed(SharedBudget, spending)),
         Layer.provide(

@@ -36,12 +36,12 @@ import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration, parseRate } from "../Units.js"
 import { journalFile, type Mode, type OnConflict, type ReadSettings } from "./Journal.js"
 import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
-import { modeProblem } from "./Plan.js"
 import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
 import { defaultRunDir, lockRunDir, reportCsv } from "./RunDir.js"
 import { runValidate } from "./ValidateRun.js"
+import { modeProblem } from "./WritePlan.js"
 
 // --- arguments and flags -----------------------------------------------------------------------------------------
 

@@ -45,13 +45,13 @@ import {
   type StaleCheck
 } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
-import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import { settledFormats, type Summary, writeReports, writeSummary } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { nextReady, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
+import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./WritePlan.js"
 
 export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */

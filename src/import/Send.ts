@@ -11,8 +11,8 @@ import type { FileCell } from "../validate/Validate.js"
 import { createBody, patchOps, pathDeleteBody, pathPutBody, rowProblem, upsertBody } from "./Bodies.js"
 import { formatChanges } from "./Compare.js"
 import { listedAs, recordId } from "./Lookup.js"
-import type { Action } from "./Plan.js"
 import type { Outcome, Status } from "./Status.js"
+import type { Action } from "./WritePlan.js"
 
 const evidenceOf = (reply: Reply): Omit<Outcome, "status"> => ({
   ...(reply.evidence.status !== undefined ? { http: reply.evidence.status } : {}),

@@ -1,6 +1,6 @@
 /**
  * `undo RUN_DIR`: a run like any other — a run directory with a journal, reports and a summary, continued by
- * `resume` and rerun by `rerun` — whose rows are the undo's plan (Plan.ts), written once to `undo.json` (and as a
+ * `resume` and rerun by `rerun` — whose rows are the undo's plan (Steps.ts), written once to `undo.json` (and as a
  * readable table to `undo.csv`, the source its reports repeat) when it starts.
  *
  * A small runner rather than the import pipeline: an undo mixes deletes, patches and creates in one run, checks
@@ -34,11 +34,11 @@ import {
 } from "../import/Journal.js"
 import { findRecords, type Found, listedAs, recordId } from "../import/Lookup.js"
 import { resumeHint } from "../import/Pipeline.js"
-import { type Action, intentOf } from "../import/Plan.js"
 import { openReports, type Summary, writeSummary } from "../import/Report.js"
 import { createRunDir, existingRunDir, lockRunDir, nowIso, reportCsv } from "../import/RunDir.js"
 import { send, wouldBe } from "../import/Send.js"
 import { endedWell, type Outcome, type Status } from "../import/Status.js"
+import { type Action, intentOf } from "../import/WritePlan.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { version } from "../Version.js"
 import {
@@ -52,7 +52,7 @@ import {
   rowsFile,
   type UndoItem,
   UndoPlan
-} from "./Plan.js"
+} from "./Steps.js"
 
 export interface UndoTools {
   /** Completes when the run should stop sending (signals). */

@@ -7,6 +7,7 @@
 import type { RowError } from "./Model.js"
 
 export { cellSchema } from "./Cells.js"
+export { planColumns } from "./Columns.js"
 export { inferFormats, settleFormats } from "./Formats.js"
 export type {
   ColumnKind,
@@ -21,7 +22,6 @@ export type {
   RowValidator
 } from "./Model.js"
 export { defaultMaxAttachmentBytes } from "./Model.js"
-export { planColumns } from "./Plan.js"
 export { makeValidator } from "./Row.js"
 
 /** `_error` text of an invalid row: `column: message; column: message`. */

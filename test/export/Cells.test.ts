@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Either } from "effect"
 import type { KeyLookup } from "../../src/export/Cells.js"
 import { moneyToNumber, rowMapper } from "../../src/export/Cells.js"
-import { exportNames, planExport } from "../../src/export/Plan.js"
+import { exportNames, planExport } from "../../src/export/Walks.js"
 import { exportColumns, resource, templateColumns } from "../../src/Resources.js"
 
 const noKeys: KeyLookup = () => undefined

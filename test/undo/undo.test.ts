@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
-import { planFile } from "../../src/undo/Plan.js"
+import { planFile } from "../../src/undo/Steps.js"
 import {
   apiOf,
   importInto,

@@ -368,4 +368,4 @@ export const make = Effect.gen(function*() {
 /** The live `Api`: needs the client configuration and an `HttpClient` (see `src/cli/Connection.ts`). */
 export const layer: Layer.Layer<Api, never, ClientConfig | HttpClient.HttpClient> = Layer.effect(Api, make)
 
-export const HttpApi = { make, layer } as const
+export const HttpAdapter = { make, layer } as const
