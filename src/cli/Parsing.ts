@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "../Errors.js"
+import type { OnConflict } from "../import/Journal.js"
 
 export const fileFormatOptions = Options.all({
   encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
@@ -53,3 +54,25 @@ export const attachmentsRoot = (given: Option.Option<string>): Effect.Effect<str
           )
       })
   })
+
+/** `--merge` / `--overwrite`: rows of an exported file whose records changed on the server since the export. */
+export const conflictOptions = Options.all({
+  merge: Options.boolean("merge").pipe(
+    Options.withDescription(
+      "Rows of an exported file whose records changed on the server since: send the file's changes when they touch other fields"
+    )
+  ),
+  overwrite: Options.boolean("overwrite").pipe(
+    Options.withDescription(
+      "Rows of an exported file whose records changed on the server since: send them anyway (the server's edits are lost)"
+    )
+  )
+})
+
+/** The `OnConflict` the flags ask for (undefined: `conflict`), or a usage error for both at once. */
+export const onConflictOf = (
+  flags: { readonly merge: boolean; readonly overwrite: boolean }
+): Effect.Effect<OnConflict | undefined, UsageError> =>
+  flags.merge && flags.overwrite
+    ? new UsageError({ message: "--merge and --overwrite exclude each other: choose one" })
+    : Effect.succeed(flags.merge ? "merge" : flags.overwrite ? "overwrite" : undefined)

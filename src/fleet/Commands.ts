@@ -9,7 +9,6 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
-import { shielded, stopOnSignals } from "../Signals.js"
 import { UsageError } from "../Errors.js"
 import {
   dryRunOption,
@@ -23,10 +22,11 @@ import {
   verifyWaitOption
 } from "../import/Commands.js"
 import { journalFile } from "../import/Journal.js"
-import { modeProblem } from "../import/WritePlan.js"
 import type { Summary } from "../import/Report.js"
 import { summaryFile } from "../import/RunDir.js"
+import { modeProblem } from "../import/WritePlan.js"
 import { resource as resourceOf } from "../Resources.js"
+import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"

@@ -7,25 +7,18 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Either, Option } from "effect"
 import { existsSync, statSync } from "node:fs"
 import * as Path from "node:path"
+import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
+import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
 import {
-  apiLayer,
-  type ConnectionOptions,
-  connectionOptions,
-  continuingConnection,
-  forceBaseUrlOption
-} from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
-import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
-import {
-  formatDuration,
-  makeProgress,
-  makeReadProgress,
-  type ReadProgress,
-  summaryTable,
-  wentWrong
-} from "../cli/Progress.js"
+  attachmentsRoot,
+  attachmentsRootOption,
+  conflictOptions,
+  fileFormatOptions,
+  onConflictOf
+} from "../cli/Parsing.js"
+import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../cli/Progress.js"
 import { didYouMean } from "../cli/Suggest.js"
-import { Api } from "../client/Api.js"
+import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { UsageError } from "../Errors.js"
 import { resumeOnboarding } from "../onboard/Commands.js"
 import { readOnboardSummary } from "../onboard/Summary.js"
@@ -33,9 +26,9 @@ import { importable, isResourceName, resource as resourceOf, type ResourceName }
 import { shielded, stopOnSignals } from "../Signals.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
-import { parseDuration, parseRate } from "../Units.js"
-import { journalFile, type Mode, type OnConflict, type ReadSettings } from "./Journal.js"
-import { type ImportJob, resumeHint, runImport, type RunResult } from "./Pipeline.js"
+import { parseDuration } from "../Units.js"
+import { journalFile, type Mode, type ReadSettings } from "./Journal.js"
+import { resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
@@ -79,27 +72,6 @@ export const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withDefault("6m"),
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
-/** `--merge` / `--overwrite`: rows of an exported file whose records changed on the server since the export. */
-export const conflictOptions = Options.all({
-  merge: Options.boolean("merge").pipe(
-    Options.withDescription(
-      "Rows of an exported file whose records changed on the server since: send the file's changes when they touch other fields"
-    )
-  ),
-  overwrite: Options.boolean("overwrite").pipe(
-    Options.withDescription(
-      "Rows of an exported file whose records changed on the server since: send them anyway (the server's edits are lost)"
-    )
-  )
-})
-
-/** The `OnConflict` the flags ask for (undefined: `conflict`), or a usage error for both at once. */
-export const onConflictOf = (
-  flags: { readonly merge: boolean; readonly overwrite: boolean }
-): Effect.Effect<OnConflict | undefined, UsageError> =>
-  flags.merge && flags.overwrite
-    ? new UsageError({ message: "--merge and --overwrite exclude each other: choose one" })
-    : Effect.succeed(flags.merge ? "merge" : flags.overwrite ? "overwrite" : undefined)
 
 const outOption = Options.text("out").pipe(
   Options.withPseudoName("DIR"),
@@ -191,46 +163,12 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     return summary.exitCode as ExitCode
   })
 
-/** Runs a pipeline under the command's Api, with progress and the clean stop on signals. */
-const withApi = <A, E>(
-  connection: ConnectionOptions,
-  label: string,
-  runDirOf: () => string,
-  work: (tools: Pick<ImportJob, "stop" | "progress" | "say">) => Effect.Effect<A, E, Api>
-) =>
-  shielded(
-    Effect.scoped(
-      Effect.gen(function*() {
-        const api = yield* Api
-        const rate = Either.getOrUndefined(parseRate(connection.rate))
-        const stop = yield* stopOnSignals({
-          stopping: "stopping after the rows in flight",
-          hint: () => resumeHint(runDirOf())
-        })
-        const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
-        return yield* work({ stop: stop.stopped, progress, say }).pipe(
-          stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
-        )
-      })
-    ).pipe(Effect.provide(apiLayer(connection)))
-  )
-
 const afterRun = (json: boolean, title: string, result: RunResult) =>
   printOutcome(
     json,
     title,
     result.summary,
     result.interrupted ? [`stopped before every row was sent: ${resumeHint(result.runDir)}`] : []
-  )
-
-/** An aborted run (credentials rejected …) says how to continue before the edge prints the error. */
-const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.tapError(
-    self,
-    (e) =>
-      (e as { readonly _tag?: string })._tag === "ApiAborted" && runDir() !== ""
-        ? say(`the journal is kept: ${resumeHint(runDir())}`)
-        : Effect.void
   )
 
 /** The size of `file` in bytes, if it can be read (the reader reports a missing file by itself). */

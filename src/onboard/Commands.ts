@@ -12,9 +12,14 @@ import {
   continuingConnection
 } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
-import { attachmentsRoot, attachmentsRootOption, fileFormatOptions } from "../cli/Parsing.js"
+import {
+  attachmentsRoot,
+  attachmentsRootOption,
+  conflictOptions,
+  fileFormatOptions,
+  onConflictOf
+} from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
-import { conflictOptions, onConflictOf } from "../import/Commands.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./Demo.js"

@@ -5,19 +5,19 @@
  * table and the summary, and returns the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Either, Option } from "effect"
+import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import {
-  apiLayer,
   type ConnectionOptions,
   connectionOptions,
   continuingConnection,
   forceBaseUrlOption
 } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, stopAfterSending, summary as printSummary } from "../cli/Output.js"
-import { formatDuration, makeProgress, summaryTable } from "../cli/Progress.js"
-import { Api } from "../client/Api.js"
+import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
+import { formatDuration, summaryTable } from "../cli/Progress.js"
+import { hintOnAbort, withApi } from "../cli/WithApi.js"
+import { type Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
 import { journalFile, readJournal } from "../import/Journal.js"
 import { resumeHint } from "../import/Pipeline.js"
@@ -25,8 +25,6 @@ import { runTargetOf } from "../import/Resume.js"
 import { defaultRunDir, reportCsv } from "../import/RunDir.js"
 import type { Status } from "../import/Status.js"
 import { isResourceName } from "../Resources.js"
-import { shielded, stopOnSignals } from "../Signals.js"
-import { parseRate } from "../Units.js"
 import { rerunUndo, resumeUndo, runUndo, type UndoResult, type UndoTools } from "./Undo.js"
 
 /** The server the run (or the first step of the onboarding) under `dir` was sent to. */
@@ -42,33 +40,15 @@ const targetOf = (dir: string) =>
     return runTargetOf((yield* readJournal(step)).header)
   })
 
+/** Runs an undo under the command's Api, as an import runs (the journal's hint only once it has one). */
 const withUndoApi = <A, E>(
   connection: ConnectionOptions,
   label: string,
   runDir: string,
   work: (tools: UndoTools) => Effect.Effect<A, E, Api>
 ) =>
-  shielded(
-    Effect.scoped(
-      Effect.gen(function*() {
-        const api = yield* Api
-        const rate = Either.getOrUndefined(parseRate(connection.rate))
-        const stop = yield* stopOnSignals({
-          stopping: "stopping after the rows in flight",
-          hint: () => resumeHint(runDir)
-        })
-        const progress = yield* makeProgress({ label, stats: api.stats, rate })
-        return yield* work({ stop: stop.stopped, progress, say }).pipe(
-          stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDir}`)
-        )
-      })
-    ).pipe(Effect.provide(apiLayer(connection)))
-  ).pipe(
-    Effect.tapError((e) =>
-      (e as { readonly _tag?: string })._tag === "ApiAborted" && fs.existsSync(Path.join(runDir, journalFile))
-        ? say(`the journal is kept: ${resumeHint(runDir)}`)
-        : Effect.void
-    )
+  withApi(connection, label, () => runDir, work).pipe(
+    hintOnAbort(() => (fs.existsSync(Path.join(runDir, journalFile)) ? runDir : ""))
   )
 
 const afterUndo = (json: boolean, title: string, result: UndoResult) =>

@@ -1,0 +1,55 @@
+/**
+ * A run under the command's Api: the connection's layer, the progress line, the clean stop on SIGINT/SIGTERM
+ * (the rows in flight finish, then the run stops with its resume command), and the hint an aborted run leaves.
+ * Shared by every command that sends rows (import, rerun, resume, undo).
+ */
+import { Effect, Either } from "effect"
+import { Api } from "../client/Api.js"
+import { resumeHint } from "../import/Pipeline.js"
+import { shielded, stopOnSignals } from "../Signals.js"
+import { parseRate } from "../Units.js"
+import { apiLayer, type ConnectionOptions } from "./Connection.js"
+import { say, stopAfterSending } from "./Output.js"
+import { makeProgress, type Progress } from "./Progress.js"
+
+/** What a run gets from the command that starts it. */
+export interface RunTools {
+  /** Completes when the run should stop sending (signals). */
+  readonly stop: Effect.Effect<void>
+  readonly progress: Progress
+  readonly say: (line: string) => Effect.Effect<void>
+}
+
+/** Runs `work` under the command's Api, with progress and the clean stop on signals. */
+export const withApi = <A, E>(
+  connection: ConnectionOptions,
+  label: string,
+  runDirOf: () => string,
+  work: (tools: RunTools) => Effect.Effect<A, E, Api>
+) =>
+  shielded(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const api = yield* Api
+        const rate = Either.getOrUndefined(parseRate(connection.rate))
+        const stop = yield* stopOnSignals({
+          stopping: "stopping after the rows in flight",
+          hint: () => resumeHint(runDirOf())
+        })
+        const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
+        return yield* work({ stop: stop.stopped, progress, say }).pipe(
+          stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
+        )
+      })
+    ).pipe(Effect.provide(apiLayer(connection)))
+  )
+
+/** An aborted run (credentials rejected …) says how to continue before the edge prints the error. */
+export const hintOnAbort = (runDir: () => string) => <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.tapError(
+    self,
+    (e) =>
+      (e as { readonly _tag?: string })._tag === "ApiAborted" && runDir() !== ""
+        ? say(`the journal is kept: ${resumeHint(runDir())}`)
+        : Effect.void
+  )
