@@ -3,14 +3,15 @@
  * against the record's fingerprint from that export (`export/Fingerprint.ts`) and the record as read now. Three
  * versions of each field: the export's (the base, as hashes), the server's now, the file's.
  *
- * - The server's record still matches the base (same `dateLastUpdate`, or every fingerprinted field equal): the
- *   row is written as usual.
+ * - The server's record still matches the base (every fingerprinted field equal): the row is written as usual.
+ *   `dateLastUpdate` never settles it: it counts whole seconds, so an edit made in the second of the export keeps
+ *   the same date; a later date with equal fields is an edit of fields the export did not write.
  * - The server changed since the export: the row is a `conflict`, not sent, naming the fields changed on the
  *   server and in the file; with `merge` the file's changed fields are sent alone when the server changed other
  *   fields (a field-level three-way merge) and a field changed on both sides is still a conflict; `overwrite`
  *   writes the row as usual whatever the server holds.
  */
-import { dateLastUpdate, fieldHashes, type Fingerprint, hashText } from "../export/Fingerprint.js"
+import { fieldHashes, type Fingerprint, hashText } from "../export/Fingerprint.js"
 import type { Resource } from "../Resources.js"
 import { valueText } from "./Compare.js"
 import type { OnConflict } from "./Journal.js"
@@ -49,8 +50,6 @@ export const changedOnServer = (
   base: Fingerprint
 ): ReadonlyArray<string> => {
   const listed = listedAs(resource) ?? resource
-  const now = dateLastUpdate(record)
-  if (base.d !== undefined && now !== undefined && now === base.d) return []
   const hashes = fieldHashes(listed, record)
   return Object.keys(base.f).filter((name) => hashes[name] !== undefined && hashes[name] !== base.f[name])
 }

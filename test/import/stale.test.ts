@@ -21,7 +21,14 @@ const base = fingerprintOf(customers, exported)!
 const row = { externalId: "K-1", name: "Alfa", email: "alfa@x.com", note: "n1" }
 
 describe("staleness", () => {
-  it("a record as exported is clear, whatever the file changed; the same dateLastUpdate settles it", () => {
+  it("a server edit in the second of the export (the same dateLastUpdate) is still a conflict", () => {
+    const sameSecond = { ...exported, email: ["alfa@server.com"] }
+    const stop = staleness(customers, { ...row, note: "n1 in the file" }, sameSecond, base, "stop")
+    assert.strictEqual(stop._tag, "Conflict")
+    assert.include((stop as { error: string }).error, "changed on the server since the export: \"email\"")
+  })
+
+  it("a record as exported is clear, whatever the file changed and whatever its dateLastUpdate says", () => {
     assert.strictEqual(base.k, "k-1")
     assert.deepStrictEqual(staleness(customers, { ...row, note: "new" }, exported, base, "stop"), { _tag: "Clear" })
     // Values written back in another form (a pt-BR list, other case of the key) are not a change.
