@@ -15,6 +15,7 @@ import * as Path from "node:path"
 import type { Faults, RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import {
+  assertAttemptsMatchWrites,
   clientFlags,
   customersFile,
   destroyed,
@@ -94,9 +95,6 @@ const drills: ReadonlyArray<Drill> = [
   }
 ]
 
-const sumAttempts = (report: ReadonlyArray<ReportRow>) =>
-  report.reduce((n, r) => n + (r._attempts === "" ? 0 : Number(r._attempts)), 0)
-
 const runDrill = (drill: Drill, mode: Mode) =>
   Effect.gen(function*() {
     const sandbox = yield* startDrillSandbox({ faults: { ...noFaults, latencyMs: 10, ...drill.faults } })
@@ -149,11 +147,7 @@ const runDrill = (drill: Drill, mode: Mode) =>
     const log = yield* sandbox.control.requests
     drill.happened(log, report)
     const writes = writesTo(log, "/customers")
-    assert.strictEqual(
-      sumAttempts(report),
-      writes.length,
-      "the report's _attempts add up to the writes the server received"
-    )
+    assertAttemptsMatchWrites(report, writes.length)
     if (mode === "create") {
       // A create whose answer was lost after it was applied is found by its key, never sent again.
       const lostApplied = writes.filter((e) => destroyed(e) && e.applied).length

@@ -3,6 +3,7 @@
  * (`node dist/bin.js`, built by `npm test` first) spawned against it with the credentials in the environment,
  * input files written into a temporary directory, and the run directory's report and journal read back.
  */
+import { assert } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
 import type { ChildProcess } from "node:child_process"
@@ -165,4 +166,29 @@ export const statusCounts = (report: ReadonlyArray<ReportRow>): Record<string, n
   const counts: Record<string, number> = {}
   for (const r of report) counts[r._status!] = (counts[r._status!] ?? 0) + 1
   return counts
+}
+
+/** The writes the report says were attempted: the sum of `_attempts`. */
+export const sumAttempts = (report: ReadonlyArray<ReportRow>) =>
+  report.reduce((n, r) => n + (r._attempts === "" || r._attempts === undefined ? 0 : Number(r._attempts)), 0)
+
+/** Attempts that got no answer (`timeout`, `reset` in `_retry_outcomes`): those may never have reached the server. */
+export const unanswered = (report: ReadonlyArray<ReportRow>) =>
+  report.reduce(
+    (n, r) => n + (r._retry_outcomes ?? "").split(";").filter((w) => w === "timeout" || w === "reset").length,
+    0
+  )
+
+/**
+ * The report's `_attempts` account for every write the server received, and count more only for attempts that got
+ * no answer: a request given up on a loaded machine (its timeout) may have been lost before the server read it.
+ */
+export const assertAttemptsMatchWrites = (report: ReadonlyArray<ReportRow>, writes: number) => {
+  const attempts = sumAttempts(report)
+  assert.isAtLeast(attempts, writes, "every write the server received is counted in the report's _attempts")
+  assert.isAtMost(
+    attempts,
+    writes + unanswered(report),
+    "the report's _attempts beyond the writes received are attempts that got no answer"
+  )
 }
