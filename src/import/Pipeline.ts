@@ -20,7 +20,7 @@
  * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
-import { Chunk, Deferred, Effect, Either, Stream, SubscriptionRef } from "effect"
+import { Chunk, Deferred, Effect, Either, FiberId, Stream } from "effect"
 import * as Path from "node:path"
 import type { Progress } from "../cli/Progress.js"
 import { formatDuration } from "../cli/Progress.js"
@@ -609,48 +609,56 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     // How many rows (by position in the pass) have left the reordering; a row starts only within `window` of it,
     // so the rows held back behind a slow one stay bounded. The oldest row never waits, so the pass moves on.
     let released = 0
-    const releasedRef = SubscriptionRef.make(0)
+    /** Completed when `released` moves on, for the rows waiting to start (made only when one waits). */
+    let moved: Deferred.Deferred<void> | undefined
+    const within = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (at < released + window) return Effect.void
+        moved ??= Deferred.unsafeMake<void>(FiberId.none)
+        return Effect.zipRight(Deferred.await(moved), within(at))
+      })
     type Line = readonly [SourceRow, Outcome]
     const held = new Map<number, Line | undefined>()
-    return Stream.unwrap(Effect.map(releasedRef, (progress) =>
-      input.rows.pipe(
-        Stream.mapEffect((row) =>
-          state.stopped
-            ? Effect.succeed({ row, result: undefined as RowResult | undefined })
-            : Effect.map(validatePass.validate(row), (result): { row: SourceRow; result: RowResult | undefined } => ({
-              row,
-              result
-            }))
-        ),
-        Stream.zipWithIndex,
-        Stream.mapEffect(([{ result, row }, at]) => {
-          const n = row.row
-          const line = (): Effect.Effect<Line | undefined, ImportError, Api> => {
-            if (!selected(n)) return Effect.succeed(undefined)
-            if (state.priorDone.has(n) && !queuedBefore(n)) return Effect.succeed([row, state.prior.get(n)!])
-            // Not reached, or not finished: a row `--verify` was to confirm keeps its earlier outcome.
-            const unfinished = () => state.prior.get(n) ?? missing(n)
-            if (result === undefined) return Effect.succeed([row, unfinished()])
-            return Effect.map(attempt(result), (outcome) => [row, outcome ?? unfinished()])
-          }
-          const within = at < released + window
-            ? Effect.void
-            : progress.changes.pipe(Stream.takeUntil((r) => at < r + window), Stream.runDrain)
-          return Effect.map(Effect.zipRight(within, Effect.suspend(line)), (l) => [at, l] as const)
-        }, { concurrency, unordered: true }),
-        // Back in source order.
-        Stream.mapChunksEffect((chunk) => {
-          for (const [at, l] of chunk) held.set(at, l)
-          const out: Array<Line> = []
-          while (held.has(released)) {
-            const l = held.get(released)
-            held.delete(released)
-            released += 1
-            if (l !== undefined) out.push(l)
-          }
-          return Effect.as(SubscriptionRef.set(progress, released), Chunk.unsafeFromArray(out))
-        })
-      )))
+    return input.rows.pipe(
+      Stream.mapEffect((row) =>
+        state.stopped
+          ? Effect.succeed({ row, result: undefined as RowResult | undefined })
+          : Effect.map(validatePass.validate(row), (result): { row: SourceRow; result: RowResult | undefined } => ({
+            row,
+            result
+          }))
+      ),
+      Stream.zipWithIndex,
+      Stream.mapEffect(([{ result, row }, at]) => {
+        const n = row.row
+        const line = (): Effect.Effect<Line | undefined, ImportError, Api> => {
+          if (!selected(n)) return Effect.succeed(undefined)
+          if (state.priorDone.has(n) && !queuedBefore(n)) return Effect.succeed([row, state.prior.get(n)!])
+          // Not reached, or not finished: a row `--verify` was to confirm keeps its earlier outcome.
+          const unfinished = () => state.prior.get(n) ?? missing(n)
+          if (result === undefined) return Effect.succeed([row, unfinished()])
+          return Effect.map(attempt(result), (outcome) => [row, outcome ?? unfinished()])
+        }
+        return Effect.map(Effect.zipRight(within(at), Effect.suspend(line)), (l) => [at, l] as const)
+      }, { concurrency, unordered: true }),
+      // Back in source order.
+      Stream.mapChunksEffect((chunk) => {
+        for (const [at, l] of chunk) held.set(at, l)
+        const from = released
+        const out: Array<Line> = []
+        while (held.has(released)) {
+          const l = held.get(released)
+          held.delete(released)
+          released += 1
+          if (l !== undefined) out.push(l)
+        }
+        const lines = Chunk.unsafeFromArray(out)
+        if (moved === undefined || released === from) return Effect.succeed(lines)
+        const wake = moved
+        moved = undefined
+        return Effect.as(Deferred.succeed(wake, undefined), lines)
+      })
+    )
   }
 
   if (waiting.size === 0 && !verifying) {
