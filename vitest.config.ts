@@ -19,6 +19,7 @@ const cliTier = [
   "test/import/conflicts-cli.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",
+  "test/validate/passes-cli.test.ts",
   "test/onboard/aborted.test.ts",
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",

@@ -3,20 +3,24 @@
  * `rerun` and `resume` commands and onboarding's steps all drive.
  *
  * 1. Open the source, plan its columns, settle the `auto` formats (or reuse a resumed run's).
- * 2. Scan: validate every row once to count them and gather what must be looked up in batches: the values the
- *    rows refer to (other resources) and the keys/ids of the records they write (dry run, emulated upsert,
- *    update/delete by key, rows in flight when an earlier session stopped).
+ * 2. Scan, in the same read that settles the formats (it hashes a CSV too): validate every row once to count them
+ *    and gather what must be looked up in batches: the values the rows refer to (other resources) and the
+ *    keys/ids of the records they write (dry run, emulated upsert, update/delete by key, rows in flight when an
+ *    earlier session stopped). Only keys are kept, never cells.
  * 3. Resolve references and look existing records up, with list calls only.
- * 4. Send: rows stream through `mapEffect` with bounded concurrency, unordered, so a slow row never holds the
- *    others; each row's write is journaled before it is sent and after its answer. Rows that refer to records
- *    created by other rows of the same file wait for a later pass.
- * 5. Reports and summary, from the source read again joined with each row's outcome.
+ * 4. Send, the second read: rows are validated in order, then up to `concurrency` of them are sent at once; each
+ *    row's write is journaled before it is sent and after its answer. A slow row holds the others only once
+ *    `reportWindow` rows behind it are done, since each row comes out with its outcome in source order and goes
+ *    straight to the report writer (rows an earlier session finished, with their outcome). Rows that refer to
+ *    records created by other rows of the same file wait for a later pass; such a run, and one that `--verify`s,
+ *    keeps the outcomes and writes its reports from a third read.
+ * 5. Reports (renamed into place only now) and summary.
  *
  * Per-row problems are outcomes; only failures of the whole run (credentials rejected, unreadable input, disk)
  * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
-import { Deferred, Effect, Either, type Scope, Stream } from "effect"
+import { Chunk, Deferred, Effect, Either, FiberId, type Scope, Stream } from "effect"
 import * as Path from "node:path"
 import type { Progress } from "../cli/Progress.js"
 import { formatDuration } from "../cli/Progress.js"
@@ -24,10 +28,11 @@ import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } 
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
 import { findExportBase, type Fingerprint, fingerprintKey, readFingerprints } from "../export/Fingerprint.js"
+import type { SourceRow } from "../files/Source.js"
 import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
-import { formatErrors, inferFormats, makeValidator } from "../validate/Validate.js"
+import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
 import { version } from "../Version.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
 import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
@@ -46,9 +51,17 @@ import {
 } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
-import { settledFormats, type Summary, writeReports, writeSummary } from "./Report.js"
+import {
+  openReports,
+  type ReportTally,
+  type ReportTarget,
+  settledFormats,
+  type Summary,
+  writeReports,
+  writeSummary
+} from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
-import { nextReady, scanRows, waitingRows } from "./Scan.js"
+import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
 import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./WritePlan.js"
@@ -129,10 +142,21 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   // 1. Source, columns, formats.
   const input = yield* openInput(job.file, job.read, r.name, job.rowColumn)
   const { columns, parse } = yield* planInput(r, input, job, say)
-  const formats: Formats = prior !== undefined
-    ? (prior.header.formats as Formats)
-    : yield* inferFormats(columns, input.rows, parse)
-  // Asked after the formats' pass, which hashes a CSV as it reads it: no pass of its own then.
+  const validatorOf = (formats: Formats) => () => withVerdicts(makeValidator(columns, formats, parse), input)
+  const state = makeRunState(prior, verifyingOf(job))
+
+  // 2. The scan rides on the read that settles the formats (a resumed run reuses its formats): one read of the
+  // source before anything is sent, keeping the rows' keys, never their cells.
+  const { formats, scan } = yield* Effect.scoped(
+    Effect.gen(function*() {
+      const settled = prior !== undefined
+        ? { formats: prior.header.formats as Formats, rows: input.rows }
+        : yield* settleFormats(columns, input.rows, parse)
+      const scan = yield* scanRows(settled.rows, validatorOf(settled.formats)(), scanNeeds(job, state))
+      return { formats: settled.formats, scan }
+    })
+  )
+  // Asked after that read, which hashes a CSV as it reads it: no pass of its own then.
   const sha256 = yield* input.sha256
   if (prior !== undefined && prior.header.source.sha256 !== sha256) {
     return yield* new UsageError({
@@ -140,7 +164,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
-  const validator = () => withVerdicts(makeValidator(columns, formats, parse), input)
+  const validator = validatorOf(formats)
 
   const stale = prior !== undefined ? prior.header.stale : yield* staleCheckOf(job, input.file, api.baseUrl, say)
   const bases = stale !== undefined ? yield* readFingerprints(stale.fingerprints) : undefined
@@ -195,18 +219,12 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
       }
 
-      const state = makeRunState(prior)
-      const outcome = yield* Effect.either(
-        sendRows({ job, resourceName: r.name, input, validator, journal, state, stale, bases })
-      )
-      if (Either.isLeft(outcome) && outcome.left._tag !== "ApiAborted") return yield* Effect.fail(outcome.left)
-      const aborted = Either.isLeft(outcome) ? outcome.left : state.aborted
-
-      // 5. Reports, then the journal's end line, then the summary.
-      const why = aborted !== undefined ? `the run was aborted (${aborted.message})` : "the run stopped"
+      // A row the run did not finish: left in doubt when its write may have reached the server, else skipped.
       let unfinished = 0
       const missing = (row: number): Outcome => {
         unfinished += 1
+        const aborted = state.aborted
+        const why = aborted !== undefined ? `the run was aborted (${aborted.message})` : "the run stopped"
         return state.inFlight.has(row) || state.priorSending.has(row)
           ? {
             status: "in-doubt",
@@ -215,21 +233,22 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           }
           : { status: "skipped", error: `not attempted: ${why} before this row; ${resumeHint(runDir)}` }
       }
-      const earlier = prior?.ends ?? []
-      let session: RunTraffic = { requests: 0, rateLimited: 0, retries: 0 }
-      // The summary is made once the last line is written, so that report.xlsx shows it on its first sheet.
-      const report = yield* writeReports({
+      const target: ReportTarget = {
         runDir,
         input,
         dryRun: job.dryRun,
         decimal: formats.decimal,
         resource: r.name,
-        formats,
-        outcomeOf: (row) => state.outcomes.get(row) ?? missing(row)
-      }, (tally) =>
+        formats
+      }
+      const earlier = prior?.ends ?? []
+      let session: RunTraffic = { requests: 0, rateLimited: 0, retries: 0 }
+      // The summary is made once the last report line is written, so that report.xlsx shows it on its first sheet;
+      // by then the run's abort and its unfinished rows are known.
+      const summarize = (tally: ReportTally) =>
         Effect.gen(function*() {
           // A stop that came after the last row was sent interrupted nothing.
-          const interrupted = aborted !== undefined || unfinished > 0
+          const interrupted = state.aborted !== undefined || unfinished > 0
           const stats = trafficSince(statsAtStart, yield* api.stats)
           session = stats
           const allEnded = Object.entries(tally.counts).every(([s, n]) =>
@@ -254,13 +273,37 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             dryRun: job.dryRun,
             parent: job.parent ?? prior?.header.parent ?? null,
             interrupted,
-            aborted: aborted?.message ?? null,
+            aborted: state.aborted?.message ?? null,
             version,
             baseUrl: api.baseUrl,
             budget: api.budget,
             formats: settledFormats(input.source, formats)
           } satisfies Summary
-        }))
+        })
+      const outcome = yield* Effect.either(
+        sendRows(
+          { job, resourceName: r.name, input, validator, journal, state, stale, bases },
+          scan,
+          target,
+          missing,
+          summarize
+        )
+      )
+      if (Either.isLeft(outcome)) {
+        if (outcome.left._tag !== "ApiAborted") return yield* Effect.fail(outcome.left)
+        state.aborted ??= outcome.left
+      }
+      const aborted = state.aborted
+
+      // 5. Reports (written by the sending when it could: see `sendRows`) with the summary, then the journal's end
+      // line, then summary.json.
+      const report = Either.isRight(outcome) && outcome.right !== undefined
+        ? outcome.right
+        : yield* writeReports({
+          ...target,
+          input,
+          outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
+        }, summarize)
       const summary = report.summary
       const { exitCode, interrupted } = summary
       yield* journal.append({
@@ -305,19 +348,31 @@ const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
 // --- the run's mutable state ---------------------------------------------------------------------------------
 
 interface RunState {
-  readonly outcomes: Map<number, Outcome>
+  /** The outcomes an earlier session reached (resume). */
+  readonly prior: ReadonlyMap<number, Outcome>
+  /**
+   * Only for a run whose report cannot follow its sending (rows sent in later passes, `--verify`): each row's
+   * outcome, for the report written at the end from the source read again. Empty otherwise: outcomes travel with
+   * the stream that sends the rows, to the report.
+   */
+  readonly late: Map<number, Outcome>
   /** Rows whose write was sent in this session and whose answer has not come. */
   readonly inFlight: Set<number>
   /** Rows an earlier session left in flight (resume): their `sending` line. */
   readonly priorSending: Map<number, Sending>
   /** Rows an earlier session finished. */
   readonly priorDone: ReadonlySet<number>
+  /** Rows an earlier session sent that `--verify` still has to confirm (resume): they are prepared and confirmed. */
+  readonly queuedBefore: (row: number) => boolean
   stopped: boolean
   /** Set when a write failed because the whole run must stop (credentials rejected …). */
   aborted: ApiAborted | undefined
 }
 
-const makeRunState = (prior: JournalContents | undefined): RunState => {
+/** Whether the run confirms the rows the API only queued (`--verify`). */
+const verifyingOf = (job: ImportJob) => job.verify && !job.dryRun && confirmable(resourceOf(job.resource))
+
+const makeRunState = (prior: JournalContents | undefined, verifying: boolean): RunState => {
   const outcomes = new Map<number, Outcome>()
   const priorSending = new Map<number, Sending>()
   const priorDone = new Set<number>()
@@ -327,7 +382,36 @@ const makeRunState = (prior: JournalContents | undefined): RunState => {
       priorDone.add(row)
     } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending)
   }
-  return { outcomes, inFlight: new Set(), priorSending, priorDone, stopped: false, aborted: undefined }
+  const queuedBefore = (row: number) => verifying && priorDone.has(row) && outcomes.get(row)?.status === "queued"
+  return {
+    prior: outcomes,
+    late: new Map(),
+    inFlight: new Set(),
+    priorSending,
+    priorDone,
+    queuedBefore,
+    stopped: false,
+    aborted: undefined
+  }
+}
+
+/**
+ * What the scan gathers for the lookups. Read before write: the records an update, upsert or delete touches are
+ * read first, in batches, for their before-images and so that rows equal to the server are `unchanged` and send
+ * nothing. Sub-collections and actions cannot be read back.
+ */
+const scanNeeds = (job: ImportJob, state: RunState): ScanNeeds => {
+  const r = resourceOf(job.resource)
+  const listable = listedAs(r) !== undefined
+  const lookupMode = listable && (job.dryRun || (job.mode !== "create" && !isPathWrite(r)))
+  return {
+    skip: (row) => state.priorDone.has(row) && !state.queuedBefore(row),
+    // Rows an earlier session left in flight are looked up by key whatever the mode.
+    lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
+    lookById: lookupMode && r.id !== undefined,
+    resource: r.name,
+    selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
+  }
 }
 
 // --- scanning, lookups and sending ---------------------------------------------------------------------------
@@ -345,27 +429,12 @@ interface SendInput {
 }
 
 /**
- * Preparing the sending (steps 2 and 3): the scan, the references and the records the rows write, read in batches
- * before anything is sent, and the plan of each row once its references are resolved. Sends nothing.
+ * Preparing the sending (step 3): the references and the records the rows write, read in batches before anything
+ * is sent (from what the scan gathered), and the plan of each row once its references are resolved. Sends nothing.
  */
-const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, skip: (row: number) => boolean) {
+const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan: ScanResult) {
   const { job } = s
   const r = resourceOf(s.resourceName)
-  const listable = listedAs(r) !== undefined
-  // Read before write: the records an update, upsert or delete touches are read first, in batches, for their
-  // before-images and so that rows equal to the server are `unchanged` and send nothing. Sub-collections and
-  // actions cannot be read back.
-  const lookupMode = listable && (job.dryRun || (job.mode !== "create" && !isPathWrite(r)))
-
-  // 2. Scan.
-  const scan = yield* scanRows(s.input.rows, s.validator(), {
-    skip,
-    // Rows an earlier session left in flight are looked up by key whatever the mode.
-    lookByKey: (row) => r.key !== undefined && listable && (lookupMode || s.state.priorSending.has(row)),
-    lookById: lookupMode && r.id !== undefined,
-    resource: r.name,
-    selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
-  })
 
   // 3. References and existing records.
   const resolver = s.job.resolver ?? (yield* serverResolver)
@@ -427,23 +496,33 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, skip
   return { total: scan.total, resolver, waiting, planRow }
 })
 
-/** Steps 2 to 4: prepares the rows, then sends them (each row's outcome journaled and kept in `state`). */
-const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
+/** Rows whose outcomes may wait, in source order, for the report while an earlier row is still being sent. */
+const reportWindow = (concurrency: number) => Math.max(1024, concurrency * 32)
+
+/**
+ * Steps 3 and 4: prepares the rows, then sends them, each row's outcome journaled. When every row is settled in
+ * one pass (no row waits for another row of the file, no `--verify`), the outcomes travel with the stream that
+ * sends the rows, in source order, to the report writer, and the reports' counts are returned; otherwise they are
+ * kept in `state.late` for reports written at the end (undefined is returned).
+ */
+const sendRows = Effect.fn("Import.sendRows")(function*(
+  s: SendInput,
+  scan: ScanResult,
+  target: ReportTarget,
+  missing: (row: number) => Outcome,
+  summarize: (tally: ReportTally) => Effect.Effect<Summary>
+) {
   const { job, input, journal, state } = s
   const say = job.say ?? (() => Effect.void)
   const r = resourceOf(s.resourceName)
   const concurrency = job.concurrency ?? 32
 
   // --verify: rows the API only queued, with what was sent, to be confirmed once the sending is over.
-  const verifying = job.verify && !job.dryRun && confirmable(r)
+  const verifying = verifyingOf(job)
   const queued: Array<Queued> = []
-  const queuedBefore = (row: number) =>
-    verifying && state.priorDone.has(row) && state.outcomes.get(row)?.status === "queued"
+  const { queuedBefore } = state
 
-  const { total, resolver, waiting, planRow } = yield* prepareRows(
-    s,
-    (row) => state.priorDone.has(row) && !queuedBefore(row)
-  )
+  const { total, resolver, waiting, planRow } = yield* prepareRows(s, scan)
   if (job.progress !== undefined) yield* job.progress.begin(total, state.priorDone.size)
 
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
@@ -461,7 +540,6 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
 
   const finish = (row: number, outcome: Outcome, sent?: unknown) =>
     Effect.gen(function*() {
-      state.outcomes.set(row, outcome)
       state.inFlight.delete(row)
       yield* journal.append({
         state: "done",
@@ -471,6 +549,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
         at: yield* nowIso
       })
       if (job.progress !== undefined) yield* job.progress.row
+      return outcome
     })
 
   const withWarnings = (o: Outcome, warnings: ReadonlyArray<string>): Outcome =>
@@ -478,13 +557,14 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
       ? o
       : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
 
+  /** The row's outcome, or undefined when its write was not sent because the run aborted. */
   const processValid = (v: Valid) =>
     Effect.gen(function*() {
       const payload: Record<string, unknown> = { ...v.payload }
       for (const ref of v.refs) {
         const resolved = yield* resolver.resolve(ref)
         if (Either.isLeft(resolved)) {
-          if (queuedBefore(v.row)) return
+          if (queuedBefore(v.row)) return state.prior.get(v.row)
           // `failed` (the cell names nothing usable) or `skipped` (its parent row did not end well): final either way.
           return yield* finish(
             v.row,
@@ -495,8 +575,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
       }
       if (queuedBefore(v.row)) {
         // Sent by an earlier session: only its confirmation is left.
-        queued.push({ row: v.row, payload, outcome: state.outcomes.get(v.row)! })
-        return
+        const outcome = state.prior.get(v.row)!
+        queued.push({ row: v.row, payload, outcome })
+        return outcome
       }
       const { action, before } = planRow(v, payload)
       let outcome: Outcome
@@ -521,12 +602,13 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
           state.inFlight.delete(v.row)
           state.aborted ??= sent.left
           state.stopped = true
-          return yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
+          yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
+          return undefined
         }
         outcome = sent.right
         body = written(r, action)
       }
-      yield* finish(v.row, withWarnings(outcome, v.warnings), body)
+      const final = yield* finish(v.row, withWarnings(outcome, v.warnings), body)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
         !job.dryRun && outcome.recordId !== undefined &&
@@ -534,6 +616,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
       ) {
         yield* resolver.learn(r.name, payload, outcome.recordId)
       }
+      return final
     })
 
   const processRow = (result: RowResult) =>
@@ -541,30 +624,93 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
       ? finish(result.row, { status: "invalid", error: formatErrors(result.errors) })
       : processValid(result)
 
+  const attempt = (result: RowResult) =>
+    Effect.suspend(() =>
+      state.stopped
+        ? Effect.succeed(undefined)
+        : job.stop === undefined
+        ? processRow(result)
+        : Effect.raceFirst(processRow(result), Effect.as(Deferred.await(abandon), undefined))
+    )
+
+  /**
+   * One read of the source: every row validated in order (the validator compares rows with the earlier ones), the
+   * `selected` ones sent concurrently, and each row with its outcome given back in source order — rows an earlier
+   * session finished with their outcome, rows the run did not reach (stopped) `skipped` or `in-doubt`.
+   */
   const pass = (selected: (row: number) => boolean) => {
     const validatePass = s.validator()
+    const window = reportWindow(concurrency)
+    // How many rows (by position in the pass) have left the reordering; a row starts only within `window` of it,
+    // so the rows held back behind a slow one stay bounded. The oldest row never waits, so the pass moves on.
+    let released = 0
+    /** Completed when `released` moves on, for the rows waiting to start (made only when one waits). */
+    let moved: Deferred.Deferred<void> | undefined
+    const within = (at: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (at < released + window) return Effect.void
+        moved ??= Deferred.unsafeMake<void>(FiberId.none)
+        return Effect.zipRight(Deferred.await(moved), within(at))
+      })
+    type Line = readonly [SourceRow, Outcome]
+    const held = new Map<number, Line | undefined>()
     return input.rows.pipe(
-      Stream.takeWhile(() => !state.stopped),
-      Stream.mapEffect((row) => validatePass.validate(row)),
-      Stream.filter((result) => (!state.priorDone.has(result.row) || queuedBefore(result.row)) && selected(result.row)),
-      Stream.mapEffect(
-        (result) =>
-          state.stopped
-            ? Effect.void
-            : job.stop === undefined
-            ? processRow(result)
-            : Effect.raceFirst(processRow(result), Deferred.await(abandon)),
-        { concurrency, unordered: true }
+      Stream.mapEffect((row) =>
+        state.stopped
+          ? Effect.succeed({ row, result: undefined as RowResult | undefined })
+          : Effect.map(validatePass.validate(row), (result): { row: SourceRow; result: RowResult | undefined } => ({
+            row,
+            result
+          }))
       ),
-      Stream.runDrain
+      Stream.zipWithIndex,
+      Stream.mapEffect(([{ result, row }, at]) => {
+        const n = row.row
+        const line = (): Effect.Effect<Line | undefined, ImportError, Api> => {
+          if (!selected(n)) return Effect.succeed(undefined)
+          if (state.priorDone.has(n) && !queuedBefore(n)) return Effect.succeed([row, state.prior.get(n)!])
+          // Not reached, or not finished: a row `--verify` was to confirm keeps its earlier outcome.
+          const unfinished = () => state.prior.get(n) ?? missing(n)
+          if (result === undefined) return Effect.succeed([row, unfinished()])
+          return Effect.map(attempt(result), (outcome) => [row, outcome ?? unfinished()])
+        }
+        return Effect.map(Effect.zipRight(within(at), Effect.suspend(line)), (l) => [at, l] as const)
+      }, { concurrency, unordered: true }),
+      // Back in source order.
+      Stream.mapChunksEffect((chunk) => {
+        for (const [at, l] of chunk) held.set(at, l)
+        const from = released
+        const out: Array<Line> = []
+        while (held.has(released)) {
+          const l = held.get(released)
+          held.delete(released)
+          released += 1
+          if (l !== undefined) out.push(l)
+        }
+        const lines = Chunk.unsafeFromArray(out)
+        if (moved === undefined || released === from) return Effect.succeed(lines)
+        const wake = moved
+        moved = undefined
+        return Effect.as(Deferred.succeed(wake, undefined), lines)
+      })
     )
   }
 
-  yield* pass((row) => !waiting.has(row))
+  if (waiting.size === 0 && !verifying) {
+    // Settled in one pass: its lines are the report.
+    const writer = yield* openReports(target)
+    yield* Stream.runForEachChunk(pass(() => true), (chunk) => writer.writeAll(Chunk.toReadonlyArray(chunk)))
+    if (job.progress !== undefined) yield* job.progress.end
+    return yield* writer.close(summarize)
+  }
+
+  const keep = <E, R>(lines: Stream.Stream<readonly [SourceRow, Outcome], E, R>) =>
+    Stream.runForEach(lines, ([row, outcome]) => Effect.sync(() => void state.late.set(row.row, outcome)))
+  yield* keep(pass((row) => !waiting.has(row)))
   // Later passes: rows whose own-file references are now created, until none is left (a cycle goes last).
   while (waiting.size > 0 && !state.stopped) {
     const ready = nextReady(waiting)
-    yield* pass((row) => ready.has(row))
+    yield* keep(pass((row) => ready.has(row)))
     for (const row of ready) waiting.delete(row)
   }
   if (job.progress !== undefined) yield* job.progress.end
@@ -578,8 +724,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(s: SendInput) {
     )
     const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: job.stop })
     for (const [row, outcome] of confirmed) {
-      state.outcomes.set(row, outcome)
+      state.late.set(row, outcome)
       yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })
     }
   }
+  return undefined
 })

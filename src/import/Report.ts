@@ -1,8 +1,9 @@
 /**
  * A run's reports: `report.csv` and `report.xlsx` (one line per input row, in input order, the tool's columns
  * first and then the source's columns unchanged) and `summary.json`. Each file is renamed into place only when
- * complete. An import writes them at the end, from the source read once more and joined with each row's final
- * outcome; `validate` streams each line as its row is validated (`openReports`).
+ * complete. `validate` streams each line as its row is validated, an import as its row's outcome comes out of
+ * the sending, in source order (`openReports`); an import whose outcomes come in later passes writes them at the
+ * end, from the source read once more joined with each row's final outcome (`writeReports`).
  */
 import { Effect, Stream } from "effect"
 import * as Path from "node:path"
