@@ -57,10 +57,10 @@ import {
   type ReportTarget,
   settledFormats,
   type Summary,
-  writeReports,
-  writeSummary
+  writeReports
 } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
+import { endSession, runTraffic } from "./RunEnd.js"
 import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
@@ -266,9 +266,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             rows: tally.rows,
             counts: tally.counts,
             errors: tally.errors,
-            requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
-            rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
-            retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
+            ...runTraffic(stats, earlier),
             exitCode: interrupted ? 3 : allEnded ? 0 : 1,
             dryRun: job.dryRun,
             parent: job.parent ?? prior?.header.parent ?? null,
@@ -304,19 +302,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           input,
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
-      const summary = report.summary
-      const { exitCode, interrupted } = summary
-      yield* journal.append({
-        state: "end",
-        at: summary.finished,
-        interrupted,
-        ...(aborted !== undefined ? { aborted: aborted.message } : {}),
-        counts: report.counts,
-        ...session
-      })
-      yield* writeSummary(runDir, summary)
-      if (aborted !== undefined) return yield* Effect.fail(aborted)
-      return { runDir, summary, exitCode, interrupted } satisfies RunResult
+      return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
     })
   )
 })

@@ -34,8 +34,9 @@ import {
 } from "../import/Journal.js"
 import { findRecords, type Found, listedAs, recordId } from "../import/Lookup.js"
 import { resumeHint } from "../import/Pipeline.js"
-import { openReports, type Summary, writeSummary } from "../import/Report.js"
+import { openReports, type Summary } from "../import/Report.js"
 import { createRunDir, existingRunDir, lockRunDir, nowIso, reportCsv } from "../import/RunDir.js"
+import { endSession, runTraffic } from "../import/RunEnd.js"
 import { send, wouldBe } from "../import/Send.js"
 import { endedWell, type Outcome, type Status } from "../import/Status.js"
 import { type Action, intentOf } from "../import/WritePlan.js"
@@ -578,9 +579,7 @@ const execute = Effect.fn("Undo.execute")(function*(
             rows: tally.rows,
             counts: tally.counts,
             errors: tally.errors,
-            requests: stats.requests + earlier.reduce((n, e) => n + e.requests, 0),
-            rateLimited: stats.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
-            retries: stats.retries + earlier.reduce((n, e) => n + e.retries, 0),
+            ...runTraffic(stats, earlier),
             exitCode: interrupted ? 3 : allEnded ? 0 : 1,
             dryRun: job.dryRun,
             parent: prior?.header.parent ??
@@ -609,19 +608,7 @@ const execute = Effect.fn("Undo.execute")(function*(
       )
     })
   )
-  const summary = report.summary
-  const { exitCode, interrupted } = summary
-  yield* journal.append({
-    state: "end",
-    at: summary.finished,
-    interrupted,
-    ...(abort !== undefined ? { aborted: abort.message } : {}),
-    counts: report.counts,
-    ...session
-  })
-  yield* writeSummary(runDir, summary)
-  if (abort !== undefined) return yield* Effect.fail(abort)
-  return { runDir, summary, exitCode, interrupted } satisfies UndoResult
+  return (yield* endSession(journal, report, session, abort)) satisfies UndoResult
 })
 
 const resourceOrNone = (item: UndoItem): Resource => resourceOf(item.resource as ResourceName)
