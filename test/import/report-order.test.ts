@@ -13,7 +13,9 @@ describe("import: the report of rows sent out of order", () => {
   it.scopedLive("every row once, in source order, with its own cells and outcome", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const sandbox = yield* startTestSandbox({ faults: { ...noFaults, failRate: 0.2 } })
+      // 5 % of calls answer 5xx: enough for rows to finish out of order; at 20 % a row now and then ran out of its
+      // six attempts (0.2^6 a call, lookups included) and the run ended 1, which is not what this test is about.
+      const sandbox = yield* startTestSandbox({ faults: { ...noFaults, failRate: 0.05 } })
       const rows = 1_500
       const lines = ["externalId,name"]
       for (let i = 0; i < rows; i++) lines.push(`ORD-${i},Cliente ${i}`)
