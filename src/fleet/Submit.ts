@@ -1,7 +1,7 @@
 /**
  * Submitting work to the fleet: the file is validated offline first, exactly as `validate` does (an unreadable
  * file or a contradiction exits 2 and nothing is queued), then stored with the job's settings and queued. The
- * job's row in `fsm_bulk.jobs` holds what to run; the queue's job carries only its id.
+ * job in the fleet's store holds what to run; the queue's job carries only its id.
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -15,7 +15,7 @@ import type { ResourceName } from "../Resources.js"
 import { chunkRead, rowColumn, splitCsv } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue } from "./Queue.js"
-import { putFile, schema, type Store } from "./Store.js"
+import type { FleetStore } from "./Store.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
 export interface ImportSpec {
@@ -44,15 +44,14 @@ export interface Submitted {
 }
 
 export const submitImport = Effect.fn("Fleet.submitImport")(function*(
-  store: Store,
+  store: FleetStore,
   queue: FleetQueue,
   account: string,
   file: string,
   spec: Omit<ImportSpec, "fileName">,
   chunkRows: number
 ) {
-  const known = yield* store.query(`SELECT 1 FROM ${schema}.accounts WHERE name = $1`, [account])
-  if (known.length === 0) {
+  if ((yield* store.account(account)) === undefined) {
     return yield* new FleetError({
       reason: "NotFound",
       message: `no account "${account}" in this fleet: add it with \`fsm-bulk accounts add ${account} --base-url …\``
@@ -81,19 +80,23 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   const chunks = chunked
     ? yield* splitCsv(file, spec.read, spec.resource as ResourceName, chunkRows, scratch)
     : []
-  yield* putFile(store, id, `source/${fileName}`, content)
+  yield* store.putFile(id, `source/${fileName}`, content)
   const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>
-    store.query(
-      `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
-       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
-      [job, parent === null ? "import" : "chunk", account, spec.resource, JSON.stringify(s), rows, parent]
-    )
+    store.addJob({
+      id: job,
+      kind: parent === null ? "import" : "chunk",
+      account,
+      resource: spec.resource,
+      spec: s,
+      rows,
+      parent
+    })
   yield* insert(id, null, full, checked.summary.rows)
   // Each chunk: its own file, read as written, with the formats the whole file settled on.
   const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
   for (const part of parts) {
     const name = Path.basename(part.path)
-    yield* putFile(store, part.id, `source/${name}`, readFileSync(part.path))
+    yield* store.putFile(part.id, `source/${name}`, readFileSync(part.path))
     yield* insert(part.id, id, {
       ...full,
       fileName: name,
