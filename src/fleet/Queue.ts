@@ -1,13 +1,11 @@
 /**
- * The engine: BullMQ on its PostgreSQL backend, one queue `fsm-bulk` whose jobs carry only our job id (what to
- * run is in `fsm_bulk.jobs`, credentials in `fsm_bulk.accounts`, never in job data). Workers pull jobs when they
- * have room; a job whose worker stops renewing its lock (killed, paused) goes back to the queue after the lock
- * expires and another worker takes it over, so attempts and stalls are allowed many times: our journal, not the
- * queue, decides what was done.
- *
- * `--fleet` also accepts `redis://`, BullMQ's other backend; this build keeps the fleet's own tables in
- * PostgreSQL only, so a `redis://` address is refused with that said (see docs/fleet.md).
+ * The engine: BullMQ on its PostgreSQL backend, or on its Redis backend for a `redis://` address, one queue
+ * `fsm-bulk` whose jobs carry only our job id (what to run is in the fleet store's jobs, credentials in its
+ * accounts, never in job data; Store.ts, RedisStore.ts). Workers pull jobs when they have room; a job whose worker
+ * stops renewing its lock (killed, paused) goes back to the queue after the lock expires and another worker takes
+ * it over, so attempts and stalls are allowed many times: our journal, not the queue, decides what was done.
  */
+import type { JobsOptions } from "bullmq"
 import { Config, Effect, Option, type Scope } from "effect"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
@@ -28,7 +26,10 @@ export const leaseMs = Effect.gen(function*() {
   return Option.getOrElse(Option.filter(ms, (n) => n >= 1_000), () => 30_000)
 })
 
-/** The `--fleet` address, checked: a postgres:// URL. */
+/** A `redis://` or `rediss://` (TLS) address: the fleet on Redis. */
+export const isRedisUrl = (url: string): boolean => /^rediss?:/i.test(url.trim())
+
+/** The `--fleet` address, checked: a postgres:// or redis:// URL. */
 export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
   Effect.suspend(() => {
     let url: URL
@@ -36,20 +37,15 @@ export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
       url = new URL(text.trim())
     } catch {
       return Effect.fail(
-        new UsageError({ message: `--fleet / FSM_FLEET_URL: "${text}" is not an address (postgres://…)` })
+        new UsageError({ message: `--fleet / FSM_FLEET_URL: "${text}" is not an address (postgres://… or redis://…)` })
       )
     }
     if (url.protocol === "postgres:" || url.protocol === "postgresql:") return Effect.succeed(text.trim())
-    if (url.protocol === "redis:" || url.protocol === "rediss:") {
-      return Effect.fail(
-        new UsageError({
-          message:
-            "--fleet / FSM_FLEET_URL: the Redis backend is not available in this build: the fleet keeps its journal, files and accounts in PostgreSQL; use a postgres:// address"
-        })
-      )
-    }
+    if (url.protocol === "redis:" || url.protocol === "rediss:") return Effect.succeed(text.trim())
     return Effect.fail(
-      new UsageError({ message: `--fleet / FSM_FLEET_URL: ${url.protocol} is not supported: use postgres://…` })
+      new UsageError({
+        message: `--fleet / FSM_FLEET_URL: ${url.protocol} is not supported: use postgres://… or redis://…`
+      })
     )
   })
 
@@ -66,18 +62,29 @@ export const migrateEngine = (pool: Pool) =>
       catch: failed("cannot create the queue's tables")
     }))
 
+/** What the fleet does with the queue, on either backend. */
+export interface FleetQueue {
+  readonly add: (name: string, data: JobData, options: JobsOptions) => Promise<unknown>
+  readonly remove: (id: string) => Promise<unknown>
+  readonly close: () => Promise<void>
+}
+
 /** The queue, for submitting and cancelling, closed with the scope. */
-export const openQueue = (url: string) =>
+export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.Scope> =>
   Effect.gen(function*() {
     const bullmq = yield* engine
-    const { Queue } = bullmq.withBackend(bullmq.createPostgresBackend)
     return yield* Effect.acquireRelease(
-      Effect.sync(() => new Queue<JobData>(queueName, { connection: { connectionString: url, max: 2 } })),
+      Effect.sync((): FleetQueue => {
+        if (isRedisUrl(url)) {
+          const { Queue } = bullmq.withBackend(bullmq.createRedisBackend)
+          return new Queue<JobData>(queueName, { connection: { url } })
+        }
+        const { Queue } = bullmq.withBackend(bullmq.createPostgresBackend)
+        return new Queue<JobData>(queueName, { connection: { connectionString: url, max: 2 } })
+      }),
       (q) => Effect.promise(() => q.close()).pipe(Effect.ignore)
     )
   })
-
-export type FleetQueue = Effect.Effect.Success<ReturnType<typeof openQueue>>
 
 /** Queues job `id` (BullMQ's job id is ours: adding it twice queues it once). */
 export const enqueue = (queue: FleetQueue, id: string) =>
@@ -107,17 +114,24 @@ export const startEngineWorker = (
 ): Effect.Effect<{ readonly close: Effect.Effect<void> }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const bullmq = yield* engine
-    const { Worker } = bullmq.withBackend(bullmq.createPostgresBackend)
+    const settings = {
+      concurrency: options.jobs,
+      lockDuration: options.leaseMs,
+      stalledInterval: Math.max(500, Math.floor(options.leaseMs / 2)),
+      maxStalledCount: 1_000
+    }
     const worker = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        new Worker<JobData>(queueName, (job) => process(job.data), {
+      Effect.sync(() => {
+        if (isRedisUrl(url)) {
+          const { Worker } = bullmq.withBackend(bullmq.createRedisBackend)
+          return new Worker<JobData>(queueName, (job) => process(job.data), { connection: { url }, ...settings })
+        }
+        const { Worker } = bullmq.withBackend(bullmq.createPostgresBackend)
+        return new Worker<JobData>(queueName, (job) => process(job.data), {
           connection: { connectionString: url, max: 4 },
-          concurrency: options.jobs,
-          lockDuration: options.leaseMs,
-          stalledInterval: Math.max(500, Math.floor(options.leaseMs / 2)),
-          maxStalledCount: 1_000
+          ...settings
         })
-      ),
+      }),
       (w) => Effect.promise(() => w.close()).pipe(Effect.ignore)
     )
     // A lost connection is retried by the engine; its errors must not end the process.

@@ -5,17 +5,17 @@
  *
  * Every statement the fleet runs is one named operation of `FleetStore`; the commands, the worker and the
  * submitter hold no SQL. The PostgreSQL implementation is here (schema `fsm_bulk`, in the same database as
- * BullMQ's tables).
+ * BullMQ's tables); the Redis one, with the same guarantees, in RedisStore.ts.
  *
  * The rule that makes a job have one writer, which every implementation keeps: a journal line is appended only
  * by an operation that also finds the job's lease at the writer's epoch, in one atomic step, so a takeover (which
  * raises the epoch) refuses every later line of the old owner. In PostgreSQL it is one statement, with the lease
  * row locked for share, so a takeover waits for a line being written.
  */
-import { Effect, type Scope } from "effect"
+import { Deferred, Effect, type Scope } from "effect"
 import type { Pool, QueryResultRow } from "pg"
 import { describeCause, FleetError } from "./Errors.js"
-import { migrateEngine } from "./Queue.js"
+import { isRedisUrl, migrateEngine } from "./Queue.js"
 
 export const schema = "fsm_bulk"
 
@@ -70,6 +70,12 @@ export interface StoredFile {
 export interface Lease {
   readonly epoch: number
   readonly owner: string
+}
+
+/** A worker's hold on its egress id. */
+export interface EgressHold {
+  /** Ends if the hold is lost while the worker runs (its store connection died, or its lock lapsed and was taken). */
+  readonly lost: Effect.Effect<void>
 }
 
 type Op<A> = Effect.Effect<A, FleetError>
@@ -154,7 +160,7 @@ export interface FleetStore {
    * Holds egress id `id` for the scope, or fails (`Locked`) when another live worker holds it. The hold lapses
    * with its process, however that ends.
    */
-  readonly holdEgress: (id: string) => Effect.Effect<void, FleetError, Scope.Scope>
+  readonly holdEgress: (id: string) => Effect.Effect<EgressHold, FleetError, Scope.Scope>
 }
 
 export const unavailable = (url: string, cause: unknown) =>
@@ -189,8 +195,11 @@ export const redactUrl = (url: string): string => {
   }
 }
 
-/** The fleet's store at `url` (checked by `fleetUrl`), for the scope. */
-export const openStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> => openPostgresStore(url)
+/** The fleet's store at `url` (checked by `fleetUrl`: postgres:// or redis://), for the scope. */
+export const openStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
+  isRedisUrl(url)
+    ? Effect.flatMap(Effect.promise(() => import("./RedisStore.js")), (m) => m.openRedisStore(url))
+    : openPostgresStore(url)
 
 // --- PostgreSQL ----------------------------------------------------------------------------------------------------
 
@@ -418,6 +427,10 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
             catch: (cause) => unavailable(url, cause)
           })
           if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
+          const lost = yield* Deferred.make<void>()
+          client.on("error", () => Deferred.unsafeDone(lost, Effect.void))
+          client.on("end", () => Deferred.unsafeDone(lost, Effect.void))
+          return { lost: Deferred.await(lost) }
         })
     }
     return store

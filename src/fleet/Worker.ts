@@ -72,7 +72,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   options: WorkerOptions,
   stop: Effect.Effect<void>
 ) {
-  yield* store.holdEgress(options.egressId)
+  const egress = yield* store.holdEgress(options.egressId)
   const scope = yield* Effect.scope
   const budget = gatedBudget(yield* makeBudget(options.rate, defaultBudgetMargin(options.rate.windowMs)))
   const owner = ownerName(options.egressId)
@@ -289,8 +289,17 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       options.sourceAddress !== undefined ? `, requests leave from ${options.sourceAddress}` : ""
     }`
   )
-  yield* stop
+  // A lost egress lock stops the worker as a signal does: another worker may now spend this address's budget.
+  const lostEgress = yield* Effect.raceFirst(Effect.as(stop, false), Effect.as(egress.lost, true))
+  if (lostEgress) yield* options.say(`worker ${options.egressId}: its hold on --egress-id ${options.egressId} was lost`)
   yield* options.say(`worker ${options.egressId}: stopping; jobs in progress stop sending and are handed back`)
   yield* Deferred.succeed(shutdown, undefined)
   yield* engine.close
+  if (lostEgress) {
+    return yield* new FleetError({
+      reason: "Locked",
+      message:
+        `worker ${options.egressId} stopped: its hold on the egress id was lost (the store's connection died, or the worker was paused past the lock's expiry)`
+    })
+  }
 })

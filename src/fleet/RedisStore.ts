@@ -1,0 +1,389 @@
+/**
+ * The fleet's store on Redis, beside BullMQ's own keys (`bull:fsm-bulk:*`) in the same server. Keys, all under
+ * `fsm-bulk:`:
+ *
+ * - `fsm-bulk:version`: set by `fleet init` (what `requireInit` looks for);
+ * - `fsm-bulk:accounts`: a hash, account name → JSON { baseUrl, rate, secret } (the credentials sealed by
+ *   Secrets.ts exactly as in PostgreSQL: only the sealed text is stored);
+ * - `fsm-bulk:jobs`: a sorted set of the jobs without a parent, scored by their creation time;
+ * - `fsm-bulk:job:ID`: a hash of the job's fields (spec and summary as JSON, times in epoch milliseconds);
+ * - `fsm-bulk:job:ID:parts`: a set, the parts of a chunked job;
+ * - `fsm-bulk:job:ID:files`: a hash, file name → its bytes (binary values, not text);
+ * - `fsm-bulk:job:ID:lease`: a hash { epoch, owner, taken };
+ * - `fsm-bulk:job:ID:journal`: a list, the journal lines in the order they were written;
+ * - `fsm-bulk:job:ID:done`: a set, the rows whose `done` line was appended (what `status` counts);
+ * - `fsm-bulk:egress:ID`: the egress-id lock, a token with an expiry.
+ *
+ * The guarantees are those of the PostgreSQL store, kept by Lua scripts (Redis runs a script as one step: no
+ * other command runs between its reads and its writes):
+ *
+ * - a journal line is appended only while the lease is at the writer's epoch: one script checks the epoch and
+ *   appends, so a takeover (a script raising the epoch) either comes before the check, and the line is refused,
+ *   or after the append, and the next owner reads the line;
+ * - a job's end (done, failed) is recorded only under the writer's lease, a lease is taken only on a job that
+ *   has not ended, and a cancel raises the epoch in the same step as it marks the job cancelled;
+ * - the egress id is a key set only when absent (SET NX) with an expiry, renewed while the worker lives and
+ *   deleted when it exits; a crashed worker's lock lapses when its expiry passes.
+ *
+ * One Redis server (or a primary with replicas), not a Redis Cluster: the scripts that settle a chunked job read
+ * its parts' keys, which a cluster may place on other nodes. What persistence the guarantees need is said in
+ * docs/fleet.md (an acknowledged write must survive a restart: AOF with `appendfsync everysec` or `always`).
+ */
+import { Deferred, Effect, type Scope } from "effect"
+import type { Redis as RedisClient } from "ioredis"
+import { createHash, randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+import { type FleetError } from "./Errors.js"
+import {
+  egressTaken,
+  type FleetStore,
+  type JobRow,
+  type Lease,
+  noJob,
+  notInitialised,
+  type StoredAccount,
+  unavailable
+} from "./Store.js"
+
+const prefix = "fsm-bulk:"
+const versionKey = `${prefix}version`
+const accountsKey = `${prefix}accounts`
+const jobsKey = `${prefix}jobs`
+const jobKey = (id: string) => `${prefix}job:${id}`
+const partsKey = (id: string) => `${jobKey(id)}:parts`
+const filesKey = (id: string) => `${jobKey(id)}:files`
+const leaseKey = (id: string) => `${jobKey(id)}:lease`
+const journalKey = (id: string) => `${jobKey(id)}:journal`
+const doneKey = (id: string) => `${jobKey(id)}:done`
+const egressKey = (id: string) => `${prefix}egress:${id}`
+
+/** How long an egress-id lock outlives its last renewal: how soon a crashed worker's id can be used again. */
+export const egressLockMs = 15_000
+
+/** The states a job does not leave, as a Lua test of `s` (a state, or false for a missing one). */
+const luaFinal = `(s == 'done' or s == 'cancelled' or s == 'failed')`
+
+const scripts = {
+  /** KEYS: job, jobs, parts of the parent. ARGV: id, created, parent ('' for none), fields… */
+  addJob: `
+    if redis.call('EXISTS', KEYS[1]) == 1 then return redis.error_reply('job ' .. ARGV[1] .. ' exists') end
+    redis.call('HSET', KEYS[1], unpack(ARGV, 4))
+    if ARGV[3] == '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) else redis.call('SADD', KEYS[3], ARGV[1]) end
+    return 1`,
+  /** KEYS: lease. ARGV: owner, now. */
+  takeLease: `
+    local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
+    redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'taken', ARGV[2])
+    return e`,
+  /** KEYS: job, lease. ARGV: owner, now. The next epoch, or nil when the job has ended (or is unknown). */
+  takeOpenLease: `
+    local s = redis.call('HGET', KEYS[1], 'state')
+    if s == false or ${luaFinal} then return false end
+    local e = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
+    redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'taken', ARGV[2])
+    return e`,
+  /** KEYS: lease, journal, done. ARGV: epoch, line, the row of a `done` line ('' otherwise). 1 when appended. */
+  appendLine: `
+    if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+    redis.call('RPUSH', KEYS[2], ARGV[2])
+    if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end
+    return 1`,
+  /** KEYS: job. ARGV: owner. */
+  markRunning: `
+    local s = redis.call('HGET', KEYS[1], 'state')
+    if s == false or ${luaFinal} then return 0 end
+    redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1])
+    return 1`,
+  /** KEYS: job, lease. ARGV: epoch, fields… Writes the fields only under the lease at `epoch`. */
+  endJob: `
+    if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+    if redis.call('HGET', KEYS[2], 'epoch') ~= ARGV[1] then return 0 end
+    redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+    return 1`,
+  /** KEYS: job, lease. ARGV: now. Marks the job cancelled if it has not ended, and raises the epoch. */
+  cancelJob: `
+    local s = redis.call('HGET', KEYS[1], 'state')
+    if s ~= false and not ${luaFinal} then redis.call('HSET', KEYS[1], 'state', 'cancelled', 'finished', ARGV[1]) end
+    redis.call('HINCRBY', KEYS[2], 'epoch', 1)
+    redis.call('HSET', KEYS[2], 'owner', 'cancel', 'taken', ARGV[1])
+    return 1`,
+  /**
+   * KEYS: parent, its parts set. ARGV: the job key prefix, now. When every part has ended and the parent has not:
+   * its state (cancelled stays cancelled, else done) and exit code (3 if a part did not end done or exited 2 or
+   * more, else the largest).
+   */
+  settleParent: `
+    if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'finished') == 1 then return 0 end
+    local bad = false
+    local worst = nil
+    for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+      local f = redis.call('HMGET', ARGV[1] .. id, 'state', 'exit_code')
+      local s = f[1]
+      if s == false or not ${luaFinal} then return 0 end
+      local code = tonumber(f[2])
+      if s ~= 'done' or (code ~= nil and code >= 2) then bad = true end
+      if code ~= nil and (worst == nil or code > worst) then worst = code end
+    end
+    local state = 'done'
+    if redis.call('HGET', KEYS[1], 'state') == 'cancelled' then state = 'cancelled' end
+    if bad then worst = 3 end
+    redis.call('HSET', KEYS[1], 'state', state, 'finished', ARGV[2])
+    if worst == nil then redis.call('HDEL', KEYS[1], 'exit_code') else redis.call('HSET', KEYS[1], 'exit_code', worst) end
+    return 1`,
+  /** KEYS: done of the job, its parts set. ARGV: the job key prefix. Rows done in the job and its parts. */
+  rowsDone: `
+    local n = redis.call('SCARD', KEYS[1])
+    for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do n = n + redis.call('SCARD', ARGV[1] .. id .. ':done') end
+    return n`,
+  /** KEYS: egress lock. ARGV: token, expiry ms. Renews the lock, or takes it again when it lapsed; 0 if another has it. */
+  renewEgress: `
+    local holder = redis.call('GET', KEYS[1])
+    if holder == false then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
+    if holder ~= ARGV[1] then return 0 end
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return 1`,
+  /** KEYS: egress lock. ARGV: token. Deletes the lock if it is still this worker's. */
+  releaseEgress: `
+    if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+    return 1`
+} as const
+
+const decodeJob = (id: string, h: Record<string, string>): JobRow => ({
+  id,
+  kind: h.kind ?? "",
+  account: h.account ?? "",
+  resource: h.resource ?? null,
+  spec: JSON.parse(h.spec ?? "{}") as Record<string, unknown>,
+  state: h.state ?? "",
+  rows: Number(h.rows ?? 0),
+  exit_code: h.exit_code !== undefined ? Number(h.exit_code) : null,
+  summary: h.summary !== undefined ? JSON.parse(h.summary) as Record<string, unknown> : null,
+  error: h.error ?? null,
+  owner: h.owner ?? null,
+  parent: h.parent ?? null,
+  created: new Date(Number(h.created ?? 0)),
+  finished: h.finished !== undefined ? new Date(Number(h.finished)) : null
+})
+
+/** The row of a journal line that says a row is done ('' for any other line). */
+const doneRow = (line: string): string => {
+  try {
+    const parsed = JSON.parse(line) as { state?: unknown; row?: unknown }
+    return parsed.state === "done" && parsed.row !== undefined ? String(parsed.row) : ""
+  } catch {
+    return ""
+  }
+}
+
+/** The store on Redis: one connection for the scope. */
+export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { Redis } = yield* Effect.promise(() => import("ioredis"))
+    const client: RedisClient = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: async () => {
+          // A lost server is reconnected to; a command waits through a few attempts, then fails (reported by the
+          // operation, as PostgreSQL's pool reports a lost connection).
+          const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, connectTimeout: 10_000 })
+          c.on("error", () => undefined)
+          try {
+            await c.connect()
+          } catch (cause) {
+            c.disconnect()
+            throw cause
+          }
+          return c
+        },
+        catch: (cause) => unavailable(url, cause)
+      }),
+      (c) =>
+        Effect.promise(() => c.quit()).pipe(
+          Effect.timeout(5_000),
+          Effect.ignore,
+          Effect.ensuring(Effect.sync(() => c.disconnect()))
+        )
+    )
+    const call = <A>(f: (c: RedisClient) => Promise<A>) =>
+      Effect.tryPromise({ try: () => f(client), catch: (cause) => unavailable(url, cause) })
+
+    // Scripts run by their digest; a server that does not know one yet (restarted, flushed) is sent its text.
+    const digests = Object.fromEntries(
+      Object.entries(scripts).map(([name, lua]) => [name, createHash("sha1").update(lua).digest("hex")])
+    ) as Record<keyof typeof scripts, string>
+    const script = (name: keyof typeof scripts, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
+      call(async (c) => {
+        try {
+          return await c.evalsha(digests[name], keys.length, ...keys, ...args)
+        } catch (e) {
+          if (!(e instanceof Error) || !e.message.startsWith("NOSCRIPT")) throw e
+          return await c.eval(scripts[name], keys.length, ...keys, ...args)
+        }
+      })
+
+    const jobs = (ids: ReadonlyArray<string>) =>
+      call(async (c) => {
+        const pipeline = c.pipeline()
+        for (const id of ids) pipeline.hgetall(jobKey(id))
+        const results = (await pipeline.exec()) ?? []
+        return ids.flatMap((id, i) => {
+          const [error, h] = results[i] ?? [null, {}]
+          if (error !== null) throw error
+          const fields = h as Record<string, string>
+          return Object.keys(fields).length === 0 ? [] : [decodeJob(id, fields)]
+        })
+      })
+    const epochNow = () => String(Date.now())
+
+    const store: FleetStore = {
+      backend: "redis",
+      // BullMQ creates its keys as it goes; the tool's keys likewise. What init leaves is the mark that it ran.
+      init: Effect.asVoid(call((c) => c.set(versionKey, "1"))),
+      requireInit: call((c) => c.exists(versionKey)).pipe(
+        Effect.flatMap((n) => n === 1 ? Effect.void : Effect.fail(notInitialised))
+      ),
+
+      putAccount: (a) =>
+        Effect.asVoid(
+          call((c) =>
+            c.hset(accountsKey, a.name, JSON.stringify({ baseUrl: a.baseUrl, rate: a.rate, secret: a.secret }))
+          )
+        ),
+      account: (name) =>
+        call((c) => c.hget(accountsKey, name)).pipe(
+          Effect.map((text) => text === null ? undefined : ({ name, ...JSON.parse(text) } as StoredAccount))
+        ),
+      accounts: call((c) => c.hgetall(accountsKey)).pipe(
+        Effect.map((all) =>
+          Object.entries(all).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0).map(([name, text]) => {
+            const { baseUrl, rate } = JSON.parse(text) as StoredAccount
+            return { name, baseUrl, rate }
+          })
+        )
+      ),
+      removeAccount: (name) => Effect.map(call((c) => c.hdel(accountsKey, name)), (n) => n > 0),
+
+      addJob: (j) => {
+        const created = epochNow()
+        const fields: Array<string> = [
+          "kind",
+          j.kind,
+          "account",
+          j.account,
+          "spec",
+          JSON.stringify(j.spec),
+          "state",
+          "queued",
+          "rows",
+          String(j.rows),
+          "created",
+          created
+        ]
+        if (j.resource !== null) fields.push("resource", j.resource)
+        if (j.parent !== null) fields.push("parent", j.parent)
+        return Effect.asVoid(script("addJob", [jobKey(j.id), jobsKey, partsKey(j.parent ?? j.id)], [
+          j.id,
+          created,
+          j.parent ?? "",
+          ...fields
+        ]))
+      },
+      job: (id) =>
+        Effect.flatMap(
+          jobs([id]),
+          (found) => found[0] === undefined ? Effect.fail(noJob(id)) : Effect.succeed(found[0])
+        ),
+      recentJobs: (limit) => Effect.flatMap(call((c) => c.zrevrange(jobsKey, 0, limit - 1)), jobs),
+      parts: (parent) => Effect.flatMap(call((c) => c.smembers(partsKey(parent))), (ids) => jobs([...ids].sort())),
+      markRunning: (id, owner) => Effect.asVoid(script("markRunning", [jobKey(id)], [owner])),
+      finishJob: (id, epoch, end) =>
+        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id)], [
+          String(epoch),
+          "state",
+          "done",
+          "exit_code",
+          end.exitCode,
+          "summary",
+          JSON.stringify(end.summary),
+          "rows",
+          end.rows,
+          "finished",
+          epochNow()
+        ])),
+      failJob: (id, epoch, end) =>
+        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id)], [
+          String(epoch),
+          "state",
+          "failed",
+          "exit_code",
+          end.exitCode,
+          "error",
+          end.error,
+          "finished",
+          epochNow()
+        ])),
+      settleParent: (parent) =>
+        Effect.asVoid(script("settleParent", [jobKey(parent), partsKey(parent)], [jobKey(""), epochNow()])),
+      cancelJob: (id) => Effect.asVoid(script("cancelJob", [jobKey(id), leaseKey(id)], [epochNow()])),
+      rowsDone: (ids) =>
+        Effect.forEach(ids, (id) =>
+          Effect.map(
+            script("rowsDone", [doneKey(id), partsKey(id)], [jobKey("")]),
+            (n) => [id, Number(n)] as const
+          )).pipe(Effect.map((entries) => new Map(entries))),
+
+      putFile: (job, name, content) => Effect.asVoid(call((c) => c.hset(filesKey(job), name, Buffer.from(content)))),
+      files: (job, start) =>
+        call(async (c) => {
+          const names = (await c.hkeys(filesKey(job))).filter((n) => n.startsWith(start)).sort()
+          if (names.length === 0) return []
+          const contents = await c.hmgetBuffer(filesKey(job), ...names)
+          return names.flatMap((name, i) => {
+            const content = contents[i]
+            return content === null || content === undefined ? [] : [{ name, content }]
+          })
+        }),
+
+      takeLease: (job, owner) => Effect.map(script("takeLease", [leaseKey(job)], [owner, epochNow()]), Number),
+      takeOpenLease: (job, owner) =>
+        Effect.map(
+          script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow()]),
+          (e) => e === null ? undefined : Number(e)
+        ),
+      holdsLease: (job, epoch) => Effect.map(call((c) => c.hget(leaseKey(job), "epoch")), (e) => e === String(epoch)),
+      lease: (job) =>
+        Effect.map(
+          call((c) => c.hmget(leaseKey(job), "epoch", "owner")),
+          ([epoch, owner]): Lease | undefined =>
+            epoch === null || epoch === undefined ? undefined : { epoch: Number(epoch), owner: owner ?? "" }
+        ),
+      appendLine: (job, epoch, line) =>
+        Effect.map(
+          script("appendLine", [leaseKey(job), journalKey(job), doneKey(job)], [String(epoch), line, doneRow(line)]),
+          (n) => n === 1
+        ),
+      journalLines: (job) => call((c) => c.lrange(journalKey(job), 0, -1)),
+
+      holdEgress: (id) =>
+        Effect.gen(function*() {
+          const key = egressKey(id)
+          const token = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`
+          const got = yield* call((c) => c.set(key, token, "PX", egressLockMs, "NX"))
+          if (got !== "OK") return yield* egressTaken(id)
+          yield* Effect.addFinalizer(() => Effect.ignore(script("releaseEgress", [key], [token])))
+          const lost = yield* Deferred.make<void>()
+          // Renewed well within its expiry. Found taken by another worker (this one was paused past the expiry and
+          // another started with the same id): this worker's hold is lost, and it stops.
+          yield* Effect.forkScoped(
+            Effect.gen(function*() {
+              while (true) {
+                yield* Effect.sleep(egressLockMs / 3)
+                const held = yield* Effect.either(script("renewEgress", [key], [token, egressLockMs]))
+                if (held._tag === "Right" && held.right === 0) return yield* Deferred.succeed(lost, undefined)
+              }
+            })
+          )
+          return { lost: Deferred.await(lost) }
+        })
+    }
+    return store
+  })
