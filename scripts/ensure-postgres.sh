@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Debian's PostgreSQL server for the fleet tests (they start a throwaway cluster in a temporary
 # directory, as an unprivileged user), when it is missing. Needs root (CI runs as root); otherwise it says what
-# to run and leaves the decision to the user. Also names redis-server, whose drill variant is skipped without it.
+# to run and leaves the decision to the user. (redis-server, for the Redis variant: scripts/ensure-redis.sh.)
 set -u
 found=""
 for d in /usr/lib/postgresql/*/bin; do
@@ -20,8 +20,5 @@ if [ -z "$found" ]; then
       exit 0
     }
   fi
-fi
-if ! command -v redis-server >/dev/null 2>&1; then
-  echo "ensure-postgres: redis-server is not installed: the fleet drill's Redis variant will be skipped" >&2
 fi
 exit 0

@@ -1,5 +1,6 @@
 /**
- * The fleet's commands, spawned as users run them, against a throwaway PostgreSQL and the real sandbox:
+ * The fleet's commands, spawned as users run them, against a throwaway PostgreSQL (and, where redis-server is
+ * installed, a throwaway Redis) and the real sandbox:
  * `fleet init` (twice), accounts with credentials encrypted at rest, a submit refused offline (nothing queued),
  * one import run end to end by a worker bound to its own address, `wait`'s exit code, `fetch`'s run directory
  * (which `rerun` and `report` take unchanged), `cancel`, and a second worker on the same egress id refused.
@@ -9,19 +10,20 @@ import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import pg from "pg"
 import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
-import { bin, fleetEnv, lastJson, runCli, startPostgres } from "./support.js"
+import {
+  availableBackends,
+  bin,
+  fleetEnv,
+  lastJson,
+  queueContents,
+  runCli,
+  startFleetBackend,
+  withStore
+} from "./support.js"
 
-const query = async (url: string, text: string, values: Array<unknown> = []) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows
-  } finally {
-    await client.end()
-  }
-}
+/** Each test once per backend (`$backend` in its name). */
+const each = it.scopedLive.each(availableBackends)
 
 const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   Effect.acquireRelease(
@@ -36,9 +38,9 @@ const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
   )
 
 describe("fleet commands", () => {
-  it.scopedLive("init, accounts, submit, worker, wait, fetch, rerun, cancel", () =>
+  each("init, accounts, submit, worker, wait, fetch, rerun, cancel ($backend)", (b) =>
     Effect.gen(function*() {
-      const pgServer = yield* startPostgres
+      const pgServer = yield* startFleetBackend(b.backend)
       const sandbox = yield* startDrillSandbox({
         rate: { limit: 10_000, windowMs: 1_000 },
         accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "beta-key", apiToken: "beta-token" }]
@@ -70,7 +72,7 @@ describe("fleet commands", () => {
       assert.deepStrictEqual(lastJson(listed.stdout), {
         accounts: [{ name: "acme", baseUrl: sandbox.url, rate: null }]
       })
-      const stored = yield* Effect.promise(() => query(pgServer.url, "SELECT secret FROM fsm_bulk.accounts"))
+      const stored = yield* withStore(pgServer.url, (store) => store.account("acme"))
       assert.notInclude(JSON.stringify(stored), account.apiToken, "credentials are encrypted at rest")
 
       // Bad input: exit 2, nothing queued.
@@ -81,7 +83,7 @@ describe("fleet commands", () => {
       const unknown = yield* run(["submit", "import", "customers", broken, "--account", "nobody-here"])
       assert.strictEqual(unknown.code, 2)
       assert.include(unknown.stderr, `no account "nobody-here"`)
-      assert.deepStrictEqual(yield* Effect.promise(() => query(pgServer.url, "SELECT id FROM fsm_bulk.jobs")), [])
+      assert.deepStrictEqual(yield* withStore(pgServer.url, (store) => store.recentJobs(10)), [])
 
       // One job, end to end.
       const input = customersFile(dir, "clientes.csv", 60, [7])
@@ -89,9 +91,7 @@ describe("fleet commands", () => {
       assert.strictEqual(submitted.code, 0, submitted.stderr)
       const job = lastJson(submitted.stdout).job as string
       assert.match(job, /^[0-9a-f-]{36}$/)
-      const queued = JSON.stringify(
-        yield* Effect.promise(() => query(pgServer.url, "SELECT row_to_json(j) AS j FROM bullmq.job j"))
-      )
+      const queued = yield* queueContents(pgServer.url)
       assert.include(queued, job)
       assert.notInclude(queued, account.apiToken, "no credential in the queue's job data")
 
@@ -146,9 +146,9 @@ describe("fleet commands", () => {
       assert.deepStrictEqual(jobs.map((j) => [j.job, j.state]).sort(), [[job, "done"], [job2, "cancelled"]].sort())
     }), { timeout: 300_000 })
 
-  it.scopedLive("a worker stopped mid-job hands it back, and another finishes it", () =>
+  each("a worker stopped mid-job hands it back, and another finishes it ($backend)", (b) =>
     Effect.gen(function*() {
-      const pgServer = yield* startPostgres
+      const pgServer = yield* startFleetBackend(b.backend)
       const sandbox = yield* startDrillSandbox({
         rate: { limit: 10_000, windowMs: 1_000 },
         accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "beta-key", apiToken: "beta-token" }]
@@ -179,15 +179,11 @@ describe("fleet commands", () => {
       while (lines < 10) {
         assert.isBelow(Date.now(), deadline, `no journal lines: ${stopping.stderr()}`)
         yield* Effect.sleep(200)
-        lines = (yield* Effect.promise(() =>
-          query(pgServer.url, "SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [job3])
-        ))[0].n
+        lines = (yield* withStore(pgServer.url, (store) => store.journalLines(job3))).length
       }
       stopping.child.kill("SIGTERM")
       assert.strictEqual(
-        yield* Effect.promise(() =>
-          stopping.exit
-        ),
+        yield* Effect.promise(() => stopping.exit),
         0,
         stopping.stderr()
       )

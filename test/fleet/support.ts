@@ -1,17 +1,20 @@
 /**
  * What the fleet tests share: a throwaway PostgreSQL cluster (Debian's server binaries, installed by
  * scripts/ensure-postgres.sh) initialised in a temporary directory and run as an unprivileged user on 127.0.0.1
- * and a free port, removed with the test's scope; the fleet key; the built CLI spawned with the fleet's
- * environment.
+ * and a free port, removed with the test's scope; likewise a throwaway redis-server (scripts/ensure-redis.sh)
+ * without persistence; the fleet key; the built CLI spawned with the fleet's environment.
  */
 import { Effect } from "effect"
 import type { Scope } from "effect"
+import { Redis } from "ioredis"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { type FleetStore, openStore } from "../../src/fleet/Store.js"
 
 export const bin = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
 
@@ -167,3 +170,125 @@ export const runCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Pro
 /** The last stdout line as JSON (`--json`). */
 export const lastJson = (stdout: string): Record<string, unknown> =>
   JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>
+
+/** The path of redis-server, when installed. */
+export const redisServer = (): string | undefined => {
+  try {
+    return execFileSync("sh", ["-c", "command -v redis-server"], { encoding: "utf8" }).trim() || undefined
+  } catch {
+    return undefined
+  }
+}
+
+export interface RunningRedis {
+  readonly url: string
+  readonly process: ChildProcess
+  readonly dir: string
+}
+
+/**
+ * A fresh redis-server for the scope, on 127.0.0.1 and a free port (Redis takes no port 0), in a temporary
+ * directory, with no persistence at all (`--save ''`, no AOF): the data dies with it.
+ */
+export const startRedis: Effect.Effect<RunningRedis, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.promise(async (): Promise<RunningRedis> => {
+    const server = redisServer()
+    if (server === undefined) throw new Error("redis-server is not installed: run bash scripts/ensure-redis.sh")
+    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-redis-"))
+    const port = await freePort()
+    const child = spawn(server, [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--daemonize",
+      "no",
+      "--loglevel",
+      "notice"
+    ], { stdio: ["ignore", "pipe", "pipe"], cwd: dir })
+    let log = ""
+    child.stdout?.on("data", (d: Buffer) => (log += d.toString()))
+    child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
+    await waitFor(() => log.includes("Ready to accept connections") || child.exitCode !== null, "redis-server", 30_000)
+    if (child.exitCode !== null) throw new Error(`redis-server exited: ${log}`)
+    return { url: `redis://127.0.0.1:${port}`, process: child, dir }
+  }),
+  (redis) =>
+    Effect.promise(async () => {
+      if (redis.process.exitCode === null) {
+        const exited = new Promise((r) => redis.process.once("exit", r))
+        redis.process.kill("SIGTERM")
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
+        if (redis.process.exitCode === null) redis.process.kill("SIGKILL")
+      }
+      rmSync(redis.dir, { recursive: true, force: true })
+    })
+)
+
+export type Backend = "postgres" | "redis"
+
+/**
+ * The backends the fleet tests run on: PostgreSQL always (its absence fails the test), Redis where redis-server
+ * is installed (scripts/ensure-redis.sh installs it; the issue asks for the Redis variant where it is available).
+ */
+export const backends: ReadonlyArray<{ readonly backend: Backend; readonly available: boolean }> = [
+  { backend: "postgres", available: true },
+  { backend: "redis", available: redisServer() !== undefined }
+]
+
+/** A throwaway fleet store of the backend for the scope: its `--fleet` address. */
+export const startFleetBackend = (backend: Backend): Effect.Effect<{ readonly url: string }, never, Scope.Scope> =>
+  backend === "postgres" ? startPostgres : startRedis
+
+/** The backends of `backends` that can run here (the Redis variants are left out, and said so, without redis-server). */
+export const availableBackends: ReadonlyArray<{ readonly backend: Backend }> = backends.filter((b) => {
+  if (!b.available) console.warn(`redis-server is not installed: the fleet tests' ${b.backend} variants are not run`)
+  return b.available
+})
+
+/** Runs `f` on the fleet's store at `url` (a connection of its own, closed after). */
+export const withStore = <A, E>(url: string, f: (store: FleetStore) => Effect.Effect<A, E>) =>
+  Effect.scoped(Effect.flatMap(openStore(url), f))
+
+/** Everything the queue engine holds, as text (to check what job data carries). */
+export const queueContents = (url: string): Effect.Effect<string> =>
+  Effect.promise(async () => {
+    if (url.startsWith("redis")) {
+      const client = new Redis(url)
+      try {
+        const keys = (await client.keys("bull:*")).sort()
+        const values = await Promise.all(keys.map(async (key) => {
+          switch (await client.type(key)) {
+            case "hash":
+              return client.hgetall(key)
+            case "list":
+              return client.lrange(key, 0, -1)
+            case "set":
+              return client.smembers(key)
+            case "zset":
+              return client.zrange(key, 0, -1)
+            case "stream":
+              return client.xrange(key, "-", "+")
+            default:
+              return client.get(key)
+          }
+        }))
+        return JSON.stringify(Object.fromEntries(keys.map((k, i) => [k, values[i]])))
+      } finally {
+        await client.quit()
+      }
+    }
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      return JSON.stringify((await client.query("SELECT row_to_json(j) AS j FROM bullmq.job j")).rows)
+    } finally {
+      await client.end()
+    }
+  })
