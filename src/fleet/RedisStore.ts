@@ -185,12 +185,14 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           // A lost server is reconnected to; a command waits through a few attempts, then fails (reported by the
           // operation, as PostgreSQL's pool reports a lost connection).
           const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, connectTimeout: 10_000 })
-          c.on("error", () => undefined)
+          let last: unknown
+          c.on("error", (e) => (last = e))
           try {
             await c.connect()
           } catch (cause) {
             c.disconnect()
-            throw cause
+            // What the connection met (refused, unknown host, bad password), rather than "Connection is closed".
+            throw last ?? cause
           }
           return c
         },

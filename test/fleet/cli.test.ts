@@ -7,9 +7,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import pg from "pg"
 import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
 import {
   availableBackends,
@@ -195,4 +197,35 @@ describe("fleet commands", () => {
       const betaRecords = yield* sandbox.control.records(beta.apiKey, "customers")
       assert.deepStrictEqual(betaRecords.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
     }), { timeout: 300_000 })
+
+  each("a worker whose hold on its egress id is lost stops, exit 2 ($backend)", (b) =>
+    Effect.gen(function*() {
+      const server = yield* startFleetBackend(b.backend)
+      const env = fleetEnv(server.url)
+      assert.strictEqual((yield* Effect.promise(() => runCli(["fleet", "init"], env))).code, 0)
+      const worker = yield* startWorker(["--egress-id", "w14"], env)
+      const deadline = Date.now() + 60_000
+      while (!worker.stderr().includes("ready")) {
+        assert.isBelow(Date.now(), deadline, `the worker did not start: ${worker.stderr()}`)
+        yield* Effect.sleep(100)
+      }
+      // PostgreSQL: the connection holding the advisory lock dies. Redis: the lock is found taken by another
+      // worker (as when this one was paused past the lock's expiry).
+      yield* Effect.promise(async () => {
+        if (b.backend === "redis") {
+          const other = new Redis(server.url)
+          await other.set("fsm-bulk:egress:w14", "another-host/1/x", "PX", 60_000)
+          await other.quit()
+        } else {
+          const other = new pg.Client({ connectionString: server.url })
+          await other.connect()
+          await other.query(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+          )
+          await other.end()
+        }
+      })
+      assert.strictEqual(yield* Effect.promise(() => worker.exit), 2, worker.stderr())
+      assert.include(worker.stderr(), "its hold on the egress id was lost")
+    }), { timeout: 120_000 })
 })
