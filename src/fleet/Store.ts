@@ -249,3 +249,107 @@ export const settleParent = (store: Store, parent: string) =>
        SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
     [parent]
   )
+
+// --- onboard and export jobs ---------------------------------------------------------------------------------------
+
+/** The account is in the fleet. */
+export const accountExists = (store: Store, name: string) =>
+  store.query(`SELECT 1 FROM ${schema}.accounts WHERE name = $1`, [name]).pipe(Effect.map((rows) => rows.length > 0))
+
+/** A queued job of a kind that runs whole (onboard, export): what to run, and the rows it reads when known. */
+export const insertJob = (
+  store: Store,
+  job: {
+    readonly id: string
+    readonly kind: string
+    readonly account: string
+    readonly resource: string | null
+    readonly spec: unknown
+    readonly rows: number
+  }
+) =>
+  store.query(
+    `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows) VALUES ($1, $2, $3, $4, $5, 'queued', $6)`,
+    [job.id, job.kind, job.account, job.resource, JSON.stringify(job.spec), job.rows]
+  )
+
+/**
+ * The journal of one step of an onboarding job: its lines are kept under `JOB/RESOURCE` (each step is a run of
+ * its own, with its own row numbers), written under the job's lease.
+ */
+export const stepStream = (job: string, step: string): string => `${job}/${step}`
+
+/** Appends a line to one of the job's journals (`stream`) if `epoch` still holds the job's lease; false if not. */
+export const appendStreamLine = (store: Store, job: string, epoch: number, stream: string, line: string) =>
+  store.count(
+    `INSERT INTO ${schema}.journal (job, epoch, line)
+     SELECT $3, $2, $4 WHERE EXISTS (
+       SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
+    [job, epoch, stream, line]
+  ).pipe(Effect.map((n) => n === 1))
+
+/** Stores (or replaces) one of the job's files if `epoch` still holds its lease; false if not (nothing written). */
+export const putFileUnderLease = (store: Store, job: string, epoch: number, name: string, content: Uint8Array) =>
+  store.count(
+    `INSERT INTO ${schema}.files (job, name, content)
+     SELECT $1, $3, $4 WHERE EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)
+     ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+    [job, epoch, name, Buffer.from(content)]
+  ).pipe(Effect.map((n) => n === 1))
+
+/** How a job that runs whole ended: its state, exit code, summary and rows (`error` when it failed). */
+export interface JobEnd {
+  readonly state: "done" | "failed"
+  readonly exitCode: number
+  readonly summary: unknown
+  readonly rows: number | undefined
+  readonly error: string | undefined
+}
+
+/**
+ * Ends a job in one transaction, only while `epoch` holds its lease: its outputs (`out/…`) replaced by `outputs`
+ * as a whole and its outcome recorded. False when the lease was lost: nothing is written, so the files a job
+ * leaves are those of one run, never a mix of two owners'.
+ */
+export const finishUnderLease = (
+  store: Store,
+  job: string,
+  epoch: number,
+  outputs: ReadonlyArray<{ readonly name: string; readonly content: Uint8Array }>,
+  end: JobEnd
+): Effect.Effect<boolean, FleetError> =>
+  Effect.scoped(Effect.gen(function*() {
+    const client = yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => store.pool.connect(),
+        catch: (cause) => new FleetError({ reason: "Unavailable", message: describeCause(cause), cause })
+      }),
+      (c) => Effect.sync(() => c.release())
+    )
+    const run = <R extends QueryResultRow>(text: string, values: ReadonlyArray<unknown> = []) =>
+      Effect.tryPromise({
+        try: () => client.query<R>(text, values as Array<unknown>),
+        catch: (cause) => new FleetError({ reason: "Unavailable", message: describeCause(cause), cause })
+      })
+    yield* run("BEGIN")
+    const ended = yield* Effect.gen(function*() {
+      const held = yield* run(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE`, [job, epoch])
+      if (held.rowCount !== 1) return false
+      yield* run(`DELETE FROM ${schema}.files WHERE job = $1 AND starts_with(name, 'out/')`, [job])
+      for (const f of outputs) {
+        yield* run(`INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)`, [
+          job,
+          `out/${f.name}`,
+          Buffer.from(f.content)
+        ])
+      }
+      yield* run(
+        `UPDATE ${schema}.jobs SET state = $2, exit_code = $3, summary = $4, rows = coalesce($5, rows), error = $6,
+           finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+        [job, end.state, end.exitCode, JSON.stringify(end.summary ?? null), end.rows ?? null, end.error ?? null]
+      )
+      return true
+    }).pipe(Effect.onError(() => run("ROLLBACK").pipe(Effect.ignore)))
+    yield* run(ended ? "COMMIT" : "ROLLBACK")
+    return ended
+  }))
