@@ -205,7 +205,9 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
           copied.set(name, stamp)
         }
       }).pipe(
-        Effect.catchAll((e) => run.say(`job ${run.row.id}: could not copy the run directory to the store: ${e.message}`))
+        Effect.catchAll((e) =>
+          run.say(`job ${run.row.id}: could not copy the run directory to the store: ${e.message}`)
+        )
       )
 
     const ran = yield* Effect.either(Effect.gen(function*() {
