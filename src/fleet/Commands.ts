@@ -391,7 +391,8 @@ const statusOf = (store: Store, rows: ReadonlyArray<JobRow>) =>
       resource: r.resource,
       state: r.state,
       rows: r.rows,
-      done: done.get(r.id) ?? 0,
+      // An export keeps no journal: its rows are done when it is.
+      done: r.kind === "export" && r.state === "done" ? r.rows : done.get(r.id) ?? 0,
       exitCode: r.exit_code,
       owner: r.owner,
       error: r.error
