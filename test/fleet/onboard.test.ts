@@ -253,4 +253,52 @@ describe("fleet: submit onboard", () => {
       }),
     { timeout: 300_000 }
   )
+  it.scopedLive(
+    "an onboarding cancelled midway is fetched as a directory that `resume` finishes locally",
+    () =>
+      Effect.gen(function*() {
+        const pgServer = yield* startPostgres
+        const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 } })
+        const dir = yield* tempDir
+        const env = fleetEnv(pgServer.url)
+        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+          Effect.promise(() => runCli(args, { ...env, ...extra }))
+        const acme = sandbox.accounts[0]!
+        const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken }
+        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+        assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
+        const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
+        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
+        const job = lastJson(submitted.stdout).job as string
+
+        const worker = yield* startWorker(
+          ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
+          env
+        )
+        const deadline = Date.now() + 90_000
+        while ((yield* stepLines(pgServer.url, job, "customers")) < 20) {
+          assert.isBelow(Date.now(), deadline, `no journal lines: ${worker.stderr()}`)
+          yield* Effect.sleep(200)
+        }
+        assert.strictEqual((yield* run(["cancel", job])).code, 0)
+        assert.strictEqual((yield* run(["wait", job])).code, 3)
+
+        const out = Path.join(dir, "fetched")
+        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 0)
+        const left = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
+        assert.strictEqual(left.runDir, out)
+        assert.include(left.notRun, "equipments", "fetched as it stood: the last step never started")
+
+        const resumed = yield* run(["resume", out, "--json"], asAcme)
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        const customers = yield* sandbox.control.records(acme.apiKey, "customers")
+        assert.strictEqual(customers.length, 60)
+        assert.strictEqual(new Set(customers.map((c) => c.externalId)).size, 60, "no customer twice")
+        assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "segments")).length, 2, "segments once")
+        assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "equipments")).length, 5)
+        const summary = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
+        assert.deepStrictEqual([summary.exitCode, summary.rows, summary.notRun], [0, 67, []])
+      }),
+    { timeout: 300_000 }
+  )
 })
