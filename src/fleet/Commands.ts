@@ -42,21 +42,9 @@ import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
-import { dequeue, fleetUrl, leaseMs, migrateEngine, openQueue } from "./Queue.js"
+import { dequeue, fleetUrl, leaseMs, openQueue } from "./Queue.js"
 import { fleetKey, seal } from "./Secrets.js"
-import {
-  files,
-  finalStates,
-  initStore,
-  type JobRow,
-  jobRow,
-  journalLines,
-  openStore,
-  requireInit,
-  schema,
-  type Store,
-  takeLease
-} from "./Store.js"
+import { finalStates, type FleetStore, type JobRow, openStore } from "./Store.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
 import { fetchExport, fetchOnboard } from "./Whole.js"
 import { runWorker } from "./Worker.js"
@@ -73,7 +61,7 @@ const fleetStore = (text: string) =>
   Effect.gen(function*() {
     const url = yield* fleetUrl(text)
     const store = yield* openStore(url)
-    yield* requireInit(store)
+    yield* store.requireInit
     return { url, store }
   })
 
@@ -85,8 +73,7 @@ const initCommand = Command.make("init", { fleet: fleetOption, json: jsonOption 
   Effect.gen(function*() {
     const url = yield* fleetUrl(a.fleet)
     const store = yield* openStore(url)
-    yield* migrateEngine(store.pool)
-    yield* initStore(store)
+    yield* store.init
     yield* printSummary(a.json, { command: "fleet init", ready: true }, ["fleet ready: queue and tables in place"])
     return 0 as ExitCode
   }).pipe(Effect.scoped)).pipe(
@@ -133,11 +120,7 @@ const accountsAdd = Command.make("add", {
     }
     const key = yield* fleetKey
     const { store } = yield* fleetStore(a.fleet)
-    yield* store.query(
-      `INSERT INTO ${schema}.accounts (name, base_url, rate, secret) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (name) DO UPDATE SET base_url = EXCLUDED.base_url, rate = EXCLUDED.rate, secret = EXCLUDED.secret`,
-      [name, baseUrl, Option.getOrNull(a.rate), seal(key, credentials.value)]
-    )
+    yield* store.putAccount({ name, baseUrl, rate: Option.getOrNull(a.rate), secret: seal(key, credentials.value) })
     yield* printSummary(a.json, { command: "accounts add", account: name, baseUrl }, [
       `account ${name}: ${baseUrl} (credentials stored encrypted)`
     ])
@@ -149,10 +132,7 @@ const accountsAdd = Command.make("add", {
 const accountsList = Command.make("list", { fleet: fleetOption, json: jsonOption }, (a) =>
   Effect.gen(function*() {
     const { store } = yield* fleetStore(a.fleet)
-    const rows = yield* store.query<{ name: string; base_url: string; rate: string | null }>(
-      `SELECT name, base_url, rate FROM ${schema}.accounts ORDER BY name`
-    )
-    const accounts = rows.map((r) => ({ name: r.name, baseUrl: r.base_url, rate: r.rate }))
+    const accounts = yield* store.accounts
     if (a.json) yield* Console.log(JSON.stringify({ accounts }))
     else {
       for (const r of accounts) yield* Console.log(`${r.name}\t${r.baseUrl}${r.rate !== null ? `\t${r.rate}` : ""}`)
@@ -166,8 +146,10 @@ const accountsRemove = Command.make(
   (a) =>
     Effect.gen(function*() {
       const { store } = yield* fleetStore(a.fleet)
-      const n = yield* store.count(`DELETE FROM ${schema}.accounts WHERE name = $1`, [a.name])
-      if (n === 0) return yield* new FleetError({ reason: "NotFound", message: `no account "${a.name}" in this fleet` })
+      const removed = yield* store.removeAccount(a.name)
+      if (!removed) {
+        return yield* new FleetError({ reason: "NotFound", message: `no account "${a.name}" in this fleet` })
+      }
       yield* say(`account ${a.name} removed`)
       return 0 as ExitCode
     }).pipe(Effect.scoped)
@@ -373,17 +355,9 @@ interface JobStatus {
   readonly error: string | null
 }
 
-const statusOf = (store: Store, rows: ReadonlyArray<JobRow>) =>
+const statusOf = (store: FleetStore, rows: ReadonlyArray<JobRow>) =>
   Effect.gen(function*() {
-    const ids = rows.map((r) => r.id)
-    const counts = yield* store.query<{ job: string; n: string }>(
-      `SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
-       FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = split_part(l.job, '/', 1)
-       WHERE coalesce(j.parent, j.id) = ANY($1) AND l.line::jsonb->>'state' = 'done'
-       GROUP BY coalesce(j.parent, j.id)`,
-      [ids]
-    )
-    const done = new Map(counts.map((c) => [c.job, Number(c.n)]))
+    const done = yield* store.rowsDone(rows.map((r) => r.id))
     return rows.map((r): JobStatus => ({
       job: r.id,
       account: r.account,
@@ -414,10 +388,8 @@ export const statusCommand = Command.make("status", {
     const { store } = yield* fleetStore(a.fleet)
     while (true) {
       const rows = Option.isSome(a.job)
-        ? [yield* jobRow(store, a.job.value)]
-        : yield* store.query<JobRow>(
-          `SELECT * FROM ${schema}.jobs WHERE parent IS NULL ORDER BY created DESC LIMIT 200`
-        )
+        ? [yield* store.job(a.job.value)]
+        : yield* store.recentJobs(200)
       const statuses = yield* statusOf(store, rows)
       if (a.json) yield* Console.log(JSON.stringify({ jobs: statuses }))
       else for (const s of statuses) yield* Console.log(statusLine(s))
@@ -436,7 +408,7 @@ export const waitCommand = Command.make(
     Effect.gen(function*() {
       const { store } = yield* fleetStore(a.fleet)
       while (true) {
-        const row = yield* jobRow(store, a.job)
+        const row = yield* store.job(a.job)
         if (finalStates.includes(row.state)) {
           const [status] = yield* statusOf(store, [row])
           yield* printSummary(a.json, { ...status, exitCode: jobExitCode(row), summary: row.summary }, [
@@ -457,7 +429,7 @@ export const fetchCommand = Command.make("fetch", {
 }, (a) =>
   Effect.gen(function*() {
     const { store } = yield* fleetStore(a.fleet)
-    const row = yield* jobRow(store, a.job)
+    const row = yield* store.job(a.job)
     if (!finalStates.includes(row.state)) {
       return yield* usage(`job ${a.job} is ${row.state}: fetch it once it has ended (fsm-bulk wait ${a.job})`)
     }
@@ -483,14 +455,11 @@ export const fetchCommand = Command.make("fetch", {
       ])
       return 0 as ExitCode
     }
-    const parts = yield* store.query<JobRow>(
-      `SELECT * FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`,
-      [a.job]
-    )
+    const parts = yield* store.parts(a.job)
     if (parts.length > 0) return yield* fetchChunked(store, row, parts, Path.resolve(a.out), a.json)
-    const lines = yield* journalLines(store, a.job)
-    const sources = yield* files(store, a.job, "source/")
-    const outs = yield* files(store, a.job, "out/")
+    const lines = yield* store.journalLines(a.job)
+    const sources = yield* store.files(a.job, "source/")
+    const outs = yield* store.files(a.job, "out/")
     mkdirSync(Path.join(dir, "source"), { recursive: true })
     const source = sources[0]
     const sourceFile = source !== undefined ? Path.join(dir, "source", Path.basename(source.name)) : undefined
@@ -528,16 +497,16 @@ export const fetchCommand = Command.make("fetch", {
   )
 
 /** A chunked job's run directory: the original file, its chunks' journals joined, reports written again. */
-const fetchChunked = (store: Store, row: JobRow, parts: ReadonlyArray<JobRow>, dir: string, json: boolean) =>
+const fetchChunked = (store: FleetStore, row: JobRow, parts: ReadonlyArray<JobRow>, dir: string, json: boolean) =>
   Effect.gen(function*() {
-    const source = (yield* files(store, row.id, "source/"))[0]
+    const source = (yield* store.files(row.id, "source/"))[0]
     if (source === undefined) {
       return yield* new FleetError({ reason: "NotFound", message: `job ${row.id} has no source file` })
     }
     mkdirSync(Path.join(dir, "source"), { recursive: true })
     const sourceFile = Path.join(dir, "source", Path.basename(source.name))
     writeFileSync(sourceFile, source.content)
-    const journals = yield* Effect.forEach(parts, (p) => journalLines(store, p.id))
+    const journals = yield* Effect.forEach(parts, (p) => store.journalLines(p.id))
     const spec = row.spec as unknown as ImportSpec
     const summary = yield* mergeChunks({
       dir,
@@ -562,17 +531,13 @@ export const cancelCommand = Command.make(
   (a) =>
     Effect.gen(function*() {
       const { store, url } = yield* fleetStore(a.fleet)
-      const row = yield* jobRow(store, a.job)
+      const row = yield* store.job(a.job)
       if (finalStates.includes(row.state)) {
         yield* printSummary(a.json, { job: a.job, state: row.state }, [`job ${a.job} has already ended: ${row.state}`])
         return 0 as ExitCode
       }
-      yield* store.query(
-        `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
-        [a.job]
-      )
       // A worker running it loses its lease: it stops before its next request.
-      yield* takeLease(store, a.job, "cancel")
+      yield* store.cancelJob(a.job)
       const queue = yield* openQueue(url)
       yield* dequeue(queue, a.job)
       yield* printSummary(a.json, { job: a.job, state: "cancelled" }, [

@@ -1,18 +1,233 @@
 /**
- * What the fleet keeps beside BullMQ's own tables, in the same PostgreSQL database (schema `fsm_bulk`):
- * accounts (credentials sealed, see Secrets.ts), jobs (what to run, where it stands, its outcome), files (each
- * job's source and the reports its run wrote), leases (one epoch per job: who may write its journal now) and
- * the journal lines themselves.
+ * What the fleet keeps beside the queue engine's own data: accounts (credentials sealed, see Secrets.ts), jobs
+ * (what to run, where it stands, its outcome), files (each job's source and the reports its run wrote), leases
+ * (one epoch per job: who may write its journal now), the journal lines themselves, and the egress-id lock.
  *
- * The rule that makes a job have one writer: a journal line is inserted only by a statement that also finds the
- * job's lease at the writer's epoch, with the lease row locked for share, so a takeover (which raises the epoch)
- * waits for a line being written and every later line of the old owner is refused.
+ * Every statement the fleet runs is one named operation of `FleetStore`; the commands, the worker and the
+ * submitter hold no SQL. The PostgreSQL implementation is here (schema `fsm_bulk`, in the same database as
+ * BullMQ's tables).
+ *
+ * The rule that makes a job have one writer, which every implementation keeps: a journal line is appended only
+ * by an operation that also finds the job's lease at the writer's epoch, in one atomic step, so a takeover (which
+ * raises the epoch) refuses every later line of the old owner. In PostgreSQL it is one statement, with the lease
+ * row locked for share, so a takeover waits for a line being written.
  */
 import { Effect, type Scope } from "effect"
-import type { Pool, PoolClient, QueryResultRow } from "pg"
+import type { Pool, QueryResultRow } from "pg"
 import { describeCause, FleetError } from "./Errors.js"
+import { migrateEngine } from "./Queue.js"
 
 export const schema = "fsm_bulk"
+
+/** States a job does not leave. */
+export const finalStates: ReadonlyArray<string> = ["done", "cancelled", "failed"]
+
+export interface JobRow {
+  readonly id: string
+  readonly kind: string
+  readonly account: string
+  readonly resource: string | null
+  readonly spec: Record<string, unknown>
+  readonly state: string
+  readonly rows: number
+  readonly exit_code: number | null
+  readonly summary: Record<string, unknown> | null
+  readonly error: string | null
+  readonly owner: string | null
+  readonly parent: string | null
+  readonly created: Date
+  readonly finished: Date | null
+}
+
+/** A job as submitted: it starts `queued`. */
+export interface NewJob {
+  readonly id: string
+  readonly kind: string
+  readonly account: string
+  readonly resource: string | null
+  readonly spec: unknown
+  readonly rows: number
+  readonly parent: string | null
+}
+
+/** An account as listed: never its credentials. */
+export interface AccountEntry {
+  readonly name: string
+  readonly baseUrl: string
+  readonly rate: string | null
+}
+
+/** An account with its sealed credentials (Secrets.ts). */
+export interface StoredAccount extends AccountEntry {
+  readonly secret: string
+}
+
+export interface StoredFile {
+  readonly name: string
+  readonly content: Buffer
+}
+
+/** How a job that runs whole ended: its state, exit code, summary, rows (kept when undefined), and error. */
+export interface WholeJobEnd {
+  readonly state: "done" | "failed"
+  readonly exitCode: number
+  readonly summary: unknown
+  readonly rows: number | undefined
+  readonly error: string | undefined
+}
+
+/**
+ * The journal of one step of an onboarding job: its lines are kept under `JOB/RESOURCE` (each step is a run of
+ * its own, with its own row numbers), written under the job's lease.
+ */
+export const stepStream = (job: string, step: string): string => `${job}/${step}`
+
+export interface Lease {
+  readonly epoch: number
+  readonly owner: string
+}
+
+type Op<A> = Effect.Effect<A, FleetError>
+
+export interface FleetStore {
+  readonly backend: "postgres" | "redis"
+  /** Creates what the engine and the tool need (idempotent). */
+  readonly init: Op<void>
+  /** Fails, saying to run `fleet init`, when the fleet was not initialised. */
+  readonly requireInit: Op<void>
+
+  // accounts
+  /** Adds the account, or replaces its address, budget and credentials. */
+  readonly putAccount: (account: StoredAccount) => Op<void>
+  readonly account: (name: string) => Op<StoredAccount | undefined>
+  /** Every account by name. */
+  readonly accounts: Op<ReadonlyArray<AccountEntry>>
+  /** False when there was no such account. */
+  readonly removeAccount: (name: string) => Op<boolean>
+
+  // jobs
+  readonly addJob: (job: NewJob) => Op<void>
+  /** The job, or a `NotFound` failure. */
+  readonly job: (id: string) => Op<JobRow>
+  /** Jobs without a parent, newest first. */
+  readonly recentJobs: (limit: number) => Op<ReadonlyArray<JobRow>>
+  /** The parts of a chunked job, by id (their order in the file). */
+  readonly parts: (parent: string) => Op<ReadonlyArray<JobRow>>
+  /** Marks a job that has not ended as running on `owner` (an egress id). */
+  readonly markRunning: (id: string, owner: string) => Op<void>
+  /** Records a run's end, only while `epoch` holds the job's lease. */
+  readonly finishJob: (
+    id: string,
+    epoch: number,
+    end: { readonly exitCode: number; readonly summary: unknown; readonly rows: number }
+  ) => Op<void>
+  /** Records a run's failure, only while `epoch` holds the job's lease. */
+  readonly failJob: (
+    id: string,
+    epoch: number,
+    end: { readonly exitCode: number; readonly error: string }
+  ) => Op<void>
+  /**
+   * A chunked job ends when its last chunk ends: its state and exit code then follow from its chunks' (3 if one
+   * was stopped, cancelled or failed, else 1 if one had rows that did not end well, else 0). Nothing while a
+   * chunk has not ended, or when the parent already ended.
+   */
+  readonly settleParent: (parent: string) => Op<void>
+  /**
+   * Cancels a job that has not ended, and raises its lease epoch whoever held it: its holder's next line or
+   * request is refused.
+   */
+  readonly cancelJob: (id: string) => Op<void>
+  /** For each job of `ids` (a chunked one with its parts): the distinct rows its journal says are done. */
+  readonly rowsDone: (ids: ReadonlyArray<string>) => Op<ReadonlyMap<string, number>>
+
+  // files
+  /** Stores a file of the job (replacing one of the same name). */
+  readonly putFile: (job: string, name: string, content: Uint8Array) => Op<void>
+  /** The job's files whose names start with `prefix`, by name. */
+  readonly files: (job: string, prefix: string) => Op<ReadonlyArray<StoredFile>>
+
+  // leases and the journal
+  /** Raises the job's lease epoch whoever held it: its holder's next line or request is refused. */
+  readonly takeLease: (job: string, owner: string) => Op<number>
+  /**
+   * Takes the lease of a job that has not ended, in one step: the next epoch, or none when the job ended
+   * meanwhile (a worker that stalled while another finished it must not take it again).
+   */
+  readonly takeOpenLease: (job: string, owner: string) => Op<number | undefined>
+  /** True while `epoch` is the job's current lease. */
+  readonly holdsLease: (job: string, epoch: number) => Op<boolean>
+  /** The job's current lease, if one was ever taken. */
+  readonly lease: (job: string) => Op<Lease | undefined>
+  /** Appends a journal line if `epoch` still holds the lease, atomically; false when it does not (nothing written). */
+  readonly appendLine: (job: string, epoch: number, line: string) => Op<boolean>
+  /** The job's journal lines in the order they were written. */
+  readonly journalLines: (job: string) => Op<ReadonlyArray<string>>
+
+  // jobs that run whole (onboard, export)
+  /**
+   * Appends a line to another journal of the job (`stream`: an onboarding step's, `stepStream`) if `epoch` still
+   * holds the job's lease, atomically as `appendLine`; false when it does not. `journalLines(stream)` reads it.
+   */
+  readonly appendStreamLine: (job: string, epoch: number, stream: string, line: string) => Op<boolean>
+  /** Stores (or replaces) a file of the job if `epoch` still holds its lease, atomically; false when it does not. */
+  readonly putFileUnderLease: (job: string, epoch: number, name: string, content: Uint8Array) => Op<boolean>
+  /**
+   * Ends a job in one atomic step that holds only while `epoch` holds its lease: its outputs (`out/…`) replaced
+   * by `outputs` as a whole, and its outcome recorded. False when the lease was lost: nothing is written, so the
+   * files a job leaves are those of one run, never a mix of two owners'.
+   */
+  readonly endWhole: (
+    job: string,
+    epoch: number,
+    outputs: ReadonlyArray<{ readonly name: string; readonly content: Uint8Array }>,
+    end: WholeJobEnd
+  ) => Op<boolean>
+
+  // workers
+  /**
+   * Holds egress id `id` for the scope, or fails (`Locked`) when another live worker holds it. The hold lapses
+   * with its process, however that ends.
+   */
+  readonly holdEgress: (id: string) => Effect.Effect<void, FleetError, Scope.Scope>
+}
+
+export const unavailable = (url: string, cause: unknown) =>
+  new FleetError({
+    reason: "Unavailable",
+    message: `the fleet store ${redactUrl(url)} cannot be used: ${describeCause(cause)}`,
+    cause
+  })
+
+export const notInitialised = new FleetError({
+  reason: "Unavailable",
+  message: "the fleet is not initialised: run `fsm-bulk fleet init`"
+})
+
+export const noJob = (id: string) => new FleetError({ reason: "NotFound", message: `no job ${id} in this fleet` })
+
+export const egressTaken = (id: string) =>
+  new FleetError({
+    reason: "Locked",
+    message:
+      `another worker already runs with --egress-id ${id}: one worker per egress address, as the budget is counted per address`
+  })
+
+/** The address without its password, for messages. */
+export const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password !== "") u.password = "***"
+    return u.toString()
+  } catch {
+    return "(the --fleet address)"
+  }
+}
+
+/** The fleet's store at `url` (checked by `fleetUrl`), for the scope. */
+export const openStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> => openPostgresStore(url)
+
+// --- PostgreSQL ----------------------------------------------------------------------------------------------------
 
 const ddl = `
 CREATE SCHEMA IF NOT EXISTS ${schema};
@@ -60,39 +275,17 @@ CREATE TABLE IF NOT EXISTS ${schema}.journal (
 );
 `
 
-export interface Store {
-  readonly pool: Pool
-  readonly query: <R extends QueryResultRow = QueryResultRow>(
-    text: string,
-    values?: ReadonlyArray<unknown>
-  ) => Effect.Effect<ReadonlyArray<R>, FleetError>
-  /** Like `query`, but the number of rows the statement touched. */
-  readonly count: (text: string, values?: ReadonlyArray<unknown>) => Effect.Effect<number, FleetError>
-}
+const unfinished = (param: string) =>
+  `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
 
-const unavailable = (url: string, cause: unknown) =>
-  new FleetError({
-    reason: "Unavailable",
-    message: `the fleet store ${redactUrl(url)} cannot be used: ${describeCause(cause)}`,
-    cause
-  })
+const underLease = (job: string, epoch: string) =>
+  `EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = ${job} AND epoch = ${epoch})`
 
-/** The address without its password, for messages. */
-export const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url)
-    if (u.password !== "") u.password = "***"
-    return u.toString()
-  } catch {
-    return "(the --fleet address)"
-  }
-}
-
-/** A pool on the fleet's PostgreSQL for the scope. */
-export const openStore = (url: string): Effect.Effect<Store, FleetError, Scope.Scope> =>
+/** The store on PostgreSQL: a pool for the scope. */
+const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
     const pg = yield* Effect.promise(() => import("pg"))
-    const pool = yield* Effect.acquireRelease(
+    const pool: Pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const p = new pg.default.Pool({ connectionString: url, max: 6 })
         // An idle client that loses its server must not crash the process: the next query reports it.
@@ -101,255 +294,218 @@ export const openStore = (url: string): Effect.Effect<Store, FleetError, Scope.S
       }),
       (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
     )
-    const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
-      Effect.tryPromise({
-        try: () => pool.query<R>(text, values as Array<unknown> | undefined),
-        catch: (cause) => unavailable(url, cause)
-      }).pipe(Effect.map((r) => r.rows))
-    const count = (text: string, values?: ReadonlyArray<unknown>) =>
+    const run = (text: string, values?: ReadonlyArray<unknown>) =>
       Effect.tryPromise({
         try: () => pool.query(text, values as Array<unknown> | undefined),
         catch: (cause) => unavailable(url, cause)
-      }).pipe(Effect.map((r) => r.rowCount ?? 0))
-    yield* query("SELECT 1")
-    return { pool, query, count } satisfies Store
-  })
-
-/** Creates the fleet's tables (idempotent). */
-export const initStore = (store: Store) => store.query(ddl)
-
-/** A dedicated connection for the scope (session-level advisory locks live on it). */
-export const dedicated = (store: Store): Effect.Effect<PoolClient, FleetError, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: () => store.pool.connect(),
-      catch: (cause) => new FleetError({ reason: "Unavailable", message: describeCause(cause), cause })
-    }),
-    (client) => Effect.sync(() => client.release(true))
-  )
-
-/** The store is initialised: `fleet init` ran. */
-export const requireInit = (store: Store) =>
-  store.query<{ t: string | null }>(`SELECT to_regclass('${schema}.jobs')::text AS t`).pipe(
-    Effect.flatMap((rows) =>
-      rows[0]?.t == null
-        ? Effect.fail(
-          new FleetError({ reason: "Unavailable", message: "the fleet is not initialised: run `fsm-bulk fleet init`" })
-        )
-        : Effect.void
-    )
-  )
-
-// --- journal and leases ------------------------------------------------------------------------------------------
-
-/** Raises the job's lease epoch whoever held it (a cancel): its holder's next line or request is refused. */
-export const takeLease = (store: Store, job: string, owner: string) =>
-  store.query<{ epoch: number }>(
-    `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
-     ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
-     RETURNING epoch`,
-    [job, owner]
-  ).pipe(Effect.map((rows) => rows[0]!.epoch))
-
-const unfinished = (param: string) =>
-  `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
-
-/**
- * Takes the lease of a job that has not ended, in one statement: the next epoch, or none when the job ended
- * meanwhile (a worker that stalled while another finished it must not take it again).
- */
-export const takeOpenLease = (store: Store, job: string, owner: string) =>
-  store.query<{ epoch: number }>(
-    `INSERT INTO ${schema}.leases (job, epoch, owner) SELECT $1, 1, $2 WHERE ${unfinished("$1")}
-     ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
-       WHERE ${unfinished("$1")}
-     RETURNING epoch`,
-    [job, owner]
-  ).pipe(Effect.map((rows) => rows[0]?.epoch))
-
-/** True while `epoch` is the job's current lease. */
-export const holdsLease = (store: Store, job: string, epoch: number) =>
-  store.query(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]).pipe(
-    Effect.map((rows) => rows.length === 1)
-  )
-
-/** Appends a journal line if `epoch` still holds the lease; false when it does not (nothing written). */
-export const appendLine = (store: Store, job: string, epoch: number, line: string) =>
-  store.count(
-    `INSERT INTO ${schema}.journal (job, epoch, line)
-     SELECT $1, $2, $3 WHERE EXISTS (
-       SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
-    [job, epoch, line]
-  ).pipe(Effect.map((n) => n === 1))
-
-/** The job's journal lines in the order they were written. */
-export const journalLines = (store: Store, job: string) =>
-  store.query<{ line: string }>(`SELECT line FROM ${schema}.journal WHERE job = $1 ORDER BY seq`, [job]).pipe(
-    Effect.map((rows) => rows.map((r) => r.line))
-  )
-
-// --- files ---------------------------------------------------------------------------------------------------------
-
-export const putFile = (store: Store, job: string, name: string, content: Uint8Array) =>
-  store.query(
-    `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)
-     ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
-    [job, name, Buffer.from(content)]
-  )
-
-export const files = (store: Store, job: string, prefix: string) =>
-  store.query<{ name: string; content: Buffer }>(
-    `SELECT name, content FROM ${schema}.files WHERE job = $1 AND starts_with(name, $2) ORDER BY name`,
-    [job, prefix]
-  )
-
-// --- jobs ------------------------------------------------------------------------------------------------------------
-
-export interface JobRow {
-  readonly id: string
-  readonly kind: string
-  readonly account: string
-  readonly resource: string | null
-  readonly spec: Record<string, unknown>
-  readonly state: string
-  readonly rows: number
-  readonly exit_code: number | null
-  readonly summary: Record<string, unknown> | null
-  readonly error: string | null
-  readonly owner: string | null
-  readonly parent: string | null
-  readonly created: Date
-  readonly finished: Date | null
-}
-
-export const jobRow = (store: Store, id: string) =>
-  store.query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE id = $1`, [id]).pipe(
-    Effect.flatMap((rows) =>
-      rows[0] === undefined
-        ? Effect.fail(new FleetError({ reason: "NotFound", message: `no job ${id} in this fleet` }))
-        : Effect.succeed(rows[0])
-    )
-  )
-
-/** States a job does not leave. */
-export const finalStates: ReadonlyArray<string> = ["done", "cancelled", "failed"]
-
-/**
- * A chunked job ends when its last chunk ends: its state and exit code then follow from its chunks' (3 if one
- * was stopped, cancelled or failed, else 1 if one had rows that did not end well, else 0).
- */
-export const settleParent = (store: Store, parent: string) =>
-  store.query(
-    `UPDATE ${schema}.jobs p SET
-       state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE 'done' END,
-       exit_code = (SELECT CASE WHEN bool_or(c.state <> 'done' OR c.exit_code >= 2) THEN 3 ELSE max(c.exit_code) END
-                    FROM ${schema}.jobs c WHERE c.parent = p.id),
-       finished = now()
-     WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
-       SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
-    [parent]
-  )
-
-// --- onboard and export jobs ---------------------------------------------------------------------------------------
-
-/** The account is in the fleet. */
-export const accountExists = (store: Store, name: string) =>
-  store.query(`SELECT 1 FROM ${schema}.accounts WHERE name = $1`, [name]).pipe(Effect.map((rows) => rows.length > 0))
-
-/** A queued job of a kind that runs whole (onboard, export): what to run, and the rows it reads when known. */
-export const insertJob = (
-  store: Store,
-  job: {
-    readonly id: string
-    readonly kind: string
-    readonly account: string
-    readonly resource: string | null
-    readonly spec: unknown
-    readonly rows: number
-  }
-) =>
-  store.query(
-    `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows) VALUES ($1, $2, $3, $4, $5, 'queued', $6)`,
-    [job.id, job.kind, job.account, job.resource, JSON.stringify(job.spec), job.rows]
-  )
-
-/**
- * The journal of one step of an onboarding job: its lines are kept under `JOB/RESOURCE` (each step is a run of
- * its own, with its own row numbers), written under the job's lease.
- */
-export const stepStream = (job: string, step: string): string => `${job}/${step}`
-
-/** Appends a line to one of the job's journals (`stream`) if `epoch` still holds the job's lease; false if not. */
-export const appendStreamLine = (store: Store, job: string, epoch: number, stream: string, line: string) =>
-  store.count(
-    `INSERT INTO ${schema}.journal (job, epoch, line)
-     SELECT $3, $2, $4 WHERE EXISTS (
-       SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
-    [job, epoch, stream, line]
-  ).pipe(Effect.map((n) => n === 1))
-
-/** Stores (or replaces) one of the job's files if `epoch` still holds its lease; false if not (nothing written). */
-export const putFileUnderLease = (store: Store, job: string, epoch: number, name: string, content: Uint8Array) =>
-  store.count(
-    `INSERT INTO ${schema}.files (job, name, content)
-     SELECT $1, $3, $4 WHERE EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)
-     ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
-    [job, epoch, name, Buffer.from(content)]
-  ).pipe(Effect.map((n) => n === 1))
-
-/** How a job that runs whole ended: its state, exit code, summary and rows (`error` when it failed). */
-export interface JobEnd {
-  readonly state: "done" | "failed"
-  readonly exitCode: number
-  readonly summary: unknown
-  readonly rows: number | undefined
-  readonly error: string | undefined
-}
-
-/**
- * Ends a job in one transaction, only while `epoch` holds its lease: its outputs (`out/…`) replaced by `outputs`
- * as a whole and its outcome recorded. False when the lease was lost: nothing is written, so the files a job
- * leaves are those of one run, never a mix of two owners'.
- */
-export const finishUnderLease = (
-  store: Store,
-  job: string,
-  epoch: number,
-  outputs: ReadonlyArray<{ readonly name: string; readonly content: Uint8Array }>,
-  end: JobEnd
-): Effect.Effect<boolean, FleetError> =>
-  Effect.scoped(Effect.gen(function*() {
-    const client = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => store.pool.connect(),
-        catch: (cause) => new FleetError({ reason: "Unavailable", message: describeCause(cause), cause })
-      }),
-      (c) => Effect.sync(() => c.release())
-    )
-    const run = <R extends QueryResultRow>(text: string, values: ReadonlyArray<unknown> = []) =>
-      Effect.tryPromise({
-        try: () => client.query<R>(text, values as Array<unknown>),
-        catch: (cause) => new FleetError({ reason: "Unavailable", message: describeCause(cause), cause })
       })
-    yield* run("BEGIN")
-    const ended = yield* Effect.gen(function*() {
-      const held = yield* run(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE`, [job, epoch])
-      if (held.rowCount !== 1) return false
-      yield* run(`DELETE FROM ${schema}.files WHERE job = $1 AND starts_with(name, 'out/')`, [job])
-      for (const f of outputs) {
-        yield* run(`INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)`, [
-          job,
-          `out/${f.name}`,
-          Buffer.from(f.content)
-        ])
-      }
-      yield* run(
-        `UPDATE ${schema}.jobs SET state = $2, exit_code = $3, summary = $4, rows = coalesce($5, rows), error = $6,
-           finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
-        [job, end.state, end.exitCode, JSON.stringify(end.summary ?? null), end.rows ?? null, end.error ?? null]
-      )
-      return true
-    }).pipe(Effect.onError(() => run("ROLLBACK").pipe(Effect.ignore)))
-    yield* run(ended ? "COMMIT" : "ROLLBACK")
-    return ended
-  }))
+    const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
+      Effect.map(run(text, values), (r) => r.rows as ReadonlyArray<R>)
+    /** The number of rows the statement touched. */
+    const count = (text: string, values?: ReadonlyArray<unknown>) =>
+      Effect.map(run(text, values), (r) => r.rowCount ?? 0)
+    yield* query("SELECT 1")
+
+    const takeLease = (job: string, owner: string) =>
+      query<{ epoch: number }>(
+        `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
+         ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
+         RETURNING epoch`,
+        [job, owner]
+      ).pipe(Effect.map((rows) => rows[0]!.epoch))
+
+    const store: FleetStore = {
+      backend: "postgres",
+      init: Effect.zipRight(migrateEngine(pool), Effect.asVoid(query(ddl))),
+      requireInit: query<{ t: string | null }>(`SELECT to_regclass('${schema}.jobs')::text AS t`).pipe(
+        Effect.flatMap((rows) => rows[0]?.t == null ? Effect.fail(notInitialised) : Effect.void)
+      ),
+
+      putAccount: (a) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.accounts (name, base_url, rate, secret) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (name) DO UPDATE SET base_url = EXCLUDED.base_url, rate = EXCLUDED.rate, secret = EXCLUDED.secret`,
+          [a.name, a.baseUrl, a.rate, a.secret]
+        )),
+      account: (name) =>
+        query<{ name: string; base_url: string; secret: string; rate: string | null }>(
+          `SELECT name, base_url, secret, rate FROM ${schema}.accounts WHERE name = $1`,
+          [name]
+        ).pipe(Effect.map((rows) =>
+          rows[0] === undefined
+            ? undefined
+            : { name: rows[0].name, baseUrl: rows[0].base_url, rate: rows[0].rate, secret: rows[0].secret }
+        )),
+      accounts: query<{ name: string; base_url: string; rate: string | null }>(
+        `SELECT name, base_url, rate FROM ${schema}.accounts ORDER BY name`
+      ).pipe(Effect.map((rows) => rows.map((r) => ({ name: r.name, baseUrl: r.base_url, rate: r.rate })))),
+      removeAccount: (name) =>
+        Effect.map(count(`DELETE FROM ${schema}.accounts WHERE name = $1`, [name]), (n) => n > 0),
+
+      addJob: (j) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
+          [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
+        )),
+      job: (id) =>
+        query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE id = $1`, [id]).pipe(
+          Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(noJob(id)) : Effect.succeed(rows[0]))
+        ),
+      recentJobs: (limit) =>
+        query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE parent IS NULL ORDER BY created DESC LIMIT $1`, [limit]),
+      parts: (parent) => query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`, [parent]),
+      markRunning: (id, owner) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'running', owner = $2 WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+          [id, owner]
+        )),
+      finishJob: (id, epoch, end) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'done', exit_code = $2, summary = $3, rows = $4, finished = now()
+           WHERE id = $1 AND ${underLease("$1", "$5")}`,
+          [id, end.exitCode, JSON.stringify(end.summary), end.rows, epoch]
+        )),
+      failJob: (id, epoch, end) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'failed', exit_code = $2, error = $3, finished = now()
+           WHERE id = $1 AND ${underLease("$1", "$4")}`,
+          [id, end.exitCode, end.error, epoch]
+        )),
+      settleParent: (parent) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs p SET
+             state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE 'done' END,
+             exit_code = (SELECT CASE WHEN bool_or(c.state <> 'done' OR c.exit_code >= 2) THEN 3 ELSE max(c.exit_code) END
+                          FROM ${schema}.jobs c WHERE c.parent = p.id),
+             finished = now()
+           WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
+             SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
+          [parent]
+        )),
+      cancelJob: (id) =>
+        query(
+          `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+          [id]
+        ).pipe(Effect.zipRight(takeLease(id, "cancel")), Effect.asVoid),
+      rowsDone: (ids) =>
+        query<{ job: string; n: string }>(
+          `SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
+           FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = split_part(l.job, '/', 1)
+           WHERE coalesce(j.parent, j.id) = ANY($1) AND l.line::jsonb->>'state' = 'done'
+           GROUP BY coalesce(j.parent, j.id)`,
+          [ids]
+        ).pipe(Effect.map((rows) => new Map(rows.map((c) => [c.job, Number(c.n)])))),
+
+      putFile: (job, name, content) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)
+           ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+          [job, name, Buffer.from(content)]
+        )),
+      files: (job, prefix) =>
+        query<{ name: string; content: Buffer }>(
+          `SELECT name, content FROM ${schema}.files WHERE job = $1 AND starts_with(name, $2) ORDER BY name`,
+          [job, prefix]
+        ),
+
+      takeLease,
+      takeOpenLease: (job, owner) =>
+        query<{ epoch: number }>(
+          `INSERT INTO ${schema}.leases (job, epoch, owner) SELECT $1, 1, $2 WHERE ${unfinished("$1")}
+           ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
+             WHERE ${unfinished("$1")}
+           RETURNING epoch`,
+          [job, owner]
+        ).pipe(Effect.map((rows) => rows[0]?.epoch)),
+      holdsLease: (job, epoch) =>
+        query(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]).pipe(
+          Effect.map((rows) => rows.length === 1)
+        ),
+      lease: (job) =>
+        query<Lease>(`SELECT epoch, owner FROM ${schema}.leases WHERE job = $1`, [job]).pipe(
+          Effect.map((rows) => rows[0])
+        ),
+      appendLine: (job, epoch, line) =>
+        count(
+          `INSERT INTO ${schema}.journal (job, epoch, line)
+           SELECT $1, $2, $3 WHERE EXISTS (
+             SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
+          [job, epoch, line]
+        ).pipe(Effect.map((n) => n === 1)),
+      journalLines: (job) =>
+        query<{ line: string }>(`SELECT line FROM ${schema}.journal WHERE job = $1 ORDER BY seq`, [job]).pipe(
+          Effect.map((rows) => rows.map((r) => r.line))
+        ),
+
+      appendStreamLine: (job, epoch, stream, line) =>
+        count(
+          `INSERT INTO ${schema}.journal (job, epoch, line)
+           SELECT $3, $2, $4 WHERE EXISTS (
+             SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
+          [job, epoch, stream, line]
+        ).pipe(Effect.map((n) => n === 1)),
+      putFileUnderLease: (job, epoch, name, content) =>
+        count(
+          `INSERT INTO ${schema}.files (job, name, content)
+           SELECT $1, $3, $4 WHERE EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)
+           ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+          [job, epoch, name, Buffer.from(content)]
+        ).pipe(Effect.map((n) => n === 1)),
+      // One transaction on a connection of its own, the lease row locked for share (a takeover waits for it).
+      endWhole: (job, epoch, outputs, end) =>
+        Effect.scoped(Effect.gen(function*() {
+          const client = yield* Effect.acquireRelease(
+            Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+            (client) => Effect.sync(() => client.release())
+          )
+          const on = (text: string, values: ReadonlyArray<unknown> = []) =>
+            Effect.tryPromise({
+              try: () => client.query(text, values as Array<unknown>),
+              catch: (cause) => unavailable(url, cause)
+            })
+          yield* on("BEGIN")
+          const ended = yield* Effect.gen(function*() {
+            const held = yield* on(
+              `SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE`,
+              [job, epoch]
+            )
+            if (held.rowCount !== 1) return false
+            yield* on(`DELETE FROM ${schema}.files WHERE job = $1 AND starts_with(name, 'out/')`, [job])
+            for (const f of outputs) {
+              yield* on(`INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)`, [
+                job,
+                `out/${f.name}`,
+                Buffer.from(f.content)
+              ])
+            }
+            yield* on(
+              `UPDATE ${schema}.jobs SET state = $2, exit_code = $3, summary = $4, rows = coalesce($5, rows),
+                 error = $6, finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+              [job, end.state, end.exitCode, JSON.stringify(end.summary ?? null), end.rows ?? null, end.error ?? null]
+            )
+            return true
+          }).pipe(Effect.onError(() => Effect.ignore(on("ROLLBACK"))))
+          yield* on(ended ? "COMMIT" : "ROLLBACK")
+          return ended
+        })),
+
+      // A session-level advisory lock on a connection of its own: it dies with the connection, so with the process.
+      holdEgress: (id) =>
+        Effect.gen(function*() {
+          const client = yield* Effect.acquireRelease(
+            Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+            (client) => Effect.sync(() => client.release(true))
+          )
+          const got = yield* Effect.tryPromise({
+            try: () =>
+              client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [
+                `fsm-bulk egress ${id}`
+              ]),
+            catch: (cause) => unavailable(url, cause)
+          })
+          if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
+        })
+    }
+    return store
+  })

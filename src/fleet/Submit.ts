@@ -1,7 +1,7 @@
 /**
  * Submitting work to the fleet: the file is validated offline first, exactly as `validate` does (an unreadable
  * file or a contradiction exits 2 and nothing is queued), then stored with the job's settings and queued. The
- * job's row in `fsm_bulk.jobs` holds what to run; the queue's job carries only its id.
+ * job in the fleet's store holds what to run; the queue's job carries only its id.
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -19,7 +19,7 @@ import type { ResourceName } from "../Resources.js"
 import { chunkRead, rowColumn, splitCsv } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue } from "./Queue.js"
-import { accountExists, insertJob, putFile, schema, type Store } from "./Store.js"
+import type { FleetStore } from "./Store.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
 export interface ImportSpec {
@@ -48,15 +48,14 @@ export interface Submitted {
 }
 
 export const submitImport = Effect.fn("Fleet.submitImport")(function*(
-  store: Store,
+  store: FleetStore,
   queue: FleetQueue,
   account: string,
   file: string,
   spec: Omit<ImportSpec, "fileName">,
   chunkRows: number
 ) {
-  const known = yield* store.query(`SELECT 1 FROM ${schema}.accounts WHERE name = $1`, [account])
-  if (known.length === 0) {
+  if ((yield* store.account(account)) === undefined) {
     return yield* new FleetError({
       reason: "NotFound",
       message: `no account "${account}" in this fleet: add it with \`fsm-bulk accounts add ${account} --base-url …\``
@@ -85,19 +84,23 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   const chunks = chunked
     ? yield* splitCsv(file, spec.read, spec.resource as ResourceName, chunkRows, scratch)
     : []
-  yield* putFile(store, id, `source/${fileName}`, content)
+  yield* store.putFile(id, `source/${fileName}`, content)
   const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>
-    store.query(
-      `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
-       VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
-      [job, parent === null ? "import" : "chunk", account, spec.resource, JSON.stringify(s), rows, parent]
-    )
+    store.addJob({
+      id: job,
+      kind: parent === null ? "import" : "chunk",
+      account,
+      resource: spec.resource,
+      spec: s,
+      rows,
+      parent
+    })
   yield* insert(id, null, full, checked.summary.rows)
   // Each chunk: its own file, read as written, with the formats the whole file settled on.
   const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
   for (const part of parts) {
     const name = Path.basename(part.path)
-    yield* putFile(store, part.id, `source/${name}`, readFileSync(part.path))
+    yield* store.putFile(part.id, `source/${name}`, readFileSync(part.path))
     yield* insert(part.id, id, {
       ...full,
       fileName: name,
@@ -145,9 +148,9 @@ export interface ExportSpec {
   readonly until?: string | undefined
 }
 
-const requireAccount = (store: Store, account: string) =>
-  Effect.flatMap(accountExists(store, account), (known) =>
-    known
+const requireAccount = (store: FleetStore, account: string) =>
+  Effect.flatMap(store.account(account), (known) =>
+    known !== undefined
       ? Effect.void
       : new FleetError({
         reason: "NotFound",
@@ -171,7 +174,7 @@ export interface SubmittedOnboarding {
  * and nothing is queued; then the input is stored with the job.
  */
 export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
-  store: Store,
+  store: FleetStore,
   queue: FleetQueue,
   account: string,
   input: string,
@@ -202,15 +205,15 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
     resources: prepared.steps.map((s) => s.input.resource)
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
-  for (const f of stored) yield* putFile(store, id, `source/${f.name}`, readFileSync(f.path))
-  yield* insertJob(store, { id, kind: "onboard", account, resource: null, spec, rows })
+  for (const f of stored) yield* store.putFile(id, `source/${f.name}`, readFileSync(f.path))
+  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec, rows, parent: null })
   yield* enqueue(queue, id)
   return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
 })
 
 /** Queues an export: the resource names and dates are checked first, as `export` checks them (nothing is queued). */
 export const submitExport = Effect.fn("Fleet.submitExport")(function*(
-  store: Store,
+  store: FleetStore,
   queue: FleetQueue,
   account: string,
   spec: ExportSpec
@@ -227,7 +230,7 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
     say: () => Effect.void
   })
   const id = newJobId()
-  yield* insertJob(store, { id, kind: "export", account, resource: null, spec, rows: 0 })
+  yield* store.addJob({ id, kind: "export", account, resource: null, spec, rows: 0, parent: null })
   yield* enqueue(queue, id)
   return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
 })

@@ -20,20 +20,12 @@ import { prepareOnboarding, runOnboarding } from "../onboard/Onboard.js"
 import { type OnboardSummary, summaryFile } from "../onboard/Summary.js"
 import type { StopSignal } from "../Signals.js"
 import { FleetError } from "./Errors.js"
-import {
-  appendStreamLine,
-  files,
-  type JobRow,
-  journalLines,
-  putFileUnderLease,
-  stepStream,
-  type Store
-} from "./Store.js"
+import { type FleetStore, type JobRow, stepStream } from "./Store.js"
 import type { ExportSpec, OnboardSpec } from "./Submit.js"
 
 /** What a worker hands a whole job's run: the job, its lease, and where to work. */
 export interface WholeRun {
-  readonly store: Store
+  readonly store: FleetStore
   readonly row: JobRow
   readonly epoch: number
   /** A scratch directory of this worker for this lease (removed afterwards). */
@@ -85,9 +77,9 @@ const readTree = (root: string, skip: (name: string) => boolean) =>
 const isJournal = (name: string) => Path.posix.basename(name) === journalFile
 
 /** Writes the job's `source/…` files under `dir` (the names are the ones `submit` stored). */
-const writeSources = (store: Store, job: string, dir: string) =>
+const writeSources = (store: FleetStore, job: string, dir: string) =>
   Effect.gen(function*() {
-    for (const f of yield* files(store, job, "source/")) {
+    for (const f of yield* store.files(job, "source/")) {
       const path = Path.join(dir, ...f.name.slice("source/".length).split("/"))
       fs.mkdirSync(Path.dirname(path), { recursive: true })
       fs.writeFileSync(path, f.content)
@@ -134,7 +126,7 @@ const leasedJournal = (run: WholeRun, stream: string) => (path: string) =>
     return {
       path,
       append: (line) =>
-        appendStreamLine(run.store, run.row.id, run.epoch, stream, JSON.stringify(line)).pipe(
+        run.store.appendStreamLine(run.row.id, run.epoch, stream, JSON.stringify(line)).pipe(
           Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),
           Effect.flatMap((held) =>
             held
@@ -168,7 +160,7 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
     const where = onboardInput(spec, sourceDir)
 
     // What an earlier owner left: the run directory's files, then each step's journal from the store.
-    const left = yield* files(run.store, run.row.id, "out/")
+    const left = yield* run.store.files(run.row.id, "out/")
     for (const f of left) {
       const path = Path.join(runDir, ...f.name.slice("out/".length).split("/"))
       fs.mkdirSync(Path.dirname(path), { recursive: true })
@@ -176,7 +168,7 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
     }
     let continued = left.length > 0
     for (const resource of spec.resources) {
-      const lines = yield* journalLines(run.store, stepStream(run.row.id, resource))
+      const lines = yield* run.store.journalLines(stepStream(run.row.id, resource))
       if (lines.length === 0) continue
       writeJournal(Path.join(runDir, resource), lines, where.stepFile, where.baseDir)
       continued = true
@@ -194,8 +186,7 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
           const stat = fs.statSync(Path.join(runDir, name))
           const stamp = `${stat.size}:${stat.mtimeMs}`
           if (copied.get(name) === stamp) continue
-          const held = yield* putFileUnderLease(
-            run.store,
+          const held = yield* run.store.putFileUnderLease(
             run.row.id,
             run.epoch,
             `out/${name}`,
@@ -345,9 +336,9 @@ export const runExportJob = (run: WholeRun): Effect.Effect<WholeEnd, never, Api>
 // --- fetch ---------------------------------------------------------------------------------------------------------
 
 /** Writes the job's `out/…` files under `dir`. */
-const writeOutputs = (store: Store, job: string, dir: string) =>
+const writeOutputs = (store: FleetStore, job: string, dir: string) =>
   Effect.gen(function*() {
-    const outs = yield* files(store, job, "out/")
+    const outs = yield* store.files(job, "out/")
     for (const f of outs) {
       const path = Path.join(dir, ...f.name.slice("out/".length).split("/"))
       fs.mkdirSync(Path.dirname(path), { recursive: true })
@@ -367,7 +358,7 @@ const rewriteJson = (path: string, change: (value: Record<string, unknown>) => R
  * one directory per step (journal from the store, reports, summary), every path pointing into `dir`. What was
  * left when the job ended (done, failed, cancelled), so `resume` continues an onboarding that did not finish.
  */
-export const fetchOnboard = (store: Store, row: JobRow, dir: string) =>
+export const fetchOnboard = (store: FleetStore, row: JobRow, dir: string) =>
   Effect.gen(function*() {
     const spec = row.spec as unknown as OnboardSpec
     const sourceDir = Path.join(dir, "source")
@@ -376,7 +367,7 @@ export const fetchOnboard = (store: Store, row: JobRow, dir: string) =>
     yield* writeOutputs(store, row.id, dir)
     const steps: Array<string> = []
     for (const resource of spec.resources) {
-      const lines = yield* journalLines(store, stepStream(row.id, resource))
+      const lines = yield* store.journalLines(stepStream(row.id, resource))
       if (lines.length === 0) continue
       writeJournal(Path.join(dir, resource), lines, where.stepFile, where.baseDir)
       steps.push(resource)
@@ -402,7 +393,7 @@ export const fetchOnboard = (store: Store, row: JobRow, dir: string) =>
   })
 
 /** An export job as its export directory in `dir` (manifest, files, fingerprints): none when it did not finish. */
-export const fetchExport = (store: Store, row: JobRow, dir: string) =>
+export const fetchExport = (store: FleetStore, row: JobRow, dir: string) =>
   Effect.gen(function*() {
     fs.mkdirSync(dir, { recursive: true })
     const written = yield* writeOutputs(store, row.id, dir)

@@ -3,8 +3,9 @@
  * `resume` do, with three things of its own:
  *
  * - One budget per process (per egress address), shared by every job and account it runs; one egress id per
- *   worker, held by a PostgreSQL advisory lock on a connection of its own (a second worker is refused; the lock
- *   dies with the process). Outgoing requests leave from `--source-address` when given. One token per account.
+ *   worker, held through the store for the worker's life (a second worker is refused; the hold dies with the
+ *   process: `FleetStore.holdEgress`). Outgoing requests leave from `--source-address` when given. One token
+ *   per account.
  * - A job's journal is written to the store, each line only while this worker holds the job's lease (see
  *   Store.ts); a lost lease fails the append, which stops the run's sending. Requests also pass a gate: when the
  *   lease was not confirmed recently (the process was paused, say), it is checked before the request leaves,
@@ -32,22 +33,7 @@ import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type JobData, startEngineWorker } from "./Queue.js"
 import { open } from "./Secrets.js"
-import {
-  appendLine,
-  dedicated,
-  files,
-  finalStates,
-  finishUnderLease,
-  holdsLease,
-  type JobRow,
-  jobRow,
-  journalLines,
-  putFile,
-  schema,
-  settleParent,
-  type Store,
-  takeOpenLease
-} from "./Store.js"
+import { finalStates, type FleetStore, type JobRow } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
 
@@ -78,34 +64,16 @@ const gatedBudget = (budget: Budget): Budget => ({
     )
 })
 
-/** Takes the egress id for the worker's lifetime, or fails when another worker holds it. */
-const holdEgress = (store: Store, id: string) =>
-  Effect.gen(function*() {
-    const client = yield* dedicated(store)
-    const got = yield* Effect.tryPromise({
-      try: () =>
-        client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [`fsm-bulk egress ${id}`]),
-      catch: (cause) => new FleetError({ reason: "Unavailable", message: describeCause(cause), cause })
-    })
-    if (got.rows[0]?.ok !== true) {
-      return yield* new FleetError({
-        reason: "Locked",
-        message:
-          `another worker already runs with --egress-id ${id}: one worker per egress address, as the budget is counted per address`
-      })
-    }
-  })
-
 const ownerName = (egress: string) => `${egress}/${process.pid}`
 
 export const runWorker = Effect.fn("Fleet.worker")(function*(
-  store: Store,
+  store: FleetStore,
   url: string,
   key: Buffer,
   options: WorkerOptions,
   stop: Effect.Effect<void>
 ) {
-  yield* holdEgress(store, options.egressId)
+  yield* store.holdEgress(options.egressId)
   const scope = yield* Effect.scope
   const budget = gatedBudget(yield* makeBudget(options.rate, defaultBudgetMargin(options.rate.windowMs)))
   const owner = ownerName(options.egressId)
@@ -120,17 +88,13 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     apiLock.withPermits(1)(Effect.gen(function*() {
       const known = apis.get(account)
       if (known !== undefined) return known
-      const rows = yield* store.query<{ base_url: string; secret: string; rate: string | null }>(
-        `SELECT base_url, secret, rate FROM ${schema}.accounts WHERE name = $1`,
-        [account]
-      )
-      const row = rows[0]
+      const row = yield* store.account(account)
       if (row === undefined) {
         return yield* new FleetError({ reason: "NotFound", message: `account "${account}" was removed` })
       }
       const credentials: Credentials = yield* open(key, row.secret, account)
       const settings = ClientConfig.make({
-        baseUrl: row.base_url,
+        baseUrl: row.baseUrl,
         credentials,
         rate: options.rate,
         concurrency: Math.max(2, Math.ceil((options.rate.limit / options.rate.windowMs) * 1000 * 0.3) * 2)
@@ -168,14 +132,11 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   const runJob = (data: JobData): Effect.Effect<void, FleetError | Error> =>
     Effect.scoped(Effect.gen(function*() {
       const id = data.job
-      const row = yield* jobRow(store, id)
+      const row = yield* store.job(id)
       if (finalStates.includes(row.state)) return
-      const epoch = yield* takeOpenLease(store, id, owner)
+      const epoch = yield* store.takeOpenLease(id, owner)
       if (epoch === undefined) return
-      yield* store.query(
-        `UPDATE ${schema}.jobs SET state = 'running', owner = $2 WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
-        [id, options.egressId]
-      )
+      yield* store.markRunning(id, options.egressId)
       yield* options.say(`worker ${options.egressId}: job ${id} (${row.kind} ${row.resource ?? ""}) lease ${epoch}`)
       const lost = yield* Deferred.make<void>()
       const confirmed = yield* Ref.make(Date.now())
@@ -185,7 +146,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const check: Effect.Effect<boolean> = Effect.gen(function*() {
         while (true) {
           const asked = Date.now()
-          const ok = yield* holdsLease(store, id, epoch).pipe(Effect.orElseSucceed(() => false))
+          const ok = yield* store.holdsLease(id, epoch).pipe(Effect.orElseSucceed(() => false))
           if (!ok) {
             yield* Deferred.succeed(lost, undefined)
             return false
@@ -220,7 +181,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const sourceDir = Path.join(dir, "source")
       const runDir = Path.join(dir, "run")
       fs.mkdirSync(sourceDir, { recursive: true })
-      const sources = yield* files(store, id, "source/")
+      const sources = yield* store.files(id, "source/")
       const source = sources[0]
       if (source === undefined) {
         return yield* new FleetError({ reason: "NotFound", message: `job ${id} has no source file` })
@@ -233,7 +194,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
           return {
             path,
             append: (line) =>
-              appendLine(store, id, epoch, JSON.stringify(line)).pipe(
+              store.appendLine(id, epoch, JSON.stringify(line)).pipe(
                 Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),
                 Effect.flatMap((held) =>
                   held
@@ -249,7 +210,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
               )
           } satisfies JournalWriter
         })
-      const prior = yield* journalLines(store, id)
+      const prior = yield* store.journalLines(id)
       const api = yield* apiFor(row.account)
       const spec = row.spec as unknown as ImportSpec
       const tools = { stop: stopRun, journal, say: options.say }
@@ -301,14 +262,14 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         const result = exit.value
         for (const name of outputs) {
           const path = Path.join(result.runDir, name)
-          if (fs.existsSync(path)) yield* putFile(store, id, `out/${name}`, fs.readFileSync(path))
+          if (fs.existsSync(path)) yield* store.putFile(id, `out/${name}`, fs.readFileSync(path))
         }
-        yield* store.query(
-          `UPDATE ${schema}.jobs SET state = 'done', exit_code = $2, summary = $3, rows = $4, finished = now()
-           WHERE id = $1 AND EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $5)`,
-          [id, result.exitCode, JSON.stringify(result.summary), result.summary.rows, epoch]
-        )
-        if (row.parent !== null) yield* settleParent(store, row.parent)
+        yield* store.finishJob(id, epoch, {
+          exitCode: result.exitCode,
+          summary: result.summary,
+          rows: result.summary.rows
+        })
+        if (row.parent !== null) yield* store.settleParent(row.parent)
         yield* options.say(`worker ${options.egressId}: job ${id} done (exit ${result.exitCode})`)
         return
       }
@@ -316,12 +277,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const error = Option.isSome(failure) ? failure.value : undefined
       const message = error !== undefined ? (error as { message?: string }).message ?? String(error) : "interrupted"
       const code = (error as { exitCode?: number } | undefined)?.exitCode ?? 3
-      yield* store.query(
-        `UPDATE ${schema}.jobs SET state = 'failed', exit_code = $2, error = $3, finished = now()
-         WHERE id = $1 AND EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $4)`,
-        [id, code, message, epoch]
-      )
-      if (row.parent !== null) yield* settleParent(store, row.parent)
+      yield* store.failJob(id, epoch, { exitCode: code, error: message })
+      if (row.parent !== null) yield* store.settleParent(row.parent)
       yield* options.say(`worker ${options.egressId}: job ${id} failed: ${message}`)
     }))
 
@@ -373,7 +330,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       const error = end?.error ??
         (Option.isSome(failure) ? (failure.value as { message?: string }).message ?? String(failure.value) : undefined)
-      const ended = yield* finishUnderLease(store, id, epoch, end?.outputs ?? [], {
+      const ended = yield* store.endWhole(id, epoch, end?.outputs ?? [], {
         state: end !== undefined && end.error === undefined ? "done" : "failed",
         exitCode: end?.exitCode ?? 3,
         summary: end?.summary ?? null,

@@ -6,19 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import {
-  appendStreamLine,
-  files,
-  finishUnderLease,
-  initStore,
-  insertJob,
-  jobRow,
-  journalLines,
-  openStore,
-  putFileUnderLease,
-  stepStream,
-  takeLease
-} from "../../src/fleet/Store.js"
+import { openStore, stepStream } from "../../src/fleet/Store.js"
 import { startPostgres } from "./support.js"
 
 const text = (s: string) => new TextEncoder().encode(s)
@@ -30,16 +18,24 @@ describe("fleet store: jobs that run whole", () => {
       Effect.gen(function*() {
         const pg = yield* startPostgres
         const store = yield* openStore(pg.url)
-        yield* initStore(store)
-        yield* insertJob(store, { id: "job-1", kind: "export", account: "acme", resource: null, spec: {}, rows: 0 })
-        const first = yield* takeLease(store, "job-1", "w1/1")
+        yield* store.init
+        yield* store.addJob({
+          id: "job-1",
+          kind: "export",
+          account: "acme",
+          resource: null,
+          spec: {},
+          rows: 0,
+          parent: null
+        })
+        const first = yield* store.takeLease("job-1", "w1/1")
         // The first owner got as far as a partial copy before it stalled.
-        assert.isTrue(yield* putFileUnderLease(store, "job-1", first, "out/customers.csv", text("old")))
-        assert.isTrue(yield* putFileUnderLease(store, "job-1", first, "out/stale.csv", text("old")))
-        const second = yield* takeLease(store, "job-1", "w2/1")
+        assert.isTrue(yield* store.putFileUnderLease("job-1", first, "out/customers.csv", text("old")))
+        assert.isTrue(yield* store.putFileUnderLease("job-1", first, "out/stale.csv", text("old")))
+        const second = yield* store.takeLease("job-1", "w2/1")
 
         // The stalled owner wakes up and tries to end the job: refused, nothing written.
-        const late = yield* finishUnderLease(store, "job-1", first, [{ name: "manifest.json", content: text("A") }], {
+        const late = yield* store.endWhole("job-1", first, [{ name: "manifest.json", content: text("A") }], {
           state: "done",
           exitCode: 0,
           summary: { by: "first" },
@@ -47,21 +43,21 @@ describe("fleet store: jobs that run whole", () => {
           error: undefined
         })
         assert.isFalse(late)
-        assert.isFalse(yield* putFileUnderLease(store, "job-1", first, "out/customers.csv", text("late")))
-        assert.strictEqual((yield* jobRow(store, "job-1")).state, "queued")
+        assert.isFalse(yield* store.putFileUnderLease("job-1", first, "out/customers.csv", text("late")))
+        assert.strictEqual((yield* store.job("job-1")).state, "queued")
 
         // The holder ends it: its files replace the earlier attempt's as a whole.
-        const ended = yield* finishUnderLease(store, "job-1", second, [
+        const ended = yield* store.endWhole("job-1", second, [
           { name: "manifest.json", content: text("B") },
           { name: "customers.csv", content: text("new") }
         ], { state: "done", exitCode: 0, summary: { by: "second" }, rows: 30, error: undefined })
         assert.isTrue(ended)
-        const kept = yield* files(store, "job-1", "out/")
+        const kept = yield* store.files("job-1", "out/")
         assert.deepStrictEqual(kept.map((f) => [f.name, f.content.toString("utf8")]), [
           ["out/customers.csv", "new"],
           ["out/manifest.json", "B"]
         ])
-        const row = yield* jobRow(store, "job-1")
+        const row = yield* store.job("job-1")
         assert.deepStrictEqual([row.state, row.exit_code, row.rows, row.summary], ["done", 0, 30, { by: "second" }])
       }),
     { timeout: 60_000 }
@@ -73,17 +69,17 @@ describe("fleet store: jobs that run whole", () => {
       Effect.gen(function*() {
         const pg = yield* startPostgres
         const store = yield* openStore(pg.url)
-        yield* initStore(store)
-        const first = yield* takeLease(store, "job-2", "w1/1")
+        yield* store.init
+        const first = yield* store.takeLease("job-2", "w1/1")
         const customers = stepStream("job-2", "customers")
-        assert.isTrue(yield* appendStreamLine(store, "job-2", first, stepStream("job-2", "segments"), "{\"s\":1}"))
-        assert.isTrue(yield* appendStreamLine(store, "job-2", first, customers, "{\"c\":1}"))
-        const second = yield* takeLease(store, "job-2", "w2/1")
-        assert.isFalse(yield* appendStreamLine(store, "job-2", first, customers, "{\"c\":2}"), "old owner refused")
-        assert.isTrue(yield* appendStreamLine(store, "job-2", second, customers, "{\"c\":3}"))
-        assert.deepStrictEqual(yield* journalLines(store, customers), ["{\"c\":1}", "{\"c\":3}"])
-        assert.deepStrictEqual(yield* journalLines(store, stepStream("job-2", "segments")), ["{\"s\":1}"])
-        assert.deepStrictEqual(yield* journalLines(store, "job-2"), [], "the job's own journal holds none of them")
+        assert.isTrue(yield* store.appendStreamLine("job-2", first, stepStream("job-2", "segments"), "{\"s\":1}"))
+        assert.isTrue(yield* store.appendStreamLine("job-2", first, customers, "{\"c\":1}"))
+        const second = yield* store.takeLease("job-2", "w2/1")
+        assert.isFalse(yield* store.appendStreamLine("job-2", first, customers, "{\"c\":2}"), "old owner refused")
+        assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, "{\"c\":3}"))
+        assert.deepStrictEqual(yield* store.journalLines(customers), ["{\"c\":1}", "{\"c\":3}"])
+        assert.deepStrictEqual(yield* store.journalLines(stepStream("job-2", "segments")), ["{\"s\":1}"])
+        assert.deepStrictEqual(yield* store.journalLines("job-2"), [], "the job's own journal holds none of them")
       }),
     { timeout: 60_000 }
   )

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted } from "effect"
 import { open, seal } from "../../src/fleet/Secrets.js"
-import { appendLine, initStore, journalLines, openStore, takeLease } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Store.js"
 import { startPostgres } from "./support.js"
 
 describe("fleet store", () => {
@@ -14,19 +14,19 @@ describe("fleet store", () => {
     Effect.gen(function*() {
       const pg = yield* startPostgres
       const store = yield* openStore(pg.url)
-      yield* initStore(store)
-      yield* initStore(store) // idempotent
-      const first = yield* takeLease(store, "job-1", "w1/1")
+      yield* store.init
+      yield* store.init // idempotent
+      const first = yield* store.takeLease("job-1", "w1/1")
       assert.strictEqual(first, 1)
-      assert.isTrue(yield* appendLine(store, "job-1", first, "{\"state\":\"header\"}"))
-      assert.isTrue(yield* appendLine(store, "job-1", first, "{\"state\":\"sending\",\"row\":2}"))
+      assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"header\"}"))
+      assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"sending\",\"row\":2}"))
 
-      const second = yield* takeLease(store, "job-1", "w2/1")
+      const second = yield* store.takeLease("job-1", "w2/1")
       assert.strictEqual(second, 2)
-      assert.isFalse(yield* appendLine(store, "job-1", first, "{\"state\":\"done\",\"row\":2}"), "old owner refused")
-      assert.isTrue(yield* appendLine(store, "job-1", second, "{\"state\":\"resumed\"}"))
-      assert.isFalse(yield* appendLine(store, "job-2", 1, "{}"), "no lease, no line")
-      assert.deepStrictEqual(yield* journalLines(store, "job-1"), [
+      assert.isFalse(yield* store.appendLine("job-1", first, "{\"state\":\"done\",\"row\":2}"), "old owner refused")
+      assert.isTrue(yield* store.appendLine("job-1", second, "{\"state\":\"resumed\"}"))
+      assert.isFalse(yield* store.appendLine("job-2", 1, "{}"), "no lease, no line")
+      assert.deepStrictEqual(yield* store.journalLines("job-1"), [
         "{\"state\":\"header\"}",
         "{\"state\":\"sending\",\"row\":2}",
         "{\"state\":\"resumed\"}"
