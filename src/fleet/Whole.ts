@@ -19,7 +19,7 @@ import { lockFile } from "../import/RunDir.js"
 import { prepareOnboarding, runOnboarding } from "../onboard/Onboard.js"
 import { type OnboardSummary, summaryFile } from "../onboard/Summary.js"
 import type { StopSignal } from "../Signals.js"
-import { FleetError } from "./Errors.js"
+import { describeCause, FleetError } from "./Errors.js"
 import { type FleetStore, type JobRow, stepStream } from "./Store.js"
 import type { ExportSpec, OnboardSpec } from "./Submit.js"
 
@@ -49,9 +49,6 @@ export interface WholeEnd {
   readonly error: string | undefined
   readonly outputs: ReadonlyArray<{ readonly name: string; readonly content: Uint8Array }>
 }
-
-const describe = (e: unknown) =>
-  typeof e === "object" && e !== null && "message" in e ? String((e as { message: unknown }).message) : String(e)
 
 /** Every file under `root` (relative names, `/`-separated), but lock files, scratch files and `skip`. */
 const treeFiles = (root: string, skip: (name: string) => boolean): Array<string> => {
@@ -241,7 +238,7 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
         exitCode: (error as { exitCode?: number }).exitCode ?? 3,
         summary: earlierSummary(runDir),
         rows: undefined,
-        error: describe(error),
+        error: describeCause(error),
         outputs
       } satisfies WholeEnd
     }
@@ -299,7 +296,7 @@ export const runExportJob = (run: WholeRun): Effect.Effect<WholeEnd, never, Api>
         exitCode: 3,
         summary: null,
         rows: undefined,
-        error: describe(ran.left),
+        error: describeCause(ran.left),
         outputs: []
       } satisfies WholeEnd
     }
