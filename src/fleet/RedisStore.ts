@@ -88,6 +88,29 @@ const scripts = {
     redis.call('RPUSH', KEYS[2], ARGV[2])
     if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end
     return 1`,
+  /** KEYS: lease, files. ARGV: epoch, name, content. Stores the file only under the lease at `epoch`. */
+  putFileUnderLease: `
+    if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+    redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+    return 1`,
+  /**
+   * KEYS: job, lease, files. ARGV: epoch, now, state, exit code, summary, rows ('' to keep), error ('' for none),
+   * then name, content pairs. Under the lease at `epoch` only: the job's `out/` files replaced by these as a whole,
+   * and its end recorded (if it has not ended already).
+   */
+  endWhole: `
+    if redis.call('HGET', KEYS[2], 'epoch') ~= ARGV[1] then return 0 end
+    for _, name in ipairs(redis.call('HKEYS', KEYS[3])) do
+      if string.sub(name, 1, 4) == 'out/' then redis.call('HDEL', KEYS[3], name) end
+    end
+    for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[3], 'out/' .. ARGV[i], ARGV[i + 1]) end
+    local s = redis.call('HGET', KEYS[1], 'state')
+    if s ~= false and not ${luaFinal} then
+      redis.call('HSET', KEYS[1], 'state', ARGV[3], 'exit_code', ARGV[4], 'summary', ARGV[5], 'finished', ARGV[2])
+      if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rows', ARGV[6]) end
+      if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) else redis.call('HDEL', KEYS[1], 'error') end
+    end
+    return 1`,
   /** KEYS: job. ARGV: owner. */
   markRunning: `
     local s = redis.call('HGET', KEYS[1], 'state')
@@ -212,7 +235,11 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
     const digests = Object.fromEntries(
       Object.entries(scripts).map(([name, lua]) => [name, createHash("sha1").update(lua).digest("hex")])
     ) as Record<keyof typeof scripts, string>
-    const script = (name: keyof typeof scripts, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
+    const script = (
+      name: keyof typeof scripts,
+      keys: ReadonlyArray<string>,
+      args: ReadonlyArray<string | number | Buffer>
+    ) =>
       call(async (c) => {
         try {
           return await c.evalsha(digests[name], keys.length, ...keys, ...args)
@@ -364,6 +391,38 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           (n) => n === 1
         ),
       journalLines: (job) => call((c) => c.lrange(journalKey(job), 0, -1)),
+
+      // A step's `done` rows count in the job's own set, named with their stream (row numbers are per step).
+      appendStreamLine: (job, epoch, stream, line) => {
+        const row = doneRow(line)
+        return Effect.map(
+          script("appendLine", [leaseKey(job), journalKey(stream), doneKey(job)], [
+            String(epoch),
+            line,
+            row === "" ? "" : `${stream} ${row}`
+          ]),
+          (n) => n === 1
+        )
+      },
+      putFileUnderLease: (job, epoch, name, content) =>
+        Effect.map(
+          script("putFileUnderLease", [leaseKey(job), filesKey(job)], [String(epoch), name, Buffer.from(content)]),
+          (n) => n === 1
+        ),
+      endWhole: (job, epoch, outputs, end) =>
+        Effect.map(
+          script("endWhole", [jobKey(job), leaseKey(job), filesKey(job)], [
+            String(epoch),
+            epochNow(),
+            end.state,
+            end.exitCode,
+            JSON.stringify(end.summary ?? null),
+            end.rows ?? "",
+            end.error ?? "",
+            ...outputs.flatMap((f) => [f.name, Buffer.from(f.content)])
+          ]),
+          (n) => n === 1
+        ),
 
       holdEgress: (id) =>
         Effect.gen(function*() {
