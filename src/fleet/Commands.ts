@@ -74,6 +74,7 @@ const initCommand = Command.make("init", { fleet: fleetOption, json: jsonOption 
     const url = yield* fleetUrl(a.fleet)
     const store = yield* openStore(url)
     yield* store.init
+    for (const warning of yield* store.settingsWarnings) yield* say(`warning: ${warning}`)
     yield* printSummary(a.json, { command: "fleet init", ready: true }, ["fleet ready: queue and tables in place"])
     return 0 as ExitCode
   }).pipe(Effect.scoped)).pipe(

@@ -188,6 +188,32 @@ const decodeJob = (id: string, h: Record<string, string>): JobRow => ({
   finished: h.finished !== undefined ? new Date(Number(h.finished)) : null
 })
 
+const onRedis = "(docs/fleet.md, \"On Redis\")"
+
+/** What in a Redis server's settings weakens the fleet's guarantees. */
+const settingsWarnings = (
+  appendonly: string | undefined,
+  appendfsync: string | undefined,
+  policy: string | undefined
+): Array<string> => [
+  ...(appendonly !== "yes"
+    ? [
+      `the Redis server runs with appendonly ${appendonly}: a restart forgets acknowledged journal lines, leases ` +
+      `and jobs; set appendonly yes with appendfsync everysec or always ${onRedis}`
+    ]
+    : appendfsync === "no"
+    ? [
+      "the Redis server runs with appendfsync no: a crash of its host can forget many seconds of journal lines; " +
+      `set appendfsync everysec or always ${onRedis}`
+    ]
+    : []),
+  ...(policy !== "noeviction"
+    ? [
+      `the Redis server's maxmemory-policy is ${policy}: keys the fleet needs can be evicted; set noeviction ${onRedis}`
+    ]
+    : [])
+]
+
 /** The row of a journal line that says a row is done ('' for any other line). */
 const doneRow = (line: string): string => {
   try {
@@ -270,6 +296,21 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
       requireInit: call((c) => c.exists(versionKey)).pipe(
         Effect.flatMap((n) => n === 1 ? Effect.void : Effect.fail(notInitialised))
       ),
+      settingsWarnings: call(async (c) => {
+        const setting = async (name: string) => ((await c.config("GET", name)) as Array<string | undefined>)[1]
+        try {
+          return settingsWarnings(
+            await setting("appendonly"),
+            await setting("appendfsync"),
+            await setting("maxmemory-policy")
+          )
+        } catch {
+          return [
+            "cannot read the Redis server's settings (CONFIG GET refused): check that it runs with appendonly yes, " +
+            `appendfsync everysec or always, and maxmemory-policy noeviction ${onRedis}`
+          ]
+        }
+      }),
 
       putAccount: (a) =>
         Effect.asVoid(

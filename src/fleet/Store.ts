@@ -101,6 +101,8 @@ export interface FleetStore {
   readonly init: Op<void>
   /** Fails, saying to run `fleet init`, when the fleet was not initialised. */
   readonly requireInit: Op<void>
+  /** What in the server's settings weakens the guarantees below (none: the settings are fit), one line each. */
+  readonly settingsWarnings: Op<ReadonlyArray<string>>
 
   // accounts
   /** Adds the account, or replaces its address, budget and credentials. */
@@ -329,6 +331,8 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
       requireInit: query<{ t: string | null }>(`SELECT to_regclass('${schema}.jobs')::text AS t`).pipe(
         Effect.flatMap((rows) => rows[0]?.t == null ? Effect.fail(notInitialised) : Effect.void)
       ),
+      // PostgreSQL is durable as set up by default; a server run with fsync off is the operator's choice.
+      settingsWarnings: Effect.succeed([]),
 
       putAccount: (a) =>
         Effect.asVoid(query(

@@ -54,6 +54,9 @@ describe("fleet commands", () => {
 
       const init = yield* run(["fleet", "init"])
       assert.strictEqual(init.code, 0, init.stderr)
+      // The test server keeps nothing on disk: `fleet init` says what that costs.
+      if (b.backend === "redis") assert.include(init.stderr, "warning: the Redis server runs with appendonly no")
+      else assert.notInclude(init.stderr, "warning")
       assert.strictEqual((yield* run(["fleet", "init"])).code, 0, "init is idempotent")
 
       const account = sandbox.accounts[0]!
