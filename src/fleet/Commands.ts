@@ -456,14 +456,19 @@ export const cancelCommand = Command.make(
         yield* printSummary(a.json, { job: a.job, state: row.state }, [`job ${a.job} has already ended: ${row.state}`])
         return 0 as ExitCode
       }
+      // A job in parts is cancelled with every part, which workers take and run as jobs of their own.
+      const parts = yield* store.query<{ id: string }>(`SELECT id FROM ${schema}.jobs WHERE parent = $1`, [a.job])
+      const ids = [a.job, ...parts.map((p) => p.id)]
       yield* store.query(
-        `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
-        [a.job]
+        `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = ANY($1) AND state NOT IN ('done', 'cancelled', 'failed')`,
+        [ids]
       )
-      // A worker running it loses its lease: it stops before its next request.
-      yield* takeLease(store, a.job, "cancel")
       const queue = yield* openQueue(url)
-      yield* dequeue(queue, a.job)
+      for (const id of ids) {
+        // A worker running it loses its lease: it stops before its next request.
+        yield* takeLease(store, id, "cancel")
+        yield* dequeue(queue, id)
+      }
       yield* printSummary(a.json, { job: a.job, state: "cancelled" }, [
         `job ${a.job} cancelled: nothing more is sent; its journal and rows done so far stay (fsm-bulk fetch ${a.job} --out DIR)`
       ])

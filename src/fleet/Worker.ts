@@ -321,7 +321,12 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const held = !(yield* Deferred.isDone(lost)) && (yield* check)
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       if (!held) {
-        yield* options.say(`worker ${options.egressId}: job ${id}: lease ${epoch} lost; another worker has it`)
+        const cancelled = (yield* jobRow(store, id)).state === "cancelled"
+        yield* options.say(
+          `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
+            cancelled ? "the job was cancelled" : "another worker has it"
+          }`
+        )
         return
       }
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
