@@ -10,9 +10,10 @@ import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import type { Mode, ParseSettings, ReadSettings } from "../import/Journal.js"
+import { reportCsv } from "../import/RunDir.js"
 import { runValidate } from "../import/ValidateRun.js"
 import type { ResourceName } from "../Resources.js"
-import { chunkRead, rowColumn, splitCsv } from "./Chunks.js"
+import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue } from "./Queue.js"
 import { putFile, schema, type Store } from "./Store.js"
@@ -77,9 +78,18 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   const id = newJobId()
   const fileName = Path.basename(file)
   const full: ImportSpec = { ...spec, fileName }
-  const chunked = checked.summary.rows > chunkRows && !file.toLowerCase().endsWith(".xlsx")
+  const chunked = checked.summary.rows > chunkRows
+  const resource = spec.resource as ResourceName
   const chunks = chunked
-    ? yield* splitCsv(file, spec.read, spec.resource as ResourceName, chunkRows, scratch)
+    ? yield* splitSource(
+      file,
+      spec.read,
+      resource,
+      chunkRows,
+      scratch,
+      yield* invalidRows(Path.join(checked.runDir, reportCsv), resource),
+      checked.formats.decimal
+    )
     : []
   yield* putFile(store, id, `source/${fileName}`, content)
   const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>
