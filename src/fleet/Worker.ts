@@ -234,7 +234,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       // The bytes of a request leave only under a recent confirmation.
       const fence: Fence = {
         refusal: () => {
-          if (lostSeen) return `job ${id} was taken over (lease ${epoch} lost)`
+          if (lostSeen) return `lease ${epoch} of job ${id} was lost (taken over or cancelled)`
           const age = performance.now() - confirmed
           return age < bound
             ? undefined
