@@ -41,6 +41,9 @@ export type Attempt =
 /** The request may have reached the server, so a write may or may not have been applied. */
 export const mayHaveArrived = (a: Attempt): boolean => a._tag === "Answer" || a.outcome !== "refused"
 
+/** The code of an error that stopped a request before any byte of it left (a fleet worker's lease fence). */
+export const notSentCode = "ERR_FSM_NOT_SENT"
+
 const notSentCodes = new Set([
   "ECONNREFUSED",
   "ENOTFOUND",
@@ -69,6 +72,10 @@ const fromError = (error: HttpClientError, host: string): Attempt => {
     return { _tag: "NoAnswer", outcome: "refused", detail: `request to ${host} could not be built (${error.reason})` }
   }
   const code = errorCode(error.cause)
+  if (code === notSentCode) {
+    const why = error.cause instanceof Error ? error.cause.message : "not sent"
+    return { _tag: "NoAnswer", outcome: "refused", detail: `request to ${host} ${why}` }
+  }
   if (error._tag === "RequestError" && code !== undefined && notSentCodes.has(code)) {
     return { _tag: "NoAnswer", outcome: "refused", detail: `cannot connect to ${host} (${code})` }
   }

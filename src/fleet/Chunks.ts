@@ -1,19 +1,22 @@
 /**
- * Large files in parts that different hosts can take: a CSV source of more rows than the chunk size is split
- * into chunk files of consecutive rows, each with a `_row` column holding the source's row numbers (the pipeline
- * numbers a chunk's rows by it, as a rerun's), written UTF-8 with commas, and run with the formats the whole
- * file settled on at submit (a chunk alone could be ambiguous). At `fetch`, the chunks' journals are joined
- * under one header describing the original file, and the reports are written again from the original file and
- * that journal: rows in the source's order, numbered as in the source, exactly as a single run reports them.
+ * Large files in parts that different hosts can take: a CSV or XLSX source of more rows than the chunk size is
+ * split into chunk files of consecutive rows, each with a `_row` column holding the source's row numbers (the
+ * pipeline numbers a chunk's rows by it, as a rerun's), written UTF-8 with commas (a workbook's number cells with
+ * the decimal mark the whole file settled on), and run with the formats the whole file settled on at submit (a
+ * chunk alone could be ambiguous). Each chunk also carries, in `_error`, the verdict of the whole file's
+ * validation for its rows that validation found invalid: a key repeated in another chunk is invalid in its chunk
+ * with the same message a single run gives it (the pipeline takes the verdict, as a rerun's). At `fetch`, the
+ * chunks' journals are joined under one header describing the original file, and the reports are written again
+ * from the original file and that journal: rows in the source's order, numbered as in the source, exactly as a
+ * single run reports them.
  *
- * Limits (said in docs/fleet.md): XLSX sources are not split; validation of a chunk sees only its own rows, so a
- * key repeated in two chunks is not reported as a duplicate, and rows referring to rows of another chunk wait for
- * them only within their chunk.
+ * Limit (said in docs/fleet.md): rows referring to rows of another chunk wait for them only within their chunk.
  */
 import { Effect, Stream } from "effect"
 import * as Path from "node:path"
+import { restore } from "../files/Guard.js"
 import { openCsvWriter } from "../files/Write.js"
-import { openInput } from "../import/Input.js"
+import { openInput, verdictColumn } from "../import/Input.js"
 import { type Header, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
 import { type ReportTally, type Summary, writeReports, writeSummary } from "../import/Report.js"
 import { nowIso } from "../import/RunDir.js"
@@ -29,13 +32,36 @@ export interface Chunk {
   readonly rows: number
 }
 
-/** Splits `file` into chunks of `size` rows in `dir` (chunk-0001.csv …). */
-export const splitCsv = Effect.fn("Fleet.splitCsv")(function*(
+/**
+ * The rows a validation report (`validate`'s report.csv) found invalid, with their errors as it wrote them: the
+ * verdicts of the whole file that its chunks carry.
+ */
+export const invalidRows = Effect.fn("Fleet.invalidRows")(function*(report: string, resource: ResourceName) {
+  const input = yield* openInput(report, chunkRead, resourceOf(resource).name)
+  const lower = input.source.header.map((h) => h.trim().toLowerCase())
+  const [rowAt, statusAt, errorAt] = [lower.indexOf("_row"), lower.indexOf("_status"), lower.indexOf(verdictColumn)]
+  const invalid = new Map<number, string>()
+  yield* Stream.runForEach(input.source.rows, (row) =>
+    Effect.sync(() => {
+      if ((row.cells[statusAt] ?? "").trim() !== "invalid") return
+      const error = row.cells[errorAt] ?? ""
+      invalid.set(Number(row.cells[rowAt]), input.source.writtenByTool ? restore(error) : error)
+    }))
+  return invalid
+})
+
+/**
+ * Splits `file` (CSV or XLSX) into chunks of `size` rows in `dir` (chunk-0001.csv …); `invalid` gives the whole
+ * file's verdicts by row, `decimal` the decimal mark its number cells are written with.
+ */
+export const splitSource = Effect.fn("Fleet.splitSource")(function*(
   file: string,
   read: ReadSettings,
   resource: ResourceName,
   size: number,
-  dir: string
+  dir: string,
+  invalid: ReadonlyMap<number, string>,
+  decimal: "." | ","
 ) {
   const input = yield* openInput(file, read, resourceOf(resource).name)
   const chunks: Array<Chunk> = []
@@ -54,10 +80,13 @@ export const splitCsv = Effect.fn("Fleet.splitCsv")(function*(
         if (current === undefined || current.rows >= size) {
           yield* finish
           const path = Path.join(dir, `chunk-${String(chunks.length + 1).padStart(4, "0")}.csv`)
-          writer = yield* openCsvWriter(path, [rowColumn, ...input.columns], { bom: false, guard: false })
+          writer = yield* openCsvWriter(path, [rowColumn, verdictColumn, ...input.columns], {
+            bom: false,
+            guard: false
+          })
           current = { path, first: row.row, last: row.row, rows: 0 }
         }
-        yield* writer!.writeAll([[row.row, ...input.cellsOf(row)]])
+        yield* writer!.writeAll([[row.row, invalid.get(row.row) ?? "", ...input.cellsOf(row, decimal)]])
         current.rows += 1
         current.last = row.row
       }))

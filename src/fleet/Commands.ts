@@ -537,10 +537,14 @@ export const cancelCommand = Command.make(
         yield* printSummary(a.json, { job: a.job, state: row.state }, [`job ${a.job} has already ended: ${row.state}`])
         return 0 as ExitCode
       }
-      // A worker running it loses its lease: it stops before its next request.
-      yield* store.cancelJob(a.job)
+      // A job in parts is cancelled with every part, which workers take and run as jobs of their own.
+      const ids = [a.job, ...(yield* store.parts(a.job)).map((p) => p.id)]
       const queue = yield* openQueue(url)
-      yield* dequeue(queue, a.job)
+      for (const id of ids) {
+        // Marked cancelled and its lease raised: a worker running it stops before its next request.
+        yield* store.cancelJob(id)
+        yield* dequeue(queue, id)
+      }
       yield* printSummary(a.json, { job: a.job, state: "cancelled" }, [
         `job ${a.job} cancelled: nothing more is sent; its journal and rows done so far stay (fsm-bulk fetch ${a.job} --out DIR)`
       ])

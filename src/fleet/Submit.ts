@@ -13,10 +13,11 @@ import { prepareExport } from "../export/Export.js"
 import { fingerprintsName } from "../export/Fingerprint.js"
 import { type CsvDialect, type ExportFormat, manifestFile } from "../export/Manifest.js"
 import type { Mode, OnConflict, ParseSettings, ReadSettings } from "../import/Journal.js"
+import { reportCsv } from "../import/RunDir.js"
 import { runValidate } from "../import/ValidateRun.js"
 import { prepareOnboarding } from "../onboard/Onboard.js"
 import type { ResourceName } from "../Resources.js"
-import { chunkRead, rowColumn, splitCsv } from "./Chunks.js"
+import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue } from "./Queue.js"
 import type { FleetStore } from "./Store.js"
@@ -80,9 +81,18 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   const id = newJobId()
   const fileName = Path.basename(file)
   const full: ImportSpec = { ...spec, fileName }
-  const chunked = checked.summary.rows > chunkRows && !file.toLowerCase().endsWith(".xlsx")
+  const chunked = checked.summary.rows > chunkRows
+  const resource = spec.resource as ResourceName
   const chunks = chunked
-    ? yield* splitCsv(file, spec.read, spec.resource as ResourceName, chunkRows, scratch)
+    ? yield* splitSource(
+      file,
+      spec.read,
+      resource,
+      chunkRows,
+      scratch,
+      yield* invalidRows(Path.join(checked.runDir, reportCsv), resource),
+      checked.formats.decimal
+    )
     : []
   yield* store.putFile(id, `source/${fileName}`, content)
   const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>

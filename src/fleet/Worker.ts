@@ -9,13 +9,14 @@
  * - A job's journal is written to the store, each line only while this worker holds the job's lease (see
  *   Store.ts); a lost lease fails the append, which stops the run's sending. Requests also pass a gate: when the
  *   lease was not confirmed recently (the process was paused, say), it is checked before the request leaves,
- *   and a lost lease ends the job's run there, so a worker that wakes up after its job was taken over sends
- *   nothing.
+ *   and a lost lease ends the job's run there. The instant after the gate is covered by the fence at the socket
+ *   (Fence.ts): a request's bytes are written only within a bound of the last confirmation, so a worker that
+ *   wakes up after its job was taken over sends nothing.
  * - A job taken over (its worker died or stalled) continues from the store's journal with `resume`'s rules:
  *   rows done are not sent again, rows in flight are looked up before any resend.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Cause, Context, Deferred, Effect, Either, Exit, FiberRef, Layer, Option, Ref, Runtime } from "effect"
+import { Cause, Context, Deferred, Effect, Either, Exit, Fiber, FiberRef, Layer, Option, Runtime } from "effect"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -31,6 +32,7 @@ import { reportCsv, reportXlsx, summaryFile } from "../import/RunDir.js"
 import type { ResourceName } from "../Resources.js"
 import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
+import { type Fence, fencedAgentLayer } from "./Fence.js"
 import { type JobData, startEngineWorker } from "./Queue.js"
 import { open } from "./Secrets.js"
 import { finalStates, type FleetStore, type JobRow } from "./Store.js"
@@ -49,15 +51,37 @@ export interface WorkerOptions {
 /** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */
 export const outputs = [reportCsv, reportXlsx, "report.html", summaryFile] as const
 
-/** The lease a request runs under (set on the fiber of a job's run; none outside a job). */
-const currentLease = FiberRef.unsafeMake<Option.Option<Effect.Effect<void>>>(Option.none())
+/**
+ * The lease a request runs under (set on the fiber of a job's run; none outside a job): the gate it passes before
+ * it is sent, and the fence its bytes pass at the socket (Fence.ts).
+ */
+interface Lease {
+  readonly gate: Effect.Effect<void>
+  readonly fence: Fence
+}
+
+const currentLease = FiberRef.unsafeMake<Option.Option<Lease>>(Option.none())
+
+/** The fence of the request being made now: the lease of the fiber making it. */
+const currentFence = (): Fence | undefined =>
+  Option.getOrUndefined(Option.flatMap(Fiber.getCurrentFiber(), (fiber) => fiber.getFiberRef(currentLease)))?.fence
+
+/**
+ * For tests only: `FSM_FLEET_DEBUG_STOP_AFTER_GATE=N` stops the process (SIGSTOP) right after the N-th request
+ * passed the lease gate, the instant the fence at the socket exists for.
+ */
+const stopAfterGate = Number(process.env.FSM_FLEET_DEBUG_STOP_AFTER_GATE ?? "0")
+let gatesPassed = 0
 
 /** The worker's budget with the lease gate in front of every request. */
 const gatedBudget = (budget: Budget): Budget => ({
   ...budget,
   spend: (request, unsent) =>
     budget.spend(
-      Effect.flatMap(FiberRef.get(currentLease), (gate) => Option.isSome(gate) ? gate.value : Effect.void).pipe(
+      Effect.flatMap(FiberRef.get(currentLease), (lease) => Option.isSome(lease) ? lease.value.gate : Effect.void).pipe(
+        Effect.zipRight(Effect.sync(() => {
+          if (stopAfterGate > 0 && ++gatesPassed === stopAfterGate) process.kill(process.pid, "SIGSTOP")
+        })),
         Effect.zipRight(request)
       ),
       unsent
@@ -115,11 +139,11 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         Layer.provide(Layer.succeed(SharedBudget, spending)),
         Layer.provide(
           NodeHttpClient.layerWithoutAgent.pipe(
-            Layer.provide(NodeHttpClient.makeAgentLayer({
+            Layer.provide(fencedAgentLayer({
               keepAlive: true,
               maxSockets: settings.concurrency,
               ...(options.sourceAddress !== undefined ? { localAddress: options.sourceAddress } : {})
-            }))
+            }, currentFence))
           )
         )
       )
@@ -139,20 +163,30 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       yield* store.markRunning(id, options.egressId)
       yield* options.say(`worker ${options.egressId}: job ${id} (${row.kind} ${row.resource ?? ""}) lease ${epoch}`)
       const lost = yield* Deferred.make<void>()
-      const confirmed = yield* Ref.make(Date.now())
+      let lostSeen = false
+      const lose = Effect.zipRight(Effect.sync(() => (lostSeen = true)), Deferred.succeed(lost, undefined))
+      // However the loss is found (here, or by an onboarding or export step's journal), the fence learns it at once.
+      yield* Effect.forkScoped(Effect.zipRight(Deferred.await(lost), Effect.sync(() => (lostSeen = true))))
+      // When the lease was last confirmed, on the monotonic clock (a pause moves it on, a change of the wall clock
+      // does not). Read synchronously by the fence at the socket.
+      let confirmed = performance.now()
       const fresh = Math.max(250, Math.floor(options.leaseMs / 3))
+      // How old a confirmation a request's bytes may still leave under (the fence at the socket): above `fresh`,
+      // so that a request that just passed the gate is not refused, and at most half the lease, the earliest
+      // another worker can take the job after the last confirmation (the queue renews its lock at half of it).
+      const bound = Math.max(Math.floor(options.leaseMs / 2), Math.ceil(fresh * 1.5))
       // A confirmation counts from when it was asked: an answer that arrives after a pause (the question left
       // before it) is not fresh, so the question is asked again.
       const check: Effect.Effect<boolean> = Effect.gen(function*() {
         while (true) {
-          const asked = Date.now()
+          const asked = performance.now()
           const ok = yield* store.holdsLease(id, epoch).pipe(Effect.orElseSucceed(() => false))
           if (!ok) {
-            yield* Deferred.succeed(lost, undefined)
+            yield* lose
             return false
           }
-          if (Date.now() - asked < fresh) {
-            yield* Ref.set(confirmed, asked)
+          if (performance.now() - asked < fresh) {
+            confirmed = asked
             return true
           }
         }
@@ -160,9 +194,21 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       // Checked again before a request when the last confirmation is old (the process may have been paused).
       const gate = Effect.gen(function*() {
         if (yield* Deferred.isDone(lost)) return yield* Effect.interrupt
-        if (Date.now() - (yield* Ref.get(confirmed)) < fresh) return
+        if (performance.now() - confirmed < fresh) return
         if (!(yield* check)) return yield* Effect.interrupt
       })
+      // The bytes of a request leave only under a recent confirmation.
+      const fence: Fence = {
+        refusal: () => {
+          if (lostSeen) return `lease ${epoch} of job ${id} was lost (taken over or cancelled)`
+          const age = performance.now() - confirmed
+          return age < bound
+            ? undefined
+            : `the lease of job ${id} was last confirmed ${
+              Math.round(age)
+            } ms ago (a request leaves within ${bound} ms of it)`
+        }
+      }
       const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), check), {
         while: (ok) => ok
       })
@@ -173,6 +219,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
           stopped: stopRun,
           held: Effect.flatMap(Deferred.isDone(lost), (gone) => gone ? Effect.succeed(false) : check),
           gate,
+          fence,
           heartbeat
         })
       }
@@ -200,7 +247,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
                   held
                     ? Effect.void
                     : Effect.zipRight(
-                      Deferred.succeed(lost, undefined),
+                      lose,
                       Effect.fail(
                         cannotWrite(path, new Error("the job was taken over"), `job ${id}: lease ${epoch} lost`)
                       )
@@ -243,14 +290,19 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const exit = yield* Effect.exit(
         run.pipe(
           Effect.provideService(Api, api),
-          Effect.locally(currentLease, Option.some(gate)),
+          Effect.locally(currentLease, Option.some({ gate, fence })),
           Effect.raceFirst(Effect.zipRight(heartbeat, Effect.never))
         )
       )
       const held = !(yield* Deferred.isDone(lost)) && (yield* check)
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       if (!held) {
-        yield* options.say(`worker ${options.egressId}: job ${id}: lease ${epoch} lost; another worker has it`)
+        const cancelled = (yield* store.job(id)).state === "cancelled"
+        yield* options.say(
+          `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
+            cancelled ? "the job was cancelled" : "another worker has it"
+          }`
+        )
         return
       }
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
@@ -294,6 +346,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       readonly stopped: Effect.Effect<void>
       readonly held: Effect.Effect<boolean>
       readonly gate: Effect.Effect<void>
+      readonly fence: Fence
       readonly heartbeat: Effect.Effect<unknown>
     }
   ) =>
@@ -314,12 +367,17 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const exit = yield* Effect.exit(
         (row.kind === "onboard" ? runOnboardJob(whole) : runExportJob(whole)).pipe(
           Effect.provideService(Api, api),
-          Effect.locally(currentLease, Option.some(lease.gate)),
+          Effect.locally(currentLease, Option.some({ gate: lease.gate, fence: lease.fence })),
           Effect.raceFirst(Effect.zipRight(lease.heartbeat, Effect.never))
         )
       )
       if (!(yield* lease.held)) {
-        yield* options.say(`worker ${options.egressId}: job ${id}: lease ${epoch} lost; another worker has it`)
+        const cancelled = (yield* store.job(id)).state === "cancelled"
+        yield* options.say(
+          `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
+            cancelled ? "the job was cancelled" : "another worker has it"
+          }`
+        )
         return
       }
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {

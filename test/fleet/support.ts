@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Redis } from "ioredis"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -290,5 +290,63 @@ export const queueContents = (url: string): Effect.Effect<string> =>
       return JSON.stringify((await client.query("SELECT row_to_json(j) AS j FROM bullmq.job j")).rows)
     } finally {
       await client.end()
+    }
+  })
+
+/** One query on a connection of its own (what a test reads from the store). */
+export const query = async (url: string, text: string, values: Array<unknown> = []) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+export interface RunningWorker {
+  readonly child: ChildProcess
+  readonly stderr: () => string
+  readonly exit: Promise<number | null>
+}
+
+/** `fsm-bulk worker ARGS`, killed with the scope (continued first, in case a test stopped it). */
+export const startWorker = (
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv
+): Effect.Effect<RunningWorker, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
+      let stderr = ""
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
+      const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+      return { child, stderr: () => stderr, exit }
+    }),
+    (w) =>
+      Effect.sync(() => {
+        if (w.child.exitCode !== null || w.child.signalCode !== null) return
+        w.child.kill("SIGCONT")
+        w.child.kill("SIGKILL")
+      })
+  )
+
+/** Whether process `pid` is stopped (SIGSTOP): its state in /proc is T. */
+export const isStopped = (pid: number): boolean => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("T")
+  } catch {
+    return false
+  }
+}
+
+/** Polls `check` every 100 ms until it holds, failing after `ms` with `what` and `detail()`. */
+export const eventually = (what: string, check: () => Promise<boolean> | boolean, ms = 60_000, detail = () => "") =>
+  Effect.promise(async () => {
+    const until = Date.now() + ms
+    while (!(await check())) {
+      if (Date.now() > until) throw new Error(`${what}: not within ${ms} ms\n${detail()}`)
+      await new Promise((r) => setTimeout(r, 100))
     }
   })

@@ -1,0 +1,127 @@
+/**
+ * Large files in parts, compared with a single `import` of the same file: a CSV whose key repeats in another part
+ * reports that row as a single run does (same status and message, on the same row), and an XLSX file is split
+ * like a CSV (source row numbers, reports merged in row order), with its own repeated key across parts.
+ */
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import ExcelJS from "exceljs"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { customersFile, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
+import { fleetEnv, lastJson, runCli, startPostgres, startWorker } from "./support.js"
+
+const accounts = [
+  { apiKey: "fleet-key", apiToken: "fleet-token" },
+  { apiKey: "alone-key", apiToken: "alone-token" }
+]
+
+/** A customers CSV of `rows` rows whose row `copyTo` (0-based) repeats row `copyFrom` whole. */
+const withRepeat = (
+  dir: string,
+  name: string,
+  rows: number,
+  invalidAt: ReadonlyArray<number>,
+  copy: [number, number]
+) => {
+  const made = customersFile(dir, name, rows, invalidAt)
+  const lines = readFileSync(made.file, "utf8").trimEnd().split("\n")
+  lines[copy[1] + 1] = lines[copy[0] + 1]!
+  writeFileSync(made.file, `${lines.join("\n")}\n`)
+  return made.file
+}
+
+/** The same rows as a workbook (one sheet, text cells). */
+const asWorkbook = (csv: string, xlsx: string) =>
+  Effect.promise(async () => {
+    const wb = new ExcelJS.Workbook()
+    const ws = wb.addWorksheet("Clientes")
+    for (const line of readFileSync(csv, "utf8").trimEnd().split("\n")) ws.addRow(line.split(","))
+    await wb.xlsx.writeFile(xlsx)
+    return xlsx
+  })
+
+/** Runs `file` through the fleet in parts and through a single `import`; returns both reports. */
+const bothWays = (file: string, chunks: number) =>
+  Effect.gen(function*() {
+    const pgServer = yield* startPostgres
+    const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
+    const dir = yield* tempDir
+    const env = fleetEnv(pgServer.url)
+    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+      Effect.promise(() => runCli(args, { ...env, ...extra }))
+    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+      FSM_API_KEY: accounts[0]!.apiKey,
+      FSM_API_TOKEN: accounts[0]!.apiToken
+    })
+    assert.strictEqual(added.code, 0, added.stderr)
+    const submitted = yield* run([
+      "submit",
+      "import",
+      "customers",
+      file,
+      "--account",
+      "acme",
+      "--mode",
+      "create",
+      "--chunk-rows",
+      "40",
+      "--json"
+    ])
+    assert.strictEqual(submitted.code, 0, submitted.stderr)
+    const job = lastJson(submitted.stdout).job as string
+    assert.strictEqual(lastJson(submitted.stdout).chunks, chunks)
+    const worker = yield* startWorker(["--egress-id", "w41", "--jobs", "3"], env)
+    const waited = yield* run(["wait", job])
+    assert.strictEqual(waited.code, 1, `${waited.stderr}\n${worker.stderr()}`)
+    const fleetDir = Path.join(dir, "fleet")
+    assert.strictEqual((yield* run(["fetch", job, "--out", fleetDir])).code, 0)
+
+    const aloneDir = Path.join(dir, "alone")
+    const alone = yield* run(
+      ["import", "customers", file, "--mode", "create", "--out", aloneDir, "--base-url", sandbox.url],
+      { FSM_API_KEY: accounts[1]!.apiKey, FSM_API_TOKEN: accounts[1]!.apiToken }
+    )
+    assert.strictEqual(alone.code, 1, alone.stderr)
+    const records = (key: string) =>
+      Effect.map(sandbox.control.records(key, "customers"), (rs) => rs.map((c) => String(c.externalId)).sort())
+    assert.deepStrictEqual(yield* records(accounts[0]!.apiKey), yield* records(accounts[1]!.apiKey))
+    const rowsOf = (runDir: string) =>
+      readReport(runDir).map((r) => [r._row, r._status, r._error, r.externalId, r.name, r.cpfCnpj])
+    return { fleet: rowsOf(fleetDir), alone: rowsOf(aloneDir) }
+  })
+
+describe("large files in parts", () => {
+  it.scopedLive(
+    "a key repeated in another part is reported as a single import reports it",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        // 100 rows in parts of 40: row 95 (part 3) repeats row 12 (part 1); row 30 has a wrong check digit.
+        const file = withRepeat(dir, "clientes.csv", 100, [28], [10, 93])
+        const { alone, fleet } = yield* bothWays(file, 3)
+        const repeated = alone.find((r) => r[0] === "95")!
+        assert.strictEqual(repeated[1], "invalid")
+        assert.include(repeated[2], "repeats row 12")
+        assert.deepStrictEqual(fleet, alone)
+      }),
+    { timeout: 300_000 }
+  )
+
+  it.scopedLive(
+    "an XLSX file is split into parts and reported in row order, as a single import",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const csv = withRepeat(dir, "clientes.csv", 100, [28], [50, 85])
+        const xlsx = yield* asWorkbook(csv, Path.join(dir, "clientes.xlsx"))
+        const { alone, fleet } = yield* bothWays(xlsx, 3)
+        assert.deepStrictEqual(fleet.map((r) => Number(r[0])), Array.from({ length: 100 }, (_, i) => i + 2))
+        assert.strictEqual(alone.find((r) => r[0] === "87")![1], "invalid")
+        assert.deepStrictEqual(fleet, alone)
+      }),
+    { timeout: 300_000 }
+  )
+})

@@ -1,0 +1,146 @@
+/**
+ * Following and stopping running jobs, as users do: `status --watch` prints until the job ends and exits by
+ * itself; `cancel` of a job a worker is running stops its sending (no row is sent after the cancel that was not
+ * already in flight), `wait` exits 3, and `fetch` gives a run directory whose unsent rows `resume` finishes, with
+ * one record per valid row. The same for a job split into parts: the cancel stops every part.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawn } from "node:child_process"
+import * as Path from "node:path"
+import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
+import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
+import { bin, eventually, fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+
+const address = (e: RequestLogEntry) => (e.client ?? "").replace(/^::ffff:/, "")
+
+/** The fleet, one account on the sandbox, and a way to run the CLI with the fleet's environment. */
+const setUp = Effect.gen(function*() {
+  const pgServer = yield* startPostgres
+  const account = { apiKey: "watch-key", apiToken: "watch-token" }
+  const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts: [account] })
+  const dir = yield* tempDir
+  const env = fleetEnv(pgServer.url)
+  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+    Effect.promise(() => runCli(args, { ...env, ...extra }))
+  assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+  const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+    FSM_API_KEY: account.apiKey,
+    FSM_API_TOKEN: account.apiToken
+  })
+  assert.strictEqual(added.code, 0, added.stderr)
+  const journalCount = (job: string) =>
+    Effect.promise(async () =>
+      (await query(
+        pgServer.url,
+        `SELECT count(*)::int AS n FROM fsm_bulk.journal l JOIN fsm_bulk.jobs j ON j.id = l.job
+         WHERE coalesce(j.parent, j.id) = $1`,
+        [job]
+      ))[0].n as number
+    )
+  return { pgServer, account, sandbox, dir, env, run, journalCount }
+})
+
+describe("status --watch and cancel", () => {
+  it.scopedLive("status --watch prints until the job ends, then exits", () =>
+    Effect.gen(function*() {
+      const { dir, env, run } = yield* setUp
+      const input = customersFile(dir, "clientes.csv", 40, [3])
+      const submitted = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
+      assert.strictEqual(submitted.code, 0, submitted.stderr)
+      const job = lastJson(submitted.stdout).job as string
+
+      const watch = spawn(process.execPath, [bin, "status", job, "--watch"], { env, stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = ""
+      watch.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+      const exited = new Promise<number | null>((r) => watch.on("exit", (code) => r(code)))
+      yield* Effect.addFinalizer(() => Effect.sync(() => watch.exitCode === null && watch.kill("SIGKILL")))
+      // It prints while the job waits for a worker, and goes on printing.
+      yield* eventually("status --watch prints the queued job", () => stdout.includes("queued"))
+      const worker = yield* startWorker(["--egress-id", "w31", "--rate", "20/1s"], env)
+      const code = yield* Effect.promise(() => exited)
+      assert.strictEqual(code, 0, `${stdout}\n${worker.stderr()}`)
+      const lines = stdout.trim().split("\n")
+      assert.isAtLeast(lines.length, 2, stdout)
+      assert.include(lines[0]!, job)
+      assert.include(lines[0]!, "queued")
+      assert.include(lines.at(-1)!, "done")
+      assert.include(lines.at(-1)!, "40/40")
+      assert.include(lines.at(-1)!, "exit 1")
+    }), { timeout: 300_000 })
+
+  for (const parts of [false, true]) {
+    it.scopedLive(
+      `cancel of a running job${parts ? " in parts" : ""}: sending stops, wait exits 3, resume finishes`,
+      () =>
+        Effect.gen(function*() {
+          const { account, dir, env, journalCount, run, sandbox } = yield* setUp
+          const input = customersFile(dir, "clientes.csv", 150, [7])
+          const submitted = yield* run([
+            "submit",
+            "import",
+            "customers",
+            input.file,
+            "--account",
+            "acme",
+            "--mode",
+            "create",
+            ...(parts ? ["--chunk-rows", "50"] : []),
+            "--json"
+          ])
+          assert.strictEqual(submitted.code, 0, submitted.stderr)
+          const job = lastJson(submitted.stdout).job as string
+          assert.strictEqual(lastJson(submitted.stdout).chunks, parts ? 3 : 0)
+
+          const worker = yield* startWorker(
+            ["--egress-id", "w32", "--source-address", "127.0.0.32", "--rate", "10/1s", "--jobs", "3"],
+            env
+          )
+          yield* eventually("rows sent", () => Effect.runPromise(Effect.map(journalCount(job), (n) => n >= 20)))
+          const cancelled = yield* run(["cancel", job])
+          assert.strictEqual(cancelled.code, 0, cancelled.stderr)
+          assert.include(cancelled.stdout + cancelled.stderr, "cancelled")
+          assert.strictEqual((yield* run(["wait", job])).code, 3)
+
+          // The worker notices at its next journal line or request, and sends nothing more.
+          yield* eventually(
+            "the worker stops the job",
+            () => (worker.stderr().match(/lost; the job was cancelled/g) ?? []).length === (parts ? 3 : 1),
+            30_000,
+            worker.stderr
+          )
+          const quiet = (yield* sandbox.control.requests).filter((e) => address(e) === "127.0.0.32").length
+          yield* Effect.sleep(2_000)
+          const later = (yield* sandbox.control.requests).filter((e) => address(e) === "127.0.0.32").length
+          assert.strictEqual(later, quiet, "no request after the worker stopped the job")
+          const status = lastJson((yield* run(["status", job, "--json"])).stdout).jobs as Array<Record<string, unknown>>
+          assert.strictEqual(status[0]!.state, "cancelled")
+
+          // Only rows the journal had sent (before the cancel) reached the server.
+          const out = Path.join(dir, "fetched")
+          const fetched = yield* run(["fetch", job, "--out", out])
+          assert.strictEqual(fetched.code, 0, fetched.stderr)
+          const sent = new Set(readJournal(out).filter((l) => l.state === "sending").map((l) => l.row as number))
+          const created = (yield* sandbox.control.records(account.apiKey, "customers")).map((c) => String(c.externalId))
+          assert.isBelow(created.length, input.valid.length, "the cancel stopped the job before its end")
+          for (const key of created) {
+            const row = Number(key.slice("DRILL-".length)) + 1
+            assert.isTrue(sent.has(row), `${key} (row ${row}) was sent under the lease`)
+          }
+
+          // The fetched run directory resumes: the unsent rows are sent, nothing twice.
+          const resumed = yield* run(["resume", out, "--base-url", sandbox.url], {
+            FSM_API_KEY: account.apiKey,
+            FSM_API_TOKEN: account.apiToken
+          })
+          assert.strictEqual(resumed.code, 1, `${resumed.stdout}\n${resumed.stderr}`)
+          const records = yield* sandbox.control.records(account.apiKey, "customers")
+          assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
+          const report = readReport(out)
+          assert.deepStrictEqual(report.map((r) => Number(r._row)), Array.from({ length: 150 }, (_, i) => i + 2))
+          assert.deepStrictEqual(statusCounts(report), { created: 149, invalid: 1 })
+        }),
+      { timeout: 300_000 }
+    )
+  }
+})
