@@ -16,6 +16,8 @@ const cliTier = [
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
+  "test/fleet/export.test.ts",
+  "test/fleet/onboard.test.ts",
   "test/import/conflicts-cli.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",

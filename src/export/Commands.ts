@@ -16,7 +16,7 @@ import type { CsvDialect } from "./Manifest.js"
 import { runVerify } from "./Verify.js"
 import { exportNames } from "./Walks.js"
 
-const resourcesArg = Args.text({ name: "resource" }).pipe(
+export const resourcesArg = Args.text({ name: "resource" }).pipe(
   Args.withDescription(`Resources to export (default: all of them): ${exportNames.join(", ")}`),
   Args.repeated
 )
@@ -26,29 +26,29 @@ const outOption = Options.text("out").pipe(
   Options.withDescription("Directory of the export (created if needed; an interrupted export in it is continued)")
 )
 
-const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
+export const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
   Options.withDefault("csv" as const),
   Options.withDescription(
     "csv (UTF-8 with BOM, can be continued from its last page) or xlsx (one workbook per resource)"
   )
 )
 
-const delimiterOption = Options.choice("delimiter", [",", ";", "tab"]).pipe(
+export const delimiterOption = Options.choice("delimiter", [",", ";", "tab"]).pipe(
   Options.withDescription("CSV delimiter: , (default), ; (Excel in Brazil) or tab"),
   Options.optional
 )
 
-const decimalOption = Options.choice("decimal", [".", ","]).pipe(
+export const decimalOption = Options.choice("decimal", [".", ","]).pipe(
   Options.withDescription("Decimal mark of CSV number cells: . (default) or , (Excel in Brazil)"),
   Options.optional
 )
 
-const excelBrOption = Options.boolean("excel-br").pipe(
+export const excelBrOption = Options.boolean("excel-br").pipe(
   Options.withDescription("CSV for Excel in Brazil, opened right by a double-click: --delimiter ; --decimal ,")
 )
 
 /** The CSV dialect the flags ask for; refused with --format xlsx, or beside --excel-br. */
-const csvDialect = (args: {
+export const csvDialect = (args: {
   readonly format: "csv" | "xlsx"
   readonly delimiter: Option.Option<"," | ";" | "tab">
   readonly decimal: Option.Option<"." | ",">
@@ -80,7 +80,7 @@ const csvDialect = (args: {
   })
 }
 
-const sinceOption = Options.text("since").pipe(
+export const sinceOption = Options.text("since").pipe(
   Options.withPseudoName("DATE"),
   Options.withDescription(
     "First day (yyyy-mm-dd) of the date-windowed lists: tasks, deleted tasks, expenses, tickets (default 2000-01-01)"
@@ -88,7 +88,7 @@ const sinceOption = Options.text("since").pipe(
   Options.optional
 )
 
-const untilOption = Options.text("until").pipe(
+export const untilOption = Options.text("until").pipe(
   Options.withPseudoName("DATE"),
   Options.withDescription("Last day (yyyy-mm-dd) of the date-windowed lists (default: two years from today)"),
   Options.optional

@@ -9,7 +9,18 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
+import { conflictOptions, fileFormatOptions, onConflictOf } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
+import {
+  csvDialect,
+  decimalOption,
+  delimiterOption,
+  excelBrOption,
+  formatOption,
+  resourcesArg as exportResourcesArg,
+  sinceOption,
+  untilOption
+} from "../export/Commands.js"
 import {
   dryRunOption,
   fileArg,
@@ -25,6 +36,7 @@ import { journalFile } from "../import/Journal.js"
 import type { Summary } from "../import/Report.js"
 import { summaryFile } from "../import/RunDir.js"
 import { modeProblem } from "../import/WritePlan.js"
+import { answerWaitOption, pollFor } from "../onboard/Commands.js"
 import { resource as resourceOf } from "../Resources.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
@@ -33,7 +45,8 @@ import { FleetError } from "./Errors.js"
 import { dequeue, fleetUrl, leaseMs, openQueue } from "./Queue.js"
 import { fleetKey, seal } from "./Secrets.js"
 import { finalStates, type FleetStore, type JobRow, openStore } from "./Store.js"
-import { type ImportSpec, submitImport } from "./Submit.js"
+import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
+import { fetchExport, fetchOnboard } from "./Whole.js"
 import { runWorker } from "./Worker.js"
 
 const fleetOption = Options.text("fleet").pipe(
@@ -244,9 +257,88 @@ const submitImportCommand = Command.make("import", {
     Command.withDescription("Validate a file offline, then queue its import for the fleet's workers")
   )
 
+const submitOnboardCommand = Command.make("onboard", {
+  input: Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
+    Args.withDescription(
+      "A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource"
+    )
+  ),
+  account: accountOption,
+  dryRun: Options.boolean("dry-run").pipe(
+    Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")
+  ),
+  verify: Options.boolean("verify").pipe(
+    Options.withDescription(
+      "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --verify-wait ends"
+    )
+  ),
+  answerWait: answerWaitOption,
+  conflicts: conflictOptions,
+  parsing: fileFormatOptions,
+  fleet: fleetOption,
+  json: jsonOption
+}, (a) =>
+  Effect.gen(function*() {
+    const answerWaitMs = yield* Either.mapLeft(parseDuration(a.answerWait), (why) => usage(`--verify-wait: ${why}`))
+    const onConflict = yield* onConflictOf(a.conflicts)
+    const { store, url } = yield* fleetStore(a.fleet)
+    const queue = yield* openQueue(url)
+    const submitted = yield* submitOnboard(store, queue, a.account, a.input, {
+      dryRun: a.dryRun,
+      verify: a.verify,
+      answerWaitMs,
+      answerPollMs: pollFor(answerWaitMs),
+      read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
+      dateFormat: a.parsing.dateFormat,
+      decimal: a.parsing.decimal,
+      onConflict
+    })
+    yield* say(
+      `queued job ${submitted.job}: onboard ${a.input} for ${a.account}, ${submitted.rows} rows in ${submitted.steps.length} steps (${
+        submitted.steps.join(" → ")
+      })${a.dryRun ? ", dry run" : ""}`
+    )
+    if (a.json) yield* Console.log(JSON.stringify(submitted))
+    else yield* Console.log(submitted.job)
+    return 0 as ExitCode
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Check a workbook or directory offline, then queue its onboarding for the fleet's workers")
+  )
+
+const submitExportCommand = Command.make("export", {
+  resources: exportResourcesArg,
+  account: accountOption,
+  format: formatOption,
+  delimiter: delimiterOption,
+  decimal: decimalOption,
+  excelBr: excelBrOption,
+  since: sinceOption,
+  until: untilOption,
+  fleet: fleetOption,
+  json: jsonOption
+}, (a) =>
+  Effect.gen(function*() {
+    const csv = yield* csvDialect(a)
+    const { store, url } = yield* fleetStore(a.fleet)
+    const queue = yield* openQueue(url)
+    const submitted = yield* submitExport(store, queue, a.account, {
+      resources: a.resources,
+      format: a.format,
+      csv,
+      since: Option.getOrUndefined(a.since),
+      until: Option.getOrUndefined(a.until)
+    })
+    yield* say(`queued job ${submitted.job}: export ${submitted.resources.join(", ")} of ${a.account} (${a.format})`)
+    if (a.json) yield* Console.log(JSON.stringify(submitted))
+    else yield* Console.log(submitted.job)
+    return 0 as ExitCode
+  }).pipe(Effect.scoped)).pipe(
+    Command.withDescription("Check the resource names and dates, then queue an export of the account for the workers")
+  )
+
 export const submitCommand = Command.make("submit").pipe(
   Command.withDescription("Queue work for the fleet's workers; prints the job id"),
-  Command.withSubcommands([submitImportCommand])
+  Command.withSubcommands([submitImportCommand, submitOnboardCommand, submitExportCommand])
 )
 
 // --- status, wait, fetch, cancel -------------------------------------------------------------------------------
@@ -274,7 +366,8 @@ const statusOf = (store: FleetStore, rows: ReadonlyArray<JobRow>) =>
       resource: r.resource,
       state: r.state,
       rows: r.rows,
-      done: done.get(r.id) ?? 0,
+      // An export keeps no journal: its rows are done when it is.
+      done: r.kind === "export" && r.state === "done" ? r.rows : done.get(r.id) ?? 0,
       exitCode: r.exit_code,
       owner: r.owner,
       error: r.error
@@ -344,6 +437,24 @@ export const fetchCommand = Command.make("fetch", {
     const dir = Path.resolve(a.out)
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       return yield* usage(`--out ${a.out} is not empty: fetch into a new directory (nothing is overwritten)`)
+    }
+    if (row.kind === "onboard") {
+      const fetched = yield* fetchOnboard(store, row, dir)
+      yield* printSummary(a.json, { job: a.job, runDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
+        `job ${a.job} (onboard, ${row.state}) fetched into ${dir}: ${fetched.steps.length} step(s) with a journal${
+          fetched.summary ? "" : "; it had not started, so there is no onboarding to resume"
+        }`
+      ])
+      return 0 as ExitCode
+    }
+    if (row.kind === "export") {
+      const written = yield* fetchExport(store, row, dir)
+      yield* printSummary(a.json, { job: a.job, outDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
+        written > 0
+          ? `job ${a.job} (export, ${row.state}) fetched into ${dir}: ${written} files; check it with fsm-bulk verify ${dir}`
+          : `job ${a.job} (export, ${row.state}) left no files: an export keeps its files only when it finishes`
+      ])
+      return 0 as ExitCode
     }
     const parts = yield* store.parts(a.job)
     if (parts.length > 0) return yield* fetchChunked(store, row, parts, Path.resolve(a.out), a.json)

@@ -67,6 +67,21 @@ export interface StoredFile {
   readonly content: Buffer
 }
 
+/** How a job that runs whole ended: its state, exit code, summary, rows (kept when undefined), and error. */
+export interface WholeJobEnd {
+  readonly state: "done" | "failed"
+  readonly exitCode: number
+  readonly summary: unknown
+  readonly rows: number | undefined
+  readonly error: string | undefined
+}
+
+/**
+ * The journal of one step of an onboarding job: its lines are kept under `JOB/RESOURCE` (each step is a run of
+ * its own, with its own row numbers), written under the job's lease.
+ */
+export const stepStream = (job: string, step: string): string => `${job}/${step}`
+
 export interface Lease {
   readonly epoch: number
   readonly owner: string
@@ -156,6 +171,26 @@ export interface FleetStore {
   readonly appendLine: (job: string, epoch: number, line: string) => Op<boolean>
   /** The job's journal lines in the order they were written. */
   readonly journalLines: (job: string) => Op<ReadonlyArray<string>>
+
+  // jobs that run whole (onboard, export)
+  /**
+   * Appends a line to another journal of the job (`stream`: an onboarding step's, `stepStream`) if `epoch` still
+   * holds the job's lease, atomically as `appendLine`; false when it does not. `journalLines(stream)` reads it.
+   */
+  readonly appendStreamLine: (job: string, epoch: number, stream: string, line: string) => Op<boolean>
+  /** Stores (or replaces) a file of the job if `epoch` still holds its lease, atomically; false when it does not. */
+  readonly putFileUnderLease: (job: string, epoch: number, name: string, content: Uint8Array) => Op<boolean>
+  /**
+   * Ends a job in one atomic step that holds only while `epoch` holds its lease: its outputs (`out/…`) replaced
+   * by `outputs` as a whole, and its outcome recorded. False when the lease was lost: nothing is written, so the
+   * files a job leaves are those of one run, never a mix of two owners'.
+   */
+  readonly endWhole: (
+    job: string,
+    epoch: number,
+    outputs: ReadonlyArray<{ readonly name: string; readonly content: Uint8Array }>,
+    end: WholeJobEnd
+  ) => Op<boolean>
 
   // workers
   /**
@@ -369,7 +404,7 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
       rowsDone: (ids) =>
         query<{ job: string; n: string }>(
           `SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
-           FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = l.job
+           FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = split_part(l.job, '/', 1)
            WHERE coalesce(j.parent, j.id) = ANY($1) AND l.line::jsonb->>'state' = 'done'
            GROUP BY coalesce(j.parent, j.id)`,
           [ids]
@@ -415,6 +450,58 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
         query<{ line: string }>(`SELECT line FROM ${schema}.journal WHERE job = $1 ORDER BY seq`, [job]).pipe(
           Effect.map((rows) => rows.map((r) => r.line))
         ),
+
+      appendStreamLine: (job, epoch, stream, line) =>
+        count(
+          `INSERT INTO ${schema}.journal (job, epoch, line)
+           SELECT $3, $2, $4 WHERE EXISTS (
+             SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
+          [job, epoch, stream, line]
+        ).pipe(Effect.map((n) => n === 1)),
+      putFileUnderLease: (job, epoch, name, content) =>
+        count(
+          `INSERT INTO ${schema}.files (job, name, content)
+           SELECT $1, $3, $4 WHERE EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)
+           ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+          [job, epoch, name, Buffer.from(content)]
+        ).pipe(Effect.map((n) => n === 1)),
+      // One transaction on a connection of its own, the lease row locked for share (a takeover waits for it).
+      endWhole: (job, epoch, outputs, end) =>
+        Effect.scoped(Effect.gen(function*() {
+          const client = yield* Effect.acquireRelease(
+            Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+            (client) => Effect.sync(() => client.release())
+          )
+          const on = (text: string, values: ReadonlyArray<unknown> = []) =>
+            Effect.tryPromise({
+              try: () => client.query(text, values as Array<unknown>),
+              catch: (cause) => unavailable(url, cause)
+            })
+          yield* on("BEGIN")
+          const ended = yield* Effect.gen(function*() {
+            const held = yield* on(
+              `SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE`,
+              [job, epoch]
+            )
+            if (held.rowCount !== 1) return false
+            yield* on(`DELETE FROM ${schema}.files WHERE job = $1 AND starts_with(name, 'out/')`, [job])
+            for (const f of outputs) {
+              yield* on(`INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)`, [
+                job,
+                `out/${f.name}`,
+                Buffer.from(f.content)
+              ])
+            }
+            yield* on(
+              `UPDATE ${schema}.jobs SET state = $2, exit_code = $3, summary = $4, rows = coalesce($5, rows),
+                 error = $6, finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+              [job, end.state, end.exitCode, JSON.stringify(end.summary ?? null), end.rows ?? null, end.error ?? null]
+            )
+            return true
+          }).pipe(Effect.onError(() => Effect.ignore(on("ROLLBACK"))))
+          yield* on(ended ? "COMMIT" : "ROLLBACK")
+          return ended
+        })),
 
       // A session-level advisory lock on a connection of its own: it dies with the connection, so with the process.
       holdEgress: (id) =>

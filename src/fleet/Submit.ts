@@ -5,12 +5,16 @@
  */
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
-import { readFileSync, rmSync } from "node:fs"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
-import type { Mode, ParseSettings, ReadSettings } from "../import/Journal.js"
+import { prepareExport } from "../export/Export.js"
+import { fingerprintsName } from "../export/Fingerprint.js"
+import { type CsvDialect, type ExportFormat, manifestFile } from "../export/Manifest.js"
+import type { Mode, OnConflict, ParseSettings, ReadSettings } from "../import/Journal.js"
 import { runValidate } from "../import/ValidateRun.js"
+import { prepareOnboarding } from "../onboard/Onboard.js"
 import type { ResourceName } from "../Resources.js"
 import { chunkRead, rowColumn, splitCsv } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
@@ -114,4 +118,119 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     invalid: checked.summary.counts.invalid ?? 0,
     chunks: parts.length
   } satisfies Submitted
+})
+
+/**
+ * What an onboard job runs: the `onboard` command's settings; its input (a workbook, or a directory of
+ * `<resource>.csv|.xlsx` files) is stored beside it under `source/`, named `input`.
+ */
+export interface OnboardSpec {
+  readonly input: string
+  readonly kind: "workbook" | "directory"
+  /** The steps, in dependency order. */
+  readonly resources: ReadonlyArray<string>
+  readonly dryRun: boolean
+  readonly verify: boolean
+  readonly answerWaitMs: number
+  readonly answerPollMs: number
+  readonly read: Omit<ReadSettings, "sheet">
+  readonly dateFormat: ParseSettings["dateFormat"]
+  readonly decimal: ParseSettings["decimal"]
+  readonly onConflict?: OnConflict | undefined
+}
+
+/** What an export job runs: the `export` command's settings. */
+export interface ExportSpec {
+  readonly resources: ReadonlyArray<string>
+  readonly format: ExportFormat
+  readonly csv?: CsvDialect | undefined
+  readonly since?: string | undefined
+  readonly until?: string | undefined
+}
+
+const requireAccount = (store: FleetStore, account: string) =>
+  Effect.flatMap(store.account(account), (known) =>
+    known !== undefined
+      ? Effect.void
+      : new FleetError({
+        reason: "NotFound",
+        message: `no account "${account}" in this fleet: add it with \`fsm-bulk accounts add ${account} --base-url …\``
+      }))
+
+const scratchDir = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+export interface SubmittedOnboarding {
+  readonly job: string
+  readonly rows: number
+  readonly steps: ReadonlyArray<string>
+}
+
+/**
+ * Queues an onboarding: checked offline first exactly as `onboard` checks it before sending (sheets or files,
+ * their order, every file's columns and formats, rows naming each other in a cycle), so a bad input fails here
+ * and nothing is queued; then the input is stored with the job.
+ */
+export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
+  store: FleetStore,
+  queue: FleetQueue,
+  account: string,
+  input: string,
+  settings: Omit<OnboardSpec, "input" | "kind" | "resources">
+) {
+  yield* requireAccount(store, account)
+  const scratch = yield* scratchDir
+  const prepared = yield* prepareOnboarding({
+    command: "onboard",
+    input,
+    runDir: Path.join(scratch, "onboard"),
+    ...settings
+  })
+  const name = Path.basename(prepared.input.path)
+  // A directory: its step files, and the export's manifest and fingerprints beside them when it is an export
+  // (the stale-edit check of `--merge`/`--overwrite` reads them).
+  const stored = prepared.input.kind === "workbook"
+    ? [{ name, path: prepared.input.path }]
+    : [
+      ...prepared.steps.flatMap((s) => [s.input.file, fingerprintsName(s.input.file)]),
+      Path.join(prepared.input.path, manifestFile)
+    ].filter((path) => existsSync(path)).map((path) => ({ name: `${name}/${Path.basename(path)}`, path }))
+  const id = newJobId()
+  const spec: OnboardSpec = {
+    ...settings,
+    input: name,
+    kind: prepared.input.kind,
+    resources: prepared.steps.map((s) => s.input.resource)
+  }
+  const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
+  for (const f of stored) yield* store.putFile(id, `source/${f.name}`, readFileSync(f.path))
+  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec, rows, parent: null })
+  yield* enqueue(queue, id)
+  return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
+})
+
+/** Queues an export: the resource names and dates are checked first, as `export` checks them (nothing is queued). */
+export const submitExport = Effect.fn("Fleet.submitExport")(function*(
+  store: FleetStore,
+  queue: FleetQueue,
+  account: string,
+  spec: ExportSpec
+) {
+  yield* requireAccount(store, account)
+  const scratch = yield* scratchDir
+  const prepared = yield* prepareExport({
+    resources: spec.resources,
+    out: Path.join(scratch, "export"),
+    format: spec.format,
+    ...(spec.csv !== undefined ? { csv: spec.csv } : {}),
+    since: spec.since,
+    until: spec.until,
+    say: () => Effect.void
+  })
+  const id = newJobId()
+  yield* store.addJob({ id, kind: "export", account, resource: null, spec, rows: 0, parent: null })
+  yield* enqueue(queue, id)
+  return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
 })

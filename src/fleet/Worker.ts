@@ -33,8 +33,9 @@ import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type JobData, startEngineWorker } from "./Queue.js"
 import { open } from "./Secrets.js"
-import { finalStates, type FleetStore } from "./Store.js"
+import { finalStates, type FleetStore, type JobRow } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
+import { runExportJob, runOnboardJob } from "./Whole.js"
 
 export interface WorkerOptions {
   readonly egressId: string
@@ -166,6 +167,15 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         while: (ok) => ok
       })
       const stopRun = Effect.raceFirst(Deferred.await(lost), Deferred.await(shutdown))
+      if (row.kind === "onboard" || row.kind === "export") {
+        return yield* runWhole(row, epoch, {
+          lost,
+          stopped: stopRun,
+          held: Effect.flatMap(Deferred.isDone(lost), (gone) => gone ? Effect.succeed(false) : check),
+          gate,
+          heartbeat
+        })
+      }
 
       const dir = Path.join(workRoot, `${id}-${epoch}`)
       const sourceDir = Path.join(dir, "source")
@@ -271,6 +281,70 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       if (row.parent !== null) yield* store.settleParent(row.parent)
       yield* options.say(`worker ${options.egressId}: job ${id} failed: ${message}`)
     }))
+
+  /**
+   * An onboard or export job (Whole.ts), under the lease taken for it: the run as a value, then its end recorded
+   * with its files in one step that holds only while the lease does.
+   */
+  const runWhole = (
+    row: JobRow,
+    epoch: number,
+    lease: {
+      readonly lost: Deferred.Deferred<void>
+      readonly stopped: Effect.Effect<void>
+      readonly held: Effect.Effect<boolean>
+      readonly gate: Effect.Effect<void>
+      readonly heartbeat: Effect.Effect<unknown>
+    }
+  ) =>
+    Effect.gen(function*() {
+      const id = row.id
+      const dir = Path.join(workRoot, `${id}-${epoch}`)
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      fs.mkdirSync(dir, { recursive: true })
+      const api = yield* apiFor(row.account)
+      const stop = {
+        stopped: lease.stopped,
+        isStopped: Effect.map(
+          Effect.all([Deferred.isDone(lease.lost), Deferred.isDone(shutdown)]),
+          ([lost, stopping]) => lost || stopping
+        )
+      }
+      const whole = { store, row, epoch, dir, lost: lease.lost, stop, say: options.say }
+      const exit = yield* Effect.exit(
+        (row.kind === "onboard" ? runOnboardJob(whole) : runExportJob(whole)).pipe(
+          Effect.provideService(Api, api),
+          Effect.locally(currentLease, Option.some(lease.gate)),
+          Effect.raceFirst(Effect.zipRight(lease.heartbeat, Effect.never))
+        )
+      )
+      if (!(yield* lease.held)) {
+        yield* options.say(`worker ${options.egressId}: job ${id}: lease ${epoch} lost; another worker has it`)
+        return
+      }
+      if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
+        yield* options.say(`worker ${options.egressId}: job ${id} handed back`)
+        return yield* Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+      }
+      const end = Exit.isSuccess(exit) ? exit.value : undefined
+      const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      const error = end?.error ??
+        (Option.isSome(failure) ? (failure.value as { message?: string }).message ?? String(failure.value) : undefined)
+      const ended = yield* store.endWhole(id, epoch, end?.outputs ?? [], {
+        state: end !== undefined && end.error === undefined ? "done" : "failed",
+        exitCode: end?.exitCode ?? 3,
+        summary: end?.summary ?? null,
+        rows: end?.rows,
+        error: end === undefined && error === undefined ? "interrupted" : error
+      })
+      yield* options.say(
+        !ended
+          ? `worker ${options.egressId}: job ${id}: lease ${epoch} lost; another worker has it`
+          : error !== undefined
+          ? `worker ${options.egressId}: job ${id} failed: ${error}`
+          : `worker ${options.egressId}: job ${id} done (exit ${end?.exitCode ?? 3})`
+      )
+    })
 
   const runtime = yield* Effect.runtime<never>()
   const engine = yield* startEngineWorker(

@@ -31,12 +31,12 @@ const duration = (flag: string, text: string) =>
   Either.mapLeft(parseDuration(text), (why) => new UsageError({ message: `${flag}: ${why}` }))
 
 /** Between two reads of the tasks while answers are awaited: a thirtieth of the wait, between 1 and 10 seconds. */
-const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(waitMs / 30)))
+export const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math.round(waitMs / 30)))
 
 const parsingOptions = fileFormatOptions
 
 /** The same flag and default as `import --verify-wait`; `--answer-wait`, its former name, still works. */
-const answerWaitOption = Options.text("verify-wait").pipe(
+export const answerWaitOption = Options.text("verify-wait").pipe(
   Options.withAlias("answer-wait"),
   Options.withPseudoName("DURATION"),
   Options.withDefault("6m"),

@@ -93,6 +93,10 @@ export interface OnboardTools {
   readonly progress?: ((label: string) => Effect.Effect<Progress, never, Scope.Scope>) | undefined
   /** Human lines (stderr). */
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
+  /** Opens each step's journal (default `openJournal`): a fleet worker also records its lines under its lease. */
+  readonly journal?: ImportJob["journal"]
+  /** Called after each write of the onboarding's summary (a fleet worker keeps a copy of the run directory). */
+  readonly saved?: ((summary: OnboardSummary) => Effect.Effect<void>) | undefined
 }
 
 export interface OnboardResult {
@@ -337,6 +341,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           }
         }
         yield* writeOnboardSummary(summary)
+        if (tools.saved !== undefined) yield* tools.saved(summary)
         return summary
       })
 
@@ -383,7 +388,8 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         verifyWaitMs: request.answerWaitMs,
         verifyPollMs: request.answerPollMs,
         onConflict: request.onConflict,
-        say: (line) => say(`${resource}: ${line}`)
+        say: (line) => say(`${resource}: ${line}`),
+        journal: tools.journal
       }
       const ran = yield* Effect.either(
         Effect.scoped(

@@ -1,0 +1,304 @@
+/**
+ * `submit onboard` end to end, spawned as users run it, against a throwaway PostgreSQL and the real sandbox: a bad
+ * workbook is refused offline (exit 2, nothing queued); a good one is onboarded by a worker (`wait` exits as
+ * `onboard` would), leaves on the account what a local `onboard` of the same workbook leaves on another, and
+ * `fetch` writes a standard onboarding directory that `resume`, `report` and `undo --dry-run` take. A worker
+ * killed mid-onboarding is taken over: the next one continues from the step journals, no record twice.
+ */
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import ExcelJS from "exceljs"
+import { spawn } from "node:child_process"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import pg from "pg"
+import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
+import { bin, fleetEnv, lastJson, runCli, startPostgres } from "./support.js"
+
+const query = async (url: string, text: string, values: Array<unknown> = []) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return (await client.query(text, values)).rows
+  } finally {
+    await client.end()
+  }
+}
+
+const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
+      let stderr = ""
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+      const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+      return { child, stderr: () => stderr, exit }
+    }),
+    (w) => Effect.sync(() => w.child.exitCode === null && w.child.kill("SIGKILL"))
+  )
+
+/** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
+const workbookFile = (dir: string, name: string, customers: number) =>
+  Effect.promise(async () => {
+    const book = new ExcelJS.Workbook()
+    book.addWorksheet("README").addRows([["notes, not data"]])
+    book.addWorksheet("segments").addRows([["description"], ["Varejo"], ["Atacado"]])
+    book.addWorksheet("customers").addRows([
+      ["externalId", "name", "segmentDescription"],
+      ...Array.from(
+        { length: customers },
+        (_, i) => [`C-${i + 1}`, `Cliente ${i + 1}`, i % 3 === 2 ? "Atacado" : "Varejo"]
+      )
+    ])
+    book.addWorksheet("equipments").addRows([
+      ["externalId", "name", "associatedCustomerExternalId"],
+      ...Array.from({ length: 5 }, (_, i) => [`E-${i + 1}`, `Split ${i + 1}`, `C-${i + 1}`])
+    ])
+    const file = Path.join(dir, name)
+    writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
+    return file
+  })
+
+/** An account's records of a resource, without the ids the server gave them (which differ between accounts). */
+const withoutIds = (records: ReadonlyArray<Record<string, unknown>>) =>
+  records.map((r) =>
+    Object.fromEntries(
+      Object.entries(r).filter(([k, v]) =>
+        !(/(^id$|Ids?$)/.test(k) && (typeof v === "number" || Array.isArray(v))) &&
+        !/^(dateLastUpdate|creationDate|dateCreated)$/.test(k)
+      )
+    )
+  ).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
+
+const stepLines = (url: string, job: string, step: string) =>
+  Effect.promise(() => query(url, "SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [`${job}/${step}`]))
+    .pipe(Effect.map((rows) => rows[0].n as number))
+
+describe("fleet: submit onboard", () => {
+  it.scopedLive(
+    "a workbook checked offline, onboarded by a worker, fetched as a standard onboarding directory",
+    () =>
+      Effect.gen(function*() {
+        const pgServer = yield* startPostgres
+        const sandbox = yield* startDrillSandbox({
+          rate: { limit: 10_000, windowMs: 1_000 },
+          accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, {
+            apiKey: "beta-key",
+            apiToken: "beta-token"
+          }]
+        })
+        const dir = yield* tempDir
+        const env = fleetEnv(pgServer.url)
+        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+          Effect.promise(() => runCli(args, { ...env, ...extra }))
+        const [acme, beta] = sandbox.accounts
+        const asAcme = { FSM_API_KEY: acme!.apiKey, FSM_API_TOKEN: acme!.apiToken }
+        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+        assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
+
+        // Bad input: refused offline with the sheet named, exit 2, nothing queued or stored.
+        const bad = yield* Effect.promise(async () => {
+          const book = new ExcelJS.Workbook()
+          book.addWorksheet("clientes").addRows([["externalId", "name"], ["C-1", "Padaria"]])
+          const file = Path.join(dir, "ruim.xlsx")
+          writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
+          return file
+        })
+        const refused = yield* run(["submit", "onboard", bad, "--account", "acme"])
+        assert.strictEqual(refused.code, 2, refused.stderr)
+        assert.include(refused.stderr, `sheet "clientes"`)
+        const missing = yield* run(["submit", "onboard", Path.join(dir, "nowhere.xlsx"), "--account", "acme"])
+        assert.strictEqual(missing.code, 2, missing.stderr)
+        const workbook = yield* workbookFile(dir, "cadastro.xlsx", 12)
+        const unknown = yield* run(["submit", "onboard", workbook, "--account", "nobody-here"])
+        assert.strictEqual(unknown.code, 2)
+        assert.include(unknown.stderr, `no account "nobody-here"`)
+        assert.deepStrictEqual(
+          yield* Effect.promise(() =>
+            query(
+              pgServer.url,
+              "SELECT (SELECT count(*) FROM fsm_bulk.jobs)::int AS jobs, (SELECT count(*) FROM fsm_bulk.files)::int AS files"
+            )
+          ),
+          [{ jobs: 0, files: 0 }]
+        )
+
+        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+        assert.deepStrictEqual(lastJson(submitted.stdout), {
+          job,
+          rows: 19,
+          steps: ["segments", "customers", "equipments"]
+        })
+        assert.include(submitted.stderr, "segments → customers → equipments")
+
+        const worker = yield* startWorker(["--egress-id", "w11", "--source-address", "127.0.0.11"], env)
+        const waited = yield* run(["wait", job, "--json"])
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        assert.strictEqual(lastJson(waited.stdout).done, 19, "status counts the rows done in every step")
+
+        // The same workbook onboarded locally into another account: the same records.
+        const local = Path.join(dir, "local")
+        const direct = yield* run(["onboard", workbook, "--out", local, "--base-url", sandbox.url], {
+          FSM_API_KEY: beta!.apiKey,
+          FSM_API_TOKEN: beta!.apiToken
+        })
+        assert.strictEqual(direct.code, 0, direct.stderr)
+        for (const resource of ["segments", "customers", "equipments"] as const) {
+          const fleet = yield* sandbox.control.records(acme!.apiKey, resource)
+          const alone = yield* sandbox.control.records(beta!.apiKey, resource)
+          assert.strictEqual(fleet.length, resource === "segments" ? 2 : resource === "customers" ? 12 : 5, resource)
+          assert.deepStrictEqual(withoutIds(fleet), withoutIds(alone), resource)
+        }
+
+        // fetch: a standard onboarding directory, every path in it pointing into it.
+        const out = Path.join(dir, "fetched")
+        const fetched = yield* run(["fetch", job, "--out", out])
+        assert.strictEqual(fetched.code, 0, fetched.stderr)
+        const summary = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
+        assert.strictEqual(summary.runDir, out)
+        assert.strictEqual(summary.source, Path.join(out, "source", "cadastro.xlsx"))
+        assert.strictEqual(summary.exitCode, 0)
+        assert.deepStrictEqual(summary.notRun, [])
+        for (const resource of ["segments", "customers", "equipments"]) {
+          const step = Path.join(out, resource)
+          const [header] = readFileSync(Path.join(step, "journal.ndjson"), "utf8").split("\n")
+          assert.strictEqual(JSON.parse(header!).source.file, summary.source, resource)
+          assert.strictEqual(JSON.parse(readFileSync(Path.join(step, "summary.json"), "utf8")).runDir, step)
+          assert.deepStrictEqual(
+            readReport(step).map((r) => `${r._row}:${r._status}`),
+            readReport(Path.join(local, resource)).map((r) => `${r._row}:${r._status}`),
+            resource
+          )
+        }
+        assert.isTrue(existsSync(Path.join(out, "report.html")))
+
+        const writes = Effect.map(sandbox.control.requests, (log) =>
+          log.filter((e) => e.method !== "GET" && !isLogin(e)).length)
+        const writesBefore = yield* writes
+        const resumed = yield* run(["resume", out, "--json"], asAcme)
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        assert.strictEqual(yield* writes, writesBefore, "resume of a finished onboarding writes nothing again")
+        assert.strictEqual((yield* run(["report", out])).code, 0)
+        const undo = yield* run(["undo", out, "--dry-run", "--out", Path.join(dir, "undo")], asAcme)
+        assert.strictEqual(undo.code, 0, undo.stderr)
+        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 2, "fetch never overwrites")
+      }),
+    { timeout: 300_000 }
+  )
+
+  it.scopedLive(
+    "a worker killed mid-onboarding: another continues from the step journals, no record twice",
+    () =>
+      Effect.gen(function*() {
+        const pgServer = yield* startPostgres
+        const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 } })
+        const dir = yield* tempDir
+        const env = fleetEnv(pgServer.url, { FSM_FLEET_LEASE_MS: "2000" })
+        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+          Effect.promise(() => runCli(args, { ...env, ...extra }))
+        const acme = sandbox.accounts[0]!
+        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+        assert.strictEqual(
+          (yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+            FSM_API_KEY: acme.apiKey,
+            FSM_API_TOKEN: acme.apiToken
+          })).code,
+          0
+        )
+        const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
+        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+
+        // A slow worker, killed in the middle of the customers step.
+        const first = yield* startWorker(
+          ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
+          env
+        )
+        const deadline = Date.now() + 90_000
+        while ((yield* stepLines(pgServer.url, job, "customers")) < 20) {
+          assert.isBelow(Date.now(), deadline, `no journal lines: ${first.stderr()}`)
+          yield* Effect.sleep(200)
+        }
+        first.child.kill("SIGKILL")
+        yield* Effect.promise(() => first.exit)
+        const customersBefore = yield* sandbox.control.records(acme.apiKey, "customers")
+        assert.isBelow(customersBefore.length, 60, "killed before the customers step ended")
+
+        const next = yield* startWorker(["--egress-id", "w13", "--source-address", "127.0.0.13"], env)
+        const waited = yield* run(["wait", job])
+        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${next.stderr()}`)
+        assert.include(next.stderr(), "continuing the onboarding from its journals")
+
+        const customers = yield* sandbox.control.records(acme.apiKey, "customers")
+        assert.strictEqual(customers.length, 60)
+        assert.strictEqual(new Set(customers.map((c) => c.externalId)).size, 60, "no customer twice")
+        assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "segments")).length, 2, "segments once")
+        assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "equipments")).length, 5)
+
+        const out = Path.join(dir, "fetched")
+        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 0)
+        const summary = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
+        assert.strictEqual(summary.exitCode, 0)
+        assert.strictEqual(summary.rows, 67)
+        assert.deepStrictEqual(
+          readReport(Path.join(out, "customers")).map((r) => Number(r._row)),
+          Array.from({ length: 60 }, (_, i) => i + 2),
+          "one report line per row, in row order"
+        )
+      }),
+    { timeout: 300_000 }
+  )
+  it.scopedLive(
+    "an onboarding cancelled midway is fetched as a directory that `resume` finishes locally",
+    () =>
+      Effect.gen(function*() {
+        const pgServer = yield* startPostgres
+        const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 } })
+        const dir = yield* tempDir
+        const env = fleetEnv(pgServer.url)
+        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+          Effect.promise(() => runCli(args, { ...env, ...extra }))
+        const acme = sandbox.accounts[0]!
+        const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken }
+        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+        assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
+        const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
+        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
+        const job = lastJson(submitted.stdout).job as string
+
+        const worker = yield* startWorker(
+          ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
+          env
+        )
+        const deadline = Date.now() + 90_000
+        while ((yield* stepLines(pgServer.url, job, "customers")) < 20) {
+          assert.isBelow(Date.now(), deadline, `no journal lines: ${worker.stderr()}`)
+          yield* Effect.sleep(200)
+        }
+        assert.strictEqual((yield* run(["cancel", job])).code, 0)
+        assert.strictEqual((yield* run(["wait", job])).code, 3)
+
+        const out = Path.join(dir, "fetched")
+        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 0)
+        const left = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
+        assert.strictEqual(left.runDir, out)
+        assert.include(left.notRun, "equipments", "fetched as it stood: the last step never started")
+
+        const resumed = yield* run(["resume", out, "--json"], asAcme)
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        const customers = yield* sandbox.control.records(acme.apiKey, "customers")
+        assert.strictEqual(customers.length, 60)
+        assert.strictEqual(new Set(customers.map((c) => c.externalId)).size, 60, "no customer twice")
+        assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "segments")).length, 2, "segments once")
+        assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "equipments")).length, 5)
+        const summary = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
+        assert.deepStrictEqual([summary.exitCode, summary.rows, summary.notRun], [0, 67, []])
+      }),
+    { timeout: 300_000 }
+  )
+})
