@@ -82,11 +82,38 @@ const scripts = {
     local e = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
     redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'taken', ARGV[2])
     return e`,
-  /** KEYS: lease, journal, done. ARGV: epoch, line, the row of a `done` line ('' otherwise). 1 when appended. */
+  /**
+   * KEYS: lease, journal (the job's, or one of its streams'), done. ARGV: epoch, line, what the done set counts of a
+   * `done` line ('' for other lines). 1 when appended.
+   */
   appendLine: `
     if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
     redis.call('RPUSH', KEYS[2], ARGV[2])
     if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end
+    return 1`,
+  /** KEYS: lease, files. ARGV: epoch, name, content. 1 when stored. */
+  putFileUnderLease: `
+    if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+    redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+    return 1`,
+  /**
+   * KEYS: lease, files, job. ARGV: epoch, state, exit code, summary ('' for none), rows ('' to keep), error ('' for
+   * none), now, then output name and content pairs. Under the lease at `epoch` only: the job's `out/` files
+   * replaced by the outputs as a whole, and its outcome recorded if it has not ended. 1 when done.
+   */
+  endWhole: `
+    if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+    for _, name in ipairs(redis.call('HKEYS', KEYS[2])) do
+      if string.sub(name, 1, 4) == 'out/' then redis.call('HDEL', KEYS[2], name) end
+    end
+    for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[2], 'out/' .. ARGV[i], ARGV[i + 1]) end
+    local s = redis.call('HGET', KEYS[3], 'state')
+    if s ~= false and not ${luaFinal} then
+      redis.call('HSET', KEYS[3], 'state', ARGV[2], 'exit_code', ARGV[3], 'finished', ARGV[7])
+      if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], 'summary', ARGV[4]) else redis.call('HDEL', KEYS[3], 'summary') end
+      if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], 'rows', ARGV[5]) end
+      if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], 'error', ARGV[6]) else redis.call('HDEL', KEYS[3], 'error') end
+    end
     return 1`,
   /** KEYS: job. ARGV: owner. */
   markRunning: `
@@ -238,7 +265,11 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
     const digests = Object.fromEntries(
       Object.entries(scripts).map(([name, lua]) => [name, createHash("sha1").update(lua).digest("hex")])
     ) as Record<keyof typeof scripts, string>
-    const script = (name: keyof typeof scripts, keys: ReadonlyArray<string>, args: ReadonlyArray<string | number>) =>
+    const script = (
+      name: keyof typeof scripts,
+      keys: ReadonlyArray<string>,
+      args: ReadonlyArray<string | number | Buffer>
+    ) =>
       call(async (c) => {
         try {
           return await c.evalsha(digests[name], keys.length, ...keys, ...args)
@@ -405,6 +436,39 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           (n) => n === 1
         ),
       journalLines: (job) => call((c) => c.lrange(journalKey(job), 0, -1)),
+
+      // A stream's lines go to its own list, under the job's lease; its rows done count in the job's done set,
+      // told apart from the job's own rows and other streams' by the stream's name.
+      appendStreamLine: (job, epoch, stream, line) => {
+        const row = doneRow(line)
+        return Effect.map(
+          script("appendLine", [leaseKey(job), journalKey(stream), doneKey(job)], [
+            String(epoch),
+            line,
+            row === "" ? "" : `${stream}#${row}`
+          ]),
+          (n) => n === 1
+        )
+      },
+      putFileUnderLease: (job, epoch, name, content) =>
+        Effect.map(
+          script("putFileUnderLease", [leaseKey(job), filesKey(job)], [String(epoch), name, Buffer.from(content)]),
+          (n) => n === 1
+        ),
+      endWhole: (job, epoch, outputs, end) =>
+        Effect.map(
+          script("endWhole", [leaseKey(job), filesKey(job), jobKey(job)], [
+            String(epoch),
+            end.state,
+            end.exitCode,
+            end.summary === undefined || end.summary === null ? "" : JSON.stringify(end.summary),
+            end.rows === undefined ? "" : end.rows,
+            end.error ?? "",
+            epochNow(),
+            ...outputs.flatMap((f) => [f.name, Buffer.from(f.content)])
+          ]),
+          (n) => n === 1
+        ),
 
       holdEgress: (id) =>
         Effect.gen(function*() {
