@@ -82,33 +82,37 @@ const scripts = {
     local e = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
     redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'taken', ARGV[2])
     return e`,
-  /** KEYS: lease, journal, done. ARGV: epoch, line, the row of a `done` line ('' otherwise). 1 when appended. */
+  /**
+   * KEYS: lease, journal (the job's, or one of its streams'), done. ARGV: epoch, line, what the done set counts of a
+   * `done` line ('' for other lines). 1 when appended.
+   */
   appendLine: `
     if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
     redis.call('RPUSH', KEYS[2], ARGV[2])
     if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end
     return 1`,
-  /** KEYS: lease, files. ARGV: epoch, name, content. Stores the file only under the lease at `epoch`. */
+  /** KEYS: lease, files. ARGV: epoch, name, content. 1 when stored. */
   putFileUnderLease: `
     if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
     redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
     return 1`,
   /**
-   * KEYS: job, lease, files. ARGV: epoch, now, state, exit code, summary, rows ('' to keep), error ('' for none),
-   * then name, content pairs. Under the lease at `epoch` only: the job's `out/` files replaced by these as a whole,
-   * and its end recorded (if it has not ended already).
+   * KEYS: lease, files, job. ARGV: epoch, state, exit code, summary ('' for none), rows ('' to keep), error ('' for
+   * none), now, then output name and content pairs. Under the lease at `epoch` only: the job's `out/` files
+   * replaced by the outputs as a whole, and its outcome recorded if it has not ended. 1 when done.
    */
   endWhole: `
-    if redis.call('HGET', KEYS[2], 'epoch') ~= ARGV[1] then return 0 end
-    for _, name in ipairs(redis.call('HKEYS', KEYS[3])) do
-      if string.sub(name, 1, 4) == 'out/' then redis.call('HDEL', KEYS[3], name) end
+    if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
+    for _, name in ipairs(redis.call('HKEYS', KEYS[2])) do
+      if string.sub(name, 1, 4) == 'out/' then redis.call('HDEL', KEYS[2], name) end
     end
-    for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[3], 'out/' .. ARGV[i], ARGV[i + 1]) end
-    local s = redis.call('HGET', KEYS[1], 'state')
+    for i = 8, #ARGV, 2 do redis.call('HSET', KEYS[2], 'out/' .. ARGV[i], ARGV[i + 1]) end
+    local s = redis.call('HGET', KEYS[3], 'state')
     if s ~= false and not ${luaFinal} then
-      redis.call('HSET', KEYS[1], 'state', ARGV[3], 'exit_code', ARGV[4], 'summary', ARGV[5], 'finished', ARGV[2])
-      if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'rows', ARGV[6]) end
-      if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'error', ARGV[7]) else redis.call('HDEL', KEYS[1], 'error') end
+      redis.call('HSET', KEYS[3], 'state', ARGV[2], 'exit_code', ARGV[3], 'finished', ARGV[7])
+      if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], 'summary', ARGV[4]) else redis.call('HDEL', KEYS[3], 'summary') end
+      if ARGV[5] ~= '' then redis.call('HSET', KEYS[3], 'rows', ARGV[5]) end
+      if ARGV[6] ~= '' then redis.call('HSET', KEYS[3], 'error', ARGV[6]) else redis.call('HDEL', KEYS[3], 'error') end
     end
     return 1`,
   /** KEYS: job. ARGV: owner. */
@@ -433,14 +437,15 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         ),
       journalLines: (job) => call((c) => c.lrange(journalKey(job), 0, -1)),
 
-      // A step's `done` rows count in the job's own set, named with their stream (row numbers are per step).
+      // A stream's lines go to its own list, under the job's lease; its rows done count in the job's done set,
+      // told apart from the job's own rows and other streams' by the stream's name.
       appendStreamLine: (job, epoch, stream, line) => {
         const row = doneRow(line)
         return Effect.map(
           script("appendLine", [leaseKey(job), journalKey(stream), doneKey(job)], [
             String(epoch),
             line,
-            row === "" ? "" : `${stream} ${row}`
+            row === "" ? "" : `${stream}#${row}`
           ]),
           (n) => n === 1
         )
@@ -452,14 +457,14 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         ),
       endWhole: (job, epoch, outputs, end) =>
         Effect.map(
-          script("endWhole", [jobKey(job), leaseKey(job), filesKey(job)], [
+          script("endWhole", [leaseKey(job), filesKey(job), jobKey(job)], [
             String(epoch),
-            epochNow(),
             end.state,
             end.exitCode,
-            JSON.stringify(end.summary ?? null),
-            end.rows ?? "",
+            end.summary === undefined || end.summary === null ? "" : JSON.stringify(end.summary),
+            end.rows === undefined ? "" : end.rows,
             end.error ?? "",
+            epochNow(),
             ...outputs.flatMap((f) => [f.name, Buffer.from(f.content)])
           ]),
           (n) => n === 1

@@ -2,21 +2,24 @@
  * A job that runs whole (an export, an onboarding) keeps the files of one run only: its end, with its files, is
  * recorded in one transaction that holds only under the job's current lease. A worker that lost the lease (it was
  * paused past it, and another took the job over) ends nothing and stores nothing; the holder's files replace
- * whatever an earlier attempt left, as a whole. Against a throwaway PostgreSQL.
+ * whatever an earlier attempt left, as a whole. Against a throwaway PostgreSQL, and a throwaway Redis.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { openStore, stepStream } from "../../src/fleet/Store.js"
-import { startPostgres } from "./support.js"
+import { availableBackends, startFleetBackend } from "./support.js"
+
+/** Each test once per backend (`$backend` in its name). */
+const each = it.scoped.each(availableBackends)
 
 const text = (s: string) => new TextEncoder().encode(s)
 
 describe("fleet store: jobs that run whole", () => {
-  it.scoped(
-    "only the lease holder ends a job and leaves its files, all of them and only them",
-    () =>
+  each(
+    "only the lease holder ends a job and leaves its files, all of them and only them ($backend)",
+    (b) =>
       Effect.gen(function*() {
-        const pg = yield* startPostgres
+        const pg = yield* startFleetBackend(b.backend)
         const store = yield* openStore(pg.url)
         yield* store.init
         yield* store.addJob({
@@ -63,11 +66,11 @@ describe("fleet store: jobs that run whole", () => {
     { timeout: 60_000 }
   )
 
-  it.scoped(
-    "an onboarding step's journal lines are kept apart per step, each written only under the lease",
-    () =>
+  each(
+    "an onboarding step's journal lines are kept apart per step, each written only under the lease ($backend)",
+    (b) =>
       Effect.gen(function*() {
-        const pg = yield* startPostgres
+        const pg = yield* startFleetBackend(b.backend)
         const store = yield* openStore(pg.url)
         yield* store.init
         const first = yield* store.takeLease("job-2", "w1/1")
