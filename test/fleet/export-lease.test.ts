@@ -83,6 +83,21 @@ describe("fleet store: jobs that run whole", () => {
         assert.deepStrictEqual(yield* store.journalLines(customers), ["{\"c\":1}", "{\"c\":3}"])
         assert.deepStrictEqual(yield* store.journalLines(stepStream("job-2", "segments")), ["{\"s\":1}"])
         assert.deepStrictEqual(yield* store.journalLines("job-2"), [], "the job's own journal holds none of them")
+        // Rows done count per step (each step numbers its rows from 2): row 2 of two steps is two rows done.
+        yield* store.addJob({
+          id: "job-2",
+          kind: "onboard",
+          account: "acme",
+          resource: null,
+          spec: {},
+          rows: 3,
+          parent: null
+        })
+        const done = (row: number) => JSON.stringify({ state: "done", row })
+        assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, done(2)))
+        assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, done(2)))
+        assert.isTrue(yield* store.appendStreamLine("job-2", second, stepStream("job-2", "segments"), done(2)))
+        assert.deepStrictEqual([...(yield* store.rowsDone(["job-2"]))], [["job-2", 2]])
       }),
     { timeout: 60_000 }
   )
