@@ -27,4 +27,12 @@ describe("FirstRows", () => {
     expect(rows.firstOr("cli-0000010", 1)).toBe(12)
     for (let i = 0; i < 300_000; i += 997) expect(rows.firstOr(key(i), 999_999)).toBe(i + 2)
   })
+
+  it("holds a million keys in at most 19 MB (12 bytes a slot, at most 1.5 slots a key)", () => {
+    const rows = new FirstRows()
+    for (let i = 0; i < 1_000_000; i++) rows.firstOr(`CLI-${i}`, i + 2)
+    expect(rows.bytes).toBeLessThanOrEqual(19_000_000)
+    expect(rows.firstOr("CLI-0", 1)).toBe(2)
+    expect(rows.firstOr("CLI-999999", 1)).toBe(1_000_001)
+  })
 })
