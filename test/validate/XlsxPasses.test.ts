@@ -8,15 +8,10 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import ExcelJS from "exceljs"
 import { createHash } from "node:crypto"
-import { existsSync, readFileSync, statSync } from "node:fs"
+import { readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
-import { openInput, planInput } from "../../src/import/Input.js"
-import { resource } from "../../src/Resources.js"
-import { makeValidator, settleFormats } from "../../src/validate/Validate.js"
 import { temporaryDir } from "../support.js"
-
-const counted = existsSync("/proc/self/io")
-const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"))![1])
+import { bytesRead, readsCounted, validateSource } from "./support.js"
 
 const tempDir = temporaryDir("fsm-xlsx-passes-")
 
@@ -44,63 +39,53 @@ const customersWorkbook = (dir: string, name: string, rows: number) =>
     return file
   })
 
-const read = { encoding: "auto", delimiter: "auto" } as const
-const settings = { dateFormat: "auto", decimal: "auto", mode: "upsert" } as const
+const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex")
 
-/** `validate`'s steps up to the report (ValidateRun): open, plan, formats settled on the first rows, every row. */
-const validateSteps = (file: string) =>
-  Effect.scoped(Effect.gen(function*() {
-    const input = yield* openInput(file, read, "customers")
-    const { columns, parse } = yield* planInput(resource("customers"), input, settings, () => Effect.void)
-    const { formats, rows } = yield* settleFormats(columns, input.rows, parse)
-    const validator = makeValidator(columns, formats, parse)
-    let valid = 0
-    yield* Stream.runForEach(
-      rows,
-      (row) => Effect.map(validator.validate(row), (r) => void (valid += r._tag === "Valid" ? 1 : 0))
-    )
-    return { input, valid }
-  }))
+/**
+ * A 20,000-row workbook and `steps` run on it, with the times the steps read its size. A first run of validate's
+ * steps on a small workbook loads the modules they use (exceljs among them): their reading is not counted.
+ */
+const measured = <A>(steps: (file: string) => Effect.Effect<A, unknown>) =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    yield* validateSource(yield* customersWorkbook(dir, "small.xlsx", 2))
+    const file = yield* customersWorkbook(dir, "customers.xlsx", 20_000)
+    const before = bytesRead()
+    const result = yield* steps(file)
+    return { file, result, ratio: (bytesRead() - before) / statSync(file).size }
+  })
 
 describe("passes over an .xlsx source", () => {
-  it.scoped.skipIf(!counted)(
+  it.scoped.skipIf(!readsCounted)(
     "validate's reading reads its workbook once: the directory, the header and the hash ride on the rows' read",
     () =>
       Effect.gen(function*() {
-        const dir = yield* tempDir
-        // A first run loads the modules the steps use (exceljs among them): their reading is not counted.
-        yield* validateSteps(yield* customersWorkbook(dir, "small.xlsx", 2))
-        const file = yield* customersWorkbook(dir, "customers.xlsx", 20_000)
-        const size = statSync(file).size
-        const before = bytesRead()
-        const { input, valid } = yield* validateSteps(file)
-        const ratio = (bytesRead() - before) / size
+        const { file, ratio, result: { input, valid } } = yield* measured(validateSource)
         assert.strictEqual(valid, 20_000)
         assert.isAtMost(ratio, 1.2, `read ${ratio.toFixed(2)} times the workbook's size`)
         // The import's sha256 (the journal's) is the one that read computed: asking reads nothing.
         const asked = bytesRead()
         const sha256 = yield* input.sha256
         assert.isBelow(bytesRead() - asked, 4096)
-        assert.strictEqual(sha256, createHash("sha256").update(readFileSync(file)).digest("hex"))
+        assert.strictEqual(sha256, sha256Of(file))
       })
   )
 
-  it.scoped.skipIf(!counted)(
+  it.scoped.skipIf(!readsCounted)(
     "an import's two reads (formats and lookups, then the sending) read the workbook about twice",
     () =>
       Effect.gen(function*() {
-        const dir = yield* tempDir
-        yield* validateSteps(yield* customersWorkbook(dir, "small.xlsx", 2))
-        const file = yield* customersWorkbook(dir, "customers.xlsx", 20_000)
-        const size = statSync(file).size
-        const before = bytesRead()
-        const { input } = yield* validateSteps(file)
-        const sha256 = yield* input.sha256
-        let rows = 0
-        yield* Stream.runForEach(input.rows, () => Effect.sync(() => void (rows += 1)))
-        const ratio = (bytesRead() - before) / size
-        assert.strictEqual(rows, 20_000)
-        assert.strictEqual(sha256, createHash("sha256").update(readFileSync(file)).digest("hex"))
+        const { file, ratio, result } = yield* measured((file) =>
+          Effect.gen(function*() {
+            const { input } = yield* validateSource(file)
+            const sha256 = yield* input.sha256
+            let rows = 0
+            yield* Stream.runForEach(input.rows, () => Effect.sync(() => void (rows += 1)))
+            return { sha256, rows }
+          })
+        )
+        assert.strictEqual(result.rows, 20_000)
+        assert.strictEqual(result.sha256, sha256Of(file))
         assert.isAtMost(ratio, 2.2, `read ${ratio.toFixed(2)} times the workbook's size`)
       })
   )
