@@ -158,6 +158,17 @@ export class XlsxBytes {
     this.#keptBytes += bytes.length
   }
 
+  /**
+   * Whether another sheet of the table lies between what the hash has and `start`: its own read, to come, takes
+   * it into the hash (a continuation's header is read before the sheets before it are).
+   */
+  sheetBefore(start: number): boolean {
+    const headers = [...this.#streamed.keys()]
+    // The sheet's own local header is the last one before its data.
+    const own = Math.max(...headers.filter((h) => h < start))
+    return headers.some((h) => h >= this.#hashed && h < own)
+  }
+
   /** Whether `[start, end)` is the data of a sheet of the table (after its local header, of its compressed size). */
   isStreamed(start: number, end: number): boolean {
     for (const [header, size] of this.#streamed) {
@@ -247,10 +258,11 @@ class PassReader extends yauzl.RandomAccessReader {
 
   /** A sheet's data, read from the file (after the head the header's read left, if any). */
   async *#sheet(start: number, end: number): AsyncGenerator<Buffer> {
-    await this.#bytes.catchUp(this.#handle, start)
+    if (!this.#bytes.sheetBefore(start)) await this.#bytes.catchUp(this.#handle, start)
     const { head, leave } = this.#bytes.takeHead(start)
     let at = start
     if (head !== undefined) {
+      this.#bytes.observe(start, head)
       at += head.length
       yield head
     }
