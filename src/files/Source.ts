@@ -44,8 +44,8 @@ export interface Source {
   /** CSV: the encoding the file is read in (decided by its first non-ASCII character; final after a pass). */
   readonly encoding?: "utf-8" | "windows-1252"
   /**
-   * CSV: the sha256 of the file's bytes as the last pass over `rows` that reached the end read them (the hash
-   * rides on that read); undefined before one.
+   * The sha256 of the file's bytes as the last pass over `rows` that reached the end read them (the hash rides on
+   * that read; an XLSX's on the reads of its directory, parts and sheets); undefined before one.
    */
   readonly sha256?: () => string | undefined
   readonly delimiter?: string

@@ -2,6 +2,7 @@
  * The facts of an .xlsx read from its ZIP directory before any row is streamed: the sheets in workbook order
  * (name, visibility, the part that holds them), the date system, and the creator that marks the tool's files.
  */
+import type { XlsxBytes } from "./XlsxBytes.js"
 import { NotAZip, openZip, type ZipEntry } from "./Zip.js"
 
 export interface SheetInfo {
@@ -48,8 +49,9 @@ const partPath = (
   target: string
 ): string => (target.startsWith("/") ? target.slice(1) : `xl/${target.replace(/^\.\//, "")}`)
 
-export const inspectWorkbook = async (path: string): Promise<WorkbookInfo> => {
-  const zip = await openZip(path)
+/** The workbook's facts; through `bytes`, what the reads took is kept for the passes over its rows. */
+export const inspectWorkbook = async (path: string, bytes?: XlsxBytes): Promise<WorkbookInfo> => {
+  const zip = await openZip(path, bytes)
   try {
     const workbook = await zip.read("xl/workbook.xml")
     if (workbook === undefined) {

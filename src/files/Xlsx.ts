@@ -20,6 +20,7 @@ import { toolName, writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { type ReadProgress, readProgress } from "./Stall.js"
 import { inspectWorkbook, NotAWorkbook, type SheetInfo, type WorkbookInfo } from "./Workbook.js"
+import { ChangedFile, XlsxBytes } from "./XlsxBytes.js"
 import { CellProblem, readCell } from "./XlsxCell.js"
 import { nthSheetName, summarySheetName } from "./XlsxWriter.js"
 import {
@@ -134,22 +135,23 @@ class ReadFailure {
   }
 }
 
-/** The file changed between the directory's first reading and this one. */
-class ChangedFile extends Error {}
-
 const sameEntry = (a: ZipEntry, b: ZipEntry | undefined) =>
   b !== undefined && a.crc === b.crc && a.size === b.size && a.compressedSize === b.compressedSize
 
-/** The bytes of the composed archive, from the file's central directory read again. A failure ends them early. */
+/**
+ * The bytes of the composed archive, from the file's central directory opened again (through `bytes`: what an
+ * earlier pass kept is not read again). A failure ends them early.
+ */
 async function* archiveBytes(
   file: string,
+  bytes: XlsxBytes,
   parts: ReadonlyArray<Part>,
   failure: ReadFailure,
   progress: ReadProgress
 ): AsyncGenerator<Buffer> {
   let zip: ZipArchive | undefined
   try {
-    zip = await openZip(file)
+    zip = await openZip(file, bytes)
     for (const part of parts) {
       if ("data" in part) {
         yield storedEntry(part.name, part.data)
@@ -216,6 +218,7 @@ const excelMaxRow = 1_048_576
  */
 const sheetRows = (
   file: string,
+  bytes: XlsxBytes,
   sheet: string,
   parts: ReadonlyArray<Part>,
   date1904: boolean,
@@ -226,7 +229,7 @@ const sheetRows = (
       const failure = new ReadFailure()
       const progress = readProgress()
       const input = yield* Effect.acquireRelease(
-        Effect.sync(() => Readable.from(archiveBytes(file, parts, failure, progress), { objectMode: false })),
+        Effect.sync(() => Readable.from(archiveBytes(file, bytes, parts, failure, progress), { objectMode: false })),
         (s) => Effect.sync(() => s.destroy())
       )
       const excel = yield* Effect.promise(loadExcelJs)
@@ -349,23 +352,38 @@ const partsOf = (
   return Effect.succeed(parts)
 }
 
-/** A sheet's first non-blank row, read by itself (the header). */
-const firstRow = (file: string, book: WorkbookInfo, sheet: SheetInfo, parts: ReadonlyArray<Part>) =>
-  sheetRows(file, sheet.name, parts, book.date1904, columnLetter).pipe(
+/**
+ * A sheet's first non-blank row (the header). What this read takes from the sheet is handed to the next read of
+ * it (XlsxBytes), the first pass over the rows, which goes on from there.
+ */
+const firstRow = (
+  file: string,
+  bytes: XlsxBytes,
+  book: WorkbookInfo,
+  sheet: SheetInfo,
+  parts: ReadonlyArray<Part>
+) =>
+  sheetRows(file, bytes, sheet.name, parts, book.date1904, columnLetter).pipe(
     Stream.filter((r) => !isBlank(r.cells)),
     Stream.runHead
   )
 
 export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: ReadOptions) {
+  const bytes = new XlsxBytes(file)
   const book = yield* readProgress().guard(
     Effect.tryPromise({
-      try: () => inspectWorkbook(file),
+      try: () => inspectWorkbook(file, bytes),
       catch: (cause) => archiveProblem(file, cause)
     })
   )
   const sheet = yield* chooseSheet(file, book, options)
+  // The sheets of the table are read each pass; the workbook-wide parts are kept after their first read.
+  for (const s of [sheet, ...continuationsOf(book, sheet)]) {
+    const entry = book.entries.get(s.target)
+    if (entry !== undefined) bytes.stream(entry)
+  }
   const parts = yield* partsOf(file, book, sheet)
-  const first = yield* firstRow(file, book, sheet, parts)
+  const first = yield* firstRow(file, bytes, book, sheet, parts)
   if (Option.isNone(first)) return yield* inputError(file, `sheet "${sheet.name}" is empty: no header row`)
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "xlsx", creator: book.creator }))
   const headerRow = first.value.row
@@ -379,7 +397,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
   }]
   for (const next of byTool ? continuationsOf(book, sheet) : []) {
     const nextParts = yield* partsOf(file, book, next)
-    const top = yield* firstRow(file, book, next, nextParts)
+    const top = yield* firstRow(file, bytes, book, next, nextParts)
     const names = Option.flatMap(top, (r) => Either.getRight(checkHeader(file, r.row, r.cells, byTool)))
     if (
       Option.isNone(top) ||
@@ -398,7 +416,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
     const read = sheets.map((s, index) =>
       Stream.suspend(() => {
         const shift = index === 0 ? 0 : last - s.headerRow
-        return sheetRows(file, s.name, s.parts, book.date1904, columnName).pipe(
+        return sheetRows(file, bytes, s.name, s.parts, book.date1904, columnName).pipe(
           Stream.filterMap((r) => {
             const row = (last = r.row + shift)
             const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)
@@ -409,8 +427,21 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
         )
       })
     )
-    return Stream.concatAll(Chunk.unsafeFromArray(read))
+    // A read that reached the end hashes the rest of the file (the journal's sha256), mostly from what was kept.
+    const hashed = Stream.drain(Stream.fromEffect(Effect.tryPromise({
+      try: () => bytes.finish(),
+      catch: (cause) => archiveProblem(file, cause)
+    })))
+    return Stream.concat(Stream.concatAll(Chunk.unsafeFromArray(read)), hashed)
   })
-  const source: Source = { file, format: "xlsx", header, writtenByTool: byTool, sheet: sheet.name, rows }
+  const source: Source = {
+    file,
+    format: "xlsx",
+    header,
+    writtenByTool: byTool,
+    sheet: sheet.name,
+    sha256: () => bytes.sha256,
+    rows
+  }
   return source
 })

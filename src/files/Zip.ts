@@ -9,6 +9,7 @@
 import { Readable } from "node:stream"
 import { crc32 } from "node:zlib"
 import yauzl from "yauzl"
+import { ChangedFile, type XlsxBytes } from "./XlsxBytes.js"
 
 /** The most one entry may inflate to: a sheet this large takes minutes to read; as CSV it has no such limit. */
 export const maxEntryBytes = 1024 * 1024 * 1024
@@ -88,12 +89,18 @@ const checked = (entry: ZipEntry, inflated: Readable): Readable => {
   return Readable.from(bytes(), { objectMode: false })
 }
 
-/** Opens a ZIP archive's central directory; fails with `NotAZip` when the file is not one. */
-export const openZip = async (path: string): Promise<ZipArchive> => {
+/**
+ * Opens a ZIP archive's central directory; fails with `NotAZip` when the file is not one. Through `bytes`, the
+ * reads of an .xlsx source go through what its earlier passes kept (XlsxBytes).
+ */
+export const openZip = async (path: string, bytes?: XlsxBytes): Promise<ZipArchive> => {
   // Names are decoded here (not by yauzl, which refuses an absolute name that some writers give their parts).
-  const zip = await yauzl.openPromise(path, { autoClose: false, decodeStrings: false, validateEntrySizes: true }).catch(
+  const options = { autoClose: false, decodeStrings: false, validateEntrySizes: true }
+  const zip = await (bytes !== undefined ? bytes.open(options) : yauzl.openPromise(path, options)).catch(
     (cause: unknown) => {
-      throw (cause as NodeJS.ErrnoException).code !== undefined ? cause : new NotAZip(describe(cause), { cause })
+      throw (cause as NodeJS.ErrnoException).code !== undefined || cause instanceof ChangedFile
+        ? cause
+        : new NotAZip(describe(cause), { cause })
     }
   )
   try {

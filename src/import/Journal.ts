@@ -230,16 +230,35 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
     }
     size += bytes.length
   }
+  // Group commit: the lines appended while a write is on its way to the disk go together in the next write, one
+  // synced write for all of them instead of one each (a synced write takes about a millisecond: one a row made a
+  // 200,000-row dry run wait minutes for its journal). Each append still returns only once its line is on disk.
+  let waiting: Array<Buffer> = []
+  /** Lines appended so far, and lines whose write has ended (whole, or failed: then `broken` says why). */
+  let appended = 0
+  let ended = 0
   const append = (line: Line) =>
-    lock.withPermits(1)(
-      Effect.tryPromise({
-        try: async () => {
-          if (broken !== undefined) throw broken
-          await writeWhole(Buffer.from(`${JSON.stringify(line)}\n`, "utf8"))
-        },
-        catch: (cause) => journalError(path, cause)
-      })
-    ).pipe(Effect.asVoid)
+    Effect.suspend(() => {
+      waiting.push(Buffer.from(`${JSON.stringify(line)}\n`, "utf8"))
+      const ticket = ++appended
+      return lock.withPermits(1)(
+        Effect.tryPromise({
+          try: async () => {
+            if (broken !== undefined) throw broken
+            if (ticket <= ended) return
+            const batch = waiting
+            const last = appended
+            waiting = []
+            try {
+              await writeWhole(batch.length === 1 ? batch[0]! : Buffer.concat(batch))
+            } finally {
+              ended = last
+            }
+          },
+          catch: (cause) => journalError(path, cause)
+        })
+      )
+    }).pipe(Effect.asVoid)
   return { path, append } satisfies JournalWriter
 })
 

@@ -33,7 +33,6 @@ import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
-import { version } from "../Version.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
 import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
@@ -60,7 +59,7 @@ import {
   writeReports
 } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
-import { endSession, runTraffic } from "./RunEnd.js"
+import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
@@ -251,32 +250,26 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           const interrupted = state.aborted !== undefined || unfinished > 0
           const stats = trafficSince(statsAtStart, yield* api.stats)
           session = stats
-          const allEnded = Object.entries(tally.counts).every(([s, n]) =>
-            n === 0 || endedWell(s as Outcome["status"], job.dryRun)
+          const common = yield* summaryOf(
+            {
+              command: prior?.header.command ?? job.command,
+              resource: r.name,
+              mode: job.mode,
+              source: input.file,
+              runDir,
+              started,
+              dryRun: job.dryRun,
+              parent: job.parent ?? prior?.header.parent ?? null,
+              interrupted,
+              aborted: state.aborted?.message ?? null,
+              baseUrl: api.baseUrl,
+              budget: api.budget
+            },
+            tally,
+            runTraffic(stats, earlier),
+            (s) => endedWell(s, job.dryRun)
           )
-          return {
-            tool: "fsm-bulk",
-            command: prior?.header.command ?? job.command,
-            resource: r.name,
-            mode: job.mode,
-            source: input.file,
-            runDir,
-            started,
-            finished: yield* nowIso,
-            rows: tally.rows,
-            counts: tally.counts,
-            errors: tally.errors,
-            ...runTraffic(stats, earlier),
-            exitCode: interrupted ? 3 : allEnded ? 0 : 1,
-            dryRun: job.dryRun,
-            parent: job.parent ?? prior?.header.parent ?? null,
-            interrupted,
-            aborted: state.aborted?.message ?? null,
-            version,
-            baseUrl: api.baseUrl,
-            budget: api.budget,
-            formats: settledFormats(input.source, formats)
-          } satisfies Summary
+          return { ...common, formats: settledFormats(input.source, formats) } satisfies Summary
         })
       const outcome = yield* Effect.either(
         sendRows(

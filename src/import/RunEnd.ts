@@ -1,12 +1,15 @@
 /**
  * How a session of a run ends, the same for an import and an undo: the run's traffic over all its sessions, the
- * journal's `end` line, then `summary.json`; an aborted session fails only once both are written, so `resume`
- * always finds them.
+ * summary's common fields, the journal's `end` line, then `summary.json`; an aborted session fails only once both
+ * are written, so `resume` always finds them.
  */
 import { Effect } from "effect"
 import type { ApiAborted, RunTraffic } from "../client/Api.js"
+import { version } from "../Version.js"
 import type { JournalWriter } from "./Journal.js"
 import { type ReportTally, type Summary, writeSummary } from "./Report.js"
+import { nowIso } from "./RunDir.js"
+import type { Status } from "./Status.js"
 
 /** This session's traffic added to that of the sessions before it (their journal `end` lines). */
 export const runTraffic = (session: RunTraffic, earlier: ReadonlyArray<RunTraffic>): RunTraffic => ({
@@ -14,6 +17,60 @@ export const runTraffic = (session: RunTraffic, earlier: ReadonlyArray<RunTraffi
   rateLimited: session.rateLimited + earlier.reduce((n, e) => n + e.rateLimited, 0),
   retries: session.retries + earlier.reduce((n, e) => n + e.retries, 0)
 })
+
+/** What the session says of itself for its summary (the rest comes from the reports' tally and the clock). */
+export type SessionFacts =
+  & Pick<
+    Summary,
+    | "command"
+    | "resource"
+    | "mode"
+    | "source"
+    | "runDir"
+    | "started"
+    | "dryRun"
+    | "parent"
+    | "interrupted"
+    | "aborted"
+  >
+  & { readonly baseUrl: string; readonly budget: NonNullable<Summary["budget"]> }
+
+/**
+ * The fields an import's and an undo's summaries share, finished now: exit code 3 for an interrupted session, else
+ * 0 when every row's status `endedWell`, else 1.
+ */
+export const summaryOf = (
+  facts: SessionFacts,
+  tally: ReportTally,
+  traffic: RunTraffic,
+  endedWell: (status: Status) => boolean
+) =>
+  Effect.map(nowIso, (finished) => ({
+    tool: "fsm-bulk" as const,
+    command: facts.command,
+    resource: facts.resource,
+    mode: facts.mode,
+    source: facts.source,
+    runDir: facts.runDir,
+    started: facts.started,
+    finished,
+    rows: tally.rows,
+    counts: tally.counts,
+    errors: tally.errors,
+    ...traffic,
+    exitCode: facts.interrupted
+      ? 3
+      : Object.entries(tally.counts).every(([s, n]) => n === 0 || endedWell(s as Status))
+      ? 0
+      : 1,
+    dryRun: facts.dryRun,
+    parent: facts.parent,
+    interrupted: facts.interrupted,
+    aborted: facts.aborted,
+    version,
+    baseUrl: facts.baseUrl,
+    budget: facts.budget
+  } satisfies Summary))
 
 /** Writes the session's `end` line and the summary; fails with `aborted` after them when the session was aborted. */
 export const endSession = <S extends Summary, E extends { readonly message: string } = ApiAborted>(

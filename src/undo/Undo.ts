@@ -36,12 +36,11 @@ import { findRecords, type Found, listedAs, recordId } from "../import/Lookup.js
 import { resumeHint } from "../import/Pipeline.js"
 import { openReports, type Summary } from "../import/Report.js"
 import { createRunDir, existingRunDir, lockRunDir, nowIso, reportCsv } from "../import/RunDir.js"
-import { endSession, runTraffic } from "../import/RunEnd.js"
+import { endSession, runTraffic, summaryOf } from "../import/RunEnd.js"
 import { send, wouldBe } from "../import/Send.js"
 import { endedWell, type Outcome, type Status } from "../import/Status.js"
 import { type Action, intentOf } from "../import/WritePlan.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
-import { version } from "../Version.js"
 import {
   itemCells,
   makePlan,
@@ -564,37 +563,36 @@ const execute = Effect.fn("Undo.execute")(function*(
           const interrupted = abort !== undefined || unfinished > 0
           const stats = trafficSince(statsAtStart, yield* api.stats)
           session = stats
-          // A row that cannot be undone is `skipped`: the account is not back where it was, so the run does not
-          // end well.
-          const allEnded = Object.entries(tally.counts).every(([s, n]) => n === 0 || endedWell(s as Status, false))
+          const common = yield* summaryOf(
+            {
+              command: prior?.header.command ?? "undo",
+              resource: prior?.header.resource ?? resourceLabel(plan),
+              mode: "undo",
+              source,
+              runDir,
+              started,
+              dryRun: job.dryRun,
+              parent: prior?.header.parent ??
+                (job.parent !== undefined
+                  ? {
+                    runDir: job.parent.runDir,
+                    report: Path.join(job.parent.runDir, reportCsv),
+                    only: [...job.parent.only]
+                  }
+                  : null),
+              interrupted,
+              aborted: abort?.message ?? null,
+              baseUrl: api.baseUrl,
+              budget: api.budget
+            },
+            tally,
+            runTraffic(stats, earlier),
+            // A row that cannot be undone is `skipped`: the account is not back where it was, so the run does not
+            // end well.
+            (s) => endedWell(s, false)
+          )
           const summary: UndoSummary = {
-            tool: "fsm-bulk",
-            command: prior?.header.command ?? "undo",
-            resource: prior?.header.resource ?? resourceLabel(plan),
-            mode: "undo",
-            source,
-            runDir,
-            started,
-            finished: yield* nowIso,
-            rows: tally.rows,
-            counts: tally.counts,
-            errors: tally.errors,
-            ...runTraffic(stats, earlier),
-            exitCode: interrupted ? 3 : allEnded ? 0 : 1,
-            dryRun: job.dryRun,
-            parent: prior?.header.parent ??
-              (job.parent !== undefined
-                ? {
-                  runDir: job.parent.runDir,
-                  report: Path.join(job.parent.runDir, reportCsv),
-                  only: [...job.parent.only]
-                }
-                : null),
-            interrupted,
-            aborted: abort?.message ?? null,
-            version,
-            baseUrl: api.baseUrl,
-            budget: api.budget,
+            ...common,
             undoes: plan.of,
             runs: plan.runs,
             force: plan.force,

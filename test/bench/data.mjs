@@ -1,8 +1,10 @@
 /**
- * The benchmark's input files, generated once into test/bench/data/ and reused while present: customers with
- * valid (and distinct) CPFs and CNPJs, as a CSV (the import and offline-validation files) and as an XLSX
- * workbook written by exceljs's streaming writer (memory flat while writing). A file is written under a .tmp
- * name and renamed, so an interrupted generation is never mistaken for a finished file.
+ * The benchmarks' data, one module for all of them: customers with valid (and distinct) CPFs and CNPJs, as a CSV
+ * (the import and offline-validation files) and as an XLSX workbook written by exceljs's streaming writer (memory
+ * flat while writing), generated once into test/bench/data/ and reused while present; the validation
+ * benchmark's CSV (test/validate/bench.mjs); and an account seeded with customers (export, read before write).
+ * A file in test/bench/data/ is written under a .tmp name and renamed, so an interrupted generation is never
+ * mistaken for a finished file.
  */
 import ExcelJS from "exceljs"
 import { once } from "node:events"
@@ -73,6 +75,40 @@ export const offlineColumns = [
   "note"
 ]
 
+/**
+ * The columns of the validation benchmark's file (test/validate/bench.mjs): the offline columns with the id
+ * first and `active` before the note.
+ */
+export const validationColumns = [
+  "id",
+  ...offlineColumns.filter((c) => c !== "active" && c !== "note"),
+  "active",
+  "note"
+]
+
+/** Row `i` of the validation benchmark's file: one CNPJ, the same phones, visit time and note on every row. */
+export const validationCells = (i) => {
+  const all = {
+    id: String(81000 + i),
+    externalId: `CLI-${i}`,
+    name: `Padaria ${i}`,
+    legalName: `Padaria ${i} Ltda`,
+    cpfCnpj: "11.222.333/0001-81",
+    phoneNumber: "+55 11 3333-4444|+55 11 99999-0000",
+    email: `contato${i}@paoquente.com.br`,
+    address: `Av. Paulista, ${i}, São Paulo - SP`,
+    latitude: `-23,${5000 + (i % 999)}`,
+    longitude: `-46,${6000 + (i % 999)}`,
+    maximumVisitTime: "60",
+    unitMaximumTime: "minutes",
+    groupsDescription: "Redes de varejo|Zona Sul",
+    segmentDescription: "Supermercados",
+    active: i % 2 === 0 ? "sim" : "não",
+    note: "cliente antigo"
+  }
+  return validationColumns.map((c) => all[c])
+}
+
 /** Row `i` of a customers file, as the cells a user would type (pt-BR decimals, sim/não, `|` lists). */
 export const customerCells = (i, columns) => {
   const all = {
@@ -125,21 +161,57 @@ const finished = async (path, write) => {
   return { path, generated: true }
 }
 
-/** `customers-<rows>.csv` (comma-separated, UTF-8), written in chunks with back-pressure. */
-export const customersCsv = (rows, columns, name) =>
-  finished(join(dataDir, name ?? `customers-${rows}.csv`), async (tmp) => {
-    const out = createWriteStream(tmp)
-    let chunk = `${columns.join(",")}\n`
-    for (let i = 0; i < rows; i++) {
-      chunk += `${customerCells(i, columns).map(csvCell).join(",")}\n`
-      if (chunk.length > 1 << 20) {
-        if (!out.write(chunk)) await once(out, "drain")
-        chunk = ""
-      }
+/** A CSV (comma-separated, UTF-8) of `columns` and `rows` rows of `cellsOf(i)` at `path`, in chunks with back-pressure. */
+const writeCsv = async (path, columns, rows, cellsOf) => {
+  const out = createWriteStream(path)
+  let chunk = `${columns.join(",")}\n`
+  for (let i = 0; i < rows; i++) {
+    chunk += `${cellsOf(i).map(csvCell).join(",")}\n`
+    if (chunk.length > 1 << 20) {
+      if (!out.write(chunk)) await once(out, "drain")
+      chunk = ""
     }
-    out.end(chunk)
-    await once(out, "close")
+  }
+  out.end(chunk)
+  await once(out, "close")
+}
+
+/** `customers-<rows>.csv` (comma-separated, UTF-8). */
+export const customersCsv = (rows, columns, name) =>
+  finished(
+    join(dataDir, name ?? `customers-${rows}.csv`),
+    (tmp) => writeCsv(tmp, columns, rows, (i) => customerCells(i, columns))
+  )
+
+/** The validation benchmark's CSV of `rows` rows at `path` (written afresh each run). */
+export const validationCsv = (rows, path) => writeCsv(path, validationColumns, rows, validationCells)
+
+/**
+ * Seeds the account of `sandbox` (test/bench/sandbox.mjs, a budget that never waits) with customers 0 … records - 1
+ * (`customerBody`), by parallel PUTs.
+ */
+export const seedCustomers = async (sandbox, records) => {
+  const login = await fetch(`${sandbox.url}/login`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ apiKey: sandbox.account.apiKey, apiToken: sandbox.account.apiToken })
   })
+  const token = (await login.json()).result.accessToken
+  let next = 0
+  const worker = async () => {
+    while (next < records) {
+      const i = next++
+      const response = await fetch(`${sandbox.url}/customers`, {
+        method: "PUT",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify(customerBody(i))
+      })
+      await response.arrayBuffer()
+      if (response.status !== 201) throw new Error(`seeding customer ${i}: HTTP ${response.status}`)
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, worker))
+}
 
 /** `customers-<rows>.xlsx`: one sheet named `customers`, shared strings off (as most producers write them). */
 export const customersXlsx = (rows, columns) =>

@@ -8,7 +8,7 @@
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { customerBody, dataDir } from "./data.mjs"
+import { dataDir, seedCustomers } from "./data.mjs"
 import { jsonSummary, runCli } from "./measure.mjs"
 import { cliEnv, openSandbox } from "./sandbox.mjs"
 
@@ -20,26 +20,7 @@ const seed = async (file, records) => {
   rmSync(tmp, { force: true })
   const sandbox = await openSandbox({ rate: { limit: 1_000_000, windowMs: 1000 }, dataFile: tmp })
   try {
-    const login = await fetch(`${sandbox.url}/login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ apiKey: sandbox.account.apiKey, apiToken: sandbox.account.apiToken })
-    })
-    const token = (await login.json()).result.accessToken
-    let next = 0
-    const worker = async () => {
-      while (next < records) {
-        const i = next++
-        const response = await fetch(`${sandbox.url}/customers`, {
-          method: "PUT",
-          headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-          body: JSON.stringify(customerBody(i))
-        })
-        await response.arrayBuffer()
-        if (response.status !== 201) throw new Error(`seeding customer ${i}: HTTP ${response.status}`)
-      }
-    }
-    await Promise.all(Array.from({ length: 16 }, worker))
+    await seedCustomers(sandbox, records)
     const stored = (await sandbox.records("customers")).length
     if (stored !== records) throw new Error(`seeding left ${stored} customers, not ${records}`)
   } finally {

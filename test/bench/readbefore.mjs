@@ -11,36 +11,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { customerBody } from "./data.mjs"
+import { customerBody, seedCustomers } from "./data.mjs"
 import { jsonSummary, runCli } from "./measure.mjs"
 import { cliEnv, openSandbox } from "./sandbox.mjs"
 
 const rows = 1000
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0)
 const accounts = sizes.length > 0 ? sizes : [1000, 50_000]
-
-const seed = async (sandbox, records) => {
-  const login = await fetch(`${sandbox.url}/login`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ apiKey: sandbox.account.apiKey, apiToken: sandbox.account.apiToken })
-  })
-  const token = (await login.json()).result.accessToken
-  let next = 0
-  const worker = async () => {
-    while (next < records) {
-      const i = next++
-      const response = await fetch(`${sandbox.url}/customers`, {
-        method: "PUT",
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        body: JSON.stringify(customerBody(i))
-      })
-      await response.arrayBuffer()
-      if (response.status !== 201) throw new Error(`seeding customer ${i}: HTTP ${response.status}`)
-    }
-  }
-  await Promise.all(Array.from({ length: 16 }, worker))
-}
 
 const count = (log, from) => {
   const part = log.slice(from).filter((e) => !/\/login$/i.test(e.path))
@@ -56,7 +33,7 @@ for (const records of accounts) {
   const work = mkdtempSync(join(tmpdir(), "fsm-bench-rbw-"))
   const sandbox = await openSandbox({ rate: { limit: 1_000_000, windowMs: 1000 } })
   try {
-    await seed(sandbox, records)
+    await seedCustomers(sandbox, records)
     // Rows spread over the account (every n-th record), each with a new name.
     const step = Math.floor(records / rows)
     const lines = ["externalId,name"]

@@ -2,6 +2,7 @@ import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import ExcelJS from "exceljs"
+import { createHash } from "node:crypto"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
@@ -259,6 +260,8 @@ describe("XLSX reader", () => {
         whole.rows,
         rows.map((cells, i) => ({ row: i + 2, cells }))
       )
+      // The read hashed the workbook (an import's sha256), though each sheet's header was read before the rows.
+      assert.strictEqual(whole.source.sha256?.(), createHash("sha256").update(readFileSync(file)).digest("hex"))
       // Read twice (the pipelines do): the numbering starts afresh.
       assert.deepStrictEqual((yield* readAll(file)).rows, whole.rows)
       // --sheet naming the first sheet reads the table; naming a continuation, that sheet alone, in its own rows.

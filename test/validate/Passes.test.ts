@@ -6,15 +6,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { openInput, planInput } from "../../src/import/Input.js"
-import { resource } from "../../src/Resources.js"
-import { makeValidator, settleFormats } from "../../src/validate/Validate.js"
+import { openInput } from "../../src/import/Input.js"
 import { temporaryDir } from "../support.js"
-
-const counted = existsSync("/proc/self/io")
-const bytesRead = () => Number(/^rchar: (\d+)$/m.exec(readFileSync("/proc/self/io", "utf8"))![1])
+import { bytesRead, readsCounted as counted, validateSource as validate } from "./support.js"
 
 const tempDir = temporaryDir("fsm-passes-")
 
@@ -30,7 +26,6 @@ const customersFile = (dir: string) => {
 }
 
 const read = { encoding: "auto", delimiter: "auto" } as const
-const settings = { dateFormat: "auto", decimal: "auto", mode: "upsert" } as const
 
 describe("passes over the source", () => {
   it.scoped.skipIf(!counted)(
@@ -38,21 +33,6 @@ describe("passes over the source", () => {
     () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
-        // The steps of `validate` (ValidateRun) up to the report, which reads back its own files: open, plan,
-        // formats settled on the first rows, every row validated.
-        const validate = (file: string) =>
-          Effect.scoped(Effect.gen(function*() {
-            const input = yield* openInput(file, read, "customers")
-            const { columns, parse } = yield* planInput(resource("customers"), input, settings, () => Effect.void)
-            const { formats, rows } = yield* settleFormats(columns, input.rows, parse)
-            const validator = makeValidator(columns, formats, parse)
-            let valid = 0
-            yield* Stream.runForEach(
-              rows,
-              (row) => Effect.map(validator.validate(row), (r) => void (valid += r._tag === "Valid" ? 1 : 0))
-            )
-            return valid
-          }))
         // A first run loads the modules the steps use: their reading is not counted.
         const small = Path.join(dir, "small.csv")
         writeFileSync(small, "externalId,name,latitude\nCLI-1,Padaria,-23.5\n")
@@ -60,7 +40,7 @@ describe("passes over the source", () => {
         const file = customersFile(dir)
         const size = statSync(file).size
         const before = bytesRead()
-        const valid = yield* validate(file)
+        const { valid } = yield* validate(file)
         const ratio = (bytesRead() - before) / size
         assert.strictEqual(valid, 40_000)
         assert.isAtMost(ratio, 1.1, `read ${ratio.toFixed(2)} times the file's size`)

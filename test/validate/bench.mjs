@@ -7,57 +7,18 @@
  */
 import { parse } from "csv-parse"
 import { Effect, Stream } from "effect"
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { createReadStream, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { resource } from "../../dist/Resources.js"
 import { inferFormats, makeValidator, planColumns } from "../../dist/validate/Validate.js"
+import { validationColumns, validationCsv } from "../bench/data.mjs"
 
 const rows = Number(process.argv[2] ?? 1_000_000)
-const header = [
-  "id",
-  "externalId",
-  "name",
-  "legalName",
-  "cpfCnpj",
-  "phoneNumber",
-  "email",
-  "address",
-  "latitude",
-  "longitude",
-  "maximumVisitTime",
-  "unitMaximumTime",
-  "groupsDescription",
-  "segmentDescription",
-  "active",
-  "note"
-]
-const line = (i) =>
-  [
-    String(81000 + i),
-    `CLI-${i}`,
-    `Padaria ${i}`,
-    `Padaria ${i} Ltda`,
-    "11.222.333/0001-81",
-    "+55 11 3333-4444|+55 11 99999-0000",
-    `contato${i}@paoquente.com.br`,
-    `"Av. Paulista, ${i}, São Paulo - SP"`,
-    `"-23,${5000 + (i % 999)}"`,
-    `"-46,${6000 + (i % 999)}"`,
-    "60",
-    "minutes",
-    "Redes de varejo|Zona Sul",
-    "Supermercados",
-    i % 2 === 0 ? "sim" : "não",
-    "cliente antigo"
-  ].join(",")
-
+const header = validationColumns
 const dir = mkdtempSync(join(tmpdir(), "fsm-bench-"))
 const file = join(dir, "customers.csv")
-const chunks = [header.join(",")]
-for (let i = 0; i < rows; i++) chunks.push(line(i))
-writeFileSync(file, chunks.join("\n") + "\n")
-chunks.length = 0
+await validationCsv(rows, file)
 
 /** Every record of the file through csv-parse, each handed to `visit`. */
 const parseFile = (visit) =>
