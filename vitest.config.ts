@@ -11,22 +11,28 @@ import { defineConfig } from "vitest/config"
 const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
+  "test/cli/durable.test.ts",
   "test/cli/progress-cli.test.ts",
   "test/export/continue.test.ts",
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",
   "test/export/verify.test.ts",
+  "test/files/Zip.test.ts",
   "test/import/conflicts-cli.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",
+  "test/import/run-target.test.ts",
   "test/validate/passes-cli.test.ts",
   "test/onboard/aborted.test.ts",
+  "test/onboard/attachments.test.ts",
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",
   "test/onboard/identity-cli.test.ts",
   "test/onboard/resume.test.ts",
   "test/onboard/skips.test.ts",
   "test/report/**/*.test.ts",
+  "test/sandbox/host.test.ts",
+  "test/sandbox/kill.test.ts",
   "test/template/workbook.test.ts"
 ]
 

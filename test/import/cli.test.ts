@@ -9,6 +9,7 @@ import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import {
   journalCount,
+  layout,
   put,
   readJournalLines,
   readReport,
@@ -295,5 +296,56 @@ describe("exit codes and refusals", () => {
         `(row 5002, column "latitude"): numbers disagree on the decimal mark: "-23,1" (row 2, column "latitude") has a decimal comma`
       )
       assert.isFalse(existsSync(out), "the run directory was created by this run and holds nothing")
+    }))
+})
+
+describe("validate as a user runs it", () => {
+  it.scopedLive("the CLI notes an expense-attachments file's retired name column", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      put(dir, "recibo.jpg", Buffer.from("jpeg"))
+      const file = put(dir, "r.csv", "id,file,name\n1,recibo.jpg,recibo.jpg\n")
+      const run = yield* runCli(["validate", "expense-attachments", file], undefined, dir)
+      assert.strictEqual(run.code, 0, run.stderr)
+      assert.include(
+        run.stdout + run.stderr,
+        `column "name" is no longer used (the API keeps one receipt per expense, without a file name); its values are ignored`
+      )
+    }))
+
+  it.scoped("validate refuses attachment paths outside the input's folder as import does, and a missing --attachments-root stops before any row (exit 2)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { book } = layout(dir)
+      const file = put(
+        book,
+        "anexos.csv",
+        "customerExternalId,file\nCLI-1,docs/contrato.pdf\nCLI-1,/proc/self/environ\nCLI-1,..\\..\\etc\\passwd\n"
+      )
+      const run = yield* runCli(
+        ["validate", "customer-attachments", file, "--out", Path.join(dir, "v")],
+        undefined,
+        dir
+      )
+      assert.strictEqual(run.code, 1)
+      const report = readReport(Path.join(dir, "v"))
+      assert.deepStrictEqual(report.map((r) => r._status), ["valid", "invalid", "invalid"])
+      assert.include(report[1]!._error, `file: "/proc/self/environ" is outside the attachments folder ${book}`)
+      assert.include(report[2]!._error, `file: "..\\..\\etc\\passwd" is outside the attachments folder`)
+      const missing = yield* runCli(
+        [
+          "validate",
+          "customer-attachments",
+          file,
+          "--attachments-root",
+          Path.join(dir, "nope"),
+          "--out",
+          Path.join(dir, "w")
+        ],
+        undefined,
+        dir
+      )
+      assert.strictEqual(missing.code, 2)
+      assert.include(missing.stderr, `--attachments-root: ${Path.join(dir, "nope")} does not exist`)
     }))
 })
