@@ -6,6 +6,7 @@
  *   (`npm run test:cli`, after `npm run build`).
  * A test file that spawns `dist/bin.js` belongs to the cli tier: list it in `cliTier`.
  */
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 const cliTier = [
@@ -40,6 +41,10 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // A test file spends most of its time waiting (loopback answers, sandbox latency, fsync, child processes): one
+    // file more than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2).
+    maxWorkers: availableParallelism() + 1,
+    minWorkers: 1,
     projects: [
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: cliTier } },
       { extends: true, test: { name: "cli", include: cliTier } }
