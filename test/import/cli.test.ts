@@ -7,7 +7,9 @@ import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { lastJson } from "../support.js"
 import {
+  customersCsv,
   journalCount,
   layout,
   put,
@@ -22,14 +24,6 @@ import {
   writes
 } from "./support.js"
 
-const customers = (n: number, invalidAt: ReadonlyArray<number> = []) =>
-  [
-    "externalId,name",
-    ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))
-  ].join("\n") + "\n"
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
-
 describe("crash safety", () => {
   it.scopedLive(
     "a SIGKILL in the middle of a run, then resume: exactly one record per valid row and one report line per input row",
@@ -38,7 +32,7 @@ describe("crash safety", () => {
         // Latency keeps several creates in flight at any moment, so the kill catches some between send and answer.
         const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 120 } })
         const dir = yield* tempDir
-        const file = put(dir, "clientes.csv", customers(60, [7]))
+        const file = put(dir, "clientes.csv", customersCsv(60, [7]))
         const runDir = Path.join(dir, "run")
         const cli = spawnCli(
           ["import", "customers", file, "--mode", "create", "--out", runDir, "--rate", "50/2s", "--concurrency", "8"],
@@ -93,7 +87,7 @@ describe("crash safety", () => {
       Effect.gen(function*() {
         const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 80 } })
         const dir = yield* tempDir
-        const file = put(dir, "clientes.csv", customers(80))
+        const file = put(dir, "clientes.csv", customersCsv(80))
         const runDir = Path.join(dir, "run")
         const cli = spawnCli(["import", "customers", file, "--out", runDir, "--rate", "40/2s", "--json"], sandbox, dir)
         yield* until(() => journalCount(runDir, "done") >= 5)
@@ -170,7 +164,7 @@ describe("exit codes and refusals", () => {
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const runDir = Path.join(dir, "run")
-        const file = put(dir, "c.csv", customers(6))
+        const file = put(dir, "c.csv", customersCsv(6))
         const aborted = yield* runCli(["import", "customers", file, "--out", runDir], sandbox, dir, {
           FSM_API_TOKEN: "wrong"
         })
@@ -202,7 +196,7 @@ describe("exit codes and refusals", () => {
           // Segments have no upsert in the API: the rows' keys are looked up first.
           { name: "segments", args: ["import", "segments", put(dir, "s.csv", "description\nVarejo\nAtacado\n")] },
           // An update finds each record by its key.
-          { name: "update", args: ["import", "customers", put(dir, "u.csv", customers(3)), "--mode", "update"] },
+          { name: "update", args: ["import", "customers", put(dir, "u.csv", customersCsv(3)), "--mode", "update"] },
           // References are resolved with list calls before anything is sent.
           {
             name: "refs",
@@ -269,7 +263,7 @@ describe("exit codes and refusals", () => {
   it.scopedLive("validate: Ctrl-C stops it at once with exit 3, saying so, and keeps no half-written report", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const file = put(dir, "c.csv", customers(200_000))
+      const file = put(dir, "c.csv", customersCsv(200_000))
       const out = Path.join(dir, "v")
       const cli = spawnCli(["validate", "customers", file, "--out", out], undefined, dir)
       // The report files appear (as .tmp) once the first rows are validated.

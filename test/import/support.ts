@@ -44,6 +44,13 @@ export const put = (dir: string, name: string, content: string | Uint8Array): st
   return path
 }
 
+/** A customers CSV of `n` rows `K-i,Cliente i`; the rows at `invalidAt` (0-based) have no name, so are invalid. */
+export const customersCsv = (n: number, invalidAt: ReadonlyArray<number> = []): string =>
+  [
+    "externalId,name",
+    ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))
+  ].join("\n") + "\n"
+
 /** Windows-1252 bytes of a string (the characters used exist in Latin-1 alike). */
 export const cp1252 = (text: string): Uint8Array => Buffer.from(text, "latin1")
 
