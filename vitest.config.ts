@@ -41,13 +41,15 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // A test file spends most of its time waiting (loopback answers, sandbox latency, fsync, child processes): one
-    // file more than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2).
+    // A fast-tier file spends most of its time waiting (loopback answers, sandbox latency, fsync): one file more
+    // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
     maxWorkers: availableParallelism() + 1,
     minWorkers: 1,
     projects: [
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: cliTier } },
-      { extends: true, test: { name: "cli", include: cliTier } }
+      // The cli tier's files one at a time, after the fast tier: each spawns CLIs that want the cores themselves,
+      // and three such files at once on 2 cores pushed tests past their timeouts.
+      { extends: true, test: { name: "cli", include: cliTier, poolOptions: { forks: { singleFork: true } } } }
     ]
   }
 })
