@@ -6,11 +6,13 @@
  *   (`npm run test:cli`, after `npm run build`).
  * A test file that spawns `dist/bin.js` belongs to the cli tier: list it in `cliTier`.
  */
+import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
+  "test/cli/durable.test.ts",
   "test/cli/progress-cli.test.ts",
   "test/export/continue.test.ts",
   "test/fleet/fence*.test.ts",
@@ -21,17 +23,22 @@ const cliTier = [
   "test/export/verify.test.ts",
   "test/fleet/export.test.ts",
   "test/fleet/onboard.test.ts",
+  "test/files/Zip.test.ts",
   "test/import/conflicts-cli.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",
+  "test/import/run-target.test.ts",
   "test/validate/passes-cli.test.ts",
   "test/onboard/aborted.test.ts",
+  "test/onboard/attachments.test.ts",
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",
   "test/onboard/identity-cli.test.ts",
   "test/onboard/resume.test.ts",
   "test/onboard/skips.test.ts",
   "test/report/**/*.test.ts",
+  "test/sandbox/host.test.ts",
+  "test/sandbox/kill.test.ts",
   "test/template/workbook.test.ts"
 ]
 
@@ -39,9 +46,15 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // A fast-tier file spends most of its time waiting (loopback answers, sandbox latency, fsync): one file more
+    // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
+    maxWorkers: availableParallelism() + 1,
+    minWorkers: 1,
     projects: [
       { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: cliTier } },
-      { extends: true, test: { name: "cli", include: cliTier } }
+      // The cli tier's files one at a time, after the fast tier: each spawns CLIs that want the cores themselves,
+      // and three such files at once on 2 cores pushed tests past their timeouts.
+      { extends: true, test: { name: "cli", include: cliTier, poolOptions: { forks: { singleFork: true } } } }
     ]
   }
 })

@@ -14,6 +14,9 @@ import { Api } from "../src/client/Api.js"
 import { ClientConfig, type ClientSettingsInput } from "../src/client/Config.js"
 import type { RunningSandbox } from "../src/sandbox/Sandbox.js"
 
+/** The last line of a command's stdout, parsed: the JSON summary that `--json` ends with. */
+export const lastJson = (stdout: string): Record<string, any> => JSON.parse(stdout.trim().split("\n").at(-1)!)
+
 /** A fresh directory under the system's temporary directory, removed (with its content) when the scope closes. */
 export const temporaryDir = (prefix: string): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(

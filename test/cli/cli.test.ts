@@ -12,9 +12,9 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { bin, runCli } from "../import/support.js"
 import { temporaryDir } from "../support.js"
+import { lastJson } from "../support.js"
 
 const escape = "\x1b["
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
 const widest = (text: string) => Math.max(...text.split("\n").map((l) => l.length))
 
 /** The CLI run under a pseudo-terminal of `columns` columns (`script`), its output as the terminal shows it. */

@@ -9,12 +9,19 @@ import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { noFaults, type RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { bin, put, readReport, runCli, spawnCli, startTestSandbox, tempDir, until, writes } from "../import/support.js"
-
-const customers = (n: number) =>
-  ["externalId,name", ...Array.from({ length: n }, (_, i) => `K-${i},Cliente ${i}`)].join("\n") + "\n"
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
+import {
+  bin,
+  customersCsv,
+  put,
+  readReport,
+  runCli,
+  spawnCli,
+  startTestSandbox,
+  tempDir,
+  until,
+  writes
+} from "../import/support.js"
+import { lastJson } from "../support.js"
 
 /** The CLI run to its end in a shell whose file-size limit is `kib` KiB (`ulimit -f`): larger writes fail. */
 const runLimited = (kib: number, args: ReadonlyArray<string>, sandbox: RunningSandbox, cwd: string) =>
@@ -54,7 +61,7 @@ describe("a file that cannot be written after requests were sent", () => {
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const rows = 400
-        const file = put(dir, "clientes.csv", customers(rows))
+        const file = put(dir, "clientes.csv", customersCsv(rows))
         const runDir = Path.join(dir, "run")
         // About 300 bytes of journal per row: 40 KiB fills up after a hundred or so rows were sent.
         const cli = yield* runLimited(
@@ -112,7 +119,7 @@ describe("a file that cannot be written after requests were sent", () => {
           [
             "import",
             "customers",
-            put(dir, "c.csv", customers(rows)),
+            put(dir, "c.csv", customersCsv(rows)),
             "--out",
             Path.join(dir, "seed"),
             "--rate",
@@ -149,11 +156,11 @@ describe("--json answers on every exit", () => {
         const dir = yield* tempDir
         const cases = [
           {
-            args: ["import", "customers", put(dir, "c.csv", customers(2)), "--mode", "sideways", "--json"],
+            args: ["import", "customers", put(dir, "c.csv", customersCsv(2)), "--mode", "sideways", "--json"],
             tag: "ValidationError"
           },
           { args: ["import", "customers", Path.join(dir, "missing.csv"), "--json"], tag: "InputError" },
-          { args: ["import", "clientes", put(dir, "d.csv", customers(2)), "--json"], tag: "UsageError" },
+          { args: ["import", "clientes", put(dir, "d.csv", customersCsv(2)), "--json"], tag: "UsageError" },
           { args: ["resume", Path.join(dir, "nowhere"), "--json"], tag: "RunError" },
           { args: ["export", "nothing-such", "--out", Path.join(dir, "e"), "--json"], tag: "UsageError" },
           { args: ["verify", Path.join(dir, "nowhere"), "--json"], tag: "RunError" }
@@ -181,7 +188,7 @@ describe("one process per run directory", () => {
         const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 60 } })
         const dir = yield* tempDir
         const rows = 80
-        const file = put(dir, "clientes.csv", customers(rows))
+        const file = put(dir, "clientes.csv", customersCsv(rows))
         const runDir = Path.join(dir, "run")
         const first = spawnCli(
           ["import", "customers", file, "--mode", "create", "--out", runDir, "--concurrency", "4"],
@@ -261,7 +268,7 @@ describe("read-only output", () => {
         const ro = Path.join(dir, "ro")
         const mounted = yield* readOnlyMount(ro)
         if (!mounted) return // no mount here (not privileged): nothing to check
-        const file = put(dir, "c.csv", customers(3))
+        const file = put(dir, "c.csv", customersCsv(3))
         const runs = [
           { args: ["import", "customers", file, "--out", Path.join(ro, "run"), "--json"], path: Path.join(ro, "run") },
           { args: ["validate", "customers", file, "--out", Path.join(ro, "v"), "--json"], path: Path.join(ro, "v") },

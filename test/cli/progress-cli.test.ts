@@ -6,17 +6,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { put, runCli, startTestSandbox, tempDir } from "../import/support.js"
-
-const customers = (n: number) =>
-  ["externalId,name", ...Array.from({ length: n }, (_, i) => `K-${i},Cliente ${i}`)].join("\n") + "\n"
+import { customersCsv, put, runCli, startTestSandbox, tempDir } from "../import/support.js"
 
 describe("progress lines off a terminal", () => {
   it.scopedLive("an import held by its budget says it waits for the request budget, at most at the budget's rate", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const file = put(dir, "clientes.csv", customers(24))
+      const file = put(dir, "clientes.csv", customersCsv(24))
       // 5 requests per 2 s: about 10 s for the login and 24 creates, so two plain lines at least (one per 5 s).
       const run = yield* runCli(
         ["import", "customers", file, "--mode", "create", "--rate", "5/2s", "--out", Path.join(dir, "run")],
@@ -40,7 +37,7 @@ describe("progress lines off a terminal", () => {
   it.scopedLive("validate --json: progress on stderr, stdout one JSON document", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const file = put(dir, "clientes.csv", customers(200_000))
+      const file = put(dir, "clientes.csv", customersCsv(200_000))
       const run = yield* runCli(
         ["validate", "customers", file, "--json", "--out", Path.join(dir, "run")],
         undefined,

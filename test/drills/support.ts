@@ -13,6 +13,8 @@ import { fileURLToPath } from "node:url"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { spawnCli as spawnImportCli } from "../import/support.js"
+
+export { lastJson } from "../support.js"
 import { temporaryDir } from "../support.js"
 
 /** The built CLI; FSM_DRILL_BIN points the drills at another build (a mutant, to prove a drill can fail). */
@@ -149,8 +151,6 @@ export const readJournal = (runDir: string): ReadonlyArray<Record<string, any>> 
       }
     })
 }
-
-export const lastJson = (stdout: string): Record<string, any> => JSON.parse(stdout.trim().split("\n").at(-1)!)
 
 export const isLogin = (e: RequestLogEntry) => /\/login$/i.test(e.path)
 

@@ -7,9 +7,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import * as Path from "node:path"
+import { lastJson } from "../support.js"
 import { accountA, cliEnv, runCli, seededSandbox, tempDir } from "./support.js"
-
-const lastJson = (stdout: string): any => JSON.parse(stdout.trim().split("\n").pop()!)
 
 describe("export for Excel in Brazil", () => {
   it.scopedLive(

@@ -9,9 +9,8 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { prepareExport } from "../../src/export/Export.js"
 import { runVerify } from "../../src/export/Verify.js"
+import { lastJson } from "../support.js"
 import { accountA, cliEnv, runCli, seededSandbox, tempDir } from "./support.js"
-
-const lastJson = (stdout: string): any => JSON.parse(stdout.trim().split("\n").pop()!)
 
 describe("verify", () => {
   it.scopedLive(

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { rerun } from "../../src/import/Rerun.js"
 import { loadRun } from "../../src/import/Resume.js"
@@ -16,31 +16,15 @@ import { checkAttachment, readAttachment } from "../../src/validate/Attachment.j
 import {
   apiOf,
   importInto,
+  layout,
   put,
   readJournalLines,
   readReport,
-  runCli,
+  secret,
   startTestSandbox,
   tempDir,
   writes
 } from "./support.js"
-
-const secret = "FSM_API_TOKEN=do-not-send-me\n"
-
-/** A workbook folder `dir/book` holding `docs/contrato.pdf`, beside `dir/outside/secret.txt`, with hostile links. */
-const layout = (dir: string) => {
-  const book = Path.join(dir, "book")
-  const outside = Path.join(dir, "outside")
-  mkdirSync(Path.join(book, "docs"), { recursive: true })
-  mkdirSync(outside)
-  writeFileSync(Path.join(outside, "secret.txt"), secret)
-  writeFileSync(Path.join(book, "docs", "contrato.pdf"), "%PDF-1.4 contrato\n")
-  symlinkSync(Path.join(outside, "secret.txt"), Path.join(book, "link.txt"))
-  symlinkSync(outside, Path.join(book, "linked-folder"))
-  symlinkSync(Path.join(book, "docs", "contrato.pdf"), Path.join(book, "atalho.pdf"))
-  execFileSync("mkfifo", [Path.join(book, "pipe")])
-  return { book, outside }
-}
 
 const hostile = (outside: string): ReadonlyArray<readonly [string, string]> => [
   [Path.join(outside, "secret.txt"), "is outside the attachments folder"],
@@ -134,42 +118,6 @@ describe("attachments stay inside the input file's folder", () => {
         /^file: "\/proc\/self\/environ" is a system file \(\/proc\/\d+\/environ\), not a document/
       )
       assert.strictEqual(refused.summary.counts.invalid, 1)
-    }))
-
-  it.scoped("the validate command refuses the same rows, and a missing --attachments-root stops before any row (exit 2)", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const { book } = layout(dir)
-      const file = put(
-        book,
-        "anexos.csv",
-        "customerExternalId,file\nCLI-1,docs/contrato.pdf\nCLI-1,/proc/self/environ\nCLI-1,..\\..\\etc\\passwd\n"
-      )
-      const run = yield* runCli(
-        ["validate", "customer-attachments", file, "--out", Path.join(dir, "v")],
-        undefined,
-        dir
-      )
-      assert.strictEqual(run.code, 1)
-      const report = readReport(Path.join(dir, "v"))
-      assert.deepStrictEqual(report.map((r) => r._status), ["valid", "invalid", "invalid"])
-      assert.include(report[1]!._error, `file: "/proc/self/environ" is outside the attachments folder ${book}`)
-      assert.include(report[2]!._error, `file: "..\\..\\etc\\passwd" is outside the attachments folder`)
-      const missing = yield* runCli(
-        [
-          "validate",
-          "customer-attachments",
-          file,
-          "--attachments-root",
-          Path.join(dir, "nope"),
-          "--out",
-          Path.join(dir, "w")
-        ],
-        undefined,
-        dir
-      )
-      assert.strictEqual(missing.code, 2)
-      assert.include(missing.stderr, `--attachments-root: ${Path.join(dir, "nope")} does not exist`)
     }))
 })
 

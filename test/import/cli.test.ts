@@ -7,8 +7,11 @@ import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { lastJson } from "../support.js"
 import {
+  customersCsv,
   journalCount,
+  layout,
   put,
   readJournalLines,
   readReport,
@@ -21,14 +24,6 @@ import {
   writes
 } from "./support.js"
 
-const customers = (n: number, invalidAt: ReadonlyArray<number> = []) =>
-  [
-    "externalId,name",
-    ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))
-  ].join("\n") + "\n"
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
-
 describe("crash safety", () => {
   it.scopedLive(
     "a SIGKILL in the middle of a run, then resume: exactly one record per valid row and one report line per input row",
@@ -37,7 +32,7 @@ describe("crash safety", () => {
         // Latency keeps several creates in flight at any moment, so the kill catches some between send and answer.
         const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 120 } })
         const dir = yield* tempDir
-        const file = put(dir, "clientes.csv", customers(60, [7]))
+        const file = put(dir, "clientes.csv", customersCsv(60, [7]))
         const runDir = Path.join(dir, "run")
         const cli = spawnCli(
           ["import", "customers", file, "--mode", "create", "--out", runDir, "--rate", "50/2s", "--concurrency", "8"],
@@ -92,7 +87,7 @@ describe("crash safety", () => {
       Effect.gen(function*() {
         const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 80 } })
         const dir = yield* tempDir
-        const file = put(dir, "clientes.csv", customers(80))
+        const file = put(dir, "clientes.csv", customersCsv(80))
         const runDir = Path.join(dir, "run")
         const cli = spawnCli(["import", "customers", file, "--out", runDir, "--rate", "40/2s", "--json"], sandbox, dir)
         yield* until(() => journalCount(runDir, "done") >= 5)
@@ -169,7 +164,7 @@ describe("exit codes and refusals", () => {
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const runDir = Path.join(dir, "run")
-        const file = put(dir, "c.csv", customers(6))
+        const file = put(dir, "c.csv", customersCsv(6))
         const aborted = yield* runCli(["import", "customers", file, "--out", runDir], sandbox, dir, {
           FSM_API_TOKEN: "wrong"
         })
@@ -201,7 +196,7 @@ describe("exit codes and refusals", () => {
           // Segments have no upsert in the API: the rows' keys are looked up first.
           { name: "segments", args: ["import", "segments", put(dir, "s.csv", "description\nVarejo\nAtacado\n")] },
           // An update finds each record by its key.
-          { name: "update", args: ["import", "customers", put(dir, "u.csv", customers(3)), "--mode", "update"] },
+          { name: "update", args: ["import", "customers", put(dir, "u.csv", customersCsv(3)), "--mode", "update"] },
           // References are resolved with list calls before anything is sent.
           {
             name: "refs",
@@ -268,7 +263,7 @@ describe("exit codes and refusals", () => {
   it.scopedLive("validate: Ctrl-C stops it at once with exit 3, saying so, and keeps no half-written report", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const file = put(dir, "c.csv", customers(200_000))
+      const file = put(dir, "c.csv", customersCsv(200_000))
       const out = Path.join(dir, "v")
       const cli = spawnCli(["validate", "customers", file, "--out", out], undefined, dir)
       // The report files appear (as .tmp) once the first rows are validated.
@@ -295,5 +290,56 @@ describe("exit codes and refusals", () => {
         `(row 5002, column "latitude"): numbers disagree on the decimal mark: "-23,1" (row 2, column "latitude") has a decimal comma`
       )
       assert.isFalse(existsSync(out), "the run directory was created by this run and holds nothing")
+    }))
+})
+
+describe("validate as a user runs it", () => {
+  it.scopedLive("the CLI notes an expense-attachments file's retired name column", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      put(dir, "recibo.jpg", Buffer.from("jpeg"))
+      const file = put(dir, "r.csv", "id,file,name\n1,recibo.jpg,recibo.jpg\n")
+      const run = yield* runCli(["validate", "expense-attachments", file], undefined, dir)
+      assert.strictEqual(run.code, 0, run.stderr)
+      assert.include(
+        run.stdout + run.stderr,
+        `column "name" is no longer used (the API keeps one receipt per expense, without a file name); its values are ignored`
+      )
+    }))
+
+  it.scoped("validate refuses attachment paths outside the input's folder as import does, and a missing --attachments-root stops before any row (exit 2)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const { book } = layout(dir)
+      const file = put(
+        book,
+        "anexos.csv",
+        "customerExternalId,file\nCLI-1,docs/contrato.pdf\nCLI-1,/proc/self/environ\nCLI-1,..\\..\\etc\\passwd\n"
+      )
+      const run = yield* runCli(
+        ["validate", "customer-attachments", file, "--out", Path.join(dir, "v")],
+        undefined,
+        dir
+      )
+      assert.strictEqual(run.code, 1)
+      const report = readReport(Path.join(dir, "v"))
+      assert.deepStrictEqual(report.map((r) => r._status), ["valid", "invalid", "invalid"])
+      assert.include(report[1]!._error, `file: "/proc/self/environ" is outside the attachments folder ${book}`)
+      assert.include(report[2]!._error, `file: "..\\..\\etc\\passwd" is outside the attachments folder`)
+      const missing = yield* runCli(
+        [
+          "validate",
+          "customer-attachments",
+          file,
+          "--attachments-root",
+          Path.join(dir, "nope"),
+          "--out",
+          Path.join(dir, "w")
+        ],
+        undefined,
+        dir
+      )
+      assert.strictEqual(missing.code, 2)
+      assert.include(missing.stderr, `--attachments-root: ${Path.join(dir, "nope")} does not exist`)
     }))
 })

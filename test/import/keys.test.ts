@@ -11,11 +11,10 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { existsSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
+import { lastJson } from "../support.js"
 import { importInto, put, readReport, readSummary, runCli, startTestSandbox, tempDir, writes } from "./support.js"
 
 const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
-
-const lastJson = (stdout: string) => JSON.parse(stdout.trim().split("\n").at(-1)!)
 
 const workbookBytes = (sheets: Record<string, ReadonlyArray<ReadonlyArray<string>>>) =>
   Effect.promise(async () => {

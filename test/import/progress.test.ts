@@ -11,6 +11,23 @@ import { Api } from "../../src/client/Api.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { apiOf, cp1252, importInto, put, readSummary, startTestSandbox, tempDir } from "./support.js"
 
+/** Plain progress lines (every 25 ms) of an import of `total` rows that watches the real client `api`. */
+const plainLines = (api: Api["Type"], total: number, rate = { limit: 10_000, windowMs: 1_000 }) =>
+  Effect.gen(function*() {
+    const lines: Array<string> = []
+    const progress = yield* makeProgress({
+      label: "import customers",
+      tty: false,
+      plainEveryMs: 25,
+      stats: api.stats,
+      activity: api.activity,
+      rate,
+      write: (t) => void lines.push(t)
+    })
+    yield* progress.begin(total, 0)
+    return { lines, progress }
+  })
+
 describe("progress", () => {
   it("the ETA is the slower of the budget's estimate and the pace so far", () => {
     // 90 rows left, 2 requests per row so far, a budget of 10 requests per second: 18 s, though the pace says 9 s.
@@ -104,22 +121,13 @@ describe("progress", () => {
   it.scopedLive("the requests per minute shown never exceed the budget's own figure, and a full window says so", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
-      const rate = { limit: 20, windowMs: 2_000 }
+      // 600 requests a minute, in windows of 1 s (not 2 s: the same figure, half the wait).
+      const rate = { limit: 10, windowMs: 1_000 }
       const api = yield* Effect.provide(Api, apiOf(sandbox, undefined, { rate, concurrency: 8 }))
-      const lines: Array<string> = []
-      const progress = yield* makeProgress({
-        label: "import customers",
-        tty: false,
-        plainEveryMs: 25,
-        stats: api.stats,
-        activity: api.activity,
-        rate,
-        write: (t) => void lines.push(t)
-      })
-      yield* progress.begin(50, 0)
-      // 50 reads against a budget of 20 per 2 s: the first 20 leave at once, the rest wait for the window.
+      const { lines, progress } = yield* plainLines(api, 25, rate)
+      // 25 reads against a budget of 10 per second: the first 10 leave at once, the rest wait for the window.
       yield* Effect.forEach(
-        Array.from({ length: 50 }, (_, i) => i),
+        Array.from({ length: 25 }, (_, i) => i),
         () => Effect.zipRight(api.request({ method: "GET", path: "/customers" }), progress.row),
         { concurrency: 8, discard: true }
       )
@@ -132,7 +140,7 @@ describe("progress", () => {
         assert.isAtMost(Number(m![1]), 600, lines[i])
       }
       assert.isTrue(
-        lines.some((l) => /^import customers: \d+\/50 rows, \d+%, waiting for the request budget, /.test(l)),
+        lines.some((l) => /^import customers: \d+\/25 rows, \d+%, waiting for the request budget, /.test(l)),
         lines.join("")
       )
       assert.isTrue(rates.some((m) => m![1] === "600"), "a full window shows the budget's figure")
@@ -143,17 +151,7 @@ describe("progress", () => {
       const sandbox = yield* startTestSandbox()
       const api = yield* Effect.provide(Api, apiOf(sandbox, undefined, { rateLimitPauseMs: 1_500 }))
       yield* api.request({ method: "GET", path: "/customers" })
-      const lines: Array<string> = []
-      const progress = yield* makeProgress({
-        label: "import customers",
-        tty: false,
-        plainEveryMs: 25,
-        stats: api.stats,
-        activity: api.activity,
-        rate: { limit: 10_000, windowMs: 1_000 },
-        write: (t) => void lines.push(t)
-      })
-      yield* progress.begin(1, 0)
+      const { lines, progress } = yield* plainLines(api, 1)
       // Every request is answered "rate limit exceeded" for a moment: the client pauses every call for 1.5 s.
       yield* sandbox.control.setFaults({ rateLimitStormUntil: Date.now() + 300 })
       const before = Date.now()
@@ -177,17 +175,7 @@ describe("progress", () => {
         faults: { latencyMs: 600, failRate: 0, resetRate: 0, dropAfterWriteRate: 0, rateLimitStormUntil: 0 }
       })
       const api = yield* Effect.provide(Api, apiOf(sandbox))
-      const lines: Array<string> = []
-      const progress = yield* makeProgress({
-        label: "import customers",
-        tty: false,
-        plainEveryMs: 25,
-        stats: api.stats,
-        activity: api.activity,
-        rate: { limit: 10_000, windowMs: 1_000 },
-        write: (t) => void lines.push(t)
-      })
-      yield* progress.begin(1, 0)
+      const { lines, progress } = yield* plainLines(api, 1)
       // The first request logs in first (600 ms), then is sent (600 ms).
       yield* api.request({ method: "GET", path: "/customers" })
       yield* progress.row

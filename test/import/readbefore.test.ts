@@ -7,7 +7,16 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
 import { chooseLookup } from "../../src/import/Lookup.js"
-import { importInto, put, readJournalLines, readReport, startTestSandbox, tempDir, writes } from "./support.js"
+import {
+  customersCsv,
+  importInto,
+  put,
+  readJournalLines,
+  readReport,
+  startTestSandbox,
+  tempDir,
+  writes
+} from "./support.js"
 
 const customers = "externalId,name,email\nK-1,Um,um@x.com\nK-2,Dois,dois@x.com\nK-3,Três,tres@x.com\n"
 
@@ -94,8 +103,7 @@ describe("read before write", () => {
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
-      const lines = ["externalId,name", ...Array.from({ length: 120 }, (_, i) => `K-${i},Cliente ${i}`)]
-      const file = put(dir, "c.csv", `${lines.join("\n")}\n`)
+      const file = put(dir, "c.csv", customersCsv(120))
       yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "first"), mode: "create" })
       const mark = (yield* sandbox.control.requests).length
       const again = yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "again") })

@@ -80,13 +80,18 @@ describe("resume", () => {
       const dir = yield* tempDir
       const file = put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\nK-3,Três\n")
       const runDir = Path.join(dir, "run")
+      // The stop comes once the server holds both creates (their answers take 1.5 s), not after a fixed time: on a
+      // loaded machine the run may not have sent anything yet after any fixed time, and then no row is in flight.
+      const bothSent = Effect.gen(function*() {
+        while (writes(yield* sandbox.control.requests).length < 2) yield* Effect.sleep(10)
+      })
       const result = yield* importInto(sandbox, {
         resource: "customers",
         file,
         runDir,
         // Create: no records are read before the writes, so the stop comes while the rows are in flight.
         mode: "create",
-        stop: Effect.sleep(200),
+        stop: bothSent,
         graceMs: 100,
         concurrency: 2
       })

@@ -5,8 +5,8 @@
  */
 import { parse } from "csv-parse/sync"
 import { Effect, type Layer } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
@@ -43,6 +43,13 @@ export const put = (dir: string, name: string, content: string | Uint8Array): st
   writeFileSync(path, content)
   return path
 }
+
+/** A customers CSV of `n` rows `K-i,Cliente i`; the rows at `invalidAt` (0-based) have no name, so are invalid. */
+export const customersCsv = (n: number, invalidAt: ReadonlyArray<number> = []): string =>
+  [
+    "externalId,name",
+    ...Array.from({ length: n }, (_, i) => (invalidAt.includes(i) ? `K-${i},` : `K-${i},Cliente ${i}`))
+  ].join("\n") + "\n"
 
 /** Windows-1252 bytes of a string (the characters used exist in Latin-1 alike). */
 export const cp1252 = (text: string): Uint8Array => Buffer.from(text, "latin1")
@@ -91,6 +98,26 @@ export const importInto = (sandbox: RunningSandbox, fields: Parameters<typeof jo
 /** Writes (POST, PUT, PATCH, DELETE) the sandbox received, logins left out. */
 export const writes = (log: ReadonlyArray<RequestLogEntry>) =>
   log.filter((e) => e.method !== "GET" && !/\/login$/i.test(e.path))
+
+// --- attachments
+
+/** What a hostile attachment path would leak. */
+export const secret = "FSM_API_TOKEN=do-not-send-me\n"
+
+/** A workbook folder `dir/book` holding `docs/contrato.pdf`, beside `dir/outside/secret.txt`, with hostile links. */
+export const layout = (dir: string) => {
+  const book = Path.join(dir, "book")
+  const outside = Path.join(dir, "outside")
+  mkdirSync(Path.join(book, "docs"), { recursive: true })
+  mkdirSync(outside)
+  writeFileSync(Path.join(outside, "secret.txt"), secret)
+  writeFileSync(Path.join(book, "docs", "contrato.pdf"), "%PDF-1.4 contrato\n")
+  symlinkSync(Path.join(outside, "secret.txt"), Path.join(book, "link.txt"))
+  symlinkSync(outside, Path.join(book, "linked-folder"))
+  symlinkSync(Path.join(book, "docs", "contrato.pdf"), Path.join(book, "atalho.pdf"))
+  execFileSync("mkfifo", [Path.join(book, "pipe")])
+  return { book, outside }
+}
 
 // --- the CLI as a child process --------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { importInto, put, readReport, runCli, startTestSandbox, tempDir, writes } from "./support.js"
+import { importInto, put, readReport, startTestSandbox, tempDir, writes } from "./support.js"
 
 const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
 
@@ -286,19 +286,6 @@ describe("import: write bodies the live service takes", () => {
       assert.deepStrictEqual(
         writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path} ${w.status}`),
         ["POST /v2/tickets 200"]
-      )
-    }))
-
-  it.scopedLive("the CLI notes an expense-attachments file's retired name column", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      put(dir, "recibo.jpg", Buffer.from("jpeg"))
-      const file = put(dir, "r.csv", "id,file,name\n1,recibo.jpg,recibo.jpg\n")
-      const run = yield* runCli(["validate", "expense-attachments", file], undefined, dir)
-      assert.strictEqual(run.code, 0, run.stderr)
-      assert.include(
-        run.stdout + run.stderr,
-        `column "name" is no longer used (the API keeps one receipt per expense, without a file name); its values are ignored`
       )
     }))
 })

@@ -12,6 +12,7 @@ import {
   onboardInto,
   readJson,
   readReport,
+  recordSteps,
   runCli,
   startTestSandbox,
   statuses,
@@ -19,23 +20,6 @@ import {
   writeFamily,
   writes
 } from "./support.js"
-
-const recordSteps = [
-  "segments",
-  "keywords",
-  "expense-types",
-  "product-categories",
-  "equipment-categories",
-  "users",
-  "teams",
-  "customer-groups",
-  "customers",
-  "equipments",
-  "products",
-  "services",
-  "tasks",
-  "additional-costs"
-]
 
 describe("onboard --dry-run", () => {
   it.scopedLive("shows the whole plan step by step and writes nothing", () =>

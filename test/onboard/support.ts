@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
 import { type OnboardRequest, prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
+import type { ResourceName } from "../../src/Resources.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { spawnCli } from "../import/support.js"
@@ -19,6 +20,24 @@ export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const bin = Path.join(root, "dist/bin.js")
 export const exampleWorkbook = Path.join(root, "templates/example-onboarding.xlsx")
 export const exampleCsvDir = Path.join(root, "templates/example")
+
+/** The steps of the example onboarding that write records of their own (compared with the server, then undone). */
+export const recordSteps: ReadonlyArray<ResourceName> = [
+  "segments",
+  "keywords",
+  "expense-types",
+  "product-categories",
+  "equipment-categories",
+  "users",
+  "teams",
+  "customer-groups",
+  "customers",
+  "equipments",
+  "products",
+  "services",
+  "tasks",
+  "additional-costs"
+]
 
 export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
   startSandbox({ port: 0, rate: { limit: 20_000, windowMs: 1_000 }, answerDelayMs: 300, ...options })

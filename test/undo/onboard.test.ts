@@ -8,25 +8,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
 import type { ResourceName } from "../../src/Resources.js"
-import { exampleCsvDir, onboardInto } from "../onboard/support.js"
+import { exampleCsvDir, onboardInto, recordSteps } from "../onboard/support.js"
 import { readReport, readSummary, startTestSandbox, tempDir, undoIn } from "./support.js"
-
-const recordResources: ReadonlyArray<ResourceName> = [
-  "segments",
-  "keywords",
-  "expense-types",
-  "product-categories",
-  "equipment-categories",
-  "users",
-  "teams",
-  "customer-groups",
-  "customers",
-  "equipments",
-  "products",
-  "services",
-  "tasks",
-  "additional-costs"
-]
 
 describe("undo of an onboarding", () => {
   it.scopedLive("undoes the steps in reverse dependency order and lists what cannot be undone", () =>
@@ -35,10 +18,10 @@ describe("undo of an onboarding", () => {
       const dir = yield* tempDir
       const account = sandbox.accounts[0]!.apiKey
       const count = (r: ResourceName) => Effect.map(sandbox.control.records(account, r), (x) => x.length)
-      const before = yield* Effect.forEach(recordResources, count)
+      const before = yield* Effect.forEach(recordSteps, count)
       const onboarding = Path.join(dir, "onboarding")
       yield* onboardInto(sandbox, { input: exampleCsvDir, runDir: onboarding })
-      assert.isTrue((yield* Effect.forEach(recordResources, count)).some((n, i) => n > before[i]!))
+      assert.isTrue((yield* Effect.forEach(recordSteps, count)).some((n, i) => n > before[i]!))
 
       const undo = yield* undoIn(sandbox, { target: onboarding, runDir: Path.join(dir, "undo") })
       const summary = readSummary(undo.runDir)
@@ -65,8 +48,8 @@ describe("undo of an onboarding", () => {
       for (const r of kept) {
         assert.isTrue(cannot.some((x) => x.resource === r && /the API cannot delete/.test(x._error!)), r)
       }
-      const after = yield* Effect.forEach(recordResources, count)
-      recordResources.forEach((r, i) => {
+      const after = yield* Effect.forEach(recordSteps, count)
+      recordSteps.forEach((r, i) => {
         if (!kept.has(r)) assert.strictEqual(after[i], before[i], r)
       })
     }))
