@@ -1,6 +1,7 @@
 /**
- * The CSV reader: csv-parse on a thread of its own (CsvParseWorker.js), which reads the file once per pass and
- * decides and checks its encoding (TextStream.js) and hashes it on that read. Opening reads only the first
+ * The CSV reader: csv-parse on a thread of its own (CsvParseWorker.js) for a large file, in the calling thread
+ * for a small one (CsvPass.js, the same pass in both), which reads the file once per pass and decides and checks
+ * its encoding (TextStream.js) and hashes it on that read. Opening reads only the first
  * 64 KiB: what they say against reading the file as text, the delimiter sniffed from them (Delimiter) and the
  * header row. A record's spreadsheet row is its position among the records, blank ones included: a multi-line
  * quoted cell counts once and a blank line counts as a row, as a spreadsheet shows them. (csv-parse's
@@ -8,10 +9,11 @@
  */
 import { parse } from "csv-parse"
 import { Chunk, Effect, Either, Option, Stream } from "effect"
-import { open } from "node:fs/promises"
+import { open, readFile, stat } from "node:fs/promises"
 import { Worker } from "node:worker_threads"
 import type { InputError } from "../Errors.js"
 import { csvParseOptions } from "./CsvOptions.js"
+import { csvPass, type PassError } from "./CsvPass.js"
 import { type Delimiter, sniffDelimiter } from "./Delimiter.js"
 import type { TextEncoding } from "./Encoding.js"
 import { alignRow, checkHeader, inputError, isBlank } from "./Header.js"
@@ -81,6 +83,11 @@ const parseFailure = (file: string) => (cause: unknown): InputError => {
 
 /** The parser thread (CsvParseWorker.js, beside this module in src/ and in dist/). */
 const parserScript = new URL("./CsvParseWorker.js", import.meta.url)
+/**
+ * Files up to this size are parsed in the calling thread: starting a parser thread costs about 50 ms of CPU,
+ * more than parsing a megabyte, and an onboarding reads many small files several times.
+ */
+export const inThreadBytes = 1024 * 1024
 /** Records a message carries: enough to make the messages' cost negligible, few enough to keep batches small. */
 const batchRows = 512
 /** Batches the parser may be ahead of the consumer. */
@@ -97,17 +104,7 @@ interface PassFacts {
 type ParserMessage =
   | { readonly rows: Array<Array<string>> }
   | ({ readonly done: true } & PassFacts)
-  | {
-    readonly error: {
-      readonly message: string
-      readonly code?: string
-      readonly records?: number
-      readonly syscall?: string
-      readonly quoting?: boolean
-      readonly cells?: number
-      readonly line?: number
-    }
-  }
+  | { readonly error: PassError }
 
 /**
  * Every record of the file, blank ones included, with its spreadsheet row. csv-parse runs on a thread of its
@@ -131,26 +128,54 @@ const records = (
         inbox.push(message)
         wake?.()
       }
-      const worker = yield* Effect.acquireRelease(
-        Effect.sync(() => {
-          const w = new Worker(parserScript, {
-            workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows },
-            // Its records die young (parsed, posted, dropped): a small young generation is enough, and saves the
-            // 24 MiB of the default one (1M-row validation: 252 → 228 MiB peak RSS).
-            resourceLimits: { maxYoungGenerationSizeMb: parserYoungMb }
+      // How the consumer asks for one more batch (the parser thread's credit; nothing to ask in this thread).
+      let askMore = () => {}
+      const size = yield* Effect.promise(() => stat(file).then((s) => s.size, () => Number.POSITIVE_INFINITY))
+      if (size <= inThreadBytes) {
+        // A small file: one read and one parse right here (a file that cannot be read is reported as the thread
+        // reports it).
+        yield* Effect.promise(async () => {
+          let batch: Array<Array<string>> = []
+          const pass = csvPass({ delimiter, encoding, maxRecordSize: maxRowCharacters }, (record) => {
+            batch.push(record)
+            if (batch.length === batchRows) {
+              deliver({ rows: batch })
+              batch = []
+            }
           })
-          w.on("message", deliver)
-          // The thread itself failed (it could not start, it ran out of memory): not the file's fault. A thread
-          // that ends after `done` is no failure: the stream has ended by then.
-          const failed = (detail: string) =>
-            deliver({ error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } })
-          w.on("error", (error) => failed(describe(error)))
-          w.on("exit", (code) => failed(`it stopped (exit code ${code})`))
-          w.postMessage({ credit: batchesAhead })
-          return w
-        }),
-        (w) => Effect.promise(() => w.terminate())
-      )
+          let error: PassError | undefined
+          try {
+            error = pass.push(await readFile(file)) ?? pass.end()
+          } catch (cause) {
+            error = pass.failure(cause)
+          }
+          if (error !== undefined) return deliver({ error })
+          if (batch.length > 0) deliver({ rows: batch })
+          deliver({ done: true, ...pass.facts() })
+        })
+      } else {
+        const worker = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const w = new Worker(parserScript, {
+              workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows },
+              // Its records die young (parsed, posted, dropped): a small young generation is enough, and saves the
+              // 24 MiB of the default one (1M-row validation: 252 → 228 MiB peak RSS).
+              resourceLimits: { maxYoungGenerationSizeMb: parserYoungMb }
+            })
+            w.on("message", deliver)
+            // The thread itself failed (it could not start, it ran out of memory): not the file's fault. A thread
+            // that ends after `done` is no failure: the stream has ended by then.
+            const failed = (detail: string) =>
+              deliver({ error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } })
+            w.on("error", (error) => failed(describe(error)))
+            w.on("exit", (code) => failed(`it stopped (exit code ${code})`))
+            w.postMessage({ credit: batchesAhead })
+            return w
+          }),
+          (w) => Effect.promise(() => w.terminate())
+        )
+        askMore = () => worker.postMessage({ credit: 1 })
+      }
       const take = Effect.async<ParserMessage>((resume) => {
         const now = inbox.shift()
         if (now !== undefined) return resume(Effect.succeed(now))
@@ -164,7 +189,7 @@ const records = (
         take,
         (message): Effect.Effect<Chunk.Chunk<Array<string>>, Option.Option<InputError>> => {
           if ("rows" in message) {
-            worker.postMessage({ credit: 1 })
+            askMore()
             return Effect.succeed(Chunk.unsafeFromArray(message.rows))
           }
           if ("done" in message) {

@@ -4,47 +4,24 @@
  * runs beside the validation and the reports instead of before them. Plain JavaScript: a worker is started from
  * a file, and this one must run as it is from src/ (tests) as well as from dist/.
  *
- * The file is read once per pass, here: the bytes go through a TextStream (TextStream.js: the encoding decided
- * and checked on the way) to the parser, and into a sha256 of the file, so neither needs a pass of its own.
+ * The file is read once per pass, here, through one `csvPass` (CsvPass.js: the encoding decided and checked on
+ * the way, and a sha256 of the file), so neither needs a pass of its own.
  *
  * Protocol: `workerData` is {file, encoding (auto, utf-8 or windows-1252), delimiter, maxRecordSize, batchRows};
  * the parent sends `{credit: n}` to ask for n more batches; the worker answers `{rows}` (at most batchRows
  * records, each an array of cells) once per credit, then `{done: true, encoding, sha256}` (what the pass found)
- * — or `{error: {message, code, records, syscall, quoting, cells, line}}` (`quoting`: the failing row ended
- * inside a quoted cell; `cells`: the cells it had before; code `NOT_TEXT`: the bytes are not text, `line` says
- * where). Without credit it stops reading the file: memory stays flat however slow the parent.
+ * — or `{error: {message, code, records, syscall, quoting, cells, line}}` (see CsvPass.js). Without credit it
+ * stops reading the file: memory stays flat however slow the parent.
  */
-import { parse } from "csv-parse"
-import { createHash } from "node:crypto"
 import { createReadStream } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
-import { csvParseOptions } from "./CsvOptions.js"
-import { NotText, TextStream } from "./TextStream.js"
+import { csvPass } from "./CsvPass.js"
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
 const { batchRows, delimiter, encoding, file, maxRecordSize } = workerData
 
 /** @param {unknown} message */
 const send = (message) => port.postMessage(message)
-
-/**
- * csv-parse's own parser, driven chunk by chunk as its stream and its sync API drive it (`api.parse(buffer,
- * end, push, close)`): the same state machine and errors, without a trip through a Readable's buffer for each
- * record, which cost as much as the parsing.
- */
-/**
- * @typedef {Error & {code?: string | undefined, records?: number | undefined, index?: number | undefined}} ParseError
- * @typedef {{
- *   parse: (buffer: Buffer | undefined, end: boolean, push: (record: Array<string>) => void, close: () => void) => ParseError | undefined,
- *   state: { quoting: boolean }
- * }} ParserApi
- */
-const { api } =
-  /** @type {{ api: ParserApi }} */ (/** @type {unknown} */ (parse(csvParseOptions(delimiter, maxRecordSize))))
-
-/** The file's bytes → UTF-8, which the parser reads. */
-const text = new TextStream(encoding)
-const hash = createHash("sha256")
 
 let credit = 0
 let ended = false
@@ -54,33 +31,20 @@ let batch = []
 /** @type {Array<Array<Array<string>>>} */
 const ready = []
 
-/** @param {Array<string>} record */
-const push = (record) => {
+const pass = csvPass({ delimiter, encoding, maxRecordSize }, (record) => {
   batch.push(record)
   if (batch.length === batchRows) {
     ready.push(batch)
     batch = []
   }
-}
-const close = () => {}
+})
 
-/** @param {ParseError & {syscall?: string | undefined}} error */
+/** @param {import("./CsvPass.js").PassError} error */
 const fail = (error) => {
   if (finished) return
   finished = true
   input.destroy()
-  send({
-    error: error instanceof NotText
-      ? { message: error.message, code: "NOT_TEXT", line: error.line }
-      : {
-        message: error.message,
-        code: error.code,
-        records: error.records,
-        syscall: error.syscall,
-        quoting: api.state.quoting,
-        cells: error.index
-      }
-  })
+  send({ error })
 }
 
 /** Sends what the credit allows; reads on only while fewer than two batches wait. */
@@ -92,7 +56,7 @@ const pump = () => {
   if (finished) return
   if (ended && ready.length === 0) {
     finished = true
-    send({ done: true, encoding: text.encoding, sha256: hash.digest("hex") })
+    send({ done: true, ...pass.facts() })
   } else if (!ended) {
     if (ready.length >= 2) input.pause()
     else input.resume()
@@ -101,33 +65,19 @@ const pump = () => {
 
 const input = createReadStream(file, { highWaterMark: 64 * 1024 })
 input.on("data", (data) => {
-  const chunk = /** @type {Buffer} */ (data)
-  hash.update(chunk)
-  let bytes
-  try {
-    bytes = text.push(chunk)
-  } catch (e) {
-    return fail(/** @type {NotText} */ (e))
-  }
-  const error = api.parse(bytes, false, push, close)
+  const error = pass.push(/** @type {Buffer} */ (data))
   if (error !== undefined) return fail(error)
   pump()
 })
 input.on("end", () => {
-  let rest
-  try {
-    rest = text.end()
-  } catch (e) {
-    return fail(/** @type {NotText} */ (e))
-  }
-  const error = api.parse(rest, true, push, close)
+  const error = pass.end()
   if (error !== undefined) return fail(error)
   if (batch.length > 0) ready.push(batch)
   batch = []
   ended = true
   pump()
 })
-input.on("error", fail)
+input.on("error", (error) => fail(pass.failure(error)))
 port.on("message", (message) => {
   credit += message.credit
   pump()

@@ -3,6 +3,7 @@ import { parse } from "csv-parse"
 import { Chunk, Effect, Stream } from "effect"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
+import { inThreadBytes } from "../../src/files/Csv.js"
 import { openSource } from "../../src/files/Read.js"
 import { auto, cp1252, put, readAll, readError, tempDir } from "./support.js"
 
@@ -69,7 +70,9 @@ describe("CSV reader", () => {
         `CLI-${String(i).padStart(6, "0")},Cliente ${String(i).padStart(6, "0")},"Rua ${
           String(i).padStart(6, "0")
         }, São Paulo"\r\n`
-      const lines = Array.from({ length: 20_000 }, (_, i) => line(i)).join("")
+      // Larger than a file read in the calling thread: this is the parser thread's bound.
+      const count = Math.ceil((2 * inThreadBytes) / Buffer.byteLength(line(0)))
+      const lines = Array.from({ length: count }, (_, i) => line(i)).join("")
       // What one 64 KiB read of the file holds.
       const perRead = Math.ceil((64 * 1024) / Buffer.byteLength(line(0)))
       const { rows } = yield* openSource(put(dir, "big.csv", `externalId,name,address\r\n${lines}`), auto)
@@ -79,8 +82,40 @@ describe("CSV reader", () => {
         rows,
         (chunk) => Effect.zipRight(Effect.sleep("5 millis"), Effect.sync(() => sizes.push(chunk.length)))
       )
-      assert.strictEqual(sizes.reduce((a, b) => a + b, 0), 20_000)
+      assert.strictEqual(sizes.reduce((a, b) => a + b, 0), count)
       assert.isAtMost(Math.max(...sizes), 2 * perRead, `batches of ${sizes.join(",")}`)
+    }))
+
+  it.scoped("reads a small file in the calling thread and a large one on the parser thread alike", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // Multi-line quoted cells, blank lines, a quoted delimiter, and the first non-ASCII character at the very end.
+      const line = (i: number) => `CLI-${i};"Cliente ${i}\r\nfilial";"12,5; x"\r\n${i % 7 === 0 ? "\r\n" : ""}`
+      const file = (name: string, bytes: number, tail: string) => {
+        const lines: Array<string> = []
+        let size = 0
+        for (let i = 0; size < bytes; i++) {
+          lines.push(line(i))
+          size += line(i).length
+        }
+        return put(dir, name, cp1252(`externalId;name;note\r\n${lines.join("")}${tail}`))
+      }
+      for (const bytes of [inThreadBytes / 4, inThreadBytes * 2]) {
+        const path = file(`clientes-${bytes}.csv`, bytes, "CLI-X;Café;\r\n")
+        const { rows, source } = yield* readAll(path)
+        assert.strictEqual(source.encoding, "windows-1252", `${bytes} bytes`)
+        // (The blank line after row 2 counts as row 3, and is not a row to read.)
+        assert.deepStrictEqual(rows.slice(0, 2), [
+          { row: 2, cells: ["CLI-0", "Cliente 0\r\nfilial", "12,5; x"] },
+          { row: 4, cells: ["CLI-1", "Cliente 1\r\nfilial", "12,5; x"] }
+        ], `${bytes} bytes`)
+        assert.deepStrictEqual(rows.at(-1)!.cells, ["CLI-X", "Café", ""], `${bytes} bytes`)
+        // The same fault is reported alike, on the same row, whichever thread parsed the file.
+        const broken = file(`broken-${bytes}.csv`, bytes, "CLI-Y;\"never closed\r\n")
+        const error = yield* readError(broken)
+        assert.strictEqual(error.row, rows.at(-1)!.row, `${bytes} bytes`)
+        assert.include(error.message, "never closed", `${bytes} bytes`)
+      }
     }))
 
   it.scoped("reads Windows-1252 with ; and decimal commas (Excel in Brazil)", () =>
