@@ -17,6 +17,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { customersCsv, customersXlsx, importColumns } from "./data.mjs"
 import { bin } from "./measure.mjs"
+import { bytesReadFrom } from "./strace.mjs"
 
 const rows = Number(process.argv[2] ?? 2000)
 const cli = resolve(process.argv[3] ?? bin)
@@ -24,32 +25,6 @@ const cli = resolve(process.argv[3] ?? bin)
 if (spawnSync("strace", ["-V"]).error !== undefined) {
   console.error("passes: strace is not installed (apt-get install strace)")
   process.exit(2)
-}
-
-/**
- * `PID read(21</path/file>, ...) = 65536` and `pread64(...)`: bytes per path, summed over every thread. A call
- * that another thread's output cut in two comes as `PID pread64(21</path/file>, <unfinished ...>`, then
- * `PID <... pread64 resumed>...) = 65536`: the count is in the second line, the path in the first.
- */
-const bytesReadFrom = (trace, path) => {
-  let total = 0
-  const unfinished = new Map()
-  for (const line of trace.split("\n")) {
-    const cut = /^(\d+)\s+(?:read|pread64)\(\d+<([^>]*)>.*<unfinished \.\.\.>/.exec(line)
-    if (cut !== null) {
-      unfinished.set(cut[1], cut[2])
-      continue
-    }
-    const resumed = /^(\d+)\s+<\.\.\. (?:read|pread64) resumed>.*\)\s+=\s+(\d+)/.exec(line)
-    if (resumed !== null) {
-      if (unfinished.get(resumed[1]) === path) total += Number(resumed[2])
-      unfinished.delete(resumed[1])
-      continue
-    }
-    const m = /(?:read|pread64)\(\d+<([^>]*)>.*\)\s+=\s+(\d+)/.exec(line)
-    if (m !== null && m[1] === path) total += Number(m[2])
-  }
-  return total
 }
 
 const measure = (label, file, args) => {

@@ -8,19 +8,10 @@ import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import { readFileSync, realpathSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { bytesReadFrom } from "../bench/strace.mjs"
 import { bin, readReport, tempDir } from "../import/support.js"
 
 const traced = spawnSync("strace", ["-V"]).error === undefined
-
-/** Bytes that `read`/`pread64` calls on `path` returned, every thread. */
-const bytesReadFrom = (trace: string, path: string) => {
-  let total = 0
-  for (const line of trace.split("\n")) {
-    const m = /(?:read|pread64)\(\d+<([^>]*)>.*\)\s+=\s+(\d+)/.exec(line)
-    if (m !== null && m[1] === path) total += Number(m[2])
-  }
-  return total
-}
 
 describe("passes of an import over its source", () => {
   it.scoped.skipIf(!traced)(
