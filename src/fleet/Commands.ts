@@ -248,7 +248,11 @@ const submitImportCommand = Command.make("import", {
     yield* say(
       `queued job ${submitted.job}: import ${resource} for ${a.account}, ${submitted.rows} rows${
         submitted.chunks > 0 ? ` in ${submitted.chunks} parts` : ""
-      }${submitted.invalid > 0 ? ` (${submitted.invalid} invalid: they will be reported, not sent)` : ""}`
+      }${submitted.invalid > 0 ? ` (${submitted.invalid} invalid: they will be reported, not sent)` : ""}${
+        submitted.whole !== undefined
+          ? `; not split into parts, because its rows name each other (${submitted.whole}): one worker runs it`
+          : ""
+      }`
     )
     if (a.json) yield* Console.log(JSON.stringify(submitted))
     else yield* Console.log(submitted.job)

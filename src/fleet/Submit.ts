@@ -12,11 +12,13 @@ import * as Path from "node:path"
 import { prepareExport } from "../export/Export.js"
 import { fingerprintsName } from "../export/Fingerprint.js"
 import { type CsvDialect, type ExportFormat, manifestFile } from "../export/Manifest.js"
+import { openSource } from "../files/Read.js"
 import type { Mode, OnConflict, ParseSettings, ReadSettings } from "../import/Journal.js"
 import { reportCsv } from "../import/RunDir.js"
 import { runValidate } from "../import/ValidateRun.js"
 import { prepareOnboarding } from "../onboard/Onboard.js"
-import type { ResourceName } from "../Resources.js"
+import { scanSelfReferences } from "../onboard/SelfRefs.js"
+import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue } from "./Queue.js"
@@ -46,6 +48,8 @@ export interface Submitted {
   readonly invalid: number
   /** Parts the file was split into (0: one job). */
   readonly chunks: number
+  /** Why a file larger than a part was not split (its rows name each other), when it was not. */
+  readonly whole?: string
 }
 
 export const submitImport = Effect.fn("Fleet.submitImport")(function*(
@@ -81,8 +85,20 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   const id = newJobId()
   const fileName = Path.basename(file)
   const full: ImportSpec = { ...spec, fileName }
-  const chunked = checked.summary.rows > chunkRows
   const resource = spec.resource as ResourceName
+  // Rows that name other rows of the file (a parent equipment) are sent after them by one import; parts run on
+  // different workers at once, so such a file is not split.
+  const whole = checked.summary.rows > chunkRows
+    ? yield* openSource(file, { ...spec.read, resource: spec.resource }).pipe(
+      Effect.flatMap((source) => scanSelfReferences(resourceOf(resource), source)),
+      Effect.map(({ firstLink: l }) =>
+        l === undefined ? undefined : `row ${l.row} names the record row ${l.names} writes (${l.column})`
+      ),
+      // Rows naming each other in a cycle: one import reports them; they are not split either.
+      Effect.catchTag("InputError", (e) => Effect.succeed(e.message))
+    )
+    : undefined
+  const chunked = checked.summary.rows > chunkRows && whole === undefined
   const chunks = chunked
     ? yield* splitSource(
       file,
@@ -126,7 +142,8 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     job: id,
     rows: checked.summary.rows,
     invalid: checked.summary.counts.invalid ?? 0,
-    chunks: parts.length
+    chunks: parts.length,
+    ...(whole === undefined ? {} : { whole })
   } satisfies Submitted
 })
 

@@ -16,6 +16,8 @@ export interface SelfReferences {
   readonly rows: number
   /** Per property other rows name (`externalId`): each value a row writes (a key: any case) → the first such row. */
   readonly produced: ReadonlyMap<string, KeyMap<number>>
+  /** The first row (in file order) that names another row of the sheet: that row, the row it names, the column. */
+  readonly firstLink: { readonly row: number; readonly names: number; readonly column: string } | undefined
 }
 
 interface Link {
@@ -109,9 +111,11 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
 
   const edges = new Map<number, Array<number>>()
   const columnOf = new Map<string, string>()
+  let firstLink: SelfReferences["firstLink"]
   for (const w of wants) {
     const target = produced.get(w.link.by)?.get(w.value)
     if (target === undefined) continue
+    firstLink ??= { row: w.row, names: target, column: w.link.column }
     const list = edges.get(w.row)
     if (list === undefined) edges.set(w.row, [target])
     else if (!list.includes(target)) list.push(target)
@@ -133,5 +137,5 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
         `rows that name each other as parent in a cycle can never be created one after the other; leave one of these references empty`
     })
   }
-  return { rows, produced } satisfies SelfReferences as SelfReferences
+  return { rows, produced, firstLink } satisfies SelfReferences as SelfReferences
 })

@@ -125,3 +125,61 @@ describe("large files in parts", () => {
     { timeout: 300_000 }
   )
 })
+
+describe("files whose rows name each other", () => {
+  it.scopedLive(
+    "are not split: one worker runs the file whole, and a row finds the parent a later part's row creates",
+    () =>
+      Effect.gen(function*() {
+        const pgServer = yield* startPostgres
+        const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
+        const dir = yield* tempDir
+        const env = fleetEnv(pgServer.url)
+        const run = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, env))
+        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+        const added = yield* Effect.promise(() =>
+          runCli(["accounts", "add", "acme", "--base-url", sandbox.url], {
+            ...env,
+            FSM_API_KEY: accounts[0]!.apiKey,
+            FSM_API_TOKEN: accounts[0]!.apiToken
+          })
+        )
+        assert.strictEqual(added.code, 0, added.stderr)
+        // 100 equipments; the first (row 2) names the last (row 101) as its parent: parts of 40 would put them
+        // on different workers at once.
+        const lines = ["externalId,name,parentEquipmentExternalId"]
+        for (let i = 1; i <= 100; i++) lines.push(`EQP-${i},Equipamento ${i},${i === 1 ? "EQP-100" : ""}`)
+        const file = Path.join(dir, "equipamentos.csv")
+        writeFileSync(file, `${lines.join("\n")}\n`)
+        const submitted = yield* run([
+          "submit",
+          "import",
+          "equipments",
+          file,
+          "--account",
+          "acme",
+          "--mode",
+          "create",
+          "--chunk-rows",
+          "40",
+          "--json"
+        ])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        assert.strictEqual(lastJson(submitted.stdout).chunks, 0)
+        assert.include(lastJson(submitted.stdout).whole as string, "row 2 names the record row 101 writes")
+        assert.include(submitted.stderr, "not split into parts, because its rows name each other")
+        const job = lastJson(submitted.stdout).job as string
+        const worker = yield* startWorker(["--egress-id", "w42"], env)
+        const waited = yield* run(["wait", job])
+        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${worker.stderr()}`)
+        const fetched = Path.join(dir, "fleet")
+        assert.strictEqual((yield* run(["fetch", job, "--out", fetched])).code, 0)
+        assert.deepStrictEqual([...new Set(readReport(fetched).map((r) => r._status))], ["created"])
+        const records = yield* sandbox.control.records(accounts[0]!.apiKey, "equipments")
+        const byKey = new Map(records.map((r) => [String(r.externalId), r]))
+        assert.strictEqual(records.length, 100)
+        assert.strictEqual(byKey.get("EQP-1")!.parentEquipmentId, byKey.get("EQP-100")!.id)
+      }),
+    { timeout: 300_000 }
+  )
+})
