@@ -165,6 +165,21 @@ const extras: Readonly<Record<string, CommandExtras>> = {
     values: { RESOURCE: importNames },
     doc: "docs/fleet.md"
   },
+  "submit onboard": {
+    examples: [
+      "fsm-bulk submit onboard onboarding.xlsx --account acme",
+      "fsm-bulk submit onboard templates/ --account acme --dry-run --json"
+    ],
+    doc: "docs/fleet.md"
+  },
+  "submit export": {
+    examples: [
+      "fsm-bulk submit export --account acme",
+      "fsm-bulk submit export customers tasks --account acme --excel-br --since 2025-01-01"
+    ],
+    values: { RESOURCE: exportNames },
+    doc: "docs/fleet.md"
+  },
   status: {
     examples: ["fsm-bulk status", "fsm-bulk status 42 --watch", "fsm-bulk status --json"],
     doc: "docs/fleet.md"

@@ -51,7 +51,9 @@ import { runWorker } from "./Worker.js"
 
 const fleetOption = Options.text("fleet").pipe(
   Options.withFallbackConfig(Config.string("FSM_FLEET_URL")),
-  Options.withDescription("The fleet's store: postgres://USER@HOST:PORT/DB (env FSM_FLEET_URL)")
+  Options.withDescription(
+    "The fleet's store: postgres://USER@HOST:PORT/DB or redis://HOST:PORT (env FSM_FLEET_URL)"
+  )
 )
 
 const usage = (message: string) => new UsageError({ message })
