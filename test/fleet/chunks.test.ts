@@ -42,21 +42,27 @@ const asWorkbook = (csv: string, xlsx: string) =>
     return xlsx
   })
 
+/** A fleet on a throwaway PostgreSQL with account `acme` (the first of `accounts`) on a fresh sandbox. */
+const fleetWithAcme = Effect.gen(function*() {
+  const pgServer = yield* startPostgres
+  const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
+  const dir = yield* tempDir
+  const env = fleetEnv(pgServer.url)
+  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+    Effect.promise(() => runCli(args, { ...env, ...extra }))
+  assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+  const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+    FSM_API_KEY: accounts[0]!.apiKey,
+    FSM_API_TOKEN: accounts[0]!.apiToken
+  })
+  assert.strictEqual(added.code, 0, added.stderr)
+  return { sandbox, dir, env, run }
+})
+
 /** Runs `file` through the fleet in parts and through a single `import`; returns both reports. */
 const bothWays = (file: string, chunks: number) =>
   Effect.gen(function*() {
-    const pgServer = yield* startPostgres
-    const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
-    const dir = yield* tempDir
-    const env = fleetEnv(pgServer.url)
-    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-      Effect.promise(() => runCli(args, { ...env, ...extra }))
-    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-      FSM_API_KEY: accounts[0]!.apiKey,
-      FSM_API_TOKEN: accounts[0]!.apiToken
-    })
-    assert.strictEqual(added.code, 0, added.stderr)
+    const { dir, env, run, sandbox } = yield* fleetWithAcme
     const submitted = yield* run([
       "submit",
       "import",
@@ -131,20 +137,7 @@ describe("files whose rows name each other", () => {
     "are not split: one worker runs the file whole, and a row finds the parent a later part's row creates",
     () =>
       Effect.gen(function*() {
-        const pgServer = yield* startPostgres
-        const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
-        const dir = yield* tempDir
-        const env = fleetEnv(pgServer.url)
-        const run = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, env))
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        const added = yield* Effect.promise(() =>
-          runCli(["accounts", "add", "acme", "--base-url", sandbox.url], {
-            ...env,
-            FSM_API_KEY: accounts[0]!.apiKey,
-            FSM_API_TOKEN: accounts[0]!.apiToken
-          })
-        )
-        assert.strictEqual(added.code, 0, added.stderr)
+        const { dir, env, run, sandbox } = yield* fleetWithAcme
         // 100 equipments; the first (row 2) names the last (row 101) as its parent: parts of 40 would put them
         // on different workers at once.
         const lines = ["externalId,name,parentEquipmentExternalId"]

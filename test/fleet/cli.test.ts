@@ -8,36 +8,23 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
-import { spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
 import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
 import {
   availableBackends,
-  bin,
   fleetEnv,
   lastJson,
   queueContents,
   runCli,
   startFleetBackend,
+  startWorker,
   withStore
 } from "./support.js"
 
 /** Each test once per backend (`$backend` in its name). */
 const each = it.scopedLive.each(availableBackends)
-
-const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
-      let stderr = ""
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-      const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
-      return { child, stderr: () => stderr, exit }
-    }),
-    (w) => Effect.sync(() => w.child.exitCode === null && w.child.kill("SIGKILL"))
-  )
 
 describe("fleet commands", () => {
   each("init, accounts, submit, worker, wait, fetch, rerun, cancel ($backend)", (b) =>

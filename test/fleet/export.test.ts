@@ -6,34 +6,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
-import pg from "pg"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { bin, fleetEnv, lastJson, runCli, startPostgres } from "./support.js"
-
-const query = async (url: string, text: string, values: Array<unknown> = []) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows
-  } finally {
-    await client.end()
-  }
-}
-
-const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
-      let stderr = ""
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-      const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
-      return { child, stderr: () => stderr, exit }
-    }),
-    (w) => Effect.sync(() => w.child.exitCode === null && w.child.kill("SIGKILL"))
-  )
+import { fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 
 /** A fleet with account `acme` holding 30 customers, imported directly. */
 const fleetWithCustomers = (leaseMs: number) =>

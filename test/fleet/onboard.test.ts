@@ -9,34 +9,10 @@ import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
-import { spawn } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import pg from "pg"
 import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
-import { bin, fleetEnv, lastJson, runCli, startPostgres } from "./support.js"
-
-const query = async (url: string, text: string, values: Array<unknown> = []) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return (await client.query(text, values)).rows
-  } finally {
-    await client.end()
-  }
-}
-
-const startWorker = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
-      let stderr = ""
-      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
-      const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
-      return { child, stderr: () => stderr, exit }
-    }),
-    (w) => Effect.sync(() => w.child.exitCode === null && w.child.kill("SIGKILL"))
-  )
+import { fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 
 /** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
 const workbookFile = (dir: string, name: string, customers: number) =>
