@@ -153,6 +153,21 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       return api
     }))
 
+  /** Says that this worker lost a job's lease, and to what. */
+  const sayLost = (id: string, epoch: number) =>
+    Effect.flatMap(store.job(id), (row) =>
+      options.say(
+        `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
+          row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
+        }`
+      ))
+  /** Gives a job back to the queue (this worker is stopping): another worker continues it. */
+  const handBack = (id: string) =>
+    Effect.zipRight(
+      options.say(`worker ${options.egressId}: job ${id} handed back`),
+      Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+    )
+
   const runJob = (data: JobData): Effect.Effect<void, FleetError | Error> =>
     Effect.scoped(Effect.gen(function*() {
       const id = data.job
@@ -297,18 +312,11 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const held = !(yield* Deferred.isDone(lost)) && (yield* check)
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       if (!held) {
-        const cancelled = (yield* store.job(id)).state === "cancelled"
-        yield* options.say(
-          `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
-            cancelled ? "the job was cancelled" : "another worker has it"
-          }`
-        )
-        return
+        return yield* sayLost(id, epoch)
       }
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
         // Handed back: the queue gives it to another worker, which continues from the journal.
-        yield* options.say(`worker ${options.egressId}: job ${id} handed back`)
-        return yield* Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+        return yield* handBack(id)
       }
       if (Exit.isSuccess(exit)) {
         const result = exit.value
@@ -372,17 +380,10 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         )
       )
       if (!(yield* lease.held)) {
-        const cancelled = (yield* store.job(id)).state === "cancelled"
-        yield* options.say(
-          `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
-            cancelled ? "the job was cancelled" : "another worker has it"
-          }`
-        )
-        return
+        return yield* sayLost(id, epoch)
       }
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
-        yield* options.say(`worker ${options.egressId}: job ${id} handed back`)
-        return yield* Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+        return yield* handBack(id)
       }
       const end = Exit.isSuccess(exit) ? exit.value : undefined
       const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
