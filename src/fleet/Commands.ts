@@ -36,7 +36,13 @@ import { journalFile } from "../import/Journal.js"
 import type { Summary } from "../import/Report.js"
 import { summaryFile } from "../import/RunDir.js"
 import { modeProblem } from "../import/WritePlan.js"
-import { answerWaitOption, pollFor } from "../onboard/Commands.js"
+import {
+  answerWaitOption,
+  onboardDryRunOption,
+  onboardInputArg,
+  onboardVerifyOption,
+  pollFor
+} from "../onboard/Commands.js"
 import { resource as resourceOf } from "../Resources.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
@@ -264,20 +270,10 @@ const submitImportCommand = Command.make("import", {
   )
 
 const submitOnboardCommand = Command.make("onboard", {
-  input: Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
-    Args.withDescription(
-      "A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource"
-    )
-  ),
+  input: onboardInputArg,
   account: accountOption,
-  dryRun: Options.boolean("dry-run").pipe(
-    Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")
-  ),
-  verify: Options.boolean("verify").pipe(
-    Options.withDescription(
-      "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --verify-wait ends"
-    )
-  ),
+  dryRun: onboardDryRunOption,
+  verify: onboardVerifyOption,
   answerWait: answerWaitOption,
   conflicts: conflictOptions,
   parsing: fileFormatOptions,

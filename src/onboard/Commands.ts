@@ -36,6 +36,23 @@ export const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math
 const parsingOptions = fileFormatOptions
 
 /** The same flag and default as `import --verify-wait`; `--answer-wait`, its former name, still works. */
+/** What `onboard` and `submit onboard` take: a workbook or a directory of templates. */
+export const onboardInputArg = Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
+  Args.withDescription(
+    "A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource"
+  )
+)
+
+export const onboardDryRunOption = Options.boolean("dry-run").pipe(
+  Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")
+)
+
+export const onboardVerifyOption = Options.boolean("verify").pipe(
+  Options.withDescription(
+    "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --verify-wait ends"
+  )
+)
+
 export const answerWaitOption = Options.text("verify-wait").pipe(
   Options.withAlias("answer-wait"),
   Options.withPseudoName("DURATION"),
@@ -112,19 +129,9 @@ export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
 export const onboardCommand = Command.make(
   "onboard",
   {
-    input: Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
-      Args.withDescription(
-        "A workbook with one sheet per resource, or a directory with one <resource>.csv or .xlsx per resource"
-      )
-    ),
-    dryRun: Options.boolean("dry-run").pipe(
-      Options.withDescription("Show the whole plan, step by step, as the statuses the rows would get; write nothing")
-    ),
-    verify: Options.boolean("verify").pipe(
-      Options.withDescription(
-        "Wait until each questionnaire answer shows on its task: confirmed, or unconfirmed when --verify-wait ends"
-      )
-    ),
+    input: onboardInputArg,
+    dryRun: onboardDryRunOption,
+    verify: onboardVerifyOption,
     answerWait: answerWaitOption,
     conflicts: conflictOptions,
     answerDelay: Options.text("answer-delay").pipe(
