@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "../Errors.js"
-import type { OnConflict } from "../import/Journal.js"
+import type { OnConflict, ReadSettings } from "../import/Journal.js"
 
 export const fileFormatOptions = Options.all({
   encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
@@ -76,3 +76,17 @@ export const onConflictOf = (
   flags.merge && flags.overwrite
     ? new UsageError({ message: "--merge and --overwrite exclude each other: choose one" })
     : Effect.succeed(flags.merge ? "merge" : flags.overwrite ? "overwrite" : undefined)
+
+/**
+ * How a file is read, from the parsing flags (`--delimiter tab` is the tab character); `--sheet` where the command
+ * has it.
+ */
+export const readSettings = (p: {
+  readonly encoding: ReadSettings["encoding"]
+  readonly delimiter: "auto" | "," | ";" | "tab"
+  readonly sheet?: Option.Option<string>
+}): ReadSettings => ({
+  encoding: p.encoding,
+  delimiter: p.delimiter === "tab" ? "\t" : p.delimiter,
+  ...(p.sheet !== undefined && Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {})
+})

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
-import { conflictOptions, fileFormatOptions, onConflictOf } from "../cli/Parsing.js"
+import { conflictOptions, fileFormatOptions, onConflictOf, readSettings } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
 import {
   csvDialect,
@@ -26,7 +26,6 @@ import {
   fileArg,
   modeOption,
   parsingOptions,
-  readSettings,
   resourceArg,
   resourceName,
   verifyOption,
@@ -290,7 +289,7 @@ const submitOnboardCommand = Command.make("onboard", {
       verify: a.verify,
       answerWaitMs,
       answerPollMs: pollFor(answerWaitMs),
-      read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
+      read: readSettings(a.parsing),
       dateFormat: a.parsing.dateFormat,
       decimal: a.parsing.decimal,
       onConflict

@@ -14,7 +14,8 @@ import {
   attachmentsRootOption,
   conflictOptions,
   fileFormatOptions,
-  onConflictOf
+  onConflictOf,
+  readSettings
 } from "../cli/Parsing.js"
 import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../cli/Progress.js"
 import { didYouMean } from "../cli/Suggest.js"
@@ -27,7 +28,7 @@ import { shielded, stopOnSignals } from "../Signals.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration } from "../Units.js"
-import { journalFile, type Mode, type ReadSettings } from "./Journal.js"
+import { journalFile, type Mode } from "./Journal.js"
 import { resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
@@ -51,7 +52,6 @@ export const parsingOptions = Options.all({
   ),
   formats: fileFormatOptions
 }).pipe(Options.map(({ sheet, formats }) => ({ sheet, ...formats })))
-type Parsing = typeof parsingOptions extends Options.Options<infer A> ? A : never
 
 export const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(
   Options.withDefault("upsert" as const),
@@ -78,12 +78,6 @@ const outOption = Options.text("out").pipe(
   Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"),
   Options.optional
 )
-
-export const readSettings = (p: Parsing): ReadSettings => ({
-  encoding: p.encoding,
-  delimiter: p.delimiter === "tab" ? "\t" : p.delimiter,
-  ...(Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {})
-})
 
 export const resourceName = (name: string) =>
   Effect.suspend(() => {

@@ -17,7 +17,8 @@ import {
   attachmentsRootOption,
   conflictOptions,
   fileFormatOptions,
-  onConflictOf
+  onConflictOf,
+  readSettings
 } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
@@ -35,7 +36,6 @@ export const pollFor = (waitMs: number) => Math.min(10_000, Math.max(1_000, Math
 
 const parsingOptions = fileFormatOptions
 
-/** The same flag and default as `import --verify-wait`; `--answer-wait`, its former name, still works. */
 /** What `onboard` and `submit onboard` take: a workbook or a directory of templates. */
 export const onboardInputArg = Args.text({ name: "WORKBOOK.xlsx|DIR" }).pipe(
   Args.withDescription(
@@ -53,6 +53,7 @@ export const onboardVerifyOption = Options.boolean("verify").pipe(
   )
 )
 
+/** The same flag and default as `import --verify-wait`; `--answer-wait`, its former name, still works. */
 export const answerWaitOption = Options.text("verify-wait").pipe(
   Options.withAlias("answer-wait"),
   Options.withPseudoName("DURATION"),
@@ -175,7 +176,7 @@ export const onboardCommand = Command.make(
         answerPollMs: answerDelayMs !== undefined
           ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2)))
           : pollFor(answerWaitMs),
-        read: { encoding: a.parsing.encoding, delimiter: a.parsing.delimiter === "tab" ? "\t" : a.parsing.delimiter },
+        read: readSettings(a.parsing),
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot),
