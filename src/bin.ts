@@ -14,6 +14,7 @@
  * the edge interrupts only a command that does not (exit 3).
  */
 import "./files/ExcelSax.js" // first: mends exceljs before anything loads it
+import "./HeapAtStart.js" // before the modules load: the heap's growth is set at each full collection
 import { ValidationError } from "@effect/cli"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { makeRunMain } from "@effect/platform/Runtime"
