@@ -25,6 +25,7 @@ const cliTier = [
   "test/fleet/onboard.test.ts",
   "test/files/Zip.test.ts",
   "test/import/conflicts-cli.test.ts",
+  "test/import/dryrun-memory.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/keys.test.ts",
   "test/import/run-target.test.ts",
