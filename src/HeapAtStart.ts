@@ -4,10 +4,10 @@
  *
  * V8 sets the old generation's next limit at each full collection, at up to four times what it found alive, and
  * the commands stream rows through a live heap of some 30–60 MB: left alone, the heap of an `import --dry-run`
- * grew to about 200 MB before each collection, and its peak RSS (314 MiB for 20,000 rows, 447 MiB for 200,000)
+ * grew to about 200 MB before each collection, and its peak RSS (308 MiB for 20,000 rows, 437 MiB for 200,000)
  * followed the largest live figure any of its collections happened to find. Set when a command starts, the
  * flag came too late: the collections of loading (before 1 s) had already set a limit of some 130 MB, which
- * held until the heap reached it. A dry run now peaks at about 190 MiB whatever its rows (docs/benchmarks.md).
+ * held until the heap reached it. A dry run now peaks at 163–209 MiB from 2,000 rows to 200,000 (docs/benchmarks.md).
  */
 import { Effect } from "effect"
 import { collectSooner } from "./files/Heap.js"

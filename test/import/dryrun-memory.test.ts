@@ -1,9 +1,9 @@
 /**
- * The memory of `import --dry-run`, the built CLI against its embedded sandbox: its peak RSS (the kernel's own
- * account, `process.resourceUsage().maxRSS`, written at exit by test/bench/maxrss.cjs) against that of `validate`
- * on the same file. A dry run adds the lookups, the journal and the compare to what `validate` does, and keeps no
- * more per row than it does: before, its peak followed V8's sizing of a heap churned by the journal's waiting
- * rows (305 MiB at 12,000 rows where `validate` took 162 MiB; 447 MiB at 200,000 rows).
+ * The memory of `import --dry-run`, the built CLI against its embedded sandbox (an account that holds none of the
+ * rows): its peak RSS (the kernel's own account, `process.resourceUsage().maxRSS`, written at exit by
+ * test/bench/maxrss.cjs) against that of `validate` on the same file. The dry run adds the lookups, the journal
+ * and the compare; before, its peak followed V8's sizing of a heap churned by the rows waiting on the journal
+ * (300 MiB at 12,000 rows where `validate` took 154 MiB; 437 MiB at 200,000 rows).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
