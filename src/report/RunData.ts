@@ -1,8 +1,8 @@
 /**
  * What a run's `report.html` shows, gathered from the run directory alone (`summary.json`, `journal.ndjson`),
  * so the page can be written at the end of a run and again later for any run (`fsm-bulk report RUN_DIR`).
- * The journal is streamed: memory holds aggregates (time buckets, a latency histogram, the slowest rows, error
- * kinds with a few examples), never the rows.
+ * The journal is streamed, twice: memory holds aggregates (time buckets, a latency histogram, the slowest rows,
+ * error kinds with a few examples) and one number per row, never the rows' lines.
  */
 import { Effect, Option, Schema } from "effect"
 import * as fs from "node:fs"
@@ -154,16 +154,19 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     readonly retryOutcomes: ReadonlyArray<string>
     readonly error?: string
   }
-  const dones: Array<Done> = []
   const journal = Path.join(runDir, "journal.ndjson")
-  if (fs.existsSync(journal)) {
-    const sentAt = new Map<number, number>()
-    const lines = readline.createInterface({
-      input: fs.createReadStream(journal, { encoding: "utf8" }),
-      crlfDelay: Infinity
-    })
-    yield* Effect.tryPromise({
+  const present = fs.existsSync(journal)
+  /** Streams the journal's `done` lines, numbered in order, each with the time its row's `sending` was written. */
+  const eachDone = (f: (d: Done, ordinal: number) => void) =>
+    Effect.tryPromise({
       try: async () => {
+        if (!present) return
+        const sentAt = new Map<number, number>()
+        let ordinal = 0
+        const lines = readline.createInterface({
+          input: fs.createReadStream(journal, { encoding: "utf8" }),
+          crlfDelay: Infinity
+        })
         for await (const text of lines) {
           const line = decodeLine(text)
           if (Option.isNone(line) || line.value.row === undefined || line.value.at === undefined) continue
@@ -173,7 +176,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
           if (state === "sending") sentAt.set(row, ms)
           else if (state === "done") {
             const v = line.value
-            dones.push({
+            f({
               row,
               at: ms,
               sentAt: sentAt.get(row),
@@ -183,7 +186,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
               attempts: v.attempts ?? 0,
               retryOutcomes: v.retryOutcomes ?? [],
               ...(v.error !== undefined ? { error: v.error } : {})
-            })
+            }, ordinal++)
             sentAt.delete(row)
           }
         }
@@ -194,25 +197,30 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
           cause
         })
     })
-  }
-  // A row reported twice (a resumed or rerun row) counts with its last outcome only.
-  const last = new Map<number, Done>()
-  for (const d of dones) last.set(d.row, d)
 
-  const sends = dones.filter((d) => d.attempts > 0)
-  const first = Math.min(...sends.map((d) => d.sentAt ?? d.at))
-  const end = Math.max(...sends.map((d) => d.at))
-  const bucketMs = sends.length === 0 ? 60_000 : bucketWidth(end - first)
+  // Two reads of the journal, so that memory holds one number per row, never its lines (they held every row of a
+  // run to its end, and the span of the sends, taken as `Math.min(...)` of them all, overflowed the stack past
+  // about 120,000 rows sent). The first finds each row's last `done` line (a resumed or rerun row counts with its
+  // last outcome only) and the span of the sends; the second tallies.
+  const lastDone = new Map<number, number>()
+  let sent = 0
+  let first = Infinity
+  let end = -Infinity
+  let lines = 0
+  yield* eachDone((d, ordinal) => {
+    lines += 1
+    lastDone.set(d.row, ordinal)
+    if (d.attempts > 0) {
+      sent += 1
+      first = Math.min(first, d.sentAt ?? d.at)
+      end = Math.max(end, d.at)
+    }
+  })
+  const bucketMs = sent === 0 ? 60_000 : bucketWidth(end - first)
   const buckets = new Map<number, { sends: number; rateLimited: number; rows: number }>()
-  if (sends.length > 0) {
+  if (sent > 0) {
     const start0 = Math.floor(first / bucketMs) * bucketMs
     for (let t = start0; t <= end; t += bucketMs) buckets.set(t, { sends: 0, rateLimited: 0, rows: 0 })
-    for (const d of sends) {
-      const b = buckets.get(Math.floor(d.at / bucketMs) * bucketMs)!
-      b.sends += d.attempts
-      b.rows += 1
-      b.rateLimited += d.retryOutcomes.filter((o) => o === "rate-limited").length
-    }
   }
 
   const counts = latencyBounds.map(() => 0).concat([0])
@@ -220,7 +228,18 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   const retryOutcomes = new Map<string, number>()
   const tally = new ErrorTally()
   let timed = 0
-  for (const d of last.values()) {
+  /** The slowest rows so far, slowest first (at most `slowestKept`). */
+  const slowest: Array<SlowRow> = []
+  yield* eachDone((d, ordinal) => {
+    // A line the first read did not see (a run still going) counts in neither.
+    if (ordinal >= lines) return
+    if (d.attempts > 0) {
+      const b = buckets.get(Math.floor(d.at / bucketMs) * bucketMs)!
+      b.sends += d.attempts
+      b.rows += 1
+      b.rateLimited += d.retryOutcomes.filter((o) => o === "rate-limited").length
+    }
+    if (lastDone.get(d.row) !== ordinal) return
     if (d.attempts > 0) {
       attempts.set(d.attempts, (attempts.get(d.attempts) ?? 0) + 1)
       for (const o of d.retryOutcomes) retryOutcomes.set(o, (retryOutcomes.get(o) ?? 0) + 1)
@@ -229,22 +248,22 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
         const i = latencyBounds.findIndex((b) => ms <= b)
         counts[i === -1 ? latencyBounds.length : i]! += 1
         timed += 1
+        if (slowest.length < slowestKept || ms > slowest.at(-1)!.ms) {
+          const at = slowest.findIndex((s) => ms > s.ms)
+          slowest.splice(at === -1 ? slowest.length : at, 0, {
+            row: d.row,
+            ms,
+            status: d.status,
+            http: d.http,
+            requestId: d.requestId,
+            attempts: d.attempts
+          })
+          if (slowest.length > slowestKept) slowest.pop()
+        }
       }
     }
     if (d.error !== undefined && d.error !== "") tally.add(d.row, d.error)
-  }
-  const slowest = [...last.values()]
-    .filter((d) => d.sentAt !== undefined && d.attempts > 0)
-    .map((d): SlowRow => ({
-      row: d.row,
-      ms: d.at - d.sentAt!,
-      status: d.status,
-      http: d.http,
-      requestId: d.requestId,
-      attempts: d.attempts
-    }))
-    .sort((a, b) => b.ms - a.ms)
-    .slice(0, slowestKept)
+  })
 
   const steps = (summary.value.steps ?? []).map((s) => ({
     resource: s.resource,
