@@ -3,7 +3,9 @@
  * `FILE.tmp`, which `close` flushes to disk and renames onto `FILE`; a scope that ends without `close` (a crash,
  * an interruption) removes the .tmp and leaves `FILE` untouched. Cells pass the formula guard by default.
  */
-import { Effect, Schema, type Scope } from "effect"
+import type { Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { accessSync, constants, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"

@@ -3,7 +3,8 @@
  * refuse a file that changed since), optionally renumbered by its own `_row` column (a rerun's rows keep the
  * row numbers of the original file), split into the columns a report repeats, and planned for validation.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"

@@ -3,7 +3,8 @@
  * summary as an import. Rows that pass are reported as `valid` (an extension of the contract's statuses); their
  * warnings go to `_error`.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
 import { collectSooner } from "../files/Heap.js"

@@ -6,7 +6,7 @@
  * Built once per file from the column plan: every column's decoder and role is prepared up front, so a row
  * costs one pass over its cells with no schema building, regex compilation or closures.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SourceRow } from "../files/Source.js"
 import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
