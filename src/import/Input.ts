@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import { statSync } from "node:fs"
 import * as Path from "node:path"
 import { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
@@ -122,6 +123,14 @@ export interface RowSettings {
   readonly maxAttachmentBytes?: number | undefined
 }
 
+const sizeOf = (file: string): number | undefined => {
+  try {
+    return statSync(file).size
+  } catch {
+    return undefined
+  }
+}
+
 /** The validation options of `input`'s rows and its column plan; the plan's warnings are said. */
 export const planInput = Effect.fn("Input.plan")(function*(
   r: Resource,
@@ -136,7 +145,8 @@ export const planInput = Effect.fn("Input.plan")(function*(
     baseDir: settings.baseDir ?? Path.dirname(input.file),
     ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
-    restoreGuard: input.source.writtenByTool
+    restoreGuard: input.source.writtenByTool,
+    ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {})
   }
   const columns = yield* planColumns(r, input.file, input.source.header, parse)
   for (const w of columns.warnings) yield* say(`warning: ${w}`)

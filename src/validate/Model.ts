@@ -19,6 +19,11 @@ export interface ParseOptions {
   readonly maxAttachmentBytes: number
   /** `source.writtenByTool`: undo the formula guard on every cell. */
   readonly restoreGuard: boolean
+  /**
+   * A CSV file's size in bytes: the duplicate checks' tables grow straight to the size the whole file needs once
+   * its first rows show how long a row is (`FirstRows`). Absent for XLSX (rows are not laid out in its bytes).
+   */
+  readonly sourceBytes?: number | undefined
 }
 
 export const defaultMaxAttachmentBytes = 10 * 1024 * 1024

@@ -129,6 +129,13 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       ? "parent"
       : "plain"
 
+  // How many rows a CSV file holds, projected from the rows validated so far and the characters they took (a
+  // character is a byte in ASCII and Windows-1252; more bytes in UTF-8 only make the projection a little high).
+  const sourceBytes = options.sourceBytes
+  let rowsSeen = 0
+  let charsSeen = 0
+  const projectedRows = () => (sourceBytes === undefined || charsSeen === 0 ? 0 : rowsSeen * sourceBytes / charsSeen)
+
   const slots: Array<Slot> = []
   for (const field of writableFields(resource)) {
     const value = plan.columns.find((c) => c.kind === "field" && c.column?.field === field)
@@ -160,7 +167,9 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       requiredMessage: value !== undefined && ref !== undefined
         ? `required: fill ${valueColumn} or ${refColumn}`
         : "required",
-      firstRowOf: field.unique === true && role !== "key" && field.list !== true ? new FirstRows() : undefined
+      firstRowOf: field.unique === true && role !== "key" && field.list !== true
+        ? new FirstRows(projectedRows)
+        : undefined
     })
   }
   // Errors read left to right, as the user sees the columns.
@@ -180,7 +189,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
   const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
   const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
-  const firstRowOf = new FirstRows()
+  const firstRowOf = new FirstRows(projectedRows)
 
   const text = (
     cells: ReadonlyArray<string>,
@@ -198,6 +207,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     readonly pending: ReadonlyArray<PendingFile>
   } => {
     const cells = row.cells
+    rowsSeen++
     let errors: Array<RowError> | undefined
     // The template's example row left in the file: reported first; its cells are checked all the same.
     if (example?.test((i) => text(cells, i)) === true) errors = push(errors, example.column, exampleRowMessage)
@@ -208,6 +218,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
     for (let i = 0; i < plan.header.length; i++) {
       const length = cells[i]?.length ?? 0
+      charsSeen += length + 1
       if (length > maxCellCharacters) errors = push(errors, plan.header[i]!, tooLong(length))
     }
 
