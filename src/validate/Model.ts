@@ -100,4 +100,9 @@ export type RowResult =
 /** Stateful: remembers the keys it has seen to refuse duplicates within a file. One validator per file. */
 export interface RowValidator {
   readonly validate: (row: SourceRow) => Effect.Effect<RowResult>
+  /**
+   * The same, with the outcome given at once unless the row names attachments (their files are checked on disk):
+   * for a caller that validates a whole batch of rows without an effect per row.
+   */
+  readonly check: (row: SourceRow) => RowResult | Effect.Effect<RowResult>
 }

@@ -110,6 +110,10 @@ const tooLong = (length: number): string =>
     maxCellCharacters.toLocaleString("en-US")
   } (Excel's limit)`
 
+/** A `check` result as an effect. */
+export const checked = (result: RowResult | Effect.Effect<RowResult>): Effect.Effect<RowResult> =>
+  Effect.isEffect(result) ? result : Effect.succeed(result)
+
 export const makeValidator = (plan: ColumnPlan, formats: Formats, options: ParseOptions): RowValidator => {
   const { resource } = plan
   const mode = options.mode
@@ -384,12 +388,14 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     return result
   })
 
+  const check = (row: SourceRow) => {
+    const outcome = validateRow(row)
+    return outcome._tag === "CheckFiles" ? attach(outcome.sync, outcome.pending) : outcome
+  }
   return {
     // Not an Effect.fn: a span per row would cost more than the validation of a million rows.
-    validate: (row) => {
-      const outcome = validateRow(row)
-      return outcome._tag === "CheckFiles" ? attach(outcome.sync, outcome.pending) : Effect.succeed(outcome)
-    }
+    validate: (row) => checked(check(row)),
+    check
   }
 }
 
