@@ -13,6 +13,7 @@ import * as Path from "node:path"
 import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
+import { TextPieces } from "./Pieces.js"
 import { toolName } from "./Provenance.js"
 import { type FrontRow, XlsxTable, ZipError } from "./XlsxWriter.js"
 
@@ -365,21 +366,34 @@ const needsQuotes = {
  * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
  * stringifier per record and cost five times as much, for the same bytes.
  */
-export const csvRecord = (
-  cells: ReadonlyArray<Cell>,
-  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t"; readonly decimal?: "." | "," } = {}
-): string => {
+export const csvRecord = (cells: ReadonlyArray<Cell>, options: CsvRecordOptions = {}): string => {
+  const line = new TextPieces()
+  addCsvRecord(line, cells, options)
+  return line.take()
+}
+
+export interface CsvRecordOptions {
+  readonly guard?: boolean
+  readonly delimiter?: "," | ";" | "\t"
+  readonly decimal?: "." | ","
+}
+
+/** `csvRecord`, added piece by piece to `out` (a writer joins a whole batch of lines at once). */
+const addCsvRecord = (out: TextPieces, cells: ReadonlyArray<Cell>, options: CsvRecordOptions): void => {
   const delimiter = options.delimiter ?? ","
   const quote = needsQuotes[delimiter]
   const guard = options.guard ?? true
   const decimal = options.decimal ?? "."
-  let line = ""
   for (let i = 0; i < cells.length; i++) {
     const text = cellString(cells[i], guard, decimal)
-    if (i > 0) line += delimiter
-    line += quote.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
+    if (i > 0) out.add(delimiter)
+    if (quote.test(text)) {
+      out.add("\"")
+      out.add(text.replaceAll("\"", "\"\""))
+      out.add("\"")
+    } else out.add(text)
   }
-  return `${line}\r\n`
+  out.add("\r\n")
 }
 
 /** Starts the tool's CSV files: Excel needs it to read UTF-8. */
@@ -396,12 +410,17 @@ export const openCsvWriter: (
     header: ReadonlyArray<string>,
     options: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}
   ) {
-    const line = (cells: ReadonlyArray<Cell>) => csvRecord(cells, options)
     const file = yield* openAtomic(path)
-    yield* file.write(`${options.bom ?? true ? csvBom : ""}${line(header)}`)
+    yield* file.write(`${options.bom ?? true ? csvBom : ""}${csvRecord(header, options)}`)
+    // One batch at a time (`serialized`): its lines are gathered and joined, then written.
+    const lines = new TextPieces()
     return yield* serialized(
       path,
-      (rows) => file.write(rows.length === 1 ? line(rows[0]!) : rows.map(line).join("")),
+      (rows) =>
+        Effect.suspend(() => {
+          for (const row of rows) addCsvRecord(lines, row, options)
+          return file.write(lines.take())
+        }),
       file.commit
     )
   }
