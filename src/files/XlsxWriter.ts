@@ -437,6 +437,16 @@ const styleSheet = (colours: ReadonlyArray<Colours>): string => {
 
 const headerStyle = 1
 
+/** The kinds of cell, and what each writes between its style and its value. */
+const cellKinds = ["number", "boolean", "text", "spacedText"] as const
+type CellKind = (typeof cellKinds)[number]
+const cellTypeText: Readonly<Record<CellKind, string>> = {
+  number: "><v>",
+  boolean: " t=\"b\"><v>",
+  text: " t=\"inlineStr\"><is><t>",
+  spacedText: " t=\"inlineStr\"><is><t xml:space=\"preserve\">"
+}
+
 /** Column widths, in characters: fitted to the header and the first rows, within these bounds. */
 const minWidth = 8
 const maxWidth = 50
@@ -534,7 +544,8 @@ export class XlsxTable {
   readonly #header: ReadonlyArray<Cell>
   readonly #options: TableOptions
   readonly #letters: Array<string>
-  readonly #styleAttributes: Array<string> = []
+  readonly #cellStarts: Array<string> = []
+  readonly #cellTypes: Array<string> = []
   /** Rows of the open sheet not yet handed to the archive. */
   readonly #rows = new TextPieces()
   readonly #statusStyles: ReadonlyMap<string, number>
@@ -573,29 +584,36 @@ export class XlsxTable {
     return (this.#letters[index] ??= columnLetters(index))
   }
 
-  /** `"` closing a cell's reference, then its style attribute (none for the default style). */
-  #styleAttribute(style: number): string {
-    return (this.#styleAttributes[style] ??= style === 0 ? "\"" : `" s="${style}"`)
+  /** `<c r="B`: a cell of `column`, up to its row number. */
+  #cellStart(column: number): string {
+    return (this.#cellStarts[column] ??= `<c r="${this.#letter(column)}`)
+  }
+
+  /** What follows a cell's row number up to its value: the end of the reference, the style, the type. */
+  #cellType(style: number, kind: CellKind): string {
+    const key = style * cellKinds.length + cellKinds.indexOf(kind)
+    return (this.#cellTypes[key] ??= `"${style === 0 ? "" : ` s="${style}"`}${cellTypeText[kind]}`)
   }
 
   /**
-   * A cell that has a value (an empty one is no cell at all), as pieces: the fixed ones are shared strings, so a
-   * cell costs its text (escaped when it must be) and a few slots of `out`.
+   * A cell that has a value (an empty one is no cell at all), as five pieces, the fixed ones shared strings: a
+   * cell costs its text (escaped when it must be) and five slots of `out`.
    */
   #cell(out: TextPieces, value: string | number | boolean, column: number, row: string, style: number): void {
-    out.add("<c r=\"")
-    out.add(this.#letter(column))
+    out.add(this.#cellStart(column))
     out.add(row)
-    out.add(this.#styleAttribute(style))
     if (typeof value === "number" && Number.isFinite(value)) {
-      out.add("><v>")
+      out.add(this.#cellType(style, "number"))
       out.add(String(value))
       out.add("</v></c>")
-    } else if (typeof value === "boolean") out.add(value ? " t=\"b\"><v>1</v></c>" : " t=\"b\"><v>0</v></c>")
-    else {
+    } else if (typeof value === "boolean") {
+      out.add(this.#cellType(style, "boolean"))
+      out.add(value ? "1" : "0")
+      out.add("</v></c>")
+    } else {
       // NaN and ±Infinity have no number form in a cell: they go as their text.
       const text = typeof value === "string" ? (this.#options.text?.(value) ?? value) : String(value)
-      out.add(keepsSpace(text) ? " t=\"inlineStr\"><is><t xml:space=\"preserve\">" : " t=\"inlineStr\"><is><t>")
+      out.add(this.#cellType(style, keepsSpace(text) ? "spacedText" : "text"))
       out.add(escapeText(text))
       out.add("</t></is></c>")
     }
