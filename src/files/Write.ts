@@ -359,19 +359,6 @@ const needsQuotes = {
   "\t": /["\t\r\n]|^\s|\s$/
 } as const
 
-/**
- * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
- * leading/trailing space; numbers in plain decimal, with a decimal comma when `decimal` is `,`; the formula guard
- * unless `guard: false`). For writers that
- * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
- * stringifier per record and cost five times as much, for the same bytes.
- */
-export const csvRecord = (cells: ReadonlyArray<Cell>, options: CsvRecordOptions = {}): string => {
-  const line = new TextPieces()
-  addCsvRecord(line, cells, options)
-  return line.take()
-}
-
 export interface CsvRecordOptions {
   readonly guard?: boolean
   readonly delimiter?: "," | ";" | "\t"
@@ -394,6 +381,21 @@ const addCsvRecord = (out: TextPieces, cells: ReadonlyArray<Cell>, options: CsvR
     } else out.add(text)
   }
   out.add("\r\n")
+}
+
+/** `csvRecord`'s gatherer, reused: a record is gathered and taken in one synchronous call. */
+const recordPieces = new TextPieces()
+
+/**
+ * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
+ * leading/trailing space; numbers in plain decimal, with a decimal comma when `decimal` is `,`; the formula guard
+ * unless `guard: false`). For writers that
+ * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
+ * stringifier per record and cost five times as much, for the same bytes.
+ */
+export const csvRecord = (cells: ReadonlyArray<Cell>, options: CsvRecordOptions = {}): string => {
+  addCsvRecord(recordPieces, cells, options)
+  return recordPieces.take()
 }
 
 /** Starts the tool's CSV files: Excel needs it to read UTF-8. */
