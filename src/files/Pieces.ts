@@ -1,9 +1,12 @@
 /**
- * Text gathered as pieces and joined once, for the writers of large files (report.csv's lines, a sheet's XML).
+ * Text gathered in pieces and joined once, for the writers of large files: report.csv's lines, joined per batch,
+ * and a sheet's rows, joined about 64 Ki characters at a time.
  *
- * A line built with `+=` leaves an object per piece for the collector, and an array emptied between joins is
- * grown again each time (its backing store copied at every step). Here the array keeps its length and its slots
- * are emptied ("") after each join, so after the first rounds a piece costs one slot and nothing else.
+ * A piece is a whole line or row (built with `+` from a few strings). Gathering every small string of a row here
+ * instead cost more in `join` (about 30 ns a piece) than it saved the collector; appending each row to one growing
+ * string built a tree of thousands of pieces per chunk; and an array emptied between joins was grown again each
+ * time (its backing store copied at every step). Here the array keeps its length and its slots are emptied ("")
+ * after each join. A 1M-row `validate`, both reports written this way: 33–34 s → 31 s of CPU.
  */
 export class TextPieces {
   readonly #parts: Array<string> = []

@@ -365,27 +365,6 @@ export interface CsvRecordOptions {
   readonly decimal?: "." | ","
 }
 
-/** `csvRecord`, added piece by piece to `out` (a writer joins a whole batch of lines at once). */
-const addCsvRecord = (out: TextPieces, cells: ReadonlyArray<Cell>, options: CsvRecordOptions): void => {
-  const delimiter = options.delimiter ?? ","
-  const quote = needsQuotes[delimiter]
-  const guard = options.guard ?? true
-  const decimal = options.decimal ?? "."
-  for (let i = 0; i < cells.length; i++) {
-    const text = cellString(cells[i], guard, decimal)
-    if (i > 0) out.add(delimiter)
-    if (quote.test(text)) {
-      out.add("\"")
-      out.add(text.replaceAll("\"", "\"\""))
-      out.add("\"")
-    } else out.add(text)
-  }
-  out.add("\r\n")
-}
-
-/** `csvRecord`'s gatherer, reused: a record is gathered and taken in one synchronous call. */
-const recordPieces = new TextPieces()
-
 /**
  * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
  * leading/trailing space; numbers in plain decimal, with a decimal comma when `decimal` is `,`; the formula guard
@@ -394,8 +373,17 @@ const recordPieces = new TextPieces()
  * stringifier per record and cost five times as much, for the same bytes.
  */
 export const csvRecord = (cells: ReadonlyArray<Cell>, options: CsvRecordOptions = {}): string => {
-  addCsvRecord(recordPieces, cells, options)
-  return recordPieces.take()
+  const delimiter = options.delimiter ?? ","
+  const quote = needsQuotes[delimiter]
+  const guard = options.guard ?? true
+  const decimal = options.decimal ?? "."
+  let line = ""
+  for (let i = 0; i < cells.length; i++) {
+    const text = cellString(cells[i], guard, decimal)
+    if (i > 0) line += delimiter
+    line += quote.test(text) ? `"${text.replaceAll("\"", "\"\"")}"` : text
+  }
+  return `${line}\r\n`
 }
 
 /** Starts the tool's CSV files: Excel needs it to read UTF-8. */
@@ -420,7 +408,7 @@ export const openCsvWriter: (
       path,
       (rows) =>
         Effect.suspend(() => {
-          for (const row of rows) addCsvRecord(lines, row, options)
+          for (const row of rows) lines.add(csvRecord(row, options))
           return file.write(lines.take())
         }),
       file.commit
