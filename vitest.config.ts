@@ -13,6 +13,7 @@ const cliTier = [
   "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
   "test/cli/durable.test.ts",
+  "test/cli/footprint.test.ts",
   "test/cli/progress-cli.test.ts",
   "test/export/continue.test.ts",
   "test/fleet/fence*.test.ts",

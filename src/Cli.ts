@@ -5,7 +5,7 @@
  * options; help, suggestions and completion are read from this tree (src/cli/Help.ts).
  */
 import { Args, Command } from "@effect/cli"
-import { Console } from "effect"
+import * as Console from "effect/Console"
 import { completionScript, shells } from "./cli/Completion.js"
 import { connectionOptions } from "./cli/Connection.js"
 import { type CliModel, cliModel, type CommandExtras, flagNames } from "./cli/Help.js"

@@ -4,7 +4,7 @@
  * directory that cannot be used (nothing was sent), 3 a run stopped after requests were sent (the journal is
  * kept for `resume`). Row-level problems are never errors: they are report lines.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import type { ApiAborted } from "./client/Api.js"
 import type { WriteError } from "./files/Write.js"
 

@@ -11,7 +11,9 @@
  * Work deep inside a command that cannot be handed its `StopSignal` (a file being read) hears the first signal
  * through `onStopRequest`: a read that makes no progress is stopped by it (files/Stall.ts).
  */
-import { Deferred, Effect, Fiber } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 
 export interface StopSignal {
   /** Completes when the command should stop. */

@@ -3,7 +3,7 @@
  * (`400/60s`) and probabilities. Pure functions returning `Either` so both the CLI and the sandbox can report
  * a bad value with the flag's name.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 
 const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }
 

@@ -5,7 +5,14 @@
  * against an embedded sandbox started in-process (its data lives only in memory).
  */
 import { Options } from "@effect/cli"
-import { Config, Context, Effect, Either, Layer, Option, Redacted, Schema } from "effect"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type { Api } from "../client/Api.js"
 import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
 import { HttpAdapter } from "../client/HttpAdapter.js"

@@ -5,7 +5,8 @@
  * A command's handler returns its exit code as its value; the edge (bin.ts) exits with it.
  */
 import { Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import { Api } from "../client/Api.js"
 import { RunStopped } from "../Errors.js"
 import { WriteError } from "../files/Write.js"

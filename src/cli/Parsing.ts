@@ -3,7 +3,8 @@
  * `auto` never guesses silently: an ambiguous file stops with an error naming the flag that settles it.
  */
 import { Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "../Errors.js"

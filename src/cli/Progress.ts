@@ -7,7 +7,11 @@
  * to it. The ETA takes the slower of two estimates: the request budget (rows left × requests per row so far ÷ the
  * budget's rate) and the pace observed so far, plus what is left of a rate-limit pause.
  */
-import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schedule from "effect/Schedule"
 import type { ApiStats, ClientActivity } from "../client/Api.js"
 import type { ErrorKind } from "../report/ErrorKinds.js"
 import type { Rate } from "../Units.js"

@@ -2,7 +2,7 @@
  * "Did you mean …?": the one place that finds the known name closest to a mistyped one (command, flag, choice,
  * resource, sheet), by edit distance with adjacent swaps counted as one edit, ignoring case.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { type CliModel, type FlagInfo, helpFlag, versionFlag } from "./Help.js"
 
 /** Edits (insert, delete, replace, swap of two neighbours) that turn `a` into `b`, ignoring case. */

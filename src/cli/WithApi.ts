@@ -3,7 +3,8 @@
  * (the rows in flight finish, then the run stops with its resume command), and the hint an aborted run leaves.
  * Shared by every command that sends rows (import, rerun, resume, undo).
  */
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { Api } from "../client/Api.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { shielded, stopOnSignals } from "../Signals.js"

@@ -7,7 +7,8 @@
  * are errors (`ApiAborted`), and they map to exit code 3.
  */
 import type { Effect, Stream } from "effect"
-import { Context, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
 import type { Resource } from "../Resources.js"
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"

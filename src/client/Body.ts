@@ -3,7 +3,9 @@
  * (from `error`, then `message`, then the first entry of an ASP.NET model-state map), and the properties of a
  * read-back record in every form the live service or its Blueprint sends them. Pure functions.
  */
-import { Option, Predicate, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { Field } from "../Resources.js"
 
 /** The JSON of a body, the raw text when it is not JSON (gateway pages), undefined when empty. */

@@ -16,7 +16,12 @@
  * A request that finds, once it has room, that it must not be sent after all (its token was revoked while it
  * waited) gives the room back unused: it never reached the server, so it leaves no end in the window.
  */
-import { Clock, Context, Deferred, Effect, Exit, FiberId } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import type { Rate } from "../Units.js"
 
 export interface Budget {

@@ -3,7 +3,9 @@
  * tuning of retries, timeouts and token renewal. Built from plain values by `ClientConfig.make`; the CLI's
  * connection options (`src/cli/Connection.ts`) are its usual source.
  */
-import { Context, Layer, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import type { Rate } from "../Units.js"
 
 export interface Credentials {

@@ -23,7 +23,15 @@
  * Rate-limited attempts and other failed attempts are counted separately, each up to `maxAttempts`.
  */
 import type { HttpClient } from "@effect/platform"
-import { Clock, Duration, Effect, Either, Layer, Option, Predicate, Schedule, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
 import { resource } from "../Resources.js"
 import type { ApiRequest, ClientActivity, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"

@@ -12,7 +12,11 @@
  * ignores `page` and keeps sending a full page with a `nextPage` link would otherwise be walked forever. (One
  * repeated record is not enough: a record inserted while the list is walked shifts the next page by one.)
  */
-import { Chunk, Clock, Effect, Option, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { dayOf, defaultSince, defaultUntil, formatDay } from "../Days.js"
 import { idReadName, type Resource } from "../Resources.js"
 import type { ApiAborted, ListOptions, Page, Reply } from "./Api.js"

@@ -3,7 +3,7 @@
  * record is looked up by its correlation key, and whether a PATCH is already visible on the re-read record.
  * Pure functions over the resource table; `HttpAdapter` runs the lookups.
  */
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import { keyFilter, keyProperty, withKey } from "../Identity.js"
 import { readName, type Resource, resources } from "../Resources.js"
 import { recordProperty } from "./Body.js"

@@ -3,7 +3,9 @@
  * requests sent in the budget's last window, counted the way the budget counts them (a sliding window of its
  * length), so a rate shown from it can never exceed the budget.
  */
-import { Clock, Effect, Ref } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import type { ApiStats } from "./Api.js"
 
 export interface Counters {

@@ -15,7 +15,13 @@
  * A login answered with a redirect (301/302/307/308) aborts with a message naming the redirect: the base URL is
  * wrong, and a client that followed it could turn `POST /login` into `GET /login`.
  */
-import { Clock, Effect, Option, Predicate, Redacted, Schedule, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import { ApiAborted } from "./Api.js"
 import { errorMessage, isRateLimit, isRedirect, LoginRefused, LoginToken, redirectMessage, resultOf } from "./Body.js"
 import type { Budget } from "./Budget.js"

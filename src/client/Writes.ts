@@ -15,7 +15,8 @@
  * been applied), except a 202 where the write should have been done at once: `Later` (accepted, maybe applied
  * later: in doubt). Pure functions over the resource table.
  */
-import { Option, Predicate } from "effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import { idReadName, type Resource, resource, resources } from "../Resources.js"
 import type { ApiRequest } from "./Api.js"
 import { envelopeOf } from "./Body.js"

@@ -6,7 +6,9 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Effect, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { RunError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
 import { CsvDialect, defaultCsvDialect, ExportFormat, ManifestEntry } from "./Manifest.js"

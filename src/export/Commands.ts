@@ -5,7 +5,8 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary } from "../cli/Output.js"
 import { UsageError } from "../Errors.js"

@@ -7,7 +7,11 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Clock, Effect, Option, Ref, Stream } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
 import { dayOf, defaultSince, defaultUntil } from "../Days.js"
 import { type InputError, UsageError } from "../Errors.js"

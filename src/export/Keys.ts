@@ -4,7 +4,8 @@
  * from the resource's finished file in the export directory when there is one (no request spent), otherwise from
  * the API's list of the resource.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
 import type { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"

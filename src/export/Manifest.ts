@@ -3,7 +3,7 @@
  * written last and atomically by `export`, read by `verify` and by the file reader (a CSV listed in it was
  * written by this tool, so its formula guard is reversed on import).
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export const manifestFile = "manifest.json"
 

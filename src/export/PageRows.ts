@@ -3,7 +3,7 @@
  * with their parent's id, and the items read back inside each record (a task's products, services, additional
  * costs and questionnaire answers), which name their parent by the key of the record in hand.
  */
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import type { Cell } from "../files/Write.js"
 import { keyProperty } from "../Identity.js"
 import type { Resource } from "../Resources.js"

@@ -5,7 +5,11 @@
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
-import { Effect, Either, Predicate, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { RunError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"

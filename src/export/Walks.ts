@@ -4,7 +4,7 @@
  * from another resource's records (a task's products, services, additional costs and questionnaire answers come
  * back inside the task: they are not list endpoints of their own).
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import type { Resource, ResourceName } from "../Resources.js"

@@ -10,7 +10,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import type { Scope } from "effect"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type Cell, csvBom, csvRecord, openXlsxWriter, sha256File, type WriteError } from "../files/Write.js"
 import type { CsvDialect, ExportFormat } from "./Manifest.js"
 

@@ -8,7 +8,11 @@
  * `info.records` is the same count; building an info object per record costs a quarter of the parse.)
  */
 import { parse } from "csv-parse"
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { open, readFile, stat } from "node:fs/promises"
 import { Worker } from "node:worker_threads"
 import type { InputError } from "../Errors.js"

@@ -4,7 +4,7 @@
  * holds several, the one whose count stays the same on most of the following lines wins; anything else is ambiguous
  * and the user is asked for `--delimiter` rather than guessed for.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 
 export type Delimiter = "," | ";" | "\t"
 

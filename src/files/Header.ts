@@ -2,7 +2,7 @@
  * Rules shared by the CSV and XLSX readers: what makes a header usable, which rows are blank, and how a row's
  * cells are aligned with the header.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { InputError } from "../Errors.js"
 import { restore } from "./Guard.js"
 

@@ -4,7 +4,9 @@
  * cast that lets `undefined` through. Schemas of files read back accept properties they do not know (newer
  * versions add them). A UTF-8 byte-order mark (Notepad writes one) is not part of the JSON.
  */
-import { Effect, ParseResult, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
 
 /** What is wrong with one property: `path` (`steps.0.runDir`, empty for the whole file) and whether it is absent. */

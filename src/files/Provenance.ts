@@ -3,7 +3,8 @@
  * rule lives here only: an .xlsx whose workbook creator is `fsm-bulk` (exports, reports, templates); a .csv that
  * this tool's export manifest lists in the same directory, or a `report.csv` inside one of its run directories.
  */
-import { Option, Schema } from "effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
 import * as Path from "node:path"
 

@@ -2,7 +2,7 @@
  * Opening an input file: CSV or XLSX told by its first bytes (an .xlsx is a ZIP archive), with the clear
  * refusals a user needs for everything else (missing, a directory, an old .xls, an empty file).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { open, stat } from "node:fs/promises"
 import * as Path from "node:path"
 import type { InputError } from "../Errors.js"

@@ -5,7 +5,8 @@
  * (exit 3) instead of waiting for a read that may never end (a damaged file, a stuck disk or pipe). A read that
  * progresses is left alone: it ends by itself, and the command stops as it always does.
  */
-import { Duration, Effect } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import { onStopRequest } from "../Signals.js"
 
 /** How long a pull may wait without progress once a stop was asked for. */

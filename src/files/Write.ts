@@ -3,7 +3,9 @@
  * `FILE.tmp`, which `close` flushes to disk and renames onto `FILE`; a scope that ends without `close` (a crash,
  * an interruption) removes the .tmp and leaves `FILE` untouched. Cells pass the formula guard by default.
  */
-import { Effect, Schema, type Scope } from "effect"
+import type { Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { accessSync, constants, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
@@ -11,6 +13,7 @@ import * as Path from "node:path"
 import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
+import { TextPieces } from "./Pieces.js"
 import { toolName } from "./Provenance.js"
 import { type FrontRow, XlsxTable, ZipError } from "./XlsxWriter.js"
 
@@ -356,6 +359,12 @@ const needsQuotes = {
   "\t": /["\t\r\n]|^\s|\s$/
 } as const
 
+export interface CsvRecordOptions {
+  readonly guard?: boolean
+  readonly delimiter?: "," | ";" | "\t"
+  readonly decimal?: "." | ","
+}
+
 /**
  * One CSV record in the tool's dialect (CRLF; quoted when a cell holds the delimiter, a quote, a line break or
  * leading/trailing space; numbers in plain decimal, with a decimal comma when `decimal` is `,`; the formula guard
@@ -363,10 +372,7 @@ const needsQuotes = {
  * cannot use `openCsvWriter` (an export appending to a partial file). Written by hand: csv-stringify built a
  * stringifier per record and cost five times as much, for the same bytes.
  */
-export const csvRecord = (
-  cells: ReadonlyArray<Cell>,
-  options: { readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t"; readonly decimal?: "." | "," } = {}
-): string => {
+export const csvRecord = (cells: ReadonlyArray<Cell>, options: CsvRecordOptions = {}): string => {
   const delimiter = options.delimiter ?? ","
   const quote = needsQuotes[delimiter]
   const guard = options.guard ?? true
@@ -394,12 +400,17 @@ export const openCsvWriter: (
     header: ReadonlyArray<string>,
     options: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" } = {}
   ) {
-    const line = (cells: ReadonlyArray<Cell>) => csvRecord(cells, options)
     const file = yield* openAtomic(path)
-    yield* file.write(`${options.bom ?? true ? csvBom : ""}${line(header)}`)
+    yield* file.write(`${options.bom ?? true ? csvBom : ""}${csvRecord(header, options)}`)
+    // One batch at a time (`serialized`): its lines are gathered and joined, then written.
+    const lines = new TextPieces()
     return yield* serialized(
       path,
-      (rows) => file.write(rows.length === 1 ? line(rows[0]!) : rows.map(line).join("")),
+      (rows) =>
+        Effect.suspend(() => {
+          for (const row of rows) lines.add(csvRecord(row, options))
+          return file.write(lines.take())
+        }),
       file.commit
     )
   }

@@ -9,7 +9,11 @@
  * A workbook of anyone else is read one sheet only, whatever its sheets are called; so is a continuation named
  * by `--sheet`.
  */
-import { Chunk, Effect, Either, Option, Stream } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import type ExcelJS from "exceljs"
 import { Readable } from "node:stream"
 import { didYouMean } from "../cli/Suggest.js"

@@ -3,7 +3,7 @@
  * `HH:mm:ss`), numbers in plain decimal notation (and marked as numbers), booleans as `true`/`false`, rich text
  * joined, a hyperlink's text, and a formula's cached result — never the formula itself.
  */
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import { spreadsheetNumber } from "./Decimal.js"
 
 /** A cell that holds no usable value; the reader turns it into an InputError naming the row and column. */

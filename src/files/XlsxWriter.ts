@@ -7,6 +7,7 @@
 import type { TransformOptions, Writable } from "node:stream"
 import { crc32, createDeflateRaw, type DeflateRaw, deflateRawSync, type ZlibOptions } from "node:zlib"
 import type { Cell } from "./Cell.js"
+import { TextPieces } from "./Pieces.js"
 import { signature } from "./Zip.js"
 
 // --- ZIP ---------------------------------------------------------------------------------------------------------
@@ -436,6 +437,16 @@ const styleSheet = (colours: ReadonlyArray<Colours>): string => {
 
 const headerStyle = 1
 
+/** The kinds of cell, and what each writes between its style and its value. */
+const cellKinds = ["number", "boolean", "text", "spacedText"] as const
+type CellKind = (typeof cellKinds)[number]
+const cellTypeText: Readonly<Record<CellKind, string>> = {
+  number: "><v>",
+  boolean: " t=\"b\"><v>",
+  text: " t=\"inlineStr\"><is><t>",
+  spacedText: " t=\"inlineStr\"><is><t xml:space=\"preserve\">"
+}
+
 /** Column widths, in characters: fitted to the header and the first rows, within these bounds. */
 const minWidth = 8
 const maxWidth = 50
@@ -533,6 +544,10 @@ export class XlsxTable {
   readonly #header: ReadonlyArray<Cell>
   readonly #options: TableOptions
   readonly #letters: Array<string>
+  readonly #cellStarts: Array<string> = []
+  readonly #cellTypes: Array<string> = []
+  /** Rows of the open sheet not yet handed to the archive. */
+  readonly #rows = new TextPieces()
   readonly #statusStyles: ReadonlyMap<string, number>
   readonly #maxRows: number
   readonly #maxBytes: number
@@ -569,28 +584,55 @@ export class XlsxTable {
     return (this.#letters[index] ??= columnLetters(index))
   }
 
-  /** A cell that has a value (an empty one is no cell at all). */
-  #cell(value: string | number | boolean, ref: string, style: number): string {
-    const s = style === 0 ? "" : ` s="${style}"`
-    if (typeof value === "number" && Number.isFinite(value)) return `<c r="${ref}"${s}><v>${value}</v></c>`
-    if (typeof value === "boolean") return `<c r="${ref}"${s} t="b"><v>${value ? 1 : 0}</v></c>`
-    // NaN and ±Infinity have no number form in a cell: they go as their text.
-    const text = typeof value === "string" ? (this.#options.text?.(value) ?? value) : String(value)
-    return `<c r="${ref}"${s} t="inlineStr"><is>${keepsSpace(text) ? "<t xml:space=\"preserve\">" : "<t>"}${
-      escapeText(text)
-    }</t></is></c>`
+  /** `<c r="B`: a cell of `column`, up to its row number. */
+  #cellStart(column: number): string {
+    return (this.#cellStarts[column] ??= `<c r="${this.#letter(column)}`)
   }
 
-  #rowXml(cells: ReadonlyArray<Cell>, styleOf: (index: number, value: Cell) => number): string {
-    const r = this.#row
-    let xml = `<row r="${r}">`
+  /** What follows a cell's row number up to its value: the end of the reference, the style, the type. */
+  #cellType(style: number, kind: CellKind): string {
+    const key = style * cellKinds.length + cellKinds.indexOf(kind)
+    return (this.#cellTypes[key] ??= `"${style === 0 ? "" : ` s="${style}"`}${cellTypeText[kind]}`)
+  }
+
+  /**
+   * A cell that has a value (an empty one is no cell at all), from five strings: its column's start and its
+   * style and type are cached, so a cell costs its text (escaped when it must be) and the joins.
+   */
+  #cell(value: string | number | boolean, column: number, row: string, style: number): string {
+    const start = this.#cellStart(column) + row
+    if (typeof value === "number" && Number.isFinite(value)) {
+      return start + this.#cellType(style, "number") + String(value) + "</v></c>"
+    }
+    if (typeof value === "boolean") return start + this.#cellType(style, "boolean") + (value ? "1" : "0") + "</v></c>"
+    // NaN and ±Infinity have no number form in a cell: they go as their text.
+    const text = typeof value === "string" ? (this.#options.text?.(value) ?? value) : String(value)
+    return start + this.#cellType(style, keepsSpace(text) ? "spacedText" : "text") + escapeText(text) + "</t></is></c>"
+  }
+
+  #rowXml(out: TextPieces, row: number, cells: ReadonlyArray<Cell>, styleOf: (i: number, value: Cell) => number) {
+    const r = String(row)
+    let xml = "<row r=\"" + r + "\">"
     for (let i = 0; i < cells.length; i++) {
       const value = cells[i]
-      if (value !== null && value !== undefined && value !== "") {
-        xml += this.#cell(value, `${this.#letter(i)}${r}`, styleOf(i, value))
-      }
+      if (value !== null && value !== undefined && value !== "") xml += this.#cell(value, i, r, styleOf(i, value))
     }
-    return `${xml}</row>`
+    out.add(xml + "</row>")
+  }
+
+  /**
+   * Adds a row to the open sheet: gathered with the rows before it and handed to the archive about 64 Ki
+   * characters at a time; false when the caller should wait for `ready`.
+   */
+  #writeRow(cells: ReadonlyArray<Cell>, styleOf: (index: number, value: Cell) => number): boolean {
+    this.#rowXml(this.#rows, this.#row, cells, styleOf)
+    return this.#rows.chars < chunkChars || this.#zip.write(this.#rows.take())
+  }
+
+  /** Text of the open sheet after the rows gathered so far. */
+  #write(text: string): boolean {
+    if (this.#rows.chars > 0) this.#zip.write(this.#rows.take())
+    return this.#zip.write(text)
   }
 
   #filterRef(): string | undefined {
@@ -610,21 +652,21 @@ export class XlsxTable {
       `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
     )
     this.#row = 1
-    this.#zip.write(
+    this.#write(
       `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
         `<sheetViews><sheetView${
           number === 1 && this.#options.frontSheet === undefined ? " tabSelected=\"1\"" : ""
         } workbookViewId="0">${view}</sheetView></sheetViews>` +
         "<sheetFormatPr defaultRowHeight=\"15\"/>" +
         (widths.length > 0 ? `<cols>${widths.join("")}</cols>` : "") +
-        "<sheetData>" +
-        this.#rowXml(this.#header, () => headerStyle)
+        "<sheetData>"
     )
+    this.#writeRow(this.#header, () => headerStyle)
   }
 
   async #closeSheet(): Promise<void> {
     const filter = this.#filterRef()
-    this.#zip.write(
+    this.#write(
       `</sheetData>${filter === undefined ? "" : `<autoFilter ref="${filter.replace(/\$/g, "")}"/>`}</worksheet>`
     )
     await this.#zip.end()
@@ -673,11 +715,11 @@ export class XlsxTable {
 
   #append(cells: ReadonlyArray<Cell>): Promise<void> | undefined {
     // A sheet always takes its first row, whatever its size.
-    if (this.#row > 1 && (this.#row >= this.#maxRows || this.#zip.entrySize >= this.#maxBytes)) {
+    if (this.#row > 1 && (this.#row >= this.#maxRows || this.#zip.entrySize + this.#rows.chars >= this.#maxBytes)) {
       return this.#nextSheet(cells)
     }
     this.#row++
-    return this.#zip.write(this.#rowXml(cells, this.#statusStyle)) ? undefined : this.#zip.ready()
+    return this.#writeRow(cells, this.#statusStyle) ? undefined : this.#zip.ready()
   }
 
   /** Appends one row; a promise when the caller must wait for it (the file is behind, or a new sheet begins). */
@@ -691,7 +733,7 @@ export class XlsxTable {
     await this.#closeSheet()
     this.#openSheet()
     this.#row++
-    if (!this.#zip.write(this.#rowXml(cells, this.#statusStyle))) await this.#zip.ready()
+    if (!this.#writeRow(cells, this.#statusStyle)) await this.#zip.ready()
   }
 
   /** The front sheet: two wide columns and a narrow third, each line as given, the first shown when opened. */
@@ -699,24 +741,22 @@ export class XlsxTable {
     const widths = [34, 60, 14].map((width, i) =>
       `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
     )
-    let xml = `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
-      "<sheetViews><sheetView tabSelected=\"1\" workbookViewId=\"0\"/></sheetViews>" +
-      `<sheetFormatPr defaultRowHeight="15"/><cols>${widths.join("")}</cols><sheetData>`
-    rows.forEach((line, i) => {
-      const r = i + 1
-      xml += `<row r="${r}">`
-      line.cells.forEach((value, c) => {
-        if (value === null || value === undefined || value === "") return
-        const style = line.heading === true
+    const xml = new TextPieces()
+    xml.add(
+      `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+        "<sheetViews><sheetView tabSelected=\"1\" workbookViewId=\"0\"/></sheetViews>" +
+        `<sheetFormatPr defaultRowHeight="15"/><cols>${widths.join("")}</cols><sheetData>`
+    )
+    rows.forEach((line, i) =>
+      this.#rowXml(xml, i + 1, line.cells, (c, value) =>
+        line.heading === true
           ? headerStyle
           : line.status === true && c === 0
           ? (this.#statusStyles.get(String(value)) ?? 0)
-          : 0
-        xml += this.#cell(value, `${this.#letter(c)}${r}`, style)
-      })
-      xml += "</row>"
-    })
-    return `${xml}</sheetData></worksheet>`
+          : 0)
+    )
+    xml.add("</sheetData></worksheet>")
+    return xml.take()
   }
 
   /** Finishes the table; `front` is the front sheet's lines when the options name one. */

@@ -12,7 +12,8 @@
  *
  * Limit (said in docs/fleet.md): rows referring to rows of another chunk wait for them only within their chunk.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { restore } from "../files/Guard.js"
 import { openCsvWriter } from "../files/Write.js"

@@ -3,7 +3,11 @@
  * `submit import`, `status`, `wait`, `fetch`, `cancel`. Every one takes `--fleet URL` (env FSM_FLEET_URL).
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Config, Console, Effect, Either, Option } from "effect"
+import * as Config from "effect/Config"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
@@ -52,7 +56,6 @@ import { fleetKey, seal } from "./Secrets.js"
 import { finalStates, type FleetStore, type JobRow, openStore } from "./Store.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
 import { fetchExport, fetchOnboard } from "./Whole.js"
-import { runWorker } from "./Worker.js"
 
 const fleetOption = Options.text("fleet").pipe(
   Options.withFallbackConfig(Config.string("FSM_FLEET_URL")),
@@ -170,6 +173,12 @@ export const accountsCommand = Command.make("accounts").pipe(
 
 // --- worker ------------------------------------------------------------------------------------------------------
 
+/**
+ * The worker, loaded when this command runs: its HTTP agents (Fence.ts) bring in the platform's HTTP client
+ * (undici, about 20 MB of the process), which no other fleet command needs.
+ */
+const loadWorker = Effect.promise(() => import("./Worker.js"))
+
 export const workerCommand = Command.make("worker", {
   egressId: Options.text("egress-id").pipe(
     Options.withDescription("The egress address this worker's requests are counted under; one worker per id")
@@ -197,6 +206,7 @@ export const workerCommand = Command.make("worker", {
     return yield* shielded(Effect.scoped(Effect.gen(function*() {
       const stop = yield* stopOnSignals({ stopping: "stopping: jobs in progress stop sending and are handed back" })
       yield* say(`worker ${a.egressId}: budget ${formatRate(rate)}, ${a.jobs} jobs at once`)
+      const { runWorker } = yield* loadWorker
       yield* runWorker(store, url, key, {
         egressId: a.egressId,
         sourceAddress: Option.getOrUndefined(a.sourceAddress),

@@ -2,7 +2,7 @@
  * The fleet's failures of a whole command: the fleet store cannot be reached or used (`Unavailable`), a name or
  * job that does not exist (`NotFound`), a missing or bad key (`Key`). Bad input stays a `UsageError`/`InputError`.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export class FleetError extends Schema.TaggedError<FleetError>()("FleetError", {
   reason: Schema.Literal("Unavailable", "NotFound", "Key", "Locked"),

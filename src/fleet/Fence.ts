@@ -12,7 +12,8 @@
  * once its handshake is done), so the check is followed at once by the write, with nothing queued in between.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as http from "node:http"
 import * as https from "node:https"
 import type * as net from "node:net"

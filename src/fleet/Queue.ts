@@ -6,7 +6,10 @@
  * it over, so attempts and stalls are allowed many times: our journal, not the queue, decides what was done.
  */
 import type { JobsOptions } from "bullmq"
-import { Config, Effect, Option, type Scope } from "effect"
+import type { Scope } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"

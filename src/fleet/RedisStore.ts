@@ -29,7 +29,9 @@
  * its parts' keys, which a cluster may place on other nodes. What persistence the guarantees need is said in
  * docs/fleet.md (an acknowledged write must survive a restart: AOF with `appendfsync everysec` or `always`).
  */
-import { Deferred, Effect, type Scope } from "effect"
+import type { Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import type { Redis as RedisClient } from "ioredis"
 import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"

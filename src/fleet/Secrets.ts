@@ -3,7 +3,10 @@
  * 12-byte nonce per value, stored as `v1:<nonce>:<tag>:<ciphertext>` (base64). The key never leaves the
  * environment; the credentials are decrypted in a worker's memory only, never put in job data, logs or reports.
  */
-import { Config, Effect, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import type { Credentials } from "../client/Config.js"
 import { FleetError } from "./Errors.js"

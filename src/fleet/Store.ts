@@ -12,7 +12,9 @@
  * raises the epoch) refuses every later line of the old owner. In PostgreSQL it is one statement, with the lease
  * row locked for share, so a takeover waits for a line being written.
  */
-import { Deferred, Effect, type Scope } from "effect"
+import type { Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import type { Pool, QueryResultRow } from "pg"
 import { describeCause, FleetError } from "./Errors.js"
 import { isRedisUrl, migrateEngine } from "./Queue.js"

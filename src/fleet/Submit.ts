@@ -3,7 +3,7 @@
  * file or a contradiction exits 2 and nothing is queued), then stored with the job's settings and queued. The
  * job in the fleet's store holds what to run; the queue's job carries only its id.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { existsSync, readFileSync, rmSync } from "node:fs"
 import { mkdtemp } from "node:fs/promises"

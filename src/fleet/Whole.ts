@@ -8,7 +8,9 @@
  * `report`, `undo` take it) or an export directory (`verify` passes it).
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { Deferred, Effect, type Scope } from "effect"
+import type { Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Api } from "../client/Api.js"

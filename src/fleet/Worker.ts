@@ -16,7 +16,17 @@
  *   rows done are not sent again, rows in flight are looked up before any resend.
  */
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import { Cause, Context, Deferred, Effect, Either, Exit, Fiber, FiberRef, Layer, Option, Runtime } from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"

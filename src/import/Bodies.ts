@@ -10,7 +10,9 @@
  * - customers' upsert carries the name as `description` too; an expense's patch addresses `expenseDate`;
  *   webhooks' `entity`/`action` are written as names; tasks' `keyWords` as strings; integer references as numbers.
  */
-import { Effect, Either, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
 import { Api, type ApiAborted } from "../client/Api.js"
 import type { Field, Resource } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"

@@ -4,7 +4,9 @@
  * handling, runs the pipeline, prints the closing table and the summary, and returns the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Either, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { existsSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"

@@ -9,7 +9,7 @@
  * a login is a change. The one exception is the record's key, which found the record: `cli-9` for a record keyed
  * `CLI-9` names that record (`Identity`), so the key never counts as changed by its case alone.
  */
-import { Predicate } from "effect"
+import * as Predicate from "effect/Predicate"
 import { recordProperty, writeForm } from "../client/Body.js"
 import { sameKey } from "../Identity.js"
 import type { Field, Resource } from "../Resources.js"

@@ -5,7 +5,9 @@
  * read-back items (`readBackIn`, grouped under `readBackItems`) or `waitMs` has passed: `confirmed` or
  * `unconfirmed`.
  */
-import { Clock, Effect, Predicate } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import { formatDuration } from "../cli/Progress.js"
 import { Api } from "../client/Api.js"
 import { type Resource, resource as resourceOf } from "../Resources.js"

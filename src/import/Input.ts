@@ -3,7 +3,9 @@
  * refuse a file that changed since), optionally renumbered by its own `_row` column (a rerun's rows keep the
  * row numbers of the original file), split into the columns a report repeats, and planned for validation.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { statSync } from "node:fs"
 import * as Path from "node:path"
 import { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
@@ -11,7 +13,14 @@ import { openSource } from "../files/Read.js"
 import type { Source, SourceRow } from "../files/Source.js"
 import { sha256File } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
-import { defaultMaxAttachmentBytes, type ParseOptions, planColumns, type RowValidator } from "../validate/Validate.js"
+import {
+  checked,
+  defaultMaxAttachmentBytes,
+  type ParseOptions,
+  planColumns,
+  type RowResult,
+  type RowValidator
+} from "../validate/Validate.js"
 import type { ReadSettings } from "./Journal.js"
 import { isToolColumn } from "./ToolColumns.js"
 
@@ -121,6 +130,14 @@ export interface RowSettings {
   readonly maxAttachmentBytes?: number | undefined
 }
 
+const sizeOf = (file: string): number | undefined => {
+  try {
+    return statSync(file).size
+  } catch {
+    return undefined
+  }
+}
+
 /** The validation options of `input`'s rows and its column plan; the plan's warnings are said. */
 export const planInput = Effect.fn("Input.plan")(function*(
   r: Resource,
@@ -135,7 +152,8 @@ export const planInput = Effect.fn("Input.plan")(function*(
     baseDir: settings.baseDir ?? Path.dirname(input.file),
     ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
-    restoreGuard: input.source.writtenByTool
+    restoreGuard: input.source.writtenByTool,
+    ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {})
   }
   const columns = yield* planColumns(r, input.file, input.source.header, parse)
   for (const w of columns.warnings) yield* say(`warning: ${w}`)
@@ -143,15 +161,19 @@ export const planInput = Effect.fn("Input.plan")(function*(
 })
 
 /** `input`'s validator: a row its verdict column names as invalid is invalid with those errors, whatever it holds. */
-export const withVerdicts = (validator: RowValidator, input: Input): RowValidator => ({
-  validate: (row) => {
+export const withVerdicts = (validator: RowValidator, input: Input): RowValidator => {
+  const check = (row: SourceRow) => {
     const verdict = input.verdictOf(row)
-    if (verdict === undefined) return validator.validate(row)
+    if (verdict === undefined) return validator.check(row)
     // `column: message; …` as the report writes it; cut at the first ": " it reads back the same.
     const cut = verdict.indexOf(": ")
     const error = cut < 0
       ? { column: verdictColumn, message: verdict }
       : { column: verdict.slice(0, cut), message: verdict.slice(cut + 2) }
-    return Effect.as(validator.validate(row), { _tag: "Invalid" as const, row: row.row, errors: [error] })
+    const invalid: RowResult = { _tag: "Invalid", row: row.row, errors: [error] }
+    // Still validated: its keys count in the file's duplicate checks.
+    const result = validator.check(row)
+    return Effect.isEffect(result) ? Effect.as(result, invalid) : invalid
   }
-})
+  return { validate: (row) => checked(check(row)), check }
+}

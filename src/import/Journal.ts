@@ -7,7 +7,10 @@
  * The reader streams the file (memory grows with the rows, not the bytes) and tolerates the truncated line a
  * crash can leave: at the very end, or just before the `resumed` line of the session that continued it.
  */
-import { Effect, Option, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { RunError } from "../Errors.js"

@@ -5,7 +5,8 @@
  * on our side too (a filter may match substrings), and only matching records are kept in memory. Values match as
  * the service matches keys, trimmed and without regard to case; which property and filter are used is `Identity`'s.
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
 import { distinctKeys, keyFilter, KeyMap, keyProperty, listedAs, normalKey, recordKey } from "../Identity.js"
 import type { Resource } from "../Resources.js"

@@ -20,7 +20,13 @@
  * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
-import { Chunk, Deferred, Effect, Either, FiberId, type Scope, Stream } from "effect"
+import type { Scope } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberId from "effect/FiberId"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { Progress } from "../cli/Progress.js"
 import { formatDuration } from "../cli/Progress.js"

@@ -14,7 +14,8 @@
  * as written (no such record, several, the lookup failed), `skipped` when the record it names belongs to a row
  * that did not end well (contract: skipped = not attempted because a parent row failed).
  */
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type { Api, ApiAborted } from "../client/Api.js"
 import { distinctKeys, KeyMap, keyText, listedAs, recordId } from "../Identity.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"

@@ -5,7 +5,8 @@
  * the sending, in source order (`openReports`); an import whose outcomes come in later passes writes them at the
  * end, from the source read once more joined with each row's final outcome (`writeReports`).
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
 import type { SourceRow } from "../files/Source.js"

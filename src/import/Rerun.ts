@@ -10,7 +10,9 @@
  * works even if the parent run is resumed (and its report rewritten) meanwhile. That copy holds the values as the
  * user typed them and is not formula-guarded: it is the run's input, not a file for spreadsheets.
  */
-import { Effect, Either, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { RunTarget } from "../cli/Connection.js"

@@ -4,7 +4,7 @@
  * are reconciled by key before any resend (see `Plan.plan`, `interrupted`). The journal is appended to, then the
  * reports and summary are rewritten.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import type { RunTarget } from "../cli/Connection.js"
 import { RunError } from "../Errors.js"

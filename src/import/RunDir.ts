@@ -3,7 +3,9 @@
  * one for a new run (never reusing one that already holds a run), the files inside, and the lock that keeps a
  * second process out of a directory one is writing.
  */
-import { Clock, Effect, Schema } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"

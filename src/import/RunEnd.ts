@@ -3,7 +3,7 @@
  * summary's common fields, the journal's `end` line, then `summary.json`; an aborted session fails only once both
  * are written, so `resume` always finds them.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { ApiAborted, RunTraffic } from "../client/Api.js"
 import { version } from "../Version.js"
 import type { JournalWriter } from "./Journal.js"

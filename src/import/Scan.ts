@@ -4,7 +4,8 @@
  * and ids of the records they write — and the order self-references impose (a row naming a record that another
  * row of the same file creates waits for a later pass).
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import type { InputError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { keyText, normalKey } from "../Identity.js"

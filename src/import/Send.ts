@@ -3,7 +3,8 @@
  * run, the outcome the write would have had. Attachment files are read and base64-encoded here, at send time,
  * one at a time per row in flight (never the whole file's attachments in memory).
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import { Api, type ApiAborted, type Reply } from "../client/Api.js"
 import type { Resource } from "../Resources.js"
 import { readAttachment } from "../validate/Attachment.js"

@@ -2,7 +2,7 @@
  * Row statuses (the contract's list, plus `valid` for `fsm-bulk validate`) and the compact outcome kept per row:
  * what the report's tool columns show and what the journal's `done` lines carry.
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 
 export const Status = Schema.Literal(
   "created",

@@ -3,7 +3,7 @@
  * older summary is a failure that names the file, never a cast. Properties not listed here are ignored, so a
  * summary that gained fields still reads. (`report RUN_DIR` reads its own view, report/RunData.ts.)
  */
-import { Schema } from "effect"
+import * as Schema from "effect/Schema"
 import { isResourceName } from "../Resources.js"
 import { Mode } from "./Journal.js"
 import { Status } from "./Status.js"

@@ -3,13 +3,16 @@
  * summary as an import. Rows that pass are reported as `valid` (an extension of the contract's statuses); their
  * warnings go to `_error`.
  */
-import { Effect, Stream } from "effect"
+import type * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
 import { collectSooner } from "../files/Heap.js"
+import type { SourceRow } from "../files/Source.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
-import { formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
+import { checked, formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
 import { openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
 import { openReports, settledFormats, type Summary, writeSummary } from "./Report.js"
@@ -74,13 +77,17 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
         formats
       })
       const csv = input.source.format === "csv"
+      // A batch of rows whose files need no checking (every batch of most files) is validated in one loop.
+      const validated = (chunk: Chunk.Chunk<SourceRow>) => {
+        const results = Array.from(chunk, validator.check)
+        if (!results.some(Effect.isEffect)) {
+          return Effect.succeed(Array.from(chunk, (row, i) => [row, outcomeOf(results[i] as RowResult)] as const))
+        }
+        return Effect.forEach(chunk, (row, i) => Effect.map(checked(results[i]!), (r) => [row, outcomeOf(r)] as const))
+      }
       yield* Stream.runForEachChunk(rows, (chunk) =>
         Effect.zipRight(
-          Effect.flatMap(
-            Effect.forEach(chunk, (row) =>
-              Effect.map(validator.validate(row), (result) => [row, outcomeOf(result)] as const)),
-            reports.writeAll
-          ),
+          Effect.flatMap(validated(chunk), reports.writeAll),
           job.progress === undefined
             ? Effect.void
             : Effect.suspend(() => {

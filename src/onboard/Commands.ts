@@ -4,7 +4,9 @@
  * 1 some did not, 2 bad input and nothing sent, 3 stopped or aborted).
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Either, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import {
   type ApiLayerExtra,
   type ConnectionOptions,

@@ -3,7 +3,8 @@
  * with `--verify` (the embedded sandbox answers questionnaires after a short delay), everything exported to
  * `<run dir>/export`, the export verified, and a short account of where the reports and files are.
  */
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { ConnectionOptions } from "../cli/Connection.js"

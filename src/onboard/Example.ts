@@ -5,7 +5,8 @@
  * dd/mm/yyyy dates stay what the customer wrote). Attachment paths are rewritten to stay relative to the workbook.
  * The workbook is a user's file, so its creator is not the tool (its cells carry no formula guard).
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadExcelJs } from "../files/ExcelJs.js"

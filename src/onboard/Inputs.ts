@@ -4,7 +4,7 @@
  * with `_` are the user's notes and are left alone; any other name that is not an importable resource is refused,
  * naming it and listing the names that are.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { readdir, stat } from "node:fs/promises"
 import * as Path from "node:path"
 import { didYouMean } from "../cli/Suggest.js"

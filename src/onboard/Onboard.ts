@@ -8,7 +8,10 @@
  * input stops with exit 2 and an untouched account. `runOnboarding` then runs the steps; each writes its own run
  * directory (`<run dir>/<resource>`: journal, reports, summary) and the top-level `summary.json` lists them.
  */
-import { Effect, Option, type Scope, Stream } from "effect"
+import type { Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { kindsShown, type Progress } from "../cli/Progress.js"

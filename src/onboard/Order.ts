@@ -3,7 +3,7 @@
  * (`dependencyOrder`). A cycle among the sheets cannot be loaded in any order and is refused before anything is
  * read or sent, naming it.
  */
-import { Either } from "effect"
+import * as Either from "effect/Either"
 import { InputError } from "../Errors.js"
 import { dependencies, dependencyOrder, resource, type ResourceName } from "../Resources.js"
 import type { OnboardInput, StepInput } from "./Inputs.js"

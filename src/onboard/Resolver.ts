@@ -8,7 +8,8 @@
  * row it was (`customerExternalId "CLI-0004": row 5 of customers failed`). In a dry run nothing is written, so rows that would be created resolve to a stand-in that names them,
  * and the plan of later steps shows what would really happen instead of "not found".
  */
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { KeyMap, keyText, normalKey } from "../Identity.js"
 import {
   type RefDemand,

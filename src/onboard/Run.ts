@@ -3,7 +3,9 @@
  * or the embedded sandbox), progress per step, the clean stop on SIGINT/SIGTERM, and the lines that tell the user
  * what was planned, what happened and where the reports are.
  */
-import { Effect, Either, type Option } from "effect"
+import type { Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox } from "../cli/Connection.js"
 import { say } from "../cli/Output.js"
 import { formatDuration, makeProgress, summaryTable, wentWrong } from "../cli/Progress.js"

@@ -4,7 +4,8 @@
  * that name each other in a cycle can never be sent in any order, so onboarding refuses them up front, naming the
  * rows. The scan also returns the values the sheet's rows write, which a dry run treats as "would be created".
  */
-import { Effect, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
 import { InputError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import type { Source } from "../files/Source.js"

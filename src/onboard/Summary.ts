@@ -3,7 +3,7 @@
  * atomically after every step so a stopped onboarding still tells how far it got) and the human lines, one per
  * step, that show the plan in a dry run (would create / would update / unchanged / invalid …).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"

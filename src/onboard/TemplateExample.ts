@@ -4,7 +4,7 @@
  * wires the flag; this module owns what it does.
  */
 import { Options } from "@effect/cli"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { say, summary } from "../cli/Output.js"
 import { UsageError } from "../Errors.js"

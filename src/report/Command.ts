@@ -3,7 +3,7 @@
  * runs of older versions, and pages lost or deleted).
  */
 import { Args, Command } from "@effect/cli"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { type ExitCode, jsonOption, summary } from "../cli/Output.js"
 import { writeRunReport } from "./Html.js"
 

@@ -4,7 +4,8 @@
  * rows took and how often they were retried, the slowest rows with their `X-Request-Id`, and for an onboarding one
  * line per step. Charts are inline SVG. Figures carry `data-figure` attributes so tests (and scripts) can read them.
  */
-import { Console, Effect } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
 import { readRunData, type RunData } from "./RunData.js"

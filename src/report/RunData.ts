@@ -4,7 +4,9 @@
  * The journal is streamed, twice: memory holds aggregates (time buckets, a latency histogram, the slowest rows,
  * error kinds with a few examples) and one number per row, never the rows' lines.
  */
-import { Effect, Option, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"

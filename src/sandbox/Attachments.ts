@@ -7,7 +7,8 @@
  * `{name, size, sha256}`; a file with the name of one already attached replaces it, and the flag removes the
  * earlier ones first. The answer is 200 with the whole parent record.
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import { createHash } from "node:crypto"
 import type { Resource } from "../Resources.js"
 import { resource } from "../Resources.js"

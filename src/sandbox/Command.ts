@@ -9,7 +9,10 @@
  * `--allow-default-account` says to serve the default account anyway; either way it warns on stderr.
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Either, Option } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import { resolve } from "node:path"
 import { type ExitCode, UsageError } from "../Errors.js"
 import { isLoopback } from "../Loopback.js"

@@ -5,7 +5,8 @@
  * Types are lenient the way the service is: numbers accept numeric strings, text accepts numbers.
  * Unknown properties are accepted and stored (the spec does not show every field).
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { Field, FieldType } from "../Resources.js"
 import { normalizeDate } from "./Dates.js"
 import type { Account, Rec } from "./Store.js"

@@ -8,7 +8,8 @@
  * `userId`/`userID`, `taskID`), the record dates (`creationDate`, `dateLastUpdate`: on or after), and the filters
  * whose meaning is not a property test (tasks' `status` category, `customerGroupId`, `tags`; tickets' `ids`).
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { Field, Resource } from "../Resources.js"
 import { idReadName } from "../Resources.js"
 import type { Call } from "./Call.js"

@@ -3,7 +3,8 @@
  * credential is missing, 404 when they do not match an account, otherwise the observed response shape with
  * Brazil-local, zone-less `created` / `expiration`.
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import { timingSafeEqual } from "node:crypto"
 import { brazilLoginTime } from "./Dates.js"
 import type { Tokens } from "./Tokens.js"

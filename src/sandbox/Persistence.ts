@@ -9,7 +9,9 @@
  * removed once the new FILE is in place. Loading reads FILE, then replays `FILE.log.prev` and `FILE.log`: a
  * replayed line sets a record to its value at that moment, so replaying lines FILE already holds is harmless.
  */
-import { Duration, Effect, Queue } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs"
 import { readFile, rename, writeFile } from "node:fs/promises"
 import type { Store } from "./Store.js"

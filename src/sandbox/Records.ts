@@ -4,7 +4,8 @@
  * `cpfCnpj` with `identifierBycpfCnpj`; 200 updated / 201 created), get, JSON Patch, delete (204) and update
  * (PUT on `/{id}`).
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { Resource } from "../Resources.js"
 import { idReadName, readName } from "../Resources.js"
 import type { Call } from "./Call.js"

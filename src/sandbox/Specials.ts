@@ -3,7 +3,8 @@
  * ids as the table's `resolves` says), the child lists of customer groups and teams, and the legacy unpaginated
  * `GET /services/obterListaServicos`.
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { Resource } from "../Resources.js"
 import { resource } from "../Resources.js"
 import type { Call } from "./Call.js"

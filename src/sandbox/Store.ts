@@ -4,7 +4,9 @@
  * under the sandbox's lock; `snapshot`/`restore` give the JSON kept in the `--data` file, and `changes`/`replay`
  * the lines of its change log (every record written since the last snapshot, see `Persistence.ts`).
  */
-import { Either, Option, Schema } from "effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import { randomUUID } from "node:crypto"
 import type { Resource, ResourceName } from "../Resources.js"
 import { isResourceName, resource } from "../Resources.js"

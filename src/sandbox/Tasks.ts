@@ -4,7 +4,8 @@
  * `questionnaires[].answers[]` only after the answer delay), and the trace a deleted task leaves for
  * `GET /tasks/GetDeletedTasks`.
  */
-import { Effect, Predicate } from "effect"
+import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import type { Field, Resource } from "../Resources.js"
 import { readName, resource } from "../Resources.js"
 import type { Call } from "./Call.js"

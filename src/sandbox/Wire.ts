@@ -2,7 +2,8 @@
  * What a sandbox handler answers: an `Outcome` (status, body, whether stored state changed) or an
  * `HttpFailure`, which becomes the service's error body `{"error": "..."}` with the same status.
  */
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 export class HttpFailure extends Schema.TaggedError<HttpFailure>()("HttpFailure", {
   status: Schema.Number,

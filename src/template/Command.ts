@@ -5,7 +5,8 @@
  * is left alone and listed as unchanged.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Path from "node:path"
 import { jsonOption, say, summary } from "../cli/Output.js"
 import { didYouMean } from "../cli/Suggest.js"

@@ -4,7 +4,7 @@
  * only when its bytes changed: templates are generated deterministically, so regenerating committed ones leaves
  * them (and `git status`) untouched.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { WriteError, writeFileIfChanged } from "../files/Write.js"
 import type { Resource } from "../Resources.js"

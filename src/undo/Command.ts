@@ -5,7 +5,8 @@
  * table and the summary, and returns the exit code.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import {

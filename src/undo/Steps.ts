@@ -7,7 +7,10 @@
  * An onboarding directory (one run directory per step) is undone step by step in reverse dependency order: the
  * records that point at others go before the records they point at.
  */
-import { Effect, Option, Schema, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"

@@ -14,7 +14,9 @@
  * `--force`); already as before the run → `unchanged` (or, for a row in flight when a session stopped, the write
  * that landed).
  */
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"

@@ -9,7 +9,9 @@
  * cell, which measured a quarter of the validation time (200,000 customer rows). Refinements composed per
  * check are slower still, and their messages cannot quote the cell as the user wrote it.
  */
-import { ParseResult, Predicate, Schema } from "effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type { Field, FieldType } from "../Resources.js"
 import { listSeparator } from "../Resources.js"
 import { parseCpfCnpj } from "./CpfCnpj.js"

@@ -5,7 +5,7 @@
  * create/upsert, nothing to find records by — or a misspelt key — for upsert/update/delete, two columns naming one
  * field).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { InputError } from "../Errors.js"
 import type { Column, Resource } from "../Resources.js"
 import { exportColumns, templateColumns, writableFields } from "../Resources.js"

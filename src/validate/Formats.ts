@@ -6,7 +6,9 @@
  * from number values are no evidence (their `.` is the reader's, and they are read with it whatever the file's
  * mark). Memory is flat: only the first sighting of each kind of evidence is kept.
  */
-import { Effect, Option, Stream } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { InputError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
 import { splitList } from "./Cells.js"

@@ -19,6 +19,11 @@ export interface ParseOptions {
   readonly maxAttachmentBytes: number
   /** `source.writtenByTool`: undo the formula guard on every cell. */
   readonly restoreGuard: boolean
+  /**
+   * A CSV file's size in bytes: the duplicate checks' tables grow straight to the size the whole file needs once
+   * its first rows show how long a row is (`FirstRows`). Absent for XLSX (rows are not laid out in its bytes).
+   */
+  readonly sourceBytes?: number | undefined
 }
 
 export const defaultMaxAttachmentBytes = 10 * 1024 * 1024
@@ -95,4 +100,9 @@ export type RowResult =
 /** Stateful: remembers the keys it has seen to refuse duplicates within a file. One validator per file. */
 export interface RowValidator {
   readonly validate: (row: SourceRow) => Effect.Effect<RowResult>
+  /**
+   * The same, with the outcome given at once unless the row names attachments (their files are checked on disk):
+   * for a caller that validates a whole batch of rows without an effect per row.
+   */
+  readonly check: (row: SourceRow) => RowResult | Effect.Effect<RowResult>
 }

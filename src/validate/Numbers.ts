@@ -15,10 +15,19 @@ const example: Record<Decimal, string> = { ".": "1,234.56", ",": "1.234,56" }
 const markName: Record<Decimal, string> = { ".": "decimal point", ",": "decimal comma" }
 const other = (d: Decimal): Decimal => (d === "." ? "," : ".")
 
+/**
+ * Most cells are digits with at most the decimal mark (`30`, `-23,5000`): a subset of `grammar` read without
+ * removing thousands separators (a large file's number cells are read twice, for validation and for the report).
+ */
+const plainForm: Record<Decimal, RegExp> = { ".": /^[+-]?\d+(?:\.\d+)?$/, ",": /^[+-]?\d+(?:,\d+)?$/ }
+
 /** The cell's number under `decimal`, or undefined when it is not written that way. */
 const read = (text: string, decimal: Decimal): number | undefined => {
-  if (!grammar[decimal].test(text)) return undefined
-  const plain = decimal === "." ? text.replaceAll(",", "") : text.replaceAll(".", "").replace(",", ".")
+  let plain: string
+  if (plainForm[decimal].test(text)) plain = decimal === "," ? text.replace(",", ".") : text
+  else if (grammar[decimal].test(text)) {
+    plain = decimal === "." ? text.replaceAll(",", "") : text.replaceAll(".", "").replace(",", ".")
+  } else return undefined
   const n = Number(plain)
   return Number.isFinite(n) ? n : undefined
 }

@@ -6,7 +6,7 @@
  * Built once per file from the column plan: every column's decoder and role is prepared up front, so a row
  * costs one pass over its cells with no schema building, regex compilation or closures.
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import type { SourceRow } from "../files/Source.js"
 import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
@@ -110,6 +110,10 @@ const tooLong = (length: number): string =>
     maxCellCharacters.toLocaleString("en-US")
   } (Excel's limit)`
 
+/** A `check` result as an effect. */
+export const checked = (result: RowResult | Effect.Effect<RowResult>): Effect.Effect<RowResult> =>
+  Effect.isEffect(result) ? result : Effect.succeed(result)
+
 export const makeValidator = (plan: ColumnPlan, formats: Formats, options: ParseOptions): RowValidator => {
   const { resource } = plan
   const mode = options.mode
@@ -128,6 +132,13 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       : field.name === parentName
       ? "parent"
       : "plain"
+
+  // How many rows a CSV file holds, projected from the rows validated so far and the characters they took (a
+  // character is a byte in ASCII and Windows-1252; more bytes in UTF-8 only make the projection a little high).
+  const sourceBytes = options.sourceBytes
+  let rowsSeen = 0
+  let charsSeen = 0
+  const projectedRows = () => (sourceBytes === undefined || charsSeen === 0 ? 0 : rowsSeen * sourceBytes / charsSeen)
 
   const slots: Array<Slot> = []
   for (const field of writableFields(resource)) {
@@ -160,7 +171,9 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       requiredMessage: value !== undefined && ref !== undefined
         ? `required: fill ${valueColumn} or ${refColumn}`
         : "required",
-      firstRowOf: field.unique === true && role !== "key" && field.list !== true ? new FirstRows() : undefined
+      firstRowOf: field.unique === true && role !== "key" && field.list !== true
+        ? new FirstRows(projectedRows)
+        : undefined
     })
   }
   // Errors read left to right, as the user sees the columns.
@@ -180,7 +193,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
   const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
   const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
-  const firstRowOf = new FirstRows()
+  const firstRowOf = new FirstRows(projectedRows)
 
   const text = (
     cells: ReadonlyArray<string>,
@@ -198,6 +211,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     readonly pending: ReadonlyArray<PendingFile>
   } => {
     const cells = row.cells
+    rowsSeen++
     let errors: Array<RowError> | undefined
     // The template's example row left in the file: reported first; its cells are checked all the same.
     if (example?.test((i) => text(cells, i)) === true) errors = push(errors, example.column, exampleRowMessage)
@@ -208,6 +222,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
     for (let i = 0; i < plan.header.length; i++) {
       const length = cells[i]?.length ?? 0
+      charsSeen += length + 1
       if (length > maxCellCharacters) errors = push(errors, plan.header[i]!, tooLong(length))
     }
 
@@ -373,12 +388,14 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     return result
   })
 
+  const check = (row: SourceRow) => {
+    const outcome = validateRow(row)
+    return outcome._tag === "CheckFiles" ? attach(outcome.sync, outcome.pending) : outcome
+  }
   return {
     // Not an Effect.fn: a span per row would cost more than the validation of a million rows.
-    validate: (row) => {
-      const outcome = validateRow(row)
-      return outcome._tag === "CheckFiles" ? attach(outcome.sync, outcome.pending) : Effect.succeed(outcome)
-    }
+    validate: (row) => checked(check(row)),
+    check
   }
 }
 

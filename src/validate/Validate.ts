@@ -22,7 +22,7 @@ export type {
   RowValidator
 } from "./Model.js"
 export { defaultMaxAttachmentBytes } from "./Model.js"
-export { makeValidator } from "./Row.js"
+export { checked, makeValidator } from "./Row.js"
 
 /** `_error` text of an invalid row: `column: message; column: message`. */
 export const formatErrors = (errors: ReadonlyArray<RowError>): string =>

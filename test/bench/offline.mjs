@@ -50,21 +50,39 @@ const validationAlone = async (file) => {
   return { ms: run.ms, rssMiB: run.rssMiB, ...pieces, invalid: pieces.rows - pieces.valid }
 }
 
+/**
+ * How many times the CSV command runs: its peak RSS moves by a few MB from run to run with the moments V8
+ * collects at, so the goal is checked on the highest of the runs and the time is their median.
+ */
+const commandRuns = 3
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
 export const csvScenario = async ({ rows }) => {
   const { path: file, generated } = await customersCsv(rows, offlineColumns)
   const bare = await runNode([script("csv-parse-pass.mjs"), file])
   if (bare.code !== 0) throw new Error(`csv-parse-pass.mjs exited ${bare.code}\n${bare.stderr}`)
   const records = JSON.parse(bare.stdout).records
   if (records !== rows + 1) throw new Error(`csv-parse read ${records} records, not ${rows + 1}`)
-  const command = commandFigures(await validateCommand(file))
+  const runs = []
+  for (let i = 0; i < commandRuns; i++) runs.push(commandFigures(await validateCommand(file)))
+  const ms = median(runs.map((r) => r.ms))
+  const command = {
+    ...runs[0],
+    ms,
+    msEach: runs.map((r) => r.ms),
+    rssMiB: Math.max(...runs.map((r) => r.rssMiB)),
+    rssMiBEach: runs.map((r) => r.rssMiB),
+    invalid: Math.max(...runs.map((r) => r.invalid))
+  }
   const alone = await validationAlone(file)
   return {
     rows,
     generated,
     csvParse: { ms: bare.ms, rssMiB: bare.rssMiB },
-    command: { ...command, rowsPerSecond: rows / (command.ms / 1000) },
+    command: { ...command, rowsPerSecond: rows / (ms / 1000) },
     alone,
-    commandVsParse: command.ms / bare.ms,
+    commandVsParse: ms / bare.ms,
     aloneVsParse: alone.ms / bare.ms
   }
 }

@@ -136,10 +136,13 @@ if (runs("csv")) {
   )
   const s = "offline validation (CSV)"
   figure(s, "bare csv-parse pass", r.csvParse.ms / 1000, "s")
-  figure(s, "validate command (with reports)", r.command.ms / 1000, "s")
+  const each = (values, scale) => values.map((v) => Math.round(v * scale * 10) / 10).join(", ")
+  figure(s, `validate command (with reports), median of ${r.command.msEach.length} runs`, r.command.ms / 1000, "s")
+  figure(s, "validate command: each run", each(r.command.msEach, 1 / 1000), "s")
   figure(s, "rows per second (validate command)", r.command.rowsPerSecond, "rows/s")
   figure(s, "validate command time ÷ csv-parse time", r.commandVsParse, "×", atMost(2))
-  figure(s, "peak RSS (validate command)", r.command.rssMiB, "MiB", atMostMB(200))
+  figure(s, "peak RSS (validate command), highest run", r.command.rssMiB, "MiB", atMostMB(200))
+  figure(s, "peak RSS (validate command): each run", each(r.command.rssMiBEach, 1), "MiB")
   figure(s, "validation alone (no report) ÷ csv-parse time", r.aloneVsParse, "×")
   figure(s, "validation alone: opening (encoding pass, header)", r.alone.msOpen / 1000, "s")
   figure(s, "validation alone: settling the formats (first rows)", r.alone.msFormats / 1000, "s")
@@ -179,6 +182,7 @@ if (runs("export")) {
 
 const shown = (v, unit) => {
   if (v === undefined || v === null) return "n/a"
+  if (typeof v === "string") return `${v} ${unit}`
   const size = Math.abs(v)
   const text = Number.isInteger(v)
     ? String(v)

@@ -35,4 +35,21 @@ describe("FirstRows", () => {
     expect(rows.firstOr("CLI-0", 1)).toBe(2)
     expect(rows.firstOr("CLI-999999", 1)).toBe(1_000_001)
   })
+
+  it("grows straight to the size a file's projected keys need, so it never grows late in the file", () => {
+    const rows = new FirstRows(() => 1_000_000)
+    for (let i = 0; i < 200_000; i++) rows.firstOr(`CLI-${i}`, i + 2)
+    const early = rows.bytes
+    expect(early).toBeGreaterThanOrEqual(Math.ceil(1_000_000 / 0.7) * 12)
+    for (let i = 200_000; i < 1_000_000; i++) rows.firstOr(`CLI-${i}`, i + 2)
+    expect(rows.bytes).toBe(early)
+    expect(rows.bytes).toBeLessThanOrEqual(18_000_000)
+    expect(rows.firstOr("CLI-999999", 1)).toBe(1_000_001)
+  })
+
+  it("trusts a projection at most 16-fold per growth (a file whose first rows are short)", () => {
+    const rows = new FirstRows(() => 1e9)
+    for (let i = 0; i < 20_000; i++) rows.firstOr(`CLI-${i}`, i + 2)
+    expect(rows.bytes).toBeLessThanOrEqual(4_000_000)
+  })
 })

@@ -1,0 +1,37 @@
+/**
+ * Text gathered in pieces and joined once, for the writers of large files: report.csv's lines, joined per batch,
+ * and a sheet's rows, joined about 64 Ki characters at a time.
+ *
+ * A piece is a whole line or row (built with `+` from a few strings). Gathering every small string of a row here
+ * instead cost more in `join` (about 30 ns a piece) than it saved the collector; appending each row to one growing
+ * string built a tree of thousands of pieces per chunk; and an array emptied between joins was grown again each
+ * time (its backing store copied at every step). Here the array keeps its length and its slots are emptied ("")
+ * after each join. A 1M-row `validate`, both reports written this way: 33–34 s → 31 s of CPU.
+ */
+export class TextPieces {
+  readonly #parts: Array<string> = []
+  #count = 0
+  #chars = 0
+
+  /** Characters (UTF-16 units) gathered since the last `take`. */
+  get chars(): number {
+    return this.#chars
+  }
+
+  add(text: string): void {
+    this.#parts[this.#count++] = text
+    this.#chars += text.length
+  }
+
+  /** The pieces gathered since the last `take`, joined; the gatherer starts again empty. */
+  take(): string {
+    const parts = this.#parts
+    // Slots past this round's pieces hold "" (cleared below after every join): joining the whole array is
+    // joining this round's pieces.
+    const text = parts.join("")
+    for (let i = 0; i < this.#count; i++) parts[i] = ""
+    this.#count = 0
+    this.#chars = 0
+    return text
+  }
+}
