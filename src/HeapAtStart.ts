@@ -9,7 +9,7 @@
  * flag came too late: the collections of loading (before 1 s) had already set a limit of some 130 MB, which
  * held until the heap reached it. A dry run now peaks at 163–209 MiB from 2,000 rows to 200,000 (docs/benchmarks.md).
  */
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { collectSooner } from "./files/Heap.js"
 
 Effect.runSync(collectSooner)
