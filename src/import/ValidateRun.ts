@@ -8,7 +8,6 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
-import { collectSooner } from "../files/Heap.js"
 import type { SourceRow } from "../files/Source.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
@@ -46,7 +45,6 @@ const outcomeOf = (result: RowResult): Outcome =>
     : { status: "valid" }
 
 export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
-  yield* collectSooner
   const say = job.say ?? (() => Effect.void)
   const r = resourceOf(job.resource)
   const started = yield* nowIso
