@@ -437,15 +437,18 @@ const styleSheet = (colours: ReadonlyArray<Colours>): string => {
 
 const headerStyle = 1
 
-/** The kinds of cell, and what each writes between its style and its value. */
-const cellKinds = ["number", "boolean", "text", "spacedText"] as const
-type CellKind = (typeof cellKinds)[number]
-const cellTypeText: Readonly<Record<CellKind, string>> = {
-  number: "><v>",
-  boolean: " t=\"b\"><v>",
-  text: " t=\"inlineStr\"><is><t>",
-  spacedText: " t=\"inlineStr\"><is><t xml:space=\"preserve\">"
-}
+/**
+ * The kinds of cell, as indices (a cell finds its cached text by arithmetic), and what each writes between its
+ * style and its value.
+ */
+const cellKind = { number: 0, boolean: 1, text: 2, spacedText: 3 } as const
+type CellKind = (typeof cellKind)[keyof typeof cellKind]
+const cellTypeText: ReadonlyArray<string> = [
+  "><v>",
+  " t=\"b\"><v>",
+  " t=\"inlineStr\"><is><t>",
+  " t=\"inlineStr\"><is><t xml:space=\"preserve\">"
+]
 
 /** Column widths, in characters: fitted to the header and the first rows, within these bounds. */
 const minWidth = 8
@@ -591,7 +594,7 @@ export class XlsxTable {
 
   /** What follows a cell's row number up to its value: the end of the reference, the style, the type. */
   #cellType(style: number, kind: CellKind): string {
-    const key = style * cellKinds.length + cellKinds.indexOf(kind)
+    const key = style * cellTypeText.length + kind
     return (this.#cellTypes[key] ??= `"${style === 0 ? "" : ` s="${style}"`}${cellTypeText[kind]}`)
   }
 
@@ -602,12 +605,15 @@ export class XlsxTable {
   #cell(value: string | number | boolean, column: number, row: string, style: number): string {
     const start = this.#cellStart(column) + row
     if (typeof value === "number" && Number.isFinite(value)) {
-      return start + this.#cellType(style, "number") + String(value) + "</v></c>"
+      return start + this.#cellType(style, cellKind.number) + String(value) + "</v></c>"
     }
-    if (typeof value === "boolean") return start + this.#cellType(style, "boolean") + (value ? "1" : "0") + "</v></c>"
+    if (typeof value === "boolean") {
+      return start + this.#cellType(style, cellKind.boolean) + (value ? "1" : "0") + "</v></c>"
+    }
     // NaN and ±Infinity have no number form in a cell: they go as their text.
     const text = typeof value === "string" ? (this.#options.text?.(value) ?? value) : String(value)
-    return start + this.#cellType(style, keepsSpace(text) ? "spacedText" : "text") + escapeText(text) + "</t></is></c>"
+    return start + this.#cellType(style, keepsSpace(text) ? cellKind.spacedText : cellKind.text) + escapeText(text) +
+      "</t></is></c>"
   }
 
   #rowXml(out: TextPieces, row: number, cells: ReadonlyArray<Cell>, styleOf: (i: number, value: Cell) => number) {
