@@ -15,6 +15,7 @@ import {
   type TableWriter,
   writeFileAtomic
 } from "../../src/files/Write.js"
+import { openZip } from "../../src/files/Zip.js"
 import { readAll, tempDir } from "./support.js"
 
 const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex")
@@ -197,6 +198,16 @@ describe("table writers", () => {
       assert.deepStrictEqual(
         exact.map((_, i) => wb.getWorksheet("awkward")!.getCell(`B${i + 2}`).value),
         exact
+      )
+      // Excel trims a text's leading and trailing spaces and line breaks unless its element says to keep them; our
+      // reader and exceljs keep them either way, so only the sheet's XML shows the marker is there.
+      const zip = yield* Effect.promise(() => openZip(path))
+      const sheet = (yield* Effect.promise(() => zip.read("xl/worksheets/sheet1.xml", 1024 * 1024)))!.toString("utf8")
+      zip.close()
+      const textOf = (row: number) => new RegExp(`<c r="B${row}"[^>]*><is>(<t[^>]*>)`).exec(sheet)?.[1]
+      assert.deepStrictEqual(
+        exact.slice(0, 6).map((_, i) => textOf(i + 2)),
+        ["<t>", "<t>", ...Array(4).fill("<t xml:space=\"preserve\">")]
       )
       if (spawnSync("unzip", ["-v"]).status === 0) {
         const test = spawnSync("unzip", ["-t", path], { encoding: "utf8" })
