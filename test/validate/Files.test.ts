@@ -6,9 +6,10 @@ import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import ExcelJS from "exceljs"
-import { writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { openSource } from "../../src/files/Read.js"
+import { runValidate } from "../../src/import/ValidateRun.js"
 import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
 import { formatErrors, inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
@@ -180,5 +181,31 @@ describe("files as users save them", () => {
         `${file} (row 2, column "unitaryCost"): cannot tell the decimal mark: "1.234" reads as 1.234 with a decimal point and as 1234 with a decimal comma, ` +
           `and no number in the file settles it; pass --decimal , or --decimal .`
       )
+    }))
+})
+
+describe("validate of a file that names attachments", () => {
+  it.scoped("checks each named file on disk: the one that exists is valid, the missing one invalid", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      mkdirSync(Path.join(dir, "anexos"))
+      writeFileSync(Path.join(dir, "anexos", "contrato.pdf"), Buffer.alloc(1024, 1))
+      const file = Path.join(dir, "customer-attachments.csv")
+      writeFileSync(file, "customerExternalId,file\nCLI-1,anexos/contrato.pdf\nCLI-2,anexos/nao-existe.pdf\n")
+      const result = yield* runValidate({
+        resource: "customer-attachments",
+        file,
+        runDir: Path.join(dir, "check"),
+        read: { encoding: "auto", delimiter: "auto" },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert"
+      })
+      assert.strictEqual(result.exitCode, 1)
+      assert.strictEqual(result.summary.counts.valid, 1)
+      assert.strictEqual(result.summary.counts.invalid, 1)
+      const lines = readFileSync(Path.join(result.runDir, "report.csv"), "utf8").split("\r\n")
+      assert.match(lines[1]!, /^2,valid,/)
+      assert.match(lines[2]!, /^3,invalid,.*"file: ""anexos\/nao-existe\.pdf"" not found/)
     }))
 })
