@@ -18,6 +18,7 @@ const cliTier = [
   "test/export/continue.test.ts",
   "test/fleet/fence*.test.ts",
   "test/fleet/watch*.test.ts",
+  "test/fleet/faults.test.ts",
   "test/fleet/chunks*.test.ts",
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",

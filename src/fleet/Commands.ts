@@ -52,7 +52,7 @@ import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { dequeue, fleetUrl, leaseMs, openQueue } from "./Queue.js"
-import { fleetKey, seal } from "./Secrets.js"
+import { checkFleetKey, fleetKey, seal } from "./Secrets.js"
 import { finalStates, type FleetStore, type JobRow, openStore } from "./Store.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
 import { fetchExport, fetchOnboard } from "./Whole.js"
@@ -131,6 +131,8 @@ const accountsAdd = Command.make("add", {
     }
     const key = yield* fleetKey
     const { store } = yield* fleetStore(a.fleet)
+    // Credentials sealed with another key than the fleet's could be opened by no worker.
+    yield* checkFleetKey(store, key)
     yield* store.putAccount({ name, baseUrl, rate: Option.getOrNull(a.rate), secret: seal(key, credentials.value) })
     yield* printSummary(a.json, { command: "accounts add", account: name, baseUrl }, [
       `account ${name}: ${baseUrl} (credentials stored encrypted)`

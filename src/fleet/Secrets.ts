@@ -10,6 +10,7 @@ import * as Redacted from "effect/Redacted"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import type { Credentials } from "../client/Config.js"
 import { FleetError } from "./Errors.js"
+import type { FleetStore } from "./Store.js"
 
 const keyProblem = (why: string) =>
   new FleetError({
@@ -58,4 +59,23 @@ export const open = (key: Buffer, sealed: string, account: string): Effect.Effec
         message:
           `the credentials of account "${account}" cannot be decrypted with FSM_FLEET_KEY: it is not the key they were added with`
       })
+  })
+
+/**
+ * Fails (`Key`, exit 2) unless `key` opens the credentials of every account of the fleet: a worker or an
+ * `accounts add` with another key would take jobs it cannot run, or seal credentials no worker can open.
+ */
+export const checkFleetKey = (store: FleetStore, key: Buffer): Effect.Effect<void, FleetError> =>
+  Effect.gen(function*() {
+    for (const entry of yield* store.accounts) {
+      const row = yield* store.account(entry.name)
+      if (row === undefined) continue
+      yield* open(key, row.secret, row.name).pipe(Effect.mapError(() =>
+        new FleetError({
+          reason: "Key",
+          message:
+            `FSM_FLEET_KEY is not this fleet's key: it does not open the credentials of account "${row.name}" (set the key the accounts were added with, the same on every host)`
+        })
+      ))
+    }
   })

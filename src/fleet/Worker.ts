@@ -27,6 +27,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -44,9 +45,10 @@ import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type Fence, fencedAgentLayer } from "./Fence.js"
 import { type JobData, startEngineWorker } from "./Queue.js"
-import { open } from "./Secrets.js"
-import { finalStates, type FleetStore, type JobRow } from "./Store.js"
+import { checkFleetKey, open } from "./Secrets.js"
+import { finalStates, type FleetStore, type JobRow, type StoredAccount } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
+import { outlastingStore } from "./Transient.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
 
 export interface WorkerOptions {
@@ -100,32 +102,61 @@ const gatedBudget = (budget: Budget): Budget => ({
 
 const ownerName = (egress: string) => `${egress}/${process.pid}`
 
+/** What makes an account's client: a change of any of it (`accounts add` again) needs a new one. */
+const accountSettings = (row: StoredAccount): string => JSON.stringify([row.baseUrl, row.rate, row.secret])
+
+/**
+ * The worker's scratch folder (the jobs' source files and run directories, customer data), removed when the
+ * worker exits. A worker killed with -9 leaves its folder: the next worker of the same egress id removes it on
+ * start (only one worker per egress id runs at once, and this one holds it, so no folder of the id is in use).
+ */
+const workFolder = (egressId: string) =>
+  Effect.sync(() => {
+    const prefix = `fsm-fleet-${egressId.replace(/[^\w.-]/g, "_")}-`
+    for (const name of fs.readdirSync(tmpdir())) {
+      // mkdtemp's six letters and digits exactly: not the folder of another id that starts with this one.
+      if (name.startsWith(prefix) && /^[A-Za-z0-9]{6}$/.test(name.slice(prefix.length))) {
+        fs.rmSync(Path.join(tmpdir(), name), { recursive: true, force: true })
+      }
+    }
+    return fs.mkdtempSync(Path.join(tmpdir(), prefix))
+  })
+
 export const runWorker = Effect.fn("Fleet.worker")(function*(
-  store: FleetStore,
+  stored: FleetStore,
   url: string,
   key: Buffer,
   options: WorkerOptions,
   stop: Effect.Effect<void>
 ) {
-  const egress = yield* store.holdEgress(options.egressId)
+  // A worker whose key cannot open the accounts it would serve refuses to start: it would take their jobs and
+  // fail every one of them.
+  yield* checkFleetKey(stored, key)
+  const egress = yield* stored.holdEgress(options.egressId)
+  // Short store faults are outlasted (Transient.ts); what lasts longer hands the job back to the queue.
+  const store = outlastingStore(
+    stored,
+    options.leaseMs,
+    (e) => options.say(`worker ${options.egressId}: the fleet store failed, trying again: ${e.message}`)
+  )
   const scope = yield* Effect.scope
   const budget = gatedBudget(yield* makeBudget(options.rate, defaultBudgetMargin(options.rate.windowMs)))
   const owner = ownerName(options.egressId)
-  const workRoot = fs.mkdtempSync(Path.join(tmpdir(), `fsm-fleet-${options.egressId.replace(/[^\w.-]/g, "_")}-`))
+  const workRoot = yield* workFolder(options.egressId)
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(workRoot, { recursive: true, force: true })))
   const shutdown = yield* Deferred.make<void>()
+  // Set when this worker cannot serve the fleet (its key does not open an account's credentials): it stops.
+  const unfit = yield* Deferred.make<FleetError>()
 
-  // One Api per account for the worker's lifetime: its token lives in this process only.
-  const apis = new Map<string, Context.Tag.Service<Api>>()
+  // One Api per account and settings (address, budget, credentials): an account replaced by `accounts add` gets a
+  // new one at its next job, and its token lives in this process only.
+  const apis = new Map<string, { readonly settings: string; readonly api: Context.Tag.Service<Api> }>()
   const apiLock = yield* Effect.makeSemaphore(1)
-  const apiFor = (account: string) =>
+  const apiFor = (row: StoredAccount) =>
     apiLock.withPermits(1)(Effect.gen(function*() {
+      const account = row.name
       const known = apis.get(account)
-      if (known !== undefined) return known
-      const row = yield* store.account(account)
-      if (row === undefined) {
-        return yield* new FleetError({ reason: "NotFound", message: `account "${account}" was removed` })
-      }
+      if (known !== undefined && known.settings === accountSettings(row)) return known.api
       const credentials: Credentials = yield* open(key, row.secret, account)
       const settings = ClientConfig.make({
         baseUrl: row.baseUrl,
@@ -159,9 +190,43 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       )
       const context = yield* Layer.buildWithScope(layer, scope)
       const api = Context.get(context, Api)
-      apis.set(account, api)
+      apis.set(account, { settings: accountSettings(row), api })
       return api
     }))
+
+  /**
+   * The account a job works for, read when the job starts (so a job always runs with the account's settings of
+   * now), and looked up again before each of its requests: once the account is removed or replaced (`accounts add`
+   * with another address, budget or credentials), no request of the job leaves with the old ones.
+   */
+  const watchAccount = (name: string) =>
+    Effect.gen(function*() {
+      const first = yield* store.account(name)
+      if (first === undefined) {
+        return yield* new FleetError({ reason: "NotFound", message: `account "${name}" was removed` })
+      }
+      const api = yield* apiFor(first)
+      let change: "removed" | "replaced" | undefined
+      const changed = yield* Deferred.make<void>()
+      const gate = Effect.gen(function*() {
+        if (change === undefined) {
+          // A store that cannot answer (after its retries) is the lease check's to find: it stops the run too.
+          const now = yield* store.account(name).pipe(Effect.orElseSucceed(() => first))
+          if (now === undefined) change = "removed"
+          else if (accountSettings(now) !== accountSettings(first)) change = "replaced"
+          else return
+          yield* Deferred.succeed(changed, undefined)
+        }
+        return yield* Effect.interrupt
+      })
+      return {
+        api,
+        gate,
+        changed: Deferred.await(changed),
+        change: () => change,
+        refusal: () => change === undefined ? undefined : `account "${name}" was ${change}`
+      }
+    })
 
   /** Says that this worker lost a job's lease, and to what. */
   const sayLost = (id: string, epoch: number) =>
@@ -171,20 +236,59 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
           row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
         }`
       ))
-  /** Gives a job back to the queue (this worker is stopping): another worker continues it. */
-  const handBack = (id: string) =>
+  /**
+   * Gives a job back to the queue (this worker is stopping, or cannot go on with it now): the queue gives it again,
+   * and a worker continues it from the journal.
+   */
+  const handBack = (id: string, why?: string) =>
     Effect.zipRight(
-      options.say(`worker ${options.egressId}: job ${id} handed back`),
+      options.say(`worker ${options.egressId}: job ${id} handed back${why !== undefined ? `: ${why}` : ""}`),
       Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
     )
 
+  /**
+   * Ends a job failed, under its lease (nothing is recorded when the lease is gone), its parent settled: exit 2
+   * when nothing of it was sent, 3 when rows were (`fetch` and `resume` take it from there).
+   */
+  const failFor = (row: JobRow, epoch: number, sent: boolean, message: string, code = 2) =>
+    Effect.gen(function*() {
+      const exitCode = code === 2 && sent ? 3 : code
+      yield* store.failJob(row.id, epoch, { exitCode, error: message })
+      if (row.parent !== null) yield* store.settleParent(row.parent)
+      yield* options.say(`worker ${options.egressId}: job ${row.id} failed (exit ${exitCode}): ${message}`)
+    })
+
+  /**
+   * A fleet failure met by a job after its lease was taken: a key that does not open the account's credentials
+   * stops this worker (exit 2) and hands the job back for a worker that can; a store still unusable after the
+   * retries hands it back; anything else (its account removed, its source missing) ends it, failed with the reason.
+   * A job always ends or goes back to the queue: none is left queued or running with nobody on it.
+   */
+  const settleFailure = (row: JobRow, epoch: number, sent: { readonly any: boolean }) => (e: FleetError) =>
+    e.reason === "Key"
+      ? Effect.zipRight(Deferred.succeed(unfit, e), handBack(row.id, e.message))
+      : e.reason === "Unavailable"
+      ? handBack(row.id, e.message)
+      : failFor(row, epoch, sent.any, e.message)
+
   const runJob = (data: JobData): Effect.Effect<void, FleetError | Error> =>
     Effect.scoped(Effect.gen(function*() {
-      const id = data.job
-      const row = yield* store.job(id)
+      const row = yield* store.job(data.job)
       if (finalStates.includes(row.state)) return
-      const epoch = yield* store.takeOpenLease(id, owner)
+      const epoch = yield* store.takeOpenLease(row.id, owner)
       if (epoch === undefined) return
+      const sent = { any: false }
+      return yield* runLeased(row, epoch, sent).pipe(Effect.catchTag("FleetError", settleFailure(row, epoch, sent)))
+    }))
+
+  /** A job under the lease this worker took for it (`sent.any`: a row of it was sent, by this worker or before). */
+  const runLeased = (
+    row: JobRow,
+    epoch: number,
+    sent: { any: boolean }
+  ): Effect.Effect<void, FleetError | Error, Scope.Scope> =>
+    Effect.gen(function*() {
+      const id = row.id
       yield* store.markRunning(id, options.egressId)
       yield* options.say(`worker ${options.egressId}: job ${id} (${row.kind} ${row.resource ?? ""}) lease ${epoch}`)
       const lost = yield* Deferred.make<void>()
@@ -237,15 +341,32 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), check), {
         while: (ok) => ok
       })
-      const stopRun = Effect.raceFirst(Deferred.await(lost), Deferred.await(shutdown))
+      const watch = yield* watchAccount(row.account)
+      const stopRun = Effect.raceAll([Deferred.await(lost), Deferred.await(shutdown), watch.changed])
+      const leased = {
+        gate: Effect.zipRight(gate, watch.gate),
+        fence: { refusal: () => watch.refusal() ?? fence.refusal() }
+      }
+      /** A run stopped because its account was replaced or removed: handed back, or ended failed. */
+      const accountEnd = Effect.suspend(() => {
+        const change = watch.change()
+        return change === "replaced"
+          ? handBack(id, `account "${row.account}" was replaced (address or credentials): the job goes on with it`)
+          : change === "removed"
+          ? Effect.as(
+            failFor(row, epoch, sent.any, `account "${row.account}" was removed while the job ran: it stopped sending`),
+            true
+          )
+          : Effect.succeed(false)
+      })
       if (row.kind === "onboard" || row.kind === "export") {
-        return yield* runWhole(row, epoch, {
+        return yield* runWhole(row, epoch, watch.api, {
           lost,
           stopped: stopRun,
           held: Effect.flatMap(Deferred.isDone(lost), (gone) => gone ? Effect.succeed(false) : check),
-          gate,
-          fence,
-          heartbeat
+          ...leased,
+          heartbeat,
+          accountEnd
         })
       }
 
@@ -267,6 +388,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
             path,
             append: (line) =>
               store.appendLine(id, epoch, JSON.stringify(line)).pipe(
+                // The store stayed unusable past the retries (Transient.ts): the job goes back to the queue.
+                Effect.tapError(() => Effect.sync(() => (storeFailed = true))),
                 Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),
                 Effect.flatMap((held) =>
                   held
@@ -278,12 +401,16 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
                       )
                     )
                 ),
+                Effect.zipRight(Effect.sync(() => {
+                  if (line.state === "sending") sent.any = true
+                })),
                 Effect.zipRight(local.append(line))
               )
           } satisfies JournalWriter
         })
+      let storeFailed = false
       const prior = yield* store.journalLines(id)
-      const api = yield* apiFor(row.account)
+      if (prior.some((line) => line.includes(`"state":"sending"`))) sent.any = true
       const spec = row.spec as unknown as ImportSpec
       const tools = { stop: stopRun, journal, say: options.say }
       const run = prior.length > 0
@@ -314,8 +441,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         })
       const exit = yield* Effect.exit(
         run.pipe(
-          Effect.provideService(Api, api),
-          Effect.locally(currentLease, Option.some({ gate, fence })),
+          Effect.provideService(Api, watch.api),
+          Effect.locally(currentLease, Option.some(leased)),
           Effect.raceFirst(Effect.zipRight(heartbeat, Effect.never))
         )
       )
@@ -324,6 +451,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       if (!held) {
         return yield* sayLost(id, epoch)
       }
+      if (yield* accountEnd) return
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
         // Handed back: the queue gives it to another worker, which continues from the journal.
         return yield* handBack(id)
@@ -346,11 +474,9 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const failure = Cause.failureOption(exit.cause)
       const error = Option.isSome(failure) ? failure.value : undefined
       const message = error !== undefined ? (error as { message?: string }).message ?? String(error) : "interrupted"
-      const code = (error as { exitCode?: number } | undefined)?.exitCode ?? 3
-      yield* store.failJob(id, epoch, { exitCode: code, error: message })
-      if (row.parent !== null) yield* store.settleParent(row.parent)
-      yield* options.say(`worker ${options.egressId}: job ${id} failed: ${message}`)
-    }))
+      if (storeFailed) return yield* handBack(id, message)
+      yield* failFor(row, epoch, sent.any, message, (error as { exitCode?: number } | undefined)?.exitCode ?? 3)
+    })
 
   /**
    * An onboard or export job (Whole.ts), under the lease taken for it: the run as a value, then its end recorded
@@ -359,6 +485,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   const runWhole = (
     row: JobRow,
     epoch: number,
+    api: Context.Tag.Service<Api>,
     lease: {
       readonly lost: Deferred.Deferred<void>
       readonly stopped: Effect.Effect<void>
@@ -366,6 +493,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       readonly gate: Effect.Effect<void>
       readonly fence: Fence
       readonly heartbeat: Effect.Effect<unknown>
+      readonly accountEnd: Effect.Effect<boolean, FleetError | Error>
     }
   ) =>
     Effect.gen(function*() {
@@ -373,7 +501,6 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const dir = Path.join(workRoot, `${id}-${epoch}`)
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       fs.mkdirSync(dir, { recursive: true })
-      const api = yield* apiFor(row.account)
       const stop = {
         stopped: lease.stopped,
         isStopped: Effect.map(
@@ -392,6 +519,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       if (!(yield* lease.held)) {
         return yield* sayLost(id, epoch)
       }
+      // Stopped by its account's removal or replacement.
+      if (yield* lease.accountEnd) return
       if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(shutdown))) {
         return yield* handBack(id)
       }
@@ -423,7 +552,12 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       Runtime.runPromise(runtime)(
         runJob(data).pipe(
           Effect.catchAllDefect((d) => Effect.fail(new Error(describeCause(d)))),
-          Effect.catchTag("FleetError", (e) => options.say(`worker ${options.egressId}: ${e.message}`))
+          // Before its lease was taken: a job whose record is gone has nothing to run; else (the store failed past
+          // its retries) the job goes back to the queue.
+          Effect.catchTag("FleetError", (e) =>
+            e.reason === "NotFound"
+              ? options.say(`worker ${options.egressId}: ${e.message}`)
+              : handBack(data.job, e.message))
         )
       )
   )
@@ -432,12 +566,19 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       options.sourceAddress !== undefined ? `, requests leave from ${options.sourceAddress}` : ""
     }`
   )
-  // A lost egress lock stops the worker as a signal does: another worker may now spend this address's budget.
-  const lostEgress = yield* Effect.raceFirst(Effect.as(stop, false), Effect.as(egress.lost, true))
+  // A lost egress lock stops the worker as a signal does: another worker may now spend this address's budget. So
+  // does a key found not to open an account's credentials: the worker cannot serve this fleet.
+  const ended = yield* Effect.raceAll([
+    Effect.as(stop, "stop" as const),
+    Effect.as(egress.lost, "egress" as const),
+    Deferred.await(unfit)
+  ])
+  const lostEgress = ended === "egress"
   if (lostEgress) yield* options.say(`worker ${options.egressId}: its hold on --egress-id ${options.egressId} was lost`)
   yield* options.say(`worker ${options.egressId}: stopping; jobs in progress stop sending and are handed back`)
   yield* Deferred.succeed(shutdown, undefined)
   yield* engine.close
+  if (typeof ended !== "string") return yield* ended
   if (lostEgress) {
     return yield* new FleetError({
       reason: "Locked",

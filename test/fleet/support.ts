@@ -16,7 +16,8 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { type FleetStore, openStore } from "../../src/fleet/Store.js"
 
-export const bin = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
+/** The built CLI; FSM_DRILL_BIN points the tests at another build (the code before a fix, to see a test fail). */
+export const bin = process.env.FSM_DRILL_BIN ?? fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
 
 /** A fixed test key (32 bytes, base64): credentials are encrypted with it. */
 export const fleetKey = Buffer.alloc(32, 7).toString("base64")
@@ -156,6 +157,24 @@ export interface Ran {
   readonly stderr: string
 }
 
+/**
+ * Runs the built CLI to its end, or kills it after `ms` (then `code` is null): for a command that, broken, would
+ * never return (a `wait` on a job nobody runs, a worker that should have refused to start).
+ */
+export const runCliWithin = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, ms: number): Promise<Ran> =>
+  new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    const timer = setTimeout(() => child.kill("SIGKILL"), ms)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+
 /** Runs the built CLI to its end. */
 export const runCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Promise<Ran> =>
   new Promise((resolve) => {
@@ -186,50 +205,82 @@ export interface RunningRedis {
   readonly dir: string
 }
 
+export interface RestartableRedis extends RunningRedis {
+  /** Stops the server (SIGTERM: it writes its append-only file) and starts it again on the same port and files. */
+  readonly restart: Effect.Effect<void>
+}
+
+const spawnRedis = async (server: string, port: number, dir: string, persistent: boolean) => {
+  const child = spawn(server, [
+    "--port",
+    String(port),
+    "--bind",
+    "127.0.0.1",
+    "--dir",
+    dir,
+    "--save",
+    "",
+    "--appendonly",
+    persistent ? "yes" : "no",
+    ...(persistent ? ["--appendfsync", "always"] : []),
+    "--daemonize",
+    "no",
+    "--loglevel",
+    "notice"
+  ], { stdio: ["ignore", "pipe", "pipe"], cwd: dir })
+  let log = ""
+  child.stdout?.on("data", (d: Buffer) => (log += d.toString()))
+  child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
+  await waitFor(() => log.includes("Ready to accept connections") || child.exitCode !== null, "redis-server", 30_000)
+  if (child.exitCode !== null) throw new Error(`redis-server exited: ${log}`)
+  return child
+}
+
+const stopRedis = async (child: ChildProcess) => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((r) => child.once("exit", r))
+  child.kill("SIGTERM")
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+}
+
 /**
  * A fresh redis-server for the scope, on 127.0.0.1 and a free port (Redis takes no port 0), in a temporary
- * directory, with no persistence at all (`--save ''`, no AOF): the data dies with it.
+ * directory; without persistence at all (`--save ''`, no AOF: the data dies with it), or with `persistent`, an
+ * append-only file written at every command (`appendfsync always`), so that it can be restarted with its data.
  */
-export const startRedis: Effect.Effect<RunningRedis, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.promise(async (): Promise<RunningRedis> => {
-    const server = redisServer()
-    if (server === undefined) throw new Error("redis-server is not installed: run bash scripts/ensure-redis.sh")
-    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-redis-"))
-    const port = await freePort()
-    const child = spawn(server, [
-      "--port",
-      String(port),
-      "--bind",
-      "127.0.0.1",
-      "--dir",
-      dir,
-      "--save",
-      "",
-      "--appendonly",
-      "no",
-      "--daemonize",
-      "no",
-      "--loglevel",
-      "notice"
-    ], { stdio: ["ignore", "pipe", "pipe"], cwd: dir })
-    let log = ""
-    child.stdout?.on("data", (d: Buffer) => (log += d.toString()))
-    child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
-    await waitFor(() => log.includes("Ready to accept connections") || child.exitCode !== null, "redis-server", 30_000)
-    if (child.exitCode !== null) throw new Error(`redis-server exited: ${log}`)
-    return { url: `redis://127.0.0.1:${port}`, process: child, dir }
-  }),
-  (redis) =>
+export const startRedisWith = (
+  options: { readonly persistent?: boolean } = {}
+): Effect.Effect<RestartableRedis, never, Scope.Scope> =>
+  Effect.acquireRelease(
     Effect.promise(async () => {
-      if (redis.process.exitCode === null) {
-        const exited = new Promise((r) => redis.process.once("exit", r))
-        redis.process.kill("SIGTERM")
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-        if (redis.process.exitCode === null) redis.process.kill("SIGKILL")
+      const server = redisServer()
+      if (server === undefined) throw new Error("redis-server is not installed: run bash scripts/ensure-redis.sh")
+      const dir = mkdtempSync(Path.join(tmpdir(), "fsm-redis-"))
+      const port = await freePort()
+      const persistent = options.persistent === true
+      const running = { child: await spawnRedis(server, port, dir, persistent) }
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        get process() {
+          return running.child
+        },
+        dir,
+        restart: Effect.promise(async () => {
+          await stopRedis(running.child)
+          running.child = await spawnRedis(server, port, dir, persistent)
+        })
       }
-      rmSync(redis.dir, { recursive: true, force: true })
-    })
-)
+    }),
+    (redis) =>
+      Effect.promise(async () => {
+        await stopRedis(redis.process)
+        rmSync(redis.dir, { recursive: true, force: true })
+      })
+  )
+
+/** A throwaway redis-server without persistence, for the scope. */
+export const startRedis: Effect.Effect<RunningRedis, never, Scope.Scope> = startRedisWith()
 
 export type Backend = "postgres" | "redis"
 

@@ -1,0 +1,251 @@
+/**
+ * No job lost, whatever the store or the set-up does (issue 29), on each backend, with the real servers and the
+ * built CLI:
+ *
+ * - a worker whose FSM_FLEET_KEY is not the fleet's refuses to start (exit 2), and `accounts add` with it too;
+ * - a job whose account was removed while it was queued ends failed (exit 2, nothing sent), also in parts, and
+ *   `wait` returns;
+ * - store faults while a job is taken, written and ended (PostgreSQL: a 300 ms `statement_timeout` meeting slow
+ *   statements when the job is marked running and when it is marked done, and the connection of a journal insert
+ *   killed with `pg_terminate_backend`; Redis: a restart of the server, with its append-only file, mid-job) are
+ *   outlasted: the job ends done, one record per valid row;
+ * - an account replaced by `accounts add` (another address and credentials) gets the next job at its new address;
+ *   an account removed while its job runs stops the job's sending (no more than the requests already in flight
+ *   leave after the removal) and the job ends failed, exit 3 (rows were sent).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Redis } from "ioredis"
+import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
+import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import {
+  availableBackends,
+  type Backend,
+  eventually,
+  fleetEnv,
+  lastJson,
+  query,
+  runCli,
+  runCliWithin,
+  startFleetBackend,
+  startPostgres,
+  startRedisWith,
+  startWorker,
+  withStore
+} from "./support.js"
+
+/** Each test once per backend (`$backend` in its name). */
+const each = it.scopedLive.each(availableBackends)
+
+const otherKey = Buffer.alloc(32, 9).toString("base64")
+const writes = (log: ReadonlyArray<RequestLogEntry>, apiKey: string) =>
+  log.filter((e) => e.apiKey === apiKey && e.method !== "GET" && !/\/login$/i.test(e.path))
+
+/** An initialised fleet on `url`, account `acme` on a fresh sandbox, and the CLI with the fleet's environment. */
+const fleetOn = (url: string) =>
+  Effect.gen(function*() {
+    const sandbox = yield* startDrillSandbox({
+      rate: { limit: 10_000, windowMs: 1_000 },
+      accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }]
+    })
+    const account = sandbox.accounts[0]!
+    const dir = yield* tempDir
+    const env = fleetEnv(url)
+    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+      Effect.promise(() => runCli(args, { ...env, ...extra }))
+    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+      FSM_API_KEY: account.apiKey,
+      FSM_API_TOKEN: account.apiToken
+    })
+    assert.strictEqual(added.code, 0, added.stderr)
+    const submit = (file: string, more: ReadonlyArray<string> = []) =>
+      Effect.gen(function*() {
+        const submitted = yield* run(["submit", "import", "customers", file, "--account", "acme", "--json", ...more])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        return lastJson(submitted.stdout).job as string
+      })
+    /** `wait JOB --json`, killed after `ms` (a job nobody will end). */
+    const wait = (job: string, ms = 90_000) => Effect.promise(() => runCliWithin(["wait", job, "--json"], env, ms))
+    return { sandbox, account, dir, env, run, submit, wait }
+  })
+
+const fleet = (backend: Backend) => Effect.flatMap(startFleetBackend(backend), (server) => fleetOn(server.url))
+
+describe("no job lost (issue 29)", () => {
+  each(
+    "a worker or an `accounts add` whose key is not the fleet's is refused, exit 2 ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { env, run } = yield* fleet(b.backend)
+        const worker = yield* Effect.promise(() =>
+          runCliWithin(["worker", "--egress-id", "wrong-key"], { ...env, FSM_FLEET_KEY: otherKey }, 30_000)
+        )
+        assert.strictEqual(worker.code, 2, `the worker did not refuse to start:\n${worker.stderr}`)
+        assert.include(worker.stderr, "FSM_FLEET_KEY is not this fleet's key")
+        assert.include(worker.stderr, `account "acme"`)
+        const add = yield* run(["accounts", "add", "beta", "--base-url", "http://127.0.0.1:9/v2"], {
+          FSM_FLEET_KEY: otherKey,
+          FSM_API_KEY: "k",
+          FSM_API_TOKEN: "t"
+        })
+        assert.strictEqual(add.code, 2, add.stderr)
+        assert.include(add.stderr, "FSM_FLEET_KEY is not this fleet's key")
+        const listed = yield* run(["accounts", "list", "--json"])
+        assert.deepStrictEqual((lastJson(listed.stdout).accounts as Array<{ name: string }>).map((a) => a.name), [
+          "acme"
+        ])
+      }),
+    { timeout: 120_000 }
+  )
+
+  each(
+    "a job whose account was removed while it was queued ends failed, exit 2, also in parts ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { dir, env, run, sandbox, submit, wait } = yield* fleet(b.backend)
+        const single = yield* submit(customersFile(dir, "um.csv", 10).file)
+        const parted = yield* submit(customersFile(dir, "partes.csv", 30).file, ["--chunk-rows", "10"])
+        assert.strictEqual((yield* run(["accounts", "remove", "acme"])).code, 0)
+        const worker = yield* startWorker(["--egress-id", "w-removed"], env)
+        const waited = yield* wait(single)
+        assert.strictEqual(waited.code, 2, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "failed")
+        // A job in parts ends when its parts have: each failed (exit 2), the whole with exit 3 as any part that failed.
+        const whole = yield* wait(parted)
+        assert.strictEqual(whole.code, 3, `${whole.stdout}\n${whole.stderr}\n${worker.stderr()}`)
+        const parts = yield* withStore(env.FSM_FLEET_URL!, (store) => store.parts(parted))
+        assert.deepStrictEqual(parts.map((p) => [p.state, p.exit_code]), [["failed", 2], ["failed", 2], ["failed", 2]])
+        const row = yield* withStore(env.FSM_FLEET_URL!, (store) => store.job(single))
+        assert.include(row.error ?? "", `account "acme" was removed`)
+        assert.strictEqual((yield* sandbox.control.requests).length, 0, "nothing was sent")
+      }),
+    { timeout: 180_000 }
+  )
+
+  each(
+    "an account replaced gets its next job at its new address; one removed stops its job's sending ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { account, dir, env, run, sandbox, submit, wait } = yield* fleet(b.backend)
+        const moved = yield* startDrillSandbox({
+          rate: { limit: 10_000, windowMs: 1_000 },
+          accounts: [{ apiKey: "moved-key", apiToken: "moved-token" }]
+        })
+        const worker = yield* startWorker(["--egress-id", "w-moved", "--rate", "10/1s"], env)
+        const first = yield* submit(customersFile(dir, "primeiro.csv", 5).file)
+        assert.strictEqual((yield* wait(first)).code, 0, worker.stderr())
+        assert.strictEqual((yield* sandbox.control.records(account.apiKey, "customers")).length, 5)
+
+        // Replaced: the worker that served the account sends the next job to the new address, new credentials.
+        const replaced = yield* run(["accounts", "add", "acme", "--base-url", moved.url], {
+          FSM_API_KEY: "moved-key",
+          FSM_API_TOKEN: "moved-token"
+        })
+        assert.strictEqual(replaced.code, 0, replaced.stderr)
+        const before = (yield* sandbox.control.requests).length
+        const second = yield* submit(customersFile(dir, "segundo.csv", 8).file)
+        assert.strictEqual((yield* wait(second)).code, 0, worker.stderr())
+        assert.strictEqual((yield* sandbox.control.requests).length, before, "nothing more to the old address")
+        assert.strictEqual((yield* moved.control.records("moved-key", "customers")).length, 8)
+
+        // Removed while its job runs (10 requests a second): the job stops sending, and ends failed, exit 3.
+        const third = yield* submit(customersFile(dir, "terceiro.csv", 80).file)
+        yield* eventually(
+          "the third job sends",
+          () => Effect.runPromise(Effect.map(moved.control.requests, (log) => writes(log, "moved-key").length >= 18)),
+          60_000,
+          worker.stderr
+        )
+        assert.strictEqual((yield* run(["accounts", "remove", "acme"])).code, 0)
+        const atRemoval = writes(yield* moved.control.requests, "moved-key").length
+        const waited = yield* wait(third)
+        assert.strictEqual(waited.code, 3, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "failed")
+        const after = writes(yield* moved.control.requests, "moved-key").length - atRemoval
+        // At most the requests already past their check when the removal was made (the worker's concurrency at 10/s).
+        assert.isAtMost(after, 6, `${after} requests after the account was removed`)
+        assert.isBelow(atRemoval + after, 8 + 80, "the job stopped before its end")
+      }),
+    { timeout: 240_000 }
+  )
+})
+
+describe("store faults are outlasted (issue 29)", () => {
+  it.scopedLive(
+    "postgres: statement timeouts when the job is taken and ended, a killed connection in a journal insert",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* startPostgres
+        const { account, dir, env, sandbox, submit, wait } = yield* fleetOn(server.url)
+        const input = customersFile(dir, "clientes.csv", 30)
+        const job = yield* submit(input.file)
+        // Marking the job running, and marking it done, meet a 3 s wait five times each (a statement timeout of
+        // 300 ms cancels them); the 10th and 20th journal inserts lose their connection.
+        yield* Effect.promise(() =>
+          query(
+            server.url,
+            `CREATE SEQUENCE fault_running; CREATE SEQUENCE fault_done; CREATE SEQUENCE fault_journal;
+           CREATE FUNCTION fault_jobs() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+             IF NEW.state = 'running' AND OLD.state <> 'running' AND nextval('fault_running') <= 5 THEN PERFORM pg_sleep(3); END IF;
+             IF NEW.state = 'done' AND OLD.state <> 'done' AND nextval('fault_done') <= 5 THEN PERFORM pg_sleep(3); END IF;
+             RETURN NEW; END $$;
+           CREATE TRIGGER fault_jobs BEFORE UPDATE ON fsm_bulk.jobs FOR EACH ROW EXECUTE FUNCTION fault_jobs();
+           CREATE FUNCTION fault_journal() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+             IF nextval('fault_journal') IN (10, 20) THEN
+               PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(3);
+             END IF;
+             RETURN NEW; END $$;
+           CREATE TRIGGER fault_journal BEFORE INSERT ON fsm_bulk.journal FOR EACH ROW EXECUTE FUNCTION fault_journal();
+           ALTER DATABASE fleet SET statement_timeout = '300ms';`
+          )
+        )
+        const worker = yield* startWorker(["--egress-id", "w-faults"], env)
+        const waited = yield* wait(job, 120_000)
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        const faults = yield* Effect.promise(() =>
+          query(
+            server.url,
+            `SELECT (SELECT last_value FROM fault_running) AS r, (SELECT last_value FROM fault_done) AS d,
+                    (SELECT last_value FROM fault_journal) AS j`
+          )
+        )
+        assert.isAbove(Number(faults[0].r), 5, "every fault at pickup was met")
+        assert.isAbove(Number(faults[0].d), 5, "every fault at the end was met")
+        assert.isAbove(Number(faults[0].j), 20, "both killed journal inserts were met")
+        assert.include(worker.stderr(), "the fleet store failed, trying again")
+        const records = yield* sandbox.control.records(account.apiKey, "customers")
+        assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
+      }),
+    { timeout: 240_000 }
+  )
+
+  it.scopedLive.skipIf(!availableBackends.some((b) => b.backend === "redis"))(
+    "redis: a restart of the server mid-job",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* startRedisWith({ persistent: true })
+        const { account, dir, env, sandbox, submit, wait } = yield* fleetOn(server.url)
+        const input = customersFile(dir, "clientes.csv", 60)
+        const job = yield* submit(input.file)
+        const worker = yield* startWorker(["--egress-id", "w-restart", "--rate", "20/1s"], env)
+        const redis = new Redis(server.url, { lazyConnect: true, maxRetriesPerRequest: 50 })
+        yield* Effect.addFinalizer(() => Effect.sync(() => redis.disconnect()))
+        redis.on("error", () => undefined)
+        yield* eventually(
+          "the job is under way",
+          async () => (await redis.llen(`fsm-bulk:job:${job}:journal`)) >= 15,
+          60_000,
+          worker.stderr
+        )
+        yield* server.restart
+        const waited = yield* wait(job, 120_000)
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        const records = yield* sandbox.control.records(account.apiKey, "customers")
+        assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
+      }),
+    { timeout: 240_000 }
+  )
+})
