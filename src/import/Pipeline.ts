@@ -172,7 +172,10 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   const validator = validatorOf(formats)
 
   const stale = prior !== undefined ? prior.header.stale : yield* staleCheckOf(job, input.file, api.baseUrl, say)
-  const bases = stale !== undefined ? yield* readFingerprints(stale.fingerprints) : undefined
+  // `--overwrite` sends the rows whatever the server holds: it needs no fingerprints (nor their file).
+  const bases = stale !== undefined && stale.onConflict !== "overwrite"
+    ? yield* readFingerprints(stale.fingerprints)
+    : undefined
 
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
   const started = prior?.header.started ?? (yield* nowIso)
@@ -320,7 +323,7 @@ const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
   const onConflict = job.onConflict ?? "stop"
   if (job.fingerprints !== undefined) return { fingerprints: job.fingerprints, onConflict } satisfies StaleCheck
   const base = yield* findExportBase(file)
-  if (base === undefined) return undefined
+  if (base?.fingerprints === undefined) return undefined
   if (base.baseUrl !== baseUrl) {
     yield* say(
       `note: ${file} was exported from ${base.baseUrl}, not ${baseUrl}: its rows are not checked for edits made on the server since the export`
