@@ -120,8 +120,15 @@ const fromEither = <A>(flag: string, e: Either.Either<A, string>) =>
 /** An account's key or token: a non-empty string. */
 const Secret = Schema.String.pipe(Schema.filter((s) => s.trim() !== ""))
 
-/** The `--credentials FILE` JSON: `{"apiKey": "…", "apiToken": "…"}` (other properties are ignored). */
-export const CredentialsFile = Schema.Struct({ apiKey: Secret, apiToken: Secret })
+/**
+ * The `--credentials FILE` JSON: `{"apiKey": "…", "apiToken": "…"}`, and optionally the `baseUrl` they belong to
+ * (other properties are ignored).
+ */
+export const CredentialsFile = Schema.Struct({
+  apiKey: Secret,
+  apiToken: Secret,
+  baseUrl: Schema.optional(Schema.String)
+})
 
 const credentialsShape = `{"apiKey": "…", "apiToken": "…"}`
 
@@ -164,6 +171,35 @@ export const readCredentials = Effect.fn("Connection.readCredentials")(function*
     )
   }
   return Option.none<Credentials>()
+})
+
+/**
+ * The base URL the user paired the credentials with: `--base-url` / FSM_BASE_URL, else the `baseUrl` of the
+ * `--credentials` file. Credentials are only ever sent there: never to an address read from any other file (a
+ * journal, a summary, a manifest). Both given and different: refused.
+ */
+export const pairedBaseUrl = Effect.fn("Connection.pairedBaseUrl")(function*(options: ConnectionOptions) {
+  const given = Option.isSome(options.baseUrl)
+    ? Option.some(yield* validateBaseUrl(options.baseUrl.value))
+    : Option.none<string>()
+  if (Option.isNone(options.credentials)) return given
+  const path = options.credentials.value
+  const file = yield* readJsonFile(path, CredentialsFile).pipe(
+    Effect.mapError((error) => usage(`--credentials ${path}: ${credentialsProblem(error)}`))
+  )
+  if (file.baseUrl === undefined) return given
+  const own = yield* validateBaseUrl(file.baseUrl).pipe(
+    Effect.mapError((e) =>
+      usage(`--credentials ${path}: its baseUrl: ${e.message.replace(/^--base-url \/ FSM_BASE_URL: /, "")}`)
+    )
+  )
+  if (Option.isSome(given) && given.value !== own) {
+    return yield* usage(
+      `--credentials ${path} are for ${own}, but --base-url / FSM_BASE_URL is ${given.value}: nothing was sent. ` +
+        `Use the credentials of ${given.value}, or leave --base-url and FSM_BASE_URL unset`
+    )
+  }
+  return Option.some(own)
 })
 
 export interface ApiLayerExtra {
@@ -238,8 +274,9 @@ export const apiLayer = (
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const credentials = yield* readCredentials(options.credentials)
-      if (Option.isSome(options.baseUrl)) {
-        const baseUrl = yield* validateBaseUrl(options.baseUrl.value)
+      const paired = yield* pairedBaseUrl(options)
+      if (Option.isSome(paired)) {
+        const baseUrl = paired.value
         if (Option.isNone(credentials)) {
           return yield* usage(
             `no credentials for ${baseUrl}: set FSM_API_KEY and FSM_API_TOKEN, or pass --credentials FILE (JSON {"apiKey", "apiToken"})`
@@ -297,9 +334,12 @@ export const forceBaseUrlOption = Options.boolean("force-base-url").pipe(
 )
 
 /**
- * The connection of a command that continues a run (`resume`, `rerun`): without --base-url / FSM_BASE_URL, the
- * run's own base URL (credentials from --credentials or the environment, as always); a different one is refused
- * unless `force`. A run sent to an embedded sandbox continues against a new, empty one: a rehearsal, said so.
+ * The connection of a command that continues a run (`resume`, `rerun`, `undo`): against the server the user
+ * paired the credentials with (`pairedBaseUrl`), which must be the run's own; a different one is refused unless
+ * `force`. The run's base URL is read from a file (its journal or summary), which may come from anywhere: it never
+ * receives credentials by itself, so with nothing pairing them with a server the command is refused before any
+ * request, naming the run's server. A run sent to an embedded sandbox continues against a new, empty one: a
+ * rehearsal, said so.
  */
 export const continuingConnection = Effect.fn("Connection.continuing")(function*(
   options: ConnectionOptions,
@@ -308,9 +348,7 @@ export const continuingConnection = Effect.fn("Connection.continuing")(function*
   what: string
 ) {
   if (run === undefined) return options
-  const given = Option.isSome(options.baseUrl)
-    ? Option.some(yield* validateBaseUrl(options.baseUrl.value))
-    : Option.none<string>()
+  const given = yield* pairedBaseUrl(options)
   if (run.embedded) {
     if (Option.isNone(given)) {
       yield* say(
@@ -329,14 +367,18 @@ export const continuingConnection = Effect.fn("Connection.continuing")(function*
   }
   const own = Either.getOrElse(validateBaseUrl(run.baseUrl), () => run.baseUrl)
   if (Option.isNone(given)) {
-    yield* say(`fsm-bulk: ${what} was sent to ${own}: continuing against it`)
-    return { ...options, baseUrl: Option.some(own) }
+    return yield* usage(
+      `${what} was sent to ${own}, as its run directory says; credentials are never sent to an address read from a file, ` +
+        `and nothing pairs yours with it: nothing was sent. If ${own} is your server, pass --base-url ${own} ` +
+        `(or set FSM_BASE_URL), or add "baseUrl": "${own}" to the --credentials file`
+    )
   }
   if (given.value !== own && !force) {
     return yield* usage(
-      `${what} was sent to ${own}, but --base-url / FSM_BASE_URL is ${given.value}: rows would be split between two servers. ` +
-        `Leave --base-url and FSM_BASE_URL unset (or set them to ${own}) to continue where it was sent, or pass --force-base-url to continue against ${given.value}`
+      `${what} was sent to ${own}, but your credentials are for ${given.value} (--base-url / FSM_BASE_URL or the credentials' baseUrl): ` +
+        `rows would be split between two servers; nothing was sent. ` +
+        `Pass --base-url ${own} with its credentials to continue where it was sent, or --force-base-url to continue against ${given.value}`
     )
   }
-  return options
+  return { ...options, baseUrl: given }
 })

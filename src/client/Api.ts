@@ -9,6 +9,7 @@
 import type { Effect, Stream } from "effect"
 import * as Context from "effect/Context"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 import type { Resource } from "../Resources.js"
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
@@ -130,6 +131,13 @@ export class ApiAborted extends Schema.TaggedError<ApiAborted>()("ApiAborted", {
   }
 }
 
+/**
+ * An account's name in files: a short hash of its apiKey (the key itself never goes in a file). Records belong to
+ * the account of the credentials used (api-notes), so two apiKeys are two accounts.
+ */
+export const accountOf = (apiKey: string): string =>
+  createHash("sha256").update(`fsm-bulk account\u0000${apiKey}`).digest("hex").slice(0, 16)
+
 export class Api extends Context.Tag("fsm-bulk/Api")<
   Api,
   {
@@ -138,6 +146,11 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
     readonly budget: { readonly limit: number; readonly windowMs: number }
     /** True when `baseUrl` is the embedded, in-memory sandbox (recorded in a run's journal). */
     readonly embedded?: boolean
+    /**
+     * Which account of `baseUrl` the credentials are (`accountOf` their apiKey): recorded in an export's manifest,
+     * so that ids and fingerprints read from a file are only used against the account they came from.
+     */
+    readonly account?: string
     /** One call under the shared budget, token and per-method retry policy. */
     readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
     /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */

@@ -30,11 +30,12 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { resource } from "../Resources.js"
 import type { ApiRequest, ClientActivity, Evidence, Reply } from "./Api.js"
-import { Api, ApiAborted } from "./Api.js"
+import { accountOf, Api, ApiAborted } from "./Api.js"
 import { errorMessage, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget, SharedBudget } from "./Budget.js"
 import { ClientConfig } from "./Config.js"
@@ -366,6 +367,7 @@ export const make = Effect.gen(function*() {
     baseUrl: settings.baseUrl,
     budget: settings.rate,
     embedded: settings.embedded,
+    account: accountOf(Redacted.value(settings.credentials.apiKey)),
     request,
     pages: makePages(settings, get),
     stats: counters.get,

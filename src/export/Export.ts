@@ -211,6 +211,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
     tool: "fsm-bulk",
     version,
     baseUrl: api.baseUrl,
+    ...(api.account !== undefined ? { account: api.account } : {}),
     started: state.started,
     finished: new Date(yield* Clock.currentTimeMillis).toISOString(),
     since,

@@ -18,6 +18,7 @@ import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as NodePath from "node:path"
 import { recordProperty, writeForm } from "../client/Body.js"
+import { UsageError } from "../Errors.js"
 import { keyProperty, normalKey, recordKey } from "../Identity.js"
 import { valueText } from "../import/Compare.js"
 import { type Field, idReadName, readName, type Resource } from "../Resources.js"
@@ -40,9 +41,12 @@ const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(Fingerprint))
 /** The short hash of a normal text (an empty value hashes like any other). */
 export const hashText = (text: string): string => createHash("sha256").update(text).digest("hex").slice(0, 16)
 
-/** The fields a fingerprint covers: those the server lists back as plain values (no passwords, files, objects). */
-const covered = (f: Field): boolean =>
-  f.writeOnly !== true && f.type._tag !== "file" && f.type._tag !== "object" && f.resolves === undefined
+/**
+ * The fields a fingerprint covers: every field the server lists back, nested objects and lists of them included
+ * (contacts, equipment specifications, in `valueText`'s canonical form); not passwords and files, which it never
+ * lists.
+ */
+const covered = (f: Field): boolean => f.writeOnly !== true && f.type._tag !== "file" && f.resolves === undefined
 
 /** A field's value on a listed record, in the form writes use. */
 export const recordValue = (f: Field, record: Readonly<Record<string, unknown>>): unknown =>
@@ -110,12 +114,16 @@ export const openFingerprints = Effect.fn("Fingerprint.open")(
   }
 )
 
-/** Where an exported file's fingerprints are, and which service the export read. */
+/** Where an exported file came from: the export's manifest, its fingerprints, the service and account it read. */
 export interface ExportBase {
-  /** Absolute path of the fingerprints file. */
-  readonly fingerprints: string
-  /** The service the export read (fingerprints only mean something against the same account). */
+  /** Absolute path of the export's `manifest.json`. */
+  readonly manifest: string
+  /** Absolute path of the file's fingerprints file, when the manifest names one. */
+  readonly fingerprints: string | undefined
+  /** The service the export read (fingerprints and ids only mean something against the same account). */
   readonly baseUrl: string
+  /** The account the export read (`accountOf`), when the manifest records it. */
+  readonly account: string | undefined
 }
 
 const readJson = async (path: string): Promise<unknown> => {
@@ -127,33 +135,46 @@ const readJson = async (path: string): Promise<unknown> => {
 }
 
 /**
- * Where the fingerprints of `file` are, when an export's `manifest.json` beside it lists it with a fingerprints
- * file; undefined for any other file (or an export written before fingerprints existed).
+ * Where `file` came from, when an export's `manifest.json` beside it lists it; undefined for any other file.
  */
 export const findExportBase = (file: string): Effect.Effect<ExportBase | undefined> =>
   Effect.promise(async () => {
     const absolute = NodePath.resolve(file)
     const dir = NodePath.dirname(absolute)
-    const decoded = Schema.decodeUnknownOption(Manifest)(await readJson(NodePath.join(dir, manifestFile)))
+    const manifest = NodePath.join(dir, manifestFile)
+    const decoded = Schema.decodeUnknownOption(Manifest)(await readJson(manifest))
     if (Option.isNone(decoded)) return undefined
     const entry = decoded.value.resources.find((r) => NodePath.resolve(dir, r.file) === absolute)
-    if (entry?.fingerprints === undefined) return undefined
-    return { fingerprints: NodePath.join(dir, entry.fingerprints), baseUrl: decoded.value.baseUrl }
+    if (entry === undefined) return undefined
+    return {
+      manifest,
+      fingerprints: entry.fingerprints !== undefined ? NodePath.join(dir, entry.fingerprints) : undefined,
+      baseUrl: decoded.value.baseUrl,
+      account: decoded.value.account
+    }
   })
 
-/** The fingerprints in `path`, by `k` (the last line per record wins; unreadable lines are skipped). */
-export const readFingerprints = (path: string): Effect.Effect<ReadonlyMap<string, Fingerprint>> =>
-  Effect.promise(async () => {
+/**
+ * The fingerprints in `path`, by `k` (the last line per record wins; a line a crash cut is skipped). A file that
+ * cannot be read is refused, naming it: without it no row could be checked, and a check skipped in silence would
+ * let the file overwrite edits made on the server since the export.
+ */
+export const readFingerprints = (path: string): Effect.Effect<ReadonlyMap<string, Fingerprint>, UsageError> =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (e) =>
+      new UsageError({
+        message:
+          `${path}: the export's fingerprints cannot be read (${
+            (e as NodeJS.ErrnoException).code ?? String(e)
+          }), so the rows cannot be checked for edits made on the server since the export; nothing was sent. ` +
+          "Export the records again, or pass --overwrite to send the file's values whatever the server holds now"
+      })
+  }).pipe(Effect.map((text) => {
     const records = new Map<string, Fingerprint>()
-    let text: string
-    try {
-      text = await readFile(path, "utf8")
-    } catch {
-      return records
-    }
     for (const line of text.split("\n")) {
       const fp = decodeLine(line)
       if (Option.isSome(fp)) records.set(fp.value.k, fp.value)
     }
     return records
-  })
+  }))

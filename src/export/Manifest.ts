@@ -41,6 +41,8 @@ export const Manifest = Schema.Struct({
   tool: Schema.Literal("fsm-bulk"),
   version: Schema.String,
   baseUrl: Schema.String,
+  /** Which account of that service the export read: a hash of the credentials' apiKey (`accountOf`), never the key. */
+  account: Schema.optional(Schema.String),
   started: Schema.String,
   finished: Schema.String,
   /** The date range walked for date-windowed resources (`yyyy-MM-dd`, inclusive). */

@@ -120,6 +120,35 @@ const same = (field: Field | undefined, wanted: unknown, current: unknown): bool
   return scalarText(field, wanted) === scalarText(field, current)
 }
 
+/** A nested value's canonical text: objects by their properties sorted, lists of them in any order. */
+const canonical = (v: unknown): string => {
+  if (isEmpty(v)) return ""
+  if (Array.isArray(v)) return `[${v.map(canonical).sort().join(",")}]`
+  if (Predicate.isRecord(v)) {
+    return `{${
+      Object.keys(v).filter((k) => !isEmpty(v[k])).sort().map((k) => `${JSON.stringify(k)}:${canonical(v[k])}`).join(
+        ","
+      )
+    }}`
+  }
+  return scalarText(undefined, v)
+}
+
+/**
+ * An object field's normal text (contacts, equipment specifications): each item on the properties of its shape
+ * (found without regard to case; the server may add others, such as its own ids), empty ones left out, and a list's
+ * items in any order, since the API keeps no meaningful order for them.
+ */
+const objectValueText = (shape: ReadonlyArray<string>, v: unknown): string => {
+  const item = (x: unknown): string => {
+    if (!Predicate.isRecord(x)) return canonical(x)
+    const own: Record<string, unknown> = {}
+    for (const k of shape) own[k] = recordProperty(x, k)
+    return canonical(own)
+  }
+  return listOf(v).map(item).sort().join("\u0000")
+}
+
 /**
  * A value's normal text, the form in which `changes` finds two values equal (money, dates, enumerations, lists in
  * any order, references by id): what an export's fingerprint hashes, so a record read later and a file's cell can
@@ -127,6 +156,7 @@ const same = (field: Field | undefined, wanted: unknown, current: unknown): bool
  */
 export const valueText = (field: Field | undefined, v: unknown): string => {
   if (isEmpty(v)) return ""
+  if (field?.type._tag === "object") return objectValueText(field.type.shape, v)
   if (field?.list === true || Array.isArray(v)) {
     return listOf(v)
       .map((x) => scalarText(field, typeof x === "object" && x !== null && "id" in x ? (x as { id: unknown }).id : x))

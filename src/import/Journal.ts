@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { RunError } from "../Errors.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
+import { ExportOrigin } from "./Origin.js"
 import { Outcome, Status } from "./Status.js"
 
 export const journalFile = "journal.ndjson"
@@ -108,7 +109,9 @@ export const Header = Schema.Struct({
   formats: Schema.Unknown,
   started: Schema.String,
   parent: Schema.optional(ParentRun),
-  stale: Schema.optional(StaleCheck)
+  stale: Schema.optional(StaleCheck),
+  /** The export the source came from, when one wrote it: its ids are only used against its server and account. */
+  origin: Schema.optional(ExportOrigin)
 })
 export type Header = typeof Header.Type
 

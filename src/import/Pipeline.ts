@@ -33,7 +33,13 @@ import { formatDuration } from "../cli/Progress.js"
 import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
 import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
-import { findExportBase, type Fingerprint, fingerprintKey, readFingerprints } from "../export/Fingerprint.js"
+import {
+  type ExportBase,
+  findExportBase,
+  type Fingerprint,
+  fingerprintKey,
+  readFingerprints
+} from "../export/Fingerprint.js"
 import type { SourceRow } from "../files/Source.js"
 import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -55,6 +61,7 @@ import {
   type StaleCheck
 } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
+import { type ExportOrigin, foreignIds, foreignIdsMessage, foreignOrigin } from "./Origin.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import {
   openReports,
@@ -105,6 +112,11 @@ export interface ImportJob extends RowSettings {
    * wrote `file`, when it is one (a rerun passes its parent's).
    */
   readonly fingerprints?: string | undefined
+  /**
+   * The export the rows came from (default: the export that wrote `file`, when it is one; a rerun passes its
+   * parent's): its ids are not used against another server or account (`Origin.ts`).
+   */
+  readonly origin?: ExportOrigin | undefined
   /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
   readonly onConflict?: OnConflict | undefined
   /**
@@ -171,8 +183,24 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   }
   const validator = validatorOf(formats)
 
-  const stale = prior !== undefined ? prior.header.stale : yield* staleCheckOf(job, input.file, api.baseUrl, say)
-  const bases = stale !== undefined ? yield* readFingerprints(stale.fingerprints) : undefined
+  const exportBase = prior === undefined && job.origin === undefined ? yield* findExportBase(input.file) : undefined
+  const origin: ExportOrigin | undefined = prior !== undefined
+    ? prior.header.origin
+    : job.origin ?? (exportBase !== undefined
+      ? {
+        manifest: exportBase.manifest,
+        baseUrl: exportBase.baseUrl,
+        ...(exportBase.account !== undefined ? { account: exportBase.account } : {})
+      }
+      : undefined)
+  const foreign = foreignOrigin(origin, api)
+  const stale = prior !== undefined
+    ? prior.header.stale
+    : yield* staleCheckOf(job, input.file, exportBase, foreign, say)
+  // `--overwrite` sends the rows whatever the server holds: it needs no fingerprints (nor their file).
+  const bases = stale !== undefined && stale.onConflict !== "overwrite"
+    ? yield* readFingerprints(stale.fingerprints)
+    : undefined
 
   const runDir = prior !== undefined ? Path.resolve(job.runDir) : yield* createRunDir(job.runDir)
   const started = prior?.header.started ?? (yield* nowIso)
@@ -214,7 +242,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           formats,
           started,
           ...(job.parent !== undefined ? { parent: job.parent } : {}),
-          ...(stale !== undefined ? { stale } : {})
+          ...(stale !== undefined ? { stale } : {}),
+          ...(origin !== undefined ? { origin } : {})
         }
         yield* journal.append(header)
       } else {
@@ -279,7 +308,19 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         })
       const outcome = yield* Effect.either(
         sendRows(
-          { job, resourceName: r.name, input, validator, journal, state, stale, bases },
+          {
+            job,
+            resourceName: r.name,
+            input,
+            validator,
+            journal,
+            state,
+            stale,
+            bases,
+            foreign: foreign !== undefined && origin !== undefined
+              ? { why: foreign, manifest: origin.manifest }
+              : undefined
+          },
           scan,
           target,
           missing,
@@ -313,17 +354,17 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
   job: ImportJob,
   file: string,
-  baseUrl: string,
+  base: ExportBase | undefined,
+  foreign: string | undefined,
   say: (line: string) => Effect.Effect<void>
 ) {
   if (job.mode !== "update" && job.mode !== "upsert") return undefined
   const onConflict = job.onConflict ?? "stop"
   if (job.fingerprints !== undefined) return { fingerprints: job.fingerprints, onConflict } satisfies StaleCheck
-  const base = yield* findExportBase(file)
-  if (base === undefined) return undefined
-  if (base.baseUrl !== baseUrl) {
+  if (base?.fingerprints === undefined) return undefined
+  if (foreign !== undefined) {
     yield* say(
-      `note: ${file} was exported from ${base.baseUrl}, not ${baseUrl}: its rows are not checked for edits made on the server since the export`
+      `note: ${file} was ${foreign}: its rows are not checked for edits made on the server since the export, and its ids are not used`
     )
     return undefined
   }
@@ -411,6 +452,8 @@ interface SendInput {
   readonly stale: StaleCheck | undefined
   /** The export's fingerprints, by `fingerprintKey`. */
   readonly bases: ReadonlyMap<string, Fingerprint> | undefined
+  /** The rows came from an export of another server or account: why, and its manifest. */
+  readonly foreign: { readonly why: string; readonly manifest: string } | undefined
 }
 
 /**
@@ -545,6 +588,15 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   /** The row's outcome, or undefined when its write was not sent because the run aborted. */
   const processValid = (v: Valid) =>
     Effect.gen(function*() {
+      if (s.foreign !== undefined) {
+        const ids = foreignIds(r, v, job.mode !== "create")
+        if (ids.length > 0) {
+          return yield* finish(v.row, {
+            status: "invalid",
+            error: foreignIdsMessage(r, s.foreign.why, s.foreign.manifest, ids)
+          })
+        }
+      }
       const payload: Record<string, unknown> = { ...v.payload }
       for (const ref of v.refs) {
         const resolved = yield* resolver.resolve(ref)

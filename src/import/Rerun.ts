@@ -42,6 +42,7 @@ import {
   type ReadSettings,
   type StaleCheck
 } from "./Journal.js"
+import type { ExportOrigin } from "./Origin.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
 import { runTargetOf } from "./Resume.js"
@@ -83,6 +84,8 @@ interface ParentInfo {
   readonly sentTo: RunTarget | undefined
   /** The parent's stale-edit check: its rows came from an export, whose fingerprints the rerun keeps. */
   readonly stale?: StaleCheck | undefined
+  /** The export the parent's rows came from: the rerun's rows (its report) carry its ids too. */
+  readonly origin?: ExportOrigin | undefined
 }
 
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
@@ -115,7 +118,8 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       attachmentsRoot: h.parse.attachmentsRoot,
       maxAttachmentBytes: h.parse.maxAttachmentBytes,
       sentTo: runTargetOf(h),
-      stale: h.stale
+      stale: h.stale,
+      origin: h.origin
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
@@ -566,6 +570,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     rowColumn: "_row",
     parent,
     ...(info.stale !== undefined ? { fingerprints: info.stale.fingerprints } : {}),
+    ...(info.origin !== undefined ? { origin: info.origin } : {}),
     onConflict: request.onConflict
   }
   // The new run directory already holds rows.csv: the pipeline only refuses directories holding a run.

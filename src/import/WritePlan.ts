@@ -264,6 +264,21 @@ const guarded = (
   }
 }
 
+/**
+ * A row whose record the export held (it has a fingerprint) and the lookup no longer finds: deleted on the server
+ * since the export, so it is a conflict, not a record to create again (unless `overwrite`).
+ */
+const deletedSinceExport = (input: PlanInput): Action | undefined => {
+  const { existing } = input
+  if (input.base === undefined || input.onConflict === "overwrite") return undefined
+  if (existing._tag !== "Found" || existing.records.length > 0) return undefined
+  return settle({
+    status: "conflict",
+    error:
+      `deleted on the server since the export (no ${input.resource.name} record with ${existing.by} "${existing.value}" now); nothing was sent (--overwrite creates it again)`
+  })
+}
+
 const noted = (action: Action, note: string | undefined): Action =>
   note === undefined || action._tag !== "Settle" || action.outcome.status !== "unchanged"
     ? action
@@ -353,7 +368,7 @@ export const plan = (input: PlanInput): Action => {
       }
       const found = single(r, existing)
       if (found._tag === "Stop") return found.action
-      if (found._tag === "None") return fail(notFound(r, existing, row))
+      if (found._tag === "None") return deletedSinceExport(input) ?? fail(notFound(r, existing, row))
       const g = guarded(input, found.record)
       if (g._tag === "Stop") return g.action
       const wanted = bodyOf(r, g.row, false)
@@ -399,6 +414,8 @@ export const plan = (input: PlanInput): Action => {
           }
           return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
         }
+        const deleted = deletedSinceExport(input)
+        if (deleted !== undefined) return deleted
         return {
           _tag: "PutCollection",
           path: w.path,
@@ -415,6 +432,8 @@ export const plan = (input: PlanInput): Action => {
         if (g._tag === "Stop") return g.action
         return noted(change(r, found.record, g.row, interrupted, bodyOf(r, g.row, false)), g.note)
       }
+      const deleted = deletedSinceExport(input)
+      if (deleted !== undefined) return deleted
       if (row.key === undefined && row.id !== undefined) {
         return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)
       }

@@ -7,12 +7,13 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { runVerify } from "../../src/export/Verify.js"
 import { rerun } from "../../src/import/Rerun.js"
+import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { apiOf, importInto, put, readReport, startTestSandbox, tempDir, writes } from "./support.js"
 
 const quote = (cell: string) => (/[",\n]/.test(cell) ? `"${cell.replace(/"/g, "\"\"")}"` : cell)
@@ -28,6 +29,23 @@ const editCsv = (file: string, edit: (row: Record<string, string>) => void) => {
   })
   writeFileSync(file, `\uFEFF${[header!.join(","), ...out].join("\r\n")}\r\n`)
 }
+
+/** Exports `resources` of the sandbox's account into `out`; the manifest. */
+const exportTo = (sandbox: RunningSandbox, out: string, resources: ReadonlyArray<string> = ["customers"]) =>
+  Effect.gen(function*() {
+    const api = yield* Effect.provide(Api, apiOf(sandbox))
+    const exported = yield* runExport(
+      yield* prepareExport({
+        resources,
+        out,
+        format: "csv",
+        since: undefined,
+        until: undefined,
+        say: () => Effect.void
+      })
+    ).pipe(Effect.provideService(Api, api))
+    return exported.manifest
+  })
 
 const statuses = (runDir: string) => readReport(runDir).map((r) => `${r.externalId}:${r._status}`).sort()
 
@@ -123,5 +141,85 @@ describe("stale edits of an exported file", () => {
       stored = yield* sandbox.control.records("sandbox-key", "customers")
       assert.strictEqual(stored.find((c) => c.externalId === "K-2")!.description, "Beta in the file")
       assert.deepStrictEqual(stored.find((c) => c.externalId === "K-1")!.email, ["alfa@x.com"])
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("a contacts edit and a deletion on the server are conflicts; a missing fingerprints file is refused", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const contact = (email: string) => `"[{""name"":""Ana"",""email"":""${email}""},{""name"":""Bia""}]"`
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(
+          dir,
+          "seed.csv",
+          `externalId,name,contacts\nK-1,Alfa,${contact("ana@x.com")}\nK-2,Beta,\nK-3,Gama,\n`
+        ),
+        runDir: Path.join(dir, "seed")
+      })
+      const out = Path.join(dir, "export")
+      const manifest = yield* exportTo(sandbox, out)
+      const file = Path.join(out, "customers.csv")
+
+      // On the server, after the export: K-1's contact gets another email; K-2 is deleted.
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "server.csv", `externalId,contacts\nK-1,${contact("ana@server.com")}\n`),
+        runDir: Path.join(dir, "server"),
+        mode: "update"
+      })
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "gone.csv", "externalId\nK-2\n"),
+        runDir: Path.join(dir, "gone"),
+        mode: "delete"
+      })
+
+      // The export, imported again as it is: nothing is sent; K-1 and K-2 are conflicts, K-3 is unchanged.
+      const mark = (yield* sandbox.control.requests).length
+      const again = yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "again") })
+      assert.strictEqual(again.exitCode, 1)
+      assert.deepStrictEqual(statuses(again.runDir), ["K-1:conflict", "K-2:conflict", "K-3:unchanged"])
+      assert.strictEqual(writes((yield* sandbox.control.requests).slice(mark)).length, 0)
+      const report = readReport(again.runDir)
+      assert.include(
+        report.find((r) => r.externalId === "K-1")!._error,
+        "changed on the server since the export: \"contacts\""
+      )
+      assert.include(report.find((r) => r.externalId === "K-2")!._error, "deleted on the server since the export")
+      const stored = yield* sandbox.control.records("sandbox-key", "customers")
+      assert.deepStrictEqual(stored.map((c) => c.externalId).sort(), ["K-1", "K-3"])
+      assert.include(JSON.stringify(stored.find((c) => c.externalId === "K-1")!.contacts), "ana@server.com")
+      // `--merge` cannot bring a deleted record back either.
+      const merged = yield* importInto(sandbox, {
+        resource: "customers",
+        file,
+        runDir: Path.join(dir, "merged"),
+        onConflict: "merge"
+      })
+      assert.include(statuses(merged.runDir), "K-2:conflict")
+      assert.strictEqual(writes((yield* sandbox.control.requests).slice(mark)).length, 0)
+
+      // The manifest names a fingerprints file that is gone: refused before anything is sent, naming it.
+      const fingerprints = Path.join(out, manifest.resources.find((e) => e.name === "customers")!.fingerprints!)
+      rmSync(fingerprints)
+      const refused = yield* Effect.flip(
+        importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "refused") })
+      )
+      assert.strictEqual(refused._tag, "UsageError")
+      assert.include(refused.message, fingerprints)
+      assert.include(refused.message, "--overwrite")
+      assert.isFalse(existsSync(Path.join(dir, "refused")))
+      assert.strictEqual(writes((yield* sandbox.control.requests).slice(mark)).length, 0)
+      // `--overwrite`, knowingly: the file's values are sent and K-2 is created again.
+      const over = yield* importInto(sandbox, {
+        resource: "customers",
+        file,
+        runDir: Path.join(dir, "over"),
+        onConflict: "overwrite"
+      })
+      assert.strictEqual(over.exitCode, 0)
+      const after = yield* sandbox.control.records("sandbox-key", "customers")
+      assert.deepStrictEqual(after.map((c) => c.externalId).sort(), ["K-1", "K-2", "K-3"])
     }).pipe(Effect.provide(NodeContext.layer)))
 })

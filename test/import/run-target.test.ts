@@ -1,8 +1,9 @@
 /**
- * `resume` and `rerun` continue against the server the run was sent to (its journal's base URL), not against
- * whatever the shell says: without FSM_BASE_URL they go back to it, a different URL stops them with exit 2
- * naming both (unless --force-base-url), and a run sent to an embedded sandbox can only be rehearsed again.
- * Built CLI against sandboxes on loopback.
+ * `resume` and `rerun` continue against the server the run was sent to (its journal's base URL), and only with
+ * credentials the user paired with that server (--base-url / FSM_BASE_URL, or the credentials file's `baseUrl`):
+ * the journal's URL alone never receives them (a run directory may come from anywhere, edited). A different URL
+ * stops them with exit 2 naming both (unless --force-base-url), and a run sent to an embedded sandbox can only be
+ * rehearsed again. Built CLI against sandboxes on loopback.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -31,10 +32,22 @@ const credentialsOf = (sandbox: RunningSandbox) => ({
 })
 const pointedAt = (sandbox: RunningSandbox) => ({ ...credentialsOf(sandbox), FSM_BASE_URL: sandbox.url })
 
+/** A credentials file of `sandbox`'s account, with the base URL it is for when `baseUrl` is given. */
+const credentialsFile = (dir: string, name: string, sandbox: RunningSandbox, baseUrl?: string) =>
+  put(
+    dir,
+    name,
+    JSON.stringify({
+      apiKey: sandbox.accounts[0]!.apiKey,
+      apiToken: sandbox.accounts[0]!.apiToken,
+      ...(baseUrl !== undefined ? { baseUrl } : {})
+    })
+  )
+
 const sent = (sandbox: RunningSandbox) => Effect.map(sandbox.control.requests, (log) => writes(log).length)
 
 describe("resume continues against the run's own server", () => {
-  it.scopedLive("without FSM_BASE_URL it goes back to the run's server; another URL is refused (exit 2) unless --force-base-url", () =>
+  it.scopedLive("credentials paired with the run's server go back to it, unpaired ones are refused; another URL is refused (exit 2) unless --force-base-url", () =>
     Effect.gen(function*() {
       const own = yield* startTestSandbox()
       const other = yield* startTestSandbox()
@@ -59,14 +72,26 @@ describe("resume continues against the run's own server", () => {
 
       const refused = yield* runCli(["resume", runDir], undefined, dir, pointedAt(other))
       assert.strictEqual(refused.code, 2, refused.stderr)
-      assert.include(refused.stderr, `this run was sent to ${own.url}, but --base-url / FSM_BASE_URL is ${other.url}`)
+      assert.include(refused.stderr, `this run was sent to ${own.url}, but your credentials are for ${other.url}`)
       assert.include(refused.stderr, "--force-base-url")
       assert.strictEqual((yield* other.control.requests).length, 0)
 
+      // Credentials that name no server are not sent to the journal's: refused before any request, naming it.
+      const asked = (yield* own.control.requests).length
+      const unpaired = yield* runCli(["resume", runDir], undefined, dir, credentialsOf(own))
+      assert.strictEqual(unpaired.code, 2, unpaired.stderr)
+      assert.include(unpaired.stderr, `this run was sent to ${own.url}, as its run directory says`)
+      assert.include(unpaired.stderr, `--base-url ${own.url}`)
+      assert.strictEqual((yield* own.control.requests).length, asked)
+
+      // Credentials that carry their server's URL go back to it.
       const before = yield* sent(own)
-      const resumed = yield* runCli(["resume", runDir], undefined, dir, credentialsOf(own))
+      const resumed = yield* runCli(
+        ["resume", runDir, "--credentials", credentialsFile(dir, "own.json", own, own.url)],
+        undefined,
+        dir
+      )
       assert.strictEqual(resumed.code, 0, resumed.stderr)
-      assert.include(resumed.stderr, `this run was sent to ${own.url}: continuing against it`)
       assert.notInclude(resumed.stderr, "embedded sandbox")
       // Rows 4 and 5 were looked up on the run's server, not found, and sent there.
       assert.strictEqual((yield* sent(own)) - before, 2)
@@ -105,7 +130,7 @@ describe("resume continues against the run's own server", () => {
 })
 
 describe("rerun sends the rows again to the run's own server", () => {
-  it.scopedLive("without FSM_BASE_URL it goes to the parent run's server; another URL is refused (exit 2) unless --force-base-url", () =>
+  it.scopedLive("with FSM_BASE_URL it goes to the parent run's server; another URL is refused (exit 2) unless --force-base-url", () =>
     Effect.gen(function*() {
       const own = yield* startTestSandbox()
       const other = yield* startTestSandbox()
@@ -136,12 +161,12 @@ describe("rerun sends the rows again to the run's own server", () => {
       assert.strictEqual(refused.code, 2, refused.stderr)
       assert.include(
         refused.stderr,
-        `the run being rerun was sent to ${own.url}, but --base-url / FSM_BASE_URL is ${other.url}`
+        `the run being rerun was sent to ${own.url}, but your credentials are for ${other.url}`
       )
       assert.strictEqual((yield* other.control.requests).length, 0)
 
       const before = yield* sent(own)
-      const rerun = yield* runCli(["rerun", runDir, "--out", Path.join(dir, "r2")], undefined, dir, credentialsOf(own))
+      const rerun = yield* runCli(["rerun", runDir, "--out", Path.join(dir, "r2")], undefined, dir, pointedAt(own))
       assert.strictEqual(rerun.code, 0, rerun.stderr)
       assert.strictEqual((yield* sent(own)) - before, 1)
       assert.deepStrictEqual(readReport(Path.join(dir, "r2")).map((r) => `${r._row}:${r._status}`), ["3:created"])
@@ -155,5 +180,53 @@ describe("rerun sends the rows again to the run's own server", () => {
       )
       assert.strictEqual(forced.code, 0, forced.stderr)
       assert.strictEqual(yield* sent(other), 1)
+    }))
+})
+
+describe("a run directory from elsewhere", () => {
+  it.scopedLive("whose journal names another host never gets your credentials sent there (rerun, resume, undo)", () =>
+    Effect.gen(function*() {
+      const prod = yield* startTestSandbox()
+      const elsewhere = yield* startTestSandbox({ accounts: [{ apiKey: "x", apiToken: "y" }] })
+      const dir = yield* tempDir
+      const runDir = Path.join(dir, "received")
+      yield* importInto(prod, {
+        resource: "customers",
+        file: put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,\n"),
+        runDir
+      })
+      // The journal, edited on the way: its base URL now names another host.
+      const journal = Path.join(runDir, "journal.ndjson")
+      writeFileSync(journal, readFileSync(journal, "utf8").split(prod.url).join(elsewhere.url))
+      assert.strictEqual(readJournalLines(runDir)[0]!.baseUrl, elsewhere.url)
+
+      const plain = credentialsFile(dir, "prod.json", prod)
+      const paired = credentialsFile(dir, "prod-paired.json", prod, prod.url)
+      for (
+        const args of [
+          ["rerun", runDir, "--credentials", plain, "--out", Path.join(dir, "r1")],
+          ["rerun", runDir, "--credentials", paired, "--out", Path.join(dir, "r2")],
+          ["resume", runDir, "--credentials", plain],
+          ["undo", runDir, "--credentials", plain, "--out", Path.join(dir, "u1")]
+        ]
+      ) {
+        const run = yield* runCli(args, undefined, dir)
+        assert.strictEqual(run.code, 2, `${args.join(" ")}: ${run.stderr}`)
+        assert.include(run.stderr, elsewhere.url)
+        assert.include(run.stderr, "nothing was sent")
+      }
+      // Not a login, not a request: the other host heard nothing.
+      assert.deepStrictEqual(yield* elsewhere.control.requests, [])
+
+      // A credentials file for one server and --base-url naming another: refused too.
+      const mixed = yield* runCli(
+        ["import", "customers", Path.join(dir, "c.csv"), "--credentials", paired, "--out", Path.join(dir, "m")],
+        undefined,
+        dir,
+        { FSM_BASE_URL: elsewhere.url }
+      )
+      assert.strictEqual(mixed.code, 2, mixed.stderr)
+      assert.include(mixed.stderr, `are for ${prod.url}, but --base-url / FSM_BASE_URL is ${elsewhere.url}`)
+      assert.deepStrictEqual(yield* elsewhere.control.requests, [])
     }))
 })

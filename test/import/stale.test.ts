@@ -61,6 +61,42 @@ describe("staleness", () => {
     assert.deepStrictEqual(staleness(customers, file, server, undefined, "stop"), { _tag: "Clear" })
   })
 
+  it("nested objects are fingerprinted: an edit of a contact or a specification is a conflict, their order is not", () => {
+    const contacts = [
+      { name: "Ana", jobPosition: "Gerente", email: "ana@x.com", phone: "11 9999-0000" },
+      { name: "Bruno", email: "bruno@x.com" }
+    ]
+    const withContacts = { ...exported, contacts }
+    const fp = fingerprintOf(customers, withContacts)!
+    assert.isDefined(fp.f["contacts"])
+    const edited = { ...withContacts, contacts: [contacts[0], { ...contacts[1], email: "bruno@server.com" }] }
+    const stop = staleness(customers, row, edited, fp, "stop")
+    assert.strictEqual(stop._tag, "Conflict")
+    assert.include((stop as { error: string }).error, "changed on the server since the export: \"contacts\"")
+    // The same contacts in another order, with the server's own ids and property case: not a change.
+    const reordered = {
+      ...withContacts,
+      contacts: [{ Name: "Bruno", email: "bruno@x.com", id: 92 }, { ...contacts[0], id: 91 }]
+    }
+    assert.deepStrictEqual(staleness(customers, row, reordered, fp, "stop"), { _tag: "Clear" })
+    // A contact removed on the server.
+    assert.strictEqual(
+      staleness(customers, row, { ...withContacts, contacts: [contacts[0]] }, fp, "stop")._tag,
+      "Conflict"
+    )
+
+    const equipments = resource("equipments")
+    const specs = [{ name: "Capacidade", specification: "12000 BTU" }, { name: "Tensão", specification: "220 V" }]
+    const equipment = { id: 3, externalId: "EQ-1", name: "Split", equipmentSpecifications: specs }
+    const eqBase = fingerprintOf(equipments, equipment)!
+    const changed = { ...equipment, equipmentSpecifications: [specs[0], { ...specs[1], specification: "110 V" }] }
+    const eqStop = staleness(equipments, { externalId: "EQ-1", name: "Split" }, changed, eqBase, "stop")
+    assert.strictEqual(eqStop._tag, "Conflict")
+    assert.include((eqStop as { error: string }).error, "\"equipmentSpecifications\"")
+    const swapped = { ...equipment, equipmentSpecifications: [specs[1], specs[0]] }
+    assert.deepStrictEqual(staleness(equipments, { externalId: "EQ-1" }, swapped, eqBase, "stop"), { _tag: "Clear" })
+  })
+
   it("conflicts on different fields are one kind of error in the reports", () => {
     const later = { ...exported, dateLastUpdate: "2026-11-05T00:00:00" }
     const a = staleness(customers, { ...row, note: "x" }, { ...later, email: ["b@x.com"] }, base, "stop")
