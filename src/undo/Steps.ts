@@ -19,6 +19,7 @@ import { RunError } from "../Errors.js"
 import { keyText } from "../Identity.js"
 import { changes } from "../import/Compare.js"
 import { journalFile, Line, readJournal } from "../import/Journal.js"
+import { rerunsOf } from "../import/Lineage.js"
 import { recordId } from "../import/Lookup.js"
 import { existingRunDir } from "../import/RunDir.js"
 import type { Outcome } from "../import/Status.js"
@@ -277,11 +278,23 @@ const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> =>
 
 // --- the plan ------------------------------------------------------------------------------------------------------
 
-/** The run directories an undo of `dir` covers, in undo order: the run itself, or an onboarding's steps reversed. */
+/**
+ * A run and the reruns made of it since (and of those: `reruns.ndjson`), in undo order: the latest rerun first,
+ * the run last. Dry runs wrote nothing and are left out.
+ */
+const withReruns = Effect.fn("Undo.withReruns")(function*(run: string) {
+  const reruns = (yield* rerunsOf(run)).filter((x) => !x.header.dryRun && x.header.command !== "undo")
+  return [...reruns.map((x) => x.runDir).reverse(), run]
+})
+
+/**
+ * The run directories an undo of `dir` covers, in undo order: the run itself, or an onboarding's steps reversed,
+ * each with its reruns before it (the records a rerun made may point at the run's: they go first).
+ */
 const runsOf = Effect.fn("Undo.runsOf")(function*(dir: string) {
   const abs = Path.resolve(dir)
   if (!fs.existsSync(abs)) return yield* new RunError({ message: `${dir} does not exist` })
-  if (fs.existsSync(Path.join(abs, journalFile))) return [yield* existingRunDir(abs)]
+  if (fs.existsSync(Path.join(abs, journalFile))) return yield* withReruns(yield* existingRunDir(abs))
   const steps = fs.readdirSync(abs).filter((name) =>
     isResourceName(name) && fs.existsSync(Path.join(abs, name, journalFile))
   ) as Array<ResourceName>
@@ -292,7 +305,9 @@ const runsOf = Effect.fn("Undo.runsOf")(function*(dir: string) {
   }
   // Dependency order puts parents first: undo goes the other way.
   const order = [...dependencyOrder(steps)]
-  return order.reverse().map((name) => Path.join(abs, name))
+  const runs: Array<string> = []
+  for (const name of order.reverse()) runs.push(...(yield* withReruns(Path.join(abs, name))))
+  return runs
 })
 
 /** Reads the run(s) under `dir` and lists what undoing them means. */

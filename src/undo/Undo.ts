@@ -449,7 +449,7 @@ const sha256Of = (path: string) =>
 
 /** What the header says was undone: a resource, or `onboarding` for several steps. */
 const resourceLabel = (plan: UndoPlan): string =>
-  plan.runs.length === 1 ? plan.items[0]?.resource ?? "undo" : "onboarding"
+  fs.existsSync(Path.join(plan.of, journalFile)) ? plan.items[0]?.resource ?? "undo" : "onboarding"
 
 const execute = Effect.fn("Undo.execute")(function*(
   job: Execution,
