@@ -224,3 +224,20 @@ describe("undo leaves a record edited since the run, in any field", () => {
       assert.deepStrictEqual(yield* recordsByKey(sandbox, "customers"), edited)
     }))
 })
+
+describe("resume keeps a record the run created as created", () => {
+  it.scopedLive("an upsert in flight that created its record is created after resume, not updated, and undo deletes it", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const runDir = Path.join(dir, "run")
+      yield* importInto(sandbox, { resource: "customers", file: put(dir, "c.csv", customersCsv(3)), runDir })
+      // Killed after the writes landed, before their answers were journaled.
+      crashJournal(runDir, (l) => l.state === "done" || l.state === "end")
+      const resumed = yield* resumeRun(runDir).pipe(Effect.provide(apiOf(sandbox)))
+      assert.deepStrictEqual(statuses(resumed.runDir), ["created", "created", "created"])
+      const undo = yield* undoIn(sandbox, { target: runDir, runDir: Path.join(dir, "undo") })
+      assert.deepStrictEqual(statuses(undo.runDir), ["deleted", "deleted", "deleted"])
+      assert.deepStrictEqual(yield* recordsByKey(sandbox, "customers"), {})
+    }))
+})
