@@ -41,6 +41,11 @@ export interface ApiRequest {
    * fields of the re-read record; otherwise the resource is found from the path.
    */
   readonly correlation?: { readonly resource: Resource; readonly key: string; readonly value: string }
+  /**
+   * Called each time an attempt of this request leaves for the server (after its permit, budget and token): until
+   * then the request cannot have reached it, so a run stopped meanwhile knows the write was never sent.
+   */
+  readonly onSent?: () => void
 }
 
 export interface Reply {

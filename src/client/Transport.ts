@@ -199,7 +199,11 @@ export const makeTransport = Effect.fn("Transport.make")(
     const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
       inFlight.withPermits(1)(
         budget.spend(
-          Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
+          Effect.flatMap(bearer, (token) =>
+            Effect.zipRight(
+              Effect.zipRight(counters.add("requests"), Effect.sync(() => req.onSent?.())),
+              exchange(req, token)
+            )),
           (e) => e instanceof TokenGone
         )
       ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))

@@ -218,3 +218,29 @@ const show = (v: unknown): string => {
 /** `name: "Ana" → "Ana Souza"; userType: 1 → 2` (the report's `_changes`). */
 export const formatChanges = (list: ReadonlyArray<Change>): string =>
   list.map((c) => `${c.field}: ${show(c.from)} → ${show(c.to)}`).join("; ")
+
+/**
+ * Every field that differs between two images of one record (read names, as the API lists records): every field
+ * of the resource either image has, not only those a write sent, each compared both ways with its field's rules
+ * (money, dates, lists in any order), so a field one side lacks and the other holds a value in counts too.
+ * Properties the server works out from other records (a task's `summary` of its items, a product's employee
+ * stock) are no field of the table and are left out, as are the properties named in `ignore`.
+ */
+export const recordDifferences = (
+  resource: Resource,
+  left: Readonly<Record<string, unknown>>,
+  right: Readonly<Record<string, unknown>>,
+  ignore: ReadonlySet<string> = new Set()
+): ReadonlyArray<Change> => {
+  const listed = resource.readVia !== undefined ? resourceOf(resource.readVia) : resource
+  const out: Array<Change> = []
+  for (const property of new Set([...Object.keys(left), ...Object.keys(right)])) {
+    if (ignore.has(property)) continue
+    const field = listed.fields.find((f) => readName(f) === property || f.name === property)
+    if (field === undefined || field.writeOnly === true) continue
+    const a = left[property]
+    const b = right[property]
+    if (!(same(field, a, b) && same(field, b, a))) out.push({ field: property, from: b, to: a })
+  }
+  return out
+}

@@ -131,6 +131,12 @@ export const Sending = Schema.Struct({
    * whose records the API cannot list (sub-collections, actions).
    */
   before: Schema.optional(RecordImage),
+  /**
+   * The proof that a record found after this write is the write's own: the read before it (in batches, before any
+   * write) found no record with the row's key. Only then may a create or upsert whose answer was lost be counted
+   * `created` when the record turns up; without it the record may be someone else's (it is `in-doubt`).
+   */
+  absent: Schema.optional(Schema.Boolean),
   at: Schema.String
 })
 export type Sending = typeof Sending.Type
@@ -144,6 +150,11 @@ export const Done = Schema.Struct({
    * body of a POST or PUT, the items of a sub-collection write); absent for a DELETE by id and rows sent nothing.
    */
   sent: Schema.optional(Schema.Unknown),
+  /**
+   * The record as the write left it: the write's answer (or the record found when a lost answer was reconciled),
+   * every field as the API gave it. `undo` takes back only a record that still equals it in every field.
+   */
+  after: Schema.optional(RecordImage),
   at: Schema.String
 })
 export type Done = typeof Done.Type
@@ -310,7 +321,7 @@ export interface JournalContents {
 }
 
 const outcomeOf = (d: Done): Outcome => {
-  const { state: _s, row: _r, at: _a, sent: _w, ...outcome } = d
+  const { after: _f, at: _a, row: _r, sent: _w, state: _s, ...outcome } = d
   return outcome
 }
 

@@ -57,6 +57,7 @@ import {
   openJournal,
   type ParentRun,
   type ReadSettings,
+  type RecordImage,
   type Sending,
   type StaleCheck
 } from "./Journal.js"
@@ -76,7 +77,16 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
-import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./WritePlan.js"
+import {
+  absentBefore,
+  beforeImage,
+  type Existing,
+  intentOf,
+  isPathWrite,
+  modeProblem,
+  plan,
+  written
+} from "./WritePlan.js"
 
 export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
@@ -259,12 +269,15 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         unfinished += 1
         const aborted = state.aborted
         const why = aborted !== undefined ? `the run was aborted (${aborted.message})` : "the run stopped"
-        return state.inFlight.has(row) || state.priorSending.has(row)
-          ? {
+        if (state.left.has(row) || state.priorSending.has(row)) {
+          return {
             status: "in-doubt",
             error:
               `${why} while this row was being sent; \`fsm-bulk resume ${runDir}\` looks it up before sending it again`
           }
+        }
+        return state.inFlight.has(row)
+          ? { status: "skipped", error: `not sent: ${why} while this row waited to be sent; ${resumeHint(runDir)}` }
           : { status: "skipped", error: `not attempted: ${why} before this row; ${resumeHint(runDir)}` }
       }
       const target: ReportTarget = {
@@ -332,6 +345,13 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         state.aborted ??= outcome.left
       }
       const aborted = state.aborted
+      // Rows announced but never sent (they waited for a permit or the budget when the run stopped): the journal
+      // says so, so that `resume` sends them like any other row instead of looking them up.
+      for (const row of state.inFlight) {
+        if (!state.left.has(row) && !state.priorSending.has(row)) {
+          yield* journal.append({ state: "unsent", row, at: yield* nowIso })
+        }
+      }
 
       // 5. Reports (written by the sending when it could: see `sendRows`) with the summary, then the journal's end
       // line, then summary.json.
@@ -382,8 +402,14 @@ interface RunState {
    * the stream that sends the rows, to the report.
    */
   readonly late: Map<number, Outcome>
-  /** Rows whose write was sent in this session and whose answer has not come. */
+  /** Rows whose write was announced in this session and whose answer has not come. */
   readonly inFlight: Set<number>
+  /**
+   * Rows whose write left for the server in this session (an attempt passed its permit and budget): only these,
+   * and rows an earlier session left in flight, may have reached it. A row announced but still queued when the run
+   * stopped was never sent.
+   */
+  readonly left: Set<number>
   /** Rows an earlier session left in flight (resume): their `sending` line. */
   readonly priorSending: Map<number, Sending>
   /** Rows an earlier session finished. */
@@ -394,6 +420,14 @@ interface RunState {
   /** Set when a write failed because the whole run must stop (credentials rejected …). */
   aborted: ApiAborted | undefined
 }
+
+/**
+ * A row an earlier session left in flight whose read before found no record: the record its write lands on now
+ * is the one that session created, so the run created it, whatever this session's answer says (a resent upsert
+ * answers 200).
+ */
+const createdBy = (outcome: Outcome, earlier: Sending | undefined): Outcome =>
+  earlier?.absent === true && outcome.status === "updated" ? { ...outcome, status: "created" } : outcome
 
 /** Whether the run confirms the rows the API only queued (`--verify`). */
 const verifyingOf = (job: ImportJob) => job.verify && !job.dryRun && confirmable(resourceOf(job.resource))
@@ -413,6 +447,7 @@ const makeRunState = (prior: JournalContents | undefined, verifying: boolean): R
     prior: outcomes,
     late: new Map(),
     inFlight: new Set(),
+    left: new Set(),
     priorSending,
     priorDone,
     queuedBefore,
@@ -429,12 +464,14 @@ const makeRunState = (prior: JournalContents | undefined, verifying: boolean): R
 const scanNeeds = (job: ImportJob, state: RunState): ScanNeeds => {
   const r = resourceOf(job.resource)
   const listable = listedAs(r) !== undefined
-  const lookupMode = listable && (job.dryRun || (job.mode !== "create" && !isPathWrite(r)))
+  // Creates are read before too: a key already on the server is refused unsent, and a key found absent is the proof
+  // that a record found after a lost answer is the run's own (`absent` in the journal).
+  const lookupMode = listable && (job.dryRun || !isPathWrite(r))
   return {
     skip: (row) => state.priorDone.has(row) && !state.queuedBefore(row),
     // Rows an earlier session left in flight are looked up by key whatever the mode.
     lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
-    lookById: lookupMode && r.id !== undefined,
+    lookById: lookupMode && (job.dryRun || job.mode !== "create") && r.id !== undefined,
     resource: r.name,
     selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
   }
@@ -505,21 +542,27 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
   /** The row's write, its references resolved into `payload`, and the before-image of the record it changes. */
   const planRow = (v: Valid, payload: Readonly<Record<string, unknown>>) => {
     const existing = existingOf(v)
+    const earlier = s.state.priorSending.get(v.row)
     const action = plan({
       resource: r,
       mode: job.mode,
       dryRun: job.dryRun,
       row: { row: v.row, payload, key: v.key, id: v.id, files: v.files },
       existing,
-      interrupted: s.state.priorSending.get(v.row)?.intent,
+      interrupted: earlier?.intent,
+      interruptedAbsent: earlier?.absent,
       ...(s.stale !== undefined
         ? { base: s.bases?.get(fingerprintKey(v.key, v.id) ?? ""), onConflict: s.stale.onConflict }
         : {})
     })
     // A row an earlier session left in flight keeps that session's before-image: the record read now may already
     // hold that session's write.
-    const before = s.state.priorSending.get(v.row)?.before ?? beforeImage(action, existing)
-    return { action, before }
+    const before = earlier !== undefined ? earlier.before : beforeImage(action, existing)
+    // So does its proof that the record was not there before (the lookup now may find that session's record).
+    const absent = earlier !== undefined ? earlier.absent === true : absentBefore(action, existing)
+    // A write of an earlier session found landed: the record as the lookup found it is the record as it left it.
+    const found = existing._tag === "Found" && existing.records.length === 1 ? existing.records[0] : undefined
+    return { action, before, absent, found }
   }
   return { total: scan.total, resolver, waiting, planRow }
 })
@@ -566,7 +609,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     )
   }
 
-  const finish = (row: number, outcome: Outcome, sent?: unknown) =>
+  const finish = (row: number, outcome: Outcome, sent?: unknown, after?: RecordImage) =>
     Effect.gen(function*() {
       state.inFlight.delete(row)
       yield* journal.append({
@@ -574,6 +617,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         row,
         ...outcome,
         ...(sent !== undefined ? { sent } : {}),
+        ...(after !== undefined ? { after } : {}),
         at: yield* nowIso
       })
       if (job.progress !== undefined) yield* job.progress.row
@@ -616,12 +660,15 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.push({ row: v.row, payload, outcome })
         return outcome
       }
-      const { action, before } = planRow(v, payload)
+      const { absent, action, before, found } = planRow(v, payload)
       let outcome: Outcome
       let body: unknown = undefined
+      let after: RecordImage | undefined = undefined
       if (job.dryRun) outcome = wouldBe(r, action)
-      else if (action._tag === "Settle") outcome = action.outcome
-      else {
+      else if (action._tag === "Settle") {
+        outcome = action.outcome
+        if (outcome.status === "created" || outcome.status === "updated") after = found
+      } else {
         yield* journal.append({
           state: "sending",
           row: v.row,
@@ -629,10 +676,11 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           ...(v.id !== undefined ? { id: v.id } : {}),
           intent: intentOf(action)!,
           ...(before !== undefined ? { before } : {}),
+          ...(absent ? { absent } : {}),
           at: yield* nowIso
         })
         state.inFlight.add(v.row)
-        const sent = yield* Effect.either(send(r, action))
+        const sent = yield* Effect.either(send(r, action, { absent, onSent: () => state.left.add(v.row) }))
         if (Either.isLeft(sent)) {
           // The run is aborted (credentials rejected …): this write never reached the server. The rows in flight
           // finish; no new row starts.
@@ -642,10 +690,11 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
           return undefined
         }
-        outcome = sent.right
+        outcome = createdBy(sent.right.outcome, state.priorSending.get(v.row))
+        after = sent.right.after
         body = written(r, action)
       }
-      const final = yield* finish(v.row, withWarnings(outcome, v.warnings), body)
+      const final = yield* finish(v.row, withWarnings(outcome, v.warnings), body, after)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
         !job.dryRun && outcome.recordId !== undefined &&

@@ -42,6 +42,7 @@ import {
   type ReadSettings,
   type StaleCheck
 } from "./Journal.js"
+import { recordRerun, rerunsOf } from "./Lineage.js"
 import type { ExportOrigin } from "./Origin.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
@@ -327,33 +328,54 @@ interface Survey {
 }
 
 /**
- * The reports a run's rows came from, oldest first: the original import's, then each rerun's down to the run's
- * parent (empty for a run that is not a rerun). A rerun's report holds only its own rows, so the whole file is the
- * original report with the later reports laid over it.
+ * The reports of the whole family of the run `runDir`, oldest first: the original import's, then every rerun's in
+ * the order they started — the run's own ancestors, and every other rerun of any of them (`reruns.ndjson`: a
+ * second rerun of one run sees the keys an earlier rerun of it used). Dry runs changed nothing and are left out
+ * (but `runDir` itself, whose rows are being rerun, is not). A rerun's report holds only its own rows, so the whole
+ * file is the original report with the later reports laid over it.
  */
-const ancestorReports = Effect.fn("Rerun.ancestors")(function*(runDir: string) {
-  const reports: Array<string> = []
-  const seen = new Set<string>([runDir])
-  let dir = runDir
+const familyReports = Effect.fn("Rerun.family")(function*(runDir: string) {
+  const dirs = new Map<string, { started: string; dryRun: boolean }>()
+  let dir = Path.resolve(runDir)
+  let origin = dir
   for (;;) {
     const journal = Path.join(dir, journalFile)
-    if (!fs.existsSync(journal)) break
-    const parent = (yield* readJournal(journal)).header.parent
-    if (parent === undefined) break
-    const parentDir = Path.resolve(parent.runDir)
-    if (seen.has(parentDir)) break
-    seen.add(parentDir)
-    const report = [parent.report, ...[reportCsv, reportXlsx].map((f) => Path.join(parentDir, f))].find((f) =>
-      fs.existsSync(f)
-    )
-    if (report === undefined) {
+    if (!fs.existsSync(journal) || dirs.has(dir)) break
+    const header = (yield* readJournal(journal)).header
+    dirs.set(dir, { started: header.started, dryRun: header.dryRun })
+    origin = dir
+    if (header.parent === undefined) break
+    const parentDir = Path.resolve(header.parent.runDir)
+    if (!fs.existsSync(parentDir)) {
       return yield* new RunError({
         message:
           `${dir} is a rerun of ${parentDir}, which has no report any more: its rows cannot be checked against the whole original file`
       })
     }
-    reports.unshift(report)
+    if (!fs.existsSync(Path.join(parentDir, journalFile))) {
+      // The parent is a `validate` run: its report is the whole file.
+      dirs.set(parentDir, { started: "", dryRun: false })
+      origin = parentDir
+      break
+    }
     dir = parentDir
+  }
+  if (!dirs.has(origin)) dirs.set(origin, { started: "", dryRun: false })
+  for (const rerun of yield* rerunsOf(origin)) {
+    if (!dirs.has(rerun.runDir)) dirs.set(rerun.runDir, { started: rerun.header.started, dryRun: rerun.header.dryRun })
+  }
+  const members = [...dirs]
+    .filter(([d, m]) => d === origin || d === Path.resolve(runDir) || !m.dryRun)
+    .sort(([a, x], [b, y]) => (a === origin ? -1 : b === origin ? 1 : x.started.localeCompare(y.started)))
+  const reports: Array<string> = []
+  for (const [d] of members) {
+    const report = [reportCsv, reportXlsx].map((f) => Path.join(d, f)).find((f) => fs.existsSync(f))
+    if (report === undefined) {
+      return yield* new RunError({
+        message: `${d} has no report any more: the rows of ${runDir} cannot be checked against the whole original file`
+      })
+    }
+    reports.push(report)
   }
   return reports
 })
@@ -369,7 +391,7 @@ const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
   rows: Stream.Stream<MergedRow, InputError>,
   r: Resource
 ) {
-  if (ancestors.length === 0) return rows
+  if (ancestors.length <= 1) return rows
   const positions = header.map((h) => h.trim().toLowerCase())
   /** A report's rows: `_row` and its cells placed under `header`'s columns. */
   const readReport = (report: string) =>
@@ -406,7 +428,11 @@ const wholeFile = Effect.fn("Rerun.wholeFile")(function*(
         )
     )
   }
-  yield* Stream.runForEach(rows, (m) => Effect.sync(() => later.set(m.row, m)))
+  // The rows being rerun, as corrected, over everything; their other rows stand as the latest report left them.
+  yield* Stream.runForEach(
+    rows,
+    (m) => Effect.sync(() => (m.selected || !later.has(m.row) ? later.set(m.row, m) : undefined))
+  )
   const original = yield* readReport(ancestors[0]!)
   return Stream.map(
     original,
@@ -446,7 +472,7 @@ const survey = Effect.fn("Rerun.survey")(
     }
     // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
     const plan = yield* planColumns(r, corrections.file, header, parse)
-    const context = yield* wholeFile(yield* ancestorReports(info.runDir), header, rows, r)
+    const context = yield* wholeFile(yield* familyReports(info.runDir), header, rows, r)
     const sourceRow = (m: MergedRow): SourceRow => ({
       row: m.row,
       cells: m.cells,
@@ -535,6 +561,9 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   if (found.count === 0) return { result: undefined, parent, selected: 0 }
 
   const runDir = yield* createRunDir(request.out(info.resource))
+  // Before anything is sent: the parent knows its rerun (an undo of it takes this one back too).
+  const unlinked = yield* recordRerun(info.runDir, runDir)
+  if (unlinked !== undefined && options.say !== undefined) yield* options.say(`warning: ${unlinked}`)
   yield* copyRows(info, r, onlySet, corrections, found.invalid, runDir)
   if (corrections !== undefined && options.say !== undefined) {
     const unused = [...corrections.rows.keys()].filter((k) => !found.used.has(k))

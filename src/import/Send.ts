@@ -10,7 +10,8 @@ import type { Resource } from "../Resources.js"
 import { readAttachment } from "../validate/Attachment.js"
 import type { FileCell } from "../validate/Validate.js"
 import { createBody, patchOps, pathDeleteBody, pathPutBody, rowProblem, upsertBody } from "./Bodies.js"
-import { formatChanges } from "./Compare.js"
+import { changes, formatChanges } from "./Compare.js"
+import type { RecordImage } from "./Journal.js"
 import { listedAs, recordId } from "./Lookup.js"
 import type { Outcome, Status } from "./Status.js"
 import type { Action } from "./WritePlan.js"
@@ -80,17 +81,78 @@ const attachments = (resource: Resource, body: Readonly<Record<string, unknown>>
     return [item]
   })
 
+/** What a write did: the row's outcome, and the record as the write left it (its answer), when it gave one. */
+export interface Sent {
+  readonly outcome: Outcome
+  readonly after: RecordImage | undefined
+}
+
+export interface SendOptions {
+  /**
+   * The read before the write found no record with the row's key (the journal's `absent`): the proof a record
+   * found after a lost answer is this write's. Without it such a record is someone else's as far as the run knows.
+   */
+  readonly absent?: boolean | undefined
+  /** Called when the write's first attempt leaves for the server (after its permit and budget). */
+  readonly onSent?: (() => void) | undefined
+}
+
+/**
+ * A create whose answer was lost and whose record was then found by its key: `created` only with proof that the
+ * record is this write's — the read before found none (`absent`) and the record found holds what was sent —;
+ * otherwise `in-doubt` (it may have been there before, or made by someone else), so undo never deletes it.
+ */
+const provenCreate = (
+  resource: Resource,
+  outcome: Outcome,
+  sentBody: Readonly<Record<string, unknown>>,
+  found: unknown,
+  absent: boolean
+): Outcome => {
+  if (outcome.status !== "created" || !Predicate.isRecord(found)) return outcome
+  const id = outcome.recordId !== undefined ? ` (id ${String(outcome.recordId)})` : ""
+  const { recordId: _id, ...rest } = outcome
+  if (!absent) {
+    return {
+      ...rest,
+      status: "in-doubt",
+      error:
+        `the answer was lost; a ${resource.name} record with this key is on the server${id}, but nothing shows this run created it (no read before the request found the key absent): not counted as created, and undo leaves it; check it, then rerun the row`
+    }
+  }
+  const differ = changes(resource, sentBody, found)
+  if (differ.length === 0) return outcome
+  return {
+    ...rest,
+    status: "in-doubt",
+    error:
+      `the answer was lost; a ${resource.name} record with this key is on the server${id}, but it does not hold what this run sent (${
+        differ.map((c) => c.field).join(", ")
+      }): someone else may have created it; not counted as created, and undo leaves it`
+  }
+}
+
+const asImage = (reply: Reply): RecordImage | undefined =>
+  reply.ok && Predicate.isRecord(reply.result) ? reply.result : undefined
+
 /** Sends the action's request(s). `Settle` sends nothing. */
 export const send = Effect.fn("Send.send")(function*(
   resource: Resource,
-  action: Exclude<Action, { _tag: "Settle" }>
-): Effect.fn.Return<Outcome, ApiAborted, Api> {
+  action: Exclude<Action, { _tag: "Settle" }>,
+  options: SendOptions = {}
+): Effect.fn.Return<Sent, ApiAborted, Api> {
   const api = yield* Api
+  const onSent = options.onSent !== undefined ? { onSent: options.onSent } : {}
+  const request = (req: Parameters<typeof api.request>[0]) => api.request({ ...req, ...onSent })
   const idPath = (id: string | number) => `${resource.path}/${encodeURIComponent(String(id))}`
+  const answered = (outcome: Outcome, reply: Reply): Sent => ({
+    outcome,
+    after: outcome.status === "in-doubt" || outcome.status === "failed" ? undefined : asImage(reply)
+  })
   switch (action._tag) {
     case "Post": {
       const lookup = listedAs(resource)
-      const reply = yield* api.request({
+      const reply = yield* request({
         method: "POST",
         path: resource.path,
         body: createBody(resource, action.body),
@@ -98,52 +160,69 @@ export const send = Effect.fn("Send.send")(function*(
           ? { correlation: { resource: lookup, ...action.correlation } }
           : {})
       })
-      return outcomeOf(resource, reply, () => "created", {
+      const outcome = outcomeOf(resource, reply, () => "created", {
         explain: (status, error) => (status === 409 ? `already exists: use --mode upsert (${error})` : error)
       })
+      return answered(
+        reply.reconciled
+          ? provenCreate(resource, outcome, action.body, reply.result, options.absent === true)
+          : outcome,
+        reply
+      )
     }
     case "PutCollection": {
-      const reply = yield* api.request({
+      const reply = yield* request({
         method: "PUT",
         path: action.path,
         body: upsertBody(resource, action.body as Record<string, unknown>)
       })
-      return outcomeOf(resource, reply, upsertStatus)
+      return answered(outcomeOf(resource, reply, upsertStatus), reply)
     }
     case "Patch": {
       const ops = patchOps(resource, action.changes)
-      const reply = yield* api.request({ method: "PATCH", path: idPath(action.id), body: ops })
-      return outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) })
+      const reply = yield* request({ method: "PATCH", path: idPath(action.id), body: ops })
+      return answered(
+        outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) }),
+        reply
+      )
     }
     case "PutId": {
-      const reply = yield* api.request({
+      const reply = yield* request({
         method: "PUT",
         path: idPath(action.id),
         body: createBody(resource, action.body)
       })
-      return outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) })
+      return answered(
+        outcomeOf(resource, reply, () => "updated", { id: action.id, explain: notFoundById(resource, action.id) }),
+        reply
+      )
     }
     case "Delete": {
-      const reply = yield* api.request({ method: "DELETE", path: idPath(action.id) })
-      return outcomeOf(resource, reply, () => "deleted", { id: action.id, explain: notFoundById(resource, action.id) })
+      const reply = yield* request({ method: "DELETE", path: idPath(action.id) })
+      return answered(
+        outcomeOf(resource, reply, () => "deleted", { id: action.id, explain: notFoundById(resource, action.id) }),
+        reply
+      )
     }
     case "DeletePath": {
       const wire = yield* rowProblem(pathDeleteBody(resource, action.body))
-      if (wire._tag === "Left") return { status: "failed", error: wire.left }
-      const reply = yield* api.request({ method: "DELETE", path: action.path, body: wire.right })
-      return outcomeOf(resource, reply, () => "deleted")
+      if (wire._tag === "Left") return { outcome: { status: "failed", error: wire.left }, after: undefined }
+      const reply = yield* request({ method: "DELETE", path: action.path, body: wire.right })
+      return answered(outcomeOf(resource, reply, () => "deleted"), reply)
     }
     case "PutPath": {
       let body: unknown = action.body
       if (action.files.length > 0) {
         const read = yield* Effect.either(attachments(resource, action.body as Record<string, unknown>, action.files))
-        if (read._tag === "Left") return { status: "failed", error: `cannot read the attachment: ${read.left}` }
+        if (read._tag === "Left") {
+          return { outcome: { status: "failed", error: `cannot read the attachment: ${read.left}` }, after: undefined }
+        }
         body = read.right
       }
       const wire = yield* rowProblem(pathPutBody(resource, body))
-      if (wire._tag === "Left") return { status: "failed", error: wire.left }
-      const reply = yield* api.request({ method: "PUT", path: action.path, body: wire.right })
-      return outcomeOf(resource, reply, upsertStatus)
+      if (wire._tag === "Left") return { outcome: { status: "failed", error: wire.left }, after: undefined }
+      const reply = yield* request({ method: "PUT", path: action.path, body: wire.right })
+      return answered(outcomeOf(resource, reply, upsertStatus), reply)
     }
   }
 })

@@ -100,6 +100,14 @@ export const beforeImage = (action: Action, existing: Existing): Record<string, 
 }
 
 /**
+ * Whether the read before a create or upsert found no record with the row's key: the proof, kept in the journal's
+ * `sending` line, that a record found after its answer was lost is this write's.
+ */
+export const absentBefore = (action: Action, existing: Existing): boolean =>
+  (action._tag === "Post" || action._tag === "PutCollection") && existing._tag === "Found" &&
+  existing.records.length === 0
+
+/**
  * What a write sends, as write names and values (the journal's `sent`): undefined for a DELETE by id. Write-only
  * fields (passwords) are left out: the journal never holds a secret, and no read can restore one anyway.
  */
@@ -223,6 +231,11 @@ export interface PlanInput {
   readonly existing: Existing
   /** The intent of this row's write in an earlier session that stopped before its answer (resume). */
   readonly interrupted: Intent | undefined
+  /**
+   * That earlier session's proof that the record was not there before its write (the journal's `absent`): a
+   * record found now was made by it (`created`); without the proof a record found is not counted as this run's.
+   */
+  readonly interruptedAbsent?: boolean | undefined
   /** The record's fingerprint from the export the file came from (update and upsert only). */
   readonly base?: Fingerprint | undefined
   /** What a record changed on the server since that export gets (default `stop`: `conflict`). */
@@ -286,20 +299,31 @@ const noted = (action: Action, note: string | undefined): Action =>
 
 const reconciledNote = "reconciled after an interruption: the server already holds this row"
 
+/**
+ * The status of a write of an earlier session found landed: `created` when that session's read before it found
+ * no record (the record is its own), else `updated`.
+ */
+const landed = (interruptedAbsent: boolean | undefined) => (interruptedAbsent === true ? "created" : "updated")
+
 /** Applies an existing record's changes: nothing to do, PATCH, PUT /{id}, or the API cannot. */
 const change = (
   r: Resource,
   record: Record<string, unknown>,
   row: ReadyRow,
   interrupted: Intent | undefined,
-  candidates: Record<string, unknown>
+  candidates: Record<string, unknown>,
+  interruptedAbsent?: boolean
 ): Action => {
   const id = recordId(r, record)
   const list = diff(r, candidates, record)
   if (list.length === 0) {
-    // A PATCH/PUT of an earlier session that landed leaves nothing to change: it was that session's update.
+    // A PATCH/PUT of an earlier session that landed leaves nothing to change: it was that session's write.
     return interrupted === "patch" || interrupted === "update" || interrupted === "upsert"
-      ? settle({ status: "updated", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
+      ? settle({
+        status: landed(interruptedAbsent),
+        ...(id !== undefined ? { recordId: id } : {}),
+        error: reconciledNote
+      })
       : settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) })
   }
   if (id === undefined) return fail(`the ${r.name} record found has no id`)
@@ -311,13 +335,28 @@ const change = (
 export const plan = (input: PlanInput): Action => {
   const { resource: r, mode, row, existing, interrupted } = input
 
-  // A POST of an earlier session whose answer never came: the lookup tells whether it landed.
+  // A POST of an earlier session whose answer never came: the lookup tells whether it landed. The record found is
+  // that session's only with proof: its read before the POST found none, and the record holds what the row sends.
   if (interrupted === "create") {
     const found = single(r, existing)
     if (found._tag === "Stop") return found.action
     if (found._tag === "One") {
       const id = recordId(r, found.record)
-      return settle({ status: "created", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
+      const withId = id !== undefined ? { recordId: id } : {}
+      const differ = diff(r, bodyOf(r, row, false), found.record)
+      if (input.interruptedAbsent === true && differ.length === 0) {
+        return settle({ status: "created", ...withId, error: reconciledNote })
+      }
+      return settle({
+        status: "in-doubt",
+        error: `the run stopped while this row was being created; a ${r.name} record with ${
+          existing._tag === "Found" ? `${existing.by} "${existing.value}"` : "its key"
+        } is on the server${id !== undefined ? ` (id ${String(id)})` : ""}, but ${
+          input.interruptedAbsent === true
+            ? `it does not hold what this row sends (${differ.map((c) => c.field).join(", ")})`
+            : "nothing shows this run created it (no read before the request found the key absent)"
+        }: not counted as created, and undo leaves it; check it, then rerun the row`
+      })
     }
     if (existing._tag === "NotLooked") {
       return settle({
@@ -373,14 +412,19 @@ export const plan = (input: PlanInput): Action => {
       if (g._tag === "Stop") return g.action
       const wanted = bodyOf(r, g.row, false)
       if (r.key !== undefined) delete wanted[r.key]
-      return noted(change(r, found.record, g.row, interrupted, wanted), g.note)
+      return noted(change(r, found.record, g.row, interrupted, wanted, input.interruptedAbsent), g.note)
     }
 
     case "create": {
-      if (input.dryRun) {
-        const found = single(r, existing)
-        if (found._tag === "Stop") return found.action
-        if (found._tag === "One") return fail(`already exists (${r.key} "${row.key}"): use --mode upsert`)
+      // Read before the write: a key already on the server is refused without a request (a POST would meet a
+      // 409, or, when a gateway loses that answer, find the existing record and take it for its own).
+      const found = single(r, existing)
+      if (found._tag === "Stop") return found.action
+      if (found._tag === "One") {
+        const id = recordId(r, found.record)
+        return fail(
+          `already exists (${r.key} "${row.key}"${id !== undefined ? `, id ${String(id)}` : ""}): use --mode upsert`
+        )
       }
       return post(r, row)
     }
@@ -409,7 +453,11 @@ export const plan = (input: PlanInput): Action => {
           if (list.length === 0 && (input.dryRun || interrupted === "upsert" || unreadable(r, body).length === 0)) {
             const id = recordId(r, found.record)
             return interrupted === "upsert"
-              ? settle({ status: "updated", ...(id !== undefined ? { recordId: id } : {}), error: reconciledNote })
+              ? settle({
+                status: landed(input.interruptedAbsent),
+                ...(id !== undefined ? { recordId: id } : {}),
+                error: reconciledNote
+              })
               : noted(settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) }), g.note)
           }
           return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
@@ -430,7 +478,10 @@ export const plan = (input: PlanInput): Action => {
       if (found._tag === "One") {
         const g = guarded(input, found.record)
         if (g._tag === "Stop") return g.action
-        return noted(change(r, found.record, g.row, interrupted, bodyOf(r, g.row, false)), g.note)
+        return noted(
+          change(r, found.record, g.row, interrupted, bodyOf(r, g.row, false), input.interruptedAbsent),
+          g.note
+        )
       }
       const deleted = deletedSinceExport(input)
       if (deleted !== undefined) return deleted

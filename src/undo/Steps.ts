@@ -19,6 +19,7 @@ import { RunError } from "../Errors.js"
 import { keyText } from "../Identity.js"
 import { changes } from "../import/Compare.js"
 import { journalFile, Line, readJournal } from "../import/Journal.js"
+import { rerunsOf } from "../import/Lineage.js"
 import { recordId } from "../import/Lookup.js"
 import { existingRunDir } from "../import/RunDir.js"
 import type { Outcome } from "../import/Status.js"
@@ -56,6 +57,11 @@ export const UndoItem = Schema.Struct({
   sent: Schema.optional(ImageSchema),
   /** The values to put back (write names): the before-image's values of the fields the run changed. */
   restore: Schema.optional(ImageSchema),
+  /**
+   * The record as the run left it (its write's answer, read names): a record is undone only while it still equals
+   * this in every field; absent in journals of older versions.
+   */
+  after: Schema.optional(ImageSchema),
   /** `cannot`: why not. */
   why: Schema.optional(Schema.String)
 })
@@ -98,14 +104,17 @@ interface RunRow {
   readonly outcome: Outcome
   readonly before: Image | undefined
   readonly sent: unknown
+  readonly after: Image | undefined
   readonly intent: string | undefined
+  /** The read before the write found no record with the row's key (the proof a record found later is the run's). */
+  readonly absent: boolean
 }
 
 const decodeLine = Schema.decodeUnknownOption(Line)
 
 /** Every row's last `sending` and `done`, including the before-image and what was sent (read from the raw lines). */
 const runRows = Effect.fn("Undo.runRows")(function*(path: string) {
-  const rows = new Map<number, { before?: Image; intent?: string; done?: Record<string, unknown> }>()
+  const rows = new Map<number, { before?: Image; intent?: string; absent?: boolean; done?: Record<string, unknown> }>()
   yield* Stream.runForEach(
     Stream.fromAsyncIterable(
       readline.createInterface({ input: fs.createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity }),
@@ -125,7 +134,8 @@ const runRows = Effect.fn("Undo.runRows")(function*(path: string) {
         if (l.state === "sending") {
           rows.set(l.row, {
             ...(isObject(raw.before) ? { before: raw.before } : {}),
-            intent: l.intent
+            intent: l.intent,
+            absent: l.absent === true
           })
         } else if (l.state === "done") {
           rows.set(l.row, { ...rows.get(l.row), done: raw })
@@ -135,8 +145,16 @@ const runRows = Effect.fn("Undo.runRows")(function*(path: string) {
   const out: Array<RunRow> = []
   for (const [row, r] of rows) {
     if (r.done === undefined) continue
-    const { state: _s, row: _r, at: _a, sent, ...outcome } = r.done
-    out.push({ row, outcome: outcome as unknown as Outcome, before: r.before, sent, intent: r.intent })
+    const { after, at: _a, row: _r, sent, state: _s, ...outcome } = r.done
+    out.push({
+      row,
+      outcome: outcome as unknown as Outcome,
+      before: r.before,
+      sent,
+      after: isObject(after) ? after : undefined,
+      intent: r.intent,
+      absent: r.absent === true
+    })
   }
   return out.sort((a, b) => a.row - b.row)
 })
@@ -184,11 +202,24 @@ export const recreateBody = (r: Resource, before: Image): Record<string, unknown
 
 type Draft = Omit<UndoItem, "row">
 
+/** Notes of outcomes taken from a record found after a lost answer, not from the write's own answer. */
+const foundNotes = ["reconciled after an interruption", "the record was found on the server by its key"]
+
+/**
+ * A `created` row whose record was found after a lost answer, with no proof that the read before the write found
+ * its key absent: what journals of versions before that proof counted as created. Such a record may be older than
+ * the run.
+ */
+const unproven = (row: RunRow): boolean =>
+  !row.absent && (row.intent === "create" || row.intent === "upsert") &&
+  foundNotes.some((note) => row.outcome.error?.includes(note) === true)
+
 const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> => {
   const base = { run, runRow: row.row, resource: r.name }
   const { status, recordId: id } = row.outcome
   const sent = isObject(row.sent) ? row.sent : undefined
   const withId = id !== undefined ? { id } : {}
+  const after = row.after !== undefined ? { after: row.after } : {}
   const cannot = (why: string): ReadonlyArray<Draft> => [{ ...base, ...withId, kind: "cannot", why }]
   switch (status) {
     case "created": {
@@ -196,7 +227,13 @@ const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> =>
       if (special !== undefined) return cannot(special)
       if (!r.ops.includes("delete")) return cannot(`the API cannot delete ${r.title.toLowerCase()}`)
       if (id === undefined) return cannot("the run did not record the id of the record it created")
-      return [{ ...base, id, kind: "delete", ...(sent !== undefined ? { sent } : {}) }]
+      if (unproven(row)) {
+        return cannot(
+          "the run found this record on the server after a lost answer, and nothing shows it created it (a journal " +
+            "of an older version): it may have been there before the run, so it is not deleted"
+        )
+      }
+      return [{ ...base, id, kind: "delete", ...(sent !== undefined ? { sent } : {}), ...after }]
     }
     case "updated": {
       const special = cannotWhy(r, "changed by this run")
@@ -211,7 +248,7 @@ const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> =>
       if (changed.length === 0) return [] // the write changed nothing
       const written: Record<string, unknown> = {}
       for (const f of changed) written[f] = sent[f]
-      return [{ ...base, id, kind: "restore", sent: written, restore: beforeValues(r, row.before, changed) }]
+      return [{ ...base, id, kind: "restore", sent: written, restore: beforeValues(r, row.before, changed), ...after }]
     }
     case "deleted": {
       const special = cannotWhy(r, "deleted by this run")
@@ -241,11 +278,23 @@ const itemsOf = (run: string, r: Resource, row: RunRow): ReadonlyArray<Draft> =>
 
 // --- the plan ------------------------------------------------------------------------------------------------------
 
-/** The run directories an undo of `dir` covers, in undo order: the run itself, or an onboarding's steps reversed. */
+/**
+ * A run and the reruns made of it since (and of those: `reruns.ndjson`), in undo order: the latest rerun first,
+ * the run last. Dry runs wrote nothing and are left out.
+ */
+const withReruns = Effect.fn("Undo.withReruns")(function*(run: string) {
+  const reruns = (yield* rerunsOf(run)).filter((x) => !x.header.dryRun && x.header.command !== "undo")
+  return [...reruns.map((x) => x.runDir).reverse(), run]
+})
+
+/**
+ * The run directories an undo of `dir` covers, in undo order: the run itself, or an onboarding's steps reversed,
+ * each with its reruns before it (the records a rerun made may point at the run's: they go first).
+ */
 const runsOf = Effect.fn("Undo.runsOf")(function*(dir: string) {
   const abs = Path.resolve(dir)
   if (!fs.existsSync(abs)) return yield* new RunError({ message: `${dir} does not exist` })
-  if (fs.existsSync(Path.join(abs, journalFile))) return [yield* existingRunDir(abs)]
+  if (fs.existsSync(Path.join(abs, journalFile))) return yield* withReruns(yield* existingRunDir(abs))
   const steps = fs.readdirSync(abs).filter((name) =>
     isResourceName(name) && fs.existsSync(Path.join(abs, name, journalFile))
   ) as Array<ResourceName>
@@ -256,7 +305,9 @@ const runsOf = Effect.fn("Undo.runsOf")(function*(dir: string) {
   }
   // Dependency order puts parents first: undo goes the other way.
   const order = [...dependencyOrder(steps)]
-  return order.reverse().map((name) => Path.join(abs, name))
+  const runs: Array<string> = []
+  for (const name of order.reverse()) runs.push(...(yield* withReruns(Path.join(abs, name))))
+  return runs
 })
 
 /** Reads the run(s) under `dir` and lists what undoing them means. */

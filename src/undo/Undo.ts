@@ -24,7 +24,7 @@ import type { Progress } from "../cli/Progress.js"
 import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
 import { RunError } from "../Errors.js"
 import { openCsvWriter, type WriteError, writeFileAtomic } from "../files/Write.js"
-import { type Change, changes } from "../import/Compare.js"
+import { type Change, changes, recordDifferences } from "../import/Compare.js"
 import {
   type Header,
   type Intent,
@@ -268,15 +268,65 @@ const show = (v: unknown): string =>
 const formatConflict = (list: ReadonlyArray<Change>): string =>
   list.map((c) => `${c.field}: the run wrote ${show(c.to)}, the server has ${show(c.from)}`).join("; ")
 
+/** `note: the run left (empty), the server has "ligar antes"`. */
+const formatEdits = (list: ReadonlyArray<Change>): string =>
+  list.map((c) => `${c.field}: the run left ${show(c.to)}, the server has ${show(c.from)}`).join("; ")
+
+const camel = (segment: string): string => segment.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())
+
+/**
+ * Properties of `r`'s records that hold items the undone runs wrote through their own paths (a task's products
+ * when the plan holds task products): those items go with the record, so they are no edit of someone else's.
+ */
+const writtenInside = (plan: UndoPlan, r: Resource): ReadonlySet<string> => {
+  const out = new Set<string>()
+  for (const item of plan.items) {
+    if (!isResourceName(item.resource)) continue
+    const child = resourceOf(item.resource)
+    if (child.parent?.resource !== r.name || !child.path.includes("{id}")) continue
+    out.add(child.readBackIn ?? camel(child.path.split("/").pop()!))
+  }
+  return out
+}
+
+/**
+ * Why the current record is not the one the run left, or undefined when it is: EVERY field it has now must equal
+ * the record as the run's write left it (its answer), not only the fields the run sent. A journal without that
+ * image (older versions) cannot tell, so the record is left alone.
+ */
+const editedSince = (
+  r: Resource,
+  item: UndoItem,
+  record: Readonly<Record<string, unknown>>,
+  ignore: ReadonlySet<string>
+): string | undefined => {
+  if (item.after === undefined) {
+    return "the journal (of an older version) does not hold the record as the run left it, so an edit made since cannot be told"
+  }
+  const differ = recordDifferences(r, item.after, record, ignore)
+  return differ.length > 0 ? `changed on the server since the run (${formatEdits(differ)})` : undefined
+}
+
 const settle = (outcome: Outcome): Action => ({ _tag: "Settle", outcome })
 const reconciled = "reconciled after an interruption: "
+
+/** A record to create again whose key the read before found on no record: the proof a record found later is ours. */
+const keyAbsent = (item: UndoItem, current: Current): boolean => {
+  if (item.kind !== "recreate" || !isResourceName(item.resource)) return false
+  const r = resourceOf(item.resource)
+  const key = r.key !== undefined ? item.restore?.[r.key] : undefined
+  if (key === undefined || key === null || String(key).trim() === "") return false
+  const found = current.byKey.get(r.name)
+  return found !== undefined && Either.isRight(found) && (found.right.get(String(key)) ?? []).length === 0
+}
 
 /** What to do with one row, given the server's current records and the intent of a write left in flight. */
 const decide = (
   item: UndoItem,
   current: Current,
   force: boolean,
-  interrupted: Intent | undefined
+  interrupted: Intent | undefined,
+  plan: UndoPlan
 ): Action => {
   if (item.kind === "cannot") return settle({ status: "skipped", error: `${cannotPrefix}${item.why ?? ""}` })
   if (!isResourceName(item.resource)) return settle({ status: "failed", error: `unknown resource ${item.resource}` })
@@ -302,9 +352,9 @@ const decide = (
           ? settle({ status: "deleted", ...withId, error: `${reconciled}the record is gone` })
           : settle({ status: "unchanged", ...withId, error: "already gone from the server: nothing to delete" })
       }
-      if (records !== undefined && item.sent !== undefined && !force) {
-        const differ = changes(r, item.sent, records[0]!)
-        if (differ.length > 0) return conflict(`changed on the server since the run (${formatConflict(differ)})`)
+      if (records !== undefined && !force) {
+        const edited = editedSince(r, item, records[0]!, writtenInside(plan, r))
+        if (edited !== undefined) return conflict(edited)
       }
       return { _tag: "Delete", id: item.id! }
     }
@@ -328,6 +378,10 @@ const decide = (
         if (differ.length > 0 && !force) {
           return conflict(`changed on the server since the run (${formatConflict(differ)})`)
         }
+        // The fields the run wrote are as it left them; every other field must be too (an edit elsewhere in the
+        // record is someone's work that a restore would mix with the old values).
+        const edited = force ? undefined : editedSince(r, item, record, writtenInside(plan, r))
+        if (edited !== undefined) return conflict(edited)
       }
       const list = Object.entries(restore).map(([field, to]) => ({ field, from: item.sent?.[field], to }))
       if (r.ops.includes("patch")) return { _tag: "Patch", id: item.id!, changes: list }
@@ -395,7 +449,7 @@ const sha256Of = (path: string) =>
 
 /** What the header says was undone: a resource, or `onboarding` for several steps. */
 const resourceLabel = (plan: UndoPlan): string =>
-  plan.runs.length === 1 ? plan.items[0]?.resource ?? "undo" : "onboarding"
+  fs.existsSync(Path.join(plan.of, journalFile)) ? plan.items[0]?.resource ?? "undo" : "onboarding"
 
 const execute = Effect.fn("Undo.execute")(function*(
   job: Execution,
@@ -505,7 +559,7 @@ const execute = Effect.fn("Undo.execute")(function*(
   const undoOne = (item: UndoItem) =>
     Effect.gen(function*() {
       if (stopped) return
-      const action = decide(item, current, plan.force, priorSending.get(item.row))
+      const action = decide(item, current, plan.force, priorSending.get(item.row), plan)
       if (job.dryRun || action._tag === "Settle") {
         return yield* finish(item, action._tag === "Settle" ? action.outcome : wouldBe(resourceOrNone(item), action))
       }
@@ -517,13 +571,13 @@ const execute = Effect.fn("Undo.execute")(function*(
         intent: intentOf(action)!,
         at: yield* nowIso
       })
-      const sent = yield* Effect.either(send(r, action))
+      const sent = yield* Effect.either(send(r, action, { absent: keyAbsent(item, current) }))
       if (Either.isLeft(sent)) {
         stopped = true
         yield* journal.append({ state: "unsent", row: item.row, at: yield* nowIso })
         return yield* Effect.fail(sent.left)
       }
-      yield* finish(item, sent.right)
+      yield* finish(item, sent.right.outcome)
     })
 
   // Step by step in the plan's order (children before the records they name); rows of a step side by side.

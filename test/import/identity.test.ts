@@ -7,7 +7,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { importInto, put, readReport, startTestSandbox, tempDir, writes } from "./support.js"
+import { Api } from "../../src/client/Api.js"
+import { apiOf, importInto, put, readReport, startTestSandbox, tempDir, writes } from "./support.js"
 
 describe("keys in another case name the same record", () => {
   it.scopedLive(
@@ -22,7 +23,8 @@ describe("keys in another case name the same record", () => {
           runDir: Path.join(dir, "a")
         })
         assert.strictEqual(first.exitCode, 0)
-        // Sent as a create, the key in another case is a duplicate for the server itself.
+        // As a create, the key in another case names the existing record: the read before refuses it unsent (the
+        // server itself would answer 409).
         const create = yield* importInto(sandbox, {
           resource: "equipment-categories",
           file: put(dir, "b.csv", "externalId,description\neqc-a,Split\n"),
@@ -32,8 +34,15 @@ describe("keys in another case name the same record", () => {
         assert.strictEqual(create.exitCode, 1)
         const row = readReport(Path.join(dir, "b"))[0]!
         assert.strictEqual(row._status, "failed")
-        assert.strictEqual(row._http_status, "409")
-        assert.match(row._error!, /^already exists: use --mode upsert/)
+        assert.strictEqual(row._http_status, "")
+        assert.match(row._error!, /^already exists \(externalId "eqc-a", id \d+\): use --mode upsert/)
+        const posted = yield* Effect.flatMap(Api, (api) =>
+          api.request({
+            method: "POST",
+            path: "/equipmentcategories",
+            body: { externalId: "eqc-a", description: "x" }
+          })).pipe(Effect.provide(apiOf(sandbox)))
+        assert.strictEqual(posted.status, 409)
         assert.strictEqual(
           (yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "equipment-categories")).length,
           1

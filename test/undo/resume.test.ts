@@ -78,7 +78,7 @@ describe("resume of an undo", () => {
       const resumedDel = yield* resumeUndo(undoDel).pipe(Effect.provide(apiOf(sandbox)))
       const resumedRun = yield* resumeUndo(undoRun).pipe(Effect.provide(apiOf(sandbox)))
       assert.strictEqual(resumedDel.exitCode, 0)
-      assert.strictEqual(resumedRun.exitCode, 0)
+      assert.strictEqual(resumedRun.exitCode, 0, JSON.stringify(readReport(undoRun)))
       assert.deepStrictEqual(readReport(undoDel).map((r) => `${r._row}:${r._status}`), ["2:created"])
       assert.match(readReport(undoDel)[0]!._error!, /reconciled after an interruption: the record was created again/)
       const report = readReport(undoRun)

@@ -3,6 +3,9 @@
  * account's records as the sandbox holds them, for comparisons record by record.
  */
 import { Effect } from "effect"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as Http from "node:http"
+import * as Path from "node:path"
 import type { ResourceName } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { runUndo, type UndoRequest } from "../../src/undo/Undo.js"
@@ -27,3 +30,53 @@ export const recordsByKey = (sandbox: RunningSandbox, resource: ResourceName, ke
         return [String(r[key]), rest]
       })
     ))
+
+/** Drops the journal lines `drop` matches, as if the process had died before writing them. */
+export const crashJournal = (runDir: string, drop: (line: Record<string, any>) => boolean) => {
+  const path = Path.join(runDir, "journal.ndjson")
+  const kept = readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "" && !drop(JSON.parse(l)))
+  writeFileSync(path, kept.map((l) => `${l}\n`).join(""))
+}
+
+/**
+ * A gateway in front of `sandbox` (loopback, port 0) that answers 502 with its own HTML page where the sandbox
+ * answered `status`: the server did (or refused) the work, the client never learns which. The sandbox it returns
+ * is `sandbox` reached through the gateway.
+ */
+export const gateway = (sandbox: RunningSandbox, status = 409) =>
+  Effect.acquireRelease(
+    Effect.async<{ readonly server: Http.Server; readonly via: RunningSandbox }>((resume) => {
+      const server = Http.createServer((req, res) => {
+        const chunks: Array<Buffer> = []
+        req.on("data", (c: Buffer) => chunks.push(c))
+        req.on("end", () => {
+          const upstream = Http.request(
+            { host: "127.0.0.1", port: sandbox.port, method: req.method, path: req.url, headers: req.headers },
+            (answer) => {
+              const body: Array<Buffer> = []
+              answer.on("data", (c: Buffer) => body.push(c))
+              answer.on("end", () => {
+                if (answer.statusCode === status) {
+                  res.writeHead(502, { "content-type": "text/html" })
+                  res.end("<html><body>502 Bad Gateway</body></html>")
+                } else {
+                  res.writeHead(answer.statusCode ?? 502, answer.headers)
+                  res.end(Buffer.concat(body))
+                }
+              })
+            }
+          )
+          upstream.end(Buffer.concat(chunks))
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as { port: number }).port
+        resume(Effect.succeed({ server, via: { ...sandbox, port, url: `http://127.0.0.1:${port}/v2` } }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map(({ via }) => via))

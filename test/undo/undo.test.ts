@@ -123,7 +123,7 @@ describe("undo", () => {
       assert.deepStrictEqual(statuses(undo.runDir), ["2:restore:conflict", "3:delete:conflict", "4:delete:deleted"])
       const report = readReport(undo.runDir)
       assert.match(report[0]!._error!, /phoneNumber: the run wrote \["9999"\], the server has \["1234"\]/)
-      assert.match(report[1]!._error!, /phoneNumber: the run wrote \["5555"\], the server has \["5556"\]/)
+      assert.match(report[1]!._error!, /phoneNumber: the run left \["5555"\], the server has \["5556"\]/)
       // Only K-2 was touched: one DELETE.
       assert.deepStrictEqual(
         writes((yield* sandbox.control.requests).slice(mark)).map((w) => w.method),
