@@ -27,8 +27,9 @@ import { cli, model } from "./Cli.js"
 import { commandHelp, docText, rootHelp } from "./cli/Help.js"
 import { failureJson, jsonAsked } from "./cli/Output.js"
 import { checkArguments, CommandLineError } from "./cli/Suggest.js"
-import { colourOn, plain, widthOf } from "./cli/Terminal.js"
+import { colourOn, plain, printable, widthOf } from "./cli/Terminal.js"
 import { exitCodeOf } from "./Errors.js"
+import { redactKnown } from "./Secrets.js"
 
 const json = jsonAsked(process.argv)
 
@@ -66,13 +67,17 @@ const describe = (cause: Cause.Cause<unknown>) => {
 /** The code a command's handler returned (help and `--version` return nothing: 0). */
 const returned = (value: unknown): number => (value === 0 || value === 1 || value === 2 || value === 3 ? value : 0)
 
-/** The console, without escape sequences on a stream that is not a terminal or when `NO_COLOR` is set. */
+/**
+ * The console, without escape sequences on a stream that is not a terminal or when `NO_COLOR` is set, and without
+ * secrets or foreign control characters anywhere.
+ */
 const plainWhereNeeded = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.flatMap(Effect.console, (console) => {
     const out = colourOn(process.stdout)
     const err = colourOn(process.stderr)
+    // The last guard of what is printed: no secret the process holds, no control character from outside.
     const clean = (on: boolean) => (args: ReadonlyArray<unknown>) =>
-      on ? args : args.map((a) => (typeof a === "string" ? plain(a) : a))
+      args.map((a) => (typeof a === "string" ? printable(redactKnown(on ? a : plain(a)), on) : a))
     return Effect.withConsole(self, {
       ...console,
       log: (...args: ReadonlyArray<unknown>) => console.log(...clean(out)(args)),
@@ -104,7 +109,6 @@ const command = Effect.suspend((): Effect.Effect<
 })
 
 const main = command.pipe(
-  plainWhereNeeded,
   Effect.map((value: unknown) => returned(value)),
   // onError, not tapErrorCause: it also runs when a signal interrupts the command.
   Effect.onError((cause) =>
@@ -121,6 +125,7 @@ const main = command.pipe(
       if (json) yield* Console.log(failureJson(codeOf(cause), describe(cause)))
     })
   ),
+  plainWhereNeeded,
   Effect.provide(NodeContext.layer)
 )
 

@@ -26,6 +26,39 @@ const escapes = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/g
 /** `text` without escape sequences (colours, cursor moves). */
 export const plain = (text: string): string => text.replace(escapes, "")
 
+/** Our own colours (SGR sequences); any other control character in printed text came from outside. */
+const sgr = /\x1b\[[0-9;]*m/y
+
+const control = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/
+
+/**
+ * `text` as it may reach a terminal: a control character that is not a tab, a line break or (when `colour`) one of
+ * our colour sequences is shown as `\xNN`, so a server's or a file's text cannot move the cursor, retitle the
+ * window or hide what precedes it.
+ */
+export const printable = (text: string, colour: boolean): string => {
+  if (!control.test(text)) return text
+  let out = ""
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (!control.test(c)) {
+      out += c
+      continue
+    }
+    if (colour && c === "\x1b") {
+      sgr.lastIndex = i
+      const m = sgr.exec(text)
+      if (m !== null) {
+        out += m[0]
+        i += m[0].length - 1
+        continue
+      }
+    }
+    out += `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
+  }
+  return out
+}
+
 /** `text` in bold when colour is on. */
 export const bold = (on: boolean, text: string): string => (on ? `\x1b[1m${text}\x1b[0m` : text)
 

@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Field } from "../Resources.js"
+import { redactServerText } from "../Secrets.js"
 
 /** The JSON of a body, the raw text when it is not JSON (gateway pages), undefined when empty. */
 export const parseBody = (text: string): unknown => {
@@ -70,8 +71,14 @@ const modelState = (body: Record<string, unknown>): string | undefined => {
   return undefined
 }
 
-/** Human-readable message of a failed answer. */
-export const errorMessage = (status: number, body: unknown): string => {
+/**
+ * Human-readable message of a failed answer: the server's own words, without any secret it echoed (a header, the
+ * login's body) and without control characters (`Secrets.redactServerText`). Every error text from a server
+ * enters the program here.
+ */
+export const errorMessage = (status: number, body: unknown): string => redactServerText(messageOf(status, body))
+
+const messageOf = (status: number, body: unknown): string => {
   if (Predicate.isRecord(body)) {
     const fromError = firstText(body.error)
     if (fromError !== undefined) return clip(fromError)
@@ -103,7 +110,7 @@ export const redirectMessage = (status: number, location: string | undefined, ba
     }
   }
   return `the API answered a redirect (HTTP ${status})${
-    target !== undefined ? ` to ${clip(target, 200)}` : ""
+    target !== undefined ? ` to ${redactServerText(clip(target, 200))}` : ""
   }: ${baseUrl} is not where the API answers; check --base-url / FSM_BASE_URL, the API's address ending in /v2${hint}`
 }
 

@@ -22,6 +22,7 @@ import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import { registerSecret } from "../Secrets.js"
 import { ApiAborted } from "./Api.js"
 import { errorMessage, isRateLimit, isRedirect, LoginRefused, LoginToken, redirectMessage, resultOf } from "./Body.js"
 import type { Budget } from "./Budget.js"
@@ -92,6 +93,8 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
   backoff: Schedule.Schedule<unknown>
 ) {
   const lock = yield* Effect.makeSemaphore(1)
+  registerSecret(Redacted.value(settings.credentials.apiKey))
+  registerSecret(Redacted.value(settings.credentials.apiToken))
   let current: Option.Option<Token> = Option.none()
   let rejected: Option.Option<ApiAborted> = Option.none()
   let generation = 0
@@ -135,6 +138,7 @@ export const makeTokens = Effect.fn("Tokens.make")(function*(
             return yield* new ApiAborted({ reason: "Unreachable", message: "the login answer carried no access token" })
           }
           const accessToken = login.value.accessToken
+          registerSecret(accessToken)
           const lifetime = tokenLifetimeMs(accessToken, sentAt)
           const renewIn = lifetime - Math.min(settings.renewBeforeMs, lifetime / 4)
           generation += 1

@@ -38,7 +38,7 @@ export interface Source {
   readonly format: "csv" | "xlsx"
   /** Trimmed column names; trailing unnamed columns are dropped (spreadsheets leave them behind). */
   readonly header: ReadonlyArray<string>
-  /** This tool wrote the file (export or report): the formula guard (`Guard.restore`) is to be reversed. */
+  /** This tool wrote the file (export or report); the formula guard (`Guard.restore`) is reversed in every file. */
   readonly writtenByTool: boolean
   readonly sheet?: string
   /** CSV: the encoding the file is read in (decided by its first non-ASCII character; final after a pass). */

@@ -10,6 +10,7 @@ import { createHash } from "node:crypto"
 import { accessSync, constants, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
+import { redactKnown } from "../Secrets.js"
 import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
@@ -201,7 +202,11 @@ const replaceFile = async (path: string, content: string | Uint8Array) => {
 export const writeFileAtomic: (path: string, content: string | Uint8Array) => Effect.Effect<void, WriteError> = Effect
   .fn("Write.writeFileAtomic")(
     (path: string, content: string | Uint8Array) =>
-      Effect.tryPromise({ try: () => replaceFile(path, content), catch: failure(path, "cannot write") })
+      Effect.tryPromise({
+        // The last guard: no secret the process holds is ever written (Secrets.ts).
+        try: () => replaceFile(path, typeof content === "string" ? redactKnown(content) : content),
+        catch: failure(path, "cannot write")
+      })
   )
 
 /**
@@ -349,7 +354,9 @@ const cellString = (cell: Cell, guard: boolean, decimal: "." | ","): string => {
   if (cell === null || cell === undefined) return ""
   if (typeof cell === "number") return decimal === "," ? decimalText(cell).replace(".", ",") : decimalText(cell)
   if (typeof cell === "boolean") return cell ? "true" : "false"
-  return guard ? neutralize(cell) : cell
+  // The last guard: no secret the process holds is ever written (Secrets.ts).
+  const text = redactKnown(cell)
+  return guard ? neutralize(text) : text
 }
 
 /** A cell needs quotes when it holds the delimiter, a quote or a line break, or starts or ends with a space. */
@@ -480,7 +487,7 @@ export const openXlsxWriter: (
           autoFilter: options.autoFilter ?? true,
           statusColumn: options.statusColumn,
           statusColours,
-          ...(options.guard ?? true ? { text: neutralizeInline } : {}),
+          text: options.guard ?? true ? (text) => neutralizeInline(redactKnown(text)) : redactKnown,
           ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
           maxSheetRows: options.maxSheetRows,
           maxSheetBytes: options.maxSheetBytes,

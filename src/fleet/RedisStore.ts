@@ -35,6 +35,7 @@ import * as Effect from "effect/Effect"
 import type { Redis as RedisClient } from "ioredis"
 import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+import { registerUrlPassword } from "../Secrets.js"
 import { type FleetError } from "./Errors.js"
 import {
   egressTaken,
@@ -239,6 +240,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         try: async () => {
           // A lost server is reconnected to; a command waits through a few attempts, then fails (reported by the
           // operation, as PostgreSQL's pool reports a lost connection).
+          registerUrlPassword(url)
           const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, connectTimeout: 10_000 })
           let last: unknown
           c.on("error", (e) => (last = e))

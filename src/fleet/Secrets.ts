@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 import type { Credentials } from "../client/Config.js"
+import { registerSecret } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import type { FleetStore } from "./Store.js"
 
@@ -26,6 +27,7 @@ export const fleetKey = Effect.gen(function*() {
   )
   if (Option.isNone(text) || Redacted.value(text.value).trim() === "") return yield* keyProblem("is not set")
   const raw = Redacted.value(text.value).trim()
+  registerSecret(raw)
   const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64")
   if (key.length !== 32) return yield* keyProblem(`is ${key.length} bytes, not 32`)
   return key

@@ -16,6 +16,7 @@ import type { Scope } from "effect"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { Pool, QueryResultRow } from "pg"
+import { registerUrlPassword } from "../Secrets.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { isRedisUrl, migrateEngine } from "./Queue.js"
 
@@ -300,6 +301,7 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
     const pg = yield* Effect.promise(() => import("pg"))
     const pool: Pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
+        registerUrlPassword(url)
         const p = new pg.default.Pool({ connectionString: url, max: 6 })
         // An idle client that loses its server must not crash the process: the next query reports it.
         p.on("error", () => undefined)

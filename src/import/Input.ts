@@ -82,16 +82,16 @@ export const openInput = Effect.fn("Input.open")(function*(
     )
   )
   const kept = source.header.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
-  const guarded = source.writtenByTool
   const cellsOf = (row: SourceRow, decimal: "." | "," = "."): ReadonlyArray<string> => {
     const cells = kept.map(({ index }) => {
       const c = row.cells[index] ?? ""
       if (row.numbers?.has(index) === true) return decimal === "," ? c.replace(".", ",") : c
-      return guarded ? restore(c) : c
+      // The guard is reversed in every file (Guard.restore): a spreadsheet's copy of ours keeps it as text.
+      return restore(c)
     })
     // A ragged row's cells beyond the header are kept, so the report loses nothing the user typed.
     if (row.cells.length > source.header.length) {
-      for (const c of row.cells.slice(source.header.length)) cells.push(guarded ? restore(c) : c)
+      for (const c of row.cells.slice(source.header.length)) cells.push(restore(c))
     }
     return cells
   }
@@ -152,7 +152,7 @@ export const planInput = Effect.fn("Input.plan")(function*(
     baseDir: settings.baseDir ?? Path.dirname(input.file),
     ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
-    restoreGuard: input.source.writtenByTool,
+    restoreGuard: true,
     ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {})
   }
   const columns = yield* planColumns(r, input.file, input.source.header, parse)

@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { RunError } from "../Errors.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
+import { redactKnown } from "../Secrets.js"
 import { ExportOrigin } from "./Origin.js"
 import { Outcome, Status } from "./Status.js"
 
@@ -295,7 +296,8 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
   const append = (line: Line) =>
     Effect.suspend(() => {
       const batch = next ??= makeBatch()
-      batch.lines.push(Buffer.from(`${JSON.stringify(line)}\n`, "utf8"))
+      // The last guard: no secret the process holds is ever written (Secrets.ts).
+      batch.lines.push(Buffer.from(`${redactKnown(JSON.stringify(line))}\n`, "utf8"))
       if (!writing) void drain()
       return Effect.tryPromise({ try: () => batch.written, catch: (cause) => journalError(path, cause) })
     })

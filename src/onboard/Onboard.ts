@@ -138,7 +138,7 @@ const preflight = Effect.fn("Onboard.preflight")(
     const r = resourceOf(step.resource)
     const read: ReadSettings = { ...request.read, ...(step.sheet !== undefined ? { sheet: step.sheet } : {}) }
     const opened = yield* openInput(step.file, read, step.resource)
-    const parse = parseOptionsOf(request, input, opened.source.writtenByTool)
+    const parse = parseOptionsOf(request, input, true)
     const columns = yield* planColumns(r, opened.file, opened.source.header, parse)
     yield* inferFormats(columns, opened.rows, parse)
     const self = yield* scanSelfReferences(r, opened.source)
@@ -204,7 +204,7 @@ const endedRows = Effect.fn("Onboard.endedRows")(function*(
       const values = new Map<string, string>()
       for (const [by, i] of indexes) {
         const text = row.cells[i] ?? ""
-        values.set(by, (opened.source.writtenByTool ? restore(text) : text).trim())
+        values.set(by, restore(text).trim())
       }
       rows.push({ row: row.row, outcome, values })
     }))

@@ -90,7 +90,7 @@ export const scanSelfReferences = Effect.fn("Onboard.scanSelfReferences")(functi
 
   const cell = (cells: ReadonlyArray<string>, index: number) => {
     const text = cells[index] ?? ""
-    return source.writtenByTool ? restore(text) : text
+    return restore(text)
   }
   const wants: Array<{ readonly row: number; readonly link: Link; readonly value: string }> = []
   yield* Stream.runForEach(source.rows, (row) =>

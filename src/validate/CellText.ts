@@ -1,6 +1,6 @@
 /**
- * The text of one cell as validation sees it: absent cells of ragged rows read as empty, and in files this
- * tool wrote the formula guard (`'=…`) is undone. In a user's own file a `=…` cell is plain text, sent as is.
+ * The text of one cell as validation sees it: absent cells of ragged rows read as empty, and the formula guard
+ * (`'=…`) is undone (in every file read: `Guard.restore`). A `=…` cell without it is plain text, sent as is.
  */
 import { restore } from "../files/Guard.js"
 

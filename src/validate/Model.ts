@@ -17,7 +17,7 @@ export interface ParseOptions {
   readonly attachmentsRoot?: string | undefined
   /** Default 10 MiB (`defaultMaxAttachmentBytes`). */
   readonly maxAttachmentBytes: number
-  /** `source.writtenByTool`: undo the formula guard on every cell. */
+  /** Undo the formula guard on every cell (every file read; false only for cells already restored). */
   readonly restoreGuard: boolean
   /**
    * A CSV file's size in bytes: the duplicate checks' tables grow straight to the size the whole file needs once

@@ -1,6 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
-import { isFormulaLike, neutralize, restore } from "../../src/files/Guard.js"
+import { isFormulaLike, neutralize, neutralizeInline, restore } from "../../src/files/Guard.js"
+
+/** The pieces a spreadsheet makes of a cell when it splits it on `separator` (and trims them, as it may). */
+const piecesOn = (cell: string, separator: string) => cell.split(separator).map((p) => p.replace(/^ +/, ""))
 
 describe("formula guard", () => {
   it("neutralises what a spreadsheet would run as a formula", () => {
@@ -65,6 +68,41 @@ describe("formula guard", () => {
     FastCheck.assert(
       FastCheck.property(FastCheck.string(), (x) => !isFormulaLike(neutralize(x))),
       { numRuns: 2000 }
+    )
+  })
+
+  it("guards what would start a formula once a spreadsheet splits the cell on ; , tab or |", () => {
+    expect(neutralize("Loja;=1+1")).toBe("Loja;'=1+1")
+    expect(neutralize("Loja, =HYPERLINK(\"http://x\")")).toBe("Loja, '=HYPERLINK(\"http://x\")")
+    expect(neutralize("a\t@SUM(A1)|-2+3")).toBe("a\t'@SUM(A1)|'-2+3")
+    expect(neutralize("=1;=2")).toBe("'=1;'=2")
+    // a plain number after a splitter, whichever the splitter, is left alone; cut elsewhere it would not be
+    expect(neutralize("Total;-12,5")).toBe("Total;-12,5")
+    expect(neutralize("Total;-1,5x")).toBe("Total;'-1,5x")
+    expect(restore("Loja;'=1+1")).toBe("Loja;=1+1")
+    expect(restore("Loja;'abc")).toBe("Loja;'abc")
+    // an apostrophe already there before a formula piece gets one more, in workbooks too
+    expect(neutralize("a;'=x")).toBe("a;''=x")
+    expect(neutralizeInline("a;'=x")).toBe("a;''=x")
+    expect(neutralizeInline("a;=x")).toBe("a;=x")
+    expect(restore("a;''=x")).toBe("a;'=x")
+  })
+
+  it("round-trips every string with splitters, and no piece of a neutralised cell starts a formula", () => {
+    const piece = FastCheck.tuple(
+      FastCheck.constantFrom("", ",", ";", "\t", "|", ", ", ";  "),
+      FastCheck.constantFrom("", "'", "''"),
+      FastCheck.constantFrom("=", "+", "-", "@", "\r", "1", "a", "'", "-1,5", "+55 "),
+      FastCheck.string({ maxLength: 4 })
+    ).map((parts) => parts.join(""))
+    const cell = FastCheck.array(piece, { maxLength: 5 }).map((ps) => ps.join(""))
+    FastCheck.assert(
+      FastCheck.property(cell, (x) => {
+        const guarded = neutralize(x)
+        if (restore(guarded) !== x || restore(neutralizeInline(x)) !== x) return false
+        return [",", ";", "\t", "|"].every((d) => piecesOn(guarded, d).every((p) => !isFormulaLike(p)))
+      }),
+      { numRuns: 5000 }
     )
   })
 })
