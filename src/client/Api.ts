@@ -138,6 +138,8 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
     readonly budget: { readonly limit: number; readonly windowMs: number }
     /** True when `baseUrl` is the embedded, in-memory sandbox (recorded in a run's journal). */
     readonly embedded?: boolean
+    /** Which account of `baseUrl` the credentials are: a digest of the apiKey (never the key), for writer locks. */
+    readonly account?: string
     /** One call under the shared budget, token and per-method retry policy. */
     readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
     /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */

@@ -30,8 +30,10 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { createHash } from "node:crypto"
 import { resource } from "../Resources.js"
 import type { ApiRequest, ClientActivity, Evidence, Reply } from "./Api.js"
 import { Api, ApiAborted } from "./Api.js"
@@ -366,6 +368,7 @@ export const make = Effect.gen(function*() {
     baseUrl: settings.baseUrl,
     budget: settings.rate,
     embedded: settings.embedded,
+    account: createHash("sha256").update(Redacted.value(settings.credentials.apiKey)).digest("hex"),
     request,
     pages: makePages(settings, get),
     stats: counters.get,

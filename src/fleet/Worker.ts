@@ -285,7 +285,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const prior = yield* store.journalLines(id)
       const api = yield* apiFor(row.account)
       const spec = row.spec as unknown as ImportSpec
-      const tools = { stop: stopRun, journal, say: options.say }
+      const tools = { stop: stopRun, journal, say: options.say, writerLock: false }
       const run = prior.length > 0
         ? Effect.gen(function*() {
           fs.mkdirSync(runDir, { recursive: true })
