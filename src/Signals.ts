@@ -1,5 +1,6 @@
 /**
- * Stopping a command cleanly on SIGINT/SIGTERM: the first signal completes `stopped` (the command winds down:
+ * Stopping a command cleanly on SIGINT/SIGTERM/SIGHUP (a closed terminal or SSH session ends us like Ctrl-C
+ * does): the first signal completes `stopped` (the command winds down:
  * an import stops sending and writes its reports, the sandbox closes and saves its data file); a second one
  * exits at once with 3.
  *
@@ -28,6 +29,22 @@ export interface StopNotice {
   readonly hint?: () => string
 }
 
+/** The signals that ask a command to stop: it winds down on the first, exits at once (3) on the second. */
+export const stopSignals: ReadonlyArray<NodeJS.Signals> = ["SIGINT", "SIGTERM", "SIGHUP"]
+
+/**
+ * The other signals whose default action ends the process: they end it at once (exit 3), through `process.exit`
+ * so that its files are cleaned up (src/Leftovers.ts). SIGKILL and SIGSTOP cannot be caught; Node ignores SIGPIPE
+ * and SIGXFSZ (a write past `ulimit -f` fails with EFBIG, which a run reports like a full disk).
+ */
+export const fatalSignals: ReadonlyArray<NodeJS.Signals> = [
+  "SIGQUIT",
+  "SIGUSR2",
+  "SIGALRM",
+  "SIGVTALRM",
+  "SIGXCPU"
+]
+
 /** Whether a first signal came while a command listened, and who is to hear of it. */
 let stopRequested = false
 const stopListeners = new Set<() => void>()
@@ -42,7 +59,7 @@ export const onStopRequest = (f: () => void): () => void => {
   return () => void stopListeners.delete(f)
 }
 
-/** Listens for SIGINT/SIGTERM while the scope is open. */
+/** Listens for the stop signals while the scope is open. */
 export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice: StopNotice) {
   const deferred = yield* Deferred.make<void>()
   const hint = () => (notice.hint === undefined ? "" : `; ${notice.hint()}`)
@@ -62,13 +79,11 @@ export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice
   }
   yield* Effect.acquireRelease(
     Effect.sync(() => {
-      process.on("SIGINT", handler)
-      process.on("SIGTERM", handler)
+      for (const signal of stopSignals) process.on(signal, handler)
     }),
     () =>
       Effect.sync(() => {
-        process.removeListener("SIGINT", handler)
-        process.removeListener("SIGTERM", handler)
+        for (const signal of stopSignals) process.removeListener(signal, handler)
         stopRequested = false
       })
   )

@@ -10,8 +10,9 @@
  * stops with exit 2 and the closest known name (cli/Suggest.ts). Colour and other escape sequences reach a stream
  * only when it is a terminal and `NO_COLOR` is not set.
  *
- * Signals: a command that listens for SIGINT/SIGTERM itself (src/Signals.ts) winds down and returns its code;
- * the edge interrupts only a command that does not (exit 3).
+ * Signals: a command that listens for SIGINT/SIGTERM/SIGHUP itself (src/Signals.ts) winds down and returns its
+ * code; the edge interrupts only a command that does not (exit 3). Any other signal that would end the process
+ * ends it here with 3, its `.tmp` files and locks removed (src/Leftovers.ts).
  */
 import "./files/ExcelSax.js" // first: mends exceljs before anything loads it
 import "./HeapAtStart.js" // before the modules load: the heap's growth is set at each full collection
@@ -30,6 +31,7 @@ import { checkArguments, CommandLineError } from "./cli/Suggest.js"
 import { colourOn, plain, printable, widthOf } from "./cli/Terminal.js"
 import { exitCodeOf } from "./Errors.js"
 import { redactKnown } from "./Secrets.js"
+import { fatalSignals, stopSignals } from "./Signals.js"
 
 const json = jsonAsked(process.argv)
 
@@ -136,15 +138,24 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
   const onSignal = (signal: NodeJS.Signals) => {
     signalled = true
     if (process.listenerCount(signal) > 1) return // the command stops cleanly and returns its own code
-    process.removeListener("SIGINT", onSignal)
-    process.removeListener("SIGTERM", onSignal)
+    for (const s of stopSignals) process.removeListener(s, onSignal)
     fiber.unsafeInterruptAsFork(fiber.id())
   }
-  process.on("SIGINT", onSignal)
-  process.on("SIGTERM", onSignal)
+  const onFatal = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopped at once\n`)
+    process.exit(3)
+  }
+  for (const s of stopSignals) process.on(s, onSignal)
+  for (const s of fatalSignals) {
+    try {
+      process.on(s, onFatal)
+    } catch {
+      // not a signal of this platform
+    }
+  }
   fiber.addObserver((exit) => {
-    process.removeListener("SIGINT", onSignal)
-    process.removeListener("SIGTERM", onSignal)
+    for (const s of stopSignals) process.removeListener(s, onSignal)
+    for (const s of fatalSignals) process.removeListener(s, onFatal)
     clearInterval(keepAlive)
     teardown(exit, (code) => {
       if (signalled || code !== 0) process.exit(code)

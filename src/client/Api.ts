@@ -153,7 +153,8 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
     readonly embedded?: boolean
     /**
      * Which account of `baseUrl` the credentials are (`accountOf` their apiKey): recorded in an export's manifest,
-     * so that ids and fingerprints read from a file are only used against the account they came from.
+     * so that ids and fingerprints read from a file are only used against the account they came from; and the key of
+     * the writer locks (one writer per server, account and resource on a machine).
      */
     readonly account?: string
     /** One call under the shared budget, token and per-method retry policy. */

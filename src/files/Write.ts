@@ -10,6 +10,7 @@ import { createHash } from "node:crypto"
 import { accessSync, constants, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
+import { removeOnExit } from "../Leftovers.js"
 import { redactKnown } from "../Secrets.js"
 import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
@@ -183,6 +184,7 @@ export const sha256File: (path: string) => Effect.Effect<string, WriteError> = E
 const replaceFile = async (path: string, content: string | Uint8Array) => {
   const tmp = `${path}.tmp`
   await mkdir(Path.dirname(path), { recursive: true })
+  const forget = removeOnExit(tmp)
   try {
     const handle = await open(tmp, "w")
     try {
@@ -195,6 +197,8 @@ const replaceFile = async (path: string, content: string | Uint8Array) => {
   } catch (error) {
     await unlink(tmp).catch(() => undefined)
     throw error
+  } finally {
+    forget()
   }
   await syncDirectory(Path.dirname(path))
 }
@@ -247,10 +251,12 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
   const tmp = `${path}.tmp`
   let committed = false
   let broken: unknown = undefined
+  let forget = () => {}
   return Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
         await mkdir(Path.dirname(path), { recursive: true })
+        forget = removeOnExit(tmp)
         // `flush`: the file descriptor is fsynced before it is closed. A buffer of 1 MiB rather than 16 KiB: a
         // writer waits for the disk only when that much is queued, not after every batch of rows.
         const stream = createWriteStream(tmp, { flags: "w", flush: true, highWaterMark: 1024 * 1024 })
@@ -273,6 +279,7 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
           stream.destroy()
           await closed
           await unlink(tmp).catch(() => undefined)
+          forget()
         })
   ).pipe(
     Effect.map(({ closed, stream }): AtomicFile => {
@@ -302,6 +309,7 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
             if (broken !== undefined) throw broken
             await rename(tmp, path)
             committed = true
+            forget()
             await syncDirectory(Path.dirname(path))
             return (await stat(path)).size
           },

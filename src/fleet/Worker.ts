@@ -412,7 +412,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const prior = yield* store.journalLines(id)
       if (prior.some((line) => line.includes(`"state":"sending"`))) sent.any = true
       const spec = row.spec as unknown as ImportSpec
-      const tools = { stop: stopRun, journal, say: options.say }
+      const tools = { stop: stopRun, journal, say: options.say, writerLock: false }
       const run = prior.length > 0
         ? Effect.gen(function*() {
           fs.mkdirSync(runDir, { recursive: true })

@@ -61,6 +61,7 @@ import {
   type Sending,
   type StaleCheck
 } from "./Journal.js"
+import { lockWriters } from "./Locks.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type ExportOrigin, foreignIds, foreignIdsMessage, foreignOrigin } from "./Origin.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
@@ -134,6 +135,11 @@ export interface ImportJob extends RowSettings {
    * only while it holds the job's lease, so an append fails (and the run stops sending) once the lease is lost.
    */
   readonly journal?: ((path: string) => Effect.Effect<JournalWriter, WriteError, Scope.Scope>) | undefined
+  /**
+   * Whether the run holds the writer lock of its (server, account, resource) (default true, Locks.ts): a fleet
+   * worker does not, its leases keep the chunks of a job apart and they run at once by design.
+   */
+  readonly writerLock?: boolean | undefined
 }
 
 export interface RunResult {
@@ -218,6 +224,11 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
   return yield* Effect.scoped(
     Effect.gen(function*() {
       yield* lockRunDir(runDir, job.command)
+      // One writer per (server, account, resource) on this machine: a second import of the same rows would
+      // create them again (the embedded sandbox lives in this process alone; a dry run writes nothing).
+      if (!job.dryRun && api.embedded !== true && job.writerLock !== false) {
+        yield* lockWriters({ baseUrl: api.baseUrl, account: api.account ?? "" }, [r.name], job.command, runDir, started)
+      }
       const journal = yield* (job.journal ?? openJournal)(Path.join(runDir, journalFile))
       if (prior === undefined) {
         const header: Header = {

@@ -16,7 +16,7 @@ import { existingRunDir } from "./RunDir.js"
 /** What the caller of a resume may set; everything else comes from the journal. */
 export type ResumeOptions = Pick<
   ImportJob,
-  "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say" | "journal"
+  "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say" | "journal" | "writerLock"
 >
 
 /** Where the run's rows were sent: `resume` and `rerun` continue there (see `continuingConnection`). */

@@ -5,13 +5,12 @@
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as Path from "node:path"
 import { RunError } from "../Errors.js"
 import { cannotWrite } from "../files/Write.js"
 import { journalFile } from "./Journal.js"
+import { holderOf, holderText, holdLock } from "./Locks.js"
 
 export const reportCsv = "report.csv"
 export const reportXlsx = "report.xlsx"
@@ -61,39 +60,12 @@ export const existingRunDir = Effect.fn("RunDir.existing")(function*(dir: string
 
 // --- the lock ----------------------------------------------------------------------------------------------------
 
-/** `DIR/.lock`: who writes the directory. */
-const LockHolder = Schema.Struct({
-  pid: Schema.Number,
-  host: Schema.String,
-  command: Schema.String,
-  started: Schema.String
-})
-type LockHolder = typeof LockHolder.Type
-const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(LockHolder))
-
-const readHolder = (path: string): LockHolder | undefined => {
-  try {
-    const held = decodeHolder(fs.readFileSync(path, "utf8"))
-    return held._tag === "Some" ? held.value : undefined
-  } catch {
-    return undefined
-  }
-}
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === "EPERM" // it exists, owned by someone else
-  }
-}
-
 /**
  * Takes `DIR/.lock` for this process (the directory is created when missing) and releases it when the scope
  * closes. The lock file appears whole or not at all (written aside, then hard-linked into place, which fails when
- * it exists). A lock whose process is gone (same host, pid not alive) is taken over; a live one is refused at
- * once with exit 2, naming its pid and command. A directory this lock created and that stayed empty is removed.
+ * it exists). A lock whose process is gone (same host, and its pid not running or now another process: Locks.ts)
+ * is taken over; a live one is refused at once with exit 2, naming its pid and command. A directory this lock
+ * created and that stayed empty is removed.
  */
 export const lockRunDir = Effect.fn("RunDir.lock")(function*(dir: string, command: string) {
   const path = Path.join(dir, lockFile)
@@ -101,64 +73,23 @@ export const lockRunDir = Effect.fn("RunDir.lock")(function*(dir: string, comman
     try: () => fs.mkdirSync(dir, { recursive: true }) !== undefined,
     catch: (cause) => cannotWrite(dir, cause, `cannot write to ${dir}`)
   })
-  const holder: LockHolder = { pid: process.pid, host: os.hostname(), command, started: yield* nowIso }
-  const take = Effect.try({
-    try: (): LockHolder | undefined => {
-      const aside = `${path}.${process.pid}.tmp`
-      fs.writeFileSync(aside, `${JSON.stringify(holder)}\n`)
+  const removeIfEmpty = Effect.sync(() => {
+    if (created) {
       try {
-        for (let attempt = 0; attempt < 2; attempt++) {
-          try {
-            fs.linkSync(aside, path)
-            return undefined
-          } catch (error) {
-            if ((error as { code?: string }).code !== "EEXIST") throw error
-          }
-          const other = readHolder(path)
-          if (other !== undefined && (other.host !== holder.host || alive(other.pid))) return other
-          // Its process is gone (or it was never written whole): take it over.
-          fs.rmSync(path, { force: true })
-        }
-        return readHolder(path) ?? holder
-      } finally {
-        fs.rmSync(aside, { force: true })
+        fs.rmdirSync(dir) // only when empty: a run that wrote nothing leaves nothing behind
+      } catch {
+        // it holds the run's files
       }
-    },
-    catch: (cause) => cannotWrite(dir, cause, `cannot write to ${dir}`)
+    }
   })
-  yield* Effect.acquireRelease(
-    Effect.flatMap(take, (other) =>
-      other === undefined
-        ? Effect.void
-        : Effect.fail(
-          new RunError({
-            reason: "Locked",
-            message:
-              `${dir} is in use by another fsm-bulk process: pid ${other.pid} on ${other.host} (${other.command}, since ${other.started}); ` +
-              `wait for it to end, or remove ${path} if that process is gone`
-          })
-        )),
-    () =>
-      Effect.sync(() => {
-        if (readHolder(path)?.pid === process.pid) fs.rmSync(path, { force: true })
-        if (created) {
-          try {
-            fs.rmdirSync(dir) // only when empty: a run that wrote nothing leaves nothing behind
-          } catch {
-            // it holds the run's files
-          }
-        }
-      })
-  ).pipe(Effect.onError(() =>
-    Effect.sync(() => {
-      if (created) {
-        try {
-          fs.rmdirSync(dir)
-        } catch {
-          // not empty
-        }
-      }
-    })
-  ))
+  // Added before the lock, so it runs after the lock's release.
+  yield* Effect.addFinalizer(() => removeIfEmpty)
+  yield* holdLock(
+    path,
+    holderOf(command, yield* nowIso),
+    (other) =>
+      `${dir} is in use by another fsm-bulk process: ${holderText(other)}; ` +
+      `wait for it to end, or remove ${path} if that process is gone`
+  )
   return Path.resolve(dir)
 })

@@ -34,6 +34,7 @@ import {
   openJournal,
   readJournal
 } from "../import/Journal.js"
+import { lockWriters } from "../import/Locks.js"
 import { findRecords, type Found, listedAs, recordId } from "../import/Lookup.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { openReports, type Summary } from "../import/Report.js"
@@ -461,6 +462,16 @@ const execute = Effect.fn("Undo.execute")(function*(
   const statsAtStart = yield* api.stats
   const started = prior?.header.started ?? (yield* nowIso)
   const runDir = job.runDir
+  // One writer per (server, account, resource): an import of a resource this undo deletes from waits for it.
+  if (!job.dryRun && api.embedded !== true) {
+    yield* lockWriters(
+      { baseUrl: api.baseUrl, account: api.account ?? "" },
+      plan.items.map((item) => item.resource),
+      job.command,
+      runDir,
+      started
+    )
+  }
   const source = Path.join(runDir, rowsFile)
   const sha256 = yield* sha256Of(source)
   const journal = yield* openJournal(Path.join(runDir, journalFile))
