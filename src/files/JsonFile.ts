@@ -41,7 +41,7 @@ const describe = (issues: ReadonlyArray<JsonIssue>): string =>
 const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 
 /** The JSON in `text` decoded as `schema`; `file` only names it in the error. */
-const decodeJsonText = <A, I>(
+export const decodeJsonText = <A, I>(
   file: string,
   text: string,
   schema: Schema.Schema<A, I>
