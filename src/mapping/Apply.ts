@@ -268,30 +268,35 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
     }
     if (rule.compose !== undefined) {
       yield* take(field, `fields."${name}".compose`, `fields."${name}".compose`)
-      const parts: Array<string | number> = []
+      // Each column with the text before it; an empty cell drops its text, so a missing number leaves no ", ".
+      const pieces: Array<{ readonly before: string; readonly index: number }> = []
+      let pending = ""
+      let prefix: string | undefined
       for (const p of parseCompose(rule.compose)) {
-        parts.push("column" in p ? yield* sourceIndex(p.column, `fields."${name}".compose`) : p.text)
+        if ("text" in p) {
+          pending += p.text
+          continue
+        }
+        const index = yield* sourceIndex(p.column, `fields."${name}".compose`)
+        if (prefix === undefined) {
+          prefix = pending
+          pending = ""
+        }
+        pieces.push({ before: pending, index })
+        pending = ""
       }
-      const columns = parts.filter((p): p is number => typeof p === "number")
+      const lead = prefix ?? ""
+      const suffix = pending
       out.push({
         name: field,
-        // Literal text between empty cells is left out, so a missing number leaves no dangling ", ".
         get: (cells) => {
-          if (columns.every((i) => (cells[i] ?? "").trim() === "")) return finish("")
           let text = ""
-          for (let k = 0; k < parts.length; k++) {
-            const p = parts[k]!
-            if (typeof p === "number") {
-              text += (cells[p] ?? "").trim()
-              continue
-            }
-            const before = parts[k - 1]
-            const after = parts[k + 1]
-            const emptyAround = (typeof before === "number" && (cells[before] ?? "").trim() === "") ||
-              (typeof after === "number" && (cells[after] ?? "").trim() === "")
-            if (!emptyAround || k === 0 || k === parts.length - 1) text += p
+          for (const piece of pieces) {
+            const value = (cells[piece.index] ?? "").trim()
+            if (value === "") continue
+            text += text === "" ? value : piece.before + value
           }
-          return finish(text.trim())
+          return finish(text === "" ? "" : (lead + text + suffix).trim())
         },
         copyOf: -1
       })
@@ -331,7 +336,7 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
   if (headerRow > readerHeaderRow) skipped.set(readerHeaderRow, "above the header")
   const mapRow = (r: SourceRow): Option.Option<SourceRow> => {
     if (r.row <= headerRow) {
-      skipped.set(r.row, "above the header")
+      if (r.row < headerRow) skipped.set(r.row, "above the header")
       return Option.none()
     }
     const cells = r.cells
