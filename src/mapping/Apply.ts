@@ -92,7 +92,7 @@ const namesOf = (profile: Profile, resource: Resource): Set<string> => {
 }
 
 /** The row most of whose cells are names the profile knows, among the first rows (ties: the first of them). */
-const findHeader = (
+export const findHeader = (
   candidates: ReadonlyArray<{ readonly row: number; readonly cells: ReadonlyArray<string> }>,
   known: ReadonlySet<string>
 ) => {

@@ -166,5 +166,8 @@ describe("a mapping profile", () => {
       const decode = yield* Effect.flip(readProfile(bad))
       assert.match(decode.message, /bad\.json/)
       assert.match(decode.message, /headerRow/)
+      // A misspelt property is refused, not ignored.
+      const typo = put(dir, "typo.json", JSON.stringify({ resource: "customers", colums: { "Nome": "name" } }))
+      assert.match((yield* Effect.flip(readProfile(typo))).message, /colums/)
     }))
 })
