@@ -23,6 +23,7 @@ import {
   workerCommand
 } from "./fleet/Commands.js"
 import { importCommand, rerunCommand, resumeCommand, validateCommand } from "./import/Commands.js"
+import { mapCommand } from "./mapping/Command.js"
 import { demoCommand, onboardCommand } from "./onboard/Commands.js"
 import { reportCommand } from "./report/Command.js"
 import { importable } from "./Resources.js"
@@ -62,6 +63,14 @@ const extras: Readonly<Record<string, CommandExtras>> = {
     ],
     values: { RESOURCE: importNames },
     doc: "docs/importing.md"
+  },
+  map: {
+    examples: [
+      "fsm-bulk map customers clientes.csv --out clientes.map.json",
+      "fsm-bulk map customers clientes.xlsx --sheet Clientes --values"
+    ],
+    values: { RESOURCE: importNames },
+    doc: "docs/mapping.md"
   },
   validate: {
     examples: [
@@ -207,6 +216,7 @@ export const root = Command.make("fsm-bulk").pipe(
   Command.withSubcommands([
     sandboxCommand,
     templateCommand,
+    mapCommand,
     validateCommand,
     importCommand,
     rerunCommand,

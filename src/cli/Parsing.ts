@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { UsageError } from "../Errors.js"
 import type { OnConflict, ReadSettings } from "../import/Journal.js"
+import { readProfile } from "../mapping/Profile.js"
 
 export const fileFormatOptions = Options.all({
   encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
@@ -91,3 +92,19 @@ export const readSettings = (p: {
   delimiter: p.delimiter === "tab" ? "\t" : p.delimiter,
   ...(p.sheet !== undefined && Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {})
 })
+
+/** `--map PROFILE` (`validate`, `import`): the mapping profile the file is read through (docs/mapping.md). */
+export const mapOption = Options.text("map").pipe(
+  Options.withPseudoName("PROFILE"),
+  Options.withDescription(
+    "Mapping profile (JSON): which column is which field, header row, value maps; columns it does not map are not sent"
+  ),
+  Options.optional
+)
+
+/** `read` with the profile `--map` names, read and decoded now (its content and sha256 go into the journal). */
+export const withProfile = (read: ReadSettings, given: Option.Option<string>) =>
+  Option.match(given, {
+    onNone: () => Effect.succeed(read),
+    onSome: (file) => Effect.map(readProfile(file), (map): ReadSettings => ({ ...read, map }))
+  })

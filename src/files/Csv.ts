@@ -297,7 +297,7 @@ export const openCsv = Effect.fn("Csv.open")(function*(file: string, options: Re
   if (Option.isNone(first)) return yield* inputError(file, "no header row: the file has only blank lines")
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "csv" }))
   const headerRow = first.value.row
-  const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
+  const header = yield* checkHeader(file, headerRow, first.value.cells, byTool, options.lenientHeader)
   const rows: Stream.Stream<SourceRow, InputError> = all.pipe(
     Stream.filterMap((
       r
@@ -307,6 +307,7 @@ export const openCsv = Effect.fn("Csv.open")(function*(file: string, options: Re
     file,
     format: "csv",
     header,
+    headerRow,
     writtenByTool: byTool,
     // Decided by the first non-ASCII character: a file whose first bytes are all ASCII is UTF-8 until a pass says otherwise.
     get encoding() {

@@ -43,13 +43,16 @@ export const checkHeader = (
   file: string,
   row: number,
   raw: ReadonlyArray<string>,
-  writtenByTool: boolean
+  writtenByTool: boolean,
+  /** The first row may be a title above the real header (a mapping profile finds that one): only trimmed. */
+  lenient = false
 ): Either.Either<ReadonlyArray<string>, InputError> => {
   const names = raw.map((c) => {
     const name = c.replace(/^\uFEFF/, "").trim()
     return writtenByTool ? restore(name) : name
   })
   while (names.length > 0 && names[names.length - 1] === "") names.pop()
+  if (lenient) return Either.right(names)
   if (names.length === 0) return Either.left(new InputError({ file, row, detail: "the header row is empty" }))
   const unnamed = names.flatMap((n, i) => (n === "" ? [columnLetter(i)] : []))
   if (unnamed.length > 0) {

@@ -41,17 +41,19 @@ const describe = (issues: ReadonlyArray<JsonIssue>): string =>
 const parseJson = Schema.decodeUnknownEither(Schema.parseJson())
 
 /** The JSON in `text` decoded as `schema`; `file` only names it in the error. */
-const decodeJsonText = <A, I>(
+export const decodeJsonText = <A, I>(
   file: string,
   text: string,
-  schema: Schema.Schema<A, I>
+  schema: Schema.Schema<A, I>,
+  /** A hand-written file (a mapping profile) refuses properties it does not know: a typo must not be ignored. */
+  excess: "ignore" | "error" = "ignore"
 ): Effect.Effect<A, JsonFileError> => {
   const json = parseJson(text.replace(/^\uFEFF/, ""))
   if (json._tag === "Left") {
     return new JsonFileError({ file, reason: "NotJson", detail: "not valid JSON", issues: [] })
   }
   return Effect.mapError(
-    Schema.decodeUnknown(schema, { errors: "all" })(json.right),
+    Schema.decodeUnknown(schema, { errors: "all", onExcessProperty: excess })(json.right),
     (error) => {
       const issues = issuesOf(error)
       return new JsonFileError({ file, reason: "Invalid", detail: describe(issues), issues })

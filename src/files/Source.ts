@@ -16,6 +16,8 @@ export interface ReadOptions {
   readonly encoding: "auto" | "utf-8" | "windows-1252"
   /** auto: sniffed from the first lines, outside quotes; ambiguous → InputError naming --delimiter. */
   readonly delimiter: "auto" | "," | ";" | "\t"
+  /** The first non-blank row is taken as it is, even blank or repeating names (a title row: see `mapping/`). */
+  readonly lenientHeader?: boolean | undefined
 }
 
 export interface SourceRow {
@@ -30,6 +32,8 @@ export interface SourceRow {
    * notation with `.` as the mark, whatever mark the file's typed numbers use. Absent when there are none.
    */
   readonly numbers?: ReadonlySet<number>
+  /** A row a mapping profile rewrote: the row as the file has it, which the report repeats. */
+  readonly original?: { readonly cells: ReadonlyArray<string>; readonly numbers?: ReadonlySet<number> | undefined }
 }
 
 export interface Source {
@@ -38,6 +42,8 @@ export interface Source {
   readonly format: "csv" | "xlsx"
   /** Trimmed column names; trailing unnamed columns are dropped (spreadsheets leave them behind). */
   readonly header: ReadonlyArray<string>
+  /** The spreadsheet row of the header (the first non-blank row). */
+  readonly headerRow?: number
   /** This tool wrote the file (export or report); the formula guard (`Guard.restore`) is reversed in every file. */
   readonly writtenByTool: boolean
   readonly sheet?: string

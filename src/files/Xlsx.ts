@@ -391,7 +391,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
   if (Option.isNone(first)) return yield* inputError(file, `sheet "${sheet.name}" is empty: no header row`)
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "xlsx", creator: book.creator }))
   const headerRow = first.value.row
-  const header = yield* checkHeader(file, headerRow, first.value.cells, byTool)
+  const header = yield* checkHeader(file, headerRow, first.value.cells, byTool, options.lenientHeader)
   const columnName = (index: number) => header[index] ?? columnLetter(index)
   // Each sheet of the table and the row of its header; the continuations' headers are checked now, before any row.
   const sheets: Array<{ readonly name: string; readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{
@@ -442,6 +442,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
     file,
     format: "xlsx",
     header,
+    headerRow,
     writtenByTool: byTool,
     sheet: sheet.name,
     sha256: () => bytes.sha256,

@@ -16,8 +16,10 @@ import {
   attachmentsRootOption,
   conflictOptions,
   fileFormatOptions,
+  mapOption,
   onConflictOf,
-  readSettings
+  readSettings,
+  withProfile
 } from "../cli/Parsing.js"
 import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../cli/Progress.js"
 import { didYouMean } from "../cli/Suggest.js"
@@ -138,6 +140,23 @@ export const whatNext = (summary: Summary): ReadonlyArray<string> => {
   return lines
 }
 
+/** The columns whose values were not sent and the rows a profile skipped as not data. */
+const columnNotes = (summary: Summary): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  if (summary.ignoredColumns !== undefined && summary.ignoredColumns.length > 0) {
+    lines.push(`columns not sent: ${summary.ignoredColumns.map((c) => `"${c}"`).join(", ")}`)
+  }
+  const skipped = summary.mapping?.skippedRows ?? []
+  if (skipped.length > 0) {
+    lines.push(
+      `rows skipped as not data: ${skipped.slice(0, 5).map((x) => `row ${x.row} (${x.why})`).join(", ")}${
+        skipped.length > 5 ? `, and ${skipped.length - 5} more` : ""
+      }`
+    )
+  }
+  return lines
+}
+
 const printOutcome = (json: boolean, title: string, summary: Summary, extra: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const took = Date.parse(summary.finished) - Date.parse(summary.started)
@@ -149,6 +168,7 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     }`
     const lines = summaryTable(heading, summary.counts, totals)
     for (const l of lines) yield* say(l)
+    for (const l of columnNotes(summary)) yield* say(l)
     for (const l of whatNext(summary)) yield* say(l)
     yield* printSummary(json, summary, [
       `reports: ${summary.runDir}/${reportCsv}, report.xlsx and report.html`,
@@ -184,6 +204,7 @@ export const validateCommand = Command.make(
     resource: resourceArg,
     file: fileArg,
     parsing: parsingOptions,
+    map: mapOption,
     mode: modeOption,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
@@ -195,6 +216,7 @@ export const validateCommand = Command.make(
       const problem = modeProblem(resourceOf(resource), a.mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
       const root = yield* attachmentsRoot(a.attachmentsRoot)
+      const read = yield* withProfile(readSettings(a.parsing), a.map)
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
       yield* lockRunDir(runDir, "validate")
       const validation = (progress: ReadProgress) =>
@@ -202,7 +224,7 @@ export const validateCommand = Command.make(
           progress: progress.read,
           resource,
           file: a.file,
-          read: readSettings(a.parsing),
+          read,
           dateFormat: a.parsing.dateFormat,
           decimal: a.parsing.decimal,
           mode: a.mode,
@@ -250,6 +272,7 @@ export const importCommand = Command.make(
     verifyWait: verifyWaitOption,
     conflicts: conflictOptions,
     parsing: parsingOptions,
+    map: mapOption,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
     json: jsonOption,
@@ -258,6 +281,7 @@ export const importCommand = Command.make(
   (a) =>
     Effect.gen(function*() {
       const resource = yield* resourceName(a.resource)
+      const read = yield* withProfile(readSettings(a.parsing), a.map)
       const mode: Mode = a.mode
       const problem = modeProblem(resourceOf(resource), mode)
       if (problem !== undefined) return yield* new UsageError({ message: problem })
@@ -273,7 +297,7 @@ export const importCommand = Command.make(
           command: "import",
           resource,
           file: a.file,
-          read: readSettings(a.parsing),
+          read,
           dateFormat: a.parsing.dateFormat,
           decimal: a.parsing.decimal,
           mode,

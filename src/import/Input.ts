@@ -12,9 +12,11 @@ import { restore } from "../files/Guard.js"
 import { openSource } from "../files/Read.js"
 import type { Source, SourceRow } from "../files/Source.js"
 import { sha256File } from "../files/Write.js"
-import type { Resource } from "../Resources.js"
+import { applyProfile, type MappingInfo, planLines, skippedRows } from "../mapping/Apply.js"
+import { isResourceName, type Resource, resource as resourceOf } from "../Resources.js"
 import {
   checked,
+  type ColumnPlan,
   defaultMaxAttachmentBytes,
   type ParseOptions,
   planColumns,
@@ -51,6 +53,8 @@ export interface Input {
   readonly cellsOf: (row: SourceRow, decimal?: "." | ",") => ReadonlyArray<string>
   /** A rerun's rows (numbered by `_row`): the errors its `_error` cell gives the row, if any. */
   readonly verdictOf: (row: SourceRow) => string | undefined
+  /** What a mapping profile (`--map`) did to the file: its header row, column plan, ignored columns, skipped rows. */
+  readonly mapping?: MappingInfo
 }
 
 export const openInput = Effect.fn("Input.open")(function*(
@@ -61,12 +65,19 @@ export const openInput = Effect.fn("Input.open")(function*(
   rowColumn?: string
 ) {
   const absolute = Path.resolve(file)
-  const source = yield* openSource(absolute, {
+  const sheet = read.sheet ?? read.map?.profile.sheet
+  const opened = yield* openSource(absolute, {
     encoding: read.encoding,
     delimiter: read.delimiter,
     resource,
-    ...(read.sheet !== undefined ? { sheet: read.sheet } : {})
+    ...(sheet !== undefined ? { sheet } : {}),
+    ...(read.map !== undefined ? { lenientHeader: true } : {})
   })
+  const mapped = read.map !== undefined && isResourceName(resource)
+    ? yield* applyProfile(opened, read.map, resourceOf(resource))
+    : undefined
+  const source = mapped?.source ?? opened
+  const mapping = mapped?.mapping
   const sha256 = yield* Effect.cached(
     Effect.suspend(() => {
       const read = source.sha256?.()
@@ -81,17 +92,20 @@ export const openInput = Effect.fn("Input.open")(function*(
       )
     )
   )
-  const kept = source.header.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
+  // With a mapping profile, the report repeats the file's own header and cells, not the rewritten ones.
+  const reportHeader = mapping?.sourceHeader ?? source.header
+  const kept = reportHeader.flatMap((name, index) => (isToolColumn(name) ? [] : [{ name, index }]))
   const cellsOf = (row: SourceRow, decimal: "." | "," = "."): ReadonlyArray<string> => {
+    const own = row.original ?? row
     const cells = kept.map(({ index }) => {
-      const c = row.cells[index] ?? ""
-      if (row.numbers?.has(index) === true) return decimal === "," ? c.replace(".", ",") : c
+      const c = own.cells[index] ?? ""
+      if (own.numbers?.has(index) === true) return decimal === "," ? c.replace(".", ",") : c
       // The guard is reversed in every file (Guard.restore): a spreadsheet's copy of ours keeps it as text.
       return restore(c)
     })
     // A ragged row's cells beyond the header are kept, so the report loses nothing the user typed.
-    if (row.cells.length > source.header.length) {
-      for (const c of row.cells.slice(source.header.length)) cells.push(restore(c))
+    if (own.cells.length > reportHeader.length) {
+      for (const c of own.cells.slice(reportHeader.length)) cells.push(restore(c))
     }
     return cells
   }
@@ -115,7 +129,16 @@ export const openInput = Effect.fn("Input.open")(function*(
         )
     })
   }
-  return { source, file: absolute, sha256, rows, columns: kept.map((k) => k.name), cellsOf, verdictOf } satisfies Input
+  return {
+    source,
+    file: absolute,
+    sha256,
+    rows,
+    columns: kept.map((k) => k.name),
+    cellsOf,
+    verdictOf,
+    ...(mapping !== undefined ? { mapping } : {})
+  } satisfies Input
 })
 
 /** How a job reads its rows (what `import` and `validate` jobs share). */
@@ -155,7 +178,19 @@ export const planInput = Effect.fn("Input.plan")(function*(
     restoreGuard: true,
     ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {})
   }
-  const columns = yield* planColumns(r, input.file, input.source.header, parse)
+  const mapping = input.mapping
+  if (mapping !== undefined) {
+    yield* say(
+      `mapping ${mapping.record.file} (sha256 ${
+        mapping.record.sha256.slice(0, 12)
+      }…): header on row ${mapping.headerRow}`
+    )
+    for (const line of planLines(mapping)) yield* say(line)
+  }
+  const columns = yield* planColumns(r, input.file, input.source.header, {
+    ...parse,
+    ...(mapping !== undefined ? { send: mapping.send } : {})
+  })
   for (const w of columns.warnings) yield* say(`warning: ${w}`)
   return { parse, columns }
 })
@@ -176,4 +211,27 @@ export const withVerdicts = (validator: RowValidator, input: Input): RowValidato
     return Effect.isEffect(result) ? Effect.as(result, invalid) : invalid
   }
   return { validate: (row) => checked(check(row)), check }
+}
+
+/**
+ * What a summary says about the file's columns and rows beyond the counts: the columns whose values were not sent
+ * and, with a profile, the profile (file, sha256, content) and the rows skipped as not data.
+ */
+export const columnsSummary = (input: Input, plan: ColumnPlan) => {
+  const unknown = plan.columns.filter((c) => c.kind === "unknown").map((c) => c.name)
+  const ignored = input.mapping !== undefined ? [...input.mapping.ignored, ...unknown] : unknown
+  return {
+    ...(ignored.length > 0 ? { ignoredColumns: ignored } : {}),
+    ...(input.mapping !== undefined
+      ? {
+        mapping: {
+          file: input.mapping.record.file,
+          sha256: input.mapping.record.sha256,
+          headerRow: input.mapping.headerRow,
+          skippedRows: skippedRows(input.mapping),
+          profile: input.mapping.record.profile
+        }
+      }
+      : {})
+  }
 }

@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { RunError } from "../Errors.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
+import { ProfileRecord } from "../mapping/Profile.js"
 import { redactKnown } from "../Secrets.js"
 import { ExportOrigin } from "./Origin.js"
 import { Outcome, Status } from "./Status.js"
@@ -62,7 +63,9 @@ export type SourceInfo = typeof SourceInfo.Type
 export const ReadSettings = Schema.Struct({
   sheet: Schema.optional(Schema.String),
   encoding: Schema.Literal("auto", "utf-8", "windows-1252"),
-  delimiter: Schema.Literal("auto", ",", ";", "\t")
+  delimiter: Schema.Literal("auto", ",", ";", "\t"),
+  /** `--map`: the mapping profile (its file, sha256 and content), applied again as it was by resume and rerun. */
+  map: Schema.optional(ProfileRecord)
 })
 export type ReadSettings = typeof ReadSettings.Type
 

@@ -46,7 +46,7 @@ import { refKey, resource as resourceOf, type ResourceName } from "../Resources.
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
-import { type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
+import { columnsSummary, type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
   type Header,
   type JournalContents,
@@ -328,7 +328,11 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             runTraffic(stats, earlier),
             (s) => endedWell(s, job.dryRun)
           )
-          return { ...common, formats: settledFormats(input.source, formats) } satisfies Summary
+          return {
+            ...common,
+            formats: settledFormats(input.source, formats),
+            ...columnsSummary(input, columns)
+          } satisfies Summary
         })
       const outcome = yield* Effect.either(
         sendRows(

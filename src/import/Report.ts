@@ -52,6 +52,16 @@ export interface Summary extends RunTraffic {
   readonly errors?: ReadonlyArray<ErrorKind>
   /** How the source was read: what `auto` settled (or what was given). */
   readonly formats?: SettledFormats
+  /** Source columns whose values were not sent (no field of the resource, or ignored by the profile). */
+  readonly ignoredColumns?: ReadonlyArray<string>
+  /** The mapping profile the run read the file through (`--map`), and the rows it skipped as not data. */
+  readonly mapping?: {
+    readonly file: string
+    readonly sha256: string
+    readonly headerRow: number
+    readonly skippedRows: ReadonlyArray<{ readonly row: number; readonly why: string }>
+    readonly profile: unknown
+  }
 }
 
 /** The encoding and delimiter of a CSV source (absent for a workbook), its decimal mark and date order. */

@@ -12,7 +12,7 @@ import type { SourceRow } from "../files/Source.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
 import { checked, formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
-import { openInput, planInput, type RowSettings } from "./Input.js"
+import { columnsSummary, openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
 import { openReports, settledFormats, type Summary, writeSummary } from "./Report.js"
 import { createRunDir, nowIso } from "./RunDir.js"
@@ -120,7 +120,8 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
           parent: null,
           interrupted: false,
           aborted: null,
-          formats: settledFormats(input.source, formats)
+          formats: settledFormats(input.source, formats),
+          ...columnsSummary(input, columns)
         }))
       )
       return { formats, summary: report.summary, runDir }

@@ -126,10 +126,16 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
       columns.push({ index, name, kind, column })
       continue
     }
+    // Only a column a mapping profile names in `send` goes to the server under its own name: anything else the
+    // table does not know (a salesperson, a credit limit, an internal note) stays in the customer's file.
+    if (options.send?.some((s) => s.trim().toLowerCase() === lower) === true) {
+      columns.push({ index, name, kind: "extra" })
+      continue
+    }
     const guess = closest(name, template)
     const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : ""
     warnings.push(
-      `${file}: column "${name}" is not a known field of ${resource.name}${hint}; its values are sent unchanged, as text`
+      `${file}: column "${name}" is not a known field of ${resource.name}${hint}; ignored, its values are not sent`
     )
     columns.push({ index, name, kind: "unknown" })
   }

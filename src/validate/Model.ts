@@ -24,11 +24,14 @@ export interface ParseOptions {
    * its first rows show how long a row is (`FirstRows`). Absent for XLSX (rows are not laid out in its bytes).
    */
   readonly sourceBytes?: number | undefined
+  /** Columns the table does not know that a mapping profile sends anyway, as text under their own names. */
+  readonly send?: ReadonlyArray<string> | undefined
 }
 
 export const defaultMaxAttachmentBytes = 10 * 1024 * 1024
 
-export type ColumnKind = "field" | "ref" | "unknown" | "tool" | "ignored"
+/** `unknown`: no field of the table, never sent; `extra`: unknown too, but sent as text because a profile says so. */
+export type ColumnKind = "field" | "ref" | "unknown" | "extra" | "tool" | "ignored"
 
 export interface PlannedColumn {
   readonly index: number

@@ -185,7 +185,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const idSlot = slots.find((s) => s.role === "id")
   const extras: ReadonlyArray<Extra> = mode === "delete"
     ? []
-    : plan.columns.filter((c) => c.kind === "unknown").map((c) => ({ index: c.index, name: c.name }))
+    : plan.columns.filter((c) => c.kind === "extra").map((c) => ({ index: c.index, name: c.name }))
   const columnsOf = (slot: Slot | undefined): Array<string> =>
     slot === undefined
       ? []

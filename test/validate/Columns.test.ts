@@ -77,8 +77,8 @@ describe("planColumns", () => {
       )
       assert.deepStrictEqual(plan.columns.map((c) => c.kind), ["field", "unknown", "unknown", "ignored"])
       assert.deepStrictEqual(plan.warnings, [
-        `clientes.csv: column "extrenalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`,
-        `clientes.csv: column "vendedor" is not a known field of customers; its values are sent unchanged, as text`,
+        `clientes.csv: column "extrenalId" is not a known field of customers (did you mean "externalId"?); ignored, its values are not sent`,
+        `clientes.csv: column "vendedor" is not a known field of customers; ignored, its values are not sent`,
         `clientes.csv: column 4 has no name; its values are ignored`
       ])
     }))
@@ -186,7 +186,7 @@ describe("planColumns", () => {
         options()
       )
       assert.deepStrictEqual(beside.warnings, [
-        `clientes.csv: column "internalId" is not a known field of customers (did you mean "externalId"?); its values are sent unchanged, as text`
+        `clientes.csv: column "internalId" is not a known field of customers (did you mean "externalId"?); ignored, its values are not sent`
       ])
     }))
 

@@ -1,0 +1,408 @@
+/**
+ * A mapping profile applied to a source: the header row found (title rows and merged cells above it skipped), the
+ * profile compiled once into a plan per output column (a cell copied by index, a value map, a composition, a
+ * constant), and the source's rows rewritten into rows of the resource's own columns. Rows that are not data
+ * (footers) are skipped and remembered, never handed on. Each rewritten row keeps the row as the file has it, so
+ * the report repeats the customer's own columns and row numbers. Sits between the readers and the row validator.
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import { InputError } from "../Errors.js"
+import { checkHeader, isBlank } from "../files/Header.js"
+import type { Source, SourceRow } from "../files/Source.js"
+import type { Resource } from "../Resources.js"
+import { templateColumns } from "../Resources.js"
+import { normal, type Profile, type ProfileRecord } from "./Profile.js"
+
+/** How many rows from the top are looked at for the header. */
+const headerSearchRows = 30
+
+const defaultFooters = ["total", "subtotal"]
+
+/** One line of the column plan: a source column and what became of it. */
+export interface PlanLine {
+  /** The source column (or, for a composed or constant field, its rule). */
+  readonly source: string
+  /** The field or column the values go to; undefined: ignored. */
+  readonly target: string | undefined
+  readonly how: "same name" | "renamed" | "composed" | "constant" | "sent as given" | "ignored" | "tool column"
+  readonly valueMap?: boolean
+}
+
+export interface MappingInfo {
+  readonly record: ProfileRecord
+  /** The spreadsheet row the header was found on. */
+  readonly headerRow: number
+  /** The header as the file has it: the report's columns. */
+  readonly sourceHeader: ReadonlyArray<string>
+  readonly plan: ReadonlyArray<PlanLine>
+  /** Source columns whose values are not sent. */
+  readonly ignored: ReadonlyArray<string>
+  /** Columns sent as given (the profile's `send`). */
+  readonly send: ReadonlyArray<string>
+  /** Rows that are not data, by row number, with why (filled as the rows are read; a row read twice counts once). */
+  readonly skipped: Map<number, string>
+}
+
+interface OutColumn {
+  readonly name: string
+  readonly get: (cells: ReadonlyArray<string>) => string
+  /** The source index a cell is copied from unchanged (a workbook's number cell stays a number). */
+  readonly copyOf: number
+}
+
+const fail = (file: string, detail: string, at: { readonly row?: number; readonly column?: string } = {}) =>
+  new InputError({ file, detail, ...at })
+
+const trimmedHeader = (cells: ReadonlyArray<string>): Array<string> => {
+  const names = cells.map((c) => c.replace(/^\uFEFF/, "").trim())
+  while (names.length > 0 && names[names.length - 1] === "") names.pop()
+  return names
+}
+
+/** The placeholders of a composition: `"{Rua}, {Número}"` → literal and column parts. */
+const parseCompose = (pattern: string): Array<{ readonly text: string } | { readonly column: string }> => {
+  const parts: Array<{ readonly text: string } | { readonly column: string }> = []
+  const re = /\{([^{}]+)\}/g
+  let at = 0
+  for (let m = re.exec(pattern); m !== null; m = re.exec(pattern)) {
+    if (m.index > at) parts.push({ text: pattern.slice(at, m.index) })
+    parts.push({ column: m[1]!.trim() })
+    at = m.index + m[0].length
+  }
+  if (at < pattern.length) parts.push({ text: pattern.slice(at) })
+  return parts
+}
+
+/** Header names a profile refers to (to recognise the header row among the rows above it). */
+const namesOf = (profile: Profile, resource: Resource): Set<string> => {
+  const names = new Set<string>()
+  for (const k of Object.keys(profile.columns ?? {})) names.add(normal(k))
+  for (const rule of Object.values(profile.fields ?? {})) {
+    if (rule.compose !== undefined) {
+      for (const p of parseCompose(rule.compose)) if ("column" in p) names.add(normal(p.column))
+    }
+  }
+  for (const s of profile.send ?? []) names.add(normal(s))
+  for (const c of templateColumns(resource)) names.add(normal(c.name))
+  return names
+}
+
+/** The row most of whose cells are names the profile knows, among the first rows (ties: the first of them). */
+export const findHeader = (
+  candidates: ReadonlyArray<{ readonly row: number; readonly cells: ReadonlyArray<string> }>,
+  known: ReadonlySet<string>
+) => {
+  let best = candidates[0]!
+  let bestScore = 0
+  for (const c of candidates) {
+    const score = c.cells.filter((x) => x.trim() !== "" && known.has(normal(x))).length
+    if (score > bestScore) {
+      best = c
+      bestScore = score
+    }
+  }
+  return best
+}
+
+/** A value map compiled: normalised cell text → the value sent; other values pass unchanged. */
+const valueMapOf = (values: Readonly<Record<string, string>> | undefined) => {
+  if (values === undefined) return undefined
+  const map = new Map(Object.entries(values).map(([k, v]) => [normal(k), v]))
+  return (text: string) => (text === "" ? text : map.get(normal(text)) ?? text)
+}
+
+/**
+ * `source` read through the profile: a source whose header is the resource's columns and whose rows are rewritten
+ * (each keeping the row as written), with what the mapping did.
+ */
+export const applyProfile = Effect.fn("Mapping.apply")(function*(
+  source: Source,
+  record: ProfileRecord,
+  resource: Resource
+) {
+  const { profile } = record
+  const file = source.file
+  const where = record.file
+  if (profile.resource.trim().toLowerCase() !== resource.name) {
+    return yield* fail(where, `the profile is for ${profile.resource}, not ${resource.name}`, { column: "resource" })
+  }
+
+  // 1. The header: given, or the row among the first that names most of the columns the profile knows.
+  const top = yield* Stream.runCollect(Stream.take(source.rows, headerSearchRows))
+  const candidates = [
+    { row: source.headerRow ?? 1, cells: source.header },
+    ...Chunk.toReadonlyArray(top).map((r) => ({ row: r.row, cells: r.cells }))
+  ]
+  const chosen = profile.headerRow !== undefined
+    ? candidates.find((c) => c.row === profile.headerRow)
+    : findHeader(candidates, namesOf(profile, resource))
+  if (chosen === undefined) {
+    return yield* fail(
+      file,
+      `headerRow ${profile.headerRow} (in ${where}) is blank or not among the first ${headerSearchRows} rows`,
+      { row: profile.headerRow! }
+    )
+  }
+  const headerRow = chosen.row
+  const header = yield* Either.match(checkHeader(file, headerRow, trimmedHeader(chosen.cells), false), {
+    onLeft: (e) => Effect.fail(e),
+    onRight: (names) => Effect.succeed(names)
+  })
+  const width = header.length
+  const indexOf = new Map<string, number>()
+  header.forEach((h, i) => {
+    if (!indexOf.has(normal(h))) indexOf.set(normal(h), i)
+  })
+
+  // 2. The profile compiled against the header: one plan per output column.
+  const template = templateColumns(resource)
+  const columnNamed = new Map(template.map((c) => [c.name.toLowerCase(), c.name]))
+  const fieldName = (name: string, property: string) => {
+    const found = columnNamed.get(name.trim().toLowerCase())
+    return found !== undefined ? Effect.succeed(found) : Effect.fail(fail(
+      where,
+      `${property}: "${name}" is not a column of ${resource.name} (one of ${template.map((c) => c.name).join(", ")})`,
+      { column: property }
+    ))
+  }
+  const sourceIndex = (name: string, property: string) => {
+    const at = indexOf.get(normal(name))
+    return at !== undefined ? Effect.succeed(at) : Effect.fail(
+      fail(
+        where,
+        `${property}: the file ${file} has no column "${name}" (its header, row ${headerRow}: ${header.join(", ")})`,
+        {
+          column: property
+        }
+      )
+    )
+  }
+
+  // Source index → target field, from the profile's `columns` and, for the rest, the resource's own column names.
+  const target = new Map<number, string>()
+  const explicitlyIgnored = new Set<number>()
+  for (const [from, to] of Object.entries(profile.columns ?? {})) {
+    const property = `columns."${from}"`
+    const at = indexOf.get(normal(from))
+    // A column the profile knows and this month's file lacks: nothing to read from it (a required one is refused
+    // by the column check that follows, naming the field).
+    if (at === undefined) continue
+    if (normal(to) === "ignore") {
+      explicitlyIgnored.add(at)
+      continue
+    }
+    target.set(at, yield* fieldName(to, property))
+  }
+  const send = new Set((profile.send ?? []).map(normal))
+  const plan: Array<PlanLine> = []
+  const out: Array<OutColumn> = []
+  const rules = profile.fields ?? {}
+  const ruled = new Map<string, string>()
+  for (const name of Object.keys(rules)) ruled.set((yield* fieldName(name, `fields."${name}"`)).toLowerCase(), name)
+  const taken = new Map<string, string>()
+  const take = (field: string, by: string, property: string) => {
+    const earlier = taken.get(field.toLowerCase())
+    if (earlier !== undefined) {
+      return Effect.fail(fail(where, `${property}: ${field} is given twice (by ${earlier} and by ${by}); keep one`, {
+        column: property
+      }))
+    }
+    taken.set(field.toLowerCase(), by)
+    return Effect.void
+  }
+  const ignored: Array<string> = []
+
+  for (const [index, name] of header.entries()) {
+    if (name.startsWith("_")) {
+      out.push({ name, get: (cells) => cells[index] ?? "", copyOf: index })
+      plan.push({ source: name, target: name, how: "tool column" })
+      continue
+    }
+    const mapped = target.get(index)
+    const field = explicitlyIgnored.has(index) ? undefined : mapped ?? columnNamed.get(name.toLowerCase())
+    if (field === undefined) {
+      if (!explicitlyIgnored.has(index) && send.has(normal(name))) {
+        out.push({ name, get: (cells) => (cells[index] ?? "").trim(), copyOf: index })
+        plan.push({ source: name, target: name, how: "sent as given" })
+        continue
+      }
+      ignored.push(name)
+      plan.push({ source: name, target: undefined, how: "ignored" })
+      continue
+    }
+    const rule = rules[ruled.get(field.toLowerCase()) ?? ""]
+    if (rule?.compose !== undefined || rule?.constant !== undefined) {
+      // The field is composed or constant: this column feeds it only through the rule.
+      ignored.push(name)
+      plan.push({ source: name, target: undefined, how: "ignored" })
+      continue
+    }
+    yield* take(field, `column "${name}"`, mapped !== undefined ? `columns."${name}"` : name)
+    const map = valueMapOf(rule?.values)
+    const fallback = rule?.default
+    const get = map === undefined && fallback === undefined
+      ? (cells: ReadonlyArray<string>) => cells[index] ?? ""
+      : (cells: ReadonlyArray<string>) => {
+        const text = (cells[index] ?? "").trim()
+        const value = map === undefined ? text : map(text)
+        return value === "" && fallback !== undefined ? fallback : value
+      }
+    out.push({ name: field, get, copyOf: map === undefined ? index : -1 })
+    plan.push({
+      source: name,
+      target: field,
+      how: field === name ? "same name" : "renamed",
+      ...(map !== undefined ? { valueMap: true } : {})
+    })
+  }
+  for (const [name, rule] of Object.entries(rules)) {
+    const field = yield* fieldName(name, `fields."${name}"`)
+    const map = valueMapOf(rule.values)
+    const finish = (value: string) => {
+      const v = map === undefined ? value : map(value)
+      return v === "" && rule.default !== undefined ? rule.default : v
+    }
+    if (rule.compose !== undefined) {
+      yield* take(field, `fields."${name}".compose`, `fields."${name}".compose`)
+      // Each column with the text before it; an empty cell drops its text, so a missing number leaves no ", ".
+      const pieces: Array<{ readonly before: string; readonly index: number }> = []
+      let pending = ""
+      let prefix: string | undefined
+      for (const p of parseCompose(rule.compose)) {
+        if ("text" in p) {
+          pending += p.text
+          continue
+        }
+        const index = yield* sourceIndex(p.column, `fields."${name}".compose`)
+        if (prefix === undefined) {
+          prefix = pending
+          pending = ""
+        }
+        pieces.push({ before: pending, index })
+        pending = ""
+      }
+      const lead = prefix ?? ""
+      const suffix = pending
+      out.push({
+        name: field,
+        get: (cells) => {
+          let text = ""
+          for (const piece of pieces) {
+            const value = (cells[piece.index] ?? "").trim()
+            if (value === "") continue
+            text += text === "" ? value : piece.before + value
+          }
+          return finish(text === "" ? "" : (lead + text + suffix).trim())
+        },
+        copyOf: -1
+      })
+      plan.push({ source: rule.compose, target: field, how: "composed", ...(map ? { valueMap: true } : {}) })
+    } else if (rule.constant !== undefined) {
+      yield* take(field, `fields."${name}".constant`, `fields."${name}".constant`)
+      const value = rule.constant
+      out.push({ name: field, get: () => value, copyOf: -1 })
+      plan.push({ source: JSON.stringify(value), target: field, how: "constant" })
+    } else if (!taken.has(field.toLowerCase()) && rule.default !== undefined) {
+      // A default for a field no column gives: every row gets it.
+      yield* take(field, `fields."${name}".default`, `fields."${name}".default`)
+      const value = rule.default
+      out.push({ name: field, get: () => value, copyOf: -1 })
+      plan.push({ source: JSON.stringify(value), target: field, how: "constant" })
+    }
+  }
+
+  // 3. The rows: above the header and footers skipped (remembered), the rest rewritten by index.
+  const footers = (profile.footers ?? defaultFooters).map(normal).filter((w) => w !== "")
+  const skipped = new Map<number, string>()
+  const footerOf = (cells: ReadonlyArray<string>): string | undefined => {
+    let filled = 0
+    let first: string | undefined
+    for (let i = 0; i < cells.length; i++) {
+      const c = cells[i]!.trim()
+      if (c === "") continue
+      filled++
+      if (first === undefined) first = c
+    }
+    if (first === undefined || filled > Math.max(1, Math.floor(width / 2))) return undefined
+    const start = normal(first)
+    return footers.some((w) => start === w || start.startsWith(`${w} `)) ? first : undefined
+  }
+  const outNames = out.map((c) => c.name)
+  const readerHeaderRow = source.headerRow ?? 1
+  if (headerRow > readerHeaderRow) skipped.set(readerHeaderRow, "above the header")
+  const mapRow = (r: SourceRow): Option.Option<SourceRow> => {
+    if (r.row <= headerRow) {
+      if (r.row < headerRow) skipped.set(r.row, "above the header")
+      return Option.none()
+    }
+    const cells = r.cells
+    if (isBlank(cells.length > width ? cells.slice(0, width) : cells) && !isBlank(cells)) {
+      // Only cells beyond the header: not a row of this table.
+      skipped.set(r.row, "no value under the header's columns")
+      return Option.none()
+    }
+    const footer = footerOf(cells)
+    if (footer !== undefined) {
+      skipped.set(r.row, `not data: "${footer.length > 40 ? `${footer.slice(0, 40)}…` : footer}"`)
+      return Option.none()
+    }
+    const aligned = cells.length >= width
+      ? cells.slice(0, width)
+      : [...cells, ...Array<string>(width - cells.length).fill("")]
+    const beyond = cells.length > width ? cells.slice(width) : []
+    const ragged = beyond.some((c) => c.trim() !== "")
+    const mapped = new Array<string>(out.length + (ragged ? beyond.length : 0))
+    for (let i = 0; i < out.length; i++) mapped[i] = out[i]!.get(aligned)
+    if (ragged) { for (let i = 0; i < beyond.length; i++) mapped[out.length + i] = beyond[i]! }
+    let numbers: Set<number> | undefined
+    if (r.numbers !== undefined) {
+      for (let i = 0; i < out.length; i++) {
+        if (out[i]!.copyOf >= 0 && r.numbers.has(out[i]!.copyOf)) (numbers ??= new Set()).add(i)
+      }
+    }
+    return Option.some({
+      row: r.row,
+      cells: mapped,
+      ...(ragged ? { ragged: true } : {}),
+      ...(numbers !== undefined ? { numbers } : {}),
+      original: { cells: ragged ? cells : aligned, numbers: r.numbers }
+    })
+  }
+
+  const mapped: Source = {
+    ...source,
+    header: outNames,
+    headerRow,
+    rows: Stream.filterMap(source.rows, mapRow)
+  }
+  const info: MappingInfo = {
+    record,
+    headerRow,
+    sourceHeader: header,
+    plan,
+    ignored,
+    send: out.filter((_, i) => plan.some((p) => p.how === "sent as given" && p.target === outNames[i])).map((c) =>
+      c.name
+    ),
+    skipped
+  }
+  return { source: mapped, mapping: info }
+})
+
+/** The plan as lines a person checks: `Nome → name`, `Vendedor → (ignored)`. */
+export const planLines = (info: MappingInfo): ReadonlyArray<string> => {
+  const width = Math.min(32, Math.max(...info.plan.map((p) => p.source.length)))
+  return info.plan.filter((p) => p.how !== "tool column").map((p) =>
+    `  ${p.source.padEnd(width)}  → ${p.target ?? "(ignored, not sent)"}${
+      p.how === "renamed" || p.how === "same name" ? "" : ` (${p.how})`
+    }${p.valueMap === true ? " with a value map" : ""}`
+  )
+}
+
+/** Skipped rows for a summary and a message: the first few, and how many. */
+export const skippedRows = (info: MappingInfo) =>
+  [...info.skipped.entries()].sort((a, b) => a[0] - b[0]).map(([row, why]) => ({ row, why }))

@@ -1,0 +1,118 @@
+/**
+ * `fsm-bulk map RESOURCE FILE [--sheet S] [--out PROFILE] [--values]`: proposes a mapping profile for a customer's
+ * own file and prints it as a table to check in one screen (stdout); `--out` writes the profile, to be reviewed,
+ * kept beside the customer's files and given to `validate`/`import` with `--map`. Nothing is sent.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import { say } from "../cli/Output.js"
+import { fileFormatOptions } from "../cli/Parsing.js"
+import { didYouMean } from "../cli/Suggest.js"
+import { UsageError } from "../Errors.js"
+import { openSource } from "../files/Read.js"
+import { writeFileAtomic } from "../files/Write.js"
+import { importable, isResourceName, resource as resourceOf } from "../Resources.js"
+import { distinctValues, proposalTable, propose, sampleOf } from "./Propose.js"
+
+/** The published JSON Schema of profiles, shipped with the tool. */
+export const profileSchemaPath = fileURLToPath(new URL("../../schemas/mapping-profile.schema.json", import.meta.url))
+
+/** `$schema` of a profile written at `file`: the schema's path relative to it, so an editor finds and completes it. */
+export const schemaRef = (file: string): string =>
+  Path.relative(Path.dirname(Path.resolve(file)), profileSchemaPath).split(Path.sep).join("/")
+
+const resourceArg = Args.text({ name: "RESOURCE" }).pipe(
+  Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`)
+)
+const fileArg = Args.text({ name: "FILE" }).pipe(Args.withDescription("The customer's CSV or XLSX file"))
+
+export const mapCommand = Command.make(
+  "map",
+  {
+    resource: resourceArg,
+    file: fileArg,
+    sheet: Options.text("sheet").pipe(
+      Options.withPseudoName("NAME"),
+      Options.withDescription("XLSX sheet to read (default: the one named after the resource, else the first)"),
+      Options.optional
+    ),
+    out: Options.text("out").pipe(
+      Options.withPseudoName("PROFILE"),
+      Options.withDescription("Write the proposed profile here (JSON); without it, the profile is printed"),
+      Options.optional
+    ),
+    values: Options.boolean("values").pipe(
+      Options.withDescription("List the distinct values of yes/no, choice and reference columns, with counts")
+    ),
+    formats: fileFormatOptions
+  },
+  Effect.fn("Mapping.command")(function*(a) {
+    const name = a.resource.trim().toLowerCase()
+    if (!isResourceName(name) || resourceOf(name).kind === "readonly") {
+      return yield* new UsageError({
+        message: `unknown resource "${a.resource}"${didYouMean(a.resource, importable.map((r) => r.name))}`
+      })
+    }
+    const r = resourceOf(name)
+    const sheet = Option.getOrUndefined(a.sheet)
+    const source = yield* openSource(Path.resolve(a.file), {
+      encoding: a.formats.encoding,
+      delimiter: a.formats.delimiter === "tab" ? "\t" : a.formats.delimiter,
+      resource: r.name,
+      ...(sheet !== undefined ? { sheet } : {}),
+      lenientHeader: true
+    })
+    const { candidates } = yield* sampleOf(source, undefined)
+    const proposal = propose(r, candidates, { sheet: source.sheet ?? sheet })
+    const above = candidates.filter((c) => c.row < proposal.headerRow).length
+    yield* Console.log(
+      `${r.name} from ${a.file}${
+        source.sheet !== undefined ? ` (sheet "${source.sheet}")` : ""
+      }: header on row ${proposal.headerRow}${
+        above > 0 ? ` (${above} row${above > 1 ? "s" : ""} above it not read)` : ""
+      }`
+    )
+    for (const line of proposalTable(proposal.proposals)) yield* Console.log(`  ${line}`)
+    if (proposal.missing.length > 0) {
+      yield* Console.log(`required for create/upsert and not mapped: ${proposal.missing.join(", ")}`)
+    }
+    for (const note of proposal.notes) yield* Console.log(`note: ${note}`)
+    if (a.values) {
+      const header = candidates.find((c) => c.row === proposal.headerRow)!.cells.map((c) => c.trim())
+      const mapped = proposal.proposals.flatMap((p) =>
+        p.field === undefined ? [] : [{ index: header.indexOf(p.source), source: p.source, field: p.field }]
+      )
+      const lists = yield* distinctValues(r, source.rows, proposal.headerRow, mapped)
+      for (const list of lists) {
+        yield* Console.log(`values of "${list.source}" → ${list.field} (${list.distinct} distinct):`)
+        for (const v of list.values) {
+          yield* Console.log(
+            `  ${JSON.stringify(v.value)} ×${v.count}${
+              v.readAsIs === false ? "  needs a value map" : v.readAsIs === undefined ? "  (a name to look up)" : ""
+            }`
+          )
+        }
+      }
+    }
+    const out = Option.getOrUndefined(a.out)
+    if (out !== undefined) {
+      const profile = { $schema: schemaRef(out), ...proposal.profile }
+      yield* writeFileAtomic(out, `${JSON.stringify(profile, null, 2)}\n`)
+      yield* say(`wrote ${out}: review it, then: fsm-bulk validate ${r.name} ${a.file} --map ${out}`)
+    } else {
+      yield* Console.log(JSON.stringify(proposal.profile, null, 2))
+      yield* say(
+        `write it with --out FILE.json, review it, then: fsm-bulk validate ${r.name} ${a.file} --map FILE.json`
+      )
+    }
+    return 0 as const
+  })
+).pipe(
+  Command.withDescription(
+    "Propose a mapping profile for a customer's own file (columns → fields, why, how sure, samples); nothing is sent"
+  )
+)

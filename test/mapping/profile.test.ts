@@ -1,0 +1,173 @@
+/**
+ * A mapping profile (`--map`) applied to a customer's own file, in process against the sandbox: the header found
+ * under a title row, renames, ignored columns, value maps, a composed field, a constant, a footer skipped; the
+ * records read back, the report in the file's own columns and rows, the profile in the journal and summary.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { resumeRun } from "../../src/import/Resume.js"
+import { runValidate } from "../../src/import/ValidateRun.js"
+import { readProfile } from "../../src/mapping/Profile.js"
+import {
+  apiOf,
+  cp1252,
+  importInto,
+  put,
+  readJournalLines,
+  readReport,
+  readSummary,
+  startTestSandbox,
+  tempDir
+} from "../import/support.js"
+
+/** The newcomer's file: Windows-1252, `;`, a title row, Portuguese headers, internal columns, a Total footer. */
+export const messyCustomers = cp1252(
+  [
+    "Relação de clientes ativos - Janeiro/2026;;;;;;;;;;",
+    "Código;Nome;CNPJ;Rua;Número;Bairro;Telefone;E-mail;Situação;Vendedor;Observações",
+    "C-1;Padaria São João;11.222.333/0001-81;Rua Augusta;100;Consolação;(11) 3333-4444;contato@saojoao.com.br;Ativo;Ana;",
+    "C-2;Açougue Boa Vista;;Av. Paulista;;Bela Vista;;;Bloqueado;Bruno;Inadimplente desde março",
+    "C-3;Total Distribuidora;;;;;;;Ativo;Ana;",
+    "Total de clientes: 3;;;;;;;;;;"
+  ].join("\r\n") + "\r\n"
+)
+
+export const messyProfile = {
+  resource: "customers",
+  columns: {
+    "Código": "externalId",
+    "Nome": "name",
+    "CNPJ": "cpfCnpj",
+    "Telefone": "phoneNumber",
+    "E-mail": "email",
+    "Situação": "active",
+    "Vendedor": "ignore"
+  },
+  fields: {
+    active: { values: { "Ativo": "true", "Bloqueado": "false" } },
+    address: { compose: "{Rua}, {Número} - {Bairro}" },
+    unitMaximumTime: { constant: "minutes" }
+  }
+}
+
+describe("a mapping profile", () => {
+  it.scopedLive("reads a customer's own file: header under a title row, renames, value maps, composition, footer", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const file = put(dir, "clientes.csv", messyCustomers)
+      const profileFile = put(dir, "clientes.map.json", JSON.stringify(messyProfile, null, 2))
+      const map = yield* readProfile(profileFile)
+      const runDir = Path.join(dir, "run")
+      const result = yield* importInto(sandbox, {
+        resource: "customers",
+        file,
+        runDir,
+        read: { encoding: "auto", delimiter: "auto", map }
+      })
+      assert.strictEqual(result.exitCode, 0)
+      const records = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
+      const byKey = new Map(records.map((r) => [r.externalId, r]))
+      assert.deepStrictEqual([...byKey.keys()].sort(), ["C-1", "C-2", "C-3"])
+      const one = byKey.get("C-1")!
+      assert.strictEqual(one.description, "Padaria São João")
+      assert.strictEqual(one.cpfCnpj, "11222333000181")
+      assert.strictEqual(one.address, "Rua Augusta, 100 - Consolação")
+      assert.strictEqual(one.active, true)
+      assert.strictEqual(one.unitMaximumTime, 1)
+      // An empty number leaves no dangling comma; "Bloqueado" maps to false.
+      assert.strictEqual(byKey.get("C-2")!.address, "Av. Paulista - Bela Vista")
+      assert.strictEqual(byKey.get("C-2")!.active, false)
+      // Nothing unmapped reached the server.
+      assert.notMatch(JSON.stringify(records), /Ana|Bruno|Inadimplente|Vendedor|Observa|Rua"/)
+      // The report keeps the file's own columns and row numbers (title row 1, header row 2).
+      const report = readReport(runDir)
+      assert.deepStrictEqual(report.map((r) => `${r._row}:${r._status}`), ["3:created", "4:created", "5:created"])
+      assert.strictEqual(report[0]!["Código"], "C-1")
+      assert.strictEqual(report[1]!["Situação"], "Bloqueado")
+      assert.strictEqual(report[1]!["Observações"], "Inadimplente desde março")
+      // The profile, its hash, the header row and the skipped rows are in the summary; the profile in the journal.
+      const summary = readSummary(runDir)
+      assert.strictEqual(summary.mapping.sha256, map.sha256)
+      assert.strictEqual(summary.mapping.headerRow, 2)
+      assert.deepStrictEqual(summary.mapping.profile, messyProfile)
+      assert.deepStrictEqual(summary.mapping.skippedRows.map((s: { row: number }) => s.row), [1, 6])
+      assert.match(summary.mapping.skippedRows[1].why, /Total de clientes/)
+      assert.includeMembers(summary.ignoredColumns, ["Vendedor", "Observações", "Rua", "Número", "Bairro"])
+      const header = readJournalLines(runDir)[0]!
+      assert.strictEqual(header.read.map.sha256, map.sha256)
+      assert.deepStrictEqual(header.read.map.profile, messyProfile)
+    }))
+
+  it.scopedLive("resume reads the file through the profile the journal recorded, even after the profile file changed", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const dir = yield* tempDir
+      const file = put(dir, "clientes.csv", messyCustomers)
+      const profileFile = put(dir, "clientes.map.json", JSON.stringify(messyProfile))
+      const map = yield* readProfile(profileFile)
+      const runDir = Path.join(dir, "run")
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file,
+        runDir,
+        read: { encoding: "auto", delimiter: "auto", map }
+      })
+      // The crash: row 5 (C-3) never reached the server and its answer and the run's end were never journaled.
+      yield* importInto(sandbox, {
+        resource: "customers",
+        file: put(dir, "d.csv", "externalId\nC-3\n"),
+        runDir: Path.join(dir, "d"),
+        mode: "delete"
+      })
+      const journal = Path.join(runDir, "journal.ndjson")
+      const kept = readFileSync(journal, "utf8").split("\n").filter((l) => l.trim() !== "").filter((l) => {
+        const line = JSON.parse(l)
+        return !((line.state === "done" && line.row === 5) || line.state === "end")
+      })
+      writeFileSync(journal, kept.map((l) => `${l}\n`).join(""))
+      // The profile file is edited afterwards: the run keeps its own copy.
+      writeFileSync(profileFile, JSON.stringify({ resource: "customers", columns: { "Nome": "note" } }))
+      const resumed = yield* resumeRun(runDir).pipe(Effect.provide(apiOf(sandbox)))
+      assert.strictEqual(resumed.exitCode, 0)
+      const records = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
+      const three = records.find((r) => r.externalId === "C-3")!
+      assert.strictEqual(three.description, "Total Distribuidora")
+      assert.strictEqual(three.active, true)
+      assert.isFalse("Vendedor" in three)
+      assert.deepStrictEqual(readReport(runDir).map((r) => `${r._row}:${r._status}`), [
+        "3:created",
+        "4:created",
+        "5:created"
+      ])
+      assert.deepStrictEqual(readSummary(runDir).mapping.profile, messyProfile)
+    }))
+
+  it.scopedLive("a profile that names a field the resource lacks is refused, naming the file and the property", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = put(dir, "clientes.csv", messyCustomers)
+      const profileFile = put(dir, "p.json", JSON.stringify({ resource: "customers", columns: { "Nome": "nome" } }))
+      const map = yield* readProfile(profileFile)
+      const error = yield* Effect.flip(runValidate({
+        resource: "customers",
+        file,
+        read: { encoding: "auto", delimiter: "auto", map },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert",
+        runDir: Path.join(dir, "run")
+      }))
+      assert.match(error.message, /p\.json/)
+      assert.match(error.message, /columns\."Nome": "nome" is not a column of customers/)
+      const bad = put(dir, "bad.json", JSON.stringify({ resource: "customers", headerRow: "dois" }))
+      const decode = yield* Effect.flip(readProfile(bad))
+      assert.match(decode.message, /bad\.json/)
+      assert.match(decode.message, /headerRow/)
+      // A misspelt property is refused, not ignored.
+      const typo = put(dir, "typo.json", JSON.stringify({ resource: "customers", colums: { "Nome": "name" } }))
+      assert.match((yield* Effect.flip(readProfile(typo))).message, /colums/)
+    }))
+})
