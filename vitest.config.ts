@@ -14,6 +14,7 @@ const cliTier = [
   "test/**/cli.test.ts",
   "test/cli/durable.test.ts",
   "test/cli/footprint.test.ts",
+  "test/cli/package.test.ts",
   "test/cli/progress-cli.test.ts",
   "test/export/continue.test.ts",
   "test/fleet/fence*.test.ts",

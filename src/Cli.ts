@@ -10,6 +10,7 @@ import { completionScript, shells } from "./cli/Completion.js"
 import { connectionOptions } from "./cli/Connection.js"
 import { type CliModel, cliModel, type CommandExtras, flagNames } from "./cli/Help.js"
 import { fileFormatOptions } from "./cli/Parsing.js"
+import { makeDocsCommand } from "./docs/Command.js"
 import { exportCommand, verifyCommand } from "./export/Commands.js"
 import { exportNames } from "./export/Walks.js"
 import {
@@ -199,6 +200,14 @@ const extras: Readonly<Record<string, CommandExtras>> = {
     doc: "docs/fleet.md"
   },
   cancel: { examples: ["fsm-bulk cancel 42", "fsm-bulk cancel 42 --json"], doc: "docs/fleet.md" },
+  docs: {
+    examples: [
+      "fsm-bulk docs",
+      "fsm-bulk docs importing",
+      "fsm-bulk docs mapping --path",
+      "fsm-bulk docs --man > fsm-bulk.1"
+    ]
+  },
   completion: {
     examples: [
       "fsm-bulk completion bash > ~/.local/share/bash-completion/completions/fsm-bulk",
@@ -236,7 +245,8 @@ export const root = Command.make("fsm-bulk").pipe(
     waitCommand,
     fetchCommand,
     cancelCommand,
-    completionCommand
+    completionCommand,
+    makeDocsCommand(() => model())
   ])
 )
 

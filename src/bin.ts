@@ -105,6 +105,8 @@ const command = Effect.suspend((): Effect.Effect<
     }
     case "Mistake":
       return Effect.fail(new CommandLineError({ reason: checked.reason, message: checked.message }))
+    case "Version": // `-v`, as most tools take it; @effect/cli knows only `--version`
+      return cli([...process.argv.slice(0, 2), "--version"])
     case "Parse":
       return cli(process.argv)
   }

@@ -399,11 +399,18 @@ const environmentOf = (flags: ReadonlyArray<FlagInfo>, others = true): Array<rea
   ]
 }
 
+/** A guide's topic for `fsm-bulk docs`: its file name without `.md`. */
+const guideName = (doc: string) => doc.replace(/^.*\//, "").replace(/\.md$/, "")
+
 const learnMore = (model: CliModel, page: Page, doc?: string) =>
   section(page, "LEARN MORE", [
     ...paragraph(`Use \`${model.name} <command> --help\` for more about a command.`, page, 2),
-    ...paragraph(`Shell completion: \`${model.name} completion bash|zsh|fish\` (docs/terminal.md).`, page, 2),
-    ...(doc === undefined ? [] : paragraph(`Guide: ${doc}`, page, 2))
+    ...paragraph(
+      `Shell completion: \`${model.name} completion bash|zsh|fish\` (\`${model.name} docs terminal\`).`,
+      page,
+      2
+    ),
+    ...(doc === undefined ? [] : paragraph(`Guide: \`${model.name} docs ${guideName(doc)}\` (${doc})`, page, 2))
   ])
 
 /** The page of one command. */
@@ -454,7 +461,11 @@ export const rootHelp = (model: CliModel, page: Page): string => {
       "COMMANDS",
       table(subcommandRows(model, model.commands.filter((c) => !c.name.includes(" ")).map((c) => c.name)), page)
     ),
-    ...section(page, "FLAGS", table([helpFlag, versionFlag].map((f) => [flagTerm(f), flagText(f)]), page)),
+    ...section(
+      page,
+      "FLAGS",
+      table([helpFlag, { ...versionFlag, aliases: ["-v"] }].map((f) => [flagTerm(f), flagText(f)]), page)
+    ),
     ...section(page, "EXAMPLES", examples(model.examples, page)),
     ...section(page, "ENVIRONMENT", table([...envs], page)),
     ...learnMore(model, page)

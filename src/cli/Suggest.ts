@@ -73,6 +73,7 @@ export class CommandLineError extends Schema.TaggedError<CommandLineError>()("Va
 export type Checked =
   | { readonly _tag: "Help"; readonly command?: CliModel["commands"][number] | undefined }
   | { readonly _tag: "Parse" }
+  | { readonly _tag: "Version" }
   | { readonly _tag: "Mistake"; readonly reason: CommandLineError["reason"]; readonly message: string }
 
 const booleanWords = new Set(["true", "false", "yes", "no", "y", "n", "on", "off", "1", "0"])
@@ -93,6 +94,7 @@ export const checkArguments = (model: CliModel, args: ReadonlyArray<string>): Ch
     const name = first.split("=")[0]!.toLowerCase()
     if (name === "--help" || name === "-h") return { _tag: "Help" }
     if (name === "--version") return { _tag: "Parse" }
+    if (name === "-v") return { _tag: "Version" }
     return { _tag: "Mistake", reason: "UnknownFlag", message: unknownFlag(name, model.name, rootFlags) }
   }
   const named = (name: string) => model.commands.find((c) => c.name === name.toLowerCase())
