@@ -21,6 +21,14 @@ export interface JobData {
   readonly job: string
 }
 
+/**
+ * The format of the jobs this version submits: what a worker must understand to run them as submitted (the
+ * whole-file verdicts a part carries, the settings of its spec). Each job carries it (`spec.format`); a worker
+ * leaves a job of a newer format to a newer worker instead of running it wrongly. Raise it when a job's meaning
+ * changes so that an older worker would send what it should not.
+ */
+export const jobFormat = 2
+
 /** How long a worker's hold on a job lasts without renewal (FSM_FLEET_LEASE_MS; default 30 s, at least 1 s). */
 export const leaseMs = Effect.gen(function*() {
   const ms = yield* Config.option(Config.integer("FSM_FLEET_LEASE_MS")).pipe(

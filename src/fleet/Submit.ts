@@ -22,7 +22,7 @@ import { scanSelfReferences } from "../onboard/SelfRefs.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { describeCause, FleetError } from "./Errors.js"
-import { enqueue, type FleetQueue } from "./Queue.js"
+import { enqueue, type FleetQueue, jobFormat } from "./Queue.js"
 import type { FleetStore } from "./Store.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
@@ -39,6 +39,9 @@ export interface ImportSpec {
   /** A chunk's rows are numbered by this column (the source's row numbers). */
   readonly rowColumn?: string
 }
+
+/** A job's spec with the format it needs. */
+const formatted = <S extends object>(spec: S): S & { readonly format: number } => ({ ...spec, format: jobFormat })
 
 /** A fresh job id. */
 export const newJobId = (): string => randomUUID()
@@ -136,7 +139,7 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       kind: parent === null ? "import" : "chunk",
       account,
       resource: spec.resource,
-      spec: s,
+      spec: formatted(s),
       rows,
       parent
     })
@@ -247,7 +250,7 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
   for (const f of stored) yield* store.putFile(id, `source/${f.name}`, readFileSync(f.path))
-  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec, rows, parent: null })
+  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null })
   yield* enqueue(queue, id)
   return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
 })
@@ -271,7 +274,7 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
     say: () => Effect.void
   })
   const id = newJobId()
-  yield* store.addJob({ id, kind: "export", account, resource: null, spec, rows: 0, parent: null })
+  yield* store.addJob({ id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null })
   yield* enqueue(queue, id)
   return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
 })

@@ -20,6 +20,7 @@ import { execFileSync } from "node:child_process"
 import { closeSync, constants, openSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import * as Path from "node:path"
+import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
 import {
@@ -314,6 +315,45 @@ describe("submit reads its file once (issue 29)", () => {
         assert.strictEqual(stored.parts, 3)
         assert.deepStrictEqual(stored.partRows, keys(stored.source), "the parts are the rows of the file stored")
         assert.strictEqual(stored.source, versions[0], "what was stored is the version read first")
+      }),
+    { timeout: 120_000 }
+  )
+})
+
+describe("jobs carry the format they need (issue 29)", () => {
+  each(
+    "a worker leaves a job of a newer format than it knows, untaken, and runs the others ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { dir, env, submit, wait } = yield* fleet(b.backend)
+        const url = env.FSM_FLEET_URL!
+        // A job as a newer version would submit it: a format this worker does not know.
+        yield* withStore(url, (store) =>
+          store.addJob({
+            id: "from-the-future",
+            kind: "import",
+            account: "acme",
+            resource: "customers",
+            spec: { format: jobFormat + 1, resource: "customers" },
+            rows: 1,
+            parent: null
+          }))
+        yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, "from-the-future")))
+        const worker = yield* startWorker(["--egress-id", "w-format"], env)
+        yield* eventually(
+          "the worker leaves the newer job",
+          () => worker.stderr().includes("left to a newer worker"),
+          60_000,
+          worker.stderr
+        )
+        const job = yield* submit(customersFile(dir, "clientes.csv", 5).file)
+        assert.strictEqual((yield* wait(job)).code, 0, worker.stderr())
+        const left = yield* withStore(
+          url,
+          (store) => Effect.all([store.job("from-the-future"), store.lease("from-the-future")])
+        )
+        assert.strictEqual(left[0].state, "queued", "still waiting for a worker that knows its format")
+        assert.isUndefined(left[1], "its lease was never taken")
       }),
     { timeout: 120_000 }
   )
