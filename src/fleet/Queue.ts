@@ -40,6 +40,12 @@ export const leaseMs = Effect.gen(function*() {
 /** A `redis://` or `rediss://` (TLS) address: the fleet on Redis. */
 export const isRedisUrl = (url: string): boolean => /^rediss?:/i.test(url.trim())
 
+/**
+ * An address as text with its password hidden, also when it does not parse as a URL (`redactUrl` in Store.ts is for
+ * those that do): everything between `//USER:` and the last `@` (a password may hold `/` and `@`; more hidden is safe).
+ */
+export const withoutPassword = (text: string): string => text.replace(/^([^/]*\/\/[^/:@]*:).*@/, "$1***@")
+
 /** The `--fleet` address, checked: a postgres:// or redis:// URL. */
 export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
   Effect.suspend(() => {
@@ -48,7 +54,11 @@ export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
       url = new URL(text.trim())
     } catch {
       return Effect.fail(
-        new UsageError({ message: `--fleet / FSM_FLEET_URL: "${text}" is not an address (postgres://… or redis://…)` })
+        new UsageError({
+          message: `--fleet / FSM_FLEET_URL: "${
+            withoutPassword(text.trim())
+          }" is not an address (postgres://… or redis://…)`
+        })
       )
     }
     if (url.protocol === "postgres:" || url.protocol === "postgresql:") return Effect.succeed(text.trim())

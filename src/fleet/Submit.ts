@@ -43,6 +43,13 @@ export interface ImportSpec {
 /** A job's spec with the format it needs. */
 const formatted = <S extends object>(spec: S): S & { readonly format: number } => ({ ...spec, format: jobFormat })
 
+/**
+ * The most parts a file is split into: each costs the store a job, a file and a queue entry, and a file of a
+ * million rows in parts of one row would take minutes and hundreds of megabytes to split for no gain. A smaller
+ * `--chunk-rows` is raised to fit (rows ÷ 1,000, rounded up).
+ */
+export const maxParts = 1_000
+
 /** A fresh job id. */
 export const newJobId = (): string => randomUUID()
 
@@ -126,7 +133,8 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       copy,
       spec.read,
       resource,
-      chunkRows,
+      // At most `maxParts` parts, however small `--chunk-rows` is.
+      Math.max(chunkRows, Math.ceil(checked.summary.rows / maxParts)),
       scratch,
       yield* invalidRows(Path.join(checked.runDir, reportCsv), resource),
       checked.formats.decimal
