@@ -20,6 +20,7 @@ const cliTier = [
   "test/fleet/fence*.test.ts",
   "test/fleet/watch*.test.ts",
   "test/fleet/faults.test.ts",
+  "test/fleet/defects.test.ts",
   "test/fleet/chunks*.test.ts",
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
 import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
@@ -448,6 +448,11 @@ export const fetchCommand = Command.make("fetch", {
       return yield* usage(`job ${a.job} is ${row.state}: fetch it once it has ended (fsm-bulk wait ${a.job})`)
     }
     const dir = Path.resolve(a.out)
+    if (existsSync(dir) && !statSync(dir).isDirectory()) {
+      return yield* usage(
+        `--out ${a.out} is a file, not a directory: fetch into a new directory (nothing is overwritten)`
+      )
+    }
     if (existsSync(dir) && readdirSync(dir).length > 0) {
       return yield* usage(`--out ${a.out} is not empty: fetch into a new directory (nothing is overwritten)`)
     }

@@ -21,6 +21,14 @@ export interface JobData {
   readonly job: string
 }
 
+/**
+ * The format of the jobs this version submits: what a worker must understand to run them as submitted (the
+ * whole-file verdicts a part carries, the settings of its spec). Each job carries it (`spec.format`); a worker
+ * leaves a job of a newer format to a newer worker instead of running it wrongly. Raise it when a job's meaning
+ * changes so that an older worker would send what it should not.
+ */
+export const jobFormat = 2
+
 /** How long a worker's hold on a job lasts without renewal (FSM_FLEET_LEASE_MS; default 30 s, at least 1 s). */
 export const leaseMs = Effect.gen(function*() {
   const ms = yield* Config.option(Config.integer("FSM_FLEET_LEASE_MS")).pipe(
@@ -32,6 +40,12 @@ export const leaseMs = Effect.gen(function*() {
 /** A `redis://` or `rediss://` (TLS) address: the fleet on Redis. */
 export const isRedisUrl = (url: string): boolean => /^rediss?:/i.test(url.trim())
 
+/**
+ * An address as text with its password hidden, also when it does not parse as a URL (`redactUrl` in Store.ts is for
+ * those that do): everything between `//USER:` and the last `@` (a password may hold `/` and `@`; more hidden is safe).
+ */
+export const withoutPassword = (text: string): string => text.replace(/^([^/]*\/\/[^/:@]*:).*@/, "$1***@")
+
 /** The `--fleet` address, checked: a postgres:// or redis:// URL. */
 export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
   Effect.suspend(() => {
@@ -40,7 +54,11 @@ export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
       url = new URL(text.trim())
     } catch {
       return Effect.fail(
-        new UsageError({ message: `--fleet / FSM_FLEET_URL: "${text}" is not an address (postgres://… or redis://…)` })
+        new UsageError({
+          message: `--fleet / FSM_FLEET_URL: "${
+            withoutPassword(text.trim())
+          }" is not an address (postgres://… or redis://…)`
+        })
       )
     }
     if (url.protocol === "postgres:" || url.protocol === "postgresql:") return Effect.succeed(text.trim())

@@ -283,8 +283,13 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         }
       })
 
-    const jobs = (ids: ReadonlyArray<string>) =>
+    /**
+     * The jobs of `ids` that exist. An id with a colon is none (no job id has one): `JOB:files` or `JOB:lease` name
+     * a job's other keys, not a job; and a hash without a kind is not a job's.
+     */
+    const jobs = (given: ReadonlyArray<string>) =>
       call(async (c) => {
+        const ids = given.filter((id) => !id.includes(":"))
         const pipeline = c.pipeline()
         for (const id of ids) pipeline.hgetall(jobKey(id))
         const results = (await pipeline.exec()) ?? []
@@ -292,7 +297,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const [error, h] = results[i] ?? [null, {}]
           if (error !== null) throw error
           const fields = h as Record<string, string>
-          return Object.keys(fields).length === 0 ? [] : [decodeJob(id, fields)]
+          return fields.kind === undefined ? [] : [decodeJob(id, fields)]
         })
       })
     const epochNow = () => String(Date.now())

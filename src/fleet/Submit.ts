@@ -5,10 +5,11 @@
  */
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { existsSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
+import { InputError } from "../Errors.js"
 import { prepareExport } from "../export/Export.js"
 import { fingerprintsName } from "../export/Fingerprint.js"
 import { type CsvDialect, type ExportFormat, manifestFile } from "../export/Manifest.js"
@@ -20,8 +21,8 @@ import { prepareOnboarding } from "../onboard/Onboard.js"
 import { scanSelfReferences } from "../onboard/SelfRefs.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
-import { FleetError } from "./Errors.js"
-import { enqueue, type FleetQueue } from "./Queue.js"
+import { describeCause, FleetError } from "./Errors.js"
+import { enqueue, type FleetQueue, jobFormat } from "./Queue.js"
 import type { FleetStore } from "./Store.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
@@ -39,6 +40,16 @@ export interface ImportSpec {
   readonly rowColumn?: string
 }
 
+/** A job's spec with the format it needs. */
+const formatted = <S extends object>(spec: S): S & { readonly format: number } => ({ ...spec, format: jobFormat })
+
+/**
+ * The most parts a file is split into: each costs the store a job, a file and a queue entry, and a file of a
+ * million rows in parts of one row would take minutes and hundreds of megabytes to split for no gain. A smaller
+ * `--chunk-rows` is raised to fit (rows ÷ 1,000, rounded up).
+ */
+export const maxParts = 1_000
+
 /** A fresh job id. */
 export const newJobId = (): string => randomUUID()
 
@@ -51,6 +62,11 @@ export interface Submitted {
   /** Why a file larger than a part was not split (its rows name each other), when it was not. */
   readonly whole?: string
 }
+
+const scratchDir = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
 
 export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   store: FleetStore,
@@ -67,21 +83,34 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     })
   }
   // Offline validation into a scratch directory: the same reading and rules as the worker's run.
-  const scratch = yield* Effect.acquireRelease(
-    Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
-  const checked = yield* runValidate({
+  const scratch = yield* scratchDir
+  // The file is read once: what is validated, scanned and split is that copy, byte for byte what is stored. A
+  // file changed while `submit` runs (an editor saving it, a transfer still writing) cannot be validated in one
+  // version and split or stored in another (whose rows the verdicts would not fit).
+  const content = yield* Effect.try({
+    try: () => readFileSync(file),
+    catch: (cause) => new InputError({ file, detail: `cannot read the file: ${describeCause(cause)}`, cause })
+  })
+  const copy = Path.join(scratch, "source", Path.basename(file))
+  mkdirSync(Path.dirname(copy), { recursive: true })
+  writeFileSync(copy, content)
+  // What is said about the copy names the user's file.
+  const named = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.catchIf(
+      effect,
+      (e): e is E & InputError => e instanceof InputError && e.file === copy,
+      (e) => Effect.fail(new InputError({ ...e, file, detail: e.detail.split(copy).join(file) }))
+    )
+  const checked = yield* named(runValidate({
     resource: spec.resource as ResourceName,
-    file,
+    file: copy,
     read: spec.read,
     dateFormat: spec.dateFormat,
     decimal: spec.decimal,
     mode: spec.mode,
     attachmentsRoot: undefined,
     runDir: Path.join(scratch, "validate")
-  })
-  const content = readFileSync(file)
+  }))
   const id = newJobId()
   const fileName = Path.basename(file)
   const full: ImportSpec = { ...spec, fileName }
@@ -89,26 +118,27 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   // Rows that name other rows of the file (a parent equipment) are sent after them by one import; parts run on
   // different workers at once, so such a file is not split.
   const whole = checked.summary.rows > chunkRows
-    ? yield* openSource(file, { ...spec.read, resource: spec.resource }).pipe(
+    ? yield* openSource(copy, { ...spec.read, resource: spec.resource }).pipe(
       Effect.flatMap((source) => scanSelfReferences(resourceOf(resource), source)),
       Effect.map(({ firstLink: l }) =>
         l === undefined ? undefined : `row ${l.row} names the record row ${l.names} writes (${l.column})`
       ),
       // Rows naming each other in a cycle: one import reports them; they are not split either.
-      Effect.catchTag("InputError", (e) => Effect.succeed(e.message))
+      Effect.catchTag("InputError", (e) => Effect.succeed(e.message.split(copy).join(file)))
     )
     : undefined
   const chunked = checked.summary.rows > chunkRows && whole === undefined
   const chunks = chunked
-    ? yield* splitSource(
-      file,
+    ? yield* named(splitSource(
+      copy,
       spec.read,
       resource,
-      chunkRows,
+      // At most `maxParts` parts, however small `--chunk-rows` is.
+      Math.max(chunkRows, Math.ceil(checked.summary.rows / maxParts)),
       scratch,
       yield* invalidRows(Path.join(checked.runDir, reportCsv), resource),
       checked.formats.decimal
-    )
+    ))
     : []
   yield* store.putFile(id, `source/${fileName}`, content)
   const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>
@@ -117,7 +147,7 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       kind: parent === null ? "import" : "chunk",
       account,
       resource: spec.resource,
-      spec: s,
+      spec: formatted(s),
       rows,
       parent
     })
@@ -184,11 +214,6 @@ const requireAccount = (store: FleetStore, account: string) =>
         message: `no account "${account}" in this fleet: add it with \`fsm-bulk accounts add ${account} --base-url …\``
       }))
 
-const scratchDir = Effect.acquireRelease(
-  Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
 export interface SubmittedOnboarding {
   readonly job: string
   readonly rows: number
@@ -233,7 +258,7 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
   for (const f of stored) yield* store.putFile(id, `source/${f.name}`, readFileSync(f.path))
-  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec, rows, parent: null })
+  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null })
   yield* enqueue(queue, id)
   return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
 })
@@ -257,7 +282,7 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
     say: () => Effect.void
   })
   const id = newJobId()
-  yield* store.addJob({ id, kind: "export", account, resource: null, spec, rows: 0, parent: null })
+  yield* store.addJob({ id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null })
   yield* enqueue(queue, id)
   return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
 })

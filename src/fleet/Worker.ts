@@ -44,7 +44,7 @@ import type { ResourceName } from "../Resources.js"
 import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type Fence, fencedAgentLayer } from "./Fence.js"
-import { type JobData, startEngineWorker } from "./Queue.js"
+import { type JobData, jobFormat, startEngineWorker } from "./Queue.js"
 import { checkFleetKey, open } from "./Secrets.js"
 import { finalStates, type FleetStore, type JobRow, type StoredAccount } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
@@ -275,6 +275,14 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     Effect.scoped(Effect.gen(function*() {
       const row = yield* store.job(data.job)
       if (finalStates.includes(row.state)) return
+      // A job of a newer format than this worker knows is left (before its lease is taken) to a newer worker.
+      const format = (row.spec as { readonly format?: unknown }).format
+      if (typeof format === "number" && format > jobFormat) {
+        return yield* handBack(
+          row.id,
+          `it needs job format ${format} and this worker knows up to ${jobFormat}: left to a newer worker`
+        )
+      }
       const epoch = yield* store.takeOpenLease(row.id, owner)
       if (epoch === undefined) return
       const sent = { any: false }

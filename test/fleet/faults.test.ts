@@ -16,6 +16,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
+import { execFileSync } from "node:child_process"
+import { closeSync, constants, openSync } from "node:fs"
+import { writeFile } from "node:fs/promises"
+import * as Path from "node:path"
+import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
 import {
@@ -239,7 +244,7 @@ describe("store faults are outlasted (issue 29)", () => {
           60_000,
           worker.stderr
         )
-        yield* server.restart
+        yield* server.restart(1_000)
         const waited = yield* wait(job, 120_000)
         assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
         assert.strictEqual(lastJson(waited.stdout).state, "done")
@@ -247,5 +252,109 @@ describe("store faults are outlasted (issue 29)", () => {
         assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
       }),
     { timeout: 240_000 }
+  )
+})
+
+/** Whether a reader holds the named pipe open (opening it to write without waiting fails when none does). */
+const readerOpen = (fifo: string): boolean => {
+  try {
+    closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK))
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe("submit reads its file once (issue 29)", () => {
+  each(
+    "a file that changes while `submit` reads it is validated, split and stored in one version ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { dir, env, submit } = yield* fleet(b.backend)
+        // A named pipe that gives each reader the other version: the first read gets A, a second B, a third A…
+        const version = (tag: string, bad: number) =>
+          [
+            "externalId,name,cpfCnpj",
+            ...Array.from({ length: 30 }, (_, i) => `${tag}-${i + 1},Cliente ${i + 1},${i === bad ? "123" : ""}`)
+          ]
+            .join("\n") + "\n"
+        const versions = [version("A", 4), version("B", 19)]
+        const fifo = Path.join(dir, "clientes.csv")
+        execFileSync("mkfifo", [fifo])
+        let serving = true
+        let served = 0
+        const server = (async () => {
+          while (serving) {
+            await writeFile(fifo, versions[served % 2]!).catch(() => undefined)
+            served++
+            // The next version waits for the next reader: one still reading would get it appended to this one.
+            while (serving && readerOpen(fifo)) await new Promise((r) => setTimeout(r, 10))
+          }
+        })()
+        yield* Effect.addFinalizer(() =>
+          Effect.promise(async () => {
+            serving = false
+            // A writer waiting for a reader is let go.
+            closeSync(openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK))
+            await server
+          })
+        )
+        const job = yield* submit(fifo, ["--chunk-rows", "10"])
+        const keys = (text: string) => [...text.matchAll(/\b([AB]-\d+)\b/g)].map((m) => m[1]!)
+        const stored = yield* withStore(env.FSM_FLEET_URL!, (store) =>
+          Effect.gen(function*() {
+            const source = (yield* store.files(job, "source/"))[0]!.content.toString()
+            const parts = yield* store.parts(job)
+            const partRows: Array<string> = []
+            for (const part of parts) {
+              partRows.push(...keys((yield* store.files(part.id, "source/"))[0]!.content.toString()))
+            }
+            return { source, partRows, parts: parts.length }
+          }))
+        assert.strictEqual(served >= 1, true)
+        assert.strictEqual(stored.parts, 3)
+        assert.deepStrictEqual(stored.partRows, keys(stored.source), "the parts are the rows of the file stored")
+        assert.strictEqual(stored.source, versions[0], "what was stored is the version read first")
+      }),
+    { timeout: 120_000 }
+  )
+})
+
+describe("jobs carry the format they need (issue 29)", () => {
+  each(
+    "a worker leaves a job of a newer format than it knows, untaken, and runs the others ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { dir, env, submit, wait } = yield* fleet(b.backend)
+        const url = env.FSM_FLEET_URL!
+        // A job as a newer version would submit it: a format this worker does not know.
+        yield* withStore(url, (store) =>
+          store.addJob({
+            id: "from-the-future",
+            kind: "import",
+            account: "acme",
+            resource: "customers",
+            spec: { format: jobFormat + 1, resource: "customers" },
+            rows: 1,
+            parent: null
+          }))
+        yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, "from-the-future")))
+        const worker = yield* startWorker(["--egress-id", "w-format"], env)
+        yield* eventually(
+          "the worker leaves the newer job",
+          () => worker.stderr().includes("left to a newer worker"),
+          60_000,
+          worker.stderr
+        )
+        const job = yield* submit(customersFile(dir, "clientes.csv", 5).file)
+        assert.strictEqual((yield* wait(job)).code, 0, worker.stderr())
+        const left = yield* withStore(
+          url,
+          (store) => Effect.all([store.job("from-the-future"), store.lease("from-the-future")])
+        )
+        assert.strictEqual(left[0].state, "queued", "still waiting for a worker that knows its format")
+        assert.isUndefined(left[1], "its lease was never taken")
+      }),
+    { timeout: 120_000 }
   )
 })

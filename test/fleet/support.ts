@@ -206,8 +206,11 @@ export interface RunningRedis {
 }
 
 export interface RestartableRedis extends RunningRedis {
-  /** Stops the server (SIGTERM: it writes its append-only file) and starts it again on the same port and files. */
-  readonly restart: Effect.Effect<void>
+  /**
+   * Stops the server (SIGTERM: it writes its append-only file), leaves it down for `downMs` (the fault's length),
+   * and starts it again on the same port and files.
+   */
+  readonly restart: (downMs: number) => Effect.Effect<void>
 }
 
 const spawnRedis = async (server: string, port: number, dir: string, persistent: boolean) => {
@@ -266,10 +269,12 @@ export const startRedisWith = (
           return running.child
         },
         dir,
-        restart: Effect.promise(async () => {
-          await stopRedis(running.child)
-          running.child = await spawnRedis(server, port, dir, persistent)
-        })
+        restart: (downMs) =>
+          Effect.promise(async () => {
+            await stopRedis(running.child)
+            await new Promise((r) => setTimeout(r, downMs))
+            running.child = await spawnRedis(server, port, dir, persistent)
+          })
       }
     }),
     (redis) =>
