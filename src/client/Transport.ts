@@ -1,5 +1,6 @@
 /**
- * One attempt of one request: the only module that knows `HttpClient`. It takes a concurrency permit, then room
+ * One attempt of one request: the only module that knows `HttpClient`. It takes a concurrency permit (all of them
+ * for a request sent `alone`), then room
  * in the budget (in that order, so a request never holds budget while it queues for a permit), reads the bearer
  * token only then (the newest one, not one that aged while the request queued), sends, reads the answer under the
  * per-attempt timeout and at most `maxAnswerBytes` of it, and turns everything into an `Attempt` value; it never
@@ -157,6 +158,21 @@ export const makeTransport = Effect.fn("Transport.make")(
       HttpClient.withTracerPropagation(false)
     )
     const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
+    /**
+     * Passed by every request on its way to a permit; a request sent `alone` holds it while it waits for every
+     * permit, so nothing new starts until it has been answered.
+     */
+    const gate = yield* Effect.makeSemaphore(1)
+    const permits = (req: ApiRequest) =>
+      req.alone === true
+        ? <A, E, R>(self: Effect.Effect<A, E, R>) =>
+          gate.withPermits(1)(inFlight.withPermits(settings.concurrency)(self))
+        : <A, E, R>(self: Effect.Effect<A, E, R>) =>
+          Effect.acquireUseRelease(
+            gate.withPermits(1)(inFlight.take(1)),
+            () => self,
+            () => inFlight.release(1)
+          )
     const timeout = Duration.millis(settings.requestTimeoutMs)
 
     const build = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => {
@@ -197,7 +213,7 @@ export const makeTransport = Effect.fn("Transport.make")(
       )
 
     const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
-      inFlight.withPermits(1)(
+      permits(req)(
         budget.spend(
           Effect.flatMap(bearer, (token) => Effect.zipRight(counters.add("requests"), exchange(req, token))),
           (e) => e instanceof TokenGone
