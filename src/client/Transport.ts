@@ -159,20 +159,26 @@ export const makeTransport = Effect.fn("Transport.make")(
     )
     const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
     /**
-     * Passed by every request on its way to a permit; a request sent `alone` holds it while it waits for every
-     * permit, so nothing new starts until it has been answered.
+     * A request sent `alone` holds `gate` while it waits for every permit; while one is waiting or running
+     * (`closing`), other requests pass the gate on their way to a permit, so nothing new starts until it has been
+     * answered. Otherwise they go straight to a permit.
      */
     const gate = yield* Effect.makeSemaphore(1)
-    const permits = (req: ApiRequest) =>
-      req.alone === true
-        ? <A, E, R>(self: Effect.Effect<A, E, R>) =>
-          gate.withPermits(1)(inFlight.withPermits(settings.concurrency)(self))
-        : <A, E, R>(self: Effect.Effect<A, E, R>) =>
-          Effect.acquireUseRelease(
-            gate.withPermits(1)(inFlight.take(1)),
-            () => self,
-            () => inFlight.release(1)
-          )
+    let closing = 0
+    const permits = (req: ApiRequest) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+      if (req.alone === true) {
+        return Effect.acquireUseRelease(
+          Effect.sync(() => closing++),
+          () => gate.withPermits(1)(inFlight.withPermits(settings.concurrency)(self)),
+          () => Effect.sync(() => closing--)
+        )
+      }
+      return Effect.suspend(() =>
+        closing === 0
+          ? inFlight.withPermits(1)(self)
+          : Effect.acquireUseRelease(gate.withPermits(1)(inFlight.take(1)), () => self, () => inFlight.release(1))
+      )
+    }
     const timeout = Duration.millis(settings.requestTimeoutMs)
 
     const build = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => {
