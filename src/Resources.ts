@@ -127,6 +127,11 @@ export interface Resource {
   readonly readBackItems?: string
   /** The list call needs `startDate`/`endDate` in `paramFilter` and is walked in date windows on export. */
   readonly dateWindow?: { readonly field: string }
+  /**
+   * The most records one page of the list may hold: a larger `pageSize` is answered 400 (tasks: 100, "You cannot
+   * request more than 100 tasks per page", api-notes "Live behaviour reported by more public clients").
+   */
+  readonly maxPageSize?: number
   /** Filter keys accepted in `paramFilter` (api-notes), mapped to the record property they test. */
   readonly filters?: Readonly<Record<string, string>>
   /** Filter keys whose value is a comma-separated list of alternatives (tasks' `externalId`). */
@@ -695,6 +700,7 @@ const table: ReadonlyArray<Resource> = [
     id: { name: "id", readAs: "taskID", type: "integer" },
     key: "externalId",
     dateWindow: { field: "taskDate" },
+    maxPageSize: 100,
     filters: {
       ...dateWindowFilters,
       externalId: "externalId",

@@ -61,7 +61,7 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   concurrency: Options.integer("concurrency").pipe(
     Options.withFallbackConfig(Config.integer("FSM_CONCURRENCY")),
     Options.withDescription(
-      "Requests in flight at once (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency)"
+      "Requests in flight at once on the token (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency, at most 8: more at once make the live service answer bursts of 404 and 500)"
     ),
     Options.optional
   ),
@@ -79,8 +79,8 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   ),
   requestTimeout: Options.text("request-timeout").pipe(
     Options.withPseudoName("DURATION"),
-    Options.withDefault("30s"),
-    Options.withDescription("Time limit of one attempt")
+    Options.withDefault("60s"),
+    Options.withDescription("Time limit of one attempt (a page of 100 tasks can take over 25 s on the live service)")
   )
 })
 

@@ -46,6 +46,11 @@ export interface ApiRequest {
    * then the request cannot have reached it, so a run stopped meanwhile knows the write was never sent.
    */
   readonly onSent?: () => void
+  /**
+   * Sent only while no other request of this client is in flight (new ones wait until it is answered): a burst of
+   * concurrent calls on one token makes the live service answer 404 and 500 to calls that succeed alone.
+   */
+  readonly alone?: boolean
 }
 
 export interface Reply {
@@ -159,7 +164,10 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
     readonly account?: string
     /** One call under the shared budget, token and per-method retry policy. */
     readonly request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted>
-    /** Every page of a list call: 404 read as the end, short pages and `nextPage` links followed. */
+    /**
+     * Every page of a list call: short pages and `nextPage` links followed, a 404 read as the end once the same
+     * call, sent alone, answers 404 again; a list that changed under the walk fails it (`ListFailed` `Shifted`).
+     */
     readonly pages: (
       path: string,
       options?: ListOptions & { readonly resource?: Resource }
@@ -173,9 +181,12 @@ export class Api extends Context.Tag("fsm-bulk/Api")<
 export class ListFailed extends Schema.TaggedError<ListFailed>()("ListFailed", {
   /**
    * `Failed`: retries exhausted or a 4xx (running again may get further); `RepeatingPages`: the API answers the
-   * same records page after page, so a run again would stop at the same place.
+   * same records page after page, so a run again would stop at the same place; `Shifted`: records were added or
+   * deleted while the list was walked, so the walk may have skipped records (walking it again may succeed).
    */
-  reason: Schema.optionalWith(Schema.Literal("Failed", "RepeatingPages"), { default: () => "Failed" as const }),
+  reason: Schema.optionalWith(Schema.Literal("Failed", "RepeatingPages", "Shifted"), {
+    default: () => "Failed" as const
+  }),
   path: Schema.String,
   status: Schema.optional(Schema.Number),
   message: Schema.String

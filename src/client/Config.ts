@@ -34,7 +34,7 @@ export interface ClientSettings {
   readonly backoffMaxMs: number
   /** Extra time a request stays in the budget's window after it ended. */
   readonly budgetMarginMs: number
-  /** Page size of list calls. */
+  /** Page size of list calls (a resource's `maxPageSize` caps it, and so does a size the server refused). */
   readonly pageSize: number
   /** A date window that would need more pages than this is split (date-windowed lists only). */
   readonly maxWindowPages: number
@@ -60,9 +60,24 @@ export const defaultMaxAnswerBytes = 64 * 1024 * 1024
 export const defaultBudgetMargin = (windowMs: number): number =>
   Math.min(1_000, Math.max(10, Math.round(windowMs * 0.001)))
 
-/** Enough requests in flight to spend the budget at ~300 ms latency, and at least 2. */
+/**
+ * Requests in flight on one token that the live service bears: 16 at once gave bursts of 404 and 500 to calls
+ * that succeed alone, 8 was consistently fine (api-notes, "Live behaviour reported by more public clients").
+ */
+export const safeInFlight = 8
+
+/**
+ * Enough requests in flight to spend the budget at ~300 ms latency, at least 2 and at most `safeInFlight`
+ * (`--concurrency` may set more, at the user's risk).
+ */
 export const defaultConcurrency = (rate: Rate): number =>
-  Math.max(2, Math.ceil((rate.limit / rate.windowMs) * 1000 * 0.3) * 2)
+  Math.min(safeInFlight, Math.max(2, Math.ceil((rate.limit / rate.windowMs) * 1000 * 0.3) * 2))
+
+/**
+ * The time limit of one attempt: a page of 100 tasks takes ~12.5 s on the live service and sometimes more than
+ * 25 s; a 10–12 s limit abandoned answers that were coming and spent every retry.
+ */
+export const defaultRequestTimeoutMs = 60_000
 
 export type ClientSettingsInput =
   & Pick<ClientSettings, "baseUrl" | "rate">
@@ -86,7 +101,7 @@ export class ClientConfig extends Context.Tag("fsm-bulk/ClientConfig")<ClientCon
       rate: input.rate,
       concurrency: input.concurrency ?? defaultConcurrency(input.rate),
       maxAttempts: input.maxAttempts ?? 6,
-      requestTimeoutMs: input.requestTimeoutMs ?? 30_000,
+      requestTimeoutMs: input.requestTimeoutMs ?? defaultRequestTimeoutMs,
       renewBeforeMs: input.renewBeforeMs ?? 120_000,
       // The server forgives after one window of its budget: 60 s at 400/60s, 5 s at 100/5s.
       rateLimitPauseMs: input.rateLimitPauseMs ?? input.rate.windowMs,

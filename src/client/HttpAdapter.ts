@@ -39,7 +39,7 @@ import { accountOf, Api, ApiAborted } from "./Api.js"
 import { errorMessage, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget, SharedBudget } from "./Budget.js"
 import { ClientConfig } from "./Config.js"
-import { type Get, makePages } from "./Pages.js"
+import { type Get, makePages, type PageLimits } from "./Pages.js"
 import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
 import { makeCounters } from "./Stats.js"
 import { makeTokens, type Token } from "./Token.js"
@@ -104,6 +104,10 @@ export const make = Effect.gen(function*() {
   const tokens = yield* makeTokens(settings, transport, budget, counters, backoff)
   /** Calls failed one after the other by a 401 to a token just issued for them. */
   let refusedInARow = 0
+  /** Page sizes the server refused, learned once for the whole run. */
+  const pageLimits: PageLimits = new Map()
+  const listGet: Get = (path, query, alone) =>
+    request({ method: "GET", path, query, ...(alone === true ? { alone } : {}) })
 
   const describe = (a: Attempt): string =>
     a._tag === "NoAnswer"
@@ -124,9 +128,9 @@ export const make = Effect.gen(function*() {
       : correlation.resource
     const lookup = lookupFor(listed, correlation.key)
     let lastReply: Reply | undefined
-    const get: Get = (path, query) =>
-      Effect.tap(request({ method: "GET", path, query }), (r) => Effect.sync(() => (lastReply = r)))
-    const found = yield* makePages(settings, get)(listed.path, {
+    const get: Get = (path, query, alone) =>
+      Effect.tap(listGet(path, query, alone), (r) => Effect.sync(() => (lastReply = r)))
+    const found = yield* makePages(settings, get, pageLimits)(listed.path, {
       resource: listed,
       ...(lookup.filterKey !== undefined ? { filter: { [lookup.filterKey]: correlation.value } } : {})
     }).pipe(
@@ -350,8 +354,6 @@ export const make = Effect.gen(function*() {
     }
   )
 
-  const get: Get = (path, query) => request({ method: "GET", path, query })
-
   /** A pause holds every request, logins included, so it is said first; then a login, then the window. */
   const activity = Effect.gen(function*() {
     const inWindow = yield* counters.inWindow
@@ -369,7 +371,7 @@ export const make = Effect.gen(function*() {
     embedded: settings.embedded,
     account: accountOf(Redacted.value(settings.credentials.apiKey)),
     request,
-    pages: makePages(settings, get),
+    pages: makePages(settings, listGet, pageLimits),
     stats: counters.get,
     activity
   })

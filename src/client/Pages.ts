@@ -1,7 +1,17 @@
 /**
- * Walking list calls. A 404 on a list means "no (more) records" (api-notes B), `totalItems` is not trusted,
- * and a walk stops on a short page or an answer whose `links` lack `nextPage`. Bare-array answers (legacy
- * lists) are one page.
+ * Walking list calls. `totalItems` is not trusted as a count to stop at, and a walk stops on a short page or an
+ * answer whose `links` lack `nextPage`. Bare-array answers (legacy lists) are one page.
+ *
+ * A 404 on a list means "no (more) records" on the live service (api-notes B), but it is also what a burst of
+ * concurrent calls on one token gets for a list that is not empty (api-notes, "Live behaviour reported by more
+ * public clients"). So a 404 is the end only once confirmed: the same call is asked again while it is the only
+ * request of this client in flight; that answer is taken instead. A list that cannot be read (5xx after the GET
+ * retries, a 4xx) fails the walk with `ListFailed`: never "no such record".
+ *
+ * Page sizes: the one asked for (or the client's), capped by the resource's `maxPageSize` (tasks: 100) and by
+ * what the server refused earlier in this run: a 400 that names a page limit ("You cannot request more than 100
+ * tasks per page") is settled on the size it names (else half the size) and remembered in `PageLimits` for every
+ * later walk of that path; the first page is asked again at once.
  *
  * Date-windowed resources (tasks, deleted tasks, expenses, tickets) need `startDate`/`endDate` in
  * `paramFilter`; they are walked in windows of 2^k days from `since` to `until`. The window starting at a day
@@ -11,6 +21,12 @@
  * A page whose records were all seen on earlier pages of the same walk stops it with `ListFailed`: a server that
  * ignores `page` and keeps sending a full page with a `nextPage` link would otherwise be walked forever. (One
  * repeated record is not enough: a record inserted while the list is walked shifts the next page by one.)
+ *
+ * A walk whose window shifted while it was read fails with `ListFailed` reason `Shifted`: records deleted (or
+ * inserted) before the page being read move the later pages, so records that existed throughout are skipped (or
+ * listed twice). It is seen when a page's `totalItems` differs from the first page's, or when a walk of a list
+ * whose records carry ids ends with fewer distinct records than every page said it holds. (`totalItems: 0` on a
+ * page with records, as `/taskTypes` answers, is not a count.) The caller walks again.
  */
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
@@ -25,10 +41,29 @@ import { listPage } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
 import { resourceOfPath } from "./Reconcile.js"
 
+/** A GET of a list page; `alone`: sent only while no other request of the client is in flight. */
 export type Get = (
   path: string,
-  query: Readonly<Record<string, string | number | object | undefined>>
+  query: Readonly<Record<string, string | number | object | undefined>>,
+  alone?: boolean
 ) => Effect.Effect<Reply, ApiAborted>
+
+/** Page sizes the server refused this run, by list path: a walk of the path asks for at most this many records. */
+export type PageLimits = Map<string, number>
+
+/**
+ * The page size a 400 answer says is the most a page may hold: the number it names ("You cannot request more
+ * than 100 tasks per page"), else half of `tried` when it speaks of a page size; undefined when it is about
+ * something else.
+ */
+export const pageLimitOf = (message: string, tried: number): number | undefined => {
+  const named =
+    /more than (\d+)\b[^.]*per page|(?:page ?size|per page)[^.\d]*(?:maximum|max\.?|at most|limit)[^.\d]*(\d+)/i
+      .exec(message)
+  const n = named === null ? undefined : Number(named[1] ?? named[2])
+  if (n !== undefined && n >= 1 && n < tried) return n
+  return /page ?size|per page/i.test(message) && tried > 1 ? Math.floor(tried / 2) : undefined
+}
 
 type Fetched =
   | { readonly _tag: "End" }
@@ -37,55 +72,85 @@ type Fetched =
     readonly records: ReadonlyArray<Record<string, unknown>>
     readonly more: boolean
     readonly total: number | undefined
+    /** The page size asked for (after the caps). */
+    readonly size: number
   }
 
 export type PagesOptions = ListOptions & { readonly resource?: Resource }
 
-type KeyOf = (record: Record<string, unknown>) => string
+interface KeyOf {
+  readonly key: (record: Record<string, unknown>) => string
+  /** The records carry server ids, so distinct keys count distinct records. */
+  readonly byId: boolean
+}
 
 /** What tells the records of a list apart: the server id when they carry one, else the whole record. */
 const keyOfRecords = (resource: Resource | undefined): KeyOf => {
   const names = resource?.id === undefined ? [] : [...new Set([idReadName(resource)!, resource.id.name])]
-  return (record) => {
-    for (const name of names) {
-      const v = record[name]
-      if (typeof v === "number" || typeof v === "string") return `id:${v}`
+  return {
+    byId: names.length > 0,
+    key: (record) => {
+      for (const name of names) {
+        const v = record[name]
+        if (typeof v === "number" || typeof v === "string") return `id:${v}`
+      }
+      return JSON.stringify(record)
     }
-    return JSON.stringify(record)
   }
 }
 
-export const makePages = (settings: ClientSettings, get: Get) => {
+export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits = new Map()) => {
+  const failed = (path: string, reply: Reply, message: string) =>
+    new ListFailed({ path, ...(reply.status !== undefined ? { status: reply.status } : {}), message })
+
   const fetchPage = Effect.fn("Pages.fetch")(function*(
     path: string,
     filter: Readonly<Record<string, string | number | boolean>>,
     page: number,
-    pageSize: number
+    wanted: number,
+    /** False where a 404 is expected and a wrong "end" costs nothing (the probe past a window's last page). */
+    confirmEnd = true
   ) {
-    // Always sent, `{}` when nothing is filtered: the live users and webhooks lists refuse a call without it (400).
-    const query = { paramFilter: filter, page, pageSize }
-    const reply = yield* get(path, query)
-    if (reply.status === 404) return { _tag: "End" } as Fetched
-    if (!reply.ok) {
-      return yield* new ListFailed({
-        path,
-        ...(reply.status !== undefined ? { status: reply.status } : {}),
-        message: reply.error ?? "list call failed"
-      })
+    while (true) {
+      const pageSize = Math.max(1, Math.min(wanted, limits.get(path) ?? wanted))
+      // Always sent, `{}` when nothing is filtered: the live users and webhooks lists refuse a call without it (400).
+      const query = { paramFilter: filter, page, pageSize }
+      let reply = yield* get(path, query)
+      if (reply.status === 400) {
+        const limit = pageLimitOf(reply.error ?? "", pageSize)
+        if (limit !== undefined) {
+          limits.set(path, Math.min(limit, limits.get(path) ?? limit))
+          yield* Effect.logDebug(`${path} holds at most ${limit} records a page (${reply.error}): asking for ${limit}`)
+          // Page 1 starts at the same record whatever the size; a later page of a walk in pages of another size
+          // does not, so that walk stops (a run again uses the size now known).
+          if (page === 1) continue
+          return yield* failed(
+            path,
+            reply,
+            `${
+              reply.error ?? "page size refused"
+            } (page ${page} of a walk in pages of ${pageSize}; run again: pages of ${limit} are used from now on)`
+          )
+        }
+      }
+      if (reply.status === 404 && !confirmEnd) return { _tag: "End" } as Fetched
+      if (reply.status === 404) {
+        // A burst of concurrent calls answers 404 to lists that are not empty: asked again alone, it is the end.
+        reply = yield* get(path, query, true)
+        if (reply.status === 404) return { _tag: "End" } as Fetched
+      }
+      if (!reply.ok) return yield* failed(path, reply, reply.error ?? "list call failed")
+      const list = listPage(reply.body)
+      if (list === undefined) return yield* failed(path, reply, "the answer is not a list (no result.entityList)")
+      if (list.records.length === 0) return { _tag: "End" } as Fetched
+      // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
+      const served = list.pageSize !== undefined ? Math.min(list.pageSize, pageSize) : pageSize
+      // `totalItems: 0` beside records (task types, one author's "bug in the API"): no next link is given either, so
+      // the walk goes on until a short page.
+      const linkless = list.total === 0
+      const more = list.paged && list.records.length >= served && (list.nextLink !== false || linkless)
+      return { _tag: "Records", records: list.records, more, total: list.total, size: pageSize } as Fetched
     }
-    const list = listPage(reply.body)
-    if (list === undefined) {
-      return yield* new ListFailed({
-        path,
-        ...(reply.status !== undefined ? { status: reply.status } : {}),
-        message: "the answer is not a list (no result.entityList)"
-      })
-    }
-    if (list.records.length === 0) return { _tag: "End" } as Fetched
-    // A server that caps the page size says so in pagedSearchReturnData; a page is short against that size.
-    const served = list.pageSize !== undefined ? Math.min(list.pageSize, pageSize) : pageSize
-    const more = list.paged && list.records.length >= served && list.nextLink !== false
-    return { _tag: "Records", records: list.records, more, total: list.total } as Fetched
   })
 
   /** The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. */
@@ -100,14 +165,31 @@ export const makePages = (settings: ClientSettings, get: Get) => {
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
     Stream.suspend(() => {
       const seen = new Set<string>()
+      /** `totalItems` of the walk's first page that gave one. */
+      let firstTotal: number | undefined
+      const shifted = (why: string) =>
+        new ListFailed({
+          reason: "Shifted",
+          path,
+          message:
+            `the list changed while it was read (${why}): records were added or deleted before the page being read, so later pages moved and records that existed throughout may have been missed; walk it again`
+        })
+      /** A whole walk of a list with ids must have met as many distinct records as its pages said it holds. */
+      const ended: Effect.Effect<void, ListFailed> = Effect.suspend(() =>
+        fromPage === 1 && keyOf.byId && firstTotal !== undefined && seen.size < firstTotal
+          ? Effect.fail(shifted(`${firstTotal} records by its count, ${seen.size} met by the walk`))
+          : Effect.void
+      )
       return Stream.paginateChunkEffect(fromPage, (page) =>
         Effect.flatMap(
           page === fromPage && Option.isSome(first)
             ? Effect.succeed(first.value)
             : fetchPage(path, filter, page, pageSize),
           (fetched): Effect.Effect<[Chunk.Chunk<Page>, Option.Option<number>], ListFailed> => {
-            if (fetched._tag === "End") return Effect.succeed([Chunk.empty(), Option.none()])
-            const keys = fetched.records.map(keyOf)
+            if (fetched._tag === "End") {
+              return Effect.as(ended, [Chunk.empty(), Option.none()] as [Chunk.Chunk<Page>, Option.Option<number>])
+            }
+            const keys = fetched.records.map(keyOf.key)
             if (page > fromPage && keys.every((k) => seen.has(k))) {
               return new ListFailed({
                 reason: "RepeatingPages",
@@ -117,7 +199,15 @@ export const makePages = (settings: ClientSettings, get: Get) => {
               })
             }
             for (const k of keys) seen.add(k)
-            return Effect.succeed([
+            // `totalItems: 0` beside records (task types) is no count.
+            const total = fetched.total !== undefined && fetched.total > 0 ? fetched.total : undefined
+            if (total !== undefined) {
+              if (firstTotal === undefined) firstTotal = total
+              else if (total !== firstTotal) {
+                return shifted(`it held ${firstTotal} records when the walk began and ${total} at page ${page}`)
+              }
+            }
+            return Effect.as(fetched.more ? Effect.void : ended, [
               Chunk.of({
                 page,
                 records: fetched.records,
@@ -162,7 +252,7 @@ export const makePages = (settings: ClientSettings, get: Get) => {
           const f = windowFilter(x, endOf(x, k))
           const first = yield* fetchPage(path, f, 1, pageSize)
           if (first._tag === "End" || !first.more) return { fits: true, first }
-          const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize)
+          const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
           return { fits: beyond._tag === "End", first }
         })
 
@@ -209,7 +299,9 @@ export const makePages = (settings: ClientSettings, get: Get) => {
     )
 
   return (path: string, options: PagesOptions = {}): Stream.Stream<Page, ApiAborted | ListFailed> => {
-    const pageSize = options.pageSize ?? settings.pageSize
+    const cap = (options.resource ?? resourceOfPath(path))?.maxPageSize
+    const asked = options.pageSize ?? settings.pageSize
+    const pageSize = cap !== undefined ? Math.min(asked, cap) : asked
     return options.resource?.dateWindow
       ? windowed(path, options, pageSize)
       : walk(

@@ -1,5 +1,6 @@
 /**
- * One attempt of one request: the only module that knows `HttpClient`. It takes a concurrency permit, then room
+ * One attempt of one request: the only module that knows `HttpClient`. It takes a concurrency permit (all of them
+ * for a request sent `alone`), then room
  * in the budget (in that order, so a request never holds budget while it queues for a permit), reads the bearer
  * token only then (the newest one, not one that aged while the request queued), sends, reads the answer under the
  * per-attempt timeout and at most `maxAnswerBytes` of it, and turns everything into an `Attempt` value; it never
@@ -157,6 +158,27 @@ export const makeTransport = Effect.fn("Transport.make")(
       HttpClient.withTracerPropagation(false)
     )
     const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
+    /**
+     * A request sent `alone` holds `gate` while it waits for every permit; while one is waiting or running
+     * (`closing`), other requests pass the gate on their way to a permit, so nothing new starts until it has been
+     * answered. Otherwise they go straight to a permit.
+     */
+    const gate = yield* Effect.makeSemaphore(1)
+    let closing = 0
+    const permits = (req: ApiRequest) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+      if (req.alone === true) {
+        return Effect.acquireUseRelease(
+          Effect.sync(() => closing++),
+          () => gate.withPermits(1)(inFlight.withPermits(settings.concurrency)(self)),
+          () => Effect.sync(() => closing--)
+        )
+      }
+      return Effect.suspend(() =>
+        closing === 0
+          ? inFlight.withPermits(1)(self)
+          : Effect.acquireUseRelease(gate.withPermits(1)(inFlight.take(1)), () => self, () => inFlight.release(1))
+      )
+    }
     const timeout = Duration.millis(settings.requestTimeoutMs)
 
     const build = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => {
@@ -197,7 +219,7 @@ export const makeTransport = Effect.fn("Transport.make")(
       )
 
     const send = <E extends TokenGone = never>(req: ApiRequest, bearer: Bearer<E>): Effect.Effect<Attempt, E> =>
-      inFlight.withPermits(1)(
+      permits(req)(
         budget.spend(
           Effect.flatMap(bearer, (token) =>
             Effect.zipRight(

@@ -4,6 +4,12 @@
  * list, else one value per call) or one walk of the whole list, whichever costs fewer requests (`chooseLookup`). Matches are checked
  * on our side too (a filter may match substrings), and only matching records are kept in memory. Values match as
  * the service matches keys, trimmed and without regard to case; which property and filter are used is `Identity`'s.
+ *
+ * A lookup decides between create and update, so a list it cannot read never reads as "no such record": a 404 is
+ * the end only once confirmed (`Api.pages`); filtered calls that fail (a 500 to an empty filtered list, as the live
+ * service gives under load) are answered by one walk of the whole list instead (not for date-windowed lists, whose
+ * whole history is too long); a list that changed while it was walked (`ListFailed` `Shifted`) is walked again, up
+ * to `shiftedWalks` times; otherwise the lookup fails with `ListFailed` and its rows are not written.
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
@@ -23,6 +29,8 @@ export type Found = KeyMap<ReadonlyArray<Record<string, unknown>>>
 const chunkSize = 50
 /** Without an estimate of the list's length, at most this many values are looked up one filtered call each. */
 const fewValues = 10
+/** Walks of a lookup whose list keeps changing under it, before it fails. */
+export const shiftedWalks = 3
 
 /** What a lookup knows before choosing how to read: the values wanted, the filter the API offers, the list's size. */
 export interface LookupCosts {
@@ -73,10 +81,24 @@ export const findRecords = Effect.fn("Lookup.findRecords")(function*(
   by: string,
   values: Iterable<string>
 ): Effect.fn.Return<Found, ApiAborted | ListFailed, Api> {
-  const api = yield* Api
   const all = distinctKeys(values)
+  for (let walk = 1;; walk++) {
+    const found = yield* Effect.either(findOnce(resource, by, all))
+    if (found._tag === "Right") return found.right
+    const failed = found.left
+    if (failed._tag !== "ListFailed" || failed.reason !== "Shifted" || walk >= shiftedWalks) return yield* failed
+    yield* Effect.logDebug(`lookup of ${resource.name} by ${by}: ${failed.message} (walk ${walk + 1})`)
+  }
+})
+
+const findOnce = Effect.fn("Lookup.findOnce")(function*(
+  resource: Resource,
+  by: string,
+  all: ReadonlyArray<string>
+): Effect.fn.Return<Found, ApiAborted | ListFailed, Api> {
+  const api = yield* Api
   const wanted = new Set(all.map(normalKey))
-  const found = new KeyMap<Array<Record<string, unknown>>>()
+  let found = new KeyMap<Array<Record<string, unknown>>>()
   const listed = listedAs(resource)
   if (all.length === 0 || listed === undefined) return found
   const property = keyProperty(listed, by)
@@ -136,11 +158,21 @@ export const findRecords = Effect.fn("Lookup.findRecords")(function*(
     )
   }
   if (choice._tag === "Filter" && filter !== undefined) {
-    yield* Effect.forEach(
+    const filtered = yield* Effect.either(Effect.forEach(
       chunks(all, choice.perRequest),
       (chunk) => walk({ [filter.key]: chunk.join(",") }),
       { concurrency: 4, discard: true }
-    )
+    ))
+    if (filtered._tag === "Left") {
+      const failed = filtered.left
+      if (failed._tag !== "ListFailed" || failed.reason === "Shifted" || listed.dateWindow !== undefined) {
+        return yield* failed
+      }
+      // Another way to the same answer: the whole list, matched on our side.
+      yield* Effect.logDebug(`lookup of ${listed.name} by ${by}: ${failed.message}; walking the whole list instead`)
+      found = new KeyMap<Array<Record<string, unknown>>>()
+      yield* walk()
+    }
   } else {
     yield* walk()
   }

@@ -2,12 +2,17 @@
  * The sandbox's HTTP application: every request is logged, delayed by the latency fault, counted against the
  * per-IP budget (403 over it), exposed to the random faults (connection reset, 500/502/503), routed, logged in,
  * type-checked and handled under the store's lock; a write may then lose its response (drop-after-write).
- * Every response carries a fresh `X-Request-Id`, and every error body is `{"error": "..."}`.
+ * Every response carries a fresh `X-Request-Id`, and every error body is `{"error": "..."}` (or, with
+ * `errorBodies: "blueprint"`, the Blueprint's `{message, target, errorCode, errors}` for all but the rate limit).
+ * The live limits (api-notes, "Live behaviour reported by more public clients") are faults: bursts of 404/500 above
+ * N requests in flight on one token, list answers slowed in proportion to their records, 500 for an empty
+ * filtered list.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
@@ -18,7 +23,7 @@ import { idReadName, resource } from "../Resources.js"
 import { putAttachments } from "./Attachments.js"
 import type { Call, CallSettings } from "./Call.js"
 import type { Faults } from "./Faults.js"
-import { readContext } from "./Lists.js"
+import { parseFilter, readContext } from "./Lists.js"
 import type { Credentials } from "./Login.js"
 import { givenCredentials, login } from "./Login.js"
 import type { Budget } from "./RateLimit.js"
@@ -57,6 +62,8 @@ export interface AppEnv {
   readonly log: Array<LogEntry>
   readonly lock: Effect.Semaphore
   readonly markDirty: Effect.Effect<void>
+  /** Requests being handled, by `Authorization` header (one token). */
+  readonly inFlight: Map<string, number>
 }
 
 type Answer = { readonly _tag: "Reply"; readonly outcome: Outcome } | {
@@ -66,6 +73,33 @@ type Answer = { readonly _tag: "Reply"; readonly outcome: Outcome } | {
 
 const reply = (outcome: Outcome): Answer => ({ _tag: "Reply", outcome })
 const failure = (status: number, error: string): Answer => reply({ status, body: { error }, applied: false })
+const rateLimited = "Rate limit temporarily exceeded"
+
+/** An error body in the shape the settings ask for; the rate limit's is `{"error"}` either way. */
+const errorBody = (settings: CallSettings, body: unknown): unknown => {
+  if (settings.errorBodies !== "blueprint" || !Predicate.isRecord(body) || typeof body["error"] !== "string") {
+    return body
+  }
+  if (body["error"] === rateLimited) return body
+  return { message: body["error"], target: null, errorCode: 0, errors: null }
+}
+
+/** The records of a list answer, when `outcome` is one. */
+const listedRecords = (outcome: Outcome): number | undefined => {
+  const result = Predicate.isRecord(outcome.body) ? outcome.body["result"] : undefined
+  const list = Predicate.isRecord(result) ? result["entityList"] : undefined
+  return Array.isArray(list) ? list.length : undefined
+}
+
+/** The call filters its list by more than a date window. */
+const filtered = (query: ReadonlyMap<string, string>): boolean => {
+  const text = query.get("paramfilter")
+  const parsed = text === undefined ? undefined : parseFilter(text)
+  return Predicate.isRecord(parsed) &&
+    Object.entries(parsed).some(([k, v]) =>
+      !/^(startdate|enddate)$/i.test(k) && v !== null && v !== "" && !(Array.isArray(v) && v.length === 0)
+    )
+}
 
 const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"])
 const isJson = (contentType: string | undefined) =>
@@ -208,7 +242,7 @@ const handle = Effect.fn("App.handle")(
     const now = Date.now()
     const client = Option.getOrElse(request.remoteAddress, () => "unknown")
     if (now < faults.rateLimitStormUntil || !env.budget.admit(client, now)) {
-      return failure(403, "Rate limit temporarily exceeded")
+      return failure(403, rateLimited)
     }
     if (yield* roll(faults.resetRate)) return { _tag: "Destroy", applied: false } satisfies Answer as Answer
     if (yield* roll(faults.failRate)) {
@@ -243,6 +277,10 @@ const handle = Effect.fn("App.handle")(
       if (verified._tag === "Invalid") return failure(401, verified.reason)
       if (!env.accounts.some((a) => a.apiKey === verified.apiKey)) return failure(401, "Invalid token")
       entry.apiKey = verified.apiKey
+      const busy = env.inFlight.get(request.headers["authorization"] ?? "") ?? 0
+      if (faults.burstAbove > 0 && busy > faults.burstAbove && (yield* roll(faults.burstRate))) {
+        return (yield* roll(0.5)) ? failure(404, "No records found") : failure(500, "Internal server error")
+      }
     }
     if (request.method === "POST" && !isJson(request.headers["content-type"])) {
       return failure(
@@ -260,7 +298,8 @@ const handle = Effect.fn("App.handle")(
     }
 
     const apiKey = entry.apiKey!
-    const outcome = yield* env.lock.withPermits(1)(
+    const isList = request.method === "GET" && action._tag === "Record" && action.op === "list"
+    const handled = yield* env.lock.withPermits(1)(
       Effect.suspend(() => {
         const account = env.store.account(apiKey)
         const settled = settleAnswers(account, now)
@@ -270,7 +309,17 @@ const handle = Effect.fn("App.handle")(
           Effect.ensuring(settled ? env.markDirty : Effect.void)
         )
       })
-    )
+    ).pipe(Effect.either)
+    const empty = Either.isLeft(handled) ? handled.left.status === 404 : listedRecords(handled.right) === 0
+    if (isList && empty && filtered(query) && (yield* roll(faults.emptyListFailRate))) {
+      return failure(500, "Internal server error")
+    }
+    if (Either.isLeft(handled)) return yield* handled.left
+    const outcome = handled.right
+    const records = listedRecords(outcome)
+    if (records !== undefined && faults.pageLatencyPerRecordMs > 0) {
+      yield* Effect.sleep(faults.pageLatencyPerRecordMs * Math.max(1, records))
+    }
     if (outcome.applied) yield* env.markDirty
     if (outcome.applied && writeMethods.has(request.method) && (yield* roll(faults.dropAfterWriteRate))) {
       return { _tag: "Destroy", applied: true } satisfies Answer as Answer
@@ -292,7 +341,15 @@ export const makeApp = (env: AppEnv) =>
       client: Option.getOrElse(request.remoteAddress, () => "unknown")
     }
     env.log.push(entry)
+    const token = request.headers["authorization"]
+    if (token !== undefined) env.inFlight.set(token, (env.inFlight.get(token) ?? 0) + 1)
     const answer = yield* handle(env, request, entry).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        if (token === undefined) return
+        const left = (env.inFlight.get(token) ?? 1) - 1
+        if (left <= 0) env.inFlight.delete(token)
+        else env.inFlight.set(token, left)
+      })),
       Effect.catchTag("HttpFailure", (e) => Effect.succeed(failure(e.status, e.error))),
       // A defect is a sandbox bug: still answer in the service's error shape, and say so on stderr.
       Effect.catchAllDefect((defect) =>
@@ -312,7 +369,8 @@ export const makeApp = (env: AppEnv) =>
       NodeHttpServerRequest.toIncomingMessage(request).socket.destroy()
       return HttpServerResponse.empty({ status: 500 })
     }
-    const { status, body, applied } = answer.outcome
+    const { status, applied } = answer.outcome
+    const body = status >= 400 ? errorBody(env.settings, answer.outcome.body) : answer.outcome.body
     entry.status = status
     entry.applied = applied
     const headers = { "x-request-id": randomUUID() }

@@ -13,6 +13,12 @@ export interface CallSettings {
    * vendor's Blueprint writes it.
    */
   readonly userIdStyle: "userID" | "userId"
+  /** A page larger than the resource's `maxPageSize` answers 400. */
+  readonly pageCaps: boolean
+  /** The shape of error bodies other than the rate limit's. */
+  readonly errorBodies: "error" | "blueprint"
+  /** `/taskTypes` answers `totalItems: 0` and no `nextPage` link. */
+  readonly taskTypesQuirk: boolean
 }
 
 export interface Call {

@@ -69,6 +69,39 @@ const flags = {
       "Name of the users' id in answers: userID as captured live traffic shows, or userId as the vendor's Blueprint writes it"
     )
   ),
+  pageLatency: text(
+    "page-latency",
+    "0ms",
+    "Delay added to a list answer per record it holds (the live service: ~125ms, 12.5 s a page of 100 tasks)"
+  ),
+  burstAbove: Options.integer("burst-above").pipe(
+    Options.withDefault(0),
+    Options.withDescription(
+      "Requests in flight on one token above which calls fail in bursts of 404/500 (0: never; the live service: 8)"
+    )
+  ),
+  burstRate: text("burst-rate", "0.5", "Probability of a 404/500 to a call above --burst-above in flight"),
+  emptyListFailRate: text(
+    "empty-list-fail-rate",
+    "0",
+    "Probability that a filtered list with no matching record answers 500"
+  ),
+  noPageCaps: Options.boolean("no-page-caps").pipe(
+    Options.withDescription(
+      "Serve pages of any size (default: tasks at most 100 a page, 400 above, as the live service)"
+    )
+  ),
+  errorBodies: Options.choice("error-bodies", ["error", "blueprint"]).pipe(
+    Options.withDefault("error" as const),
+    Options.withDescription(
+      "Shape of error bodies but the rate limit's: {\"error\"} or the Blueprint's {message, target, errorCode, errors}"
+    )
+  ),
+  taskTypesQuirk: Options.boolean("task-types-quirk").pipe(
+    Options.withDescription(
+      "/taskTypes answers totalItems 0 and no nextPage link, as one author saw on the live service"
+    )
+  ),
   data: Options.text("data").pipe(
     Options.optional,
     Options.withDescription("JSON file keeping the state across restarts (written atomically)")
@@ -125,13 +158,22 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function*(f: Flags) {
     answerDelayMs: yield* parsed("answer-delay", parseDuration(f.answerDelay)),
     emptyListStatus: f.emptyListStatus === "200" ? 200 : 404,
     userIdStyle: f.userIdStyle,
+    pageCaps: !f.noPageCaps,
+    errorBodies: f.errorBodies,
+    taskTypesQuirk: f.taskTypesQuirk,
     dataFile: Option.match(f.data, { onNone: () => undefined, onSome: (file) => resolve(file) }),
     faults: {
       ...noFaults,
       latencyMs: yield* parsed("latency", parseDuration(f.latency)),
       failRate: yield* parsed("fail-rate", parseProbability(f.failRate)),
       resetRate: yield* parsed("reset-rate", parseProbability(f.resetRate)),
-      dropAfterWriteRate: yield* parsed("drop-after-write-rate", parseProbability(f.dropAfterWriteRate))
+      dropAfterWriteRate: yield* parsed("drop-after-write-rate", parseProbability(f.dropAfterWriteRate)),
+      pageLatencyPerRecordMs: yield* parsed("page-latency", parseDuration(f.pageLatency)),
+      burstAbove: f.burstAbove < 0
+        ? yield* new UsageError({ message: `--burst-above: ${f.burstAbove} is negative` })
+        : f.burstAbove,
+      burstRate: yield* parsed("burst-rate", parseProbability(f.burstRate)),
+      emptyListFailRate: yield* parsed("empty-list-fail-rate", parseProbability(f.emptyListFailRate))
     }
   } satisfies SandboxOptions
 })
@@ -164,6 +206,11 @@ const run = Effect.fn("Command.sandbox")(function*(f: Flags) {
           `empty lists answer ${options.emptyListStatus}`,
           `users read back with ${options.userIdStyle}`,
           `latency ${faults.latencyMs} ms, fail rate ${faults.failRate}, reset rate ${faults.resetRate}, drop-after-write rate ${faults.dropAfterWriteRate}`,
+          `page caps ${
+            options.pageCaps ? "on" : "off"
+          }, page latency ${faults.pageLatencyPerRecordMs} ms a record, bursts ${
+            faults.burstAbove > 0 ? `above ${faults.burstAbove} in flight at rate ${faults.burstRate}` : "off"
+          }, empty filtered lists fail at rate ${faults.emptyListFailRate}`,
           options.dataFile === undefined ? "state in memory only" : `state kept in ${options.dataFile}`
         ].join("; ")
       )

@@ -50,6 +50,15 @@ export interface SandboxOptions {
   readonly emptyListStatus: 404 | 200
   /** Default "userID", as captured live traffic shows; "userId" as the vendor's Blueprint writes it. */
   readonly userIdStyle: "userID" | "userId"
+  /** Default true: a page larger than the resource's `maxPageSize` (tasks: 100) answers 400, as the live service. */
+  readonly pageCaps: boolean
+  /**
+   * Error bodies other than the rate limit's: `{"error"}` (default, as api-notes B saw them) or the Blueprint's
+   * `{message, target, errorCode, errors}` (api-notes, "Live behaviour reported by more public clients").
+   */
+  readonly errorBodies: "error" | "blueprint"
+  /** `/taskTypes` answers `totalItems: 0` and no `nextPage` link, as one author saw live; default false. */
+  readonly taskTypesQuirk: boolean
   /** State kept across restarts, written atomically. */
   readonly dataFile: string | undefined
   /** Default all zero. */
@@ -61,7 +70,11 @@ export const noFaults: Faults = {
   failRate: 0,
   resetRate: 0,
   dropAfterWriteRate: 0,
-  rateLimitStormUntil: 0
+  rateLimitStormUntil: 0,
+  pageLatencyPerRecordMs: 0,
+  burstAbove: 0,
+  burstRate: 0,
+  emptyListFailRate: 0
 }
 
 export const defaultSandboxOptions: SandboxOptions = {
@@ -74,6 +87,9 @@ export const defaultSandboxOptions: SandboxOptions = {
   answerDelayMs: 5 * 60_000,
   emptyListStatus: 404,
   userIdStyle: "userID",
+  pageCaps: true,
+  errorBodies: "error",
+  taskTypesQuirk: false,
   dataFile: undefined,
   faults: noFaults
 }
@@ -127,7 +143,16 @@ const checkOptions = (o: SandboxOptions): string | undefined => {
   }
   if (!(o.tokenTtlMs > 0)) return "the token lifetime must be longer than 0"
   if (!(o.answerDelayMs >= 0) || !(o.faults.latencyMs >= 0)) return "delays cannot be negative"
-  const rates = [o.faults.failRate, o.faults.resetRate, o.faults.dropAfterWriteRate]
+  if (!(o.faults.pageLatencyPerRecordMs >= 0) || !(o.faults.burstAbove >= 0)) {
+    return "delays and limits cannot be negative"
+  }
+  const rates = [
+    o.faults.failRate,
+    o.faults.resetRate,
+    o.faults.dropAfterWriteRate,
+    o.faults.burstRate,
+    o.faults.emptyListFailRate
+  ]
   if (rates.some((p) => !(p >= 0 && p <= 1))) return "fault rates are probabilities between 0 and 1"
   return undefined
 }
@@ -155,8 +180,11 @@ const viewOf = (account: Account, name: ResourceName): ReadonlyArray<Rec> => {
   )
 }
 
+/** What `startSandbox` takes: any option, and any of the faults (the others none). */
+export type SandboxOptionsInput = Partial<Omit<SandboxOptions, "faults">> & { readonly faults?: Partial<Faults> }
+
 export const startSandbox = (
-  options: Partial<SandboxOptions> = {}
+  options: SandboxOptionsInput = {}
 ): Effect.Effect<RunningSandbox, SandboxError, Scope.Scope> =>
   Effect.gen(function*() {
     const o: SandboxOptions = { ...defaultSandboxOptions, ...options, faults: { ...noFaults, ...options.faults } }
@@ -181,14 +209,22 @@ export const startSandbox = (
     const log: Array<LogEntry> = []
     const app = makeApp({
       accounts: o.accounts,
-      settings: { answerDelayMs: o.answerDelayMs, emptyListStatus: o.emptyListStatus, userIdStyle: o.userIdStyle },
+      settings: {
+        answerDelayMs: o.answerDelayMs,
+        emptyListStatus: o.emptyListStatus,
+        userIdStyle: o.userIdStyle,
+        pageCaps: o.pageCaps,
+        errorBodies: o.errorBodies,
+        taskTypesQuirk: o.taskTypesQuirk
+      },
       store,
       tokens,
       budget: makeBudget(o.rate, o.rateMode),
       faults,
       log,
       lock,
-      markDirty
+      markDirty,
+      inFlight: new Map()
     })
 
     let nodeServer: Http.Server | undefined

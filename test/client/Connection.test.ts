@@ -23,7 +23,7 @@ const defaults: ConnectionOptions = {
   concurrency: Option.none(),
   maxAttempts: 6,
   rateLimitPause: Option.none(),
-  requestTimeout: "30s"
+  requestTimeout: "60s"
 }
 
 /** Parses a command line with the connection options, under the given environment. */

@@ -2,11 +2,11 @@
 import { Effect } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
-import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { testClient } from "../support.js"
 
-export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
+export const startTestSandbox = (options: SandboxOptionsInput = {}) =>
   startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
 
 /** A client of `sandbox` (its first account unless `credentials` say otherwise), with fast backoff. */

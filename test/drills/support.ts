@@ -10,7 +10,7 @@ import type { ChildProcess } from "node:child_process"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { spawnCli as spawnImportCli } from "../import/support.js"
 
@@ -29,7 +29,7 @@ export const drillRate = { limit: 200, windowMs: 2_000 }
  */
 export const clientFlags = ["--rate", "200/2s", "--rate-limit-pause", "1s", "--max-attempts", "20"]
 
-export const startDrillSandbox = (options: Partial<SandboxOptions> = {}) =>
+export const startDrillSandbox = (options: SandboxOptionsInput = {}) =>
   startSandbox({ port: 0, rate: drillRate, ...options })
 
 /** A temporary directory removed with the test's scope. */

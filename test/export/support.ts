@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
-import type { RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import type { RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { temporaryDir, testClient } from "../support.js"
 
@@ -21,7 +21,7 @@ export const accountA = { apiKey: "export-a", apiToken: "token-a" }
 export const accountB = { apiKey: "export-b", apiToken: "token-b" }
 
 /** A sandbox with two isolated accounts and a budget that never gets in the way of a test. */
-export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
+export const startTestSandbox = (options: SandboxOptionsInput = {}) =>
   startSandbox({
     port: 0,
     accounts: [accountA, accountB],

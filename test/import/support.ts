@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
 import { type ImportJob, runImport } from "../../src/import/Pipeline.js"
-import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { temporaryDir, testClientLayer } from "../support.js"
 
@@ -20,7 +20,7 @@ export const root = fileURLToPath(new URL("../..", import.meta.url))
 /** The built CLI; FSM_DRILL_BIN points the CLI tests and the drills (which spawn through here) at another build. */
 export const bin = process.env.FSM_DRILL_BIN ?? Path.join(root, "dist/bin.js")
 
-export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
+export const startTestSandbox = (options: SandboxOptionsInput = {}) =>
   startSandbox({ port: 0, rate: { limit: 10_000, windowMs: 1_000 }, ...options })
 
 /** The real client of `sandbox`, for its account `apiKey` (default the first), with fast backoff. */

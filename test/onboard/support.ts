@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
 import { type OnboardRequest, prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import type { ResourceName } from "../../src/Resources.js"
-import type { RequestLogEntry, RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { spawnCli } from "../import/support.js"
 import { temporaryDir, testClientLayer } from "../support.js"
@@ -39,7 +39,7 @@ export const recordSteps: ReadonlyArray<ResourceName> = [
   "additional-costs"
 ]
 
-export const startTestSandbox = (options: Partial<SandboxOptions> = {}) =>
+export const startTestSandbox = (options: SandboxOptionsInput = {}) =>
   startSandbox({ port: 0, rate: { limit: 20_000, windowMs: 1_000 }, answerDelayMs: 300, ...options })
 
 /** The real client of `sandbox`'s first account, with fast backoff. */

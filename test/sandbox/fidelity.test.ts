@@ -225,7 +225,7 @@ describe("sandbox: read-back", () => {
       const listed = yield* blueprint.call("POST", "/users", { body: { login: "ana" } })
       assert.strictEqual(listed.body.result.userId, 1)
       assert.notProperty(listed.body.result, "userID")
-      const list = yield* blueprint.call("GET", "/users")
+      const list = yield* blueprint.call("GET", "/users", { query: { paramFilter: {} } })
       assert.deepStrictEqual(list.body.result.entityList.map((u: any) => u.userId), [1])
     }))
 })

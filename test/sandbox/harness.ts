@@ -3,7 +3,7 @@
  * returns status, headers and parsed body of real loopback HTTP calls.
  */
 import { Effect } from "effect"
-import type { RunningSandbox, SandboxOptions } from "../../src/sandbox/Sandbox.js"
+import type { RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 
 export interface Answer {
@@ -67,7 +67,7 @@ export const login = (sandbox: RunningSandbox, apiKey = "sandbox-key", apiToken 
   })
 
 /** A sandbox on port 0 (stopped with the test's scope) and a logged-in session on it. */
-export const session = (options: Partial<SandboxOptions> = {}, apiKey = "sandbox-key", apiToken = "sandbox-token") =>
+export const session = (options: SandboxOptionsInput = {}, apiKey = "sandbox-key", apiToken = "sandbox-token") =>
   Effect.gen(function*() {
     const sandbox = yield* startSandbox({ port: 0, ...options })
     const token = yield* login(sandbox, apiKey, apiToken)

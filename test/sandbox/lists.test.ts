@@ -68,17 +68,17 @@ describe("sandbox: lists", () => {
   it.scopedLive("an empty result answers 404 as the live service does, or 200 with the switch", () =>
     Effect.gen(function*() {
       const live = yield* session()
-      const empty = yield* live.call("GET", "/users")
+      const empty = yield* live.call("GET", "/users", { query: { paramFilter: {} } })
       assert.strictEqual(empty.status, 404)
       assert.deepStrictEqual(empty.body, { error: "No records found" })
       yield* live.call("POST", "/users", { body: { login: "ana" } })
-      assert.strictEqual((yield* live.call("GET", "/users", { query: { page: 2 } })).status, 404) // past the end
+      assert.strictEqual((yield* live.call("GET", "/users", { query: { paramFilter: {}, page: 2 } })).status, 404) // past the end
       assert.strictEqual(
         (yield* live.call("GET", "/users", { query: { paramFilter: { name: "ninguém" } } })).status,
         404
       )
       const switched = yield* session({ emptyListStatus: 200 })
-      const ok = yield* switched.call("GET", "/users")
+      const ok = yield* switched.call("GET", "/users", { query: { paramFilter: {} } })
       assert.strictEqual(ok.status, 200)
       assert.deepStrictEqual(ok.body.result.entityList, [])
       assert.strictEqual(ok.body.result.pagedSearchReturnData.totalItems, 0)

@@ -187,7 +187,9 @@ export const callForms: ReadonlyArray<CallForm> = [
     name: "users without paramFilter",
     method: "GET",
     path: () => "/users/?page=1&pageSize=100",
-    check: listOf((u) => typeof (u.userID ?? u.userId) === "number", 2)
+    // The Blueprint requires paramFilter on users (api-notes, "Live behaviour reported by more public clients"):
+    // this client's call is refused as the live service refuses it.
+    check: (a) => ok(a, 400)
   },
   {
     client: "sync service",
@@ -225,9 +227,8 @@ export const callForms: ReadonlyArray<CallForm> = [
       `/tasks/?page=1&pageSize=200&order=desc&paramFilter=${
         enc({ ...window, customerId: f.customers.padaria })
       }&selectFields=${encodeURIComponent("taskID,customerId,taskDate,userToName")}`,
-    check: listOf((t, f) =>
-      t.customerId === f.customers.padaria && Object.keys(t).length === 4 && t.userToName === "Ana Souza"
-    )
+    // Tasks are served at most 100 a page (tested live by one author): 200 is refused as the live service does.
+    check: (a) => ok(a, 400)
   },
   {
     client: "sync service",
@@ -462,7 +463,8 @@ export const callForms: ReadonlyArray<CallForm> = [
     name: "users, no filter, huge page",
     method: "GET",
     path: () => "/users/?pageSize=9999999",
-    check: listOf(undefined, 2)
+    // No paramFilter: refused, as the Blueprint says the live service does.
+    check: (a) => ok(a, 400)
   },
 
   // --- Node integration client: POST login without a slash; `ParamFilter` (encoded once), `Page`, `PageSize`,

@@ -1,0 +1,110 @@
+/**
+ * The live service's limits as the sandbox emulates them (api-notes, "Live behaviour reported by more public
+ * clients"): page caps, paramFilter required, bursts of 404/500 above N requests in flight on one token, 500 for
+ * empty filtered lists, slow pages, the Blueprint's error bodies and the task types' paging quirk.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { session, wideWindow } from "./harness.js"
+
+describe("sandbox: the live service's limits", () => {
+  it.scopedLive("tasks answer 400 above 100 a page (firm, default); --no-page-caps serves any size", () =>
+    Effect.gen(function*() {
+      const { call } = yield* session()
+      yield* call("POST", "/users", { body: { login: "ana" } })
+      yield* call("POST", "/tasks", { body: { externalId: "OS-1", idUserFrom: 1, taskDate: "2026-12-01" } })
+      const ok = yield* call("GET", "/tasks", { query: { paramFilter: wideWindow, pageSize: 100 } })
+      assert.strictEqual(ok.status, 200)
+      const refused = yield* call("GET", "/tasks", { query: { paramFilter: wideWindow, pageSize: 150 } })
+      assert.strictEqual(refused.status, 400)
+      assert.deepStrictEqual(refused.body, { error: "You cannot request more than 100 tasks per page." })
+      // Other collections have no known cap.
+      assert.strictEqual((yield* call("GET", "/segments", { query: { pageSize: 1000 } })).status, 404)
+      const uncapped = yield* session({ pageCaps: false })
+      yield* uncapped.call("POST", "/users", { body: { login: "ana" } })
+      yield* uncapped.call("POST", "/tasks", { body: { externalId: "OS-1", idUserFrom: 1, taskDate: "2026-12-01" } })
+      assert.strictEqual(
+        (yield* uncapped.call("GET", "/tasks", { query: { paramFilter: wideWindow, pageSize: 1000 } })).status,
+        200
+      )
+    }))
+
+  it.scopedLive("users and webhooks need paramFilter (400 with the Blueprint's message); {} is enough", () =>
+    Effect.gen(function*() {
+      const { call } = yield* session()
+      const users = yield* call("GET", "/users")
+      assert.strictEqual(users.status, 400)
+      assert.strictEqual(users.body.error, "The paramFilter is required as ParamUserFilter string json.")
+      assert.strictEqual((yield* call("GET", "/webhooks")).status, 400)
+      assert.strictEqual((yield* call("GET", "/users", { query: { paramFilter: {} } })).status, 404)
+      assert.strictEqual((yield* call("GET", "/webhooks", { query: { paramFilter: {} } })).status, 404)
+      assert.strictEqual((yield* call("GET", "/segments")).status, 404)
+    }))
+
+  it.scopedLive("error bodies in the Blueprint's shape with the switch; the rate limit keeps {error}", () =>
+    Effect.gen(function*() {
+      const { call } = yield* session({ errorBodies: "blueprint", rate: { limit: 3, windowMs: 60_000 } })
+      const users = yield* call("GET", "/users")
+      assert.deepStrictEqual(users.body, {
+        message: "The paramFilter is required as ParamUserFilter string json.",
+        target: null,
+        errorCode: 0,
+        errors: null
+      })
+      assert.deepStrictEqual((yield* call("GET", "/customers/99")).status, 404)
+      const limited = yield* call("GET", "/segments")
+      assert.strictEqual(limited.status, 403)
+      assert.deepStrictEqual(limited.body, { error: "Rate limit temporarily exceeded" })
+    }))
+
+  it.scopedLive("task types: totalItems 0 and no nextPage link with the switch (one author's observation)", () =>
+    Effect.gen(function*() {
+      const plain = yield* session()
+      const regular = (yield* plain.call("GET", "/taskTypes", { query: { pageSize: 1 } })).body.result
+      assert.isAbove(regular.pagedSearchReturnData.totalItems, 1)
+      assert.deepStrictEqual(regular.links.map((l: any) => l.rel), ["self", "nextPage"])
+      const quirky = yield* session({ taskTypesQuirk: true })
+      const page = (yield* quirky.call("GET", "/taskTypes", { query: { pageSize: 1 } })).body.result
+      assert.strictEqual(page.entityList.length, 1)
+      assert.strictEqual(page.pagedSearchReturnData.totalItems, 0)
+      assert.deepStrictEqual(page.links.map((l: any) => l.rel), ["self"])
+    }))
+
+  it.scopedLive("above N requests in flight on one token, calls fail in bursts of 404/500; alone they succeed", () =>
+    Effect.gen(function*() {
+      const { call, sandbox } = yield* session()
+      yield* call("POST", "/segments", { body: { description: "Varejo" } })
+      // The latency keeps every call of the burst in flight while the others arrive.
+      yield* sandbox.control.setFaults({ burstAbove: 2, burstRate: 1, latencyMs: 1_000 })
+      const burst = yield* Effect.all(Array.from({ length: 8 }, () => call("GET", "/segments")), {
+        concurrency: "unbounded"
+      })
+      const failed = burst.filter((a) => a.status === 404 || a.status === 500)
+      assert.isAbove(failed.length, 0)
+      assert.isTrue(burst.every((a) => [200, 404, 500].includes(a.status)))
+      // A 404 to a list that is not empty, as the live service gives under load.
+      const alone = yield* call("GET", "/segments")
+      assert.strictEqual(alone.status, 200)
+      assert.strictEqual(alone.body.result.entityList.length, 1)
+      const log = yield* sandbox.control.requests
+      assert.isTrue(log.filter((e) => e.method === "GET").every((e) => !e.applied))
+    }))
+
+  it.scopedLive("an empty filtered list answers 500 at the rate set; unfiltered and non-empty lists do not", () =>
+    Effect.gen(function*() {
+      const { call, sandbox } = yield* session()
+      yield* call("POST", "/customers", { body: { externalId: "C1", name: "Padaria" } })
+      yield* sandbox.control.setFaults({ emptyListFailRate: 1 })
+      assert.strictEqual(
+        (yield* call("GET", "/customers", { query: { paramFilter: { externalId: "NOPE" } } })).status,
+        500
+      )
+      assert.strictEqual(
+        (yield* call("GET", "/customers", { query: { paramFilter: { externalId: "C1" } } })).status,
+        200
+      )
+      assert.strictEqual((yield* call("GET", "/segments")).status, 404)
+      // A date window alone is no filter.
+      assert.strictEqual((yield* call("GET", "/tasks", { query: { paramFilter: wideWindow } })).status, 404)
+    }))
+})
