@@ -9,11 +9,46 @@ import * as Schema from "effect/Schema"
 import type { Field } from "../Resources.js"
 import { redactServerText } from "../Secrets.js"
 
+/**
+ * The JSON text with every integer beyond 2^53 turned into a string of its digits, so that `JSON.parse` keeps it
+ * exactly (it would round 9007199254740993 to …992, and two records would share one id). Only number tokens
+ * outside strings are touched.
+ */
+export const losslessJson = (text: string): string => {
+  if (!/\d{16}/.test(text)) return text
+  let out = ""
+  let from = 0
+  let i = 0
+  while (i < text.length) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      // A string: skip to its closing quote.
+      i++
+      while (i < text.length && text.charCodeAt(i) !== 34) i += text.charCodeAt(i) === 92 ? 2 : 1
+      i++
+      continue
+    }
+    if (c === 45 || (c >= 48 && c <= 57)) {
+      const start = i
+      i++
+      while (i < text.length && /[\d.eE+-]/.test(text[i]!)) i++
+      const token = text.slice(start, i)
+      if (/^-?\d{16,}$/.test(token) && !Number.isSafeInteger(Number(token))) {
+        out += `${text.slice(from, start)}"${token}"`
+        from = i
+      }
+      continue
+    }
+    i++
+  }
+  return from === 0 ? text : out + text.slice(from)
+}
+
 /** The JSON of a body, the raw text when it is not JSON (gateway pages), undefined when empty. */
 export const parseBody = (text: string): unknown => {
   if (text.trim() === "") return undefined
   try {
-    return JSON.parse(text)
+    return JSON.parse(losslessJson(text))
   } catch {
     return text
   }

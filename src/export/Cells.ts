@@ -51,6 +51,8 @@ const scalar = (field: Field, read: unknown): Cell => {
         const label = field.type.values.find((x) => String(x.value) === String(v).trim())?.label
         if (label !== undefined) return label
       }
+      // An integer beyond 2^53 came as its digits (`losslessJson`): kept so, a number would round it.
+      if (typeof v === "string" && /^\s*-?\d+\s*$/.test(v) && !Number.isSafeInteger(Number(v))) return v.trim()
       if (typeof v === "string") {
         return field.readFormat !== undefined || v.includes(",")
           ? moneyToNumber(v)

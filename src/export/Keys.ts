@@ -41,6 +41,10 @@ export interface KeyStore {
 
 /** Ids in ascending order: numerically when both are numbers, else as text (GUIDs). */
 export const compareIds = (a: string, b: string): number => {
+  if (/^-?\d+$/.test(a) && /^-?\d+$/.test(b) && (a.length > 15 || b.length > 15)) {
+    const d = BigInt(a) - BigInt(b)
+    return d < 0n ? -1 : d > 0n ? 1 : 0
+  }
   const x = Number(a)
   const y = Number(b)
   return Number.isFinite(x) && Number.isFinite(y) ? x - y : a < b ? -1 : a > b ? 1 : 0

@@ -60,6 +60,8 @@ const scalarText = (field: Field | undefined, v: unknown): string => {
     case "integer":
     case "number":
     case "enum": {
+      // An integer beyond 2^53 is compared by its digits (a number would round two ids into one).
+      if (typeof v === "string" && /^\s*-?\d{16,}\s*$/.test(v)) return v.trim().replace(/^(-?)0+(?=\d)/, "$1")
       const n = toNumber(v)
       return Number.isNaN(n) ? String(v) : String(n)
     }

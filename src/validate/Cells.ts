@@ -41,13 +41,21 @@ const parser = <A>(
 
 const wholeNumber = /^[+-]?\d+$/
 
+/** The largest id a server's 64-bit integer can hold. */
+const maxId = 9223372036854775807n
+
 const integer = (min: number | undefined, max: number | undefined, id: boolean) =>
-  parser(Schema.Int, (text): number | Invalid => {
+  parser(Schema.Union(Schema.Int, Schema.String), (text): number | string | Invalid => {
     if (!wholeNumber.test(text)) {
       const hint = /[.,\s]/.test(text) ? " (write digits only, without separators)" : ""
       return new Invalid(`${quote(text)} is not a whole number${hint}`)
     }
     const n = Number(text)
+    // An id beyond 2^53 (the server's, exported as its digits) is kept as its digits: a number would round it
+    // into another record's id.
+    if (!Number.isSafeInteger(n) && id && /^\+?\d+$/.test(text) && BigInt(text) <= maxId) {
+      return text.replace(/^\+/, "").replace(/^0+(?=\d)/, "")
+    }
     if (!Number.isSafeInteger(n)) return new Invalid(`${quote(text)} is too large`)
     if (id && n < 1) return new Invalid(`${quote(text)} is not a valid id (ids are whole numbers from 1 up)`)
     if ((min !== undefined && n < min) || (max !== undefined && n > max)) return outOfRange(text, min, max)

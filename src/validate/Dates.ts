@@ -8,8 +8,43 @@ import type { Formats } from "./Model.js"
 
 export type DateFormat = Formats["dateFormat"]
 
-// Year first: ISO as the XLSX reader gives it (a trailing `Z` and fractions are dropped: Excel times have no zone).
-const yearFirst = /^(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?:(?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?Z?)?$/
+// Year first: ISO (fractions are dropped). A zone (`Z`, `+01:00`, `-0300`) is captured, to be refused: the API
+// stores local time without a zone, so dropping it would shift the moment by the zone's offset.
+const yearFirst =
+  /^(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?:(?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i
+
+/**
+ * Why a date-time with a zone is refused, with the same moment in Brasília time as a suggestion (the API reads
+ * every date-time as the account's local time, with no zone: api-notes).
+ */
+const zoned = (text: string, iso: string, zone: string): Invalid => {
+  const at = new Date(
+    `${iso}${
+      zone.toUpperCase() === "Z"
+        ? "Z"
+        : zone.length === 3
+        ? `${zone}:00`
+        : zone.replace(/^([+-]\d{2})(\d{2})$/, "$1:$2")
+    }`
+  )
+  const brasilia = Number.isNaN(at.getTime())
+    ? undefined
+    : new Intl.DateTimeFormat("sv-SE", {
+      timeZone: "America/Sao_Paulo",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23"
+    }).format(at).replace(" ", "T")
+  return new Invalid(
+    `${quote(text)} carries a time zone (${zone}), but the API takes local time without a zone, so it would be read ${
+      zone.toUpperCase() === "Z" ? "as local time, hours off" : "hours off"
+    }: write the local time without the zone${brasilia !== undefined ? ` (in Brasília time: ${brasilia})` : ""}`
+  )
+}
 const yearLast = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4})(?:(?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?)?$/
 const shortYear = /^\d{1,2}([-/.])\d{1,2}\1\d{2}(?:\s|$)/
 const excelSerial = /^\d{5}(?:[.,]\d+)?$/
@@ -61,7 +96,10 @@ const build = (text: string, y: number, mo: number, d: number, h: number, mi: nu
  */
 export const parseDate = (text: string, format: DateFormat): string | Invalid => {
   let m = yearFirst.exec(text)
-  if (m !== null) return build(text, Number(m[1]), Number(m[3]), Number(m[4]), num(m[5]), num(m[6]), num(m[7]))
+  if (m !== null) {
+    const built = build(text, Number(m[1]), Number(m[3]), Number(m[4]), num(m[5]), num(m[6]), num(m[7]))
+    return m[8] !== undefined && typeof built === "string" ? zoned(text, built, m[8]) : built
+  }
   m = yearLast.exec(text)
   if (m !== null) {
     if (format === "yyyy-mm-dd") {

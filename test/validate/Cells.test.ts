@@ -129,8 +129,13 @@ describe("dates and times", () => {
     expect(decode("tasks", "taskDate", "2026-12-01")).toBe("2026-12-01T00:00:00")
     expect(decode("tasks", "taskDate", "2026-12-01T09:30")).toBe("2026-12-01T09:30:00")
     expect(decode("tasks", "taskDate", "2026-12-01 09:30:15")).toBe("2026-12-01T09:30:15")
-    // The XLSX reader's ISO values (Excel times have no zone: the Z and fractions are dropped).
-    expect(decode("tasks", "taskDate", "2026-12-01T09:30:00.000Z")).toBe("2026-12-01T09:30:00")
+    // Fractions are dropped; a zone is refused rather than dropped (the API takes local time without a zone, so a
+    // dropped `Z` shifted the moment by 3 h), with the same moment in Brasília time to write instead. The XLSX
+    // reader's dates carry no zone (Excel's have none).
+    expect(decode("tasks", "taskDate", "2026-12-01T09:30:00.250")).toBe("2026-12-01T09:30:00")
+    expect(decode("tasks", "taskDate", "2026-12-01T09:30:00.000Z")).toBe(
+      `error: "2026-12-01T09:30:00.000Z" carries a time zone (Z), but the API takes local time without a zone, so it would be read as local time, hours off: write the local time without the zone (in Brasília time: 2026-12-01T06:30:00)`
+    )
   })
 
   it("reads year-last dates in the file's day/month order, and year-first ones in any", () => {
