@@ -32,11 +32,16 @@ export interface ConnectionOptions {
   readonly baseUrl: Option.Option<string>
   readonly credentials: Option.Option<string>
   readonly rate: string
+  /** `--rate` or FSM_RATE was given (else `rate` is the default): a continued run keeps its own otherwise. */
+  readonly rateGiven?: boolean
   readonly concurrency: Option.Option<number>
   readonly maxAttempts: number
   readonly rateLimitPause: Option.Option<string>
   readonly requestTimeout: string
 }
+
+/** The request budget when neither `--rate` nor FSM_RATE (nor, for a continued run, its own) says otherwise. */
+export const defaultRate = "400/60s"
 
 export const connectionOptions: Options.Options<ConnectionOptions> = Options.all({
   baseUrl: Options.text("base-url").pipe(
@@ -52,11 +57,11 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   ),
   rate: Options.text("rate").pipe(
     Options.withPseudoName("N/WINDOW"),
-    Options.withDefault("400/60s"),
     Options.withFallbackConfig(Config.string("FSM_RATE")),
     Options.withDescription(
-      "Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE)"
-    )
+      `Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE; default ${defaultRate}, or for resume, rerun and undo the run's own)`
+    ),
+    Options.optional
   ),
   concurrency: Options.integer("concurrency").pipe(
     Options.withFallbackConfig(Config.integer("FSM_CONCURRENCY")),
@@ -82,7 +87,13 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
     Options.withDefault("60s"),
     Options.withDescription("Time limit of one attempt (a page of 100 tasks can take over 25 s on the live service)")
   )
-})
+}).pipe(
+  Options.map((o): ConnectionOptions => ({
+    ...o,
+    rate: Option.getOrElse(o.rate, () => defaultRate),
+    rateGiven: Option.isSome(o.rate)
+  }))
+)
 
 /** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
 export const validateBaseUrl = (text: string): Either.Either<string, UsageError> => {
@@ -322,12 +333,34 @@ export const apiLayer = (
 
 // --- resume and rerun: the run's own server ----------------------------------------------------------------------
 
-/** Where a run's rows were sent, from its journal. */
+/** Where a run's rows were sent, from its journal, and the options that shaped its sending. */
 export interface RunTarget {
   readonly baseUrl: string
   /** The embedded, in-memory sandbox of the command that started the run (gone with it). */
   readonly embedded: boolean
+  /** The request budget the run was started with (`20/10s`), absent in journals of older versions. */
+  readonly rate?: string | undefined
+  /** `--concurrency` as the run was started with it, when it was given. */
+  readonly concurrency?: number | undefined
 }
+
+/**
+ * The run's own `--rate` and `--concurrency`, unless given again: a run resumed, rerun or undone is sent the way it
+ * was started (a 20/10s run must not go on at 400/60s).
+ */
+const runShaped = (options: ConnectionOptions, run: RunTarget, what: string) =>
+  Effect.gen(function*() {
+    const rate = run.rate !== undefined && options.rateGiven !== true ? run.rate : options.rate
+    const concurrency = Option.isNone(options.concurrency) && run.concurrency !== undefined
+      ? Option.some(run.concurrency)
+      : options.concurrency
+    const kept = [
+      ...(rate !== options.rate ? [`--rate ${rate}`] : []),
+      ...(concurrency !== options.concurrency ? [`--concurrency ${String(run.concurrency)}`] : [])
+    ]
+    if (kept.length > 0) yield* say(`fsm-bulk: ${what} keeps its own ${kept.join(" and ")} (give them again to change)`)
+    return { ...options, rate, concurrency } satisfies ConnectionOptions
+  })
 
 export const forceBaseUrlOption = Options.boolean("force-base-url").pipe(
   Options.withDescription("Continue against --base-url / FSM_BASE_URL even though the run was sent to another server")
@@ -348,6 +381,15 @@ export const continuingConnection = Effect.fn("Connection.continuing")(function*
   what: string
 ) {
   if (run === undefined) return options
+  return yield* continuingTarget(yield* runShaped(options, run, what), run, force, what)
+})
+
+const continuingTarget = Effect.fn("Connection.continuingTarget")(function*(
+  options: ConnectionOptions,
+  run: RunTarget,
+  force: boolean,
+  what: string
+) {
   const given = yield* pairedBaseUrl(options)
   if (run.embedded) {
     if (Option.isNone(given)) {

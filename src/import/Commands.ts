@@ -306,7 +306,8 @@ export const importCommand = Command.make(
           verifyWaitMs,
           attachmentsRoot: root,
           runDir,
-          onConflict
+          onConflict,
+          clientConcurrency: Option.getOrUndefined(a.connection.concurrency)
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(hintOnAbort(() =>
           runDir
         ))

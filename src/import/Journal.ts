@@ -106,6 +106,10 @@ export const Header = Schema.Struct({
   baseUrl: Schema.String,
   /** The rows went to an embedded, in-memory sandbox (gone with its command): `resume` can only rehearse. */
   embedded: Schema.optional(Schema.Boolean),
+  /** The request budget the run was sent under (`20/10s`): `resume`, `rerun` and `undo` keep it unless given again. */
+  rate: Schema.optional(Schema.String),
+  /** `--concurrency` when the run was started with it: kept the same way. */
+  concurrency: Schema.optional(Schema.Number),
   source: SourceInfo,
   read: ReadSettings,
   parse: ParseSettings,

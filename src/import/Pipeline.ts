@@ -43,6 +43,7 @@ import {
 import type { SourceRow } from "../files/Source.js"
 import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { formatRate } from "../Units.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
@@ -111,6 +112,8 @@ export interface ImportJob extends RowSettings {
   readonly graceMs?: number | undefined
   /** Rows in progress at once (default 32); the client bounds requests in flight and the budget itself. */
   readonly concurrency?: number | undefined
+  /** `--concurrency` (the client's requests in flight) when given: recorded so that `resume` keeps it. */
+  readonly clientConcurrency?: number | undefined
   readonly progress?: Progress | undefined
   /** With `verify`: how long queued rows are waited for (default 6 min: the spec's "within up to 5 minutes"). */
   readonly verifyWaitMs?: number | undefined
@@ -243,6 +246,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
           baseUrl: api.baseUrl,
           ...(api.embedded === true ? { embedded: true } : {}),
+          rate: formatRate(api.budget),
+          ...(job.clientConcurrency !== undefined ? { concurrency: job.clientConcurrency } : {}),
           source: {
             file: input.file,
             format: input.source.format,
@@ -613,11 +618,14 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
 
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
   const abandon = yield* Deferred.make<void>()
+  /** Completed on a stop: rows whose write has not left yet give up at once (only rows sent get the grace). */
+  const stopping = yield* Deferred.make<void>()
   if (job.stop !== undefined) {
     yield* Effect.forkScoped(
       Effect.gen(function*() {
         yield* job.stop!
         state.stopped = true
+        yield* Deferred.succeed(stopping, undefined)
         yield* Effect.sleep(job.graceMs ?? 10_000)
         yield* Deferred.succeed(abandon, undefined)
       })
@@ -725,13 +733,25 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       ? finish(result.row, { status: "invalid", error: formatErrors(result.errors) })
       : processValid(result)
 
+  /**
+   * After a stop, a row whose write has left (or that an earlier session left in flight) waits up to the grace for
+   * its answer; a row still waiting for its permit or budget is given up at once, never sent (it is `skipped`, and
+   * journaled `unsent`; whether it left is read from `state.left` afterwards, so a row that left meanwhile is in
+   * doubt, not skipped).
+   */
+  const giveUp = (row: number) =>
+    Effect.zipRight(
+      Deferred.await(stopping),
+      Effect.suspend(() => (state.left.has(row) ? Deferred.await(abandon) : Effect.void))
+    )
+
   const attempt = (result: RowResult) =>
     Effect.suspend(() =>
       state.stopped
         ? Effect.succeed(undefined)
         : job.stop === undefined
         ? processRow(result)
-        : Effect.raceFirst(processRow(result), Effect.as(Deferred.await(abandon), undefined))
+        : Effect.raceFirst(processRow(result), Effect.as(giveUp(result.row), undefined))
     )
 
   /**

@@ -20,7 +20,12 @@ export type ResumeOptions = Pick<
 >
 
 /** Where the run's rows were sent: `resume` and `rerun` continue there (see `continuingConnection`). */
-export const runTargetOf = (h: Header): RunTarget => ({ baseUrl: h.baseUrl, embedded: h.embedded === true })
+export const runTargetOf = (h: Header): RunTarget => ({
+  baseUrl: h.baseUrl,
+  embedded: h.embedded === true,
+  rate: h.rate,
+  concurrency: h.concurrency
+})
 
 /** The job a run directory's journal describes, and the journal itself. */
 export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {

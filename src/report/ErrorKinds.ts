@@ -12,14 +12,25 @@ export interface ErrorKind {
   readonly examples: ReadonlyArray<{ readonly row: number; readonly error: string }>
 }
 
-/** Groups messages that differ only in their values: quoted text, numbers and ids become `…` or `N`. */
-export const errorKind = (message: string): string =>
-  message
+/**
+ * Groups messages that differ only in their values: quoted text, numbers and ids become `…` or `N`. Commands in
+ * backquotes and paths (a token with a `/` or `\` and a letter) are kept as they are: `fsm-bulk resume
+ * runs/20261127T101500Z-customers` must stay a command that can be run.
+ */
+export const errorKind = (message: string): string => {
+  const kept: Array<string> = []
+  // A placeholder without digits (the numbers are replaced after): a private-use character per kept text.
+  const keep = (text: string) => `\u0000${String.fromCharCode(0xe000 + kept.push(text) - 1)}`
+  return message
+    .replace(/`[^`]*`/g, keep)
     .replace(/"[^"]*"|'[^']*'|«[^»]*»/g, "…")
+    .replace(/[^\s"'`«»(),;]*[/\\][^\s"'`«»(),;]*/g, (token) => (/[A-Za-z]/.test(token) ? keep(token) : token))
     .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, "…")
     .replace(/\d+([.,]\d+)*/g, "N")
     .replace(/\s+/g, " ")
     .trim()
+    .replace(/\u0000([\ue000-\uf8ff])/g, (_, c: string) => kept[c.charCodeAt(0) - 0xe000]!)
+}
 
 /** Distinct kinds kept; rows of further kinds are counted under the last line of `ErrorTally.top`. */
 const maxKinds = 500

@@ -8,6 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
+import { endedWell, type Status } from "../import/Status.js"
 import { readRunData, type RunData } from "./RunData.js"
 
 export const reportHtml = "report.html"
@@ -233,8 +234,17 @@ export const renderRunReport = (data: RunData): string => {
       }))
     )
 
+  // Rows that did not end well are never said to have no error: their count is given even when no message was kept.
+  const unwell = statuses.filter(([status]) => !endedWell(status as Status, s.dryRun === true))
+  const unwellRows = unwell.reduce((n, [, k]) => n + k, 0)
   const errors = data.errors.length === 0
-    ? `<p class="muted">No row has an error.</p>`
+    ? unwellRows === 0
+      ? `<p class="muted">No row has an error.</p>`
+      : `<p class="muted">${fmt(unwellRows)} row${unwellRows === 1 ? "" : "s"} did not end well (${
+        escape(unwell.map(([status, n]) => `${status} ${fmt(n)}`).join(", "))
+      }), and no message was kept for ${unwellRows === 1 ? "it" : "them"} here: see ${
+        data.steps.length > 0 ? "each step's page" : "report.csv"
+      }.</p>`
     : table(
       ["rows", "error (values left out)", "examples"],
       data.errors.slice(0, 50).map((e, i) => [

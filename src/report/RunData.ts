@@ -14,6 +14,12 @@ import { RunError } from "../Errors.js"
 import { type ErrorKind, ErrorTally } from "./ErrorKinds.js"
 
 /** The fields of a run summary (import, rerun, resume, validate, or an onboarding's top level) the page uses. */
+const ErrorKinds = Schema.Array(Schema.Struct({
+  kind: Schema.String,
+  count: Schema.Number,
+  examples: Schema.Array(Schema.Struct({ row: Schema.Number, error: Schema.String }))
+}))
+
 const SummaryFields = Schema.Struct({
   command: Schema.String,
   resource: Schema.optional(Schema.String),
@@ -35,18 +41,16 @@ const SummaryFields = Schema.Struct({
   /** The request budget the run was held to, when the summary records it. */
   budget: Schema.optional(Schema.Struct({ limit: Schema.Number, windowMs: Schema.Number })),
   /** Errors by kind, tallied as the reports were written (absent in summaries of older versions). */
-  errors: Schema.optional(Schema.Array(Schema.Struct({
-    kind: Schema.String,
-    count: Schema.Number,
-    examples: Schema.Array(Schema.Struct({ row: Schema.Number, error: Schema.String }))
-  }))),
+  errors: Schema.optional(ErrorKinds),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,
     runDir: Schema.String,
     rows: Schema.Number,
     counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
     exitCode: Schema.Number,
-    requests: Schema.optional(Schema.Number)
+    requests: Schema.optional(Schema.Number),
+    /** The step's kinds of error with the most rows (an onboarding's summary). */
+    errors: Schema.optional(ErrorKinds)
   })))
 })
 export type RunSummary = typeof SummaryFields.Type
@@ -267,6 +271,10 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     if (d.error !== undefined && d.error !== "") tally.add(d.row, d.error)
   })
 
+  const ownErrors = summary.value.errors ?? tally.top(50)
+  const stepErrors = (summary.value.steps ?? [])
+    .flatMap((s) => (s.errors ?? []).map((e): ErrorKind => ({ ...e, kind: `${s.resource}: ${e.kind}` })))
+    .sort((a, b) => b.count - a.count)
   const steps = (summary.value.steps ?? []).map((s) => ({
     resource: s.resource,
     dir: Path.relative(runDir, s.runDir) || s.runDir,
@@ -285,8 +293,9 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     attempts,
     retryOutcomes,
     slowest,
-    // The writer's tally covers every row (invalid rows too, which the journal of a validate run lacks).
-    errors: summary.value.errors ?? tally.top(50),
+    // The writer's tally covers every row (invalid rows too, which the journal of a validate run lacks); an
+    // onboarding's page has no rows of its own: its steps' errors, each named by its step.
+    errors: ownErrors.length > 0 ? ownErrors : stepErrors,
     steps
   } satisfies RunData
 })

@@ -8,9 +8,20 @@ import { Effect } from "effect"
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readJournal } from "../../src/import/Journal.js"
+import { runImport } from "../../src/import/Pipeline.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
-import { apiOf, importInto, put, readJournalLines, readReport, startTestSandbox, tempDir, writes } from "./support.js"
+import {
+  apiOf,
+  importInto,
+  job,
+  put,
+  readJournalLines,
+  readReport,
+  startTestSandbox,
+  tempDir,
+  writes
+} from "./support.js"
 
 /** Keeps the journal up to (not including) the first line `drop` matches, and every later line `drop` does not. */
 const crashJournal = (runDir: string, drop: (line: Record<string, any>) => boolean) => {
@@ -107,6 +118,42 @@ describe("resume", () => {
       assert.strictEqual(resumed.exitCode, 0)
       assert.isTrue(readReport(runDir).every((r) => r._status === "created" || r._status === "updated"))
       assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).length, 3)
+    }))
+
+  it.scopedLive("after a stop, rows whose request never left are skipped (not sent), not in doubt; resume sends them", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 1_500 } })
+      const dir = yield* tempDir
+      const file = put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\nK-3,Três\nK-4,Quatro\nK-5,Cinco\nK-6,Seis\n")
+      const runDir = Path.join(dir, "run")
+      const twoSent = Effect.gen(function*() {
+        while (writes(yield* sandbox.control.requests).length < 2) yield* Effect.sleep(10)
+      })
+      // Every row is under way at once, but the client lets two requests out at a time: four rows wait for it.
+      const result = yield* runImport(job({ resource: "customers", file, runDir, stop: twoSent, graceMs: 100 })).pipe(
+        Effect.provide(apiOf(sandbox, undefined, { concurrency: 2 }))
+      )
+      assert.strictEqual(result.exitCode, 3)
+      const sent = writes(yield* sandbox.control.requests).length
+      assert.strictEqual(sent, 2)
+      const report = readReport(runDir)
+      const inDoubt = report.filter((r) => r._status === "in-doubt")
+      const notSent = report.filter((r) => r._status === "skipped")
+      assert.strictEqual(inDoubt.length, 2)
+      assert.strictEqual(notSent.length, 4)
+      for (const r of notSent) assert.match(r._error!, /^not sent: the run stopped while this row waited to be sent/)
+      assert.strictEqual(readJournalLines(runDir).filter((l) => l.state === "unsent").length, 4)
+      assert.strictEqual(result.summary.counts["in-doubt"], 2)
+
+      yield* sandbox.control.setFaults({ latencyMs: 0 })
+      const landed = (yield* sandbox.control.records("sandbox-key", "customers")).length
+      const mark = (yield* sandbox.control.requests).length
+      const resumed = yield* resumeRun(runDir).pipe(Effect.provide(apiOf(sandbox)))
+      assert.strictEqual(resumed.exitCode, 0)
+      assert.deepStrictEqual(readReport(runDir).map((r) => r._status), Array(6).fill("created"))
+      // The rows in doubt were looked up by key (those that landed are not sent again); the four never sent were.
+      assert.strictEqual(writes((yield* sandbox.control.requests).slice(mark)).length, 6 - landed)
+      assert.strictEqual((yield* sandbox.control.records("sandbox-key", "customers")).length, 6)
     }))
 
   it.scopedLive("a create in flight for a resource without a key is left in doubt, not sent twice", () =>

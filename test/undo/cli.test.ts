@@ -11,10 +11,12 @@ import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { clientFlags, customersFile, lastJson } from "../drills/support.js"
 import {
   apiOf,
+  customersCsv,
   importInto,
   put,
   readJournalLines,
   readReport,
+  recordsByKey,
   runCli,
   spawnCli,
   startTestSandbox,
@@ -149,5 +151,86 @@ describe("fsm-bulk undo (CLI)", () => {
       const missing = yield* runCli(["undo", "nowhere"], sandbox, dir)
       assert.strictEqual(missing.code, 2)
       assert.match(missing.stderr, /nowhere does not exist/)
+    }))
+
+  it.scopedLive(
+    "a create of keys that exist, killed with SIGKILL and resumed, then undone: no record of the earlier run is deleted",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 40 } })
+        const dir = yield* tempDir
+        const file = put(dir, "clientes.csv", customersCsv(40))
+        yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "first"), mode: "upsert" })
+        const before = yield* recordsByKey(sandbox, "customers")
+        assert.strictEqual(Object.keys(before).length, 40)
+
+        const second = Path.join(dir, "second")
+        const cli = spawnCli(
+          ["import", "customers", file, "--mode", "create", "--concurrency", "4", "--rate", "20/2s", "--out", second],
+          sandbox,
+          dir
+        )
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
+        )
+        const answered = () => {
+          try {
+            return readJournalLines(second).filter((l) => l.state === "done").length
+          } catch {
+            return 0
+          }
+        }
+        // Killed after about eight answers (or once it ended, when it needed no request per row).
+        yield* until(() => answered() >= 8 || cli.child.exitCode !== null, 60_000)
+        cli.child.kill("SIGKILL")
+        yield* Effect.promise(() => cli.exit)
+
+        const resumed = yield* runCli(["resume", second, ...clientFlags], sandbox, dir)
+        assert.strictEqual(resumed.code, 1, resumed.stderr)
+        assert.isTrue(readReport(second).every((r) => r._status === "failed"), JSON.stringify(readReport(second)))
+        const undo = yield* runCli(["undo", second, "--out", Path.join(dir, "undo"), ...clientFlags], sandbox, dir)
+        assert.include([0, 2], undo.code, undo.stderr)
+        assert.deepStrictEqual(yield* recordsByKey(sandbox, "customers"), before)
+      })
+  )
+
+  it.scopedLive("resume keeps the run's --rate and --concurrency unless they are given again", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox({ faults: { ...noFaults, latencyMs: 40 } })
+      const dir = yield* tempDir
+      const runDir = Path.join(dir, "run")
+      const cli = spawnCli(
+        [
+          "import",
+          "customers",
+          put(dir, "c.csv", customersCsv(12)),
+          "--rate",
+          "4/3s",
+          "--concurrency",
+          "2",
+          "--out",
+          runDir
+        ],
+        sandbox,
+        dir
+      )
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
+      )
+      yield* until(() => {
+        try {
+          return readJournalLines(runDir).some((l) => l.state === "done")
+        } catch {
+          return false
+        }
+      }, 60_000)
+      cli.child.kill("SIGINT")
+      assert.strictEqual((yield* Effect.promise(() => cli.exit)).code, 3)
+      assert.strictEqual(readJournalLines(runDir)[0]!.rate, "4/3s")
+
+      const resumed = yield* runCli(["resume", runDir, "--json"], sandbox, dir)
+      assert.strictEqual(resumed.code, 0, resumed.stderr)
+      assert.include(resumed.stderr, "keeps its own --rate 4/3s and --concurrency 2")
+      assert.deepStrictEqual(lastJson(resumed.stdout).budget, { limit: 4, windowMs: 3_000 })
     }))
 })
