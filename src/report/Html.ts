@@ -177,6 +177,17 @@ const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<st
   rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("") +
   `</tbody></table>`
 
+/**
+ * A link to `file` in the folder `dir` (relative to the page), or nothing: a summary can be edited by anyone, so
+ * only a relative path that stays inside the run directory is ever a link, every segment percent-encoded (a
+ * `javascript:` step path becomes the file name `javascript%3A…`, never a scheme).
+ */
+export const linkTo = (dir: string, file: string, label: string): string => {
+  const parts = [...dir.split(/[\\/]+/), file].filter((p) => p !== "" && p !== ".")
+  const inside = !Path.isAbsolute(dir) && !/^[a-z]:/i.test(dir) && !/^[\\/]/.test(dir) && !parts.includes("..")
+  return inside ? `<a href="${escape(parts.map(encodeURIComponent).join("/"))}">${escape(label)}</a>` : ""
+}
+
 const section = (title: string, body: string): string => `<section><h2>${escape(title)}</h2>${body}</section>`
 
 /** The page for one run directory. */
@@ -299,7 +310,7 @@ export const renderRunReport = (data: RunData): string => {
           ).join(" "),
           st.requests === undefined ? "" : fmt(st.requests),
           String(st.exitCode),
-          `<a href="${escape(Path.posix.join(st.dir.split(Path.sep).join("/"), reportHtml))}">report</a>`
+          linkTo(st.dir, reportHtml, "report")
         ])
       )
     )
