@@ -8,6 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
+import { shellQuote } from "../Shell.js"
 import { readRunData, type RunData } from "./RunData.js"
 
 export const reportHtml = "report.html"
@@ -374,9 +375,9 @@ export const refreshRunReport = (runDir: string) =>
     Effect.asVoid,
     Effect.catchAll((e) =>
       Console.error(
-        `fsm-bulk: could not write ${
-          Path.join(runDir, reportHtml)
-        } (${e.message}); \`fsm-bulk report ${runDir}\` writes it again`
+        `fsm-bulk: could not write ${Path.join(runDir, reportHtml)} (${e.message}); \`fsm-bulk report ${
+          shellQuote(runDir)
+        }\` writes it again`
       )
     )
   )
