@@ -13,6 +13,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import { statSync } from "node:fs"
+import * as Path from "node:path"
 import type { Api } from "../client/Api.js"
 import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
 import { HttpAdapter } from "../client/HttpAdapter.js"
@@ -20,6 +22,7 @@ import { UsageError } from "../Errors.js"
 import { type JsonFileError, readJsonFile } from "../files/JsonFile.js"
 import { isLoopback } from "../Loopback.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
+import { shellQuote } from "../Shell.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { say } from "./Output.js"
 
@@ -160,6 +163,26 @@ const credentialsProblem = (error: JsonFileError): string => {
   }
 }
 
+/** Credentials files already warned about in this process. */
+const warnedAbout = new Set<string>()
+
+/**
+ * Like ssh with a private key: a credentials file that its group or others can read is said once on stderr (it
+ * is still used), with the command that makes it private. Not on Windows, whose modes say nothing of this.
+ */
+const warnIfReadable = (path: string) =>
+  Effect.suspend(() => {
+    if (process.platform === "win32" || warnedAbout.has(Path.resolve(path))) return Effect.void
+    const mode = statSync(path, { throwIfNoEntry: false })?.mode
+    if (mode === undefined || (mode & 0o077) === 0) return Effect.void
+    warnedAbout.add(Path.resolve(path))
+    return say(
+      `fsm-bulk: warning: ${path} holds credentials and its group or others can read it (mode ${
+        (mode & 0o777).toString(8).padStart(4, "0")
+      }); make it private: chmod 600 ${shellQuote(path)}`
+    )
+  })
+
 /** Credentials from `--credentials FILE`, else from FSM_API_KEY/FSM_API_TOKEN. */
 export const readCredentials = Effect.fn("Connection.readCredentials")(function*(file: Option.Option<string>) {
   if (Option.isSome(file)) {
@@ -167,6 +190,7 @@ export const readCredentials = Effect.fn("Connection.readCredentials")(function*
     const json = yield* readJsonFile(path, CredentialsFile).pipe(
       Effect.mapError((error) => usage(`--credentials ${path}: ${credentialsProblem(error)}`))
     )
+    yield* warnIfReadable(path)
     return Option.some<Credentials>({ apiKey: Redacted.make(json.apiKey), apiToken: Redacted.make(json.apiToken) })
   }
   const key = yield* Config.option(Config.redacted("FSM_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none()))

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { Api } from "../client/Api.js"
 import { resumeHint } from "../import/Pipeline.js"
+import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { parseRate } from "../Units.js"
 import { apiLayer, type ConnectionOptions } from "./Connection.js"
@@ -39,7 +40,7 @@ export const withApi = <A, E>(
         })
         const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
         return yield* work({ stop: stop.stopped, progress, say }).pipe(
-          stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${runDirOf()}`)
+          stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${shellQuote(runDirOf())}`)
         )
       })
     ).pipe(Effect.provide(apiLayer(connection)))

@@ -45,6 +45,26 @@ export interface XlsxStyle {
   readonly wrapColumns?: ReadonlyArray<number>
   /** A sheet listed first and shown on opening (a run's Summary), whose lines `closeWith` is given. */
   readonly frontSheet?: string
+  /**
+   * Where the whole text of a cell longer than Excel's limit is (a report: "report.csv"). Such a cell is then cut
+   * with a visible mark saying so (`cutForExcel`); without it, the text is written whole.
+   */
+  readonly wholeTextIn?: string
+}
+
+/** Excel's limit of characters in a cell: a longer one makes it refuse or repair the workbook. */
+export const excelCellLimit = 32_767
+
+/** `text` within Excel's cell limit: cut (never inside a surrogate pair) with a mark that says so and where the rest is. */
+export const cutForExcel = (text: string, wholeTextIn: string): string => {
+  if (text.length <= excelCellLimit) return text
+  const mark = `… [cut at Excel's limit of ${excelCellLimit.toLocaleString("en-US")} characters: ${
+    text.length.toLocaleString("en-US")
+  } in all, the whole text is in ${wholeTextIn}]`
+  let end = excelCellLimit - mark.length
+  const code = text.charCodeAt(end - 1)
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1
+  return text.slice(0, end) + mark
 }
 
 /** An XLSX table whose front sheet, if its style names one, is written when it closes. */
@@ -454,7 +474,7 @@ const statusColours: Readonly<Record<string, { readonly fill: string; readonly f
   invalid: red
 }
 
-/** Excel's sheet names: at most 31 characters, none of `[]:*?/\`. */
+/** Excel's sheet names: at most 31 characters, none of `[]:*?/`. */
 const sheetNameOf = (path: string, wanted: string | undefined): string => {
   const name = (wanted ?? Path.basename(path, Path.extname(path))).replace(/[[\]:*?/\\]/g, "_").slice(0, 31)
   return name === "" ? "Sheet1" : name
@@ -464,6 +484,16 @@ const sheetNameOf = (path: string, wanted: string | undefined): string => {
 interface SheetLimits {
   readonly maxSheetRows?: number
   readonly maxSheetBytes?: number
+}
+
+/** What becomes of a text cell in a workbook: no secret, the inline guard, within Excel's limit when asked. */
+const textOf = (options: XlsxStyle & { readonly guard?: boolean }) => {
+  const guard = options.guard ?? true
+  const wholeTextIn = options.wholeTextIn
+  return (text: string): string => {
+    const safe = guard ? neutralizeInline(redactKnown(text)) : redactKnown(text)
+    return wholeTextIn === undefined ? safe : cutForExcel(safe, wholeTextIn)
+  }
 }
 
 /** An XLSX table streamed by our own writer (XlsxWriter); the workbook's creator marks it as this tool's. */
@@ -495,7 +525,7 @@ export const openXlsxWriter: (
           autoFilter: options.autoFilter ?? true,
           statusColumn: options.statusColumn,
           statusColours,
-          text: options.guard ?? true ? (text) => neutralizeInline(redactKnown(text)) : redactKnown,
+          text: textOf(options),
           ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
           maxSheetRows: options.maxSheetRows,
           maxSheetBytes: options.maxSheetBytes,

@@ -28,6 +28,7 @@ import { UsageError } from "../Errors.js"
 import { resumeOnboarding } from "../onboard/Commands.js"
 import { readOnboardSummary } from "../onboard/Summary.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
@@ -113,7 +114,7 @@ export const whatNext = (summary: Summary): ReadonlyArray<string> => {
   if (summary.command === "validate") {
     if (n("invalid") > 0) lines.push(`next: correct the rows named above in ${summary.source} and validate it again`)
     else {lines.push(
-        `next: fsm-bulk import ${summary.resource} ${summary.source}${
+        `next: fsm-bulk import ${summary.resource} ${shellQuote(summary.source ?? "")}${
           summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""
         }`
       )}
@@ -123,18 +124,22 @@ export const whatNext = (summary: Summary): ReadonlyArray<string> => {
   if (n("invalid") > 0) {
     lines.push(
       `next: correct the invalid rows in a copy of ${dir}/${reportCsv} (keep _row; blank cells keep the original), then`,
-      `      fsm-bulk rerun ${dir} --fixed CORRECTED.csv`
+      `      fsm-bulk rerun ${shellQuote(dir)} --fixed CORRECTED.csv`
     )
   }
   if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
-    lines.push(`${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${dir}`)
+    lines.push(
+      `${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(dir)}`
+    )
   }
   if (n("conflict") > 0) {
     lines.push(
       `${
         n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
       }: records changed on the server since the export are in conflict (see _error); keep the server's changes to`,
-      `      other fields with fsm-bulk rerun ${dir} --only conflict --merge, or send the file's values: --overwrite`
+      `      other fields with fsm-bulk rerun ${
+        shellQuote(dir)
+      } --only conflict --merge, or send the file's values: --overwrite`
     )
   }
   return lines

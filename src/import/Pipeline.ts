@@ -43,6 +43,7 @@ import {
 import type { SourceRow } from "../files/Source.js"
 import type { WriteError } from "../files/Write.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { shellQuote } from "../Shell.js"
 import { formatRate } from "../Units.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
@@ -158,7 +159,7 @@ export type ImportError = ApiAborted | InputError | RunError | WriteError | Usag
 type Valid = Extract<RowResult, { _tag: "Valid" }>
 
 /** The hint printed and written for a run that stopped early. */
-export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${runDir}\``
+export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${shellQuote(runDir)}\``
 
 /** Starts a new run of `job`. */
 export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> => execute(job, undefined)
@@ -288,8 +289,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         if (state.left.has(row) || state.priorSending.has(row)) {
           return {
             status: "in-doubt",
-            error:
-              `${why} while this row was being sent; \`fsm-bulk resume ${runDir}\` looks it up before sending it again`
+            error: `${why} while this row was being sent; \`fsm-bulk resume ${
+              shellQuote(runDir)
+            }\` looks it up before sending it again`
           }
         }
         return state.inFlight.has(row)

@@ -214,6 +214,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     sheetName: "report",
     frontSheet: summarySheetName,
     guard: true,
+    wholeTextIn: reportCsv,
     wrapColumns: [columns.findIndex(([name]) => name === "_error")]
   })
   const numbers = numberColumns(target, header.length - target.input.columns.length)

@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { RunError } from "../Errors.js"
 import { cannotWrite } from "../files/Write.js"
+import { shellQuote } from "../Shell.js"
 import { journalFile } from "./Journal.js"
 import { holderOf, holderText, holdLock } from "./Locks.js"
 
@@ -36,8 +37,9 @@ export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {
   for (const name of [journalFile, reportCsv, summaryFile]) {
     if (fs.existsSync(Path.join(dir, name))) {
       return yield* new RunError({
-        message:
-          `${dir} already holds a run (${name}): continue it with \`fsm-bulk resume ${dir}\` or choose another --out`
+        message: `${dir} already holds a run (${name}): continue it with \`fsm-bulk resume ${
+          shellQuote(dir)
+        }\` or choose another --out`
       })
     }
   }

@@ -24,6 +24,7 @@ import {
 } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
+import { shellQuote } from "../Shell.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./Demo.js"
 import { type PreparedOnboarding, prepareOnboarding, runOnboarding } from "./Onboard.js"
@@ -81,7 +82,7 @@ const runAndClose = (
       yield* printSummary(json, result.summary, where)
       if (json) { for (const line of where) yield* say(line) }
       return result.exitCode as ExitCode
-    }).pipe(stopAfterApiRequests(() => `fsm-bulk resume ${prepared.runDir}`))).pipe(
+    }).pipe(stopAfterApiRequests(() => `fsm-bulk resume ${shellQuote(prepared.runDir)}`))).pipe(
       Effect.tapErrorTag("ApiAborted", () => say(`the onboarding was aborted: ${stopHint(prepared.runDir)}`))
     )
 

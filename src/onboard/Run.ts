@@ -13,6 +13,7 @@ import { Api } from "../client/Api.js"
 import { reportCsv } from "../import/RunDir.js"
 import type { Status } from "../import/Status.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
+import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { parseRate } from "../Units.js"
 import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
@@ -25,7 +26,9 @@ export interface CommandTools extends OnboardTools {
 
 /** How to go on after a stop: `resume` on the onboarding's directory continues the step in progress and the rest. */
 export const stopHint = (runDir: string) =>
-  `continue it with \`fsm-bulk resume ${runDir}\` (steps that ended are kept, the step in progress continues from its ` +
+  `continue it with \`fsm-bulk resume ${
+    shellQuote(runDir)
+  }\` (steps that ended are kept, the step in progress continues from its ` +
   `journal, the rest run)`
 
 /** Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr. */
@@ -77,15 +80,19 @@ const nextForStep = (step: StepSummary): ReadonlyArray<string> => {
   if (n("invalid") > 0) {
     lines.push(
       `next (${step.resource}): correct the invalid rows in a copy of ${step.runDir}/${reportCsv} (keep _row), then`,
-      `      fsm-bulk rerun ${step.runDir} --fixed CORRECTED.csv`
+      `      fsm-bulk rerun ${shellQuote(step.runDir)} --fixed CORRECTED.csv`
     )
   }
   if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
-    lines.push(`next (${step.resource}): send the failed and in-doubt rows again: fsm-bulk rerun ${step.runDir}`)
+    lines.push(
+      `next (${step.resource}): send the failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(step.runDir)}`
+    )
   }
   if (step.skippedForParent > 0) {
     lines.push(
-      `then (${step.resource}): the rows skipped for their parent: fsm-bulk rerun ${step.runDir} --only skipped`
+      `then (${step.resource}): the rows skipped for their parent: fsm-bulk rerun ${
+        shellQuote(step.runDir)
+      } --only skipped`
     )
   }
   return lines

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
 import { endedWell, type Status } from "../import/Status.js"
+import { shellQuote } from "../Shell.js"
 import { readRunData, type RunData } from "./RunData.js"
 
 export const reportHtml = "report.html"
@@ -178,6 +179,17 @@ const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<st
   rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("") +
   `</tbody></table>`
 
+/**
+ * A link to `file` in the folder `dir` (relative to the page), or nothing: a summary can be edited by anyone, so
+ * only a relative path that stays inside the run directory is ever a link, every segment percent-encoded (a
+ * `javascript:` step path becomes the file name `javascript%3A…`, never a scheme).
+ */
+export const linkTo = (dir: string, file: string, label: string): string => {
+  const parts = [...dir.split(/[\\/]+/), file].filter((p) => p !== "" && p !== ".")
+  const inside = !Path.isAbsolute(dir) && !/^[a-z]:/i.test(dir) && !/^[\\/]/.test(dir) && !parts.includes("..")
+  return inside ? `<a href="${escape(parts.map(encodeURIComponent).join("/"))}">${escape(label)}</a>` : ""
+}
+
 const section = (title: string, body: string): string => `<section><h2>${escape(title)}</h2>${body}</section>`
 
 /** The page for one run directory. */
@@ -309,7 +321,7 @@ export const renderRunReport = (data: RunData): string => {
           ).join(" "),
           st.requests === undefined ? "" : fmt(st.requests),
           String(st.exitCode),
-          `<a href="${escape(Path.posix.join(st.dir.split(Path.sep).join("/"), reportHtml))}">report</a>`
+          linkTo(st.dir, reportHtml, "report")
         ])
       )
     )
@@ -373,9 +385,9 @@ export const refreshRunReport = (runDir: string) =>
     Effect.asVoid,
     Effect.catchAll((e) =>
       Console.error(
-        `fsm-bulk: could not write ${
-          Path.join(runDir, reportHtml)
-        } (${e.message}); \`fsm-bulk report ${runDir}\` writes it again`
+        `fsm-bulk: could not write ${Path.join(runDir, reportHtml)} (${e.message}); \`fsm-bulk report ${
+          shellQuote(runDir)
+        }\` writes it again`
       )
     )
   )

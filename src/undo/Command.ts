@@ -26,6 +26,7 @@ import { runTargetOf } from "../import/Resume.js"
 import { defaultRunDir, reportCsv } from "../import/RunDir.js"
 import type { Status } from "../import/Status.js"
 import { isResourceName } from "../Resources.js"
+import { shellQuote } from "../Shell.js"
 import { rerunUndo, resumeUndo, runUndo, type UndoResult, type UndoTools } from "./Undo.js"
 
 /** The server the run (or the first step of the onboarding) under `dir` was sent to. */
@@ -79,11 +80,11 @@ const afterUndo = (json: boolean, title: string, result: UndoResult) =>
         `next: ${n("conflict")} record${
           n("conflict") === 1 ? " was" : "s were"
         } changed on the server since the run (see _error in the report); to undo them anyway: ` +
-          `fsm-bulk rerun ${s.runDir} --only conflict --overwrite`
+          `fsm-bulk rerun ${shellQuote(s.runDir)} --only conflict --overwrite`
       )
     }
     if (n("failed") + n("in-doubt") > 0 && !s.dryRun) {
-      next.push(`next: try the failed rows again: fsm-bulk rerun ${s.runDir}`)
+      next.push(`next: try the failed rows again: fsm-bulk rerun ${shellQuote(s.runDir)}`)
     }
     if (s.cannotUndo > 0) {
       next.push(

@@ -32,6 +32,7 @@ import {
   type ResourceName,
   resources
 } from "../Resources.js"
+import { shellQuote } from "../Shell.js"
 
 /** A server record as JSON, or a write's body (write names). */
 export type Image = Readonly<Record<string, unknown>>
@@ -334,7 +335,7 @@ export const makePlan = Effect.fn("Undo.plan")(function*(dir: string, force: boo
     if (inFlight.length > 0) {
       return yield* new RunError({
         message: `${run} stopped with rows in flight (row ${inFlight.slice(0, 5).join(", ")}): finish it with ` +
-          `\`fsm-bulk resume ${run}\` first, so the undo knows what it wrote`
+          `\`fsm-bulk resume ${shellQuote(run)}\` first, so the undo knows what it wrote`
       })
     }
     const r = resourceOf(h.resource)

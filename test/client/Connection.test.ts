@@ -173,7 +173,8 @@ describe("apiLayer", () => {
       const sandbox = yield* startTestSandbox({ accounts: [{ apiKey: "acme", apiToken: "s3cr3t-token" }] })
       const dir = mkdtempSync(join(tmpdir(), "fsm-conn-"))
       const file = join(dir, "credentials.json")
-      writeFileSync(file, JSON.stringify({ apiKey: "acme", apiToken: "s3cr3t-token" }))
+      // Private, as it should be (a file others can read is warned about: test/output/cli.test.ts).
+      writeFileSync(file, JSON.stringify({ apiKey: "acme", apiToken: "s3cr3t-token" }), { mode: 0o600 })
       const { exit, said } = yield* withApi(
         { ...defaults, baseUrl: Option.some(sandbox.url), credentials: Option.some(file) },
         Effect.gen(function*() {

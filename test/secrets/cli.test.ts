@@ -126,6 +126,9 @@ describe("secrets echoed by a server", () => {
       assert.include(report, "[redacted]")
       assert.include(report, "may not create")
       assert.notInclude(report, "\u001b")
+      // Nor on the terminal: the server's escape sequence never reaches stderr.
+      assert.include(run.stderr, "may not create")
+      assert.notInclude(run.stderr, "\u001b")
     }))
 
   it.scopedLive("a login refusal echoing the request body: neither apiKey nor apiToken in any file or output", () =>

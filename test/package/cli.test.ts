@@ -1,0 +1,24 @@
+/**
+ * The npm package holds the program and its documentation only (issue 28): `files` in package.json is a
+ * whitelist, so a user's walkthrough files, run directories, exports or the tests never ship.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
+import { root } from "../import/support.js"
+
+describe("the npm package", () => {
+  it("npm pack lists dist, templates, docs, README and package.json only: no test, no customer file", () => {
+    const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
+      cwd: root,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"]
+    })
+    const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((f) => f.path)
+    assert.include(files, "dist/bin.js")
+    assert.include(files, "templates/customers.csv")
+    const allowed = /^(dist\/|templates\/|docs\/|README\.md$|package\.json$|LICENSE)/
+    const stray = files.filter((f) => !allowed.test(f))
+    assert.deepStrictEqual(stray, [], "files outside the whitelist")
+    assert.isFalse(files.some((f) => /^(test|runs|trial|my-files|my-export)\//.test(f)))
+  }, 120_000)
+})
