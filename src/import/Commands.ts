@@ -17,7 +17,8 @@ import {
   conflictOptions,
   fileFormatOptions,
   onConflictOf,
-  readSettings
+  readSettings,
+  sendWriteOnlyOption
 } from "../cli/Parsing.js"
 import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../cli/Progress.js"
 import { didYouMean } from "../cli/Suggest.js"
@@ -248,6 +249,7 @@ export const importCommand = Command.make(
     dryRun: dryRunOption,
     verify: verifyOption,
     verifyWait: verifyWaitOption,
+    sendWriteOnly: sendWriteOnlyOption,
     conflicts: conflictOptions,
     parsing: parsingOptions,
     attachmentsRoot: attachmentsRootOption,
@@ -280,6 +282,7 @@ export const importCommand = Command.make(
           dryRun: a.dryRun,
           verify: a.verify,
           verifyWaitMs,
+          sendWriteOnly: a.sendWriteOnly,
           attachmentsRoot: root,
           runDir,
           onConflict

@@ -70,7 +70,17 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { endedWell, type Outcome } from "./Status.js"
-import { beforeImage, type Existing, intentOf, isPathWrite, modeProblem, plan, written } from "./WritePlan.js"
+import {
+  beforeImage,
+  createOnlyGiven,
+  type Existing,
+  intentOf,
+  isPathWrite,
+  isUpdate,
+  modeProblem,
+  plan,
+  written
+} from "./WritePlan.js"
 
 export interface ImportJob extends RowSettings {
   /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
@@ -118,6 +128,11 @@ export interface ImportJob extends RowSettings {
    * worker does not, its leases keep the chunks of a job apart and they run at once by design.
    */
   readonly writerLock?: boolean | undefined
+  /**
+   * `--send-write-only`: an update sends create-only fields (Resources.ts: passwords) too. Without it they are
+   * sent when a record is created only, and the report says a row's value was not sent.
+   */
+  readonly sendWriteOnly?: boolean | undefined
 }
 
 export interface RunResult {
@@ -203,6 +218,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           dryRun: job.dryRun,
           verify: job.verify,
           ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
+          ...(job.sendWriteOnly === true ? { sendWriteOnly: true } : {}),
           baseUrl: api.baseUrl,
           ...(api.embedded === true ? { embedded: true } : {}),
           source: {
@@ -482,12 +498,14 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
       interrupted: s.state.priorSending.get(v.row)?.intent,
       ...(s.stale !== undefined
         ? { base: s.bases?.get(fingerprintKey(v.key, v.id) ?? ""), onConflict: s.stale.onConflict }
-        : {})
+        : {}),
+      sendWriteOnly: job.sendWriteOnly
     })
     // A row an earlier session left in flight keeps that session's before-image: the record read now may already
     // hold that session's write.
     const before = s.state.priorSending.get(v.row)?.before ?? beforeImage(action, existing)
-    return { action, before }
+    const withheld = job.sendWriteOnly === true || !isUpdate(action) ? [] : createOnlyGiven(r, payload)
+    return { action, before, withheld }
   }
   return { total: scan.total, resolver, waiting, planRow }
 })
@@ -553,6 +571,20 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       ? o
       : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
 
+  /** Says which create-only fields of the row an update left out (unless the row failed for another reason). */
+  const withheldNote = (o: Outcome, withheld: ReadonlyArray<string>): Outcome =>
+    withheld.length === 0 || (o.status !== "updated" && o.status !== "unchanged")
+      ? o
+      : {
+        ...o,
+        error: [
+          o.error,
+          `${withheld.join(", ")} not sent: the record exists, and ${
+            withheld.length > 1 ? "these are" : "it is"
+          } set when a record is created (--send-write-only sends ${withheld.length > 1 ? "them" : "it"} on updates)`
+        ].filter((x) => x !== undefined).join("; ")
+      }
+
   /** The row's outcome, or undefined when its write was not sent because the run aborted. */
   const processValid = (v: Valid) =>
     Effect.gen(function*() {
@@ -575,7 +607,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.push({ row: v.row, payload, outcome })
         return outcome
       }
-      const { action, before } = planRow(v, payload)
+      const { action, before, withheld } = planRow(v, payload)
       let outcome: Outcome
       let body: unknown = undefined
       if (job.dryRun) outcome = wouldBe(r, action)
@@ -604,7 +636,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         outcome = sent.right
         body = written(r, action)
       }
-      const final = yield* finish(v.row, withWarnings(outcome, v.warnings), body)
+      const final = yield* finish(v.row, withheldNote(withWarnings(outcome, v.warnings), withheld), body)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
         !job.dryRun && outcome.recordId !== undefined &&
