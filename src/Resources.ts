@@ -61,6 +61,11 @@ export interface Field {
   readonly readFormat?: ReadFormat
   /** Sent on writes, never returned (passwords, upsert flags, files). */
   readonly writeOnly?: boolean
+  /**
+   * A value the server keeps but never shows (a password): sent when the record is created, and on an update only
+   * when the run asks (`--send-write-only`); otherwise a re-import would reset what was changed since, unseen.
+   */
+  readonly createOnly?: boolean
   /** Assigned by the server; never sent on writes. */
   readonly readOnly?: boolean
   /** The server refuses a second record of the account with the same value (409). */
@@ -354,7 +359,11 @@ const table: ReadonlyArray<Resource> = [
       externalId("USR-001"),
       str("name", "Full name", { example: "Ana Souza" }),
       str("login", "Login (unique in the account)", { required: true, unique: true, example: "ana.souza" }),
-      str("password", "Password, required when the user is created", { writeOnly: true, example: "Troque@2026" }),
+      str("password", "Password, required when the user is created", {
+        writeOnly: true,
+        createOnly: true,
+        example: "Troque@2026"
+      }),
       f("email", { _tag: "email" }, "E-mail address", { example: "ana.souza@example.com.br" }),
       str("smartPhoneNumber", "Mobile phone", { example: "+55 11 91234-5678" }),
       str("jobPosition", "Job title", { example: "Técnica de campo" }),

@@ -57,6 +57,13 @@ export const attachmentsRoot = (given: Option.Option<string>): Effect.Effect<str
       })
   })
 
+/** `--send-write-only`: updates send create-only fields (passwords) too (import/Pipeline.ts `ImportJob`). */
+export const sendWriteOnlyOption = Options.boolean("send-write-only").pipe(
+  Options.withDescription(
+    "Also send create-only fields (users' password) to records that exist; by default they are sent on create only"
+  )
+)
+
 /** `--merge` / `--overwrite`: rows of an exported file whose records changed on the server since the export. */
 export const conflictOptions = Options.all({
   merge: Options.boolean("merge").pipe(

@@ -17,6 +17,7 @@
 import { createRequire, Module } from "node:module"
 import { PassThrough } from "node:stream"
 import { StringDecoder } from "node:string_decoder"
+import { errorMark } from "./XlsxCell.js"
 
 const require = createRequire(import.meta.url)
 const parseSaxPath = require.resolve("exceljs/lib/utils/parse-sax.js")
@@ -46,9 +47,47 @@ async function* parseSax(
   let error: unknown
   let events: Array<SaxEvent> = []
   parser.on("error", (e) => void (error = e))
-  parser.on("opentag", (value) => events.push({ eventType: "opentag", value }))
-  parser.on("text", (value) => events.push({ eventType: "text", value }))
-  parser.on("closetag", (value) => events.push({ eventType: "closetag", value }))
+  // Three more mends of what exceljs makes of the events:
+  // - an error cell (`<c t="e">`, typed or a formula's saved result) is handed over as text marked `errorMark`,
+  //   so the reader names the error (exceljs reads a formula's `#N/A` as the number NaN);
+  // - an inline string's rich text (`<is><r><t>Pa</t></r><r><t>daria</t></r></is>`) keeps every run (exceljs
+  //   starts its value again at each `<t>`, keeping the last run only);
+  // - phonetic runs (`<rPh>`) are not part of a string's text.
+  let errorCell = false
+  let inInline = false
+  let inlineTexts = 0
+  let phonetic = 0
+  const attributesOf = (value: unknown) => (value as { attributes: Record<string, string> }).attributes
+  parser.on("opentag", (value) => {
+    const name = (value as { name: string }).name
+    if (phonetic > 0 || name === "rPh") {
+      phonetic += 1
+      return
+    }
+    if (name === "c") {
+      const attributes = attributesOf(value)
+      errorCell = attributes.t === "e"
+      if (errorCell) attributes.t = "str"
+    } else if (name === "is") {
+      inInline = true
+      inlineTexts = 0
+    } else if (name === "t" && inInline && inlineTexts++ > 0) return
+    events.push({ eventType: "opentag", value })
+    if (name === "v" && errorCell) events.push({ eventType: "text", value: errorMark })
+  })
+  parser.on("text", (value) => {
+    if (phonetic === 0) events.push({ eventType: "text", value })
+  })
+  parser.on("closetag", (value) => {
+    if (phonetic > 0) {
+      phonetic -= 1
+      return
+    }
+    const name = (value as { name: string }).name
+    if (name === "c") errorCell = false
+    else if (name === "is") inInline = false
+    events.push({ eventType: "closetag", value })
+  })
   const feed = (text: string) => {
     if (text.length > 0) parser.write(text)
     if (error !== undefined) throw error

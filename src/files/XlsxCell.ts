@@ -1,7 +1,9 @@
 /**
  * An exceljs cell as the text a user sees: dates as `yyyy-MM-dd` / `yyyy-MM-ddTHH:mm:ss` (times alone as
  * `HH:mm:ss`), numbers in plain decimal notation (and marked as numbers), booleans as `true`/`false`, rich text
- * joined, a hyperlink's text, and a formula's cached result — never the formula itself.
+ * joined, a hyperlink's text, and a formula's cached result — never the formula itself. Excel's escapes of
+ * characters XML cannot carry (`_x000D_` for a CR) are decoded; an error value (`#DIV/0!`, `#N/A` …), typed or a
+ * formula's saved result, is a cell without a usable value.
  */
 import * as Predicate from "effect/Predicate"
 import { spreadsheetNumber } from "./Decimal.js"
@@ -13,6 +15,24 @@ export class CellProblem extends Error {}
 export const isDateFormat = (format: string | undefined): boolean =>
   format !== undefined &&
   /[ymdhsb]/i.test(format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "").replace(/[\\_*]./g, ""))
+
+/**
+ * What ExcelSax.ts puts before the text of an error cell (`<c t="e">`), which exceljs would otherwise read as a
+ * number (NaN) when it is a formula's result. XML cannot carry U+0001, so no text of a cell starts with it.
+ */
+export const errorMark = "\u0001"
+
+/** `_x000D_` → CR: Excel's escape of a character, and `_x005F_` before a literal `_xHHHH_`. */
+const excelEscape = /_x([0-9A-Fa-f]{4})_/g
+export const unescapeExcel = (t: string): string =>
+  t.includes("_x") ? t.replace(excelEscape, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : t
+
+const errorProblem = (code: string, formula: boolean) =>
+  new CellProblem(
+    formula
+      ? `a formula whose saved result is the error ${code}: correct the formula (or the cells it uses) in the sheet, or replace it with a value`
+      : `the error value ${code}, not data: correct the cell in the sheet`
+  )
 
 const msPerDay = 86_400_000
 /** Days from Excel's epoch (1899-12-30, or 1904-01-01 in the 1904 date system) to 1970-01-01. */
@@ -38,8 +58,10 @@ export interface CellInput {
 
 const richText = (v: Record<string, unknown>): string | undefined =>
   Array.isArray(v["richText"])
-    ? (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : ""))
-      .join("")
+    ? unescapeExcel(
+      (v["richText"] as Array<{ readonly text?: unknown }>).map((run) => (typeof run.text === "string" ? run.text : ""))
+        .join("")
+    )
     : undefined
 
 /** A cell's text; `number`: written from a number value, so in plain notation with `.`, whatever the file's mark. */
@@ -52,10 +74,13 @@ const text = (t: string): CellReading => ({ text: t, number: false })
 
 const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): CellReading => {
   if (value === null || value === undefined) return text("")
-  if (typeof value === "string") return text(value)
+  if (typeof value === "string") {
+    if (value.startsWith(errorMark)) throw errorProblem(value.slice(1), false)
+    return text(unescapeExcel(value))
+  }
   if (typeof value === "boolean") return text(value ? "true" : "false")
   if (typeof value === "number") {
-    if (Number.isNaN(value)) return text("#ERROR")
+    if (Number.isNaN(value)) throw errorProblem("#NUM!", false)
     return isDateFormat(numFmt)
       ? text(dateText(serialToDate(value, date1904)))
       : { text: spreadsheetNumber(value), number: true }
@@ -65,15 +90,19 @@ const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): C
     const rich = richText(value)
     if (rich !== undefined) return text(rich)
     if ("formula" in value || "sharedFormula" in value || "result" in value) {
-      // The streaming reader parses every non-text formula result as a number: an error result is NaN.
-      if (value["result"] === undefined) {
+      const result = value["result"]
+      if (typeof result === "string" && result.startsWith(errorMark)) throw errorProblem(result.slice(1), true)
+      if (Predicate.isRecord(result) && typeof result["error"] === "string") throw errorProblem(result["error"], true)
+      // Without ExcelSax's mark, the streaming reader parses every non-text formula result as a number.
+      if (typeof result === "number" && Number.isNaN(result)) throw errorProblem("(#N/A, #DIV/0! …)", true)
+      if (result === undefined) {
         throw new CellProblem(
           "a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again"
         )
       }
       return plain(value["result"], numFmt, date1904)
     }
-    if (typeof value["error"] === "string") return text(value["error"])
+    if (typeof value["error"] === "string") throw errorProblem(value["error"], false)
     if ("hyperlink" in value || "text" in value) return plain(value["text"], numFmt, date1904)
   }
   throw new CellProblem(`a cell whose content cannot be read (${JSON.stringify(value)})`)

@@ -361,15 +361,20 @@ const escapeAttribute = (text: string) =>
 /**
  * XML 1.0 cannot carry control characters (but tab, CR, LF), lone surrogates or U+FFFE/U+FFFF: they are written as
  * Excel writes them, `_xHHHH_`, which Excel and LibreOffice turn back into the character. exceljs does not (neither
- * its streaming reader, which our reader uses, nor `readFile`): there they read as the text `_x0001_`. Excel also
- * escapes a literal `_xHHHH_` in the text (as `_x005F_xHHHH_`); we do not, so that such text reads back unchanged
- * through our reader (in Excel it shows as the character it names). A CR is written as a character reference:
- * XML parsers turn a literal CR LF into LF.
+ * its streaming reader, nor `readFile`): our reader decodes them (XlsxCell.ts). As Excel does, a literal
+ * `_xHHHH_` in the text is escaped (`_x005F_xHHHH_`), so that it reads back as itself in Excel and in our reader.
+ * A CR is written as a character reference: XML parsers turn a literal CR LF into LF.
  */
-const special = /[&<>\0-\x08\x0B-\x1F\uD800-\uDFFF\uFFFE\uFFFF]/
+const special = /[&<>\0-\x08\x0B-\x1F\uD800-\uDFFF\uFFFE\uFFFF]|_x[0-9A-Fa-f]{4}_/
 const replaced =
-  /[&<>\r]|[\0-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
-const entities: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;" }
+  /[&<>\r]|[\0-\x08\x0B\x0C\x0E-\x1F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|_(?=x[0-9A-Fa-f]{4}_)/g
+const entities: Readonly<Record<string, string>> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  "\r": "&#13;",
+  _: "_x005F_"
+}
 const excelEscape = (c: string) => entities[c] ?? `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}_`
 
 /** Text as the content of an element. */

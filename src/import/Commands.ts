@@ -19,6 +19,7 @@ import {
   mapOption,
   onConflictOf,
   readSettings,
+  sendWriteOnlyOption,
   withProfile
 } from "../cli/Parsing.js"
 import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../cli/Progress.js"
@@ -275,6 +276,7 @@ export const importCommand = Command.make(
     dryRun: dryRunOption,
     verify: verifyOption,
     verifyWait: verifyWaitOption,
+    sendWriteOnly: sendWriteOnlyOption,
     conflicts: conflictOptions,
     parsing: parsingOptions,
     map: mapOption,
@@ -309,6 +311,7 @@ export const importCommand = Command.make(
           dryRun: a.dryRun,
           verify: a.verify,
           verifyWaitMs,
+          sendWriteOnly: a.sendWriteOnly,
           attachmentsRoot: root,
           runDir,
           onConflict,

@@ -21,7 +21,7 @@ export interface Change {
   readonly to: unknown
 }
 
-const isEmpty = (v: unknown): boolean =>
+export const isEmpty = (v: unknown): boolean =>
   v === undefined || v === null ||
   (typeof v === "string" && (v.trim() === "" || /^0001-01-01(T00:00:00)?$/.test(v.trim()))) ||
   (Array.isArray(v) && v.length === 0)

@@ -102,6 +102,8 @@ export const Header = Schema.Struct({
   dryRun: Schema.Boolean,
   verify: Schema.Boolean,
   verifyWaitMs: Schema.optional(Schema.Number),
+  /** `--send-write-only`: updates send create-only fields (passwords) too; `resume` keeps it. */
+  sendWriteOnly: Schema.optional(Schema.Boolean),
   /** Where the rows were sent (never a credential). */
   baseUrl: Schema.String,
   /** The rows went to an embedded, in-memory sandbox (gone with its command): `resume` can only rehearse. */

@@ -83,9 +83,11 @@ import { endedWell, type Outcome } from "./Status.js"
 import {
   absentBefore,
   beforeImage,
+  createOnlyGiven,
   type Existing,
   intentOf,
   isPathWrite,
+  isUpdate,
   modeProblem,
   plan,
   written
@@ -144,6 +146,11 @@ export interface ImportJob extends RowSettings {
    * worker does not, its leases keep the chunks of a job apart and they run at once by design.
    */
   readonly writerLock?: boolean | undefined
+  /**
+   * `--send-write-only`: an update sends create-only fields (Resources.ts: passwords) too. Without it they are
+   * sent when a record is created only, and the report says a row's value was not sent.
+   */
+  readonly sendWriteOnly?: boolean | undefined
 }
 
 export interface RunResult {
@@ -245,6 +252,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           dryRun: job.dryRun,
           verify: job.verify,
           ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
+          ...(job.sendWriteOnly === true ? { sendWriteOnly: true } : {}),
           baseUrl: api.baseUrl,
           ...(api.embedded === true ? { embedded: true } : {}),
           rate: formatRate(api.budget),
@@ -575,7 +583,8 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
       interruptedAbsent: earlier?.absent,
       ...(s.stale !== undefined
         ? { base: s.bases?.get(fingerprintKey(v.key, v.id) ?? ""), onConflict: s.stale.onConflict }
-        : {})
+        : {}),
+      sendWriteOnly: job.sendWriteOnly
     })
     // A row an earlier session left in flight keeps that session's before-image: the record read now may already
     // hold that session's write.
@@ -584,7 +593,9 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
     const absent = earlier !== undefined ? earlier.absent === true : absentBefore(action, existing)
     // A write of an earlier session found landed: the record as the lookup found it is the record as it left it.
     const found = existing._tag === "Found" && existing.records.length === 1 ? existing.records[0] : undefined
-    return { action, before, absent, found }
+    // Create-only fields (passwords) the row gives but an update leaves out: noted on the row.
+    const withheld = job.sendWriteOnly === true || !isUpdate(action) ? [] : createOnlyGiven(r, payload)
+    return { action, before, absent, found, withheld }
   }
   return { total: scan.total, resolver, waiting, planRow }
 })
@@ -654,6 +665,20 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       ? o
       : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
 
+  /** Says which create-only fields of the row an update left out (unless the row failed for another reason). */
+  const withheldNote = (o: Outcome, withheld: ReadonlyArray<string>): Outcome =>
+    withheld.length === 0 || (o.status !== "updated" && o.status !== "unchanged")
+      ? o
+      : {
+        ...o,
+        error: [
+          o.error,
+          `${withheld.join(", ")} not sent: the record exists, and ${
+            withheld.length > 1 ? "these are" : "it is"
+          } set when a record is created (--send-write-only sends ${withheld.length > 1 ? "them" : "it"} on updates)`
+        ].filter((x) => x !== undefined).join("; ")
+      }
+
   /** The row's outcome, or undefined when its write was not sent because the run aborted. */
   const processValid = (v: Valid) =>
     Effect.gen(function*() {
@@ -685,7 +710,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.push({ row: v.row, payload, outcome })
         return outcome
       }
-      const { absent, action, before, found } = planRow(v, payload)
+      const { absent, action, before, found, withheld } = planRow(v, payload)
       let outcome: Outcome
       let body: unknown = undefined
       let after: RecordImage | undefined = undefined
@@ -719,7 +744,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         after = sent.right.after
         body = written(r, action)
       }
-      const final = yield* finish(v.row, withWarnings(outcome, v.warnings), body, after)
+      const final = yield* finish(v.row, withheldNote(withWarnings(outcome, v.warnings), withheld), body, after)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
         !job.dryRun && outcome.recordId !== undefined &&

@@ -46,6 +46,7 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
     dryRun: h.dryRun,
     verify: h.verify,
     verifyWaitMs: h.verifyWaitMs,
+    sendWriteOnly: h.sendWriteOnly,
     runDir: dir,
     baseDir: h.parse.baseDir,
     attachmentsRoot: h.parse.attachmentsRoot,

@@ -9,7 +9,7 @@
 import { type Fingerprint, recordValue } from "../export/Fingerprint.js"
 import type { Resource } from "../Resources.js"
 import type { FileCell } from "../validate/Validate.js"
-import { type Change, changes as diff, formatChanges, unreadable } from "./Compare.js"
+import { type Change, changes as diff, formatChanges, isEmpty, unreadable } from "./Compare.js"
 import type { Intent, Mode } from "./Journal.js"
 import { listedAs, recordId } from "./Lookup.js"
 import { type OnConflict, staleness } from "./Stale.js"
@@ -177,6 +177,22 @@ const bodyOf = (r: Resource, row: ReadyRow, keepId: boolean): Record<string, unk
   return body
 }
 
+/** The create-only fields (Resources.ts: passwords) to which `payload` gives a value. */
+export const createOnlyGiven = (r: Resource, payload: Readonly<Record<string, unknown>>): ReadonlyArray<string> =>
+  r.fields.filter((f) => f.createOnly === true && !isEmpty(payload[f.name])).map((f) => f.name)
+
+/** Whether `action` writes to a record that existed (or leaves it as it is): create-only fields are not sent. */
+export const isUpdate = (action: Action): boolean =>
+  action._tag === "Patch" || action._tag === "PutId" ||
+  (action._tag === "PutCollection" && action.existed === true) ||
+  (action._tag === "Settle" && (action.outcome.status === "unchanged" || action.outcome.status === "updated"))
+
+const withoutCreateOnly = (r: Resource, body: Record<string, unknown>): Record<string, unknown> => {
+  const out = { ...body }
+  for (const f of r.fields) if (f.createOnly === true) delete out[f.name]
+  return out
+}
+
 /** `/tasks/{id}/products` with the parent's id, and the body without the parent field. */
 const pathWrite = (r: Resource, row: ReadyRow): { path: string; body: Record<string, unknown> } | string => {
   const body = bodyOf(r, row, true)
@@ -240,6 +256,8 @@ export interface PlanInput {
   readonly base?: Fingerprint | undefined
   /** What a record changed on the server since that export gets (default `stop`: `conflict`). */
   readonly onConflict?: OnConflict | undefined
+  /** `--send-write-only`: an update sends create-only fields (passwords) too. */
+  readonly sendWriteOnly?: boolean | undefined
 }
 
 /**
@@ -312,6 +330,7 @@ const change = (
   row: ReadyRow,
   interrupted: Intent | undefined,
   candidates: Record<string, unknown>,
+  forUpdate: (body: Record<string, unknown>) => Record<string, unknown>,
   interruptedAbsent?: boolean
 ): Action => {
   const id = recordId(r, record)
@@ -328,12 +347,14 @@ const change = (
   }
   if (id === undefined) return fail(`the ${r.name} record found has no id`)
   if (has(r, "patch")) return { _tag: "Patch", id, changes: list }
-  if (has(r, "update")) return { _tag: "PutId", id, body: bodyOf(r, row, false), changes: list }
+  if (has(r, "update")) return { _tag: "PutId", id, body: forUpdate(bodyOf(r, row, false)), changes: list }
   return fail(`the API cannot change an existing ${r.title.toLowerCase()} record (would change ${formatChanges(list)})`)
 }
 
 export const plan = (input: PlanInput): Action => {
   const { resource: r, mode, row, existing, interrupted } = input
+  // An update leaves create-only fields (passwords) out unless the run asks for them.
+  const forUpdate = (body: Record<string, unknown>) => input.sendWriteOnly === true ? body : withoutCreateOnly(r, body)
 
   // A POST of an earlier session whose answer never came: the lookup tells whether it landed. The record found is
   // that session's only with proof: its read before the POST found none, and the record holds what the row sends.
@@ -393,7 +414,7 @@ export const plan = (input: PlanInput): Action => {
     }
 
     case "update": {
-      const candidates = bodyOf(r, row, false)
+      const candidates = forUpdate(bodyOf(r, row, false))
       if (r.key !== undefined) delete candidates[r.key]
       if (existing._tag === "NotLooked") {
         if (row.id === undefined) {
@@ -410,9 +431,9 @@ export const plan = (input: PlanInput): Action => {
       if (found._tag === "None") return deletedSinceExport(input) ?? fail(notFound(r, existing, row))
       const g = guarded(input, found.record)
       if (g._tag === "Stop") return g.action
-      const wanted = bodyOf(r, g.row, false)
+      const wanted = forUpdate(bodyOf(r, g.row, false))
       if (r.key !== undefined) delete wanted[r.key]
-      return noted(change(r, found.record, g.row, interrupted, wanted, input.interruptedAbsent), g.note)
+      return noted(change(r, found.record, g.row, interrupted, wanted, forUpdate, input.interruptedAbsent), g.note)
     }
 
     case "create": {
@@ -446,7 +467,7 @@ export const plan = (input: PlanInput): Action => {
         if (found._tag === "One") {
           const g = guarded(input, found.record)
           if (g._tag === "Stop") return g.action
-          const body = bodyOf(r, g.row, keepId)
+          const body = forUpdate(bodyOf(r, g.row, keepId))
           const list = diff(r, body, found.record)
           // Equal on every field the server lists back: nothing is sent, unless the row gives a field that cannot
           // be read back (a password, a file), which only a write can set.
@@ -479,7 +500,15 @@ export const plan = (input: PlanInput): Action => {
         const g = guarded(input, found.record)
         if (g._tag === "Stop") return g.action
         return noted(
-          change(r, found.record, g.row, interrupted, bodyOf(r, g.row, false), input.interruptedAbsent),
+          change(
+            r,
+            found.record,
+            g.row,
+            interrupted,
+            forUpdate(bodyOf(r, g.row, false)),
+            forUpdate,
+            input.interruptedAbsent
+          ),
           g.note
         )
       }

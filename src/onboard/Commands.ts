@@ -20,7 +20,8 @@ import {
   conflictOptions,
   fileFormatOptions,
   onConflictOf,
-  readSettings
+  readSettings,
+  sendWriteOnlyOption
 } from "../cli/Parsing.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
@@ -137,6 +138,7 @@ export const onboardCommand = Command.make(
     dryRun: onboardDryRunOption,
     verify: onboardVerifyOption,
     answerWait: answerWaitOption,
+    sendWriteOnly: sendWriteOnlyOption,
     conflicts: conflictOptions,
     answerDelay: Options.text("answer-delay").pipe(
       Options.withPseudoName("DURATION"),
@@ -174,6 +176,7 @@ export const onboardCommand = Command.make(
         runDir,
         dryRun: a.dryRun,
         verify: a.verify,
+        sendWriteOnly: a.sendWriteOnly,
         answerWaitMs,
         // The embedded sandbox's answers show after `answerDelayMs`: no need to wait longer between two reads.
         answerPollMs: answerDelayMs !== undefined

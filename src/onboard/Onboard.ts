@@ -51,6 +51,8 @@ export interface OnboardRequest {
   readonly runDir: string
   readonly dryRun: boolean
   readonly verify: boolean
+  /** `--send-write-only`: updates send create-only fields (passwords) too (see `ImportJob`). */
+  readonly sendWriteOnly?: boolean | undefined
   /** With `verify`: how long queued answers are waited for, and between two reads of their tasks. */
   readonly answerWaitMs: number
   readonly answerPollMs: number
@@ -391,6 +393,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         verifyWaitMs: request.answerWaitMs,
         verifyPollMs: request.answerPollMs,
         onConflict: request.onConflict,
+        sendWriteOnly: request.sendWriteOnly,
         say: (line) => say(`${resource}: ${line}`),
         journal: tools.journal
       }
@@ -401,7 +404,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
               ? yield* tools.progress(`[${index + 1}/${total}] ${resource}`)
               : undefined
             return yield* (prior !== undefined
-              ? continueRun({ ...job, command: "resume", progress }, prior)
+              ? continueRun({ ...job, command: "resume", progress, sendWriteOnly: prior.header.sendWriteOnly }, prior)
               : runImport({ ...job, progress }))
           })
         ).pipe(Effect.catchTag("InputError", inSheet(step.input)))

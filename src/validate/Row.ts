@@ -193,6 +193,16 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
   const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
   const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
+  // An upsert of a resource with a key finds each record by it: a row with neither key nor id (a total line, a
+  // note under the table) would be created again on every run. A required key says "required" itself.
+  const keylessUpsert = mode === "upsert" && resource.key !== undefined && keySlot?.required !== true
+  const keyColumns = keySlot !== undefined ? columnsOf(keySlot) : [resource.key ?? "id"]
+  const keylessColumn = keyColumns[0] ?? resource.key ?? "id"
+  const keylessMessage =
+    `no key: upsert finds each record by ${
+      (identity.length > 0 ? identity : keyColumns).join(" or ")
+    }, and a row without one would be created again on every run; fill ${keyColumns.join(" or ")}, ` +
+    `or create such rows with --mode create`
   const firstRowOf = new FirstRows(projectedRows)
 
   const text = (
@@ -328,6 +338,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       if (t !== "") payload[extra.name] = t
     }
 
+    if (keylessUpsert && !idGiven && keyText === undefined) errors = push(errors, keylessColumn, keylessMessage)
     if (mode === "update" || mode === "delete") {
       if (!idGiven && keyText === undefined) errors = push(errors, identity[0] ?? "id", identityMessage)
       if (

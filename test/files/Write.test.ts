@@ -176,7 +176,8 @@ describe("table writers", () => {
         `a & b <c> "d" 'e' ]]>`,
         longest
       ]
-      // XML cannot carry these: they go as Excel's `_xHHHH_`, which Excel decodes and our reader (exceljs) does not.
+      // XML cannot carry these: they go as Excel's `_xHHHH_`, which Excel and our reader decode (exceljs alone does
+      // not).
       const escaped: ReadonlyArray<readonly [string, string]> = [
         ["bell \u0007, NUL \u0000, US \u001F", "bell _x0007_, NUL _x0000_, US _x001F_"],
         ["lone \uD83D high surrogate", "lone _xD83D_ high surrogate"],
@@ -191,13 +192,15 @@ describe("table writers", () => {
       const read = yield* readAll(path)
       assert.deepStrictEqual(
         read.rows.map((r) => r.cells[1]),
-        [...exact, ...escaped.map(([, inFile]) => inFile)]
+        texts
       )
       const wb = new ExcelJS.Workbook()
       yield* Effect.promise(() => wb.xlsx.readFile(path))
+      // exceljs on its own decodes no escape: the literal `_x0041_` (written `_x005F_x0041_`, as Excel writes it, so
+      // that Excel shows it as typed) is left out of its comparison.
       assert.deepStrictEqual(
-        exact.map((_, i) => wb.getWorksheet("awkward")!.getCell(`B${i + 2}`).value),
-        exact
+        exact.map((_, i) => wb.getWorksheet("awkward")!.getCell(`B${i + 2}`).value).slice(1),
+        exact.slice(1)
       )
       // Excel trims a text's leading and trailing spaces and line breaks unless its element says to keep them; our
       // reader and exceljs keep them either way, so only the sheet's XML shows the marker is there.

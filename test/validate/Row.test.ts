@@ -347,7 +347,9 @@ describe("duplicates", () => {
         ["", "Sem chave"],
         ["", "Sem chave"]
       ])
-      assert.deepStrictEqual(results.map((r) => r._tag), ["Valid", "Valid", "Invalid", "Invalid", "Valid", "Valid"])
+      // Rows without a key are no duplicates of each other; an upsert refuses them for want of a key.
+      assert.deepStrictEqual(results.map((r) => r._tag), ["Valid", "Valid", "Invalid", "Invalid", "Invalid", "Invalid"])
+      assert.match(formatErrors(invalid(results[4]).errors), /^externalId: no key: upsert finds each record by/)
       assert.strictEqual(formatErrors(invalid(results[2]).errors), `externalId: "CLI-1" repeats row 2`)
       assert.strictEqual(formatErrors(invalid(results[3]).errors), `externalId: "cli-1" repeats row 2`)
     }))
