@@ -170,4 +170,42 @@ describe("a mapping profile", () => {
       const typo = put(dir, "typo.json", JSON.stringify({ resource: "customers", colums: { "Nome": "name" } }))
       assert.match((yield* Effect.flip(readProfile(typo))).message, /colums/)
     }))
+
+  it.scopedLive("alternate keys: two rows sharing a CNPJ under different codes are invalid, or a warning, as the profile says", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = put(
+        dir,
+        "clientes.csv",
+        "Código;Nome;CNPJ\nC-1;Padaria;11.222.333/0001-81\nC-2;Padaria Filial;11222333000181\nC-3;Outra;529.982.247-25\n"
+      )
+      const validateWith = (severity: "invalid" | "warning") =>
+        Effect.gen(function*() {
+          const profile = {
+            resource: "customers",
+            columns: { "Código": "externalId", "Nome": "name", "CNPJ": "cpfCnpj" },
+            alternateKeys: { cpfcnpj: severity }
+          }
+          const map = yield* readProfile(put(dir, `${severity}.json`, JSON.stringify(profile)))
+          const runDir = Path.join(dir, severity)
+          const result = yield* runValidate({
+            resource: "customers",
+            file,
+            read: { encoding: "auto", delimiter: "auto", map },
+            dateFormat: "auto",
+            decimal: "auto",
+            mode: "upsert",
+            runDir
+          })
+          return { result, report: readReport(runDir) }
+        })
+      const invalid = yield* validateWith("invalid")
+      assert.strictEqual(invalid.result.exitCode, 1)
+      assert.deepStrictEqual(invalid.report.map((r) => `${r._row}:${r._status}`), ["2:valid", "3:invalid", "4:valid"])
+      assert.match(invalid.report[1]!._error!, /cpfCnpj: "11222333000181" repeats row 2: cpfCnpj is an alternate key/)
+      const warned = yield* validateWith("warning")
+      assert.strictEqual(warned.result.exitCode, 0)
+      assert.deepStrictEqual(warned.report.map((r) => r._status), ["valid", "valid", "valid"])
+      assert.match(warned.report[1]!._error!, /repeats row 2/)
+    }))
 })
