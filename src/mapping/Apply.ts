@@ -406,7 +406,7 @@ export const planLines = (info: MappingInfo): ReadonlyArray<string> => {
   const width = Math.min(32, Math.max(...info.plan.map((p) => p.source.length)))
   return info.plan.filter((p) => p.how !== "tool column").map((p) =>
     `  ${p.source.padEnd(width)}  → ${p.target ?? "(ignored, not sent)"}${
-      p.how === "renamed" || p.how === "same name" ? "" : ` (${p.how})`
+      p.how === "renamed" || p.how === "same name" || p.how === "ignored" ? "" : ` (${p.how})`
     }${p.valueMap === true ? " with a value map" : ""}`
   )
 }
