@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { readProfile } from "../../src/mapping/Profile.js"
@@ -143,6 +144,12 @@ describe("a mapping profile", () => {
         "5:created"
       ])
       assert.deepStrictEqual(readSummary(runDir).mapping.profile, messyProfile)
+      // rerun cannot read a mapped run's report yet: it says so, and what to do, rather than misreading it.
+      const refused = yield* Effect.flip(
+        rerun({ target: runDir, only: undefined, fixed: undefined, dryRun: true, out: () => Path.join(dir, "rerun") })
+          .pipe(Effect.provide(apiOf(sandbox)))
+      )
+      assert.match(refused.message, /mapping profile .*clientes\.map\.json: rerun cannot read such a run yet/)
     }))
 
   it.scopedLive("a profile that names a field the resource lacks is refused, naming the file and the property", () =>
