@@ -3,8 +3,10 @@
  * under a title row, renames, ignored columns, value maps, a composed field, a constant, a footer skipped; the
  * records read back, the report in the file's own columns and rows, the profile in the journal and summary.
  */
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import ExcelJS from "exceljs"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { rerun } from "../../src/import/Rerun.js"
@@ -214,5 +216,49 @@ describe("a mapping profile", () => {
       assert.strictEqual(warned.result.exitCode, 0)
       assert.deepStrictEqual(warned.report.map((r) => r._status), ["valid", "valid", "valid"])
       assert.match(warned.report[1]!._error!, /repeats row 2/)
+    }))
+
+  it.scopedLive("a workbook: the profile names the sheet; a merged title row above the header; number cells; footer", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = Path.join(dir, "clientes.xlsx")
+      const workbook = new ExcelJS.Workbook()
+      workbook.addWorksheet("Resumo").addRow(["nada aqui"])
+      const sheet = workbook.addWorksheet("Clientes")
+      sheet.addRow(["Carteira de clientes 2026"])
+      sheet.mergeCells("A1:D1")
+      sheet.addRow([])
+      sheet.addRow(["Código", "Razão", "Visita (min)", "Ativo?"])
+      sheet.addRow(["C-1", "Padaria", 45, "S"])
+      sheet.addRow(["C-2", "Açougue", 30, "N"])
+      sheet.addRow(["Subtotal", "", 75, ""])
+      yield* Effect.promise(() => workbook.xlsx.writeFile(file))
+      const profile = {
+        resource: "customers",
+        sheet: "Clientes",
+        columns: { "Código": "externalId", "Razão": "name", "Visita (min)": "maximumVisitTime", "Ativo?": "active" }
+      }
+      const map = yield* readProfile(put(dir, "p.json", JSON.stringify(profile)))
+      const runDir = Path.join(dir, "run")
+      const lines: Array<string> = []
+      const result = yield* runValidate({
+        resource: "customers",
+        file,
+        read: { encoding: "auto", delimiter: "auto", map },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert",
+        runDir,
+        say: (line) => Effect.sync(() => void lines.push(line))
+      })
+      assert.strictEqual(result.exitCode, 0, lines.join("\n"))
+      assert.isTrue(lines.some((l) => /header on row 3/.test(l)))
+      const report = readReport(runDir)
+      assert.deepStrictEqual(report.map((r) => `${r._row}:${r._status}`), ["4:valid", "5:valid"])
+      assert.strictEqual(report[0]!["Visita (min)"], "45")
+      assert.deepStrictEqual(result.summary.mapping!.skippedRows, [
+        { row: 1, why: "above the header" },
+        { row: 6, why: `not data: "Subtotal"` }
+      ])
     }))
 })
