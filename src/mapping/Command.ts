@@ -8,7 +8,6 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 import { say } from "../cli/Output.js"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { didYouMean } from "../cli/Suggest.js"
@@ -16,14 +15,8 @@ import { UsageError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { writeFileAtomic } from "../files/Write.js"
 import { importable, isResourceName, resource as resourceOf } from "../Resources.js"
+import { schemaRef } from "./Profile.js"
 import { distinctValues, proposalTable, propose, sampleOf } from "./Propose.js"
-
-/** The published JSON Schema of profiles, shipped with the tool. */
-export const profileSchemaPath = fileURLToPath(new URL("../../schemas/mapping-profile.schema.json", import.meta.url))
-
-/** `$schema` of a profile written at `file`: the schema's path relative to it, so an editor finds and completes it. */
-export const schemaRef = (file: string): string =>
-  Path.relative(Path.dirname(Path.resolve(file)), profileSchemaPath).split(Path.sep).join("/")
 
 const resourceArg = Args.text({ name: "RESOURCE" }).pipe(
   Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`)

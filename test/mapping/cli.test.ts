@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { cp1252, put, readReport, readSummary, runCli, startTestSandbox, tempDir } from "../import/support.js"
 
@@ -95,5 +95,31 @@ describe("docs/mapping.md walkthrough", () => {
       const summary = readSummary(Path.join(dir, "runs/import"))
       assert.strictEqual(summary.mapping.file, profilePath)
       assert.match(summary.mapping.sha256, /^[0-9a-f]{64}$/)
+    }))
+
+  it.scopedLive("template --profile writes an empty profile that validate reads", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const made = yield* runCli(["template", "customers", "--profile", "--out", "profiles"], undefined, dir)
+      assert.strictEqual(made.code, 0, made.stderr)
+      const path = Path.join(dir, "profiles", "customers.map.json")
+      const profile = JSON.parse(readFileSync(path, "utf8"))
+      assert.deepStrictEqual({ ...profile, $schema: undefined }, {
+        $schema: undefined,
+        resource: "customers",
+        columns: {},
+        fields: {},
+        send: []
+      })
+      // The schema it names is there, relative to the profile.
+      assert.isTrue(existsSync(Path.resolve(Path.dirname(path), profile.$schema)))
+      put(dir, "c.csv", "externalId,name,Vendedor\nC-1,Padaria,Ana\n")
+      const checked = yield* runCli(
+        ["validate", "customers", "c.csv", "--map", "profiles/customers.map.json", "--out", "runs/v"],
+        undefined,
+        dir
+      )
+      assert.strictEqual(checked.code, 0, checked.stderr)
+      assert.match(checked.stderr, /columns not sent: "Vendedor"/)
     }))
 })
