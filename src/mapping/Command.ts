@@ -8,7 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
-import { say } from "../cli/Output.js"
+import { jsonOption, say } from "../cli/Output.js"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
@@ -41,7 +41,8 @@ export const mapCommand = Command.make(
     values: Options.boolean("values").pipe(
       Options.withDescription("List the distinct values of yes/no, choice and reference columns, with counts")
     ),
-    formats: fileFormatOptions
+    formats: fileFormatOptions,
+    json: jsonOption
   },
   Effect.fn("Mapping.command")(function*(a) {
     const name = a.resource.trim().toLowerCase()
@@ -96,11 +97,25 @@ export const mapCommand = Command.make(
       const profile = { $schema: schemaRef(out), ...proposal.profile }
       yield* writeFileAtomic(out, `${JSON.stringify(profile, null, 2)}\n`)
       yield* say(`wrote ${out}: review it, then: fsm-bulk validate ${r.name} ${a.file} --map ${out}`)
-    } else {
+    } else if (!a.json) {
       yield* Console.log(JSON.stringify(proposal.profile, null, 2))
       yield* say(
         `write it with --out FILE.json, review it, then: fsm-bulk validate ${r.name} ${a.file} --map FILE.json`
       )
+    }
+    if (a.json) {
+      yield* Console.log(JSON.stringify({
+        command: "map",
+        resource: r.name,
+        file: Path.resolve(a.file),
+        headerRow: proposal.headerRow,
+        proposals: proposal.proposals,
+        missing: proposal.missing,
+        notes: proposal.notes,
+        profile: proposal.profile,
+        ...(out !== undefined ? { out: Path.resolve(out) } : {}),
+        exitCode: 0
+      }))
     }
     return 0 as const
   })

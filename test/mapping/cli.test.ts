@@ -41,6 +41,12 @@ describe("docs/mapping.md walkthrough", () => {
       assert.strictEqual(profile.columns["Vendedor"], "ignore")
       assert.strictEqual(profile.columns["Observações"], "note")
       assert.deepStrictEqual(profile.alternateKeys, { cpfCnpj: "invalid" })
+      // --json: the proposal as one JSON object on the last line of stdout.
+      const json = yield* runCli(["map", "customers", "clientes.csv", "--json"], undefined, dir)
+      assert.strictEqual(json.code, 0, json.stderr)
+      const last = JSON.parse(json.stdout.trim().split("\n").at(-1)!)
+      assert.strictEqual(last.headerRow, 2)
+      assert.deepStrictEqual(last.profile.columns, { ...profile.columns })
 
       // 2. The one edit: "Observações" holds internal notes ("Inadimplente…"), not the customer's note.
       profile.columns["Observações"] = "ignore"
