@@ -159,7 +159,12 @@ if (runs("profile")) {
   )
   const s = "mapping profile (validate --map)"
   figure(s, "validate without a profile, median", r.without.ms / 1000, "s")
-  figure(s, "validate with the profile (renames, two value maps, a composed field), median", r.withProfile.ms / 1000, "s")
+  figure(
+    s,
+    "validate with the profile (renames, two value maps, a composed field), median",
+    r.withProfile.ms / 1000,
+    "s"
+  )
   figure(s, "with ÷ without", r.ratio, "×", atMost(1.15))
   figure(s, "peak RSS with the profile, highest run", r.withProfile.rssMiB, "MiB", atMostMB(200))
   figure(s, "rows reported invalid (every row is valid)", r.withProfile.invalid, "", atMost(0, "0"))
