@@ -176,7 +176,10 @@ export const planInput = Effect.fn("Input.plan")(function*(
     ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
     restoreGuard: true,
-    ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {})
+    ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {}),
+    ...(input.mapping !== undefined
+      ? { send: input.mapping.send, alternateKeys: input.mapping.alternateKeys }
+      : {})
   }
   const mapping = input.mapping
   if (mapping !== undefined) {
@@ -187,10 +190,7 @@ export const planInput = Effect.fn("Input.plan")(function*(
     )
     for (const line of planLines(mapping)) yield* say(line)
   }
-  const columns = yield* planColumns(r, input.file, input.source.header, {
-    ...parse,
-    ...(mapping !== undefined ? { send: mapping.send } : {})
-  })
+  const columns = yield* planColumns(r, input.file, input.source.header, parse)
   for (const w of columns.warnings) yield* say(`warning: ${w}`)
   return { parse, columns }
 })

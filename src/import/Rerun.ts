@@ -89,6 +89,13 @@ interface ParentInfo {
   readonly origin?: ExportOrigin | undefined
 }
 
+/** A run read through a mapping profile: its report is in the file's own columns, which a rerun cannot read yet. */
+const mappedRun = (runDir: string, profile: string) =>
+  new RunError({
+    message:
+      `${runDir} read its file through the mapping profile ${profile}: rerun cannot read such a run yet; correct the file and import it again with --map ${profile} (rows already on the server are unchanged and not sent again)`
+  })
+
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
   const isDir = fs.existsSync(target) && fs.statSync(target).isDirectory()
   const runDir = Path.resolve(isDir ? target : Path.dirname(target))
@@ -106,6 +113,7 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     if (!isResourceName(h.resource)) {
       return yield* new RunError({ message: `${journal} names an unknown resource "${h.resource}"` })
     }
+    if (h.read.map !== undefined) return yield* mappedRun(runDir, h.read.map.file)
     const formats = h.formats as { dateFormat?: ImportJob["dateFormat"]; decimal?: ImportJob["decimal"] } | undefined
     return {
       runDir,
@@ -133,6 +141,7 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       })
     )
   )
+  if (summary.mapping !== undefined) return yield* mappedRun(runDir, summary.mapping.file)
   const mode = summary.mode
   return {
     runDir,

@@ -11,7 +11,9 @@ import { Status } from "./Status.js"
 /** The resource and mode of the run: `rerun` reads them from a `validate` run, which has no journal. */
 export const RunKind = Schema.Struct({
   resource: Schema.String.pipe(Schema.filter(isResourceName, { message: () => "not a resource of the API" })),
-  mode: Mode
+  mode: Mode,
+  /** The run read its file through a mapping profile (`--map`). */
+  mapping: Schema.optional(Schema.Struct({ file: Schema.String }))
 })
 
 /** The rows, counts and traffic of a run: an onboarding keeps them for a step that failed as a whole. */

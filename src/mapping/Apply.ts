@@ -43,6 +43,8 @@ export interface MappingInfo {
   readonly ignored: ReadonlyArray<string>
   /** Columns sent as given (the profile's `send`). */
   readonly send: ReadonlyArray<string>
+  /** The profile's alternate keys, by the fields' own names. */
+  readonly alternateKeys: Readonly<Record<string, "invalid" | "warning">>
   /** Rows that are not data, by row number, with why (filled as the rows are read; a row read twice counts once). */
   readonly skipped: Map<number, string>
 }
@@ -315,6 +317,11 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
     }
   }
 
+  const alternateKeys: Record<string, "invalid" | "warning"> = {}
+  for (const [name, severity] of Object.entries(profile.alternateKeys ?? {})) {
+    alternateKeys[yield* fieldName(name, `alternateKeys."${name}"`)] = severity
+  }
+
   // 3. The rows: above the header and footers skipped (remembered), the rest rewritten by index.
   const footers = (profile.footers ?? defaultFooters).map(normal).filter((w) => w !== "")
   const skipped = new Map<number, string>()
@@ -385,6 +392,7 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
     sourceHeader: header,
     plan,
     ignored,
+    alternateKeys,
     send: out.filter((_, i) => plan.some((p) => p.how === "sent as given" && p.target === outNames[i])).map((c) =>
       c.name
     ),
@@ -398,7 +406,7 @@ export const planLines = (info: MappingInfo): ReadonlyArray<string> => {
   const width = Math.min(32, Math.max(...info.plan.map((p) => p.source.length)))
   return info.plan.filter((p) => p.how !== "tool column").map((p) =>
     `  ${p.source.padEnd(width)}  → ${p.target ?? "(ignored, not sent)"}${
-      p.how === "renamed" || p.how === "same name" ? "" : ` (${p.how})`
+      p.how === "renamed" || p.how === "same name" || p.how === "ignored" ? "" : ` (${p.how})`
     }${p.valueMap === true ? " with a value map" : ""}`
   )
 }

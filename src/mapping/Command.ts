@@ -8,22 +8,15 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
-import { say } from "../cli/Output.js"
+import { jsonOption, say } from "../cli/Output.js"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { writeFileAtomic } from "../files/Write.js"
 import { importable, isResourceName, resource as resourceOf } from "../Resources.js"
+import { schemaRef } from "./Profile.js"
 import { distinctValues, proposalTable, propose, sampleOf } from "./Propose.js"
-
-/** The published JSON Schema of profiles, shipped with the tool. */
-export const profileSchemaPath = fileURLToPath(new URL("../../schemas/mapping-profile.schema.json", import.meta.url))
-
-/** `$schema` of a profile written at `file`: the schema's path relative to it, so an editor finds and completes it. */
-export const schemaRef = (file: string): string =>
-  Path.relative(Path.dirname(Path.resolve(file)), profileSchemaPath).split(Path.sep).join("/")
 
 const resourceArg = Args.text({ name: "RESOURCE" }).pipe(
   Args.withDescription(`What the file holds: ${importable.map((r) => r.name).join(", ")}`)
@@ -48,7 +41,8 @@ export const mapCommand = Command.make(
     values: Options.boolean("values").pipe(
       Options.withDescription("List the distinct values of yes/no, choice and reference columns, with counts")
     ),
-    formats: fileFormatOptions
+    formats: fileFormatOptions,
+    json: jsonOption
   },
   Effect.fn("Mapping.command")(function*(a) {
     const name = a.resource.trim().toLowerCase()
@@ -103,11 +97,25 @@ export const mapCommand = Command.make(
       const profile = { $schema: schemaRef(out), ...proposal.profile }
       yield* writeFileAtomic(out, `${JSON.stringify(profile, null, 2)}\n`)
       yield* say(`wrote ${out}: review it, then: fsm-bulk validate ${r.name} ${a.file} --map ${out}`)
-    } else {
+    } else if (!a.json) {
       yield* Console.log(JSON.stringify(proposal.profile, null, 2))
       yield* say(
         `write it with --out FILE.json, review it, then: fsm-bulk validate ${r.name} ${a.file} --map FILE.json`
       )
+    }
+    if (a.json) {
+      yield* Console.log(JSON.stringify({
+        command: "map",
+        resource: r.name,
+        file: Path.resolve(a.file),
+        headerRow: proposal.headerRow,
+        proposals: proposal.proposals,
+        missing: proposal.missing,
+        notes: proposal.notes,
+        profile: proposal.profile,
+        ...(out !== undefined ? { out: Path.resolve(out) } : {}),
+        exitCode: 0
+      }))
     }
     return 0 as const
   })

@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import { InputError } from "../Errors.js"
 import { decodeJsonText, JsonFileError } from "../files/JsonFile.js"
 
@@ -105,9 +106,16 @@ export const readProfile = Effect.fn("Mapping.readProfile")(function*(file: stri
 export const normal = (text: string): string =>
   text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase().replace(/[^a-z0-9]+/g, " ").trim()
 
-/** The empty profile of `resource` (`template --profile`, and what `map` starts from). */
-export const emptyProfile = (resource: string): Profile => ({
-  $schema: "https://raw.githubusercontent.com/fsm-bulk/fsm-bulk/main/schemas/mapping-profile.schema.json",
+/** The published JSON Schema of profiles, shipped with the tool. */
+export const profileSchemaPath = fileURLToPath(new URL("../../schemas/mapping-profile.schema.json", import.meta.url))
+
+/** `$schema` of a profile written at `file`: the schema's path relative to it, so an editor finds and completes it. */
+export const schemaRef = (file: string): string =>
+  Path.relative(Path.dirname(Path.resolve(file)), profileSchemaPath).split(Path.sep).join("/")
+
+/** The empty profile of `resource`, to be written at `file` (`template --profile`). */
+export const emptyProfile = (resource: string, file: string): Profile => ({
+  $schema: schemaRef(file),
   resource,
   columns: {},
   fields: {},

@@ -212,6 +212,11 @@ export const propose = (
       notes.push(`${key}: no key column; upsert needs one (or import with --mode create)`)
     }
   }
+  // A CPF/CNPJ names one customer whatever the key: two rows sharing one are refused before anything is sent.
+  const documents = proposals.flatMap((p) =>
+    p.field !== undefined && fieldOf(p.field).type._tag === "cpfCnpj" ? [p.field] : []
+  )
+  if (documents.length > 0) profile.alternateKeys = Object.fromEntries(documents.map((d) => [d, "invalid" as const]))
   const missing = resource.fields.filter((f) =>
     f.required === true && !f.readOnly && !taken.has(f.name) && !(f.ref !== undefined && taken.has(f.ref.column))
   )

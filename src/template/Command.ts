@@ -7,10 +7,13 @@
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { mkdir } from "node:fs/promises"
 import * as Path from "node:path"
 import { jsonOption, say, summary } from "../cli/Output.js"
 import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
+import { writeFileAtomic } from "../files/Write.js"
+import { emptyProfile } from "../mapping/Profile.js"
 import { exampleOption, writeExampleTemplate } from "../onboard/TemplateExample.js"
 import { importable, isResourceName, type Resource, resource } from "../Resources.js"
 import { type TemplateFile, writeTemplates, writeWorkbookTemplate } from "./Generate.js"
@@ -33,6 +36,12 @@ const outOption = Options.text("out").pipe(
 const workbookOption = Options.boolean("workbook").pipe(
   Options.withDescription(
     `Write one onboarding workbook instead: a README sheet, then a sheet per resource in dependency order (--out FILE.xlsx, default templates/${workbookFileName})`
+  )
+)
+
+const profileOption = Options.boolean("profile").pipe(
+  Options.withDescription(
+    "Write an empty mapping profile per resource instead (DIR/RESOURCE.map.json), to fill by hand (docs/mapping.md)"
   )
 )
 
@@ -73,9 +82,10 @@ export const templateCommand = Command.make(
     out: outOption,
     example: exampleOption,
     workbook: workbookOption,
+    profile: profileOption,
     json: jsonOption
   },
-  Effect.fn("Template.command")(function*({ example, format, json, out, resources: names, workbook }) {
+  Effect.fn("Template.command")(function*({ example, format, json, out, profile, resources: names, workbook }) {
     if (example) {
       return yield* writeExampleTemplate({
         out,
@@ -88,6 +98,23 @@ export const templateCommand = Command.make(
       })
     }
     const resources = yield* chooseResources(names)
+    if (profile) {
+      const paths = resources.map((r) => Path.join(out, `${r.name}.map.json`))
+      yield* Effect.forEach(resources, (r, i) =>
+        Effect.zipRight(
+          Effect.promise(() => mkdir(out, { recursive: true })),
+          writeFileAtomic(paths[i]!, `${JSON.stringify(emptyProfile(r.name, paths[i]!), null, 2)}\n`)
+        ))
+      if (!json) yield* Effect.forEach(paths, (p) => say(`wrote ${p}`), { discard: true })
+      return yield* summary(json, {
+        command: "template",
+        profile: true,
+        out,
+        resources: resources.map((r) => r.name),
+        files: paths,
+        exitCode: 0
+      }, [`${paths.length} empty mapping profile${paths.length === 1 ? "" : "s"} in ${out}`])
+    }
     if (workbook) {
       if (Option.isSome(format)) {
         return yield* new UsageError({ message: "--workbook writes one .xlsx workbook: leave out --format" })

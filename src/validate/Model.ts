@@ -26,6 +26,8 @@ export interface ParseOptions {
   readonly sourceBytes?: number | undefined
   /** Columns the table does not know that a mapping profile sends anyway, as text under their own names. */
   readonly send?: ReadonlyArray<string> | undefined
+  /** Fields that identify a record besides its key (a profile's `alternateKeys`): a repeat is invalid or warned. */
+  readonly alternateKeys?: Readonly<Record<string, "invalid" | "warning">> | undefined
 }
 
 export const defaultMaxAttachmentBytes = 10 * 1024 * 1024

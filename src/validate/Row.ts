@@ -52,6 +52,8 @@ interface Slot {
   readonly requiredMessage: string
   /** For fields the server keeps unique in the account (a user's login): each value's first row. */
   readonly firstRowOf: FirstRows | undefined
+  /** An alternate key (a profile's `alternateKeys`: a CPF/CNPJ): the rows seen, and whether a repeat is an error. */
+  readonly alternate: { readonly firstRowOf: FirstRows; readonly severity: "invalid" | "warning" } | undefined
 }
 
 interface Extra {
@@ -173,6 +175,9 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         : "required",
       firstRowOf: field.unique === true && role !== "key" && field.list !== true
         ? new FirstRows(projectedRows)
+        : undefined,
+      alternate: options.alternateKeys?.[field.name] !== undefined && field.list !== true
+        ? { firstRowOf: new FirstRows(projectedRows), severity: options.alternateKeys[field.name]! }
         : undefined
     })
   }
@@ -330,6 +335,16 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
           `; ${slot.name} must be unique in the account`,
           errors
         )
+      }
+      if (slot.alternate !== undefined) {
+        const first = slot.alternate.firstRowOf.firstOr(String(value), row.row)
+        if (first !== undefined) {
+          const message = `${
+            quote(t)
+          } repeats row ${first}: ${slot.name} is an alternate key, so both rows are one record`
+          if (slot.alternate.severity === "invalid") errors = push(errors, slot.valueColumn, message)
+          else (warnings ??= []).push(`${slot.valueColumn}: ${message}`)
+        }
       }
     }
 

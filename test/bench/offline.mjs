@@ -6,7 +6,7 @@
  * - the XLSX workbook: the same command, and validation alone.
  * Every row of the generated files is valid, so any invalid row is a defect of the reading or validation.
  */
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -16,10 +16,10 @@ import { bin, jsonSummary, runNode } from "./measure.mjs"
 const script = (name) => fileURLToPath(new URL(`./${name}`, import.meta.url))
 
 /** The `validate` command on `file`; exit 1 (some row invalid) is measured too and shows in `invalid`. */
-const validateCommand = async (file) => {
+const validateCommand = async (file, extra = []) => {
   const work = mkdtempSync(join(tmpdir(), "fsm-bench-validate-"))
   try {
-    return await runNode([bin, "validate", "customers", file, "--out", join(work, "run"), "--json"])
+    return await runNode([bin, "validate", "customers", file, "--out", join(work, "run"), "--json", ...extra])
   } finally {
     rmSync(work, { recursive: true, force: true })
   }
@@ -92,4 +92,50 @@ export const xlsxScenario = async ({ rows }) => {
   const command = commandFigures(await validateCommand(file))
   const alone = await validationAlone(file)
   return { rows, generated, command: { ...command, rowsPerSecond: rows / (command.ms / 1000) }, alone }
+}
+
+/**
+ * The profile of the mapping benchmark (docs/mapping.md): every column listed in `columns` (each cell copied by
+ * index, as a rename is), two value maps and one composed field.
+ */
+export const benchProfile = {
+  resource: "customers",
+  columns: Object.fromEntries(offlineColumns.map((c) => [c, c])),
+  fields: {
+    active: { values: { "sim": "true", "não": "false" } },
+    unitMaximumTime: { values: { "minutes": "1", "hours": "2" } },
+    address: { compose: "{address} - {legalName}" }
+  }
+}
+
+/** `validate` on the CSV scenario's file without and with a profile, alternating, `commandRuns` times each. */
+export const profileScenario = async ({ rows }) => {
+  const { path: file, generated } = await customersCsv(rows, offlineColumns)
+  const work = mkdtempSync(join(tmpdir(), "fsm-bench-profile-"))
+  try {
+    const profile = join(work, "profile.json")
+    writeFileSync(profile, JSON.stringify(benchProfile))
+    const without = []
+    const withProfile = []
+    for (let i = 0; i < commandRuns; i++) {
+      without.push(commandFigures(await validateCommand(file)))
+      withProfile.push(commandFigures(await validateCommand(file, ["--map", profile])))
+    }
+    const ms = (runs) => median(runs.map((r) => r.ms))
+    const rss = (runs) => Math.max(...runs.map((r) => r.rssMiB))
+    return {
+      rows,
+      generated,
+      without: { ms: ms(without), rssMiB: rss(without), msEach: without.map((r) => r.ms) },
+      withProfile: {
+        ms: ms(withProfile),
+        rssMiB: rss(withProfile),
+        msEach: withProfile.map((r) => r.ms),
+        invalid: Math.max(...withProfile.map((r) => r.invalid))
+      },
+      ratio: ms(withProfile) / ms(without)
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true })
+  }
 }

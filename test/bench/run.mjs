@@ -3,7 +3,7 @@
  * not share the CPU), prints a table of figures against their goals and writes test/bench/results.json with
  * the figures, the goals, pass/fail per goal, the machine and the date.
  *
- *   node --expose-gc test/bench/run.mjs [budget] [csv] [xlsx] [export] [--quick]
+ *   node --expose-gc test/bench/run.mjs [budget] [csv] [xlsx] [export] [profile] [--quick]
  *
  * With scenario names only those run. `--quick` runs every scenario on small inputs to check the benchmark
  * itself; its figures are printed but not written to results.json.
@@ -15,12 +15,12 @@ import { defaultBudgetMargin } from "../../dist/client/Config.js"
 import { budgetScenario } from "./budget.mjs"
 import { exportScenario } from "./export.mjs"
 import { bin } from "./measure.mjs"
-import { csvScenario, xlsxScenario } from "./offline.mjs"
+import { csvScenario, profileScenario, xlsxScenario } from "./offline.mjs"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
 const chosen = args.filter((a) => !a.startsWith("--"))
-const known = ["budget", "csv", "xlsx", "export"]
+const known = ["budget", "csv", "xlsx", "export", "profile"]
 const unknown = chosen.filter((c) => !known.includes(c))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(", ")}: choose from ${known.join(", ")}`)
@@ -149,6 +149,25 @@ if (runs("csv")) {
   figure(s, "validation alone: validation (the same read)", r.alone.msValidate / 1000, "s")
   figure(s, "peak RSS (validation alone)", r.alone.rssMiB, "MiB")
   figure(s, "rows reported invalid (every row is valid)", r.command.invalid, "", atMost(0, "0"))
+}
+
+if (runs("profile")) {
+  const r = await step(
+    "profile",
+    `offline validation of the ${sizes.csvRows}-row customers CSV with a mapping profile (docs/mapping.md)`,
+    () => profileScenario({ rows: sizes.csvRows })
+  )
+  const s = "mapping profile (validate --map)"
+  figure(s, "validate without a profile, median", r.without.ms / 1000, "s")
+  figure(
+    s,
+    "validate with the profile (renames, two value maps, a composed field), median",
+    r.withProfile.ms / 1000,
+    "s"
+  )
+  figure(s, "with ÷ without", r.ratio, "×", atMost(1.15))
+  figure(s, "peak RSS with the profile, highest run", r.withProfile.rssMiB, "MiB", atMostMB(200))
+  figure(s, "rows reported invalid (every row is valid)", r.withProfile.invalid, "", atMost(0, "0"))
 }
 
 if (runs("xlsx")) {

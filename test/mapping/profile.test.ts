@@ -3,10 +3,13 @@
  * under a title row, renames, ignored columns, value maps, a composed field, a constant, a footer skipped; the
  * records read back, the report in the file's own columns and rows, the profile in the journal and summary.
  */
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import ExcelJS from "exceljs"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { readProfile } from "../../src/mapping/Profile.js"
@@ -143,6 +146,12 @@ describe("a mapping profile", () => {
         "5:created"
       ])
       assert.deepStrictEqual(readSummary(runDir).mapping.profile, messyProfile)
+      // rerun cannot read a mapped run's report yet: it says so, and what to do, rather than misreading it.
+      const refused = yield* Effect.flip(
+        rerun({ target: runDir, only: undefined, fixed: undefined, dryRun: true, out: () => Path.join(dir, "rerun") })
+          .pipe(Effect.provide(apiOf(sandbox)))
+      )
+      assert.match(refused.message, /mapping profile .*clientes\.map\.json: rerun cannot read such a run yet/)
     }))
 
   it.scopedLive("a profile that names a field the resource lacks is refused, naming the file and the property", () =>
@@ -169,5 +178,87 @@ describe("a mapping profile", () => {
       // A misspelt property is refused, not ignored.
       const typo = put(dir, "typo.json", JSON.stringify({ resource: "customers", colums: { "Nome": "name" } }))
       assert.match((yield* Effect.flip(readProfile(typo))).message, /colums/)
+    }))
+
+  it.scopedLive("alternate keys: two rows sharing a CNPJ under different codes are invalid, or a warning, as the profile says", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = put(
+        dir,
+        "clientes.csv",
+        "Código;Nome;CNPJ\nC-1;Padaria;11.222.333/0001-81\nC-2;Padaria Filial;11222333000181\nC-3;Outra;529.982.247-25\n"
+      )
+      const validateWith = (severity: "invalid" | "warning") =>
+        Effect.gen(function*() {
+          const profile = {
+            resource: "customers",
+            columns: { "Código": "externalId", "Nome": "name", "CNPJ": "cpfCnpj" },
+            alternateKeys: { cpfcnpj: severity }
+          }
+          const map = yield* readProfile(put(dir, `${severity}.json`, JSON.stringify(profile)))
+          const runDir = Path.join(dir, severity)
+          const result = yield* runValidate({
+            resource: "customers",
+            file,
+            read: { encoding: "auto", delimiter: "auto", map },
+            dateFormat: "auto",
+            decimal: "auto",
+            mode: "upsert",
+            runDir
+          })
+          return { result, report: readReport(runDir) }
+        })
+      const invalid = yield* validateWith("invalid")
+      assert.strictEqual(invalid.result.exitCode, 1)
+      assert.deepStrictEqual(invalid.report.map((r) => `${r._row}:${r._status}`), ["2:valid", "3:invalid", "4:valid"])
+      assert.match(invalid.report[1]!._error!, /cpfCnpj: "11222333000181" repeats row 2: cpfCnpj is an alternate key/)
+      const warned = yield* validateWith("warning")
+      assert.strictEqual(warned.result.exitCode, 0)
+      assert.deepStrictEqual(warned.report.map((r) => r._status), ["valid", "valid", "valid"])
+      assert.match(warned.report[1]!._error!, /repeats row 2/)
+    }))
+
+  it.scopedLive("a workbook: the profile names the sheet; a merged title row above the header; number cells; footer", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = Path.join(dir, "clientes.xlsx")
+      const workbook = new ExcelJS.Workbook()
+      workbook.addWorksheet("Resumo").addRow(["nada aqui"])
+      const sheet = workbook.addWorksheet("Clientes")
+      sheet.addRow(["Carteira de clientes 2026"])
+      sheet.mergeCells("A1:D1")
+      sheet.addRow([])
+      sheet.addRow(["Código", "Razão", "Visita (min)", "Ativo?"])
+      sheet.addRow(["C-1", "Padaria", 45, "S"])
+      sheet.addRow(["C-2", "Açougue", 30, "N"])
+      sheet.addRow(["Subtotal", "", 75, ""])
+      yield* Effect.promise(() => workbook.xlsx.writeFile(file))
+      const profile = {
+        resource: "customers",
+        sheet: "Clientes",
+        columns: { "Código": "externalId", "Razão": "name", "Visita (min)": "maximumVisitTime", "Ativo?": "active" }
+      }
+      const map = yield* readProfile(put(dir, "p.json", JSON.stringify(profile)))
+      const runDir = Path.join(dir, "run")
+      const lines: Array<string> = []
+      const result = yield* runValidate({
+        resource: "customers",
+        file,
+        read: { encoding: "auto", delimiter: "auto", map },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert",
+        runDir,
+        say: (line) => Effect.sync(() => void lines.push(line))
+      })
+      assert.strictEqual(result.exitCode, 0, lines.join("\n"))
+      assert.isTrue(lines.some((l) => /header on row 3/.test(l)))
+      const report = readReport(runDir)
+      assert.deepStrictEqual(report.map((r) => `${r._row}:${r._status}`), ["4:valid", "5:valid"])
+      assert.strictEqual(report[0]!["Visita (min)"], "45")
+      assert.deepStrictEqual(result.summary.mapping!.skippedRows, [
+        { row: 1, why: "above the header" },
+        { row: 6, why: `not data: "Subtotal"` }
+      ])
     }))
 })

@@ -1,8 +1,7 @@
 /** The published JSON Schema of mapping profiles is the one the tool decodes with. */
 import { assert, describe, it } from "@effect/vitest"
 import { readFileSync, writeFileSync } from "node:fs"
-import { profileSchemaPath } from "../../src/mapping/Command.js"
-import { profileJsonSchema } from "../../src/mapping/Profile.js"
+import { profileJsonSchema, profileSchemaPath } from "../../src/mapping/Profile.js"
 
 describe("schemas/mapping-profile.schema.json", () => {
   it("is generated from the profile's Schema (FSM_WRITE_SCHEMA=1 rewrites it)", () => {
