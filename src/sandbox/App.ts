@@ -57,6 +57,8 @@ export interface AppEnv {
   readonly log: Array<LogEntry>
   readonly lock: Effect.Semaphore
   readonly markDirty: Effect.Effect<void>
+  /** The faults' dice, when seeded (`SandboxOptions.faultSeed`). */
+  readonly random?: Random.Random | undefined
 }
 
 type Answer = { readonly _tag: "Reply"; readonly outcome: Outcome } | {
@@ -292,7 +294,8 @@ export const makeApp = (env: AppEnv) =>
       client: Option.getOrElse(request.remoteAddress, () => "unknown")
     }
     env.log.push(entry)
-    const answer = yield* handle(env, request, entry).pipe(
+    const handled = handle(env, request, entry)
+    const answer = yield* (env.random === undefined ? handled : Effect.withRandom(handled, env.random)).pipe(
       Effect.catchTag("HttpFailure", (e) => Effect.succeed(failure(e.status, e.error))),
       // A defect is a sandbox bug: still answer in the service's error shape, and say so on stderr.
       Effect.catchAllDefect((defect) =>
