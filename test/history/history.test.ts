@@ -17,10 +17,10 @@ const env = process.env
 const all = env.HISTORY_ALL === "1"
 // HISTORY_CLI=1 (a soak seed's replay): the built CLI killed with SIGKILL among the actions; build first.
 const features = env.HISTORY_CLI === "1" ? new Set([...featuresOf(all), "cli" as const]) : featuresOf(all)
-const length = Number(env.HISTORY_LENGTH ?? 8)
+const length = Number(env.HISTORY_LENGTH ?? 10)
 const seeds = env.HISTORY_SEED !== undefined
   ? [Number(env.HISTORY_SEED)]
-  : Array.from({ length: Number(env.HISTORY_COUNT ?? 6) }, (_, i) => 1000 + i)
+  : Array.from({ length: Number(env.HISTORY_COUNT ?? 8) }, (_, i) => 1000 + i)
 const replayOf = (seed: number) =>
   `HISTORY_SEED=${seed}${all ? " HISTORY_ALL=1" : ""}${env.HISTORY_CLI === "1" ? " HISTORY_CLI=1" : ""}${
     env.HISTORY_LENGTH ? ` HISTORY_LENGTH=${length}` : ""

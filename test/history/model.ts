@@ -29,6 +29,7 @@ import type { Faults, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { runUndo } from "../../src/undo/Undo.js"
 import { apiOf, job, spawnCli, writes } from "../import/support.js"
+import type { EchoGateway } from "./echo.js"
 
 // --- seeded randomness -----------------------------------------------------------------------------------------
 
@@ -169,6 +170,8 @@ export type Action =
     readonly resetRate: number
     readonly dropAfterWriteRate: number
     readonly stormMs: number
+    /** Requests answered by a gateway's error that echoes their secrets (`echo.ts`). */
+    readonly echoRate: number
   }
   | { readonly kind: "revoke" }
   | { readonly kind: "export" }
@@ -194,6 +197,7 @@ export type Feature =
   | "faulted-create-then-undo"
   | "stale-after-server-delete"
   | "soft-stop"
+  | "echoed-secrets"
   /** Spawning the built CLI (`dist/bin.js`) and killing it with SIGKILL: the soak's, not the bounded run's. */
   | "cli"
 
@@ -203,7 +207,8 @@ export const allFeatures: ReadonlyArray<Feature> = [
   "unsent-fields-edited-then-undo",
   "faulted-create-then-undo",
   "stale-after-server-delete",
-  "soft-stop"
+  "soft-stop",
+  "echoed-secrets"
 ]
 
 /** Features that break an invariant today because of an open defect: left out of the bounded run. */
@@ -215,6 +220,7 @@ export const KNOWN_OPEN: Partial<Record<Feature, string>> = {
   "faulted-create-then-undo":
     "issue 28.1: undo deletes records the run did not create (in-doubt create found existing)",
   "stale-after-server-delete": "issue 28.5: a record deleted on the server after the export is created again",
+  "echoed-secrets": "issue 28.3: secrets reach files and output when a server echoes them",
   "soft-stop":
     "NEW (this checker, seed 1010): after a stop (Ctrl-C), rows whose writes finish within the grace are journalled created but reported skipped, \"not attempted\""
 }
@@ -261,6 +267,8 @@ export interface RunInfo {
 
 export interface World {
   readonly sandbox: RunningSandbox
+  /** Where the history's clients send their requests: the echoing gateway in front of the sandbox. */
+  readonly gateway: EchoGateway
   readonly dir: string
   readonly features: ReadonlySet<Feature>
   readonly runs: Array<RunInfo>
@@ -319,7 +327,8 @@ const keysOf = (rows: ReadonlyArray<Row>) =>
   new Set(rows.flatMap((r) => (r.key !== undefined ? [normalKey(r.key)] : [])))
 
 /** The client of a history: fast backoff, and enough attempts that the faults rarely exhaust them. */
-const clientOf = (w: World) => apiOf(w.sandbox, undefined, { maxAttempts: 12, backoffBaseMs: 5, backoffMaxMs: 50 })
+const clientOf = (w: World) =>
+  apiOf(w.sandbox, undefined, { baseUrl: w.gateway.url, maxAttempts: 12, backoffBaseMs: 5, backoffMaxMs: 50 })
 
 const sayInto = (output: Array<string>) => (line: string) => Effect.sync(() => void output.push(line))
 
@@ -597,12 +606,13 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
   },
   faults: {
     weight: 2,
-    generate: (g) => ({
+    generate: (g, f) => ({
       kind: "faults",
       failRate: g.pick([0, 0, 0.05, 0.15]),
       resetRate: g.pick([0, 0, 0.05]),
       dropAfterWriteRate: g.pick([0, 0, 0.1, 0.3]),
-      stormMs: g.pick([0, 0, 0, 300])
+      stormMs: g.pick([0, 0, 0, 300]),
+      echoRate: f.has("echoed-secrets") ? g.pick([0, 0, 0.1]) : 0
     }),
     run: (w, a) =>
       Effect.gen(function*() {
@@ -614,10 +624,11 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
           rateLimitStormUntil: a.stormMs > 0 ? Date.now() + a.stormMs : 0
         }
         yield* w.sandbox.control.setFaults(w.faults)
+        w.gateway.setEchoRate(a.echoRate)
         return noStep(`faults ${JSON.stringify(a)}`)
       }),
     simplify: (a) =>
-      (["failRate", "resetRate", "dropAfterWriteRate", "stormMs"] as const).flatMap((k) =>
+      (["failRate", "resetRate", "dropAfterWriteRate", "stormMs", "echoRate"] as const).flatMap((k) =>
         a[k] !== 0 ? [{ ...a, [k]: 0 }] : []
       )
   },
@@ -694,7 +705,8 @@ const cliKill = Effect.fn("History.cliKill")(function*(w: World, a: Of<"cli-kill
   const file = writeFile(w, a.file)
   const runDir = nextDir(w, `cli-${a.mode}`)
   const mark = (yield* w.sandbox.control.requests).length
-  const cli = spawnCli(["import", "customers", file, "--mode", a.mode, "--out", runDir], w.sandbox, w.dir)
+  const args = ["import", "customers", file, "--mode", a.mode, "--out", runDir]
+  const cli = spawnCli(args, { ...w.sandbox, url: w.gateway.url }, w.dir)
   let exited = false
   void cli.exit.then(() => (exited = true))
   while (!exited && writes((yield* w.sandbox.control.requests).slice(mark)).length < a.after) yield* Effect.sleep(5)
@@ -1007,6 +1019,7 @@ export interface Outcome {
 /** Runs `history` against `sandbox` (fresh, seeded) in `dir`; stops at the first step that breaks an invariant. */
 export const runHistory = (
   sandbox: RunningSandbox,
+  gateway: EchoGateway,
   dir: string,
   history: ReadonlyArray<Action>,
   features: ReadonlySet<Feature>
@@ -1015,6 +1028,7 @@ export const runHistory = (
     mkdirSync(dir, { recursive: true })
     const w: World = {
       sandbox,
+      gateway,
       dir,
       features,
       runs: [],

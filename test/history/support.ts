@@ -6,8 +6,9 @@ import { Effect } from "effect"
 import * as Path from "node:path"
 import { startTestSandbox } from "../import/support.js"
 import { temporaryDir } from "../support.js"
+import { startEchoGateway } from "./echo.js"
 import type { Action, Feature, Outcome } from "./model.js"
-import { allFeatures, generateHistory, KNOWN_OPEN, runHistory, shrink } from "./model.js"
+import { allFeatures, generateHistory, KNOWN_OPEN, rng, runHistory, shrink } from "./model.js"
 
 /** Credentials that look like secrets, so invariant (v) finds them wherever they leak. */
 export const accounts = [{ apiKey: "hist-key-5b1e0c", apiToken: "hist-token-9f27d3a4e1" }]
@@ -26,8 +27,9 @@ export const runOne = (
   Effect.scoped(
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox({ accounts, faultSeed: seed })
+      const gateway = yield* startEchoGateway(sandbox.url, rng(seed ^ 0x5eed))
       const dir = yield* temporaryDir("fsm-history-")
-      const outcome = yield* runHistory(sandbox, Path.join(dir, "h"), history, features)
+      const outcome = yield* runHistory(sandbox, gateway, Path.join(dir, "h"), history, features)
       if (inspect !== undefined) yield* inspect(dir)
       return outcome
     })
