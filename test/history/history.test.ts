@@ -10,19 +10,29 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { Action } from "./model.js"
+import type { Action, Feature } from "./model.js"
+import { allFeatures } from "./model.js"
 import { checkSeed, describeFailure, featuresOf, runOne } from "./support.js"
 
 const env = process.env
 const all = env.HISTORY_ALL === "1"
 // HISTORY_CLI=1 (a soak seed's replay): the built CLI killed with SIGKILL among the actions; build first.
-const features = env.HISTORY_CLI === "1" ? new Set([...featuresOf(all), "cli" as const]) : featuresOf(all)
+// HISTORY_FEATURES=a,b: these of KNOWN_OPEN's features on top of the bounded run's (to see one defect at a time).
+const features = new Set<Feature>([
+  ...featuresOf(all),
+  ...(env.HISTORY_FEATURES ?? "").split(",").filter((f): f is Feature =>
+    (allFeatures as ReadonlyArray<string>).includes(f)
+  ),
+  ...(env.HISTORY_CLI === "1" ? ["cli" as const] : [])
+])
 const length = Number(env.HISTORY_LENGTH ?? 10)
 const seeds = env.HISTORY_SEED !== undefined
   ? [Number(env.HISTORY_SEED)]
   : Array.from({ length: Number(env.HISTORY_COUNT ?? 8) }, (_, i) => 1000 + i)
 const replayOf = (seed: number) =>
-  `HISTORY_SEED=${seed}${all ? " HISTORY_ALL=1" : ""}${env.HISTORY_CLI === "1" ? " HISTORY_CLI=1" : ""}${
+  `HISTORY_SEED=${seed}${all ? " HISTORY_ALL=1" : ""}${
+    env.HISTORY_FEATURES ? ` HISTORY_FEATURES=${env.HISTORY_FEATURES}` : ""
+  }${env.HISTORY_CLI === "1" ? " HISTORY_CLI=1" : ""}${
     env.HISTORY_LENGTH ? ` HISTORY_LENGTH=${length}` : ""
   } npx vitest run test/history/history.test.ts`
 
