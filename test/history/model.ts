@@ -175,6 +175,8 @@ export type Action =
   }
   | { readonly kind: "revoke" }
   | { readonly kind: "export" }
+  /** An export with small pages while the actor deletes the first records (issue 28.9). */
+  | { readonly kind: "export-while-deleting"; readonly deletes: number; readonly pageSize: number }
   | {
     readonly kind: "reimport"
     readonly export: number
@@ -198,6 +200,7 @@ export type Feature =
   | "stale-after-server-delete"
   | "soft-stop"
   | "echoed-secrets"
+  | "export-during-deletions"
   /** Spawning the built CLI (`dist/bin.js`) and killing it with SIGKILL: the soak's, not the bounded run's. */
   | "cli"
 
@@ -208,7 +211,8 @@ export const allFeatures: ReadonlyArray<Feature> = [
   "faulted-create-then-undo",
   "stale-after-server-delete",
   "soft-stop",
-  "echoed-secrets"
+  "echoed-secrets",
+  "export-during-deletions"
 ]
 
 /** Features that break an invariant today because of an open defect: left out of the bounded run. */
@@ -220,6 +224,7 @@ export const KNOWN_OPEN: Partial<Record<Feature, string>> = {
   "faulted-create-then-undo":
     "issue 28.1: undo deletes records the run did not create (in-doubt create found existing)",
   "stale-after-server-delete": "issue 28.5: a record deleted on the server after the export is created again",
+  "export-during-deletions": "issue 28.9: an export during deletions silently misses live records",
   "echoed-secrets": "issue 28.3: secrets reach files and output when a server echoes them",
   "soft-stop":
     "NEW (this checker, seed 1010): after a stop (Ctrl-C), rows whose writes finish within the grace are journalled created but reported skipped, \"not attempted\""
@@ -241,6 +246,8 @@ export interface Step {
   readonly output: ReadonlyArray<string>
   /** Short description of the outcome, for the log. */
   readonly note: string
+  /** Violations the action itself saw (an export that missed records). */
+  readonly found?: ReadonlyArray<string> | undefined
 }
 
 interface Spec<K extends Kind> {
@@ -638,6 +645,13 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     run: (w) => Effect.as(w.sandbox.control.revokeTokens, noStep("tokens revoked")),
     simplify: () => []
   },
+  "export-while-deleting": {
+    weight: 1,
+    needs: "export-during-deletions",
+    generate: (g) => ({ kind: "export-while-deleting", deletes: 1 + g.int(2), pageSize: 1 + g.int(2) }),
+    run: (w, a) => exportWhileDeleting(w, a),
+    simplify: (a) => (a.deletes > 1 ? [{ ...a, deletes: 1 }] : [])
+  },
   export: {
     weight: 1,
     generate: () => ({ kind: "export" }),
@@ -728,6 +742,70 @@ const cliKill = Effect.fn("History.cliKill")(function*(w: World, a: Of<"cli-kill
     runDir: made ? runDir : undefined,
     output: [cli.stdout(), cli.stderr()],
     note: `${Path.basename(runDir)}: ${end.signal === "SIGKILL" ? "killed" : `exit ${String(end.code)}`}`
+  } satisfies Step
+})
+
+/**
+ * An export walks small pages (the sandbox slowed down so a page is in transit) while the actor deletes the
+ * records with the lowest ids: every record there before and after must be in the file of an export that ended
+ * well.
+ */
+const exportWhileDeleting = Effect.fn("History.exportWhileDeleting")(function*(
+  w: World,
+  a: Of<"export-while-deleting">
+) {
+  const before = yield* snapshot(w)
+  const doomed = [...before.entries()].filter(([k]) => !k.startsWith("#")).sort(([, x], [, y]) =>
+    Number(x.id) - Number(y.id)
+  ).slice(0, a.deletes)
+  const out = nextDir(w, "export-deleting")
+  const output: Array<string> = []
+  const mark = (yield* w.sandbox.control.requests).length
+  const exported = yield* withoutFaults(
+    w,
+    Effect.gen(function*() {
+      yield* w.sandbox.control.setFaults({ latencyMs: 40 })
+      const fiber = yield* Effect.fork(
+        Effect.gen(function*() {
+          const prepared = yield* prepareExport({
+            resources: ["customers"],
+            out,
+            format: "csv",
+            since: undefined,
+            until: undefined,
+            pageSize: a.pageSize,
+            say: sayInto(output)
+          })
+          return yield* runExport(prepared)
+        }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)), Effect.exit)
+      )
+      // Once the first page has been asked for, the deletes.
+      while ((yield* w.sandbox.control.requests).slice(mark).filter((e) => /\/customers$/i.test(e.path)).length < 1) {
+        yield* Effect.sleep(2)
+      }
+      const api = yield* Effect.provide(Api, clientOf(w))
+      for (const [, record] of doomed) {
+        yield* Effect.exit(api.request({ method: "DELETE", path: `/customers/${String(record.id)}` }))
+      }
+      return yield* Fiber.join(fiber)
+    })
+  )
+  const after = yield* snapshot(w)
+  const found: Array<string> = []
+  if (Exit.isSuccess(exported)) {
+    const inFile = new Set(readCsv(Path.join(out, "customers.csv")).map((r) => normalKey(r.externalId ?? "")))
+    for (const k of before.keys()) {
+      if (!k.startsWith("#") && after.has(k) && !inFile.has(k)) {
+        found.push(`(export) ${k} existed throughout the export, which ended well without it`)
+      }
+    }
+  }
+  return {
+    targeted: new Set(doomed.map(([k]) => k)),
+    keyless: 0,
+    output,
+    found,
+    note: `export (pages of ${a.pageSize}) while deleting ${doomed.map(([k]) => k).join(" ")}: ${failureText(exported)}`
   } satisfies Step
 })
 
@@ -887,7 +965,7 @@ const jwtHeader = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
 
 /** Checks step `index` (records `before` → `after`); returns the violations, each a sentence. */
 export const checkStep = (w: World, index: number, step: Step, before: Snapshot, after: Snapshot): Array<string> => {
-  const problems: Array<string> = []
+  const problems: Array<string> = [...(step.found ?? [])]
   const changed = changedKeys(before, after)
 
   // (i) no record changes that no command targeted.
