@@ -44,7 +44,8 @@ const cliTier = [
   "test/report/**/*.test.ts",
   "test/sandbox/host.test.ts",
   "test/sandbox/kill.test.ts",
-  "test/template/workbook.test.ts"
+  "test/template/workbook.test.ts",
+  "test/history/soak.test.ts"
 ]
 
 export default defineConfig({

@@ -64,6 +64,8 @@ export interface AppEnv {
   readonly markDirty: Effect.Effect<void>
   /** Requests being handled, by `Authorization` header (one token). */
   readonly inFlight: Map<string, number>
+  /** The faults' dice, when seeded (`SandboxOptions.faultSeed`). */
+  readonly random?: Random.Random | undefined
 }
 
 type Answer = { readonly _tag: "Reply"; readonly outcome: Outcome } | {
@@ -343,7 +345,8 @@ export const makeApp = (env: AppEnv) =>
     env.log.push(entry)
     const token = request.headers["authorization"]
     if (token !== undefined) env.inFlight.set(token, (env.inFlight.get(token) ?? 0) + 1)
-    const answer = yield* handle(env, request, entry).pipe(
+    const handled = handle(env, request, entry)
+    const answer = yield* (env.random === undefined ? handled : Effect.withRandom(handled, env.random)).pipe(
       Effect.ensuring(Effect.sync(() => {
         if (token === undefined) return
         const left = (env.inFlight.get(token) ?? 1) - 1

@@ -8,6 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type { Scope } from "effect"
 import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
@@ -63,6 +64,8 @@ export interface SandboxOptions {
   readonly dataFile: string | undefined
   /** Default all zero. */
   readonly faults: Faults
+  /** Seeds the faults' dice (default: unseeded), so a history of requests in one order meets the same faults. */
+  readonly faultSeed?: number | undefined
 }
 
 export const noFaults: Faults = {
@@ -224,7 +227,8 @@ export const startSandbox = (
       log,
       lock,
       markDirty,
-      inFlight: new Map()
+      inFlight: new Map(),
+      random: o.faultSeed === undefined ? undefined : Random.make(o.faultSeed)
     })
 
     let nodeServer: Http.Server | undefined

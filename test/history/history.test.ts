@@ -1,0 +1,62 @@
+/**
+ * Invariants over generated histories (issue 28), the bounded run of `npm test`: a few seeded histories of
+ * imports in every mode, dry runs, reruns, interrupted runs resumed, undos, exports re-imported, a second actor
+ * on the server and the sandbox's faults, with the invariants checked after every step (see model.ts).
+ *
+ * HISTORY_SEED=123 replays one seed (and shrinks it when it fails); HISTORY_JSON='[…]' replays a printed
+ * history; HISTORY_ALL=1 includes the features `KNOWN_OPEN` leaves out; HISTORY_COUNT and HISTORY_LENGTH size
+ * the run; HISTORY_VERBOSE=1 prints every history's steps; HISTORY_CLI=1 adds the built CLI killed with SIGKILL (a soak seed's replay: build first). `npm run soak`
+ * runs thousands (scripts/soak.mjs).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import type { Action, Feature } from "./model.js"
+import { allFeatures } from "./model.js"
+import { checkSeed, describeFailure, featuresOf, runOne } from "./support.js"
+
+const env = process.env
+const all = env.HISTORY_ALL === "1"
+// HISTORY_CLI=1 (a soak seed's replay): the built CLI killed with SIGKILL among the actions; build first.
+// HISTORY_FEATURES=a,b: these of KNOWN_OPEN's features on top of the bounded run's (to see one defect at a time).
+const features = new Set<Feature>([
+  ...featuresOf(all),
+  ...(env.HISTORY_FEATURES ?? "").split(",").filter((f): f is Feature =>
+    (allFeatures as ReadonlyArray<string>).includes(f)
+  ),
+  ...(env.HISTORY_CLI === "1" ? ["cli" as const] : [])
+])
+const length = Number(env.HISTORY_LENGTH ?? 10)
+const seeds = env.HISTORY_SEED !== undefined
+  ? [Number(env.HISTORY_SEED)]
+  : Array.from({ length: Number(env.HISTORY_COUNT ?? 8) }, (_, i) => 1000 + i)
+const replayOf = (seed: number) =>
+  `HISTORY_SEED=${seed}${all ? " HISTORY_ALL=1" : ""}${
+    env.HISTORY_FEATURES ? ` HISTORY_FEATURES=${env.HISTORY_FEATURES}` : ""
+  }${env.HISTORY_CLI === "1" ? " HISTORY_CLI=1" : ""}${
+    env.HISTORY_LENGTH ? ` HISTORY_LENGTH=${length}` : ""
+  } npx vitest run test/history/history.test.ts`
+
+describe("generated histories", () => {
+  if (env.HISTORY_JSON !== undefined) {
+    it.live("the history given in HISTORY_JSON", () =>
+      Effect.gen(function*() {
+        const history = JSON.parse(env.HISTORY_JSON!) as Array<Action>
+        const outcome = yield* runOne(Number(env.HISTORY_SEED ?? 0), history, featuresOf(true))
+        console.log(outcome.log.join("\n"))
+        assert.deepStrictEqual(outcome.violations, [])
+      }), 300_000)
+    return
+  }
+  for (const seed of seeds) {
+    it.live(`seed ${seed}: every invariant holds after every step`, () =>
+      Effect.gen(function*() {
+        const verdict = yield* checkSeed(seed, { length, features })
+        if (env.HISTORY_VERBOSE === "1") console.log(`seed ${seed}\n${verdict.outcome.log.join("\n")}`)
+        if (verdict.outcome.violations.length > 0) {
+          const text = describeFailure(verdict, replayOf(seed))
+          console.error(text)
+          assert.fail(text)
+        }
+      }), 300_000)
+  }
+})
