@@ -10,8 +10,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { knownHistories } from "./known.js"
 import type { Action, Feature } from "./model.js"
-import { allFeatures } from "./model.js"
+import { allFeatures, KNOWN_OPEN } from "./model.js"
 import { checkSeed, describeFailure, featuresOf, runOne } from "./support.js"
 
 const env = process.env
@@ -46,6 +47,17 @@ describe("generated histories", () => {
         assert.deepStrictEqual(outcome.violations, [])
       }), 300_000)
     return
+  }
+  for (const known of knownHistories) {
+    it.live.skipIf(!features.has(known.feature))(
+      `known defect ${known.feature}: ${KNOWN_OPEN[known.feature] ?? "fixed"}`,
+      () =>
+        Effect.gen(function*() {
+          const outcome = yield* runOne(known.seed, known.history, features)
+          assert.deepStrictEqual(outcome.violations, [], outcome.log.join("\n"))
+        }),
+      300_000
+    )
   }
   for (const seed of seeds) {
     it.live(`seed ${seed}: every invariant holds after every step`, () =>

@@ -227,7 +227,7 @@ export const KNOWN_OPEN: Partial<Record<Feature, string>> = {
   "export-during-deletions": "issue 28.9: an export during deletions silently misses live records",
   "echoed-secrets": "issue 28.3: secrets reach files and output when a server echoes them",
   "soft-stop":
-    "NEW (this checker, seed 1010): after a stop (Ctrl-C), rows whose writes finish within the grace are journalled created but reported skipped, \"not attempted\""
+    "NEW (found by this checker): after a stop (Ctrl-C), rows whose writes finish within the grace are journalled created but reported skipped, \"not attempted\""
 }
 
 /** What a step did, as the invariants need it: the model's update. */
