@@ -24,8 +24,8 @@
  *
  * A walk whose window shifted while it was read fails with `ListFailed` reason `Shifted`: records deleted (or
  * inserted) before the page being read move the later pages, so records that existed throughout are skipped (or
- * listed twice). It is seen when a page's `totalItems` differs from the first page's, or when a walk of a list
- * whose records carry ids ends with fewer distinct records than every page said it holds. (`totalItems: 0` on a
+ * listed twice). It is seen when a page's `totalItems` differs from the first page's, or when an unfiltered walk
+ * of a list whose records carry ids ends with fewer distinct records than every page said it holds. (`totalItems: 0` on a
  * page with records, as `/taskTypes` answers, is not a count.) The caller walks again.
  */
 import * as Chunk from "effect/Chunk"
@@ -174,7 +174,11 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           message:
             `the list changed while it was read (${why}): records were added or deleted before the page being read, so later pages moved and records that existed throughout may have been missed; walk it again`
         })
-      /** A whole walk of a list with ids must have met as many distinct records as its pages said it holds. */
+      /**
+       * A whole, unfiltered walk of a list with ids must have met as many distinct records as its pages said it
+       * holds. (Filtered and windowed walks are not held to it: a count the server gets wrong for a filter would
+       * fail every lookup.)
+       */
       const ended: Effect.Effect<void, ListFailed> = Effect.suspend(() =>
         fromPage === 1 && keyOf.byId && firstTotal !== undefined && seen.size < firstTotal
           ? Effect.fail(shifted(`${firstTotal} records by its count, ${seen.size} met by the walk`))

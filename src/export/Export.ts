@@ -9,6 +9,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
@@ -74,6 +75,8 @@ export interface ExportResult {
 }
 
 export const defaultPageSize = 1000
+/** Walks of one resource whose list keeps changing under them, before the export fails. */
+export const shiftedWalks = 3
 
 const checkDate = Effect.fn("Export.checkDate")(function*(flag: string, text: string | undefined) {
   if (text === undefined || dayOf(text.trim()) !== undefined) return text?.trim()
@@ -190,7 +193,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
       for (const d of kept) exported.push({ ...d!, pages: 0, requests: 0, kept: true })
       continue
     }
-    const result = yield* walkOne(walk, {
+    const context: WalkContext = {
       dir,
       request,
       pageSize,
@@ -201,7 +204,28 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
       checkpoint,
       api,
       requestsBefore: initial.requests
-    })
+    }
+    // Records added or deleted while a list is walked move its later pages: records that existed throughout would
+    // be missed. Such a walk fails (`Shifted`) and the resource is walked again from its first page, its files
+    // written anew; a list that never holds still fails the export.
+    let result: Effect.Effect.Success<ReturnType<typeof walkOne>> | undefined
+    for (let attempt = 1; result === undefined; attempt++) {
+      const walked = yield* Effect.either(walkOne(walk, context))
+      if (Either.isRight(walked)) {
+        result = walked.right
+        break
+      }
+      const failed = walked.left
+      if (failed._tag !== "ListFailed" || failed.reason !== "Shifted" || attempt >= shiftedWalks) {
+        return yield* failed
+      }
+      yield* request.say(
+        `${walk.resource.name}: ${failed.message}: walking ${walk.resource.name} again from its first page (walk ${
+          attempt + 1
+        } of at most ${shiftedWalks})`
+      )
+      yield* Ref.update(checkpoint, ({ current: _, ...rest }) => rest)
+    }
     const after = yield* api.stats
     for (const f of result.files) exported.push({ ...f, requests: after.requests - before.requests })
   }
