@@ -43,6 +43,8 @@ export type Position = typeof Position.Type
 export const Checkpoint = Schema.Struct({
   tool: Schema.Literal("fsm-bulk"),
   baseUrl: Schema.String,
+  /** The account read (`accountOf`): a continued export must read the same one. */
+  account: Schema.optional(Schema.String),
   format: ExportFormat,
   csv: Schema.optional(CsvDialect),
   since: Schema.NullOr(Schema.String),
@@ -92,11 +94,15 @@ const dialectText = (csv: CsvDialect | undefined) => {
 /** The parameters a continued export must repeat, compared one by one so the message can name the difference. */
 export const sameRun = Effect.fn("Checkpoint.sameRun")(function*(
   saved: Checkpoint,
-  now: Pick<Checkpoint, "baseUrl" | "format" | "csv" | "since" | "until" | "resources">,
+  now: Pick<Checkpoint, "baseUrl" | "account" | "format" | "csv" | "since" | "until" | "resources">,
   dir: string
 ) {
   const differences = [
     saved.baseUrl !== now.baseUrl ? `base URL ${saved.baseUrl} (now ${now.baseUrl})` : undefined,
+    saved.baseUrl === now.baseUrl && saved.account !== undefined && now.account !== undefined &&
+      saved.account !== now.account
+      ? `other credentials, another account of ${saved.baseUrl}`
+      : undefined,
     saved.format !== now.format ? `--format ${saved.format} (now ${now.format})` : undefined,
     dialectText(saved.csv) !== dialectText(now.csv)
       ? `${dialectText(saved.csv)} (now ${dialectText(now.csv)})`

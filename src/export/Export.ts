@@ -145,6 +145,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
 
   const run = {
     baseUrl: api.baseUrl,
+    ...(api.account !== undefined ? { account: api.account } : {}),
     format: request.format,
     ...(request.format === "csv" && request.csv !== undefined ? { csv: request.csv } : {}),
     since,

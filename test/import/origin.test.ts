@@ -6,8 +6,9 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { Api } from "../../src/client/Api.js"
+import { accountOf, Api } from "../../src/client/Api.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { apiOf, importInto, put, readJournalLines, readReport, startTestSandbox, tempDir, writes } from "./support.js"
@@ -105,5 +106,29 @@ describe("ids of another account's export", () => {
       // The manifest names the account by a hash, never by its apiKey.
       assert.isString(exported.manifest.account)
       assert.notInclude(JSON.stringify(exported.manifest), a.apiKey)
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.scopedLive("an interrupted export is not continued with another account's credentials", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox({ accounts: [a, b] })
+      const out = yield* tempDir
+      // The checkpoint account A's export left when it was interrupted before its first page.
+      writeFileSync(
+        Path.join(out, ".export-progress.json"),
+        JSON.stringify({
+          tool: "fsm-bulk",
+          baseUrl: sandbox.url,
+          account: accountOf(a.apiKey),
+          format: "csv",
+          since: "2000-01-01",
+          until: "2099-12-31",
+          resources: ["customers"],
+          started: new Date().toISOString(),
+          done: []
+        })
+      )
+      const refused = yield* Effect.flip(exportTo(sandbox, b.apiKey, out, ["customers"]))
+      assert.strictEqual(refused._tag, "UsageError")
+      assert.include(refused.message, `other credentials, another account of ${sandbox.url}`)
     }).pipe(Effect.provide(NodeContext.layer)))
 })
