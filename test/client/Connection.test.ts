@@ -20,6 +20,7 @@ const defaults: ConnectionOptions = {
   baseUrl: Option.none(),
   credentials: Option.none(),
   rate: "400/60s",
+  rateGiven: false,
   concurrency: Option.none(),
   maxAttempts: 6,
   rateLimitPause: Option.none(),
@@ -101,6 +102,7 @@ describe("connection options", () => {
         ...defaults,
         baseUrl: Option.some("https://api.example.com/v2"),
         rate: "50/5s",
+        rateGiven: true,
         concurrency: Option.some(7)
       })
       const fromFlags = yield* parse(
@@ -122,6 +124,7 @@ describe("connection options", () => {
         ...defaults,
         baseUrl: Option.some("https://other.example.com/v2"),
         rate: "10/1s",
+        rateGiven: true,
         concurrency: Option.some(3),
         maxAttempts: 2,
         rateLimitPause: Option.some("5s")
