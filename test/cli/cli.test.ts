@@ -45,8 +45,8 @@ describe("the terminal", () => {
         const flat = page.stdout.replace(/\s+/g, " ")
         assert.include(flat, "USAGE fsm-bulk import RESOURCE FILE [flags]")
         assert.include(flat, "(default upsert)")
-        assert.include(flat, "(default 400/60s)")
-        assert.include(flat, "(default 30s)")
+        assert.include(flat, "default 400/60s, or for resume, rerun and undo the run's own")
+        assert.include(flat, "(default 60s)")
         assert.include(flat, "$ fsm-bulk import customers customers.csv --dry-run")
         assert.include(flat, "ENVIRONMENT FSM_BASE_URL")
       }

@@ -119,9 +119,11 @@ describe("fleet commands", () => {
 
       // The fetched run directory is a standard one: report and rerun take it.
       assert.strictEqual((yield* run(["report", out])).code, 0)
+      // Credentials go only to a base URL the user pairs with them, never to one a fetched directory names.
       const rerun = yield* run(["rerun", out, "--json"], {
         FSM_API_KEY: account.apiKey,
-        FSM_API_TOKEN: account.apiToken
+        FSM_API_TOKEN: account.apiToken,
+        FSM_BASE_URL: sandbox.url
       })
       assert.strictEqual(rerun.code, 0, rerun.stderr)
       assert.include(rerun.stderr, "nothing to rerun")

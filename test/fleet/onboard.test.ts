@@ -69,7 +69,8 @@ describe("fleet: submit onboard", () => {
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
         const [acme, beta] = sandbox.accounts
-        const asAcme = { FSM_API_KEY: acme!.apiKey, FSM_API_TOKEN: acme!.apiToken }
+        // Credentials go only to a base URL the user pairs with them, never to one a fetched directory names.
+        const asAcme = { FSM_API_KEY: acme!.apiKey, FSM_API_TOKEN: acme!.apiToken, FSM_BASE_URL: sandbox.url }
         assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
         assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
 
@@ -243,7 +244,7 @@ describe("fleet: submit onboard", () => {
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
         const acme = sandbox.accounts[0]!
-        const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken }
+        const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken, FSM_BASE_URL: sandbox.url }
         assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
         assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)

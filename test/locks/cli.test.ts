@@ -6,10 +6,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { accountOf } from "../../src/client/Api.js"
 import { writerLockPath } from "../../src/import/Locks.js"
 import { noFaults, type RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { put, readReport, runCli, spawnCli, startTestSandbox, tempDir, until } from "../import/support.js"
@@ -26,7 +26,7 @@ const writerLockOf = (stateDir: string, sandbox: RunningSandbox, resource: strin
   const before = process.env.FSM_BULK_STATE_DIR
   process.env.FSM_BULK_STATE_DIR = stateDir
   try {
-    const account = createHash("sha256").update(sandbox.accounts[0]!.apiKey).digest("hex")
+    const account = accountOf(sandbox.accounts[0]!.apiKey)
     return writerLockPath(`${sandbox.url}`, account, resource)
   } finally {
     if (before === undefined) delete process.env.FSM_BULK_STATE_DIR
