@@ -288,9 +288,13 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
       }
 
-      // A row the run did not finish: left in doubt when its write may have reached the server, else skipped.
+      // A row whose report line has no outcome: the outcome it journalled when it got that far (its `done` line was
+      // handed to the journal before the grace ran out and interrupted it), else unfinished: left in doubt when its
+      // write may have reached the server, else skipped.
       let unfinished = 0
       const missing = (row: number): Outcome => {
+        const settled = state.settled.get(row)
+        if (settled !== undefined) return settled
         unfinished += 1
         const aborted = state.aborted
         const why = aborted !== undefined ? `the run was aborted (${aborted.message})` : "the run stopped"
@@ -435,6 +439,12 @@ interface RunState {
   /** Rows whose write was announced in this session and whose answer has not come. */
   readonly inFlight: Set<number>
   /**
+   * The outcome of each row this session finished, set as its `done` line is handed to the journal and kept until
+   * the row's report line is out: a row interrupted after that (a stop's grace ran out during the write) is
+   * reported with it, as the journal has it.
+   */
+  readonly settled: Map<number, Outcome>
+  /**
    * Rows whose write left for the server in this session (an attempt passed its permit and budget): only these,
    * and rows an earlier session left in flight, may have reached it. A row announced but still queued when the run
    * stopped was never sent.
@@ -477,6 +487,7 @@ const makeRunState = (prior: JournalContents | undefined, verifying: boolean): R
     prior: outcomes,
     late: new Map(),
     inFlight: new Set(),
+    settled: new Map(),
     left: new Set(),
     priorSending,
     priorDone,
@@ -648,6 +659,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const finish = (row: number, outcome: Outcome, sent?: unknown, after?: RecordImage) =>
     Effect.gen(function*() {
       state.inFlight.delete(row)
+      // From here the row has its outcome, whatever interrupts it: a stop's grace can run out while its `done` line
+      // is on its way to the disk (the line still lands), and the report must then say what the journal says.
+      state.settled.set(row, outcome)
       yield* journal.append({
         state: "done",
         row,
@@ -820,7 +834,12 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           // Not reached, or not finished: a row `--verify` was to confirm keeps its earlier outcome.
           const unfinished = () => state.prior.get(n) ?? missing(n)
           if (result === undefined) return Effect.succeed([row, unfinished()])
-          return Effect.map(attempt(result), (outcome) => [row, outcome ?? unfinished()])
+          return Effect.map(attempt(result), (outcome): Line => {
+            const final = outcome ?? unfinished()
+            // Kept only until the row's line is out: memory does not grow with the file.
+            state.settled.delete(n)
+            return [row, final]
+          })
         }
         return Effect.map(Effect.zipRight(within(at), Effect.suspend(line)), (l) => [at, l] as const)
       }, { concurrency, unordered: true }),
