@@ -23,7 +23,7 @@ export interface JobData {
 
 /**
  * The format of the jobs this version submits: what a worker must understand to run them as submitted (the
- * whole-file verdicts a part carries, the settings of its spec). Each job carries it (`spec.format`); a worker
+ * whole-file verdicts a part carries, the settings of its spec). Each job carries it (`spec.jobFormat`); a worker
  * leaves a job of a newer format to a newer worker instead of running it wrongly. Raise it when a job's meaning
  * changes so that an older worker would send what it should not.
  */

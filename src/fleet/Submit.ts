@@ -40,8 +40,11 @@ export interface ImportSpec {
   readonly rowColumn?: string
 }
 
-/** A job's spec with the format it needs. */
-const formatted = <S extends object>(spec: S): S & { readonly format: number } => ({ ...spec, format: jobFormat })
+/**
+ * A job's spec with the job format it needs (`jobFormat`, not `format`: an export's spec has its own `format`, the
+ * files' csv or xlsx, which a property of that name would overwrite).
+ */
+const formatted = <S extends object>(spec: S): S & { readonly jobFormat: number } => ({ ...spec, jobFormat })
 
 /**
  * The most parts a file is split into: each costs the store a job, a file and a queue entry, and a file of a

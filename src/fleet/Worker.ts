@@ -276,7 +276,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       const row = yield* store.job(data.job)
       if (finalStates.includes(row.state)) return
       // A job of a newer format than this worker knows is left (before its lease is taken) to a newer worker.
-      const format = (row.spec as { readonly format?: unknown }).format
+      const format = (row.spec as { readonly jobFormat?: unknown }).jobFormat
       if (typeof format === "number" && format > jobFormat) {
         return yield* handBack(
           row.id,

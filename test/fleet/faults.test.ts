@@ -334,7 +334,7 @@ describe("jobs carry the format they need (issue 29)", () => {
             kind: "import",
             account: "acme",
             resource: "customers",
-            spec: { format: jobFormat + 1, resource: "customers" },
+            spec: { jobFormat: jobFormat + 1, resource: "customers" },
             rows: 1,
             parent: null
           }))
