@@ -90,10 +90,21 @@ export interface Lease {
   readonly owner: string
 }
 
-/** A worker's hold on its egress id. */
+/**
+ * A worker's hold on its egress id. Like a job's lease, it is fenced: each request of the worker passes `gate`
+ * before it is sent and `refusal` where its bytes leave (Fence.ts), so a worker that wakes from a pause after its
+ * id lapsed and was taken by another worker sends nothing more under it.
+ */
 export interface EgressHold {
   /** Ends if the hold is lost while the worker runs (its store connection died, or its lock lapsed and was taken). */
   readonly lost: Effect.Effect<void>
+  /**
+   * Before a request: confirms the hold when its last confirmation is old (the process may have been paused), and
+   * waits while the store cannot answer. False when the hold is lost (`lost` then ends too).
+   */
+  readonly gate: Effect.Effect<boolean>
+  /** Read synchronously where a request's bytes leave: why they must not (the hold is lost or unconfirmed). */
+  readonly refusal: () => string | undefined
 }
 
 type Op<A> = Effect.Effect<A, FleetError>
@@ -523,9 +534,19 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
           })
           if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
           const lost = yield* Deferred.make<void>()
-          client.on("error", () => Deferred.unsafeDone(lost, Effect.void))
-          client.on("end", () => Deferred.unsafeDone(lost, Effect.void))
-          return { lost: Deferred.await(lost) }
+          // The lock lives as long as its connection, whatever the worker's pauses: only the connection's end loses it.
+          let gone = false
+          const lose = () => {
+            gone = true
+            Deferred.unsafeDone(lost, Effect.void)
+          }
+          client.on("error", lose)
+          client.on("end", lose)
+          return {
+            lost: Deferred.await(lost),
+            gate: Effect.sync(() => !gone),
+            refusal: () => gone ? `the hold on --egress-id ${id} was lost` : undefined
+          }
         })
     }
     return store
