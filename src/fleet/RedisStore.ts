@@ -44,6 +44,7 @@ import {
   type Lease,
   noJob,
   notInitialised,
+  sourceTaken,
   type StoredAccount,
   unavailable
 } from "./Store.js"
@@ -59,6 +60,8 @@ const leaseKey = (id: string) => `${jobKey(id)}:lease`
 const journalKey = (id: string) => `${jobKey(id)}:journal`
 const doneKey = (id: string) => `${jobKey(id)}:done`
 const egressKey = (id: string) => `${prefix}egress:${id}`
+/** The source address a worker leaves from: its egress id and lock token, with the egress lock's expiry. */
+const sourceKey = (address: string) => `${prefix}source:${address}`
 
 /**
  * How long an egress-id lock outlives its last renewal: how soon a crashed worker's id can be used again
@@ -485,7 +488,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           (n) => n === 1
         ),
 
-      holdEgress: (id) =>
+      holdEgress: (id, sourceAddress) =>
         Effect.gen(function*() {
           const key = egressKey(id)
           const lockMs = egressLockMs()
@@ -494,6 +497,18 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const got = yield* call((c) => c.set(key, token, "PX", lockMs, "NX"))
           if (got !== "OK") return yield* egressTaken(id)
           yield* Effect.addFinalizer(() => Effect.ignore(script("releaseEgress", [key], [token])))
+          // The address, held the same way (value: the egress id, then the token), so that the refusal names its id.
+          const source = sourceAddress === undefined
+            ? undefined
+            : { key: sourceKey(sourceAddress), value: `${id}\n${token}` }
+          if (source !== undefined && sourceAddress !== undefined) {
+            const took = yield* call((c) => c.set(source.key, source.value, "PX", lockMs, "NX"))
+            if (took !== "OK") {
+              const holder = yield* call((c) => c.get(source.key))
+              return yield* sourceTaken(sourceAddress, holder === null ? undefined : holder.split("\n")[0])
+            }
+            yield* Effect.addFinalizer(() => Effect.ignore(script("releaseEgress", [source.key], [source.value])))
+          }
           const lost = yield* Deferred.make<void>()
           // When the key was last set or renewed, on the monotonic clock, counted from when it was asked: the key
           // is this worker's until at least `lockMs` after that (Redis counts the expiry from when it ran the
@@ -506,7 +521,13 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           /** Renews the key: true held, false lost to another worker, undefined when the store did not answer. */
           const renew = Effect.gen(function*() {
             const at = performance.now()
-            const held = yield* Effect.either(script("renewEgress", [key], [token, lockMs]))
+            const held = yield* Effect.either(
+              Effect.zipWith(
+                script("renewEgress", [key], [token, lockMs]),
+                source === undefined ? Effect.succeed(1) : script("renewEgress", [source.key], [source.value, lockMs]),
+                (a, b) => a === 0 || b === 0 ? 0 : 1
+              )
+            )
             if (held._tag === "Left") return undefined
             if (held.right === 0) {
               gone = true

@@ -139,7 +139,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   // A worker whose key cannot open the accounts it would serve refuses to start: it would take their jobs and
   // fail every one of them.
   yield* checkFleetKey(stored, key)
-  const egress = yield* stored.holdEgress(options.egressId)
+  // Its source address too: a second egress id leaving from the same address is refused (exit 2, naming it).
+  const egress = yield* stored.holdEgress(options.egressId, options.sourceAddress)
   // Short store faults are outlasted (Transient.ts); what lasts longer hands the job back to the queue.
   const store = outlastingStore(
     stored,
