@@ -15,6 +15,10 @@
  *
  * A request that finds, once it has room, that it must not be sent after all (its token was revoked while it
  * waited) gives the room back unused: it never reached the server, so it leaves no end in the window.
+ *
+ * Windows and pauses are measured on the monotonic clock (`monotonicMillis`), never the wall clock: a wall clock
+ * stepped forward (NTP, an operator) would empty the window at once and let a second burst leave; stepped back,
+ * it would hold every caller until the wall clock caught up again.
  */
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -47,6 +51,16 @@ export interface Budget {
  */
 export class SharedBudget extends Context.Tag("fsm-bulk/SharedBudget")<SharedBudget, Budget>() {}
 
+/**
+ * Milliseconds on the monotonic clock: Effect's `Clock.currentTimeNanos` (process.hrtime from an origin read
+ * once; a change of the wall clock does not move it, and TestClock drives it in tests). `Clock.currentTimeMillis`
+ * is `Date.now()`, the wall clock: fine for timestamps, wrong for measuring intervals.
+ */
+export const monotonicMillis: Effect.Effect<number> = Effect.map(
+  Clock.currentTimeNanos,
+  (nanos) => Number(nanos / 1_000_000n)
+)
+
 export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginMs: number) {
   const span = rate.windowMs + marginMs
   const lock = yield* Effect.makeSemaphore(1)
@@ -69,7 +83,7 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
   const take: Effect.Effect<void> = lock.withPermits(1)(
     Effect.gen(function*() {
       while (true) {
-        const now = yield* Clock.currentTimeMillis
+        const now = yield* monotonicMillis
         if (now < pausedUntil) {
           yield* Effect.sleep(pausedUntil - now)
           continue
@@ -86,7 +100,7 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
   )
 
   const release = (sent: boolean) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.flatMap(monotonicMillis, (now) =>
       Effect.suspend(() => {
         inFlight -= 1
         if (sent) ends.push(now)
@@ -110,14 +124,15 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
     )
 
   const pause = (ms: number) =>
-    Effect.map(Clock.currentTimeMillis, (now) => {
+    Effect.map(monotonicMillis, (now) => {
       pausedUntil = Math.max(pausedUntil, now + ms)
     })
 
-  const paused = Effect.map(Clock.currentTimeMillis, (now) => now < pausedUntil)
+  const paused = Effect.map(monotonicMillis, (now) => now < pausedUntil)
 
-  const holding = Effect.map(Clock.currentTimeMillis, (now) => ({
-    pausedUntil: now < pausedUntil ? pausedUntil : undefined,
+  // Shown to people as a time of day: the pause's end on the wall clock of now.
+  const holding = Effect.map(Effect.zip(monotonicMillis, Clock.currentTimeMillis), ([now, wall]) => ({
+    pausedUntil: now < pausedUntil ? wall + (pausedUntil - now) : undefined,
     forRoom
   }))
 

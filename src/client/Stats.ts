@@ -1,12 +1,12 @@
 /**
  * The process's request counters (`Api.stats`): requests sent, rate-limit answers, resends and logins; and the
  * requests sent in the budget's last window, counted the way the budget counts them (a sliding window of its
- * length), so a rate shown from it can never exceed the budget.
+ * length, on the same monotonic clock), so a rate shown from it can never exceed the budget.
  */
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import type { ApiStats } from "./Api.js"
+import { monotonicMillis } from "./Budget.js"
 
 export interface Counters {
   readonly add: (key: keyof ApiStats) => Effect.Effect<void>
@@ -30,7 +30,7 @@ export const makeCounters = (windowMs: number): Effect.Effect<Counters> =>
         add: (key) =>
           Effect.zipRight(
             key === "requests"
-              ? Effect.map(Clock.currentTimeMillis, (now) => {
+              ? Effect.map(monotonicMillis, (now) => {
                 prune(now)
                 sent.push(now)
               })
@@ -38,7 +38,7 @@ export const makeCounters = (windowMs: number): Effect.Effect<Counters> =>
             Ref.update(ref, (s) => ({ ...s, [key]: s[key] + 1 }))
           ),
         get: Ref.get(ref),
-        inWindow: Effect.map(Clock.currentTimeMillis, (now) => {
+        inWindow: Effect.map(monotonicMillis, (now) => {
           prune(now)
           return sent.length
         })

@@ -44,6 +44,7 @@ import {
   type Lease,
   noJob,
   notInitialised,
+  sourceTaken,
   type StoredAccount,
   unavailable
 } from "./Store.js"
@@ -59,9 +60,17 @@ const leaseKey = (id: string) => `${jobKey(id)}:lease`
 const journalKey = (id: string) => `${jobKey(id)}:journal`
 const doneKey = (id: string) => `${jobKey(id)}:done`
 const egressKey = (id: string) => `${prefix}egress:${id}`
+/** The source address a worker leaves from: its egress id and lock token, with the egress lock's expiry. */
+const sourceKey = (address: string) => `${prefix}source:${address}`
 
-/** How long an egress-id lock outlives its last renewal: how soon a crashed worker's id can be used again. */
-export const egressLockMs = 15_000
+/**
+ * How long an egress-id lock outlives its last renewal: how soon a crashed worker's id can be used again
+ * (`FSM_FLEET_EGRESS_MS`, for tests; 15 s by default).
+ */
+export const egressLockMs = (): number => {
+  const ms = Number(process.env.FSM_FLEET_EGRESS_MS ?? "")
+  return Number.isInteger(ms) && ms >= 300 ? ms : 15_000
+}
 
 /** The states a job does not leave, as a Lua test of `s` (a state, or false for a missing one). */
 const luaFinal = `(s == 'done' or s == 'cancelled' or s == 'failed')`
@@ -479,26 +488,85 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           (n) => n === 1
         ),
 
-      holdEgress: (id) =>
+      holdEgress: (id, sourceAddress) =>
         Effect.gen(function*() {
           const key = egressKey(id)
+          const lockMs = egressLockMs()
           const token = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`
-          const got = yield* call((c) => c.set(key, token, "PX", egressLockMs, "NX"))
+          const asked = performance.now()
+          const got = yield* call((c) => c.set(key, token, "PX", lockMs, "NX"))
           if (got !== "OK") return yield* egressTaken(id)
           yield* Effect.addFinalizer(() => Effect.ignore(script("releaseEgress", [key], [token])))
+          // The address, held the same way (value: the egress id, then the token), so that the refusal names its id.
+          const source = sourceAddress === undefined
+            ? undefined
+            : { key: sourceKey(sourceAddress), value: `${id}\n${token}` }
+          if (source !== undefined && sourceAddress !== undefined) {
+            const took = yield* call((c) => c.set(source.key, source.value, "PX", lockMs, "NX"))
+            if (took !== "OK") {
+              const holder = yield* call((c) => c.get(source.key))
+              return yield* sourceTaken(sourceAddress, holder === null ? undefined : holder.split("\n")[0])
+            }
+            yield* Effect.addFinalizer(() => Effect.ignore(script("releaseEgress", [source.key], [source.value])))
+          }
           const lost = yield* Deferred.make<void>()
+          // When the key was last set or renewed, on the monotonic clock, counted from when it was asked: the key
+          // is this worker's until at least `lockMs` after that (Redis counts the expiry from when it ran the
+          // command, later still). A worker paused past it may find it taken: its requests must not leave
+          // meanwhile, so the fence refuses them once the confirmation is half the expiry old.
+          let confirmed = asked
+          let gone = false
+          const fresh = Math.floor(lockMs / 3)
+          const bound = Math.floor(lockMs / 2)
+          /** Renews the key: true held, false lost to another worker, undefined when the store did not answer. */
+          const renew = Effect.gen(function*() {
+            const at = performance.now()
+            const held = yield* Effect.either(
+              Effect.zipWith(
+                script("renewEgress", [key], [token, lockMs]),
+                source === undefined ? Effect.succeed(1) : script("renewEgress", [source.key], [source.value, lockMs]),
+                (a, b) => a === 0 || b === 0 ? 0 : 1
+              )
+            )
+            if (held._tag === "Left") return undefined
+            if (held.right === 0) {
+              gone = true
+              yield* Deferred.succeed(lost, undefined)
+              return false
+            }
+            confirmed = Math.max(confirmed, at)
+            return true
+          })
           // Renewed well within its expiry. Found taken by another worker (this one was paused past the expiry and
           // another started with the same id): this worker's hold is lost, and it stops.
           yield* Effect.forkScoped(
             Effect.gen(function*() {
               while (true) {
-                yield* Effect.sleep(egressLockMs / 3)
-                const held = yield* Effect.either(script("renewEgress", [key], [token, egressLockMs]))
-                if (held._tag === "Right" && held.right === 0) return yield* Deferred.succeed(lost, undefined)
+                yield* Effect.sleep(Math.floor(lockMs / 4))
+                if ((yield* renew) === false) return
               }
             })
           )
-          return { lost: Deferred.await(lost) }
+          const gate: Effect.Effect<boolean> = Effect.gen(function*() {
+            while (true) {
+              if (gone) return false
+              if (performance.now() - confirmed < fresh) return true
+              const held = yield* renew
+              if (held !== undefined) return held
+              // The store does not answer: whether the id is still this worker's cannot be known; wait.
+              yield* Effect.sleep(250)
+            }
+          })
+          const refusal = () => {
+            if (gone) return `the hold on --egress-id ${id} was lost (another worker has it)`
+            const age = performance.now() - confirmed
+            return age < bound
+              ? undefined
+              : `the hold on --egress-id ${id} was last confirmed ${
+                Math.round(age)
+              } ms ago (a request leaves within ${bound} ms of it)`
+          }
+          return { lost: Deferred.await(lost), gate, refusal }
         })
     }
     return store

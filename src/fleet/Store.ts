@@ -90,10 +90,21 @@ export interface Lease {
   readonly owner: string
 }
 
-/** A worker's hold on its egress id. */
+/**
+ * A worker's hold on its egress id. Like a job's lease, it is fenced: each request of the worker passes `gate`
+ * before it is sent and `refusal` where its bytes leave (Fence.ts), so a worker that wakes from a pause after its
+ * id lapsed and was taken by another worker sends nothing more under it.
+ */
 export interface EgressHold {
   /** Ends if the hold is lost while the worker runs (its store connection died, or its lock lapsed and was taken). */
   readonly lost: Effect.Effect<void>
+  /**
+   * Before a request: confirms the hold when its last confirmation is old (the process may have been paused), and
+   * waits while the store cannot answer. False when the hold is lost (`lost` then ends too).
+   */
+  readonly gate: Effect.Effect<boolean>
+  /** Read synchronously where a request's bytes leave: why they must not (the hold is lost or unconfirmed). */
+  readonly refusal: () => string | undefined
 }
 
 type Op<A> = Effect.Effect<A, FleetError>
@@ -198,9 +209,14 @@ export interface FleetStore {
   // workers
   /**
    * Holds egress id `id` for the scope, or fails (`Locked`) when another live worker holds it. The hold lapses
-   * with its process, however that ends.
+   * with its process, however that ends. With `sourceAddress` (the worker's `--source-address`), the address is
+   * held too: a live worker of another egress id leaving from it is refused (`Locked`, naming that id), as two
+   * ids on one address would each spend the whole of the address's budget.
    */
-  readonly holdEgress: (id: string) => Effect.Effect<EgressHold, FleetError, Scope.Scope>
+  readonly holdEgress: (
+    id: string,
+    sourceAddress?: string
+  ) => Effect.Effect<EgressHold, FleetError, Scope.Scope>
 }
 
 export const unavailable = (url: string, cause: unknown) =>
@@ -222,6 +238,14 @@ export const egressTaken = (id: string) =>
     reason: "Locked",
     message:
       `another worker already runs with --egress-id ${id}: one worker per egress address, as the budget is counted per address`
+  })
+
+export const sourceTaken = (address: string, other: string | undefined) =>
+  new FleetError({
+    reason: "Locked",
+    message: `another worker${
+      other !== undefined ? ` (--egress-id ${other})` : ""
+    } already sends from --source-address ${address}: the API counts its budget per address, so two egress ids on one address would spend it twice; run this worker with another --source-address, or not at all`
   })
 
 /** The address without its password, for messages. */
@@ -508,7 +532,7 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
         })),
 
       // A session-level advisory lock on a connection of its own: it dies with the connection, so with the process.
-      holdEgress: (id) =>
+      holdEgress: (id, sourceAddress) =>
         Effect.gen(function*() {
           const client = yield* Effect.acquireRelease(
             Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
@@ -522,10 +546,46 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
             catch: (cause) => unavailable(url, cause)
           })
           if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
+          if (sourceAddress !== undefined) {
+            // The address's lock on the same connection; the session's name says whose it is, for the refusal.
+            const held = yield* Effect.tryPromise({
+              try: async () => {
+                await client.query("SELECT set_config('application_name', $1, false)", [`fsm-bulk egress ${id}`])
+                const r = await client.query<{ ok: boolean }>(
+                  "SELECT pg_try_advisory_lock(hashtext('fsm-bulk source'), hashtext($1)) AS ok",
+                  [sourceAddress]
+                )
+                if (r.rows[0]?.ok === true) return { ok: true as const }
+                const other = await client.query<{ name: string | null }>(
+                  `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                      AND l.classid = hashtext('fsm-bulk source')::oid AND l.objid = hashtext($1)::oid`,
+                  [sourceAddress]
+                )
+                const name = other.rows[0]?.name ?? ""
+                return {
+                  ok: false as const,
+                  other: name.startsWith("fsm-bulk egress ") ? name.slice("fsm-bulk egress ".length) : undefined
+                }
+              },
+              catch: (cause) => unavailable(url, cause)
+            })
+            if (!held.ok) return yield* sourceTaken(sourceAddress, held.other)
+          }
           const lost = yield* Deferred.make<void>()
-          client.on("error", () => Deferred.unsafeDone(lost, Effect.void))
-          client.on("end", () => Deferred.unsafeDone(lost, Effect.void))
-          return { lost: Deferred.await(lost) }
+          // The lock lives as long as its connection, whatever the worker's pauses: only the connection's end loses it.
+          let gone = false
+          const lose = () => {
+            gone = true
+            Deferred.unsafeDone(lost, Effect.void)
+          }
+          client.on("error", lose)
+          client.on("end", lose)
+          return {
+            lost: Deferred.await(lost),
+            gate: Effect.sync(() => !gone),
+            refusal: () => gone ? `the hold on --egress-id ${id} was lost` : undefined
+          }
         })
     }
     return store

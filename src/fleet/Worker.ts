@@ -46,7 +46,7 @@ import { describeCause, FleetError } from "./Errors.js"
 import { type Fence, fencedAgentLayer } from "./Fence.js"
 import { type JobData, jobFormat, startEngineWorker } from "./Queue.js"
 import { checkFleetKey, open } from "./Secrets.js"
-import { finalStates, type FleetStore, type JobRow, type StoredAccount } from "./Store.js"
+import { type EgressHold, finalStates, type FleetStore, type JobRow, type StoredAccount } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 import { outlastingStore } from "./Transient.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
@@ -85,12 +85,19 @@ const currentFence = (): Fence | undefined =>
 const stopAfterGate = Number(process.env.FSM_FLEET_DEBUG_STOP_AFTER_GATE ?? "0")
 let gatesPassed = 0
 
-/** The worker's budget with the lease gate in front of every request. */
-const gatedBudget = (budget: Budget): Budget => ({
+/**
+ * The worker's budget with its gates in front of every request: the egress id's (a request waits while the hold
+ * cannot be confirmed; once it is lost, the worker is stopping and the request is interrupted with the rest), then
+ * the lease's.
+ */
+const gatedBudget = (budget: Budget, egress: EgressHold, stopping: Effect.Effect<void>): Budget => ({
   ...budget,
   spend: (request, unsent) =>
     budget.spend(
-      Effect.flatMap(FiberRef.get(currentLease), (lease) => Option.isSome(lease) ? lease.value.gate : Effect.void).pipe(
+      Effect.flatMap(egress.gate, (held) => held ? Effect.void : Effect.zipRight(stopping, Effect.interrupt)).pipe(
+        Effect.zipRight(
+          Effect.flatMap(FiberRef.get(currentLease), (lease) => Option.isSome(lease) ? lease.value.gate : Effect.void)
+        ),
         Effect.zipRight(Effect.sync(() => {
           if (stopAfterGate > 0 && ++gatesPassed === stopAfterGate) process.kill(process.pid, "SIGSTOP")
         })),
@@ -132,7 +139,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   // A worker whose key cannot open the accounts it would serve refuses to start: it would take their jobs and
   // fail every one of them.
   yield* checkFleetKey(stored, key)
-  const egress = yield* stored.holdEgress(options.egressId)
+  // Its source address too: a second egress id leaving from the same address is refused (exit 2, naming it).
+  const egress = yield* stored.holdEgress(options.egressId, options.sourceAddress)
   // Short store faults are outlasted (Transient.ts); what lasts longer hands the job back to the queue.
   const store = outlastingStore(
     stored,
@@ -140,11 +148,20 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     (e) => options.say(`worker ${options.egressId}: the fleet store failed, trying again: ${e.message}`)
   )
   const scope = yield* Effect.scope
-  const budget = gatedBudget(yield* makeBudget(options.rate, defaultBudgetMargin(options.rate.windowMs)))
+  const shutdown = yield* Deferred.make<void>()
+  const budget = gatedBudget(
+    yield* makeBudget(options.rate, defaultBudgetMargin(options.rate.windowMs)),
+    egress,
+    Deferred.await(shutdown)
+  )
+  // Every request's bytes leave only under a confirmed egress id, and (in a job) a confirmed lease.
+  const fenceOf = (): Fence => {
+    const lease = currentFence()
+    return { refusal: () => egress.refusal() ?? lease?.refusal() }
+  }
   const owner = ownerName(options.egressId)
   const workRoot = yield* workFolder(options.egressId)
   yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(workRoot, { recursive: true, force: true })))
-  const shutdown = yield* Deferred.make<void>()
   // Set when this worker cannot serve the fleet (its key does not open an account's credentials): it stops.
   const unfit = yield* Deferred.make<FleetError>()
 
@@ -184,7 +201,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
               keepAlive: true,
               maxSockets: settings.concurrency,
               ...(options.sourceAddress !== undefined ? { localAddress: options.sourceAddress } : {})
-            }, currentFence))
+            }, fenceOf))
           )
         )
       )

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, TestClock } from "effect"
+import { afterEach, vi } from "vitest"
 import { makeBudget } from "../../src/client/Budget.js"
 import { busiestWindow } from "./support.js"
 
@@ -71,4 +72,54 @@ describe("Budget", () => {
       assert.deepStrictEqual(starts, [3_000, 3_000, 3_000])
       assert.isFalse(yield* budget.paused)
     }))
+
+  describe("a step of the wall clock", () => {
+    afterEach(() => {
+      vi.restoreAllMocks()
+    })
+
+    const realNow = Date.now.bind(Date)
+    /** `Date.now` from now on answers the real wall clock moved by `stepMs` (an NTP or operator step). */
+    const stepWallClock = (stepMs: number) =>
+      Effect.sync(() => {
+        vi.spyOn(Date, "now").mockImplementation(() => realNow() + stepMs)
+      })
+
+    /** Spends `n` instant requests of `budget` at once; when each started, on the monotonic clock. */
+    const burst = (budget: Effect.Effect.Success<ReturnType<typeof makeBudget>>, n: number) =>
+      Effect.forEach(
+        Array.from({ length: n }, (_, i) => i),
+        () => budget.spend(Effect.sync(() => performance.now())),
+        { concurrency: n }
+      )
+
+    it.live("forward lets no second burst leave within the window", () =>
+      Effect.gen(function*() {
+        const budget = yield* makeBudget({ limit: 5, windowMs: 600 }, 0)
+        const first = yield* burst(budget, 5)
+        // The issue's step: 120 s forward. A window kept on the wall clock would now look empty.
+        yield* stepWallClock(120_000)
+        const second = yield* burst(budget, 5)
+        // A lower bound only (a busy machine makes it longer): the sixth start waits for the first end to leave
+        // the window, a whole window after it on the monotonic clock.
+        assert.isAtLeast(Math.min(...second) - Math.max(...first), 600 - 1)
+      }))
+
+    it.live("back does not hold the callers until the wall clock catches up", () =>
+      Effect.gen(function*() {
+        const budget = yield* makeBudget({ limit: 5, windowMs: 300 }, 0)
+        yield* burst(budget, 5)
+        // 120 s back: a window kept on the wall clock would wait 120 s for these ends to leave it (the test's
+        // timeout, 20 s, says so).
+        yield* stepWallClock(-120_000)
+        const second = yield* burst(budget, 5)
+        assert.strictEqual(second.length, 5)
+        // A pause after a rate-limit answer is counted the same way: 300 ms, not 120 s.
+        yield* budget.pause(300)
+        assert.isTrue(yield* budget.paused)
+        yield* stepWallClock(120_000)
+        assert.isTrue(yield* budget.paused, "a forward step does not end a pause")
+        assert.strictEqual((yield* burst(budget, 1)).length, 1)
+      }), 20_000)
+  })
 })

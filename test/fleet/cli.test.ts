@@ -220,4 +220,28 @@ describe("fleet commands", () => {
       assert.strictEqual(yield* Effect.promise(() => worker.exit), 2, worker.stderr())
       assert.include(worker.stderr(), "its hold on the egress id was lost")
     }), { timeout: 120_000 })
+
+  each(
+    "a worker of another egress id on a source address in use is refused, exit 2, naming it ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const server = yield* startFleetBackend(b.backend)
+        const env = fleetEnv(server.url)
+        assert.strictEqual((yield* Effect.promise(() => runCli(["fleet", "init"], env))).code, 0)
+        const worker = yield* startWorker(["--egress-id", "w15", "--source-address", "127.0.0.15"], env)
+        const deadline = Date.now() + 60_000
+        while (!worker.stderr().includes("ready")) {
+          assert.isBelow(Date.now(), deadline, `the worker did not start: ${worker.stderr()}`)
+          yield* Effect.sleep(100)
+        }
+        // Issue 29, 3c: three ids on one address drew 205 rate-limit answers, each spending the whole budget.
+        const second = yield* Effect.promise(() =>
+          runCli(["worker", "--egress-id", "w16", "--source-address", "127.0.0.15"], env)
+        )
+        assert.strictEqual(second.code, 2, second.stderr)
+        assert.include(second.stderr, "another worker (--egress-id w15) already sends from --source-address 127.0.0.15")
+        assert.isNull(worker.child.exitCode, "the first worker runs on")
+      }),
+    { timeout: 120_000 }
+  )
 })
