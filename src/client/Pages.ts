@@ -290,6 +290,11 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           const f = windowFilter(x, endOf(x, k))
           const first = yield* fetchPage(path, f, 1, pageSize)
           if (first._tag === "End" || !first.more) return { fits: true, first }
+          // The count on the first page settles it without asking for a page past the limit (`totalItems: 0` beside
+          // records, as task types answer, is no count).
+          if (first.total !== undefined && first.total > 0) {
+            return { fits: Math.ceil(first.total / first.size) <= settings.maxWindowPages, first }
+          }
           const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
           return { fits: beyond._tag === "End", first }
         })
@@ -323,7 +328,8 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               { ...plan, fromPage: state.fromPage },
               plan.end >= until ? Option.none() : Option.some({ x: plan.end + 1, hint: plan.k + 1, fromPage: 1 })
             ] as const))
-        return Stream.flatMap(plans, (plan) =>
+        // The next window is chosen (its first page fetched) while the current one is walked.
+        return Stream.flatMap(Stream.buffer(plans, { capacity: 1 }), (plan) =>
           walk(
             path,
             windowFilter(plan.start, plan.end),
