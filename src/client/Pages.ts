@@ -37,6 +37,7 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { dayOf, defaultSince, defaultUntil, formatDay } from "../Days.js"
 import { idReadName, type Resource } from "../Resources.js"
@@ -263,7 +264,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     options: PagesOptions,
     pageSize: number
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
-    Stream.unwrap(
+    Stream.unwrapScoped(
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const sinceText = options.since ?? defaultSince
@@ -328,17 +329,33 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               { ...plan, fromPage: state.fromPage },
               plan.end >= until ? Option.none() : Option.some({ x: plan.end + 1, hint: plan.k + 1, fromPage: 1 })
             ] as const))
-        // The next window is chosen (its first page fetched) while the current one is walked.
-        return Stream.flatMap(Stream.buffer(plans, { capacity: 1 }), (plan) =>
-          walk(
-            path,
-            windowFilter(plan.start, plan.end),
-            pageSize,
-            plan.fromPage,
-            { start: formatDay(plan.start), end: formatDay(plan.end) },
-            plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
-            keyOfRecords(options.resource)
-          ))
+        // A window's walk starts as soon as it is chosen, into a queue of a few pages, and the next window is
+        // chosen meanwhile: the pages of the next window are asked while the current one's are still written, within
+        // the client's in-flight limit. The pages are read out window after window, in page order.
+        const scope = yield* Effect.scope
+        return plans.pipe(
+          Stream.mapEffect((plan) =>
+            Scope.extend(
+              Stream.toQueue(
+                walk(
+                  path,
+                  windowFilter(plan.start, plan.end),
+                  pageSize,
+                  plan.fromPage,
+                  { start: formatDay(plan.start), end: formatDay(plan.end) },
+                  plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
+                  keyOfRecords(options.resource)
+                ),
+                { capacity: Math.max(1, settings.concurrency) }
+              ),
+              scope
+            )
+          ),
+          Stream.buffer({ capacity: 1 }),
+          Stream.flatMap((queue) =>
+            Stream.flattenTake(Stream.fromQueue(queue))
+          )
+        )
       })
     )
 
