@@ -45,7 +45,8 @@ describe("an export of a slow service", () => {
 
         const exportWith = (concurrency: number) =>
           Effect.gen(function*() {
-            const api = yield* apiOf(sandbox, accountA, { concurrency })
+            // Windows of at most 3 pages: the tasks come in several windows, the next walked while one is written.
+            const api = yield* apiOf(sandbox, accountA, { concurrency, maxWindowPages: 3 })
             const out = yield* tempDir
             const from = (yield* sandbox.control.requests).length
             const result = yield* runExport(
