@@ -18,6 +18,11 @@
  * is always the largest one that needs at most `maxWindowPages` pages, so it depends only on its start, `until`
  * and the data: an interrupted export resumes with `since` = the window's start and `fromPage`.
  *
+ * Pages are fetched ahead, up to the client's `concurrency` at once (a page of the live service takes seconds): the
+ * pages after the first up to the count its `totalItems` gives, taken in page order, so a walk yields exactly what
+ * a walk one page at a time yields and its checkpoints stay in order. Past that count (or with none) a walk goes on
+ * one page at a time, so a wrong count costs time, never a page asked past the end.
+ *
  * A page whose records were all seen on earlier pages of the same walk stops it with `ListFailed`: a server that
  * ignores `page` and keeps sending a full page with a `nextPage` link would otherwise be walked forever. (One
  * repeated record is not enough: a record inserted while the list is walked shifts the next page by one.)
@@ -32,6 +37,7 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { dayOf, defaultSince, defaultUntil, formatDay } from "../Days.js"
 import { idReadName, type Resource } from "../Resources.js"
@@ -184,44 +190,73 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           ? Effect.fail(shifted(`${firstTotal} records by its count, ${seen.size} met by the walk`))
           : Effect.void
       )
-      return Stream.paginateChunkEffect(fromPage, (page) =>
-        Effect.flatMap(
-          page === fromPage && Option.isSome(first)
-            ? Effect.succeed(first.value)
-            : fetchPage(path, filter, page, pageSize),
-          (fetched): Effect.Effect<[Chunk.Chunk<Page>, Option.Option<number>], ListFailed> => {
-            if (fetched._tag === "End") {
-              return Effect.as(ended, [Chunk.empty(), Option.none()] as [Chunk.Chunk<Page>, Option.Option<number>])
-            }
-            const keys = fetched.records.map(keyOf.key)
-            if (page > fromPage && keys.every((k) => seen.has(k))) {
-              return new ListFailed({
-                reason: "RepeatingPages",
-                path,
-                message:
-                  `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
-              })
-            }
-            for (const k of keys) seen.add(k)
-            // `totalItems: 0` beside records (task types) is no count.
-            const total = fetched.total !== undefined && fetched.total > 0 ? fetched.total : undefined
-            if (total !== undefined) {
-              if (firstTotal === undefined) firstTotal = total
-              else if (total !== firstTotal) {
-                return shifted(`it held ${firstTotal} records when the walk began and ${total} at page ${page}`)
-              }
-            }
-            return Effect.as(fetched.more ? Effect.void : ended, [
-              Chunk.of({
-                page,
-                records: fetched.records,
-                ...(window ? { window } : {}),
-                ...(fetched.total !== undefined ? { total: fetched.total } : {})
-              }),
-              fetched.more ? Option.some(page + 1) : Option.none()
-            ])
+      type Step = { readonly pages: Chunk.Chunk<Page>; readonly more: boolean }
+      /** Takes the fetched page `page` into the walk, in page order: the repeat and shift checks, then its records. */
+      const step = (page: number, fetched: Fetched): Effect.Effect<Step, ListFailed> => {
+        if (fetched._tag === "End") return Effect.as(ended, { pages: Chunk.empty(), more: false })
+        const keys = fetched.records.map(keyOf.key)
+        if (page > fromPage && keys.every((k) => seen.has(k))) {
+          return new ListFailed({
+            reason: "RepeatingPages",
+            path,
+            message:
+              `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
+          })
+        }
+        for (const k of keys) seen.add(k)
+        // `totalItems: 0` beside records (task types) is no count.
+        const total = fetched.total !== undefined && fetched.total > 0 ? fetched.total : undefined
+        if (total !== undefined) {
+          if (firstTotal === undefined) firstTotal = total
+          else if (total !== firstTotal) {
+            return shifted(`it held ${firstTotal} records when the walk began and ${total} at page ${page}`)
           }
-        ))
+        }
+        return Effect.as(fetched.more ? Effect.void : ended, {
+          pages: Chunk.of({
+            page,
+            records: fetched.records,
+            ...(window ? { window } : {}),
+            ...(fetched.total !== undefined ? { total: fetched.total } : {})
+          }),
+          more: fetched.more
+        })
+      }
+      /** One page at a time from `from` on, until a page says it is the last. */
+      const oneByOne = (from: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
+        Stream.paginateChunkEffect(from, (page) =>
+          Effect.map(
+            Effect.flatMap(fetchPage(path, filter, page, pageSize), (fetched) => step(page, fetched)),
+            (s): [Chunk.Chunk<Page>, Option.Option<number>] => [s.pages, s.more ? Option.some(page + 1) : Option.none()]
+          ))
+      const opening = Option.isSome(first) ? Effect.succeed(first.value) : fetchPage(path, filter, fromPage, pageSize)
+      return Stream.unwrap(Effect.map(
+        Effect.flatMap(opening, (fetched) => Effect.map(step(fromPage, fetched), (s) => ({ fetched, s }))),
+        ({ fetched, s }) => {
+          const head = Stream.fromChunk(s.pages)
+          if (!s.more || fetched._tag === "End") return head
+          // The pages the first page's `totalItems` says exist are fetched up to `concurrency` at once (a page of
+          // the live service takes seconds) and taken in page order, so the walk reads exactly as one page at a
+          // time; past them (a count that fell short, or none) the walk goes on one page at a time.
+          const last = firstTotal === undefined ? fromPage : Math.ceil(firstTotal / fetched.size)
+          if (settings.concurrency <= 1 || last <= fromPage + 1) return Stream.concat(head, oneByOne(fromPage + 1))
+          let more = true
+          const ahead = Stream.range(fromPage + 1, last).pipe(
+            Stream.mapEffect(
+              (page) => Effect.map(fetchPage(path, filter, page, pageSize), (f) => [page, f] as const),
+              { concurrency: settings.concurrency }
+            ),
+            Stream.mapEffect(([page, f]) => step(page, f)),
+            Stream.takeUntil((s) => !s.more),
+            Stream.tap((s) => Effect.sync(() => (more = s.more))),
+            Stream.flatMap((s) => Stream.fromChunk(s.pages))
+          )
+          return Stream.concat(
+            Stream.concat(head, ahead),
+            Stream.suspend(() => (more ? oneByOne(last + 1) : Stream.empty))
+          )
+        }
+      ))
     })
 
   const windowed = (
@@ -229,7 +264,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     options: PagesOptions,
     pageSize: number
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
-    Stream.unwrap(
+    Stream.unwrapScoped(
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const sinceText = options.since ?? defaultSince
@@ -256,6 +291,11 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           const f = windowFilter(x, endOf(x, k))
           const first = yield* fetchPage(path, f, 1, pageSize)
           if (first._tag === "End" || !first.more) return { fits: true, first }
+          // The count on the first page settles it without asking for a page past the limit (`totalItems: 0` beside
+          // records, as task types answer, is no count).
+          if (first.total !== undefined && first.total > 0) {
+            return { fits: Math.ceil(first.total / first.size) <= settings.maxWindowPages, first }
+          }
           const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
           return { fits: beyond._tag === "End", first }
         })
@@ -289,16 +329,33 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               { ...plan, fromPage: state.fromPage },
               plan.end >= until ? Option.none() : Option.some({ x: plan.end + 1, hint: plan.k + 1, fromPage: 1 })
             ] as const))
-        return Stream.flatMap(plans, (plan) =>
-          walk(
-            path,
-            windowFilter(plan.start, plan.end),
-            pageSize,
-            plan.fromPage,
-            { start: formatDay(plan.start), end: formatDay(plan.end) },
-            plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
-            keyOfRecords(options.resource)
-          ))
+        // A window's walk starts as soon as it is chosen, into a queue of a few pages, and the next window is
+        // chosen meanwhile: the pages of the next window are asked while the current one's are still written, within
+        // the client's in-flight limit. The pages are read out window after window, in page order.
+        const scope = yield* Effect.scope
+        return plans.pipe(
+          Stream.mapEffect((plan) =>
+            Scope.extend(
+              Stream.toQueue(
+                walk(
+                  path,
+                  windowFilter(plan.start, plan.end),
+                  pageSize,
+                  plan.fromPage,
+                  { start: formatDay(plan.start), end: formatDay(plan.end) },
+                  plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
+                  keyOfRecords(options.resource)
+                ),
+                { capacity: Math.max(1, settings.concurrency) }
+              ),
+              scope
+            )
+          ),
+          Stream.buffer({ capacity: 1 }),
+          Stream.flatMap((queue) =>
+            Stream.flattenTake(Stream.fromQueue(queue))
+          )
+        )
       })
     )
 

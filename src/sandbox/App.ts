@@ -50,6 +50,8 @@ export interface LogEntry {
   applied: boolean
   /** The client's address (the per-IP budget's key). */
   readonly client?: string
+  /** Requests in flight on this request's token when it arrived, itself included (0: no token). */
+  inFlight: number
 }
 
 export interface AppEnv {
@@ -340,11 +342,15 @@ export const makeApp = (env: AppEnv) =>
       status: undefined,
       apiKey: undefined,
       applied: false,
-      client: Option.getOrElse(request.remoteAddress, () => "unknown")
+      client: Option.getOrElse(request.remoteAddress, () => "unknown"),
+      inFlight: 0
     }
     env.log.push(entry)
     const token = request.headers["authorization"]
-    if (token !== undefined) env.inFlight.set(token, (env.inFlight.get(token) ?? 0) + 1)
+    if (token !== undefined) {
+      entry.inFlight = (env.inFlight.get(token) ?? 0) + 1
+      env.inFlight.set(token, entry.inFlight)
+    }
     const handled = handle(env, request, entry)
     const answer = yield* (env.random === undefined ? handled : Effect.withRandom(handled, env.random)).pipe(
       Effect.ensuring(Effect.sync(() => {

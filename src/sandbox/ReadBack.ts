@@ -123,6 +123,9 @@ const enumLabel = (r: Resource, fieldName: string, value: unknown): unknown => {
   return field.type.values.find((v) => v.value === Number(value))?.label ?? value
 }
 
+/** How the live service reads an unset date (api-notes B, Values). */
+const unsetDate = "0001-01-01T00:00:00"
+
 const dates = (rec: Rec): Rec => ({
   creationDate: text(rec["creationDate"]),
   dateLastUpdate: text(rec["dateLastUpdate"])
@@ -248,7 +251,19 @@ const derivations: Partial<Record<string, (wire: Rec, rec: Rec, ctx: ReadContext
       ...c
     })),
     uriAnexos: Array.isArray(rec["uriAnexos"]) ? rec["uriAnexos"] : [],
+    // The Blueprint's customer carries its attachments' addresses as `uriAttachments` (api-notes, issue 23).
+    uriAttachments: Array.isArray(rec["uriAttachments"]) ? rec["uriAttachments"] : [],
     ...dates(rec)
+  }),
+  // The Blueprint's equipment (api-notes, issue 23): an image address, attachment addresses, an expiration date, and
+  // unset dates read as "0001-01-01T00:00:00".
+  equipments: (wire, rec) => ({
+    ...wire,
+    urlImage: text(rec["urlImage"]),
+    uriAnexos: Array.isArray(rec["uriAnexos"]) ? rec["uriAnexos"] : [],
+    warrantyStartDate: text(rec["warrantyStartDate"]) || unsetDate,
+    warrantyEndDate: text(rec["warrantyEndDate"]) || unsetDate,
+    expirationDate: text(rec["expirationDate"]) || unsetDate
   }),
   products: (wire, rec, ctx) => {
     const code = rec[idName(resource("products"))]

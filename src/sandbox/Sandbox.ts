@@ -106,6 +106,8 @@ export interface RequestLogEntry {
   readonly applied: boolean
   /** The client's address (the per-IP budget's key). */
   readonly client?: string
+  /** Requests in flight on this request's token when it arrived, itself included (0: no token). */
+  readonly inFlight: number
 }
 
 export interface SandboxControl {

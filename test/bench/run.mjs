@@ -3,7 +3,7 @@
  * not share the CPU), prints a table of figures against their goals and writes test/bench/results.json with
  * the figures, the goals, pass/fail per goal, the machine and the date.
  *
- *   node --expose-gc test/bench/run.mjs [budget] [csv] [xlsx] [export] [profile] [--quick]
+ *   node --expose-gc test/bench/run.mjs [budget] [csv] [xlsx] [export] [slow-export] [profile] [--quick]
  *
  * With scenario names only those run. `--quick` runs every scenario on small inputs to check the benchmark
  * itself; its figures are printed but not written to results.json.
@@ -16,11 +16,12 @@ import { budgetScenario } from "./budget.mjs"
 import { exportScenario } from "./export.mjs"
 import { bin } from "./measure.mjs"
 import { csvScenario, profileScenario, xlsxScenario } from "./offline.mjs"
+import { slowExportScenario } from "./slow-export.mjs"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
 const chosen = args.filter((a) => !a.startsWith("--"))
-const known = ["budget", "csv", "xlsx", "export", "profile"]
+const known = ["budget", "csv", "xlsx", "export", "slow-export", "profile"]
 const unknown = chosen.filter((c) => !known.includes(c))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(", ")}: choose from ${known.join(", ")}`)
@@ -47,8 +48,8 @@ const projectedUse = (overheadMs, measured, real) =>
       (real.windowMs + overheadMs - defaultBudgetMargin(measured.windowMs) + defaultBudgetMargin(real.windowMs))
 const latencyMs = 150
 const sizes = quick
-  ? { importRows: 250, csvRows: 20_000, xlsxRows: 5_000, exportRecords: 2_000 }
-  : { importRows: 1_000, csvRows: 1_000_000, xlsxRows: 100_000, exportRecords: 20_000 }
+  ? { importRows: 250, csvRows: 20_000, xlsxRows: 5_000, exportRecords: 2_000, slowTasks: 1_000 }
+  : { importRows: 1_000, csvRows: 1_000_000, xlsxRows: 100_000, exportRecords: 20_000, slowTasks: 5_000 }
 /** The budget of the import and export runs, on both sides (quick: a smaller one, so 250 rows still span windows). */
 const budget = quick ? { limit: 100, windowMs: 2000 } : scaledRate
 const budgetText = `${budget.limit}/${budget.windowMs / 1000}s`
@@ -195,6 +196,26 @@ if (runs("export")) {
   figure(s, "requests ÷ minimum", r.ratio, "×")
   figure(s, "wall time (export command)", r.ms / 1000, "s")
   figure(s, "peak RSS (export command)", r.rssMiB, "MiB")
+}
+
+if (runs("slow-export")) {
+  const perRecordMs = 10
+  const r = await step(
+    "slow-export",
+    `export of ${sizes.slowTasks} tasks from a service answering ${
+      perRecordMs * 100
+    } ms a page of 100, 400/60s, 8 in flight`,
+    () => slowExportScenario({ records: sizes.slowTasks, perRecordMs, rate: realRate, concurrency: 8 })
+  )
+  const s = "export of a slow service"
+  figure(s, "wall time (export command)", r.ms / 1000, "s")
+  figure(s, `ideal: ${sizes.slowTasks / 100} pages × ${r.pageMs / 1000} s ÷ 8 in flight`, r.idealMs / 1000, "s")
+  figure(s, "wall time ÷ ideal", r.ratio, "×", atMost(1.3))
+  figure(s, "first request to last answer (the CLI's start-up excluded)", r.servedMs / 1000, "s")
+  figure(s, "first request to last answer ÷ ideal", r.servedMs / r.idealMs, "×")
+  figure(s, "task list requests (pages, window probes)", r.taskPages, "")
+  figure(s, "most requests in flight at once", r.mostInFlight, "", atMost(8))
+  figure(s, "error answers", r.errors, "", atMost(0, "0"))
 }
 
 // --- the table ---------------------------------------------------------------------------------------------------

@@ -48,12 +48,27 @@ interface Drill {
   readonly midRun?: (sandbox: RunningSandbox) => Effect.Effect<void>
   /** The fault really happened: what the server saw shows it. */
   readonly happened: (log: ReadonlyArray<RequestLogEntry>, report: ReadonlyArray<ReportRow>) => void
+  /** After the import, an export of the customers under the same faults must be complete (`verify`). */
+  readonly exportAfter?: boolean
 }
 
 const retried = (report: ReadonlyArray<ReportRow>, outcome: RegExp) =>
   report.filter((r) => outcome.test(r._retry_outcomes ?? "")).length
 
+/** The live service's limits (issue 23), scaled: page caps (the sandbox's default), slow pages, 500s on empty lists. */
+const liveLimits: Partial<Faults> = { pageLatencyPerRecordMs: 5, emptyListFailRate: 0.5 }
+
 const drills: ReadonlyArray<Drill> = [
+  {
+    name: "live limits: slow pages, 500s on empty lists, bursts of 404/500 above 8 in flight",
+    faults: { ...liveLimits, burstAbove: 8, burstRate: 0.5 },
+    exportAfter: true,
+    // The client never has more than 8 requests in flight on its token, so no burst happens.
+    happened: (log) => {
+      assert.isAtMost(Math.max(...log.map((e) => e.inFlight)), 8)
+      assert.isAbove(log.filter((e) => e.inFlight > 1).length, 0)
+    }
+  },
   {
     name: "10 % random 500/502/503",
     faults: { failRate: 0.1 },
@@ -143,6 +158,21 @@ const runDrill = (drill: Drill, mode: Mode) =>
     const keys = stored.map((c) => String(c.externalId))
     assert.strictEqual(keys.length, valid, "one record per valid row")
     assert.deepStrictEqual([...keys].sort(), [...input.valid].sort(), "exactly the valid rows' records, none twice")
+
+    if (drill.exportAfter === true) {
+      // Before the export's requests join the log: the writes below are the import's.
+      const exportDir = Path.join(dir, "export")
+      const exported = yield* runCli(
+        ["export", "customers", "--out", exportDir, "--json", ...clientFlags],
+        sandbox,
+        dir
+      )
+      assert.strictEqual(exported.code, 0, exported.stderr)
+      const verified = yield* runCli(["verify", exportDir, "--json"], sandbox, dir)
+      assert.strictEqual(verified.code, 0, verified.stdout + verified.stderr)
+      const rowsOut = readReport(exportDir, "customers.csv").map((r) => String(r.externalId))
+      assert.deepStrictEqual([...rowsOut].sort(), [...input.valid].sort(), "the export holds every record once")
+    }
 
     const log = yield* sandbox.control.requests
     drill.happened(log, report)

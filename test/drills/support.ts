@@ -128,8 +128,8 @@ export const until = (what: string, check: () => boolean, timeoutMs = 30_000) =>
 
 export type ReportRow = Record<string, string>
 
-export const readReport = (runDir: string): ReadonlyArray<ReportRow> =>
-  parse(readFileSync(Path.join(runDir, "report.csv")), { columns: true, bom: true, skip_empty_lines: true }) as Array<
+export const readReport = (runDir: string, file = "report.csv"): ReadonlyArray<ReportRow> =>
+  parse(readFileSync(Path.join(runDir, file)), { columns: true, bom: true, skip_empty_lines: true }) as Array<
     ReportRow
   >
 

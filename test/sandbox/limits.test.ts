@@ -8,6 +8,28 @@ import { Effect } from "effect"
 import { session, wideWindow } from "./harness.js"
 
 describe("sandbox: the live service's limits", () => {
+  it.scopedLive(
+    "read-back: equipments' urlImage, uriAnexos, expirationDate and unset dates as 0001-01-01T00:00:00, customers' uriAttachments",
+    () =>
+      Effect.gen(function*() {
+        const { call } = yield* session()
+        const equipment = yield* call("POST", "/equipments", { body: { name: "Compressor" } })
+        const id = equipment.body.result.id
+        const read = (yield* call("GET", `/equipments/${id}`)).body.result
+        assert.strictEqual(read.urlImage, "")
+        assert.deepStrictEqual(read.uriAnexos, [])
+        assert.strictEqual(read.expirationDate, "0001-01-01T00:00:00")
+        assert.strictEqual(read.warrantyStartDate, "0001-01-01T00:00:00")
+        assert.strictEqual(read.warrantyEndDate, "0001-01-01T00:00:00")
+        const dated = yield* call("POST", "/equipments", { body: { name: "Bomba", warrantyEndDate: "2027-01-31" } })
+        const datedRead = (yield* call("GET", `/equipments/${dated.body.result.id}`)).body.result
+        assert.match(datedRead.warrantyEndDate, /^2027-01-31/)
+        const customer = yield* call("POST", "/customers", { body: { name: "Padaria" } })
+        const customerRead = (yield* call("GET", `/customers/${customer.body.result.id}`)).body.result
+        assert.deepStrictEqual(customerRead.uriAttachments, [])
+      })
+  )
+
   it.scopedLive("tasks answer 400 above 100 a page (firm, default); --no-page-caps serves any size", () =>
     Effect.gen(function*() {
       const { call } = yield* session()

@@ -315,7 +315,7 @@ describe("sandbox: read-back differences", () => {
       const equipment =
         (yield* call("POST", "/equipments", { body: { name: "Split", warrantyStartDate: "2025-01-15" } })).body.result
       assert.strictEqual(equipment.warrantyStartDate, "2025-01-15T00:00:00")
-      assert.strictEqual(equipment.warrantyEndDate, "")
+      assert.strictEqual(equipment.warrantyEndDate, "0001-01-01T00:00:00") // an equipment's unset date (issue 23)
       const webhook =
         (yield* call("POST", "/webhooks", { body: { entity: 4, action: 1, targetUrl: "https://example.com/h" } })).body
           .result
