@@ -5,9 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { cp1252, importInto, put, readReport, startTestSandbox, tempDir } from "./support.js"
-
-const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
+import { cp1252, importInto, put, readReport, rowStatuses, startTestSandbox, tempDir } from "./support.js"
 
 describe("keyless rows", () => {
   it.scopedLive("an upsert file's footer without a key is invalid on every run; nothing is created twice", () =>
@@ -37,7 +35,7 @@ describe("keyless rows", () => {
         assert.include(footer._error!, "--mode create")
         assert.strictEqual(result.exitCode, 1)
         assert.deepStrictEqual(
-          statuses(report).filter((s) => !s.endsWith("invalid")),
+          rowStatuses(report).filter((s) => !s.endsWith("invalid")),
           ["2", "3", "4", "5", "6"].map((r) => `${r}:${run === "run-1" ? "created" : "unchanged"}`)
         )
       }

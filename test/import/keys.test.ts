@@ -12,9 +12,17 @@ import ExcelJS from "exceljs"
 import { existsSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { lastJson } from "../support.js"
-import { importInto, put, readReport, readSummary, runCli, startTestSandbox, tempDir, writes } from "./support.js"
-
-const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
+import {
+  importInto,
+  put,
+  readReport,
+  readSummary,
+  rowStatuses,
+  runCli,
+  startTestSandbox,
+  tempDir,
+  writes
+} from "./support.js"
 
 const workbookBytes = (sheets: Record<string, ReadonlyArray<ReadonlyArray<string>>>) =>
   Effect.promise(async () => {
@@ -200,7 +208,7 @@ describe("rerun --fixed", () => {
         const file = put(dir, "clientes.csv", original)
         const first = yield* runCli(["import", "customers", file, "--out", Path.join(dir, "first")], sandbox, dir)
         assert.strictEqual(first.code, 1, first.stderr)
-        assert.deepStrictEqual(statuses(readReport(Path.join(dir, "first"))), [
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(dir, "first"))), [
           "2:created",
           "3:invalid",
           "4:invalid",
@@ -230,7 +238,11 @@ describe("rerun --fixed", () => {
         )
         assert.strictEqual(again.code, 0, again.stderr)
         // Rows 7 and 8 have no correction: they are not sent, and not in the new run.
-        assert.deepStrictEqual(statuses(readReport(Path.join(dir, "again"))), ["3:created", "4:created", "5:created"])
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(dir, "again"))), [
+          "3:created",
+          "4:created",
+          "5:created"
+        ])
         assert.strictEqual(lastJson(again.stdout).rows, 3)
         assert.strictEqual(writes(yield* sandbox.control.requests).length - before, 3)
 
@@ -269,7 +281,7 @@ describe("rerun --fixed", () => {
         )
         assert.strictEqual(dup.code, 1, dup.stderr)
         const dupReport = readReport(Path.join(dir, "dup"))
-        assert.deepStrictEqual(statuses(dupReport), ["7:invalid"])
+        assert.deepStrictEqual(rowStatuses(dupReport), ["7:invalid"])
         assert.strictEqual(dupReport[0]!._error, `externalId: "c-1" repeats row 2`)
         assert.strictEqual(dupReport[0]!.name, "Sete corrigido")
         assert.strictEqual(writes(yield* sandbox.control.requests).length, mark)
@@ -280,7 +292,7 @@ describe("rerun --fixed", () => {
           rowColumn: "_row",
           runDir: Path.join(dir, "reread")
         })
-        assert.deepStrictEqual(statuses(readReport(reread.runDir)), ["7:invalid"])
+        assert.deepStrictEqual(rowStatuses(readReport(reread.runDir)), ["7:invalid"])
         assert.strictEqual(writes(yield* sandbox.control.requests).length, mark)
         assert.strictEqual(
           (yield* sandbox.control.records("sandbox-key", "customers")).find((c) => c.externalId === "C-1")!.description,
@@ -306,7 +318,7 @@ describe("rerun --fixed", () => {
           dir
         )
         assert.strictEqual(fixed.code, 0, fixed.stderr)
-        assert.deepStrictEqual(statuses(readReport(Path.join(dir, "seven"))), ["7:created"])
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(dir, "seven"))), ["7:created"])
         const stored2 = yield* sandbox.control.records("sandbox-key", "customers")
         assert.strictEqual(stored2.find((c) => c.externalId === "C-7")!.description, "Sete corrigido")
         assert.strictEqual(stored2.find((c) => c.externalId === "C-1")!.description, "Um")
@@ -353,7 +365,7 @@ describe("rerun --fixed", () => {
           dir
         )
         assert.strictEqual(six.code, 0, six.stderr)
-        assert.deepStrictEqual(statuses(readReport(Path.join(dir, "six"))), ["8:created"])
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(dir, "six"))), ["8:created"])
 
         const before = writes(yield* sandbox.control.requests).length
         put(
@@ -373,7 +385,7 @@ describe("rerun --fixed", () => {
           dir
         )
         assert.strictEqual(again.code, 0, again.stderr)
-        assert.deepStrictEqual(statuses(readReport(Path.join(dir, "again"))), ["3:created", "5:created"])
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(dir, "again"))), ["3:created", "5:created"])
         assert.strictEqual(writes(yield* sandbox.control.requests).length - before, 2)
         const stored = yield* sandbox.control.records("sandbox-key", "customers")
         const c2 = stored.find((c) => c.externalId === "C-2")!

@@ -19,12 +19,11 @@ import {
   readJournalLines,
   readReport,
   readSummary,
+  rowStatuses,
   startTestSandbox,
   tempDir,
   writes
 } from "./support.js"
-
-const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
 
 describe("import: messy real-world files", () => {
   it.scopedLive("Windows-1252 with ; and decimal commas, punctuated CPFs, a multi-line cell, a blank line, ragged rows, duplicate keys, = cells", () =>
@@ -51,7 +50,7 @@ describe("import: messy real-world files", () => {
       const result = yield* importInto(sandbox, { resource: "customers", file, runDir })
       const report = readReport(runDir)
       // Spreadsheet rows: the multi-line cell is one row, the blank line is a row of its own.
-      assert.deepStrictEqual(statuses(report), [
+      assert.deepStrictEqual(rowStatuses(report), [
         "2:created",
         "3:created",
         "5:invalid",
@@ -207,7 +206,7 @@ describe("import: dry run", () => {
       // Pages, not a GET per row.
       assert.isTrue(log.every((e) => e.method === "POST" ? /login/i.test(e.path) : !/\/products\/\d/.test(e.path)))
       const report = readReport(runDir)
-      assert.deepStrictEqual(statuses(report), ["2:unchanged", "3:updated", "4:created", "5:invalid"])
+      assert.deepStrictEqual(rowStatuses(report), ["2:unchanged", "3:updated", "4:created", "5:invalid"])
       assert.strictEqual(report[1]!._changes, "name: \"Gás\" → \"Gás R410\"")
       assert.strictEqual(report[0]!._changes, "")
       const summary = readSummary(runDir)
@@ -240,7 +239,7 @@ describe("import: modes", () => {
         file: put(dir, "c2.csv", "externalId,description\nEQC-1,Split hi-wall\nEQC-2,Cassete\nEQC-3,Piso-teto\n"),
         runDir: Path.join(dir, "c2")
       })
-      assert.deepStrictEqual(statuses(readReport(changed.runDir)), ["2:updated", "3:unchanged", "4:created"])
+      assert.deepStrictEqual(rowStatuses(readReport(changed.runDir)), ["2:updated", "3:unchanged", "4:created"])
       const sent = writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`)
       assert.deepStrictEqual(sent.sort(), ["PATCH /v2/equipmentcategories/1", "POST /v2/equipmentcategories"].sort())
       const stored = yield* sandbox.control.records("sandbox-key", "equipment-categories")
@@ -278,7 +277,7 @@ describe("import: modes", () => {
         runDir: Path.join(dir, "u"),
         mode: "update"
       })
-      assert.deepStrictEqual(statuses(readReport(updated.runDir)), ["2:updated", "3:unchanged", "4:failed"])
+      assert.deepStrictEqual(rowStatuses(readReport(updated.runDir)), ["2:updated", "3:unchanged", "4:failed"])
       assert.match(readReport(updated.runDir)[2]!._error!, /no customers record with externalId "K-9"/)
       const log = (yield* sandbox.control.requests).slice(mark)
       assert.deepStrictEqual(writes(log).map((w) => `${w.method} ${w.path}`), ["PATCH /v2/customers/1"])
@@ -293,7 +292,7 @@ describe("import: modes", () => {
         runDir: Path.join(dir, "d"),
         mode: "delete"
       })
-      assert.deepStrictEqual(statuses(readReport(deleted.runDir)), ["2:deleted", "3:deleted", "4:failed"])
+      assert.deepStrictEqual(rowStatuses(readReport(deleted.runDir)), ["2:deleted", "3:deleted", "4:failed"])
       assert.deepStrictEqual((yield* sandbox.control.records("sandbox-key", "customers")).map((c) => c.externalId), [
         "K-1"
       ])
@@ -333,7 +332,7 @@ describe("import: modes", () => {
         file: put(dir, "tp.csv", "taskExternalId,productExternalId,quantity,value\nT-1,P-1,2,\"49,90\"\nT-2,P-1,1,1\n"),
         runDir: Path.join(dir, "tp")
       })
-      assert.deepStrictEqual(statuses(readReport(items.runDir)), ["2:updated", "3:failed"])
+      assert.deepStrictEqual(rowStatuses(readReport(items.runDir)), ["2:updated", "3:failed"])
       assert.match(readReport(items.runDir)[1]!._error!, /taskExternalId: no tasks record with externalId "T-2"/)
       assert.deepStrictEqual(
         writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path}`),
@@ -367,7 +366,7 @@ describe("import: modes", () => {
         runDir: Path.join(dir, "run")
       })
       const report = readReport(result.runDir)
-      assert.deepStrictEqual(statuses(report), ["2:updated", "3:updated", "4:invalid"])
+      assert.deepStrictEqual(rowStatuses(report), ["2:updated", "3:updated", "4:invalid"])
       assert.match(report[2]!._error!, /falta\.pdf/)
       const stored = yield* sandbox.control.records("sandbox-key", "customer-attachments")
       const byName = new Map(stored.map((a) => [a.name, a]))
@@ -386,7 +385,12 @@ describe("import: modes", () => {
         "externalId,name,parentEquipmentExternalId\nE-CHILD,Filho,E-PARENT\nE-PARENT,Pai,E-ROOT\nE-ROOT,Raiz,\nE-LOST,Órfão,E-NONE\n"
       )
       const result = yield* importInto(sandbox, { resource: "equipments", file, runDir: Path.join(dir, "run") })
-      assert.deepStrictEqual(statuses(readReport(result.runDir)), ["2:created", "3:created", "4:created", "5:failed"])
+      assert.deepStrictEqual(rowStatuses(readReport(result.runDir)), [
+        "2:created",
+        "3:created",
+        "4:created",
+        "5:failed"
+      ])
       const stored = yield* sandbox.control.records("sandbox-key", "equipments")
       const id = (k: string) => stored.find((e) => e.externalId === k)!.id
       assert.strictEqual(stored.find((e) => e.externalId === "E-CHILD")!.parentEquipmentId, id("E-PARENT"))
@@ -411,7 +415,7 @@ describe("rerun", () => {
         "externalId,name,associatedCustomerExternalId\nE-1,Um,C-1\nE-2,Dois,C-2\nE-3,,C-1\nE-4,Quatro,C-2\nE-5,Cinco,\n"
       )
       const first = yield* importInto(sandbox, { resource: "equipments", file, runDir: Path.join(dir, "first") })
-      assert.deepStrictEqual(statuses(readReport(first.runDir)), [
+      assert.deepStrictEqual(rowStatuses(readReport(first.runDir)), [
         "2:created",
         "3:failed",
         "4:invalid",
@@ -437,7 +441,7 @@ describe("rerun", () => {
       const result = again.result!
       const report = readReport(result.runDir)
       // Exactly the failed rows, with their original row numbers.
-      assert.deepStrictEqual(statuses(report), ["3:created", "5:created"])
+      assert.deepStrictEqual(rowStatuses(report), ["3:created", "5:created"])
       assert.deepStrictEqual(report.map((r) => r.externalId), ["E-2", "E-4"])
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)).map((w) => w.method), ["PUT", "PUT"])
       const summary = readSummary(result.runDir)
@@ -467,7 +471,7 @@ describe("rerun", () => {
       }).pipe(
         Effect.provide(apiOf(sandbox))
       )
-      assert.deepStrictEqual(statuses(readReport(fixed.result!.runDir)), ["4:created"])
+      assert.deepStrictEqual(rowStatuses(readReport(fixed.result!.runDir)), ["4:created"])
       assert.strictEqual(
         (yield* sandbox.control.records("sandbox-key", "equipments")).find((e) => e.externalId === "E-3")!.name,
         "Três"
@@ -493,7 +497,7 @@ describe("rerun", () => {
       const dir = yield* tempDir
       const file = put(dir, "c.csv", "externalId,name,note,email\nC-1,Um,=1+1,um@x.com.br\nC-2,Dois,-ok,nao-e-email\n")
       const first = yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "first") })
-      assert.deepStrictEqual(statuses(readReport(first.runDir)), ["2:created", "3:invalid"])
+      assert.deepStrictEqual(rowStatuses(readReport(first.runDir)), ["2:created", "3:invalid"])
       // The corrections may bring a column the original file did not have.
       const fixes = put(dir, "fix.csv", "externalId,email,legalName\nC-2,dois@x.com.br,Dois Ltda\n")
       const fixed = yield* rerun({
@@ -505,7 +509,7 @@ describe("rerun", () => {
       }).pipe(
         Effect.provide(apiOf(sandbox))
       )
-      assert.deepStrictEqual(statuses(readReport(fixed.result!.runDir)), ["3:created"])
+      assert.deepStrictEqual(rowStatuses(readReport(fixed.result!.runDir)), ["3:created"])
       const stored = yield* sandbox.control.records("sandbox-key", "customers")
       const c2 = stored.find((c) => c.externalId === "C-2")!
       assert.strictEqual(c2.note, "-ok")
@@ -545,7 +549,7 @@ describe("workbook number cells", () => {
       yield* Effect.promise(() => workbook.xlsx.writeFile(file))
 
       const first = yield* importInto(sandbox, { resource: "products", file, runDir: Path.join(dir, "first") })
-      assert.deepStrictEqual(statuses(readReport(first.runDir)), ["2:created", "3:failed"])
+      assert.deepStrictEqual(rowStatuses(readReport(first.runDir)), ["2:created", "3:failed"])
       // The report repeats the number cell with the file's mark, as a rerun reads it.
       assert.strictEqual(readReport(first.runDir)[1]!.totalStock, "12,345")
 
@@ -563,7 +567,7 @@ describe("workbook number cells", () => {
       }).pipe(
         Effect.provide(apiOf(sandbox))
       )
-      assert.deepStrictEqual(statuses(readReport(again.result!.runDir)), ["3:created"])
+      assert.deepStrictEqual(rowStatuses(readReport(again.result!.runDir)), ["3:created"])
       const stored = yield* sandbox.control.records("sandbox-key", "products")
       const stock = (key: string) => stored.find((p) => p.externalId === key)!
       assert.deepStrictEqual([stock("PRD-1").totalStock, stock("PRD-1").minimumStock], [1.234, 22.5])
@@ -638,7 +642,7 @@ describe("verify", () => {
         file,
         runDir: Path.join(dir, "plain")
       })
-      assert.deepStrictEqual(statuses(readReport(plain.runDir)), ["2:queued", "3:queued", "4:queued"])
+      assert.deepStrictEqual(rowStatuses(readReport(plain.runDir)), ["2:queued", "3:queued", "4:queued"])
       assert.strictEqual(plain.exitCode, 0)
 
       const result = yield* importInto(sandbox, {
@@ -649,7 +653,7 @@ describe("verify", () => {
         verifyWaitMs: 10_000,
         verifyPollMs: 100
       })
-      assert.deepStrictEqual(statuses(readReport(result.runDir)), ["2:confirmed", "3:confirmed", "4:confirmed"])
+      assert.deepStrictEqual(rowStatuses(readReport(result.runDir)), ["2:confirmed", "3:confirmed", "4:confirmed"])
       assert.strictEqual(result.exitCode, 0)
       const lines = readJournalLines(result.runDir).filter((l) => l.row === 2).map((l) =>
         `${l.state}:${l.status ?? ""}`
@@ -671,7 +675,7 @@ describe("verify", () => {
         verifyPollMs: 100
       })
       const report = readReport(result.runDir)
-      assert.deepStrictEqual(statuses(report), ["2:unconfirmed", "3:unconfirmed", "4:unconfirmed"])
+      assert.deepStrictEqual(rowStatuses(report), ["2:unconfirmed", "3:unconfirmed", "4:unconfirmed"])
       assert.match(report[0]!._error!, /not seen on the tasks record within/)
       assert.strictEqual(result.exitCode, 1)
     }))

@@ -56,6 +56,10 @@ export const cp1252 = (text: string): Uint8Array => Buffer.from(text, "latin1")
 
 export type ReportRow = Record<string, string>
 
+/** A report's rows as `row:status` (`"2:created"`), the form tests compare whole reports in. */
+export const rowStatuses = (rows: ReadonlyArray<Record<string, string>>): ReadonlyArray<string> =>
+  rows.map((r) => `${r._row}:${r._status}`)
+
 /** The rows of a run's report.csv (BOM stripped), keyed by column. */
 export const readReport = (runDir: string, name = "report.csv"): ReadonlyArray<ReportRow> =>
   parse(readFileSync(Path.join(runDir, name)), {

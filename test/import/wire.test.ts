@@ -8,9 +8,7 @@ import { createHash } from "node:crypto"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { importInto, put, readReport, startTestSandbox, tempDir, writes } from "./support.js"
-
-const statuses = (rows: ReadonlyArray<Record<string, string>>) => rows.map((r) => `${r._row}:${r._status}`)
+import { importInto, put, readReport, rowStatuses, startTestSandbox, tempDir, writes } from "./support.js"
 
 /** Imports one CSV (upsert unless told) and returns its report. */
 const load = (
@@ -61,7 +59,7 @@ describe("import: write bodies the live service takes", () => {
         "task-products",
         "taskExternalId,productExternalId,quantity,value,discountType,discountValue\nT-1,P-1,2,\"49,90\",amount,5\nT-1,P-2,1,12,percent,10\n"
       )
-      assert.deepStrictEqual(statuses(items), ["2:updated", "3:updated"])
+      assert.deepStrictEqual(rowStatuses(items), ["2:updated", "3:updated"])
       const stored = yield* sandbox.control.records("sandbox-key", "task-products")
       assert.deepStrictEqual(
         stored.map((
@@ -75,14 +73,14 @@ describe("import: write bodies the live service takes", () => {
         "task-services",
         "taskExternalId,serviceExternalCode,quantity,value,discountType,discountValue\nT-1,S-1,1,180,amount,20\n"
       )
-      assert.deepStrictEqual(statuses(services), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(services), ["2:updated"])
       const costs = yield* load(
         sandbox,
         dir,
         "task-additional-costs",
         "taskExternalId,additionalCostName,value\nT-1,Deslocamento,35\n"
       )
-      assert.deepStrictEqual(statuses(costs), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(costs), ["2:updated"])
       const [task] = yield* sandbox.control.records("sandbox-key", "tasks")
       assert.deepStrictEqual(
         (task!["services"] as Array<any>).map((s) => [s.quantity, s.value, s.discountType, s.discountValue]),
@@ -102,7 +100,7 @@ describe("import: write bodies the live service takes", () => {
         "taskExternalId,productExternalId\nT-1,P-2\n",
         "delete"
       )
-      assert.deepStrictEqual(statuses(deleted), ["2:deleted"])
+      assert.deepStrictEqual(rowStatuses(deleted), ["2:deleted"])
       assert.deepStrictEqual(
         writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path} ${w.status}`),
         ["DELETE /v2/tasks/1/products 204"]
@@ -118,7 +116,7 @@ describe("import: write bodies the live service takes", () => {
         "taskExternalId,additionalCostName\nT-1,Deslocamento\n",
         "delete"
       )
-      assert.deepStrictEqual(statuses(costGone), ["2:deleted"])
+      assert.deepStrictEqual(rowStatuses(costGone), ["2:deleted"])
     }))
 
   it.scopedLive("a product whose GUID cannot be read fails its row with the reason, and nothing is written", () =>
@@ -128,7 +126,7 @@ describe("import: write bodies the live service takes", () => {
       yield* taskWithCatalog(sandbox, dir)
       const mark = (yield* sandbox.control.requests).length
       const items = yield* load(sandbox, dir, "task-products", "taskExternalId,productId,quantity,value\nT-1,99,1,1\n")
-      assert.deepStrictEqual(statuses(items), ["2:failed"])
+      assert.deepStrictEqual(rowStatuses(items), ["2:failed"])
       assert.match(items[0]!._error!, /productId 99: cannot read the productId of products 99 \(.*no record.*\)/i)
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)), [])
     }))
@@ -148,7 +146,7 @@ describe("import: write bodies the live service takes", () => {
         "customer-attachments",
         "customerExternalId,file,name\nC-1,anexos/contrato.pdf,Contrato.pdf\n"
       )
-      assert.deepStrictEqual(statuses(first), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(first), ["2:updated"])
       yield* load(sandbox, dir, "customer-attachments", "customerExternalId,file\nC-1,anexos/foto.jpg\n")
       assert.deepStrictEqual(
         (yield* sandbox.control.records("sandbox-key", "customer-attachments")).map((a) => a["name"]),
@@ -161,7 +159,7 @@ describe("import: write bodies the live service takes", () => {
         "customer-attachments",
         "customerExternalId,file,removeAllAttachmentsInsertedByMe\nC-1,anexos/contrato.pdf,true\n"
       )
-      assert.deepStrictEqual(statuses(replaced), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(replaced), ["2:updated"])
       const kept = yield* sandbox.control.records("sandbox-key", "customer-attachments")
       assert.deepStrictEqual(kept.map((a) => [a["name"], a["sha256"]]), [[
         "contrato.pdf",
@@ -179,7 +177,7 @@ describe("import: write bodies the live service takes", () => {
         "create"
       )
       const receipt = yield* load(sandbox, dir, "expense-attachments", "id,file,name\n1,anexos/foto.jpg,recibo.jpg\n")
-      assert.deepStrictEqual(statuses(receipt), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(receipt), ["2:updated"])
       const [expense] = yield* sandbox.control.records("sandbox-key", "expenses")
       assert.deepStrictEqual((expense!["attachments"] as Array<any>).map((a) => a.size), [4])
     }))
@@ -189,9 +187,9 @@ describe("import: write bodies the live service takes", () => {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
       const customers = yield* load(sandbox, dir, "customers", "externalId,name\nC-1,Padaria\n")
-      assert.deepStrictEqual(statuses(customers), ["2:created"])
+      assert.deepStrictEqual(rowStatuses(customers), ["2:created"])
       const renamed = yield* load(sandbox, dir, "customers", "externalId,name\nC-1,Padaria Pão Quente\n")
-      assert.deepStrictEqual(statuses(renamed), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(renamed), ["2:updated"])
       assert.deepStrictEqual(
         (yield* sandbox.control.records("sandbox-key", "customers")).map((c) => c["description"]),
         ["Padaria Pão Quente"]
@@ -207,7 +205,7 @@ describe("import: write bodies the live service takes", () => {
         "create"
       )
       const moved = yield* load(sandbox, dir, "expenses", "id,date\n1,2026-11-21\n", "update")
-      assert.deepStrictEqual(statuses(moved), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(moved), ["2:updated"])
       assert.strictEqual((yield* sandbox.control.records("sandbox-key", "expenses"))[0]!["date"], "2026-11-21T00:00:00")
 
       const hooks = yield* load(
@@ -216,7 +214,7 @@ describe("import: write bodies the live service takes", () => {
         "webhooks",
         "entity,action,targetUrl\nTask,Inclusao,https://example.com.br/a\n7,3,https://example.com.br/b\n"
       )
-      assert.deepStrictEqual(statuses(hooks), ["2:created", "3:created"])
+      assert.deepStrictEqual(rowStatuses(hooks), ["2:created", "3:created"])
       const stored = yield* sandbox.control.records("sandbox-key", "webhooks")
       assert.deepStrictEqual(stored.map((w) => [w["entity"], w["action"]]).sort(), [[4, 1], [7, 3]])
     }))
@@ -232,7 +230,7 @@ describe("import: write bodies the live service takes", () => {
         "title,priority\nAlta,high\nBaixa,low\nMédia,2\nAmbígua,3\n",
         "create"
       )
-      assert.deepStrictEqual(statuses(tickets), ["2:created", "3:created", "4:created", "5:invalid"])
+      assert.deepStrictEqual(rowStatuses(tickets), ["2:created", "3:created", "4:created", "5:invalid"])
       assert.match(
         tickets[3]!._error!,
         /priority: "3" is ambiguous: .*1 \(high\), 2 \(medium\), 3 \(low\).*3 meant high; write the label/
@@ -251,7 +249,7 @@ describe("import: write bodies the live service takes", () => {
         "task-products",
         "taskExternalId,productExternalId,quantity,value,discountType,discountValue\nT-1,P-1,1,10,2,3\n"
       )
-      assert.deepStrictEqual(statuses(items), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(items), ["2:updated"])
       assert.match(
         items[0]!._error!,
         /warning: discountType: 2 is this tool's former code for "amount", sent as the API's 0; write the label "amount"/
@@ -273,7 +271,7 @@ describe("import: write bodies the live service takes", () => {
         "employee-product-stock",
         "userLogin,productExternalId,amount\nana,P-1,3\n"
       )
-      assert.deepStrictEqual(statuses(stock), ["2:updated"])
+      assert.deepStrictEqual(rowStatuses(stock), ["2:updated"])
       assert.deepStrictEqual(
         (yield* sandbox.control.records("sandbox-key", "employee-product-stock")).map((
           s
@@ -282,7 +280,7 @@ describe("import: write bodies the live service takes", () => {
       )
       const mark = (yield* sandbox.control.requests).length
       const ticket = yield* load(sandbox, dir, "tickets", "title,priority\nPingando,medium\n", "create")
-      assert.deepStrictEqual(statuses(ticket), ["2:created"])
+      assert.deepStrictEqual(rowStatuses(ticket), ["2:created"])
       assert.deepStrictEqual(
         writes((yield* sandbox.control.requests).slice(mark)).map((w) => `${w.method} ${w.path} ${w.status}`),
         ["POST /v2/tickets 200"]
