@@ -112,21 +112,42 @@ const ownerName = (egress: string) => `${egress}/${process.pid}`
 /** What makes an account's client: a change of any of it (`accounts add` again) needs a new one. */
 const accountSettings = (row: StoredAccount): string => JSON.stringify([row.baseUrl, row.rate, row.secret])
 
+/** Whether process `pid` is alive on this machine. */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as { code?: string }).code === "EPERM"
+  }
+}
+
 /**
  * The worker's scratch folder (the jobs' source files and run directories, customer data), removed when the
- * worker exits. A worker killed with -9 leaves its folder: the next worker of the same egress id removes it on
- * start (only one worker per egress id runs at once, and this one holds it, so no folder of the id is in use).
+ * worker exits. It holds the worker's pid (`.owner`). A worker killed with -9 leaves its folder: the next worker of
+ * the same egress id removes the id's folders whose owner is dead (or, without an owner file, that are over a minute
+ * old). A folder of a live worker is never removed: an older worker of the id may still be winding down its job
+ * (a whole run of the fleet tests once lost a running job's report that way).
  */
 const workFolder = (egressId: string) =>
   Effect.sync(() => {
     const prefix = `fsm-fleet-${egressId.replace(/[^\w.-]/g, "_")}-`
     for (const name of fs.readdirSync(tmpdir())) {
       // mkdtemp's six letters and digits exactly: not the folder of another id that starts with this one.
-      if (name.startsWith(prefix) && /^[A-Za-z0-9]{6}$/.test(name.slice(prefix.length))) {
-        fs.rmSync(Path.join(tmpdir(), name), { recursive: true, force: true })
+      if (!name.startsWith(prefix) || !/^[A-Za-z0-9]{6}$/.test(name.slice(prefix.length))) continue
+      const dir = Path.join(tmpdir(), name)
+      try {
+        const owner = Number(fs.readFileSync(Path.join(dir, ".owner"), "utf8"))
+        if (Number.isInteger(owner) && owner > 0 && alive(owner)) continue
+      } catch {
+        const stat = fs.statSync(dir, { throwIfNoEntry: false })
+        if (stat === undefined || Date.now() - stat.mtimeMs < 60_000) continue
       }
+      fs.rmSync(dir, { recursive: true, force: true })
     }
-    return fs.mkdtempSync(Path.join(tmpdir(), prefix))
+    const root = fs.mkdtempSync(Path.join(tmpdir(), prefix))
+    fs.writeFileSync(Path.join(root, ".owner"), String(process.pid))
+    return root
   })
 
 export const runWorker = Effect.fn("Fleet.worker")(function*(
