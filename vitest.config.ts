@@ -21,6 +21,7 @@ const cliTier = [
   "test/fleet/watch*.test.ts",
   "test/fleet/faults.test.ts",
   "test/fleet/defects.test.ts",
+  "test/fleet/*-cli.test.ts",
   "test/fleet/chunks*.test.ts",
   "test/export/dialect.test.ts",
   "test/export/export.test.ts",
