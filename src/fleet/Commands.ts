@@ -53,7 +53,7 @@ import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { dequeue, fleetUrl, leaseMs, openQueue } from "./Queue.js"
 import { checkFleetKey, fleetKey, seal } from "./Secrets.js"
-import { finalStates, type FleetStore, type JobRow, openStore } from "./Store.js"
+import { finalStates, type FleetStore, type JobRow, lostDataError, openStore } from "./Store.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
 import { fetchExport, fetchOnboard } from "./Whole.js"
 
@@ -74,6 +74,31 @@ const fleetStore = (text: string) =>
     yield* store.requireInit
     return { url, store }
   })
+
+/**
+ * What `status` and `wait` check before they say anything of the fleet: an eviction policy that lets the server
+ * drop the fleet's keys (a warning: what they read may be incomplete), and data the store has lost (exit 2, said
+ * plainly, rather than "no job" or a wait that never ends).
+ */
+const checkIntact = Effect.fn("Fleet.checkIntact")(function*(store: FleetStore) {
+  const finding = yield* store.lostData
+  if (finding !== undefined) return yield* lostDataError(finding)
+})
+
+const warnEviction = Effect.fn("Fleet.warnEviction")(function*(store: FleetStore) {
+  const policy = yield* store.evictionPolicy
+  if (policy !== undefined) {
+    yield* say(
+      `warning: the fleet's Redis server runs with maxmemory-policy ${policy}: it may evict the fleet's jobs, ` +
+        `journals and leases, so what is said here may be incomplete and workers refuse to start; set ` +
+        `maxmemory-policy noeviction (docs/fleet.md, "On Redis")`
+    )
+  }
+})
+
+/** A job `wait` or `status --watch` saw, gone from the store since. */
+const jobGone = (id: string) =>
+  lostDataError(`job ${id} was in the fleet store and its record is gone while it was followed`)
 
 const jobArg = Args.text({ name: "JOB" }).pipe(Args.withDescription("A job id, as `submit` printed it"))
 
@@ -400,10 +425,14 @@ export const statusCommand = Command.make("status", {
 }, (a) =>
   Effect.gen(function*() {
     const { store } = yield* fleetStore(a.fleet)
+    yield* warnEviction(store)
+    let seen = false
     while (true) {
+      yield* checkIntact(store)
       const rows = Option.isSome(a.job)
-        ? [yield* store.job(a.job.value)]
+        ? [yield* store.job(a.job.value).pipe(followed(a.job.value, seen))]
         : yield* store.recentJobs(200)
+      seen = true
       const statuses = yield* statusOf(store, rows)
       if (a.json) yield* Console.log(JSON.stringify({ jobs: statuses }))
       else for (const s of statuses) yield* Console.log(statusLine(s))
@@ -411,6 +440,10 @@ export const statusCommand = Command.make("status", {
       yield* Effect.sleep(2_000)
     }
   }).pipe(Effect.scoped)).pipe(Command.withDescription("Where jobs stand: state, rows done, exit code"))
+
+/** A job's look-up: once it was seen, its absence is a loss of data, not "no job". */
+const followed = (id: string, seen: boolean) => (job: Effect.Effect<JobRow, FleetError>) =>
+  Effect.catchIf(job, (e) => seen && e.reason === "NotFound", () => Effect.fail(jobGone(id)))
 
 /** A job's exit code as the contract defines it: its run's, or 3 when it was cancelled. */
 const jobExitCode = (row: JobRow): ExitCode => (row.state === "cancelled" ? 3 : (row.exit_code ?? 3)) as ExitCode
@@ -421,8 +454,12 @@ export const waitCommand = Command.make(
   (a) =>
     Effect.gen(function*() {
       const { store } = yield* fleetStore(a.fleet)
+      yield* warnEviction(store)
+      let seen = false
       while (true) {
-        const row = yield* store.job(a.job)
+        yield* checkIntact(store)
+        const row = yield* store.job(a.job).pipe(followed(a.job, seen))
+        seen = true
         if (finalStates.includes(row.state)) {
           const [status] = yield* statusOf(store, [row])
           yield* printSummary(a.json, { ...status, exitCode: jobExitCode(row), summary: row.summary }, [

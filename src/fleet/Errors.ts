@@ -1,11 +1,12 @@
 /**
  * The fleet's failures of a whole command: the fleet store cannot be reached or used (`Unavailable`), a name or
- * job that does not exist (`NotFound`), a missing or bad key (`Key`). Bad input stays a `UsageError`/`InputError`.
+ * job that does not exist (`NotFound`), a missing or bad key (`Key`), data the store had and lost (`Lost`: evicted,
+ * flushed; never tried again). Bad input stays a `UsageError`/`InputError`.
  */
 import * as Schema from "effect/Schema"
 
 export class FleetError extends Schema.TaggedError<FleetError>()("FleetError", {
-  reason: Schema.Literal("Unavailable", "NotFound", "Key", "Locked"),
+  reason: Schema.Literal("Unavailable", "NotFound", "Key", "Locked", "Lost"),
   message: Schema.String,
   cause: Schema.optional(Schema.Defect)
 }) {

@@ -36,16 +36,20 @@ import type { Redis as RedisClient } from "ioredis"
 import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { registerUrlPassword } from "../Secrets.js"
-import { type FleetError } from "./Errors.js"
+import { FleetError } from "./Errors.js"
 import {
   egressTaken,
   type FleetStore,
   type JobRow,
   type Lease,
+  lostDataError,
+  type NewJob,
   noJob,
   notInitialised,
+  settled,
   sourceTaken,
   type StoredAccount,
+  submittingState,
   unavailable
 } from "./Store.js"
 
@@ -59,6 +63,8 @@ const filesKey = (id: string) => `${jobKey(id)}:files`
 const leaseKey = (id: string) => `${jobKey(id)}:lease`
 const journalKey = (id: string) => `${jobKey(id)}:journal`
 const doneKey = (id: string) => `${jobKey(id)}:done`
+/** Submissions not yet all on the queue (`submitting`), scored by their creation time. */
+const submittingKey = `${prefix}submitting`
 const egressKey = (id: string) => `${prefix}egress:${id}`
 /** The source address a worker leaves from: its egress id and lock token, with the egress lock's expiry. */
 const sourceKey = (address: string) => `${prefix}source:${address}`
@@ -151,23 +157,33 @@ const scripts = {
    * its state (cancelled stays cancelled, else done) and exit code (3 if a part did not end done or exited 2 or
    * more, else the largest).
    */
+  /**
+   * KEYS: parent, its parts set. ARGV: the job key prefix, now, state, exit code ('' for none), error ('' for
+   * none): the end `settled` drew from the parts, written when every part has ended and the parent has not
+   * (a cancelled parent stays cancelled).
+   */
   settleParent: `
     if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'finished') == 1 then return 0 end
-    local bad = false
-    local worst = nil
     for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-      local f = redis.call('HMGET', ARGV[1] .. id, 'state', 'exit_code')
-      local s = f[1]
+      local s = redis.call('HGET', ARGV[1] .. id, 'state')
       if s == false or not ${luaFinal} then return 0 end
-      local code = tonumber(f[2])
-      if s ~= 'done' or (code ~= nil and code >= 2) then bad = true end
-      if code ~= nil and (worst == nil or code > worst) then worst = code end
     end
-    local state = 'done'
+    local state = ARGV[3]
     if redis.call('HGET', KEYS[1], 'state') == 'cancelled' then state = 'cancelled' end
-    if bad then worst = 3 end
     redis.call('HSET', KEYS[1], 'state', state, 'finished', ARGV[2])
-    if worst == nil then redis.call('HDEL', KEYS[1], 'exit_code') else redis.call('HSET', KEYS[1], 'exit_code', worst) end
+    if ARGV[4] == '' then redis.call('HDEL', KEYS[1], 'exit_code') else redis.call('HSET', KEYS[1], 'exit_code', ARGV[4]) end
+    if ARGV[5] == '' then redis.call('HDEL', KEYS[1], 'error') else redis.call('HSET', KEYS[1], 'error', ARGV[5]) end
+    return 1`,
+  /** KEYS: submitting. ARGV: the job key prefix, the job's id. The job and its parts `submitting` → `queued`. */
+  markQueued: `
+    local ids = redis.call('SMEMBERS', ARGV[1] .. ARGV[2] .. ':parts')
+    table.insert(ids, ARGV[2])
+    for _, id in ipairs(ids) do
+      if redis.call('HGET', ARGV[1] .. id, 'state') == '${submittingState}' then
+        redis.call('HSET', ARGV[1] .. id, 'state', 'queued')
+      end
+    end
+    redis.call('ZREM', KEYS[1], ARGV[2])
     return 1`,
   /** KEYS: done of the job, its parts set. ARGV: the job key prefix. Rows done in the job and its parts. */
   rowsDone: `
@@ -205,6 +221,24 @@ const decodeJob = (id: string, h: Record<string, string>): JobRow => ({
 })
 
 const onRedis = "(docs/fleet.md, \"On Redis\")"
+
+/** A job's hash fields, in `state`, created at `created` (epoch ms). */
+const jobFields = (j: NewJob, state: string, created: string): Array<string> => [
+  "kind",
+  j.kind,
+  "account",
+  j.account,
+  "spec",
+  JSON.stringify(j.spec),
+  "state",
+  state,
+  "rows",
+  String(j.rows),
+  "created",
+  created,
+  ...(j.resource !== null ? ["resource", j.resource] : []),
+  ...(j.parent !== null ? ["parent", j.parent] : [])
+]
 
 /** What in a Redis server's settings weakens the fleet's guarantees. */
 const settingsWarnings = (
@@ -315,8 +349,26 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
       backend: "redis",
       // BullMQ creates its keys as it goes; the tool's keys likewise. What init leaves is the mark that it ran.
       init: Effect.asVoid(call((c) => c.set(versionKey, "1"))),
-      requireInit: call((c) => c.exists(versionKey)).pipe(
-        Effect.flatMap((n) => n === 1 ? Effect.void : Effect.fail(notInitialised))
+      // Without its marker the server is either new to the fleet or lost the fleet's data: said so, not just "init".
+      requireInit: call(async (c) =>
+        (await c.exists(versionKey)) === 1 ? "ok" : (await c.exists(jobsKey, accountsKey, "bull:fsm-bulk:meta")) > 0
+          ? "partial"
+          : "empty"
+      ).pipe(
+        Effect.flatMap((found) =>
+          found === "ok"
+            ? Effect.void
+            : Effect.fail(
+              found === "partial"
+                ? lostDataError(`its marker ${versionKey} is gone while its other keys remain`)
+                : new FleetError({
+                  reason: "Lost",
+                  message: `${notInitialised.message}; if it was, this Redis server has lost the fleet's data ` +
+                    `(a FLUSHALL, evicted keys, or a restart without persistence): its accounts and jobs are gone, ` +
+                    `add the accounts and submit the jobs again ${onRedis}`
+                })
+            )
+        )
       ),
       settingsWarnings: call(async (c) => {
         const setting = async (name: string) => ((await c.config("GET", name)) as Array<string | undefined>)[1]
@@ -356,29 +408,64 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
 
       addJob: (j) => {
         const created = epochNow()
-        const fields: Array<string> = [
-          "kind",
-          j.kind,
-          "account",
-          j.account,
-          "spec",
-          JSON.stringify(j.spec),
-          "state",
-          "queued",
-          "rows",
-          String(j.rows),
-          "created",
-          created
-        ]
-        if (j.resource !== null) fields.push("resource", j.resource)
-        if (j.parent !== null) fields.push("parent", j.parent)
         return Effect.asVoid(script("addJob", [jobKey(j.id), jobsKey, partsKey(j.parent ?? j.id)], [
           j.id,
           created,
           j.parent ?? "",
-          ...fields
+          ...jobFields(j, "queued", created)
         ]))
       },
+      // One MULTI: all the jobs or none (Redis runs a transaction's commands as one step).
+      addJobs: (all) =>
+        call(async (c) => {
+          const created = epochNow()
+          const multi = c.multi()
+          for (const j of all) {
+            multi.hset(jobKey(j.id), ...jobFields(j, submittingState, created))
+            if (j.parent === null) multi.zadd(jobsKey, created, j.id).zadd(submittingKey, created, j.id)
+            else multi.sadd(partsKey(j.parent), j.id)
+          }
+          const results = (await multi.exec()) ?? []
+          for (const [error] of results) if (error !== null) throw error
+        }),
+      markQueued: (id) => Effect.asVoid(script("markQueued", [submittingKey], [jobKey(""), id])),
+      unqueued: (olderThanMs) =>
+        call(async (c) => {
+          const ids = await c.zrangebyscore(submittingKey, "-inf", Date.now() - olderThanMs)
+          return Promise.all(ids.map(async (id) => {
+            const parts = (await c.smembers(partsKey(id))).sort()
+            return { id, leaves: parts.length > 0 ? parts : [id] }
+          }))
+        }),
+      lostData: call(async (c) => {
+        // The newest jobs listed: a listed job whose record is gone was evicted or deleted.
+        const listed = await c.zrevrange(jobsKey, 0, 49)
+        const pipeline = c.pipeline()
+        for (const id of listed) pipeline.exists(jobKey(id))
+        const exists = ((await pipeline.exec()) ?? []).map(([error, n]) => {
+          if (error !== null) throw error
+          return n === 1
+        })
+        const missing = listed.filter((_, i) => !exists[i])
+        if (missing.length > 0) {
+          return `the records of ${missing.length} listed job(s) are gone (${missing.slice(0, 3).join(", ")}${
+            missing.length > 3 ? ", …" : ""
+          })`
+        }
+        if ((await c.exists(versionKey)) === 0 && (await c.exists(jobsKey, accountsKey, "bull:fsm-bulk:meta")) > 0) {
+          return `its marker ${versionKey} is gone while its other keys remain`
+        }
+        return undefined
+      }),
+      evictionPolicy: call(async (c) => {
+        try {
+          const policy = ((await c.config("GET", "maxmemory-policy")) as Array<string | undefined>)[1]
+          return policy !== undefined && policy !== "noeviction" ? policy : undefined
+        } catch {
+          // CONFIG refused (a managed server): not known here; `fleet init` said so.
+          return undefined
+        }
+      }),
       job: (id) =>
         Effect.flatMap(
           jobs([id]),
@@ -414,7 +501,21 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           epochNow()
         ])),
       settleParent: (parent) =>
-        Effect.asVoid(script("settleParent", [jobKey(parent), partsKey(parent)], [jobKey(""), epochNow()])),
+        Effect.flatMap(
+          Effect.flatMap(call((c) => c.smembers(partsKey(parent))), (ids) => jobs([...ids].sort())),
+          (parts) => {
+            const end = settled(parts)
+            return end === undefined ? Effect.void : Effect.asVoid(
+              script("settleParent", [jobKey(parent), partsKey(parent)], [
+                jobKey(""),
+                epochNow(),
+                end.state,
+                end.exitCode === null ? "" : String(end.exitCode),
+                end.error ?? ""
+              ])
+            )
+          }
+        ),
       cancelJob: (id) => Effect.asVoid(script("cancelJob", [jobKey(id), leaseKey(id)], [epochNow()])),
       rowsDone: (ids) =>
         Effect.forEach(ids, (id) =>

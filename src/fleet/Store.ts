@@ -25,6 +25,12 @@ export const schema = "fsm_bulk"
 /** States a job does not leave. */
 export const finalStates: ReadonlyArray<string> = ["done", "cancelled", "failed"]
 
+/**
+ * The state of a job whose `submit` stored it but has not yet queued it all (`addJobs`, then the queue, then
+ * `markQueued`). A submit killed in between leaves it so; a worker's sweep (`unqueued`) queues it.
+ */
+export const submittingState = "submitting"
+
 export interface JobRow {
   readonly id: string
   readonly kind: string
@@ -129,6 +135,27 @@ export interface FleetStore {
 
   // jobs
   readonly addJob: (job: NewJob) => Op<void>
+  /**
+   * Stores a submission's jobs (a job, or a chunked job with all its parts) in one atomic step, `submitting`:
+   * all of them or none, so a submit killed midway never leaves a parent without its parts.
+   */
+  readonly addJobs: (jobs: ReadonlyArray<NewJob>) => Op<void>
+  /** The job (and its parts) `submitting` → `queued`: everything it runs is on the queue. */
+  readonly markQueued: (id: string) => Op<void>
+  /**
+   * Submissions left `submitting` for more than `olderThanMs` (their `submit` was killed before it queued them):
+   * each job, with what must be on the queue for it to run (its parts, or itself).
+   */
+  readonly unqueued: (
+    olderThanMs: number
+  ) => Op<ReadonlyArray<{ readonly id: string; readonly leaves: ReadonlyArray<string> }>>
+  /**
+   * What says that the store lost data the fleet had (on Redis: its marker key gone while its data remains, a job
+   * listed whose record is gone; after a FLUSHALL, eviction or a restart without persistence), or none.
+   */
+  readonly lostData: Op<string | undefined>
+  /** The server's eviction policy when it is not `noeviction` (Redis; keys the fleet needs can vanish), or none. */
+  readonly evictionPolicy: Op<string | undefined>
   /** The job, or a `NotFound` failure. */
   readonly job: (id: string) => Op<JobRow>
   /** Jobs without a parent, newest first. */
@@ -150,9 +177,10 @@ export interface FleetStore {
     end: { readonly exitCode: number; readonly error: string }
   ) => Op<void>
   /**
-   * A chunked job ends when its last chunk ends: its state and exit code then follow from its chunks' (3 if one
-   * was stopped, cancelled or failed, else 1 if one had rows that did not end well, else 0). Nothing while a
-   * chunk has not ended, or when the parent already ended.
+   * A chunked job ends when its last chunk ends: its state and exit code then follow from its chunks' (`settled`:
+   * every part failed → failed, with the largest of their exit codes and their reasons; else done with 3 if one
+   * was stopped, cancelled or failed, naming the failed ones' reasons, else 1 if one had rows that did not end
+   * well, else 0). Nothing while a chunk has not ended, or when the parent already ended.
    */
   readonly settleParent: (parent: string) => Op<void>
   /**
@@ -219,6 +247,30 @@ export interface FleetStore {
   ) => Effect.Effect<EgressHold, FleetError, Scope.Scope>
 }
 
+/** A chunked job's end, from its parts' ends (all of them ended): none while one has not. */
+export const settled = (
+  parts: ReadonlyArray<{ readonly state: string; readonly exit_code: number | null; readonly error: string | null }>
+): { readonly state: "done" | "failed"; readonly exitCode: number | null; readonly error?: string } | undefined => {
+  if (parts.some((p) => !finalStates.includes(p.state))) return undefined
+  const failed = parts.filter((p) => p.state === "failed")
+  const worst = parts.reduce<number | null>(
+    (w, p) => p.exit_code === null ? w : w === null ? p.exit_code : Math.max(w, p.exit_code),
+    null
+  )
+  // The failed parts' reasons, each once (a thousand parts failing for one reason say it once).
+  const reasons = [...new Set(failed.map((p) => p.error ?? "no reason recorded"))]
+  const said = reasons.slice(0, 3).join("; ") + (reasons.length > 3 ? `; and ${reasons.length - 3} more` : "")
+  if (parts.length > 0 && failed.length === parts.length) {
+    return { state: "failed", exitCode: Math.max(2, worst ?? 2), error: `every part failed: ${said}` }
+  }
+  const bad = parts.some((p) => p.state !== "done" || (p.exit_code ?? 0) >= 2)
+  return {
+    state: "done",
+    exitCode: bad ? 3 : worst,
+    ...(failed.length > 0 ? { error: `${failed.length} of ${parts.length} parts failed: ${said}` } : {})
+  }
+}
+
 export const unavailable = (url: string, cause: unknown) =>
   new FleetError({
     reason: "Unavailable",
@@ -230,6 +282,15 @@ export const notInitialised = new FleetError({
   reason: "Unavailable",
   message: "the fleet is not initialised: run `fsm-bulk fleet init`"
 })
+
+/** The store lost data the fleet had (`lostData`'s finding): nothing it says can be trusted whole. */
+export const lostDataError = (finding: string) =>
+  new FleetError({
+    reason: "Lost",
+    message: `the fleet store has lost data: ${finding}. It was evicted or deleted (on Redis: a maxmemory-policy ` +
+      `other than noeviction, a FLUSHALL, a restart without persistence; on PostgreSQL: rows deleted by hand): ` +
+      `jobs and their journals may be gone, submit them again (docs/fleet.md, "Faults")`
+  })
 
 export const noJob = (id: string) => new FleetError({ reason: "NotFound", message: `no job ${id} in this fleet` })
 
@@ -389,6 +450,31 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
            VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
           [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
         )),
+      // One statement: all the jobs or none.
+      addJobs: (jobs) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+           SELECT x.id, x.kind, x.account, x.resource, x.spec, '${submittingState}', x.rows, x.parent
+           FROM jsonb_to_recordset($1::jsonb)
+             AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)`,
+          [JSON.stringify(jobs)]
+        )),
+      markQueued: (id) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'queued' WHERE (id = $1 OR parent = $1) AND state = '${submittingState}'`,
+          [id]
+        )),
+      unqueued: (olderThanMs) =>
+        query<{ id: string; leaves: Array<string> | null }>(
+          `SELECT j.id, (SELECT array_agg(c.id ORDER BY c.id) FROM ${schema}.jobs c WHERE c.parent = j.id) AS leaves
+           FROM ${schema}.jobs j
+           WHERE j.parent IS NULL AND j.state = '${submittingState}'
+             AND j.created < now() - make_interval(secs => $1::double precision / 1000)`,
+          [olderThanMs]
+        ).pipe(Effect.map((rows) => rows.map((r) => ({ id: r.id, leaves: r.leaves ?? [r.id] })))),
+      // PostgreSQL evicts nothing; a job deleted while `wait` follows it is said by `wait`.
+      lostData: Effect.succeed(undefined),
+      evictionPolicy: Effect.succeed(undefined),
       job: (id) =>
         query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE id = $1`, [id]).pipe(
           Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(noJob(id)) : Effect.succeed(rows[0]))
@@ -413,17 +499,25 @@ const openPostgresStore = (url: string): Effect.Effect<FleetStore, FleetError, S
            WHERE id = $1 AND ${underLease("$1", "$4")}`,
           [id, end.exitCode, end.error, epoch]
         )),
+      // The parts' outcomes read and the parent written in one statement (`settled` says what follows from what).
       settleParent: (parent) =>
-        Effect.asVoid(query(
-          `UPDATE ${schema}.jobs p SET
-             state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE 'done' END,
-             exit_code = (SELECT CASE WHEN bool_or(c.state <> 'done' OR c.exit_code >= 2) THEN 3 ELSE max(c.exit_code) END
-                          FROM ${schema}.jobs c WHERE c.parent = p.id),
-             finished = now()
-           WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
-             SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
-          [parent]
-        )),
+        Effect.flatMap(
+          query<{ state: string; exit_code: number | null; error: string | null }>(
+            `SELECT state, exit_code, error FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`,
+            [parent]
+          ),
+          (parts) => {
+            const end = settled(parts)
+            return end === undefined ? Effect.void : Effect.asVoid(query(
+              `UPDATE ${schema}.jobs p SET
+                 state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE $2 END,
+                 exit_code = $3, error = $4, finished = now()
+               WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
+                 SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
+              [parent, end.state, end.exitCode, end.error ?? null]
+            ))
+          }
+        ),
       cancelJob: (id) =>
         query(
           `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,

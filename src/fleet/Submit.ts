@@ -23,7 +23,7 @@ import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue, jobFormat } from "./Queue.js"
-import type { FleetStore } from "./Store.js"
+import type { FleetStore, NewJob } from "./Store.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
 export interface ImportSpec {
@@ -65,6 +65,27 @@ export interface Submitted {
   /** Why a file larger than a part was not split (its rows name each other), when it was not. */
   readonly whole?: string
 }
+
+/** Tests only: `submit` kills itself (SIGKILL) once its jobs are stored and before they are queued. */
+const killAfterStore = process.env.FSM_FLEET_DEBUG_KILL_AFTER_STORE === "1"
+
+/**
+ * Stores a submission's jobs (a job, or a parent and all its parts) in one atomic step, `submitting`; queues what
+ * runs (the parts, or the job); then marks them `queued`. A submit killed in between leaves them `submitting`
+ * (`status` shows it) and a worker's sweep queues them (Worker.ts): never a parent without its parts, never a job
+ * stored and queued by nobody.
+ */
+const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
+  store: FleetStore,
+  queue: FleetQueue,
+  jobs: readonly [NewJob, ...ReadonlyArray<NewJob>]
+) {
+  yield* store.addJobs(jobs)
+  if (killAfterStore) process.kill(process.pid, "SIGKILL")
+  const [first, ...parts] = jobs
+  yield* Effect.forEach(parts.length > 0 ? parts : [first], (j) => enqueue(queue, j.id), { discard: true })
+  yield* store.markQueued(first.id)
+})
 
 const scratchDir = Effect.acquireRelease(
   Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
@@ -144,33 +165,33 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     ))
     : []
   yield* store.putFile(id, `source/${fileName}`, content)
-  const insert = (job: string, parent: string | null, s: ImportSpec, rows: number) =>
-    store.addJob({
-      id: job,
-      kind: parent === null ? "import" : "chunk",
-      account,
-      resource: spec.resource,
-      spec: formatted(s),
-      rows,
-      parent
-    })
-  yield* insert(id, null, full, checked.summary.rows)
+  const job = (job: string, parent: string | null, s: ImportSpec, rows: number): NewJob => ({
+    id: job,
+    kind: parent === null ? "import" : "chunk",
+    account,
+    resource: spec.resource,
+    spec: formatted(s),
+    rows,
+    parent
+  })
   // Each chunk: its own file, read as written, with the formats the whole file settled on.
   const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
   for (const part of parts) {
-    const name = Path.basename(part.path)
-    yield* store.putFile(part.id, `source/${name}`, readFileSync(part.path))
-    yield* insert(part.id, id, {
-      ...full,
-      fileName: name,
-      read: chunkRead,
-      dateFormat: checked.formats.dateFormat,
-      decimal: checked.formats.decimal,
-      rowColumn
-    }, part.rows)
+    yield* store.putFile(part.id, `source/${Path.basename(part.path)}`, readFileSync(part.path))
   }
-  if (parts.length === 0) yield* enqueue(queue, id)
-  else yield* Effect.forEach(parts, (p) => enqueue(queue, p.id), { discard: true })
+  yield* queueSubmission(store, queue, [
+    job(id, null, full, checked.summary.rows),
+    ...parts.map((part) =>
+      job(part.id, id, {
+        ...full,
+        fileName: Path.basename(part.path),
+        read: chunkRead,
+        dateFormat: checked.formats.dateFormat,
+        decimal: checked.formats.decimal,
+        rowColumn
+      }, part.rows)
+    )
+  ])
   return {
     job: id,
     rows: checked.summary.rows,
@@ -261,8 +282,9 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
   for (const f of stored) yield* store.putFile(id, `source/${f.name}`, readFileSync(f.path))
-  yield* store.addJob({ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null })
-  yield* enqueue(queue, id)
+  yield* queueSubmission(store, queue, [
+    { id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }
+  ])
   return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
 })
 
@@ -285,7 +307,8 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
     say: () => Effect.void
   })
   const id = newJobId()
-  yield* store.addJob({ id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null })
-  yield* enqueue(queue, id)
+  yield* queueSubmission(store, queue, [
+    { id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null }
+  ])
   return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
 })

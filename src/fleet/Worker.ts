@@ -19,6 +19,7 @@ import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -27,6 +28,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import { tmpdir } from "node:os"
@@ -44,9 +46,16 @@ import type { ResourceName } from "../Resources.js"
 import { parseRate, type Rate } from "../Units.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type Fence, fencedAgentLayer } from "./Fence.js"
-import { type JobData, jobFormat, startEngineWorker } from "./Queue.js"
+import { enqueue, type JobData, jobFormat, openQueue, startEngineWorker } from "./Queue.js"
 import { checkFleetKey, open } from "./Secrets.js"
-import { type EgressHold, finalStates, type FleetStore, type JobRow, type StoredAccount } from "./Store.js"
+import {
+  type EgressHold,
+  finalStates,
+  type FleetStore,
+  type JobRow,
+  lostDataError,
+  type StoredAccount
+} from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 import { outlastingStore } from "./Transient.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
@@ -107,6 +116,16 @@ const gatedBudget = (budget: Budget, egress: EgressHold, stopping: Effect.Effect
     )
 })
 
+/** Fails (`Lost`) when the store has lost the fleet's data: its marker gone, or records it lists. */
+const intact = (store: FleetStore) =>
+  Effect.zipRight(
+    store.requireInit,
+    Effect.flatMap(
+      store.lostData,
+      (finding) => finding === undefined ? Effect.void : Effect.fail(lostDataError(finding))
+    )
+  )
+
 const ownerName = (egress: string) => `${egress}/${process.pid}`
 
 /** What makes an account's client: a change of any of it (`accounts add` again) needs a new one. */
@@ -160,6 +179,18 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   // A worker whose key cannot open the accounts it would serve refuses to start: it would take their jobs and
   // fail every one of them.
   yield* checkFleetKey(stored, key)
+  // A server that may evict keys can drop a journal line or a lease under a running job (rows sent twice): this
+  // worker does not start on one. Nor on a store that has already lost the fleet's data.
+  const policy = yield* stored.evictionPolicy
+  if (policy !== undefined) {
+    return yield* new FleetError({
+      reason: "Unavailable",
+      message: `the fleet's Redis server runs with maxmemory-policy ${policy}: it may evict a running job's ` +
+        `journal or lease, and rows would be sent twice; the worker does not start until it is set to noeviction ` +
+        `(docs/fleet.md, "On Redis")`
+    })
+  }
+  yield* intact(stored)
   // Its source address too: a second egress id leaving from the same address is refused (exit 2, naming it).
   const egress = yield* stored.holdEgress(options.egressId, options.sourceAddress)
   // Short store faults are outlasted (Transient.ts); what lasts longer hands the job back to the queue.
@@ -606,6 +637,24 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
               : handBack(data.job, e.message))
         )
       )
+  )
+  // Every lease: submissions whose `submit` was killed before they were all queued are queued (nothing of them
+  // runs twice: the queue takes a job id once, and a job that ran keeps its journal), and a store that lost the
+  // fleet's data (FLUSHALL, eviction) stops the worker, exit 2, rather than leaving it to serve an empty fleet.
+  const queue = yield* openQueue(url)
+  const sweep = Effect.gen(function*() {
+    const lost = yield* Effect.flip(intact(stored)).pipe(Effect.option)
+    if (Option.isSome(lost) && lost.value.reason === "Lost") return yield* Deferred.succeed(unfit, lost.value)
+    for (const s of yield* store.unqueued(options.leaseMs)) {
+      yield* Effect.forEach(s.leaves, (id) => enqueue(queue, id), { discard: true })
+      yield* store.markQueued(s.id)
+      yield* options.say(
+        `worker ${options.egressId}: job ${s.id} was left unqueued by its submit (stopped midway): queued now`
+      )
+    }
+  })
+  yield* Effect.forkScoped(
+    Effect.repeat(Effect.ignore(sweep), Schedule.spaced(Duration.millis(Math.max(500, options.leaseMs / 2))))
   )
   yield* options.say(
     `worker ${options.egressId} (${owner}) ready${

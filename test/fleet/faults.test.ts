@@ -3,8 +3,8 @@
  * built CLI:
  *
  * - a worker whose FSM_FLEET_KEY is not the fleet's refuses to start (exit 2), and `accounts add` with it too;
- * - a job whose account was removed while it was queued ends failed (exit 2, nothing sent), also in parts, and
- *   `wait` returns;
+ * - a job whose account was removed while it was queued ends failed (exit 2, nothing sent), also in parts (the
+ *   whole failed, exit 2, with its parts' reason), and `wait` returns;
  * - store faults while a job is taken, written and ended (PostgreSQL: a 300 ms `statement_timeout` meeting slow
  *   statements when the job is marked running and when it is marked done, and the connection of a journal insert
  *   killed with `pg_terminate_backend`; Redis: a restart of the server, with its append-only file, mid-job) are
@@ -116,9 +116,15 @@ describe("no job lost (issue 29)", () => {
         const waited = yield* wait(single)
         assert.strictEqual(waited.code, 2, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
         assert.strictEqual(lastJson(waited.stdout).state, "failed")
-        // A job in parts ends when its parts have: each failed (exit 2), the whole with exit 3 as any part that failed.
+        // A job in parts ends when its parts have: each failed (exit 2, nothing sent), so the whole failed too, exit
+        // 2, with their reason (not "done", exit 3: a job nothing of which ran did not end well or half-way).
         const whole = yield* wait(parted)
-        assert.strictEqual(whole.code, 3, `${whole.stdout}\n${whole.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(whole.code, 2, `${whole.stdout}\n${whole.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(whole.stdout).state, "failed")
+        assert.include(lastJson(whole.stdout).error as string, `every part failed: account "acme" was removed`)
+        const shown = yield* run(["status", parted])
+        assert.include(shown.stdout, "failed")
+        assert.include(shown.stdout, "exit 2")
         const parts = yield* withStore(env.FSM_FLEET_URL!, (store) => store.parts(parted))
         assert.deepStrictEqual(parts.map((p) => [p.state, p.exit_code]), [["failed", 2], ["failed", 2], ["failed", 2]])
         const row = yield* withStore(env.FSM_FLEET_URL!, (store) => store.job(single))

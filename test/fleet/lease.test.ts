@@ -186,7 +186,12 @@ for (const { available, backend } of backends) {
         )
         yield* store.settleParent("p")
         const settled = yield* store.job("p")
-        assert.deepStrictEqual([settled.state, settled.exit_code], ["done", 3])
+        // Mixed: done, exit 3, the failed part's reason said.
+        assert.deepStrictEqual([settled.state, settled.exit_code, settled.error], [
+          "done",
+          3,
+          "1 of 2 parts failed: stopped"
+        ])
 
         // Cancel: the state, and the epoch raised whoever held it.
         const e3 = (yield* store.takeOpenLease("single", "w1/1"))!
