@@ -7,6 +7,7 @@
  *   Secrets.ts exactly as in PostgreSQL: only the sealed text is stored);
  * - `fsm-bulk:jobs`: a sorted set of the jobs without a parent, scored by their creation time;
  * - `fsm-bulk:job:ID`: a hash of the job's fields (spec and summary as JSON, times in epoch milliseconds);
+ * - `fsm-bulk:submitting`: a sorted set of the submissions not yet all queued (`submitting`), by creation time;
  * - `fsm-bulk:job:ID:parts`: a set, the parts of a chunked job;
  * - `fsm-bulk:job:ID:files`: a hash, file name → its bytes (binary values, not text);
  * - `fsm-bulk:job:ID:lease`: a hash { epoch, owner, taken };
