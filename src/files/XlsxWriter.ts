@@ -73,7 +73,7 @@ const chunkChars = 64 * 1024
  * A ZIP archive written front to back onto `out`: entries deflated one at a time, each with a data descriptor
  * (sizes known only at its end), then the central directory. Only one entry is open at a time.
  */
-export class ZipStream {
+class ZipStream {
   readonly #out: Writable
   readonly #level: number
   readonly #stamp = dosDateTime(new Date())
@@ -295,13 +295,13 @@ export class ZipStream {
 
 // --- XLSX --------------------------------------------------------------------------------------------------------
 
-export interface Colours {
+interface Colours {
   /** ARGB, as `FFC6EFCE`. */
   readonly fill: string
   readonly font: string
 }
 
-export interface TableOptions {
+interface TableOptions {
   /** Already valid for Excel (at most 31 characters, none of `[]:*?/\`). */
   readonly sheetName: string
   readonly creator: string
@@ -378,7 +378,7 @@ const entities: Readonly<Record<string, string>> = {
 const excelEscape = (c: string) => entities[c] ?? `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}_`
 
 /** Text as the content of an element. */
-export const escapeText = (text: string): string => (special.test(text) ? text.replace(replaced, excelEscape) : text)
+const escapeText = (text: string): string => (special.test(text) ? text.replace(replaced, excelEscape) : text)
 
 /**
  * Text whose spaces or line breaks a reader might otherwise trim. Marking only these (rather than every cell) keeps

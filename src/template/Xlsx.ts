@@ -12,12 +12,13 @@ import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
 import { withEntryTimes } from "../files/XlsxWriter.js"
 import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
-import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "./Describe.js"
+import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "../validate/Describe.js"
+import { exampleValue } from "../validate/ExampleRow.js"
 
 /** Not `fsm-bulk` itself: template cells carry no formula guard, so a filled template is read as the user's file. */
-export const templateCreator = `${toolName} template`
+const templateCreator = `${toolName} template`
 /** Workbook dates of every template, so regenerating one changes nothing but the ZIP timestamps. */
-export const templateDate = new Date("2026-01-01T00:00:00Z")
+const templateDate = new Date("2026-01-01T00:00:00Z")
 
 /**
  * Rows under the header that drop-downs and input messages cover. Not the whole sheet: exceljs expands a
@@ -56,20 +57,6 @@ export const choices = (doc: ColumnDoc): ReadonlyArray<string> =>
     : doc.field.type._tag === "enum"
     ? doc.field.type.values.map((v) => v.label)
     : doc.allowed.map((a) => a.value)
-
-/**
- * The example as a typed cell: an enumeration by the name its drop-down shows, numbers as numbers, the rest as
- * text.
- */
-export const exampleValue = (doc: ColumnDoc): string | number | null => {
-  if (doc.example === "") return null
-  const type = doc.field.type
-  if (doc.role === "value" && !doc.field.list && type._tag === "enum") {
-    return type.values.find((v) => String(v.value) === doc.example)?.label ?? doc.example
-  }
-  const numeric = doc.role === "value" && !doc.field.list && ["integer", "number"].includes(type._tag)
-  return numeric && Number.isFinite(Number(doc.example)) ? Number(doc.example) : doc.example
-}
 
 /** A header note: short enough for Excel's note box; the README sheet has the rest. */
 const note = (doc: ColumnDoc): ExcelJS.Comment => ({
