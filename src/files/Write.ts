@@ -74,7 +74,7 @@ interface XlsxTableWriter extends TableWriter {
 
 /**
  * A file or directory that could not be written. Before any request was sent that is exit 2 (nothing happened);
- * a command that had sent requests turns it into `RunStopped` (exit 3, see cli/Output.ts `stopAfterSending`).
+ * a command that had sent requests turns it into `RunStopped` (exit 3, see console/Output.ts `stopAfterSending`).
  */
 export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
   path: Schema.String,

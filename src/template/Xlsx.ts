@@ -125,6 +125,25 @@ interface ValidationTarget {
   readonly dataValidations: { readonly add: (address: string, validation: Validation) => void }
 }
 
+/**
+ * How a sheet prints: landscape, fitted to the page's width (a sheet wider than about one and a half pages is
+ * spread over more pages across rather than shrunk past reading), its header row repeated on every page, the
+ * sheet's name and the page number in the footer (as the tool's own reports print: files/XlsxWriter.ts).
+ */
+const printable = (sheet: ExcelJS.Worksheet, orientation: "landscape" | "portrait", widths: ReadonlyArray<number>) => {
+  const total = widths.reduce((a, b) => a + b, 0)
+  sheet.pageSetup = {
+    ...sheet.pageSetup,
+    orientation,
+    fitToPage: true,
+    fitToWidth: Math.max(1, Math.ceil(total / ((orientation === "landscape" ? 150 : 100) * 1.5))),
+    fitToHeight: 0,
+    printTitlesRow: "1:1",
+    margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.6, header: 0.3, footer: 0.3 }
+  }
+  sheet.headerFooter = { ...sheet.headerFooter, oddFooter: "&L&A&R&P / &N" }
+}
+
 const dataSheet = (
   workbook: ExcelJS.Workbook,
   r: Resource,
@@ -135,6 +154,7 @@ const dataSheet = (
   sheet.columns = docs.map((doc) => ({
     width: Math.min(40, Math.max(14, doc.name.length + 4, doc.example.length + 2))
   }))
+  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 14))
   const header = sheet.getRow(1)
   docs.forEach((doc, i) => {
     const cell = header.getCell(i + 1)
@@ -163,6 +183,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
   sheet.columns = [{ width: 28 }, { width: 16 }, { width: 44 }, { width: 50 }, { width: 34 }, { width: 60 }, {
     width: 30
   }]
+  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<string> = [
     `${r.title} (${r.name})`,
     r.doc,
@@ -226,6 +247,7 @@ export const workbookFileName = "onboarding.xlsx"
 const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resource>, fileName: string) => {
   const sheet = workbook.addWorksheet("README")
   sheet.columns = [{ width: 8 }, { width: 28 }, { width: 36 }, { width: 60 }]
+  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<ReadonlyArray<string>> = [
     ["Onboarding workbook"],
     ["One sheet per resource, in the order they load: parents first, then the rows that name them."],
