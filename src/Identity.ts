@@ -8,7 +8,7 @@
  * lost, the dry-run plan, onboarding's resolver across sheets and validation's duplicate check within a file.
  *
  * Identity is not value equality. Whether a stored value equals the file's (the row is `unchanged`) is
- * `import/Compare`'s question: there `CLI-9` against `cli-9` in a field that is not the key is a change; in the key
+ * `validate/Compare`'s question: there `CLI-9` against `cli-9` in a field that is not the key is a change; in the key
  * itself it is the same record.
  *
  * Also here: which property of a listed record carries a key (write and read names differ), and which list and

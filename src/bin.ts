@@ -6,8 +6,8 @@
  * stdout line `{exitCode, error}`.
  *
  * Before parsing, the command line is read against the model of the command tree (cli/Help.ts): `--help` prints
- * the page of the command (wrapped to the terminal, see cli/Terminal.ts), and an unknown command, flag or choice
- * stops with exit 2 and the closest known name (cli/Suggest.ts). Colour and other escape sequences reach a stream
+ * the page of the command (wrapped to the terminal, see console/Terminal.ts), and an unknown command, flag or choice
+ * stops with exit 2 and the closest known name (cli/Suggest.ts, Words.ts). Colour and other escape sequences reach a stream
  * only when it is a terminal and `NO_COLOR` is not set.
  *
  * Signals: a command that listens for SIGINT/SIGTERM/SIGHUP itself (src/Signals.ts) winds down and returns its
