@@ -5,8 +5,6 @@
  * kept for `resume`). Row-level problems are never errors: they are report lines.
  */
 import * as Schema from "effect/Schema"
-import type { ApiAborted } from "./client/Api.js"
-import type { WriteError } from "./files/Write.js"
 
 /** Bad flags, arguments or configuration. */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
@@ -78,12 +76,3 @@ export class RunStopped extends Schema.TaggedError<RunStopped>()("RunStopped", {
 
 /** The contract's exit codes: 0 all rows ended well, 1 some did not, 2 bad usage or input, 3 aborted. */
 export type ExitCode = 0 | 1 | 2 | 3
-
-/** Every failure a command can end with; each carries its exit code. */
-export type RunFailure = UsageError | InputError | RunError | RunStopped | ApiAborted | WriteError
-
-/** What the edge asks of a failure: errors of this union answer; anything else (a defect) is exit 1. */
-export const exitCodeOf = (error: unknown): number => {
-  const code = (error as { readonly exitCode?: unknown } | null)?.exitCode
-  return typeof code === "number" ? code : 1
-}

@@ -8,14 +8,24 @@
  * lost, the dry-run plan, onboarding's resolver across sheets and validation's duplicate check within a file.
  *
  * Identity is not value equality. Whether a stored value equals the file's (the row is `unchanged`) is
- * `import/Compare`'s question: there `CLI-9` against `cli-9` in a field that is not the key is a change; in the key
+ * `validate/Compare`'s question: there `CLI-9` against `cli-9` in a field that is not the key is a change; in the key
  * itself it is the same record.
  *
  * Also here: which property of a listed record carries a key (write and read names differ), and which list and
  * `paramFilter` key find records by it.
  */
-import { recordProperty } from "./client/Body.js"
 import { idReadName, readName, type Resource, resource as resourceOf } from "./Resources.js"
+
+/**
+ * A property of a read-back record by its exact name, else by the same name in another case: the live service
+ * and its Blueprint disagree on case (`userID`/`userId`, `adressComplement`/`AdressComplement`, `basePoint`/`BasePoint`).
+ */
+export const recordProperty = (record: Readonly<Record<string, unknown>>, name: string): unknown => {
+  if (name in record) return record[name]
+  const lower = name.toLowerCase()
+  const found = Object.keys(record).find((k) => k.toLowerCase() === lower)
+  return found === undefined ? undefined : record[found]
+}
 
 /** A key value as the service compares it: trimmed, case-insensitive. Blank stays "" (names no record). */
 export const normalKey = (value: string): string => value.trim().toLowerCase()

@@ -32,7 +32,7 @@ export type FieldType =
   | { readonly _tag: "file" }
 
 /** How a money value comes back from the live service (api-notes: "Money often comes back as pt-BR strings"). */
-export type ReadFormat = "ptBrMoney" | "dotMoney"
+type ReadFormat = "ptBrMoney" | "dotMoney"
 
 export interface Reference {
   /** The resource whose server id this field holds. */
@@ -96,7 +96,7 @@ export type Operation =
   | "delete" // DELETE /collection/{id}
   | "update" // PUT /collection/{id}
 
-export type ResourceKind =
+type ResourceKind =
   /** A top-level collection of records. */
   | "record"
   /** Items under a parent record, written with PUT/DELETE on `/parent/{id}/<sub>`. */

@@ -15,9 +15,9 @@
  */
 
 /** The mark a secret leaves. */
-export const redactedMark = "[redacted]"
+const redactedMark = "[redacted]"
 
-export const minSecretLength = 6
+const minSecretLength = 6
 
 const known = new Set<string>()
 /** The known secrets, longest first (a token containing a shorter secret is replaced whole). */
@@ -68,19 +68,13 @@ const shapes: ReadonlyArray<readonly [RegExp, string]> = [
 const controls = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
 
 /** Characters a terminal would act on, taken out of text from outside (tab and line breaks are kept). */
-export const withoutControls = (text: string): string => text.replace(controls, "")
+const withoutControls = (text: string): string => text.replace(controls, "")
 
 /** Text from a server, made safe to keep, write and print: no secret, no secret's shape, no control character. */
 export const redactServerText = (text: string): string => {
   let out = redactKnown(withoutControls(text))
   for (const [shape, by] of shapes) out = out.replace(shape, by)
   return out
-}
-
-/** For tests: forget every registered secret. */
-export const forgetSecrets = (): void => {
-  known.clear()
-  ordered = []
 }
 
 /** Registers the password of a connection URL (`postgres://user:password@host/db`), when it has one. */

@@ -22,7 +22,7 @@ export interface StopSignal {
   readonly isStopped: Effect.Effect<boolean>
 }
 
-export interface StopNotice {
+interface StopNotice {
   /** Printed on the first signal: what the command does now, e.g. "stopping after the rows in flight". */
   readonly stopping: string
   /** Printed after either notice: what to run to continue (read when the signal comes). */

@@ -6,8 +6,8 @@
  * stdout line `{exitCode, error}`.
  *
  * Before parsing, the command line is read against the model of the command tree (cli/Help.ts): `--help` prints
- * the page of the command (wrapped to the terminal, see cli/Terminal.ts), and an unknown command, flag or choice
- * stops with exit 2 and the closest known name (cli/Suggest.ts). Colour and other escape sequences reach a stream
+ * the page of the command (wrapped to the terminal, see console/Terminal.ts), and an unknown command, flag or choice
+ * stops with exit 2 and the closest known name (cli/Suggest.ts, Words.ts). Colour and other escape sequences reach a stream
  * only when it is a terminal and `NO_COLOR` is not set.
  *
  * Signals: a command that listens for SIGINT/SIGTERM/SIGHUP itself (src/Signals.ts) winds down and returns its
@@ -28,41 +28,63 @@ import { cli, model } from "./Cli.js"
 import { commandHelp, docText, rootHelp } from "./cli/Help.js"
 import { failureJson, jsonAsked } from "./cli/Output.js"
 import { checkArguments, CommandLineError } from "./cli/Suggest.js"
-import { colourOn, plain, printable, widthOf } from "./cli/Terminal.js"
-import { exitCodeOf } from "./Errors.js"
+import { colourOn, plain, printable, widthOf } from "./console/Terminal.js"
+import type { ExitCode } from "./Errors.js"
 import { redactKnown } from "./Secrets.js"
 import { fatalSignals, stopSignals } from "./Signals.js"
 
 const json = jsonAsked(process.argv)
 
-const codeOf = (cause: Cause.Cause<unknown>): number => {
+/**
+ * Every way a command can fail, as the command tree's own types say: our tagged errors, @effect/cli's refusals
+ * and the platform's. Matched case by case below, so a new error type cannot reach the edge unplaced.
+ */
+type Failure = CommandLineError | Effect.Effect.Error<ReturnType<typeof cli>>
+
+/** The contract's exit code of a failure. */
+const exitCodeOf = (e: Failure): ExitCode => {
+  if (ValidationError.isValidationError(e)) return 2
+  switch (e._tag) {
+    case "ValidationError": // a command line refused before it ran (cli/Suggest.ts)
+    case "UsageError":
+    case "InputError":
+    case "RunError":
+    case "RunStopped":
+    case "ApiAborted":
+    case "WriteError":
+    case "FleetError":
+      return e.exitCode
+    // Failures that carry no code of their own: the command ended without its summary.
+    case "ListFailed":
+    case "SandboxError":
+    case "BadArgument":
+    case "SystemError":
+      return 1
+  }
+}
+
+const codeOf = (cause: Cause.Cause<Failure>): ExitCode => {
   if (Cause.isInterruptedOnly(cause)) return 3
   const failure = Cause.failureOption(cause)
-  if (Option.isNone(failure)) return 1
-  return ValidationError.isValidationError(failure.value) ? 2 : exitCodeOf(failure.value)
+  return Option.isNone(failure) ? 1 : exitCodeOf(failure.value)
 }
 
 /** What a failure says: its tag, reason and message, and how to continue when the error knows. */
-const describe = (cause: Cause.Cause<unknown>) => {
+const describe = (cause: Cause.Cause<Failure>) => {
   const failure = Cause.failureOption(cause)
   if (Cause.isInterruptedOnly(cause)) return { tag: "Interrupted", message: "interrupted" }
   if (Option.isNone(failure)) {
     return { tag: "Defect", message: Cause.pretty(cause).split("\n")[0] ?? "unexpected failure" }
   }
-  const e = failure.value as {
-    readonly _tag?: string
-    readonly reason?: unknown
-    readonly message?: string
-    readonly resume?: unknown
-  }
+  const e = failure.value
   if (ValidationError.isValidationError(e)) {
     return { tag: "ValidationError", reason: e._tag, message: docText(e.error) || "invalid arguments" }
   }
   return {
-    tag: e._tag ?? "Error",
-    ...(typeof e.reason === "string" ? { reason: e.reason } : {}),
-    message: e.message ?? String(e),
-    ...(typeof e.resume === "string" ? { resume: e.resume } : {})
+    tag: e._tag,
+    ...("reason" in e && typeof e.reason === "string" ? { reason: e.reason } : {}),
+    message: e.message,
+    ...(e._tag === "RunStopped" ? { resume: e.resume } : {})
   }
 }
 
@@ -91,11 +113,7 @@ const plainWhereNeeded = <A, E, R>(self: Effect.Effect<A, E, R>) =>
 
 /** Help, a mistake in the command line, or the command itself. */
 type Run = ReturnType<typeof cli>
-const command = Effect.suspend((): Effect.Effect<
-  unknown,
-  CommandLineError | Effect.Effect.Error<Run>,
-  Effect.Effect.Context<Run>
-> => {
+const command = Effect.suspend((): Effect.Effect<unknown, Failure, Effect.Effect.Context<Run>> => {
   const checked = checkArguments(model(), process.argv.slice(2))
   switch (checked._tag) {
     case "Help": {
@@ -118,19 +136,22 @@ const main = command.pipe(
   Effect.onError((cause) =>
     Effect.gen(function*() {
       const failure = Cause.failureOption(cause)
-      if (Option.isSome(failure) && ValidationError.isValidationError(failure.value)) {
-        // @effect/cli printed what is wrong; say where the usage is.
-        const name = model().commands.find((c) => c.name === process.argv[2])?.name
-        yield* Console.error(`fsm-bulk: run \`fsm-bulk${name === undefined ? "" : ` ${name}`} --help\` for its usage`)
-      } else if (Option.isSome(failure)) {
-        yield* Console.error(`fsm-bulk: ${(failure.value as { message?: string }).message ?? String(failure.value)}`)
+      if (Option.isSome(failure)) {
+        const e = failure.value
+        if (ValidationError.isValidationError(e)) {
+          // @effect/cli printed what is wrong; say where the usage is.
+          const name = model().commands.find((c) => c.name === process.argv[2])?.name
+          yield* Console.error(`fsm-bulk: run \`fsm-bulk${name === undefined ? "" : ` ${name}`} --help\` for its usage`)
+        } else yield* Console.error(`fsm-bulk: ${e.message}`)
       } else if (Cause.isInterruptedOnly(cause)) yield* Console.error("fsm-bulk: interrupted")
       else yield* Console.error(`fsm-bulk: unexpected failure\n${Cause.pretty(cause)}`)
       if (json) yield* Console.log(failureJson(codeOf(cause), describe(cause)))
     })
   ),
   plainWhereNeeded,
-  Effect.provide(NodeContext.layer)
+  Effect.provide(NodeContext.layer),
+  // Every ending is its exit code here; what reaches the teardown otherwise is an interruption from outside.
+  Effect.catchAllCause((cause) => Effect.succeed(codeOf(cause)))
 )
 
 /** NodeRuntime.runMain, except that a signal a command handles itself is left to it. */
@@ -167,5 +188,5 @@ const runMain = makeRunMain(({ fiber, teardown }) => {
 
 runMain(main, {
   disableErrorReporting: true,
-  teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? returned(exit.value) : codeOf(exit.cause))
+  teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) ? returned(exit.value) : 3)
 })

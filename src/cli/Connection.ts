@@ -18,13 +18,14 @@ import * as Path from "node:path"
 import type { Api } from "../client/Api.js"
 import { ClientConfig, type ClientSettings, type Credentials, defaultConcurrency } from "../client/Config.js"
 import { HttpAdapter } from "../client/HttpAdapter.js"
+import { say } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { type JsonFileError, readJsonFile } from "../files/JsonFile.js"
+import type { RunTarget } from "../import/Resume.js"
 import { isLoopback } from "../Loopback.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
-import { say } from "./Output.js"
 
 /** The embedded sandbox, when the command runs against one (onboarding's demo reads its task types). */
 export class EmbeddedSandbox
@@ -44,7 +45,7 @@ export interface ConnectionOptions {
 }
 
 /** The request budget when neither `--rate` nor FSM_RATE (nor, for a continued run, its own) says otherwise. */
-export const defaultRate = "400/60s"
+const defaultRate = "400/60s"
 
 export const connectionOptions: Options.Options<ConnectionOptions> = Options.all({
   baseUrl: Options.text("base-url").pipe(
@@ -138,7 +139,7 @@ const Secret = Schema.String.pipe(Schema.filter((s) => s.trim() !== ""))
  * The `--credentials FILE` JSON: `{"apiKey": "…", "apiToken": "…"}`, and optionally the `baseUrl` they belong to
  * (other properties are ignored).
  */
-export const CredentialsFile = Schema.Struct({
+const CredentialsFile = Schema.Struct({
   apiKey: Secret,
   apiToken: Secret,
   baseUrl: Schema.optional(Schema.String)
@@ -213,7 +214,7 @@ export const readCredentials = Effect.fn("Connection.readCredentials")(function*
  * `--credentials` file. Credentials are only ever sent there: never to an address read from any other file (a
  * journal, a summary, a manifest). Both given and different: refused.
  */
-export const pairedBaseUrl = Effect.fn("Connection.pairedBaseUrl")(function*(options: ConnectionOptions) {
+const pairedBaseUrl = Effect.fn("Connection.pairedBaseUrl")(function*(options: ConnectionOptions) {
   const given = Option.isSome(options.baseUrl)
     ? Option.some(yield* validateBaseUrl(options.baseUrl.value))
     : Option.none<string>()
@@ -356,17 +357,6 @@ export const apiLayer = (
   )
 
 // --- resume and rerun: the run's own server ----------------------------------------------------------------------
-
-/** Where a run's rows were sent, from its journal, and the options that shaped its sending. */
-export interface RunTarget {
-  readonly baseUrl: string
-  /** The embedded, in-memory sandbox of the command that started the run (gone with it). */
-  readonly embedded: boolean
-  /** The request budget the run was started with (`20/10s`), absent in journals of older versions. */
-  readonly rate?: string | undefined
-  /** `--concurrency` as the run was started with it, when it was given. */
-  readonly concurrency?: number | undefined
-}
 
 /**
  * The run's own `--rate` and `--concurrency`, unless given again: a run resumed, rerun or undone is sent the way it

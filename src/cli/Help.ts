@@ -8,7 +8,7 @@
  * Pages follow gh's layout (description, USAGE with a synopsis starting with `fsm-bulk`, ARGUMENTS, FLAGS,
  * EXAMPLES, ENVIRONMENT, LEARN MORE), wrapped to the terminal's width, bold headings only when colour is on.
  */
-import { bold, wrap } from "./Terminal.js"
+import { bold, wrap } from "../console/Terminal.js"
 
 // --- the model ----------------------------------------------------------------------------------------------------
 
@@ -42,7 +42,7 @@ export interface ArgInfo {
   readonly path?: "file" | "directory" | "either" | undefined
 }
 
-export interface CommandInfo {
+interface CommandInfo {
   /** `import`; a nested command by its whole path: `fleet init`. */
   readonly name: string
   readonly description: string
@@ -91,17 +91,16 @@ export const versionFlag: FlagInfo = {
 }
 
 /** The environment variables that are not the fallback of a flag. */
-export const otherEnvironment: ReadonlyArray<{ readonly name: string; readonly about: string; readonly api: boolean }> =
-  [
-    { name: "FSM_API_KEY", about: "API key, when --credentials is not given", api: true },
-    { name: "FSM_API_TOKEN", about: "API token, when --credentials is not given", api: true },
-    {
-      name: "NO_COLOR",
-      about: "Set to anything to turn colour off (it is off anyway when not on a terminal)",
-      api: false
-    },
-    { name: "COLUMNS", about: "Width help is wrapped to (default: the terminal's, else 80)", api: false }
-  ]
+const otherEnvironment: ReadonlyArray<{ readonly name: string; readonly about: string; readonly api: boolean }> = [
+  { name: "FSM_API_KEY", about: "API key, when --credentials is not given", api: true },
+  { name: "FSM_API_TOKEN", about: "API token, when --credentials is not given", api: true },
+  {
+    name: "NO_COLOR",
+    about: "Set to anything to turn colour off (it is off anyway when not on a terminal)",
+    api: false
+  },
+  { name: "COLUMNS", about: "Width help is wrapped to (default: the terminal's, else 80)", api: false }
+]
 
 // The parts of @effect/cli's descriptors the walk reads (its internal, tagged data).
 interface Node {
@@ -383,7 +382,7 @@ export const synopsis = (model: CliModel, command: CommandInfo): string => {
 }
 
 /** Flag groups of a command's page, by the names of the shared option sets they come from. */
-export interface FlagGroup {
+interface FlagGroup {
   readonly title: string
   readonly names: ReadonlyArray<string>
 }

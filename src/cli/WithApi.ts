@@ -6,16 +6,16 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { Api } from "../client/Api.js"
+import { say, stopAfterSending } from "../console/Output.js"
+import { makeProgress, type Progress } from "../console/Progress.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { parseRate } from "../Units.js"
 import { apiLayer, type ConnectionOptions } from "./Connection.js"
-import { say, stopAfterSending } from "./Output.js"
-import { makeProgress, type Progress } from "./Progress.js"
 
 /** What a run gets from the command that starts it. */
-export interface RunTools {
+interface RunTools {
   /** Completes when the run should stop sending (signals). */
   readonly stop: Effect.Effect<void>
   readonly progress: Progress

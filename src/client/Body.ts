@@ -55,8 +55,8 @@ export const parseBody = (text: string): unknown => {
 }
 
 /** The envelope of every success body (api-notes B, firm): `{"result": …}`, whatever else the object holds. */
-export const Envelope = Schema.Struct({ result: Schema.Unknown })
-export type Envelope = typeof Envelope.Type
+const Envelope = Schema.Struct({ result: Schema.Unknown })
+type Envelope = typeof Envelope.Type
 
 /** The envelope of a body; none when the body is not one (`exact`: a body without `result` is none). */
 export const envelopeOf: (body: unknown) => Option.Option<Envelope> = Schema.decodeUnknownOption(Envelope, {
@@ -181,7 +181,7 @@ const decodePaging = Schema.decodeUnknownOption(Paging)
 const Total = Schema.Struct({ pagedSearchReturnData: Schema.Struct({ totalItems: Schema.NonNegative }) })
 const decodeTotal = Schema.decodeUnknownOption(Total)
 
-export interface ListPage {
+interface ListPage {
   readonly records: ReadonlyArray<Record<string, unknown>>
   /** `true`/`false` when the answer carries `links` (a `nextPage` link or not), undefined when it has none. */
   readonly nextLink: boolean | undefined
@@ -224,21 +224,10 @@ export const listPage = (body: unknown): ListPage | undefined => {
 // --- read-back records ----------------------------------------------------------------------------------------
 
 /**
- * A property of a read-back record by its exact name, else by the same name in another case: the live service
- * and its Blueprint disagree on case (`userID`/`userId`, `adressComplement`/`AdressComplement`, `basePoint`/`BasePoint`).
- */
-export const recordProperty = (record: Readonly<Record<string, unknown>>, name: string): unknown => {
-  if (name in record) return record[name]
-  const lower = name.toLowerCase()
-  const found = Object.keys(record).find((k) => k.toLowerCase() === lower)
-  return found === undefined ? undefined : record[found]
-}
-
-/**
  * Whether `0` means "none" for this field: a reference (the live service reads an unset reference id as `0`,
  * api-reference §1.13) or a task type id, which the table keeps as a plain number.
  */
-export const zeroIsUnset = (field: Field): boolean => field.ref !== undefined || /^taskType(Id)?$/.test(field.name)
+const zeroIsUnset = (field: Field): boolean => field.ref !== undefined || /^taskType(Id)?$/.test(field.name)
 
 const numeric = (x: unknown): boolean =>
   typeof x === "number" || (typeof x === "string" && /^\s*-?\d+(\.\d+)?\s*$/.test(x))

@@ -49,7 +49,7 @@ export interface ClientSettings {
  * services and questionnaires) is a few MB; an answer 10 times larger than any real page is a broken server or
  * proxy streaming without end, and reading it would exhaust memory (a string cannot pass ~512 MB in Node).
  */
-export const defaultMaxAnswerBytes = 64 * 1024 * 1024
+const defaultMaxAnswerBytes = 64 * 1024 * 1024
 
 /**
  * The margin the budget adds to its window: timer granularity only. The budget counts each request from when it
@@ -77,7 +77,7 @@ export const defaultConcurrency = (rate: Rate): number =>
  * The time limit of one attempt: a page of 100 tasks takes ~12.5 s on the live service and sometimes more than
  * 25 s; a 10–12 s limit abandoned answers that were coming and spent every retry.
  */
-export const defaultRequestTimeoutMs = 60_000
+const defaultRequestTimeoutMs = 60_000
 
 export type ClientSettingsInput =
   & Pick<ClientSettings, "baseUrl" | "rate">

@@ -47,7 +47,7 @@ import { type Attempt, makeTransport, mayHaveArrived, TokenGone } from "./Transp
 import { judgeWrite } from "./Writes.js"
 
 /** Calls failed in a row by a 401 to a token just issued for them, before the run is aborted. */
-export const unauthorizedInARow = 5
+const unauthorizedInARow = 5
 
 type Verdict =
   | { readonly _tag: "ok" | "rejected" | "rate-limited" | "unauthorized" | "transient" }

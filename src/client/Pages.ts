@@ -62,7 +62,7 @@ export type PageLimits = Map<string, number>
  * than 100 tasks per page"), else half of `tried` when it speaks of a page size; undefined when it is about
  * something else.
  */
-export const pageLimitOf = (message: string, tried: number): number | undefined => {
+const pageLimitOf = (message: string, tried: number): number | undefined => {
   const named =
     /more than (\d+)\b[^.]*per page|(?:page ?size|per page)[^.\d]*(?:maximum|max\.?|at most|limit)[^.\d]*(\d+)/i
       .exec(message)
@@ -82,7 +82,7 @@ type Fetched =
     readonly size: number
   }
 
-export type PagesOptions = ListOptions & { readonly resource?: Resource }
+type PagesOptions = ListOptions & { readonly resource?: Resource }
 
 interface KeyOf {
   readonly key: (record: Record<string, unknown>) => string

@@ -5,8 +5,8 @@
  */
 import * as Predicate from "effect/Predicate"
 import { keyFilter, keyProperty, withKey } from "../Identity.js"
+import { recordProperty } from "../Identity.js"
 import { readName, type Resource, resources } from "../Resources.js"
-import { recordProperty } from "./Body.js"
 
 export interface Lookup {
   /** The `paramFilter` key to send, when the resource has one for this key (otherwise the list is walked). */

@@ -21,7 +21,7 @@ import { idReadName, type Resource, resource, resources } from "../Resources.js"
 import type { ApiRequest } from "./Api.js"
 import { envelopeOf } from "./Body.js"
 
-export type WriteAnswer =
+type WriteAnswer =
   | { readonly _tag: "Done" }
   | { readonly _tag: "Later"; readonly why: string }
   | { readonly _tag: "Unconfirmed"; readonly why: string }
@@ -32,7 +32,7 @@ const matches = (template: ReadonlyArray<string>, actual: ReadonlyArray<string>)
   template.length === actual.length && template.every((t, i) => t === "{id}" || t === actual[i])
 
 /** The resource a write to `path` belongs to, and whether it addresses one record by id (`/customers/12`). */
-export const writeTarget = (path: string): { readonly resource: Resource; readonly byId: boolean } | undefined => {
+const writeTarget = (path: string): { readonly resource: Resource; readonly byId: boolean } | undefined => {
   const actual = segments(path)
   // Exact templates first: `/customers/complete` and `/products/employee-product-stock` are not ids.
   for (const r of resources.values()) if (matches(segments(r.path), actual)) return { resource: r, byId: false }

@@ -12,9 +12,9 @@ import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
 import type { CliModel } from "../cli/Help.js"
 import { manPage } from "../cli/Man.js"
-import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import { version } from "../Version.js"
+import { didYouMean } from "../Words.js"
 import { findTopic, topics } from "./Topics.js"
 
 const topicArg = Args.text({ name: "TOPIC" }).pipe(

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url"
 const packageRoot = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..", "..")
 const docsDir = Path.join(packageRoot, "docs")
 
-export interface Topic {
+interface Topic {
   readonly name: string
   readonly path: string
   /** The guide's first heading, without the `#`. */

@@ -9,8 +9,9 @@
  * object holding the number (`userType: {userTypeId, description}`), `""`/`null`/`0` for an unset reference, and
  * `""`/`0001-01-01T00:00:00` for an unset date.
  */
-import { recordProperty, writeForm } from "../client/Body.js"
+import { writeForm } from "../client/Body.js"
 import type { Cell } from "../files/Write.js"
+import { recordProperty } from "../Identity.js"
 import type { Column, Field, Resource, ResourceName } from "../Resources.js"
 import { exportColumns, idReadName, listSeparator, readName, refKey } from "../Resources.js"
 

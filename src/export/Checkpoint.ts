@@ -15,17 +15,17 @@ import { CsvDialect, defaultCsvDialect, ExportFormat, ManifestEntry } from "./Ma
 
 export const checkpointFile = ".export-progress.json"
 
-export const Window = Schema.Struct({ start: Schema.String, end: Schema.String })
-export type Window = typeof Window.Type
+const Window = Schema.Struct({ start: Schema.String, end: Schema.String })
+type Window = typeof Window.Type
 
 /** A partial file: its length and data rows after the last complete page. */
-export const PartialFile = Schema.Struct({
+const PartialFile = Schema.Struct({
   name: Schema.String,
   file: Schema.String,
   bytes: Schema.Number,
   rows: Schema.Number
 })
-export type PartialFile = typeof PartialFile.Type
+type PartialFile = typeof PartialFile.Type
 
 /** Where the walk of the current resource stands: everything up to `page` (of `window`, of `parent`) is on disk. */
 export const Position = Schema.Struct({

@@ -52,7 +52,7 @@ export interface ExportRequest {
 
 const dialectOf = (request: ExportRequest): CsvDialect => request.csv ?? defaultCsvDialect
 
-export interface ExportedFile extends ManifestEntry {
+interface ExportedFile extends ManifestEntry {
   /** Pages fetched for the walk that produced the file (over all attempts). */
   readonly pages: number
   /** Requests this run spent on the walk (keys of referenced resources included). */

@@ -17,11 +17,11 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as NodePath from "node:path"
-import { recordProperty, writeForm } from "../client/Body.js"
+import { writeForm } from "../client/Body.js"
 import { UsageError } from "../Errors.js"
-import { keyProperty, normalKey, recordKey } from "../Identity.js"
-import { valueText } from "../import/Compare.js"
+import { keyProperty, normalKey, recordKey, recordProperty } from "../Identity.js"
 import { type Field, idReadName, readName, type Resource } from "../Resources.js"
+import { valueText } from "../validate/Compare.js"
 import { Manifest, manifestFile } from "./Manifest.js"
 
 export const fingerprintsName = (file: string): string => `${file}.fingerprints.ndjson`
@@ -90,7 +90,7 @@ export const fingerprintOf = (
   return { k, ...(d !== undefined ? { d } : {}), f: fieldHashes(listed, record) }
 }
 
-export interface FingerprintWriter {
+interface FingerprintWriter {
   readonly write: (records: ReadonlyArray<Record<string, unknown>>) => Effect.Effect<void, PlatformError>
   readonly finish: Effect.Effect<void, PlatformError>
 }

@@ -17,9 +17,9 @@ import { checkpointFile } from "./Checkpoint.js"
 import type { ManifestEntry } from "./Manifest.js"
 import { manifestFile, ManifestJson } from "./Manifest.js"
 
-export type FileStatus = "ok" | "missing" | "changed" | "unreadable"
+type FileStatus = "ok" | "missing" | "changed" | "unreadable"
 
-export interface FileCheck {
+interface FileCheck {
   readonly name: string
   readonly file: string
   readonly status: FileStatus

@@ -5,10 +5,10 @@
  * back inside the task: they are not list endpoints of their own).
  */
 import * as Either from "effect/Either"
-import { didYouMean } from "../cli/Suggest.js"
 import { UsageError } from "../Errors.js"
 import type { Resource, ResourceName } from "../Resources.js"
 import { dependencyOrder, exportable, importable, isResourceName, resource, resources } from "../Resources.js"
+import { didYouMean } from "../Words.js"
 import type { RowMapper } from "./Cells.js"
 import { rowMapper } from "./Cells.js"
 import type { ExportFormat } from "./Manifest.js"

@@ -30,7 +30,7 @@ export interface ExportWriter {
 }
 
 /** Where a continued CSV stands: its partial file is truncated back to `bytes`. */
-export interface ResumeAt {
+interface ResumeAt {
   readonly bytes: number
   readonly rows: number
 }

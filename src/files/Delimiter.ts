@@ -10,7 +10,7 @@ export type Delimiter = "," | ";" | "\t"
 
 const candidates: ReadonlyArray<Delimiter> = [",", ";", "\t"]
 
-export const delimiterName = (d: Delimiter): string => (d === "\t" ? "tab" : `"${d}"`)
+const delimiterName = (d: Delimiter): string => (d === "\t" ? "tab" : `"${d}"`)
 
 /** Per logical record (a quoted cell may span lines): how often each candidate occurs outside quotes. */
 const countRecords = (sample: string, complete: boolean, limit: number): Array<Record<Delimiter, number>> => {

@@ -10,7 +10,7 @@ export { NotText } from "./TextStream.js"
 
 export type TextEncoding = "utf-8" | "windows-1252"
 
-export interface TextFacts {
+interface TextFacts {
   readonly encoding: TextEncoding
   /** The file starts with a UTF-8 byte-order mark. */
   readonly bom: boolean

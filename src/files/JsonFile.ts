@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import { readFile } from "node:fs/promises"
 
 /** What is wrong with one property: `path` (`steps.0.runDir`, empty for the whole file) and whether it is absent. */
-export interface JsonIssue {
+interface JsonIssue {
   readonly path: string
   readonly missing: boolean
   /** The schema's own words; they may quote the value, so never show them for a file that holds secrets. */

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import { onStopRequest } from "../Signals.js"
 
 /** How long a pull may wait without progress once a stop was asked for. */
-export const stallMs = 2_000
+const stallMs = 2_000
 
 export interface ReadProgress {
   /** The read moved on (bytes read, a row handed over). */

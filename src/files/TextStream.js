@@ -70,7 +70,7 @@ const hasBom = (head) => head[0] === 0xef && head[1] === 0xbb && head[2] === 0xb
  * @param {number} i
  * @returns {"valid" | "invalid" | "incomplete"}
  */
-export const sequenceAt = (bytes, i) => {
+const sequenceAt = (bytes, i) => {
   const b = /** @type {number} */ (bytes[i])
   const need = b >= 0xc2 && b <= 0xdf ? 1 : b >= 0xe0 && b <= 0xef ? 2 : b >= 0xf0 && b <= 0xf4 ? 3 : 0
   if (need === 0) return "invalid"

@@ -32,7 +32,7 @@ export interface TableWriter {
   readonly close: Effect.Effect<{ readonly rows: number; readonly sha256: string; readonly bytes: number }, WriteError>
 }
 
-export interface XlsxStyle {
+interface XlsxStyle {
   /** 0-based index (in the header) of the column holding a row status, coloured by its meaning. */
   readonly statusColumn?: number
   /** Keep the header row visible while scrolling (default true). */
@@ -68,13 +68,13 @@ export const cutForExcel = (text: string, wholeTextIn: string): string => {
 }
 
 /** An XLSX table whose front sheet, if its style names one, is written when it closes. */
-export interface XlsxTableWriter extends TableWriter {
+interface XlsxTableWriter extends TableWriter {
   readonly closeWith: (front: ReadonlyArray<FrontRow>) => TableWriter["close"]
 }
 
 /**
  * A file or directory that could not be written. Before any request was sent that is exit 2 (nothing happened);
- * a command that had sent requests turns it into `RunStopped` (exit 3, see cli/Output.ts `stopAfterSending`).
+ * a command that had sent requests turns it into `RunStopped` (exit 3, see console/Output.ts `stopAfterSending`).
  */
 export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
   path: Schema.String,
@@ -90,7 +90,7 @@ export class WriteError extends Schema.TaggedError<WriteError>()("WriteError", {
   }
 }
 
-export type FileProblem = "DiskFull" | "TooLarge" | "ReadOnly" | "Permission" | "NotFound" | "Other"
+type FileProblem = "DiskFull" | "TooLarge" | "ReadOnly" | "Permission" | "NotFound" | "Other"
 
 /** The errno code of a Node error, or of the Node error under a platform error (`@effect/platform` SystemError). */
 const errnoOf = (cause: unknown): string | undefined => {
@@ -137,7 +137,7 @@ const problems: Readonly<Record<string, { readonly reason: FileProblem; readonly
 }
 
 /** What went wrong, in the user's words: the same text for every command that writes files. */
-export const problemOf = (cause: unknown, path?: string): { readonly reason: FileProblem; readonly text: string } => {
+const problemOf = (cause: unknown, path?: string): { readonly reason: FileProblem; readonly text: string } => {
   let code = errnoOf(cause)
   if (code === "ENOENT" || code === "ENOTDIR") code = behindMissing(path) ?? code
   const known = code !== undefined ? problems[code] : undefined
@@ -394,7 +394,7 @@ const needsQuotes = {
   "\t": /["\t\r\n]|^\s|\s$/
 } as const
 
-export interface CsvRecordOptions {
+interface CsvRecordOptions {
   readonly guard?: boolean
   readonly delimiter?: "," | ";" | "\t"
   readonly decimal?: "." | ","

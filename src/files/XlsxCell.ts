@@ -12,7 +12,7 @@ import { spreadsheetNumber } from "./Decimal.js"
 export class CellProblem extends Error {}
 
 /** Excel's date formats: any y, m, d, h, s outside quotes and brackets (`[Red]`, `[$-416]`). */
-export const isDateFormat = (format: string | undefined): boolean =>
+const isDateFormat = (format: string | undefined): boolean =>
   format !== undefined &&
   /[ymdhsb]/i.test(format.replace(/\[[^\]]*]/g, "").replace(/"[^"]*"/g, "").replace(/[\\_*]./g, ""))
 
@@ -24,7 +24,7 @@ export const errorMark = "\u0001"
 
 /** `_x000D_` → CR: Excel's escape of a character, and `_x005F_` before a literal `_xHHHH_`. */
 const excelEscape = /_x([0-9A-Fa-f]{4})_/g
-export const unescapeExcel = (t: string): string =>
+const unescapeExcel = (t: string): string =>
   t.includes("_x") ? t.replace(excelEscape, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))) : t
 
 const errorProblem = (code: string, formula: boolean) =>
@@ -38,11 +38,11 @@ const msPerDay = 86_400_000
 /** Days from Excel's epoch (1899-12-30, or 1904-01-01 in the 1904 date system) to 1970-01-01. */
 const epochOffset = (date1904: boolean) => (date1904 ? 24107 : 25569)
 
-export const serialToDate = (serial: number, date1904: boolean): Date =>
+const serialToDate = (serial: number, date1904: boolean): Date =>
   new Date(Math.round((serial - epochOffset(date1904)) * msPerDay))
 
 /** A date to the second; the zero day of either date system carries a time alone. */
-export const dateText = (date: Date): string => {
+const dateText = (date: Date): string => {
   if (Number.isNaN(date.getTime())) return ""
   const iso = new Date(Math.round(date.getTime() / 1000) * 1000).toISOString()
   const day = iso.slice(0, 10)
@@ -51,7 +51,7 @@ export const dateText = (date: Date): string => {
   return time === "00:00:00" ? day : `${day}T${time}`
 }
 
-export interface CellInput {
+interface CellInput {
   readonly value: unknown
   readonly numFmt?: string | undefined
 }
@@ -65,7 +65,7 @@ const richText = (v: Record<string, unknown>): string | undefined =>
     : undefined
 
 /** A cell's text; `number`: written from a number value, so in plain notation with `.`, whatever the file's mark. */
-export interface CellReading {
+interface CellReading {
   readonly text: string
   readonly number: boolean
 }

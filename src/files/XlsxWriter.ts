@@ -73,7 +73,7 @@ const chunkChars = 64 * 1024
  * A ZIP archive written front to back onto `out`: entries deflated one at a time, each with a data descriptor
  * (sizes known only at its end), then the central directory. Only one entry is open at a time.
  */
-export class ZipStream {
+class ZipStream {
   readonly #out: Writable
   readonly #level: number
   readonly #stamp = dosDateTime(new Date())
@@ -295,13 +295,13 @@ export class ZipStream {
 
 // --- XLSX --------------------------------------------------------------------------------------------------------
 
-export interface Colours {
+interface Colours {
   /** ARGB, as `FFC6EFCE`. */
   readonly fill: string
   readonly font: string
 }
 
-export interface TableOptions {
+interface TableOptions {
   /** Already valid for Excel (at most 31 characters, none of `[]:*?/\`). */
   readonly sheetName: string
   readonly creator: string
@@ -378,7 +378,7 @@ const entities: Readonly<Record<string, string>> = {
 const excelEscape = (c: string) => entities[c] ?? `_x${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}_`
 
 /** Text as the content of an element. */
-export const escapeText = (text: string): string => (special.test(text) ? text.replace(replaced, excelEscape) : text)
+const escapeText = (text: string): string => (special.test(text) ? text.replace(replaced, excelEscape) : text)
 
 /**
  * Text whose spaces or line breaks a reader might otherwise trim. Marking only these (rather than every cell) keeps
@@ -512,28 +512,64 @@ const coreXml = (creator: string, created: Date, modified: Date) =>
  * The workbook's sheets, the n-th part being `sheetN.xml`; a front sheet (its part the last one) is listed first.
  * Only the table's sheets have a filter.
  */
-const workbookXml = (names: ReadonlyArray<string>, filter: string | undefined, front: string | undefined) => {
+const workbookXml = (
+  names: ReadonlyArray<string>,
+  filter: string | undefined,
+  front: string | undefined,
+  titles: boolean
+) => {
   const listed = front === undefined
     ? names.map((name, i) => ({ name, part: i + 1 }))
     : [{ name: front, part: names.length + 1 }, ...names.map((name, i) => ({ name, part: i + 1 }))]
   const offset = front === undefined ? 0 : 1
+  const defined = names.flatMap((name, i) => [
+    ...(filter === undefined ? [] : [
+      `<definedName name="_xlnm._FilterDatabase" localSheetId="${i + offset}" hidden="1">${
+        escapeText(`${sheetReference(name)}!${filter}`)
+      }</definedName>`
+    ]),
+    // Printed, every page of a table repeats its header row.
+    ...(titles
+      ? [
+        `<definedName name="_xlnm.Print_Titles" localSheetId="${i + offset}">${
+          escapeText(`${sheetReference(name)}!$1:$1`)
+        }</definedName>`
+      ]
+      : [])
+  ])
   return `${declaration}<workbook xmlns="${ns.main}" xmlns:r="${ns.r}">` +
     "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>" +
     listed.map(({ name, part }) => `<sheet name="${escapeAttribute(name)}" sheetId="${part}" r:id="rId${part}"/>`).join(
       ""
     ) +
     "</sheets>" +
-    (filter === undefined
-      ? ""
-      : "<definedNames>" +
-        names.map((name, i) =>
-          `<definedName name="_xlnm._FilterDatabase" localSheetId="${i + offset}" hidden="1">${
-            escapeText(`${sheetReference(name)}!${filter}`)
-          }</definedName>`
-        ).join("") +
-        "</definedNames>") +
+    (defined.length === 0 ? "" : `<definedNames>${defined.join("")}</definedNames>`) +
     "</workbook>"
 }
+
+/**
+ * How a sheet prints: fitted to the page's width (a table as wide as a few pages is spread over that many pages
+ * rather than shrunk past reading), as many pages long as it needs (`tall`) or on one page, with the sheet's name
+ * and the page number in the footer; a table prints its grid lines, as it shows them.
+ */
+const printSetup = (
+  widths: ReadonlyArray<number>,
+  orientation: "landscape" | "portrait",
+  tall: boolean
+) => {
+  // About 150 character widths fit across a landscape A4 or Letter page at 100%; shrinking below about two
+  // thirds makes text hard to read, so a wider table is fitted to more pages across.
+  const across = orientation === "landscape" ? 150 : 100
+  const total = widths.reduce((a, b) => a + b, 0)
+  const pagesWide = Math.max(1, Math.ceil(total / (across * 1.5)))
+  return (tall ? "<printOptions gridLines=\"1\"/>" : "") +
+    "<pageMargins left=\"0.4\" right=\"0.4\" top=\"0.5\" bottom=\"0.6\" header=\"0.3\" footer=\"0.3\"/>" +
+    `<pageSetup orientation="${orientation}" fitToWidth="${pagesWide}" fitToHeight="${tall ? 0 : 1}"/>` +
+    "<headerFooter><oddFooter>&amp;L&amp;A&amp;R&amp;P / &amp;N</oddFooter></headerFooter>"
+}
+
+/** Before a sheet's views: its print setup is a fit to pages (`printSetup`). */
+const fitToPage = "<sheetPr><pageSetUpPr fitToPage=\"1\"/></sheetPr>"
 
 const workbookRels = (sheets: number) =>
   `${declaration}<Relationships xmlns="${ns.rels}">` +
@@ -664,7 +700,7 @@ export class XlsxTable {
     )
     this.#row = 1
     this.#write(
-      `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+      `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">${fitToPage}` +
         `<sheetViews><sheetView${
           number === 1 && this.#options.frontSheet === undefined ? " tabSelected=\"1\"" : ""
         } workbookViewId="0">${view}</sheetView></sheetViews>` +
@@ -678,7 +714,9 @@ export class XlsxTable {
   async #closeSheet(): Promise<void> {
     const filter = this.#filterRef()
     this.#write(
-      `</sheetData>${filter === undefined ? "" : `<autoFilter ref="${filter.replace(/\$/g, "")}"/>`}</worksheet>`
+      `</sheetData>${filter === undefined ? "" : `<autoFilter ref="${filter.replace(/\$/g, "")}"/>`}${
+        printSetup(this.#columnWidths(), "landscape", true)
+      }</worksheet>`
     )
     await this.#zip.end()
   }
@@ -749,12 +787,11 @@ export class XlsxTable {
 
   /** The front sheet: two wide columns and a narrow third, each line as given, the first shown when opened. */
   #frontSheetXml(rows: ReadonlyArray<FrontRow>): string {
-    const widths = [34, 60, 14].map((width, i) =>
-      `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`
-    )
+    const columns = [34, 60, 14]
+    const widths = columns.map((width, i) => `<col min="${i + 1}" max="${i + 1}" width="${width}" customWidth="1"/>`)
     const xml = new TextPieces()
     xml.add(
-      `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">` +
+      `${declaration}<worksheet xmlns="${ns.main}" xmlns:r="${ns.r}">${fitToPage}` +
         "<sheetViews><sheetView tabSelected=\"1\" workbookViewId=\"0\"/></sheetViews>" +
         `<sheetFormatPr defaultRowHeight="15"/><cols>${widths.join("")}</cols><sheetData>`
     )
@@ -766,7 +803,8 @@ export class XlsxTable {
           ? (this.#statusStyles.get(String(value)) ?? 0)
           : 0)
     )
-    xml.add("</sheetData></worksheet>")
+    // Printed, the summary is one page: its labels beside their values.
+    xml.add(`</sheetData>${printSetup(columns, "portrait", false)}</worksheet>`)
     return xml.take()
   }
 
@@ -779,7 +817,7 @@ export class XlsxTable {
     const parts = names.length + (frontName === undefined ? 0 : 1)
     if (frontName !== undefined) this.#zip.add(`xl/worksheets/sheet${parts}.xml`, this.#frontSheetXml(front))
     this.#zip.add("docProps/core.xml", coreXml(this.#options.creator, this.#created, new Date()))
-    this.#zip.add("xl/workbook.xml", workbookXml(names, this.#filterRef(), frontName))
+    this.#zip.add("xl/workbook.xml", workbookXml(names, this.#filterRef(), frontName, this.#header.length > 0))
     this.#zip.add("xl/_rels/workbook.xml.rels", workbookRels(parts))
     this.#zip.add("[Content_Types].xml", contentTypes(parts))
     this.#zip.finish()

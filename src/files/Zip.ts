@@ -12,10 +12,10 @@ import yauzl from "yauzl"
 import { ChangedFile, type XlsxBytes } from "./XlsxBytes.js"
 
 /** The most one entry may inflate to: a sheet this large takes minutes to read; as CSV it has no such limit. */
-export const maxEntryBytes = 1024 * 1024 * 1024
+const maxEntryBytes = 1024 * 1024 * 1024
 /** An entry inflating past `ratioGraceBytes` to more than this many times its compressed size is a zip bomb. */
-export const maxInflateRatio = 100
-export const ratioGraceBytes = 1024 * 1024
+const maxInflateRatio = 100
+const ratioGraceBytes = 1024 * 1024
 
 export interface ZipEntry {
   readonly name: string

@@ -21,8 +21,8 @@ import { openInput, verdictColumn } from "../import/Input.js"
 import { type Header, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
 import { type ReportTally, type Summary, writeReports, writeSummary } from "../import/Report.js"
 import { nowIso } from "../import/RunDir.js"
-import { endedWell, type Outcome } from "../import/Status.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
+import { endedWell, type Outcome } from "../Status.js"
 
 export const rowColumn = "_row"
 

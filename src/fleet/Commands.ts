@@ -12,8 +12,9 @@ import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
+import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { conflictOptions, fileFormatOptions, onConflictOf, readSettings } from "../cli/Parsing.js"
+import { say, summary as printSummary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import {
   csvDialect,

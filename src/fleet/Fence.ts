@@ -26,10 +26,10 @@ export interface Fence {
 }
 
 /** The fence of the request being made now (read synchronously on its fiber), if it has one. */
-export type FenceOf = () => Fence | undefined
+type FenceOf = () => Fence | undefined
 
 /** The error a refused write fails with: the request never left. */
-export class FenceRefused extends Error {
+class FenceRefused extends Error {
   readonly code = notSentCode
 }
 

@@ -14,7 +14,7 @@ import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
 
-export const queueName = "fsm-bulk"
+const queueName = "fsm-bulk"
 
 /** What a queued job carries: our job id only. */
 export interface JobData {
@@ -44,7 +44,7 @@ export const isRedisUrl = (url: string): boolean => /^rediss?:/i.test(url.trim()
  * An address as text with its password hidden, also when it does not parse as a URL (`redactUrl` in Store.ts is for
  * those that do): everything between `//USER:` and the last `@` (a password may hold `/` and `@`; more hidden is safe).
  */
-export const withoutPassword = (text: string): string => text.replace(/^([^/]*\/\/[^/:@]*:).*@/, "$1***@")
+const withoutPassword = (text: string): string => text.replace(/^([^/]*\/\/[^/:@]*:).*@/, "$1***@")
 
 /** The `--fleet` address, checked: a postgres:// or redis:// URL. */
 export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>

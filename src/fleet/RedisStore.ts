@@ -74,7 +74,7 @@ const sourceKey = (address: string) => `${prefix}source:${address}`
  * How long an egress-id lock outlives its last renewal: how soon a crashed worker's id can be used again
  * (`FSM_FLEET_EGRESS_MS`, for tests; 15 s by default).
  */
-export const egressLockMs = (): number => {
+const egressLockMs = (): number => {
   const ms = Number(process.env.FSM_FLEET_EGRESS_MS ?? "")
   return Number.isInteger(ms) && ms >= 300 ? ms : 15_000
 }

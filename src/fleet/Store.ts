@@ -49,7 +49,7 @@ export interface JobRow {
 }
 
 /** A job as submitted: it starts `queued`. */
-export interface NewJob {
+interface NewJob {
   readonly id: string
   readonly kind: string
   readonly account: string
@@ -60,7 +60,7 @@ export interface NewJob {
 }
 
 /** An account as listed: never its credentials. */
-export interface AccountEntry {
+interface AccountEntry {
   readonly name: string
   readonly baseUrl: string
   readonly rate: string | null
@@ -71,13 +71,13 @@ export interface StoredAccount extends AccountEntry {
   readonly secret: string
 }
 
-export interface StoredFile {
+interface StoredFile {
   readonly name: string
   readonly content: Buffer
 }
 
 /** How a job that runs whole ended: its state, exit code, summary, rows (kept when undefined), and error. */
-export interface WholeJobEnd {
+interface WholeJobEnd {
   readonly state: "done" | "failed"
   readonly exitCode: number
   readonly summary: unknown

@@ -54,9 +54,9 @@ const formatted = <S extends object>(spec: S): S & { readonly jobFormat: number 
 export const maxParts = 1_000
 
 /** A fresh job id. */
-export const newJobId = (): string => randomUUID()
+const newJobId = (): string => randomUUID()
 
-export interface Submitted {
+interface Submitted {
   readonly job: string
   readonly rows: number
   readonly invalid: number
@@ -238,7 +238,7 @@ const requireAccount = (store: FleetStore, account: string) =>
         message: `no account "${account}" in this fleet: add it with \`fsm-bulk accounts add ${account} --base-url …\``
       }))
 
-export interface SubmittedOnboarding {
+interface SubmittedOnboarding {
   readonly job: string
   readonly rows: number
   readonly steps: ReadonlyArray<string>

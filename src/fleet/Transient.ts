@@ -18,7 +18,7 @@ import type { FleetError } from "./Errors.js"
 import type { FleetStore } from "./Store.js"
 
 /** `op`, tried again on `Unavailable` failures for up to `windowMs`; `onRetry` hears of each failure retried. */
-export const outlastingFaults =
+const outlastingFaults =
   (windowMs: number, onRetry: (error: FleetError) => Effect.Effect<void>) =>
   <A, R>(op: Effect.Effect<A, FleetError, R>): Effect.Effect<A, FleetError, R> =>
     Effect.retry(

@@ -26,7 +26,7 @@ import { type FleetStore, type JobRow, stepStream } from "./Store.js"
 import type { ExportSpec, OnboardSpec } from "./Submit.js"
 
 /** What a worker hands a whole job's run: the job, its lease, and where to work. */
-export interface WholeRun {
+interface WholeRun {
   readonly store: FleetStore
   readonly row: JobRow
   readonly epoch: number
@@ -40,7 +40,7 @@ export interface WholeRun {
 }
 
 /** How a whole job's run ended, as a value: its outcome and the files it leaves in the store (`out/NAME`). */
-export interface WholeEnd {
+interface WholeEnd {
   /** The run stopped before its end (the worker is stopping, or the lease was lost). */
   readonly interrupted: boolean
   /** The command's exit code: 0, 1 (onboard: rows that did not end well), 3 (stopped, aborted). */

@@ -60,7 +60,7 @@ import type { ImportSpec } from "./Submit.js"
 import { outlastingStore } from "./Transient.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
 
-export interface WorkerOptions {
+interface WorkerOptions {
   readonly egressId: string
   readonly sourceAddress: string | undefined
   readonly rate: Rate

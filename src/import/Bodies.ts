@@ -22,7 +22,7 @@ type Body = Record<string, unknown>
 const fieldOf = (r: Resource, name: string): Field | undefined => r.fields.find((x) => x.name === name)
 
 /** One value as the field is written on the wire (labels, ids as text or as numbers). */
-export const wireValue = (field: Field | undefined, value: unknown): unknown => {
+const wireValue = (field: Field | undefined, value: unknown): unknown => {
   if (field === undefined || value === undefined || value === null) return value
   if (Array.isArray(value)) return value.map((v) => wireValue(field, v))
   if (field.sendLabel === true && field.type._tag === "enum" && typeof value === "number") {

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import { existsSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
+import { type ExitCode, jsonOption } from "../cli/Output.js"
 import {
   attachmentsRoot,
   attachmentsRootOption,
@@ -22,9 +22,9 @@ import {
   sendWriteOnlyOption,
   withProfile
 } from "../cli/Parsing.js"
-import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../cli/Progress.js"
-import { didYouMean } from "../cli/Suggest.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
+import { say, summary as printSummary } from "../console/Output.js"
+import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { resumeOnboarding } from "../onboard/Commands.js"
 import { readOnboardSummary } from "../onboard/Summary.js"
@@ -34,6 +34,7 @@ import { shielded, stopOnSignals } from "../Signals.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration } from "../Units.js"
+import { didYouMean } from "../Words.js"
 import { journalFile, type Mode } from "./Journal.js"
 import { resumeHint, runImport, type RunResult } from "./Pipeline.js"
 import type { Summary } from "./Report.js"
@@ -106,7 +107,7 @@ export const resourceName = (name: string) =>
  * The closing lines that say what went wrong and what to run next: the most frequent kinds of error (one example
  * row each) and the exact command that takes the rows on.
  */
-export const whatNext = (summary: Summary): ReadonlyArray<string> => {
+const whatNext = (summary: Summary): ReadonlyArray<string> => {
   const lines: Array<string> = [
     ...wentWrong((summary.errors ?? []).map((kind) => ({ kind })), "report.csv or report.html")
   ]

@@ -8,11 +8,11 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import { formatDuration } from "../cli/Progress.js"
 import { Api } from "../client/Api.js"
+import { formatDuration } from "../console/Progress.js"
 import { type Resource, resource as resourceOf } from "../Resources.js"
-import { changes } from "./Compare.js"
-import type { Outcome } from "./Status.js"
+import type { Outcome } from "../Status.js"
+import { changes } from "../validate/Compare.js"
 
 export interface Queued {
   readonly row: number
@@ -21,7 +21,7 @@ export interface Queued {
   readonly outcome: Outcome
 }
 
-export interface ConfirmOptions {
+interface ConfirmOptions {
   readonly waitMs: number
   readonly pollMs: number
   /** Completes when waiting should end early (the rows left stay `queued`). */

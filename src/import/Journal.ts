@@ -17,8 +17,8 @@ import { RunError } from "../Errors.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
 import { ProfileRecord } from "../mapping/Profile.js"
 import { redactKnown } from "../Secrets.js"
+import { Outcome, Status } from "../Status.js"
 import { ExportOrigin } from "./Origin.js"
-import { Outcome, Status } from "./Status.js"
 
 export const journalFile = "journal.ndjson"
 
@@ -47,7 +47,7 @@ export const ParentRun = Schema.Struct({
 })
 export type ParentRun = typeof ParentRun.Type
 
-export const SourceInfo = Schema.Struct({
+const SourceInfo = Schema.Struct({
   /** Absolute path. */
   file: Schema.String,
   format: Schema.Literal("csv", "xlsx"),
@@ -58,7 +58,7 @@ export const SourceInfo = Schema.Struct({
   /** Rows are numbered by this source column (`_row` of a rerun's rows) instead of their position. */
   rowColumn: Schema.optional(Schema.String)
 })
-export type SourceInfo = typeof SourceInfo.Type
+type SourceInfo = typeof SourceInfo.Type
 
 export const ReadSettings = Schema.Struct({
   sheet: Schema.optional(Schema.String),
@@ -170,7 +170,7 @@ export const Done = Schema.Struct({
 export type Done = typeof Done.Type
 
 /** A row whose write was announced but never left: the run was aborted first (credentials rejected …). */
-export const Unsent = Schema.Struct({ state: Schema.Literal("unsent"), row: Schema.Number, at: Schema.String })
+const Unsent = Schema.Struct({ state: Schema.Literal("unsent"), row: Schema.Number, at: Schema.String })
 
 export const Resumed = Schema.Struct({ state: Schema.Literal("resumed"), command: Schema.String, at: Schema.String })
 
@@ -316,7 +316,7 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
 // --- reading -----------------------------------------------------------------------------------------------------
 
 /** What the journal says about one row: its last state, and the details of its last `sending`/`done`. */
-export interface RowState {
+interface RowState {
   readonly last: "sending" | "done"
   readonly sending: Sending | undefined
   readonly outcome: Outcome | undefined

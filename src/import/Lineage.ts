@@ -13,7 +13,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { type Header, journalFile, readJournal } from "./Journal.js"
 
-export const rerunsFile = "reruns.ndjson"
+const rerunsFile = "reruns.ndjson"
 
 const Entry = Schema.parseJson(Schema.Struct({ runDir: Schema.String }))
 const decodeEntry = Schema.decodeUnknownOption(Entry)
@@ -74,20 +74,4 @@ export const rerunsOf = Effect.fn("Lineage.rerunsOf")(function*(dir: string) {
     queue.push(...childrenOf(child))
   }
   return found.sort((a, b) => a.header.started.localeCompare(b.header.started))
-})
-
-/** The run `dir`'s rows came from first: up the journals' `parent` to the original import (`dir` when not a rerun). */
-export const originOf = Effect.fn("Lineage.originOf")(function*(dir: string) {
-  const seen = new Set<string>()
-  let at = Path.resolve(dir)
-  for (;;) {
-    seen.add(at)
-    const journal = Path.join(at, journalFile)
-    if (!fs.existsSync(journal)) return at
-    const parent = (yield* readJournal(journal)).header.parent
-    if (parent === undefined) return at
-    const up = Path.resolve(parent.runDir)
-    if (seen.has(up) || !fs.existsSync(up)) return at
-    at = up
-  }
 })

@@ -33,10 +33,10 @@ const Holder = Schema.Struct({
   boot: Schema.optional(Schema.String),
   nonce: Schema.optional(Schema.String)
 })
-export type Holder = typeof Holder.Type
+type Holder = typeof Holder.Type
 const decodeHolder = Schema.decodeUnknownOption(Schema.parseJson(Holder))
 
-export const readHolder = (path: string): Holder | undefined => {
+const readHolder = (path: string): Holder | undefined => {
   try {
     const held = decodeHolder(fs.readFileSync(path, "utf8"))
     return held._tag === "Some" ? held.value : undefined
@@ -54,7 +54,7 @@ const readOr = (path: string): string | undefined => {
 }
 
 /** Field 22 of `/proc/PID/stat` (the process's start, in clock ticks after boot); undefined off Linux. */
-export const startTicksOf = (pid: number | "self"): string | undefined => {
+const startTicksOf = (pid: number | "self"): string | undefined => {
   const stat = readOr(`/proc/${pid}/stat`)
   if (stat === undefined) return undefined
   // The command name (field 2) is in parentheses and may hold spaces: count from the last ")".
@@ -74,7 +74,7 @@ const runs = (pid: number): boolean => {
 }
 
 /** Whether `holder` is a process that still runs: its pid, on this host, started when the holder did. */
-export const isLive = (holder: Holder): boolean => {
+const isLive = (holder: Holder): boolean => {
   if (holder.host !== os.hostname()) return true // another machine's (a shared folder): never taken over
   if (holder.pid === process.pid && holder.nonce !== undefined) return holder.nonce === ownNonce
   if (!runs(holder.pid)) return false
@@ -190,7 +190,7 @@ export const holderText = (h: Holder): string =>
  * `~/.local/state/fsm-bulk/locks` (`%LOCALAPPDATA%\fsm-bulk\locks` on Windows). Per user: two users of one
  * machine with one account are not kept apart.
  */
-export const locksDir = (): string => {
+const locksDir = (): string => {
   const env = process.env
   if (env.FSM_BULK_STATE_DIR) return Path.join(env.FSM_BULK_STATE_DIR, "locks")
   if (env.XDG_STATE_HOME) return Path.join(env.XDG_STATE_HOME, "fsm-bulk", "locks")

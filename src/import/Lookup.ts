@@ -33,7 +33,7 @@ const fewValues = 10
 export const shiftedWalks = 3
 
 /** What a lookup knows before choosing how to read: the values wanted, the filter the API offers, the list's size. */
-export interface LookupCosts {
+interface LookupCosts {
   /** Distinct values to find. */
   readonly values: number
   /** The filter on the property: one taking a comma-separated list, one value per call, or none. */
@@ -44,7 +44,7 @@ export interface LookupCosts {
   readonly pageSize: number
 }
 
-export type LookupChoice =
+type LookupChoice =
   | { readonly _tag: "Filter"; readonly requests: number; readonly perRequest: number }
   | { readonly _tag: "Walk"; readonly requests: number | undefined }
 

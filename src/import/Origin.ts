@@ -37,7 +37,7 @@ export const foreignOrigin = (origin: ExportOrigin | undefined, target: Target):
 }
 
 /** A valid row as far as ids go: its key, its own id, its payload and the references resolved by key. */
-export interface IdRow {
+interface IdRow {
   readonly key: string | undefined
   readonly id: unknown
   readonly payload: Readonly<Record<string, unknown>>

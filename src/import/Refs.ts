@@ -80,7 +80,7 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
  * A resolver over a cache of `(resource, by) → value → ids`, filled by `fill` for the values `prepare` is given.
  * Onboarding builds its own from earlier steps' journals and falls back to the server for the rest.
  */
-export const makeResolver = (
+const makeResolver = (
   fill: (
     resource: ResourceName,
     by: string,
@@ -158,7 +158,7 @@ export const makeResolver = (
 }
 
 /** Looks values up on the server (one walk per resource and property), for the current `Api`. */
-export const serverLookup = Effect.fn("Refs.serverLookup")(function*() {
+const serverLookup = Effect.fn("Refs.serverLookup")(function*() {
   const context = yield* Effect.context<Api>()
   return (resource: ResourceName, by: string, values: ReadonlyArray<string>) => {
     const r = resourceOf(resource)

@@ -9,19 +9,19 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
+import { type ErrorKind, ErrorTally } from "../console/ErrorKinds.js"
 import type { SourceRow } from "../files/Source.js"
 import type { Cell, FrontRow, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { summarySheetName } from "../files/XlsxWriter.js"
-import { type ErrorKind, ErrorTally } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
 import { resource, type ResourceName, templateColumns } from "../Resources.js"
+import { countStatuses, type Outcome, type Status } from "../Status.js"
 import type { Formats } from "../validate/Model.js"
 import { parseNumber } from "../validate/Numbers.js"
 import type { Input } from "./Input.js"
 import type { ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
-import { countStatuses, type Outcome, type Status } from "./Status.js"
 import { reportColumns } from "./ToolColumns.js"
 
 export interface Summary extends RunTraffic {
@@ -95,13 +95,13 @@ export interface ReportTarget {
   readonly formats?: Formats
 }
 
-export interface ReportInput extends ReportTarget {
+interface ReportInput extends ReportTarget {
   readonly input: Input
   /** The final outcome of a row (rows the run never reached get one from `missing`). */
   readonly outcomeOf: (row: number) => Outcome
 }
 
-export interface ReportWriter {
+interface ReportWriter {
   /** Appends the line of one input row (rows must come in input order); waits while the disk is behind. */
   readonly write: (row: SourceRow, outcome: Outcome) => Effect.Effect<void, WriteError>
   /** Appends the lines of consecutive input rows in one go. */
@@ -128,7 +128,7 @@ const yesNo = (b: boolean) => (b ? "yes" : "no")
  * report.xlsx's first sheet: the rows by status, the errors by kind, the run's settings and its traffic. Counts
  * are number cells; a section with nothing to show says so.
  */
-export const summarySheet = (summary: Summary, formats: Formats | undefined): ReadonlyArray<FrontRow> => {
+const summarySheet = (summary: Summary, formats: Formats | undefined): ReadonlyArray<FrontRow> => {
   const statuses = Object.entries(summary.counts).filter(([, n]) => n > 0)
   const errors = summary.errors ?? []
   const setting = (label: string, value: Cell): ReadonlyArray<FrontRow> =>

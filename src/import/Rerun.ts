@@ -15,7 +15,6 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import type { RunTarget } from "../cli/Connection.js"
 import type { Api } from "../client/Api.js"
 import { InputError, RunError, UsageError } from "../Errors.js"
 import { readJsonFile } from "../files/JsonFile.js"
@@ -23,6 +22,7 @@ import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import { normalKey } from "../Identity.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { Status } from "../Status.js"
 import {
   defaultMaxAttachmentBytes,
   formatErrors,
@@ -46,15 +46,14 @@ import { recordRerun, rerunsOf } from "./Lineage.js"
 import type { ExportOrigin } from "./Origin.js"
 import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
-import { runTargetOf } from "./Resume.js"
+import { type RunTarget, runTargetOf } from "./Resume.js"
 import { createRunDir, reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
-import { Status } from "./Status.js"
 import { RunKind } from "./SummaryFile.js"
 
 export const rowsFile = "rows.csv"
-export const defaultOnly: ReadonlyArray<Status> = ["failed", "in-doubt"]
+const defaultOnly: ReadonlyArray<Status> = ["failed", "in-doubt"]
 
-export interface RerunRequest {
+interface RerunRequest {
   /** A report (CSV or XLSX) or a run directory. */
   readonly target: string
   readonly only: ReadonlyArray<Status> | undefined
@@ -68,7 +67,7 @@ export interface RerunRequest {
   readonly out: (resource: ResourceName) => string
 }
 
-export type RerunOptions = Pick<ImportJob, "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say">
+type RerunOptions = Pick<ImportJob, "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say">
 
 /** What the parent run was, from its journal (or, for a `validate` run, its summary). */
 interface ParentInfo {
@@ -177,7 +176,7 @@ const identityNames = (r: Resource): ReadonlyArray<ReadonlyArray<string>> => {
  * most of its cells are blank). Compared trimmed and case-insensitively; `#` starts no number, date or key, and a
  * spreadsheet keeps it as typed.
  */
-export const clearMarker = "#clear"
+const clearMarker = "#clear"
 
 /** The original cell under a correction's cell: kept when the correction is blank, emptied by the clear marker. */
 const overlay = (original: string, correction: string | undefined): string => {
@@ -526,7 +525,7 @@ const copyRows = Effect.fn("Rerun.copyRows")(function*(
   )
 })
 
-export interface RerunOutcome {
+interface RerunOutcome {
   /** Undefined when no row of the report had a selected status (nothing was run). */
   readonly result: RunResult | undefined
   readonly parent: ParentRun

@@ -6,7 +6,6 @@
  */
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import type { RunTarget } from "../cli/Connection.js"
 import { RunError } from "../Errors.js"
 import { isResourceName } from "../Resources.js"
 import { type Header, journalFile, readJournal } from "./Journal.js"
@@ -14,10 +13,21 @@ import { continueRun, type ImportJob } from "./Pipeline.js"
 import { existingRunDir } from "./RunDir.js"
 
 /** What the caller of a resume may set; everything else comes from the journal. */
-export type ResumeOptions = Pick<
+type ResumeOptions = Pick<
   ImportJob,
   "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say" | "journal" | "writerLock"
 >
+
+/** Where a run's rows were sent, from its journal, and the options that shaped its sending. */
+export interface RunTarget {
+  readonly baseUrl: string
+  /** The embedded, in-memory sandbox of the command that started the run (gone with it). */
+  readonly embedded: boolean
+  /** The request budget the run was started with (`20/10s`), absent in journals of older versions. */
+  readonly rate?: string | undefined
+  /** `--concurrency` as the run was started with it, when it was given. */
+  readonly concurrency?: number | undefined
+}
 
 /** Where the run's rows were sent: `resume` and `rerun` continue there (see `continuingConnection`). */
 export const runTargetOf = (h: Header): RunTarget => ({

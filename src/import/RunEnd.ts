@@ -5,11 +5,11 @@
  */
 import * as Effect from "effect/Effect"
 import type { ApiAborted, RunTraffic } from "../client/Api.js"
+import type { Status } from "../Status.js"
 import { version } from "../Version.js"
 import type { JournalWriter } from "./Journal.js"
 import { type ReportTally, type Summary, writeSummary } from "./Report.js"
 import { nowIso } from "./RunDir.js"
-import type { Status } from "./Status.js"
 
 /** This session's traffic added to that of the sessions before it (their journal `end` lines). */
 export const runTraffic = (session: RunTraffic, earlier: ReadonlyArray<RunTraffic>): RunTraffic => ({
@@ -19,7 +19,7 @@ export const runTraffic = (session: RunTraffic, earlier: ReadonlyArray<RunTraffi
 })
 
 /** What the session says of itself for its summary (the rest comes from the reports' tally and the clock). */
-export type SessionFacts =
+type SessionFacts =
   & Pick<
     Summary,
     | "command"

@@ -26,7 +26,7 @@ export interface ScanNeeds {
 }
 
 /** A row that refers to records of its own resource. */
-export interface SelfReference {
+interface SelfReference {
   /** The values other rows can refer to this row by, per property (as keys: `normalKey`). */
   readonly own: ReadonlyMap<string, string>
   readonly needs: ReadonlyArray<{ readonly by: string; readonly value: string }>

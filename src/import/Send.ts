@@ -7,13 +7,13 @@ import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import { Api, type ApiAborted, type Reply } from "../client/Api.js"
 import type { Resource } from "../Resources.js"
+import type { Outcome, Status } from "../Status.js"
 import { readAttachment } from "../validate/Attachment.js"
+import { changes, formatChanges } from "../validate/Compare.js"
 import type { FileCell } from "../validate/Validate.js"
 import { createBody, patchOps, pathDeleteBody, pathPutBody, rowProblem, upsertBody } from "./Bodies.js"
-import { changes, formatChanges } from "./Compare.js"
 import type { RecordImage } from "./Journal.js"
 import { listedAs, recordId } from "./Lookup.js"
-import type { Outcome, Status } from "./Status.js"
 import type { Action } from "./WritePlan.js"
 
 const evidenceOf = (reply: Reply): Omit<Outcome, "status"> => ({
@@ -87,7 +87,7 @@ export interface Sent {
   readonly after: RecordImage | undefined
 }
 
-export interface SendOptions {
+interface SendOptions {
   /**
    * The read before the write found no record with the row's key (the journal's `absent`): the proof a record
    * found after a lost answer is this write's. Without it such a record is someone else's as far as the run knows.

@@ -13,13 +13,13 @@
  */
 import { fieldHashes, type Fingerprint, hashText } from "../export/Fingerprint.js"
 import type { Resource } from "../Resources.js"
-import { valueText } from "./Compare.js"
+import { valueText } from "../validate/Compare.js"
 import type { OnConflict } from "./Journal.js"
 import { listedAs } from "./Lookup.js"
 
 export type { OnConflict } from "./Journal.js"
 
-export type Staleness =
+type Staleness =
   /** No fingerprint, the server's record is as exported, or `overwrite`. */
   | { readonly _tag: "Clear" }
   | { readonly _tag: "Conflict"; readonly error: string }
@@ -29,7 +29,7 @@ export type Staleness =
 const quoted = (names: ReadonlyArray<string>) => `"${names.join(", ")}"`
 
 /** The fields of the file's row whose values differ from the export's (fingerprinted fields only). */
-export const changedInFile = (
+const changedInFile = (
   resource: Resource,
   payload: Readonly<Record<string, unknown>>,
   base: Fingerprint
@@ -44,7 +44,7 @@ export const changedInFile = (
 }
 
 /** The fingerprinted fields whose server values differ from the export's. */
-export const changedOnServer = (
+const changedOnServer = (
   resource: Resource,
   record: Readonly<Record<string, unknown>>,
   base: Fingerprint

@@ -5,8 +5,8 @@
  */
 import * as Schema from "effect/Schema"
 import { isResourceName } from "../Resources.js"
+import { Status } from "../Status.js"
 import { Mode } from "./Journal.js"
-import { Status } from "./Status.js"
 
 /** The resource and mode of the run: `rerun` reads them from a `validate` run, which has no journal. */
 export const RunKind = Schema.Struct({

@@ -3,11 +3,11 @@
  * row's outcome; a dry run adds `_changes` after them. The source's columns follow them in a report.
  */
 import type { Cell } from "../files/Cell.js"
-import type { Outcome } from "./Status.js"
+import type { Outcome } from "../Status.js"
 
-export type ToolColumn = readonly [name: string, cell: (row: number, outcome: Outcome) => Cell]
+type ToolColumn = readonly [name: string, cell: (row: number, outcome: Outcome) => Cell]
 
-export const toolColumns: ReadonlyArray<ToolColumn> = [
+const toolColumns: ReadonlyArray<ToolColumn> = [
   ["_row", (row) => row],
   ["_status", (_, o) => o.status],
   ["_http_status", (_, o) => o.http ?? ""],
@@ -18,7 +18,7 @@ export const toolColumns: ReadonlyArray<ToolColumn> = [
   ["_error", (_, o) => o.error ?? ""]
 ]
 
-export const changesColumn: ToolColumn = ["_changes", (_, o) => o.changes ?? ""]
+const changesColumn: ToolColumn = ["_changes", (_, o) => o.changes ?? ""]
 
 /** The tool's columns of a report: `_changes` only in a dry run. */
 export const reportColumns = (dryRun: boolean): ReadonlyArray<ToolColumn> =>

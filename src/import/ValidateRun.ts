@@ -11,14 +11,14 @@ import { rmdir } from "node:fs/promises"
 import type { SourceRow } from "../files/Source.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
+import type { Outcome } from "../Status.js"
 import { checked, formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
 import { columnsSummary, openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
 import { openReports, settledFormats, type Summary, writeSummary } from "./Report.js"
 import { createRunDir, nowIso } from "./RunDir.js"
-import type { Outcome } from "./Status.js"
 
-export interface ValidateJob extends RowSettings {
+interface ValidateJob extends RowSettings {
   readonly resource: ResourceName
   readonly file: string
   readonly read: ReadSettings

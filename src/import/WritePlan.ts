@@ -8,17 +8,17 @@
  */
 import { type Fingerprint, recordValue } from "../export/Fingerprint.js"
 import type { Resource } from "../Resources.js"
+import type { Outcome } from "../Status.js"
+import { type Change, changes as diff, formatChanges, isEmpty, unreadable } from "../validate/Compare.js"
 import type { FileCell } from "../validate/Validate.js"
-import { type Change, changes as diff, formatChanges, isEmpty, unreadable } from "./Compare.js"
 import type { Intent, Mode } from "./Journal.js"
 import { listedAs, recordId } from "./Lookup.js"
 import { type OnConflict, staleness } from "./Stale.js"
-import type { Outcome } from "./Status.js"
 
 export type ServerId = string | number
 
 /** A valid row whose references are resolved: ready to be planned and sent. */
-export interface ReadyRow {
+interface ReadyRow {
   readonly row: number
   readonly payload: Readonly<Record<string, unknown>>
   readonly key: string | undefined
@@ -238,7 +238,7 @@ const notFound = (r: Resource, existing: Existing, row: ReadyRow) =>
     ? `no ${r.name} record with ${existing.by} "${existing.value}"`
     : `no ${r.name} record with id ${String(row.id)}`
 
-export interface PlanInput {
+interface PlanInput {
   readonly resource: Resource
   readonly mode: Mode
   readonly dryRun: boolean

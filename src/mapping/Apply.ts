@@ -23,7 +23,7 @@ const headerSearchRows = 30
 const defaultFooters = ["total", "subtotal"]
 
 /** One line of the column plan: a source column and what became of it. */
-export interface PlanLine {
+interface PlanLine {
   /** The source column (or, for a composed or constant field, its rule). */
   readonly source: string
   /** The field or column the values go to; undefined: ignored. */

@@ -18,9 +18,9 @@ const described = <S extends Schema.Schema.Any>(schema: S, description: string) 
   schema.annotations({ description }) as S
 
 /** What a cell may be mapped to: its text after the map (`"Sim": "true"`, `"Alta": "high"`, `"Ana": "ana.souza"`). */
-export const ValueMap = Schema.Record({ key: Schema.String, value: Schema.String })
+const ValueMap = Schema.Record({ key: Schema.String, value: Schema.String })
 
-export const FieldRule = Schema.Struct({
+const FieldRule = Schema.Struct({
   compose: Schema.optional(described(
     Schema.String,
     "Several source columns into one field: \"{Rua}, {Número} - {Bairro}\" (an empty cell drops the text before it)"
@@ -32,9 +32,9 @@ export const FieldRule = Schema.Struct({
     "Cell text → what is sent (\"Sim\": \"true\", \"Alta\": \"high\"); case, accents and spaces around do not count; other values pass as they are"
   ))
 })
-export type FieldRule = typeof FieldRule.Type
+type FieldRule = typeof FieldRule.Type
 
-export const Severity = Schema.Literal("invalid", "warning")
+const Severity = Schema.Literal("invalid", "warning")
 
 export const Profile = Schema.Struct({
   $schema: Schema.optional(Schema.String),

@@ -8,6 +8,7 @@
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import type { InputError } from "../Errors.js"
 import type { Source } from "../files/Source.js"
 import type { Field, Resource } from "../Resources.js"
 import { templateColumns } from "../Resources.js"
@@ -53,7 +54,7 @@ const synonyms: Readonly<Record<string, ReadonlyArray<string>>> = {
   quantity: ["quantidade", "qtd", "qtde", "quantity"]
 }
 
-export interface Proposal {
+interface Proposal {
   readonly source: string
   /** Undefined: ignored. */
   readonly field: string | undefined
@@ -245,7 +246,7 @@ export const proposalTable = (proposals: ReadonlyArray<Proposal>): ReadonlyArray
  */
 export const distinctValues = Effect.fn("Mapping.distinctValues")(function*(
   resource: Resource,
-  rows: Stream.Stream<{ readonly row: number; readonly cells: ReadonlyArray<string> }, unknown>,
+  rows: Stream.Stream<{ readonly row: number; readonly cells: ReadonlyArray<string> }, InputError>,
   headerRow: number,
   mapped: ReadonlyArray<{ readonly index: number; readonly source: string; readonly field: string }>,
   limit = 30

@@ -13,7 +13,7 @@ import {
   connectionOptions,
   continuingConnection
 } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, stopAfterApiRequests, summary as printSummary } from "../cli/Output.js"
+import { type ExitCode, jsonOption } from "../cli/Output.js"
 import {
   attachmentsRoot,
   attachmentsRootOption,
@@ -23,13 +23,14 @@ import {
   readSettings,
   sendWriteOnlyOption
 } from "../cli/Parsing.js"
+import { say, stopAfterApiRequests, summary as printSummary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { shellQuote } from "../Shell.js"
 import { parseDuration } from "../Units.js"
-import { type DemoResult, runDemo } from "./Demo.js"
+import { type DemoResult, runDemo } from "./CommandDemo.js"
+import { closingLines, planLines, stopHint, withOnboardApi } from "./CommandRun.js"
 import { type PreparedOnboarding, prepareOnboarding, runOnboarding } from "./Onboard.js"
-import { closingLines, planLines, stopHint, withOnboardApi } from "./Run.js"
 import type { OnboardSummary } from "./Summary.js"
 
 const duration = (flag: string, text: string) =>

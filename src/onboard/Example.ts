@@ -28,7 +28,7 @@ export const exampleCreator = "Mariana Costa (Climatiza Refrigeração)"
 /** Fixed workbook dates and ZIP entry times: regenerating the example changes nothing. */
 const exampleDate = new Date("2026-11-20T12:00:00Z")
 
-export interface ExampleSheet {
+interface ExampleSheet {
   readonly resource: ResourceName
   readonly header: ReadonlyArray<string>
   readonly rows: ReadonlyArray<ReadonlyArray<string>>
@@ -127,7 +127,7 @@ const readmeLines = (
 ]
 
 /** The example workbook's bytes for `sheets`. */
-export const exampleWorkbookBytes = async (
+const exampleWorkbookBytes = async (
   sheets: ReadonlyArray<ExampleSheet>,
   workbookName: string
 ): Promise<Uint8Array> => {

@@ -7,10 +7,10 @@
 import * as Effect from "effect/Effect"
 import { readdir, stat } from "node:fs/promises"
 import * as Path from "node:path"
-import { didYouMean } from "../cli/Suggest.js"
 import { InputError } from "../Errors.js"
 import { inspectWorkbook, NotAWorkbook, NotAZip } from "../files/Workbook.js"
 import { isResourceName, resource, type ResourceName, resourceNames } from "../Resources.js"
+import { didYouMean } from "../Words.js"
 
 export interface StepInput {
   readonly resource: ResourceName

@@ -14,8 +14,8 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { kindsShown, type Progress } from "../cli/Progress.js"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
+import { kindsShown, type Progress } from "../console/Progress.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { readJsonFile } from "../files/JsonFile.js"
@@ -24,10 +24,10 @@ import { type JournalContents, journalFile, readJournal, type ReadSettings } fro
 import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
 import { serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
-import { endedWell, type Outcome } from "../import/Status.js"
 import { RunCounts } from "../import/SummaryFile.js"
 import { resource as resourceOf } from "../Resources.js"
 import type { StopSignal } from "../Signals.js"
+import { endedWell, type Outcome } from "../Status.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { version } from "../Version.js"
 import { type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
@@ -74,7 +74,7 @@ export interface OnboardRequest {
   readonly resuming?: { readonly earlier: RunTraffic } | undefined
 }
 
-export interface PreparedStep {
+interface PreparedStep {
   readonly input: StepInput
   readonly read: ReadSettings
   readonly rows: number

@@ -10,7 +10,7 @@ import type { OnboardInput, StepInput } from "./Inputs.js"
 
 export type DependenciesOf = (name: ResourceName) => ReadonlyArray<ResourceName>
 
-export const tableDependencies: DependenciesOf = (name) => dependencies(resource(name))
+const tableDependencies: DependenciesOf = (name) => dependencies(resource(name))
 
 /** The steps in dependency order, or why there is none. */
 export const orderSteps = (

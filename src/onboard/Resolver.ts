@@ -20,8 +20,8 @@ import {
   type ServerId,
   type Unresolved
 } from "../import/Refs.js"
-import { endedWell, type Outcome, type Status } from "../import/Status.js"
 import { importable, refKey, resource as resourceOf, type ResourceName, writableFields } from "../Resources.js"
+import { endedWell, type Outcome, type Status } from "../Status.js"
 import type { PendingRef } from "../validate/Validate.js"
 
 /** Per resource, the properties other rows may name its records by (`customers` → `externalId` …). */
@@ -45,7 +45,7 @@ export interface EndedRow {
   readonly values: ReadonlyMap<string, string>
 }
 
-export interface OnboardResolver {
+interface OnboardResolver {
   /** What each step's import is given. */
   readonly resolver: RefResolver
   /**

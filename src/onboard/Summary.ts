@@ -7,13 +7,13 @@ import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
+import type { ErrorKind } from "../console/ErrorKinds.js"
 import type { ReadOptions } from "../files/Source.js"
 import { writeFileAtomic } from "../files/Write.js"
 import type { SettledFormats } from "../import/Report.js"
-import { countStatuses, type Status } from "../import/Status.js"
-import type { ErrorKind } from "../report/ErrorKinds.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
+import { countStatuses, type Status } from "../Status.js"
 import type { ParseOptions } from "../validate/Validate.js"
 
 export const summaryFile = "summary.json"
@@ -77,7 +77,7 @@ export interface OnboardSummary extends RunTraffic {
 }
 
 /** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */
-export interface OnboardSettings {
+interface OnboardSettings {
   readonly read: { readonly encoding: ReadOptions["encoding"]; readonly delimiter: ReadOptions["delimiter"] }
   readonly dateFormat: ParseOptions["dateFormat"]
   readonly decimal: ParseOptions["decimal"]
@@ -121,7 +121,7 @@ const dryRunLabels: Partial<Record<Status, string>> = {
 }
 
 /** `created 10, invalid 1, skipped 3 (parent row)`, or in a dry run `would create 10, would send 8 (not compared)`. */
-export const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForParent">, dryRun: boolean): string => {
+const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForParent">, dryRun: boolean): string => {
   const parts: Array<string> = []
   for (const [status, n] of Object.entries(step.counts) as Array<[Status, number]>) {
     if (n === 0) continue

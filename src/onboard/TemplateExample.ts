@@ -6,7 +6,7 @@
 import { Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
-import { say, summary } from "../cli/Output.js"
+import { say, summary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { exampleDir, writeExampleWorkbook } from "./Example.js"
 
@@ -16,7 +16,7 @@ export const exampleOption = Options.boolean("example").pipe(
   )
 )
 
-export const exampleFileName = "example-onboarding.xlsx"
+const exampleFileName = "example-onboarding.xlsx"
 
 export const writeExampleTemplate = Effect.fn("TemplateExample.write")(function*(options: {
   readonly out: string

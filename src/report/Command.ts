@@ -4,7 +4,8 @@
  */
 import { Args, Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
-import { type ExitCode, jsonOption, summary } from "../cli/Output.js"
+import { type ExitCode, jsonOption } from "../cli/Output.js"
+import { summary } from "../console/Output.js"
 import { writeRunReport } from "./Html.js"
 
 export const reportCommand = Command.make(

@@ -8,11 +8,11 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
-import { endedWell, type Status } from "../import/Status.js"
 import { shellQuote } from "../Shell.js"
+import { endedWell, type Status } from "../Status.js"
 import { readRunData, type RunData } from "./RunData.js"
 
-export const reportHtml = "report.html"
+const reportHtml = "report.html"
 
 const escape = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
@@ -184,7 +184,7 @@ const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<st
  * only a relative path that stays inside the run directory is ever a link, every segment percent-encoded (a
  * `javascript:` step path becomes the file name `javascript%3A…`, never a scheme).
  */
-export const linkTo = (dir: string, file: string, label: string): string => {
+const linkTo = (dir: string, file: string, label: string): string => {
   const parts = [...dir.split(/[\\/]+/), file].filter((p) => p !== "" && p !== ".")
   const inside = !Path.isAbsolute(dir) && !/^[a-z]:/i.test(dir) && !/^[\\/]/.test(dir) && !parts.includes("..")
   return inside ? `<a href="${escape(parts.map(encodeURIComponent).join("/"))}">${escape(label)}</a>` : ""
@@ -193,7 +193,7 @@ export const linkTo = (dir: string, file: string, label: string): string => {
 const section = (title: string, body: string): string => `<section><h2>${escape(title)}</h2>${body}</section>`
 
 /** The page for one run directory. */
-export const renderRunReport = (data: RunData): string => {
+const renderRunReport = (data: RunData): string => {
   const s = data.summary
   const title = [s.command, s.resource].filter((x) => x !== undefined && x !== "").join(" ")
   const started = s.started === undefined ? NaN : Date.parse(s.started)

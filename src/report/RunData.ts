@@ -10,8 +10,8 @@ import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"
+import { type ErrorKind, ErrorTally } from "../console/ErrorKinds.js"
 import { RunError } from "../Errors.js"
-import { type ErrorKind, ErrorTally } from "./ErrorKinds.js"
 
 /** The fields of a run summary (import, rerun, resume, validate, or an onboarding's top level) the page uses. */
 const ErrorKinds = Schema.Array(Schema.Struct({
@@ -71,7 +71,7 @@ const JournalLine = Schema.Struct({
 })
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
 
-export interface TimeBucket {
+interface TimeBucket {
   /** Start of the bucket, epoch ms. */
   readonly start: number
   /** Attempts sent in the bucket (each row's write, its retries included). */
@@ -81,7 +81,7 @@ export interface TimeBucket {
   readonly rows: number
 }
 
-export interface SlowRow {
+interface SlowRow {
   readonly row: number
   readonly ms: number
   readonly status: string
@@ -122,7 +122,7 @@ export interface RunData {
 }
 
 /** Upper bounds of the latency histogram, in ms (the last bucket holds everything slower). */
-export const latencyBounds: ReadonlyArray<number> = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]
+const latencyBounds: ReadonlyArray<number> = [100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000]
 
 const slowestKept = 10
 

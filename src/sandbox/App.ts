@@ -54,7 +54,7 @@ export interface LogEntry {
   inFlight: number
 }
 
-export interface AppEnv {
+interface AppEnv {
   readonly accounts: ReadonlyArray<Credentials>
   readonly settings: CallSettings
   readonly store: Store

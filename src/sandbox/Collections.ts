@@ -16,7 +16,7 @@ export const collectionProperty = (child: Resource): string =>
   child.readBackIn ?? camel(child.path.split("/").pop()!)
 
 /** The child resources kept inside records of `r`. */
-export const childCollections = (r: Resource): ReadonlyArray<Resource> =>
+const childCollections = (r: Resource): ReadonlyArray<Resource> =>
   [...resources.values()].filter(
     (child) =>
       child.parent?.resource === r.name && (child.kind === "subcollection" || child.kind === "action") &&

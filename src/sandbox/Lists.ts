@@ -21,7 +21,7 @@ import { idKey, sameText } from "./Store.js"
 import type { Outcome } from "./Wire.js"
 import { reject, result, show } from "./Wire.js"
 
-export interface ListQuery {
+interface ListQuery {
   readonly page: number
   readonly pageSize: number
   /** 0 ascending, 1 descending: the envelope reports the order as this number. */
@@ -61,7 +61,7 @@ export const parseFilter = (text: string): unknown => {
   return undefined
 }
 
-export const parseListQuery = Effect.fn("Lists.parseListQuery")(function*(call: Call) {
+const parseListQuery = Effect.fn("Lists.parseListQuery")(function*(call: Call) {
   const page = yield* positive(call, "page", 1)
   const pageSize = yield* positive(call, "pagesize", 10)
   const orderText = (call.query.get("order") ?? "asc").trim().toLowerCase()

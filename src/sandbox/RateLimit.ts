@@ -5,7 +5,7 @@
  */
 import type { Rate } from "../Units.js"
 
-export type RateMode = "sliding" | "fixed"
+type RateMode = "sliding" | "fixed"
 
 export interface Budget {
   /** Counts the request and says whether it may proceed. */

@@ -71,7 +71,7 @@ export interface ReadContext {
 }
 
 /** Properties the service keeps on every record of these resources (api-reference §2). */
-export const datedResources: ReadonlySet<string> = new Set([
+const datedResources: ReadonlySet<string> = new Set([
   "tasks",
   "customers",
   "teams",
@@ -97,7 +97,7 @@ export const stampDates = (r: Resource, rec: Rec, now: string, created: boolean)
  * The GUID the service gives a product besides its numeric code (`productId`, api-reference §2.18): derived from
  * the code, so it stays the same across restarts and needs no storage.
  */
-export const productGuid = (code: unknown): string => {
+const productGuid = (code: unknown): string => {
   const hex = Number(code).toString(16).padStart(12, "0").slice(-12)
   return `00000000-0000-4000-8000-${hex}`
 }

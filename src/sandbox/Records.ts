@@ -89,7 +89,7 @@ export const insertNew = Effect.fn("Records.insertNew")(
 )
 
 /** Validates and stores `merged` in place of `existing`; references are checked for the `touched` fields only. */
-export const replaceExisting = Effect.fn("Records.replaceExisting")(
+const replaceExisting = Effect.fn("Records.replaceExisting")(
   function*(account: Account, r: Resource, existing: Rec, merged: Rec, touched: ReadonlySet<string>) {
     stampDates(r, merged, brazilDateTime(Date.now()), false)
     yield* checkValues(r.fields, merged)
@@ -109,7 +109,7 @@ export const create = Effect.fn("Records.create")(function*(r: Resource, call: C
 })
 
 /** The record an upsert body designates: by id, then by the resource's key, then by CPF/CNPJ when asked to. */
-export const locate = (account: Account, r: Resource, id: unknown, fields: Rec): Rec | undefined => {
+const locate = (account: Account, r: Resource, id: unknown, fields: Rec): Rec | undefined => {
   const table = account.table(r.name)
   if (!isUnset(id)) {
     const byId = table.get(idKey(id))

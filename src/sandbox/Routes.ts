@@ -25,7 +25,7 @@ export type Action =
   }
   | { readonly _tag: "Children"; readonly resource: Resource }
 
-export interface Route {
+interface Route {
   readonly method: Method
   /** The path as the spec writes it, relative to `/v2`. */
   readonly path: string
@@ -104,7 +104,7 @@ export const routes: ReadonlyArray<Route> = [
   ...[...resources.values()].flatMap(routesOf)
 ]
 
-export type Match =
+type Match =
   | { readonly _tag: "Found"; readonly route: Route; readonly id: string | undefined }
   | { readonly _tag: "MethodNotAllowed"; readonly allowed: ReadonlyArray<Method> }
   | { readonly _tag: "NotFound" }

@@ -41,7 +41,7 @@ export const taskTypes: ReadonlyArray<{ readonly id: number; readonly descriptio
   { id: 6, description: "Entrega de equipamento" }
 ]
 
-export const ticketRequestTypes: ReadonlyArray<{ readonly id: number; readonly description: string }> = [
+const ticketRequestTypes: ReadonlyArray<{ readonly id: number; readonly description: string }> = [
   { id: 1, description: "Manutenção corretiva" },
   { id: 2, description: "Dúvida" },
   { id: 3, description: "Reclamação" },

@@ -101,7 +101,7 @@ export class Table {
 }
 
 /** A questionnaire answer accepted (202) and not yet visible on its task. */
-export interface PendingAnswer {
+interface PendingAnswer {
   readonly taskId: number
   readonly receivedAt: number
   readonly visibleAt: number
@@ -199,11 +199,11 @@ const AccountSnapshot = Schema.Struct({
   pendingAnswers: Schema.Array(PendingAnswerJson)
 })
 
-export const StoreSnapshot = Schema.Struct({
+const StoreSnapshot = Schema.Struct({
   version: Schema.Literal(1),
   accounts: Schema.Record({ key: Schema.String, value: AccountSnapshot })
 })
-export type StoreSnapshot = typeof StoreSnapshot.Type
+type StoreSnapshot = typeof StoreSnapshot.Type
 
 /** A line of the change log (see `changes`): one record set (`r`) or removed (`r: null`), or an account's counters. */
 const ChangeLine = Schema.parseJson(Schema.Union(

@@ -5,13 +5,13 @@
  */
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
 
-export interface Issued {
+interface Issued {
   readonly accessToken: string
   readonly issuedAt: number
   readonly expiresAt: number
 }
 
-export type Verified = { readonly _tag: "Valid"; readonly apiKey: string } | {
+type Verified = { readonly _tag: "Valid"; readonly apiKey: string } | {
   readonly _tag: "Invalid"
   readonly reason: string
 }

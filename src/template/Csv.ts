@@ -4,7 +4,7 @@
  */
 import { csvBom, csvRecord } from "../files/Write.js"
 import type { Resource } from "../Resources.js"
-import { describeResource } from "./Describe.js"
+import { describeResource } from "../validate/Describe.js"
 
 /** The bytes of the CSV template of `r`, as text. */
 export const csvTemplate = (r: Resource): string => {

@@ -12,7 +12,7 @@ import { csvTemplate } from "./Csv.js"
 import { type TemplateFormat, templatesReadme } from "./Readme.js"
 import { workbookTemplate, xlsxTemplate } from "./Xlsx.js"
 
-export interface TemplateRequest {
+interface TemplateRequest {
   readonly resources: ReadonlyArray<Resource>
   readonly formats: ReadonlyArray<TemplateFormat>
   readonly out: string

@@ -3,7 +3,7 @@
  * from the resource table like the templates themselves.
  */
 import { listSeparator, type Resource } from "../Resources.js"
-import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "./Describe.js"
+import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "../validate/Describe.js"
 
 export type TemplateFormat = "csv" | "xlsx"
 

@@ -12,12 +12,13 @@ import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
 import { withEntryTimes } from "../files/XlsxWriter.js"
 import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
-import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "./Describe.js"
+import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "../validate/Describe.js"
+import { exampleValue } from "../validate/ExampleRow.js"
 
 /** Not `fsm-bulk` itself: template cells carry no formula guard, so a filled template is read as the user's file. */
-export const templateCreator = `${toolName} template`
+const templateCreator = `${toolName} template`
 /** Workbook dates of every template, so regenerating one changes nothing but the ZIP timestamps. */
-export const templateDate = new Date("2026-01-01T00:00:00Z")
+const templateDate = new Date("2026-01-01T00:00:00Z")
 
 /**
  * Rows under the header that drop-downs and input messages cover. Not the whole sheet: exceljs expands a
@@ -56,20 +57,6 @@ export const choices = (doc: ColumnDoc): ReadonlyArray<string> =>
     : doc.field.type._tag === "enum"
     ? doc.field.type.values.map((v) => v.label)
     : doc.allowed.map((a) => a.value)
-
-/**
- * The example as a typed cell: an enumeration by the name its drop-down shows, numbers as numbers, the rest as
- * text.
- */
-export const exampleValue = (doc: ColumnDoc): string | number | null => {
-  if (doc.example === "") return null
-  const type = doc.field.type
-  if (doc.role === "value" && !doc.field.list && type._tag === "enum") {
-    return type.values.find((v) => String(v.value) === doc.example)?.label ?? doc.example
-  }
-  const numeric = doc.role === "value" && !doc.field.list && ["integer", "number"].includes(type._tag)
-  return numeric && Number.isFinite(Number(doc.example)) ? Number(doc.example) : doc.example
-}
 
 /** A header note: short enough for Excel's note box; the README sheet has the rest. */
 const note = (doc: ColumnDoc): ExcelJS.Comment => ({
@@ -138,6 +125,25 @@ interface ValidationTarget {
   readonly dataValidations: { readonly add: (address: string, validation: Validation) => void }
 }
 
+/**
+ * How a sheet prints: landscape, fitted to the page's width (a sheet wider than about one and a half pages is
+ * spread over more pages across rather than shrunk past reading), its header row repeated on every page, the
+ * sheet's name and the page number in the footer (as the tool's own reports print: files/XlsxWriter.ts).
+ */
+const printable = (sheet: ExcelJS.Worksheet, orientation: "landscape" | "portrait", widths: ReadonlyArray<number>) => {
+  const total = widths.reduce((a, b) => a + b, 0)
+  sheet.pageSetup = {
+    ...sheet.pageSetup,
+    orientation,
+    fitToPage: true,
+    fitToWidth: Math.max(1, Math.ceil(total / ((orientation === "landscape" ? 150 : 100) * 1.5))),
+    fitToHeight: 0,
+    printTitlesRow: "1:1",
+    margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.6, header: 0.3, footer: 0.3 }
+  }
+  sheet.headerFooter = { ...sheet.headerFooter, oddFooter: "&L&A&R&P / &N" }
+}
+
 const dataSheet = (
   workbook: ExcelJS.Workbook,
   r: Resource,
@@ -148,6 +154,7 @@ const dataSheet = (
   sheet.columns = docs.map((doc) => ({
     width: Math.min(40, Math.max(14, doc.name.length + 4, doc.example.length + 2))
   }))
+  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 14))
   const header = sheet.getRow(1)
   docs.forEach((doc, i) => {
     const cell = header.getCell(i + 1)
@@ -176,6 +183,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
   sheet.columns = [{ width: 28 }, { width: 16 }, { width: 44 }, { width: 50 }, { width: 34 }, { width: 60 }, {
     width: 30
   }]
+  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<string> = [
     `${r.title} (${r.name})`,
     r.doc,
@@ -239,6 +247,7 @@ export const workbookFileName = "onboarding.xlsx"
 const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resource>, fileName: string) => {
   const sheet = workbook.addWorksheet("README")
   sheet.columns = [{ width: 8 }, { width: 28 }, { width: 36 }, { width: 60 }]
+  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<ReadonlyArray<string>> = [
     ["Onboarding workbook"],
     ["One sheet per resource, in the order they load: parents first, then the rows that name them."],

@@ -15,18 +15,19 @@ import {
   continuingConnection,
   forceBaseUrlOption
 } from "../cli/Connection.js"
-import { type ExitCode, jsonOption, say, summary as printSummary } from "../cli/Output.js"
-import { formatDuration, summaryTable } from "../cli/Progress.js"
+import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { type Api } from "../client/Api.js"
+import { say, summary as printSummary } from "../console/Output.js"
+import { formatDuration, summaryTable } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { journalFile, readJournal } from "../import/Journal.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { runTargetOf } from "../import/Resume.js"
 import { defaultRunDir, reportCsv } from "../import/RunDir.js"
-import type { Status } from "../import/Status.js"
 import { isResourceName } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
+import type { Status } from "../Status.js"
 import { rerunUndo, resumeUndo, runUndo, type UndoResult, type UndoTools } from "./Undo.js"
 
 /** The server the run (or the first step of the onboarding) under `dir` was sent to. */
@@ -149,7 +150,7 @@ export const undoCommand = Command.make(
 
 // --- resume and rerun of an undo run -------------------------------------------------------------------------------
 
-export interface ContinueArgs {
+interface ContinueArgs {
   readonly runDir: string
   readonly json: boolean
   readonly forceBaseUrl: boolean

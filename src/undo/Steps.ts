@@ -14,15 +14,13 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"
-import { recordProperty, writeForm } from "../client/Body.js"
+import { writeForm } from "../client/Body.js"
 import { RunError } from "../Errors.js"
-import { keyText } from "../Identity.js"
-import { changes } from "../import/Compare.js"
+import { keyText, recordProperty } from "../Identity.js"
 import { journalFile, Line, readJournal } from "../import/Journal.js"
 import { rerunsOf } from "../import/Lineage.js"
 import { recordId } from "../import/Lookup.js"
 import { existingRunDir } from "../import/RunDir.js"
-import type { Outcome } from "../import/Status.js"
 import {
   dependencyOrder,
   isResourceName,
@@ -33,12 +31,14 @@ import {
   resources
 } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
+import type { Outcome } from "../Status.js"
+import { changes } from "../validate/Compare.js"
 
 /** A server record as JSON, or a write's body (write names). */
-export type Image = Readonly<Record<string, unknown>>
+type Image = Readonly<Record<string, unknown>>
 
-export const UndoKind = Schema.Literal("delete", "restore", "recreate", "cannot")
-export type UndoKind = typeof UndoKind.Type
+const UndoKind = Schema.Literal("delete", "restore", "recreate", "cannot")
+type UndoKind = typeof UndoKind.Type
 
 const ImageSchema = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

@@ -20,11 +20,10 @@ import * as Schema from "effect/Schema"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import type { Progress } from "../cli/Progress.js"
-import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
+import { Api, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
+import type { Progress } from "../console/Progress.js"
 import { RunError } from "../Errors.js"
-import { openCsvWriter, type WriteError, writeFileAtomic } from "../files/Write.js"
-import { type Change, changes, recordDifferences } from "../import/Compare.js"
+import { openCsvWriter, writeFileAtomic } from "../files/Write.js"
 import {
   type Header,
   type Intent,
@@ -41,9 +40,10 @@ import { openReports, type Summary } from "../import/Report.js"
 import { createRunDir, existingRunDir, lockRunDir, nowIso, reportCsv } from "../import/RunDir.js"
 import { endSession, runTraffic, summaryOf } from "../import/RunEnd.js"
 import { send, wouldBe } from "../import/Send.js"
-import { endedWell, type Outcome, type Status } from "../import/Status.js"
 import { type Action, intentOf } from "../import/WritePlan.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { endedWell, type Outcome, type Status } from "../Status.js"
+import { type Change, changes, recordDifferences } from "../validate/Compare.js"
 import {
   itemCells,
   makePlan,
@@ -76,7 +76,7 @@ export interface UndoRequest extends UndoTools {
 }
 
 /** A record created again from its before-image: its new id, and what named the old one. */
-export interface Recreated {
+interface Recreated {
   readonly resource: string
   readonly row: number
   readonly from: string | number | null
@@ -84,7 +84,7 @@ export interface Recreated {
   readonly pointing: ReadonlyArray<string>
 }
 
-export interface UndoSummary extends Summary {
+interface UndoSummary extends Summary {
   /** The run (or onboarding) directory undone, and the run directories it covered, in undo order. */
   readonly undoes: string
   readonly runs: ReadonlyArray<string>
@@ -100,8 +100,6 @@ export interface UndoResult {
   readonly exitCode: number
   readonly interrupted: boolean
 }
-
-export type UndoError = ApiAborted | RunError | WriteError
 
 const cannotPrefix = "cannot be undone: "
 

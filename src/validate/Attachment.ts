@@ -14,7 +14,7 @@ import { type FileHandle, open, realpath, stat, statfs } from "node:fs/promises"
 import * as Path from "node:path"
 import { quote } from "./Invalid.js"
 
-export interface AttachmentRules {
+interface AttachmentRules {
   /** Relative cells are resolved from this folder (the input file's). */
   readonly baseDir: string
   /** Every attachment must lie inside this folder (default: `baseDir`). */
@@ -22,7 +22,7 @@ export interface AttachmentRules {
   readonly maxBytes: number
 }
 
-export interface CheckedAttachment {
+interface CheckedAttachment {
   /** The real path: no link left in it. Read with `readAttachment`. */
   readonly path: string
   /** The name the cell gave the file (a link inside the folder keeps its own name). */

@@ -6,7 +6,7 @@
 import { Invalid, quote } from "./Invalid.js"
 import type { Formats } from "./Model.js"
 
-export type DateFormat = Formats["dateFormat"]
+type DateFormat = Formats["dateFormat"]
 
 // Year first: ISO (fractions are dropped). A zone (`Z`, `+01:00`, `-0300`) is captured, to be refused: the API
 // stores local time without a zone, so dropping it would shift the moment by the zone's offset.
@@ -137,7 +137,7 @@ export const parseTime = (text: string): string | Invalid => {
  * (`12/25/2026`), `either` (`03/04/2026`), `neutral` (year-first, or both readings equal: `05/05/2026`), or
  * `none` (not a date at all; the row's validation reports it).
  */
-export type DateShape = "dayFirst" | "monthFirst" | "either" | "neutral" | "none"
+type DateShape = "dayFirst" | "monthFirst" | "either" | "neutral" | "none"
 
 export const dateShape = (text: string): DateShape => {
   const m = yearLast.exec(text)

@@ -45,7 +45,7 @@ export const parseNumber = (text: string, decimal: Decimal): number | Invalid =>
  * `dot`/`comma`: the cell reads as a number only with that decimal mark (`12,5`, `1.234,56`); `either`: it
  * reads both ways with different values (`1,234`); `none`: one value either way (`12`) or not a number.
  */
-export type DecimalShape = "dot" | "comma" | "either" | "none"
+type DecimalShape = "dot" | "comma" | "either" | "none"
 
 export const decimalShape = (text: string): DecimalShape => {
   const dot = read(text, ".")

@@ -7,8 +7,9 @@ import { CliConfig, CommandDescriptor, HelpDoc } from "@effect/cli"
 import { assert, describe, it } from "@effect/vitest"
 import { model, root } from "../../src/Cli.js"
 import { commandHelp, rootHelp } from "../../src/cli/Help.js"
-import { checkArguments, closest, editDistance } from "../../src/cli/Suggest.js"
-import { plain } from "../../src/cli/Terminal.js"
+import { checkArguments } from "../../src/cli/Suggest.js"
+import { plain } from "../../src/console/Terminal.js"
+import { closest, editDistance } from "../../src/Words.js"
 import { nestedModel } from "./support.js"
 
 const page = { width: 80, colour: false }

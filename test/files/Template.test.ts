@@ -5,8 +5,8 @@ import * as Path from "node:path"
 import { columnLetter } from "../../src/files/Header.js"
 import { openZip } from "../../src/files/Zip.js"
 import { importable, resource, templateColumns } from "../../src/Resources.js"
-import { describeResource } from "../../src/template/Describe.js"
 import { writeTemplates } from "../../src/template/Generate.js"
+import { describeResource } from "../../src/validate/Describe.js"
 import { readAll, root, tempDir } from "./support.js"
 
 const committed = Path.join(root, "templates")

@@ -11,7 +11,7 @@ import { rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { rerun } from "../../src/import/Rerun.js"
 import { loadRun } from "../../src/import/Resume.js"
-import type { Status } from "../../src/import/Status.js"
+import type { Status } from "../../src/Status.js"
 import { checkAttachment, readAttachment } from "../../src/validate/Attachment.js"
 import {
   apiOf,

@@ -3,9 +3,9 @@
  * what `stop`, `merge` and `overwrite` make of them; conflict messages group as one kind in reports.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { errorKind } from "../../src/console/ErrorKinds.js"
 import { fingerprintOf } from "../../src/export/Fingerprint.js"
 import { staleness } from "../../src/import/Stale.js"
-import { errorKind } from "../../src/report/ErrorKinds.js"
 import { resource } from "../../src/Resources.js"
 
 const customers = resource("customers")

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { closingLines } from "../../src/onboard/Run.js"
+import { closingLines } from "../../src/onboard/CommandRun.js"
 import { onboardInto, startTestSandbox, tempDir, writeFamily } from "./support.js"
 
 describe("onboard: closing lines", () => {

@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
 import * as Path from "node:path"
-import { errorKind } from "../../src/report/ErrorKinds.js"
+import { errorKind } from "../../src/console/ErrorKinds.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { put, readReport, readSummary, runCli, startTestSandbox, tempDir } from "../import/support.js"
 

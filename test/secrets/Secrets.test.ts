@@ -1,6 +1,6 @@
 /** The redactor's rules, one by one: known secrets in every form, the shapes of secrets, control characters. */
 import { assert, describe, it } from "@effect/vitest"
-import { printable } from "../../src/cli/Terminal.js"
+import { printable } from "../../src/console/Terminal.js"
 import { redactKnown, redactServerText, registerSecret, registerUrlPassword } from "../../src/Secrets.js"
 
 describe("Secrets", () => {

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import type { InputError } from "../../src/Errors.js"
 import { exportColumns, importable, resource, templateColumns } from "../../src/Resources.js"
-import { exampleRowMessage } from "../../src/template/ExampleRow.js"
+import { exampleRowMessage } from "../../src/validate/ExampleRow.js"
 import { inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
 import { options, sourceRows, streamOf } from "./support.js"
 

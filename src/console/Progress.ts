@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type { ApiStats, ClientActivity } from "../client/Api.js"
-import type { ErrorKind } from "../report/ErrorKinds.js"
 import type { Rate } from "../Units.js"
+import type { ErrorKind } from "./ErrorKinds.js"
 import { colourOn } from "./Terminal.js"
 
 export interface Progress {
@@ -26,7 +26,7 @@ export interface Progress {
   readonly end: Effect.Effect<void>
 }
 
-export interface ProgressOptions {
+interface ProgressOptions {
   readonly label: string
   readonly stats?: Effect.Effect<ApiStats> | undefined
   /** What the client waits for, and its requests in the budget's last window (`Api.activity`). */
@@ -70,13 +70,13 @@ export const eta = (input: {
 }
 
 /** Requests per minute of `inWindow` requests in one window of `rate` (rounded as the budget's own figure). */
-export const perMinute = (inWindow: number, rate: Rate): number => Math.round((inWindow * 60_000) / rate.windowMs)
+const perMinute = (inWindow: number, rate: Rate): number => Math.round((inWindow * 60_000) / rate.windowMs)
 
 /** `12:03:10`, on this machine's clock. */
 const clockTime = (ms: number): string => new Date(ms).toTimeString().slice(0, 8)
 
 /** What the run waits for, in words; nothing while requests are simply being sent. */
-export const waitingFor = (activity: ClientActivity): string | undefined => {
+const waitingFor = (activity: ClientActivity): string | undefined => {
   switch (activity.state) {
     case "logging-in":
       return "logging in"
@@ -194,9 +194,7 @@ export interface ReadProgress {
   readonly end: Effect.Effect<void>
 }
 
-export interface ReadProgressOptions
-  extends Pick<ProgressOptions, "label" | "tty" | "plainEveryMs" | "write" | "columns">
-{
+interface ReadProgressOptions extends Pick<ProgressOptions, "label" | "tty" | "plainEveryMs" | "write" | "columns"> {
   /** The file's size, when the bytes of the rows tell how far the read is (CSV; not a compressed workbook). */
   readonly totalBytes?: number | undefined
 }

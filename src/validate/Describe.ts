@@ -14,7 +14,7 @@ import {
   templateColumns
 } from "../Resources.js"
 
-export interface AllowedValue {
+interface AllowedValue {
   /** What goes in the cell. */
   readonly value: string
   /** What it means (enumerations: the value is the number, the label only explains it). */
@@ -48,7 +48,7 @@ const range = (t: { readonly min?: number; readonly max?: number }) =>
     ? ` up to ${t.max}`
     : ""
 
-export const typeText = (type: FieldType): string => {
+const typeText = (type: FieldType): string => {
   switch (type._tag) {
     case "string":
       return type.maxLength !== undefined ? `text (at most ${type.maxLength} characters)` : "text"
@@ -119,7 +119,7 @@ const refExample = (column: Column): string => {
  * Enumerations a template offers by name: those whose codes changed (a number would be ambiguous in files written
  * for the former codes) and those the API writes by name (webhooks).
  */
-export const byLabel = (field: Field): boolean =>
+const byLabel = (field: Field): boolean =>
   field.type._tag === "enum" && (field.type.formerly !== undefined || field.sendLabel === true)
 
 const allowedValues = (field: Field): ReadonlyArray<AllowedValue> => {
@@ -132,7 +132,7 @@ const allowedValues = (field: Field): ReadonlyArray<AllowedValue> => {
   return []
 }
 
-export const describeColumn = (column: Column): ColumnDoc => {
+const describeColumn = (column: Column): ColumnDoc => {
   const { field, role } = column
   const isRef = field.ref !== undefined
   return {
@@ -165,21 +165,3 @@ export const requiredText = (doc: ColumnDoc): string =>
 
 export const allowedText = (doc: ColumnDoc): string =>
   doc.allowed.map((a) => (a.meaning !== undefined ? `${a.value} = ${a.meaning}` : a.value)).join(", ")
-
-/** The lines of a header cell's note. */
-export const noteLines = (doc: ColumnDoc): ReadonlyArray<string> => [
-  doc.description,
-  `Type: ${doc.type}`,
-  `Required: ${requiredText(doc)}`,
-  ...(doc.allowed.length > 0
-    ? [
-      `Allowed: ${allowedText(doc)}${
-        doc.field.type._tag === "enum"
-          ? (byLabel(doc.field) ? " (the cell holds the name)" : " (the cell holds the number)")
-          : ""
-      }`
-    ]
-    : []),
-  ...(doc.syntax !== "" ? [`Cell: ${doc.syntax}`] : []),
-  ...(doc.example !== "" ? [`Example: ${doc.example}`] : [])
-]

@@ -61,7 +61,3 @@ export const countStatuses = (outcomes: Iterable<Status>): Record<Status, number
   for (const s of outcomes) counts[s] += 1
   return counts
 }
-
-/** Counts without the zero entries, for human lines. */
-export const nonZero = (counts: Readonly<Record<string, number>>): ReadonlyArray<readonly [string, number]> =>
-  Object.entries(counts).filter(([, n]) => n > 0)

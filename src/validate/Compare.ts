@@ -10,8 +10,8 @@
  * `CLI-9` names that record (`Identity`), so the key never counts as changed by its case alone.
  */
 import * as Predicate from "effect/Predicate"
-import { recordProperty, writeForm } from "../client/Body.js"
-import { sameKey } from "../Identity.js"
+import { writeForm } from "../client/Body.js"
+import { recordProperty, sameKey } from "../Identity.js"
 import type { Field, Resource } from "../Resources.js"
 import { readName, resource as resourceOf } from "../Resources.js"
 

@@ -7,8 +7,7 @@
  * cell), and at least two of those examples are not empty.
  */
 import type { Resource } from "../Resources.js"
-import { describeResource } from "./Describe.js"
-import { exampleValue } from "./Xlsx.js"
+import { type ColumnDoc, describeResource } from "./Describe.js"
 
 export const exampleRowMessage = "this is the template's example row; delete it (or replace its values with yours)"
 
@@ -45,4 +44,18 @@ export const exampleRowTest = (
     column,
     test: (cellAt) => checks.every(({ accepted, index }) => accepted.has(cellAt(index).toLowerCase()))
   }
+}
+
+/**
+ * The example as a typed cell: an enumeration by the name its drop-down shows, numbers as numbers, the rest as
+ * text.
+ */
+export const exampleValue = (doc: ColumnDoc): string | number | null => {
+  if (doc.example === "") return null
+  const type = doc.field.type
+  if (doc.role === "value" && !doc.field.list && type._tag === "enum") {
+    return type.values.find((v) => String(v.value) === doc.example)?.label ?? doc.example
+  }
+  const numeric = doc.role === "value" && !doc.field.list && ["integer", "number"].includes(type._tag)
+  return numeric && Number.isFinite(Number(doc.example)) ? Number(doc.example) : doc.example
 }

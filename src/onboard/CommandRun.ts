@@ -7,19 +7,19 @@ import type { Option } from "effect"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox } from "../cli/Connection.js"
-import { say } from "../cli/Output.js"
-import { formatDuration, makeProgress, summaryTable, wentWrong } from "../cli/Progress.js"
 import { Api } from "../client/Api.js"
+import { say } from "../console/Output.js"
+import { formatDuration, makeProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { reportCsv } from "../import/RunDir.js"
-import type { Status } from "../import/Status.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
+import type { Status } from "../Status.js"
 import { parseRate } from "../Units.js"
 import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
 import { type OnboardSummary, type StepSummary, summaryFile } from "./Summary.js"
 
-export interface CommandTools extends OnboardTools {
+interface CommandTools extends OnboardTools {
   /** The embedded sandbox, when the command runs against one. */
   readonly embedded: Option.Option<RunningSandbox>
 }

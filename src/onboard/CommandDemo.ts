@@ -8,14 +8,14 @@ import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { ConnectionOptions } from "../cli/Connection.js"
-import { say, stopAfterApiRequests } from "../cli/Output.js"
+import { say, stopAfterApiRequests } from "../console/Output.js"
 import { type ExportResult, prepareExport, runExport } from "../export/Export.js"
 import { runVerify, type VerifyResult } from "../export/Verify.js"
+import { withOnboardApi } from "./CommandRun.js"
 import { exampleDir, exampleWorkbookFile } from "./Example.js"
 import { type OnboardResult, prepareOnboarding, runOnboarding } from "./Onboard.js"
-import { withOnboardApi } from "./Run.js"
 
-export interface DemoRequest {
+interface DemoRequest {
   readonly runDir: string
   /** How long the embedded sandbox takes to show a questionnaire answer on its task. */
   readonly answerDelayMs: number
