@@ -12,7 +12,7 @@ import { Effect, Fiber } from "effect"
 import { Redis } from "ioredis"
 import { spawnSync } from "node:child_process"
 import { fileURLToPath } from "node:url"
-import { openStore } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import { backends, startFleetBackend } from "./support.js"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))

@@ -6,7 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { openStore, stepStream } from "../../src/fleet/Store.js"
+import { stepStream } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import { availableBackends, startFleetBackend } from "./support.js"
 
 /** Each test once per backend (`$backend` in its name). */

@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import { Redis } from "ioredis"
 import { open, seal } from "../../src/fleet/Secrets.js"
-import { openStore } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import { backends, startFleetBackend } from "./support.js"
 
 for (const { available, backend } of backends) {

@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { openStore } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import { availableBackends, startFleetBackend } from "./support.js"
 
 describe.each(availableBackends)("source addresses on $backend", ({ backend }) => {

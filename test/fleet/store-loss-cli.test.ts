@@ -14,7 +14,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
 import { spawn } from "node:child_process"
-import { openStore } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
 import {
   availableBackends,

@@ -14,7 +14,8 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { type FleetStore, openStore } from "../../src/fleet/Store.js"
+import type { FleetStore } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 
 /** The built CLI; FSM_DRILL_BIN points the tests at another build (the code before a fix, to see a test fail). */
 export const bin = process.env.FSM_DRILL_BIN ?? fileURLToPath(new URL("../../dist/bin.js", import.meta.url))

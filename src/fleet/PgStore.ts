@@ -1,0 +1,395 @@
+/**
+ * The fleet's store on PostgreSQL (the port and its guarantees: Store.ts): schema `fsm_bulk`, in the same
+ * database as BullMQ's tables. A journal line is appended by one statement that finds the job's lease at the
+ * writer's epoch with the lease row locked for share, so a takeover waits for a line being written; what must
+ * change together runs in one `transaction`.
+ */
+import type { Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import type { Pool, QueryResult, QueryResultRow } from "pg"
+import { registerUrlPassword } from "../Secrets.js"
+import { type FleetError } from "./Errors.js"
+import { migrateEngine } from "./Queue.js"
+import {
+  egressTaken,
+  type FleetStore,
+  type JobRow,
+  type Lease,
+  noJob,
+  notInitialised,
+  type Op,
+  schema,
+  settled,
+  sourceTaken,
+  submittingState,
+  unavailable
+} from "./Store.js"
+
+const ddl = `
+CREATE SCHEMA IF NOT EXISTS ${schema};
+CREATE TABLE IF NOT EXISTS ${schema}.accounts (
+  name text PRIMARY KEY,
+  base_url text NOT NULL,
+  rate text,
+  secret text NOT NULL,
+  created timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS ${schema}.jobs (
+  id text PRIMARY KEY,
+  kind text NOT NULL,
+  account text NOT NULL,
+  resource text,
+  spec jsonb NOT NULL,
+  state text NOT NULL,
+  rows integer NOT NULL DEFAULT 0,
+  exit_code integer,
+  summary jsonb,
+  error text,
+  owner text,
+  parent text,
+  created timestamptz NOT NULL DEFAULT now(),
+  finished timestamptz
+);
+CREATE TABLE IF NOT EXISTS ${schema}.files (
+  job text NOT NULL,
+  name text NOT NULL,
+  content bytea NOT NULL,
+  PRIMARY KEY (job, name)
+);
+CREATE TABLE IF NOT EXISTS ${schema}.leases (
+  job text PRIMARY KEY,
+  epoch integer NOT NULL,
+  owner text NOT NULL,
+  taken timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS ${schema}.journal (
+  job text NOT NULL,
+  seq bigserial,
+  epoch integer NOT NULL,
+  line text NOT NULL,
+  PRIMARY KEY (job, seq)
+);
+`
+
+const unfinished = (param: string) =>
+  `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
+
+const underLease = (job: string, epoch: string) =>
+  `EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = ${job} AND epoch = ${epoch})`
+
+/** The store on PostgreSQL: a pool for the scope. */
+export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const pg = yield* Effect.promise(() => import("pg"))
+    const pool: Pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        registerUrlPassword(url)
+        const p = new pg.default.Pool({ connectionString: url, max: 6 })
+        // An idle client that loses its server must not crash the process: the next query reports it.
+        p.on("error", () => undefined)
+        return p
+      }),
+      (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
+    )
+    const run = (text: string, values?: ReadonlyArray<unknown>) =>
+      Effect.tryPromise({
+        try: () => pool.query(text, values as Array<unknown> | undefined),
+        catch: (cause) => unavailable(url, cause)
+      })
+    const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
+      Effect.map(run(text, values), (r) => r.rows as ReadonlyArray<R>)
+    /** The number of rows the statement touched. */
+    const count = (text: string, values?: ReadonlyArray<unknown>) =>
+      Effect.map(run(text, values), (r) => r.rowCount ?? 0)
+    yield* query("SELECT 1")
+
+    /**
+     * `body` in one transaction on a connection of its own (the only way the store runs one): committed when it
+     * returns true, rolled back when it returns false or fails.
+     */
+    const transaction = (
+      body: (on: (text: string, values?: ReadonlyArray<unknown>) => Op<QueryResult>) => Op<boolean>
+    ): Op<boolean> =>
+      Effect.scoped(Effect.gen(function*() {
+        const client = yield* Effect.acquireRelease(
+          Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+          (client) => Effect.sync(() => client.release())
+        )
+        const on = (text: string, values: ReadonlyArray<unknown> = []) =>
+          Effect.tryPromise({
+            try: () => client.query(text, values as Array<unknown>),
+            catch: (cause) => unavailable(url, cause)
+          })
+        yield* on("BEGIN")
+        const commit = yield* body(on).pipe(Effect.onError(() => Effect.ignore(on("ROLLBACK"))))
+        yield* on(commit ? "COMMIT" : "ROLLBACK")
+        return commit
+      }))
+
+    const takeLease = (job: string, owner: string) =>
+      query<{ epoch: number }>(
+        `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
+         ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
+         RETURNING epoch`,
+        [job, owner]
+      ).pipe(Effect.map((rows) => rows[0]!.epoch))
+
+    const store: FleetStore = {
+      backend: "postgres",
+      init: Effect.zipRight(migrateEngine(pool), Effect.asVoid(query(ddl))),
+      requireInit: query<{ t: string | null }>(`SELECT to_regclass('${schema}.jobs')::text AS t`).pipe(
+        Effect.flatMap((rows) => rows[0]?.t == null ? Effect.fail(notInitialised) : Effect.void)
+      ),
+      // PostgreSQL is durable as set up by default; a server run with fsync off is the operator's choice.
+      settingsWarnings: Effect.succeed([]),
+
+      putAccount: (a) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.accounts (name, base_url, rate, secret) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (name) DO UPDATE SET base_url = EXCLUDED.base_url, rate = EXCLUDED.rate, secret = EXCLUDED.secret`,
+          [a.name, a.baseUrl, a.rate, a.secret]
+        )),
+      account: (name) =>
+        query<{ name: string; base_url: string; secret: string; rate: string | null }>(
+          `SELECT name, base_url, secret, rate FROM ${schema}.accounts WHERE name = $1`,
+          [name]
+        ).pipe(Effect.map((rows) =>
+          rows[0] === undefined
+            ? undefined
+            : { name: rows[0].name, baseUrl: rows[0].base_url, rate: rows[0].rate, secret: rows[0].secret }
+        )),
+      accounts: query<{ name: string; base_url: string; rate: string | null }>(
+        `SELECT name, base_url, rate FROM ${schema}.accounts ORDER BY name`
+      ).pipe(Effect.map((rows) => rows.map((r) => ({ name: r.name, baseUrl: r.base_url, rate: r.rate })))),
+      removeAccount: (name) =>
+        Effect.map(count(`DELETE FROM ${schema}.accounts WHERE name = $1`, [name]), (n) => n > 0),
+
+      addJob: (j) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+           VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
+          [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
+        )),
+      // One statement: all the jobs or none.
+      addJobs: (jobs) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+           SELECT x.id, x.kind, x.account, x.resource, x.spec, '${submittingState}', x.rows, x.parent
+           FROM jsonb_to_recordset($1::jsonb)
+             AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)`,
+          [JSON.stringify(jobs)]
+        )),
+      markQueued: (id) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'queued' WHERE (id = $1 OR parent = $1) AND state = '${submittingState}'`,
+          [id]
+        )),
+      unqueued: (olderThanMs) =>
+        query<{ id: string; leaves: Array<string> | null }>(
+          `SELECT j.id, (SELECT array_agg(c.id ORDER BY c.id) FROM ${schema}.jobs c WHERE c.parent = j.id) AS leaves
+           FROM ${schema}.jobs j
+           WHERE j.parent IS NULL AND j.state = '${submittingState}'
+             AND j.created < now() - make_interval(secs => $1::double precision / 1000)`,
+          [olderThanMs]
+        ).pipe(Effect.map((rows) => rows.map((r) => ({ id: r.id, leaves: r.leaves ?? [r.id] })))),
+      // PostgreSQL evicts nothing; a job deleted while `wait` follows it is said by `wait`.
+      lostData: Effect.succeed(undefined),
+      evictionPolicy: Effect.succeed(undefined),
+      job: (id) =>
+        query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE id = $1`, [id]).pipe(
+          Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(noJob(id)) : Effect.succeed(rows[0]))
+        ),
+      recentJobs: (limit) =>
+        query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE parent IS NULL ORDER BY created DESC LIMIT $1`, [limit]),
+      parts: (parent) => query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`, [parent]),
+      markRunning: (id, owner) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'running', owner = $2 WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+          [id, owner]
+        )),
+      finishJob: (id, epoch, end) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'done', exit_code = $2, summary = $3, rows = $4, finished = now()
+           WHERE id = $1 AND ${underLease("$1", "$5")}`,
+          [id, end.exitCode, JSON.stringify(end.summary), end.rows, epoch]
+        )),
+      failJob: (id, epoch, end) =>
+        Effect.asVoid(query(
+          `UPDATE ${schema}.jobs SET state = 'failed', exit_code = $2, error = $3, finished = now()
+           WHERE id = $1 AND ${underLease("$1", "$4")}`,
+          [id, end.exitCode, end.error, epoch]
+        )),
+      // The parts' outcomes read and the parent written in one statement (`settled` says what follows from what).
+      settleParent: (parent) =>
+        Effect.flatMap(
+          query<{ state: string; exit_code: number | null; error: string | null }>(
+            `SELECT state, exit_code, error FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`,
+            [parent]
+          ),
+          (parts) => {
+            const end = settled(parts)
+            return end === undefined ? Effect.void : Effect.asVoid(query(
+              `UPDATE ${schema}.jobs p SET
+                 state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE $2 END,
+                 exit_code = $3, error = $4, finished = now()
+               WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
+                 SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
+              [parent, end.state, end.exitCode, end.error ?? null]
+            ))
+          }
+        ),
+      cancelJob: (id) =>
+        query(
+          `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+          [id]
+        ).pipe(Effect.zipRight(takeLease(id, "cancel")), Effect.asVoid),
+      rowsDone: (ids) =>
+        query<{ job: string; n: string }>(
+          `SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
+           FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = split_part(l.job, '/', 1)
+           WHERE coalesce(j.parent, j.id) = ANY($1) AND l.line::jsonb->>'state' = 'done'
+           GROUP BY coalesce(j.parent, j.id)`,
+          [ids]
+        ).pipe(Effect.map((rows) => new Map(rows.map((c) => [c.job, Number(c.n)])))),
+
+      putFile: (job, name, content) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)
+           ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+          [job, name, Buffer.from(content)]
+        )),
+      files: (job, prefix) =>
+        query<{ name: string; content: Buffer }>(
+          `SELECT name, content FROM ${schema}.files WHERE job = $1 AND starts_with(name, $2) ORDER BY name`,
+          [job, prefix]
+        ),
+
+      takeLease,
+      takeOpenLease: (job, owner) =>
+        query<{ epoch: number }>(
+          `INSERT INTO ${schema}.leases (job, epoch, owner) SELECT $1, 1, $2 WHERE ${unfinished("$1")}
+           ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
+             WHERE ${unfinished("$1")}
+           RETURNING epoch`,
+          [job, owner]
+        ).pipe(Effect.map((rows) => rows[0]?.epoch)),
+      holdsLease: (job, epoch) =>
+        query(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]).pipe(
+          Effect.map((rows) => rows.length === 1)
+        ),
+      lease: (job) =>
+        query<Lease>(`SELECT epoch, owner FROM ${schema}.leases WHERE job = $1`, [job]).pipe(
+          Effect.map((rows) => rows[0])
+        ),
+      appendLine: (job, epoch, line) =>
+        count(
+          `INSERT INTO ${schema}.journal (job, epoch, line)
+           SELECT $1, $2, $3 WHERE EXISTS (
+             SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
+          [job, epoch, line]
+        ).pipe(Effect.map((n) => n === 1)),
+      journalLines: (job) =>
+        query<{ line: string }>(`SELECT line FROM ${schema}.journal WHERE job = $1 ORDER BY seq`, [job]).pipe(
+          Effect.map((rows) => rows.map((r) => r.line))
+        ),
+
+      appendStreamLine: (job, epoch, stream, line) =>
+        count(
+          `INSERT INTO ${schema}.journal (job, epoch, line)
+           SELECT $3, $2, $4 WHERE EXISTS (
+             SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
+          [job, epoch, stream, line]
+        ).pipe(Effect.map((n) => n === 1)),
+      putFileUnderLease: (job, epoch, name, content) =>
+        count(
+          `INSERT INTO ${schema}.files (job, name, content)
+           SELECT $1, $3, $4 WHERE EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)
+           ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+          [job, epoch, name, Buffer.from(content)]
+        ).pipe(Effect.map((n) => n === 1)),
+      // One transaction on a connection of its own, the lease row locked for share (a takeover waits for it).
+      endWhole: (job, epoch, outputs, end) =>
+        transaction((on) =>
+          Effect.gen(function*() {
+            const held = yield* on(
+              `SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE`,
+              [job, epoch]
+            )
+            if (held.rowCount !== 1) return false
+            yield* on(`DELETE FROM ${schema}.files WHERE job = $1 AND starts_with(name, 'out/')`, [job])
+            for (const f of outputs) {
+              yield* on(`INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)`, [
+                job,
+                `out/${f.name}`,
+                Buffer.from(f.content)
+              ])
+            }
+            yield* on(
+              `UPDATE ${schema}.jobs SET state = $2, exit_code = $3, summary = $4, rows = coalesce($5, rows),
+                 error = $6, finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+              [job, end.state, end.exitCode, JSON.stringify(end.summary ?? null), end.rows ?? null, end.error ?? null]
+            )
+            return true
+          })
+        ),
+
+      // A session-level advisory lock on a connection of its own: it dies with the connection, so with the process.
+      holdEgress: (id, sourceAddress) =>
+        Effect.gen(function*() {
+          const client = yield* Effect.acquireRelease(
+            Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+            (client) => Effect.sync(() => client.release(true))
+          )
+          const got = yield* Effect.tryPromise({
+            try: () =>
+              client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [
+                `fsm-bulk egress ${id}`
+              ]),
+            catch: (cause) => unavailable(url, cause)
+          })
+          if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
+          if (sourceAddress !== undefined) {
+            // The address's lock on the same connection; the session's name says whose it is, for the refusal.
+            const held = yield* Effect.tryPromise({
+              try: async () => {
+                await client.query("SELECT set_config('application_name', $1, false)", [`fsm-bulk egress ${id}`])
+                const r = await client.query<{ ok: boolean }>(
+                  "SELECT pg_try_advisory_lock(hashtext('fsm-bulk source'), hashtext($1)) AS ok",
+                  [sourceAddress]
+                )
+                if (r.rows[0]?.ok === true) return { ok: true as const }
+                const other = await client.query<{ name: string | null }>(
+                  `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                      AND l.classid = hashtext('fsm-bulk source')::oid AND l.objid = hashtext($1)::oid`,
+                  [sourceAddress]
+                )
+                const name = other.rows[0]?.name ?? ""
+                return {
+                  ok: false as const,
+                  other: name.startsWith("fsm-bulk egress ") ? name.slice("fsm-bulk egress ".length) : undefined
+                }
+              },
+              catch: (cause) => unavailable(url, cause)
+            })
+            if (!held.ok) return yield* sourceTaken(sourceAddress, held.other)
+          }
+          const lost = yield* Deferred.make<void>()
+          // The lock lives as long as its connection, whatever the worker's pauses: only the connection's end loses it.
+          let gone = false
+          const lose = () => {
+            gone = true
+            Deferred.unsafeDone(lost, Effect.void)
+          }
+          client.on("error", lose)
+          client.on("end", lose)
+          return {
+            lost: Deferred.await(lost),
+            gate: Effect.sync(() => !gone),
+            refusal: () => gone ? `the hold on --egress-id ${id} was lost` : undefined
+          }
+        })
+    }
+    return store
+  })
