@@ -20,6 +20,7 @@ import { formatDuration, summaryTable } from "../cli/Progress.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { type Api } from "../client/Api.js"
 import { UsageError } from "../Errors.js"
+import { signOption, withSigning } from "../evidence/Commands.js"
 import { journalFile, readJournal } from "../import/Journal.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { runTargetOf } from "../import/Resume.js"
@@ -121,6 +122,7 @@ export const undoCommand = Command.make(
       Options.withDescription("Run directory of the undo (default runs/<UTC timestamp>-undo)"),
       Options.optional
     ),
+    sign: signOption,
     json: jsonOption,
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
@@ -139,7 +141,10 @@ export const undoCommand = Command.make(
           Effect.flatMap((result) =>
             afterUndo(a.json, `undo ${a.runDir}`, result)
           )
-        ))
+        )).pipe(withSigning(a.sign, {
+          run: () =>
+            runDir
+        }))
     })
 ).pipe(
   Command.withDescription(
