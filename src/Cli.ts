@@ -132,6 +132,7 @@ const extras: Readonly<Record<string, CommandExtras>> = {
     doc: "docs/export.md"
   },
   keys: { examples: ["fsm-bulk keys new", "fsm-bulk keys new --out keys"], doc: "docs/rehearsal.md" },
+  "keys new": { examples: ["fsm-bulk keys new", "fsm-bulk keys new --out keys --json"], doc: "docs/rehearsal.md" },
   evidence: {
     examples: [
       `fsm-bulk evidence ${run} --out evidence.zip`,

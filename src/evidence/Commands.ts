@@ -119,7 +119,7 @@ const keysNewCommand = Command.make(
       ])
       return 0 as ExitCode
     })
-).pipe(Command.withDescription("Make an Ed25519 key pair to sign exports and runs (--sign) with"))
+).pipe(Command.withDescription("Make an Ed25519 key pair that exports and runs are signed with"))
 
 export const keysCommand = Command.make("keys").pipe(
   Command.withDescription("Signing keys: keys new"),
