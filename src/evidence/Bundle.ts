@@ -8,18 +8,22 @@
  * The zip is written here with node:zlib (deflate, data descriptors, UTF-8 names), streamed file by file, to a
  * temporary file renamed into place at the end.
  */
+import { parse } from "csv-parse"
 import * as Effect from "effect/Effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as Path from "node:path"
 import { Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { crc32, createDeflateRaw } from "node:zlib"
 import { RunError, UsageError } from "../Errors.js"
+import { csvBom, csvRecord } from "../files/Write.js"
+import { isResourceName, resource } from "../Resources.js"
 import { redactKnown, registerSecret } from "../Secrets.js"
 import { version } from "../Version.js"
 import { fileLines } from "./Chain.js"
-import { runFiles, runSignature } from "./Seal.js"
+import { runFiles, runSignature, type Withheld, withheldFile } from "./Seal.js"
 
 export interface EvidenceOptions {
   readonly runDir: string
@@ -179,6 +183,45 @@ const writeZip = async (out: string, members: ReadonlyArray<Member>) => {
   await handle.sync().finally(() => handle.close())
 }
 
+// --- secrets of the records ---------------------------------------------------------------------------------------
+
+/** The columns of a run's resource the server keeps but never shows (users' passwords): secrets in a report. */
+const secretColumns = (runDir: string): ReadonlyArray<string> => {
+  const name = readJson(Path.join(runDir, "summary.json"))?.resource
+  if (typeof name !== "string" || !isResourceName(name)) return []
+  return resource(name).fields.filter((f) => f.createOnly === true && f.writeOnly === true).map((f) => f.name)
+}
+
+/**
+ * A copy of `report` with the cells of `columns` replaced by `[redacted]`, streamed to `out`; false (and no copy)
+ * when no such cell has a value.
+ */
+const redactReport = async (report: string, columns: ReadonlyArray<string>, out: string): Promise<boolean> => {
+  const rows = fs.createReadStream(report).pipe(parse({ bom: true, relax_column_count: true }))
+  const file = fs.createWriteStream(out, { mode: 0o600 })
+  let positions: Array<number> | undefined
+  let found = false
+  for await (const row of rows as AsyncIterable<Array<string>>) {
+    if (positions === undefined) {
+      positions = columns.map((c) => row.indexOf(c)).filter((i) => i >= 0)
+      if (positions.length === 0) break
+      file.write(`${csvBom}${csvRecord(row, { guard: false })}`)
+      continue
+    }
+    const cells = [...row]
+    for (const i of positions) {
+      if ((cells[i] ?? "") !== "") {
+        cells[i] = "[redacted]"
+        found = true
+      }
+    }
+    if (!file.write(csvRecord(cells, { guard: false }))) await new Promise<void>((r) => file.once("drain", () => r()))
+  }
+  await new Promise<void>((resolve, reject) => file.end(() => resolve()).once("error", reject))
+  if (!found) fs.rmSync(out, { force: true })
+  return found
+}
+
 // --- what goes in ----------------------------------------------------------------------------------------------
 
 const describeRunFile = (file: string): string => {
@@ -213,6 +256,15 @@ export const writeEvidence = Effect.fn("Evidence.write")(function*(options: Evid
 })
 
 const bundle = async (options: EvidenceOptions) => {
+  const scratch = fs.mkdtempSync(Path.join(os.tmpdir(), "fsm-evidence-"))
+  try {
+    return await bundleWith(options, scratch)
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+const bundleWith = async (options: EvidenceOptions, scratch: string) => {
   const dir = options.runDir
   const summary = readJson(Path.join(dir, "summary.json")) ?? {}
   const notes: Array<string> = []
@@ -230,7 +282,31 @@ const bundle = async (options: EvidenceOptions) => {
   }
   const inputShas = new Set(inputs.keys())
   const members: Array<Member> = []
+  // Reports that hold secrets of the records are withheld, a redacted copy in their place (Seal.ts reads the list).
+  const withheld: Array<Withheld["withheld"][number]> = []
+  for (const file of names.filter((n) => Path.basename(n) === "report.csv")) {
+    const rel = Path.dirname(file)
+    const columns = secretColumns(Path.join(dir, rel))
+    const copy = Path.join(scratch, `${withheld.length}.csv`)
+    if (columns.length === 0 || !(await redactReport(Path.join(dir, file), columns, copy))) continue
+    const copyName = rel === "." ? "report.redacted.csv" : `${rel}/report.redacted.csv`
+    const why = `its ${columns.join(", ")} column holds what the server never shows`
+    withheld.push({ file, sha256: (await sha256Of(Path.join(dir, file))).sha256, why, copy: copyName })
+    const xlsx = rel === "." ? "report.xlsx" : `${rel}/report.xlsx`
+    if (names.includes(xlsx)) withheld.push({ file: xlsx, sha256: (await sha256Of(Path.join(dir, xlsx))).sha256, why })
+    members.push({
+      name: `run/${copyName}`,
+      source: copy,
+      what: `report.csv with its ${columns.join(", ")} cells redacted`
+    })
+    notes.push(
+      `${file}${
+        names.includes(xlsx) ? ` and ${xlsx}` : ""
+      } withheld (${why}): run/${copyName} is a redacted copy; their sha256 are in run/${withheldFile}`
+    )
+  }
   for (const file of names) {
+    if (withheld.some((w) => w.file === file)) continue
     const path = Path.join(dir, file)
     const line = await secretIn(path)
     if (line !== undefined) {
@@ -241,6 +317,13 @@ const bundle = async (options: EvidenceOptions) => {
     // A copy of the input inside the run directory (a fleet job's source/) goes in only with --with-input.
     if (!options.withInput && inputShas.has((await sha256Of(path)).sha256)) continue
     members.push({ name: `run/${file}`, source: path, what: describeRunFile(file) })
+  }
+  if (withheld.length > 0) {
+    members.push({
+      name: `run/${withheldFile}`,
+      source: Buffer.from(`${JSON.stringify({ withheld } satisfies Withheld, null, 2)}\n`),
+      what: "the reports left out (they hold secrets of the records), with the sha256 the signature covers"
+    })
   }
   if (profile !== undefined) {
     members.push({

@@ -21,7 +21,27 @@ const summaryName = "summary.json"
 
 /** Files a run directory holds that are not evidence: rewritten from the rest (report.html), or the tool's own. */
 const notEvidence = (name: string) =>
-  name === runSignature || name === "report.html" || name.startsWith(".") || name.endsWith(".tmp")
+  name === runSignature || name === withheldFile || name === "report.html" || name.startsWith(".") ||
+  name.endsWith(".tmp")
+
+/**
+ * In an evidence bundle's copy of a run (Bundle.ts): the reports left out because they hold secrets of the
+ * records (users' passwords), each with the sha256 the signature covers and the redacted copy put instead.
+ */
+export const withheldFile = "withheld.json"
+export const Withheld = Schema.Struct({
+  withheld: Schema.Array(
+    Schema.Struct({
+      file: Schema.String,
+      sha256: Schema.String,
+      why: Schema.String,
+      copy: Schema.optional(Schema.String)
+    })
+  )
+})
+export type Withheld = typeof Withheld.Type
+/** Only reports may be withheld: the journal and the summary are what the signature is about. */
+export const mayWithhold = (file: string) => /(^|\/)report\.(csv|xlsx)$/.test(file)
 
 /** The files of a run directory and of its steps' sub-directories (an onboarding), relative, sorted. */
 export const runFiles = (dir: string): ReadonlyArray<string> => {
@@ -212,7 +232,17 @@ export const verifyRun = Effect.fn("Seal.verifyRun")(function*(dir: string, expe
         problems.push(`${runSignature} does not sign a run directory`)
       } else if (checked.problems.length === 0 && Either.isRight(statement)) {
         const now = yield* runStatement(dir)
-        problems.push(...compareRun(statement.right, now))
+        const withheld = Either.getOrElse(
+          Schema.decodeUnknownEither(Schema.parseJson(Withheld))(
+            fs.existsSync(Path.join(dir, withheldFile))
+              ? fs.readFileSync(Path.join(dir, withheldFile), "utf8")
+              : "{\"withheld\":[]}"
+          ),
+          () => ({ withheld: [] })
+        )
+        const compared = compareRun(statement.right, now, withheld)
+        problems.push(...compared.problems)
+        notes.push(...compared.notes)
       }
     }
   }
@@ -236,20 +266,30 @@ export const verifyRun = Effect.fn("Seal.verifyRun")(function*(dir: string, expe
 /** What differs between the signed statement and the directory now. */
 const compareRun = (
   signed: typeof RunStatement.Type,
-  now: Effect.Effect.Success<ReturnType<typeof runStatement>>
-): ReadonlyArray<string> => {
+  now: Effect.Effect.Success<ReturnType<typeof runStatement>>,
+  withheld: Withheld
+): { readonly problems: ReadonlyArray<string>; readonly notes: ReadonlyArray<string> } => {
   const problems: Array<string> = []
+  const notes: Array<string> = []
   const current = new Map(now.files.map((f) => [f.file, f.sha256]))
+  const copies = new Set(withheld.withheld.flatMap((w) => (w.copy !== undefined ? [w.copy] : [])))
   for (const f of signed.files) {
     const sha = current.get(f.file)
-    if (sha === undefined) problems.push(`${f.file} is missing: the signature covers it`)
+    const held = withheld.withheld.find((w) => w.file === f.file && w.sha256 === f.sha256 && mayWithhold(w.file))
+    if (sha === undefined && held !== undefined) {
+      notes.push(
+        `${f.file} was withheld from this copy (${held.why})${
+          held.copy !== undefined ? `; ${held.copy} is a redacted copy, not signed` : ""
+        }`
+      )
+    } else if (sha === undefined) problems.push(`${f.file} is missing: the signature covers it`)
     else if (sha !== f.sha256 && !isJournal(f.file)) {
       problems.push(`${f.file} was changed after the run was signed (sha256 ${sha}, signed ${f.sha256})`)
     }
   }
   const signedNames = new Set(signed.files.map((f) => f.file))
   for (const f of now.files) {
-    if (!signedNames.has(f.file)) {
+    if (!signedNames.has(f.file) && !copies.has(f.file)) {
       problems.push(`${f.file} is not covered by the signature (added after the run was signed)`)
     }
   }
@@ -279,5 +319,5 @@ const compareRun = (
       problems.push(`${j.file} was changed after the run was signed`)
     }
   }
-  return problems
+  return { problems, notes }
 }

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { appendFileSync, chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import yauzl from "yauzl"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
@@ -327,6 +327,41 @@ describe("evidence RUN_DIR --out FILE.zip", () => {
 
         const over = yield* runCli(["evidence", run, "--out", "full.zip"], undefined, dir)
         assert.strictEqual(over.code, 2, "an existing file is never written over")
+
+        // Users' passwords (the server keeps them, never shows them) are in the report as in the input: the reports
+        // are withheld, a redacted copy in their place, and the unzipped run still verifies against the signature.
+        const users = put(
+          dir,
+          "usuarios.csv",
+          "externalId;name;login;password\nUSR-1;Ana Souza;ana.souza;Segredo@2026\n"
+        )
+        const usersRun = Path.join(dir, "users-run")
+        const usersImport = yield* runCli(
+          ["import", "users", users, "--out", usersRun, "--sign", keys.privateKey],
+          sandbox,
+          dir
+        )
+        assert.strictEqual(usersImport.code, 0, usersImport.stderr)
+        const usersZip = Path.join(dir, "users.zip")
+        const usersBundle = yield* runCli(["evidence", usersRun, "--out", usersZip], undefined, dir)
+        assert.strictEqual(usersBundle.code, 0, usersBundle.stderr)
+        assert.match(usersBundle.stderr, /report\.csv and report\.xlsx withheld/)
+        const usersEntries = yield* unzip(usersZip)
+        assert.isFalse(usersEntries.has("run/report.csv") || usersEntries.has("run/report.xlsx"))
+        assert.include(usersEntries.get("run/report.redacted.csv")!.toString("utf8"), "[redacted]")
+        for (const [name, bytes] of usersEntries) assert.notInclude(bytes.toString("utf8"), "Segredo@2026", name)
+        const unpacked = Path.join(dir, "unpacked")
+        for (const [name, bytes] of usersEntries) {
+          mkdirSync(Path.dirname(Path.join(unpacked, name)), { recursive: true })
+          writeFileSync(Path.join(unpacked, name), bytes)
+        }
+        const bundleVerify = yield* runCli(
+          ["verify", Path.join(unpacked, "run"), "--public-key", keys.publicKey],
+          undefined,
+          dir
+        )
+        assert.strictEqual(bundleVerify.code, 0, bundleVerify.stderr)
+        assert.match(bundleVerify.stderr, /report\.csv was withheld from this copy/)
 
         // A credential that reached a run file stops the bundle (here the journal is handed a token's shape).
         appendFileSync(Path.join(run, "report.csv"), `"Authorization: Bearer abcdefghijklmnop"\n`)
