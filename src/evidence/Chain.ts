@@ -133,11 +133,9 @@ export const checkChain = async (path: string, name = path): Promise<ChainCheck>
       problems.push(`${name}: line ${lines} carries no chain hash (prev): it was not written by this run's journal`)
     } else if (line.prev !== previous) {
       problems.push(
-        `${name}: line ${lines} does not follow line ${
+        `${name}: line ${lines} does not follow line ${lines - 1} (it carries the hash of another line): line ${
           lines - 1
-        } (the hash it carries is not that of the line before it): a line was removed, inserted, moved or changed at or before line ${
-          lines - 1
-        }`
+        } was changed, or lines before this one were removed, inserted or moved`
       )
     }
     previous = hash
