@@ -11,6 +11,7 @@ const layers = [
   ["src/Secrets\\.ts", "src/Shell\\.ts"],
   ["src/sandbox/"],
   ["src/files/"],
+  ["src/evidence/"],
   ["src/client/"],
   ["src/console/"],
   ["src/report/"],

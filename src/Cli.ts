@@ -11,6 +11,7 @@ import { connectionOptions } from "./cli/Connection.js"
 import { type CliModel, cliModel, type CommandExtras, flagNames } from "./cli/Help.js"
 import { fileFormatOptions } from "./cli/Parsing.js"
 import { makeDocsCommand } from "./docs/Command.js"
+import { evidenceCommand, keysCommand } from "./evidence/Commands.js"
 import { exportCommand, verifyCommand } from "./export/Commands.js"
 import { exportNames } from "./export/Walks.js"
 import {
@@ -122,7 +123,23 @@ const extras: Readonly<Record<string, CommandExtras>> = {
     values: { RESOURCE: exportNames },
     doc: "docs/export.md"
   },
-  verify: { examples: ["fsm-bulk verify backup", "fsm-bulk verify backup --json"], doc: "docs/export.md" },
+  verify: {
+    examples: [
+      "fsm-bulk verify backup",
+      `fsm-bulk verify ${run} --public-key signer.pub`,
+      "fsm-bulk verify backup --json"
+    ],
+    doc: "docs/export.md"
+  },
+  keys: { examples: ["fsm-bulk keys new", "fsm-bulk keys new --out keys"], doc: "docs/rehearsal.md" },
+  "keys new": { examples: ["fsm-bulk keys new", "fsm-bulk keys new --out keys --json"], doc: "docs/rehearsal.md" },
+  evidence: {
+    examples: [
+      `fsm-bulk evidence ${run} --out evidence.zip`,
+      `fsm-bulk evidence ${run} --out evidence.zip --with-input`
+    ],
+    doc: "docs/rehearsal.md"
+  },
   report: { examples: [`fsm-bulk report ${run}`, `fsm-bulk report ${run} --json`], doc: "docs/runs.md" },
   undo: {
     examples: [`fsm-bulk undo ${run} --dry-run`, `fsm-bulk undo ${run}`, `fsm-bulk undo ${run} --force --json`],
@@ -235,6 +252,8 @@ export const root = Command.make("fsm-bulk").pipe(
     demoCommand,
     exportCommand,
     verifyCommand,
+    keysCommand,
+    evidenceCommand,
     reportCommand,
     // the fleet: many accounts on many hosts (docs/fleet.md)
     fleetCommand,

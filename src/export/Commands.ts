@@ -11,6 +11,9 @@ import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Conn
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { say, stopAfterApiRequests, summary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
+import { signOption, verifyTarget, withSigning } from "../evidence/Commands.js"
+import { signatureLine } from "../evidence/Commands.js"
+import { type Expected } from "../evidence/Seal.js"
 import { cannotWrite } from "../files/Write.js"
 import { lockRunDir } from "../import/RunDir.js"
 import { type PreparedExport, prepareExport, runExport } from "./Export.js"
@@ -189,6 +192,7 @@ export const exportCommand = Command.make(
     excelBr: excelBrOption,
     since: sinceOption,
     until: untilOption,
+    sign: signOption,
     json: jsonOption,
     connection: connectionOptions
   },
@@ -206,7 +210,7 @@ export const exportCommand = Command.make(
         })))
       )),
       (prepared) => exportWith(args.connection, args.json, prepared)
-    ).pipe(fileSystemError(args.out), Effect.scoped)
+    ).pipe(withSigning(args.sign, { export: () => args.out }), fileSystemError(args.out), Effect.scoped)
 ).pipe(
   Command.withDescription(
     "Export everything the account holds (or the resources named) into the --out directory: one import-ready file per resource, and manifest.json written last"
@@ -216,27 +220,41 @@ export const exportCommand = Command.make(
 export const verifyCommand = Command.make(
   "verify",
   {
-    dir: Args.text({ name: "export-dir" }).pipe(Args.withDescription("The --out directory of an export")),
+    dir: Args.text({ name: "DIR" }).pipe(
+      Args.withDescription("The --out directory of an export, or a run directory (import, onboard, rerun, undo)")
+    ),
+    publicKey: Options.text("public-key").pipe(
+      Options.withPseudoName("PUB"),
+      Options.withDescription("Accept only a signature by this key (the signer's .pub file); an unsigned one fails"),
+      Options.optional
+    ),
     json: jsonOption
   },
-  (args) =>
-    Effect.gen(function*() {
-      const result = yield* runVerify(args.dir)
-      const exitCode = result.ok ? 0 : 1
-      yield* summary(args.json, { command: "verify", ...result, exitCode }, [
-        ...result.files.map((f) => (f.status === "ok"
-          ? `ok       ${f.file}: ${f.rows} rows, sha256 matches`
-          : `${f.status.padEnd(8)} ${f.problem}`)
-        ),
-        ...(result.manifest ? [] : result.problems),
-        result.ok
-          ? `verify: ${result.files.length} files match ${args.dir}/manifest.json`
-          : `verify: ${result.problems.length} problem(s) in ${args.dir}`
-      ])
-      return exitCode as ExitCode
-    })
+  (args) => verifyTarget(args.dir, Option.getOrUndefined(args.publicKey), args.json, verifyExport)
 ).pipe(
   Command.withDescription(
-    "Recompute every checksum and row count of an export against its manifest.json (exit 1 on any mismatch)"
+    "Check an export (every checksum and row count against manifest.json) or a run directory (the journal's hash chain), and their signatures (exit 1 on any problem)"
   )
 )
+
+/** `verify EXPORT_DIR`: the manifest's files, then its signature. */
+const verifyExport = (dir: string, expected: Expected, json: boolean) =>
+  Effect.gen(function*() {
+    const result = yield* runVerify(dir, expected)
+    const exitCode = result.ok ? 0 : 1
+    const sig = result.signature
+    yield* summary(json, { command: "verify", kind: "export", ...result, exitCode }, [
+      ...result.files.map((f) => (f.status === "ok"
+        ? `ok       ${f.file}: ${f.rows} rows, sha256 matches`
+        : `${f.status.padEnd(8)} ${f.problem}`)
+      ),
+      ...(result.manifest
+        ? result.problems.filter((p) => !result.files.some((f) => f.problem === p))
+        : result.problems),
+      ...(sig === undefined ? [] : [signatureLine(sig, "manifest.json")]),
+      result.ok
+        ? `verify: ${result.files.length} files match ${dir}/manifest.json`
+        : `verify: ${result.problems.length} problem(s) in ${dir}`
+    ])
+    return exitCode as ExitCode
+  })

@@ -11,6 +11,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { RunError } from "../Errors.js"
+import { checkExportSignature, type Expected, type SignatureReport } from "../evidence/Seal.js"
 import { openSource } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"
 import { checkpointFile } from "./Checkpoint.js"
@@ -37,6 +38,8 @@ export interface VerifyResult {
   readonly manifest: boolean
   readonly ok: boolean
   readonly files: ReadonlyArray<FileCheck>
+  /** The manifest's signature (`manifest.sig`, from `export --sign`): unsigned, valid, or refused. */
+  readonly signature?: SignatureReport
   /** Every problem found, one sentence each. */
   readonly problems: ReadonlyArray<string>
 }
@@ -101,7 +104,7 @@ const checkFile = Effect.fn("Verify.checkFile")(function*(
   } satisfies FileCheck as FileCheck
 })
 
-export const runVerify = Effect.fn("Verify.run")(function*(dir: string) {
+export const runVerify = Effect.fn("Verify.run")(function*(dir: string, expected?: Expected) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   const isDirectory = yield* fs.stat(dir).pipe(
@@ -132,6 +135,14 @@ export const runVerify = Effect.fn("Verify.run")(function*(dir: string) {
     manifest.right.resources,
     (entry) => checkFile(dir, entry, delimiter)
   )
-  const problems = files.flatMap((f) => (f.problem !== undefined ? [f.problem] : []))
-  return { dir, manifest: true, ok: problems.length === 0, files, problems } satisfies VerifyResult as VerifyResult
+  const signed = yield* checkExportSignature(dir, expected)
+  const problems = [...signed.problems, ...files.flatMap((f) => (f.problem !== undefined ? [f.problem] : []))]
+  return {
+    dir,
+    manifest: true,
+    ok: problems.length === 0,
+    files,
+    signature: signed.report,
+    problems
+  } satisfies VerifyResult as VerifyResult
 })

@@ -26,6 +26,7 @@ import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { say, summary as printSummary } from "../console/Output.js"
 import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
+import { signOption, withSigning } from "../evidence/Commands.js"
 import { resumeOnboarding } from "../onboard/Commands.js"
 import { readOnboardSummary } from "../onboard/Summary.js"
 import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -283,6 +284,7 @@ export const importCommand = Command.make(
     map: mapOption,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
+    sign: signOption,
     json: jsonOption,
     connection: connectionOptions
   },
@@ -317,9 +319,10 @@ export const importCommand = Command.make(
           runDir,
           onConflict,
           clientConcurrency: Option.getOrUndefined(a.connection.concurrency)
-        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(hintOnAbort(() =>
-          runDir
-        ))
+        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(
+          hintOnAbort(() => runDir),
+          withSigning(a.sign, { run: () => runDir })
+        )
     })
 ).pipe(
   Command.withDescription(
@@ -335,6 +338,7 @@ export const resumeCommand = Command.make(
     runDir: Args.text({ name: "RUN_DIR" }).pipe(
       Args.withDescription("The run directory to continue: an import's, or an onboarding's")
     ),
+    sign: signOption,
     json: jsonOption,
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
@@ -366,7 +370,7 @@ export const resumeCommand = Command.make(
             Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result))
           )
       ).pipe(hintOnAbort(() => job.runDir))
-    })
+    }).pipe(withSigning(a.sign, { run: () => a.runDir }))
 ).pipe(
   Command.withDescription(
     "Finish an interrupted run or onboarding: rows done are not sent again, rows in flight are looked up before any resend"
@@ -399,6 +403,7 @@ export const rerunCommand = Command.make(
     conflicts: conflictOptions,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
+    sign: signOption,
     json: jsonOption,
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
@@ -411,13 +416,16 @@ export const rerunCommand = Command.make(
         const undoOnly = Option.isSome(a.only)
           ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
           : undefined
+        // Named here, so that --sign knows the directory to sign.
+        const out = Option.getOrElse(a.out, () => defaultRunDir("undo"))
         return yield* rerunUndoCommand({
           ...a,
+          out: Option.some(out),
           runDir: undoDir,
           only: undoOnly,
           force: a.conflicts.overwrite,
           merge: a.conflicts.merge
-        })
+        }).pipe(withSigning(a.sign, { run: () => out }))
       }
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const onConflict = yield* onConflictOf(a.conflicts)
@@ -465,7 +473,7 @@ export const rerunCommand = Command.make(
                 return 0 as ExitCode
               })
           )
-        )).pipe(hintOnAbort(() => runDir))
+        )).pipe(hintOnAbort(() => runDir), withSigning(a.sign, { run: () => runDir }))
     })
 ).pipe(
   Command.withDescription(

@@ -14,6 +14,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { RunError } from "../Errors.js"
+import { chainAlgorithm, type ChainTail, lineHash, readChainTail } from "../evidence/Chain.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
 import { ProfileRecord } from "../mapping/Profile.js"
 import { redactKnown } from "../Secrets.js"
@@ -121,7 +122,9 @@ export const Header = Schema.Struct({
   parent: Schema.optional(ParentRun),
   stale: Schema.optional(StaleCheck),
   /** The export the source came from, when one wrote it: its ids are only used against its server and account. */
-  origin: Schema.optional(ExportOrigin)
+  origin: Schema.optional(ExportOrigin),
+  /** Every later line carries `prev`, the sha256 of the line before it (evidence/Chain.ts); absent in older runs. */
+  chain: Schema.optional(Schema.Literal(chainAlgorithm))
 })
 export type Header = typeof Header.Type
 
@@ -224,6 +227,16 @@ const makeBatch = (): Batch => {
   return { lines: [], written, settle }
 }
 
+/** The chain's state of the journal at `path`, `size` bytes long and ending with a newline. */
+const readTail = async (path: string, size: number): Promise<ChainTail> => {
+  const r = await fs.promises.open(path, "r")
+  try {
+    return await readChainTail(r, size)
+  } finally {
+    await r.close()
+  }
+}
+
 /**
  * Opens the journal for appending (created when absent). A crash can leave a last line without its newline:
  * one is added first, so the next line starts clean and the reader skips the fragment.
@@ -245,10 +258,10 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
           }
           if (last[0] !== 0x0a) {
             await h.write("\n")
-            return { h, size: size + 1 }
+            return { h, size: size + 1, tail: await readTail(path, size + 1) }
           }
         }
-        return { h, size }
+        return { h, size, tail: await readTail(path, size) }
       },
       catch: (cause) => journalError(path, cause)
     }),
@@ -256,6 +269,9 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
   )
   // The length of the lines written whole; only `drain` writes, one batch at a time.
   let size = handle.size
+  // The hash chain: a new journal is chained from its header on; one written before the chain stays unchained.
+  let chained = handle.tail.chained || size === 0
+  let lastHash = handle.tail.lastHash
   let broken: unknown = undefined
   const writeWhole = async (bytes: Buffer) => {
     let written = 0
@@ -302,11 +318,24 @@ export const openJournal = Effect.fn("Journal.open")(function*(path: string) {
     }
     writing = false
   }
+  // Lines take their place in the chain in the order they are appended, which is the order they are written.
+  const chainLine = (line: Line): Line | (Line & { readonly prev: string }) => {
+    if (!chained) return line
+    if (line.state === "header" && lastHash === undefined) return { ...line, chain: chainAlgorithm }
+    if (lastHash === undefined) {
+      chained = false
+      return line
+    }
+    return { ...line, prev: lastHash }
+  }
   const append = (line: Line) =>
     Effect.suspend(() => {
       const batch = next ??= makeBatch()
       // The last guard: no secret the process holds is ever written (Secrets.ts).
-      batch.lines.push(Buffer.from(`${redactKnown(JSON.stringify(line))}\n`, "utf8"))
+      const text = redactKnown(JSON.stringify(chainLine(line)))
+      const bytes = Buffer.from(`${text}\n`, "utf8")
+      if (chained) lastHash = lineHash(bytes.subarray(0, bytes.length - 1))
+      batch.lines.push(bytes)
       if (!writing) void drain()
       return Effect.tryPromise({ try: () => batch.written, catch: (cause) => journalError(path, cause) })
     })

@@ -25,6 +25,7 @@ import {
 } from "../cli/Parsing.js"
 import { say, stopAfterApiRequests, summary as printSummary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
+import { signOption, withSigning } from "../evidence/Commands.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
 import { shellQuote } from "../Shell.js"
 import { parseDuration } from "../Units.js"
@@ -155,6 +156,7 @@ export const onboardCommand = Command.make(
       Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"),
       Options.optional
     ),
+    sign: signOption,
     json: jsonOption,
     connection: connectionOptions
   },
@@ -191,7 +193,9 @@ export const onboardCommand = Command.make(
       })
       for (const line of planLines(prepared)) yield* say(line)
       const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
-      return yield* runAndClose(prepared, a.connection, extra, a.json)
+      return yield* runAndClose(prepared, a.connection, extra, a.json).pipe(
+        withSigning(a.sign, { run: () => runDir })
+      )
     }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(

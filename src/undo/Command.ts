@@ -21,6 +21,7 @@ import { type Api } from "../client/Api.js"
 import { say, summary as printSummary } from "../console/Output.js"
 import { formatDuration, summaryTable } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
+import { signOption, withSigning } from "../evidence/Commands.js"
 import { journalFile, readJournal } from "../import/Journal.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { runTargetOf } from "../import/Resume.js"
@@ -122,6 +123,7 @@ export const undoCommand = Command.make(
       Options.withDescription("Run directory of the undo (default runs/<UTC timestamp>-undo)"),
       Options.optional
     ),
+    sign: signOption,
     json: jsonOption,
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
@@ -140,7 +142,10 @@ export const undoCommand = Command.make(
           Effect.flatMap((result) =>
             afterUndo(a.json, `undo ${a.runDir}`, result)
           )
-        ))
+        )).pipe(withSigning(a.sign, {
+          run: () =>
+            runDir
+        }))
     })
 ).pipe(
   Command.withDescription(
