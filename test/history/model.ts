@@ -19,6 +19,7 @@ import { parse } from "csv-parse/sync"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import yauzl from "yauzl"
 import { Api } from "../../src/client/Api.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { normalKey } from "../../src/Identity.js"
@@ -960,7 +961,13 @@ const filesUnder = (dir: string): Array<string> =>
 const jwtHeader = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
 
 /** Checks step `index` (records `before` → `after`); returns the violations, each a sentence. */
-export const checkStep = (w: World, index: number, step: Step, before: Snapshot, after: Snapshot): Array<string> => {
+export const checkStep = Effect.fn("History.checkStep")(function*(
+  w: World,
+  index: number,
+  step: Step,
+  before: Snapshot,
+  after: Snapshot
+) {
   const problems: Array<string> = [...(step.found ?? [])]
   const changed = changedKeys(before, after)
 
@@ -1056,19 +1063,57 @@ export const checkStep = (w: World, index: number, step: Step, before: Snapshot,
     }
   }
 
-  // (v) no secret in any file of the histories' directory, or in any output.
+  // (v) no secret in any file of the histories' directory (inside compressed ones too), or in any output.
   const account = w.sandbox.accounts[0]!
   const secrets = [account.apiKey, account.apiToken, jwtHeader]
   for (const path of filesUnder(w.dir)) {
-    const text = readFileSync(path, "latin1")
-    for (const s of secrets) {
-      if (text.includes(s)) problems.push(`(v) ${Path.relative(w.dir, path)} holds a secret (${s.slice(0, 6)}…)`)
+    for (const [part, text] of yield* readableParts(path)) {
+      for (const s of secrets) {
+        if (text.includes(s)) {
+          problems.push(`(v) ${Path.relative(w.dir, path)}${part} holds a secret (${s.slice(0, 6)}…)`)
+        }
+      }
     }
   }
   for (const line of step.output) {
     for (const s of secrets) if (line.includes(s)) problems.push(`(v) the output holds a secret: ${line.slice(0, 120)}`)
   }
   return problems
+})
+
+/** A zip's local file header: .xlsx, .zip and every other archive of the zip family start with it. */
+const zipMagic = Buffer.from("PK\x03\x04", "latin1")
+
+/**
+ * A file's text as a search for secrets needs it: `["", text]` for a plain file; for a zip (report.xlsx, a
+ * .zip) the text of every entry, each as `[":entry/name", text]` (an .xlsx keeps its cells compressed, so its raw
+ * bytes hide whatever they hold). An archive that cannot be read counts as its raw bytes.
+ */
+export const readableParts = (path: string): Effect.Effect<Array<readonly [string, string]>> => {
+  const bytes = readFileSync(path)
+  const raw: Array<readonly [string, string]> = [["", bytes.toString("latin1")]]
+  if (bytes.length < 4 || !bytes.subarray(0, 4).equals(zipMagic)) return Effect.succeed(raw)
+  return Effect.async<Array<readonly [string, string]>>((resume) => {
+    const parts: Array<readonly [string, string]> = [...raw]
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (error, zip) => {
+      if (error !== null) return resume(Effect.succeed(raw))
+      zip.on("error", () => resume(Effect.succeed(raw)))
+      zip.on("end", () => resume(Effect.succeed(parts)))
+      zip.on("entry", (entry: yauzl.Entry) => {
+        zip.openReadStream(entry, (openError, stream) => {
+          if (openError !== null) return resume(Effect.succeed(raw))
+          const chunks: Array<Buffer> = []
+          stream.on("data", (c: Buffer) => chunks.push(c))
+          stream.on("error", () => resume(Effect.succeed(raw)))
+          stream.on("end", () => {
+            parts.push([`:${entry.fileName}`, Buffer.concat(chunks).toString("latin1")])
+            zip.readEntry()
+          })
+        })
+      })
+      zip.readEntry()
+    })
+  })
 }
 
 /** Keys changed by the steps from `from` up to `to` (excluded) whose owner `other` picks. */
@@ -1122,7 +1167,7 @@ export const runHistory = (
       const owner = history[i]!.kind.startsWith("actor") ? "actor" : (step.runDir ?? `step ${i}`)
       w.changes.push({ owner, keys: changedKeys(before, after) })
       log.push(`${i}. ${JSON.stringify(history[i])}\n   → ${step.note}`)
-      const violations = checkStep(w, i, step, before, after)
+      const violations = yield* checkStep(w, i, step, before, after)
       if (violations.length > 0) return { log, violations, failedAt: i } satisfies Outcome
     }
     return { log, violations: [], failedAt: undefined } satisfies Outcome
