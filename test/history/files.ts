@@ -182,6 +182,8 @@ export interface ColumnPlan {
   readonly decimal: "." | ","
   /** Columns that are no field: their values must never reach the server. */
   readonly unsent: ReadonlyArray<string>
+  /** The values the file holds in those columns, each with its column. */
+  readonly unsentValues: ReadonlyArray<readonly [value: string, column: string]>
 }
 
 export const planOf = (shape: FileShape): ColumnPlan => {
@@ -197,7 +199,13 @@ export const planOf = (shape: FileShape): ColumnPlan => {
       }]
     ),
     decimal: decimalOf(shape),
-    unsent: cols.filter((c) => c.field === undefined).map((c) => headerOf(shape, c))
+    unsent: cols.filter((c) => c.field === undefined).map((c) => headerOf(shape, c)),
+    unsentValues: cols.filter((c) => c.field === undefined).flatMap((c) =>
+      shape.rows.flatMap((r) => {
+        const value = String(c.cell(r, decimalOf(shape), isPortuguese(shape)) ?? "").trim()
+        return value === "" ? [] : [[value, headerOf(shape, c)] as const]
+      })
+    )
   }
 }
 
@@ -210,7 +218,8 @@ export const planOfHeader = (header: ReadonlyArray<string>, decimal: "." | ","):
       : []
   ),
   decimal,
-  unsent: []
+  unsent: [],
+  unsentValues: []
 })
 
 /** How the checker compares header cells and value-map keys: case, accents and outer spaces do not count. */

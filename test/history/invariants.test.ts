@@ -18,7 +18,15 @@ const nothing: Step = { targeted: new Set(), keyless: 0, output: [], note: "" }
 
 /** A world that holds only what invariant (v) reads: the account's secrets and the history's directory. */
 const worldIn = (dir: string) =>
-  ({ sandbox: { accounts }, dir, runs: [], snapshots: [], changes: [], exports: [] }) as unknown as World
+  ({
+    sandbox: { accounts },
+    dir,
+    runs: [],
+    snapshots: [],
+    changes: [],
+    exports: [],
+    clean: new Map()
+  }) as unknown as World
 
 const workbookWith = (path: string, cell: string) =>
   Effect.promise(async () => {

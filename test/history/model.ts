@@ -227,7 +227,8 @@ export interface RunInfo {
   readonly firstStep: number
   readonly dryRun: boolean
   readonly undo: boolean
-  readonly targeted: ReadonlySet<string>
+  /** The keys the run may change; records without a key it created are added as `#id` once seen. */
+  readonly targeted: Set<string>
   /** What the report's columns mean (invariant iv); undefined for an undo. */
   readonly plan?: ColumnPlan | undefined
 }
@@ -247,6 +248,8 @@ export interface World {
   readonly exports: Array<{ readonly dir: string; readonly records: Snapshot }>
   faults: Faults
   counter: number
+  /** Files invariant (v) read and found without a secret, with their modification time and size then. */
+  readonly clean: Map<string, string>
 }
 
 const apiKey = (w: World) => w.sandbox.accounts[0]!.apiKey
@@ -1084,13 +1087,17 @@ export const checkStep = Effect.fn("History.checkStep")(function*(
   const account = w.sandbox.accounts[0]!
   const secrets = [account.apiKey, account.apiToken, jwtHeader]
   for (const path of filesUnder(w.dir)) {
-    for (const [part, text] of yield* readableParts(path)) {
-      for (const s of secrets) {
-        if (text.includes(s)) {
-          problems.push(`(v) ${Path.relative(w.dir, path)}${part} holds a secret (${s.slice(0, 6)}…)`)
-        }
-      }
-    }
+    // A file already read and found clean is read again only once it changed.
+    const { mtimeMs, size } = statSync(path)
+    const seen = `${mtimeMs}:${size}`
+    if (w.clean.get(path) === seen) continue
+    const found = (yield* readableParts(path)).flatMap(([part, text]) =>
+      secrets.filter((s) => text.includes(s)).map((s) =>
+        `(v) ${Path.relative(w.dir, path)}${part} holds a secret (${s.slice(0, 6)}…)`
+      )
+    )
+    if (found.length === 0) w.clean.set(path, seen)
+    problems.push(...found)
   }
   for (const line of step.output) {
     for (const s of secrets) if (line.includes(s)) problems.push(`(v) the output holds a secret: ${line.slice(0, 120)}`)
@@ -1135,16 +1142,7 @@ export const readableParts = (path: string): Effect.Effect<Array<readonly [strin
 
 /** Records holding the name or a value of a column that was never to be sent, in any run's file so far. */
 const unsentLeaks = (w: World, records: Snapshot): Array<string> => {
-  const unsent = new Map<string, string>()
-  for (const run of w.runs) {
-    if (run.plan === undefined || run.plan.unsent.length === 0) continue
-    for (const row of readCsv(Path.join(run.dir, "report.csv"))) {
-      for (const column of run.plan.unsent) {
-        const value = row[column]?.trim()
-        if (value) unsent.set(value, column)
-      }
-    }
-  }
+  const unsent = new Map(w.runs.flatMap((r) => r.plan?.unsentValues ?? []))
   const headers = new Set(w.runs.flatMap((r) => r.plan?.unsent ?? []).map((h) => normalKey(h)))
   const out: Array<string> = []
   for (const [k, record] of records) {
@@ -1178,6 +1176,8 @@ export interface Outcome {
   /** Empty when every invariant held after every step. */
   readonly violations: ReadonlyArray<string>
   readonly failedAt: number | undefined
+  /** Milliseconds spent, by action kind and in the checks ("check"): where a soak's time goes. */
+  readonly spent: Readonly<Record<string, number>>
 }
 
 /** A world with nothing done yet, its directory made. */
@@ -1198,7 +1198,8 @@ export const newWorld = (
     changes: [],
     exports: [],
     faults: noFaults,
-    counter: 0
+    counter: 0,
+    clean: new Map()
   }
 }
 
@@ -1213,17 +1214,27 @@ export const runHistory = (
   Effect.gen(function*() {
     const w = newWorld(sandbox, gateway, dir, features)
     const log: Array<string> = []
+    const spent: Record<string, number> = {}
+    const spend = (what: string, since: number) => void (spent[what] = (spent[what] ?? 0) + performance.now() - since)
     for (let i = 0; i < history.length; i++) {
       const before = yield* snapshot(w)
       w.snapshots.push(before)
+      const started = performance.now()
       const step = yield* runAction(w, history[i]!)
+      spend(history[i]!.kind, started)
       // The checks read the server without faults; the history's faults come back for the next step.
       const after = yield* snapshot(w)
       const owner = history[i]!.kind.startsWith("actor") ? "actor" : (step.runDir ?? `step ${i}`)
-      w.changes.push({ owner, keys: changedKeys(before, after) })
+      const changed = changedKeys(before, after)
+      w.changes.push({ owner, keys: changed })
+      // Records without a key that a run created are its own too (by `#id`): its undo may delete them.
+      const run = w.runs.find((r) => r.dir === step.runDir && !r.undo)
+      for (const k of changed) if (run !== undefined && k.startsWith("#") && !before.has(k)) run.targeted.add(k)
       log.push(`${i}. ${JSON.stringify(history[i])}\n   → ${step.note}`)
+      const checking = performance.now()
       const violations = yield* checkStep(w, i, step, before, after)
-      if (violations.length > 0) return { log, violations, failedAt: i } satisfies Outcome
+      spend("check", checking)
+      if (violations.length > 0) return { log, violations, failedAt: i, spent } satisfies Outcome
     }
-    return { log, violations: [], failedAt: undefined } satisfies Outcome
+    return { log, violations: [], failedAt: undefined, spent } satisfies Outcome
   })
