@@ -1019,6 +1019,10 @@ export const checkStep = Effect.fn("History.checkStep")(function*(
         else {
           // Every mapped column of the row, as the server should keep it (trimmed, numbers, Sim/Não …).
           for (const column of plan.mapped) {
+            if (!(column.column in row)) {
+              problems.push(`(iv) ${where}: the report has no column ${JSON.stringify(column.column)} of the file`)
+              continue
+            }
             const expected = expectedValue(column.kind, row[column.column], plan.decimal, column.values)
             if (expected !== undefined && !sameValue(expected, record[column.property])) {
               problems.push(
