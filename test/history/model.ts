@@ -19,17 +19,34 @@ import { parse } from "csv-parse/sync"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import yauzl from "yauzl"
 import { Api } from "../../src/client/Api.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { normalKey } from "../../src/Identity.js"
 import { runImport } from "../../src/import/Pipeline.js"
 import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
+import { readProfile } from "../../src/mapping/Profile.js"
 import type { Faults, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { runUndo } from "../../src/undo/Undo.js"
 import { apiOf, job, spawnCli, writes } from "../import/support.js"
 import type { EchoGateway } from "./echo.js"
+import type { ColumnPlan, FileShape, Row } from "./files.js"
+import {
+  expectedValue,
+  genForm,
+  genRow,
+  notes,
+  pickName,
+  planOf,
+  planOfHeader,
+  sameValue,
+  simplerFiles,
+  writeInput
+} from "./files.js"
+
+export type { FileShape, Row } from "./files.js"
 
 // --- seeded randomness -----------------------------------------------------------------------------------------
 
@@ -50,85 +67,33 @@ export const rng = (seed: number) => {
 }
 export type Rng = ReturnType<typeof rng>
 
-// --- what the user has: keys, Brazilian-style rows, files ------------------------------------------------------
+// --- what the user has: keys, Brazilian-style rows, files (files.ts) --------------------------------------------
 
 /** The keys every history draws from: few, so actions meet the same records. */
 export const keyPool = ["CLI-01", "CLI-02", "CLI-03", "CLI-04", "CLI-05", "CLI-06"]
-const names = [
-  "Padaria Pão Quente",
-  "Açougue São João",
-  "Farmácia Coração de Jesus",
-  "Mercearia Irmãos Araújo",
-  "Oficina do Zé",
-  "Lanchonete Calçadão",
-  "Ótica Visão & Cia",
-  "Papelaria Conceição"
-]
-const notes = ["", "Cliente desde 2019", "Pagamento à vista", "Entregar após às 14h", "Inadimplente; não atender"]
 
-export interface Row {
-  /** Undefined: a row without a key (a footer such as "Total de clientes: 5"). */
-  readonly key: string | undefined
-  /** Empty: the row is invalid (a customer needs a name). */
-  readonly name: string
-  readonly note: string
-  readonly phone: string
-}
-
-export interface FileShape {
-  readonly delimiter: ";" | ","
-  readonly encoding: "windows-1252" | "utf-8"
-  readonly rows: ReadonlyArray<Row>
-}
-
-/** A row; `full`: every cell filled (without the fix of issue 28.2, a run that leaves a field out cannot be undone). */
-const genRow = (g: Rng, key: string | undefined, invalid: boolean, full: boolean): Row => ({
-  key,
-  name: invalid ? "" : g.pick(names),
-  note: full ? g.pick(notes.filter((n) => n !== "")) : g.pick(notes),
-  phone: full || g.chance(0.5) ? `+55 11 9${String(1000 + g.int(9000))}-${String(1000 + g.int(9000))}` : ""
-})
-
-const genFile = (g: Rng, features: ReadonlySet<Feature>): FileShape => {
+/**
+ * A file of 1 to 4 rows. `own`: a customer's own sheet (Portuguese headers, title row, footer, `--map`); other
+ * files have the template's headers. Either may be an .xlsx, have internal columns and the cells beyond the
+ * template's four.
+ */
+const genFile = (g: Rng, features: ReadonlySet<Feature>, own = false): FileShape => {
   const count = 1 + g.int(4)
   const keys = [...keyPool].sort(() => g.next() - 0.5).slice(0, count)
   const full = !features.has("unsent-fields-edited-then-undo")
-  const rows: Array<Row> = keys.map((k) => genRow(g, k, g.chance(0.1), full))
+  const form = genForm(g)
+  const more = own || form.internal === true || g.chance(0.5)
+  const rows: Array<Row> = keys.map((k) => genRow(g, k, g.chance(0.1), full, more))
   if (features.has("keyless-rows") && g.chance(0.3)) {
     rows.push({ key: undefined, name: `Total de clientes: ${rows.length}`, note: "", phone: "" })
   }
-  return { delimiter: g.chance(0.5) ? ";" : ",", encoding: g.chance(0.5) ? "windows-1252" : "utf-8", rows }
-}
-
-const quote = (cell: string, delimiter: string) =>
-  cell.includes(delimiter) || cell.includes("\"") || cell.includes("\n") ? `"${cell.replaceAll("\"", "\"\"")}"` : cell
-
-/** The file as a Brazilian implementer's spreadsheet saves it: `;` or `,`, Windows-1252 or UTF-8, CRLF. */
-export const fileBytes = (shape: FileShape): Buffer => {
-  const d = shape.delimiter
-  const lines = [
-    ["externalId", "name", "phoneNumber", "note"].join(d),
-    ...shape.rows.map((r) => [r.key ?? "", r.name, r.phone, r.note].map((c) => quote(c, d)).join(d))
-  ]
-  const text = lines.join("\r\n") + "\r\n"
-  return shape.encoding === "windows-1252" ? Buffer.from(text, "latin1") : Buffer.from(text, "utf8")
-}
-
-/** Smaller files: each row dropped, (`emptyCells`) each row's optional cells emptied, plainer encoding. */
-const simplerFiles = (shape: FileShape, emptyCells = false): Array<FileShape> => {
-  const out: Array<FileShape> = []
-  if (shape.rows.length > 1) {
-    shape.rows.forEach((_, i) => out.push({ ...shape, rows: shape.rows.filter((_, j) => j !== i) }))
+  return {
+    delimiter: own || g.chance(0.5) ? ";" : ",",
+    encoding: g.chance(0.5) ? "windows-1252" : "utf-8",
+    rows,
+    ...form,
+    style: own ? "portuguese" : "template"
   }
-  shape.rows.forEach((r, i) => {
-    if (emptyCells && (r.note !== "" || r.phone !== "")) {
-      out.push({ ...shape, rows: shape.rows.map((x, j) => (j === i ? { ...x, note: "", phone: "" } : x)) })
-    }
-  })
-  if (shape.delimiter === ";" || shape.encoding === "windows-1252") {
-    out.push({ ...shape, delimiter: ",", encoding: "utf-8" })
-  }
-  return out
 }
 
 // --- actions ---------------------------------------------------------------------------------------------------
@@ -137,6 +102,11 @@ export type Mode = "create" | "upsert" | "update" | "delete"
 
 export type Action =
   | { readonly kind: "import"; readonly mode: Mode; readonly file: FileShape; readonly dryRun: boolean }
+  /**
+   * A customer's own sheet (Portuguese headers, a title row, `Sim`/`Não`, a "Total" footer, internal columns;
+   * CSV or XLSX) imported with `--map` and the profile the history writes beside it.
+   */
+  | { readonly kind: "own-sheet"; readonly mode: Mode; readonly file: FileShape; readonly dryRun: boolean }
   | {
     readonly kind: "interrupted-import"
     readonly mode: Mode
@@ -257,7 +227,10 @@ export interface RunInfo {
   readonly firstStep: number
   readonly dryRun: boolean
   readonly undo: boolean
-  readonly targeted: ReadonlySet<string>
+  /** The keys the run may change; records without a key it created are added as `#id` once seen. */
+  readonly targeted: Set<string>
+  /** What the report's columns mean (invariant iv); undefined for an undo. */
+  readonly plan?: ColumnPlan | undefined
 }
 
 export interface World {
@@ -275,6 +248,8 @@ export interface World {
   readonly exports: Array<{ readonly dir: string; readonly records: Snapshot }>
   faults: Faults
   counter: number
+  /** Files invariant (v) read and found without a secret, with their modification time and size then. */
+  readonly clean: Map<string, string>
 }
 
 const apiKey = (w: World) => w.sandbox.accounts[0]!.apiKey
@@ -312,11 +287,16 @@ export const changedKeys = (before: Snapshot, after: Snapshot): Set<string> => {
 
 const nextDir = (w: World, what: string) => Path.join(w.dir, `${String(++w.counter).padStart(3, "0")}-${what}`)
 
-const writeFile = (w: World, shape: FileShape): string => {
-  const file = `${nextDir(w, "file")}.csv`
-  writeFileSync(file, fileBytes(shape))
-  return file
-}
+/** Writes the file of `shape` (and its mapping profile) and returns them, with the read settings for a job. */
+const writeFile = Effect.fn("History.writeFile")(function*(w: World, shape: FileShape) {
+  const { file, profile } = yield* writeInput(nextDir(w, "file"), shape)
+  const map = profile === undefined ? undefined : yield* Effect.orDie(readProfile(profile))
+  return {
+    file,
+    profile,
+    read: { encoding: "auto", delimiter: "auto", ...(map !== undefined ? { map } : {}) } as const
+  }
+})
 
 const keysOf = (rows: ReadonlyArray<Row>) =>
   new Set(rows.flatMap((r) => (r.key !== undefined ? [normalKey(r.key)] : [])))
@@ -343,7 +323,7 @@ const importStep = Effect.fn("History.import")(function*(
   a: { mode: Mode; file: FileShape; dryRun: boolean },
   interrupt?: { after: number; hard: boolean }
 ) {
-  const file = writeFile(w, a.file)
+  const { file, read } = yield* writeFile(w, a.file)
   const runDir = nextDir(w, `import-${a.mode}`)
   const output: Array<string> = []
   const mark = (yield* w.sandbox.control.requests).length
@@ -352,7 +332,7 @@ const importStep = Effect.fn("History.import")(function*(
       yield* Effect.sleep(5)
     }
   })
-  const base = job({ resource: "customers", file, runDir, mode: a.mode, dryRun: a.dryRun })
+  const base = job({ resource: "customers", file, read, runDir, mode: a.mode, dryRun: a.dryRun })
   const theJob = {
     ...base,
     say: sayInto(output),
@@ -380,7 +360,8 @@ const importStep = Effect.fn("History.import")(function*(
       firstStep: w.snapshots.length - 1,
       dryRun: a.dryRun,
       undo: false,
-      targeted: keysOf(a.file.rows)
+      targeted: keysOf(a.file.rows),
+      plan: planOf(a.file)
     })
   }
   return {
@@ -438,6 +419,22 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
       ...(a.mode !== "upsert" ? [{ ...a, mode: "upsert" as const }] : [])
     ]
   },
+  "own-sheet": {
+    weight: 3,
+    generate: (g, f) => ({
+      kind: "own-sheet",
+      mode: g.pick(["create", "upsert", "upsert", "update"] as const),
+      file: genFile(g, f, true),
+      dryRun: g.chance(0.2)
+    }),
+    run: (w, a) => importStep(w, a),
+    simplify: (a) => [
+      { kind: "import", mode: a.mode, file: { ...a.file, style: "template" }, dryRun: a.dryRun },
+      ...simplerFiles(a.file).filter((file) => file.style === "portuguese").map((file) => ({ ...a, file })),
+      ...(a.dryRun ? [{ ...a, dryRun: false }] : []),
+      ...(a.mode !== "upsert" ? [{ ...a, mode: "upsert" as const }] : [])
+    ]
+  },
   "interrupted-import": {
     weight: 2,
     generate: (g, f) => ({
@@ -464,7 +461,7 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
       mode: f.has("faulted-create-then-undo")
         ? g.pick(["create", "upsert", "update", "delete"] as const)
         : g.pick(["upsert", "update", "delete"] as const),
-      file: genFile(g, f),
+      file: genFile(g, f, g.chance(0.3)),
       after: g.int(4)
     }),
     run: (w, a) => cliKill(w, a),
@@ -531,7 +528,8 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
             firstStep: w.snapshots.length - 1,
             dryRun: false,
             undo: false,
-            targeted: run.targeted
+            targeted: run.targeted,
+            plan: run.plan
           })
         }
         return {
@@ -583,7 +581,7 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     weight: 2,
     generate: (g, f) => {
       const field = f.has("unsent-fields-edited-then-undo") ? g.pick(["name", "note", "address"] as const) : "name"
-      return { kind: "actor-edit", record: g.int(100), field, value: `${g.pick(names)} (editado)` }
+      return { kind: "actor-edit", record: g.int(100), field, value: `${pickName(g)} (editado)` }
     },
     run: (w, a) =>
       actorWrite(w, a.record, (id) => ({
@@ -665,15 +663,16 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     generate: (g, f) => ({ kind: "concurrent-imports", file: genFile(g, f) }),
     run: (w, a) =>
       Effect.gen(function*() {
-        const file = writeFile(w, a.file)
+        const { file, read } = yield* writeFile(w, a.file)
         const dirs = [nextDir(w, "twin-a"), nextDir(w, "twin-b")]
         const output: Array<string> = []
         const exits = yield* Effect.all(
           dirs.map((runDir) =>
             Effect.exit(
-              runImport({ ...job({ resource: "customers", file, runDir, mode: "upsert" }), say: sayInto(output) }).pipe(
-                Effect.provide(clientOf(w))
-              )
+              runImport({ ...job({ resource: "customers", file, read, runDir, mode: "upsert" }), say: sayInto(output) })
+                .pipe(
+                  Effect.provide(clientOf(w))
+                )
             )
           ),
           { concurrency: 2 }
@@ -685,7 +684,8 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
               firstStep: w.snapshots.length - 1,
               dryRun: false,
               undo: false,
-              targeted: keysOf(a.file.rows)
+              targeted: keysOf(a.file.rows),
+              plan: planOf(a.file)
             })
           }
         }
@@ -712,10 +712,19 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
 
 /** The built CLI imports a file and is killed with SIGKILL once the server has `after` of its writes. */
 const cliKill = Effect.fn("History.cliKill")(function*(w: World, a: Of<"cli-kill">) {
-  const file = writeFile(w, a.file)
+  const { file, profile } = yield* writeFile(w, a.file)
   const runDir = nextDir(w, `cli-${a.mode}`)
   const mark = (yield* w.sandbox.control.requests).length
-  const args = ["import", "customers", file, "--mode", a.mode, "--out", runDir]
+  const args = [
+    "import",
+    "customers",
+    file,
+    "--mode",
+    a.mode,
+    "--out",
+    runDir,
+    ...(profile !== undefined ? ["--map", profile] : [])
+  ]
   const cli = spawnCli(args, { ...w.sandbox, url: w.gateway.url }, w.dir)
   let exited = false
   void cli.exit.then(() => (exited = true))
@@ -729,7 +738,8 @@ const cliKill = Effect.fn("History.cliKill")(function*(w: World, a: Of<"cli-kill
       firstStep: w.snapshots.length - 1,
       dryRun: false,
       undo: false,
-      targeted: keysOf(a.file.rows)
+      targeted: keysOf(a.file.rows),
+      plan: planOf(a.file)
     })
   }
   return {
@@ -867,7 +877,11 @@ const reimportStep = Effect.fn("History.reimport")(function*(w: World, a: Of<"re
   )
   const targeted = new Set(rows.flatMap((r) => (r.externalId ? [normalKey(r.externalId)] : [])))
   const made = existsSync(runDir)
-  if (made) w.runs.push({ dir: runDir, firstStep: w.snapshots.length - 1, dryRun: false, undo: false, targeted })
+  if (made) {
+    // An export is written with `,` and a decimal point (docs/export.md).
+    const plan = planOfHeader(columns, ".")
+    w.runs.push({ dir: runDir, firstStep: w.snapshots.length - 1, dryRun: false, undo: false, targeted, plan })
+  }
   return {
     targeted,
     keyless: 0,
@@ -960,7 +974,13 @@ const filesUnder = (dir: string): Array<string> =>
 const jwtHeader = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
 
 /** Checks step `index` (records `before` → `after`); returns the violations, each a sentence. */
-export const checkStep = (w: World, index: number, step: Step, before: Snapshot, after: Snapshot): Array<string> => {
+export const checkStep = Effect.fn("History.checkStep")(function*(
+  w: World,
+  index: number,
+  step: Step,
+  before: Snapshot,
+  after: Snapshot
+) {
   const problems: Array<string> = [...(step.found ?? [])]
   const changed = changedKeys(before, after)
 
@@ -987,20 +1007,28 @@ export const checkStep = (w: World, index: number, step: Step, before: Snapshot,
   const run = step.runDir !== undefined ? w.runs.find((r) => r.dir === step.runDir) : undefined
   if (run !== undefined && !run.undo && !run.dryRun) {
     const others = touchedBy(w, run.firstStep, index, (owner) => owner !== run.dir)
+    const plan = run.plan ?? planOfHeader(["externalId", "name", "note"], ".")
     for (const row of readCsv(Path.join(run.dir, "report.csv"))) {
-      const key = row.externalId ? normalKey(row.externalId) : undefined
+      const keyCell = row[plan.keyColumn]?.trim()
+      const key = keyCell ? normalKey(keyCell) : undefined
       if (key === undefined || others.has(key)) continue
       const record = after.get(key)
       const where = `${Path.basename(run.dir)} row ${row._row} (${key}) ${row._status}`
       if (["created", "updated", "unchanged"].includes(row._status!)) {
         if (record === undefined) problems.push(`(iv) ${where}, but the server has no such record`)
         else {
-          // A customer's name is read back as `description`.
-          for (const [column, property] of [["name", "description"], ["note", "note"]] as const) {
-            const sent = row[column]
-            if (sent !== undefined && sent !== "" && record[property] !== sent) {
+          // Every mapped column of the row, as the server should keep it (trimmed, numbers, Sim/Não …).
+          for (const column of plan.mapped) {
+            if (!(column.column in row)) {
+              problems.push(`(iv) ${where}: the report has no column ${JSON.stringify(column.column)} of the file`)
+              continue
+            }
+            const expected = expectedValue(column.kind, row[column.column], plan.decimal, column.values)
+            if (expected !== undefined && !sameValue(expected, record[column.property])) {
               problems.push(
-                `(iv) ${where}: ${column} ${JSON.stringify(sent)}, the server has ${JSON.stringify(record[property])}`
+                `(iv) ${where}: ${column.column} ${JSON.stringify(row[column.column])} (${
+                  JSON.stringify(expected)
+                }), the server's ${column.property} is ${JSON.stringify(record[column.property])}`
               )
             }
           }
@@ -1016,6 +1044,9 @@ export const checkStep = (w: World, index: number, step: Step, before: Snapshot,
       }
     }
   }
+
+  // (i) a column that is no field never reaches the server: neither its name nor any of its values is on a record.
+  for (const leak of unsentLeaks(w, after)) problems.push(leak)
 
   // (ii) undo restores the before-state of records nobody else touched, and leaves alone those somebody did.
   if (step.undid !== undefined && step.undid.length > 0 && step.runDir !== undefined) {
@@ -1056,19 +1087,80 @@ export const checkStep = (w: World, index: number, step: Step, before: Snapshot,
     }
   }
 
-  // (v) no secret in any file of the histories' directory, or in any output.
+  // (v) no secret in any file of the histories' directory (inside compressed ones too), or in any output.
   const account = w.sandbox.accounts[0]!
   const secrets = [account.apiKey, account.apiToken, jwtHeader]
   for (const path of filesUnder(w.dir)) {
-    const text = readFileSync(path, "latin1")
-    for (const s of secrets) {
-      if (text.includes(s)) problems.push(`(v) ${Path.relative(w.dir, path)} holds a secret (${s.slice(0, 6)}…)`)
-    }
+    // A file already read and found clean is read again only once it changed.
+    const { mtimeMs, size } = statSync(path)
+    const seen = `${mtimeMs}:${size}`
+    if (w.clean.get(path) === seen) continue
+    const found = (yield* readableParts(path)).flatMap(([part, text]) =>
+      secrets.filter((s) => text.includes(s)).map((s) =>
+        `(v) ${Path.relative(w.dir, path)}${part} holds a secret (${s.slice(0, 6)}…)`
+      )
+    )
+    if (found.length === 0) w.clean.set(path, seen)
+    problems.push(...found)
   }
   for (const line of step.output) {
     for (const s of secrets) if (line.includes(s)) problems.push(`(v) the output holds a secret: ${line.slice(0, 120)}`)
   }
   return problems
+})
+
+/** A zip's local file header: .xlsx, .zip and every other archive of the zip family start with it. */
+const zipMagic = Buffer.from("PK\x03\x04", "latin1")
+
+/**
+ * A file's text as a search for secrets needs it: `["", text]` for a plain file; for a zip (report.xlsx, a
+ * .zip) the text of every entry, each as `[":entry/name", text]` (an .xlsx keeps its cells compressed, so its raw
+ * bytes hide whatever they hold). An archive that cannot be read counts as its raw bytes.
+ */
+export const readableParts = (path: string): Effect.Effect<Array<readonly [string, string]>> => {
+  const bytes = readFileSync(path)
+  const raw: Array<readonly [string, string]> = [["", bytes.toString("latin1")]]
+  if (bytes.length < 4 || !bytes.subarray(0, 4).equals(zipMagic)) return Effect.succeed(raw)
+  return Effect.async<Array<readonly [string, string]>>((resume) => {
+    const parts: Array<readonly [string, string]> = [...raw]
+    yauzl.fromBuffer(bytes, { lazyEntries: true }, (error, zip) => {
+      if (error !== null) return resume(Effect.succeed(raw))
+      zip.on("error", () => resume(Effect.succeed(raw)))
+      zip.on("end", () => resume(Effect.succeed(parts)))
+      zip.on("entry", (entry: yauzl.Entry) => {
+        zip.openReadStream(entry, (openError, stream) => {
+          if (openError !== null) return resume(Effect.succeed(raw))
+          const chunks: Array<Buffer> = []
+          stream.on("data", (c: Buffer) => chunks.push(c))
+          stream.on("error", () => resume(Effect.succeed(raw)))
+          stream.on("end", () => {
+            parts.push([`:${entry.fileName}`, Buffer.concat(chunks).toString("latin1")])
+            zip.readEntry()
+          })
+        })
+      })
+      zip.readEntry()
+    })
+  })
+}
+
+/** Records holding the name or a value of a column that was never to be sent, in any run's file so far. */
+const unsentLeaks = (w: World, records: Snapshot): Array<string> => {
+  const unsent = new Map(w.runs.flatMap((r) => r.plan?.unsentValues ?? []))
+  const headers = new Set(w.runs.flatMap((r) => r.plan?.unsent ?? []).map((h) => normalKey(h)))
+  const out: Array<string> = []
+  for (const [k, record] of records) {
+    for (const property of Object.keys(record)) {
+      if (headers.has(normalKey(property))) out.push(`(i) ${k} has a property "${property}", a column never to be sent`)
+    }
+    const text = JSON.stringify(record)
+    for (const [value, column] of unsent) {
+      if (text.includes(JSON.stringify(value).slice(1, -1))) {
+        out.push(`(i) ${k} holds ${JSON.stringify(value)}, a value of the column "${column}", never to be sent`)
+      }
+    }
+  }
+  return out
 }
 
 /** Keys changed by the steps from `from` up to `to` (excluded) whose owner `other` picks. */
@@ -1088,6 +1180,31 @@ export interface Outcome {
   /** Empty when every invariant held after every step. */
   readonly violations: ReadonlyArray<string>
   readonly failedAt: number | undefined
+  /** Milliseconds spent, by action kind and in the checks ("check"): where a soak's time goes. */
+  readonly spent: Readonly<Record<string, number>>
+}
+
+/** A world with nothing done yet, its directory made. */
+export const newWorld = (
+  sandbox: RunningSandbox,
+  gateway: EchoGateway,
+  dir: string,
+  features: ReadonlySet<Feature>
+): World => {
+  mkdirSync(dir, { recursive: true })
+  return {
+    sandbox,
+    gateway,
+    dir,
+    features,
+    runs: [],
+    snapshots: [],
+    changes: [],
+    exports: [],
+    faults: noFaults,
+    counter: 0,
+    clean: new Map()
+  }
 }
 
 /** Runs `history` against `sandbox` (fresh, seeded) in `dir`; stops at the first step that breaks an invariant. */
@@ -1099,31 +1216,29 @@ export const runHistory = (
   features: ReadonlySet<Feature>
 ) =>
   Effect.gen(function*() {
-    mkdirSync(dir, { recursive: true })
-    const w: World = {
-      sandbox,
-      gateway,
-      dir,
-      features,
-      runs: [],
-      snapshots: [],
-      changes: [],
-      exports: [],
-      faults: noFaults,
-      counter: 0
-    }
+    const w = newWorld(sandbox, gateway, dir, features)
     const log: Array<string> = []
+    const spent: Record<string, number> = {}
+    const spend = (what: string, since: number) => void (spent[what] = (spent[what] ?? 0) + performance.now() - since)
     for (let i = 0; i < history.length; i++) {
       const before = yield* snapshot(w)
       w.snapshots.push(before)
+      const started = performance.now()
       const step = yield* runAction(w, history[i]!)
+      spend(history[i]!.kind, started)
       // The checks read the server without faults; the history's faults come back for the next step.
       const after = yield* snapshot(w)
       const owner = history[i]!.kind.startsWith("actor") ? "actor" : (step.runDir ?? `step ${i}`)
-      w.changes.push({ owner, keys: changedKeys(before, after) })
+      const changed = changedKeys(before, after)
+      w.changes.push({ owner, keys: changed })
+      // Records without a key that a run created are its own too (by `#id`): its undo may delete them.
+      const run = w.runs.find((r) => r.dir === step.runDir && !r.undo)
+      for (const k of changed) if (run !== undefined && k.startsWith("#") && !before.has(k)) run.targeted.add(k)
       log.push(`${i}. ${JSON.stringify(history[i])}\n   → ${step.note}`)
-      const violations = checkStep(w, i, step, before, after)
-      if (violations.length > 0) return { log, violations, failedAt: i } satisfies Outcome
+      const checking = performance.now()
+      const violations = yield* checkStep(w, i, step, before, after)
+      spend("check", checking)
+      if (violations.length > 0) return { log, violations, failedAt: i, spent } satisfies Outcome
     }
-    return { log, violations: [], failedAt: undefined } satisfies Outcome
+    return { log, violations: [], failedAt: undefined, spent } satisfies Outcome
   })

@@ -26,12 +26,14 @@ export const runOne = (
 ) =>
   Effect.scoped(
     Effect.gen(function*() {
+      const started = performance.now()
       const sandbox = yield* startTestSandbox({ accounts, faultSeed: seed })
       const gateway = yield* startEchoGateway(sandbox.url, rng(seed ^ 0x5eed))
       const dir = yield* temporaryDir("fsm-history-")
+      const setUp = performance.now() - started
       const outcome = yield* runHistory(sandbox, gateway, Path.join(dir, "h"), history, features)
       if (inspect !== undefined) yield* inspect(dir)
-      return outcome
+      return { ...outcome, spent: { ...outcome.spent, "set-up": setUp } }
     })
   ).pipe(Effect.orDie)
 
