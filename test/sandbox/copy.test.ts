@@ -1,0 +1,140 @@
+/**
+ * `sandbox --seed EXPORT_DIR`: a sandbox started from an export holds the exported account as it was. Exported
+ * again, it gives the same files byte for byte (csv and xlsx exports both read back); new records get ids above
+ * the copied ones; an import rehearsed against the copy reports what it reports against the account; an export
+ * that differs from its manifest is refused, naming the file.
+ */
+import { NodeContext } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { appendFileSync, readdirSync, readFileSync } from "node:fs"
+import * as Path from "node:path"
+import { Api } from "../../src/client/Api.js"
+import { readExportCopy } from "../../src/export/Copy.js"
+import { prepareExport, runExport } from "../../src/export/Export.js"
+import type { ExportFormat } from "../../src/export/Manifest.js"
+import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
+import { accountA, apiOf, http, seedEverything, startTestSandbox, tempDir } from "../export/support.js"
+import { importInto, put, readReport } from "../import/support.js"
+
+const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFormat = "csv") =>
+  Effect.gen(function*() {
+    const api = yield* apiOf(sandbox, accountA)
+    const prepared = yield* prepareExport({
+      resources: [],
+      out,
+      format,
+      since: undefined,
+      until: undefined,
+      say: () => Effect.void
+    })
+    return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
+  })
+
+/** The original: every resource seeded through the HTTP API (`seedEverything`). */
+const original = Effect.gen(function*() {
+  const sandbox = yield* startTestSandbox()
+  yield* Effect.promise(() => seedEverything(sandbox))
+  return sandbox
+})
+
+/** A second sandbox started from the export in `dir`. */
+const copyOf = (dir: string) => Effect.flatMap(readExportCopy(dir), (copy) => startTestSandbox({ copy }))
+
+/** What two exports of one account must share: every file byte for byte; the manifest but its times and address. */
+const assertSameExport = (a: string, b: string) => {
+  const files = readdirSync(a).sort()
+  assert.deepStrictEqual(readdirSync(b).sort(), files)
+  for (const file of files) {
+    if (file === "manifest.json") continue
+    assert.strictEqual(readFileSync(Path.join(b, file), "utf8"), readFileSync(Path.join(a, file), "utf8"), file)
+  }
+  const manifest = (dir: string) => {
+    const { baseUrl: _b, finished: _f, started: _s, ...rest } = JSON.parse(
+      readFileSync(Path.join(dir, "manifest.json"), "utf8")
+    )
+    return rest
+  }
+  assert.deepStrictEqual(manifest(b), manifest(a))
+}
+
+describe("sandbox --seed", () => {
+  it.live("an export of the copy is the export of the account, byte for byte", () =>
+    Effect.gen(function*() {
+      const account = yield* original
+      const first = Path.join(yield* tempDir, "first")
+      yield* exportAll(account, first)
+      const copy = yield* copyOf(first)
+      const second = Path.join(yield* tempDir, "second")
+      yield* exportAll(copy, second)
+      assertSameExport(first, second)
+
+      // New records are numbered above the copied ones (tasks above the deleted task 3 too).
+      const api = yield* Effect.promise(() => http(copy, accountA))
+      const customer = yield* Effect.promise(() =>
+        api.send("POST", "/customers", { externalId: "CLI-9", name: "Nova" })
+      )
+      assert.strictEqual(customer.id, 4)
+      const task = yield* Effect.promise(() =>
+        api.send("POST", "/tasks", { externalId: "OS-9", idUserFrom: 1, taskDate: "2026-04-01T08:00:00" })
+      )
+      assert.strictEqual(task.taskID, 4)
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
+
+  it.live("an xlsx export reads back as well as a csv one", () =>
+    Effect.gen(function*() {
+      const account = yield* original
+      const csv = Path.join(yield* tempDir, "csv")
+      const xlsx = Path.join(yield* tempDir, "xlsx")
+      yield* exportAll(account, csv)
+      yield* exportAll(account, xlsx, "xlsx")
+      const copy = yield* copyOf(xlsx)
+      const again = Path.join(yield* tempDir, "again")
+      yield* exportAll(copy, again)
+      assertSameExport(csv, again)
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
+
+  it.live("an import rehearsed on the copy reports what it reports on the account", () =>
+    Effect.gen(function*() {
+      const account = yield* original
+      const dir = yield* tempDir
+      const exported = Path.join(dir, "export")
+      yield* exportAll(account, exported)
+      const copy = yield* copyOf(exported)
+      const file = put(
+        dir,
+        "clientes.csv",
+        "externalId;name;segmentDescription;cpfCnpj\n" +
+          "CLI-0001;Padaria Pão Quente Centro;Hospitais;11.222.333/0001-81\n" +
+          "CLI-0100;Mercado Novo;Supermercados;\n" +
+          "CLI-0101;Sem segmento;Padarias;\n" +
+          "CLI-0003;Hospital Santa Luzia;;123\n"
+      )
+      const runs = [] as Array<ReadonlyArray<Record<string, string>>>
+      for (const [name, sandbox] of [["account", account], ["copy", copy]] as const) {
+        const runDir = Path.join(dir, name)
+        yield* importInto(sandbox, { resource: "customers", file, runDir }, accountA.apiKey)
+        runs.push(readReport(runDir))
+      }
+      const outcome = (rows: ReadonlyArray<Record<string, string>>) =>
+        rows.map((r) => ({ row: r._row, status: r._status, id: r._record_id, error: r._error }))
+      assert.deepStrictEqual(outcome(runs[1]!), outcome(runs[0]!))
+      assert.deepStrictEqual(outcome(runs[0]!).map((r) => `${r.row}:${r.status}:${r.id}`), [
+        "2:updated:1",
+        "3:created:4",
+        "4:failed:",
+        "5:invalid:"
+      ])
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
+
+  it.live("an export that differs from its manifest is refused, naming the file", () =>
+    Effect.gen(function*() {
+      const account = yield* original
+      const exported = Path.join(yield* tempDir, "export")
+      yield* exportAll(account, exported)
+      appendFileSync(Path.join(exported, "customers.csv"), "9,CLI-9,Intrusa\n")
+      const refused = yield* Effect.flip(readExportCopy(exported))
+      assert.match(refused.message, /customers\.csv differs from the manifest/)
+      assert.match(refused.message, /not used/)
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
+})
