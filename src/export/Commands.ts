@@ -166,6 +166,7 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         started: result.manifest.started,
         finished: result.manifest.finished,
         continued: result.continued,
+        ...(result.manifest.redaction !== undefined ? { redaction: result.manifest.redaction } : {}),
         files: result.files,
         rows,
         requests: result.requests,
@@ -178,6 +179,11 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         (result.continued
           ? `; an interrupted export continued (${result.files.filter((f) => f.kept).length} files kept from before)`
           : ""),
+        ...(result.manifest.redaction !== undefined
+          ? [
+            `redacted: ${result.manifest.redaction.fields.length} fields of personal data replaced with fakes (key ${result.manifest.redaction.keyId}, listed in manifest.json)`
+          ]
+          : []),
         `requests: ${result.requests} (rate-limited ${result.rateLimited}, retries ${result.retries})`,
         `check it any time with: fsm-bulk verify ${result.dir}`
       ]

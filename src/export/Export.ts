@@ -247,7 +247,15 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
     until,
     format: request.format,
     ...(request.format === "csv" ? { csv: dialectOf(request) } : {}),
-    ...(request.redact !== undefined ? { redaction: request.redact.manifest } : {}),
+    ...(request.redact !== undefined
+      ? {
+        redaction: {
+          ...request.redact.manifest,
+          // The fields of the files written (customers-complete, for one, is never exported).
+          fields: request.redact.manifest.fields.filter((f) => files.some((o) => o.resource.name === f.resource))
+        }
+      }
+      : {}),
     resources: files.map((o) => state.done.find((d) => d.name === o.resource.name)!)
   }
   yield* writeFileAtomic(path.join(dir, manifestFile), `${JSON.stringify(manifest, null, 2)}\n`)

@@ -7,7 +7,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { appendFileSync, readdirSync, readFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { readExportCopy } from "../../src/export/Copy.js"
@@ -175,5 +176,23 @@ describe("sandbox --seed", () => {
       const refused = yield* Effect.flip(readExportCopy(exported))
       assert.match(refused.message, /customers\.csv differs from the manifest/)
       assert.match(refused.message, /not used/)
+    }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
+
+  it.live("a cell that is not a value of its column names the file, row and column", () =>
+    Effect.gen(function*() {
+      const account = yield* original
+      const exported = Path.join(yield* tempDir, "export")
+      yield* exportAll(account, exported)
+      // Edited and its manifest entry brought in line, so it passes verify: the values themselves are read.
+      const file = Path.join(exported, "equipments.csv")
+      writeFileSync(file, readFileSync(file, "utf8").replace(",CLI-0001,2,", ",CLI-0001,dois,"))
+      const manifestPath = Path.join(exported, "manifest.json")
+      const manifest = JSON.parse(readFileSync(manifestPath, "utf8"))
+      const entry = manifest.resources.find((e: { name: string }) => e.name === "equipments")
+      entry.sha256 = createHash("sha256").update(readFileSync(file)).digest("hex")
+      entry.bytes = statSync(file).size
+      writeFileSync(manifestPath, JSON.stringify(manifest))
+      const refused = yield* Effect.flip(readExportCopy(exported))
+      assert.include(refused.message, `${file}, row 2, column associatedUserId: dois is not a whole number`)
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
 })
