@@ -46,45 +46,46 @@ const fakeOf = (field: Field): Fake =>
     (field.type._tag === "email" ? "email" : field.type._tag === "cpfCnpj" ? "cpfCnpj" : "text")
 
 /** The fields `--redact` names: `pii` (every personal field of the table) or `RESOURCE.FIELD,…` (write names). */
-export const planRedaction = (spec: string): Effect.Effect<RedactionPlan, UsageError> =>
-  Effect.gen(function*() {
-    const fields = new Map<ResourceName, Array<Planned>>()
-    const add = (name: ResourceName, field: Field) => {
-      const list = fields.get(name) ?? []
-      if (!list.some((p) => p.field === field)) list.push({ field, fake: fakeOf(field) })
-      fields.set(name, list)
+export const planRedaction: (spec: string) => Effect.Effect<RedactionPlan, UsageError> = Effect.fn(
+  "Redact.plan"
+)(function*(spec: string) {
+  const fields = new Map<ResourceName, Array<Planned>>()
+  const add = (name: ResourceName, field: Field) => {
+    const list = fields.get(name) ?? []
+    if (!list.some((p) => p.field === field)) list.push({ field, fake: fakeOf(field) })
+    fields.set(name, list)
+  }
+  for (const item of spec.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
+    if (item.toLowerCase() === "pii") {
+      for (const r of resources.values()) {
+        for (const field of r.fields) if (field.personal !== undefined && !findsRecords(r, field)) add(r.name, field)
+      }
+      continue
     }
-    for (const item of spec.split(",").map((s) => s.trim()).filter((s) => s !== "")) {
-      if (item.toLowerCase() === "pii") {
-        for (const r of resources.values()) {
-          for (const field of r.fields) if (field.personal !== undefined && !findsRecords(r, field)) add(r.name, field)
-        }
-        continue
-      }
-      const at = item.lastIndexOf(".")
-      const name = item.slice(0, at)
-      const r = at > 0 && isResourceName(name) ? resource(name) : undefined
-      const field = r?.fields.find((f) => f.name === item.slice(at + 1))
-      if (r === undefined || field === undefined) {
-        return yield* new UsageError({
-          message:
-            `--redact: "${item}" is not pii nor RESOURCE.FIELD (a resource's field as the templates name it, e.g. customers.email)`
-        })
-      }
-      if (findsRecords(r, field) || !["string", "email", "cpfCnpj", "object"].includes(field.type._tag)) {
-        return yield* new UsageError({
-          message: `--redact: ${item} cannot be redacted: ${
-            findsRecords(r, field)
-              ? "it is a key, an id or a reference, which imports find records by"
-              : "it is not text"
-          }`
-        })
-      }
-      add(r.name, field)
+    const at = item.lastIndexOf(".")
+    const name = item.slice(0, at)
+    const r = at > 0 && isResourceName(name) ? resource(name) : undefined
+    const field = r?.fields.find((f) => f.name === item.slice(at + 1))
+    if (r === undefined || field === undefined) {
+      return yield* new UsageError({
+        message:
+          `--redact: "${item}" is not pii nor RESOURCE.FIELD (a resource's field as the templates name it, e.g. customers.email)`
+      })
     }
-    if (fields.size === 0) return yield* new UsageError({ message: "--redact: name pii or RESOURCE.FIELD,…" })
-    return { fields }
-  })
+    if (findsRecords(r, field) || !["string", "email", "cpfCnpj", "object"].includes(field.type._tag)) {
+      return yield* new UsageError({
+        message: `--redact: ${item} cannot be redacted: ${
+          findsRecords(r, field)
+            ? "it is a key, an id or a reference, which imports find records by"
+            : "it is not text"
+        }`
+      })
+    }
+    add(r.name, field)
+  }
+  if (fields.size === 0) return yield* new UsageError({ message: "--redact: name pii or RESOURCE.FIELD,…" })
+  return { fields } satisfies RedactionPlan as RedactionPlan
+})
 
 /** The redaction key in `file`, created (32 random bytes, hex, mode 0600) when absent; `warn` says so. */
 export const loadRedactKey = Effect.fn("Redact.loadKey")(
@@ -260,9 +261,13 @@ const fakeText = (key: Buffer, kind: PersonalKind | "text", text: string): strin
     }
     case "name": {
       const d = digest(key, kind, text.trim().replace(/\s+/g, " ").toLowerCase())
-      return `${firstNames[d[0]! % firstNames.length]} ${lastNames[d[1]! % lastNames.length]} ${
-        lastNames[d[2]! % lastNames.length]
-      } ${lastNames[d[3]! % lastNames.length]}`
+      // Three different surnames: about 1.7 million names, so distinct people rarely share a fake.
+      const n = lastNames.length
+      const first = d[1]! % n
+      const second = (first + 1 + (d[2]! % (n - 1))) % n
+      let third = (first + 1 + (d[3]! % (n - 1))) % n
+      if (third === second) third = (second + 1) % n === first ? (second + 2) % n : (second + 1) % n
+      return `${firstNames[d[0]! % firstNames.length]} ${lastNames[first]} ${lastNames[second]} ${lastNames[third]}`
     }
     case "address": {
       const d = digest(key, kind, text.trim().replace(/\s+/g, " ").toLowerCase())

@@ -13,6 +13,7 @@ import ExcelJS from "exceljs"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
+import { sameRun } from "../../src/export/Checkpoint.js"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { ExportRequest } from "../../src/export/Export.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
@@ -180,6 +181,26 @@ describe("export --redact", () => {
         cpfCnpj: "52998224725"
       }])
       assert.strictEqual(String(a!.cpfCnpj).replace(/\D/g, ""), b!.cpfCnpj)
+    }).pipe(Effect.scoped), 60_000)
+
+  it.live("an interrupted export continues only with the same --redact and key", () =>
+    Effect.gen(function*() {
+      const work = yield* tempDir
+      const one = yield* redactorWith(Path.join(work, "one.key"), Path.join(work, "out"))
+      const two = yield* redactorWith(Path.join(work, "two.key"), Path.join(work, "out"))
+      const run = {
+        baseUrl: "http://127.0.0.1:1/v2",
+        format: "csv" as const,
+        since: "2000-01-01",
+        until: "2028-01-01",
+        resources: ["users"]
+      }
+      const saved = { tool: "fsm-bulk" as const, ...run, redaction: one.manifest, started: "", done: [] }
+      yield* sameRun(saved, { ...run, redaction: one.manifest }, "out")
+      for (const now of [{ ...run, redaction: two.manifest }, run]) {
+        const refused = yield* Effect.flip(sameRun(saved, now, "out"))
+        assert.match(refused.message, /another --redact \(other fields, another --redact-key, or none\)/)
+      }
     }).pipe(Effect.scoped), 60_000)
 
   it.live("no key, id or reference is redacted; a key named by hand is refused", () =>
