@@ -83,6 +83,29 @@ describe("sandbox --seed", () => {
       assert.strictEqual(task.taskID, 4)
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
 
+  it.live(
+    "with --data, a rehearsal's changes outlive a restart: the copy fills only accounts the file lacks",
+    () =>
+      Effect.gen(function*() {
+        const account = yield* original
+        const dir = yield* tempDir
+        const exported = Path.join(dir, "export")
+        yield* exportAll(account, exported)
+        const copy = yield* readExportCopy(exported)
+        const dataFile = Path.join(dir, "state.json")
+        yield* Effect.scoped(Effect.gen(function*() {
+          const first = yield* startTestSandbox({ copy, dataFile })
+          const api = yield* Effect.promise(() => http(first, accountA))
+          yield* Effect.promise(() => api.send("DELETE", "/customers/3"))
+          yield* Effect.promise(() => api.send("POST", "/customers", { externalId: "CLI-9", name: "Nova" }))
+        }))
+        const again = yield* startTestSandbox({ copy, dataFile })
+        const customers = yield* again.control.records(accountA.apiKey, "customers")
+        assert.deepStrictEqual(customers.map((c) => `${c.id}:${c.externalId}`), ["1:CLI-0001", "2:CLI-0002", "4:CLI-9"])
+      }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)),
+    120_000
+  )
+
   it.live("an xlsx export reads back as well as a csv one", () =>
     Effect.gen(function*() {
       const account = yield* original
