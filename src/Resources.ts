@@ -83,9 +83,17 @@ export interface Field {
   readonly sendLabel?: boolean
   /** Ids written as JSON strings (tasks' `keyWords`: `string[]`). */
   readonly sendText?: boolean
+  /**
+   * Personal data (`export --redact pii`): which kind of fake replaces it. For a nested object, `members` gives
+   * the kind of each member that holds some (contacts' name, email, phone).
+   */
+  readonly personal?: PersonalKind | { readonly members: Readonly<Record<string, PersonalKind>> }
   readonly doc: string
   readonly example?: string
 }
+
+/** What a personal value is, so its fake keeps its form (a valid CPF/CNPJ, an e-mail, a phone's shape). */
+export type PersonalKind = "name" | "email" | "phone" | "cpfCnpj" | "address"
 
 export type Operation =
   | "list" // GET /collection (paginated)
@@ -357,15 +365,15 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       idField(),
       externalId("USR-001"),
-      str("name", "Full name", { example: "Ana Souza" }),
+      str("name", "Full name", { personal: "name", example: "Ana Souza" }),
       str("login", "Login (unique in the account)", { required: true, unique: true, example: "ana.souza" }),
       str("password", "Password, required when the user is created", {
         writeOnly: true,
         createOnly: true,
         example: "Troque@2026"
       }),
-      f("email", { _tag: "email" }, "E-mail address", { example: "ana.souza@example.com.br" }),
-      str("smartPhoneNumber", "Mobile phone", { example: "+55 11 91234-5678" }),
+      f("email", { _tag: "email" }, "E-mail address", { personal: "email", example: "ana.souza@example.com.br" }),
+      str("smartPhoneNumber", "Mobile phone", { personal: "phone", example: "+55 11 91234-5678" }),
       str("jobPosition", "Job title", { example: "Técnica de campo" }),
       str("culture", "Language and formats", { example: "pt-BR" }),
       enm("userType", "Kind of user", [[1, "user"], [2, "team manager"], [3, "administrator"]], { example: "1" }),
@@ -376,7 +384,10 @@ const table: ReadonlyArray<Resource> = [
       f("startWorkHour", { _tag: "time" }, "Start of the working day (HH:mm:ss)", { example: "08:00:00" }),
       f("endWorkHour", { _tag: "time" }, "End of the working day (HH:mm:ss)", { example: "18:00:00" }),
       num("hourValue", "Cost of one hour of work", { example: "85.50" }),
-      str("address", "Base address (where the working day starts)", { example: "Rua Augusta, 1500, São Paulo - SP" }),
+      str("address", "Base address (where the working day starts)", {
+        personal: "address",
+        example: "Rua Augusta, 1500, São Paulo - SP"
+      }),
       latitude(),
       longitude(),
       bool("unavailableForTasks", "Not available to receive tasks", { example: "false" }),
@@ -454,23 +465,33 @@ const table: ReadonlyArray<Resource> = [
       idField(),
       externalId("CLI-0001"),
       str("name", "Trade name", {
+        personal: "name",
         required: true,
         readAs: "description",
         upsertAs: "description",
         example: "Padaria Pão Quente"
       }),
-      str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
+      str("legalName", "Legal (company) name", { personal: "name", example: "Pão Quente Panificadora Ltda" }),
       f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF (11 digits) or CNPJ (14 digits); punctuation accepted, digits sent", {
+        personal: "cpfCnpj",
         example: "11.222.333/0001-81"
       }),
-      str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
-      f("email", { _tag: "email" }, "E-mail addresses", { list: true, example: "contato@paoquente.com.br" }),
-      str("manager", "Name of the person in charge", { example: "Carlos Lima" }),
+      str("phoneNumber", "Phone numbers", { personal: "phone", list: true, example: "+55 11 3333-4444" }),
+      f("email", { _tag: "email" }, "E-mail addresses", {
+        personal: "email",
+        list: true,
+        example: "contato@paoquente.com.br"
+      }),
+      str("manager", "Name of the person in charge", { personal: "name", example: "Carlos Lima" }),
       str("note", "Notes", { example: "" }),
       str("address", "Address (used as the destination of tasks)", {
+        personal: "address",
         example: "Av. Paulista, 1000, Bela Vista, São Paulo - SP, 01310-100"
       }),
-      str("adressComplement", "Address complement (the API's own spelling)", { example: "Loja 2" }),
+      str("adressComplement", "Address complement (the API's own spelling)", {
+        personal: "address",
+        example: "Loja 2"
+      }),
       latitude(),
       longitude(),
       int("maximumVisitTime", "Longest visit, in the unit below", { example: "60" }),
@@ -491,6 +512,7 @@ const table: ReadonlyArray<Resource> = [
         { _tag: "object", shape: ["name", "jobPosition", "email", "phone"] },
         "Contacts, as a JSON list of {name, jobPosition, email, phone}",
         {
+          personal: { members: { name: "name", email: "email", phone: "phone" } },
           list: true,
           example:
             "[{\"name\":\"Carlos Lima\",\"jobPosition\":\"Gerente\",\"email\":\"carlos@paoquente.com.br\",\"phone\":\"+55 11 99999-0000\"}]"
@@ -515,14 +537,19 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       idField(),
       externalId("CLI-0001"),
-      str("name", "Trade name", { required: true, example: "Padaria Pão Quente" }),
-      str("legalName", "Legal (company) name", { example: "Pão Quente Panificadora Ltda" }),
+      str("name", "Trade name", { personal: "name", required: true, example: "Padaria Pão Quente" }),
+      str("legalName", "Legal (company) name", { personal: "name", example: "Pão Quente Panificadora Ltda" }),
       f("cpfCnpj", { _tag: "cpfCnpj" }, "CPF or CNPJ; punctuation accepted, digits sent", {
+        personal: "cpfCnpj",
         example: "11.222.333/0001-81"
       }),
-      str("phoneNumber", "Phone numbers", { list: true, example: "+55 11 3333-4444" }),
-      f("email", { _tag: "email" }, "E-mail addresses", { list: true, example: "contato@paoquente.com.br" }),
-      str("address", "Address", { example: "Av. Paulista, 1000, São Paulo - SP" }),
+      str("phoneNumber", "Phone numbers", { personal: "phone", list: true, example: "+55 11 3333-4444" }),
+      f("email", { _tag: "email" }, "E-mail addresses", {
+        personal: "email",
+        list: true,
+        example: "contato@paoquente.com.br"
+      }),
+      str("address", "Address", { personal: "address", example: "Av. Paulista, 1000, São Paulo - SP" }),
       latitude(),
       longitude(),
       str("groups", "Customer groups, by description", {
@@ -546,7 +573,10 @@ const table: ReadonlyArray<Resource> = [
       }),
       str("observation", "Observation shown to technicians", { example: "" }),
       str("internalObservation", "Internal observation", { example: "" }),
-      f("billingEmail", { _tag: "email" }, "Billing e-mail", { example: "financeiro@paoquente.com.br" }),
+      f("billingEmail", { _tag: "email" }, "Billing e-mail", {
+        personal: "email",
+        example: "financeiro@paoquente.com.br"
+      }),
       str("billingZipCode", "Billing ZIP code (CEP)", { example: "01310-100" }),
       str("billingAddress", "Billing street", { example: "Av. Paulista" }),
       str("billingAddressNumber", "Billing number", { example: "1000" }),
@@ -737,7 +767,7 @@ const table: ReadonlyArray<Resource> = [
       f("orientation", { _tag: "string", maxLength: 5000 }, "Instructions for the technician (≤ 5000 characters)", {
         example: "Levar escada"
       }),
-      str("address", "Address of the visit", { example: "Av. Paulista, 1000, São Paulo - SP" }),
+      str("address", "Address of the visit", { personal: "address", example: "Av. Paulista, 1000, São Paulo - SP" }),
       latitude(),
       longitude(),
       ref("equipmentsId", "equipments", "equipmentsExternalId", "Equipments to service (ids)", { list: true }),
@@ -930,8 +960,11 @@ const table: ReadonlyArray<Resource> = [
         "Priority: high, medium or low (API codes 1 high, 2 medium, 3 low: the reverse of tasks')",
         { example: "medium" }
       ),
-      f("requesterEmail", { _tag: "email" }, "Requester's e-mail", { example: "carlos@paoquente.com.br" }),
-      str("requesterName", "Requester's name", { example: "Carlos Lima" }),
+      f("requesterEmail", { _tag: "email" }, "Requester's e-mail", {
+        personal: "email",
+        example: "carlos@paoquente.com.br"
+      }),
+      str("requesterName", "Requester's name", { personal: "name", example: "Carlos Lima" }),
       int("requestTypeId", "Request type (id; see ticket-request-types)", { example: "1" }),
       ref("customerId", "customers", "customerExternalId", "Customer (id)"),
       ref("teamId", "teams", "teamDescription", "Team (id)", { by: "description" }),
@@ -1137,7 +1170,7 @@ const table: ReadonlyArray<Resource> = [
       int("groupId", "Customer group (id)"),
       int("id", "Customer (id)"),
       str("externalId", "Customer's key"),
-      str("name", "Customer's name", { readAs: "description" })
+      str("name", "Customer's name", { personal: "name", readAs: "description" })
     ]
   },
   {
@@ -1152,7 +1185,7 @@ const table: ReadonlyArray<Resource> = [
       int("teamId", "Team (id)"),
       int("userId", "User (id)"),
       str("login", "User's login"),
-      str("name", "User's name")
+      str("name", "User's name", { personal: "name" })
     ]
   },
   {
@@ -1214,7 +1247,7 @@ const table: ReadonlyArray<Resource> = [
       str("answerDescription", "Answer"),
       date("answerDate", "When it was answered"),
       str("itemId", "Survey item"),
-      str("email", "Respondent's e-mail"),
+      str("email", "Respondent's e-mail", { personal: "email" }),
       int("answersItemQuantity", "Answers in the item"),
       int("scoreSum", "Sum of the scores"),
       int("totalResponse", "Responses"),
@@ -1233,7 +1266,7 @@ const table: ReadonlyArray<Resource> = [
     fields: [
       int("publicId", "Quotation number"),
       int("customerId", "Customer (id)"),
-      str("customerName", "Customer's name"),
+      str("customerName", "Customer's name", { personal: "name" }),
       int("taskID", "Task (id)"),
       int("requesterUserId", "User who asked for it (id)"),
       str("observations", "Observations"),

@@ -11,7 +11,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { RunError, UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
-import { CsvDialect, defaultCsvDialect, ExportFormat, ManifestEntry } from "./Manifest.js"
+import { CsvDialect, defaultCsvDialect, ExportFormat, ManifestEntry, Redaction } from "./Manifest.js"
 
 export const checkpointFile = ".export-progress.json"
 
@@ -47,6 +47,8 @@ export const Checkpoint = Schema.Struct({
   account: Schema.optional(Schema.String),
   format: ExportFormat,
   csv: Schema.optional(CsvDialect),
+  /** What `--redact` replaced, with which key: a continued export must make the same fakes. */
+  redaction: Schema.optional(Redaction),
   since: Schema.NullOr(Schema.String),
   until: Schema.NullOr(Schema.String),
   /** The files this export writes, in order: a rerun must ask for the same. */
@@ -94,7 +96,7 @@ const dialectText = (csv: CsvDialect | undefined) => {
 /** The parameters a continued export must repeat, compared one by one so the message can name the difference. */
 export const sameRun = Effect.fn("Checkpoint.sameRun")(function*(
   saved: Checkpoint,
-  now: Pick<Checkpoint, "baseUrl" | "account" | "format" | "csv" | "since" | "until" | "resources">,
+  now: Pick<Checkpoint, "baseUrl" | "account" | "format" | "csv" | "redaction" | "since" | "until" | "resources">,
   dir: string
 ) {
   const differences = [
@@ -106,6 +108,9 @@ export const sameRun = Effect.fn("Checkpoint.sameRun")(function*(
     saved.format !== now.format ? `--format ${saved.format} (now ${now.format})` : undefined,
     dialectText(saved.csv) !== dialectText(now.csv)
       ? `${dialectText(saved.csv)} (now ${dialectText(now.csv)})`
+      : undefined,
+    JSON.stringify(saved.redaction ?? null) !== JSON.stringify(now.redaction ?? null)
+      ? "another --redact (other fields, another --redact-key, or none)"
       : undefined,
     saved.since !== now.since ? `--since ${saved.since ?? "(none)"} (now ${now.since ?? "(none)"})` : undefined,
     saved.until !== now.until ? `--until ${saved.until ?? "(none)"} (now ${now.until ?? "(none)"})` : undefined,

@@ -18,6 +18,7 @@ import { cannotWrite } from "../files/Write.js"
 import { lockRunDir } from "../import/RunDir.js"
 import { type PreparedExport, prepareExport, runExport } from "./Export.js"
 import type { CsvDialect } from "./Manifest.js"
+import { loadRedactKey, makeRedactor, planRedaction } from "./Redact.js"
 import { runVerify } from "./Verify.js"
 import { exportNames } from "./Walks.js"
 
@@ -99,6 +100,42 @@ export const untilOption = Options.text("until").pipe(
   Options.optional
 )
 
+const redactOption = Options.text("redact").pipe(
+  Options.withDescription(
+    "Replace personal data with consistent fakes: pii (names of people, e-mails, phones, CPF/CNPJ, addresses) or RESOURCE.FIELD,… (needs --redact-key)"
+  ),
+  Options.optional
+)
+
+const redactKeyOption = Options.text("redact-key").pipe(
+  Options.withDescription(
+    "File holding the secret key the fakes are derived with (created, mode 0600, when absent); the same key gives the same fakes"
+  ),
+  Options.optional
+)
+
+/** The redactor `--redact` and `--redact-key` ask for, checked before anything is sent. */
+const redactorOf = (args: {
+  readonly out: string
+  readonly redact: Option.Option<string>
+  readonly redactKey: Option.Option<string>
+}) =>
+  Effect.gen(function*() {
+    if (Option.isNone(args.redact)) {
+      if (Option.isSome(args.redactKey)) return yield* new UsageError({ message: "--redact-key needs --redact" })
+      return undefined
+    }
+    if (Option.isNone(args.redactKey)) {
+      return yield* new UsageError({
+        message:
+          "--redact needs --redact-key FILE: the fakes are derived with a secret key you keep (a new file name creates one), so they cannot be reversed by guessing"
+      })
+    }
+    const plan = yield* planRedaction(args.redact.value)
+    const key = yield* loadRedactKey(args.redactKey.value, args.out, say)
+    return makeRedactor(plan, key)
+  })
+
 const continueHint = (out: string) =>
   `fsm-bulk: the export in ${out} is incomplete; run the same command again to continue it`
 
@@ -133,6 +170,7 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         started: result.manifest.started,
         finished: result.manifest.finished,
         continued: result.continued,
+        ...(result.manifest.redaction !== undefined ? { redaction: result.manifest.redaction } : {}),
         files: result.files,
         rows,
         requests: result.requests,
@@ -145,6 +183,11 @@ const exportWith = (connection: ConnectionOptions, json: boolean, prepared: Prep
         (result.continued
           ? `; an interrupted export continued (${result.files.filter((f) => f.kept).length} files kept from before)`
           : ""),
+        ...(result.manifest.redaction !== undefined
+          ? [
+            `redacted: ${result.manifest.redaction.fields.length} fields of personal data replaced with fakes (key ${result.manifest.redaction.keyId}, listed in manifest.json)`
+          ]
+          : []),
         `requests: ${result.requests} (rate-limited ${result.rateLimited}, retries ${result.retries})`,
         `check it any time with: fsm-bulk verify ${result.dir}`
       ]
@@ -193,23 +236,27 @@ export const exportCommand = Command.make(
     since: sinceOption,
     until: untilOption,
     sign: signOption,
+    redact: redactOption,
+    redactKey: redactKeyOption,
     json: jsonOption,
     connection: connectionOptions
   },
   (args) =>
     Effect.flatMap(
-      csvDialect(args).pipe(Effect.flatMap((csv) =>
+      Effect.all([csvDialect(args), redactorOf(args)]).pipe(Effect.flatMap(([csv, redact]) =>
         lockRunDir(args.out, "export").pipe(Effect.zipRight(prepareExport({
           resources: args.resources,
           out: args.out,
           format: args.format,
           ...(csv !== undefined ? { csv } : {}),
+          ...(redact !== undefined ? { redact } : {}),
           since: Option.getOrUndefined(args.since),
           until: Option.getOrUndefined(args.until),
           say
         })))
       )),
-      (prepared) => exportWith(args.connection, args.json, prepared)
+      (prepared) =>
+        exportWith(args.connection, args.json, prepared)
     ).pipe(withSigning(args.sign, { export: () => args.out }), fileSystemError(args.out), Effect.scoped)
 ).pipe(
   Command.withDescription(

@@ -27,6 +27,7 @@ import { compareIds, makeKeyStore } from "./Keys.js"
 import type { CsvDialect, ExportFormat, Manifest, ManifestEntry } from "./Manifest.js"
 import { defaultCsvDialect, manifestFile } from "./Manifest.js"
 import { pageRows } from "./PageRows.js"
+import type { Redactor } from "./Redact.js"
 import type { Walk } from "./Walks.js"
 import { planExport, plannedFiles } from "./Walks.js"
 import type { ExportWriter } from "./Writers.js"
@@ -48,6 +49,8 @@ export interface ExportRequest {
   readonly say: (line: string) => Effect.Effect<void>
   /** Between periodic progress lines inside one resource. */
   readonly progressEveryMs?: number
+  /** Personal data replaced with fakes as records are read (`--redact`). */
+  readonly redact?: Redactor
 }
 
 const dialectOf = (request: ExportRequest): CsvDialect => request.csv ?? defaultCsvDialect
@@ -148,6 +151,7 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
     ...(api.account !== undefined ? { account: api.account } : {}),
     format: request.format,
     ...(request.format === "csv" && request.csv !== undefined ? { csv: request.csv } : {}),
+    ...(request.redact !== undefined ? { redaction: request.redact.manifest } : {}),
     since,
     until,
     resources: files.map((o) => o.resource.name)
@@ -243,6 +247,15 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
     until,
     format: request.format,
     ...(request.format === "csv" ? { csv: dialectOf(request) } : {}),
+    ...(request.redact !== undefined
+      ? {
+        redaction: {
+          ...request.redact.manifest,
+          // The fields of the files written (customers-complete, for one, is never exported).
+          fields: request.redact.manifest.fields.filter((f) => files.some((o) => o.resource.name === f.resource))
+        }
+      }
+      : {}),
     resources: files.map((o) => state.done.find((d) => d.name === o.resource.name)!)
   }
   yield* writeFileAtomic(path.join(dir, manifestFile), `${JSON.stringify(manifest, null, 2)}\n`)
@@ -360,9 +373,11 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     parentId: string | undefined
   ) =>
     Effect.gen(function*() {
-      const rows = yield* rowsOf(page.records, parentId)
+      // Redacted before anything is written: the fingerprints too hash only the fakes.
+      const records = request.redact?.records(walk.resource, page.records) ?? page.records
+      const rows = yield* rowsOf(records, parentId)
       yield* Effect.forEach(rows, (r, i) => writers[i]!.write(r), { discard: true })
-      if (fingerprints !== undefined) yield* fingerprints.write(page.records)
+      if (fingerprints !== undefined) yield* fingerprints.write(records)
       pages += 1
       yield* record({
         page: page.page,

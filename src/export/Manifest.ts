@@ -37,6 +37,22 @@ export const ManifestEntry = Schema.Struct({
 })
 export type ManifestEntry = typeof ManifestEntry.Type
 
+export const RedactedField = Schema.Struct({
+  resource: Schema.String,
+  field: Schema.String,
+  /** The kind of fake (`name`, `email`, `phone`, `cpfCnpj`, `address`, `text`), or `members` for nested contacts. */
+  fake: Schema.String
+})
+
+/** What the manifest says about a redacted export: the fields and how; never the key (only a hash naming it). */
+export const Redaction = Schema.Struct({
+  method: Schema.Literal("hmac-sha256"),
+  /** The first 16 hex digits of the key's sha256: which key made the fakes (exports with one key line up). */
+  keyId: Schema.String,
+  fields: Schema.Array(RedactedField)
+})
+export type Redaction = typeof Redaction.Type
+
 export const Manifest = Schema.Struct({
   tool: Schema.Literal("fsm-bulk"),
   version: Schema.String,
@@ -50,6 +66,8 @@ export const Manifest = Schema.Struct({
   until: Schema.NullOr(Schema.String),
   format: Schema.optional(ExportFormat),
   csv: Schema.optional(CsvDialect),
+  /** Set when personal data was replaced with fakes (`--redact`, `Redact.ts`). */
+  redaction: Schema.optional(Redaction),
   resources: Schema.Array(ManifestEntry)
 })
 export type Manifest = typeof Manifest.Type

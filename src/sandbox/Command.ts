@@ -105,6 +105,12 @@ const flags = {
   data: Options.text("data").pipe(
     Options.optional,
     Options.withDescription("JSON file keeping the state across restarts (written atomically)")
+  ),
+  seed: Options.text("seed").pipe(
+    Options.optional,
+    Options.withDescription(
+      "An export directory (fsm-bulk export --out DIR): every account starts holding its records, ids and references, verified against its manifest first"
+    )
   )
 }
 
@@ -178,8 +184,17 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function*(f: Flags) {
   } satisfies SandboxOptions
 })
 
+/**
+ * The export `--seed` names, verified and read back. Loaded only with the flag: reading exports is the export
+ * module's (`export/Copy.ts`), the only place the emulator's command reaches outside `sandbox/`.
+ */
+const readSeed = (dir: string) =>
+  Effect.promise(() => import("../export/Copy.js")).pipe(Effect.flatMap(({ readExportCopy }) => readExportCopy(dir)))
+
 const run = Effect.fn("Command.sandbox")(function*(f: Flags) {
-  const options = yield* sandboxOptions(f)
+  const flagged = yield* sandboxOptions(f)
+  const copy = Option.isSome(f.seed) ? yield* readSeed(resolve(f.seed.value)) : undefined
+  const options = { ...flagged, copy }
   const serveUntilStopped = Effect.scoped(
     Effect.gen(function*() {
       const stop = yield* stopOnSignals({ stopping: "stopping the sandbox" })
@@ -211,7 +226,12 @@ const run = Effect.fn("Command.sandbox")(function*(f: Flags) {
           }, page latency ${faults.pageLatencyPerRecordMs} ms a record, bursts ${
             faults.burstAbove > 0 ? `above ${faults.burstAbove} in flight at rate ${faults.burstRate}` : "off"
           }, empty filtered lists fail at rate ${faults.emptyListFailRate}`,
-          options.dataFile === undefined ? "state in memory only" : `state kept in ${options.dataFile}`
+          options.dataFile === undefined ? "state in memory only" : `state kept in ${options.dataFile}`,
+          ...(copy === undefined ?
+            [] :
+            [`accounts start as the export in ${copy.source} (${
+              copy.resources.reduce((n, r) => n + r.records.length, 0)
+            } records of ${copy.resources.length} lists)`])
         ].join("; ")
       )
       yield* Console.error("sandbox running; stop it with Ctrl-C (SIGINT) or SIGTERM")

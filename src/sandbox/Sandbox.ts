@@ -18,6 +18,7 @@ import type { Rate } from "../Units.js"
 import type { LogEntry } from "./App.js"
 import { makeApp } from "./App.js"
 import { collectionProperty } from "./Collections.js"
+import { type AccountCopy, applyCopy, copyAccount } from "./Copy.js"
 import type { Faults } from "./Faults.js"
 import { loadState, makePersistence } from "./Persistence.js"
 import { makeBudget } from "./RateLimit.js"
@@ -64,6 +65,11 @@ export interface SandboxOptions {
   readonly dataFile: string | undefined
   /** Default all zero. */
   readonly faults: Faults
+  /**
+   * What every account starts with besides the sample rows: an export's records (`--seed EXPORT_DIR`, read by
+   * `export/Copy.ts`). Accounts restored from `dataFile` keep their own state.
+   */
+  readonly copy?: AccountCopy | undefined
   /** Seeds the faults' dice (default: unseeded), so a history of requests in one order meets the same faults. */
   readonly faultSeed?: number | undefined
 }
@@ -196,7 +202,8 @@ export const startSandbox = (
     const problem = checkOptions(o)
     if (problem !== undefined) return yield* new SandboxError({ message: `sandbox: ${problem}` })
 
-    const store = new Store(seedAccount)
+    const template = o.copy === undefined ? undefined : copyAccount(o.copy)
+    const store = new Store(seedAccount, template === undefined ? undefined : (a) => applyCopy(template, a))
     const lock = yield* Effect.makeSemaphore(1)
     let markDirty: Effect.Effect<void> = Effect.void
     if (o.dataFile !== undefined) {

@@ -216,7 +216,11 @@ export class Store {
   readonly accounts = new Map<string, Account>()
   private tracking = false
 
-  constructor(private readonly seed: (account: Account) => void) {}
+  constructor(
+    private readonly seed: (account: Account) => void,
+    /** What a new account holds besides the seed (`--seed EXPORT_DIR`); not applied to accounts restored from a file. */
+    private readonly fresh?: (account: Account) => void
+  ) {}
 
   /** The account of an apiKey, created (and seeded) on first use. */
   account(apiKey: string): Account {
@@ -225,6 +229,7 @@ export class Store {
       a = new Account()
       a.tracking = this.tracking
       this.seed(a)
+      this.fresh?.(a)
       this.accounts.set(apiKey, a)
     }
     return a

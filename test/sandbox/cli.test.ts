@@ -1,9 +1,12 @@
+import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
 import { afterAll, assert, beforeAll, describe, it } from "vitest"
+import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
+import { accountA, cliEnv, http, runCli, seedEverything, startTestSandbox } from "../export/support.js"
 
 const bin = join(import.meta.dirname, "../../dist/bin.js")
 let dir: string
@@ -106,4 +109,59 @@ describe("fsm-bulk sandbox", () => {
       assert.strictEqual(run.stdout, "")
     }
   }, 60_000)
+})
+
+describe("fsm-bulk sandbox --seed", () => {
+  /** Runs `body` with the export of a sandbox account seeded with every resource, in a directory of its own. */
+  const withExport = (body: (exported: string) => Promise<void>) =>
+    Effect.runPromise(
+      Effect.scoped(Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        yield* Effect.promise(() => seedEverything(sandbox))
+        const exported = join(mkdtempSync(join(dir, "export-")), "out")
+        const done = yield* Effect.promise(() => runCli(["export", "--out", exported], cliEnv(sandbox, accountA)))
+        assert.strictEqual(done.code, 0, done.stderr)
+        yield* Effect.promise(() => body(exported))
+      }))
+    )
+
+  it("serves the exported records under their ids to every account", async () => {
+    await withExport(async (exported) => {
+      const child = spawn(process.execPath, [bin, "sandbox", "--port", "0", "--seed", exported, "--account", "a:b"], {
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+      let stderr = ""
+      child.stderr.on("data", (d) => (stderr += d))
+      const first = await new Promise<string>((resolve) =>
+        createInterface({ input: child.stdout }).once("line", resolve)
+      )
+      try {
+        const url = /^listening on (\S+)$/.exec(first)?.[1]
+        assert.isDefined(url, `${first}\n${stderr}`)
+        for (const account of [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "a", apiToken: "b" }]) {
+          const api = await http({ url } as RunningSandbox, account)
+          const customers = await api.send("GET", "/customers?pageSize=100")
+          assert.deepStrictEqual(
+            customers.entityList.map((c: any) => `${c.id}:${c.externalId}:${c.segmentId}`),
+            ["1:CLI-0001:1", "2:CLI-0002:0", "3:CLI-0003:0"]
+          )
+        }
+        assert.match(stderr, /accounts start as the export in .*out \(\d+ records of \d+ lists\)/)
+      } finally {
+        child.kill("SIGTERM")
+      }
+      assert.strictEqual(await exited, 0)
+    })
+  }, 120_000)
+
+  it("refuses an export that differs from its manifest, naming the file, with exit code 2", async () => {
+    await withExport(async (exported) => {
+      appendFileSync(join(exported, "users.csv"), "9,USR-9,Intrusa,intrusa\n")
+      const run = await runCli(["sandbox", "--port", "0", "--seed", exported])
+      assert.strictEqual(run.code, 2)
+      assert.match(run.stderr, /users\.csv differs from the manifest/)
+      assert.notMatch(run.stdout, /listening/)
+    })
+  }, 120_000)
 })
