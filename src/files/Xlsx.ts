@@ -19,6 +19,7 @@ import { Readable } from "node:stream"
 import { didYouMean } from "../cli/Suggest.js"
 import type { InputError } from "../Errors.js"
 import { loadExcelJs } from "./ExcelJs.js"
+import { hiddenColumnsRef, hiddenRowRef } from "./ExcelSax.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
 import { toolName, writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
@@ -44,6 +45,16 @@ interface SheetRow {
   readonly row: number
   readonly cells: ReadonlyArray<string>
   readonly numbers: ReadonlySet<number> | undefined
+  /** The sheet hides the row (by hand, or an AutoFilter filtered it out). */
+  readonly hidden: boolean
+  /** The indices (0-based) of the columns the sheet hides, when it hides any. */
+  readonly hiddenColumns: ReadonlyArray<number> | undefined
+}
+
+/** What the sheet hides, as ExcelSax hands it on: rows still to come, and the columns. */
+interface Hidden {
+  readonly rows: Set<number>
+  columns: ReadonlyArray<number> | undefined
 }
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
@@ -65,7 +76,8 @@ const rowCells = (
   file: string,
   row: StreamingRow,
   date1904: boolean,
-  columnName: (index: number) => string
+  columnName: (index: number) => string,
+  hidden: Hidden
 ): Effect.Effect<SheetRow, InputError> =>
   Effect.suspend(() => {
     const cells: Array<string> = []
@@ -84,7 +96,13 @@ const rowCells = (
     })
     if (problem !== undefined) return Effect.fail(problem)
     for (let i = 0; i < cells.length; i++) cells[i] ??= ""
-    return Effect.succeed({ row: row.number, cells, numbers })
+    return Effect.succeed({
+      row: row.number,
+      cells,
+      numbers,
+      hidden: hidden.rows.delete(row.number),
+      hiddenColumns: hidden.columns
+    })
   })
 
 /**
@@ -186,14 +204,25 @@ async function* archiveBytes(
   }
 }
 
-/** The raw rows of the (only) sheet, in batches as exceljs parses them. */
+/** The raw rows of the (only) sheet, in batches as exceljs parses them; what the sheet hides goes to `hidden`. */
 async function* sheetBatches(
-  reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>
+  reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>,
+  hidden: Hidden
 ): AsyncGenerator<ReadonlyArray<StreamingRow>> {
   for await (const yielded of reader) {
     const sheet = yielded as unknown as StreamingSheet
     for await (const batch of sheet.parse()) {
-      const rows = batch.filter((e) => e.eventType === "row").map((e) => e.value as StreamingRow)
+      const rows: Array<StreamingRow> = []
+      for (const e of batch) {
+        if (e.eventType === "row") rows.push(e.value as StreamingRow)
+        else if (e.eventType === "hyperlink") {
+          const { ref, rId } = e.value as { readonly ref?: string; readonly rId?: string }
+          if (ref === hiddenRowRef) hidden.rows.add(Number(rId))
+          else if (ref === hiddenColumnsRef && rId !== undefined) {
+            hidden.columns = rId.split(",").map((n) => Number(n) - 1)
+          }
+        }
+      }
       if (rows.length > 0) yield rows
     }
   }
@@ -240,13 +269,15 @@ const sheetRows = (
       const reader = new excel.stream.xlsx.WorkbookReader(input, {
         worksheets: "emit",
         sharedStrings: "cache",
-        hyperlinks: "ignore",
+        // Only ExcelSax's marks of what the sheet hides come as hyperlinks: the sheet's own links have no part here.
+        hyperlinks: "emit",
         styles: "cache",
         entries: "ignore"
       })
       // Never waited for on the way out: a generator stuck inside exceljs would hold the stop up forever.
+      const hidden: Hidden = { rows: new Set(), columns: undefined }
       const batches = yield* Effect.acquireRelease(
-        Effect.sync(() => sheetBatches(reader)),
+        Effect.sync(() => sheetBatches(reader, hidden)),
         (b) => Effect.sync(() => void b.return(undefined).catch(() => {}))
       )
       let last = 0
@@ -288,9 +319,11 @@ const sheetRows = (
           return Effect.succeed(Chunk.unsafeFromArray(next.value))
         })
       )
-      return Stream.repeatEffectChunkOption(progress.guard(pull))
+      return Stream.repeatEffectChunkOption(progress.guard(pull)).pipe(
+        Stream.mapEffect((row) => rowCells(file, row, date1904, columnName, hidden))
+      )
     })
-  ).pipe(Stream.mapEffect((row) => rowCells(file, row, date1904, columnName)))
+  )
 
 const sheetNames = (book: WorkbookInfo) => book.sheets.map((s) => `"${s.name}"`).join(", ")
 
@@ -393,6 +426,9 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
   const headerRow = first.value.row
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool, options.lenientHeader)
   const columnName = (index: number) => header[index] ?? columnLetter(index)
+  const includeHidden = options.includeHidden === true
+  // The columns the sheet hides (its first sheet's: the tool's continuations hide none).
+  const hiddenColumns = includeHidden ? [] : (first.value.hiddenColumns ?? [])
   // Each sheet of the table and the row of its header; the continuations' headers are checked now, before any row.
   const sheets: Array<{ readonly name: string; readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{
     name: sheet.name,
@@ -424,9 +460,12 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
           Stream.filterMap((r) => {
             const row = (last = r.row + shift)
             const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)
-            return Option.fromNullable(
-              aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers }
-            )
+            if (aligned === undefined) return Option.none()
+            return Option.some({
+              ...aligned,
+              ...(r.numbers !== undefined ? { numbers: r.numbers } : {}),
+              ...(r.hidden && !includeHidden ? { hidden: true as const } : {})
+            })
           })
         )
       })
@@ -445,6 +484,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
     headerRow,
     writtenByTool: byTool,
     sheet: sheet.name,
+    ...(hiddenColumns.length > 0 ? { hiddenColumns } : {}),
     sha256: () => bytes.sha256,
     rows
   }

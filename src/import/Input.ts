@@ -71,7 +71,8 @@ export const openInput = Effect.fn("Input.open")(function*(
     delimiter: read.delimiter,
     resource,
     ...(sheet !== undefined ? { sheet } : {}),
-    ...(read.map !== undefined ? { lenientHeader: true } : {})
+    ...(read.map !== undefined ? { lenientHeader: true } : {}),
+    ...(read.includeHidden === true ? { includeHidden: true } : {})
   })
   const mapped = read.map !== undefined && isResourceName(resource)
     ? yield* applyProfile(opened, read.map, resourceOf(resource))
@@ -176,6 +177,7 @@ export const planInput = Effect.fn("Input.plan")(function*(
     ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
     restoreGuard: true,
+    ...(input.source.hiddenColumns !== undefined ? { hiddenColumns: input.source.hiddenColumns } : {}),
     ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {}),
     ...(input.mapping !== undefined
       ? { send: input.mapping.send, alternateKeys: input.mapping.alternateKeys }
@@ -220,8 +222,13 @@ export const withVerdicts = (validator: RowValidator, input: Input): RowValidato
 export const columnsSummary = (input: Input, plan: ColumnPlan) => {
   const unknown = plan.columns.filter((c) => c.kind === "unknown").map((c) => c.name)
   const ignored = input.mapping !== undefined ? [...input.mapping.ignored, ...unknown] : unknown
+  const hidden = (input.source.hiddenColumns ?? []).flatMap((i) => {
+    const name = input.source.header[i]?.trim() ?? ""
+    return name === "" || isToolColumn(name) ? [] : [name]
+  })
   return {
     ...(ignored.length > 0 ? { ignoredColumns: ignored } : {}),
+    ...(hidden.length > 0 ? { hiddenColumns: hidden } : {}),
     ...(input.mapping !== undefined
       ? {
         mapping: {

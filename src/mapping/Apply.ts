@@ -376,12 +376,18 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
       cells: mapped,
       ...(ragged ? { ragged: true } : {}),
       ...(numbers !== undefined ? { numbers } : {}),
+      ...(r.hidden === true ? { hidden: true as const } : {}),
       original: { cells: ragged ? cells : aligned, numbers: r.numbers }
     })
   }
 
+  // A column that copies one the sheet hides is hidden too.
+  const hiddenIn = new Set(source.hiddenColumns ?? [])
+  const hiddenColumns = out.flatMap((c, i) => (c.copyOf >= 0 && hiddenIn.has(c.copyOf) ? [i] : []))
+  const { hiddenColumns: _, ...rest } = source
   const mapped: Source = {
-    ...source,
+    ...rest,
+    ...(hiddenColumns.length > 0 ? { hiddenColumns } : {}),
     header: outNames,
     headerRow,
     rows: Stream.filterMap(source.rows, mapRow)

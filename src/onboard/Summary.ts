@@ -78,7 +78,11 @@ export interface OnboardSummary extends RunTraffic {
 
 /** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */
 export interface OnboardSettings {
-  readonly read: { readonly encoding: ReadOptions["encoding"]; readonly delimiter: ReadOptions["delimiter"] }
+  readonly read: {
+    readonly encoding: ReadOptions["encoding"]
+    readonly delimiter: ReadOptions["delimiter"]
+    readonly includeHidden?: boolean
+  }
   readonly dateFormat: ParseOptions["dateFormat"]
   readonly decimal: ParseOptions["decimal"]
   readonly attachmentsRoot?: string

@@ -94,6 +94,11 @@ const once = (
 
 const beyondHeader = "(beyond the last column)"
 
+/** A row the spreadsheet hides is not sent: what `_error` says of it. */
+export const hiddenRowMessage = (row: number): string =>
+  `not imported: row ${row} is hidden in the spreadsheet (hidden by hand, or filtered out by a filter); ` +
+  `to import it, unhide it or pass --include-hidden`
+
 /** A row longer than the header: its cells no longer line up with the columns, so nothing in it is trusted. */
 const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
   const extra = cells.slice(width).filter((c) => c.trim() !== "")
@@ -225,6 +230,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     readonly sync: RowResult
     readonly pending: ReadonlyArray<PendingFile>
   } => {
+    if (row.hidden === true) return { _tag: "Skipped", row: row.row, reason: hiddenRowMessage(row.row) }
     const cells = row.cells
     rowsSeen++
     let errors: Array<RowError> | undefined
