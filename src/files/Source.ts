@@ -22,6 +22,13 @@ export interface ReadOptions {
   readonly includeHidden?: boolean | undefined
 }
 
+/** A cell without a usable value (XLSX: an error value, a formula without a saved result): what is wrong with it. */
+export interface CellIssue {
+  /** The cell's index in `cells`. */
+  readonly index: number
+  readonly message: string
+}
+
 export interface SourceRow {
   /** The spreadsheet row a user sees (header = 1, first data row = 2), true across multi-line quoted cells. */
   readonly row: number
@@ -39,6 +46,8 @@ export interface SourceRow {
    * it is reported `skipped`, never sent. Its number is the sheet's all the same.
    */
   readonly hidden?: true
+  /** XLSX: cells without a usable value (their text is the error code, or empty); the row is invalid. */
+  readonly cellProblems?: ReadonlyArray<CellIssue>
   /** A row a mapping profile rewrote: the row as the file has it, which the report repeats. */
   readonly original?: { readonly cells: ReadonlyArray<string>; readonly numbers?: ReadonlySet<number> | undefined }
 }

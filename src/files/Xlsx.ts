@@ -23,6 +23,7 @@ import { hiddenColumnsRef, hiddenRowRef } from "./ExcelSax.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
 import { toolName, writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
+import type { CellIssue } from "./Source.js"
 import { type ReadProgress, readProgress } from "./Stall.js"
 import { inspectWorkbook, NotAWorkbook, type SheetInfo, type WorkbookInfo } from "./Workbook.js"
 import { ChangedFile, XlsxBytes } from "./XlsxBytes.js"
@@ -49,6 +50,8 @@ interface SheetRow {
   readonly hidden: boolean
   /** The indices (0-based) of the columns the sheet hides, when it hides any. */
   readonly hiddenColumns: ReadonlyArray<number> | undefined
+  /** Cells without a usable value (an error value, a formula without a saved result): the row is invalid. */
+  readonly cellProblems: ReadonlyArray<CellIssue> | undefined
 }
 
 /** What the sheet hides, as ExcelSax hands it on: rows still to come, and the columns. */
@@ -71,39 +74,35 @@ interface StreamingSheet {
   readonly parse: () => AsyncIterable<ReadonlyArray<{ readonly eventType: string; readonly value: unknown }>>
 }
 
-/** A row's cells as text; a cell without a usable value fails, naming the row and column. */
-const rowCells = (
-  file: string,
-  row: StreamingRow,
-  date1904: boolean,
-  columnName: (index: number) => string,
-  hidden: Hidden
-): Effect.Effect<SheetRow, InputError> =>
-  Effect.suspend(() => {
-    const cells: Array<string> = []
-    let numbers: Set<number> | undefined
-    let problem: InputError | undefined
-    row.eachCell({ includeEmpty: false }, (cell, column) => {
-      if (problem !== undefined) return
-      try {
-        const reading = readCell(cell, date1904)
-        cells[column - 1] = reading.text
-        if (reading.number) (numbers ??= new Set()).add(column - 1)
-      } catch (e) {
-        if (!(e instanceof CellProblem)) throw e
-        problem = inputError(file, e.message, { row: row.number, column: columnName(column - 1) })
-      }
-    })
-    if (problem !== undefined) return Effect.fail(problem)
-    for (let i = 0; i < cells.length; i++) cells[i] ??= ""
-    return Effect.succeed({
-      row: row.number,
-      cells,
-      numbers,
-      hidden: hidden.rows.delete(row.number),
-      hiddenColumns: hidden.columns
-    })
+/**
+ * A row's cells as text. A cell without a usable value (an error value …) is marked on the row, which validation
+ * makes invalid naming the column; the cell's text is its error code, so the report shows it.
+ */
+const rowCells = (row: StreamingRow, date1904: boolean, hidden: Hidden): SheetRow => {
+  const cells: Array<string> = []
+  let numbers: Set<number> | undefined
+  let cellProblems: Array<CellIssue> | undefined
+  row.eachCell({ includeEmpty: false }, (cell, column) => {
+    try {
+      const reading = readCell(cell, date1904)
+      cells[column - 1] = reading.text
+      if (reading.number) (numbers ??= new Set()).add(column - 1)
+    } catch (e) {
+      if (!(e instanceof CellProblem)) throw e
+      cells[column - 1] = e.shown
+      ;(cellProblems ??= []).push({ index: column - 1, message: e.message })
+    }
   })
+  for (let i = 0; i < cells.length; i++) cells[i] ??= ""
+  return {
+    row: row.number,
+    cells,
+    numbers,
+    hidden: hidden.rows.delete(row.number),
+    hiddenColumns: hidden.columns,
+    cellProblems
+  }
+}
 
 /**
  * exceljs reads the archive front to back and can only parse a sheet once it has seen the workbook, its
@@ -254,8 +253,7 @@ const sheetRows = (
   bytes: XlsxBytes,
   sheet: string,
   parts: ReadonlyArray<Part>,
-  date1904: boolean,
-  columnName: (index: number) => string
+  date1904: boolean
 ): Stream.Stream<SheetRow, InputError> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
@@ -320,7 +318,7 @@ const sheetRows = (
         })
       )
       return Stream.repeatEffectChunkOption(progress.guard(pull)).pipe(
-        Stream.mapEffect((row) => rowCells(file, row, date1904, columnName, hidden))
+        Stream.map((row) => rowCells(row, date1904, hidden))
       )
     })
   )
@@ -400,7 +398,7 @@ const firstRow = (
   sheet: SheetInfo,
   parts: ReadonlyArray<Part>
 ) =>
-  sheetRows(file, bytes, sheet.name, parts, book.date1904, columnLetter).pipe(
+  sheetRows(file, bytes, sheet.name, parts, book.date1904).pipe(
     Stream.filter((r) => !isBlank(r.cells)),
     Stream.runHead
   )
@@ -424,8 +422,12 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
   if (Option.isNone(first)) return yield* inputError(file, `sheet "${sheet.name}" is empty: no header row`)
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "xlsx", creator: book.creator }))
   const headerRow = first.value.row
+  // A header cell without a usable value names no column: the file cannot be read as a table.
+  const headerProblem = first.value.cellProblems?.[0]
+  if (headerProblem !== undefined) {
+    return yield* inputError(file, headerProblem.message, { row: headerRow, column: columnLetter(headerProblem.index) })
+  }
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool, options.lenientHeader)
-  const columnName = (index: number) => header[index] ?? columnLetter(index)
   const includeHidden = options.includeHidden === true
   // The columns the sheet hides (its first sheet's: the tool's continuations hide none).
   const hiddenColumns = includeHidden ? [] : (first.value.hiddenColumns ?? [])
@@ -456,7 +458,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
     const read = sheets.map((s, index) =>
       Stream.suspend(() => {
         const shift = index === 0 ? 0 : last - s.headerRow
-        return sheetRows(file, bytes, s.name, s.parts, book.date1904, columnName).pipe(
+        return sheetRows(file, bytes, s.name, s.parts, book.date1904).pipe(
           Stream.filterMap((r) => {
             const row = (last = r.row + shift)
             const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)
@@ -464,6 +466,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
             return Option.some({
               ...aligned,
               ...(r.numbers !== undefined ? { numbers: r.numbers } : {}),
+              ...(r.cellProblems !== undefined ? { cellProblems: r.cellProblems } : {}),
               ...(r.hidden && !includeHidden ? { hidden: true as const } : {})
             })
           })

@@ -371,9 +371,14 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
         if (out[i]!.copyOf >= 0 && r.numbers.has(out[i]!.copyOf)) (numbers ??= new Set()).add(i)
       }
     }
+    // A cell without a value (an error value) goes with the columns that copy it.
+    const cellProblems = r.cellProblems?.flatMap((p) =>
+      out.flatMap((c, i) => (c.copyOf === p.index ? [{ index: i, message: p.message }] : []))
+    )
     return Option.some({
       row: r.row,
       cells: mapped,
+      ...(cellProblems !== undefined && cellProblems.length > 0 ? { cellProblems } : {}),
       ...(ragged ? { ragged: true } : {}),
       ...(numbers !== undefined ? { numbers } : {}),
       ...(r.hidden === true ? { hidden: true as const } : {}),
