@@ -3,37 +3,12 @@
  * hidden columns, are not sent unless `--include-hidden` asks; each hidden row is reported `skipped` under its own
  * row number, and the summary counts and names them.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import ExcelJS from "exceljs"
 import * as Path from "node:path"
 import { runValidate } from "../../src/import/ValidateRun.js"
+import { filteredWorkbook } from "./hiddenBook.js"
 import { importInto, readReport, readSummary, rowStatuses, startTestSandbox, tempDir } from "./support.js"
-
-/**
- * A customers sheet as a user leaves it: row 3 hidden by hand, an AutoFilter that hides row 5, and the `note`
- * column (an internal remark) hidden. Data rows 2 to 6.
- */
-const filteredWorkbook = (dir: string) =>
-  Effect.promise(async () => {
-    const wb = new ExcelJS.Workbook()
-    wb.creator = "Microsoft Excel"
-    const ws = wb.addWorksheet("clientes")
-    ws.addRow(["externalId", "name", "note", "city"])
-    ws.addRow(["C-1", "Padaria São João", "Inadimplente", "São Paulo"])
-    ws.addRow(["C-2", "Mercado Oculto", "linha escondida", "Campinas"])
-    ws.addRow(["C-3", "Açougue Central", "ok", "Santos"])
-    ws.addRow(["C-4", "Loja Filtrada", "filtrada", "Recife"])
-    ws.addRow(["C-5", "Farmácia Boa", "ok", "São Paulo"])
-    ws.getRow(3).hidden = true
-    ws.autoFilter = "A1:D6"
-    ws.getRow(5).hidden = true
-    ws.getColumn(3).hidden = true
-    const path = Path.join(dir, "clientes.xlsx")
-    await wb.xlsx.writeFile(path)
-    return path
-  })
 
 describe("hidden rows and columns of a workbook", () => {
   it.scopedLive(
