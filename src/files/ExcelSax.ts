@@ -17,16 +17,7 @@
 import { createRequire, Module } from "node:module"
 import { PassThrough } from "node:stream"
 import { StringDecoder } from "node:string_decoder"
-import { errorMark } from "./XlsxCell.js"
-
-/**
- * exceljs's streaming reader drops what a sheet hides (`<row hidden="1">`, which is also how an AutoFilter hides
- * the rows it filters out, and `<col hidden="1">` or a width of 0). The mend hands it on as hyperlink events (the
- * only events whose attributes exceljs passes through as they are), with one of these refs: the `r:id` is the
- * row's number, or the hidden columns' numbers (1-based) joined by commas. They come before the rows they concern.
- */
-export const hiddenRowRef = "fsm-bulk:hidden-row"
-export const hiddenColumnsRef = "fsm-bulk:hidden-columns"
+import { errorMark, hiddenColumnsRef, hiddenRowRef } from "./XlsxCell.js"
 
 const isTrue = (v: string | undefined) => v === "1" || v === "true"
 

@@ -59,6 +59,15 @@ export const isDateFormat = (format: string | undefined): boolean =>
  */
 export const errorMark = "\u0001"
 
+/**
+ * exceljs's streaming reader drops what a sheet hides (`<row hidden="1">`, which is also how an AutoFilter hides
+ * the rows it filters out, and `<col hidden="1">` or a width of 0). The mend hands it on as hyperlink events (the
+ * only events whose attributes exceljs passes through as they are), with one of these refs: the `r:id` is the
+ * row's number, or the hidden columns' numbers (1-based) joined by commas. They come before the rows they concern.
+ */
+export const hiddenRowRef = "fsm-bulk:hidden-row"
+export const hiddenColumnsRef = "fsm-bulk:hidden-columns"
+
 /** `_x000D_` → CR: Excel's escape of a character, and `_x005F_` before a literal `_xHHHH_`. */
 const excelEscape = /_x([0-9A-Fa-f]{4})_/g
 export const unescapeExcel = (t: string): string =>
