@@ -8,3 +8,6 @@ const safe = /^[A-Za-z0-9_@%+=:,./-]+$/
 
 /** `arg` as one shell word: as it is when nothing in it is special, else in single quotes (`'` as `'\''`). */
 export const shellQuote = (arg: string): string => (safe.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`)
+
+/** A command line of words, each quoted when needed. */
+export const shellCommand = (words: ReadonlyArray<string>): string => words.map(shellQuote).join(" ")

@@ -29,6 +29,11 @@ export const fileFormatOptions = Options.all({
   decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(
     Options.withDefault("auto" as const),
     Options.withDescription("Decimal mark of numbers")
+  ),
+  includeHidden: Options.boolean("include-hidden").pipe(
+    Options.withDescription(
+      "XLSX: also import the rows and columns the sheet hides (by hand or by a filter); by default they are not sent"
+    )
   )
 })
 
@@ -94,10 +99,12 @@ export const readSettings = (p: {
   readonly encoding: ReadSettings["encoding"]
   readonly delimiter: "auto" | "," | ";" | "tab"
   readonly sheet?: Option.Option<string>
+  readonly includeHidden?: boolean
 }): ReadSettings => ({
   encoding: p.encoding,
   delimiter: p.delimiter === "tab" ? "\t" : p.delimiter,
-  ...(p.sheet !== undefined && Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {})
+  ...(p.sheet !== undefined && Option.isSome(p.sheet) ? { sheet: p.sheet.value } : {}),
+  ...(p.includeHidden === true ? { includeHidden: true } : {})
 })
 
 /** `--map PROFILE` (`validate`, `import`): the mapping profile the file is read through (docs/mapping.md). */

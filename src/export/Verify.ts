@@ -1,7 +1,9 @@
 /**
  * `verify EXPORT_DIR`: recomputes every listed file's sha256 and data-row count and compares them with
- * `manifest.json`. Every problem is named (missing manifest, missing file, changed bytes, a different row
- * count, an unreadable file); the caller turns "any problem" into exit code 1.
+ * `manifest.json`, and reads each file's ids and keys: two rows of one record (the same id, or the same key of a
+ * resource with one) are a file that cannot be imported back as it was exported. Every problem is named (missing
+ * manifest, missing file, changed bytes, a different row count, an unreadable file, duplicates with their rows);
+ * the caller turns "any problem" into exit code 1.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
@@ -12,13 +14,15 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { RunError } from "../Errors.js"
 import { checkExportSignature, type Expected, type SignatureReport } from "../evidence/Seal.js"
-import { openSource } from "../files/Read.js"
+import { openSource, type Source } from "../files/Read.js"
 import { sha256File } from "../files/Write.js"
+import { normalKey } from "../Identity.js"
+import { isResourceName, resource as resourceOf } from "../Resources.js"
 import { checkpointFile } from "./Checkpoint.js"
 import type { ManifestEntry } from "./Manifest.js"
 import { manifestFile, ManifestJson } from "./Manifest.js"
 
-type FileStatus = "ok" | "missing" | "changed" | "unreadable"
+export type FileStatus = "ok" | "missing" | "changed" | "unreadable" | "duplicates"
 
 interface FileCheck {
   readonly name: string
@@ -28,9 +32,88 @@ interface FileCheck {
   readonly expectedSha256: string
   readonly rows?: number
   readonly sha256?: string
+  /** Values of the id (or key) column that more than one row holds, with their rows (the first few of each). */
+  readonly duplicates?: ReadonlyArray<Duplicate>
   /** What is wrong, for a human; absent when the file matches. */
   readonly problem?: string
 }
+
+export interface Duplicate {
+  readonly column: string
+  readonly value: string
+  /** The first rows that hold it, and how many do. */
+  readonly rows: ReadonlyArray<number>
+  readonly count: number
+}
+
+/** How many duplicated values a result names, and how many rows of each. */
+const duplicatesKept = 10
+const rowsKept = 5
+
+/**
+ * The columns that identify a record of `name` in its export (its id, its key), with the parent's column when
+ * the resource lives under a parent (an item's id or key is its parent's own). Keys compare as the service does.
+ */
+const identityColumns = (name: string, header: ReadonlyArray<string>) => {
+  if (!isResourceName(name)) return []
+  const r = resourceOf(name)
+  const at = (column: string | undefined) =>
+    column === undefined ? -1 : header.findIndex((h) => h.trim().toLowerCase() === column.toLowerCase())
+  const parent = at(r.parent?.field)
+  return [
+    { column: r.id?.name, normal: (v: string) => v.trim() },
+    { column: r.key, normal: normalKey }
+  ].flatMap(({ column, normal }) => {
+    const index = at(column)
+    return index < 0 || column === undefined || index === parent ? [] : [{ column, index, parent, normal }]
+  })
+}
+
+/** Reads `rows` once: how many there are, and the id or key values that more than one of them holds. */
+const countAndDuplicates = (name: string, source: Source) => {
+  const columns = identityColumns(name, source.header).map((c) => ({
+    ...c,
+    seen: new Map<string, { readonly value: string; readonly rows: Array<number>; total: number }>()
+  }))
+  return Stream.runFold(source.rows, 0, (n, row) => {
+    for (const c of columns) {
+      const value = (row.cells[c.index] ?? "").trim()
+      if (value === "") continue
+      const key = `${c.parent < 0 ? "" : `${(row.cells[c.parent] ?? "").trim()}\u0000`}${c.normal(value)}`
+      const first = c.seen.get(key)
+      if (first === undefined) c.seen.set(key, { value, rows: [row.row], total: 1 })
+      else if (++first.total <= rowsKept) first.rows.push(row.row)
+    }
+    return n + 1
+  }).pipe(
+    Effect.map((rows) => {
+      const duplicates: Array<Duplicate> = []
+      let count = 0
+      for (const c of columns) {
+        for (const seen of c.seen.values()) {
+          if (seen.total < 2) continue
+          count += 1
+          if (duplicates.length < duplicatesKept) {
+            duplicates.push({ column: c.column, value: seen.value, rows: seen.rows, count: seen.total })
+          }
+        }
+      }
+      return { rows, duplicates, count }
+    })
+  )
+}
+
+const duplicatesProblem = (
+  file: string,
+  found: { readonly duplicates: ReadonlyArray<Duplicate>; readonly count: number }
+) =>
+  `${file} holds ${found.count === 1 ? "a record" : `${found.count} records`} more than once: ${
+    found.duplicates.map((d) =>
+      `${d.column} ${JSON.stringify(d.value)} on rows ${d.rows.join(", ")}${
+        d.count > d.rows.length ? ` and ${d.count - d.rows.length} more` : ""
+      }`
+    ).join("; ")
+  }${found.count > found.duplicates.length ? "; …" : ""} (an id rounded past 2^53, or a hand edit: export again)`
 
 export interface VerifyResult {
   readonly dir: string
@@ -80,27 +163,34 @@ const checkFile = Effect.fn("Verify.checkFile")(function*(
     } satisfies FileCheck as FileCheck
   }
   // The export writes UTF-8 CSV with the delimiter its manifest names: nothing to guess.
-  const rows = yield* openSource(target, { encoding: "utf-8", delimiter, resource: entry.name }).pipe(
-    Effect.flatMap((source) => Stream.runCount(source.rows)),
+  const read = yield* openSource(target, { encoding: "utf-8", delimiter, resource: entry.name }).pipe(
+    Effect.flatMap((source) => countAndDuplicates(entry.name, source)),
     Effect.either
   )
-  const problems = [
+  const rows = Either.map(read, (r) => r.rows)
+  const duplicates = Either.isRight(read) && read.right.count > 0 ? read.right : undefined
+  const differs = [
     sha256.right !== entry.sha256 ? `its sha256 is ${sha256.right}, the manifest says ${entry.sha256}` : undefined,
     Either.isRight(rows) && rows.right !== entry.rows
       ? `it has ${rows.right} data rows, the manifest says ${entry.rows}`
       : undefined,
     Either.isLeft(rows) ? `its rows cannot be read (${describe(rows.left)})` : undefined
   ].filter((p) => p !== undefined)
+  const problems = [
+    ...(differs.length > 0 ? [`${entry.file} differs from the manifest: ${differs.join("; ")}`] : []),
+    ...(duplicates !== undefined ? [duplicatesProblem(entry.file, duplicates)] : [])
+  ]
   return {
     ...base,
     sha256: sha256.right,
     ...(Either.isRight(rows) ? { rows: rows.right } : {}),
-    status: problems.length === 0
-      ? "ok"
+    status: differs.length === 0
+      ? duplicates === undefined ? "ok" : "duplicates"
       : Either.isLeft(rows) && sha256.right === entry.sha256
       ? "unreadable"
       : "changed",
-    ...(problems.length > 0 ? { problem: `${entry.file} differs from the manifest: ${problems.join("; ")}` } : {})
+    ...(duplicates !== undefined ? { duplicates: duplicates.duplicates } : {}),
+    ...(problems.length > 0 ? { problem: problems.join("; ") } : {})
   } satisfies FileCheck as FileCheck
 })
 

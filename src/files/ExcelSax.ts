@@ -17,7 +17,9 @@
 import { createRequire, Module } from "node:module"
 import { PassThrough } from "node:stream"
 import { StringDecoder } from "node:string_decoder"
-import { errorMark } from "./XlsxCell.js"
+import { errorMark, hiddenColumnsRef, hiddenRowRef } from "./XlsxCell.js"
+
+const isTrue = (v: string | undefined) => v === "1" || v === "true"
 
 const require = createRequire(import.meta.url)
 const parseSaxPath = require.resolve("exceljs/lib/utils/parse-sax.js")
@@ -47,13 +49,20 @@ async function* parseSax(
   let error: unknown
   let events: Array<SaxEvent> = []
   parser.on("error", (e) => void (error = e))
-  // Three more mends of what exceljs makes of the events:
+  // Hidden rows and columns are handed on (`hiddenRowRef`). Three more mends of what exceljs makes of the events:
   // - an error cell (`<c t="e">`, typed or a formula's saved result) is handed over as text marked `errorMark`,
   //   so the reader names the error (exceljs reads a formula's `#N/A` as the number NaN);
   // - an inline string's rich text (`<is><r><t>Pa</t></r><r><t>daria</t></r></is>`) keeps every run (exceljs
   //   starts its value again at each `<t>`, keeping the last run only);
   // - phonetic runs (`<rPh>`) are not part of a string's text.
   let errorCell = false
+  let hiddenColumns: Array<number> | undefined
+  const marker = (ref: string, id: string) => {
+    events.push({ eventType: "opentag", value: { name: "hyperlinks", attributes: {} } })
+    events.push({ eventType: "opentag", value: { name: "hyperlink", attributes: { ref, "r:id": id } } })
+    events.push({ eventType: "closetag", value: { name: "hyperlink" } })
+    events.push({ eventType: "closetag", value: { name: "hyperlinks" } })
+  }
   let inInline = false
   let inlineTexts = 0
   let phonetic = 0
@@ -64,7 +73,22 @@ async function* parseSax(
       phonetic += 1
       return
     }
-    if (name === "c") {
+    if (name === "row") {
+      const attributes = attributesOf(value)
+      if (isTrue(attributes.hidden) || (attributes.ht !== undefined && Number(attributes.ht) === 0)) {
+        marker(hiddenRowRef, attributes.r ?? "")
+      }
+    } else if (name === "col") {
+      const attributes = attributesOf(value)
+      if (isTrue(attributes.hidden) || (attributes.width !== undefined && Number(attributes.width) === 0)) {
+        const min = Number(attributes.min)
+        const max = Math.min(Number(attributes.max), 16_384)
+        for (let n = min; Number.isInteger(n) && n <= max; n++) (hiddenColumns ??= []).push(n)
+      }
+    } else if (name === "sheetData" && hiddenColumns !== undefined) {
+      marker(hiddenColumnsRef, hiddenColumns.join(","))
+      hiddenColumns = undefined
+    } else if (name === "c") {
       const attributes = attributesOf(value)
       errorCell = attributes.t === "e"
       if (errorCell) attributes.t = "str"

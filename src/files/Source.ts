@@ -18,6 +18,15 @@ export interface ReadOptions {
   readonly delimiter: "auto" | "," | ";" | "\t"
   /** The first non-blank row is taken as it is, even blank or repeating names (a title row: see `mapping/`). */
   readonly lenientHeader?: boolean | undefined
+  /** XLSX: rows and columns the sheet hides are read as any other (default: rows marked `hidden`, columns listed). */
+  readonly includeHidden?: boolean | undefined
+}
+
+/** A cell without a usable value (XLSX: an error value, a formula without a saved result): what is wrong with it. */
+export interface CellIssue {
+  /** The cell's index in `cells`. */
+  readonly index: number
+  readonly message: string
 }
 
 export interface SourceRow {
@@ -32,6 +41,13 @@ export interface SourceRow {
    * notation with `.` as the mark, whatever mark the file's typed numbers use. Absent when there are none.
    */
   readonly numbers?: ReadonlySet<number>
+  /**
+   * XLSX: the sheet hides the row (by hand, or an AutoFilter filtered it out) and `includeHidden` was not asked:
+   * it is reported `skipped`, never sent. Its number is the sheet's all the same.
+   */
+  readonly hidden?: true
+  /** XLSX: cells without a usable value (their text is the error code, or empty); the row is invalid. */
+  readonly cellProblems?: ReadonlyArray<CellIssue>
   /** A row a mapping profile rewrote: the row as the file has it, which the report repeats. */
   readonly original?: { readonly cells: ReadonlyArray<string>; readonly numbers?: ReadonlySet<number> | undefined }
 }
@@ -47,6 +63,8 @@ export interface Source {
   /** This tool wrote the file (export or report); the formula guard (`Guard.restore`) is reversed in every file. */
   readonly writtenByTool: boolean
   readonly sheet?: string
+  /** XLSX: the indices (0-based) of the columns the sheet hides (absent with `includeHidden`): never sent. */
+  readonly hiddenColumns?: ReadonlyArray<number>
   /** CSV: the encoding the file is read in (decided by its first non-ASCII character; final after a pass). */
   readonly encoding?: "utf-8" | "windows-1252"
   /**

@@ -22,10 +22,11 @@ import { loadExcelJs } from "./ExcelJs.js"
 import { alignRow, checkHeader, columnLetter, inputError, isBlank } from "./Header.js"
 import { toolName, writtenByTool } from "./Provenance.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
+import type { CellIssue } from "./Source.js"
 import { type ReadProgress, readProgress } from "./Stall.js"
 import { inspectWorkbook, NotAWorkbook, type SheetInfo, type WorkbookInfo } from "./Workbook.js"
 import { ChangedFile, XlsxBytes } from "./XlsxBytes.js"
-import { CellProblem, readCell } from "./XlsxCell.js"
+import { CellProblem, hiddenColumnsRef, hiddenRowRef, readCell } from "./XlsxCell.js"
 import { nthSheetName, summarySheetName } from "./XlsxWriter.js"
 import {
   DamagedEntry,
@@ -44,6 +45,18 @@ interface SheetRow {
   readonly row: number
   readonly cells: ReadonlyArray<string>
   readonly numbers: ReadonlySet<number> | undefined
+  /** The sheet hides the row (by hand, or an AutoFilter filtered it out). */
+  readonly hidden: boolean
+  /** The indices (0-based) of the columns the sheet hides, when it hides any. */
+  readonly hiddenColumns: ReadonlyArray<number> | undefined
+  /** Cells without a usable value (an error value, a formula without a saved result): the row is invalid. */
+  readonly cellProblems: ReadonlyArray<CellIssue> | undefined
+}
+
+/** What the sheet hides, as ExcelSax hands it on: rows still to come, and the columns. */
+interface Hidden {
+  readonly rows: Set<number>
+  columns: ReadonlyArray<number> | undefined
 }
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
@@ -60,32 +73,35 @@ interface StreamingSheet {
   readonly parse: () => AsyncIterable<ReadonlyArray<{ readonly eventType: string; readonly value: unknown }>>
 }
 
-/** A row's cells as text; a cell without a usable value fails, naming the row and column. */
-const rowCells = (
-  file: string,
-  row: StreamingRow,
-  date1904: boolean,
-  columnName: (index: number) => string
-): Effect.Effect<SheetRow, InputError> =>
-  Effect.suspend(() => {
-    const cells: Array<string> = []
-    let numbers: Set<number> | undefined
-    let problem: InputError | undefined
-    row.eachCell({ includeEmpty: false }, (cell, column) => {
-      if (problem !== undefined) return
-      try {
-        const reading = readCell(cell, date1904)
-        cells[column - 1] = reading.text
-        if (reading.number) (numbers ??= new Set()).add(column - 1)
-      } catch (e) {
-        if (!(e instanceof CellProblem)) throw e
-        problem = inputError(file, e.message, { row: row.number, column: columnName(column - 1) })
-      }
-    })
-    if (problem !== undefined) return Effect.fail(problem)
-    for (let i = 0; i < cells.length; i++) cells[i] ??= ""
-    return Effect.succeed({ row: row.number, cells, numbers })
+/**
+ * A row's cells as text. A cell without a usable value (an error value …) is marked on the row, which validation
+ * makes invalid naming the column; the cell's text is its error code, so the report shows it.
+ */
+const rowCells = (row: StreamingRow, date1904: boolean, hidden: Hidden): SheetRow => {
+  const cells: Array<string> = []
+  let numbers: Set<number> | undefined
+  let cellProblems: Array<CellIssue> | undefined
+  row.eachCell({ includeEmpty: false }, (cell, column) => {
+    try {
+      const reading = readCell(cell, date1904)
+      cells[column - 1] = reading.text
+      if (reading.number) (numbers ??= new Set()).add(column - 1)
+    } catch (e) {
+      if (!(e instanceof CellProblem)) throw e
+      cells[column - 1] = e.shown
+      ;(cellProblems ??= []).push({ index: column - 1, message: e.message })
+    }
   })
+  for (let i = 0; i < cells.length; i++) cells[i] ??= ""
+  return {
+    row: row.number,
+    cells,
+    numbers,
+    hidden: hidden.rows.delete(row.number),
+    hiddenColumns: hidden.columns,
+    cellProblems
+  }
+}
 
 /**
  * exceljs reads the archive front to back and can only parse a sheet once it has seen the workbook, its
@@ -186,14 +202,25 @@ async function* archiveBytes(
   }
 }
 
-/** The raw rows of the (only) sheet, in batches as exceljs parses them. */
+/** The raw rows of the (only) sheet, in batches as exceljs parses them; what the sheet hides goes to `hidden`. */
 async function* sheetBatches(
-  reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>
+  reader: InstanceType<typeof ExcelJS.stream.xlsx.WorkbookReader>,
+  hidden: Hidden
 ): AsyncGenerator<ReadonlyArray<StreamingRow>> {
   for await (const yielded of reader) {
     const sheet = yielded as unknown as StreamingSheet
     for await (const batch of sheet.parse()) {
-      const rows = batch.filter((e) => e.eventType === "row").map((e) => e.value as StreamingRow)
+      const rows: Array<StreamingRow> = []
+      for (const e of batch) {
+        if (e.eventType === "row") rows.push(e.value as StreamingRow)
+        else if (e.eventType === "hyperlink") {
+          const { ref, rId } = e.value as { readonly ref?: string; readonly rId?: string }
+          if (ref === hiddenRowRef) hidden.rows.add(Number(rId))
+          else if (ref === hiddenColumnsRef && rId !== undefined) {
+            hidden.columns = rId.split(",").map((n) => Number(n) - 1)
+          }
+        }
+      }
       if (rows.length > 0) yield rows
     }
   }
@@ -225,8 +252,7 @@ const sheetRows = (
   bytes: XlsxBytes,
   sheet: string,
   parts: ReadonlyArray<Part>,
-  date1904: boolean,
-  columnName: (index: number) => string
+  date1904: boolean
 ): Stream.Stream<SheetRow, InputError> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
@@ -240,13 +266,15 @@ const sheetRows = (
       const reader = new excel.stream.xlsx.WorkbookReader(input, {
         worksheets: "emit",
         sharedStrings: "cache",
-        hyperlinks: "ignore",
+        // Only ExcelSax's marks of what the sheet hides come as hyperlinks: the sheet's own links have no part here.
+        hyperlinks: "emit",
         styles: "cache",
         entries: "ignore"
       })
       // Never waited for on the way out: a generator stuck inside exceljs would hold the stop up forever.
+      const hidden: Hidden = { rows: new Set(), columns: undefined }
       const batches = yield* Effect.acquireRelease(
-        Effect.sync(() => sheetBatches(reader)),
+        Effect.sync(() => sheetBatches(reader, hidden)),
         (b) => Effect.sync(() => void b.return(undefined).catch(() => {}))
       )
       let last = 0
@@ -288,9 +316,11 @@ const sheetRows = (
           return Effect.succeed(Chunk.unsafeFromArray(next.value))
         })
       )
-      return Stream.repeatEffectChunkOption(progress.guard(pull))
+      return Stream.repeatEffectChunkOption(progress.guard(pull)).pipe(
+        Stream.map((row) => rowCells(row, date1904, hidden))
+      )
     })
-  ).pipe(Stream.mapEffect((row) => rowCells(file, row, date1904, columnName)))
+  )
 
 const sheetNames = (book: WorkbookInfo) => book.sheets.map((s) => `"${s.name}"`).join(", ")
 
@@ -367,7 +397,7 @@ const firstRow = (
   sheet: SheetInfo,
   parts: ReadonlyArray<Part>
 ) =>
-  sheetRows(file, bytes, sheet.name, parts, book.date1904, columnLetter).pipe(
+  sheetRows(file, bytes, sheet.name, parts, book.date1904).pipe(
     Stream.filter((r) => !isBlank(r.cells)),
     Stream.runHead
   )
@@ -391,8 +421,15 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
   if (Option.isNone(first)) return yield* inputError(file, `sheet "${sheet.name}" is empty: no header row`)
   const byTool = yield* Effect.promise(() => writtenByTool({ file, format: "xlsx", creator: book.creator }))
   const headerRow = first.value.row
+  // A header cell without a usable value names no column: the file cannot be read as a table.
+  const headerProblem = first.value.cellProblems?.[0]
+  if (headerProblem !== undefined) {
+    return yield* inputError(file, headerProblem.message, { row: headerRow, column: columnLetter(headerProblem.index) })
+  }
   const header = yield* checkHeader(file, headerRow, first.value.cells, byTool, options.lenientHeader)
-  const columnName = (index: number) => header[index] ?? columnLetter(index)
+  const includeHidden = options.includeHidden === true
+  // The columns the sheet hides (its first sheet's: the tool's continuations hide none).
+  const hiddenColumns = includeHidden ? [] : (first.value.hiddenColumns ?? [])
   // Each sheet of the table and the row of its header; the continuations' headers are checked now, before any row.
   const sheets: Array<{ readonly name: string; readonly parts: ReadonlyArray<Part>; readonly headerRow: number }> = [{
     name: sheet.name,
@@ -420,13 +457,17 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
     const read = sheets.map((s, index) =>
       Stream.suspend(() => {
         const shift = index === 0 ? 0 : last - s.headerRow
-        return sheetRows(file, bytes, s.name, s.parts, book.date1904, columnName).pipe(
+        return sheetRows(file, bytes, s.name, s.parts, book.date1904).pipe(
           Stream.filterMap((r) => {
             const row = (last = r.row + shift)
             const aligned = r.row <= s.headerRow ? undefined : alignRow(header.length, row, r.cells)
-            return Option.fromNullable(
-              aligned === undefined || r.numbers === undefined ? aligned : { ...aligned, numbers: r.numbers }
-            )
+            if (aligned === undefined) return Option.none()
+            return Option.some({
+              ...aligned,
+              ...(r.numbers !== undefined ? { numbers: r.numbers } : {}),
+              ...(r.cellProblems !== undefined ? { cellProblems: r.cellProblems } : {}),
+              ...(r.hidden && !includeHidden ? { hidden: true as const } : {})
+            })
           })
         )
       })
@@ -445,6 +486,7 @@ export const openXlsx = Effect.fn("Xlsx.open")(function*(file: string, options: 
     headerRow,
     writtenByTool: byTool,
     sheet: sheet.name,
+    ...(hiddenColumns.length > 0 ? { hiddenColumns } : {}),
     sha256: () => bytes.sha256,
     rows
   }

@@ -3,13 +3,50 @@
  * `HH:mm:ss`), numbers in plain decimal notation (and marked as numbers), booleans as `true`/`false`, rich text
  * joined, a hyperlink's text, and a formula's cached result — never the formula itself. Excel's escapes of
  * characters XML cannot carry (`_x000D_` for a CR) are decoded; an error value (`#DIV/0!`, `#N/A` …), typed or a
- * formula's saved result, is a cell without a usable value.
+ * formula's saved result, is a cell without a usable value: its row is invalid, never sent.
  */
 import * as Predicate from "effect/Predicate"
 import { spreadsheetNumber } from "./Decimal.js"
 
-/** A cell that holds no usable value; the reader turns it into an InputError naming the row and column. */
-export class CellProblem extends Error {}
+/**
+ * A cell that holds no usable value; the reader marks it on its row (`SourceRow.cellProblems`), which is then
+ * invalid, naming the column. `shown` is what the report repeats of the cell (the error code, or nothing).
+ */
+export class CellProblem extends Error {
+  constructor(message: string, readonly shown = "") {
+    super(message)
+  }
+}
+
+/**
+ * The error values spreadsheets show in a cell (Excel's, its newer ones, LibreOffice's): a cell holding exactly
+ * one is an error a spreadsheet saved as text (a CSV saved by Excel writes `#N/A`), never data.
+ */
+const errorValues = new Set([
+  "#NULL!",
+  "#DIV/0!",
+  "#VALUE!",
+  "#REF!",
+  "#NAME?",
+  "#NUM!",
+  "#N/A",
+  "#GETTING_DATA",
+  "#SPILL!",
+  "#CALC!",
+  "#FIELD!",
+  "#BLOCKED!",
+  "#CONNECT!",
+  "#UNKNOWN!",
+  "#BUSY!"
+])
+
+/** The error value a cell's text is, if it is one (`#DIV/0!`, `#N/A`; LibreOffice's `Err:502`). */
+export const errorValueOf = (text: string): string | undefined => {
+  const t = text.trim()
+  if (t.length < 4 || t.length > 14) return undefined
+  const upper = t.toUpperCase()
+  return errorValues.has(upper) || /^ERR:\d{3}$/.test(upper) ? t : undefined
+}
 
 /** Excel's date formats: any y, m, d, h, s outside quotes and brackets (`[Red]`, `[$-416]`). */
 const isDateFormat = (format: string | undefined): boolean =>
@@ -22,6 +59,15 @@ const isDateFormat = (format: string | undefined): boolean =>
  */
 export const errorMark = "\u0001"
 
+/**
+ * exceljs's streaming reader drops what a sheet hides (`<row hidden="1">`, which is also how an AutoFilter hides
+ * the rows it filters out, and `<col hidden="1">` or a width of 0). The mend hands it on as hyperlink events (the
+ * only events whose attributes exceljs passes through as they are), with one of these refs: the `r:id` is the
+ * row's number, or the hidden columns' numbers (1-based) joined by commas. They come before the rows they concern.
+ */
+export const hiddenRowRef = "fsm-bulk:hidden-row"
+export const hiddenColumnsRef = "fsm-bulk:hidden-columns"
+
 /** `_x000D_` → CR: Excel's escape of a character, and `_x005F_` before a literal `_xHHHH_`. */
 const excelEscape = /_x([0-9A-Fa-f]{4})_/g
 const unescapeExcel = (t: string): string =>
@@ -31,7 +77,8 @@ const errorProblem = (code: string, formula: boolean) =>
   new CellProblem(
     formula
       ? `a formula whose saved result is the error ${code}: correct the formula (or the cells it uses) in the sheet, or replace it with a value`
-      : `the error value ${code}, not data: correct the cell in the sheet`
+      : `the error value ${code}, not data: correct the cell in the sheet`,
+    code.startsWith("#") ? code : ""
   )
 
 const msPerDay = 86_400_000

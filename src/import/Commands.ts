@@ -154,6 +154,16 @@ const columnNotes = (summary: Summary): ReadonlyArray<string> => {
   if (summary.ignoredColumns !== undefined && summary.ignoredColumns.length > 0) {
     lines.push(`columns not sent: ${summary.ignoredColumns.map((c) => `"${c}"`).join(", ")}`)
   }
+  const hidden = summary.hiddenRows
+  if (hidden !== undefined && hidden.count > 0) {
+    lines.push(
+      `warning: ${hidden.count} row${hidden.count > 1 ? "s" : ""} hidden in the sheet (by hand or by a filter) ${
+        hidden.count > 1 ? "were" : "was"
+      } not ${summary.command === "validate" ? "validated" : "imported"}: row${hidden.count > 1 ? "s" : ""} ${
+        hidden.rows.join(", ")
+      }${hidden.count > hidden.rows.length ? ", …" : ""} (skipped); unhide them or pass --include-hidden`
+    )
+  }
   const skipped = summary.mapping?.skippedRows ?? []
   if (skipped.length > 0) {
     lines.push(

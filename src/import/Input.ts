@@ -13,7 +13,9 @@ import { openSource } from "../files/Read.js"
 import type { Source, SourceRow } from "../files/Source.js"
 import { sha256File } from "../files/Write.js"
 import { applyProfile, type MappingInfo, planLines, skippedRows } from "../mapping/Apply.js"
+import { propose } from "../mapping/Propose.js"
 import { isResourceName, type Resource, resource as resourceOf } from "../Resources.js"
+import { shellCommand } from "../Shell.js"
 import {
   checked,
   type ColumnPlan,
@@ -71,7 +73,8 @@ export const openInput = Effect.fn("Input.open")(function*(
     delimiter: read.delimiter,
     resource,
     ...(sheet !== undefined ? { sheet } : {}),
-    ...(read.map !== undefined ? { lenientHeader: true } : {})
+    ...(read.map !== undefined ? { lenientHeader: true } : {}),
+    ...(read.includeHidden === true ? { includeHidden: true } : {})
   })
   const mapped = read.map !== undefined && isResourceName(resource)
     ? yield* applyProfile(opened, read.map, resourceOf(resource))
@@ -176,6 +179,7 @@ export const planInput = Effect.fn("Input.plan")(function*(
     ...(settings.attachmentsRoot !== undefined ? { attachmentsRoot: Path.resolve(settings.attachmentsRoot) } : {}),
     maxAttachmentBytes: settings.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
     restoreGuard: true,
+    ...(input.source.hiddenColumns !== undefined ? { hiddenColumns: input.source.hiddenColumns } : {}),
     ...(input.source.format === "csv" ? { sourceBytes: sizeOf(input.file) } : {}),
     ...(input.mapping !== undefined
       ? { send: input.mapping.send, alternateKeys: input.mapping.alternateKeys }
@@ -190,10 +194,65 @@ export const planInput = Effect.fn("Input.plan")(function*(
     )
     for (const line of planLines(mapping)) yield* say(line)
   }
-  const columns = yield* planColumns(r, input.file, input.source.header, parse)
+  const columns = yield* planColumns(r, input.file, input.source.header, parse).pipe(
+    Effect.catchTag(
+      "InputError",
+      (e) =>
+        mapping !== undefined ?
+          Effect.fail(e) :
+          Effect.flatMap(
+            headerHint(r, input),
+            (hint) => Effect.fail(new InputError({ ...e, detail: `${e.detail}${hint}` }))
+          )
+    )
+  )
   for (const w of columns.warnings) yield* say(`warning: ${w}`)
   return { parse, columns }
 })
+
+/** How many rows of the sheet a header problem shows, and how much of each. */
+const rowsShown = 5
+const rowWidth = 100
+
+const rowLine = (row: number, cells: ReadonlyArray<string>): string => {
+  const filled = cells.map((c) => c.trim())
+  while (filled.length > 0 && filled[filled.length - 1] === "") filled.pop()
+  const text = filled.length === 0 ? "(blank)" : filled.join(" | ")
+  return `  row ${row}: ${text.length > rowWidth ? `${text.slice(0, rowWidth - 1)}…` : text}`
+}
+
+/**
+ * What a file's columns that do not fit the resource get said besides (no profile): the row read as the header and
+ * the first rows of the sheet, and — when a row further down looks more like a header (a title above the table) —
+ * which one, with the `map` command that writes a profile for it. The tool never imports with a guessed header.
+ */
+const headerHint = (r: Resource, input: Input): Effect.Effect<string> => {
+  const source = input.source
+  const headerRow = source.headerRow ?? 1
+  return Stream.runCollect(Stream.take(source.rows, rowsShown - 1)).pipe(
+    Effect.map((chunk) => {
+      const candidates = [{ row: headerRow, cells: source.header }, ...Array.from(chunk, (row) => row)]
+      const lines = candidates.map((c) => rowLine(c.row, c.cells))
+      const likely = propose(r, candidates, {}).headerRow
+      const map = shellCommand([
+        "fsm-bulk",
+        "map",
+        r.name,
+        input.file,
+        ...(source.sheet !== undefined && source.format === "xlsx" ? ["--sheet", source.sheet] : [])
+      ])
+      return `\nthe header was read from row ${headerRow}${
+        source.sheet !== undefined ? ` of sheet "${source.sheet}"` : ""
+      }; the first rows:\n${lines.join("\n")}${
+        likely > headerRow
+          ? `\nrow ${likely} looks like the header (a title above the table?): ${map} proposes a mapping profile that reads it there; then validate or import with --map PROFILE`
+          : ""
+      }`
+    }),
+    // The hint is a courtesy: a file that cannot be read again keeps the error as it was.
+    Effect.orElseSucceed(() => "")
+  )
+}
 
 /** `input`'s validator: a row its verdict column names as invalid is invalid with those errors, whatever it holds. */
 export const withVerdicts = (validator: RowValidator, input: Input): RowValidator => {
@@ -220,8 +279,13 @@ export const withVerdicts = (validator: RowValidator, input: Input): RowValidato
 export const columnsSummary = (input: Input, plan: ColumnPlan) => {
   const unknown = plan.columns.filter((c) => c.kind === "unknown").map((c) => c.name)
   const ignored = input.mapping !== undefined ? [...input.mapping.ignored, ...unknown] : unknown
+  const hidden = (input.source.hiddenColumns ?? []).flatMap((i) => {
+    const name = input.source.header[i]?.trim() ?? ""
+    return name === "" || isToolColumn(name) ? [] : [name]
+  })
   return {
     ...(ignored.length > 0 ? { ignoredColumns: ignored } : {}),
+    ...(hidden.length > 0 ? { hiddenColumns: hidden } : {}),
     ...(input.mapping !== undefined
       ? {
         mapping: {

@@ -65,6 +65,8 @@ export const ReadSettings = Schema.Struct({
   sheet: Schema.optional(Schema.String),
   encoding: Schema.Literal("auto", "utf-8", "windows-1252"),
   delimiter: Schema.Literal("auto", ",", ";", "\t"),
+  /** `--include-hidden`: an XLSX's hidden rows and columns are read as any other (resume reads the same way). */
+  includeHidden: Schema.optional(Schema.Boolean),
   /** `--map`: the mapping profile (its file, sha256 and content), applied again as it was by resume and rerun. */
   map: Schema.optional(ProfileRecord)
 })

@@ -772,6 +772,8 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const processRow = (result: RowResult) =>
     result._tag === "Invalid"
       ? finish(result.row, { status: "invalid", error: formatErrors(result.errors) })
+      : result._tag === "Skipped"
+      ? finish(result.row, { status: "skipped", error: result.reason })
       : processValid(result)
 
   /**

@@ -54,6 +54,13 @@ export interface Summary extends RunTraffic {
   readonly formats?: SettledFormats
   /** Source columns whose values were not sent (no field of the resource, or ignored by the profile). */
   readonly ignoredColumns?: ReadonlyArray<string>
+  /**
+   * XLSX: the rows the sheet hides (by hand or by a filter), reported `skipped` and not sent (without
+   * `--include-hidden`): how many, and the first of them.
+   */
+  readonly hiddenRows?: HiddenRows
+  /** XLSX: the columns the sheet hides, not sent (without `--include-hidden`); also in `ignoredColumns`. */
+  readonly hiddenColumns?: ReadonlyArray<string>
   /** The mapping profile the run read the file through (`--map`), and the rows it skipped as not data. */
   readonly mapping?: {
     readonly file: string
@@ -116,8 +123,17 @@ interface ReportWriter {
   >
 }
 
+/** Rows a summary names by number: how many, and the first `hiddenRowsKept`. */
+export interface HiddenRows {
+  readonly count: number
+  readonly rows: ReadonlyArray<number>
+}
+const hiddenRowsKept = 20
+
 export interface ReportTally {
   readonly rows: number
+  /** The rows the sheet hides (`SourceRow.hidden`): `skipped`, but by the file's own choice, not a failure. */
+  readonly hidden: HiddenRows
   readonly counts: Record<Status, number>
   readonly errors: ReadonlyArray<ErrorKind>
 }
@@ -203,6 +219,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   const statusColumn = columns.findIndex(([name]) => name === "_status")
   const counts = countStatuses([])
   let rows = 0
+  const hidden = { count: 0, rows: new Array<number>() }
   const errors = new ErrorTally()
   // Each writer applies its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
   // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel).
@@ -234,6 +251,10 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     Effect.suspend(() => {
       const table = lines.map(([row, outcome]) => {
         counts[outcome.status] += 1
+        if (row.hidden === true && outcome.status === "skipped") {
+          hidden.count += 1
+          if (hidden.rows.length < hiddenRowsKept) hidden.rows.push(row.row)
+        }
         if (outcome.error !== undefined && outcome.error !== "") errors.add(row.row, outcome.error)
         const cells = columns.map(([, cell]) => cell(row.row, outcome))
         for (const cell of target.input.cellsOf(row, target.decimal)) cells.push(cell)
@@ -251,7 +272,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
     writeAll,
     close: (summarize) =>
       Effect.gen(function*() {
-        const tally: ReportTally = { rows, counts, errors: errors.top(errorKindsKept) }
+        const tally: ReportTally = { rows, counts, hidden, errors: errors.top(errorKindsKept) }
         yield* csv.close
         const summary = yield* summarize(tally)
         yield* xlsx.closeWith(summarySheet(summary, target.formats))

@@ -37,7 +37,8 @@ type SessionFacts =
 
 /**
  * The fields an import's and an undo's summaries share, finished now: exit code 3 for an interrupted session, else
- * 0 when every row's status `endedWell`, else 1.
+ * 0 when every row's status `endedWell` (rows the sheet hides, `skipped` by the file's own choice, count as such),
+ * else 1.
  */
 export const summaryOf = (
   facts: SessionFacts,
@@ -57,10 +58,13 @@ export const summaryOf = (
     rows: tally.rows,
     counts: tally.counts,
     errors: tally.errors,
+    ...(tally.hidden.count > 0 ? { hiddenRows: tally.hidden } : {}),
     ...traffic,
     exitCode: facts.interrupted
       ? 3
-      : Object.entries(tally.counts).every(([s, n]) => n === 0 || endedWell(s as Status))
+      : Object.entries(tally.counts).every(([s, n]) =>
+          n === 0 || endedWell(s as Status) || (s === "skipped" && n === tally.hidden.count)
+        )
       ? 0
       : 1,
     dryRun: facts.dryRun,

@@ -62,7 +62,7 @@ export const scanRows = Effect.fn("Import.scan")(function*(
   yield* Stream.runForEach(rows, (row) =>
     Effect.map(validator.validate(row), (result) => {
       total += 1
-      if (needs.skip(result.row) || result._tag === "Invalid") return
+      if (needs.skip(result.row) || result._tag !== "Valid") return
       for (const ref of result.refs) {
         const k = `${ref.resource}\u0000${ref.by}`
         let d = demands.get(k)

@@ -40,6 +40,8 @@ const csvBytes = (cells: ReadonlyArray<string>): number => {
 const outcomeOf = (result: RowResult): Outcome =>
   result._tag === "Invalid"
     ? { status: "invalid", error: formatErrors(result.errors) }
+    : result._tag === "Skipped"
+    ? { status: "skipped", error: result.reason }
     : result.warnings.length > 0
     ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
     : { status: "valid" }
@@ -112,6 +114,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
           rows: tally.rows,
           counts: tally.counts,
           errors: tally.errors,
+          ...(tally.hidden.count > 0 ? { hiddenRows: tally.hidden } : {}),
           requests: 0,
           rateLimited: 0,
           retries: 0,

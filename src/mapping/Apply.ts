@@ -371,17 +371,28 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
         if (out[i]!.copyOf >= 0 && r.numbers.has(out[i]!.copyOf)) (numbers ??= new Set()).add(i)
       }
     }
+    // A cell without a value (an error value) goes with the columns that copy it.
+    const cellProblems = r.cellProblems?.flatMap((p) =>
+      out.flatMap((c, i) => (c.copyOf === p.index ? [{ index: i, message: p.message }] : []))
+    )
     return Option.some({
       row: r.row,
       cells: mapped,
+      ...(cellProblems !== undefined && cellProblems.length > 0 ? { cellProblems } : {}),
       ...(ragged ? { ragged: true } : {}),
       ...(numbers !== undefined ? { numbers } : {}),
+      ...(r.hidden === true ? { hidden: true as const } : {}),
       original: { cells: ragged ? cells : aligned, numbers: r.numbers }
     })
   }
 
+  // A column that copies one the sheet hides is hidden too.
+  const hiddenIn = new Set(source.hiddenColumns ?? [])
+  const hiddenColumns = out.flatMap((c, i) => (c.copyOf >= 0 && hiddenIn.has(c.copyOf) ? [i] : []))
+  const { hiddenColumns: _, ...rest } = source
   const mapped: Source = {
-    ...source,
+    ...rest,
+    ...(hiddenColumns.length > 0 ? { hiddenColumns } : {}),
     header: outNames,
     headerRow,
     rows: Stream.filterMap(source.rows, mapRow)

@@ -59,6 +59,7 @@ export const mapCommand = Command.make(
       delimiter: a.formats.delimiter === "tab" ? "\t" : a.formats.delimiter,
       resource: r.name,
       ...(sheet !== undefined ? { sheet } : {}),
+      ...(a.formats.includeHidden ? { includeHidden: true } : {}),
       lenientHeader: true
     })
     const { candidates } = yield* sampleOf(source, undefined)

@@ -336,7 +336,11 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           ...(api.embedded === true ? { embedded: true } : {}),
           budget: api.budget,
           settings: {
-            read: { encoding: request.read.encoding, delimiter: request.read.delimiter },
+            read: {
+              encoding: request.read.encoding,
+              delimiter: request.read.delimiter,
+              ...(request.read.includeHidden === true ? { includeHidden: true } : {})
+            },
             dateFormat: request.dateFormat,
             decimal: request.decimal,
             ...(request.attachmentsRoot !== undefined ? { attachmentsRoot: request.attachmentsRoot } : {}),

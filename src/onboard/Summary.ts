@@ -77,8 +77,12 @@ export interface OnboardSummary extends RunTraffic {
 }
 
 /** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */
-interface OnboardSettings {
-  readonly read: { readonly encoding: ReadOptions["encoding"]; readonly delimiter: ReadOptions["delimiter"] }
+export interface OnboardSettings {
+  readonly read: {
+    readonly encoding: ReadOptions["encoding"]
+    readonly delimiter: ReadOptions["delimiter"]
+    readonly includeHidden?: boolean
+  }
   readonly dateFormat: ParseOptions["dateFormat"]
   readonly decimal: ParseOptions["decimal"]
   readonly attachmentsRoot?: string

@@ -92,6 +92,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
   const warnings: Array<string> = []
   const seen = new Map<string, string>()
   const columns: Array<PlannedColumn> = []
+  const hidden = new Set(options.hiddenColumns ?? [])
 
   for (const [index, raw] of header.entries()) {
     const name = raw.trim()
@@ -103,6 +104,14 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
     }
     if (name.startsWith("_")) {
       columns.push({ index, name, kind: "tool" })
+      continue
+    }
+    // What the sheet hides is not what the user sees: never sent unless asked (`--include-hidden`).
+    if (hidden.has(index)) {
+      warnings.push(
+        `${file}: column "${name}" is hidden in the sheet; ignored, its values are not sent (unhide it or pass --include-hidden)`
+      )
+      columns.push({ index, name, kind: "unknown" })
       continue
     }
     const retired = Object.entries(resource.retiredColumns ?? {}).find(([n]) => n.toLowerCase() === lower)
@@ -143,12 +152,15 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
   const present = new Set(columns.filter((c) => c.kind === "field" || c.kind === "ref").map((c) => c.column!.name))
   // Unknown columns whose name is a near miss of a known one: [the column as written, the one it resembles].
   const misspelt = columns.flatMap((c) => {
-    if (c.kind !== "unknown") return []
+    if (c.kind !== "unknown" || hidden.has(c.index)) return []
     const guess = closest(c.name, template)
     return guess === undefined ? [] : [[c.name, guess] as const]
   })
   const misspellingOf = (names: ReadonlyArray<string>) => misspelt.find(([, guess]) => names.includes(guess))
+  const hiddenNames = columns.filter((c) => hidden.has(c.index)).map((c) => c.name)
   const hint = (names: ReadonlyArray<string>) => {
+    const shut = hiddenNames.find((h) => names.some((n) => n.toLowerCase() === h.toLowerCase()))
+    if (shut !== undefined) return ` (column "${shut}" is hidden in the sheet: unhide it or pass --include-hidden)`
     const near = misspellingOf(names)
     return near === undefined ? "" : ` (is column "${near[0]}" a misspelling of "${near[1]}"?)`
   }

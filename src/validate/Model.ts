@@ -24,6 +24,8 @@ export interface ParseOptions {
    * its first rows show how long a row is (`FirstRows`). Absent for XLSX (rows are not laid out in its bytes).
    */
   readonly sourceBytes?: number | undefined
+  /** XLSX: the header's columns the sheet hides (`Source.hiddenColumns`): listed, never sent. */
+  readonly hiddenColumns?: ReadonlyArray<number> | undefined
   /** Columns the table does not know that a mapping profile sends anyway, as text under their own names. */
   readonly send?: ReadonlyArray<string> | undefined
   /** Fields that identify a record besides its key (a profile's `alternateKeys`): a repeat is invalid or warned. */
@@ -101,6 +103,8 @@ export type RowResult =
     readonly warnings: ReadonlyArray<string>
   }
   | { readonly _tag: "Invalid"; readonly row: number; readonly errors: ReadonlyArray<RowError> }
+  /** Not data to send: a row the spreadsheet hides (`SourceRow.hidden`); reported `skipped` with `reason`. */
+  | { readonly _tag: "Skipped"; readonly row: number; readonly reason: string }
 
 /** Stateful: remembers the keys it has seen to refuse duplicates within a file. One validator per file. */
 export interface RowValidator {

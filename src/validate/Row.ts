@@ -8,6 +8,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { SourceRow } from "../files/Source.js"
+import { errorValueOf } from "../files/XlsxCell.js"
 import { normalKey } from "../Identity.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
@@ -93,6 +94,25 @@ const once = (
 }
 
 const beyondHeader = "(beyond the last column)"
+
+/**
+ * What is wrong with a cell that holds no value: an XLSX cell the reader could not read (an error value, a
+ * formula without a saved result), or a cell whose text is a spreadsheet's error value (`#N/A` in a CSV Excel saved).
+ */
+const cellProblem = (row: SourceRow, index: number): string | undefined => {
+  const problem = row.cellProblems?.find((p) => p.index === index)
+  if (problem !== undefined) return problem.message
+  const text = row.cells[index]
+  const code = text === undefined || text === "" ? undefined : errorValueOf(text)
+  return code === undefined
+    ? undefined
+    : `the error value ${code}, not data (a spreadsheet saved the error as text): correct the cell in the sheet`
+}
+
+/** A row the spreadsheet hides is not sent: what `_error` says of it. */
+export const hiddenRowMessage = (row: number): string =>
+  `not imported: row ${row} is hidden in the spreadsheet (hidden by hand, or filtered out by a filter); ` +
+  `to import it, unhide it or pass --include-hidden`
 
 /** A row longer than the header: its cells no longer line up with the columns, so nothing in it is trusted. */
 const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
@@ -191,6 +211,14 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
   const extras: ReadonlyArray<Extra> = mode === "delete"
     ? []
     : plan.columns.filter((c) => c.kind === "extra").map((c) => ({ index: c.index, name: c.name }))
+  // Every column the row's payload is read from, left to right.
+  const readColumns = [
+    ...slots.flatMap((s) => [
+      ...(s.valueIndex >= 0 ? [{ index: s.valueIndex, name: s.valueColumn }] : []),
+      ...(s.refIndex >= 0 ? [{ index: s.refIndex, name: s.refColumn }] : [])
+    ]),
+    ...extras
+  ].sort((a, b) => a.index - b.index)
   const columnsOf = (slot: Slot | undefined): Array<string> =>
     slot === undefined
       ? []
@@ -225,7 +253,18 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     readonly sync: RowResult
     readonly pending: ReadonlyArray<PendingFile>
   } => {
-    const cells = row.cells
+    if (row.hidden === true) return { _tag: "Skipped", row: row.row, reason: hiddenRowMessage(row.row) }
+    // A cell of a column the row sends that holds no value (a spreadsheet's error): the row is invalid, naming it,
+    // and the cell reads as empty for the other checks, which say nothing more of its column.
+    let cells = row.cells
+    let cellErrors: Array<RowError> | undefined
+    for (const c of readColumns) {
+      const message = cellProblem(row, c.index)
+      if (message === undefined) continue
+      ;(cellErrors ??= []).push({ column: c.name, message })
+      if (cells === row.cells) cells = cells.slice()
+      ;(cells as Array<string>)[c.index] = ""
+    }
     rowsSeen++
     let errors: Array<RowError> | undefined
     // The template's example row left in the file: reported first; its cells are checked all the same.
@@ -376,6 +415,10 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         identityKey = `${keyColumn}\u0001${normalKey(keyText)}`
       }
       errors = once(firstRowOf, identityKey, row.row, keyColumn, parentNote, errors, keyText)
+    }
+    if (cellErrors !== undefined) {
+      const shown = new Set(cellErrors.map((e) => e.column))
+      errors = [...cellErrors, ...(errors ?? []).filter((e) => !shown.has(e.column))]
     }
 
     const result: RowResult = errors !== undefined

@@ -1,7 +1,7 @@
 /**
  * What the XLSX reader makes of cells as Excel writes them: `_xHHHH_` escapes decoded, every run of rich text
- * kept (shared and inline strings), error values (`#DIV/0!`, a formula's saved `#N/A` …) refused naming the row,
- * the column and the error, and text our own writer escapes read back as written.
+ * kept (shared and inline strings), error values (`#DIV/0!`, a formula's saved `#N/A` …) marked on their row and
+ * column (validation makes that row invalid), and text our own writer escapes read back as written.
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import * as Path from "node:path"
 import { openXlsxWriter } from "../../src/files/Write.js"
-import { put, readAll, readError, tempDir, workbookEntries, zipArchive } from "./support.js"
+import { put, readAll, tempDir, workbookEntries, zipArchive } from "./support.js"
 
 const workbook = (dir: string, name: string, rows: ReadonlyArray<ReadonlyArray<ExcelJS.CellValue>>) =>
   Effect.promise(async () => {
@@ -52,7 +52,7 @@ describe("XLSX cells as Excel writes them", () => {
     }))
 
   for (const code of ["#DIV/0!", "#N/A", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#NULL!"]) {
-    it.scoped(`an error value ${code} is refused, naming row, column and the error`, () =>
+    it.scoped(`an error value ${code} is marked on its row and column, shown as its code`, () =>
       Effect.gen(function*() {
         const dir = yield* tempDir
         const file = yield* workbook(dir, "erro.xlsx", [
@@ -60,25 +60,28 @@ describe("XLSX cells as Excel writes them", () => {
           ["C-1", "Padaria", "ok"],
           ["C-2", "Mercado", { error: code } as ExcelJS.CellErrorValue]
         ])
-        const error = yield* readError(file)
-        assert.strictEqual(error.row, 3)
-        assert.strictEqual(error.column, "note")
-        assert.include(error.detail, `the error value ${code}, not data`)
+        const { rows } = yield* readAll(file)
+        assert.deepStrictEqual(rows.map((r) => r.cells), [["C-1", "Padaria", "ok"], ["C-2", "Mercado", code]])
+        assert.isUndefined(rows[0]!.cellProblems)
+        assert.strictEqual(rows[1]!.cellProblems?.length, 1)
+        assert.strictEqual(rows[1]!.cellProblems?.[0]?.index, 2)
+        assert.include(rows[1]!.cellProblems?.[0]?.message, `the error value ${code}, not data`)
       }))
   }
 
-  it.scoped("a formula whose saved result is #N/A is refused as such, not as a formula without a result", () =>
+  it.scoped("a formula whose saved result is #N/A is marked as such, not as a formula without a result", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = yield* workbook(dir, "formula.xlsx", [
         ["externalId", "name", "note"],
         ["C-1", { formula: "PROCV(A2;B:C;2;0)", result: { error: "#N/A" } } as ExcelJS.CellFormulaValue, "x"]
       ])
-      const error = yield* readError(file)
-      assert.strictEqual(error.row, 2)
-      assert.strictEqual(error.column, "name")
-      assert.include(error.detail, "a formula whose saved result is the error #N/A")
-      assert.notInclude(error.detail, "without a saved result")
+      const { rows } = yield* readAll(file)
+      assert.deepStrictEqual(rows[0]!.cells, ["C-1", "#N/A", "x"])
+      const problem = rows[0]!.cellProblems?.[0]
+      assert.strictEqual(problem?.index, 1)
+      assert.include(problem?.message, "a formula whose saved result is the error #N/A")
+      assert.notInclude(problem?.message, "without a saved result")
     }))
 
   it.scoped("text our writer escapes (a control character, a literal _x0041_) reads back as written", () =>

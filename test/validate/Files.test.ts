@@ -12,9 +12,14 @@ import { openSource } from "../../src/files/Read.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import type { ResourceName } from "../../src/Resources.js"
 import { resource } from "../../src/Resources.js"
-import { formatErrors, inferFormats, makeValidator, planColumns } from "../../src/validate/Validate.js"
+import { formatErrors, inferFormats, makeValidator, planColumns, type RowResult } from "../../src/validate/Validate.js"
 import { temporaryDir } from "../support.js"
 import { options } from "./support.js"
+
+/** A row's payload, or its errors (or why it was skipped) as the report says them. */
+const shown = (
+  r: RowResult
+) => (r._tag === "Valid" ? r.payload : r._tag === "Invalid" ? formatErrors(r.errors) : r.reason)
 
 const tempDir = temporaryDir("fsm-validate-files-")
 
@@ -111,7 +116,7 @@ describe("files as users save them", () => {
       yield* Effect.promise(() => workbook.xlsx.writeFile(file))
 
       const { results } = yield* validatePath("tasks", file)
-      const payloads = results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors)))
+      const payloads = results.map((r) => shown(r))
       assert.deepStrictEqual(payloads, [
         {
           externalId: "OS-1",
@@ -150,7 +155,7 @@ describe("files as users save them", () => {
       ])
       const { formats, results } = yield* validatePath("products", file)
       assert.strictEqual(formats.decimal, ".")
-      assert.deepStrictEqual(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors))), [
+      assert.deepStrictEqual(results.map((r) => shown(r)), [
         { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 7 },
         { externalId: "PRD-2", name: "Bomba", unitaryValue: 12.345, unitaryCost: 3.125 }
       ])
@@ -165,7 +170,7 @@ describe("files as users save them", () => {
       ])
       const { formats, results } = yield* validatePath("products", file)
       assert.strictEqual(formats.decimal, ",")
-      assert.deepStrictEqual(results.map((r) => (r._tag === "Valid" ? r.payload : formatErrors(r.errors))), [
+      assert.deepStrictEqual(results.map((r) => shown(r)), [
         { externalId: "PRD-1", name: "Filtro", unitaryValue: 1.234, unitaryCost: 22.5 },
         { externalId: "PRD-2", name: "Bomba", unitaryValue: 1.5, unitaryCost: 1234.56 }
       ])
