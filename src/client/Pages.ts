@@ -303,8 +303,18 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
         const choose = Effect.fn("Pages.chooseWindow")(function*(x: number, hint: number) {
           const top = topK(x)
           let k = Math.min(hint, top)
-          let probed = yield* probe(x, k)
-          if (probed.fits) {
+          // The hint is one size wider than the window before, which a list of even density does not fit: the size
+          // below it is probed at the same time, so a slow service costs one page latency per window, not two.
+          const [hinted, below] = k > 0
+            ? yield* Effect.all([probe(x, k), probe(x, k - 1)], { concurrency: 2 })
+            : [yield* probe(x, k), undefined]
+          let probed = hinted
+          if (!hinted.fits && below !== undefined) {
+            // The size below is where the search down goes on (wider ones do not fit).
+            k -= 1
+            probed = below
+          }
+          if (hinted.fits) {
             while (k < top) {
               const wider = yield* probe(x, k + 1)
               if (!wider.fits) break
@@ -312,10 +322,9 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               probed = wider
             }
           } else {
-            while (k > 0) {
+            while (!probed.fits && k > 0) {
               k -= 1
               probed = yield* probe(x, k)
-              if (probed.fits) break
             }
           }
           return { start: x, end: endOf(x, k), k, first: probed.first }
