@@ -6,6 +6,9 @@
  * invalid ones are reported, never sent); the server holds exactly one record per valid row and nothing else;
  * the fault really happened; and the report's `_attempts` add up to the writes the server received.
  *
+ * The live-limits drills also run `update` and `delete` imports, with bursts the client never provokes (above 8 in
+ * flight) and bursts it does (above 3).
+ *
  * The last drill imports tickets, which have no key to look a lost create up by: there `in-doubt` is the right
  * answer, and its count must be exactly the number of creates whose answer was lost.
  */
