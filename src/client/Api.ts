@@ -51,6 +51,12 @@ export interface ApiRequest {
    * concurrent calls on one token makes the live service answer 404 and 500 to calls that succeed alone.
    */
   readonly alone?: boolean
+  /**
+   * A 404 is taken as it comes even when other requests were in flight (a probe past a window's last page, where a
+   * wrong "none" costs one more window). Otherwise a 404 or 500 answered while others were in flight is asked
+   * again alone before it counts.
+   */
+  readonly trustNotFound?: boolean
 }
 
 export interface Reply {

@@ -18,6 +18,10 @@
  *   expired since), up to `maxAttempts` times per call. A 401 to a token the server never accepted, right after
  *   a new login for this call, twice in a row, means the credentials cannot do this: the call fails (not the
  *   run), and `unauthorizedInARow` such calls in a row abort the run instead of logging in again and again.
+ * - A 404 or 500 answered while other requests of this client were in flight may be a burst's (the live service
+ *   answers 16 calls at once on one token so, to calls that succeed alone): it is not counted; the call is asked
+ *   again alone (nothing else in flight until it is answered), a POST after its lookup by key and a PATCH after
+ *   its re-read, as after a lost answer, and that answer counts. Lists, lookups, reconciliations and writes alike.
  * - A redirect is never followed (it would turn a POST into a GET): the call fails with a message naming it.
  *
  * Rate-limited attempts and other failed attempts are counted separately, each up to `maxAttempts`.
@@ -89,6 +93,14 @@ type Check =
   | { readonly _tag: "Absent" }
   | { readonly _tag: "Unknown"; readonly why: string }
 
+/**
+ * A 404 or 500 answered while other requests of this client were in flight: the live service answers bursts of
+ * concurrent calls on one token so, to calls that succeed alone (api-notes, "Live behaviour reported by more public
+ * clients"). Such an answer counts only once the call, asked again alone, gets it too.
+ */
+const maybeBurst = (req: ApiRequest, a: Attempt): boolean =>
+  a._tag === "Answer" && a.crowded && (a.status === 500 || (a.status === 404 && req.trustNotFound !== true))
+
 const idempotent = (method: ApiRequest["method"]) => method === "GET" || method === "PUT" || method === "DELETE"
 
 export const make = Effect.gen(function*() {
@@ -106,8 +118,8 @@ export const make = Effect.gen(function*() {
   let refusedInARow = 0
   /** Page sizes the server refused, learned once for the whole run. */
   const pageLimits: PageLimits = new Map()
-  const listGet: Get = (path, query, alone) =>
-    request({ method: "GET", path, query, ...(alone === true ? { alone } : {}) })
+  const listGet: Get = (path, query, trustNotFound) =>
+    request({ method: "GET", path, query, ...(trustNotFound === true ? { trustNotFound } : {}) })
 
   const describe = (a: Attempt): string =>
     a._tag === "NoAnswer"
@@ -128,17 +140,28 @@ export const make = Effect.gen(function*() {
       : correlation.resource
     const lookup = lookupFor(listed, correlation.key)
     let lastReply: Reply | undefined
-    const get: Get = (path, query, alone) =>
-      Effect.tap(listGet(path, query, alone), (r) => Effect.sync(() => (lastReply = r)))
-    const found = yield* makePages(settings, get, pageLimits)(listed.path, {
-      resource: listed,
-      ...(lookup.filterKey !== undefined ? { filter: { [lookup.filterKey]: correlation.value } } : {})
-    }).pipe(
-      Stream.map((page) => findByKey(page.records, lookup, correlation.value)),
-      Stream.filter((record) => record !== undefined),
-      Stream.runHead,
-      Effect.either
-    )
+    const get: Get = (path, query, trustNotFound) =>
+      Effect.tap(listGet(path, query, trustNotFound), (r) => Effect.sync(() => (lastReply = r)))
+    const search = (filtered: boolean) =>
+      makePages(settings, get, pageLimits)(listed.path, {
+        resource: listed,
+        ...(filtered && lookup.filterKey !== undefined ? { filter: { [lookup.filterKey]: correlation.value } } : {})
+      }).pipe(
+        Stream.map((page) => findByKey(page.records, lookup, correlation.value)),
+        Stream.filter((record) => record !== undefined),
+        Stream.runHead,
+        Effect.either
+      )
+    let found = yield* search(true)
+    // A filtered list with no match answers 500 now and then on the live service: the whole list, matched here,
+    // is another way to the same answer (as the import's lookups do; not for date-windowed lists).
+    if (
+      Either.isLeft(found) && found.left._tag === "ListFailed" && lookup.filterKey !== undefined &&
+      listed.dateWindow === undefined
+    ) {
+      yield* Effect.logDebug(`looking ${req.path} up by ${correlation.key}: ${found.left.message}; walking the list`)
+      found = yield* search(false)
+    }
     if (Either.isLeft(found)) {
       if (found.left._tag === "ApiAborted") return yield* found.left
       return { _tag: "Unknown", why: `looking it up by ${correlation.key} failed: ${found.left.message}` } as Check
@@ -184,6 +207,8 @@ export const make = Effect.gen(function*() {
       const told = (a: Attempt) => notes.get(a) ?? describe(a)
       /** The last attempt of a POST/PATCH that may have been applied: checked before anything is resent. */
       let unsure: Attempt | undefined
+      /** Attempts go alone: asked so, or after a 404/500 that may have been a burst's. */
+      let alone = req.alone === true
 
       const evidence = (final: { readonly status: number | undefined; readonly requestId: string | undefined }) =>
         Effect.map(Clock.currentTimeMillis, (now): Evidence => ({
@@ -258,7 +283,7 @@ export const make = Effect.gen(function*() {
           Option.isSome(t)
             ? Effect.succeed(Option.some((used = t.value).value))
             : Effect.fail(new TokenGone({ reason: "Dropped" })))
-        const sent = yield* Effect.either(transport.send(req, bearer))
+        const sent = yield* Effect.either(transport.send(alone && req.alone !== true ? { ...req, alone } : req, bearer))
         if (Either.isLeft(sent)) {
           continue
         }
@@ -270,6 +295,21 @@ export const make = Effect.gen(function*() {
         if (tokenAccepted(a)) {
           yield* tokens.prove(used)
           refusedInARow = 0
+        }
+        if (!alone && maybeBurst(req, a)) {
+          // Not the truth about the record yet: asked again alone, without counting as a failed attempt. A POST
+          // or PATCH is checked first (by its key, by a re-read), as after a lost answer, so no create is doubled.
+          alone = true
+          after401 = false
+          if (idempotent(req.method)) {
+            earlier.push(outcomeOf(a))
+            continue
+          }
+          if (req.method === "POST" && req.correlation === undefined) {
+            return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
+          }
+          unsure = a
+          continue
         }
         const verdict = verdictOf(req, a)
         if (verdict._tag !== "unauthorized") after401 = false

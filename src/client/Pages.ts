@@ -4,8 +4,8 @@
  *
  * A 404 on a list means "no (more) records" on the live service (api-notes B), but it is also what a burst of
  * concurrent calls on one token gets for a list that is not empty (api-notes, "Live behaviour reported by more
- * public clients"). So a 404 is the end only once confirmed: the same call is asked again while it is the only
- * request of this client in flight; that answer is taken instead. A list that cannot be read (5xx after the GET
+ * public clients"). So a 404 is the end only once confirmed: the client asks a call answered 404 while other
+ * requests of it were in flight again while it is the only one (`HttpAdapter`), and takes that answer instead. A list that cannot be read (5xx after the GET
  * retries, a 4xx) fails the walk with `ListFailed`: never "no such record".
  *
  * Page sizes: the one asked for (or the client's), capped by the resource's `maxPageSize` (tasks: 100) and by
@@ -47,11 +47,14 @@ import { listPage } from "./Body.js"
 import type { ClientSettings } from "./Config.js"
 import { resourceOfPath } from "./Reconcile.js"
 
-/** A GET of a list page; `alone`: sent only while no other request of the client is in flight. */
+/**
+ * A GET of a list page (a 404 or 500 answered while other requests were in flight is asked again alone by the
+ * client); `trustNotFound`: a 404 is taken as it comes.
+ */
 export type Get = (
   path: string,
   query: Readonly<Record<string, string | number | object | undefined>>,
-  alone?: boolean
+  trustNotFound?: boolean
 ) => Effect.Effect<Reply, ApiAborted>
 
 /** Page sizes the server refused this run, by list path: a walk of the path asks for at most this many records. */
@@ -121,7 +124,8 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       const pageSize = Math.max(1, Math.min(wanted, limits.get(path) ?? wanted))
       // Always sent, `{}` when nothing is filtered: the live users and webhooks lists refuse a call without it (400).
       const query = { paramFilter: filter, page, pageSize }
-      let reply = yield* get(path, query)
+      // A 404 answered while other requests were in flight has been asked again alone (`HttpAdapter`): it is the end.
+      const reply = yield* get(path, query, !confirmEnd)
       if (reply.status === 400) {
         const limit = pageLimitOf(reply.error ?? "", pageSize)
         if (limit !== undefined) {
@@ -139,12 +143,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           )
         }
       }
-      if (reply.status === 404 && !confirmEnd) return { _tag: "End" } as Fetched
-      if (reply.status === 404) {
-        // A burst of concurrent calls answers 404 to lists that are not empty: asked again alone, it is the end.
-        reply = yield* get(path, query, true)
-        if (reply.status === 404) return { _tag: "End" } as Fetched
-      }
+      if (reply.status === 404) return { _tag: "End" } as Fetched
       if (!reply.ok) return yield* failed(path, reply, reply.error ?? "list call failed")
       const list = listPage(reply.body)
       if (list === undefined) return yield* failed(path, reply, "the answer is not a list (no result.entityList)")
@@ -304,8 +303,18 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
         const choose = Effect.fn("Pages.chooseWindow")(function*(x: number, hint: number) {
           const top = topK(x)
           let k = Math.min(hint, top)
-          let probed = yield* probe(x, k)
-          if (probed.fits) {
+          // The hint is one size wider than the window before, which a list of even density does not fit: the size
+          // below it is probed at the same time, so a slow service costs one page latency per window, not two.
+          const [hinted, below] = k > 0
+            ? yield* Effect.all([probe(x, k), probe(x, k - 1)], { concurrency: 2 })
+            : [yield* probe(x, k), undefined]
+          let probed = hinted
+          if (!hinted.fits && below !== undefined) {
+            // The size below is where the search down goes on (wider ones do not fit).
+            k -= 1
+            probed = below
+          }
+          if (hinted.fits) {
             while (k < top) {
               const wider = yield* probe(x, k + 1)
               if (!wider.fits) break
@@ -313,10 +322,9 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               probed = wider
             }
           } else {
-            while (k > 0) {
+            while (!probed.fits && k > 0) {
               k -= 1
               probed = yield* probe(x, k)
-              if (probed.fits) break
             }
           }
           return { start: x, end: endOf(x, k), k, first: probed.first }

@@ -33,6 +33,11 @@ export type Attempt =
     readonly body: unknown
     /** The `Location` header (redirects). */
     readonly location: string | undefined
+    /**
+     * Another request of this client was in flight at some moment of this exchange: a 404 or 500 may then be a
+     * burst's (api-notes, "Live behaviour reported by more public clients"), not the truth about the record.
+     */
+    readonly crowded: boolean
   }
   | {
     readonly _tag: "NoAnswer"
@@ -180,6 +185,19 @@ export const makeTransport = Effect.fn("Transport.make")(
       )
     }
     const timeout = Duration.millis(settings.requestTimeoutMs)
+    /** The exchanges under way; each is marked crowded when another overlaps it. */
+    const exchanging = new Set<{ crowded: boolean }>()
+    const watched = (self: Effect.Effect<Attempt>): Effect.Effect<Attempt> =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const me = { crowded: exchanging.size > 0 }
+          for (const other of exchanging) other.crowded = true
+          exchanging.add(me)
+          return me
+        }),
+        (me) => Effect.map(self, (a): Attempt => (a._tag === "Answer" ? { ...a, crowded: me.crowded } : a)),
+        (me) => Effect.sync(() => exchanging.delete(me))
+      )
 
     const build = (req: ApiRequest, bearer: Option.Option<Redacted.Redacted<string>>) => {
       let r = HttpClientRequest.make(req.method)(req.path, { urlParams: queryParams(req.query) })
@@ -206,7 +224,8 @@ export const makeTransport = Effect.fn("Transport.make")(
                 requestId: res.headers["x-request-id"],
                 text,
                 body: parseBody(text),
-                location: res.headers["location"]
+                location: res.headers["location"],
+                crowded: false
               })
         ),
         Effect.timeoutOption(timeout),
@@ -224,7 +243,7 @@ export const makeTransport = Effect.fn("Transport.make")(
           Effect.flatMap(bearer, (token) =>
             Effect.zipRight(
               Effect.zipRight(counters.add("requests"), Effect.sync(() => req.onSent?.())),
-              exchange(req, token)
+              watched(exchange(req, token))
             )),
           (e) => e instanceof TokenGone
         )

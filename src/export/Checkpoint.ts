@@ -1,7 +1,7 @@
 /**
  * The export's continuation state, `DIR/.export-progress.json`: the run's parameters, the resources already
- * finished, and for the resource being walked the last page whose rows are on disk with the byte length of each
- * partial file at that moment. Rewritten atomically after every page, so an export killed at any instant
+ * finished, and for each resource being walked (several at once) the last page whose rows are on disk with the
+ * byte length of each partial file at that moment. Rewritten atomically after every page, so an export killed at any instant
  * continues from its last complete page; removed once the manifest is written.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -27,7 +27,7 @@ const PartialFile = Schema.Struct({
 })
 type PartialFile = typeof PartialFile.Type
 
-/** Where the walk of the current resource stands: everything up to `page` (of `window`, of `parent`) is on disk. */
+/** Where the walk of a resource under way stands: everything up to `page` (of `window`, of `parent`) is on disk. */
 export const Position = Schema.Struct({
   resource: Schema.String,
   page: Schema.Number,
@@ -55,6 +55,9 @@ export const Checkpoint = Schema.Struct({
   resources: Schema.Array(Schema.String),
   started: Schema.String,
   done: Schema.Array(ManifestEntry),
+  /** The resources under way, in the export's order. */
+  running: Schema.optional(Schema.Array(Position)),
+  /** The one resource under way, as checkpoints written before resources were walked concurrently say it. */
   current: Schema.optional(Position)
 })
 export type Checkpoint = typeof Checkpoint.Type
@@ -77,6 +80,26 @@ export const readCheckpoint = Effect.fn("Checkpoint.read")(function*(dir: string
     )
   )
 })
+
+/** The resources under way in `c` (an older checkpoint's single `current` included). */
+export const runningOf = (c: Checkpoint): ReadonlyArray<Position> => [
+  ...(c.running ?? []),
+  ...(c.current !== undefined && !(c.running ?? []).some((p) => p.resource === c.current!.resource) ? [c.current] : [])
+]
+
+/** `c` with `resource`'s position replaced by `position` (removed when undefined), in the order of `order`. */
+export const withPosition = (
+  c: Checkpoint,
+  resource: string,
+  position: Position | undefined,
+  order: ReadonlyArray<string>
+): Checkpoint => {
+  const { current: _, running: __, ...rest } = c
+  const others = runningOf(c).filter((p) => p.resource !== resource)
+  const running = [...others, ...(position !== undefined ? [position] : [])]
+    .sort((a, b) => order.indexOf(a.resource) - order.indexOf(b.resource))
+  return running.length > 0 ? { ...rest, running } : rest
+}
 
 export const writeCheckpoint = Effect.fn("Checkpoint.write")(function*(dir: string, checkpoint: Checkpoint) {
   const path = (yield* Path.Path).join(dir, checkpointFile)

@@ -8,6 +8,7 @@
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -20,7 +21,15 @@ import { writeFileAtomic } from "../files/Write.js"
 import { version } from "../Version.js"
 import type { KeyLookup, KeyNeed } from "./Cells.js"
 import type { Checkpoint, Position } from "./Checkpoint.js"
-import { checkpointFile, readCheckpoint, removeCheckpoint, sameRun, writeCheckpoint } from "./Checkpoint.js"
+import {
+  checkpointFile,
+  readCheckpoint,
+  removeCheckpoint,
+  runningOf,
+  sameRun,
+  withPosition,
+  writeCheckpoint
+} from "./Checkpoint.js"
 import { fingerprintsName, openFingerprints } from "./Fingerprint.js"
 import type { KeyStore } from "./Keys.js"
 import { compareIds, makeKeyStore } from "./Keys.js"
@@ -165,75 +174,105 @@ export const runExport = Effect.fn("Export.run")(function*(prepared: PreparedExp
   )
   if (Option.isSome(saved)) {
     const done = saved.value.done.map((d) => d.file)
+    const under = runningOf(saved.value)
     yield* request.say(
       `export: continuing the interrupted export in ${dir}` +
         (done.length > 0 ? ` (${done.length} file(s) kept: ${done.join(", ")})` : "") +
-        (saved.value.current
-          ? `; ${saved.value.current.resource} ${
-            request.format === "csv"
-              ? `from page ${saved.value.current.page + 1}`
-              : "from its first page (XLSX cannot be continued)"
+        (under.length > 0
+          ? `; ${
+            under.map((p) =>
+              `${p.resource} ${
+                request.format === "csv" ? `from page ${p.page + 1}` : "from its first page (XLSX cannot be continued)"
+              }`
+            ).join(", ")
           }`
           : "")
     )
   }
+  /** The checkpoint as it stands, written by one walk at a time (walks run concurrently). */
+  const writing = yield* Effect.makeSemaphore(1)
+  const save = writing.withPermits(1)(Effect.flatMap(Ref.get(checkpoint), (c) => writeCheckpoint(dir, c)))
+  const order = walks.map((w) => w.resource.name)
 
   const keys = yield* makeKeyStore(pageSize, dialectOf(request).delimiter)
   const finishedFile = (name: string) => Effect.map(Ref.get(checkpoint), (c) => c.done.find((d) => d.name === name))
+  /** Each file this run writes, done when its walk has finished it: later walks read their keys from it. */
+  const finishing = new Map<string, { readonly walk: number; readonly done: Deferred.Deferred<void> }>()
+  for (const [i, walk] of walks.entries()) {
+    for (const o of walk.outputs) finishing.set(o.resource.name, { walk: i, done: yield* Deferred.make<void>() })
+  }
 
-  /** The maps a walk's reference columns need: from files finished in `dir`, else from the API. */
-  const ensureKeys = Effect.fn("Export.ensureKeys")(function*(needs: ReadonlyArray<KeyNeed>) {
+  /**
+   * The maps a walk's reference columns need: from files finished in `dir`, else from the API. A file an earlier
+   * walk of this export (in the plan's order) is still writing is waited for, so keys come from files as when
+   * walks ran one after another; a later walk's is not (it may be waiting for this one).
+   */
+  const ensureKeys = Effect.fn("Export.ensureKeys")(function*(walk: number, needs: ReadonlyArray<KeyNeed>) {
     for (const need of needs) {
-      const done = yield* finishedFile(need.resource)
+      if (keys.has(need)) continue
+      let done = yield* finishedFile(need.resource)
+      const writer = finishing.get(need.resource)
+      if (done === undefined && writer !== undefined && writer.walk < walk) {
+        yield* Deferred.await(writer.done)
+        done = yield* finishedFile(need.resource)
+      }
       yield* keys.ensure(need, done !== undefined ? path.join(dir, done.file) : undefined)
     }
   })
 
-  const exported: Array<ExportedFile> = []
-  for (const walk of walks) {
-    const before = yield* api.stats
-    const state = yield* Ref.get(checkpoint)
-    const kept = walk.outputs.map((o) => state.done.find((d) => d.name === o.resource.name))
-    if (kept.every((d) => d !== undefined)) {
-      for (const d of kept) exported.push({ ...d!, pages: 0, requests: 0, kept: true })
-      continue
-    }
-    const context: WalkContext = {
-      dir,
-      request,
-      pageSize,
-      since,
-      until,
-      keys,
-      ensureKeys,
-      checkpoint,
-      api,
-      requestsBefore: initial.requests
-    }
-    // Records added or deleted while a list is walked move its later pages: records that existed throughout would
-    // be missed. Such a walk fails (`Shifted`) and the resource is walked again from its first page, its files
-    // written anew; a list that never holds still fails the export.
-    let result: Effect.Effect.Success<ReturnType<typeof walkOne>> | undefined
-    for (let attempt = 1; result === undefined; attempt++) {
-      const walked = yield* Effect.either(walkOne(walk, context))
-      if (Either.isRight(walked)) {
-        result = walked.right
-        break
+  const exportWalk = (walk: Walk, index: number) =>
+    Effect.gen(function*() {
+      const state = yield* Ref.get(checkpoint)
+      const kept = walk.outputs.map((o) => state.done.find((d) => d.name === o.resource.name))
+      if (kept.every((d) => d !== undefined)) {
+        return kept.map((d): ExportedFile => ({ ...d!, pages: 0, requests: 0, kept: true }))
       }
-      const failed = walked.left
-      if (failed._tag !== "ListFailed" || failed.reason !== "Shifted" || attempt >= shiftedWalks) {
-        return yield* failed
+      const before = yield* api.stats
+      const context: WalkContext = {
+        dir,
+        request,
+        pageSize,
+        since,
+        until,
+        keys,
+        ensureKeys: (needs) => ensureKeys(index, needs),
+        checkpoint,
+        save,
+        order,
+        api,
+        requestsBefore: initial.requests
       }
-      yield* request.say(
-        `${walk.resource.name}: ${failed.message}: walking ${walk.resource.name} again from its first page (walk ${
-          attempt + 1
-        } of at most ${shiftedWalks})`
-      )
-      yield* Ref.update(checkpoint, ({ current: _, ...rest }) => rest)
-    }
-    const after = yield* api.stats
-    for (const f of result.files) exported.push({ ...f, requests: after.requests - before.requests })
-  }
+      // Records added or deleted while a list is walked move its later pages: records that existed throughout
+      // would be missed. Such a walk fails (`Shifted`) and the resource is walked again from its first page, its
+      // files written anew; a list that never holds still fails the export.
+      let result: Effect.Effect.Success<ReturnType<typeof walkOne>> | undefined
+      for (let attempt = 1; result === undefined; attempt++) {
+        const walked = yield* Effect.either(walkOne(walk, context))
+        if (Either.isRight(walked)) {
+          result = walked.right
+          break
+        }
+        const failed = walked.left
+        if (failed._tag !== "ListFailed" || failed.reason !== "Shifted" || attempt >= shiftedWalks) {
+          return yield* failed
+        }
+        yield* request.say(
+          `${walk.resource.name}: ${failed.message}: walking ${walk.resource.name} again from its first page (walk ${
+            attempt + 1
+          } of at most ${shiftedWalks})`
+        )
+        yield* Ref.update(checkpoint, (c) => withPosition(c, walk.resource.name, undefined, order))
+      }
+      for (const o of walk.outputs) yield* Deferred.succeed(finishing.get(o.resource.name)!.done, undefined)
+      const after = yield* api.stats
+      return result.files.map((f): ExportedFile => ({ ...f, requests: after.requests - before.requests }))
+    })
+
+  // Independent lists are walked concurrently: the client keeps its requests in flight within its limit and the
+  // budget, so a slow service's pages of several resources overlap. Each file is written by its own walk, page by
+  // page in order, so the files are those of walks one after another.
+  const walked = yield* Effect.forEach(walks, exportWalk, { concurrency: "unbounded" })
+  const exported = walked.flat()
 
   const state = yield* Ref.get(checkpoint)
   const manifest: Manifest = {
@@ -282,6 +321,10 @@ interface WalkContext {
   /** Loads the maps of `needs` not loaded yet, from a finished file of this export or the API. */
   readonly ensureKeys: (needs: ReadonlyArray<KeyNeed>) => Effect.Effect<void, ApiAborted | ListFailed | InputError>
   readonly checkpoint: Ref.Ref<Checkpoint>
+  /** Writes the checkpoint as it stands (one walk at a time). */
+  readonly save: ReturnType<typeof writeCheckpoint>
+  /** The walks' resources in the plan's order (the checkpoint lists those under way so). */
+  readonly order: ReadonlyArray<string>
   readonly api: Api["Type"]
   /** The client's request count when the export began (progress lines count from there). */
   readonly requestsBefore: number
@@ -289,8 +332,8 @@ interface WalkContext {
 
 /** Where a walk starts: from an earlier run's position when its partial files are intact (CSV), else page 1. */
 const startOf = Effect.fn("Export.startOf")(function*(walk: Walk, ctx: WalkContext) {
-  const current = (yield* Ref.get(ctx.checkpoint)).current
-  if (current === undefined || current.resource !== walk.resource.name || ctx.request.format !== "csv") return undefined
+  const current = runningOf(yield* Ref.get(ctx.checkpoint)).find((p) => p.resource === walk.resource.name)
+  if (current === undefined || ctx.request.format !== "csv") return undefined
   for (const o of walk.outputs) {
     const at = current.files.find((f) => f.name === o.resource.name)
     if (at === undefined || !(yield* canResume(ctx.dir, o.file, at, o.mapper.header, dialectOf(ctx.request)))) {
@@ -333,15 +376,13 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
   const every = request.progressEveryMs ?? 5_000
 
   const record = (position: Omit<Position, "resource" | "pages" | "files">) =>
-    Ref.update(ctx.checkpoint, (c) => ({
-      ...c,
-      current: {
+    Ref.update(ctx.checkpoint, (c) =>
+      withPosition(c, walk.resource.name, {
         resource: walk.resource.name,
         pages,
         ...position,
         files: walk.outputs.map((o, i) => ({ name: o.resource.name, file: o.file, ...writers[i]!.position() }))
-      }
-    }))
+      }, ctx.order))
 
   /**
    * A page's rows. A reference map is loaded only when a record refers to it: a resource nobody references costs
@@ -385,7 +426,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
         ...(parentId !== undefined ? { parent: parentId } : {})
       })
       // XLSX cannot be continued from a page: only the finished resource is recorded.
-      if (request.format === "csv") yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
+      if (request.format === "csv") yield* ctx.save
       const t = yield* Clock.currentTimeMillis
       if (t - lastLine >= every) {
         lastLine = t
@@ -402,7 +443,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
   // Recorded before the first page too, so a rerun knows which resource was under way (and, for CSV, where).
   if (start === undefined) {
     yield* record({ page: 0 })
-    yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
+    yield* ctx.save
   }
 
   const options = (fromPage: number, since: string) => ({
@@ -415,8 +456,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
 
   if (walk.parent !== undefined) {
     const need = { resource: walk.parent.name, key: walk.parent.key ?? walk.parent.id?.name ?? "id" }
-    const done = (yield* Ref.get(ctx.checkpoint)).done.find((d) => d.name === walk.parent!.name)
-    yield* ctx.keys.ensure(need, done !== undefined ? (yield* Path.Path).join(dir, done.file) : undefined)
+    yield* ctx.ensureKeys([need])
     const parents = ctx.keys.ids(need).filter((id) => start?.parent === undefined || compareIds(id, start.parent) >= 0)
     yield* Effect.forEach(
       parents,
@@ -449,10 +489,10 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     })
   )
   yield* Ref.update(ctx.checkpoint, (c) => {
-    const { current: _, ...rest } = c
+    const rest = withPosition(c, walk.resource.name, undefined, ctx.order)
     return { ...rest, done: [...c.done.filter((d) => !entries.some((e) => e.name === d.name)), ...entries] }
   })
-  yield* writeCheckpoint(dir, yield* Ref.get(ctx.checkpoint))
+  yield* ctx.save
   const stats = yield* api.stats
   yield* request.say(
     entries.map((e) => `${e.name}: ${e.rows} rows → ${e.file}`).join("; ") +

@@ -88,7 +88,15 @@ export const makeKeyStore = Effect.fn("Keys.make")(function*(pageSize: number, d
   const lookup: KeyLookup = (name: ResourceName, key: string, id: string) =>
     maps.get(mapName({ resource: name, key }))?.get(id) || undefined
 
-  const ensure = Effect.fn("Keys.ensure")(function*(need: KeyNeed, file: string | undefined) {
+  /** One load per map: walks run concurrently, and two of them may need the same map at once. */
+  const locks = new Map<string, Effect.Semaphore>()
+  const lockOf = (name: string) => {
+    let lock = locks.get(name)
+    if (lock === undefined) locks.set(name, lock = Effect.unsafeMakeSemaphore(1))
+    return lock
+  }
+
+  const load = Effect.fn("Keys.ensure")(function*(need: KeyNeed, file: string | undefined) {
     if (maps.has(mapName(need))) return
     const r = resource(need.resource)
     const map = new Map<string, string>()
@@ -96,6 +104,8 @@ export const makeKeyStore = Effect.fn("Keys.make")(function*(pageSize: number, d
     else yield* fromApi(api, r, need.key, pageSize, map)
     maps.set(mapName(need), map)
   })
+  const ensure = (need: KeyNeed, file: string | undefined) =>
+    maps.has(mapName(need)) ? Effect.void : lockOf(mapName(need)).withPermits(1)(load(need, file))
 
   const ids = (need: KeyNeed): ReadonlyArray<string> => [...(maps.get(mapName(need))?.keys() ?? [])].sort(compareIds)
 

@@ -69,8 +69,9 @@ describe("list walks against the sandbox", () => {
         const log = yield* sandbox.control.requests
         assert.strictEqual(requestsTo(log, "GET", /\/keywords$/).length, 3 + 2 + 1)
         assert.strictEqual(requestsTo(log, "GET", /\/segments$/).length, 2)
-        // The 404 is the end once the same call, sent alone, answers 404 again.
-        assert.strictEqual(requestsTo(log, "GET", /\/expensetypes$/).length, 2)
+        // A 404 answered while no other request was in flight is the end at once (one answered in a burst is asked
+        // again alone: limits.test.ts).
+        assert.strictEqual(requestsTo(log, "GET", /\/expensetypes$/).length, 1)
         assert.isTrue(requestsTo(log, "GET", /\/(keywords|segments)$/).every((e) => e.status === 200))
       }),
     30_000

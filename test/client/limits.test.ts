@@ -131,6 +131,69 @@ describe("client: a 404 or 500 on a list is never \"no such record\" unconfirmed
     }))
 })
 
+describe("client: a write answered 404 or 500 in a burst is asked again alone before it counts", () => {
+  it.scopedLive(
+    "PUT, PATCH, DELETE and POST under bursts above 1 in flight all succeed once, with no duplicate; a real 404 stays one",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const apiKey = sandbox.accounts[0]!.apiKey
+        const api = yield* makeClient(sandbox, { concurrency: 8, maxAttempts: 2 })
+        const ids = yield* Effect.forEach(
+          Array.from({ length: 6 }, (_, i) => i),
+          (i) =>
+            Effect.map(
+              api.request({ method: "POST", path: "/customers", body: { externalId: `C${i}`, name: `Cliente ${i}` } }),
+              (r) => (r.result as { id: number }).id
+            )
+        )
+        // Every call made while another is in flight on the token answers 404 or 500, and nothing is applied.
+        yield* sandbox.control.setFaults({ burstAbove: 1, burstRate: 1, latencyMs: 50 })
+        const customer = resource("customers")
+        const replies = yield* Effect.all([
+          api.request({ method: "PUT", path: "/customers", body: { externalId: "C0", name: "Novo 0" } }),
+          api.request({ method: "PUT", path: "/customers", body: { externalId: "C1", name: "Novo 1" } }),
+          api.request({
+            method: "PATCH",
+            path: `/customers/${ids[2]}`,
+            body: [{ op: "replace", path: "name", value: "Novo 2" }]
+          }),
+          api.request({ method: "DELETE", path: `/customers/${ids[3]}` }),
+          api.request({ method: "DELETE", path: `/customers/${ids[4]}` }),
+          ...[6, 7, 8].map((i) =>
+            api.request({
+              method: "POST",
+              path: "/customers",
+              body: { externalId: `C${i}`, name: `Cliente ${i}` },
+              correlation: { resource: customer, key: "externalId", value: `C${i}` }
+            })
+          )
+        ], { concurrency: "unbounded" })
+        const log = yield* sandbox.control.requests
+        const burst = log.filter((e) => e.method !== "GET" && (e.status === 404 || e.status === 500))
+        assert.isAbove(burst.length, 0, "writes met bursts")
+        replies.forEach((r, i) => assert.isTrue(r.ok, `call ${i}: ${r.error}`))
+        const stored = yield* sandbox.control.records(apiKey, "customers")
+        assert.deepStrictEqual(
+          stored.map((c) => [c["externalId"], c["description"]]).sort(),
+          [["C0", "Novo 0"], ["C1", "Novo 1"], ["C2", "Novo 2"], ["C5", "Cliente 5"], ["C6", "Cliente 6"], [
+            "C7",
+            "Cliente 7"
+          ], ["C8", "Cliente 8"]]
+        )
+        // A record that is really gone answers 404 alone too: that 404 counts, once confirmed.
+        const gone = yield* Effect.all([
+          api.request({ method: "DELETE", path: `/customers/${ids[3]}` }),
+          api.request({ method: "GET", path: `/customers/${ids[5]}` })
+        ], { concurrency: "unbounded" })
+        assert.strictEqual(gone[0].status, 404)
+        assert.isFalse(gone[0].ok)
+        assert.isTrue(gone[1].ok)
+      }),
+    60_000
+  )
+})
+
 describe("client: a walk whose list shifts under it", () => {
   it.scopedLive("records deleted while a walk is under way fail it (Shifted) instead of skipping live records", () =>
     Effect.gen(function*() {

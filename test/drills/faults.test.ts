@@ -6,11 +6,15 @@
  * invalid ones are reported, never sent); the server holds exactly one record per valid row and nothing else;
  * the fault really happened; and the report's `_attempts` add up to the writes the server received.
  *
+ * The live-limits drills also run `update` and `delete` imports, with bursts the client never provokes (above 8 in
+ * flight) and bursts it does (above 3).
+ *
  * The last drill imports tickets, which have no key to look a lost create up by: there `in-doubt` is the right
  * answer, and its count must be exactly the number of creates whose answer was lost.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
+import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import type { Faults, RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
@@ -193,7 +197,96 @@ const runDrill = (drill: Drill, mode: Mode) =>
     }
   })
 
+/**
+ * `update` and `delete` imports under the live limits: page caps, slow pages, 500s on empty filtered lists, and
+ * bursts of 404/500 above `burstAbove` requests in flight (8: the client never provokes one; 3: it does, and a
+ * write answered in a burst must be asked again alone before it counts).
+ */
+const runLimitsDrill = (mode: "update" | "delete", burstAbove: number) =>
+  Effect.gen(function*() {
+    const sandbox = yield* startDrillSandbox({ faults: { ...noFaults, latencyMs: 10 } })
+    const dir = yield* tempDir
+    const seeded = customersFile(dir, "clientes.csv", rows)
+    const seed = yield* runCli(
+      [
+        "import",
+        "customers",
+        seeded.file,
+        "--mode",
+        "create",
+        "--out",
+        Path.join(dir, "seed"),
+        "--json",
+        ...clientFlags
+      ],
+      sandbox,
+      dir
+    )
+    assert.strictEqual(seed.code, 0, seed.stderr)
+    const from = (yield* sandbox.control.requests).length
+    yield* sandbox.control.setFaults({ ...liveLimits, burstAbove, burstRate: 0.5 })
+
+    const file = Path.join(dir, `${mode}.csv`)
+    const gone = seeded.valid.filter((_, i) => i % 2 === 0)
+    writeFileSync(
+      file,
+      mode === "update"
+        ? readFileSync(seeded.file, "utf8").replace(/,Cliente (\d+),/g, ",Cliente Atualizado $1,")
+        : ["externalId", ...gone].join("\n") + "\n"
+    )
+    const runDir = Path.join(dir, "run")
+    const run = yield* runCli(
+      ["import", "customers", file, "--mode", mode, "--out", runDir, "--json", ...clientFlags],
+      sandbox,
+      dir
+    )
+    assert.strictEqual(run.code, 0, run.stderr)
+    const report = readReport(runDir)
+    const n = mode === "update" ? rows : gone.length
+    assert.deepStrictEqual(
+      report.map((r) => `${r._row}:${r._status}`),
+      Array.from({ length: n }, (_, i) => `${i + 2}:${mode === "update" ? "updated" : "deleted"}`),
+      report.map((r) => r._error).filter(Boolean).slice(0, 5).join(" | ")
+    )
+
+    // Every report line agrees with the server, one record per key.
+    const stored = yield* sandbox.control.records("sandbox-key", "customers")
+    const byKey = new Map(stored.map((c) => [String(c.externalId), String(c.description)]))
+    assert.strictEqual(byKey.size, stored.length, "one record per key")
+    if (mode === "update") {
+      assert.deepStrictEqual([...byKey.keys()].sort(), [...seeded.valid].sort())
+      for (const [key, name] of byKey) assert.match(name, /^Cliente Atualizado \d+$/, key)
+    } else {
+      assert.deepStrictEqual([...byKey.keys()].sort(), seeded.valid.filter((k) => !gone.includes(k)).sort())
+    }
+
+    const log = (yield* sandbox.control.requests).slice(from)
+    assert.isAtMost(Math.max(...log.map((e) => e.inFlight)), 8, "at most 8 in flight")
+    if (burstAbove < 8) {
+      assert.isAbove(
+        log.filter((e) => e.inFlight > burstAbove && (e.status === 404 || e.status === 500)).length,
+        0,
+        "bursts happened"
+      )
+    }
+    // Updates and deletes address the record by id (`/customers/12`).
+    assertAttemptsMatchWrites(
+      report,
+      log.filter((e) => e.method !== "GET" && /^\/v2\/customers\//i.test(e.path)).length
+    )
+  })
+
 describe.concurrent("fault drills: every row accounted for, exactly one record per valid row", () => {
+  for (const burstAbove of [8, 3]) {
+    for (const mode of ["update", "delete"] as const) {
+      it.scopedLive(
+        `live limits, bursts of 404/500 above ${burstAbove} in flight, ${mode} import`,
+        () => runLimitsDrill(mode, burstAbove),
+        150_000
+      )
+    }
+  }
+
   for (const drill of drills) {
     for (const mode of ["create", "upsert"] as const) {
       it.scopedLive(`${drill.name}, ${mode} import`, () => runDrill(drill, mode), 60_000)

@@ -1,7 +1,7 @@
 /**
- * An export of a slow service (issue 23): the pages of a list and of a date window are fetched several at once,
- * within the client's in-flight limit, and taken in page order, so the files are byte for byte those of a walk
- * one page at a time.
+ * An export of a slow service (issue 23): the pages of a list and of a date window, and the resources of an
+ * export, are fetched several at once, within the client's in-flight limit, and taken in page order, so the files
+ * are byte for byte those of a walk one page at a time.
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
@@ -11,7 +11,7 @@ import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { safeInFlight } from "../../src/client/Config.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
-import { accountA, apiOf, startTestSandbox, tempDir } from "./support.js"
+import { accountA, apiOf, seedEverything, startTestSandbox, tempDir } from "./support.js"
 
 describe("an export of a slow service", () => {
   it.scopedLive(
@@ -89,7 +89,85 @@ describe("an export of a slow service", () => {
         assert.isAtMost(most(together.lists), safeInFlight)
         // No page was asked twice: a walk fetched ahead only the pages the first page's count said exist.
         assert.strictEqual(segments.length, oneByOne.lists.filter((e) => e.path.endsWith("/segments")).length)
+
+        // Choosing a window probes the size hinted and the one below it at once: a tasks-only export's first two
+        // requests (the whole year, which holds too many pages, and half of it) are in flight together.
+        const alone = yield* tempDir
+        const from = (yield* sandbox.control.requests).length
+        yield* runExport(
+          yield* prepareExport({
+            resources: ["tasks"],
+            out: alone,
+            format: "csv",
+            since: "2026-01-01",
+            until: "2026-12-31",
+            pageSize: 10,
+            say: () => Effect.void
+          })
+        ).pipe(Effect.provideService(Api, yield* apiOf(sandbox, accountA, { maxWindowPages: 3 })))
+        const probes = (yield* sandbox.control.requests).slice(from).filter((e) => e.path.endsWith("/tasks"))
+        assert.strictEqual(probes[1]!.inFlight, 2, "the two probes of the first window were asked one after the other")
+        assert.isTrue(
+          Fs.readFileSync(Path.join(alone, "tasks.csv")).equals(Fs.readFileSync(Path.join(together.out, "tasks.csv")))
+        )
       }).pipe(Effect.provide(NodeContext.layer)),
     60_000
+  )
+
+  it.scopedLive(
+    "walks the resources of a whole-account export concurrently, within the in-flight limit, with the files and manifest of walks one at a time",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        yield* Effect.promise(() => seedEverything(sandbox))
+        // Slow answers, as the live service's: a walk's requests are in flight long enough for others to join them.
+        yield* sandbox.control.setFaults({ latencyMs: 100 })
+        const exportWith = (concurrency: number) =>
+          Effect.gen(function*() {
+            const api = yield* apiOf(sandbox, accountA, { concurrency })
+            const out = yield* tempDir
+            const from = (yield* sandbox.control.requests).length
+            const result = yield* runExport(
+              yield* prepareExport({
+                resources: [],
+                out,
+                format: "csv",
+                since: undefined,
+                until: undefined,
+                say: () => Effect.void
+              })
+            ).pipe(Effect.provideService(Api, api))
+            const gets = (yield* sandbox.control.requests).slice(from).filter((e) =>
+              e.method === "GET" && !/\/login$/i.test(e.path)
+            )
+            return { out, result, gets }
+          })
+        const oneAtATime = yield* exportWith(1)
+        const together = yield* exportWith(safeInFlight)
+
+        const entries = (r: typeof together.result) =>
+          r.manifest.resources.map((e) => [e.name, e.file, e.rows, e.sha256])
+        assert.deepStrictEqual(
+          entries(together.result),
+          entries(oneAtATime.result),
+          "the same files, in the same order"
+        )
+        assert.isAbove(together.result.manifest.resources.length, 5)
+        for (const e of together.result.manifest.resources) {
+          const a = Fs.readFileSync(Path.join(oneAtATime.out, e.file))
+          assert.isTrue(a.equals(Fs.readFileSync(Path.join(together.out, e.file))), `${e.file} differs`)
+        }
+        // Every list of this account fits in one page: walked one after another, one request is in flight at a
+        // time; walked concurrently, several resources' pages are asked at once, never more than the limit.
+        const most = (gets: typeof together.gets) => Math.max(...gets.map((e) => e.inFlight))
+        assert.strictEqual(most(oneAtATime.gets), 1)
+        assert.isAtLeast(most(together.gets), 3, "resources were walked one after another")
+        assert.isAtMost(most(together.gets), safeInFlight)
+        // No page more than walks one at a time; only a 404 answered while others were in flight is asked again
+        // alone (it may be a burst's), so 404s are left out of the count.
+        const pages = (gets: typeof together.gets) => gets.filter((e) => e.status !== 404).length
+        assert.strictEqual(pages(together.gets), pages(oneAtATime.gets), "no page more than walks one at a time")
+      }).pipe(Effect.provide(NodeContext.layer)),
+    90_000
   )
 })

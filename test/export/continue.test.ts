@@ -29,6 +29,11 @@ const checkpointOf = (dir: string): any => {
   }
 }
 
+/** Where the walk of `resource` stands in a checkpoint (resources are walked concurrently). */
+const underWay = (c: any, resource: string): any => c?.running?.find((p: any) => p.resource === resource)
+
+const isDone = (c: any, resource: string): boolean => c.done.some((d: any) => d.name === resource)
+
 /** Spawns the export and SIGKILLs it as soon as its checkpoint satisfies `when`. */
 const exportKilledWhen = (
   sandbox: RunningSandbox,
@@ -119,7 +124,7 @@ describe("continuing an interrupted export", () => {
         const dir = Path.join(yield* tempDir, "export")
         yield* sandbox.control.setFaults({ latencyMs: 150 })
         const first = yield* exportKilledWhen(sandbox, resources, dir, (c) =>
-          c.current?.resource === "customers" && c.current.page >= 1)
+          underWay(c, "customers")?.page >= 1 && isDone(c, "segments"))
         assert.strictEqual(first.signal, "SIGKILL", `${first.code} ${first.stderr}`)
         const atKill = checkpointOf(dir)
         assert.deepStrictEqual(
@@ -135,7 +140,7 @@ describe("continuing an interrupted export", () => {
         yield* sandbox.control.setFaults({ latencyMs: 300 })
         const before = (yield* sandbox.control.requests).length
         const second = yield* exportKilledWhen(sandbox, resources, dir, (c) =>
-          c.current?.resource === "tasks" && c.current.page >= 1)
+          underWay(c, "tasks")?.page >= 1)
         assert.strictEqual(second.signal, "SIGKILL", `${second.code} ${second.stderr}`)
         assert.match(second.stderr, /continuing the interrupted export .*segments\.csv.*customers from page \d/)
         assert.strictEqual(
@@ -160,11 +165,7 @@ describe("continuing an interrupted export", () => {
         const summary = JSON.parse(last.stdout.trim().split("\n").pop()!)
         assert.isTrue(summary.continued)
         assert.deepStrictEqual(
-          summary.files.filter((f: any) =>
-            f.kept
-          ).map((f: any) =>
-            f.name
-          ),
+          summary.files.filter((f: any) => f.kept).map((f: any) => f.name),
           ["segments", "customers"]
         )
         assert.strictEqual(yield* requestsSince(sandbox, beforeLast, "/customers"), 0)
@@ -172,9 +173,7 @@ describe("continuing an interrupted export", () => {
 
         const manifest = JSON.parse(readFileSync(Path.join(dir, "manifest.json"), "utf8"))
         for (const entry of full.manifest.resources) {
-          const continued = manifest.resources.find((e: any) =>
-            e.name === entry.name
-          )
+          const continued = manifest.resources.find((e: any) => e.name === entry.name)
           assert.strictEqual(continued.rows, entry.rows, entry.name)
           assert.strictEqual(
             continued.sha256,
@@ -217,13 +216,14 @@ describe("continuing an interrupted export", () => {
         while (atStop === undefined) {
           yield* Effect.sleep(5)
           const c = checkpointOf(dir)
-          if (c?.current?.window !== undefined && c.current.window.start !== c.since && c.current.page >= 2) {
+          const at = underWay(c, "tasks")
+          if (at?.window !== undefined && at.window.start !== c.since && at.page >= 2) {
             atStop = c
           }
         }
         yield* Fiber.interrupt(fiber)
         yield* sandbox.control.setFaults({ latencyMs: 0 })
-        const stoppedAt = checkpointOf(dir).current
+        const stoppedAt = underWay(checkpointOf(dir), "tasks")
         assert.notStrictEqual(stoppedAt.window.start, "2000-01-01", "stopped in a later window")
 
         const before = (yield* sandbox.control.requests).length
@@ -268,7 +268,7 @@ describe("continuing an interrupted export", () => {
         const dir = Path.join(yield* tempDir, "export")
         yield* sandbox.control.setFaults({ latencyMs: 150 })
         const first = yield* exportKilledWhen(sandbox, ["segments", "customers", "--format", "xlsx"], dir, (c) =>
-          c.current?.resource === "customers")
+          underWay(c, "customers") !== undefined && isDone(c, "segments"))
         assert.strictEqual(first.signal, "SIGKILL", `${first.code} ${first.stderr}`)
         const segments = readFileSync(Path.join(dir, "segments.xlsx"))
         yield* sandbox.control.setFaults({ latencyMs: 0 })
