@@ -79,7 +79,7 @@ export const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
 
-const outOption = Options.text("out").pipe(
+export const outOption = Options.text("out").pipe(
   Options.withPseudoName("DIR"),
   Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"),
   Options.optional
@@ -185,7 +185,7 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     return summary.exitCode as ExitCode
   })
 
-const afterRun = (json: boolean, title: string, result: RunResult) =>
+export const afterRun = (json: boolean, title: string, result: RunResult) =>
   printOutcome(
     json,
     title,
@@ -282,12 +282,24 @@ export const importCommand = Command.make(
     map: mapOption,
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
+    plan: Options.text("plan").pipe(
+      Options.withPseudoName("PLAN"),
+      Options.withDescription(
+        "With --dry-run: write the plan (each row's action, the record as read, the changes) for `plan show` and `apply`"
+      ),
+      Options.optional
+    ),
     json: jsonOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
       const resource = yield* resourceName(a.resource)
+      if (Option.isSome(a.plan) && !a.dryRun) {
+        return yield* new UsageError({
+          message: "--plan writes the plan of a dry run: add --dry-run (then send it with `fsm-bulk apply PLAN`)"
+        })
+      }
       const read = yield* withProfile(readSettings(a.parsing), a.map)
       const mode: Mode = a.mode
       const problem = modeProblem(resourceOf(resource), mode)
@@ -315,7 +327,8 @@ export const importCommand = Command.make(
           attachmentsRoot: root,
           runDir,
           onConflict,
-          clientConcurrency: Option.getOrUndefined(a.connection.concurrency)
+          clientConcurrency: Option.getOrUndefined(a.connection.concurrency),
+          planOut: Option.getOrUndefined(a.plan)
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(hintOnAbort(() =>
           runDir
         ))

@@ -92,6 +92,23 @@ export const StaleCheck = Schema.Struct({
 })
 export type StaleCheck = typeof StaleCheck.Type
 
+/** The server and account a plan was made against (`Plan.ts`); the account is `accountOf` the apiKey. */
+export const PlanTarget = Schema.Struct({
+  baseUrl: Schema.String,
+  account: Schema.optional(Schema.String),
+  embedded: Schema.optional(Schema.Boolean)
+})
+export type PlanTarget = typeof PlanTarget.Type
+
+/** The plan a run applies (`fsm-bulk apply`): its file, sha256, approver and the target it was made against. */
+export const AppliedPlan = Schema.Struct({
+  file: Schema.String,
+  sha256: Schema.String,
+  approvedBy: Schema.optional(Schema.String),
+  target: PlanTarget
+})
+export type AppliedPlan = typeof AppliedPlan.Type
+
 export const Header = Schema.Struct({
   state: Schema.Literal("header"),
   version: Schema.Literal(1),
@@ -121,7 +138,9 @@ export const Header = Schema.Struct({
   parent: Schema.optional(ParentRun),
   stale: Schema.optional(StaleCheck),
   /** The export the source came from, when one wrote it: its ids are only used against its server and account. */
-  origin: Schema.optional(ExportOrigin)
+  origin: Schema.optional(ExportOrigin),
+  /** The plan this run applies: only its rows, only their planned writes, are sent (resume included). */
+  plan: Schema.optional(AppliedPlan)
 })
 export type Header = typeof Header.Type
 
