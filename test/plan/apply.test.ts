@@ -112,6 +112,9 @@ describe("plan, then apply exactly that", () => {
         const planFile = Path.join(dir, "p.json")
         yield* planRun(sandbox, put(dir, "clientes.csv", cp1252(planCsv)), Path.join(dir, "dry"), planFile)
 
+        // A row taken out of the plan (its sign-off refused) is never written.
+        const plan = JSON.parse(readFileSync(planFile, "utf8"))
+        writeFileSync(planFile, JSON.stringify({ ...plan, plan: plan.plan.filter((p: any) => p.row !== 6) }))
         // Someone else, meanwhile: K-1's e-mail (a field the file does not touch) and K-4 created.
         yield* importInto(sandbox, {
           resource: "customers",
@@ -130,18 +133,20 @@ describe("plan, then apply exactly that", () => {
           "3:unchanged",
           "4:updated",
           "5:conflict",
-          "6:created",
+          "6:conflict",
           "7:invalid"
         ])
         assert.match(report[0]!._error!, /changed on the server since the plan \(email\)/)
         assert.match(report[3]!._error!, /then absent, now id/)
+        assert.strictEqual(report[4]!._error, "row 6 is not in the plan: nothing was sent")
         const sent = writes(yield* sandbox.control.requests).slice(writesBefore)
-        assert.strictEqual(sent.length, 2)
+        assert.strictEqual(sent.length, 1)
         const after = byKey(yield* sandbox.control.records("sandbox-key", "customers"))
         assert.strictEqual(after["K-1"]!["note"], "n1")
         assert.deepStrictEqual(after["K-1"]!["email"], ["financeiro@alfa.com.br"])
         assert.strictEqual(after["K-4"]!["description"], "Delta (outro)")
         assert.strictEqual(after["K-3"]!["description"], "Gama Serviços S.A.")
+        assert.isUndefined(after["K-5"])
       }),
     120_000
   )
