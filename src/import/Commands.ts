@@ -133,7 +133,18 @@ export const whatNext = (summary: Summary): ReadonlyArray<string> => {
       `${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(dir)}`
     )
   }
-  if (n("conflict") > 0) {
+  if (n("conflict") > 0 && summary.plan !== undefined) {
+    // An applied plan's conflicts are rows the plan no longer describes: a new plan is the way on, not --overwrite.
+    lines.push(
+      `${
+        n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
+      }: rows in conflict no longer match the plan (see _error); plan them again: fsm-bulk import ${summary.resource} ${
+        shellQuote(summary.source ?? "")
+      }${summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""}${
+        summary.mapping !== undefined ? ` --map ${shellQuote(summary.mapping.file)}` : ""
+      } --dry-run --plan NEW_PLAN`
+    )
+  } else if (n("conflict") > 0) {
     lines.push(
       `${
         n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"

@@ -131,6 +131,11 @@ describe("plan and apply from the command line", () => {
         const resumed = yield* runCli(["resume", runDir, "--rate", "50/2s", "--json"], sandbox, dir)
         assert.strictEqual(resumed.code, 1, resumed.stderr) // the conflict
         assert.strictEqual(lastJson(resumed.stdout).plan.approvedBy, "Ana")
+        assert.include(
+          resumed.stderr,
+          "rows in conflict no longer match the plan (see _error); plan them again: fsm-bulk import customers"
+        )
+        assert.notInclude(resumed.stderr, "--overwrite")
         const report = readReport(runDir)
         assert.deepStrictEqual(rowStatuses(report), [...rows.map((_, i) => `${i + 2}:created`), "42:conflict"])
         const stored = yield* sandbox.control.records("sandbox-key", "customers")
