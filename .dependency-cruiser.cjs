@@ -20,6 +20,7 @@ const layers = [
   ["src/export/"],
   ["src/import/"],
   ["src/undo/"],
+  ["src/plan/"],
   ["src/onboard/"],
   ["src/template/"],
   ["src/fleet/"],

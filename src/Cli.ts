@@ -27,6 +27,7 @@ import {
 import { importCommand, rerunCommand, resumeCommand, validateCommand } from "./import/Commands.js"
 import { mapCommand } from "./mapping/Command.js"
 import { demoCommand, onboardCommand } from "./onboard/Commands.js"
+import { applyCommand, planCommand } from "./plan/Commands.js"
 import { reportCommand } from "./report/Command.js"
 import { importable } from "./Resources.js"
 import { sandboxCommand } from "./sandbox/Command.js"
@@ -103,6 +104,24 @@ const extras: Readonly<Record<string, CommandExtras>> = {
   resume: {
     examples: [`fsm-bulk resume ${run}`, `fsm-bulk resume ${run} --rate 200/60s --json`],
     doc: "docs/runs.md"
+  },
+  plan: {
+    examples: ["fsm-bulk plan show clientes.plan.json", "fsm-bulk plan show clientes.plan.json --all"],
+    doc: "docs/rehearsal.md"
+  },
+  "plan show": {
+    examples: [
+      "fsm-bulk plan show clientes.plan.json",
+      "fsm-bulk plan show clientes.plan.json --status conflict,failed --all"
+    ],
+    doc: "docs/rehearsal.md"
+  },
+  apply: {
+    examples: [
+      "fsm-bulk apply clientes.plan.json --approved-by \"Ana Souza\"",
+      "fsm-bulk apply clientes.plan.json --approved-by ana --base-url https://api.example.com/v2 --credentials credentials.json"
+    ],
+    doc: "docs/rehearsal.md"
   },
   onboard: {
     examples: [
@@ -247,6 +266,8 @@ export const root = Command.make("fsm-bulk").pipe(
     importCommand,
     rerunCommand,
     resumeCommand,
+    planCommand,
+    applyCommand,
     undoCommand,
     onboardCommand,
     demoCommand,

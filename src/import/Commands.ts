@@ -81,7 +81,7 @@ export const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
 
-const outOption = Options.text("out").pipe(
+export const outOption = Options.text("out").pipe(
   Options.withPseudoName("DIR"),
   Options.withDescription("Run directory (default runs/<UTC timestamp>-<resource>)"),
   Options.optional
@@ -135,7 +135,18 @@ const whatNext = (summary: Summary): ReadonlyArray<string> => {
       `${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(dir)}`
     )
   }
-  if (n("conflict") > 0) {
+  if (n("conflict") > 0 && summary.plan !== undefined) {
+    // An applied plan's conflicts are rows the plan no longer describes: a new plan is the way on, not --overwrite.
+    lines.push(
+      `${
+        n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
+      }: rows in conflict no longer match the plan (see _error); plan them again: fsm-bulk import ${summary.resource} ${
+        shellQuote(summary.source ?? "")
+      }${summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""}${
+        summary.mapping !== undefined ? ` --map ${shellQuote(summary.mapping.file)}` : ""
+      } --dry-run --plan NEW_PLAN`
+    )
+  } else if (n("conflict") > 0) {
     lines.push(
       `${
         n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
@@ -197,7 +208,7 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     return summary.exitCode as ExitCode
   })
 
-const afterRun = (json: boolean, title: string, result: RunResult) =>
+export const afterRun = (json: boolean, title: string, result: RunResult) =>
   printOutcome(
     json,
     title,
@@ -295,12 +306,24 @@ export const importCommand = Command.make(
     attachmentsRoot: attachmentsRootOption,
     out: outOption,
     sign: signOption,
+    plan: Options.text("plan").pipe(
+      Options.withPseudoName("PLAN"),
+      Options.withDescription(
+        "With --dry-run: write the plan (each row's action, the record as read, the changes) for `plan show` and `apply`"
+      ),
+      Options.optional
+    ),
     json: jsonOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
       const resource = yield* resourceName(a.resource)
+      if (Option.isSome(a.plan) && !a.dryRun) {
+        return yield* new UsageError({
+          message: "--plan writes the plan of a dry run: add --dry-run (then send it with `fsm-bulk apply PLAN`)"
+        })
+      }
       const read = yield* withProfile(readSettings(a.parsing), a.map)
       const mode: Mode = a.mode
       const problem = modeProblem(resourceOf(resource), mode)
@@ -328,7 +351,8 @@ export const importCommand = Command.make(
           attachmentsRoot: root,
           runDir,
           onConflict,
-          clientConcurrency: Option.getOrUndefined(a.connection.concurrency)
+          clientConcurrency: Option.getOrUndefined(a.connection.concurrency),
+          planOut: Option.getOrUndefined(a.plan)
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(
           hintOnAbort(() => runDir),
           withSigning(a.sign, { run: () => runDir })

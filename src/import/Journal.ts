@@ -48,7 +48,7 @@ export const ParentRun = Schema.Struct({
 })
 export type ParentRun = typeof ParentRun.Type
 
-const SourceInfo = Schema.Struct({
+export const SourceInfo = Schema.Struct({
   /** Absolute path. */
   file: Schema.String,
   format: Schema.Literal("csv", "xlsx"),
@@ -95,6 +95,23 @@ export const StaleCheck = Schema.Struct({
 })
 export type StaleCheck = typeof StaleCheck.Type
 
+/** The server and account a plan was made against (`Plan.ts`); the account is `accountOf` the apiKey. */
+export const PlanTarget = Schema.Struct({
+  baseUrl: Schema.String,
+  account: Schema.optional(Schema.String),
+  embedded: Schema.optional(Schema.Boolean)
+})
+export type PlanTarget = typeof PlanTarget.Type
+
+/** The plan a run applies (`fsm-bulk apply`): its file, sha256, approver and the target it was made against. */
+export const AppliedPlan = Schema.Struct({
+  file: Schema.String,
+  sha256: Schema.String,
+  approvedBy: Schema.optional(Schema.String),
+  target: PlanTarget
+})
+export type AppliedPlan = typeof AppliedPlan.Type
+
 export const Header = Schema.Struct({
   state: Schema.Literal("header"),
   version: Schema.Literal(1),
@@ -126,7 +143,9 @@ export const Header = Schema.Struct({
   /** The export the source came from, when one wrote it: its ids are only used against its server and account. */
   origin: Schema.optional(ExportOrigin),
   /** Every later line carries `prev`, the sha256 of the line before it (evidence/Chain.ts); absent in older runs. */
-  chain: Schema.optional(Schema.Literal(chainAlgorithm))
+  chain: Schema.optional(Schema.Literal(chainAlgorithm)),
+  /** The plan this run applies: only its rows, only their planned writes, are sent (resume included). */
+  plan: Schema.optional(AppliedPlan)
 })
 export type Header = typeof Header.Type
 

@@ -48,9 +48,11 @@ import { endedWell, type Outcome } from "../Status.js"
 import { formatRate } from "../Units.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
+import { version } from "../Version.js"
 import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
 import { columnsSummary, type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
 import {
+  type AppliedPlan,
   type Header,
   type JournalContents,
   journalFile,
@@ -65,8 +67,18 @@ import {
   type StaleCheck
 } from "./Journal.js"
 import { lockWriters } from "./Locks.js"
-import { findRecords, type Found, listedAs } from "./Lookup.js"
+import { findRecords, type Found, listedAs, recordId } from "./Lookup.js"
 import { type ExportOrigin, foreignIds, foreignIdsMessage, foreignOrigin } from "./Origin.js"
+import {
+  changesOf,
+  type LoadedPlan,
+  makePlanCollector,
+  type PlanCollector,
+  type PlanRow,
+  planVerdict,
+  stateOf,
+  writeOf
+} from "./Plan.js"
 import { type RefResolver, serverResolver } from "./Refs.js"
 import {
   openReports,
@@ -151,6 +163,18 @@ export interface ImportJob extends RowSettings {
    * sent when a record is created only, and the report says a row's value was not sent.
    */
   readonly sendWriteOnly?: boolean | undefined
+  /** `--dry-run --plan PLAN`: the plan file the dry run writes (Plan.ts). */
+  readonly planOut?: string | undefined
+  /**
+   * `fsm-bulk apply PLAN`: the plan the run applies. A row is sent only when it is in the plan, the record reads as
+   * the plan read it and the write is the planned one; otherwise it is `conflict`, not sent.
+   */
+  readonly applying?: {
+    readonly plan: LoadedPlan
+    readonly approvedBy?: string | undefined
+    /** `--force-base-url`: the plan was made against another server or account (a rehearsal on a copy). */
+    readonly otherTarget?: boolean | undefined
+  } | undefined
 }
 
 export interface RunResult {
@@ -208,6 +232,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
+  if (job.applying !== undefined) yield* planApplies(job.applying, input.file, sha256, api)
   const validator = validatorOf(formats)
 
   const exportBase = prior === undefined && job.origin === undefined ? yield* findExportBase(input.file) : undefined
@@ -278,7 +303,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           started,
           ...(job.parent !== undefined ? { parent: job.parent } : {}),
           ...(stale !== undefined ? { stale } : {}),
-          ...(origin !== undefined ? { origin } : {})
+          ...(origin !== undefined ? { origin } : {}),
+          ...(job.applying !== undefined ? { plan: appliedPlan(job.applying) } : {})
         }
         yield* journal.append(header)
       } else {
@@ -347,12 +373,15 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             runTraffic(stats, earlier),
             (s) => endedWell(s, job.dryRun)
           )
+          const applied = job.applying !== undefined ? appliedPlan(job.applying) : prior?.header.plan
           return {
             ...common,
             formats: settledFormats(input.source, formats),
-            ...columnsSummary(input, columns)
+            ...columnsSummary(input, columns),
+            ...(applied !== undefined ? { plan: applied } : {})
           } satisfies Summary
         })
+      const collector = job.planOut !== undefined && job.dryRun ? makePlanCollector(job.planOut) : undefined
       const outcome = yield* Effect.either(
         sendRows(
           {
@@ -366,7 +395,8 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             bases,
             foreign: foreign !== undefined && origin !== undefined
               ? { why: foreign, manifest: origin.manifest }
-              : undefined
+              : undefined,
+            collector
           },
           scan,
           target,
@@ -396,9 +426,84 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           input,
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
+      if (collector !== undefined && job.planOut !== undefined && Either.isRight(outcome)) {
+        yield* collector.write({
+          toolVersion: version,
+          command: job.command,
+          created: yield* nowIso,
+          resource: r.name,
+          mode: job.mode,
+          options: { sendWriteOnly: job.sendWriteOnly === true },
+          source: {
+            file: input.file,
+            format: input.source.format,
+            sha256,
+            ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
+            ...(input.source.encoding !== undefined ? { encoding: input.source.encoding } : {}),
+            ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {})
+          },
+          read: job.read,
+          parse: {
+            dateFormat: job.dateFormat,
+            decimal: job.decimal,
+            baseDir: parse.baseDir,
+            ...(parse.attachmentsRoot !== undefined ? { attachmentsRoot: parse.attachmentsRoot } : {}),
+            maxAttachmentBytes: parse.maxAttachmentBytes
+          },
+          formats,
+          target: {
+            baseUrl: api.baseUrl,
+            ...(api.account !== undefined ? { account: api.account } : {}),
+            ...(api.embedded === true ? { embedded: true } : {})
+          }
+        })
+        yield* say(
+          `plan: ${Path.resolve(job.planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
+        )
+      }
       return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
     })
   )
+})
+
+/** What the run's journal and summary say of the plan it applies. */
+const appliedPlan = (a: NonNullable<ImportJob["applying"]>): AppliedPlan => ({
+  file: a.plan.file,
+  sha256: a.plan.sha256,
+  ...(a.approvedBy !== undefined ? { approvedBy: a.approvedBy } : {}),
+  target: a.plan.content.target
+})
+
+/**
+ * A plan is applied only to the input it was made from (its sha256) and against the server and account it read
+ * (unless `--force-base-url`: a plan rehearsed on a copy); nothing is sent otherwise.
+ */
+const planApplies = Effect.fn("Import.planApplies")(function*(
+  a: NonNullable<ImportJob["applying"]>,
+  file: string,
+  sha256: string,
+  api: Effect.Effect.Success<typeof Api>
+) {
+  const plan = a.plan.content
+  if (plan.source.sha256 !== sha256) {
+    return yield* new UsageError({
+      message: `${file} changed since the plan ${a.plan.file} was made (sha256 ${sha256.slice(0, 12)}…, the plan read ${
+        plan.source.sha256.slice(0, 12)
+      }…): nothing was sent; make a new plan from the file as it is now`
+    })
+  }
+  if (a.otherTarget === true) return
+  const sameServer = plan.target.baseUrl === api.baseUrl
+  const sameAccount = plan.target.account === undefined || plan.target.account === api.account
+  if (!sameServer || !sameAccount) {
+    return yield* new UsageError({
+      message: `the plan ${a.plan.file} was made against ${
+        !sameServer ? plan.target.baseUrl : `another account of ${plan.target.baseUrl}`
+      }, not ${api.baseUrl}${
+        !sameServer ? "" : " with these credentials"
+      }: nothing was sent. Apply it where it was made, or pass --force-base-url to apply a plan rehearsed on a copy (each row is still sent only if the record here reads as the plan read it)`
+    })
+  }
 })
 
 /**
@@ -507,12 +612,14 @@ const scanNeeds = (job: ImportJob, state: RunState): ScanNeeds => {
   const listable = listedAs(r) !== undefined
   // Creates are read before too: a key already on the server is refused unsent, and a key found absent is the proof
   // that a record found after a lost answer is the run's own (`absent` in the journal).
-  const lookupMode = listable && (job.dryRun || !isPathWrite(r))
+  // A plan is applied with the dry run's lookups, so that each row's write is decided as the plan decided it.
+  const rehearsed = job.dryRun || job.applying !== undefined
+  const lookupMode = listable && (rehearsed || !isPathWrite(r))
   return {
     skip: (row) => state.priorDone.has(row) && !state.queuedBefore(row),
     // Rows an earlier session left in flight are looked up by key whatever the mode.
     lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
-    lookById: lookupMode && (job.dryRun || job.mode !== "create") && r.id !== undefined,
+    lookById: lookupMode && (rehearsed || job.mode !== "create") && r.id !== undefined,
     resource: r.name,
     selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
   }
@@ -532,6 +639,8 @@ interface SendInput {
   readonly bases: ReadonlyMap<string, Fingerprint> | undefined
   /** The rows came from an export of another server or account: why, and its manifest. */
   readonly foreign: { readonly why: string; readonly manifest: string } | undefined
+  /** `--dry-run --plan`: each row's entry of the plan. */
+  readonly collector: PlanCollector | undefined
 }
 
 /**
@@ -587,7 +696,7 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
     const action = plan({
       resource: r,
       mode: job.mode,
-      dryRun: job.dryRun,
+      dryRun: job.dryRun || job.applying !== undefined,
       row: { row: v.row, payload, key: v.key, id: v.id, files: v.files },
       existing,
       interrupted: earlier?.intent,
@@ -606,7 +715,7 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
     const found = existing._tag === "Found" && existing.records.length === 1 ? existing.records[0] : undefined
     // Create-only fields (passwords) the row gives but an update leaves out: noted on the row.
     const withheld = job.sendWriteOnly === true || !isUpdate(action) ? [] : createOnlyGiven(r, payload)
-    return { action, before, absent, found, withheld }
+    return { action, before, absent, found, withheld, existing }
   }
   return { total: scan.total, resolver, waiting, planRow }
 })
@@ -656,8 +765,21 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     )
   }
 
+  /** The plan's entry of each row being planned, until its outcome is known (`--dry-run --plan`). */
+  const planning = new Map<number, Omit<PlanRow, "row" | "status">>()
+
   const finish = (row: number, outcome: Outcome, sent?: unknown, after?: RecordImage) =>
     Effect.gen(function*() {
+      if (s.collector !== undefined) {
+        s.collector.add({
+          row,
+          status: outcome.status,
+          ...(outcome.recordId !== undefined ? { recordId: outcome.recordId } : {}),
+          ...(outcome.error !== undefined ? { error: outcome.error } : {}),
+          ...planning.get(row)
+        })
+        planning.delete(row)
+      }
       state.inFlight.delete(row)
       // From here the row has its outcome, whatever interrupts it: a stop's grace can run out while its `done` line
       // is on its way to the disk (the line still lands), and the report must then say what the journal says.
@@ -724,7 +846,27 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.push({ row: v.row, payload, outcome })
         return outcome
       }
-      const { absent, action, before, found, withheld } = planRow(v, payload)
+      const { absent, action, before, existing, found, withheld } = planRow(v, payload)
+      if (job.applying !== undefined) {
+        const why = planVerdict(r, v.row, job.applying.plan.rows.get(v.row), action, existing)
+        if (why !== undefined) {
+          const id = before !== undefined ? recordId(r, before) : undefined
+          return yield* finish(v.row, { status: "conflict", ...(id !== undefined ? { recordId: id } : {}), error: why })
+        }
+      }
+      if (s.collector !== undefined) {
+        const intent = intentOf(action)
+        const changes = changesOf(r, action)
+        const write = writeOf(r, action)
+        planning.set(v.row, {
+          ...(intent !== undefined ? { intent } : {}),
+          ...(v.key !== undefined ? { key: v.key } : {}),
+          ...(v.id !== undefined ? { id: v.id } : {}),
+          state: stateOf(r, existing),
+          ...(changes !== undefined ? { changes } : {}),
+          ...(write !== undefined ? { write } : {})
+        })
+      }
       let outcome: Outcome
       let body: unknown = undefined
       let after: RecordImage | undefined = undefined

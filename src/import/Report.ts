@@ -20,7 +20,7 @@ import { countStatuses, type Outcome, type Status } from "../Status.js"
 import type { Formats } from "../validate/Model.js"
 import { parseNumber } from "../validate/Numbers.js"
 import type { Input } from "./Input.js"
-import type { ParentRun } from "./Journal.js"
+import type { AppliedPlan, ParentRun } from "./Journal.js"
 import { reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
 import { reportColumns } from "./ToolColumns.js"
 
@@ -69,6 +69,8 @@ export interface Summary extends RunTraffic {
     readonly skippedRows: ReadonlyArray<{ readonly row: number; readonly why: string }>
     readonly profile: unknown
   }
+  /** The plan the run applied (`fsm-bulk apply`): its file, sha256, approver and the target it was made against. */
+  readonly plan?: AppliedPlan
 }
 
 /** The encoding and delimiter of a CSV source (absent for a workbook), its decimal mark and date order. */
@@ -171,6 +173,11 @@ const summarySheet = (summary: Summary, formats: Formats | undefined): ReadonlyA
     ...setting("source", summary.source),
     ...setting("run directory", summary.runDir),
     ...setting("rerun of", summary.parent?.runDir),
+    ...setting(
+      "applied plan",
+      summary.plan !== undefined ? `${summary.plan.file} (sha256 ${summary.plan.sha256})` : undefined
+    ),
+    ...setting("approved by", summary.plan?.approvedBy),
     ...setting("base URL", summary.baseUrl),
     ...setting(
       "request budget",

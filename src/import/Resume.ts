@@ -10,6 +10,7 @@ import { RunError } from "../Errors.js"
 import { isResourceName } from "../Resources.js"
 import { type Header, journalFile, readJournal } from "./Journal.js"
 import { continueRun, type ImportJob } from "./Pipeline.js"
+import { readPlan } from "./Plan.js"
 import { existingRunDir } from "./RunDir.js"
 
 /** What the caller of a resume may set; everything else comes from the journal. */
@@ -45,6 +46,15 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
   if (!isResourceName(h.resource)) {
     return yield* new RunError({ message: `${dir}: the journal names an unknown resource "${h.resource}"` })
   }
+  // A run that applies a plan goes on applying it, only it: the plan must still be the one the run recorded.
+  const plan = h.plan !== undefined ? yield* readPlan(h.plan.file) : undefined
+  if (plan !== undefined && plan.sha256 !== h.plan?.sha256) {
+    return yield* new RunError({
+      message: `${plan.file} changed since this run started applying it (sha256 ${
+        plan.sha256.slice(0, 12)
+      }…, the run recorded ${h.plan?.sha256.slice(0, 12)}…): nothing was sent`
+    })
+  }
   const job: ImportJob = {
     command: "resume",
     resource: h.resource,
@@ -62,7 +72,9 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
     attachmentsRoot: h.parse.attachmentsRoot,
     maxAttachmentBytes: h.parse.maxAttachmentBytes,
     rowColumn: h.source.rowColumn,
-    parent: h.parent
+    parent: h.parent,
+    // The run's own server was checked against the plan when it started; resume continues there.
+    ...(plan !== undefined ? { applying: { plan, approvedBy: h.plan?.approvedBy, otherTarget: true } } : {})
   }
   return { dir, prior, job }
 })

@@ -232,7 +232,18 @@ const renderRunReport = (data: RunData): string => {
       : []),
     ["exit code", `<span data-figure="exitCode">${s.exitCode}</span> — ${escape(exitMeaning[s.exitCode] ?? "")}`],
     ...(typeof s.aborted === "string" && s.aborted !== "" ? [["aborted", escape(s.aborted)] as [string, string]] : []),
-    ...(s.version !== undefined ? [["fsm-bulk", escape(s.version)] as [string, string]] : [])
+    ...(s.version !== undefined ? [["fsm-bulk", escape(s.version)] as [string, string]] : []),
+    ...(s.plan !== undefined
+      ? [
+        [
+          "applied plan",
+          `<code>${escape(s.plan.file)}</code> (sha256 <code>${escape(s.plan.sha256)}</code>)${
+            s.plan.target.baseUrl !== s.baseUrl ? `, made against <code>${escape(s.plan.target.baseUrl)}</code>` : ""
+          }`
+        ] as [string, string],
+        ["approved by", s.plan.approvedBy !== undefined ? escape(s.plan.approvedBy) : "not given"] as [string, string]
+      ]
+      : [])
   ]
 
   const counts = statuses.length === 0
@@ -326,6 +337,30 @@ const renderRunReport = (data: RunData): string => {
       )
     )
 
+  // A dry run's rows that would change a record: what its sign-off is about.
+  const w = data.wouldChange
+  const wouldChange = s.dryRun !== true || data.steps.length > 0
+    ? ""
+    : section(
+      "What would change",
+      w.total === 0
+        ? `<p class="muted">No row would change a record.</p>`
+        : table(
+          ["row", "would be", "record", "fields: as read → as sent"],
+          w.rows.map((r) => [
+            String(r.row),
+            `<span class="tag ${tone(r.status)}">${escape(r.status)}</span>`,
+            r.recordId === undefined ? "" : escape(r.recordId),
+            r.changes === undefined ? (r.status === "created" ? "a new record" : "") : escape(r.changes)
+          ])
+        ) +
+          (w.total > w.rows.length
+            ? `<p class="muted">The first ${fmt(w.rows.length)} of ${
+              fmt(w.total)
+            } rows; report.csv lists every row's changes.</p>`
+            : "")
+    )
+
   const perRow = data.steps.length > 0 && data.buckets.length === 0
     ? ""
     : section("Sends against the budget", windowChart(data)) +
@@ -361,6 +396,7 @@ ${
 ${section("Rows by status", counts)}
 ${steps}
 ${section("Errors by kind", errors)}
+${wouldChange}
 ${perRow}
 <p class="muted">Written by fsm-bulk from ${
     escape(Path.basename(data.runDir))

@@ -42,6 +42,13 @@ const SummaryFields = Schema.Struct({
   budget: Schema.optional(Schema.Struct({ limit: Schema.Number, windowMs: Schema.Number })),
   /** Errors by kind, tallied as the reports were written (absent in summaries of older versions). */
   errors: Schema.optional(ErrorKinds),
+  /** The plan the run applied (`fsm-bulk apply`). */
+  plan: Schema.optional(Schema.Struct({
+    file: Schema.String,
+    sha256: Schema.String,
+    approvedBy: Schema.optional(Schema.String),
+    target: Schema.Struct({ baseUrl: Schema.String })
+  })),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,
     runDir: Schema.String,
@@ -67,7 +74,9 @@ const JournalLine = Schema.Struct({
   requestId: Schema.optional(Schema.String),
   attempts: Schema.optional(Schema.Number),
   retryOutcomes: Schema.optional(Schema.Array(Schema.String)),
-  error: Schema.optional(Schema.String)
+  error: Schema.optional(Schema.String),
+  changes: Schema.optional(Schema.String),
+  recordId: Schema.optional(Schema.Union(Schema.String, Schema.Number))
 })
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
 
@@ -90,6 +99,16 @@ interface SlowRow {
   readonly attempts: number
 }
 
+export interface WouldChange {
+  readonly row: number
+  readonly status: string
+  readonly recordId: string | undefined
+  readonly changes: string | undefined
+}
+
+/** How many rows of a dry run the page lists with their changes (report.csv has them all). */
+export const changesKept = 500
+
 export interface RunData {
   readonly runDir: string
   readonly summary: RunSummary
@@ -108,6 +127,11 @@ export interface RunData {
   readonly retryOutcomes: ReadonlyMap<string, number>
   readonly slowest: ReadonlyArray<SlowRow>
   readonly errors: ReadonlyArray<ErrorKind>
+  /**
+   * A dry run's rows that would change a record (created, updated, deleted), in row order, with the fields they
+   * would change: the first `changesKept`, and how many there are in all.
+   */
+  readonly wouldChange: { readonly rows: ReadonlyArray<WouldChange>; readonly total: number }
   /** Steps of an onboarding, each with its own page. */
   readonly steps: ReadonlyArray<
     {
@@ -159,6 +183,8 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     readonly attempts: number
     readonly retryOutcomes: ReadonlyArray<string>
     readonly error?: string
+    readonly changes?: string
+    readonly recordId?: string
   }
   const journal = Path.join(runDir, "journal.ndjson")
   const present = fs.existsSync(journal)
@@ -191,7 +217,9 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
               ...(v.requestId !== undefined ? { requestId: v.requestId } : {}),
               attempts: v.attempts ?? 0,
               retryOutcomes: v.retryOutcomes ?? [],
-              ...(v.error !== undefined ? { error: v.error } : {})
+              ...(v.error !== undefined ? { error: v.error } : {}),
+              ...(v.changes !== undefined ? { changes: v.changes } : {}),
+              ...(v.recordId !== undefined ? { recordId: String(v.recordId) } : {})
             }, ordinal++)
             sentAt.delete(row)
           }
@@ -236,9 +264,29 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   let timed = 0
   /** The slowest rows so far, slowest first (at most `slowestKept`). */
   const slowest: Array<SlowRow> = []
+  const wouldChange: Array<WouldChange> = []
+  let changing = 0
+  const dryRun = summary.value.dryRun === true
   yield* eachDone((d, ordinal) => {
     // A line the first read did not see (a run still going) counts in neither.
     if (ordinal >= lines) return
+    if (
+      dryRun && lastDone.get(d.row) === ordinal &&
+      (d.status === "created" || d.status === "updated" || d.status === "deleted")
+    ) {
+      changing += 1
+      // Rows come out of order: the lowest row numbers are kept.
+      if (wouldChange.length < changesKept || d.row < wouldChange.at(-1)!.row) {
+        const at = wouldChange.findIndex((w) => d.row < w.row)
+        wouldChange.splice(at === -1 ? wouldChange.length : at, 0, {
+          row: d.row,
+          status: d.status,
+          recordId: d.recordId,
+          changes: d.changes
+        })
+        if (wouldChange.length > changesKept) wouldChange.pop()
+      }
+    }
     if (d.attempts > 0) {
       const b = buckets.get(Math.floor(d.at / bucketMs) * bucketMs)!
       b.sends += d.attempts
@@ -293,6 +341,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     attempts,
     retryOutcomes,
     slowest,
+    wouldChange: { rows: wouldChange, total: changing },
     // The writer's tally covers every row (invalid rows too, which the journal of a validate run lacks); an
     // onboarding's page has no rows of its own: its steps' errors, each named by its step.
     errors: ownErrors.length > 0 ? ownErrors : stepErrors,

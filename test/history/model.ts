@@ -24,6 +24,7 @@ import { Api } from "../../src/client/Api.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { normalKey } from "../../src/Identity.js"
 import { runImport } from "../../src/import/Pipeline.js"
+import { readPlan } from "../../src/import/Plan.js"
 import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { readProfile } from "../../src/mapping/Profile.js"
@@ -154,6 +155,8 @@ export type Action =
     readonly edits: ReadonlyArray<{ readonly key: string; readonly note: string }>
   }
   | { readonly kind: "concurrent-imports"; readonly file: FileShape }
+  /** `fsm-bulk apply` of the plan an earlier dry run wrote (issue 25.2). */
+  | { readonly kind: "apply"; readonly run: number }
 
 export type Kind = Action["kind"]
 type Of<K extends Kind> = Extract<Action, { kind: K }>
@@ -332,7 +335,15 @@ const importStep = Effect.fn("History.import")(function*(
       yield* Effect.sleep(5)
     }
   })
-  const base = job({ resource: "customers", file, read, runDir, mode: a.mode, dryRun: a.dryRun })
+  const base = job({
+    resource: "customers",
+    file,
+    read,
+    runDir,
+    mode: a.mode,
+    dryRun: a.dryRun,
+    ...(a.dryRun ? { planOut: `${runDir}.plan.json` } : {})
+  })
   const theJob = {
     ...base,
     say: sayInto(output),
@@ -371,6 +382,45 @@ const importStep = Effect.fn("History.import")(function*(
     output,
     note: `${Path.basename(runDir)}: ${
       Exit.isSuccess(exit) ? `exit ${String((exit.value as { exitCode: number }).exitCode)}` : failureText(exit)
+    }`
+  } satisfies Step
+})
+
+/**
+ * `fsm-bulk apply` of a dry run's plan (issue 25.2): only the plan's rows that send a write may change a record,
+ * whatever the server did since the plan (rows whose records changed are `conflict`, not sent).
+ */
+const applyStep = Effect.fn("History.apply")(function*(w: World, n: number) {
+  const planned = runOf(w, n, (r) => r.dryRun && existsSync(`${r.dir}.plan.json`))
+  if (planned === undefined) return noStep("apply: no plan")
+  const read = yield* Effect.either(readPlan(`${planned.dir}.plan.json`))
+  if (read._tag === "Left") return noStep(`apply: ${read.left.message}`)
+  const plan = read.right
+  const c = plan.content
+  const runDir = nextDir(w, "apply")
+  const output: Array<string> = []
+  const exit = yield* Effect.exit(
+    runImport({
+      ...job({ resource: "customers", file: c.source.file, runDir, mode: c.mode }),
+      read: c.read,
+      dateFormat: c.parse.dateFormat,
+      decimal: c.parse.decimal,
+      say: sayInto(output),
+      concurrency: 4,
+      applying: { plan, approvedBy: "history" }
+    }).pipe(Effect.provide(clientOf(w)))
+  )
+  const writing = c.plan.filter((p) => p.intent !== undefined)
+  const targeted = new Set(writing.flatMap((p) => (p.key !== undefined ? [normalKey(p.key)] : [])))
+  const made = existsSync(runDir)
+  if (made) w.runs.push({ dir: runDir, firstStep: w.snapshots.length - 1, dryRun: false, undo: false, targeted })
+  return {
+    targeted,
+    keyless: writing.filter((p) => p.key === undefined && p.intent === "create").length,
+    runDir: made ? runDir : undefined,
+    output,
+    note: `apply ${Path.basename(planned.dir)}.plan.json: ${
+      Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)
     }`
   } satisfies Step
 })
@@ -707,6 +757,12 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
         } satisfies Step
       }),
     simplify: (a) => simplerFiles(a.file).map((file) => ({ ...a, file }))
+  },
+  apply: {
+    weight: 1,
+    generate: (g) => ({ kind: "apply", run: g.int(100) }),
+    run: (w, a) => applyStep(w, a.run),
+    simplify: () => []
   }
 }
 
