@@ -19,7 +19,9 @@ import {
   attachmentsRootOption,
   conflictOptions,
   fileFormatOptions,
+  onboardMapOption,
   onConflictOf,
+  readProfiles,
   readSettings,
   sendWriteOnlyOption
 } from "../cli/Parsing.js"
@@ -123,6 +125,7 @@ export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
     decimal: settings?.decimal ?? "auto",
     attachmentsRoot: settings?.attachmentsRoot,
     maxAttachmentBytes: settings?.maxAttachmentBytes,
+    maps: settings?.maps,
     resuming: { earlier: { requests: summary.requests, rateLimited: summary.rateLimited, retries: summary.retries } }
   })
   for (const line of planLines(prepared)) yield* say(line)
@@ -148,6 +151,7 @@ export const onboardCommand = Command.make(
       Options.optional
     ),
     parsing: parsingOptions,
+    map: onboardMapOption,
     attachmentsRoot: attachmentsRootOption,
     out: Options.text("out").pipe(
       Options.withPseudoName("DIR"),
@@ -183,6 +187,7 @@ export const onboardCommand = Command.make(
           ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2)))
           : pollFor(answerWaitMs),
         read: readSettings(a.parsing),
+        maps: yield* readProfiles(a.map),
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot),
