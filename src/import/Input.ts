@@ -74,7 +74,7 @@ export const openInput = Effect.fn("Input.open")(function*(
     ...(read.map !== undefined ? { lenientHeader: true } : {})
   })
   const mapped = read.map !== undefined && isResourceName(resource)
-    ? yield* applyProfile(opened, read.map, resourceOf(resource))
+    ? yield* applyProfile(opened, read.map, resourceOf(resource), rowColumn !== undefined)
     : undefined
   const source = mapped?.source ?? opened
   const mapping = mapped?.mapping
