@@ -12,8 +12,9 @@ import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { cp1252, readJournalLines, spawnCli, until } from "../import/support.js"
 import { put, readJson, readReport, runCli, startTestSandbox, statuses, tempDir } from "../onboard/support.js"
+import { brazilianList, cnpj } from "./support.js"
 
-const title = "Relação de clientes ativos - Janeiro/2026;;;;;;;"
+const title = "Relação de clientes ativos - Janeiro/2026"
 const header = "Nome;CNPJ;Endereço;Ativo;Segmento;Vendedor;Limite de crédito;Observações"
 
 const customersProfile = {
@@ -38,29 +39,12 @@ const segmentsProfile = {
   columns: { "Descrição do segmento": "description" }
 }
 
-/** A valid CNPJ for `n` (the check digits computed), punctuated as customers type it. */
-const cnpj = (n: number): string => {
-  const base = `${String(10_000_000 + n).slice(-8)}0001`.split("").map(Number)
-  const digit = (ds: ReadonlyArray<number>) => {
-    const weights = ds.length === 12 ? [5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2] : [6, 5, 4, 3, 2, 9, 8, 7, 6, 5, 4, 3, 2]
-    const r = ds.reduce((s, d, i) => s + d * weights[i]!, 0) % 11
-    return r < 2 ? 0 : 11 - r
-  }
-  const d1 = digit(base)
-  const all = [...base, d1, digit([...base, d1])].join("")
-  return `${all.slice(0, 2)}.${all.slice(2, 5)}.${all.slice(5, 8)}/${all.slice(8, 12)}-${all.slice(12)}`
-}
-
 /** The customer's folder: their files and profiles, byte for byte. */
 const customerFolder = (dir: string, customers: ReadonlyArray<string>) => {
   const input = Path.join(dir, "cliente-acme")
   mkdirSync(input)
   put(input, "segmentos.csv", cp1252("Descrição do segmento;Responsável\r\nVarejo;Ana\r\nAtacado;Bruno\r\n"))
-  put(
-    input,
-    "clientes.csv",
-    cp1252([title, header, ...customers, `Total de clientes: ${customers.length};;;;;;;`].join("\r\n") + "\r\n")
-  )
+  put(input, "clientes.csv", brazilianList(title, header, customers))
   writeFileSync(Path.join(dir, "clientes.map.json"), JSON.stringify(customersProfile, null, 2))
   writeFileSync(Path.join(dir, "segmentos.map.json"), JSON.stringify(segmentsProfile, null, 2))
   return input
