@@ -229,6 +229,7 @@ export const columnsSummary = (input: Input, plan: ColumnPlan) => {
           sha256: input.mapping.record.sha256,
           headerRow: input.mapping.headerRow,
           skippedRows: skippedRows(input.mapping),
+          plan: input.mapping.plan.filter((p) => p.how !== "tool column"),
           profile: input.mapping.record.profile
         }
       }

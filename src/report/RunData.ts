@@ -42,6 +42,21 @@ const SummaryFields = Schema.Struct({
   budget: Schema.optional(Schema.Struct({ limit: Schema.Number, windowMs: Schema.Number })),
   /** Errors by kind, tallied as the reports were written (absent in summaries of older versions). */
   errors: Schema.optional(ErrorKinds),
+  /** Source columns not sent. */
+  ignoredColumns: Schema.optional(Schema.Array(Schema.String)),
+  /** The mapping profile (`--map`): its file and hash, header row, rows skipped, and the column plan. */
+  mapping: Schema.optional(Schema.Struct({
+    file: Schema.String,
+    sha256: Schema.String,
+    headerRow: Schema.Number,
+    skippedRows: Schema.Array(Schema.Struct({ row: Schema.Number, why: Schema.String })),
+    plan: Schema.optional(Schema.Array(Schema.Struct({
+      source: Schema.String,
+      target: Schema.optional(Schema.String),
+      how: Schema.String,
+      valueMap: Schema.optional(Schema.Boolean)
+    })))
+  })),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,
     runDir: Schema.String,
