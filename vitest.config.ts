@@ -41,6 +41,7 @@ const cliTier = [
   "test/onboard/demo.test.ts",
   "test/onboard/dryrun.test.ts",
   "test/onboard/identity-cli.test.ts",
+  "test/mapping/*-cli.test.ts",
   "test/onboard/resume.test.ts",
   "test/onboard/skips.test.ts",
   "test/report/**/*.test.ts",

@@ -7,9 +7,10 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
-import { UsageError } from "../Errors.js"
+import { InputError, UsageError } from "../Errors.js"
 import type { OnConflict, ReadSettings } from "../import/Journal.js"
 import { readProfile } from "../mapping/Profile.js"
+import { isResourceName } from "../Resources.js"
 
 export const fileFormatOptions = Options.all({
   encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
@@ -107,7 +108,7 @@ export const readSettings = (p: {
   ...(p.includeHidden === true ? { includeHidden: true } : {})
 })
 
-/** `--map PROFILE` (`validate`, `import`): the mapping profile the file is read through (docs/mapping.md). */
+/** `--map PROFILE` (`validate`, `import`; `onboard` has its own, below): the mapping profile the file is read through (docs/mapping.md). */
 export const mapOption = Options.text("map").pipe(
   Options.withPseudoName("PROFILE"),
   Options.withDescription(
@@ -115,6 +116,36 @@ export const mapOption = Options.text("map").pipe(
   ),
   Options.optional
 )
+
+/**
+ * `--map [RESOURCE=]PROFILE`, repeatable (`onboard`): a profile per resource; without `RESOURCE=` the profile's own
+ * `resource` says which step it is for.
+ */
+export const onboardMapOption = Options.text("map").pipe(
+  Options.withPseudoName("[RESOURCE=]PROFILE"),
+  Options.withDescription(
+    "Mapping profile of one step (repeat per resource): its resource's file is read through it; its \"sheet\" names the customer's own sheet or file"
+  ),
+  Options.repeated
+)
+
+/** The profiles `--map` names (`RESOURCE=` checked against each profile's own resource), read and decoded now. */
+export const readProfiles = (given: ReadonlyArray<string>) =>
+  Effect.forEach(given, (text) => {
+    const m = /^([a-z-]+)=(.+)$/i.exec(text)
+    const named = m !== null && isResourceName(m[1]!.toLowerCase()) ? m[1]!.toLowerCase() : undefined
+    const file = named !== undefined ? m![2]! : text
+    return Effect.flatMap(readProfile(file), (record) =>
+      named !== undefined && record.profile.resource.trim().toLowerCase() !== named
+        ? Effect.fail(
+          new InputError({
+            file: record.file,
+            column: "resource",
+            detail: `--map ${named}=…: the profile is for ${record.profile.resource}, not ${named}`
+          })
+        )
+        : Effect.succeed(record))
+  })
 
 /** `read` with the profile `--map` names, read and decoded now (its content and sha256 go into the journal). */
 export const withProfile = (read: ReadSettings, given: Option.Option<string>) =>

@@ -13,7 +13,16 @@ import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "nod
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
-import { conflictOptions, fileFormatOptions, onConflictOf, readSettings } from "../cli/Parsing.js"
+import {
+  conflictOptions,
+  fileFormatOptions,
+  mapOption,
+  onboardMapOption,
+  onConflictOf,
+  readProfiles,
+  readSettings,
+  withProfile
+} from "../cli/Parsing.js"
 import { say, summary as printSummary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import {
@@ -263,6 +272,7 @@ const submitImportCommand = Command.make("import", {
   verify: verifyOption,
   verifyWait: verifyWaitOption,
   parsing: parsingOptions,
+  map: mapOption,
   chunkRows: Options.integer("chunk-rows").pipe(
     Options.withFallbackConfig(Config.integer("FSM_FLEET_CHUNK_ROWS")),
     Options.withDefault(10_000),
@@ -287,7 +297,7 @@ const submitImportCommand = Command.make("import", {
       dryRun: a.dryRun,
       verify: a.verify,
       verifyWaitMs,
-      read: readSettings(a.parsing),
+      read: yield* withProfile(readSettings(a.parsing), a.map),
       dateFormat: a.parsing.dateFormat,
       decimal: a.parsing.decimal
     }, a.chunkRows)
@@ -315,6 +325,7 @@ const submitOnboardCommand = Command.make("onboard", {
   answerWait: answerWaitOption,
   conflicts: conflictOptions,
   parsing: fileFormatOptions,
+  map: onboardMapOption,
   fleet: fleetOption,
   json: jsonOption
 }, (a) =>
@@ -329,6 +340,7 @@ const submitOnboardCommand = Command.make("onboard", {
       answerWaitMs,
       answerPollMs: pollFor(answerWaitMs),
       read: readSettings(a.parsing),
+      maps: yield* readProfiles(a.map),
       dateFormat: a.parsing.dateFormat,
       decimal: a.parsing.decimal,
       onConflict

@@ -13,10 +13,11 @@ import { InputError } from "../Errors.js"
 import { prepareExport } from "../export/Export.js"
 import { fingerprintsName } from "../export/Fingerprint.js"
 import { type CsvDialect, type ExportFormat, manifestFile } from "../export/Manifest.js"
-import { openSource } from "../files/Read.js"
+import { openInput } from "../import/Input.js"
 import type { Mode, OnConflict, ParseSettings, ReadSettings } from "../import/Journal.js"
 import { reportCsv } from "../import/RunDir.js"
 import { runValidate } from "../import/ValidateRun.js"
+import type { ProfileRecord } from "../mapping/Profile.js"
 import { prepareOnboarding } from "../onboard/Onboard.js"
 import { scanSelfReferences } from "../onboard/SelfRefs.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -142,8 +143,9 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   // Rows that name other rows of the file (a parent equipment) are sent after them by one import; parts run on
   // different workers at once, so such a file is not split.
   const whole = checked.summary.rows > chunkRows
-    ? yield* openSource(copy, { ...spec.read, resource: spec.resource }).pipe(
-      Effect.flatMap((source) => scanSelfReferences(resourceOf(resource), source)),
+    ? yield* openInput(copy, spec.read, spec.resource).pipe(
+      // Through the profile, when there is one: the links are between the resource's columns.
+      Effect.flatMap((input) => scanSelfReferences(resourceOf(resource), input.source)),
       Effect.map(({ firstLink: l }) =>
         l === undefined ? undefined : `row ${l.row} names the record row ${l.names} writes (${l.column})`
       ),
@@ -185,7 +187,8 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       job(part.id, id, {
         ...full,
         fileName: Path.basename(part.path),
-        read: chunkRead,
+        // A chunk is in the customer's columns when the file has a profile: it is read through the same one.
+        read: spec.read.map !== undefined ? { ...chunkRead, map: spec.read.map } : chunkRead,
         dateFormat: checked.formats.dateFormat,
         decimal: checked.formats.decimal,
         rowColumn
@@ -214,10 +217,12 @@ export interface OnboardSpec {
   readonly verify: boolean
   readonly answerWaitMs: number
   readonly answerPollMs: number
-  readonly read: Omit<ReadSettings, "sheet">
+  readonly read: Omit<ReadSettings, "sheet" | "map">
   readonly dateFormat: ParseSettings["dateFormat"]
   readonly decimal: ParseSettings["decimal"]
   readonly onConflict?: OnConflict | undefined
+  /** `--map`: the steps' mapping profiles (file, sha256, content), applied by the worker as recorded here. */
+  readonly maps?: ReadonlyArray<ProfileRecord> | undefined
 }
 
 /** What an export job runs: the `export` command's settings. */

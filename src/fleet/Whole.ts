@@ -210,6 +210,7 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
         answerWaitMs: spec.answerWaitMs,
         answerPollMs: spec.answerPollMs,
         read: spec.read,
+        maps: spec.maps,
         dateFormat: spec.dateFormat,
         decimal: spec.decimal,
         onConflict: spec.onConflict,

@@ -77,7 +77,7 @@ export const openInput = Effect.fn("Input.open")(function*(
     ...(read.includeHidden === true ? { includeHidden: true } : {})
   })
   const mapped = read.map !== undefined && isResourceName(resource)
-    ? yield* applyProfile(opened, read.map, resourceOf(resource))
+    ? yield* applyProfile(opened, read.map, resourceOf(resource), rowColumn !== undefined)
     : undefined
   const source = mapped?.source ?? opened
   const mapping = mapped?.mapping
@@ -293,6 +293,7 @@ export const columnsSummary = (input: Input, plan: ColumnPlan) => {
           sha256: input.mapping.record.sha256,
           headerRow: input.mapping.headerRow,
           skippedRows: skippedRows(input.mapping),
+          plan: input.mapping.plan.filter((p) => p.how !== "tool column"),
           profile: input.mapping.record.profile
         }
       }

@@ -42,6 +42,7 @@ import {
 } from "../export/Fingerprint.js"
 import type { SourceRow } from "../files/Source.js"
 import type { WriteError } from "../files/Write.js"
+import { keyProperty, keyText, normalKey, recordKey } from "../Identity.js"
 import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { endedWell, type Outcome } from "../Status.js"
@@ -220,7 +221,11 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
       const settled = prior !== undefined
         ? { formats: prior.header.formats as Formats, rows: input.rows }
         : yield* settleFormats(columns, input.rows, parse)
-      const scan = yield* scanRows(settled.rows, validatorOf(settled.formats)(), scanNeeds(job, state))
+      const scan = yield* scanRows(
+        settled.rows,
+        validatorOf(settled.formats)(),
+        scanNeeds(job, state, input.mapping?.alternateKeys)
+      )
       return { formats: settled.formats, scan }
     })
   )
@@ -607,7 +612,11 @@ const makeRunState = (prior: JournalContents | undefined, verifying: boolean): R
  * read first, in batches, for their before-images and so that rows equal to the server are `unchanged` and send
  * nothing. Sub-collections and actions cannot be read back.
  */
-const scanNeeds = (job: ImportJob, state: RunState): ScanNeeds => {
+const scanNeeds = (
+  job: ImportJob,
+  state: RunState,
+  alternateKeys: Readonly<Record<string, unknown>> | undefined
+): ScanNeeds => {
   const r = resourceOf(job.resource)
   const listable = listedAs(r) !== undefined
   // Creates are read before too: a key already on the server is refused unsent, and a key found absent is the proof
@@ -621,7 +630,10 @@ const scanNeeds = (job: ImportJob, state: RunState): ScanNeeds => {
     lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
     lookById: lookupMode && (rehearsed || job.mode !== "create") && r.id !== undefined,
     resource: r.name,
-    selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!))
+    selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!)),
+    // A record that holds a row's alternate key under another key is found before anything is sent (not for
+    // deletes, which write nothing).
+    alternates: listable && !isPathWrite(r) && job.mode !== "delete" ? Object.keys(alternateKeys ?? {}) : []
   }
 }
 
@@ -666,6 +678,53 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
       )
   const byKey = r.key !== undefined ? yield* lookup(r.key, scan.keys) : undefined
   const byId = r.id !== undefined ? yield* lookup(r.id.name, scan.ids) : undefined
+  // One lookup per alternate key for all the rows (filtered calls or a walk, whichever costs less), as for keys.
+  const byAlternate: Array<{ by: string; found: Either.Either<Found, ListFailed>; severity: "invalid" | "warning" }> =
+    []
+  for (const [by, values] of scan.alternates) {
+    const looked = yield* lookup(by, values)
+    const severity = s.input.mapping?.alternateKeys[by]
+    if (looked !== undefined && severity !== undefined) byAlternate.push({ ...looked, severity })
+  }
+  const listed = listedAs(r)
+  /**
+   * A server record holding the row's alternate key (its CPF/CNPJ) under another key: the row names a record
+   * that already exists, and writing it would make a second one. `invalid` (the profile's choice) stops the row
+   * unsent; `warning` notes it on the row. A list that cannot be read leaves the row `failed`, unsent.
+   */
+  const alternateCheck = (
+    v: Valid
+  ): { readonly invalid?: string; readonly failed?: string; readonly warnings: Array<string> } => {
+    const warnings: Array<string> = []
+    if (listed === undefined) return { warnings }
+    const idProperty = r.id !== undefined ? keyProperty(listed, r.id.name) : undefined
+    const keyOf = r.key !== undefined ? keyProperty(listed, r.key) : undefined
+    for (const a of byAlternate) {
+      const value = keyText(v.payload[a.by]).trim()
+      if (value === "") continue
+      if (Either.isLeft(a.found)) {
+        return { failed: `${a.by}: could not check "${value}" against the server: ${a.found.left.message}`, warnings }
+      }
+      const others = (a.found.right.get(value) ?? []).filter((record) => {
+        if (v.id !== undefined && idProperty !== undefined && recordKey(record, idProperty) === String(v.id)) {
+          return false
+        }
+        return keyOf === undefined || v.key === undefined || normalKey(recordKey(record, keyOf)) !== normalKey(v.key)
+      })
+      if (others.length === 0) continue
+      const record = others[0]!
+      const named = [
+        keyOf !== undefined && recordKey(record, keyOf) !== "" ? `${r.key} "${recordKey(record, keyOf)}"` : undefined,
+        idProperty !== undefined ? `id ${recordKey(record, idProperty)}` : undefined
+      ].filter((x) => x !== undefined).join(", ")
+      const message = `${a.by}: "${value}" is already on the server, in the record of ${named || "another key"}${
+        others.length > 1 ? ` (and ${others.length - 1} more)` : ""
+      }: ${a.by} is an alternate key, so this row would make a second record of it`
+      if (a.severity === "invalid") return { invalid: message, warnings }
+      warnings.push(message)
+    }
+    return { warnings }
+  }
   const existingOf = (v: Valid): Existing => {
     const from = (l: { by: string; found: Either.Either<Found, ListFailed> } | undefined, value: string): Existing => {
       if (l === undefined) return { _tag: "NotLooked" }
@@ -717,7 +776,7 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
     const withheld = job.sendWriteOnly === true || !isUpdate(action) ? [] : createOnlyGiven(r, payload)
     return { action, before, absent, found, withheld, existing }
   }
-  return { total: scan.total, resolver, waiting, planRow }
+  return { total: scan.total, resolver, waiting, planRow, alternateCheck }
 })
 
 /** Rows whose outcomes may wait, in source order, for the report while an earlier row is still being sent. */
@@ -746,7 +805,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const queued: Array<Queued> = []
   const { queuedBefore } = state
 
-  const { total, resolver, waiting, planRow } = yield* prepareRows(s, scan)
+  const { alternateCheck, planRow, resolver, total, waiting } = yield* prepareRows(s, scan)
   if (job.progress !== undefined) yield* job.progress.begin(total, state.priorDone.size)
 
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
@@ -827,6 +886,14 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           })
         }
       }
+      const alternate = queuedBefore(v.row) ? { warnings: [] } : alternateCheck(v)
+      if (alternate.invalid !== undefined) {
+        return yield* finish(v.row, withWarnings({ status: "invalid", error: alternate.invalid }, v.warnings))
+      }
+      if (alternate.failed !== undefined) {
+        return yield* finish(v.row, withWarnings({ status: "failed", error: alternate.failed }, v.warnings))
+      }
+      if (alternate.warnings.length > 0) v = { ...v, warnings: [...v.warnings, ...alternate.warnings] }
       const payload: Record<string, unknown> = { ...v.payload }
       for (const ref of v.refs) {
         const resolved = yield* resolver.resolve(ref)

@@ -14,6 +14,7 @@ import type { SourceRow } from "../files/Source.js"
 import type { Cell, FrontRow, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { summarySheetName } from "../files/XlsxWriter.js"
+import type { PlanLine } from "../mapping/Apply.js"
 import { refreshRunReport } from "../report/Html.js"
 import { resource, type ResourceName, templateColumns } from "../Resources.js"
 import { countStatuses, type Outcome, type Status } from "../Status.js"
@@ -67,6 +68,8 @@ export interface Summary extends RunTraffic {
     readonly sha256: string
     readonly headerRow: number
     readonly skippedRows: ReadonlyArray<{ readonly row: number; readonly why: string }>
+    /** The column plan: each source column (or rule) and the field it went to, or none (ignored). */
+    readonly plan: ReadonlyArray<PlanLine>
     readonly profile: unknown
   }
   /** The plan the run applied (`fsm-bulk apply`): its file, sha256, approver and the target it was made against. */

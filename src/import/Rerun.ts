@@ -21,6 +21,8 @@ import { readJsonFile } from "../files/JsonFile.js"
 import type { SourceRow } from "../files/Source.js"
 import { openCsvWriter } from "../files/Write.js"
 import { normalKey } from "../Identity.js"
+import { applyProfile } from "../mapping/Apply.js"
+import type { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { Status } from "../Status.js"
 import {
@@ -86,14 +88,12 @@ interface ParentInfo {
   readonly stale?: StaleCheck | undefined
   /** The export the parent's rows came from: the rerun's rows (its report) carry its ids too. */
   readonly origin?: ExportOrigin | undefined
+  /**
+   * The mapping profile the parent read its file through, as its journal (or summary) recorded it: its report is
+   * in the customer's columns, and the rerun reads its rows and corrections through the same profile.
+   */
+  readonly map?: ProfileRecord | undefined
 }
-
-/** A run read through a mapping profile: its report is in the file's own columns, which a rerun cannot read yet. */
-const mappedRun = (runDir: string, profile: string) =>
-  new RunError({
-    message:
-      `${runDir} read its file through the mapping profile ${profile}: rerun cannot read such a run yet; correct the file and import it again with --map ${profile} (rows already on the server are unchanged and not sent again)`
-  })
 
 const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
   const isDir = fs.existsSync(target) && fs.statSync(target).isDirectory()
@@ -112,7 +112,6 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     if (!isResourceName(h.resource)) {
       return yield* new RunError({ message: `${journal} names an unknown resource "${h.resource}"` })
     }
-    if (h.read.map !== undefined) return yield* mappedRun(runDir, h.read.map.file)
     const formats = h.formats as { dateFormat?: ImportJob["dateFormat"]; decimal?: ImportJob["decimal"] } | undefined
     return {
       runDir,
@@ -127,7 +126,8 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       maxAttachmentBytes: h.parse.maxAttachmentBytes,
       sentTo: runTargetOf(h),
       stale: h.stale,
-      origin: h.origin
+      origin: h.origin,
+      map: h.read.map
     } satisfies ParentInfo
   }
   const summaryPath = Path.join(runDir, summaryFile)
@@ -140,7 +140,6 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
       })
     )
   )
-  if (summary.mapping !== undefined) return yield* mappedRun(runDir, summary.mapping.file)
   const mode = summary.mode
   return {
     runDir,
@@ -152,7 +151,8 @@ const parentOf = Effect.fn("Rerun.parent")(function*(target: string) {
     baseDir: undefined,
     attachmentsRoot: undefined,
     maxAttachmentBytes: undefined,
-    sentTo: undefined
+    sentTo: undefined,
+    map: summary.mapping
   } satisfies ParentInfo
 })
 
@@ -202,11 +202,18 @@ interface Corrections {
 }
 
 const readCorrections = Effect.fn("Rerun.corrections")(
-  function*(file: string, r: Resource, decimal: ImportJob["decimal"]) {
+  function*(file: string, r: Resource, decimal: ImportJob["decimal"], mapped: ProfileRecord | undefined) {
     const input = yield* openInput(file, autoRead, r.name)
     const header = input.source.header
     const lower = header.map((h) => h.trim().toLowerCase())
     const byRow = lower.includes("_row")
+    if (!byRow && mapped !== undefined) {
+      // The corrections are in the customer's columns, where the key may be composed from several of them.
+      return yield* new UsageError({
+        message:
+          `--fixed ${file}: needs a _row column (the run read its file through the mapping profile ${mapped.file}: corrections in the customer's columns are matched by the report's _row)`
+      })
+    }
     const groups = identityNames(r)
     if (!byRow && (r.key === undefined || groups.length === 0)) {
       return yield* new UsageError({
@@ -478,20 +485,38 @@ const survey = Effect.fn("Rerun.survey")(
       maxAttachmentBytes: info.maxAttachmentBytes ?? defaultMaxAttachmentBytes,
       restoreGuard: false
     }
-    // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
-    const plan = yield* planColumns(r, corrections.file, header, parse)
     const context = yield* wholeFile(yield* familyReports(info.runDir), header, rows, r)
     const sourceRow = (m: MergedRow): SourceRow => ({
       row: m.row,
       cells: m.cells,
       ...(m.ragged ? { ragged: true } : {})
     })
-    const formats = yield* inferFormats(plan, Stream.map(context, sourceRow), parse)
-    const validator = makeValidator(plan, formats, parse)
+    const selected = new Set<number>()
+    const merged = Stream.map(context, (m) => {
+      if (m.selected) selected.add(m.row)
+      return sourceRow(m)
+    })
+    // A mapped run's rows are in the customer's columns: validated as the profile makes them, as the run did.
+    const through = info.map !== undefined
+      ? yield* applyProfile(
+        { file: corrections.file, format: "csv", header, headerRow: 1, writtenByTool: true, rows: merged },
+        info.map,
+        r,
+        true
+      )
+      : undefined
+    const checkedRows = through?.source.rows ?? merged
+    const checkedParse: ParseOptions = through !== undefined
+      ? { ...parse, send: through.mapping.send, alternateKeys: through.mapping.alternateKeys }
+      : parse
+    // A header the corrections spoil (a column that repeats a field, a misspelt key) is the corrections file's fault.
+    const plan = yield* planColumns(r, corrections.file, through?.source.header ?? header, checkedParse)
+    const formats = yield* inferFormats(plan, checkedRows, checkedParse)
+    const validator = makeValidator(plan, formats, checkedParse)
     const invalid = new Map<number, string>()
-    yield* Stream.runForEach(context, (m) =>
-      Effect.map(validator.validate(sourceRow(m)), (result) => {
-        if (m.selected && result._tag === "Invalid") invalid.set(m.row, formatErrors(result.errors))
+    yield* Stream.runForEach(checkedRows, (row) =>
+      Effect.map(validator.validate(row), (result) => {
+        if (selected.has(row.row) && result._tag === "Invalid") invalid.set(row.row, formatErrors(result.errors))
       }))
     return { count, invalid, used, matched, formats } satisfies Survey
   }
@@ -551,7 +576,9 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     ...(request.fixed !== undefined ? { fixed: Path.resolve(request.fixed) } : {})
   }
   const onlySet = new Set<string>(only)
-  const corrections = request.fixed !== undefined ? yield* readCorrections(request.fixed, r, info.decimal) : undefined
+  const corrections = request.fixed !== undefined
+    ? yield* readCorrections(request.fixed, r, info.decimal, info.map)
+    : undefined
   const found = yield* survey(info, r, onlySet, corrections)
   if (corrections !== undefined && corrections.byRow) {
     // A correction for a row the report does not have is a mistake in the corrections (a typo in _row), not a
@@ -593,7 +620,8 @@ export const rerun = Effect.fn("Rerun.run")(function*(
     command: "rerun",
     resource: info.resource,
     file: Path.join(runDir, rowsFile),
-    read: { encoding: "utf-8", delimiter: "," },
+    // A mapped run's rows are in the customer's columns: read through the profile the parent recorded.
+    read: { encoding: "utf-8", delimiter: ",", ...(info.map !== undefined ? { map: info.map } : {}) },
     // The formats the whole merged file settles on, when the parent left them to `auto`.
     dateFormat: found.formats?.dateFormat ?? info.dateFormat,
     decimal: found.formats?.decimal ?? info.decimal,

@@ -23,6 +23,8 @@ export interface ScanNeeds {
   /** The resource's own name and the properties its self-references match (`externalId` of equipments). */
   readonly resource: ResourceName
   readonly selfRefs: ReadonlyArray<string>
+  /** Fields a mapping profile names as alternate keys (`cpfCnpj`): their values are looked up too. */
+  readonly alternates: ReadonlyArray<string>
 }
 
 /** A row that refers to records of its own resource. */
@@ -40,6 +42,8 @@ export interface ScanResult {
   /** Per property, the values the file's own rows write (what self-references may find in the file; `normalKey`). */
   readonly produced: ReadonlyMap<string, ReadonlySet<string>>
   readonly selfReferences: ReadonlyMap<number, SelfReference>
+  /** Per alternate key field, the values the rows send (as sent: a CPF/CNPJ's digits). */
+  readonly alternates: ReadonlyMap<string, ReadonlySet<string>>
 }
 
 const add = <K, V>(map: Map<K, Set<V>>, key: K, value: V) => {
@@ -59,6 +63,7 @@ export const scanRows = Effect.fn("Import.scan")(function*(
   const ids = new Set<string>()
   const produced = new Map<string, Set<string>>()
   const selfReferences = new Map<number, SelfReference>()
+  const alternates = new Map<string, Set<string>>()
   yield* Stream.runForEach(rows, (row) =>
     Effect.map(validator.validate(row), (result) => {
       total += 1
@@ -71,6 +76,10 @@ export const scanRows = Effect.fn("Import.scan")(function*(
       }
       if (result.key !== undefined && needs.lookByKey(result.row)) keys.add(result.key.trim())
       else if (result.key === undefined && result.id !== undefined && needs.lookById) ids.add(String(result.id))
+      for (const by of needs.alternates) {
+        const v = keyText(result.payload[by]).trim()
+        if (v !== "") add(alternates, by, v)
+      }
       if (needs.selfRefs.length === 0) return
       const own = new Map<string, string>()
       for (const by of needs.selfRefs) {
@@ -84,7 +93,15 @@ export const scanRows = Effect.fn("Import.scan")(function*(
         .flatMap((ref) => ref.values.map((value) => ({ by: ref.by, value: normalKey(value) })))
       if (wanted.length > 0) selfReferences.set(result.row, { own, needs: wanted })
     }))
-  return { total, demands: [...demands.values()], keys, ids, produced, selfReferences } satisfies ScanResult
+  return {
+    total,
+    demands: [...demands.values()],
+    keys,
+    ids,
+    produced,
+    selfReferences,
+    alternates
+  } satisfies ScanResult
 })
 
 /**

@@ -4,6 +4,7 @@
  * summary that gained fields still reads. (`report RUN_DIR` reads its own view, report/RunData.ts.)
  */
 import * as Schema from "effect/Schema"
+import { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName } from "../Resources.js"
 import { Status } from "../Status.js"
 import { Mode } from "./Journal.js"
@@ -12,8 +13,8 @@ import { Mode } from "./Journal.js"
 export const RunKind = Schema.Struct({
   resource: Schema.String.pipe(Schema.filter(isResourceName, { message: () => "not a resource of the API" })),
   mode: Mode,
-  /** The run read its file through a mapping profile (`--map`). */
-  mapping: Schema.optional(Schema.Struct({ file: Schema.String }))
+  /** The run read its file through a mapping profile (`--map`): a rerun reads its report through the same. */
+  mapping: Schema.optional(ProfileRecord)
 })
 
 /** The rows, counts and traffic of a run: an onboarding keeps them for a step that failed as a whole. */

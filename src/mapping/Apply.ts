@@ -23,7 +23,7 @@ const headerSearchRows = 30
 const defaultFooters = ["total", "subtotal"]
 
 /** One line of the column plan: a source column and what became of it. */
-interface PlanLine {
+export interface PlanLine {
   /** The source column (or, for a composed or constant field, its rule). */
   readonly source: string
   /** The field or column the values go to; undefined: ignored. */
@@ -119,12 +119,14 @@ const valueMapOf = (values: Readonly<Record<string, string>> | undefined) => {
 
 /**
  * `source` read through the profile: a source whose header is the resource's columns and whose rows are rewritten
- * (each keeping the row as written), with what the mapping did.
+ * (each keeping the row as written), with what the mapping did. `ownRows`: the source is a file of this tool's in
+ * the customer's columns (a rerun's rows), whose header is its first row whatever the profile's `headerRow` says.
  */
 export const applyProfile = Effect.fn("Mapping.apply")(function*(
   source: Source,
   record: ProfileRecord,
-  resource: Resource
+  resource: Resource,
+  ownRows = false
 ) {
   const { profile } = record
   const file = source.file
@@ -139,7 +141,9 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
     { row: source.headerRow ?? 1, cells: source.header },
     ...Chunk.toReadonlyArray(top).map((r) => ({ row: r.row, cells: r.cells }))
   ]
-  const chosen = profile.headerRow !== undefined
+  const chosen = ownRows
+    ? candidates[0]
+    : profile.headerRow !== undefined
     ? candidates.find((c) => c.row === profile.headerRow)
     : findHeader(candidates, namesOf(profile, resource))
   if (chosen === undefined) {

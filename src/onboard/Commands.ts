@@ -19,7 +19,9 @@ import {
   attachmentsRootOption,
   conflictOptions,
   fileFormatOptions,
+  onboardMapOption,
   onConflictOf,
+  readProfiles,
   readSettings,
   sendWriteOnlyOption
 } from "../cli/Parsing.js"
@@ -125,6 +127,7 @@ export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
     decimal: settings?.decimal ?? "auto",
     attachmentsRoot: settings?.attachmentsRoot,
     maxAttachmentBytes: settings?.maxAttachmentBytes,
+    maps: settings?.maps,
     resuming: { earlier: { requests: summary.requests, rateLimited: summary.rateLimited, retries: summary.retries } }
   })
   for (const line of planLines(prepared)) yield* say(line)
@@ -150,6 +153,7 @@ export const onboardCommand = Command.make(
       Options.optional
     ),
     parsing: parsingOptions,
+    map: onboardMapOption,
     attachmentsRoot: attachmentsRootOption,
     out: Options.text("out").pipe(
       Options.withPseudoName("DIR"),
@@ -186,6 +190,7 @@ export const onboardCommand = Command.make(
           ? Math.min(pollFor(answerWaitMs), Math.max(100, Math.round(answerDelayMs / 2)))
           : pollFor(answerWaitMs),
         read: readSettings(a.parsing),
+        maps: yield* readProfiles(a.map),
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot),

@@ -42,9 +42,17 @@ const namesList = () => importableNames.join(", ")
 /** A sheet or file of notes, never data: `README`, `README.md`, `_lookups` … */
 const isNote = (name: string) => /^readme$/i.test(name.trim()) || name.trim().startsWith("_")
 
+/**
+ * Sheets or files a mapping profile names (its `sheet`), by their name lowercased: the customer's own `Clientes`
+ * sheet or `clientes.csv` holds the profile's resource.
+ */
+export type NamedByProfiles = ReadonlyMap<string, ResourceName>
+
 /** The resource a sheet or file name stands for, compared without case or surrounding spaces. */
-const resourceNamed = (name: string): ResourceName | undefined => {
+const resourceNamed = (name: string, named: NamedByProfiles): ResourceName | undefined => {
   const lower = name.trim().toLowerCase()
+  const byProfile = named.get(lower)
+  if (byProfile !== undefined) return byProfile
   return isResourceName(lower) && resource(lower).kind !== "readonly" ? lower : undefined
 }
 
@@ -62,7 +70,7 @@ const unknownNames = (kind: "sheet" | "file", names: ReadonlyArray<string>) => {
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
-const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string) {
+const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string, named: NamedByProfiles) {
   const book = yield* Effect.tryPromise({
     try: () => inspectWorkbook(path),
     catch: (cause) =>
@@ -82,7 +90,7 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string) {
       ignored.push(sheet.name)
       continue
     }
-    const name = resourceNamed(sheet.name)
+    const name = resourceNamed(sheet.name, named)
     if (name === undefined) {
       unknown.push(sheet.name)
       continue
@@ -100,7 +108,7 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string) {
   return { kind: "workbook", path, baseDir: Path.dirname(path), steps, ignored } satisfies OnboardInput as OnboardInput
 })
 
-const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string) {
+const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string, named: NamedByProfiles) {
   const entries = yield* Effect.tryPromise({
     try: () => readdir(path, { withFileTypes: true }),
     catch: (cause) => new InputError({ file: path, detail: `cannot be read: ${describe(cause)}`, cause })
@@ -118,7 +126,7 @@ const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string)
       ignored.push(entry.name)
       continue
     }
-    const name = resourceNamed(base)
+    const name = resourceNamed(entry.name, named) ?? resourceNamed(base, named)
     if (name === undefined) {
       unknown.push(entry.name)
       continue
@@ -136,8 +144,14 @@ const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string)
   return { kind: "directory", path, baseDir: path, steps, ignored } satisfies OnboardInput as OnboardInput
 })
 
-/** The inputs of an onboarding at `path` (a workbook or a directory); fails when nothing there can be onboarded. */
-export const readOnboardInput = Effect.fn("Onboard.readInput")(function*(path: string) {
+/**
+ * The inputs of an onboarding at `path` (a workbook or a directory); fails when nothing there can be onboarded.
+ * `named`: the sheets or files mapping profiles name, besides those named after a resource.
+ */
+export const readOnboardInput = Effect.fn("Onboard.readInput")(function*(
+  path: string,
+  named: NamedByProfiles = new Map()
+) {
   const absolute = Path.resolve(path)
   const info = yield* Effect.tryPromise({
     try: () => stat(absolute),
@@ -148,7 +162,7 @@ export const readOnboardInput = Effect.fn("Onboard.readInput")(function*(path: s
         cause
       })
   })
-  const input = info.isDirectory() ? yield* fromDirectory(absolute) : yield* fromWorkbook(absolute)
+  const input = info.isDirectory() ? yield* fromDirectory(absolute, named) : yield* fromWorkbook(absolute, named)
   if (input.steps.length === 0) {
     return yield* new InputError({
       file: path,

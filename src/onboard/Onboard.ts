@@ -25,12 +25,13 @@ import { continueRun, type ImportJob, runImport, type RunResult } from "../impor
 import { serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import { RunCounts } from "../import/SummaryFile.js"
-import { resource as resourceOf } from "../Resources.js"
+import type { ProfileRecord } from "../mapping/Profile.js"
+import { isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { StopSignal } from "../Signals.js"
 import { endedWell, type Outcome } from "../Status.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { version } from "../Version.js"
-import { type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
+import { type NamedByProfiles, type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
 import { type DependenciesOf, orderSteps } from "./Order.js"
 import { type EndedRow, makeOnboardResolver, namedBy } from "./Resolver.js"
 import { scanSelfReferences, type SelfReferences } from "./SelfRefs.js"
@@ -57,7 +58,12 @@ export interface OnboardRequest {
   readonly answerWaitMs: number
   readonly answerPollMs: number
   /** Parsing settings that apply to every file. */
-  readonly read: Omit<ReadSettings, "sheet">
+  readonly read: Omit<ReadSettings, "sheet" | "map">
+  /**
+   * `--map`: mapping profiles, each applied to the step of the resource it names (its `sheet`, when given, is the
+   * sheet or file that holds that resource). A resume passes the copies its summary recorded, not the files.
+   */
+  readonly maps?: ReadonlyArray<ProfileRecord> | undefined
   readonly dateFormat: ParseOptions["dateFormat"]
   readonly decimal: ParseOptions["decimal"]
   readonly maxAttachmentBytes?: number | undefined
@@ -134,11 +140,47 @@ const parseOptionsOf = (request: OnboardRequest, input: OnboardInput, restoreGua
   restoreGuard
 })
 
+/** The profiles by the resource each is for; two for one resource, or one for no importable resource, are refused. */
+const profilesByResource = Effect.fn("Onboard.profiles")(function*(maps: ReadonlyArray<ProfileRecord>) {
+  const byResource = new Map<ResourceName, ProfileRecord>()
+  const named = new Map<string, ResourceName>()
+  for (const map of maps) {
+    const name = map.profile.resource.trim().toLowerCase()
+    if (!isResourceName(name) || resourceOf(name).kind === "readonly") {
+      return yield* new InputError({
+        file: map.file,
+        column: "resource",
+        detail: `"${map.profile.resource}" is not a resource an onboarding writes`
+      })
+    }
+    const twin = byResource.get(name)
+    if (twin !== undefined) {
+      return yield* new InputError({
+        file: map.file,
+        detail: `${twin.file} is a profile for ${name} too: give one profile per resource`
+      })
+    }
+    byResource.set(name, map)
+    if (map.profile.sheet !== undefined) named.set(map.profile.sheet.trim().toLowerCase(), name)
+  }
+  return { byResource, named: named as NamedByProfiles }
+})
+
 /** Everything checked offline: the steps in order, each file readable with its columns and formats settled. */
 const preflight = Effect.fn("Onboard.preflight")(
-  function*(request: OnboardRequest, input: OnboardInput, step: StepInput, runDir: string) {
+  function*(
+    request: OnboardRequest,
+    input: OnboardInput,
+    step: StepInput,
+    runDir: string,
+    map: ProfileRecord | undefined
+  ) {
     const r = resourceOf(step.resource)
-    const read: ReadSettings = { ...request.read, ...(step.sheet !== undefined ? { sheet: step.sheet } : {}) }
+    const read: ReadSettings = {
+      ...request.read,
+      ...(step.sheet !== undefined ? { sheet: step.sheet } : {}),
+      ...(map !== undefined ? { map } : {})
+    }
     const opened = yield* openInput(step.file, read, step.resource)
     const parse = parseOptionsOf(request, input, true)
     const columns = yield* planColumns(r, opened.file, opened.source.header, parse)
@@ -161,7 +203,18 @@ const preflight = Effect.fn("Onboard.preflight")(
 )
 
 export const prepareOnboarding = Effect.fn("Onboard.prepare")(function*(request: OnboardRequest) {
-  const input = yield* readOnboardInput(request.input)
+  const profiles = yield* profilesByResource(request.maps ?? [])
+  const input = yield* readOnboardInput(request.input, profiles.named)
+  for (const [name, map] of profiles.byResource) {
+    if (!input.steps.some((s) => s.resource === name)) {
+      return yield* new InputError({
+        file: map.file,
+        detail: `a profile for ${name}, but ${request.input} has no ${
+          map.profile.sheet !== undefined ? `sheet or file "${map.profile.sheet}"` : `${name} sheet or file`
+        }${map.profile.sheet === undefined ? " (name the customer's own in the profile's \"sheet\")" : ""}`
+      })
+    }
+  }
   const ordered = yield* orderSteps(input, request.dependenciesOf)
   const runDir = Path.resolve(request.runDir)
   if (request.resuming === undefined && fs.existsSync(Path.join(runDir, summaryFile))) {
@@ -171,7 +224,11 @@ export const prepareOnboarding = Effect.fn("Onboard.prepare")(function*(request:
   }
   const steps: Array<PreparedStep> = []
   for (const step of ordered) {
-    steps.push(yield* preflight(request, input, step, runDir).pipe(Effect.catchTag("InputError", inSheet(step))))
+    steps.push(
+      yield* preflight(request, input, step, runDir, profiles.byResource.get(step.resource)).pipe(
+        Effect.catchTag("InputError", inSheet(step))
+      )
+    )
   }
   return { request, input, steps, runDir } satisfies PreparedOnboarding as PreparedOnboarding
 })
@@ -224,6 +281,7 @@ const stepSummaryOf = (
   resource: step.input.resource,
   source: step.input.file,
   ...(step.input.sheet !== undefined ? { sheet: step.input.sheet } : {}),
+  ...(step.read.map !== undefined ? { mapping: { file: step.read.map.file, sha256: step.read.map.sha256 } } : {}),
   runDir: result.runDir,
   rows: result.summary.rows,
   counts: result.summary.counts,
@@ -346,7 +404,8 @@ export const runOnboarding = Effect.fn("Onboard.run")(
             ...(request.attachmentsRoot !== undefined ? { attachmentsRoot: request.attachmentsRoot } : {}),
             ...(request.maxAttachmentBytes !== undefined ? { maxAttachmentBytes: request.maxAttachmentBytes } : {}),
             answerWaitMs: request.answerWaitMs,
-            answerPollMs: request.answerPollMs
+            answerPollMs: request.answerPollMs,
+            ...(request.maps !== undefined && request.maps.length > 0 ? { maps: request.maps } : {})
           }
         }
         yield* writeOnboardSummary(summary)

@@ -11,6 +11,7 @@ import type { ErrorKind } from "../console/ErrorKinds.js"
 import type { ReadOptions } from "../files/Source.js"
 import { writeFileAtomic } from "../files/Write.js"
 import type { SettledFormats } from "../import/Report.js"
+import type { ProfileRecord } from "../mapping/Profile.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
 import { countStatuses, type Status } from "../Status.js"
@@ -23,6 +24,8 @@ export interface StepSummary extends RunTraffic {
   /** The file the rows came from (absolute), and its sheet for a workbook. */
   readonly source: string
   readonly sheet?: string
+  /** The mapping profile the step read its file through (`--map`): its file and sha256 (the step's summary has it all). */
+  readonly mapping?: { readonly file: string; readonly sha256: string }
   /** The step's run directory (`<onboarding run dir>/<resource>`): journal, reports and summary. */
   readonly runDir: string
   readonly rows: number
@@ -89,6 +92,8 @@ export interface OnboardSettings {
   readonly maxAttachmentBytes?: number
   readonly answerWaitMs: number
   readonly answerPollMs: number
+  /** `--map`: the profiles (file, sha256, content) a resume applies again, whatever the files on disk say now. */
+  readonly maps?: ReadonlyArray<ProfileRecord>
 }
 
 /**

@@ -360,6 +360,30 @@ const renderRunReport = (data: RunData): string => {
             } rows; report.csv lists every row's changes.</p>`
             : "")
     )
+  // The mapping profile's column plan: what each of the customer's columns became (or that it was not sent).
+  const m = s.mapping
+  const shownSkipped = 10
+  const columnPlan = m === undefined ? "" : section(
+    "Column plan",
+    `<p>Read through the mapping profile <code>${escape(m.file)}</code> (sha256 <code>${
+      escape(m.sha256.slice(0, 12))
+    }…</code>), header on row ${m.headerRow}.</p>` +
+      (m.plan === undefined || m.plan.length === 0 ? "" : table(
+        ["source column", "field", "how"],
+        m.plan.map((p) => [
+          p.how === "composed" || p.how === "constant" ? `<code>${escape(p.source)}</code>` : escape(p.source),
+          p.target === undefined
+            ? `<span class="tag warn" data-figure="plan:${escape(p.source)}">not sent</span>`
+            : `<span data-figure="plan:${escape(p.source)}">${escape(p.target)}</span>`,
+          escape(p.how + (p.valueMap === true ? ", with a value map" : ""))
+        ])
+      )) +
+      (m.skippedRows.length === 0 ?
+        "" :
+        `<p>Rows skipped as not data (<span data-figure="skippedRows">${fmt(m.skippedRows.length)}</span>): ${
+          m.skippedRows.slice(0, shownSkipped).map((r) => `row ${r.row} (${escape(r.why)})`).join(", ")
+        }${m.skippedRows.length > shownSkipped ? ", …" : ""}.</p>`)
+  )
 
   const perRow = data.steps.length > 0 && data.buckets.length === 0
     ? ""
@@ -394,6 +418,7 @@ ${
     )
   }
 ${section("Rows by status", counts)}
+${columnPlan}
 ${steps}
 ${section("Errors by kind", errors)}
 ${wouldChange}

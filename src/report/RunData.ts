@@ -49,6 +49,21 @@ const SummaryFields = Schema.Struct({
     approvedBy: Schema.optional(Schema.String),
     target: Schema.Struct({ baseUrl: Schema.String })
   })),
+  /** Source columns not sent. */
+  ignoredColumns: Schema.optional(Schema.Array(Schema.String)),
+  /** The mapping profile (`--map`): its file and hash, header row, rows skipped, and the column plan. */
+  mapping: Schema.optional(Schema.Struct({
+    file: Schema.String,
+    sha256: Schema.String,
+    headerRow: Schema.Number,
+    skippedRows: Schema.Array(Schema.Struct({ row: Schema.Number, why: Schema.String })),
+    plan: Schema.optional(Schema.Array(Schema.Struct({
+      source: Schema.String,
+      target: Schema.optional(Schema.String),
+      how: Schema.String,
+      valueMap: Schema.optional(Schema.Boolean)
+    })))
+  })),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,
     runDir: Schema.String,

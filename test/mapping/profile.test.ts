@@ -102,6 +102,42 @@ describe("a mapping profile", () => {
       const header = readJournalLines(runDir)[0]!
       assert.strictEqual(header.read.map.sha256, map.sha256)
       assert.deepStrictEqual(header.read.map.profile, messyProfile)
+      // The column plan: in the summary, and drawn in report.html (each source column → its field, or not sent).
+      assert.deepStrictEqual(
+        summary.mapping.plan.map((p: { source: string; target?: string; how: string }) =>
+          `${p.source}→${p.target ?? "-"} (${p.how})`
+        ),
+        [
+          "Código→externalId (renamed)",
+          "Nome→name (renamed)",
+          "CNPJ→cpfCnpj (renamed)",
+          "Rua→- (ignored)",
+          "Número→- (ignored)",
+          "Bairro→- (ignored)",
+          "Telefone→phoneNumber (renamed)",
+          "E-mail→email (renamed)",
+          "Situação→active (renamed)",
+          "Vendedor→- (ignored)",
+          "Observações→- (ignored)",
+          "{Rua}, {Número} - {Bairro}→address (composed)",
+          "\"minutes\"→unitMaximumTime (constant)"
+        ]
+      )
+      const html = readFileSync(Path.join(runDir, "report.html"), "utf8")
+      const planned = new Map(
+        [...html.matchAll(/data-figure="plan:([^"]+)"[^>]*>([^<]*)</g)].map((m) => [m[1]!, m[2]!])
+      )
+      assert.strictEqual(planned.get("Nome"), "name")
+      assert.strictEqual(planned.get("Vendedor"), "not sent")
+      assert.strictEqual(planned.get("{Rua}, {Número} - {Bairro}"), "address")
+      assert.match(
+        html,
+        /<td>Situação<\/td><td><span data-figure="plan:Situação">active<\/span><\/td><td>renamed, with a value map<\/td>/
+      )
+      assert.match(
+        html,
+        /Rows skipped as not data \(<span data-figure="skippedRows">2<\/span>\): row 1 \(above the header\)/
+      )
     }))
 
   it.scopedLive("resume reads the file through the profile the journal recorded, even after the profile file changed", () =>
@@ -146,12 +182,15 @@ describe("a mapping profile", () => {
         "5:created"
       ])
       assert.deepStrictEqual(readSummary(runDir).mapping.profile, messyProfile)
-      // rerun cannot read a mapped run's report yet: it says so, and what to do, rather than misreading it.
-      const refused = yield* Effect.flip(
-        rerun({ target: runDir, only: undefined, fixed: undefined, dryRun: true, out: () => Path.join(dir, "rerun") })
-          .pipe(Effect.provide(apiOf(sandbox)))
-      )
-      assert.match(refused.message, /mapping profile .*clientes\.map\.json: rerun cannot read such a run yet/)
+      // rerun reads a mapped run's report (test/mapping/rerun-cli.test.ts): here every row ended well, none to rerun.
+      const again = yield* rerun({
+        target: runDir,
+        only: undefined,
+        fixed: undefined,
+        dryRun: true,
+        out: () => Path.join(dir, "rerun")
+      }).pipe(Effect.provide(apiOf(sandbox)))
+      assert.strictEqual(again.selected, 0)
     }))
 
   it.scopedLive("a profile that names a field the resource lacks is refused, naming the file and the property", () =>
