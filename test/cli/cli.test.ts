@@ -41,7 +41,8 @@ describe("the terminal", () => {
         if (columns === "120") assert.isAbove(widest(page.stdout), 80)
         assert.notInclude(page.stdout + page.stderr, escape)
         assert.notInclude(page.stdout, "A user-defined piece of text")
-        assert.isBelow(page.stdout.split("\n").length, 120)
+        // import has the most flags of any command (about 30); its page stays under a few screens.
+        assert.isBelow(page.stdout.split("\n").length, 140)
         const flat = page.stdout.replace(/\s+/g, " ")
         assert.include(flat, "USAGE fsm-bulk import RESOURCE FILE [flags]")
         assert.include(flat, "(default upsert)")
