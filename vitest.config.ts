@@ -4,50 +4,17 @@
  *   no build needed);
  * - cli: the built CLI spawned as users run it (exit codes, signals, kill -9), and the fault drills
  *   (`npm run test:cli`, after `npm run build`).
- * A test file that spawns `dist/bin.js` belongs to the cli tier: list it in `cliTier`.
+ * A test file that spawns `dist/bin.js` belongs to the cli tier: name it `cli.test.ts` or `*-cli.test.ts`.
  */
 import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
+// The cli tier by name: a file that spawns the built CLI (or waits on servers it starts: the fleet, a browser) is
+// named `cli.test.ts` or `*-cli.test.ts`; the fault drills are all of test/drills/.
 const cliTier = [
-  "test/drills/**/*.test.ts",
   "test/**/cli.test.ts",
-  "test/cli/durable.test.ts",
-  "test/cli/footprint.test.ts",
-  "test/cli/package.test.ts",
-  "test/cli/progress-cli.test.ts",
-  "test/export/continue.test.ts",
-  "test/fleet/fence*.test.ts",
-  "test/fleet/watch*.test.ts",
-  "test/fleet/faults.test.ts",
-  "test/fleet/defects.test.ts",
-  "test/fleet/*-cli.test.ts",
-  "test/fleet/chunks*.test.ts",
-  "test/export/dialect.test.ts",
-  "test/export/export.test.ts",
-  "test/export/verify.test.ts",
-  "test/fleet/export.test.ts",
-  "test/fleet/onboard.test.ts",
-  "test/files/Zip.test.ts",
-  "test/import/conflicts-cli.test.ts",
-  "test/import/dryrun-memory.test.ts",
-  "test/import/identity-cli.test.ts",
-  "test/import/hidden-cli.test.ts",
-  "test/import/keys.test.ts",
-  "test/import/run-target.test.ts",
-  "test/validate/passes-cli.test.ts",
-  "test/onboard/aborted.test.ts",
-  "test/onboard/attachments.test.ts",
-  "test/onboard/demo.test.ts",
-  "test/onboard/dryrun.test.ts",
-  "test/onboard/identity-cli.test.ts",
-  "test/mapping/*-cli.test.ts",
-  "test/onboard/resume.test.ts",
-  "test/onboard/skips.test.ts",
-  "test/report/**/*.test.ts",
-  "test/sandbox/host.test.ts",
-  "test/sandbox/kill.test.ts",
-  "test/template/workbook.test.ts",
+  "test/**/*-cli.test.ts",
+  "test/drills/**/*.test.ts",
   "test/history/soak.test.ts"
 ]
 
