@@ -237,6 +237,22 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         `${input.file} changed since the run started, so its rows no longer match the journal; rerun the failed rows with \`fsm-bulk rerun\` or start a new import`
     })
   }
+  // The input and how its cells were read, as the journal's header and a plan file both record them.
+  const sourceInfo = {
+    file: input.file,
+    format: input.source.format,
+    sha256,
+    ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
+    ...(input.source.encoding !== undefined ? { encoding: input.source.encoding } : {}),
+    ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {})
+  }
+  const parseInfo = {
+    dateFormat: job.dateFormat,
+    decimal: job.decimal,
+    baseDir: parse.baseDir,
+    ...(parse.attachmentsRoot !== undefined ? { attachmentsRoot: parse.attachmentsRoot } : {}),
+    maxAttachmentBytes: parse.maxAttachmentBytes
+  }
   if (job.applying !== undefined) yield* planApplies(job.applying, input.file, sha256, api)
   const validator = validatorOf(formats)
 
@@ -287,23 +303,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           ...(api.embedded === true ? { embedded: true } : {}),
           rate: formatRate(api.budget),
           ...(job.clientConcurrency !== undefined ? { concurrency: job.clientConcurrency } : {}),
-          source: {
-            file: input.file,
-            format: input.source.format,
-            sha256,
-            ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
-            ...(input.source.encoding !== undefined ? { encoding: input.source.encoding } : {}),
-            ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {}),
-            ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {})
-          },
+          source: { ...sourceInfo, ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {}) },
           read: job.read,
-          parse: {
-            dateFormat: job.dateFormat,
-            decimal: job.decimal,
-            baseDir: parse.baseDir,
-            ...(parse.attachmentsRoot !== undefined ? { attachmentsRoot: parse.attachmentsRoot } : {}),
-            maxAttachmentBytes: parse.maxAttachmentBytes
-          },
+          parse: parseInfo,
           formats,
           started,
           ...(job.parent !== undefined ? { parent: job.parent } : {}),
@@ -439,22 +441,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           resource: r.name,
           mode: job.mode,
           options: { sendWriteOnly: job.sendWriteOnly === true },
-          source: {
-            file: input.file,
-            format: input.source.format,
-            sha256,
-            ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
-            ...(input.source.encoding !== undefined ? { encoding: input.source.encoding } : {}),
-            ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {})
-          },
+          source: sourceInfo,
           read: job.read,
-          parse: {
-            dateFormat: job.dateFormat,
-            decimal: job.decimal,
-            baseDir: parse.baseDir,
-            ...(parse.attachmentsRoot !== undefined ? { attachmentsRoot: parse.attachmentsRoot } : {}),
-            maxAttachmentBytes: parse.maxAttachmentBytes
-          },
+          parse: parseInfo,
           formats,
           target: {
             baseUrl: api.baseUrl,
