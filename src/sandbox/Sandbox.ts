@@ -124,6 +124,11 @@ export interface SandboxControl {
   readonly requests: Effect.Effect<ReadonlyArray<RequestLogEntry>>
   /** Stored records as GET would return them (read-back names), deleted ones excluded. */
   readonly records: (apiKey: string, resource: ResourceName) => Effect.Effect<ReadonlyArray<Record<string, unknown>>>
+  /**
+   * Records of a top-level resource as the server keeps them, write-only fields (passwords) included: what no GET
+   * shows, for tests that check what a write set (deleted ones excluded).
+   */
+  readonly stored: (apiKey: string, resource: ResourceName) => Effect.Effect<ReadonlyArray<Record<string, unknown>>>
 }
 
 export interface RunningSandbox {
@@ -265,6 +270,14 @@ export const startSandbox = (
             const account = store.account(apiKey)
             if (settleAnswers(account, Date.now())) yield* markDirty
             return viewOf(account, name)
+          })
+        ),
+      stored: (apiKey, name) =>
+        lock.withPermits(1)(
+          Effect.gen(function*() {
+            const account = store.account(apiKey)
+            if (settleAnswers(account, Date.now())) yield* markDirty
+            return account.table(name).values().map((rec) => ({ ...rec }))
           })
         )
     }

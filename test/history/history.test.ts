@@ -59,6 +59,35 @@ describe("generated histories", () => {
       300_000
     )
   }
+  // The users flow is one action among many in the seeded histories: this history makes sure each run meets it,
+  // a user created by the first step and met again (existing) by the second.
+  it.live.skipIf(env.HISTORY_SEED !== undefined)(
+    "users: passwords set on create and with --send-write-only only",
+    () =>
+      Effect.gen(function*() {
+        const history: Array<Action> = [
+          {
+            kind: "users",
+            users: ["USR-01", "USR-02"],
+            passwords: [["Senha@111111", "Senha@222222"], ["Senha@333333", "Senha@444444"], [
+              "Senha@555555",
+              "Senha@666666"
+            ]]
+          },
+          {
+            kind: "users",
+            users: ["USR-02", "USR-03"],
+            passwords: [["Senha@777777", "Senha@888888"], ["Senha@999999", "Senha@121212"], [
+              "Senha@131313",
+              "Senha@141414"
+            ]]
+          }
+        ]
+        const outcome = yield* runOne(0, history, features)
+        assert.deepStrictEqual(outcome.violations, [], outcome.log.join("\n"))
+      }),
+    300_000
+  )
   for (const seed of seeds) {
     it.live(`seed ${seed}: every invariant holds after every step`, () =>
       Effect.gen(function*() {

@@ -157,6 +157,15 @@ export type Action =
   | { readonly kind: "concurrent-imports"; readonly file: FileShape }
   /** `fsm-bulk apply` of the plan an earlier dry run wrote (issue 25.2). */
   | { readonly kind: "apply"; readonly run: number }
+  /**
+   * A users file with passwords (a create-only, write-only field) imported in upsert mode, then again with other
+   * passwords without `--send-write-only`, then with them and the flag: `passwords[round][i]` for `users[i]`.
+   */
+  | {
+    readonly kind: "users"
+    readonly users: ReadonlyArray<string>
+    readonly passwords: ReadonlyArray<ReadonlyArray<string>>
+  }
 
 export type Kind = Action["kind"]
 type Of<K extends Kind> = Extract<Action, { kind: K }>
@@ -422,6 +431,91 @@ const applyStep = Effect.fn("History.apply")(function*(w: World, n: number) {
     note: `apply ${Path.basename(planned.dir)}.plan.json: ${
       Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)
     }`
+  } satisfies Step
+})
+
+/** The users a `users` step may touch (a pool, so a later step meets users an earlier one created). */
+export const userPool = ["USR-01", "USR-02", "USR-03", "USR-04"]
+
+/**
+ * The `users` flow: one file, three imports in upsert mode (faults off: the step checks what the server keeps,
+ * not retries). Checked here, from the sandbox's store (`control.stored`: the passwords no GET lists back):
+ * the first import sets the password of the users it creates and leaves the others' alone; the re-import without
+ * `--send-write-only` changes no password; the one with the flag sets them all. And no password in anything
+ * the runs print or write, except the input and the reports, which hold the input's columns by design
+ * (docs/rehearsal.md: a users run's report holds the passwords; `bundle` withholds it).
+ */
+const usersStep = Effect.fn("History.users")(function*(w: World, a: Of<"users">) {
+  const found: Array<string> = []
+  const output: Array<string> = []
+  const inputs = new Set<string>()
+  const dirs: Array<string> = []
+  const stored = Effect.map(
+    w.sandbox.control.stored(apiKey(w), "users"),
+    (records) => new Map(records.map((r) => [normalKey(String(r.externalId ?? "")), r.password as unknown]))
+  )
+  const rounds = [
+    { passwords: a.passwords[0]!, sendWriteOnly: false },
+    { passwords: a.passwords[1]!, sendWriteOnly: false },
+    { passwords: a.passwords[2]!, sendWriteOnly: true }
+  ]
+  for (const [n, round] of rounds.entries()) {
+    const before = yield* stored
+    const dir = nextDir(w, `users-${n + 1}`)
+    mkdirSync(dir, { recursive: true })
+    const file = Path.join(dir, "usuarios.csv")
+    const lines = a.users.map((key, i) =>
+      `${key};Técnico ${key.slice(-2)};tec.${key.toLowerCase()};${round.passwords[i]!}`
+    )
+    writeFileSync(file, ["externalId;name;login;password", ...lines, ""].join("\r\n"), "utf8")
+    inputs.add(file)
+    const runDir = Path.join(dir, "run")
+    dirs.push(dir)
+    const exit = yield* Effect.exit(withoutFaults(
+      w,
+      runImport({
+        ...job({ resource: "users", file, runDir, mode: "upsert", sendWriteOnly: round.sendWriteOnly }),
+        say: sayInto(output)
+      }).pipe(Effect.provide(clientOf(w)))
+    ))
+    const code = Exit.isSuccess(exit) ? (exit.value as { exitCode: number }).exitCode : undefined
+    if (code !== 0) found.push(`users import ${n + 1}: ${code === undefined ? failureText(exit) : `exit ${code}`}`)
+    const after = yield* stored
+    const flag = round.sendWriteOnly ? "with --send-write-only" : "without --send-write-only"
+    const report = readCsv(Path.join(runDir, "report.csv"))
+    for (const [i, key] of a.users.entries()) {
+      const k = normalKey(key)
+      const expected = round.sendWriteOnly || !before.has(k) ? round.passwords[i] : before.get(k)
+      if (after.get(k) !== expected) {
+        found.push(
+          `(users) import ${n + 1} ${flag}: ${key}'s password on the server is ${JSON.stringify(after.get(k))}, ` +
+            `expected ${JSON.stringify(expected)} (before: ${JSON.stringify(before.get(k))}; report: ${
+              report.filter((r) => r.externalId === key).map((r) => `${r._status} ${r._error}`).join(" | ")
+            })`
+        )
+      }
+    }
+  }
+  // The passwords in anything written or printed: the inputs and the reports (report.csv, report.xlsx) may.
+  const secrets = a.passwords.flat()
+  const allowed = (path: string) => inputs.has(path) || /^report\.(csv|xlsx)$/.test(Path.basename(path))
+  for (const path of dirs.flatMap(filesUnder)) {
+    if (allowed(path)) continue
+    for (const [part, text] of yield* readableParts(path)) {
+      for (const s of secrets) {
+        if (text.includes(s)) found.push(`(v) ${Path.relative(w.dir, path)}${part} holds a password (${s})`)
+      }
+    }
+  }
+  for (const line of output) {
+    for (const s of secrets) if (line.includes(s)) found.push(`(v) the output holds a password: ${line.slice(0, 120)}`)
+  }
+  return {
+    targeted: new Set<string>(),
+    keyless: 0,
+    output,
+    note: `users ${a.users.join(",")}: 3 imports`,
+    found
   } satisfies Step
 })
 
@@ -763,6 +857,20 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     generate: (g) => ({ kind: "apply", run: g.int(100) }),
     run: (w, a) => applyStep(w, a.run),
     simplify: () => []
+  },
+  users: {
+    weight: 1,
+    generate: (g) => {
+      const users = userPool.filter(() => g.chance(0.5))
+      const chosen = users.length > 0 ? users : [g.pick(userPool)]
+      const password = () => `Senha@${String(100000 + g.int(900000))}`
+      return { kind: "users", users: chosen, passwords: [0, 1, 2].map(() => chosen.map(password)) }
+    },
+    run: (w, a) => usersStep(w, a),
+    simplify: (a) =>
+      a.users.length > 1
+        ? [{ ...a, users: a.users.slice(0, 1), passwords: a.passwords.map((p) => p.slice(0, 1)) }]
+        : []
   }
 }
 
