@@ -33,6 +33,7 @@ const cliTier = [
   "test/import/dryrun-memory.test.ts",
   "test/import/identity-cli.test.ts",
   "test/import/hidden-cli.test.ts",
+  "test/import/next-hints-cli.test.ts",
   "test/import/keys.test.ts",
   "test/import/run-target.test.ts",
   "test/validate/passes-cli.test.ts",

@@ -77,6 +77,12 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
 }
 
 /**
+ * Whether an error (or its kind, values left out) says a reference names no record: the row fails the same way
+ * until the record exists or the reference is corrected. Matches `describe`'s first message.
+ */
+export const isMissingReference = (error: string): boolean => /(^|: )no \S+ record with \S+ /.test(error)
+
+/**
  * A resolver over a cache of `(resource, by) → value → ids`, filled by `fill` for the values `prepare` is given.
  * Onboarding builds its own from earlier steps' journals and falls back to the server for the rest.
  */
