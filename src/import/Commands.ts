@@ -38,7 +38,7 @@ import { parseDuration } from "../Units.js"
 import { didYouMean } from "../Words.js"
 import { journalFile, type Mode, type OnConflict } from "./Journal.js"
 import { resumeHint, runImport, type RunResult } from "./Pipeline.js"
-import { isMissingReference } from "./Refs.js"
+import { missingReferenceRows } from "./Refs.js"
 import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
@@ -168,10 +168,7 @@ const whatNext = (summary: Summary, context: NextContext = {}): ReadonlyArray<st
   }
   if (summary.dryRun) return lines
   // Rows that failed because a record they name does not exist fail the same way when sent again as they are.
-  const missingRefs = Math.min(
-    n("failed"),
-    (summary.errors ?? []).filter((k) => isMissingReference(k.kind)).reduce((total, k) => total + k.count, 0)
-  )
+  const missingRefs = missingReferenceRows(n("failed"), summary.errors)
   const resend = n("failed") - missingRefs + n("in-doubt") + n("unconfirmed")
   let said = 0
   const lead = () => (said++ > 0 ? "and" : "next")
