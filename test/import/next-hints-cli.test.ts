@@ -88,7 +88,7 @@ describe("next: hints (CLI)", () => {
       assert.notInclude(next, "send the failed and in-doubt rows again")
     }))
 
-  it.scopedLive("conflicts left after --merge get --overwrite, not --merge again; after --overwrite neither", () =>
+  it.scopedLive("conflicts left after --merge (rerun or import) get --overwrite, not --merge again", () =>
     Effect.gen(function*() {
       const sandbox = yield* startTestSandbox()
       const dir = yield* tempDir
