@@ -36,8 +36,9 @@ import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration } from "../Units.js"
 import { didYouMean } from "../Words.js"
-import { journalFile, type Mode } from "./Journal.js"
+import { journalFile, type Mode, type OnConflict } from "./Journal.js"
 import { resumeHint, runImport, type RunResult } from "./Pipeline.js"
+import { missingReferenceRows } from "./Refs.js"
 import type { Summary } from "./Report.js"
 import { parentTarget, parseOnly, rerun } from "./Rerun.js"
 import { loadRun, resumeRun, runTargetOf } from "./Resume.js"
@@ -104,53 +105,122 @@ export const resourceName = (name: string) =>
 
 // --- output --------------------------------------------------------------------------------------------------------
 
+/** What the closing lines need to know beyond the summary: how the user asked for the run. */
+export interface NextContext {
+  /** The read flags the user gave (`--date-format dd/mm/yyyy --map …`), shell-quoted, defaults left out. */
+  readonly readFlags?: string
+  /** `--merge` / `--overwrite` given to the run: conflicts left are ones these flags cannot settle. */
+  readonly onConflict?: OnConflict | undefined
+}
+
+/**
+ * The read and parse flags the user gave, shell-quoted and defaults left out, so that a suggested command reads the
+ * file exactly as the command that suggests it did.
+ */
+export const readFlagsOf = (
+  parsing: {
+    readonly sheet: Option.Option<string>
+    readonly encoding: string
+    readonly delimiter: string
+    readonly dateFormat: string
+    readonly decimal: string
+    readonly includeHidden: boolean
+  },
+  map: Option.Option<string>,
+  root: Option.Option<string>
+): string => {
+  const flags: Array<string> = []
+  const add = (flag: string, value: string) => flags.push(` ${flag} ${shellQuote(value)}`)
+  if (Option.isSome(parsing.sheet)) add("--sheet", parsing.sheet.value)
+  if (parsing.encoding !== "auto") add("--encoding", parsing.encoding)
+  if (parsing.delimiter !== "auto") add("--delimiter", parsing.delimiter)
+  if (parsing.dateFormat !== "auto") add("--date-format", parsing.dateFormat)
+  if (parsing.decimal !== "auto") add("--decimal", parsing.decimal)
+  if (parsing.includeHidden) flags.push(" --include-hidden")
+  if (Option.isSome(map)) add("--map", map.value)
+  if (Option.isSome(root)) add("--attachments-root", root.value)
+  return flags.join("")
+}
+
 /**
  * The closing lines that say what went wrong and what to run next: the most frequent kinds of error (one example
- * row each) and the exact command that takes the rows on.
+ * row each) and the exact command that takes the rows on. Every command suggested is one that would change the
+ * outcome: it carries the flags the user gave, a row naming a record that does not exist is not sent again as it
+ * is, and conflicts left after `--merge`/`--overwrite` do not get the same flag again.
  */
-const whatNext = (summary: Summary): ReadonlyArray<string> => {
+const whatNext = (summary: Summary, context: NextContext = {}): ReadonlyArray<string> => {
   const lines: Array<string> = [
     ...wentWrong((summary.errors ?? []).map((kind) => ({ kind })), "report.csv or report.html")
   ]
   const n = (status: string) => summary.counts[status as keyof typeof summary.counts] ?? 0
   const dir = summary.runDir
+  const modeFlag = summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""
   if (summary.command === "validate") {
     if (n("invalid") > 0) lines.push(`next: correct the rows named above in ${summary.source} and validate it again`)
-    else {lines.push(
-        `next: fsm-bulk import ${summary.resource} ${shellQuote(summary.source ?? "")}${
-          summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""
+    else {
+      lines.push(
+        `next: fsm-bulk import ${summary.resource} ${shellQuote(summary.source ?? "")}${modeFlag}${
+          context.readFlags ?? ""
         }`
-      )}
+      )
+    }
     return lines
   }
   if (summary.dryRun) return lines
+  // Rows that failed because a record they name does not exist fail the same way when sent again as they are.
+  const missingRefs = missingReferenceRows(n("failed"), summary.errors)
+  const resend = n("failed") - missingRefs + n("in-doubt") + n("unconfirmed")
+  let said = 0
+  const lead = () => (said++ > 0 ? "and" : "next")
   if (n("invalid") > 0) {
     lines.push(
-      `next: correct the invalid rows in a copy of ${dir}/${reportCsv} (keep _row; blank cells keep the original), then`,
+      `${lead()}: correct the invalid rows in a copy of ${dir}/${reportCsv} (keep _row; blank cells keep the original), then`,
       `      fsm-bulk rerun ${shellQuote(dir)} --fixed CORRECTED.csv`
     )
   }
-  if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
+  if (missingRefs > 0) {
     lines.push(
-      `${n("invalid") > 0 ? "and" : "next"}: send the failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(dir)}`
+      `${lead()}: ${missingRefs} row${missingRefs > 1 ? "s name records" : " names a record"} that do${
+        missingRefs > 1 ? "" : "es"
+      } not exist (see _error): import those records first, then`,
+      `      fsm-bulk rerun ${
+        shellQuote(dir)
+      } --only failed, or correct the reference in a copy of ${dir}/${reportCsv}`,
+      `      (keep _row): fsm-bulk rerun ${shellQuote(dir)} --only failed --fixed CORRECTED.csv`
+    )
+  }
+  if (resend > 0) {
+    lines.push(
+      `${lead()}: send the ${missingRefs > 0 ? "other " : ""}failed and in-doubt rows again: fsm-bulk rerun ${
+        shellQuote(dir)
+      }`
     )
   }
   if (n("conflict") > 0 && summary.plan !== undefined) {
     // An applied plan's conflicts are rows the plan no longer describes: a new plan is the way on, not --overwrite.
     lines.push(
-      `${
-        n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
-      }: rows in conflict no longer match the plan (see _error); plan them again: fsm-bulk import ${summary.resource} ${
+      `${lead()}: rows in conflict no longer match the plan (see _error); plan them again: fsm-bulk import ${summary.resource} ${
         shellQuote(summary.source ?? "")
-      }${summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""}${
+      }${modeFlag}${
         summary.mapping !== undefined ? ` --map ${shellQuote(summary.mapping.file)}` : ""
       } --dry-run --plan NEW_PLAN`
     )
+  } else if (n("conflict") > 0 && context.onConflict === "merge") {
+    // --merge already kept the server's changes where it could: what is left changed the same fields as the file.
+    lines.push(
+      `${lead()}: rows still in conflict changed on the server in the same fields as the file (see _error): send the`,
+      `      file's values with fsm-bulk rerun ${
+        shellQuote(dir)
+      } --only conflict --overwrite, or correct them with --fixed`
+    )
+  } else if (n("conflict") > 0 && context.onConflict === "overwrite") {
+    lines.push(
+      `${lead()}: rows still in conflict cannot be written as they are (see _error); correct them in a copy of`,
+      `      ${dir}/${reportCsv} (keep _row): fsm-bulk rerun ${shellQuote(dir)} --only conflict --fixed CORRECTED.csv`
+    )
   } else if (n("conflict") > 0) {
     lines.push(
-      `${
-        n("invalid") + n("failed") + n("in-doubt") + n("unconfirmed") > 0 ? "and" : "next"
-      }: records changed on the server since the export are in conflict (see _error); keep the server's changes to`,
+      `${lead()}: records changed on the server since the export are in conflict (see _error); keep the server's changes to`,
       `      other fields with fsm-bulk rerun ${
         shellQuote(dir)
       } --only conflict --merge, or send the file's values: --overwrite`
@@ -186,7 +256,13 @@ const columnNotes = (summary: Summary): ReadonlyArray<string> => {
   return lines
 }
 
-const printOutcome = (json: boolean, title: string, summary: Summary, extra: ReadonlyArray<string>) =>
+const printOutcome = (
+  json: boolean,
+  title: string,
+  summary: Summary,
+  extra: ReadonlyArray<string>,
+  context: NextContext = {}
+) =>
   Effect.gen(function*() {
     const took = Date.parse(summary.finished) - Date.parse(summary.started)
     const totals: ReadonlyArray<readonly [string, number]> = summary.command === "validate"
@@ -198,7 +274,7 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     const lines = summaryTable(heading, summary.counts, totals)
     for (const l of lines) yield* say(l)
     for (const l of columnNotes(summary)) yield* say(l)
-    for (const l of whatNext(summary)) yield* say(l)
+    for (const l of whatNext(summary, context)) yield* say(l)
     yield* printSummary(json, summary, [
       `reports: ${summary.runDir}/${reportCsv}, report.xlsx and report.html`,
       ...extra,
@@ -208,12 +284,13 @@ const printOutcome = (json: boolean, title: string, summary: Summary, extra: Rea
     return summary.exitCode as ExitCode
   })
 
-export const afterRun = (json: boolean, title: string, result: RunResult) =>
+export const afterRun = (json: boolean, title: string, result: RunResult, context: NextContext = {}) =>
   printOutcome(
     json,
     title,
     result.summary,
-    result.interrupted ? [`stopped before every row was sent: ${resumeHint(result.runDir)}`] : []
+    result.interrupted ? [`stopped before every row was sent: ${resumeHint(result.runDir)}`] : [],
+    context
   )
 
 /** The size of `file` in bytes, if it can be read (the reader reports a missing file by itself). */
@@ -280,7 +357,9 @@ export const validateCommand = Command.make(
         if (a.json) yield* printSummary(true, { command: "validate", resource, interrupted: true, exitCode: 3 }, [])
         return 3 as ExitCode
       }
-      return yield* printOutcome(a.json, `validate ${resource}`, result.value.summary, [])
+      return yield* printOutcome(a.json, `validate ${resource}`, result.value.summary, [], {
+        readFlags: readFlagsOf(a.parsing, a.map, a.attachmentsRoot)
+      })
     }).pipe(Effect.scoped)
 ).pipe(
   Command.withDescription(
@@ -353,7 +432,7 @@ export const importCommand = Command.make(
           onConflict,
           clientConcurrency: Option.getOrUndefined(a.connection.concurrency),
           planOut: Option.getOrUndefined(a.plan)
-        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result)))).pipe(
+        }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result, { onConflict })))).pipe(
           hintOnAbort(() => runDir),
           withSigning(a.sign, { run: () => runDir })
         )
@@ -488,7 +567,7 @@ export const rerunCommand = Command.make(
         ).pipe(
           Effect.flatMap((outcome) =>
             outcome.result !== undefined
-              ? afterRun(a.json, `rerun ${outcome.result.summary.resource}`, outcome.result)
+              ? afterRun(a.json, `rerun ${outcome.result.summary.resource}`, outcome.result, { onConflict })
               : Effect.gen(function*() {
                 yield* say(
                   `nothing to rerun: no row of ${outcome.parent.report} has the status ${

@@ -77,6 +77,19 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
 }
 
 /**
+ * Whether an error (or its kind, values left out) says a reference names no record: the row fails the same way
+ * until the record exists or the reference is corrected. Matches `describe`'s first message.
+ */
+export const isMissingReference = (error: string): boolean => /(^|: )no \S+ record with \S+ /.test(error)
+
+/** Of a run's `failed` rows, how many failed on a missing reference (from the run's error kinds). */
+export const missingReferenceRows = (
+  failed: number,
+  errors: ReadonlyArray<{ readonly kind: string; readonly count: number }> | undefined
+): number =>
+  Math.min(failed, (errors ?? []).filter((k) => isMissingReference(k.kind)).reduce((total, k) => total + k.count, 0))
+
+/**
  * A resolver over a cache of `(resource, by) → value → ids`, filled by `fill` for the values `prepare` is given.
  * Onboarding builds its own from earlier steps' journals and falls back to the server for the rest.
  */

@@ -10,6 +10,7 @@ import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox }
 import { Api } from "../client/Api.js"
 import { say } from "../console/Output.js"
 import { formatDuration, makeProgress, summaryTable, wentWrong } from "../console/Progress.js"
+import { missingReferenceRows } from "../import/Refs.js"
 import { reportCsv } from "../import/RunDir.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
@@ -83,9 +84,22 @@ const nextForStep = (step: StepSummary): ReadonlyArray<string> => {
       `      fsm-bulk rerun ${shellQuote(step.runDir)} --fixed CORRECTED.csv`
     )
   }
-  if (n("failed") + n("in-doubt") + n("unconfirmed") > 0) {
+  // Rows naming a record that does not exist fail the same way when sent again as they are.
+  const missingRefs = missingReferenceRows(n("failed"), step.errors)
+  if (missingRefs > 0) {
     lines.push(
-      `next (${step.resource}): send the failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(step.runDir)}`
+      `next (${step.resource}): ${missingRefs} row${missingRefs > 1 ? "s name records" : " names a record"} that do${
+        missingRefs > 1 ? "" : "es"
+      } not exist (see _error): import those records first, then`,
+      `      fsm-bulk rerun ${shellQuote(step.runDir)} --only failed, or correct the reference (keep _row):`,
+      `      fsm-bulk rerun ${shellQuote(step.runDir)} --only failed --fixed CORRECTED.csv`
+    )
+  }
+  if (n("failed") - missingRefs + n("in-doubt") + n("unconfirmed") > 0) {
+    lines.push(
+      `next (${step.resource}): send the ${
+        missingRefs > 0 ? "other " : ""
+      }failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(step.runDir)}`
     )
   }
   if (step.skippedForParent > 0) {

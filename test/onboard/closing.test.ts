@@ -28,10 +28,13 @@ describe("onboard: closing lines", () => {
       const counts = kinds.map((l) => Number(/^ +(\d+)/.exec(l)![1]))
       assert.deepStrictEqual(counts, [...counts].sort((a, b) => b - a), "most rows first")
       assert.include(where, `      fsm-bulk rerun ${customers} --fixed CORRECTED.csv`)
+      // C-3 names a segment that does not exist: a plain rerun would fail the same way (issue 27).
       assert.include(
         where,
-        `next (customers): send the failed and in-doubt rows again: fsm-bulk rerun ${customers}`
+        `next (customers): 1 row names a record that does not exist (see _error): import those records first, then`
       )
+      assert.include(where, `      fsm-bulk rerun ${customers} --only failed --fixed CORRECTED.csv`)
+      assert.notInclude(where, `next (customers): send the failed and in-doubt rows again: fsm-bulk rerun ${customers}`)
       assert.isTrue(where.some((l) => l.endsWith(`fsm-bulk rerun ${equipments} --only skipped`)), where.join("\n"))
       assert.include(where, `summary: ${runDir}/summary.json`)
       // The onboarding's summary keeps the kinds per step.
