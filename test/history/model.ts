@@ -243,6 +243,8 @@ export interface RunInfo {
   readonly targeted: Set<string>
   /** What the report's columns mean (invariant iv); undefined for an undo. */
   readonly plan?: ColumnPlan | undefined
+  /** Records without a key the run may create (its keyless rows, in create mode): a resume of it may too. */
+  readonly keyless?: number
 }
 
 export interface World {
@@ -381,7 +383,8 @@ const importStep = Effect.fn("History.import")(function*(
       dryRun: a.dryRun,
       undo: false,
       targeted: keysOf(a.file.rows),
-      plan: planOf(a.file)
+      plan: planOf(a.file),
+      keyless: a.dryRun || a.mode !== "create" ? 0 : a.file.rows.filter((r) => r.key === undefined).length
     })
   }
   return {
@@ -625,7 +628,8 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
         const exit = yield* Effect.exit(resumeRun(run.dir, { say: sayInto(output) }).pipe(Effect.provide(clientOf(w))))
         return {
           targeted: run.targeted,
-          keyless: 0,
+          // The rows the run had not sent yet, keyless ones of a create included.
+          keyless: run.keyless ?? 0,
           runDir: run.dir,
           output,
           note: `resume ${Path.basename(run.dir)}: ${
@@ -903,7 +907,8 @@ const cliKill = Effect.fn("History.cliKill")(function*(w: World, a: Of<"cli-kill
       dryRun: false,
       undo: false,
       targeted: keysOf(a.file.rows),
-      plan: planOf(a.file)
+      plan: planOf(a.file),
+      keyless: a.mode !== "create" ? 0 : a.file.rows.filter((r) => r.key === undefined).length
     })
   }
   return {
