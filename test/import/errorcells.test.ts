@@ -8,8 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import * as Path from "node:path"
-import { runValidate } from "../../src/import/ValidateRun.js"
-import { cp1252, importInto, put, readReport, rowStatuses, startTestSandbox, tempDir } from "./support.js"
+import { cp1252, importInto, put, readReport, rowStatuses, startTestSandbox, tempDir, validateFile } from "./support.js"
 
 const errorWorkbook = (dir: string) =>
   Effect.promise(async () => {
@@ -35,15 +34,7 @@ describe("error cells", () => {
         const dir = yield* tempDir
         const file = yield* errorWorkbook(dir)
 
-        const checked = yield* runValidate({
-          resource: "customers",
-          file,
-          read: { encoding: "auto", delimiter: "auto" },
-          mode: "upsert",
-          dateFormat: "auto",
-          decimal: "auto",
-          runDir: Path.join(dir, "validate")
-        })
+        const checked = yield* validateFile({ resource: "customers", file, runDir: Path.join(dir, "validate") })
         assert.strictEqual(checked.exitCode, 1)
         // An error in a column that is not sent ("Comissão") harms nothing.
         assert.deepStrictEqual(rowStatuses(readReport(checked.runDir)), [

@@ -6,9 +6,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { runValidate } from "../../src/import/ValidateRun.js"
 import { filteredWorkbook } from "./hiddenBook.js"
-import { importInto, readReport, readSummary, rowStatuses, startTestSandbox, tempDir } from "./support.js"
+import { importInto, readReport, readSummary, rowStatuses, startTestSandbox, tempDir, validateFile } from "./support.js"
 
 describe("hidden rows and columns of a workbook", () => {
   it.scopedLive(
@@ -19,15 +18,7 @@ describe("hidden rows and columns of a workbook", () => {
         const dir = yield* tempDir
         const file = yield* filteredWorkbook(dir)
 
-        const checked = yield* runValidate({
-          resource: "customers",
-          file,
-          read: { encoding: "auto", delimiter: "auto" },
-          mode: "upsert",
-          dateFormat: "auto",
-          decimal: "auto",
-          runDir: Path.join(dir, "validate")
-        })
+        const checked = yield* validateFile({ resource: "customers", file, runDir: Path.join(dir, "validate") })
         assert.strictEqual(checked.exitCode, 0)
         assert.deepStrictEqual(rowStatuses(readReport(checked.runDir)), [
           "2:valid",

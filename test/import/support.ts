@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
 import { type ImportJob, runImport } from "../../src/import/Pipeline.js"
+import { runValidate } from "../../src/import/ValidateRun.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { temporaryDir, testClientLayer } from "../support.js"
@@ -95,6 +96,12 @@ export const job = (fields: Pick<ImportJob, "resource" | "file" | "runDir"> & Pa
   verify: false,
   ...fields
 })
+
+/** `fsm-bulk validate` in process, with the same defaults as `job` (auto encoding, delimiter and formats, upsert). */
+export const validateFile = (fields: Pick<ImportJob, "resource" | "file" | "runDir"> & Partial<ImportJob>) => {
+  const { progress: _progress, ...settings } = job(fields)
+  return runValidate(settings)
+}
 
 export const importInto = (sandbox: RunningSandbox, fields: Parameters<typeof job>[0], apiKey?: string) =>
   runImport(job(fields)).pipe(Effect.provide(apiOf(sandbox, apiKey)))

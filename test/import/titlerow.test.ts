@@ -6,9 +6,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { runValidate } from "../../src/import/ValidateRun.js"
 import { shellQuote } from "../../src/Shell.js"
-import { importInto, put, startTestSandbox, tempDir, writes } from "./support.js"
+import { importInto, put, startTestSandbox, tempDir, validateFile, writes } from "./support.js"
 
 describe("a title row above the header", () => {
   it.scopedLive(
@@ -47,15 +46,9 @@ describe("a title row above the header", () => {
         assert.include(shellQuote(file), "'", "the path needs quoting, and gets it")
         assert.deepStrictEqual(writes(yield* sandbox.control.requests), [], "nothing is sent")
 
-        const checked = yield* Effect.flip(runValidate({
-          resource: "customers",
-          file,
-          read: { encoding: "auto", delimiter: "auto" },
-          mode: "upsert",
-          dateFormat: "auto",
-          decimal: "auto",
-          runDir: Path.join(dir, "validate")
-        }))
+        const checked = yield* Effect.flip(
+          validateFile({ resource: "customers", file, runDir: Path.join(dir, "validate") })
+        )
         assert.include(checked.message, "row 2 looks like the header")
       }),
     120_000
