@@ -71,6 +71,11 @@ export interface Field {
   /** The server refuses a second record of the account with the same value (409). */
   readonly unique?: boolean
   /**
+   * The `errorCode` of the live service's refusal of a second record with a `unique` value, when it has one (webhooks'
+   * `entity`: 1026, one subscription per entity; api-notes "Live behaviour reported by more public clients").
+   */
+  readonly uniqueCode?: number
+  /**
    * The server turns the names this field holds into the ids of `field`, a reference field of the resource the
    * records are written to, by matching the referenced records' `by` property (`/customers/complete`).
    */
@@ -1040,6 +1045,8 @@ const table: ReadonlyArray<Resource> = [
       enm("entity", "Entity watched", [[1, "User"], [4, "Task"], [7, "Customer"], [27, "Equipment"], [62, "Ticket"]], {
         required: true,
         sendLabel: true,
+        unique: true,
+        uniqueCode: 1026,
         example: "Task"
       }),
       enm("action", "Action watched", [[1, "Inclusao"], [2, "Alteracao"], [3, "Exclusao"]], {

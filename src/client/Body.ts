@@ -117,7 +117,11 @@ const messageOf = (status: number, body: unknown): string => {
   if (Predicate.isRecord(body)) {
     const fromError = firstText(body.error)
     if (fromError !== undefined) return clip(fromError)
-    if (typeof body.message === "string" && body.message.trim() !== "") return clip(body.message)
+    if (typeof body.message === "string" && body.message.trim() !== "") {
+      // The Blueprint's bodies carry the service's own code (1026: a second webhook for one entity); 0 says nothing.
+      const code = typeof body.errorCode === "number" && body.errorCode !== 0 ? ` (error code ${body.errorCode})` : ""
+      return clip(body.message) + code
+    }
     const fromModel = modelState(body)
     if (fromModel !== undefined) return clip(fromModel)
     if (typeof body.title === "string" && body.title.trim() !== "") return clip(body.title)

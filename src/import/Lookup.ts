@@ -14,7 +14,18 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { Api, type ApiAborted, type ListFailed } from "../client/Api.js"
-import { distinctKeys, keyFilter, KeyMap, keyProperty, listedAs, normalKey, recordKey } from "../Identity.js"
+import { writeForm } from "../client/Body.js"
+import {
+  distinctKeys,
+  keyFilter,
+  KeyMap,
+  keyProperty,
+  keyText,
+  listedAs,
+  normalKey,
+  recordKey,
+  recordProperty
+} from "../Identity.js"
 import type { Resource } from "../Resources.js"
 
 export { listedAs, recordId } from "../Identity.js"
@@ -102,10 +113,15 @@ const findOnce = Effect.fn("Lookup.findOnce")(function*(
   const listed = listedAs(resource)
   if (all.length === 0 || listed === undefined) return found
   const property = keyProperty(listed, by)
+  // An enumeration is looked up by its number, and may be listed by its label (webhooks' entity `"Task"`).
+  const field = listed.fields.find((f) => f.name === by)
+  const keyOf = field?.type._tag === "enum"
+    ? (record: Record<string, unknown>) => keyText(writeForm(field, recordProperty(record, property)))
+    : (record: Record<string, unknown>) => recordKey(record, property)
 
   const keep = (records: ReadonlyArray<Record<string, unknown>>) => {
     for (const record of records) {
-      const text = recordKey(record, property)
+      const text = keyOf(record)
       if (!wanted.has(normalKey(text))) continue
       const list = found.get(text)
       if (list === undefined) found.set(text, [record])

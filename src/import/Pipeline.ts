@@ -43,7 +43,7 @@ import {
 import type { SourceRow } from "../files/Source.js"
 import type { WriteError } from "../files/Write.js"
 import { keyProperty, keyText, normalKey, recordKey } from "../Identity.js"
-import { refKey, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { type Field, refKey, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { endedWell, type Outcome } from "../Status.js"
 import { formatRate } from "../Units.js"
@@ -622,9 +622,22 @@ const scanNeeds = (
     selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!)),
     // A record that holds a row's alternate key under another key is found before anything is sent (not for
     // deletes, which write nothing).
-    alternates: listable && !isPathWrite(r) && job.mode !== "delete" ? Object.keys(alternateKeys ?? {}) : []
+    alternates: listable && !isPathWrite(r) && job.mode !== "delete"
+      ? [...new Set([...Object.keys(alternateKeys ?? {}), ...serverUnique(r).map((f) => f.name)])]
+      : []
   }
 }
+
+/**
+ * Fields besides the key that the live service keeps unique with a refusal of its own (webhooks' `entity`, 1026):
+ * a row that would make a second record of one is stopped before sending, naming the record that holds it.
+ */
+const serverUnique = (r: Resource): ReadonlyArray<Field> =>
+  r.fields.filter((f) => f.unique === true && f.uniqueCode !== undefined && f.name !== r.key && f.list !== true)
+
+/** A value as the user wrote it: an enumeration by its label (`4` → `Task`). */
+const shownValue = (field: Field, value: string): string =>
+  field.type._tag === "enum" ? field.type.values.find((v) => String(v.value) === value)?.label ?? value : value
 
 // --- scanning, lookups and sending ---------------------------------------------------------------------------
 
@@ -672,7 +685,8 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
     []
   for (const [by, values] of scan.alternates) {
     const looked = yield* lookup(by, values)
-    const severity = s.input.mapping?.alternateKeys[by]
+    const severity = s.input.mapping?.alternateKeys[by] ??
+      (serverUnique(r).some((f) => f.name === by) ? "invalid" : undefined)
     if (looked !== undefined && severity !== undefined) byAlternate.push({ ...looked, severity })
   }
   const listed = listedAs(r)
@@ -706,9 +720,15 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
         keyOf !== undefined && recordKey(record, keyOf) !== "" ? `${r.key} "${recordKey(record, keyOf)}"` : undefined,
         idProperty !== undefined ? `id ${recordKey(record, idProperty)}` : undefined
       ].filter((x) => x !== undefined).join(", ")
-      const message = `${a.by}: "${value}" is already on the server, in the record of ${named || "another key"}${
-        others.length > 1 ? ` (and ${others.length - 1} more)` : ""
-      }: ${a.by} is an alternate key, so this row would make a second record of it`
+      const more = others.length > 1 ? ` (and ${others.length - 1} more)` : ""
+      const unique = serverUnique(r).find((f) => f.name === a.by)
+      const message = unique !== undefined
+        ? `${a.by}: the service keeps one ${r.title.toLowerCase().replace(/s$/, "")} per ${a.by}, and "${
+          shownValue(unique, value)
+        }" already has one: ${named || "another record"}${more}; delete that one first, or give its ${r.key ?? "key"}`
+        : `${a.by}: "${value}" is already on the server, in the record of ${
+          named || "another key"
+        }${more}: ${a.by} is an alternate key, so this row would make a second record of it`
       if (a.severity === "invalid") return { invalid: message, warnings }
       warnings.push(message)
     }

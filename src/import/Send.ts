@@ -161,7 +161,11 @@ export const send = Effect.fn("Send.send")(function*(
           : {})
       })
       const outcome = outcomeOf(resource, reply, () => "created", {
-        explain: (status, error) => (status === 409 ? `already exists: use --mode upsert (${error})` : error)
+        // A 409 of a value the service keeps unique besides the key (a webhook's entity) is no matter of mode.
+        explain: (status, error) =>
+          status === 409 && !resource.fields.some((f) => f.uniqueCode !== undefined)
+            ? `already exists: use --mode upsert (${error})`
+            : error
       })
       return answered(
         reply.reconciled

@@ -359,7 +359,16 @@ export const makeApp = (env: AppEnv) =>
         if (left <= 0) env.inFlight.delete(token)
         else env.inFlight.set(token, left)
       })),
-      Effect.catchTag("HttpFailure", (e) => Effect.succeed(failure(e.status, e.error))),
+      Effect.catchTag("HttpFailure", (e) =>
+        Effect.succeed(
+          e.errorCode === undefined
+            ? failure(e.status, e.error)
+            : reply({
+              status: e.status,
+              body: { message: e.error, target: null, errorCode: e.errorCode, errors: null },
+              applied: false
+            })
+        )),
       // A defect is a sandbox bug: still answer in the service's error shape, and say so on stderr.
       Effect.catchAllDefect((defect) =>
         Effect.sync(() => {

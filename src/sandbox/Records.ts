@@ -6,7 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
-import type { Resource } from "../Resources.js"
+import type { Field, Resource } from "../Resources.js"
 import { idReadName, readName } from "../Resources.js"
 import type { Call } from "./Call.js"
 import { managedProperties } from "./Collections.js"
@@ -51,6 +51,10 @@ const writable = Effect.fn("Records.writable")(function*(r: Resource, body: Rec)
   return { id, rest }
 })
 
+/** An enumeration's label for its number (`4` → `"Task"`), for messages; other values as they are. */
+const enumLabelOf = (field: Field, value: unknown): unknown =>
+  field.type._tag === "enum" ? field.type.values.find((v) => v.value === Number(value))?.label ?? value : value
+
 /** 409 when another record of the account already holds one of the resource's unique values. */
 const checkUnique = Effect.fn("Records.checkUnique")(
   function*(account: Account, r: Resource, rec: Rec, self: string | undefined) {
@@ -59,10 +63,18 @@ const checkUnique = Effect.fn("Records.checkUnique")(
       if (!field.unique || isUnset(rec[field.name])) continue
       const other = table.findUnique(field.name, rec[field.name])
       if (other !== undefined && keyOf(r, other) !== self) {
-        return yield* reject(
-          409,
-          `${field.name} ${show(rec[field.name])} already exists (${idReadName(r) ?? "id"} ${show(other[idName(r)])})`
-        )
+        const holder = `${idReadName(r) ?? "id"} ${show(other[idName(r)])}`
+        // The live service's own refusal, with its code (webhooks: one subscription per entity, 1026).
+        if (field.uniqueCode !== undefined) {
+          return yield* reject(
+            409,
+            `${r.title.replace(/s$/, "")} for ${field.name} ${
+              show(enumLabelOf(field, rec[field.name]))
+            } already exists (${holder})`,
+            field.uniqueCode
+          )
+        }
+        return yield* reject(409, `${field.name} ${show(rec[field.name])} already exists (${holder})`)
       }
     }
   }

@@ -1,17 +1,19 @@
 /**
  * What a sandbox handler answers: an `Outcome` (status, body, whether stored state changed) or an
- * `HttpFailure`, which becomes the service's error body `{"error": "..."}` with the same status.
+ * `HttpFailure`, which becomes the service's error body `{"error": "..."}` with the same status (the Blueprint's
+ * `{message, target, errorCode, errors}` when the failure carries the live service's own `errorCode`).
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
 export class HttpFailure extends Schema.TaggedError<HttpFailure>()("HttpFailure", {
   status: Schema.Number,
-  error: Schema.String
+  error: Schema.String,
+  errorCode: Schema.optional(Schema.Number)
 }) {}
 
-export const reject = (status: number, error: string): Effect.Effect<never, HttpFailure> =>
-  Effect.fail(new HttpFailure({ status, error }))
+export const reject = (status: number, error: string, errorCode?: number): Effect.Effect<never, HttpFailure> =>
+  Effect.fail(new HttpFailure(errorCode === undefined ? { status, error } : { status, error, errorCode }))
 
 export interface Outcome {
   readonly status: number

@@ -259,3 +259,29 @@ describe("client: sized for the live service's pace", () => {
     60_000
   )
 })
+
+describe("client: a second webhook for one entity (1026)", () => {
+  it.scopedLive("the refusal is one failed POST whose message carries the service's code; never retried or reconciled", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* startTestSandbox()
+      const api = yield* makeClient(sandbox)
+      const webhooks = resource("webhooks")
+      const post = (targetUrl: string) =>
+        api.request({
+          method: "POST",
+          path: "/webhooks",
+          body: { entity: "Task", action: "Inclusao", targetUrl },
+          correlation: { resource: webhooks, key: "targetUrl", value: targetUrl }
+        })
+      const first = yield* post("https://example.com.br/a")
+      assert.isTrue(first.ok)
+      const second = yield* post("https://example.com.br/b")
+      assert.isFalse(second.ok)
+      assert.strictEqual(second.status, 409)
+      assert.strictEqual(
+        second.error,
+        `Webhook for entity "Task" already exists (id ${(first.result as { id: number }).id}) (error code 1026)`
+      )
+      assert.strictEqual(requestsTo(yield* sandbox.control.requests, "POST", /\/webhooks$/).length, 2)
+    }))
+})

@@ -63,6 +63,50 @@ describe("sandbox: the live service's limits", () => {
       assert.strictEqual((yield* call("GET", "/segments")).status, 404)
     }))
 
+  it.scopedLive("a second webhook for one entity is refused: 409, the Blueprint's body with errorCode 1026", () =>
+    Effect.gen(function*() {
+      const { call } = yield* session()
+      const first = yield* call("POST", "/webhooks", {
+        body: { entity: "Task", action: "Inclusao", targetUrl: "https://example.com.br/a" }
+      })
+      assert.strictEqual(first.status, 201)
+      // Another action or URL for the same entity (by name or by code) is a second subscription of it.
+      for (
+        const body of [{ entity: 4, action: 2, targetUrl: "https://example.com.br/b" }, {
+          entity: "task",
+          action: 1,
+          targetUrl: "https://example.com.br/a"
+        }]
+      ) {
+        const refused = yield* call("POST", "/webhooks", { body })
+        assert.strictEqual(refused.status, 409)
+        assert.deepStrictEqual(refused.body, {
+          message: `Webhook for entity "Task" already exists (id ${first.body.result.id})`,
+          target: null,
+          errorCode: 1026,
+          errors: null
+        })
+      }
+      // Another entity is free; once the first is deleted, its entity is free again.
+      assert.strictEqual(
+        (yield* call("POST", "/webhooks", {
+          body: { entity: "Customer", action: 1, targetUrl: "https://example.com.br/a" }
+        }))
+          .status,
+        201
+      )
+      assert.strictEqual((yield* call("DELETE", `/webhooks/${first.body.result.id}`)).status, 204)
+      assert.strictEqual(
+        (yield* call("POST", "/webhooks", {
+          body: { entity: "Task", action: 2, targetUrl: "https://example.com.br/b" }
+        }))
+          .status,
+        201
+      )
+      const listed = (yield* call("GET", "/webhooks", { query: { paramFilter: {} } })).body.result.entityList
+      assert.deepStrictEqual(listed.map((w: { entity: string }) => w.entity).sort(), ["Customer", "Task"])
+    }))
+
   it.scopedLive("error bodies in the Blueprint's shape with the switch; the rate limit keeps {error}", () =>
     Effect.gen(function*() {
       const { call } = yield* session({ errorBodies: "blueprint", rate: { limit: 3, windowMs: 60_000 } })
