@@ -5,7 +5,7 @@
  * stops renewing its lock (killed, paused) goes back to the queue after the lock expires and another worker takes
  * it over, so attempts and stalls are allowed many times: our journal, not the queue, decides what was done.
  */
-import type { JobsOptions } from "bullmq"
+import type { Job, JobsOptions } from "bullmq"
 import type { Scope } from "effect"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -127,7 +127,30 @@ export const dequeue = (queue: FleetQueue, id: string) =>
     Effect.ignore
   )
 
-/** A worker pulling up to `jobs` jobs at once for the scope; `process` runs one (its promise ends it). */
+/**
+ * How often every worker looks for jobs whose worker stopped renewing its lock (killed, paused): the queue moves
+ * such a job back to the waiting list at the first look after its lock expired, so a killed worker's job waits at
+ * most the lease plus this (then a worker's takeover slot takes it; see `startEngineWorker`).
+ */
+export const stalledInterval = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 4)))
+
+/** How long a new job that reached a busy worker's takeover slot waits before it is offered again. */
+export const takeoverSlotDelay = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 4)))
+
+/**
+ * Whether a job given by the queue continues a run that stopped (its worker was killed or stalled: the queue moved it
+ * back; or it was handed back): a takeover, as opposed to a job not started yet.
+ */
+export const isTakeover = (job: { readonly stalledCounter?: number; readonly attemptsMade?: number }): boolean =>
+  (job.stalledCounter ?? 0) > 0 || (job.attemptsMade ?? 0) > 0
+
+/**
+ * A worker pulling up to `jobs` jobs at once for the scope, plus one slot kept for takeovers; `process` runs one
+ * (its promise ends it). Without that slot, a killed worker's job waited for the first survivor to finish a job
+ * (28–38 s with every survivor busy, issue 29): the queue only gives jobs to workers with room. The slot takes any
+ * job the queue gives; a new one that reaches it while the `jobs` slots are all busy is put back (delayed, its
+ * attempts untouched) for a worker with room, so a busy worker always has room to take over a stalled job at once.
+ */
 export const startEngineWorker = (
   url: string,
   options: { readonly jobs: number; readonly leaseMs: number },
@@ -136,19 +159,32 @@ export const startEngineWorker = (
   Effect.gen(function*() {
     const bullmq = yield* engine
     const settings = {
-      concurrency: options.jobs,
+      concurrency: options.jobs + 1,
       lockDuration: options.leaseMs,
-      stalledInterval: Math.max(500, Math.floor(options.leaseMs / 2)),
+      stalledInterval: stalledInterval(options.leaseMs),
       maxStalledCount: 1_000
+    }
+    let running = 0
+    const processor = async (job: Job<JobData>, token?: string) => {
+      if (running >= options.jobs && !isTakeover(job)) {
+        await job.moveToDelayed(Date.now() + takeoverSlotDelay(options.leaseMs), token)
+        throw new bullmq.DelayedError()
+      }
+      running++
+      try {
+        await process(job.data)
+      } finally {
+        running--
+      }
     }
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
         if (isRedisUrl(url)) {
           const { Worker } = bullmq.withBackend(bullmq.createRedisBackend)
-          return new Worker<JobData>(queueName, (job) => process(job.data), { connection: { url }, ...settings })
+          return new Worker<JobData>(queueName, processor, { connection: { url }, ...settings })
         }
         const { Worker } = bullmq.withBackend(bullmq.createPostgresBackend)
-        return new Worker<JobData>(queueName, (job) => process(job.data), {
+        return new Worker<JobData>(queueName, processor, {
           connection: { connectionString: url, max: 4 },
           ...settings
         })
