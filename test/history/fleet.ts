@@ -55,8 +55,11 @@ export type FleetAction =
   }
   | { readonly kind: "worker-start"; readonly slot: number }
   | { readonly kind: "worker-kill"; readonly slot: number }
-  /** PostgreSQL: every connection of the fleet ended; Redis: the server restarted (`downMs` down). */
-  | { readonly kind: "store-fault"; readonly downMs: number }
+  /**
+   * PostgreSQL: the fleet's connections ended (`pg_terminate_backend`), the workers' egress-id sessions (the
+   * advisory locks) too when `sessions`; Redis: the server restarted (`downMs` down).
+   */
+  | { readonly kind: "store-fault"; readonly downMs: number; readonly sessions: boolean }
   /** `accounts add` again with the other sandbox's address and credentials. */
   | { readonly kind: "account-move"; readonly account: number }
   | { readonly kind: "account-remove"; readonly account: number }
@@ -66,6 +69,23 @@ export type FleetAction =
   | { readonly kind: "let-run"; readonly requests: number }
 
 export type FleetKind = FleetAction["kind"]
+
+/** Features of fleet histories that `FLEET_KNOWN_OPEN` may leave out. */
+export type FleetFeature = "egress-sessions-killed"
+
+/**
+ * Features that break an invariant today because of an open defect: left out unless HISTORY_ALL=1. Delete the
+ * line once the fix is merged.
+ */
+export const FLEET_KNOWN_OPEN: Partial<Record<FleetFeature, string>> = {
+  // Seed 1008 (postgres), shrunk: a worker running a job in parts whose egress-id session is ended by
+  // pg_terminate_backend stops, but fails the parts it held ("2 of 3 parts failed: interrupted", exit 3) instead of
+  // handing them back (Worker.ts, the run's exit an interruption: failFor, not handBack).
+  "egress-sessions-killed": "issue 29: a worker that loses its egress-id session fails its jobs (Worker.ts)"
+}
+
+export const fleetFeaturesOf = (all: boolean): ReadonlySet<FleetFeature> =>
+  new Set((["egress-sessions-killed"] as const).filter((f) => all || FLEET_KNOWN_OPEN[f] === undefined))
 type Of<K extends FleetKind> = Extract<FleetAction, { kind: K }>
 
 /** The budget of every address, on both sides (the workers' `--rate`, and what the checker holds them to). */
@@ -161,7 +181,7 @@ type Note = string
 
 interface FleetSpec<K extends FleetKind> {
   readonly weight: number
-  readonly generate: (g: Rng) => Of<K>
+  readonly generate: (g: Rng, features: ReadonlySet<FleetFeature>) => Of<K>
   readonly run: (w: FleetWorld, a: Of<K>, step: number) => Effect.Effect<Note>
   readonly simplify: (a: Of<K>) => Array<FleetAction>
 }
@@ -242,7 +262,11 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
   },
   "store-fault": {
     weight: 1,
-    generate: (g) => ({ kind: "store-fault", downMs: 200 + g.int(800) }),
+    generate: (g, features) => ({
+      kind: "store-fault",
+      downMs: 200 + g.int(800),
+      sessions: features.has("egress-sessions-killed") && g.chance(0.5)
+    }),
     run: (w, a) =>
       w.restart !== undefined
         ? Effect.as(w.restart(a.downMs), `redis-server restarted, ${a.downMs} ms down`)
@@ -250,10 +274,17 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
           query(
             w.url,
             `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
-             WHERE datname = current_database() AND pid <> pg_backend_pid()`
+             WHERE datname = current_database() AND pid <> pg_backend_pid()
+               AND ($1 OR pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory'))`,
+            [a.sessions]
           )
-        ).pipe(Effect.map((rows) => `pg_terminate_backend: ${String(rows[0]?.n)} connections ended`)),
-    simplify: (a) => (a.downMs > 200 ? [{ ...a, downMs: 200 }] : [])
+        ).pipe(Effect.map((rows) =>
+          `pg_terminate_backend: ${String(rows[0]?.n)} connections ended${a.sessions ? ", egress sessions too" : ""}`
+        )),
+    simplify: (a) => [
+      ...(a.sessions ? [{ ...a, sessions: false }] : []),
+      ...(a.downMs > 200 ? [{ ...a, downMs: 200 }] : [])
+    ]
   },
   "account-move": {
     weight: 1,
@@ -350,13 +381,17 @@ const startWorkerAt = (w: FleetWorld, slot: number) =>
 const kinds = Object.keys(fleetActions) as Array<FleetKind>
 
 /** The history of `seed`: a job first and a worker second, so every history has work under way. */
-export const generateFleetHistory = (seed: number, length: number): Array<FleetAction> => {
+export const generateFleetHistory = (
+  seed: number,
+  length: number,
+  features: ReadonlySet<FleetFeature>
+): Array<FleetAction> => {
   const g = rng(seed)
   const total = kinds.reduce((s, k) => s + fleetActions[k].weight, 0)
   return Array.from({ length }, (_, i) => {
     let x = g.next() * total
     const kind = i === 0 ? "submit" : i === 1 ? "worker-start" : kinds.find((k) => (x -= fleetActions[k].weight) < 0)!
-    return (fleetActions[kind] as unknown as FleetSpec<FleetKind>).generate(g)
+    return (fleetActions[kind] as unknown as FleetSpec<FleetKind>).generate(g, features)
   })
 }
 
@@ -570,7 +605,11 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
     for (const job of w.jobs) {
       const waited = yield* Effect.promise(() => runCliWithin(["wait", job.id, "--json"], w.env, 180_000))
       w.output.push(waited.stdout, waited.stderr)
-      ended.push({ id: job.id, code: waited.code, state: lastJson(waited.stdout).state as string | undefined })
+      const json = lastJson(waited.stdout)
+      ended.push({ id: job.id, code: waited.code, state: json.state as string | undefined })
+      if (json.state !== "done" || waited.code !== 0) {
+        log.push(`${job.id}: ${String(json.error ?? waited.stderr.slice(-300))}`)
+      }
     }
     spend("drain", draining)
     const logs = [yield* sandboxes[0].control.requests, yield* sandboxes[1].control.requests] as const
@@ -609,10 +648,15 @@ export interface FleetVerdict {
 export const checkFleetSeed = (
   seed: number,
   backend: Backend,
-  options: { readonly length: number; readonly shrinkBudget: number; readonly history?: ReadonlyArray<FleetAction> }
+  options: {
+    readonly length: number
+    readonly shrinkBudget: number
+    readonly features: ReadonlySet<FleetFeature>
+    readonly history?: ReadonlyArray<FleetAction>
+  }
 ) =>
   Effect.gen(function*() {
-    const history = options.history ?? generateFleetHistory(seed, options.length)
+    const history = options.history ?? generateFleetHistory(seed, options.length, options.features)
     const outcome = yield* runFleetHistory(backend, history)
     if (outcome.violations.length === 0 || options.shrinkBudget === 0) {
       return { seed, backend, history, outcome } satisfies FleetVerdict
@@ -650,5 +694,5 @@ export const describeFleetFailure = (v: FleetVerdict): string =>
       ]
       : []),
     `replay: HISTORY_FLEET_SEED=${v.seed} HISTORY_FLEET_BACKEND=${v.backend} HISTORY_LENGTH=${v.history.length} ` +
-    `npx vitest run test/history/fleet-cli.test.ts`
+    `npx vitest run test/history/fleet-cli.test.ts (HISTORY_ALL=1 for a FLEET_KNOWN_OPEN feature)`
   ].join("\n")
