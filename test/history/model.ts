@@ -1099,6 +1099,14 @@ export const shrink = <E>(
   history: ReadonlyArray<Action>,
   fails: (h: ReadonlyArray<Action>) => Effect.Effect<boolean, E>,
   budget = 60
+) => shrinkWith(history, smaller, fails, budget)
+
+/** `shrink` over any kind of history (the fleet's, fleet.ts): `smallerOf` gives the candidates, simplest first. */
+export const shrinkWith = <A, E>(
+  history: ReadonlyArray<A>,
+  smallerOf: (h: ReadonlyArray<A>) => Array<Array<A>>,
+  fails: (h: ReadonlyArray<A>) => Effect.Effect<boolean, E>,
+  budget: number
 ) =>
   Effect.gen(function*() {
     let current = history
@@ -1106,7 +1114,7 @@ export const shrink = <E>(
     let progress = true
     while (progress && tries < budget) {
       progress = false
-      for (const candidate of smaller(current)) {
+      for (const candidate of smallerOf(current)) {
         if (++tries > budget) break
         if (yield* fails(candidate)) {
           current = candidate

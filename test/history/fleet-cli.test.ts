@@ -1,0 +1,107 @@
+/**
+ * The fleet's generated histories (issue 29; fleet.ts): a few short seeded histories on each backend, with the
+ * fleet's invariants checked (no job lost, one record per key, no address over its budget, nothing after an
+ * account's removal or to its old address) — the bounded run of `npm test`, in the cli tier (it spawns the built
+ * CLI: `npm run build` first).
+ *
+ * HISTORY_FLEET_SEED=7 [HISTORY_FLEET_BACKEND=redis] [HISTORY_LENGTH=8] replays one seed (and shrinks it when it
+ * fails); HISTORY_FLEET_JSON='[…]' replays a printed history. `npm run soak -- --fleet` runs them until the time
+ * is up (HISTORY_SOAK=1 HISTORY_FLEET=1: the soak below).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { existsSync, writeFileSync } from "node:fs"
+import type { Backend } from "../fleet/support.js"
+import { availableBackends, bin } from "../fleet/support.js"
+import type { FleetAction, FleetVerdict } from "./fleet.js"
+import { checkFleetSeed, describeFleetFailure, fleetFeaturesOf } from "./fleet.js"
+
+const env = process.env
+const length = Number(env.HISTORY_LENGTH ?? 8)
+const only = env.HISTORY_FLEET_BACKEND as Backend | undefined
+const backends = availableBackends.filter((b) => only === undefined || b.backend === only)
+/** The bounded run's seeds (one per backend keeps the tier's time); HISTORY_FLEET_SEED replays one. */
+const seeds = env.HISTORY_FLEET_SEED !== undefined ? [Number(env.HISTORY_FLEET_SEED)] : [116]
+/** HISTORY_ALL=1: with the features FLEET_KNOWN_OPEN leaves out (a known open defect each). */
+const features = fleetFeaturesOf(env.HISTORY_ALL === "1")
+const replay = env.HISTORY_FLEET_JSON !== undefined
+  ? (JSON.parse(env.HISTORY_FLEET_JSON) as Array<FleetAction>)
+  : undefined
+
+describe.skipIf(env.HISTORY_SOAK === "1")("fleet histories", () => {
+  it.live.each(backends)(
+    "seeded fleet histories keep the fleet's invariants ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        assert.isTrue(existsSync(bin), `${bin} is missing: npm run build first`)
+        const failures: Array<string> = []
+        for (const seed of seeds) {
+          const verdict = yield* checkFleetSeed(seed, b.backend, {
+            length,
+            features,
+            shrinkBudget: Number(env.HISTORY_SHRINK ?? 4),
+            ...(replay !== undefined ? { history: replay } : {})
+          })
+          if (env.HISTORY_VERBOSE === "1") console.log(verdict.outcome.log.join("\n"))
+          if (verdict.outcome.violations.length > 0) failures.push(describeFleetFailure(verdict))
+        }
+        assert.deepStrictEqual(failures, [])
+      }),
+    15 * 60_000
+  )
+})
+
+describe.skipIf(env.HISTORY_SOAK !== "1" || env.HISTORY_FLEET !== "1")("soak of fleet histories", () => {
+  it.live("fleet histories until the time is up, on each backend in turn", () =>
+    Effect.gen(function*() {
+      assert.isTrue(existsSync(bin), `${bin} is missing: npm run build first`)
+      const deadline = Date.now() + Number(env.HISTORY_MINUTES ?? 10) * 60_000
+      const firstSeed = Number(env.HISTORY_SEED ?? 1)
+      const jobs = Math.max(1, Number(env.HISTORY_JOBS ?? 1))
+      const started = Date.now()
+      const failures: Array<FleetVerdict> = []
+      const spent: Record<string, number> = {}
+      const counts: Record<string, number> = {}
+      let next = firstSeed
+      const worker = Effect.gen(function*() {
+        while (Date.now() < deadline) {
+          const seed = next++
+          const backend = backends[seed % backends.length]!.backend
+          const verdict = yield* checkFleetSeed(seed, backend, { length, features, shrinkBudget: 6 })
+          counts[backend] = (counts[backend] ?? 0) + 1
+          for (const [what, ms] of Object.entries(verdict.outcome.spent)) spent[what] = (spent[what] ?? 0) + ms
+          if (verdict.outcome.violations.length > 0) {
+            console.error(describeFleetFailure(verdict))
+            failures.push(verdict)
+          }
+          console.log(
+            `fleet soak: seed ${seed} (${backend}) ${verdict.outcome.violations.length === 0 ? "ok" : "FAILED"}`
+          )
+        }
+      })
+      yield* Effect.all(Array.from({ length: jobs }, () => worker), { concurrency: "unbounded", discard: true })
+      const minutes = (Date.now() - started) / 60_000
+      const result = {
+        at: new Date().toISOString(),
+        fleet: true,
+        minutes: Number(minutes.toFixed(1)),
+        firstSeed,
+        lastSeed: next - 1,
+        length,
+        jobs,
+        histories: counts,
+        secondsByKind: Object.fromEntries(
+          Object.entries(spent).sort(([, a], [, b]) => b - a).map(([what, ms]) => [what, Math.round(ms / 1000)])
+        ),
+        failures: failures.map((f) => ({
+          seed: f.seed,
+          backend: f.backend,
+          violations: f.outcome.violations,
+          shrunk: f.shrunk?.history
+        }))
+      }
+      console.log(`fleet soak: ${JSON.stringify(result)}`)
+      if (env.HISTORY_SOAK_OUT) writeFileSync(env.HISTORY_SOAK_OUT, JSON.stringify(result, null, 2) + "\n")
+      assert.deepStrictEqual(failures.map(describeFleetFailure), [])
+    }), 24 * 60 * 60_000)
+})
