@@ -1,6 +1,7 @@
 /**
  * The HTTP adapter of the `Api` port. Every call goes: token (cached, renewed ahead of expiry, one login for
- * all callers) → concurrency permit → budget → one attempt under a timeout and a size cap → the per-method policy:
+ * all callers) → concurrency permit → budget → one attempt under a timeout and a size cap → the per-method policy
+ * (decided by `Policy.ts`, a pure function of the call's state and the attempt; this module carries it out):
  *
  * - GET, PUT, DELETE are resent on 5xx, timeouts, broken connections and oversized answers, with exponential,
  *   jittered backoff.
@@ -40,52 +41,18 @@ import * as Stream from "effect/Stream"
 import { resource } from "../Resources.js"
 import type { ApiRequest, ClientActivity, Evidence, Reply } from "./Api.js"
 import { accountOf, Api, ApiAborted } from "./Api.js"
-import { errorMessage, isRateLimit, isRedirect, redirectMessage, resultOf } from "./Body.js"
+import { errorMessage, isRedirect, redirectMessage, resultOf } from "./Body.js"
 import { makeBudget, SharedBudget } from "./Budget.js"
 import { ClientConfig } from "./Config.js"
 import { type Get, makePages, type PageLimits } from "./Pages.js"
+import { checkedNotApplied, decide, firstState, outcomeOf, settleCheck } from "./Policy.js"
 import { findByKey, lookupFor, patchApplied, resourceOfPath } from "./Reconcile.js"
 import { makeCounters } from "./Stats.js"
 import { makeTokens, type Token } from "./Token.js"
-import { type Attempt, makeTransport, mayHaveArrived, TokenGone } from "./Transport.js"
-import { judgeWrite } from "./Writes.js"
+import { type Attempt, makeTransport, TokenGone } from "./Transport.js"
 
 /** Calls failed in a row by a 401 to a token just issued for them, before the run is aborted. */
 const unauthorizedInARow = 5
-
-type Verdict =
-  | { readonly _tag: "ok" | "rejected" | "rate-limited" | "unauthorized" | "transient" }
-  /** A 2xx that does not say the write was done: like a lost answer. */
-  | { readonly _tag: "unconfirmed"; readonly why: string }
-  /** A 202 to a write that is done at once: accepted, maybe applied later. */
-  | { readonly _tag: "later"; readonly why: string }
-
-const isWrite = (method: ApiRequest["method"]) => method !== "GET"
-
-const verdictOf = (req: ApiRequest, a: Attempt): Verdict => {
-  if (a._tag === "NoAnswer") return { _tag: "transient" }
-  if (a.status >= 200 && a.status < 300) {
-    if (!isWrite(req.method)) return { _tag: "ok" }
-    const judged = judgeWrite(req, a.status, a.body)
-    return judged._tag === "Done"
-      ? { _tag: "ok" }
-      : judged._tag === "Later"
-      ? { _tag: "later", why: judged.why }
-      : { _tag: "unconfirmed", why: judged.why }
-  }
-  if (isRateLimit(a.status, a.text)) return { _tag: "rate-limited" }
-  if (a.status === 401) return { _tag: "unauthorized" }
-  if (a.status >= 500) return { _tag: "transient" }
-  return { _tag: "rejected" }
-}
-
-/** The server got past authentication: the token was accepted. */
-const tokenAccepted = (a: Attempt): boolean =>
-  a._tag === "Answer" && a.status < 500 && a.status !== 401 && !isRateLimit(a.status, a.text)
-
-/** The `_retry_outcomes` word of an attempt: `503`, `timeout`, `reset`, `too-large`, `refused`, `rate-limited`, `401`, `200`. */
-const outcomeOf = (a: Attempt): string =>
-  a._tag === "NoAnswer" ? a.outcome : isRateLimit(a.status, a.text) ? "rate-limited" : String(a.status)
 
 /** What a lost write turned out to be. */
 type Check =
@@ -93,15 +60,71 @@ type Check =
   | { readonly _tag: "Absent" }
   | { readonly _tag: "Unknown"; readonly why: string }
 
-/**
- * A 404 or 500 answered while other requests of this client were in flight: the live service answers bursts of
- * concurrent calls on one token so, to calls that succeed alone (api-notes, "Live behaviour reported by more public
- * clients"). Such an answer counts only once the call, asked again alone, gets it too.
- */
-const maybeBurst = (req: ApiRequest, a: Attempt): boolean =>
-  a._tag === "Answer" && a.crowded && (a.status === 500 || (a.status === 404 && req.trustNotFound !== true))
+const answerOf = (a: Attempt) =>
+  a._tag === "Answer" ? { status: a.status, requestId: a.requestId } : { status: undefined, requestId: undefined }
 
-const idempotent = (method: ApiRequest["method"]) => method === "GET" || method === "PUT" || method === "DELETE"
+/**
+ * The replies a call can end with, each carrying its evidence: the attempts made (`attempts()`), the outcomes of
+ * the earlier ones, the time since `startedAt`; `told` is an attempt's message.
+ */
+const makeReplies = (
+  startedAt: number,
+  earlier: Array<string>,
+  attempts: () => number,
+  told: (a: Attempt) => string
+) => {
+  const evidence = (final: { readonly status: number | undefined; readonly requestId: string | undefined }) =>
+    Effect.map(Clock.currentTimeMillis, (now): Evidence => ({
+      status: final.status,
+      requestId: final.requestId,
+      attempts: attempts(),
+      retryOutcomes: [...earlier],
+      durationMs: now - startedAt
+    }))
+
+  const final = (a: Attempt, ok: boolean, note = "") =>
+    Effect.map(evidence(answerOf(a)), (ev): Reply => ({
+      ok,
+      status: ev.status,
+      body: a._tag === "Answer" ? a.body : undefined,
+      result: a._tag === "Answer" ? resultOf(a.body) : undefined,
+      error: ok ? undefined : `${told(a)}${note}`,
+      inDoubt: false,
+      reconciled: false,
+      evidence: ev
+    }))
+
+  const inDoubt = (a: Attempt, why: string) =>
+    Effect.map(evidence(answerOf(a)), (ev): Reply => ({
+      ok: false,
+      status: ev.status,
+      body: a._tag === "Answer" ? a.body : undefined,
+      result: undefined,
+      error: `${told(a)}; it may or may not have been applied: ${why}`,
+      inDoubt: true,
+      reconciled: false,
+      evidence: ev
+    }))
+
+  /** The lost write was found applied: the last attempt becomes an earlier one, the check is the final exchange. */
+  const reconciled = (a: Attempt, check: Extract<Check, { _tag: "Applied" }>) => {
+    earlier.push(outcomeOf(a))
+    return Effect.map(
+      evidence({ status: check.reply.status, requestId: check.reply.evidence.requestId }),
+      (ev): Reply => ({
+        ok: true,
+        status: ev.status,
+        body: check.reply.body,
+        result: check.record,
+        error: undefined,
+        inDoubt: false,
+        reconciled: true,
+        evidence: ev
+      })
+    )
+  }
+  return { final, inDoubt, reconciled } as const
+}
 
 export const make = Effect.gen(function*() {
   const settings = yield* ClientConfig
@@ -195,84 +218,35 @@ export const make = Effect.gen(function*() {
       const delays = yield* Schedule.driver(backoff)
       const earlier: Array<string> = []
       let attempts = 0
-      let failures = 0
-      let rateLimits = 0
-      /** 401s of this call, and whether its last attempt was one (the next token is then the one obtained for it). */
-      let unauthorized = 0
-      let after401 = false
-      /** 401s in a row to tokens issued for this call after its previous 401 and never accepted for any call. */
-      let refusedFresh = 0
+      let state = firstState(req)
       /** Why a 2xx answer of this call did not confirm the write (its message in place of the answer's). */
       const notes = new WeakMap<Attempt, string>()
-      const told = (a: Attempt) => notes.get(a) ?? describe(a)
+      const replies = makeReplies(startedAt, earlier, () => attempts, (a) => notes.get(a) ?? describe(a))
       /** The last attempt of a POST/PATCH that may have been applied: checked before anything is resent. */
       let unsure: Attempt | undefined
-      /** Attempts go alone: asked so, or after a 404/500 that may have been a burst's. */
-      let alone = req.alone === true
-
-      const evidence = (final: { readonly status: number | undefined; readonly requestId: string | undefined }) =>
-        Effect.map(Clock.currentTimeMillis, (now): Evidence => ({
-          status: final.status,
-          requestId: final.requestId,
-          attempts,
-          retryOutcomes: [...earlier],
-          durationMs: now - startedAt
-        }))
-
-      const answerOf = (a: Attempt) =>
-        a._tag === "Answer" ? { status: a.status, requestId: a.requestId } : { status: undefined, requestId: undefined }
-
-      const finalReply = (a: Attempt, ok: boolean, note = "") =>
-        Effect.map(evidence(answerOf(a)), (ev): Reply => ({
-          ok,
-          status: ev.status,
-          body: a._tag === "Answer" ? a.body : undefined,
-          result: a._tag === "Answer" ? resultOf(a.body) : undefined,
-          error: ok ? undefined : `${told(a)}${note}`,
-          inDoubt: false,
-          reconciled: false,
-          evidence: ev
-        }))
-
-      const inDoubtReply = (a: Attempt, why: string) =>
-        Effect.map(evidence(answerOf(a)), (ev): Reply => ({
-          ok: false,
-          status: ev.status,
-          body: a._tag === "Answer" ? a.body : undefined,
-          result: undefined,
-          error: `${told(a)}; it may or may not have been applied: ${why}`,
-          inDoubt: true,
-          reconciled: false,
-          evidence: ev
-        }))
-
-      /** The lost write was found applied: the last attempt becomes an earlier one, the check is the final exchange. */
-      const reconciledReply = (a: Attempt, check: Extract<Check, { _tag: "Applied" }>) => {
-        earlier.push(outcomeOf(a))
-        return Effect.map(
-          evidence({ status: check.reply.status, requestId: check.reply.evidence.requestId }),
-          (ev): Reply => ({
-            ok: true,
-            status: ev.status,
-            body: check.reply.body,
-            result: check.record,
-            error: undefined,
-            inDoubt: false,
-            reconciled: true,
-            evidence: ev
-          })
-        )
-      }
 
       const check = (r: ApiRequest) => (r.method === "POST" ? findPosted(r) : checkPatched(r))
+      /** Looks the write of the attempt `a` up and settles the call, or answers `undefined`: send it again. */
+      const checked = Effect.fn("Api.checked")(function*(a: Attempt, last: boolean) {
+        const found = yield* check(req)
+        switch (settleCheck(found._tag, last)) {
+          case "Reconciled":
+            return yield* replies.reconciled(a, found as Extract<Check, { _tag: "Applied" }>)
+          case "InDoubt":
+            return yield* replies.inDoubt(a, (found as Extract<Check, { _tag: "Unknown" }>).why)
+          case "GiveUp":
+            return yield* replies.final(a, false, checkedNotApplied)
+          case "Resend":
+            // Not applied: the attempt becomes an earlier one and the request is sent again.
+            earlier.push(outcomeOf(a))
+            return undefined
+        }
+      })
 
       while (true) {
         if (unsure !== undefined) {
-          const found = yield* check(req)
-          if (found._tag === "Applied") return yield* reconciledReply(unsure, found)
-          if (found._tag === "Unknown") return yield* inDoubtReply(unsure, found.why)
-          // Not applied: the attempt becomes an earlier one and the request is sent again.
-          earlier.push(outcomeOf(unsure))
+          const settled = yield* checked(unsure, false)
+          if (settled !== undefined) return settled
           unsure = undefined
         }
         const token = yield* tokens.get
@@ -283,6 +257,7 @@ export const make = Effect.gen(function*() {
           Option.isSome(t)
             ? Effect.succeed(Option.some((used = t.value).value))
             : Effect.fail(new TokenGone({ reason: "Dropped" })))
+        const alone = state.alone
         const sent = yield* Effect.either(transport.send(alone && req.alone !== true ? { ...req, alone } : req, bearer))
         if (Either.isLeft(sent)) {
           continue
@@ -292,103 +267,40 @@ export const make = Effect.gen(function*() {
           yield* counters.add("retries")
         }
         attempts += 1
-        if (tokenAccepted(a)) {
-          yield* tokens.prove(used)
-          refusedInARow = 0
+        const step = decide(req, state, a, {
+          maxAttempts: settings.maxAttempts,
+          unauthorizedInARow,
+          refusedInARow,
+          tokenProven: yield* tokens.proven(used),
+          describe
+        })
+        state = step.state
+        refusedInARow = step.refusedInARow
+        if (step.note !== undefined) notes.set(a, step.note)
+        if (step.proveToken) yield* tokens.prove(used)
+        if (step.invalidateToken) yield* tokens.invalidate(used)
+        if (step.pause) {
+          yield* counters.add("rateLimited")
+          yield* budget.pause(settings.rateLimitPauseMs)
         }
-        if (!alone && maybeBurst(req, a)) {
-          // Not the truth about the record yet: asked again alone, without counting as a failed attempt. A POST
-          // or PATCH is checked first (by its key, by a re-read), as after a lost answer, so no create is doubled.
-          alone = true
-          after401 = false
-          if (idempotent(req.method)) {
-            earlier.push(outcomeOf(a))
-            continue
-          }
-          if (req.method === "POST" && req.correlation === undefined) {
-            return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
-          }
-          unsure = a
-          continue
-        }
-        const verdict = verdictOf(req, a)
-        if (verdict._tag !== "unauthorized") after401 = false
-
-        switch (verdict._tag) {
-          case "ok":
-            return yield* finalReply(a, true)
-          case "rejected":
-            return yield* finalReply(a, false)
-          case "later":
-            return yield* inDoubtReply(a, verdict.why)
-          case "unauthorized": {
-            yield* tokens.invalidate(used)
-            unauthorized += 1
-            const obtainedForIt = after401 && !(yield* tokens.proven(used))
-            refusedFresh = obtainedForIt ? refusedFresh + 1 : 0
-            after401 = true
-            // A revocation can land between a login and the first answer to its token (a storm's pause in between):
-            // one refused fresh token is given one more login; a second one in a row is not a coincidence.
-            const cannot = refusedFresh >= 2
-            if (cannot || unauthorized >= settings.maxAttempts) {
-              // The tokens were issued for this call after its previous 401 and the server never accepted them:
-              // these credentials cannot do this. The call fails; many in a row abort rather than log in again and
-              // again.
-              if (++refusedInARow >= unauthorizedInARow) {
-                return yield* new ApiAborted({
-                  reason: "Unauthorized",
-                  message:
-                    `the API answered 401 to ${refusedInARow} calls in a row (the last ${req.method} ${req.path}) even with a token just issued for them: these credentials are not allowed to use it`
-                })
-              }
-              notes.set(
-                a,
-                cannot
-                  ? `the API answered 401 to ${req.method} ${req.path} even with tokens just issued for it: these credentials are not allowed to do this (${
-                    describe(a)
-                  })`
-                  : `the API answered 401 to ${req.method} ${req.path} ${unauthorized} times, logging in again each time (${
-                    describe(a)
-                  })`
-              )
-              return yield* finalReply(a, false)
-            }
-            // A new revocation (or expiry): log in again and resend. A 401 was not applied, whatever the method.
-            earlier.push(outcomeOf(a))
-            continue
-          }
-          case "rate-limited": {
-            yield* counters.add("rateLimited")
-            yield* budget.pause(settings.rateLimitPauseMs)
-            if (++rateLimits >= settings.maxAttempts) return yield* finalReply(a, false)
-            earlier.push(outcomeOf(a))
-            continue
-          }
-          case "unconfirmed":
-          case "transient": {
-            if (verdict._tag === "unconfirmed") notes.set(a, verdict.why)
-            const lost = !idempotent(req.method) && mayHaveArrived(a)
-            if (lost && req.method === "POST" && req.correlation === undefined) {
-              return yield* inDoubtReply(a, "the request has no correlation key to look the record up by")
-            }
-            if (++failures >= settings.maxAttempts) {
-              // A write answered 2xx without confirming it may have been applied, whatever the method.
-              if (!lost) {
-                return verdict._tag === "unconfirmed"
-                  ? yield* inDoubtReply(a, "the answer does not confirm it")
-                  : yield* finalReply(a, false)
-              }
-              const found = yield* check(req)
-              if (found._tag === "Applied") return yield* reconciledReply(a, found)
-              if (found._tag === "Unknown") return yield* inDoubtReply(a, found.why)
-              return yield* finalReply(a, false, " (checked afterwards: it was not applied)")
-            }
-            // A write that may have been applied is checked (after the backoff) before anything is resent.
-            if (lost) unsure = a
+        const decision = step.decision
+        switch (decision._tag) {
+          case "Succeed":
+            return yield* replies.final(a, true)
+          case "GiveUp":
+            if (decision.message !== undefined) notes.set(a, decision.message)
+            return yield* replies.final(a, false, decision.suffix)
+          case "InDoubt":
+            return yield* replies.inDoubt(a, decision.why)
+          case "Abort":
+            return yield* new ApiAborted({ reason: "Unauthorized", message: decision.message })
+          case "CheckLast":
+            return (yield* checked(a, true))!
+          case "Retry":
+            if (decision.check) unsure = a
             else earlier.push(outcomeOf(a))
-            yield* delays.next(undefined).pipe(Effect.ignore)
+            if (decision.backoff) yield* delays.next(undefined).pipe(Effect.ignore)
             continue
-          }
         }
       }
     }

@@ -351,175 +351,201 @@ const change = (
   return fail(`the API cannot change an existing ${r.title.toLowerCase()} record (would change ${formatChanges(list)})`)
 }
 
-export const plan = (input: PlanInput): Action => {
-  const { resource: r, mode, row, existing, interrupted } = input
-  // An update leaves create-only fields (passwords) out unless the run asks for them.
-  const forUpdate = (body: Record<string, unknown>) => input.sendWriteOnly === true ? body : withoutCreateOnly(r, body)
+/** An update leaves create-only fields (passwords) out unless the run asks for them. */
+const forUpdateOf = (input: PlanInput) => (body: Record<string, unknown>) =>
+  input.sendWriteOnly === true ? body : withoutCreateOnly(input.resource, body)
 
+export const plan = (input: PlanInput): Action => {
   // A POST of an earlier session whose answer never came: the lookup tells whether it landed. The record found is
   // that session's only with proof: its read before the POST found none, and the record holds what the row sends.
-  if (interrupted === "create") {
+  if (input.interrupted === "create") {
+    const settled = planInterruptedCreate(input)
+    if (settled !== undefined) return settled
+  }
+  switch (input.mode) {
+    case "delete":
+      return planDelete(input)
+    case "update":
+      return planUpdate(input)
+    case "create":
+      return planCreate(input)
+    case "upsert":
+      return planUpsert(input)
+  }
+}
+
+/** A create of an earlier session that stopped before its answer: settled by the lookup, or undefined (plan it). */
+const planInterruptedCreate = (input: PlanInput): Action | undefined => {
+  const { resource: r, row, existing } = input
+  const found = single(r, existing)
+  if (found._tag === "Stop") return found.action
+  if (found._tag === "One") {
+    const id = recordId(r, found.record)
+    const withId = id !== undefined ? { recordId: id } : {}
+    const differ = diff(r, bodyOf(r, row, false), found.record)
+    if (input.interruptedAbsent === true && differ.length === 0) {
+      return settle({ status: "created", ...withId, error: reconciledNote })
+    }
+    return settle({
+      status: "in-doubt",
+      error: `the run stopped while this row was being created; a ${r.name} record with ${
+        existing._tag === "Found" ? `${existing.by} "${existing.value}"` : "its key"
+      } is on the server${id !== undefined ? ` (id ${String(id)})` : ""}, but ${
+        input.interruptedAbsent === true
+          ? `it does not hold what this row sends (${differ.map((c) => c.field).join(", ")})`
+          : "nothing shows this run created it (no read before the request found the key absent)"
+      }: not counted as created, and undo leaves it; check it, then rerun the row`
+    })
+  }
+  if (existing._tag === "NotLooked") {
+    return settle({
+      status: "in-doubt",
+      error:
+        `the run stopped while this row was being created, and ${r.name} records cannot be looked up by a key: check the server, then rerun the row`
+    })
+  }
+  return undefined
+}
+
+/** `--mode delete`: DELETE by id, by the record the key found, or from a sub-collection. */
+const planDelete = (input: PlanInput): Action => {
+  const { resource: r, row, existing, interrupted } = input
+  if (isPathWrite(r)) {
+    const w = pathWrite(r, row)
+    if (typeof w === "string") return fail(w)
+    const item = r.key !== undefined ? w.body[r.key] : undefined
+    if (item === undefined) return fail(`${r.key ?? "the item"}: needed to delete from ${r.name}`)
+    return { _tag: "DeletePath", path: w.path, body: [item] }
+  }
+  if (existing._tag === "NotLooked") {
+    return row.id !== undefined
+      ? { _tag: "Delete", id: row.id }
+      : fail(`delete needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+  }
+  const found = single(r, existing)
+  if (found._tag === "Stop") return found.action
+  if (found._tag === "None") {
+    return interrupted === "delete"
+      ? settle({ status: "deleted", error: "reconciled after an interruption: the record is gone" })
+      : fail(notFound(r, existing, row))
+  }
+  const id = recordId(r, found.record)
+  return id === undefined ? fail(`the ${r.name} record found has no id`) : { _tag: "Delete", id }
+}
+
+/** `--mode update`: the changed fields of the record the key (or id) names; never a create. */
+const planUpdate = (input: PlanInput): Action => {
+  const { resource: r, row, existing, interrupted } = input
+  const forUpdate = forUpdateOf(input)
+  const candidates = forUpdate(bodyOf(r, row, false))
+  if (r.key !== undefined) delete candidates[r.key]
+  if (existing._tag === "NotLooked") {
+    if (row.id === undefined) {
+      return fail(`update needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
+    }
+    const list = Object.entries(candidates).map(([field, to]) => ({ field, from: undefined, to }))
+    if (list.length === 0) return settle({ status: "unchanged", recordId: row.id })
+    return has(r, "patch")
+      ? { _tag: "Patch", id: row.id, changes: list }
+      : { _tag: "PutId", id: row.id, body: candidates, changes: list }
+  }
+  const found = single(r, existing)
+  if (found._tag === "Stop") return found.action
+  if (found._tag === "None") return deletedSinceExport(input) ?? fail(notFound(r, existing, row))
+  const g = guarded(input, found.record)
+  if (g._tag === "Stop") return g.action
+  const wanted = forUpdate(bodyOf(r, g.row, false))
+  if (r.key !== undefined) delete wanted[r.key]
+  return noted(change(r, found.record, g.row, interrupted, wanted, forUpdate, input.interruptedAbsent), g.note)
+}
+
+/** `--mode create`: a POST, refused without a request when the key is already on the server. */
+const planCreate = (input: PlanInput): Action => {
+  const { resource: r, row, existing } = input
+  // Read before the write: a key already on the server is refused without a request (a POST would meet a
+  // 409, or, when a gateway loses that answer, find the existing record and take it for its own).
+  const found = single(r, existing)
+  if (found._tag === "Stop") return found.action
+  if (found._tag === "One") {
+    const id = recordId(r, found.record)
+    return fail(
+      `already exists (${r.key} "${row.key}"${id !== undefined ? `, id ${String(id)}` : ""}): use --mode upsert`
+    )
+  }
+  return post(r, row)
+}
+
+/** `--mode upsert`: the API's own upsert, a sub-collection PUT, or one emulated by the lookup. */
+const planUpsert = (input: PlanInput): Action => {
+  const { resource: r, row, existing, interrupted } = input
+  const forUpdate = forUpdateOf(input)
+  if (isPathWrite(r)) {
+    const w = pathWrite(r, row)
+    if (typeof w === "string") return fail(w)
+    return { _tag: "PutPath", path: w.path, body: w.body, files: row.files }
+  }
+  if (has(r, "upsert")) {
+    // The API's own upsert finds the record by key itself; the lookup (dry run, resume) only says what it will do.
+    const keepId = row.key === undefined
+    const w = pathWrite(r, row)
+    if (typeof w === "string") return fail(w)
     const found = single(r, existing)
     if (found._tag === "Stop") return found.action
+    const body = bodyOf(r, row, keepId)
     if (found._tag === "One") {
-      const id = recordId(r, found.record)
-      const withId = id !== undefined ? { recordId: id } : {}
-      const differ = diff(r, bodyOf(r, row, false), found.record)
-      if (input.interruptedAbsent === true && differ.length === 0) {
-        return settle({ status: "created", ...withId, error: reconciledNote })
-      }
-      return settle({
-        status: "in-doubt",
-        error: `the run stopped while this row was being created; a ${r.name} record with ${
-          existing._tag === "Found" ? `${existing.by} "${existing.value}"` : "its key"
-        } is on the server${id !== undefined ? ` (id ${String(id)})` : ""}, but ${
-          input.interruptedAbsent === true
-            ? `it does not hold what this row sends (${differ.map((c) => c.field).join(", ")})`
-            : "nothing shows this run created it (no read before the request found the key absent)"
-        }: not counted as created, and undo leaves it; check it, then rerun the row`
-      })
-    }
-    if (existing._tag === "NotLooked") {
-      return settle({
-        status: "in-doubt",
-        error:
-          `the run stopped while this row was being created, and ${r.name} records cannot be looked up by a key: check the server, then rerun the row`
-      })
-    }
-  }
-
-  switch (mode) {
-    case "delete": {
-      if (isPathWrite(r)) {
-        const w = pathWrite(r, row)
-        if (typeof w === "string") return fail(w)
-        const item = r.key !== undefined ? w.body[r.key] : undefined
-        if (item === undefined) return fail(`${r.key ?? "the item"}: needed to delete from ${r.name}`)
-        return { _tag: "DeletePath", path: w.path, body: [item] }
-      }
-      if (existing._tag === "NotLooked") {
-        return row.id !== undefined
-          ? { _tag: "Delete", id: row.id }
-          : fail(`delete needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
-      }
-      const found = single(r, existing)
-      if (found._tag === "Stop") return found.action
-      if (found._tag === "None") {
-        return interrupted === "delete"
-          ? settle({ status: "deleted", error: "reconciled after an interruption: the record is gone" })
-          : fail(notFound(r, existing, row))
-      }
-      const id = recordId(r, found.record)
-      return id === undefined ? fail(`the ${r.name} record found has no id`) : { _tag: "Delete", id }
-    }
-
-    case "update": {
-      const candidates = forUpdate(bodyOf(r, row, false))
-      if (r.key !== undefined) delete candidates[r.key]
-      if (existing._tag === "NotLooked") {
-        if (row.id === undefined) {
-          return fail(`update needs the ${idName(r) ?? "id"}${r.key !== undefined ? ` or the ${r.key}` : ""} column`)
-        }
-        const list = Object.entries(candidates).map(([field, to]) => ({ field, from: undefined, to }))
-        if (list.length === 0) return settle({ status: "unchanged", recordId: row.id })
-        return has(r, "patch")
-          ? { _tag: "Patch", id: row.id, changes: list }
-          : { _tag: "PutId", id: row.id, body: candidates, changes: list }
-      }
-      const found = single(r, existing)
-      if (found._tag === "Stop") return found.action
-      if (found._tag === "None") return deletedSinceExport(input) ?? fail(notFound(r, existing, row))
       const g = guarded(input, found.record)
       if (g._tag === "Stop") return g.action
-      const wanted = forUpdate(bodyOf(r, g.row, false))
-      if (r.key !== undefined) delete wanted[r.key]
-      return noted(change(r, found.record, g.row, interrupted, wanted, forUpdate, input.interruptedAbsent), g.note)
-    }
-
-    case "create": {
-      // Read before the write: a key already on the server is refused without a request (a POST would meet a
-      // 409, or, when a gateway loses that answer, find the existing record and take it for its own).
-      const found = single(r, existing)
-      if (found._tag === "Stop") return found.action
-      if (found._tag === "One") {
+      const body = forUpdate(bodyOf(r, g.row, keepId))
+      const list = diff(r, body, found.record)
+      // Equal on every field the server lists back: nothing is sent, unless the row gives a field that cannot
+      // be read back (a password, a file), which only a write can set.
+      if (list.length === 0 && (input.dryRun || interrupted === "upsert" || unreadable(r, body).length === 0)) {
         const id = recordId(r, found.record)
-        return fail(
-          `already exists (${r.key} "${row.key}"${id !== undefined ? `, id ${String(id)}` : ""}): use --mode upsert`
-        )
+        return interrupted === "upsert"
+          ? settle({
+            status: landed(input.interruptedAbsent),
+            ...(id !== undefined ? { recordId: id } : {}),
+            error: reconciledNote
+          })
+          : noted(settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) }), g.note)
       }
-      return post(r, row)
+      return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
     }
-
-    case "upsert": {
-      if (isPathWrite(r)) {
-        const w = pathWrite(r, row)
-        if (typeof w === "string") return fail(w)
-        return { _tag: "PutPath", path: w.path, body: w.body, files: row.files }
-      }
-      if (has(r, "upsert")) {
-        // The API's own upsert finds the record by key itself; the lookup (dry run, resume) only says what it will do.
-        const keepId = row.key === undefined
-        const w = pathWrite(r, row)
-        if (typeof w === "string") return fail(w)
-        const found = single(r, existing)
-        if (found._tag === "Stop") return found.action
-        const body = bodyOf(r, row, keepId)
-        if (found._tag === "One") {
-          const g = guarded(input, found.record)
-          if (g._tag === "Stop") return g.action
-          const body = forUpdate(bodyOf(r, g.row, keepId))
-          const list = diff(r, body, found.record)
-          // Equal on every field the server lists back: nothing is sent, unless the row gives a field that cannot
-          // be read back (a password, a file), which only a write can set.
-          if (list.length === 0 && (input.dryRun || interrupted === "upsert" || unreadable(r, body).length === 0)) {
-            const id = recordId(r, found.record)
-            return interrupted === "upsert"
-              ? settle({
-                status: landed(input.interruptedAbsent),
-                ...(id !== undefined ? { recordId: id } : {}),
-                error: reconciledNote
-              })
-              : noted(settle({ status: "unchanged", ...(id !== undefined ? { recordId: id } : {}) }), g.note)
-          }
-          return { _tag: "PutCollection", path: w.path, body, existed: true, changes: list }
-        }
-        const deleted = deletedSinceExport(input)
-        if (deleted !== undefined) return deleted
-        return {
-          _tag: "PutCollection",
-          path: w.path,
-          body,
-          existed: existing._tag === "Found" ? false : undefined,
-          changes: []
-        }
-      }
-      // Emulated upsert: the lookup decides.
-      const found = single(r, existing)
-      if (found._tag === "Stop") return found.action
-      if (found._tag === "One") {
-        const g = guarded(input, found.record)
-        if (g._tag === "Stop") return g.action
-        return noted(
-          change(
-            r,
-            found.record,
-            g.row,
-            interrupted,
-            forUpdate(bodyOf(r, g.row, false)),
-            forUpdate,
-            input.interruptedAbsent
-          ),
-          g.note
-        )
-      }
-      const deleted = deletedSinceExport(input)
-      if (deleted !== undefined) return deleted
-      if (row.key === undefined && row.id !== undefined) {
-        return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)
-      }
-      return post(r, row)
+    const deleted = deletedSinceExport(input)
+    if (deleted !== undefined) return deleted
+    return {
+      _tag: "PutCollection",
+      path: w.path,
+      body,
+      existed: existing._tag === "Found" ? false : undefined,
+      changes: []
     }
   }
+  // Emulated upsert: the lookup decides.
+  const found = single(r, existing)
+  if (found._tag === "Stop") return found.action
+  if (found._tag === "One") {
+    const g = guarded(input, found.record)
+    if (g._tag === "Stop") return g.action
+    return noted(
+      change(
+        r,
+        found.record,
+        g.row,
+        interrupted,
+        forUpdate(bodyOf(r, g.row, false)),
+        forUpdate,
+        input.interruptedAbsent
+      ),
+      g.note
+    )
+  }
+  const deleted = deletedSinceExport(input)
+  if (deleted !== undefined) return deleted
+  if (row.key === undefined && row.id !== undefined) {
+    return fail(`${notFound(r, existing, row)} (leave the id empty to create the record)`)
+  }
+  return post(r, row)
 }
 
 const post = (r: Resource, row: ReadyRow): Action => {
