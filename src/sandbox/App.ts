@@ -11,6 +11,7 @@
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -243,7 +244,7 @@ const handle = Effect.fn("App.handle")(
   function*(env: AppEnv, request: HttpServerRequest.HttpServerRequest, entry: LogEntry) {
     const faults = yield* Ref.get(env.faults)
     if (faults.latencyMs > 0) yield* Effect.sleep(faults.latencyMs)
-    const now = Date.now()
+    const now = yield* Clock.currentTimeMillis
     const client = Option.getOrElse(request.remoteAddress, () => "unknown")
     if (now < faults.rateLimitStormUntil || !env.budget.admit(client, now)) {
       return failure(403, rateLimited)
@@ -336,7 +337,7 @@ export const makeApp = (env: AppEnv) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const entry: LogEntry = {
-      at: Date.now(),
+      at: yield* Clock.currentTimeMillis,
       method: request.method,
       path: request.url.split("?")[0]!,
       status: undefined,

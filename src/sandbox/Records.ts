@@ -4,6 +4,7 @@
  * `cpfCnpj` with `identifierBycpfCnpj`; 200 updated / 201 created), get, JSON Patch, delete (204) and update
  * (PUT on `/{id}`).
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Predicate from "effect/Predicate"
 import type { Field, Resource } from "../Resources.js"
@@ -103,7 +104,7 @@ export const insertNew = Effect.fn("Records.insertNew")(
 /** Validates and stores `merged` in place of `existing`; references are checked for the `touched` fields only. */
 const replaceExisting = Effect.fn("Records.replaceExisting")(
   function*(account: Account, r: Resource, existing: Rec, merged: Rec, touched: ReadonlySet<string>) {
-    stampDates(r, merged, brazilDateTime(Date.now()), false)
+    stampDates(r, merged, brazilDateTime(yield* Clock.currentTimeMillis), false)
     yield* checkValues(r.fields, merged)
     yield* checkUnique(account, r, merged, keyOf(r, existing))
     yield* checkRefs(account, r.fields, merged, touched)

@@ -7,6 +7,7 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import type { Scope } from "effect"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import * as Ref from "effect/Ref"
@@ -268,7 +269,7 @@ export const startSandbox = (
         lock.withPermits(1)(
           Effect.gen(function*() {
             const account = store.account(apiKey)
-            if (settleAnswers(account, Date.now())) yield* markDirty
+            if (settleAnswers(account, yield* Clock.currentTimeMillis)) yield* markDirty
             return viewOf(account, name)
           })
         ),
@@ -276,7 +277,7 @@ export const startSandbox = (
         lock.withPermits(1)(
           Effect.gen(function*() {
             const account = store.account(apiKey)
-            if (settleAnswers(account, Date.now())) yield* markDirty
+            if (settleAnswers(account, yield* Clock.currentTimeMillis)) yield* markDirty
             return account.table(name).values().map((rec) => ({ ...rec }))
           })
         )

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { call, login, session } from "./harness.js"
 
@@ -57,11 +57,15 @@ describe("sandbox: login", () => {
 })
 
 describe("sandbox: tokens", () => {
-  it.scopedLive("a token expires after the token TTL and a new login gives a working one", () =>
+  // The sandbox reads its time from Effect's Clock: the test moves a TestClock instead of sleeping the TTL out.
+  it.scoped("a token expires after the token TTL (the default 30 minutes) and a new login gives a working one", () =>
     Effect.gen(function*() {
-      const { sandbox, call: api } = yield* session({ tokenTtlMs: 1000 })
+      yield* TestClock.setTime(Date.parse("2026-11-27T12:00:00Z"))
+      const { sandbox, call: api } = yield* session()
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
-      yield* Effect.sleep("1100 millis")
+      yield* TestClock.adjust("29 minutes")
+      assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
+      yield* TestClock.adjust("1 minute")
       const expired = yield* api("GET", "/tasktypes/1")
       assert.strictEqual(expired.status, 401)
       assert.strictEqual(expired.body.error, "Token expired")
@@ -128,10 +132,12 @@ describe("sandbox: tokens", () => {
 })
 
 describe("sandbox: rate limit", () => {
-  it.scopedLive("counts every request per client IP, logins included, and answers 403 over the budget (sliding)", () =>
+  it.scoped("counts every request per client IP, logins included, and answers 403 over the budget (sliding)", () =>
     Effect.gen(function*() {
-      const windowMs = 1500
+      yield* TestClock.setTime(Date.parse("2026-11-27T12:00:00Z"))
+      const windowMs = 60_000
       const { sandbox, call: api } = yield* session({ rate: { limit: 5, windowMs } }) // the login is request 1
+      yield* TestClock.adjust("1 second")
       for (let i = 0; i < 4; i++) assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
       const over = yield* api("GET", "/tasktypes/1")
       assert.strictEqual(over.status, 403)
@@ -141,10 +147,12 @@ describe("sandbox: rate limit", () => {
         body: { apiKey: "sandbox-key", apiToken: "sandbox-token" }
       })
       assert.strictEqual(overLogin.status, 403)
-      // The window slides: once the login is older than the window, one more request fits.
-      const [loginEntry] = yield* sandbox.control.requests
-      yield* Effect.sleep(Math.max(0, loginEntry!.at + windowMs + 30 - Date.now()))
+      // The window slides: once the login is older than the window, one more request fits (and only one).
+      yield* TestClock.adjust(windowMs - 1_001)
+      assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 403)
+      yield* TestClock.adjust(1)
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
+      assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 403)
       // No admitted burst exceeds the budget in any window.
       const admitted = (yield* sandbox.control.requests).filter((r) => r.status !== 403).map((r) => r.at)
       for (const start of admitted) {
@@ -152,17 +160,19 @@ describe("sandbox: rate limit", () => {
       }
     }))
 
-  it.scopedLive("fixed mode resets the count at each window boundary", () =>
+  it.scoped("fixed mode resets the count at each window boundary", () =>
     Effect.gen(function*() {
-      const windowMs = 800
+      const windowMs = 60_000
+      // The login falls in the window before the burst's, which starts exactly at a boundary.
+      yield* TestClock.setTime(Date.parse("2026-11-27T12:00:00Z") - 1)
       const { call: api } = yield* session({ rate: { limit: 2, windowMs }, rateMode: "fixed" })
-      const nextWindow = Effect.suspend(() => Effect.sleep(windowMs - (Date.now() % windowMs) + 10))
-      // Start right after a boundary so the burst falls in one window (the login was in an earlier one).
-      yield* nextWindow
+      yield* TestClock.adjust(1)
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 403)
-      yield* nextWindow
+      yield* TestClock.adjust(windowMs - 1)
+      assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 403)
+      yield* TestClock.adjust(1)
       assert.strictEqual((yield* api("GET", "/tasktypes/1")).status, 200)
     }))
 })

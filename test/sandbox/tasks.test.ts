@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import { createHash } from "node:crypto"
 import type { Session } from "./harness.js"
 import { session, wideWindow } from "./harness.js"
@@ -157,9 +157,11 @@ describe("sandbox: task sub-collections", () => {
 })
 
 describe("sandbox: questionnaire answers", () => {
-  it.scopedLive("are validated, answer 202 and show under questionnaires[].answers[] only after the answer delay", () =>
+  it.scoped("are validated, answer 202 and show under questionnaires[].answers[] only after the answer delay", () =>
     Effect.gen(function*() {
-      const { sandbox, call } = yield* session({ answerDelayMs: 800 })
+      // The delay of the live service (up to 5 minutes), on a TestClock moved by the test.
+      yield* TestClock.setTime(Date.parse("2026-11-27T12:00:00Z"))
+      const { sandbox, call } = yield* session({ answerDelayMs: 5 * 60_000 })
       yield* taskFixture(call)
       const answer = { itemID: "1", codigoChecklist: "CHK-PREV", codigoPergunta: "P1", resposta: "Sim" }
       assert.strictEqual((yield* call("PUT", "/tasks/99/questionnaire-response", { body: answer })).status, 404)
@@ -182,7 +184,9 @@ describe("sandbox: questionnaire answers", () => {
         body: { ...answer, codigoPergunta: "P2", resposta: "12", codigoEquipamento: 1 }
       })
       assert.deepStrictEqual((yield* call("GET", "/tasks/1")).body.result.questionnaires, [])
-      yield* Effect.sleep("850 millis")
+      yield* TestClock.adjust("4 minutes")
+      assert.deepStrictEqual((yield* call("GET", "/tasks/1")).body.result.questionnaires, [])
+      yield* TestClock.adjust("1 minute")
       const [instance] = (yield* call("GET", "/tasks/1")).body.result.questionnaires
       assert.strictEqual(instance.itemID, "1")
       assert.strictEqual(instance.codigoChecklist, "CHK-PREV")
@@ -196,7 +200,12 @@ describe("sandbox: questionnaire answers", () => {
       assert.match(instance.answers[0].replyDate, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
       // The same itemID + checklist + question replaces the earlier answer.
       yield* call("PUT", "/tasks/1/questionnaire-response", { body: { ...answer, resposta: "Não" } })
-      yield* Effect.sleep("850 millis")
+      assert.deepStrictEqual(
+        ((yield* sandbox.control.records("sandbox-key", "tasks"))[0]!["questionnaires"] as Array<any>)[0].answers
+          .map((a: any) => a.reply),
+        ["Sim", "12"]
+      )
+      yield* TestClock.adjust("5 minutes")
       const tasks = yield* sandbox.control.records("sandbox-key", "tasks")
       const answers = (tasks[0]!["questionnaires"] as Array<any>)[0].answers
       assert.deepStrictEqual(answers.map((a: any) => a.reply), ["Não", "12"])
