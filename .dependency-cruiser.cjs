@@ -3,10 +3,10 @@
 // `Command*.ts` in any folder: the command side of its folder) sits on the top row with src/cli/, so nothing below
 // imports the command line; and no file imports itself back through others.
 const layers = [
-  ["src/Resources\\.ts"],
+  ["src/Resources\\.ts", "src/Messages\\.ts"],
   ["src/Errors\\.ts", "src/Status\\.ts"],
   ["src/Identity\\.ts"],
-  ["src/Units\\.ts", "src/Days\\.ts", "src/Loopback\\.ts", "src/Words\\.ts"],
+  ["src/Units\\.ts", "src/Days\\.ts", "src/Loopback\\.ts", "src/Words\\.ts", "src/Aliases\\.ts"],
   ["src/Signals\\.ts", "src/Leftovers\\.ts", "src/Version\\.ts"],
   ["src/Secrets\\.ts", "src/Shell\\.ts"],
   ["src/sandbox/"],

@@ -5,6 +5,7 @@
  * kept for `resume`). Row-level problems are never errors: they are report lines.
  */
 import * as Schema from "effect/Schema"
+import { t } from "./Messages.js"
 
 /** Bad flags, arguments or configuration. */
 export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
@@ -34,8 +35,8 @@ export class InputError extends Schema.TaggedError<InputError>()("InputError", {
   }
   override get message(): string {
     const at = [
-      this.row !== undefined ? `row ${this.row}` : undefined,
-      this.column !== undefined ? `column "${this.column}"` : undefined
+      this.row !== undefined ? t("at.row", { row: this.row }) : undefined,
+      this.column !== undefined ? t("at.column", { column: `"${this.column}"` }) : undefined
     ]
       .filter((x) => x !== undefined)
       .join(", ")

@@ -26,14 +26,19 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import { cli, model } from "./Cli.js"
 import { commandHelp, docText, rootHelp } from "./cli/Help.js"
+import { takeLanguage } from "./cli/Language.js"
 import { failureJson, jsonAsked } from "./cli/Output.js"
 import { checkArguments, CommandLineError } from "./cli/Suggest.js"
 import { colourOn, plain, printable, widthOf } from "./console/Terminal.js"
 import type { ExitCode } from "./Errors.js"
+import { setLanguage } from "./Messages.js"
 import { redactKnown } from "./Secrets.js"
 import { fatalSignals, stopSignals } from "./Signals.js"
 
 const json = jsonAsked(process.argv)
+// `--lang` (any command, anywhere on the line) or the environment; taken out before the command line is parsed.
+const language = takeLanguage(process.argv, process.env)
+if (language._tag === "Chosen") setLanguage(language.language)
 
 /**
  * Every way a command can fail, as the command tree's own types say: our tagged errors, @effect/cli's refusals
@@ -114,6 +119,9 @@ const plainWhereNeeded = <A, E, R>(self: Effect.Effect<A, E, R>) =>
 /** Help, a mistake in the command line, or the command itself. */
 type Run = ReturnType<typeof cli>
 const command = Effect.suspend((): Effect.Effect<unknown, Failure, Effect.Effect.Context<Run>> => {
+  if (language._tag === "Mistake") {
+    return Effect.fail(new CommandLineError({ reason: "InvalidValue", message: language.message }))
+  }
   const checked = checkArguments(model(), process.argv.slice(2))
   switch (checked._tag) {
     case "Help": {

@@ -89,11 +89,27 @@ export const versionFlag: FlagInfo = {
   repeatable: false,
   required: false
 }
+/** `--lang`, taken out of the command line by the edge (cli/Language.ts) before a command parses it. */
+export const langFlag: FlagInfo = {
+  name: "--lang",
+  aliases: [],
+  boolean: false,
+  placeholder: "pt-BR|en",
+  description:
+    "Language of messages, reports' labels and templates' notes (default: FSM_LANG, LC_ALL, LC_MESSAGES or LANG; pt_BR… is pt-BR, anything else English)",
+  repeatable: false,
+  required: false
+}
 
 /** The environment variables that are not the fallback of a flag. */
 const otherEnvironment: ReadonlyArray<{ readonly name: string; readonly about: string; readonly api: boolean }> = [
   { name: "FSM_API_KEY", about: "API key, when --credentials is not given", api: true },
   { name: "FSM_API_TOKEN", about: "API token, when --credentials is not given", api: true },
+  {
+    name: "FSM_LANG",
+    about: "Language of messages when --lang is not given: pt-BR or en (before LC_ALL/LANG)",
+    api: false
+  },
   {
     name: "NO_COLOR",
     about: "Set to anything to turn colour off (it is off anyway when not on a terminal)",
@@ -463,7 +479,7 @@ export const rootHelp = (model: CliModel, page: Page): string => {
     ...section(
       page,
       "FLAGS",
-      table([helpFlag, { ...versionFlag, aliases: ["-v"] }].map((f) => [flagTerm(f), flagText(f)]), page)
+      table([helpFlag, { ...versionFlag, aliases: ["-v"] }, langFlag].map((f) => [flagTerm(f), flagText(f)]), page)
     ),
     ...section(page, "EXAMPLES", examples(model.examples, page)),
     ...section(page, "ENVIRONMENT", table([...envs], page)),

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schedule from "effect/Schedule"
 import type { ApiStats, ClientActivity } from "../client/Api.js"
+import { t } from "../Messages.js"
 import type { Rate } from "../Units.js"
 import type { ErrorKind } from "./ErrorKinds.js"
 import { colourOn } from "./Terminal.js"
@@ -217,12 +218,12 @@ export const makeReadProgress = Effect.fn("Progress.makeRead")(function*(options
   let ended = false
 
   const line = Effect.map(Clock.currentTimeMillis, (now) => {
-    const parts = [`${rows} rows read`]
+    const parts = [t("progress.rowsRead", { rows })]
     // A workbook's rows tell no bytes: its share is not shown.
     const known = total !== undefined && bytes > 0 ? total : undefined
     if (known !== undefined) {
       const share = Math.min(1, bytes / known)
-      parts.push(`~${Math.floor(share * 100)}% of ${megabytes(known)}`)
+      parts.push(t("progress.shareOf", { percent: Math.floor(share * 100), size: megabytes(known) }))
       const elapsed = now - startedAt
       if (share > 0 && elapsed > 0) parts.push(`ETA ${formatDuration((elapsed / share) * (1 - share))}`)
     }
@@ -291,13 +292,13 @@ export const wentWrong = (
   if (kinds.length === 0) return []
   const shown = [...kinds].sort((a, b) => b.kind.count - a.kind.count).slice(0, kindsShown)
   const width = Math.max(...shown.map((k) => String(k.kind.count).length))
-  const lines = ["what went wrong, most rows first:"]
+  const lines = [t("wrong.title")]
   for (const { kind, where } of shown) {
     const example = kind.examples[0]
-    const text = example === undefined ? kind.kind : `row ${example.row}: ${example.error}`
+    const text = example === undefined ? kind.kind : t("wrong.example", { row: example.row, error: example.error })
     lines.push(`  ${String(kind.count).padStart(width)}  ${shorten(`${where ?? ""}${text}`, 110)}`)
   }
   const more = kinds.length - shown.length
-  if (more > 0) lines.push(`  … and ${more} more kind${more === 1 ? "" : "s"}: see ${seeAlso}`)
+  if (more > 0) lines.push(t(more === 1 ? "wrong.moreKind" : "wrong.moreKinds", { count: more, where: seeAlso }))
   return lines
 }

@@ -7,6 +7,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { resourceNamed } from "../Aliases.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { say, stopAfterApiRequests, summary } from "../console/Output.js"
@@ -245,7 +246,7 @@ export const exportCommand = Command.make(
     Effect.flatMap(
       Effect.all([csvDialect(args), redactorOf(args)]).pipe(Effect.flatMap(([csv, redact]) =>
         lockRunDir(args.out, "export").pipe(Effect.zipRight(prepareExport({
-          resources: args.resources,
+          resources: args.resources.map((n) => resourceNamed(n) ?? n), // English or Portuguese (src/Aliases.ts)
           out: args.out,
           format: args.format,
           ...(csv !== undefined ? { csv } : {}),

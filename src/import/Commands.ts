@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { existsSync, statSync } from "node:fs"
 import * as Path from "node:path"
+import { namesOf, resourceNamed } from "../Aliases.js"
 import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import {
@@ -27,9 +28,10 @@ import { say, summary as printSummary } from "../console/Output.js"
 import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { signOption, withSigning } from "../evidence/Commands.js"
+import { t } from "../Messages.js"
 import { resumeOnboarding } from "../onboard/Commands.js"
 import { readOnboardSummary } from "../onboard/Summary.js"
-import { importable, isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { importable, resource as resourceOf } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
@@ -90,13 +92,12 @@ export const outOption = Options.text("out").pipe(
 
 export const resourceName = (name: string) =>
   Effect.suspend(() => {
-    const trimmed = name.trim().toLowerCase()
-    if (isResourceName(trimmed) && resourceOf(trimmed).kind !== "readonly") {
-      return Effect.succeed(trimmed as ResourceName)
-    }
+    // English or Portuguese (`clientes`), src/Aliases.ts.
+    const named = resourceNamed(name)
+    if (named !== undefined && resourceOf(named).kind !== "readonly") return Effect.succeed(named)
     return Effect.fail(
       new UsageError({
-        message: `unknown resource "${name}"${didYouMean(name, importable.map((r) => r.name))}: one of ${
+        message: `unknown resource "${name}"${didYouMean(name, importable.flatMap((r) => namesOf(r.name)))}: one of ${
           importable.map((r) => r.name).join(", ")
         }`
       })
@@ -150,19 +151,19 @@ export const readFlagsOf = (
  */
 const whatNext = (summary: Summary, context: NextContext = {}): ReadonlyArray<string> => {
   const lines: Array<string> = [
-    ...wentWrong((summary.errors ?? []).map((kind) => ({ kind })), "report.csv or report.html")
+    ...wentWrong((summary.errors ?? []).map((kind) => ({ kind })), t("wrong.seeReports"))
   ]
   const n = (status: string) => summary.counts[status as keyof typeof summary.counts] ?? 0
   const dir = summary.runDir
   const modeFlag = summary.mode !== "upsert" ? ` --mode ${summary.mode}` : ""
   if (summary.command === "validate") {
-    if (n("invalid") > 0) lines.push(`next: correct the rows named above in ${summary.source} and validate it again`)
+    if (n("invalid") > 0) lines.push(t("next.validateAgain", { source: summary.source ?? "" }))
     else {
-      lines.push(
-        `next: fsm-bulk import ${summary.resource} ${shellQuote(summary.source ?? "")}${modeFlag}${
+      lines.push(t("next.import", {
+        command: `fsm-bulk import ${summary.resource} ${shellQuote(summary.source ?? "")}${modeFlag}${
           context.readFlags ?? ""
         }`
-      )
+      }))
     }
     return lines
   }
@@ -171,60 +172,42 @@ const whatNext = (summary: Summary, context: NextContext = {}): ReadonlyArray<st
   const missingRefs = missingReferenceRows(n("failed"), summary.errors)
   const resend = n("failed") - missingRefs + n("in-doubt") + n("unconfirmed")
   let said = 0
-  const lead = () => (said++ > 0 ? "and" : "next")
+  const lead = () => (said++ > 0 ? t("next.and") : t("next.next"))
+  const again = `fsm-bulk rerun ${shellQuote(dir)}`
+  const report = `${dir}/${reportCsv}`
   if (n("invalid") > 0) {
     lines.push(
-      `${lead()}: correct the invalid rows in a copy of ${dir}/${reportCsv} (keep _row; blank cells keep the original), then`,
-      `      fsm-bulk rerun ${shellQuote(dir)} --fixed CORRECTED.csv`
+      t("next.fixInvalid", { lead: lead(), report }),
+      `      ${again} --fixed CORRECTED.csv`
     )
   }
   if (missingRefs > 0) {
     lines.push(
-      `${lead()}: ${missingRefs} row${missingRefs > 1 ? "s name records" : " names a record"} that do${
-        missingRefs > 1 ? "" : "es"
-      } not exist (see _error): import those records first, then`,
-      `      fsm-bulk rerun ${
-        shellQuote(dir)
-      } --only failed, or correct the reference in a copy of ${dir}/${reportCsv}`,
-      `      (keep _row): fsm-bulk rerun ${shellQuote(dir)} --only failed --fixed CORRECTED.csv`
+      missingRefs > 1
+        ? t("next.missingRefs", { lead: lead(), count: missingRefs })
+        : t("next.missingRef", { lead: lead() }),
+      t("next.missingRefsFix", { command: again, report }),
+      t("next.missingRefsFixed", { command: again })
     )
   }
   if (resend > 0) {
-    lines.push(
-      `${lead()}: send the ${missingRefs > 0 ? "other " : ""}failed and in-doubt rows again: fsm-bulk rerun ${
-        shellQuote(dir)
-      }`
-    )
+    lines.push(t(missingRefs > 0 ? "next.resendOther" : "next.resend", { lead: lead(), command: again }))
   }
   if (n("conflict") > 0 && summary.plan !== undefined) {
     // An applied plan's conflicts are rows the plan no longer describes: a new plan is the way on, not --overwrite.
-    lines.push(
-      `${lead()}: rows in conflict no longer match the plan (see _error); plan them again: fsm-bulk import ${summary.resource} ${
-        shellQuote(summary.source ?? "")
-      }${modeFlag}${
+    lines.push(t("next.planAgain", {
+      lead: lead(),
+      command: `fsm-bulk import ${summary.resource} ${shellQuote(summary.source ?? "")}${modeFlag}${
         summary.mapping !== undefined ? ` --map ${shellQuote(summary.mapping.file)}` : ""
       } --dry-run --plan NEW_PLAN`
-    )
+    }))
   } else if (n("conflict") > 0 && context.onConflict === "merge") {
     // --merge already kept the server's changes where it could: what is left changed the same fields as the file.
-    lines.push(
-      `${lead()}: rows still in conflict changed on the server in the same fields as the file (see _error): send the`,
-      `      file's values with fsm-bulk rerun ${
-        shellQuote(dir)
-      } --only conflict --overwrite, or correct them with --fixed`
-    )
+    lines.push(t("next.mergeLeft", { lead: lead() }), t("next.mergeLeftHow", { command: again }))
   } else if (n("conflict") > 0 && context.onConflict === "overwrite") {
-    lines.push(
-      `${lead()}: rows still in conflict cannot be written as they are (see _error); correct them in a copy of`,
-      `      ${dir}/${reportCsv} (keep _row): fsm-bulk rerun ${shellQuote(dir)} --only conflict --fixed CORRECTED.csv`
-    )
+    lines.push(t("next.overwriteLeft", { lead: lead() }), t("next.overwriteLeftHow", { report, command: again }))
   } else if (n("conflict") > 0) {
-    lines.push(
-      `${lead()}: records changed on the server since the export are in conflict (see _error); keep the server's changes to`,
-      `      other fields with fsm-bulk rerun ${
-        shellQuote(dir)
-      } --only conflict --merge, or send the file's values: --overwrite`
-    )
+    lines.push(t("next.conflict", { lead: lead() }), t("next.conflictHow", { command: again }))
   }
   return lines
 }
@@ -233,7 +216,7 @@ const whatNext = (summary: Summary, context: NextContext = {}): ReadonlyArray<st
 const columnNotes = (summary: Summary): ReadonlyArray<string> => {
   const lines: Array<string> = []
   if (summary.ignoredColumns !== undefined && summary.ignoredColumns.length > 0) {
-    lines.push(`columns not sent: ${summary.ignoredColumns.map((c) => `"${c}"`).join(", ")}`)
+    lines.push(t("summary.columnsNotSent", { columns: summary.ignoredColumns.map((c) => `"${c}"`).join(", ") }))
   }
   const hidden = summary.hiddenRows
   if (hidden !== undefined && hidden.count > 0) {
@@ -247,11 +230,10 @@ const columnNotes = (summary: Summary): ReadonlyArray<string> => {
   }
   const skipped = summary.mapping?.skippedRows ?? []
   if (skipped.length > 0) {
-    lines.push(
-      `rows skipped as not data: ${skipped.slice(0, 5).map((x) => `row ${x.row} (${x.why})`).join(", ")}${
-        skipped.length > 5 ? `, and ${skipped.length - 5} more` : ""
-      }`
-    )
+    lines.push(t("summary.skippedRows", {
+      rows: skipped.slice(0, 5).map((x) => t("summary.skippedRow", { row: x.row, why: x.why })).join(", "),
+      more: skipped.length > 5 ? t("summary.andMore", { count: skipped.length - 5 }) : ""
+    }))
   }
   return lines
 }
@@ -267,18 +249,25 @@ const printOutcome = (
     const took = Date.parse(summary.finished) - Date.parse(summary.started)
     const totals: ReadonlyArray<readonly [string, number]> = summary.command === "validate"
       ? []
-      : [["requests", summary.requests], ["rate-limited", summary.rateLimited], ["retries", summary.retries]]
-    const heading = `${title}: ${summary.rows} rows in ${formatDuration(took)}${
-      summary.dryRun ? " (dry run: nothing was written)" : ""
-    }`
+      : [
+        [t("summary.requests"), summary.requests],
+        [t("summary.rateLimited"), summary.rateLimited],
+        [t("summary.retries"), summary.retries]
+      ]
+    const heading = t("summary.heading", {
+      title,
+      rows: summary.rows,
+      took: formatDuration(took),
+      dry: summary.dryRun ? t("summary.dryRun") : ""
+    })
     const lines = summaryTable(heading, summary.counts, totals)
     for (const l of lines) yield* say(l)
     for (const l of columnNotes(summary)) yield* say(l)
     for (const l of whatNext(summary, context)) yield* say(l)
     yield* printSummary(json, summary, [
-      `reports: ${summary.runDir}/${reportCsv}, report.xlsx and report.html`,
+      t("summary.reports", { csv: `${summary.runDir}/${reportCsv}` }),
       ...extra,
-      `run directory: ${summary.runDir}`
+      t("summary.runDir", { dir: summary.runDir })
     ])
     if (json) { for (const l of extra) yield* say(l) }
     return summary.exitCode as ExitCode

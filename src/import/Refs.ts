@@ -18,6 +18,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Api, ApiAborted } from "../client/Api.js"
 import { distinctKeys, KeyMap, keyText, listedAs, recordId } from "../Identity.js"
+import { t } from "../Messages.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { PendingRef } from "../validate/Validate.js"
 import { findRecords } from "./Lookup.js"
@@ -68,7 +69,7 @@ type Entry =
 
 /** The message of a value that resolves to nothing, or to several records. */
 const describe = (resource: ResourceName, by: string, value: string, entry: Entry | undefined): string | undefined => {
-  if (entry === undefined || entry._tag === "Missing") return `no ${resource} record with ${by} "${value}"`
+  if (entry === undefined || entry._tag === "Missing") return t("ref.missing", { resource, by, value: `"${value}"` })
   if (entry._tag === "Unavailable") return `could not look ${resource} up: ${entry.message}`
   if (entry.ids.length > 1) {
     return `${entry.ids.length} ${resource} records have ${by} "${value}": make it unique or give the id`
@@ -78,9 +79,11 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
 
 /**
  * Whether an error (or its kind, values left out) says a reference names no record: the row fails the same way
- * until the record exists or the reference is corrected. Matches `describe`'s first message.
+ * until the record exists or the reference is corrected. Matches `describe`'s first message, in either language (a
+ * run's errors are read back by a later command that may run in the other).
  */
-export const isMissingReference = (error: string): boolean => /(^|: )no \S+ record with \S+ /.test(error)
+export const isMissingReference = (error: string): boolean =>
+  /(^|: )(no \S+ record with|nenhum registro de \S+ com) \S+ /.test(error)
 
 /** Of a run's `failed` rows, how many failed on a missing reference (from the run's error kinds). */
 export const missingReferenceRows = (

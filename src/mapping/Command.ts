@@ -8,13 +8,14 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
+import { namesOf, resourceNamed } from "../Aliases.js"
 import { jsonOption } from "../cli/Output.js"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { say } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { writeFileAtomic } from "../files/Write.js"
-import { importable, isResourceName, resource as resourceOf } from "../Resources.js"
+import { importable, resource as resourceOf } from "../Resources.js"
 import { didYouMean } from "../Words.js"
 import { schemaRef } from "./Profile.js"
 import { distinctValues, proposalTable, propose, sampleOf } from "./Propose.js"
@@ -46,10 +47,10 @@ export const mapCommand = Command.make(
     json: jsonOption
   },
   Effect.fn("Mapping.command")(function*(a) {
-    const name = a.resource.trim().toLowerCase()
-    if (!isResourceName(name) || resourceOf(name).kind === "readonly") {
+    const name = resourceNamed(a.resource)
+    if (name === undefined || resourceOf(name).kind === "readonly") {
       return yield* new UsageError({
-        message: `unknown resource "${a.resource}"${didYouMean(a.resource, importable.map((r) => r.name))}`
+        message: `unknown resource "${a.resource}"${didYouMean(a.resource, importable.flatMap((r) => namesOf(r.name)))}`
       })
     }
     const r = resourceOf(name)

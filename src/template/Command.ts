@@ -9,13 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { mkdir } from "node:fs/promises"
 import * as Path from "node:path"
+import { namesOf, resourceNamed } from "../Aliases.js"
 import { jsonOption } from "../cli/Output.js"
 import { say, summary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { writeFileAtomic } from "../files/Write.js"
 import { emptyProfile } from "../mapping/Profile.js"
 import { exampleOption, writeExampleTemplate } from "../onboard/TemplateExample.js"
-import { importable, isResourceName, type Resource, resource } from "../Resources.js"
+import { importable, type Resource, resource } from "../Resources.js"
 import { didYouMean } from "../Words.js"
 import { type TemplateFile, writeTemplates, writeWorkbookTemplate } from "./Generate.js"
 import type { TemplateFormat } from "./Readme.js"
@@ -52,17 +53,19 @@ const fileLines = (files: ReadonlyArray<TemplateFile>) =>
 const chooseResources = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Resource>, UsageError> => {
   if (names.length === 0) return Effect.succeed(importable)
   const known = importable.map((r) => r.name)
-  const unknown = names.filter((n) => !isResourceName(n))
+  // English or Portuguese (`clientes`), src/Aliases.ts.
+  const unknown = names.filter((n) => resourceNamed(n) === undefined)
   if (unknown.length > 0) {
     return Effect.fail(
       new UsageError({
         message: `unknown resource${unknown.length > 1 ? "s" : ""} ${
-          unknown.map((n) => `"${n}"${didYouMean(n, known)}`).join(", ")
+          unknown.map((n) => `"${n}"${didYouMean(n, known.flatMap(namesOf))}`).join(", ")
         }; templates exist for: ${known.join(", ")}`
       })
     )
   }
-  const exportOnly = names.filter((n) => !known.includes(n as Resource["name"]))
+  const named = names.map((n) => resourceNamed(n)!)
+  const exportOnly = named.filter((n) => !known.includes(n))
   if (exportOnly.length > 0) {
     return Effect.fail(
       new UsageError({
@@ -72,7 +75,7 @@ const chooseResources = (names: ReadonlyArray<string>): Effect.Effect<ReadonlyAr
       })
     )
   }
-  return Effect.succeed([...new Set(names)].map((n) => resource(n as Resource["name"])))
+  return Effect.succeed([...new Set(named)].map((n) => resource(n)))
 }
 
 export const templateCommand = Command.make(

@@ -12,6 +12,7 @@
 import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { t } from "../Messages.js"
 import type { Field, FieldType } from "../Resources.js"
 import { listSeparator } from "../Resources.js"
 import { parseCpfCnpj } from "./CpfCnpj.js"
@@ -47,8 +48,8 @@ const maxId = 9223372036854775807n
 const integer = (min: number | undefined, max: number | undefined, id: boolean) =>
   parser(Schema.Union(Schema.Int, Schema.String), (text): number | string | Invalid => {
     if (!wholeNumber.test(text)) {
-      const hint = /[.,\s]/.test(text) ? " (write digits only, without separators)" : ""
-      return new Invalid(`${quote(text)} is not a whole number${hint}`)
+      const hint = /[.,\s]/.test(text) ? t("cell.digitsOnly") : ""
+      return new Invalid(t("cell.notWholeNumber", { value: quote(text), hint }))
     }
     const n = Number(text)
     // An id beyond 2^53 (the server's, exported as its digits) is kept as its digits: a number would round it
@@ -56,8 +57,8 @@ const integer = (min: number | undefined, max: number | undefined, id: boolean) 
     if (!Number.isSafeInteger(n) && id && /^\+?\d+$/.test(text) && BigInt(text) <= maxId) {
       return text.replace(/^\+/, "").replace(/^0+(?=\d)/, "")
     }
-    if (!Number.isSafeInteger(n)) return new Invalid(`${quote(text)} is too large`)
-    if (id && n < 1) return new Invalid(`${quote(text)} is not a valid id (ids are whole numbers from 1 up)`)
+    if (!Number.isSafeInteger(n)) return new Invalid(t("cell.tooLarge", { value: quote(text) }))
+    if (id && n < 1) return new Invalid(t("cell.badId", { value: quote(text) }))
     if ((min !== undefined && n < min) || (max !== undefined && n > max)) return outOfRange(text, min, max)
     return n
   })
@@ -82,28 +83,28 @@ const boolean = parser(Schema.Boolean, (text): boolean | Invalid => {
   const lower = text.toLowerCase()
   // `não` typed on a Mac may arrive decomposed (a + combining tilde).
   const b = booleanWords.get(lower) ?? booleanWords.get(lower.normalize("NFC"))
-  return b ?? new Invalid(`${quote(text)} is not a yes/no value (use ${booleanHelp})`)
+  return b ?? new Invalid(t("cell.notYesNo", { value: quote(text), words: booleanHelp }))
 })
 
 const stringOf = (maxLength: number | undefined) =>
   parser(Schema.String, (text): string | Invalid => {
     if (maxLength === undefined || text.length <= maxLength) return text
     const length = [...text].length
-    return length <= maxLength ? text : new Invalid(`has ${length} characters; at most ${maxLength} are allowed`)
+    return length <= maxLength ? text : new Invalid(t("cell.tooLong", { length, max: maxLength }))
   })
 
 const emailShape = /^[^\s@,;<>()[\]"]+@(?:[^\s@,;<>()[\]".]+\.)+[^\s@,;<>()[\]".]{2,}$/
 
 const email = parser(
   Schema.String,
-  (text): string | Invalid => emailShape.test(text) ? text : new Invalid(`${quote(text)} is not an e-mail address`)
+  (text): string | Invalid => emailShape.test(text) ? text : new Invalid(t("cell.notEmail", { value: quote(text) }))
 )
 
 const guidShape = /^\{?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\}?$/i
 
 const guid = parser(Schema.String, (text): string | Invalid => {
   const m = guidShape.exec(text)
-  return m !== null ? m[1]! : new Invalid(`${quote(text)} is not a GUID (e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301)`)
+  return m !== null ? m[1]! : new Invalid(t("cell.notGuid", { value: quote(text) }))
 })
 
 const fold = (s: string) => s.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase()
@@ -183,11 +184,13 @@ const enumeration = (values: Codes, formerly?: Codes) => {
       if (former?._tag === "moved") return former.to
       if (former?._tag === "changed") {
         return new Invalid(
-          `${
-            quote(text)
-          } is ambiguous: the codes are now the API's (${allowed}), and before this version ${text} meant ${former.before}; write the label (${
-            values.map((v) => v.label).join(", ")
-          })`
+          t("cell.ambiguousCode", {
+            value: quote(text),
+            allowed,
+            code: text,
+            before: former.before,
+            labels: values.map((v) => v.label).join(", ")
+          })
         )
       }
     }
@@ -199,13 +202,13 @@ const enumeration = (values: Codes, formerly?: Codes) => {
       const n = byText.get(m[1]!)
       if (n !== undefined && byText.get(fold(m[2]!)) === n) return n
     }
-    return new Invalid(`${quote(text)} is not one of ${allowed}`)
+    return new Invalid(t("cell.notOneOf", { value: quote(text), allowed }))
   })
 }
 
 const objectOf = (shape: ReadonlyArray<string>, list: boolean) => {
   const sample = `{${shape.map((k) => `"${k}":"…"`).join(",")}}`
-  const expected = list ? `a JSON list such as [${sample}]` : `a JSON object such as ${sample}`
+  const expected = list ? t("cell.jsonList", { sample }) : t("cell.jsonObject", { sample })
   return parser(
     Schema.Unknown,
     (text): unknown => {
@@ -213,14 +216,18 @@ const objectOf = (shape: ReadonlyArray<string>, list: boolean) => {
       try {
         value = JSON.parse(text)
       } catch {
-        return new Invalid(`${quote(text)} is not valid JSON: write ${expected}`)
+        return new Invalid(t("cell.notJson", { value: quote(text), expected }))
       }
-      if (!list) return Predicate.isRecord(value) ? value : new Invalid(`${quote(text)} is not ${expected}`)
+      if (!list) {
+        return Predicate.isRecord(value)
+          ? value
+          : new Invalid(t("cell.notShape", { value: quote(text), expected }))
+      }
       // One object in a list column is a list of one.
       if (Predicate.isRecord(value)) return [value]
-      if (!Array.isArray(value)) return new Invalid(`${quote(text)} is not ${expected}`)
+      if (!Array.isArray(value)) return new Invalid(t("cell.notShape", { value: quote(text), expected }))
       const bad = value.findIndex((x) => !Predicate.isRecord(x))
-      return bad < 0 ? value : new Invalid(`item ${bad + 1} of the list is not a JSON object: write ${expected}`)
+      return bad < 0 ? value : new Invalid(t("cell.itemNotObject", { item: bad + 1, expected }))
     },
     (value) => JSON.stringify(value)
   )
@@ -247,7 +254,9 @@ const listOf = <A>(item: Parser<A>): Parser<ReadonlyArray<A>> =>
       for (const part of parts) {
         const v = item.parse(part)
         if (v instanceof Invalid) {
-          return /[,;]/.test(part) ? new Invalid(`${v.message} (separate list items with ${listSeparator})`) : v
+          return /[,;]/.test(part)
+            ? new Invalid(t("cell.listSeparator", { message: v.message, separator: listSeparator }))
+            : v
         }
         values.push(v)
       }

@@ -6,7 +6,9 @@
  * field).
  */
 import * as Effect from "effect/Effect"
+import { columnByAlias } from "../Aliases.js"
 import { InputError } from "../Errors.js"
+import { t } from "../Messages.js"
 import type { Column, Resource } from "../Resources.js"
 import { exportColumns, templateColumns, writableFields } from "../Resources.js"
 import type { ColumnPlan, ParseOptions, PlannedColumn } from "./Model.js"
@@ -98,7 +100,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
     const name = raw.trim()
     const lower = name.toLowerCase()
     if (name === "") {
-      warnings.push(`${file}: column ${index + 1} has no name; its values are ignored`)
+      warnings.push(t("columns.noName", { file, index: index + 1 }))
       columns.push({ index, name, kind: "ignored" })
       continue
     }
@@ -120,7 +122,9 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
       columns.push({ index, name, kind: "ignored" })
       continue
     }
-    const column = byName.get(lower) ?? readOnly.get(lower)
+    // A Portuguese header (`Nome`, `E-mail`) is the column it names, in every language (src/Aliases.ts).
+    const aliased = byName.has(lower) || readOnly.has(lower) ? undefined : columnByAlias(name, template)
+    const column = byName.get(lower) ?? readOnly.get(lower) ?? aliased
     if (column !== undefined) {
       const earlier = seen.get(column.name)
       if (earlier !== undefined) {
@@ -131,7 +135,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
         })
       }
       seen.set(column.name, name)
-      const kind = byName.has(lower) ? (column.role === "ref" ? "ref" : "field") : "ignored"
+      const kind = byName.has(lower) || aliased !== undefined ? (column.role === "ref" ? "ref" : "field") : "ignored"
       columns.push({ index, name, kind, column })
       continue
     }
@@ -142,10 +146,8 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
       continue
     }
     const guess = closest(name, template)
-    const hint = guess !== undefined ? ` (did you mean "${guess}"?)` : ""
-    warnings.push(
-      `${file}: column "${name}" is not a known field of ${resource.name}${hint}; ignored, its values are not sent`
-    )
+    const hint = guess !== undefined ? t("columns.didYouMean", { name: `"${guess}"` }) : ""
+    warnings.push(t("columns.unknown", { file, column: `"${name}"`, resource: resource.name, hint }))
     columns.push({ index, name, kind: "unknown" })
   }
 
@@ -174,9 +176,11 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
       return yield* new InputError({
         file,
         column: missing[0]!.name,
-        detail: `required column${missing.length > 1 ? "s" : ""} missing for ${options.mode}: ${names.join(", ")}${
-          hint(missing.flatMap((x) => (x.ref ? [x.name, x.ref.column] : [x.name])))
-        }`
+        detail: t(missing.length > 1 ? "columns.requiredMissingMany" : "columns.requiredMissing", {
+          mode: options.mode,
+          names: names.join(", "),
+          hint: hint(missing.flatMap((x) => (x.ref ? [x.name, x.ref.column] : [x.name])))
+        })
       })
     }
   }

@@ -4,6 +4,7 @@
  * check arithmetic but are never issued, are refused. CNPJs may carry letters in their first 12 characters
  * (the alphanumeric CNPJ of Receita Federal, issued from July 2026: each character counts as its code − 48).
  */
+import { t } from "../Messages.js"
 import { Invalid, quote } from "./Invalid.js"
 
 const punctuation = /[\s./-]/g
@@ -40,18 +41,18 @@ const cnpjValid = (s: string): boolean =>
 export const parseCpfCnpj = (text: string): string | Invalid => {
   const compact = text.replace(punctuation, "").toUpperCase()
   if (cpfShape.test(compact)) {
-    if (repeated.test(compact)) return new Invalid(`${quote(text)} is not a valid CPF (all digits are the same)`)
-    return cpfValid(compact) ? compact : new Invalid(`${quote(text)} has wrong check digits`)
+    if (repeated.test(compact)) return new Invalid(t("cpf.sameDigits", { value: quote(text) }))
+    return cpfValid(compact) ? compact : new Invalid(t("cpfCnpj.checkDigits", { value: quote(text) }))
   }
   if (cnpjShape.test(compact)) {
-    if (repeated.test(compact)) return new Invalid(`${quote(text)} is not a valid CNPJ (all digits are the same)`)
-    return cnpjValid(compact) ? compact : new Invalid(`${quote(text)} has wrong check digits`)
+    if (repeated.test(compact)) return new Invalid(t("cnpj.sameDigits", { value: quote(text) }))
+    return cnpjValid(compact) ? compact : new Invalid(t("cpfCnpj.checkDigits", { value: quote(text) }))
   }
   if (digitsOnly.test(compact)) {
     const dropped = compact.length === 10 || compact.length === 13
-      ? " (did a spreadsheet drop a leading zero? format the column as text)"
+      ? t("cpfCnpj.leadingZero")
       : ""
-    return new Invalid(`${quote(text)} has ${compact.length} digits: a CPF has 11 and a CNPJ 14${dropped}`)
+    return new Invalid(t("cpfCnpj.digits", { value: quote(text), count: compact.length, hint: dropped }))
   }
-  return new Invalid(`${quote(text)} is not a CPF or CNPJ`)
+  return new Invalid(t("cpfCnpj.notCpfCnpj", { value: quote(text) }))
 }

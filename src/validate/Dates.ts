@@ -3,6 +3,7 @@
  * turned into the API's `yyyy-MM-ddTHH:mm:ss` (api-notes: no zone, no fractions), real calendar dates only,
  * and what one cell says about a file's day/month order (`dateShape`, used by format inference).
  */
+import { type MessageKey, t } from "../Messages.js"
 import { Invalid, quote } from "./Invalid.js"
 import type { Formats } from "./Model.js"
 
@@ -40,9 +41,12 @@ const zoned = (text: string, iso: string, zone: string): Invalid => {
       hourCycle: "h23"
     }).format(at).replace(" ", "T")
   return new Invalid(
-    `${quote(text)} carries a time zone (${zone}), but the API takes local time without a zone, so it would be read ${
-      zone.toUpperCase() === "Z" ? "as local time, hours off" : "hours off"
-    }: write the local time without the zone${brasilia !== undefined ? ` (in Brasília time: ${brasilia})` : ""}`
+    t("date.zone", {
+      value: quote(text),
+      zone,
+      how: zone.toUpperCase() === "Z" ? t("date.zoneAsLocal") : t("date.zoneHoursOff"),
+      brasilia: brasilia !== undefined ? t("date.inBrasilia", { time: brasilia }) : ""
+    })
   )
 }
 const yearLast = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4})(?:(?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2}))?)?$/
@@ -52,10 +56,10 @@ const clock = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/
 // A time-only XLSX cell arrives as a date-time on Excel's day zero (1899-12-30, or 1899-12-31 in 1900 mode).
 const excelClock = /^1899-12-3[01](?:T|\s+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?Z?$/
 
-const examples: Record<DateFormat, string> = {
-  "yyyy-mm-dd": "2026-12-25 or 2026-12-25T09:30",
-  "dd/mm/yyyy": "25/12/2026 or 25/12/2026 09:30",
-  "mm/dd/yyyy": "12/25/2026 or 12/25/2026 09:30"
+const examples: Record<DateFormat, MessageKey & `date.examples${string}`> = {
+  "yyyy-mm-dd": "date.examplesYearFirst",
+  "dd/mm/yyyy": "date.examplesDayFirst",
+  "mm/dd/yyyy": "date.examplesMonthFirst"
 }
 
 const monthNames = [
@@ -85,8 +89,10 @@ const pad2 = (n: number) => (n < 10 ? `0${n}` : `${n}`)
 const num = (s: string | undefined) => (s === undefined ? 0 : Number(s))
 
 const build = (text: string, y: number, mo: number, d: number, h: number, mi: number, s: number): string | Invalid => {
-  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo)) return new Invalid(`${quote(text)} is not a real date`)
-  if (h > 23 || mi > 59 || s > 59) return new Invalid(`${quote(text)} is not a real time of day`)
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo)) {
+    return new Invalid(t("date.notReal", { value: quote(text) }))
+  }
+  if (h > 23 || mi > 59 || s > 59) return new Invalid(t("time.notReal", { value: quote(text) }))
   return `${y}-${pad2(mo)}-${pad2(d)}T${pad2(h)}:${pad2(mi)}:${pad2(s)}`
 }
 
@@ -103,32 +109,28 @@ export const parseDate = (text: string, format: DateFormat): string | Invalid =>
   m = yearLast.exec(text)
   if (m !== null) {
     if (format === "yyyy-mm-dd") {
-      return new Invalid(
-        `${
-          quote(text)
-        } is not a yyyy-mm-dd date (for day-first or month-first dates pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy)`
-      )
+      return new Invalid(t("date.notYearFirst", { value: quote(text) }))
     }
     const dayFirst = format === "dd/mm/yyyy"
     const day = Number(dayFirst ? m[1] : m[3])
     const month = Number(dayFirst ? m[3] : m[1])
     return build(text, Number(m[4]), month, day, num(m[5]), num(m[6]), num(m[7]))
   }
-  if (shortYear.test(text)) return new Invalid(`${quote(text)} has a 2-digit year: write the year with 4 digits`)
+  if (shortYear.test(text)) return new Invalid(t("date.shortYear", { value: quote(text) }))
   if (excelSerial.test(text)) {
-    return new Invalid(`${quote(text)} is not a date (it looks like an Excel date number: format the column as a date)`)
+    return new Invalid(t("date.excelNumber", { value: quote(text) }))
   }
-  return new Invalid(`${quote(text)} is not a date (write ${examples[format]})`)
+  return new Invalid(t("date.notDate", { value: quote(text), examples: t(examples[format]) }))
 }
 
 /** A time cell (`8:00`, `08:00`, `08:00:30`) → `HH:mm:ss`. */
 export const parseTime = (text: string): string | Invalid => {
   const m = clock.exec(text) ?? excelClock.exec(text)
-  if (m === null) return new Invalid(`${quote(text)} is not a time (write HH:mm or HH:mm:ss, e.g. 08:00)`)
+  if (m === null) return new Invalid(t("time.notTime", { value: quote(text) }))
   const h = Number(m[1])
   const mi = Number(m[2])
   const s = num(m[3])
-  if (h > 23 || mi > 59 || s > 59) return new Invalid(`${quote(text)} is not a real time of day`)
+  if (h > 23 || mi > 59 || s > 59) return new Invalid(t("time.notReal", { value: quote(text) }))
   return `${pad2(h)}:${pad2(mi)}:${pad2(s)}`
 }
 

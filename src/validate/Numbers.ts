@@ -2,6 +2,7 @@
  * Numbers in cells with a decimal point or a decimal comma (pt-BR: `1.234,56`), thousands separators being the
  * other mark in groups of three, and what one cell tells about a file's decimal mark (`decimalShape`).
  */
+import { t } from "../Messages.js"
 import { Invalid, quote } from "./Invalid.js"
 import type { Formats } from "./Model.js"
 
@@ -12,7 +13,7 @@ const grammar: Record<Decimal, RegExp> = {
   ",": /^[+-]?(?:(?:[1-9]\d{0,2}(?:\.\d{3})+|\d+)(?:,\d+)?|,\d+)(?:[eE][+-]?\d+)?$/
 }
 const example: Record<Decimal, string> = { ".": "1,234.56", ",": "1.234,56" }
-const markName: Record<Decimal, string> = { ".": "decimal point", ",": "decimal comma" }
+const markName = { ".": "number.decimalPoint", ",": "number.decimalComma" } as const
 const other = (d: Decimal): Decimal => (d === "." ? "," : ".")
 
 /**
@@ -36,9 +37,11 @@ export const parseNumber = (text: string, decimal: Decimal): number | Invalid =>
   const n = read(text, decimal)
   if (n !== undefined) return n
   if (read(text, other(decimal)) !== undefined) {
-    return new Invalid(`${quote(text)} is not written with this file's ${markName[decimal]} (e.g. ${example[decimal]})`)
+    return new Invalid(
+      t("number.wrongMark", { value: quote(text), mark: t(markName[decimal]), example: example[decimal] })
+    )
   }
-  return new Invalid(`${quote(text)} is not a number`)
+  return new Invalid(t("number.notNumber", { value: quote(text) }))
 }
 
 /**
@@ -58,10 +61,10 @@ export const decimalShape = (text: string): DecimalShape => {
 export const outOfRange = (text: string, min: number | undefined, max: number | undefined): Invalid =>
   new Invalid(
     min !== undefined && max !== undefined
-      ? `${quote(text)} is out of range (${min} to ${max})`
+      ? t("number.outOfRange", { value: quote(text), min, max })
       : min !== undefined
-      ? `${quote(text)} is too small (at least ${min})`
-      : `${quote(text)} is too large (at most ${max})`
+      ? t("number.tooSmall", { value: quote(text), min })
+      : t("number.tooLargeMax", { value: quote(text), max: String(max) })
   )
 
 /** `"1,234" reads as 1234 with a decimal point and as 1.234 with a decimal comma` — for ambiguity messages. */

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { SourceRow } from "../files/Source.js"
 import { errorValueOf } from "../files/XlsxCell.js"
 import { normalKey } from "../Identity.js"
+import { t as msg } from "../Messages.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
 import { checkAttachment } from "./Attachment.js"
@@ -90,7 +91,7 @@ const once = (
 ): Array<RowError> | undefined => {
   const first = firstRowOf.firstOr(normalKey(identity), row)
   if (first === undefined) return errors
-  return push(errors, column, `${quote(shown)} repeats row ${first}${note}`)
+  return push(errors, column, msg("row.repeats", { value: quote(shown), first, note }))
 }
 
 const beyondHeader = "(beyond the last column)"
@@ -191,8 +192,8 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       isList: field.list === true,
       shape: field.type._tag === "object" ? new Set(field.type.shape) : undefined,
       requiredMessage: value !== undefined && ref !== undefined
-        ? `required: fill ${valueColumn} or ${refColumn}`
-        : "required",
+        ? msg("row.requiredEither", { value: valueColumn, ref: refColumn })
+        : msg("row.required"),
       firstRowOf: field.unique === true && role !== "key" && field.list !== true
         ? new FirstRows(projectedRows)
         : undefined,
@@ -224,18 +225,18 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       ? []
       : [...(slot.valueIndex >= 0 ? [slot.valueColumn] : []), ...(slot.refIndex >= 0 ? [slot.refColumn] : [])]
   const identity = [...columnsOf(idSlot), ...columnsOf(keySlot)]
-  const identityMessage = `needed to find the record to ${mode}: fill ${identity.join(" or ")}`
-  const parentMessage = `needed to find the record to ${mode}: fill ${columnsOf(parentSlot).join(" or ")}`
+  const or = msg("row.or")
+  const identityMessage = msg("row.needed", { mode, columns: identity.join(or) })
+  const parentMessage = msg("row.needed", { mode, columns: columnsOf(parentSlot).join(or) })
   // An upsert of a resource with a key finds each record by it: a row with neither key nor id (a total line, a
   // note under the table) would be created again on every run. A required key says "required" itself.
   const keylessUpsert = mode === "upsert" && resource.key !== undefined && keySlot?.required !== true
   const keyColumns = keySlot !== undefined ? columnsOf(keySlot) : [resource.key ?? "id"]
   const keylessColumn = keyColumns[0] ?? resource.key ?? "id"
-  const keylessMessage =
-    `no key: upsert finds each record by ${
-      (identity.length > 0 ? identity : keyColumns).join(" or ")
-    }, and a row without one would be created again on every run; fill ${keyColumns.join(" or ")}, ` +
-    `or create such rows with --mode create`
+  const keylessMessage = msg("row.noKey", {
+    identity: (identity.length > 0 ? identity : keyColumns).join(or),
+    key: keyColumns.join(or)
+  })
   const firstRowOf = new FirstRows(projectedRows)
 
   const text = (
@@ -371,16 +372,14 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
           t,
           row.row,
           slot.valueColumn,
-          `; ${slot.name} must be unique in the account`,
+          msg("row.mustBeUnique", { field: slot.name }),
           errors
         )
       }
       if (slot.alternate !== undefined) {
         const first = slot.alternate.firstRowOf.firstOr(String(value), row.row)
         if (first !== undefined) {
-          const message = `${
-            quote(t)
-          } repeats row ${first}: ${slot.name} is an alternate key, so both rows are one record`
+          const message = msg("row.alternateKey", { value: quote(t), first, field: slot.name })
           if (slot.alternate.severity === "invalid") errors = push(errors, slot.valueColumn, message)
           else (warnings ??= []).push(`${slot.valueColumn}: ${message}`)
         }
@@ -410,7 +409,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
         const parentText = viaRef !== "" ? viaRef : text(cells, parentSlot.valueIndex)
         const parentColumn = viaRef !== "" ? parentSlot.refColumn : parentSlot.valueColumn
         identityKey = `${parentColumn}\u0001${normalKey(parentText)}\u0000${keyColumn}\u0001${normalKey(keyText)}`
-        parentNote = ` (same ${parentColumn} ${quote(parentText)})`
+        parentNote = msg("row.sameParent", { column: parentColumn, value: quote(parentText) })
       } else if (keySlot!.refIndex >= 0) {
         identityKey = `${keyColumn}\u0001${normalKey(keyText)}`
       }

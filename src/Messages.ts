@@ -1,0 +1,362 @@
+/**
+ * The message catalogue: every human sentence of validation, the closing lines of a run and the templates' notes, in
+ * English (the default) and Brazilian Portuguese. `en` is the reference; `ptBR` is typed by its keys, so a message
+ * added in English without its translation does not compile, and test/messages/catalogue.test.ts holds each
+ * translation to the same `{placeholders}`.
+ *
+ * The language is chosen once per process at the edge (`--lang`, else `FSM_LANG`, `LC_ALL`, `LC_MESSAGES`, `LANG`:
+ * src/bin.ts) and read by the plain functions that build messages (the cell parsers run per cell and have no
+ * Effect context). What stays English whatever the language, because scripts read it: row statuses (`_status`,
+ * the status names of the closing table), report and summary.json keys, flags, resource and column names.
+ */
+
+export type Language = "en" | "pt-BR"
+
+export const languages: ReadonlyArray<Language> = ["en", "pt-BR"]
+
+const en = {
+  // --- cells ---------------------------------------------------------------------------------------------------
+  "cell.notWholeNumber": "{value} is not a whole number{hint}",
+  "cell.digitsOnly": " (write digits only, without separators)",
+  "cell.tooLarge": "{value} is too large",
+  "cell.badId": "{value} is not a valid id (ids are whole numbers from 1 up)",
+  "cell.notYesNo": "{value} is not a yes/no value (use {words})",
+  "cell.tooLong": "has {length} characters; at most {max} are allowed",
+  "cell.notEmail": "{value} is not an e-mail address",
+  "cell.notGuid": "{value} is not a GUID (e.g. 3f2504e0-4f89-11d3-9a0c-0305e82c3301)",
+  "cell.ambiguousCode":
+    "{value} is ambiguous: the codes are now the API's ({allowed}), and before this version {code} meant {before}; write the label ({labels})",
+  "cell.notOneOf": "{value} is not one of {allowed}",
+  "cell.jsonList": "a JSON list such as [{sample}]",
+  "cell.jsonObject": "a JSON object such as {sample}",
+  "cell.notJson": "{value} is not valid JSON: write {expected}",
+  "cell.notShape": "{value} is not {expected}",
+  "cell.itemNotObject": "item {item} of the list is not a JSON object: write {expected}",
+  "cell.listSeparator": "{message} (separate list items with {separator})",
+  // --- dates and times -----------------------------------------------------------------------------------------
+  "date.zone":
+    "{value} carries a time zone ({zone}), but the API takes local time without a zone, so it would be read {how}: write the local time without the zone{brasilia}",
+  "date.zoneAsLocal": "as local time, hours off",
+  "date.zoneHoursOff": "hours off",
+  "date.inBrasilia": " (in Brasília time: {time})",
+  "date.notReal": "{value} is not a real date",
+  "time.notReal": "{value} is not a real time of day",
+  "date.notYearFirst":
+    "{value} is not a yyyy-mm-dd date (for day-first or month-first dates pass --date-format dd/mm/yyyy or --date-format mm/dd/yyyy)",
+  "date.shortYear": "{value} has a 2-digit year: write the year with 4 digits",
+  "date.excelNumber": "{value} is not a date (it looks like an Excel date number: format the column as a date)",
+  "date.notDate": "{value} is not a date (write {examples})",
+  "date.examplesYearFirst": "2026-12-25 or 2026-12-25T09:30",
+  "date.examplesDayFirst": "25/12/2026 or 25/12/2026 09:30",
+  "date.examplesMonthFirst": "12/25/2026 or 12/25/2026 09:30",
+  "time.notTime": "{value} is not a time (write HH:mm or HH:mm:ss, e.g. 08:00)",
+  // --- numbers -------------------------------------------------------------------------------------------------
+  "number.wrongMark": "{value} is not written with this file's {mark} (e.g. {example})",
+  "number.decimalPoint": "decimal point",
+  "number.decimalComma": "decimal comma",
+  "number.notNumber": "{value} is not a number",
+  "number.outOfRange": "{value} is out of range ({min} to {max})",
+  "number.tooSmall": "{value} is too small (at least {min})",
+  "number.tooLargeMax": "{value} is too large (at most {max})",
+  // --- CPF / CNPJ ----------------------------------------------------------------------------------------------
+  "cpf.sameDigits": "{value} is not a valid CPF (all digits are the same)",
+  "cnpj.sameDigits": "{value} is not a valid CNPJ (all digits are the same)",
+  "cpfCnpj.checkDigits": "{value} has wrong check digits",
+  "cpfCnpj.digits": "{value} has {count} digits: a CPF has 11 and a CNPJ 14{hint}",
+  "cpfCnpj.leadingZero": " (did a spreadsheet drop a leading zero? format the column as text)",
+  "cpfCnpj.notCpfCnpj": "{value} is not a CPF or CNPJ",
+  // --- rows ----------------------------------------------------------------------------------------------------
+  "row.required": "required",
+  "row.requiredEither": "required: fill {value} or {ref}",
+  "row.repeats": "{value} repeats row {first}{note}",
+  "row.mustBeUnique": "; {field} must be unique in the account",
+  "row.alternateKey": "{value} repeats row {first}: {field} is an alternate key, so both rows are one record",
+  "row.or": " or ",
+  "row.sameParent": " (same {column} {value})",
+  "row.needed": "needed to find the record to {mode}: fill {columns}",
+  "row.noKey":
+    "no key: upsert finds each record by {identity}, and a row without one would be created again on every run; fill {key}, or create such rows with --mode create",
+  "ref.missing": "no {resource} record with {by} {value}",
+  // --- where in a file -----------------------------------------------------------------------------------------
+  "at.row": "row {row}",
+  "at.column": "column {column}",
+  // --- columns of a file ---------------------------------------------------------------------------------------
+  "columns.unknown":
+    "{file}: column {column} is not a known field of {resource}{hint}; ignored, its values are not sent",
+  "columns.didYouMean": " (did you mean {name}?)",
+  "columns.noName": "{file}: column {index} has no name; its values are ignored",
+  "columns.requiredMissing": "required column missing for {mode}: {names}{hint}",
+  "columns.requiredMissingMany": "required columns missing for {mode}: {names}{hint}",
+  // --- the closing lines ---------------------------------------------------------------------------------------
+  "summary.heading": "{title}: {rows} rows in {took}{dry}",
+  "summary.dryRun": " (dry run: nothing was written)",
+  "summary.requests": "requests",
+  "summary.rateLimited": "rate-limited",
+  "summary.retries": "retries",
+  "summary.reports": "reports: {csv}, report.xlsx and report.html",
+  "summary.runDir": "run directory: {dir}",
+  "summary.columnsNotSent": "columns not sent: {columns}",
+  "summary.skippedRows": "rows skipped as not data: {rows}{more}",
+  "summary.skippedRow": "row {row} ({why})",
+  "summary.andMore": ", and {count} more",
+  "wrong.title": "what went wrong, most rows first:",
+  "wrong.example": "row {row}: {error}",
+  "wrong.moreKinds": "  … and {count} more kinds: see {where}",
+  "wrong.moreKind": "  … and {count} more kind: see {where}",
+  "wrong.seeReports": "report.csv or report.html",
+  "next.next": "next",
+  "next.and": "and",
+  "next.validateAgain": "next: correct the rows named above in {source} and validate it again",
+  "next.import": "next: {command}",
+  "next.fixInvalid":
+    "{lead}: correct the invalid rows in a copy of {report} (keep _row; blank cells keep the original), then",
+  "next.missingRefs":
+    "{lead}: {count} rows name records that do not exist (see _error): import those records first, then",
+  "next.missingRef": "{lead}: 1 row names a record that does not exist (see _error): import those records first, then",
+  "next.missingRefsFix": "      {command} --only failed, or correct the reference in a copy of {report}",
+  "next.missingRefsFixed": "      (keep _row): {command} --only failed --fixed CORRECTED.csv",
+  "next.resend": "{lead}: send the failed and in-doubt rows again: {command}",
+  "next.resendOther": "{lead}: send the other failed and in-doubt rows again: {command}",
+  "next.planAgain": "{lead}: rows in conflict no longer match the plan (see _error); plan them again: {command}",
+  "next.mergeLeft":
+    "{lead}: rows still in conflict changed on the server in the same fields as the file (see _error): send the",
+  "next.mergeLeftHow": "      file's values with {command} --only conflict --overwrite, or correct them with --fixed",
+  "next.overwriteLeft":
+    "{lead}: rows still in conflict cannot be written as they are (see _error); correct them in a copy of",
+  "next.overwriteLeftHow": "      {report} (keep _row): {command} --only conflict --fixed CORRECTED.csv",
+  "next.conflict":
+    "{lead}: records changed on the server since the export are in conflict (see _error); keep the server's changes to",
+  "next.conflictHow":
+    "      other fields with {command} --only conflict --merge, or send the file's values: --overwrite",
+  // --- progress ------------------------------------------------------------------------------------------------
+  "progress.rowsRead": "{rows} rows read",
+  "progress.shareOf": "~{percent}% of {size}",
+  // --- templates -----------------------------------------------------------------------------------------------
+  "template.text": "text",
+  "template.textMax": "text (at most {max} characters)",
+  "template.wholeNumber": "whole number{range}",
+  "template.number": "number{range}; decimal mark \".\" or \",\"",
+  "template.rangeFromTo": " from {min} to {max}",
+  "template.rangeAtLeast": " of at least {min}",
+  "template.rangeUpTo": " up to {max}",
+  "template.boolean": "true or false (also {spellings})",
+  "template.booleanSpellings": "sim/não, yes/no, 1/0; x means true",
+  "template.date":
+    "date: yyyy-mm-dd, or yyyy-mm-ddThh:mm:ss with a time (dd/mm/yyyy also read; an Excel date cell works too)",
+  "template.time": "time of day: hh:mm:ss",
+  "template.email": "e-mail address",
+  "template.cpfCnpj": "CPF (11 digits) or CNPJ (14 digits); dots, dashes and slash are accepted",
+  "template.guid": "GUID, such as 3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+  "template.enum": "one of the listed numbers",
+  "template.json": "JSON",
+  "template.file": "path of a local file, relative to this file",
+  "template.byName": "one of the listed names",
+  "template.aList": " (a list)",
+  "template.apiCode": "API code {code}",
+  "template.required": "Required when a record is created",
+  "template.requiredEither": "Required when a record is created: fill this or {column}",
+  "template.optional": "Optional",
+  "template.jsonListSyntax": "a JSON list of objects with the keys {keys}: [{sample}]",
+  "template.jsonObjectSyntax": "a JSON object with the keys {keys}",
+  "template.listSyntax": "a list: separate the items with {separator} (for example {example})",
+  "template.several": "; several: separate them with {separator}",
+  "template.refByKey": "names the {target} record by its {key}{several}; fill either this or {column}",
+  "template.refById": "the server id of the {target} record{several}; or name it by its {key} in {column} instead",
+  "template.refDescription": "{description}, by {key}"
+} as const
+
+export type MessageKey = keyof typeof en
+
+/** The `{name}`s of a message. */
+type Placeholders<S extends string> = S extends `${string}{${infer P}}${infer Rest}` ? P | Placeholders<Rest> : never
+
+type Params<K extends MessageKey> = [Placeholders<(typeof en)[K]>] extends [never] ? []
+  : [params: { readonly [P in Placeholders<(typeof en)[K]>]: string | number }]
+
+const ptBR: { readonly [K in MessageKey]: string } = {
+  "cell.notWholeNumber": "{value} não é um número inteiro{hint}",
+  "cell.digitsOnly": " (escreva só os dígitos, sem separadores)",
+  "cell.tooLarge": "{value} é grande demais",
+  "cell.badId": "{value} não é um id válido (ids são números inteiros a partir de 1)",
+  "cell.notYesNo": "{value} não é um valor sim/não (use {words})",
+  "cell.tooLong": "tem {length} caracteres; o máximo permitido é {max}",
+  "cell.notEmail": "{value} não é um endereço de e-mail",
+  "cell.notGuid": "{value} não é um GUID (ex.: 3f2504e0-4f89-11d3-9a0c-0305e82c3301)",
+  "cell.ambiguousCode":
+    "{value} é ambíguo: os códigos agora são os da API ({allowed}), e antes desta versão {code} significava {before}; escreva o nome ({labels})",
+  "cell.notOneOf": "{value} não é um destes: {allowed}",
+  "cell.jsonList": "uma lista JSON como [{sample}]",
+  "cell.jsonObject": "um objeto JSON como {sample}",
+  "cell.notJson": "{value} não é um JSON válido: escreva {expected}",
+  "cell.notShape": "{value} não é {expected}",
+  "cell.itemNotObject": "o item {item} da lista não é um objeto JSON: escreva {expected}",
+  "cell.listSeparator": "{message} (separe os itens da lista com {separator})",
+  "date.zone":
+    "{value} traz um fuso horário ({zone}), mas a API recebe a hora local sem fuso, então seria lida {how}: escreva a hora local sem o fuso{brasilia}",
+  "date.zoneAsLocal": "como hora local, com horas de diferença",
+  "date.zoneHoursOff": "com horas de diferença",
+  "date.inBrasilia": " (no horário de Brasília: {time})",
+  "date.notReal": "{value} não é uma data que existe",
+  "time.notReal": "{value} não é um horário que existe",
+  "date.notYearFirst":
+    "{value} não é uma data aaaa-mm-dd (para datas com o dia ou o mês primeiro use --date-format dd/mm/yyyy ou --date-format mm/dd/yyyy)",
+  "date.shortYear": "{value} tem o ano com 2 dígitos: escreva o ano com 4 dígitos",
+  "date.excelNumber": "{value} não é uma data (parece um número de data do Excel: formate a coluna como data)",
+  "date.notDate": "{value} não é uma data (escreva {examples})",
+  "date.examplesYearFirst": "2026-12-25 ou 2026-12-25T09:30",
+  "date.examplesDayFirst": "25/12/2026 ou 25/12/2026 09:30",
+  "date.examplesMonthFirst": "12/25/2026 ou 12/25/2026 09:30",
+  "time.notTime": "{value} não é um horário (escreva HH:mm ou HH:mm:ss, ex.: 08:00)",
+  "number.wrongMark": "{value} não está escrito com o {mark} deste arquivo (ex.: {example})",
+  "number.decimalPoint": "ponto decimal",
+  "number.decimalComma": "vírgula decimal",
+  "number.notNumber": "{value} não é um número",
+  "number.outOfRange": "{value} está fora do intervalo ({min} a {max})",
+  "number.tooSmall": "{value} é pequeno demais (no mínimo {min})",
+  "number.tooLargeMax": "{value} é grande demais (no máximo {max})",
+  "cpf.sameDigits": "{value} não é um CPF válido (todos os dígitos são iguais)",
+  "cnpj.sameDigits": "{value} não é um CNPJ válido (todos os dígitos são iguais)",
+  "cpfCnpj.checkDigits": "{value} tem dígitos verificadores errados",
+  "cpfCnpj.digits": "{value} tem {count} dígitos: um CPF tem 11 e um CNPJ 14{hint}",
+  "cpfCnpj.leadingZero": " (a planilha tirou um zero à esquerda? formate a coluna como texto)",
+  "cpfCnpj.notCpfCnpj": "{value} não é um CPF nem um CNPJ",
+  "row.required": "obrigatório",
+  "row.requiredEither": "obrigatório: preencha {value} ou {ref}",
+  "row.repeats": "{value} repete a linha {first}{note}",
+  "row.mustBeUnique": "; {field} deve ser único na conta",
+  "row.alternateKey":
+    "{value} repete a linha {first}: {field} é uma chave alternativa, então as duas linhas são um só registro",
+  "row.or": " ou ",
+  "row.sameParent": " (mesmo {column} {value})",
+  "row.needed": "necessário para achar o registro ({mode}): preencha {columns}",
+  "row.noKey":
+    "sem chave: o upsert acha cada registro por {identity}, e uma linha sem ela seria criada de novo a cada execução; preencha {key}, ou crie essas linhas com --mode create",
+  "ref.missing": "nenhum registro de {resource} com {by} {value}",
+  "at.row": "linha {row}",
+  "at.column": "coluna {column}",
+  "columns.unknown":
+    "{file}: a coluna {column} não é um campo conhecido de {resource}{hint}; ignorada, seus valores não são enviados",
+  "columns.didYouMean": " (você quis dizer {name}?)",
+  "columns.noName": "{file}: a coluna {index} não tem nome; seus valores são ignorados",
+  "columns.requiredMissing": "falta a coluna obrigatória para {mode}: {names}{hint}",
+  "columns.requiredMissingMany": "faltam as colunas obrigatórias para {mode}: {names}{hint}",
+  "summary.heading": "{title}: {rows} linhas em {took}{dry}",
+  "summary.dryRun": " (simulação: nada foi gravado)",
+  "summary.requests": "requisições",
+  "summary.rateLimited": "limitadas",
+  "summary.retries": "novas tentativas",
+  "summary.reports": "relatórios: {csv}, report.xlsx e report.html",
+  "summary.runDir": "pasta da execução: {dir}",
+  "summary.columnsNotSent": "colunas não enviadas: {columns}",
+  "summary.skippedRows": "linhas puladas por não serem dados: {rows}{more}",
+  "summary.skippedRow": "linha {row} ({why})",
+  "summary.andMore": ", e mais {count}",
+  "wrong.title": "o que deu errado, do mais frequente ao menos:",
+  "wrong.example": "linha {row}: {error}",
+  "wrong.moreKinds": "  … e mais {count} tipos de erro: veja {where}",
+  "wrong.moreKind": "  … e mais {count} tipo de erro: veja {where}",
+  "wrong.seeReports": "report.csv ou report.html",
+  "next.next": "próximo passo",
+  "next.and": "e",
+  "next.validateAgain": "próximo passo: corrija as linhas indicadas acima em {source} e valide de novo",
+  "next.import": "próximo passo: {command}",
+  "next.fixInvalid":
+    "{lead}: corrija as linhas inválidas numa cópia de {report} (mantenha _row; células vazias mantêm o original), depois",
+  "next.missingRefs":
+    "{lead}: {count} linhas citam registros que não existem (veja _error): importe esses registros primeiro, depois",
+  "next.missingRef":
+    "{lead}: 1 linha cita um registro que não existe (veja _error): importe esse registro primeiro, depois",
+  "next.missingRefsFix": "      {command} --only failed, ou corrija a referência numa cópia de {report}",
+  "next.missingRefsFixed": "      (mantenha _row): {command} --only failed --fixed CORRIGIDO.csv",
+  "next.resend": "{lead}: envie de novo as linhas que falharam ou ficaram em dúvida: {command}",
+  "next.resendOther": "{lead}: envie de novo as outras linhas que falharam ou ficaram em dúvida: {command}",
+  "next.planAgain":
+    "{lead}: as linhas em conflito não batem mais com o plano (veja _error); planeje de novo: {command}",
+  "next.mergeLeft":
+    "{lead}: as linhas ainda em conflito mudaram no servidor nos mesmos campos do arquivo (veja _error): envie os",
+  "next.mergeLeftHow": "      valores do arquivo com {command} --only conflict --overwrite, ou corrija-os com --fixed",
+  "next.overwriteLeft":
+    "{lead}: as linhas ainda em conflito não podem ser gravadas como estão (veja _error); corrija-as numa cópia de",
+  "next.overwriteLeftHow": "      {report} (mantenha _row): {command} --only conflict --fixed CORRIGIDO.csv",
+  "next.conflict":
+    "{lead}: registros alterados no servidor desde a exportação estão em conflito (veja _error); mantenha as mudanças do servidor",
+  "next.conflictHow":
+    "      em outros campos com {command} --only conflict --merge, ou envie os valores do arquivo: --overwrite",
+  "progress.rowsRead": "{rows} linhas lidas",
+  "progress.shareOf": "~{percent}% de {size}",
+  "template.text": "texto",
+  "template.textMax": "texto (no máximo {max} caracteres)",
+  "template.wholeNumber": "número inteiro{range}",
+  "template.number": "número{range}; separador decimal \".\" ou \",\"",
+  "template.rangeFromTo": " de {min} a {max}",
+  "template.rangeAtLeast": " de no mínimo {min}",
+  "template.rangeUpTo": " até {max}",
+  "template.boolean": "true ou false (também {spellings})",
+  "template.booleanSpellings": "sim/não, yes/no, 1/0; x quer dizer sim",
+  "template.date":
+    "data: aaaa-mm-dd, ou aaaa-mm-ddThh:mm:ss com hora (dd/mm/aaaa também é lido; uma célula de data do Excel também serve)",
+  "template.time": "horário: hh:mm:ss",
+  "template.email": "endereço de e-mail",
+  "template.cpfCnpj": "CPF (11 dígitos) ou CNPJ (14 dígitos); pontos, traços e barra são aceitos",
+  "template.guid": "GUID, como 3f2504e0-4f89-11d3-9a0c-0305e82c3301",
+  "template.enum": "um dos números da lista",
+  "template.json": "JSON (objeto)",
+  "template.file": "caminho de um arquivo local, relativo a este arquivo",
+  "template.byName": "um dos nomes da lista",
+  "template.aList": " (uma lista)",
+  "template.apiCode": "código {code} na API",
+  "template.required": "Obrigatório ao criar um registro",
+  "template.requiredEither": "Obrigatório ao criar um registro: preencha esta coluna ou {column}",
+  "template.optional": "Opcional",
+  "template.jsonListSyntax": "uma lista JSON de objetos com as chaves {keys}: [{sample}]",
+  "template.jsonObjectSyntax": "um objeto JSON com as chaves {keys}",
+  "template.listSyntax": "uma lista: separe os itens com {separator} (por exemplo {example})",
+  "template.several": "; vários: separe-os com {separator}",
+  "template.refByKey": "indica o registro de {target} pelo seu {key}{several}; preencha esta coluna ou {column}",
+  "template.refById": "o id no servidor do registro de {target}{several}; ou indique-o pelo seu {key} em {column}",
+  "template.refDescription": "{description}, por {key}"
+}
+
+/** The catalogues, for the tests that compare them. */
+export const catalogues: { readonly [L in Language]: { readonly [K in MessageKey]: string } } = { en, "pt-BR": ptBR }
+
+let current: Language = "en"
+
+/** The language messages are written in from now on (the edge sets it once; tests set it around a case). */
+export const setLanguage = (language: Language): void => {
+  current = language
+}
+
+export const currentLanguage = (): Language => current
+
+/** `pt-BR`, `pt_BR.UTF-8`, `pt`, `PT-br` → pt-BR; `en…`, `C`, `POSIX` → en; anything else undefined. */
+export const languageOf = (given: string | undefined): Language | undefined => {
+  if (given === undefined) return undefined
+  const tag = given.trim().split(/[.@]/)[0]!.replace("_", "-").toLowerCase()
+  if (tag === "pt" || tag.startsWith("pt-")) return "pt-BR"
+  if (tag === "en" || tag.startsWith("en-") || tag === "c" || tag === "posix") return "en"
+  return undefined
+}
+
+/**
+ * The language the environment asks for: `FSM_LANG` first (this tool only), then the POSIX order `LC_ALL`,
+ * `LC_MESSAGES`, `LANG`; the first one set decides (a set `LC_ALL=C` means English even under `LANG=pt_BR`).
+ */
+export const languageFromEnvironment = (env: Readonly<Record<string, string | undefined>>): Language => {
+  const own = languageOf(env.FSM_LANG)
+  if (own !== undefined) return own
+  for (const name of ["LC_ALL", "LC_MESSAGES", "LANG"]) {
+    const value = env[name]
+    if (value !== undefined && value !== "") return languageOf(value) ?? "en"
+  }
+  return "en"
+}
+
+/** A message of the catalogue in the current language, its `{placeholders}` filled. */
+export const t = <K extends MessageKey>(key: K, ...params: Params<K>): string => {
+  const text = catalogues[current][key]
+  const values = params[0] as Readonly<Record<string, string | number>> | undefined
+  return values === undefined
+    ? text
+    : text.replace(/\{([A-Za-z]+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole))
+}
