@@ -61,3 +61,35 @@ export const countStatuses = (outcomes: Iterable<Status>): Record<Status, number
   for (const s of outcomes) counts[s] += 1
   return counts
 }
+
+/**
+ * A dry run's statuses as its reports, summaries and pages show them: what the row *would* get, never what happened
+ * (`would-create`, not `created`). Statuses that are true of a rehearsal as well (`unchanged`, `invalid`, `skipped`,
+ * `conflict`, `failed`) stay as they are. The journal keeps the contract's statuses; only what people read changes.
+ */
+export const plannedStatuses = {
+  created: "would-create",
+  updated: "would-update",
+  deleted: "would-delete",
+  queued: "would-queue"
+} as const satisfies Partial<Record<Status, string>>
+
+/** A status as a report shows it: in a dry run, its planned form. */
+export const shownStatus = (status: Status, dryRun: boolean): string =>
+  dryRun ? (plannedStatuses as Partial<Record<Status, string>>)[status] ?? status : status
+
+const fromPlanned: ReadonlyMap<string, Status> = new Map(
+  Object.entries(plannedStatuses).map(([status, planned]) => [planned, status as Status])
+)
+
+/** A report's `_status` text read back (`would-create` → `created`); any other text as it is, lower-cased. */
+export const statusOfShown = (text: string): string => {
+  const lower = text.trim().toLowerCase()
+  return fromPlanned.get(lower) ?? lower
+}
+
+/** Counts keyed by the statuses as shown (a dry run's planned forms), zeros left out, in the contract's order. */
+export const shownCounts = (counts: Readonly<Record<string, number>>, dryRun: boolean): Record<string, number> =>
+  Object.fromEntries(
+    Object.entries(counts).filter(([, n]) => n > 0).map(([s, n]) => [shownStatus(s as Status, dryRun), n])
+  )

@@ -12,6 +12,7 @@ import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
 import * as Path from "node:path"
 import { removeOnExit } from "../Leftovers.js"
 import { redactKnown } from "../Secrets.js"
+import { plannedStatuses } from "../Status.js"
 import type { Cell } from "./Cell.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
@@ -456,6 +457,7 @@ export const openCsvWriter: (
 const green = { fill: "FFC6EFCE", font: "FF006100" }
 const amber = { fill: "FFFFEB9C", font: "FF9C5700" }
 const red = { fill: "FFFFC7CE", font: "FF9C0006" }
+const blue = { fill: "FFDDEBF7", font: "FF1F4E78" }
 
 /** The contract's row statuses by how they ended, and `valid` of `fsm-bulk validate` reports. */
 const statusColours: Readonly<Record<string, { readonly fill: string; readonly font: string }>> = {
@@ -471,7 +473,9 @@ const statusColours: Readonly<Record<string, { readonly fill: string; readonly f
   "in-doubt": amber,
   conflict: amber,
   failed: red,
-  invalid: red
+  invalid: red,
+  // A dry run's planned statuses: a rehearsal, not an outcome, so neither green nor red.
+  ...Object.fromEntries(Object.values(plannedStatuses).map((s) => [s, blue]))
 }
 
 /** Excel's sheet names: at most 31 characters, none of `[]:*?/`. */

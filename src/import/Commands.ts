@@ -34,6 +34,7 @@ import { readOnboardSummary } from "../onboard/Summary.js"
 import { importable, resource as resourceOf } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
+import { shownCounts } from "../Status.js"
 import { rerunUndoCommand, resumeUndoCommand } from "../undo/Command.js"
 import { undoRunOf } from "../undo/Undo.js"
 import { parseDuration } from "../Units.js"
@@ -260,7 +261,7 @@ const printOutcome = (
       took: formatDuration(took),
       dry: summary.dryRun ? t("summary.dryRun") : ""
     })
-    const lines = summaryTable(heading, summary.counts, totals)
+    const lines = summaryTable(heading, shownCounts(summary.counts, summary.dryRun), totals)
     for (const l of lines) yield* say(l)
     for (const l of columnNotes(summary)) yield* say(l)
     for (const l of whatNext(summary, context)) yield* say(l)

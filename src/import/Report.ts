@@ -17,7 +17,7 @@ import { summarySheetName } from "../files/XlsxWriter.js"
 import type { PlanLine } from "../mapping/Apply.js"
 import { refreshRunReport } from "../report/Html.js"
 import { resource, type ResourceName, templateColumns } from "../Resources.js"
-import { countStatuses, type Outcome, type Status } from "../Status.js"
+import { countStatuses, type Outcome, shownCounts, type Status } from "../Status.js"
 import type { Formats } from "../validate/Model.js"
 import { parseNumber } from "../validate/Numbers.js"
 import type { Input } from "./Input.js"
@@ -39,6 +39,11 @@ export interface Summary extends RunTraffic {
   readonly counts: Record<Status, number>
   readonly exitCode: number
   readonly dryRun: boolean
+  /**
+   * A dry run only: `counts` as its reports show them, planned (`{"would-create": 5, "unchanged": 2}`, zeros left
+   * out). `counts` keeps the contract's statuses, so scripts read a dry run and a real run the same way.
+   */
+  readonly planned?: Record<string, number>
   /** The run a rerun took its rows from, or null. */
   readonly parent: ParentRun | null
   /** The run stopped before every row was sent (interrupted or aborted). */
@@ -145,19 +150,28 @@ export interface ReportTally {
 
 const yesNo = (b: boolean) => (b ? "yes" : "no")
 
+/** report.xlsx's Summary labels that differ in a dry run (kept together for the message catalogue). */
+const dryRunLabels = {
+  title: "DRY RUN: a rehearsal, nothing was written",
+  statuses: "Rows by planned status"
+} as const
+
 /**
  * report.xlsx's first sheet: the rows by status, the errors by kind, the run's settings and its traffic. Counts
  * are number cells; a section with nothing to show says so.
  */
 const summarySheet = (summary: Summary, formats: Formats | undefined): ReadonlyArray<FrontRow> => {
-  const statuses = Object.entries(summary.counts).filter(([, n]) => n > 0)
+  const statuses = Object.entries(shownCounts(summary.counts, summary.dryRun))
   const errors = summary.errors ?? []
   const setting = (label: string, value: Cell): ReadonlyArray<FrontRow> =>
     value === undefined || value === null || value === "" ? [] : [{ cells: [label, value] }]
   return [
-    { cells: [`fsm-bulk ${summary.command} ${summary.resource}`, summary.dryRun ? "dry run" : ""], heading: true },
+    {
+      cells: [`fsm-bulk ${summary.command} ${summary.resource}`, summary.dryRun ? dryRunLabels.title : ""],
+      heading: true
+    },
     { cells: [] },
-    { cells: ["Rows by status", "rows"], heading: true },
+    { cells: [summary.dryRun ? dryRunLabels.statuses : "Rows by status", "rows"], heading: true },
     ...statuses.map(([status, n]): FrontRow => ({ cells: [status, n], status: true })),
     { cells: ["total", summary.rows] },
     { cells: [] },

@@ -24,7 +24,7 @@ import { normalKey } from "../Identity.js"
 import { applyProfile } from "../mapping/Apply.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
-import { Status } from "../Status.js"
+import { Status, statusOfShown } from "../Status.js"
 import {
   defaultMaxAttachmentBytes,
   formatErrors,
@@ -305,7 +305,8 @@ const mergedReport = Effect.fn("Rerun.report")(
     const rows = Stream.map(input.source.rows, (row): MergedRow => {
       const rowText = (row.cells[rowAt] ?? "").trim()
       const number = Number(rowText)
-      const status = (row.cells[statusAt] ?? "").trim().toLowerCase()
+      // A dry run's report says `would-create`: its rows are selected as `created`.
+      const status = statusOfShown(row.cells[statusAt] ?? "")
       const all = input.cellsOf(row)
       const cells = all.slice(0, columns.length)
       // A ragged row's cells beyond the header stay beyond every column (and keep the row invalid).
@@ -645,7 +646,7 @@ export const rerun = Effect.fn("Rerun.run")(function*(
 
 /** `failed,in-doubt` → the statuses, or why not. */
 export const parseOnly = (text: string): Either.Either<ReadonlyArray<Status>, string> => {
-  const names = text.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "")
+  const names = text.split(",").map(statusOfShown).filter((s) => s !== "")
   const bad = names.filter((n) => !(Status.literals as ReadonlyArray<string>).includes(n))
   if (names.length === 0) return Either.left("--only: name at least one status")
   if (bad.length > 0) {

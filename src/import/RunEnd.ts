@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { ApiAborted, RunTraffic } from "../client/Api.js"
-import type { Status } from "../Status.js"
+import { shownCounts, type Status } from "../Status.js"
 import { version } from "../Version.js"
 import type { JournalWriter } from "./Journal.js"
 import { type ReportTally, type Summary, writeSummary } from "./Report.js"
@@ -68,6 +68,7 @@ export const summaryOf = (
       ? 0
       : 1,
     dryRun: facts.dryRun,
+    ...(facts.dryRun ? { planned: shownCounts(tally.counts, true) } : {}),
     parent: facts.parent,
     interrupted: facts.interrupted,
     aborted: facts.aborted,

@@ -15,7 +15,7 @@ import { reportCsv } from "../import/RunDir.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
-import type { Status } from "../Status.js"
+import { shownCounts, type Status } from "../Status.js"
 import { parseRate } from "../Units.js"
 import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
 import { type OnboardSummary, type StepSummary, summaryFile } from "./Summary.js"
@@ -122,7 +122,7 @@ export const closingLines = (
       formatDuration(took)
     }` +
     (summary.dryRun ? " (dry run: nothing was written; the statuses are what the rows would get)" : "")
-  const table = summaryTable(title, summary.counts, [
+  const table = summaryTable(title, shownCounts(summary.counts, summary.dryRun), [
     ["requests", summary.requests],
     ["rate-limited", summary.rateLimited],
     ["retries", summary.retries]

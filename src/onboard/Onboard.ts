@@ -28,7 +28,7 @@ import { RunCounts } from "../import/SummaryFile.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
 import type { StopSignal } from "../Signals.js"
-import { endedWell, type Outcome } from "../Status.js"
+import { endedWell, type Outcome, shownCounts } from "../Status.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { version } from "../Version.js"
 import { type NamedByProfiles, type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
@@ -383,6 +383,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           resources: prepared.steps.map((s) => s.input.resource),
           rows: steps.reduce((n, s) => n + s.rows, 0),
           counts: totalCounts(steps),
+          ...(request.dryRun ? { planned: shownCounts(totalCounts(steps), true) } : {}),
           ...stats,
           exitCode: interrupted ? 3 : allWell ? 0 : 1,
           interrupted,

@@ -14,7 +14,7 @@ import type { SettledFormats } from "../import/Report.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
-import { countStatuses, type Status } from "../Status.js"
+import { countStatuses, shownStatus, type Status } from "../Status.js"
 import type { ParseOptions } from "../validate/Validate.js"
 
 export const summaryFile = "summary.json"
@@ -59,6 +59,8 @@ export interface OnboardSummary extends RunTraffic {
   readonly resources: ReadonlyArray<ResourceName>
   readonly rows: number
   readonly counts: Record<Status, number>
+  /** A dry run only: `counts` as the reports show them, planned (`would-create` …), zeros left out. */
+  readonly planned?: Record<string, number>
   /**
    * 0 every row of every step ended well, 1 some did not, 3 stopped or aborted (2 never gets this far); while
    * `finished` is null, the code of the steps so far (1 until every step has run).
@@ -121,13 +123,9 @@ export const writeOnboardSummary = (summary: OnboardSummary) =>
     Effect.zipRight(refreshRunReport(summary.runDir))
   )
 
-const dryRunLabels: Partial<Record<Status, string>> = {
-  created: "would create",
-  updated: "would update",
-  deleted: "would delete",
-  failed: "would fail",
-  queued: "would queue"
-}
+/** A dry run's step line says what would happen: `would create 10` (the planned status, in words). */
+const plannedLabel = (status: Status): string =>
+  status === "failed" ? "would fail" : shownStatus(status, true).replace("-", " ")
 
 /** `created 10, invalid 1, skipped 3 (parent row)`, or in a dry run `would create 10, would send 8 (not compared)`. */
 const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForParent">, dryRun: boolean): string => {
@@ -143,7 +141,7 @@ const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForParent">, 
       if (forParent > 0) parts.push(`skipped ${forParent} (parent row did not end well)`)
       continue
     }
-    parts.push(`${dryRun ? (dryRunLabels[status] ?? status) : status} ${n}`)
+    parts.push(`${dryRun ? plannedLabel(status) : status} ${n}`)
   }
   return parts.length === 0 ? "no rows" : parts.join(", ")
 }

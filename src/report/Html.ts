@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
 import { shellQuote } from "../Shell.js"
-import { endedWell, type Status } from "../Status.js"
+import { endedWell, plannedStatuses, shownStatus, type Status } from "../Status.js"
 import { readRunData, type RunData } from "./RunData.js"
 
 const reportHtml = "report.html"
@@ -19,8 +19,11 @@ const escape = (s: string): string =>
 
 const fmt = (n: number): string => n.toLocaleString("en-US")
 
-/** The same traffic lights as report.xlsx: ended well, needs a look, did not happen. */
-const tone = (status: string): "good" | "warn" | "bad" | "none" => {
+const planned: ReadonlySet<string> = new Set(Object.values(plannedStatuses))
+
+/** The same traffic lights as report.xlsx: ended well, needs a look, did not happen; and a dry run's plan. */
+const tone = (status: string): "good" | "warn" | "bad" | "plan" | "none" => {
+  if (planned.has(status)) return "plan"
   switch (status) {
     case "created":
     case "updated":
@@ -43,7 +46,16 @@ const tone = (status: string): "good" | "warn" | "bad" | "none" => {
   }
 }
 
-const colours = { good: "#2e7d32", warn: "#b26a00", bad: "#c62828", none: "#607d8b" } as const
+const colours = { good: "#2e7d32", warn: "#b26a00", bad: "#c62828", plan: "#1f4e78", none: "#607d8b" } as const
+
+/** What a dry run's page says of itself (kept together for the message catalogue). */
+const rehearsal = {
+  title: "dry run",
+  banner: "Dry run: a rehearsal. Nothing was written to the API; each row shows what it would get.",
+  verdict: (code: number) =>
+    code === 0 ? "every row would end well" : code === 1 ? "some rows would not end well" : exitMeaning[code] ?? "",
+  mode: " (dry run: nothing was written)"
+} as const
 
 const exitMeaning: Readonly<Record<number, string>> = {
   0: "every row ended well",
@@ -199,11 +211,12 @@ const renderRunReport = (data: RunData): string => {
   const started = s.started === undefined ? NaN : Date.parse(s.started)
   const finished = s.finished === undefined || s.finished === null ? NaN : Date.parse(s.finished)
   const statuses = Object.entries(s.counts).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1])
+  const dry = s.dryRun === true
 
   const settings: Array<[string, string]> = [
     ["command", escape(title)],
     ...(s.mode !== undefined
-      ? [["mode", escape(s.mode + (s.dryRun === true ? " (dry run: nothing was written)" : ""))] as [string, string]]
+      ? [["mode", escape(s.mode + (dry ? rehearsal.mode : ""))] as [string, string]]
       : []),
     ...(s.source !== undefined ? [["source", `<code>${escape(s.source)}</code>`] as [string, string]] : []),
     ...(s.baseUrl !== undefined
@@ -250,9 +263,9 @@ const renderRunReport = (data: RunData): string => {
     ? `<p class="muted">No rows.</p>`
     : barList(
       statuses.map(([status, n]) => ({
-        label: status,
+        label: shownStatus(status as Status, dry),
         value: n,
-        colour: colours[tone(status)],
+        colour: colours[tone(shownStatus(status as Status, dry))],
         figure: `count:${status}`
       }))
     )
@@ -327,9 +340,10 @@ const renderRunReport = (data: RunData): string => {
         data.steps.map((st) => [
           escape(st.resource),
           fmt(st.rows),
-          Object.entries(st.counts).filter(([, n]) => n > 0).map(([k, n]) =>
-            `<span class="tag ${tone(k)}">${escape(k)} ${fmt(n)}</span>`
-          ).join(" "),
+          Object.entries(st.counts).filter(([, n]) => n > 0).map(([k, n]) => {
+            const shown = shownStatus(k as Status, dry)
+            return `<span class="tag ${tone(shown)}">${escape(shown)} ${fmt(n)}</span>`
+          }).join(" "),
           st.requests === undefined ? "" : fmt(st.requests),
           String(st.exitCode),
           linkTo(st.dir, reportHtml, "report")
@@ -349,7 +363,9 @@ const renderRunReport = (data: RunData): string => {
           ["row", "would be", "record", "fields: as read → as sent"],
           w.rows.map((r) => [
             String(r.row),
-            `<span class="tag ${tone(r.status)}">${escape(r.status)}</span>`,
+            `<span class="tag ${tone(shownStatus(r.status as Status, true))}">${
+              escape(shownStatus(r.status as Status, true))
+            }</span>`,
             r.recordId === undefined ? "" : escape(r.recordId),
             r.changes === undefined ? (r.status === "created" ? "a new record" : "") : escape(r.changes)
           ])
@@ -394,20 +410,25 @@ const renderRunReport = (data: RunData): string => {
 
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fsm-bulk ${escape(title)}: ${escape(s.finished ?? s.started ?? "")}</title>
+<title>fsm-bulk ${escape(title)}${dry ? ` (${rehearsal.title})` : ""}: ${escape(s.finished ?? s.started ?? "")}</title>
 <style>
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#212121;margin:24px auto;max-width:980px;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #e0e0e0;padding-bottom:4px}h3{font-size:14px}
 table{border-collapse:collapse;margin:6px 0}td,th{border-bottom:1px solid #eee;padding:4px 10px 4px 0;text-align:left;vertical-align:top}
 th{font-weight:600;color:#424242}code{font:12px ui-monospace,Menlo,Consolas,monospace;background:#f5f5f5;padding:1px 4px;border-radius:3px}
 .muted{color:#757575}.chart text{font:12px system-ui,sans-serif;fill:#424242}.top{font-weight:700}
-.tag{display:inline-block;padding:0 6px;border-radius:3px;margin:1px 0;font-size:12px;color:#fff}.tag.good{background:${colours.good}}.tag.warn{background:${colours.warn}}.tag.bad{background:${colours.bad}}.tag.none{background:${colours.none}}
+.tag{display:inline-block;padding:0 6px;border-radius:3px;margin:1px 0;font-size:12px;color:#fff}.tag.good{background:${colours.good}}.tag.warn{background:${colours.warn}}.tag.bad{background:${colours.bad}}.tag.plan{background:${colours.plan}}.tag.none{background:${colours.none}}
+.rehearsal{border:2px dashed ${colours.plan};color:${colours.plan};background:#eef4fb;padding:8px 12px;border-radius:4px;font-weight:600;margin:8px 0}
 .verdict{font-size:15px;padding:8px 12px;border-radius:4px;color:#fff;display:inline-block;margin:8px 0}
 </style></head><body>
-<h1>fsm-bulk ${escape(title)}</h1>
-<div class="verdict" style="background:${
-    s.exitCode === 0 ? colours.good : s.exitCode === 1 ? colours.warn : colours.bad
-  }">exit ${s.exitCode}: ${escape(exitMeaning[s.exitCode] ?? "")}</div>
+<h1>fsm-bulk ${escape(title)}${dry ? ` <span class="tag plan">${escape(rehearsal.title)}</span>` : ""}</h1>
+${
+    dry
+      ? `<p class="rehearsal" data-figure="dryRun">${escape(rehearsal.banner)}</p>\n`
+      : ""
+  }<div class="verdict" style="background:${
+    dry ? colours.plan : s.exitCode === 0 ? colours.good : s.exitCode === 1 ? colours.warn : colours.bad
+  }">exit ${s.exitCode}: ${escape(dry ? rehearsal.verdict(s.exitCode) : exitMeaning[s.exitCode] ?? "")}</div>
 ${
     section(
       "Run",

@@ -28,7 +28,7 @@ import { runTargetOf } from "../import/Resume.js"
 import { defaultRunDir, reportCsv } from "../import/RunDir.js"
 import { isResourceName } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
-import type { Status } from "../Status.js"
+import { shownCounts, type Status } from "../Status.js"
 import { rerunUndo, resumeUndo, runUndo, type UndoResult, type UndoTools } from "./Undo.js"
 
 /** The server the run (or the first step of the onboarding) under `dir` was sent to. */
@@ -62,12 +62,8 @@ const afterUndo = (json: boolean, title: string, result: UndoResult) =>
     const heading = `${title}: ${s.rows} rows in ${formatDuration(took)}${
       s.dryRun ? " (dry run: nothing was written)" : ""
     }`
-    for (
-      const l of summaryTable(heading, s.counts, [["requests", s.requests], ["rate-limited", s.rateLimited], [
-        "retries",
-        s.retries
-      ]])
-    ) yield* say(l)
+    const totals = [["requests", s.requests], ["rate-limited", s.rateLimited], ["retries", s.retries]] as const
+    for (const l of summaryTable(heading, shownCounts(s.counts, s.dryRun), totals)) yield* say(l)
     for (const r of s.recreated) {
       yield* say(
         `created again: ${r.resource} ${r.from !== null ? `id ${String(r.from)} → ` : ""}id ${String(r.to)}${

@@ -109,7 +109,7 @@ describe("numbers and dates keep their meaning", () => {
         dryRun: true
       })).pipe(Effect.provideService(Api, api))
       assert.deepStrictEqual(readReport(dry.runDir).map((r) => `${r._status}:${r._record_id}`), [
-        `updated:${big[0]}`,
+        `would-update:${big[0]}`,
         `unchanged:${big[1]}`
       ])
     }).pipe(Effect.provide(NodeContext.layer)))

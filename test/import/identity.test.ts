@@ -77,7 +77,7 @@ describe("keys in another case name the same record", () => {
         })
         assert.strictEqual(dry.exitCode, 0)
         const planned = readReport(Path.join(dir, "dry"))[0]!
-        assert.strictEqual(planned._status, "updated", JSON.stringify(planned))
+        assert.strictEqual(planned._status, "would-update", JSON.stringify(planned))
         assert.strictEqual(planned._changes, "name: \"Padaria\" → \"Padaria Nova\"")
         // The key alone in another case changes nothing.
         yield* importInto(sandbox, {
@@ -96,7 +96,7 @@ describe("keys in another case name the same record", () => {
         })
         assert.deepStrictEqual(
           [readReport(Path.join(dir, "value"))[0]!._status, readReport(Path.join(dir, "value"))[0]!._changes],
-          ["updated", "name: \"Padaria\" → \"PADARIA\""]
+          ["would-update", "name: \"Padaria\" → \"PADARIA\""]
         )
 
         const real = yield* importInto(sandbox, { resource: "customers", file, runDir: Path.join(dir, "real") })

@@ -206,7 +206,7 @@ describe("import: dry run", () => {
       // Pages, not a GET per row.
       assert.isTrue(log.every((e) => e.method === "POST" ? /login/i.test(e.path) : !/\/products\/\d/.test(e.path)))
       const report = readReport(runDir)
-      assert.deepStrictEqual(rowStatuses(report), ["2:unchanged", "3:updated", "4:created", "5:invalid"])
+      assert.deepStrictEqual(rowStatuses(report), ["2:unchanged", "3:would-update", "4:would-create", "5:invalid"])
       assert.strictEqual(report[1]!._changes, "name: \"Gás\" → \"Gás R410\"")
       assert.strictEqual(report[0]!._changes, "")
       const summary = readSummary(runDir)

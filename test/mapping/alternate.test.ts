@@ -54,7 +54,7 @@ describe("alternate keys against the server", () => {
         dryRun: true
       })
       assert.strictEqual(dry.exitCode, 1)
-      assert.deepStrictEqual(statuses(Path.join(dir, "dry")), ["3:created", "4:invalid", "5:created"])
+      assert.deepStrictEqual(statuses(Path.join(dir, "dry")), ["3:would-create", "4:invalid", "5:would-create"])
 
       const before = (yield* sandbox.control.requests).length
       const run = yield* importInto(sandbox, {

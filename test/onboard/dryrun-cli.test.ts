@@ -1,6 +1,6 @@
 /**
  * `onboard --dry-run`: the whole plan, step by step, and not one write. Rows naming parents that earlier steps
- * would create are planned as created (not failed); rows whose parent would not make it are skipped, naming it;
+ * would create are planned as `would-create` (not failed); rows whose parent would not make it are skipped, naming it;
  * after a real onboarding the plan is "unchanged".
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -47,8 +47,8 @@ describe("onboard --dry-run", () => {
       for (const step of recordSteps) {
         const rows = readReport(Path.join(runDir, step))
         assert.isTrue(
-          rows.every((r) => r._status === "created" && r._error === ""),
-          `${step}: ${JSON.stringify(rows.filter((r) => r._status !== "created"))}`
+          rows.every((r) => r._status === "would-create" && r._error === ""),
+          `${step}: ${JSON.stringify(rows.filter((r) => r._status !== "would-create"))}`
         )
       }
       const answers = readReport(Path.join(runDir, "questionnaire-answers"))
@@ -70,19 +70,19 @@ describe("onboard --dry-run", () => {
         const equipments = readReport(Path.join(runDir, "equipments"))
         // E-5 names E-6, a later row of the same sheet: it would be created.
         assert.deepStrictEqual(statuses(equipments).slice(0, 6), [
-          "2:created",
+          "2:would-create",
           "3:skipped",
           "4:skipped",
-          "5:created",
-          "6:created",
-          "7:created"
+          "5:would-create",
+          "6:would-create",
+          "7:would-create"
         ])
         assert.deepStrictEqual(errors(equipments.slice(0, 6)), {
           "3": "associatedCustomerExternalId \"C-2\": row 3 of customers is invalid",
           "4": "associatedCustomerExternalId \"C-3\": row 4 of customers would fail"
         })
         const tasks = readReport(Path.join(runDir, "tasks"))
-        assert.deepStrictEqual(statuses(tasks), ["2:created", "3:skipped", "4:skipped", "5:created"])
+        assert.deepStrictEqual(statuses(tasks), ["2:would-create", "3:skipped", "4:skipped", "5:would-create"])
         assert.strictEqual(tasks[1]!._error, "customerExternalId \"C-2\": row 3 of customers is invalid")
         assert.strictEqual(tasks[2]!._error, "equipmentsExternalId \"E-2\": row 3 of equipments would be skipped")
       }),

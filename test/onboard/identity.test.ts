@@ -31,8 +31,8 @@ describe("onboarding: references in another case", () => {
         const result = yield* onboardInto(sandbox, { input, runDir, dryRun: true })
         const equipments = readReport(Path.join(runDir, "equipments"))
         assert.strictEqual(result.exitCode, 0, JSON.stringify(equipments))
-        assert.deepStrictEqual(statuses(readReport(Path.join(runDir, "customers"))), ["2:created"])
-        assert.deepStrictEqual(statuses(equipments), ["2:created", "3:created"])
+        assert.deepStrictEqual(statuses(readReport(Path.join(runDir, "customers"))), ["2:would-create"])
+        assert.deepStrictEqual(statuses(equipments), ["2:would-create", "3:would-create"])
         assert.deepStrictEqual(writes(yield* sandbox.control.requests), [])
       }),
     60_000

@@ -114,7 +114,7 @@ describe("fsm-bulk undo (CLI)", () => {
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark)), [])
       assert.deepStrictEqual(readReport(Path.join(dir, "dry")).map((r) => r._status), [
         "conflict",
-        "deleted",
+        "would-delete",
         "conflict"
       ])
 

@@ -179,7 +179,7 @@ describe("undo leaves a record edited since the run, in any field", () => {
       const edited = yield* recordsByKey(sandbox, "customers")
 
       const dry = yield* undoIn(sandbox, { target: runDir, runDir: Path.join(dir, "dry"), dryRun: true })
-      assert.deepStrictEqual(statuses(dry.runDir), ["conflict", "deleted"])
+      assert.deepStrictEqual(statuses(dry.runDir), ["conflict", "would-delete"])
       const undo = yield* undoIn(sandbox, { target: runDir, runDir: Path.join(dir, "undo") })
       assert.strictEqual(undo.exitCode, 1)
       const report = readReport(undo.runDir)

@@ -163,9 +163,9 @@ describe("undo", () => {
       assert.strictEqual(dry.exitCode, 0)
       const report = readReport(dry.runDir)
       assert.deepStrictEqual(report.map((r) => `${r.run_row}:${r.undo}:${r._status}`), [
-        "2:restore:updated",
-        "3:delete:deleted",
-        "4:delete:deleted"
+        "2:restore:would-update",
+        "3:delete:would-delete",
+        "4:delete:would-delete"
       ])
       assert.match(report[0]!._changes!, /phoneNumber: \["9999"\] → \["1111"\]; note: "outra nota" → "nota A"/)
       assert.isTrue(readSummary(dry.runDir).dryRun)

@@ -54,8 +54,8 @@ describe("passes of an import over its source", () => {
         const report = readReport(Path.join(dir, "run"))
         assert.strictEqual(report.length, 10_000)
         assert.deepStrictEqual(report.slice(0, 2).map((r) => [r._row, r._status, r.name]), [
-          ["2", "created", "Padaria 0 da Esquina Ltda"],
-          ["3", "created", "Padaria 1 da Esquina Ltda"]
+          ["2", "would-create", "Padaria 0 da Esquina Ltda"],
+          ["3", "would-create", "Padaria 1 da Esquina Ltda"]
         ])
         const ratio = bytesReadFrom(readFileSync(trace, "utf8"), realpathSync(file)) / statSync(file).size
         assert.isAtMost(ratio, 2.2, `read ${ratio.toFixed(2)} times the file's size`)
