@@ -149,7 +149,8 @@ export const isTakeover = (job: { readonly stalledCounter?: number; readonly att
  * (its promise ends it). Without that slot, a killed worker's job waited for the first survivor to finish a job
  * (28–38 s with every survivor busy, issue 29): the queue only gives jobs to workers with room. The slot takes any
  * job the queue gives; a new one that reaches it while the `jobs` slots are all busy is put back (delayed, its
- * attempts untouched) for a worker with room, so a busy worker always has room to take over a stalled job at once.
+ * attempts untouched) for a worker with room, so a busy worker always has room to take over a stalled job (within
+ * half a `takeoverSlotDelay` of its return to the queue).
  */
 export const startEngineWorker = (
   url: string,
@@ -167,7 +168,11 @@ export const startEngineWorker = (
     let running = 0
     const processor = async (job: Job<JobData>, token?: string) => {
       if (running >= options.jobs && !isTakeover(job)) {
-        await job.moveToDelayed(Date.now() + takeoverSlotDelay(options.leaseMs), token)
+        const delay = takeoverSlotDelay(options.leaseMs)
+        await job.moveToDelayed(Date.now() + delay, token)
+        // The slot is held a moment before it takes the next job: with many jobs queued and every slot busy, it
+        // would otherwise put them all back, one after another, as fast as the queue answers.
+        await new Promise((resolve) => setTimeout(resolve, Math.floor(delay / 2)))
         throw new bullmq.DelayedError()
       }
       running++

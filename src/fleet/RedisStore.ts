@@ -38,6 +38,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
+import { monotonicMs } from "./Lease.js"
 import {
   egressTaken,
   type FleetStore,
@@ -595,7 +596,10 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const key = egressKey(id)
           const lockMs = egressLockMs()
           const token = `${hostname()}/${process.pid}/${randomBytes(6).toString("hex")}`
-          const asked = performance.now()
+          // The monotonic clock (Lease.ts): a pause moves it on, a change of the wall clock does not.
+          const clock = yield* Effect.clock
+          const now = () => monotonicMs(clock)
+          const asked = now()
           const got = yield* call((c) => c.set(key, token, "PX", lockMs, "NX"))
           if (got !== "OK") return yield* egressTaken(id)
           yield* Effect.addFinalizer(() => Effect.ignore(script("releaseEgress", [key], [token])))
@@ -622,7 +626,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const bound = Math.floor(lockMs / 2)
           /** Renews the key: true held, false lost to another worker, undefined when the store did not answer. */
           const renew = Effect.gen(function*() {
-            const at = performance.now()
+            const at = now()
             const held = yield* Effect.either(
               Effect.zipWith(
                 script("renewEgress", [key], [token, lockMs]),
@@ -652,7 +656,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const gate: Effect.Effect<boolean> = Effect.gen(function*() {
             while (true) {
               if (gone) return false
-              if (performance.now() - confirmed < fresh) return true
+              if (now() - confirmed < fresh) return true
               const held = yield* renew
               if (held !== undefined) return held
               // The store does not answer: whether the id is still this worker's cannot be known; wait.
@@ -661,7 +665,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           })
           const refusal = () => {
             if (gone) return `the hold on --egress-id ${id} was lost (another worker has it)`
-            const age = performance.now() - confirmed
+            const age = now() - confirmed
             return age < bound
               ? undefined
               : `the hold on --egress-id ${id} was last confirmed ${

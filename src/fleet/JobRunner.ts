@@ -1,0 +1,342 @@
+/**
+ * How a worker runs one job the queue gave it: the lease taken in the store (a job that ended, or of a newer format,
+ * is left), the run under the lease guard (Lease.ts) and the account's client (AccountClients.ts), and its end
+ * recorded only while the lease holds. An import continues from the store's journal with `resume`'s rules when the
+ * job ran before (taken over from a worker that died or stalled); onboard and export jobs run in Whole.ts. A job
+ * always ends (done, failed with its reason and exit code) or goes back to the queue for another worker.
+ */
+import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { Api } from "../client/Api.js"
+import { cannotWrite } from "../files/Write.js"
+import { journalFile, type JournalWriter, openJournal } from "../import/Journal.js"
+import type { RunResult } from "../import/Pipeline.js"
+import { runImport } from "../import/Pipeline.js"
+import { resumeRun } from "../import/Resume.js"
+import { reportCsv, reportXlsx, summaryFile } from "../import/RunDir.js"
+import type { ResourceName } from "../Resources.js"
+import type { WatchedAccount } from "./AccountClients.js"
+import type { FleetError } from "./Errors.js"
+import { currentLease, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
+import { type JobData, jobFormat } from "./Queue.js"
+import { finalStates, type FleetStore, type JobRow } from "./Store.js"
+import type { ImportSpec } from "./Submit.js"
+import { runExportJob, runOnboardJob } from "./Whole.js"
+
+/** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */
+export const outputs = [reportCsv, reportXlsx, "report.html", summaryFile] as const
+
+export interface JobRunnerOptions {
+  readonly store: FleetStore
+  readonly egressId: string
+  /** The lease's holder name in the store. */
+  readonly owner: string
+  readonly leaseMs: number
+  readonly workRoot: string
+  readonly say: (line: string) => Effect.Effect<void>
+  /** Completed when the worker stops: jobs in progress stop sending and are handed back. */
+  readonly shutdown: Deferred.Deferred<void>
+  /** Completed when this worker cannot serve the fleet (its key does not open an account's credentials). */
+  readonly unfit: Deferred.Deferred<FleetError>
+  readonly watchAccount: (name: string) => Effect.Effect<WatchedAccount, FleetError>
+}
+
+/** A job's run under its lease: what it runs with and how it stops. */
+interface Leased {
+  readonly row: JobRow
+  readonly epoch: number
+  readonly sent: { any: boolean }
+  readonly guard: LeaseGuard
+  readonly watch: WatchedAccount
+  /** Completed when the run must stop: lease lost, worker stopping, account changed. */
+  readonly stopped: Effect.Effect<void>
+  readonly lease: Lease
+  /** A run stopped because its account was replaced or removed: handed back, or ended failed (true); else false. */
+  readonly accountEnd: Effect.Effect<boolean, FleetError | Error>
+}
+
+export const makeJobRunner = (options: JobRunnerOptions) => {
+  const { store } = options
+  const worker = `worker ${options.egressId}`
+
+  /** Says that this worker lost a job's lease, and to what. */
+  const sayLost = (id: string, epoch: number) =>
+    Effect.flatMap(store.job(id), (row) =>
+      options.say(
+        `${worker}: job ${id}: lease ${epoch} lost; ${
+          row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
+        }`
+      ))
+
+  /**
+   * Gives a job back to the queue (this worker is stopping, or cannot go on with it now): the queue gives it again,
+   * and a worker continues it from the journal.
+   */
+  const handBack = (id: string, why?: string) =>
+    Effect.zipRight(
+      options.say(`${worker}: job ${id} handed back${why !== undefined ? `: ${why}` : ""}`),
+      Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+    )
+
+  /**
+   * Ends a job failed, under its lease (nothing is recorded when the lease is gone), its parent settled: exit 2
+   * when nothing of it was sent, 3 when rows were (`fetch` and `resume` take it from there).
+   */
+  const failFor = (row: JobRow, epoch: number, sent: boolean, message: string, code = 2) =>
+    Effect.gen(function*() {
+      const exitCode = code === 2 && sent ? 3 : code
+      yield* store.failJob(row.id, epoch, { exitCode, error: message })
+      if (row.parent !== null) yield* store.settleParent(row.parent)
+      yield* options.say(`${worker}: job ${row.id} failed (exit ${exitCode}): ${message}`)
+    })
+
+  /**
+   * A fleet failure met by a job after its lease was taken: a key that does not open the account's credentials
+   * stops this worker (exit 2) and hands the job back for a worker that can; a store still unusable after the
+   * retries hands it back; anything else (its account removed, its source missing) ends it, failed with the reason.
+   */
+  const settleFailure = (row: JobRow, epoch: number, sent: { readonly any: boolean }) => (e: FleetError) =>
+    e.reason === "Key"
+      ? Effect.zipRight(Deferred.succeed(options.unfit, e), handBack(row.id, e.message))
+      : e.reason === "Unavailable"
+      ? handBack(row.id, e.message)
+      : failFor(row, epoch, sent.any, e.message)
+
+  /** The job the queue gave: left when it ended or is of a newer format, else run under a new lease. */
+  const runJob = (data: JobData): Effect.Effect<void, FleetError | Error> =>
+    Effect.scoped(Effect.gen(function*() {
+      const row = yield* store.job(data.job)
+      if (finalStates.includes(row.state)) return
+      // A job of a newer format than this worker knows is left (before its lease is taken) to a newer worker.
+      const format = (row.spec as { readonly jobFormat?: unknown }).jobFormat
+      if (typeof format === "number" && format > jobFormat) {
+        return yield* handBack(
+          row.id,
+          `it needs job format ${format} and this worker knows up to ${jobFormat}: left to a newer worker`
+        )
+      }
+      const epoch = yield* store.takeOpenLease(row.id, options.owner)
+      if (epoch === undefined) return
+      const sent = { any: false }
+      return yield* runLeased(row, epoch, sent).pipe(Effect.catchTag("FleetError", settleFailure(row, epoch, sent)))
+    }))
+
+  /** A job under the lease this worker took for it (`sent.any`: a row of it was sent, by this worker or before). */
+  const runLeased = (
+    row: JobRow,
+    epoch: number,
+    sent: { any: boolean }
+  ): Effect.Effect<void, FleetError | Error, Scope.Scope> =>
+    Effect.gen(function*() {
+      const id = row.id
+      yield* store.markRunning(id, options.egressId)
+      yield* options.say(`${worker}: job ${id} (${row.kind} ${row.resource ?? ""}) lease ${epoch}`)
+      const guard = yield* leaseGuard(store, id, epoch, options.leaseMs)
+      const watch = yield* options.watchAccount(row.account)
+      const accountEnd = Effect.suspend(() => {
+        const change = watch.change()
+        return change === "replaced"
+          ? handBack(id, `account "${row.account}" was replaced (address or credentials): the job goes on with it`)
+          : change === "removed"
+          ? Effect.as(
+            failFor(row, epoch, sent.any, `account "${row.account}" was removed while the job ran: it stopped sending`),
+            true
+          )
+          : Effect.succeed(false)
+      })
+      const leased: Leased = {
+        row,
+        epoch,
+        sent,
+        guard,
+        watch,
+        stopped: Effect.raceAll([Deferred.await(guard.lost), Deferred.await(options.shutdown), watch.changed]),
+        lease: {
+          gate: Effect.zipRight(guard.gate, watch.gate),
+          fence: { refusal: () => watch.refusal() ?? guard.fence.refusal() }
+        },
+        accountEnd
+      }
+      return yield* (row.kind === "onboard" || row.kind === "export" ? runWhole(leased) : runImportJob(leased))
+    })
+
+  /** Runs `run` with the job's account client and lease, its heartbeat beside it; its exit as a value. */
+  const underLease = <A, E, R>(leased: Leased, run: Effect.Effect<A, E, R>) =>
+    Effect.exit(
+      run.pipe(
+        Effect.provideService(Api, leased.watch.api),
+        Effect.locally(currentLease, Option.some(leased.lease)),
+        Effect.raceFirst(Effect.zipRight(leased.guard.heartbeat, Effect.never))
+      )
+    )
+
+  /** Whether the lease still holds once the run is over (the store asked again). */
+  const stillHeld = (guard: LeaseGuard) =>
+    Effect.flatMap(Deferred.isDone(guard.lost), (gone) => gone ? Effect.succeed(false) : guard.check)
+
+  /** An import job: its source from the store, its journal to the store, a continued run when it ran before. */
+  const runImportJob = (leased: Leased) =>
+    Effect.gen(function*() {
+      const { epoch, guard, row, sent } = leased
+      const id = row.id
+      const dir = Path.join(options.workRoot, `${id}-${epoch}`)
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const sourceDir = Path.join(dir, "source")
+      const runDir = Path.join(dir, "run")
+      fs.mkdirSync(sourceDir, { recursive: true })
+      const source = (yield* store.files(id, "source/"))[0]
+      if (source === undefined) return yield* failFor(row, epoch, sent.any, `job ${id} has no source file`)
+      const file = Path.join(sourceDir, Path.basename(source.name))
+      fs.writeFileSync(file, source.content)
+      const storeFailed = { any: false }
+      const journal = storeJournal(leased, storeFailed)
+      const prior = yield* store.journalLines(id)
+      if (prior.some((line) => line.includes(`"state":"sending"`))) sent.any = true
+      const spec = row.spec as unknown as ImportSpec
+      const tools = { stop: leased.stopped, journal, say: options.say, writerLock: false }
+      const run = prior.length > 0
+        ? Effect.gen(function*() {
+          fs.mkdirSync(runDir, { recursive: true })
+          const [head, ...rest] = prior
+          const header = JSON.parse(head!) as { source: { file: string }; parse: { baseDir: string } }
+          header.source.file = file
+          header.parse.baseDir = sourceDir
+          fs.writeFileSync(Path.join(runDir, journalFile), [JSON.stringify(header), ...rest].join("\n") + "\n")
+          return yield* resumeRun(runDir, tools)
+        })
+        : runImport({
+          ...tools,
+          command: "import",
+          resource: spec.resource as ResourceName,
+          file,
+          read: spec.read,
+          dateFormat: spec.dateFormat,
+          decimal: spec.decimal,
+          mode: spec.mode,
+          dryRun: spec.dryRun,
+          verify: spec.verify,
+          verifyWaitMs: spec.verifyWaitMs,
+          baseDir: sourceDir,
+          rowColumn: spec.rowColumn,
+          runDir
+        })
+      const exit = yield* underLease(leased, run)
+      if (!(yield* stillHeld(guard))) return yield* sayLost(id, epoch)
+      return yield* endImport(leased, exit, storeFailed.any)
+    })
+
+  /** The journal of an import job: each line to the store under the lease (a refused line loses it), then locally. */
+  const storeJournal = (leased: Leased, storeFailed: { any: boolean }) => (path: string) =>
+    Effect.gen(function*() {
+      const { epoch, guard, row, sent } = leased
+      const local = yield* openJournal(path)
+      return {
+        path,
+        append: (line) =>
+          store.appendLine(row.id, epoch, JSON.stringify(line)).pipe(
+            // The store stayed unusable past the retries (Transient.ts): the job goes back to the queue.
+            Effect.tapError(() => Effect.sync(() => (storeFailed.any = true))),
+            Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),
+            Effect.flatMap((held) =>
+              held
+                ? Effect.void
+                : Effect.zipRight(
+                  guard.lose,
+                  Effect.fail(
+                    cannotWrite(path, new Error("the job was taken over"), `job ${row.id}: lease ${epoch} lost`)
+                  )
+                )
+            ),
+            Effect.zipRight(Effect.sync(() => {
+              if (line.state === "sending") sent.any = true
+            })),
+            Effect.zipRight(local.append(line))
+          )
+      } satisfies JournalWriter
+    })
+
+  /** An import's end, under a lease that still holds: recorded with its outputs, handed back, or failed. */
+  const endImport = (leased: Leased, exit: Exit.Exit<RunResult, unknown>, storeFailed: boolean) =>
+    Effect.gen(function*() {
+      const { epoch, row, sent } = leased
+      const id = row.id
+      if (yield* leased.accountEnd) return
+      if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(options.shutdown))) {
+        // Handed back: the queue gives it to another worker, which continues from the journal.
+        return yield* handBack(id)
+      }
+      if (Exit.isSuccess(exit)) {
+        const result = exit.value
+        for (const name of outputs) {
+          const path = Path.join(result.runDir, name)
+          if (fs.existsSync(path)) yield* store.putFile(id, `out/${name}`, fs.readFileSync(path))
+        }
+        yield* store.finishJob(id, epoch, {
+          exitCode: result.exitCode,
+          summary: result.summary,
+          rows: result.summary.rows
+        })
+        if (row.parent !== null) yield* store.settleParent(row.parent)
+        return yield* options.say(`${worker}: job ${id} done (exit ${result.exitCode})`)
+      }
+      const failure = Cause.failureOption(exit.cause)
+      const error = Option.isSome(failure) ? failure.value : undefined
+      const message = error !== undefined ? (error as { message?: string }).message ?? String(error) : "interrupted"
+      if (storeFailed) return yield* handBack(id, message)
+      yield* failFor(row, epoch, sent.any, message, (error as { exitCode?: number } | undefined)?.exitCode ?? 3)
+    })
+
+  /**
+   * An onboard or export job (Whole.ts), under the lease taken for it: the run as a value, then its end recorded
+   * with its files in one step that holds only while the lease does.
+   */
+  const runWhole = (leased: Leased) =>
+    Effect.gen(function*() {
+      const { epoch, guard, row } = leased
+      const id = row.id
+      const dir = Path.join(options.workRoot, `${id}-${epoch}`)
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      fs.mkdirSync(dir, { recursive: true })
+      const stop = {
+        stopped: leased.stopped,
+        isStopped: Effect.map(
+          Effect.all([Deferred.isDone(guard.lost), Deferred.isDone(options.shutdown)]),
+          ([lost, stopping]) => lost || stopping
+        )
+      }
+      const whole = { store, row, epoch, dir, lost: guard.lost, stop, say: options.say }
+      const exit = yield* underLease(leased, row.kind === "onboard" ? runOnboardJob(whole) : runExportJob(whole))
+      if (!(yield* stillHeld(guard))) return yield* sayLost(id, epoch)
+      // Stopped by its account's removal or replacement.
+      if (yield* leased.accountEnd) return
+      if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(options.shutdown))) {
+        return yield* handBack(id)
+      }
+      const end = Exit.isSuccess(exit) ? exit.value : undefined
+      const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      const error = end?.error ??
+        (Option.isSome(failure) ? (failure.value as { message?: string }).message ?? String(failure.value) : undefined)
+      const ended = yield* store.endWhole(id, epoch, end?.outputs ?? [], {
+        state: end !== undefined && end.error === undefined ? "done" : "failed",
+        exitCode: end?.exitCode ?? 3,
+        summary: end?.summary ?? null,
+        rows: end?.rows,
+        error: end === undefined && error === undefined ? "interrupted" : error
+      })
+      yield* options.say(
+        !ended
+          ? `${worker}: job ${id}: lease ${epoch} lost; another worker has it`
+          : error !== undefined
+          ? `${worker}: job ${id} failed: ${error}`
+          : `${worker}: job ${id} done (exit ${end?.exitCode ?? 3})`
+      )
+    })
+
+  return { runJob, handBack }
+}

@@ -1,0 +1,112 @@
+/**
+ * The lease guard of a job a worker runs: how the worker knows it still holds the job's lease (Store.ts: the epoch
+ * it took), and what a request of the job passes before it leaves. A heartbeat confirms the lease every `fresh`
+ * ms; the gate before a request checks it again when the last confirmation is older than that (the process may
+ * have been paused); the fence at the socket (Fence.ts) refuses the request's bytes once the confirmation is
+ * `bound` old. Times are on Effect's `Clock`, its monotonic reading (`currentTimeNanos`): a pause moves it on, a
+ * change of the wall clock does not; tests drive it with `TestClock`.
+ */
+import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type { Fence } from "./Fence.js"
+import type { FleetStore } from "./Store.js"
+
+/**
+ * The lease a request runs under (set on the fiber of a job's run; none outside a job): the gate it passes before
+ * it is sent, and the fence its bytes pass at the socket (Fence.ts).
+ */
+export interface Lease {
+  readonly gate: Effect.Effect<void>
+  readonly fence: Fence
+}
+
+export const currentLease = FiberRef.unsafeMake<Option.Option<Lease>>(Option.none())
+
+/** The fence of the request being made now: the lease of the fiber making it. */
+export const currentFence = (): Fence | undefined =>
+  Option.getOrUndefined(Option.flatMap(Fiber.getCurrentFiber(), (fiber) => fiber.getFiberRef(currentLease)))?.fence
+
+/** Milliseconds on the clock's monotonic reading (read synchronously, as the fence at the socket must). */
+export const monotonicMs = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos() / 1_000_000n)
+
+/** How often a held lease is confirmed: a third of the lease (at least 250 ms). */
+export const freshMs = (leaseMs: number): number => Math.max(250, Math.floor(leaseMs / 3))
+
+/**
+ * How old a confirmation a request's bytes may still leave under (the fence at the socket): above `fresh`, so that a
+ * request that just passed the gate is not refused, and at most half the lease, the earliest another worker can
+ * take the job after the last confirmation (the queue renews its lock at half of it).
+ */
+export const boundMs = (leaseMs: number): number => Math.max(Math.floor(leaseMs / 2), Math.ceil(freshMs(leaseMs) * 1.5))
+
+export interface LeaseGuard {
+  /** Completed once the lease is found lost (here, or by a journal line the store refused: `lose`). */
+  readonly lost: Deferred.Deferred<void>
+  readonly lose: Effect.Effect<void>
+  /** Asks the store: true while the lease holds (and records the confirmation). */
+  readonly check: Effect.Effect<boolean>
+  /** Before a request: interrupts it when the lease is lost. */
+  readonly gate: Effect.Effect<void>
+  readonly fence: Fence
+  /** Confirms the lease every `fresh` ms until it is lost. */
+  readonly heartbeat: Effect.Effect<unknown>
+}
+
+/** The guard of lease `epoch` of job `id`, for the scope of the job's run. */
+export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
+  store: Pick<FleetStore, "holdsLease">,
+  id: string,
+  epoch: number,
+  leaseMs: number
+): Effect.fn.Return<LeaseGuard, never, Scope.Scope> {
+  const clock = yield* Effect.clock
+  const now = () => monotonicMs(clock)
+  const lost = yield* Deferred.make<void>()
+  let lostSeen = false
+  const lose = Effect.zipRight(Effect.sync(() => (lostSeen = true)), Deferred.succeed(lost, undefined))
+  // However the loss is found (here, or by an onboarding or export step's journal), the fence learns it at once.
+  yield* Effect.forkScoped(Effect.zipRight(Deferred.await(lost), Effect.sync(() => (lostSeen = true))))
+  // When the lease was last confirmed. Read synchronously by the fence at the socket.
+  let confirmed = now()
+  const fresh = freshMs(leaseMs)
+  const bound = boundMs(leaseMs)
+  // A confirmation counts from when it was asked: an answer that arrives after a pause (the question left before
+  // it) is not fresh, so the question is asked again.
+  const check: Effect.Effect<boolean> = Effect.gen(function*() {
+    while (true) {
+      const asked = now()
+      const ok = yield* store.holdsLease(id, epoch).pipe(Effect.orElseSucceed(() => false))
+      if (!ok) {
+        yield* lose
+        return false
+      }
+      if (now() - asked < fresh) {
+        confirmed = asked
+        return true
+      }
+    }
+  })
+  const gate = Effect.gen(function*() {
+    if (yield* Deferred.isDone(lost)) return yield* Effect.interrupt
+    if (now() - confirmed < fresh) return
+    if (!(yield* check)) return yield* Effect.interrupt
+  })
+  const fence: Fence = {
+    refusal: () => {
+      if (lostSeen) return `lease ${epoch} of job ${id} was lost (taken over or cancelled)`
+      const age = now() - confirmed
+      return age < bound
+        ? undefined
+        : `the lease of job ${id} was last confirmed ${
+          Math.round(age)
+        } ms ago (a request leaves within ${bound} ms of it)`
+    }
+  }
+  const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), check), { while: (ok) => ok })
+  return { lost, lose, check, gate, fence, heartbeat }
+})

@@ -1,0 +1,77 @@
+/**
+ * The lease guard of a worker's job (src/fleet/Lease.ts) on Effect's clock, driven by `TestClock`: the heartbeat
+ * confirms the lease every third of it, the fence at the socket refuses a request once the last confirmation is
+ * half the lease old, the gate before a request confirms an old lease again, and a lease found lost stops the
+ * heartbeat and refuses at once. The store here answers `holdsLease` only (what the guard asks); the guard against
+ * real PostgreSQL and Redis is pinned by the fleet's cli tests (fence-cli, faults-cli).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as TestClock from "effect/TestClock"
+import { boundMs, freshMs, leaseGuard } from "../../src/fleet/Lease.js"
+
+const leaseMs = 6_000
+
+/** A store whose lease holds while `held`, counting the questions. */
+const fakeLeases = () => {
+  const state = { held: true, asked: 0 }
+  return {
+    state,
+    store: {
+      holdsLease: (_job: string, _epoch: number) =>
+        Effect.sync(() => {
+          state.asked++
+          return state.held
+        })
+    }
+  }
+}
+
+/** Lets forked fibers run up to their next wait. */
+const settle = Effect.repeatN(Effect.yieldNow(), 20)
+
+describe("fleet lease guard on the clock", () => {
+  it.scoped("the fence refuses once the last confirmation is half the lease old; the gate confirms again", () =>
+    Effect.gen(function*() {
+      const { state, store } = fakeLeases()
+      const guard = yield* leaseGuard(store, "job-1", 3, leaseMs)
+      assert.strictEqual(freshMs(leaseMs), 2_000)
+      assert.strictEqual(boundMs(leaseMs), 3_000)
+      assert.isUndefined(guard.fence.refusal())
+      yield* TestClock.adjust(boundMs(leaseMs) - 1)
+      assert.isUndefined(guard.fence.refusal(), "a confirmation younger than the bound lets a request leave")
+      yield* TestClock.adjust(1)
+      assert.include(guard.fence.refusal() ?? "", "the lease of job job-1 was last confirmed 3000 ms ago")
+      // The gate finds the confirmation old and asks the store: confirmed, the fence lets requests leave again.
+      yield* guard.gate
+      assert.strictEqual(state.asked, 1)
+      assert.isUndefined(guard.fence.refusal())
+      // A fresh confirmation is not asked again.
+      yield* TestClock.adjust(freshMs(leaseMs) - 1)
+      yield* guard.gate
+      assert.strictEqual(state.asked, 1)
+    }))
+
+  it.scoped("the heartbeat confirms every third of the lease and ends when the lease is lost", () =>
+    Effect.gen(function*() {
+      const { state, store } = fakeLeases()
+      const guard = yield* leaseGuard(store, "job-2", 4, leaseMs)
+      const heartbeat = yield* Effect.fork(guard.heartbeat)
+      yield* settle
+      for (let beat = 1; beat <= 5; beat++) {
+        yield* TestClock.adjust(freshMs(leaseMs))
+        yield* settle
+        assert.strictEqual(state.asked, beat)
+        assert.isUndefined(guard.fence.refusal(), `confirmed at beat ${beat}`)
+      }
+      // Taken over: the next beat finds it lost; the heartbeat ends, the fence and the gate refuse at once.
+      state.held = false
+      yield* TestClock.adjust(freshMs(leaseMs))
+      yield* settle
+      yield* Fiber.join(heartbeat)
+      assert.include(guard.fence.refusal() ?? "", "lease 4 of job job-2 was lost")
+      const gated = yield* Effect.exit(guard.gate)
+      assert.isTrue(gated._tag === "Failure", "a request after the loss is interrupted at the gate")
+    }))
+})
