@@ -25,7 +25,6 @@ import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberId from "effect/FiberId"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
@@ -93,8 +92,10 @@ import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
+import { inSourceOrder } from "./Window.js"
 import {
   absentBefore,
+  type Action,
   beforeImage,
   createOnlyGiven,
   type Existing,
@@ -287,39 +288,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         yield* lockWriters({ baseUrl: api.baseUrl, account: api.account ?? "" }, [r.name], job.command, runDir, started)
       }
       const journal = yield* (job.journal ?? openJournal)(Path.join(runDir, journalFile))
-      if (prior === undefined) {
-        const header: Header = {
-          state: "header",
-          version: 1,
-          tool: "fsm-bulk",
-          command: job.command,
-          resource: r.name,
-          mode: job.mode,
-          dryRun: job.dryRun,
-          verify: job.verify,
-          ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
-          ...(job.sendWriteOnly === true ? { sendWriteOnly: true } : {}),
-          baseUrl: api.baseUrl,
-          ...(api.embedded === true ? { embedded: true } : {}),
-          rate: formatRate(api.budget),
-          ...(job.clientConcurrency !== undefined ? { concurrency: job.clientConcurrency } : {}),
-          source: { ...sourceInfo, ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {}) },
-          read: job.read,
-          parse: parseInfo,
-          formats,
-          started,
-          ...(job.parent !== undefined ? { parent: job.parent } : {}),
-          ...(stale !== undefined ? { stale } : {}),
-          ...(origin !== undefined ? { origin } : {}),
-          ...(job.applying !== undefined ? { plan: appliedPlan(job.applying) } : {})
-        }
-        yield* journal.append(header)
-      } else {
-        if (prior.header.baseUrl !== api.baseUrl) {
-          yield* say(`warning: this run was sent to ${prior.header.baseUrl}; it now continues against ${api.baseUrl}`)
-        }
-        yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
-      }
+      yield* startJournal(journal, { job, api, prior, say, formats, sourceInfo, parseInfo, started, stale, origin })
 
       // A row whose report line has no outcome: the outcome it journalled when it got that far (its `done` line was
       // handed to the journal before the grace ran out and interrupted it), else unfinished: left in doubt when its
@@ -434,26 +403,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
       if (collector !== undefined && job.planOut !== undefined && Either.isRight(outcome)) {
-        yield* collector.write({
-          toolVersion: version,
-          command: job.command,
-          created: yield* nowIso,
-          resource: r.name,
-          mode: job.mode,
-          options: { sendWriteOnly: job.sendWriteOnly === true },
-          source: sourceInfo,
-          read: job.read,
-          parse: parseInfo,
-          formats,
-          target: {
-            baseUrl: api.baseUrl,
-            ...(api.account !== undefined ? { account: api.account } : {}),
-            ...(api.embedded === true ? { embedded: true } : {})
-          }
-        })
-        yield* say(
-          `plan: ${Path.resolve(job.planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
-        )
+        yield* writePlanOut(collector, job.planOut, { job, api, say, formats, sourceInfo, parseInfo })
       }
       return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
     })
@@ -461,6 +411,94 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
 })
 
 /** What the run's journal and summary say of the plan it applies. */
+/** The journal's first line: the header of a new run, or the line that says a stopped run goes on. */
+const startJournal = Effect.fn("Import.startJournal")(function*(
+  journal: JournalWriter,
+  run: {
+    readonly job: ImportJob
+    readonly api: Api["Type"]
+    readonly prior: JournalContents | undefined
+    readonly say: (line: string) => Effect.Effect<void>
+    readonly formats: Formats
+    readonly sourceInfo: Header["source"]
+    readonly parseInfo: Header["parse"]
+    readonly started: string
+    readonly stale: Header["stale"]
+    readonly origin: Header["origin"]
+  }
+) {
+  const { api, formats, job, origin, parseInfo, prior, say, sourceInfo, stale, started } = run
+  if (prior === undefined) {
+    const header: Header = {
+      state: "header",
+      version: 1,
+      tool: "fsm-bulk",
+      command: job.command,
+      resource: job.resource,
+      mode: job.mode,
+      dryRun: job.dryRun,
+      verify: job.verify,
+      ...(job.verifyWaitMs !== undefined ? { verifyWaitMs: job.verifyWaitMs } : {}),
+      ...(job.sendWriteOnly === true ? { sendWriteOnly: true } : {}),
+      baseUrl: api.baseUrl,
+      ...(api.embedded === true ? { embedded: true } : {}),
+      rate: formatRate(api.budget),
+      ...(job.clientConcurrency !== undefined ? { concurrency: job.clientConcurrency } : {}),
+      source: { ...sourceInfo, ...(job.rowColumn !== undefined ? { rowColumn: job.rowColumn } : {}) },
+      read: job.read,
+      parse: parseInfo,
+      formats,
+      started,
+      ...(job.parent !== undefined ? { parent: job.parent } : {}),
+      ...(stale !== undefined ? { stale } : {}),
+      ...(origin !== undefined ? { origin } : {}),
+      ...(job.applying !== undefined ? { plan: appliedPlan(job.applying) } : {})
+    }
+    yield* journal.append(header)
+  } else {
+    if (prior.header.baseUrl !== api.baseUrl) {
+      yield* say(`warning: this run was sent to ${prior.header.baseUrl}; it now continues against ${api.baseUrl}`)
+    }
+    yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
+  }
+})
+
+/** `--dry-run --plan FILE`: the plan file, with what the rows were checked against, and the line that says where. */
+const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
+  collector: PlanCollector,
+  planOut: string,
+  run: {
+    readonly job: ImportJob
+    readonly api: Api["Type"]
+    readonly say: (line: string) => Effect.Effect<void>
+    readonly formats: Formats
+    readonly sourceInfo: Header["source"]
+    readonly parseInfo: Header["parse"]
+  }
+) {
+  const { api, formats, job, parseInfo, say, sourceInfo } = run
+  yield* collector.write({
+    toolVersion: version,
+    command: job.command,
+    created: yield* nowIso,
+    resource: job.resource,
+    mode: job.mode,
+    options: { sendWriteOnly: job.sendWriteOnly === true },
+    source: sourceInfo,
+    read: job.read,
+    parse: parseInfo,
+    formats,
+    target: {
+      baseUrl: api.baseUrl,
+      ...(api.account !== undefined ? { account: api.account } : {}),
+      ...(api.embedded === true ? { embedded: true } : {})
+    }
+  })
+  yield* say(
+    `plan: ${Path.resolve(planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
+  )
+})
+
 const appliedPlan = (a: NonNullable<ImportJob["applying"]>): AppliedPlan => ({
   file: a.plan.file,
   sha256: a.plan.sha256,
@@ -791,6 +829,25 @@ const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan
 /** Rows whose outcomes may wait, in source order, for the report while an earlier row is still being sent. */
 const reportWindow = (concurrency: number) => Math.max(1024, concurrency * 32)
 
+const withWarnings = (o: Outcome, warnings: ReadonlyArray<string>): Outcome =>
+  warnings.length === 0
+    ? o
+    : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
+
+/** Says which create-only fields of the row an update left out (unless the row failed for another reason). */
+const withheldNote = (o: Outcome, withheld: ReadonlyArray<string>): Outcome =>
+  withheld.length === 0 || (o.status !== "updated" && o.status !== "unchanged")
+    ? o
+    : {
+      ...o,
+      error: [
+        o.error,
+        `${withheld.join(", ")} not sent: the record exists, and ${
+          withheld.length > 1 ? "these are" : "it is"
+        } set when a record is created (--send-write-only sends ${withheld.length > 1 ? "them" : "it"} on updates)`
+      ].filter((x) => x !== undefined).join("; ")
+    }
+
 /**
  * Steps 3 and 4: prepares the rows, then sends them, each row's outcome journaled. When every row is settled in
  * one pass (no row waits for another row of the file, no `--verify`), the outcomes travel with the stream that
@@ -864,24 +921,54 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       return outcome
     })
 
-  const withWarnings = (o: Outcome, warnings: ReadonlyArray<string>): Outcome =>
-    warnings.length === 0
-      ? o
-      : { ...o, error: [o.error, ...warnings.map((w) => `warning: ${w}`)].filter((x) => x !== undefined).join("; ") }
-
-  /** Says which create-only fields of the row an update left out (unless the row failed for another reason). */
-  const withheldNote = (o: Outcome, withheld: ReadonlyArray<string>): Outcome =>
-    withheld.length === 0 || (o.status !== "updated" && o.status !== "unchanged")
-      ? o
-      : {
-        ...o,
-        error: [
-          o.error,
-          `${withheld.join(", ")} not sent: the record exists, and ${
-            withheld.length > 1 ? "these are" : "it is"
-          } set when a record is created (--send-write-only sends ${withheld.length > 1 ? "them" : "it"} on updates)`
-        ].filter((x) => x !== undefined).join("; ")
+  /**
+   * The planned action's outcome: what it would be (dry run), its settled outcome, or its write sent (journalled
+   * `sending` first); undefined when the run aborted before the write left.
+   */
+  const write = (
+    v: Valid,
+    action: Action,
+    lookedUp: {
+      readonly absent: boolean
+      readonly before: RecordImage | undefined
+      readonly found: RecordImage | undefined
+    }
+  ) =>
+    Effect.gen(function*() {
+      const { absent, before, found } = lookedUp
+      if (job.dryRun) return { outcome: wouldBe(r, action), body: undefined, after: undefined }
+      if (action._tag === "Settle") {
+        const outcome = action.outcome
+        const after = outcome.status === "created" || outcome.status === "updated" ? found : undefined
+        return { outcome, body: undefined, after }
       }
+      yield* journal.append({
+        state: "sending",
+        row: v.row,
+        ...(v.key !== undefined ? { key: v.key } : {}),
+        ...(v.id !== undefined ? { id: v.id } : {}),
+        intent: intentOf(action)!,
+        ...(before !== undefined ? { before } : {}),
+        ...(absent ? { absent } : {}),
+        at: yield* nowIso
+      })
+      state.inFlight.add(v.row)
+      const sent = yield* Effect.either(send(r, action, { absent, onSent: () => state.left.add(v.row) }))
+      if (Either.isLeft(sent)) {
+        // The run is aborted (credentials rejected …): this write never reached the server. The rows in flight
+        // finish; no new row starts.
+        state.inFlight.delete(v.row)
+        state.aborted ??= sent.left
+        state.stopped = true
+        yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
+        return undefined
+      }
+      return {
+        outcome: createdBy(sent.right.outcome, state.priorSending.get(v.row)),
+        body: written(r, action),
+        after: sent.right.after
+      }
+    })
 
   /** The row's outcome, or undefined when its write was not sent because the run aborted. */
   const processValid = (v: Valid) =>
@@ -943,39 +1030,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           ...(write !== undefined ? { write } : {})
         })
       }
-      let outcome: Outcome
-      let body: unknown = undefined
-      let after: RecordImage | undefined = undefined
-      if (job.dryRun) outcome = wouldBe(r, action)
-      else if (action._tag === "Settle") {
-        outcome = action.outcome
-        if (outcome.status === "created" || outcome.status === "updated") after = found
-      } else {
-        yield* journal.append({
-          state: "sending",
-          row: v.row,
-          ...(v.key !== undefined ? { key: v.key } : {}),
-          ...(v.id !== undefined ? { id: v.id } : {}),
-          intent: intentOf(action)!,
-          ...(before !== undefined ? { before } : {}),
-          ...(absent ? { absent } : {}),
-          at: yield* nowIso
-        })
-        state.inFlight.add(v.row)
-        const sent = yield* Effect.either(send(r, action, { absent, onSent: () => state.left.add(v.row) }))
-        if (Either.isLeft(sent)) {
-          // The run is aborted (credentials rejected …): this write never reached the server. The rows in flight
-          // finish; no new row starts.
-          state.inFlight.delete(v.row)
-          state.aborted ??= sent.left
-          state.stopped = true
-          yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
-          return undefined
-        }
-        outcome = createdBy(sent.right.outcome, state.priorSending.get(v.row))
-        after = sent.right.after
-        body = written(r, action)
-      }
+      const settled = yield* write(v, action, { absent, before, found })
+      if (settled === undefined) return undefined
+      const { after, body, outcome } = settled
       const final = yield* finish(v.row, withheldNote(withWarnings(outcome, v.warnings), withheld), body, after)
       if (verifying && outcome.status === "queued") queued.push({ row: v.row, payload, outcome })
       if (
@@ -1022,65 +1079,29 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
    */
   const pass = (selected: (row: number) => boolean) => {
     const validatePass = s.validator()
-    const window = reportWindow(concurrency)
-    // How many rows (by position in the pass) have left the reordering; a row starts only within `window` of it,
-    // so the rows held back behind a slow one stay bounded. The oldest row never waits, so the pass moves on.
-    let released = 0
-    /** Completed when `released` moves on, for the rows waiting to start (made only when one waits). */
-    let moved: Deferred.Deferred<void> | undefined
-    const within = (at: number): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (at < released + window) return Effect.void
-        moved ??= Deferred.unsafeMake<void>(FiberId.none)
-        return Effect.zipRight(Deferred.await(moved), within(at))
-      })
     type Line = readonly [SourceRow, Outcome]
-    const held = new Map<number, Line | undefined>()
-    return input.rows.pipe(
-      Stream.mapEffect((row) =>
-        state.stopped
-          ? Effect.succeed({ row, result: undefined as RowResult | undefined })
-          : Effect.map(validatePass.validate(row), (result): { row: SourceRow; result: RowResult | undefined } => ({
-            row,
-            result
-          }))
-      ),
-      Stream.zipWithIndex,
-      Stream.mapEffect(([{ result, row }, at]) => {
-        const n = row.row
-        const line = (): Effect.Effect<Line | undefined, ImportError, Api> => {
-          if (!selected(n)) return Effect.succeed(undefined)
-          if (state.priorDone.has(n) && !queuedBefore(n)) return Effect.succeed([row, state.prior.get(n)!])
-          // Not reached, or not finished: a row `--verify` was to confirm keeps its earlier outcome.
-          const unfinished = () => state.prior.get(n) ?? missing(n)
-          if (result === undefined) return Effect.succeed([row, unfinished()])
-          return Effect.map(attempt(result), (outcome): Line => {
-            const final = outcome ?? unfinished()
-            // Kept only until the row's line is out: memory does not grow with the file.
-            state.settled.delete(n)
-            return [row, final]
-          })
-        }
-        return Effect.map(Effect.zipRight(within(at), Effect.suspend(line)), (l) => [at, l] as const)
-      }, { concurrency, unordered: true }),
-      // Back in source order.
-      Stream.mapChunksEffect((chunk) => {
-        for (const [at, l] of chunk) held.set(at, l)
-        const from = released
-        const out: Array<Line> = []
-        while (held.has(released)) {
-          const l = held.get(released)
-          held.delete(released)
-          released += 1
-          if (l !== undefined) out.push(l)
-        }
-        const lines = Chunk.unsafeFromArray(out)
-        if (moved === undefined || released === from) return Effect.succeed(lines)
-        const wake = moved
-        moved = undefined
-        return Effect.as(Deferred.succeed(wake, undefined), lines)
+    const validated = Stream.mapEffect(input.rows, (row) =>
+      state.stopped
+        ? Effect.succeed({ row, result: undefined as RowResult | undefined })
+        : Effect.map(validatePass.validate(row), (result): { row: SourceRow; result: RowResult | undefined } => ({
+          row,
+          result
+        })))
+    const line = ({ result, row }: { row: SourceRow; result: RowResult | undefined }) => {
+      const n = row.row
+      if (!selected(n)) return Effect.succeed(undefined)
+      if (state.priorDone.has(n) && !queuedBefore(n)) return Effect.succeed<Line>([row, state.prior.get(n)!])
+      // Not reached, or not finished: a row `--verify` was to confirm keeps its earlier outcome.
+      const unfinished = () => state.prior.get(n) ?? missing(n)
+      if (result === undefined) return Effect.succeed<Line>([row, unfinished()])
+      return Effect.map(attempt(result), (outcome): Line => {
+        const final = outcome ?? unfinished()
+        // Kept only until the row's line is out: memory does not grow with the file.
+        state.settled.delete(n)
+        return [row, final]
       })
-    )
+    }
+    return inSourceOrder(validated, line, { concurrency, window: reportWindow(concurrency) })
   }
 
   if (waiting.size === 0 && !verifying) {
