@@ -212,7 +212,8 @@ describe("fleet commands", () => {
           const other = new pg.Client({ connectionString: server.url })
           await other.connect()
           await other.query(
-            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
           )
           await other.end()
         }

@@ -208,7 +208,7 @@ describe("store faults are outlasted (issue 29)", () => {
              END IF;
              RETURN NEW; END $$;
            CREATE TRIGGER fault_journal BEFORE INSERT ON fsm_bulk.journal FOR EACH ROW EXECUTE FUNCTION fault_journal();
-           ALTER DATABASE fleet SET statement_timeout = '300ms';`
+           ALTER DATABASE ${server.database} SET statement_timeout = '300ms';`
           )
         )
         const worker = yield* startWorker(["--egress-id", "w-faults"], env)

@@ -1,8 +1,8 @@
 /**
  * What the fleet tests share: a throwaway PostgreSQL cluster (Debian's server binaries, installed by
  * scripts/ensure-postgres.sh) initialised in a temporary directory and run as an unprivileged user on 127.0.0.1
- * and a free port, removed with the test's scope; likewise a throwaway redis-server (scripts/ensure-redis.sh)
- * without persistence; the fleet key; the built CLI spawned with the fleet's environment.
+ * and a free port, one per test file, with an empty database of its own for each test; likewise a throwaway
+ * redis-server (scripts/ensure-redis.sh) without persistence; the fleet key; the built CLI spawned with the fleet's environment.
  */
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -14,6 +14,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { afterAll } from "vitest"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 
@@ -62,84 +63,119 @@ const waitFor = async (check: () => boolean, what: string, ms: number) => {
 }
 
 export interface RunningPostgres {
+  /** The address of a database of its own (a fresh one per `startPostgres`). */
   readonly url: string
+  /** Its name (for statements such as `ALTER DATABASE`). */
+  readonly database: string
+}
+
+interface Cluster {
+  readonly port: number
   readonly process: ChildProcess
   readonly dir: string
 }
 
 /**
- * A fresh PostgreSQL cluster for the scope. Postgres refuses to run as root, so as root the cluster belongs to
- * `nobody` (its directory is handed over); trust authentication on 127.0.0.1 only, no fsync (a test cluster).
+ * A fresh PostgreSQL cluster. Postgres refuses to run as root, so as root the cluster belongs to `nobody` (its
+ * directory is handed over); trust authentication on 127.0.0.1 only, no fsync (a test cluster).
  */
+const startCluster = async (): Promise<Cluster> => {
+  const binDir = postgresBin()
+  if (binDir === undefined) throw new Error("PostgreSQL is not installed: run bash scripts/ensure-postgres.sh")
+  const user = process.getuid?.() === 0 ? "nobody" : undefined
+  const dir = mkdtempSync(Path.join(tmpdir(), "fsm-pg-"))
+  chmodSync(dir, 0o700)
+  if (user !== undefined) chownSync(dir, 65534, 65534)
+  const data = Path.join(dir, "data")
+  const init = asUser(user, Path.join(binDir, "initdb"), [
+    "-D",
+    data,
+    "-U",
+    "fsm",
+    "--auth=trust",
+    "--no-sync",
+    "-E",
+    "UTF8",
+    "--locale=C"
+  ])
+  execFileSync(init.command, init.args, { stdio: "ignore", cwd: dir })
+  const port = await freePort()
+  const run = asUser(user, Path.join(binDir, "postgres"), [
+    "-D",
+    data,
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "-k",
+    dir,
+    "-c",
+    "fsync=off",
+    "-c",
+    "full_page_writes=off",
+    "-c",
+    "max_connections=200"
+  ])
+  const child = spawn(run.command, run.args, { stdio: ["ignore", "ignore", "pipe"], cwd: dir })
+  let log = ""
+  child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
+  await waitFor(() => log.includes("ready to accept connections") || child.exitCode !== null, "postgres", 30_000)
+  if (child.exitCode !== null) throw new Error(`postgres exited: ${log}`)
+  return { port, process: child, dir }
+}
+
+const stopCluster = async (cluster: Cluster) => {
+  if (cluster.process.exitCode === null) {
+    const exited = new Promise((r) => cluster.process.once("exit", r))
+    cluster.process.kill("SIGINT") // fast shutdown
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
+    if (cluster.process.exitCode === null) cluster.process.kill("SIGKILL")
+  }
+  rmSync(cluster.dir, { recursive: true, force: true })
+}
+
+/**
+ * One cluster per test file, started at its first `startPostgres` and stopped after the file's last test: a
+ * cluster costs an initdb and a start (seconds on a loaded machine), a database of its own a `CREATE DATABASE`.
+ * The tests of a file run one after another, and each test gets an empty database, dropped after it (its
+ * connections ended), so no test sees another's data.
+ */
+let cluster: Promise<Cluster> | undefined
+let databases = 0
+if (process.env["VITEST"] !== undefined) {
+  afterAll(async () => {
+    const started = cluster
+    cluster = undefined
+    if (started !== undefined) await stopCluster(await started)
+  })
+}
+
+const admin = async <A>(port: number, f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: `postgres://fsm@127.0.0.1:${port}/postgres` })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** An empty database of its own for the scope, on the test file's PostgreSQL cluster (started when first needed). */
 export const startPostgres: Effect.Effect<RunningPostgres, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.promise(async (): Promise<RunningPostgres> => {
-    const binDir = postgresBin()
-    if (binDir === undefined) throw new Error("PostgreSQL is not installed: run bash scripts/ensure-postgres.sh")
-    const user = process.getuid?.() === 0 ? "nobody" : undefined
-    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-pg-"))
-    chmodSync(dir, 0o700)
-    if (user !== undefined) chownSync(dir, 65534, 65534)
-    const data = Path.join(dir, "data")
-    const init = asUser(user, Path.join(binDir, "initdb"), [
-      "-D",
-      data,
-      "-U",
-      "fsm",
-      "--auth=trust",
-      "--no-sync",
-      "-E",
-      "UTF8",
-      "--locale=C"
-    ])
-    execFileSync(init.command, init.args, { stdio: "ignore", cwd: dir })
-    const port = await freePort()
-    const run = asUser(user, Path.join(binDir, "postgres"), [
-      "-D",
-      data,
-      "-h",
-      "127.0.0.1",
-      "-p",
-      String(port),
-      "-k",
-      dir,
-      "-c",
-      "fsync=off",
-      "-c",
-      "full_page_writes=off",
-      "-c",
-      "max_connections=200"
-    ])
-    const child = spawn(run.command, run.args, { stdio: ["ignore", "ignore", "pipe"], cwd: dir })
-    let log = ""
-    child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
-    await waitFor(
-      () => log.includes("ready to accept connections") || child.exitCode !== null,
-      "postgres",
-      30_000
-    )
-    if (child.exitCode !== null) throw new Error(`postgres exited: ${log}`)
-    const ready = asUser(user, Path.join(binDir, "createdb"), [
-      "-h",
-      "127.0.0.1",
-      "-p",
-      String(port),
-      "-U",
-      "fsm",
-      "fleet"
-    ])
-    execFileSync(ready.command, ready.args, { stdio: "ignore", cwd: dir })
-    return { url: `postgres://fsm@127.0.0.1:${port}/fleet`, process: child, dir }
+  Effect.promise(async (): Promise<RunningPostgres & { readonly port: number }> => {
+    cluster ??= startCluster()
+    const { port } = await cluster
+    const database = `fleet_${process.pid}_${++databases}`
+    await admin(port, (client) => client.query(`CREATE DATABASE ${database}`))
+    return { url: `postgres://fsm@127.0.0.1:${port}/${database}`, database, port }
   }),
-  (pg) =>
-    Effect.promise(async () => {
-      if (pg.process.exitCode === null) {
-        const exited = new Promise((r) => pg.process.once("exit", r))
-        pg.process.kill("SIGINT") // fast shutdown
-        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-        if (pg.process.exitCode === null) pg.process.kill("SIGKILL")
-      }
-      rmSync(pg.dir, { recursive: true, force: true })
-    })
+  (db) =>
+    Effect.promise(() =>
+      admin(db.port, (client) => client.query(`DROP DATABASE IF EXISTS ${db.database} WITH (FORCE)`)).then(
+        () => undefined,
+        () => undefined // the cluster is gone already
+      )
+    )
 )
 
 /** The environment of a spawned fleet command. */
