@@ -50,6 +50,22 @@ const en = {
   "date.examplesDayFirst": "25/12/2026 or 25/12/2026 09:30",
   "date.examplesMonthFirst": "12/25/2026 or 12/25/2026 09:30",
   "time.notTime": "{value} is not a time (write HH:mm or HH:mm:ss, e.g. 08:00)",
+  "formats.at": "{value} (row {row}, column {column})",
+  "formats.dayFirst": "day-first",
+  "formats.monthFirst": "month-first",
+  "formats.datesDisagree":
+    "dates disagree on the day/month order: {first} is {firstOrder} but {second} is {secondOrder}; correct the file, or pass {flags} (dates that do not fit become invalid rows)",
+  "formats.aDecimalPoint": "a decimal point",
+  "formats.aDecimalComma": "a decimal comma",
+  "formats.numbersDisagree":
+    "numbers disagree on the decimal mark: {first} has {firstMark} but {second} has {secondMark}; correct the file, or pass {flags} (numbers that do not fit become invalid rows)",
+  "formats.unsettledDates":
+    "cannot tell day-first from month-first dates: {readings}, and no date in the file settles it; pass {flags}",
+  "formats.unsettledDecimal":
+    "cannot tell the decimal mark: {readings}, and no number in the file settles it; pass {flags}",
+  "formats.dateReadings": "{value} could be {first} or {second}",
+  "formats.numberReadings": "{value} reads as {point} with a decimal point and as {comma} with a decimal comma",
+  "formats.months": "January,February,March,April,May,June,July,August,September,October,November,December",
   // --- numbers -------------------------------------------------------------------------------------------------
   "number.wrongMark": "{value} is not written with this file's {mark} (e.g. {example})",
   "number.decimalPoint": "decimal point",
@@ -207,6 +223,22 @@ const ptBR: { readonly [K in MessageKey]: string } = {
   "date.examplesDayFirst": "25/12/2026 ou 25/12/2026 09:30",
   "date.examplesMonthFirst": "12/25/2026 ou 12/25/2026 09:30",
   "time.notTime": "{value} não é um horário (escreva HH:mm ou HH:mm:ss, ex.: 08:00)",
+  "formats.at": "{value} (linha {row}, coluna {column})",
+  "formats.dayFirst": "com o dia primeiro",
+  "formats.monthFirst": "com o mês primeiro",
+  "formats.datesDisagree":
+    "as datas discordam na ordem dia/mês: {first} está {firstOrder} mas {second} está {secondOrder}; corrija o arquivo, ou use {flags} (datas que não se encaixarem viram linhas inválidas)",
+  "formats.aDecimalPoint": "ponto decimal",
+  "formats.aDecimalComma": "vírgula decimal",
+  "formats.numbersDisagree":
+    "os números discordam no separador decimal: {first} tem {firstMark} mas {second} tem {secondMark}; corrija o arquivo, ou use {flags} (números que não se encaixarem viram linhas inválidas)",
+  "formats.unsettledDates":
+    "não dá para saber se as datas têm o dia ou o mês primeiro: {readings}, e nenhuma data do arquivo decide; use {flags}",
+  "formats.unsettledDecimal":
+    "não dá para saber o separador decimal: {readings}, e nenhum número do arquivo decide; use {flags}",
+  "formats.dateReadings": "{value} pode ser {first} ou {second}",
+  "formats.numberReadings": "{value} vale {point} com ponto decimal e {comma} com vírgula decimal",
+  "formats.months": "janeiro,fevereiro,março,abril,maio,junho,julho,agosto,setembro,outubro,novembro,dezembro",
   "number.wrongMark": "{value} não está escrito com o {mark} deste arquivo (ex.: {example})",
   "number.decimalPoint": "ponto decimal",
   "number.decimalComma": "vírgula decimal",
@@ -300,7 +332,7 @@ const ptBR: { readonly [K in MessageKey]: string } = {
   "template.cpfCnpj": "CPF (11 dígitos) ou CNPJ (14 dígitos); pontos, traços e barra são aceitos",
   "template.guid": "GUID, como 3f2504e0-4f89-11d3-9a0c-0305e82c3301",
   "template.enum": "um dos números da lista",
-  "template.json": "JSON (objeto)",
+  "template.json": "JSON",
   "template.file": "caminho de um arquivo local, relativo a este arquivo",
   "template.byName": "um dos nomes da lista",
   "template.aList": " (uma lista)",

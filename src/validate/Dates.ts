@@ -62,21 +62,6 @@ const examples: Record<DateFormat, MessageKey & `date.examples${string}`> = {
   "mm/dd/yyyy": "date.examplesMonthFirst"
 }
 
-const monthNames = [
-  "January",
-  "February",
-  "March",
-  "April",
-  "May",
-  "June",
-  "July",
-  "August",
-  "September",
-  "October",
-  "November",
-  "December"
-]
-
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0
 
 const daysIn = (
@@ -159,5 +144,10 @@ export const readings = (text: string): string => {
   if (m === null) return quote(text)
   const a = Number(m[1])
   const b = Number(m[3])
-  return `${quote(text)} could be ${a} ${monthNames[b - 1]} or ${b} ${monthNames[a - 1]}`
+  const months = t("formats.months").split(",")
+  return t("formats.dateReadings", {
+    value: quote(text),
+    first: `${a} ${months[b - 1]}`,
+    second: `${b} ${months[a - 1]}`
+  })
 }

@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { InputError } from "../Errors.js"
 import type { SourceRow } from "../files/Source.js"
+import { t } from "../Messages.js"
 import { splitList } from "./Cells.js"
 import { cellText } from "./CellText.js"
 import { dateShape, readings } from "./Dates.js"
@@ -30,7 +31,7 @@ interface Watched {
   readonly list: boolean
 }
 
-const at = (s: Sighting) => `${quote(s.text)} (row ${s.row}, column "${s.column}")`
+const at = (s: Sighting) => t("formats.at", { value: quote(s.text), row: s.row, column: `"${s.column}"` })
 
 const dateFlags = "--date-format dd/mm/yyyy or --date-format mm/dd/yyyy"
 const decimalFlags = "--decimal , or --decimal ."
@@ -64,16 +65,18 @@ class Evidence {
     const [first, second] = this.dayFirst.row <= this.monthFirst.row
       ? [this.dayFirst, this.monthFirst]
       : [this.monthFirst, this.dayFirst]
-    const order = (s: Sighting) => (s === this.dayFirst ? "day-first" : "month-first")
+    const order = (s: Sighting) => t(s === this.dayFirst ? "formats.dayFirst" : "formats.monthFirst")
     return new InputError({
       file: this.file,
       row: second.row,
       column: second.column,
-      detail:
-        `dates disagree on the day/month order: ${at(first)} is ${order(first)} but ${quote(second.text)} is ${
-          order(second)
-        }; ` +
-        `correct the file, or pass ${dateFlags} (dates that do not fit become invalid rows)`
+      detail: t("formats.datesDisagree", {
+        first: at(first),
+        firstOrder: order(first),
+        second: quote(second.text),
+        secondOrder: order(second),
+        flags: dateFlags
+      })
     })
   }
 
@@ -93,16 +96,18 @@ class Evidence {
     }
     if (this.dot === undefined || this.comma === undefined) return undefined
     const [first, second] = this.dot.row <= this.comma.row ? [this.dot, this.comma] : [this.comma, this.dot]
-    const mark = (s: Sighting) => (s === this.dot ? "a decimal point" : "a decimal comma")
+    const mark = (s: Sighting) => t(s === this.dot ? "formats.aDecimalPoint" : "formats.aDecimalComma")
     return new InputError({
       file: this.file,
       row: second.row,
       column: second.column,
-      detail:
-        `numbers disagree on the decimal mark: ${at(first)} has ${mark(first)} but ${quote(second.text)} has ${
-          mark(second)
-        }; ` +
-        `correct the file, or pass ${decimalFlags} (numbers that do not fit become invalid rows)`
+      detail: t("formats.numbersDisagree", {
+        first: at(first),
+        firstMark: mark(first),
+        second: quote(second.text),
+        secondMark: mark(second),
+        flags: decimalFlags
+      })
     })
   }
 
@@ -115,9 +120,7 @@ class Evidence {
       file: this.file,
       row: s.row,
       column: s.column,
-      detail: `cannot tell day-first from month-first dates: ${
-        readings(s.text)
-      }, and no date in the file settles it; pass ${dateFlags}`
+      detail: t("formats.unsettledDates", { readings: readings(s.text), flags: dateFlags })
     })
   }
 
@@ -130,9 +133,7 @@ class Evidence {
       file: this.file,
       row: s.row,
       column: s.column,
-      detail: `cannot tell the decimal mark: ${
-        numberReadings(s.text)
-      }, and no number in the file settles it; pass ${decimalFlags}`
+      detail: t("formats.unsettledDecimal", { readings: numberReadings(s.text), flags: decimalFlags })
     })
   }
 }

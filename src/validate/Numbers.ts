@@ -69,4 +69,4 @@ export const outOfRange = (text: string, min: number | undefined, max: number | 
 
 /** `"1,234" reads as 1234 with a decimal point and as 1.234 with a decimal comma` — for ambiguity messages. */
 export const numberReadings = (text: string): string =>
-  `${quote(text)} reads as ${read(text, ".")} with a decimal point and as ${read(text, ",")} with a decimal comma`
+  t("formats.numberReadings", { value: quote(text), point: String(read(text, ".")), comma: String(read(text, ",")) })
