@@ -66,6 +66,11 @@ export interface Field {
    * when the run asks (`--send-write-only`); otherwise a re-import would reset what was changed since, unseen.
    */
   readonly createOnly?: boolean
+  /**
+   * The service reads this number back as `0` when it was never set (users' `hourValue`: the Blueprint's default),
+   * so a `0` read back may mean "unset": compared as an empty cell, exported as one.
+   */
+  readonly zeroWhenUnset?: boolean
   /** Assigned by the server; never sent on writes. */
   readonly readOnly?: boolean
   /** The server refuses a second record of the account with the same value (409). */
@@ -388,7 +393,7 @@ const table: ReadonlyArray<Resource> = [
       }),
       f("startWorkHour", { _tag: "time" }, "Start of the working day (HH:mm:ss)", { example: "08:00:00" }),
       f("endWorkHour", { _tag: "time" }, "End of the working day (HH:mm:ss)", { example: "18:00:00" }),
-      num("hourValue", "Cost of one hour of work", { example: "85.50" }),
+      num("hourValue", "Cost of one hour of work", { example: "85.50", zeroWhenUnset: true }),
       str("address", "Base address (where the working day starts)", {
         personal: "address",
         example: "Rua Augusta, 1500, São Paulo - SP"

@@ -7,7 +7,8 @@
  * Every form the live service (or its Blueprint) reads a value back in is accepted: property names in any case
  * (`userId`/`userID`, `AdressComplement`), an enumeration as its number, its label (`"Task"`, `"Inclusao"`) or an
  * object holding the number (`userType: {userTypeId, description}`), `""`/`null`/`0` for an unset reference, and
- * `""`/`0001-01-01T00:00:00` for an unset date.
+ * `""`/`0001-01-01T00:00:00` for an unset date. A `0` where the service reads an unset number as `0` (users'
+ * `hourValue`: `zeroWhenUnset`) is an empty cell.
  */
 import { writeForm } from "../client/Body.js"
 import type { Cell } from "../files/Write.js"
@@ -43,6 +44,9 @@ const scalar = (field: Field, read: unknown): Cell => {
   if (read === undefined || read === null) return undefined
   const v = writeForm({ ...field, list: false }, read)
   if (v === undefined || v === null) return ""
+  // The service reads an unset `hourValue` as 0: the export cannot tell it from a 0 set on purpose, and writes no
+  // value it cannot vouch for. The empty cell, imported again, sends nothing, so the record keeps its 0 either way.
+  if (field.zeroWhenUnset === true && (v === 0 || (typeof v === "string" && moneyToNumber(v) === 0))) return ""
   switch (field.type._tag) {
     case "integer":
     case "number":

@@ -25,6 +25,7 @@ const money = (value: unknown, decimalMark: "," | "."): string => {
 const unsetValue = (field: Field): unknown => {
   if (field.list) return []
   if (field.ref !== undefined && field.type._tag === "integer") return 0
+  if (field.zeroWhenUnset === true) return 0
   switch (field.type._tag) {
     case "date":
     case "time":

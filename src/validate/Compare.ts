@@ -2,8 +2,8 @@
  * What a row would change on an existing record: the payload (write names, values as the validator built them)
  * against the record as the server lists it (read names, values as the live service writes them back).
  *
- * api-notes B: money comes back as pt-BR strings ("12,00"), unset dates as "" or 0001-01-01T00:00:00, customers'
- * name as `description`; write-only fields (passwords, files, upsert flags) never come back, so they never count.
+ * api-notes B: money comes back as pt-BR strings ("12,00"), unset dates as "" or 0001-01-01T00:00:00, an unset
+ * `hourValue` as 0 (`zeroWhenUnset`, read as empty), customers' name as `description`; write-only fields (passwords, files, upsert flags) never come back, so they never count.
  *
  * These are value comparisons (is the stored value the file's?), not identity: `CLI-9` against `cli-9` in a name or
  * a login is a change. The one exception is the record's key, which found the record: `cli-9` for a record keyed
@@ -105,8 +105,15 @@ const objectText = (shapeOf: unknown, v: unknown): string => {
 
 const listOf = (v: unknown): ReadonlyArray<unknown> => (Array.isArray(v) ? v : isEmpty(v) ? [] : [v])
 
+/**
+ * Empty, or a `0` where the service reads an unset value as `0` (users' `hourValue`): the two cannot be told apart on
+ * the server, so a file's empty cell never differs from the server's `0`.
+ */
+const unset = (field: Field | undefined, v: unknown): boolean =>
+  isEmpty(v) || (field?.zeroWhenUnset === true && !Array.isArray(v) && toNumber(v) === 0)
+
 const same = (field: Field | undefined, wanted: unknown, current: unknown): boolean => {
-  if (isEmpty(wanted) && isEmpty(current)) return true
+  if (unset(field, wanted) && unset(field, current)) return true
   if (field?.list === true || Array.isArray(wanted)) {
     const w = listOf(wanted)
     const c = listOf(current)
@@ -157,7 +164,7 @@ const objectValueText = (shape: ReadonlyArray<string>, v: unknown): string => {
  * be told apart from what was exported.
  */
 export const valueText = (field: Field | undefined, v: unknown): string => {
-  if (isEmpty(v)) return ""
+  if (unset(field, v)) return ""
   if (field?.type._tag === "object") return objectValueText(field.type.shape, v)
   if (field?.list === true || Array.isArray(v)) {
     return listOf(v)

@@ -79,6 +79,7 @@ const money = (text: string): string =>
 const expectedCell = (field: Field, value: unknown): string => {
   if (value === undefined || value === null || value === "") return ""
   if (field.ref !== undefined && value === 0) return "" // the live service's unset reference
+  if (field.zeroWhenUnset === true && value === 0) return "" // a 0 that may mean unset (users' hourValue)
   if (field.type._tag === "date" && typeof value === "string" && value.startsWith("0001-01-01")) return ""
   if (field.type._tag === "object") return Array.isArray(value) && value.length === 0 ? "" : JSON.stringify(value)
   if (Array.isArray(value)) return value.map(String).join("|")

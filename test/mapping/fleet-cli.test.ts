@@ -1,5 +1,6 @@
 /**
- * `submit import --map` and `submit onboard --map` on the fleet (PostgreSQL): the job's stored spec carries the
+ * `submit import --map` and `submit onboard --map` on the fleet (PostgreSQL, and Redis where redis-server is
+ * installed, as the other fleet tests): the job's stored spec carries the
  * profile's content and sha256, the worker reads the customer's file through that copy (not the profile file, edited
  * after the submit), a file split into parts is split in the customer's columns and each part read through the
  * same profile, and the fetched run's journal and summary record the profile. The fleet's result equals a single
@@ -11,7 +12,15 @@ import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { startDrillSandbox, tempDir } from "../drills/support.js"
-import { fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "../fleet/support.js"
+import {
+  availableBackends,
+  fleetEnv,
+  lastJson,
+  runCli,
+  startFleetBackend,
+  startWorker,
+  withStore
+} from "../fleet/support.js"
 import { readJournalLines, readReport, readSummary } from "../import/support.js"
 import { brazilianList, cnpj } from "./support.js"
 
@@ -35,31 +44,39 @@ const profile = {
   alternateKeys: { cpfCnpj: "invalid" }
 }
 
-/** A fleet on a throwaway PostgreSQL with account `acme` on a fresh sandbox. */
-const fleetWithAcme = Effect.gen(function*() {
-  const pgServer = yield* startPostgres
-  const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
-  const dir = yield* tempDir
-  const env = fleetEnv(pgServer.url)
-  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-    Effect.promise(() => runCli(args, { ...env, ...extra }))
-  assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-  const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-    FSM_API_KEY: accounts[0]!.apiKey,
-    FSM_API_TOKEN: accounts[0]!.apiToken
+/** A fleet on a throwaway store of `backend` with account `acme` on a fresh sandbox. */
+const fleetWithAcme = (backend: (typeof availableBackends)[number]["backend"]) =>
+  Effect.gen(function*() {
+    const pgServer = yield* startFleetBackend(backend)
+    const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
+    const dir = yield* tempDir
+    const env = fleetEnv(pgServer.url)
+    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+      Effect.promise(() => runCli(args, { ...env, ...extra }))
+    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+      FSM_API_KEY: accounts[0]!.apiKey,
+      FSM_API_TOKEN: accounts[0]!.apiToken
+    })
+    assert.strictEqual(added.code, 0, added.stderr)
+    return { sandbox, dir, env, run, url: pgServer.url }
   })
-  assert.strictEqual(added.code, 0, added.stderr)
-  return { sandbox, dir, env, run, url: pgServer.url }
-})
+
+/** The spec a job was stored with, read through the store's port (either backend). */
+const storedSpec = (url: string, job: string) =>
+  Effect.map(withStore(url, (store) => store.job(job)), (row) => row.spec)
+
+/** Each test once per backend (`$backend` in its name). */
+const each = it.scopedLive.each(availableBackends)
 
 const sha256 = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex")
 
 describe("the fleet with a mapping profile", () => {
-  it.scopedLive(
-    "submit import --map: the stored profile is applied to every part, recorded, and equals a single import --map",
-    () =>
+  each(
+    "submit import --map: the stored profile is applied to every part, recorded, and equals a single import --map ($backend)",
+    (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, sandbox, url } = yield* fleetWithAcme
+        const { dir, env, run, sandbox, url } = yield* fleetWithAcme(b.backend)
         // 10 customers in parts of 4; row 10 repeats row 3's CNPJ (another part): invalid, as a single run says.
         const rows = Array.from({ length: 10 }, (_, i) =>
           `Cliente ${i};${cnpj(i === 7 ? 1 : i + 1)};Rua ${i};${i % 2 === 0 ? "Sim" : "Não"};Ana;nota interna ${i}`)
@@ -87,10 +104,7 @@ describe("the fleet with a mapping profile", () => {
         assert.strictEqual(lastJson(submitted.stdout).chunks, 3)
         assert.strictEqual(lastJson(submitted.stdout).invalid, 1)
         // The stored spec carries the profile's content and hash.
-        const stored = yield* Effect.promise(() =>
-          query(url, "SELECT spec FROM fsm_bulk.jobs WHERE id = $1", [job])
-        )
-        const spec = stored[0]!.spec as { read: { map: { sha256: string; profile: unknown } } }
+        const spec = (yield* storedSpec(url, job)) as { read: { map: { sha256: string; profile: unknown } } }
         assert.strictEqual(spec.read.map.sha256, sha256(profileText))
         assert.deepStrictEqual(spec.read.map.profile, profile)
 
@@ -113,7 +127,10 @@ describe("the fleet with a mapping profile", () => {
         const records = (key: string) =>
           Effect.map(
             sandbox.control.records(key, "customers"),
-            (rs) => rs.map((c) => `${c.externalId}|${c.description}|${c.cpfCnpj}|${c.active}`).sort()
+            (rs) =>
+              rs.map((c) =>
+                `${c.externalId}|${c.description}|${c.cpfCnpj}|${c.active}`
+              ).sort()
           )
         const fleetRecords = yield* records(accounts[0]!.apiKey)
         assert.strictEqual(fleetRecords.length, 9)
@@ -137,11 +154,11 @@ describe("the fleet with a mapping profile", () => {
     { timeout: 300_000 }
   )
 
-  it.scopedLive(
-    "submit onboard --map: the worker onboards the customer's folder through the profiles the job stored",
-    () =>
+  each(
+    "submit onboard --map: the worker onboards the customer's folder through the profiles the job stored ($backend)",
+    (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, sandbox, url } = yield* fleetWithAcme
+        const { dir, env, run, sandbox, url } = yield* fleetWithAcme(b.backend)
         const input = Path.join(dir, "cliente-acme")
         mkdirSync(input)
         writeFileSync(
@@ -163,9 +180,8 @@ describe("the fleet with a mapping profile", () => {
         ])
         assert.strictEqual(submitted.code, 0, submitted.stderr)
         const job = lastJson(submitted.stdout).job as string
-        const stored = yield* Effect.promise(() => query(url, "SELECT spec FROM fsm_bulk.jobs WHERE id = $1", [job]))
         assert.strictEqual(
-          (stored[0]!.spec as { maps: Array<{ sha256: string }> }).maps[0]!.sha256,
+          ((yield* storedSpec(url, job)) as { maps: Array<{ sha256: string }> }).maps[0]!.sha256,
           sha256(profileText)
         )
         writeFileSync(profileFile, "{ not a profile any more")

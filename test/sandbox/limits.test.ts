@@ -63,6 +63,21 @@ describe("sandbox: the live service's limits", () => {
       assert.strictEqual((yield* call("GET", "/segments")).status, 404)
     }))
 
+  it.scopedLive("users' unset hourValue reads 0 (the Blueprint's default), in a list, by id and in the create answer", () =>
+    Effect.gen(function*() {
+      const { call } = yield* session()
+      const created = yield* call("POST", "/users", { body: { login: "ana" } })
+      assert.strictEqual(created.body.result.hourValue, 0)
+      const id = created.body.result.userID
+      assert.strictEqual((yield* call("GET", `/users/${id}`)).body.result.hourValue, 0)
+      yield* call("POST", "/users", { body: { login: "bia", hourValue: 85.5 } })
+      const listed = (yield* call("GET", "/users", { query: { paramFilter: {} } })).body.result.entityList
+      assert.deepStrictEqual(listed.map((u: { hourValue: unknown }) => u.hourValue), [0, 85.5])
+      // A value set back to nothing reads 0 again.
+      yield* call("PATCH", `/users/${id}`, { body: [{ op: "replace", path: "hourValue", value: null }] })
+      assert.strictEqual((yield* call("GET", `/users/${id}`)).body.result.hourValue, 0)
+    }))
+
   it.scopedLive("a second webhook for one entity is refused: 409, the Blueprint's body with errorCode 1026", () =>
     Effect.gen(function*() {
       const { call } = yield* session()
