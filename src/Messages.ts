@@ -178,7 +178,39 @@ const en = {
   "template.several": "; several: separate them with {separator}",
   "template.refByKey": "names the {target} record by its {key}{several}; fill either this or {column}",
   "template.refById": "the server id of the {target} record{several}; or name it by its {key} in {column} instead",
-  "template.refDescription": "{description}, by {key}"
+  "template.refDescription": "{description}, by {key}",
+  "template.noteType": "Type: {type}",
+  "template.noteValues": "Values: {values}",
+  "template.noteCell": "Cell: {syntax}",
+  "template.noteExample": "Example: {example}",
+  "template.alsoBoolean": "Also read: {spellings}.",
+  "template.alsoEnum": "Also read: the number, or the name in Portuguese.",
+  "template.usualValues": "Usual values: {values}. {also} Anything else is reported by fsm-bulk validate.",
+  "template.fillSheet":
+    "Fill the {sheet} sheet: one row per record, below the header. Row 2 is an example: replace it or delete it (left as it is, it is reported, not imported).",
+  "template.leaveEmpty":
+    "Leave a cell empty when you have no value. Column names must stay as they are; columns you do not need can be deleted.",
+  "template.orange":
+    "Orange headers are required when a record is created (light orange: fill the id column or the column that names the record).",
+  "template.lists":
+    "Lists go in one cell, separated by {separator}. A reference to another record is given by its id, or by its key in the column beside it.",
+  "template.importWith": "Import with: {command}   (check first with: {check})",
+  "template.headings": "Column|Required|Type|Description|Values|Cell syntax|Example",
+  "workbook.title": "Onboarding workbook",
+  "workbook.order": "One sheet per resource, in the order they load: parents first, then the rows that name them.",
+  "workbook.fill1":
+    "Fill the sheets you need, one row per record below the header; leave the others empty (a sheet with no rows",
+  "workbook.fill2": "loads nothing). Column names must stay as they are; columns you do not need can be deleted.",
+  "workbook.notes":
+    "Each header cell has a note: what the column holds, whether it is required, the values it takes, an example.",
+  "workbook.orange":
+    "Orange headers are required when a record is created (light orange: fill the id column or the key column).",
+  "workbook.names":
+    "A row names records of earlier sheets by their key (customerExternalId, userToLogin …). Lists: separate with {separator}.",
+  "workbook.notRead": "This README, and sheets whose names start with _, are not read: keep your notes there.",
+  "workbook.dryRun": "See the plan without writing anything: {command}",
+  "workbook.then": "Then: {command}",
+  "workbook.headings": "Step|Sheet|Resource|Names records of"
 } as const
 
 export type MessageKey = keyof typeof en
@@ -346,7 +378,41 @@ const ptBR: { readonly [K in MessageKey]: string } = {
   "template.several": "; vários: separe-os com {separator}",
   "template.refByKey": "indica o registro de {target} pelo seu {key}{several}; preencha esta coluna ou {column}",
   "template.refById": "o id no servidor do registro de {target}{several}; ou indique-o pelo seu {key} em {column}",
-  "template.refDescription": "{description}, por {key}"
+  "template.refDescription": "{description}, por {key}",
+  "template.noteType": "Tipo: {type}",
+  "template.noteValues": "Valores: {values}",
+  "template.noteCell": "Célula: {syntax}",
+  "template.noteExample": "Exemplo: {example}",
+  "template.alsoBoolean": "Também aceita: {spellings}.",
+  "template.alsoEnum": "Também aceita: o número, ou o nome em português.",
+  "template.usualValues": "Valores usuais: {values}. {also} Qualquer outro valor é apontado pelo fsm-bulk validate.",
+  "template.fillSheet":
+    "Preencha a planilha {sheet}: um registro por linha, abaixo do cabeçalho. A linha 2 é um exemplo: substitua-a ou apague-a (se ficar como está, é apontada, não importada).",
+  "template.leaveEmpty":
+    "Deixe a célula vazia quando não tiver o valor. Os nomes das colunas devem ficar como estão; colunas de que você não precisa podem ser apagadas.",
+  "template.orange":
+    "Cabeçalhos em laranja são obrigatórios ao criar um registro (laranja-claro: preencha a coluna do id ou a coluna que indica o registro).",
+  "template.lists":
+    "Listas vão numa só célula, separadas por {separator}. Uma referência a outro registro é dada pelo id, ou pela chave na coluna ao lado.",
+  "template.importWith": "Importe com: {command}   (confira antes com: {check})",
+  "template.headings": "Coluna|Obrigatória|Tipo|Descrição|Valores|Como escrever a célula|Exemplo",
+  "workbook.title": "Pasta de trabalho de implantação",
+  "workbook.order":
+    "Uma planilha por recurso, na ordem em que são carregados: primeiro os pais, depois as linhas que os citam.",
+  "workbook.fill1":
+    "Preencha as planilhas de que precisa, um registro por linha abaixo do cabeçalho; deixe as outras vazias (uma planilha sem linhas",
+  "workbook.fill2":
+    "não carrega nada). Os nomes das colunas devem ficar como estão; colunas de que você não precisa podem ser apagadas.",
+  "workbook.notes":
+    "Cada célula de cabeçalho tem uma nota: o que a coluna guarda, se é obrigatória, os valores aceitos, um exemplo.",
+  "workbook.orange":
+    "Cabeçalhos em laranja são obrigatórios ao criar um registro (laranja-claro: preencha a coluna do id ou a da chave).",
+  "workbook.names":
+    "Uma linha cita registros de planilhas anteriores pela chave (customerExternalId, userToLogin …). Listas: separe com {separator}.",
+  "workbook.notRead": "Este README e as planilhas cujo nome começa com _ não são lidos: guarde suas anotações ali.",
+  "workbook.dryRun": "Veja o plano sem gravar nada: {command}",
+  "workbook.then": "Depois: {command}",
+  "workbook.headings": "Passo|Planilha|Recurso|Cita registros de"
 }
 
 /** The catalogues, for the tests that compare them. */

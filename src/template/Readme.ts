@@ -69,7 +69,7 @@ export const templatesReadme = (resources: ReadonlyArray<Resource>, formats: Rea
       code(`2${listSeparator}3${listSeparator}4`)
     } |`,
     "| Enumeration | the number or its name (the note and the drop-down list the meanings); ticket `priority`, `discountType` and webhooks' `entity`/`action` offer names: their numbers changed or the API writes names | `2` for a task's medium priority, `high` for a ticket's |",
-    `| True/false | \`true\` or \`false\` (also ${booleanSpellings}) | \`true\` |`,
+    `| True/false | \`true\` or \`false\` (also ${booleanSpellings()}) | \`true\` |`,
     "| Date | `yyyy-mm-dd`, or `yyyy-mm-ddThh:mm:ss` with a time; `dd/mm/yyyy` and `mm/dd/yyyy` are read when the file leaves no doubt (or with `--date-format`); in an .xlsx, a date cell works too | `2026-12-01T09:00:00` |",
     "| Time | `hh:mm:ss` | `08:00:00` |",
     "| Number | `.` or `,` as the decimal mark, as the file uses it (`--decimal` settles a file where it is ambiguous) | `85.50` or `85,50` |",

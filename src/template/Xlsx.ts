@@ -11,6 +11,7 @@ import { loadExcelJs } from "../files/ExcelJs.js"
 import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
 import { withEntryTimes } from "../files/XlsxWriter.js"
+import { t } from "../Messages.js"
 import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
 import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "../validate/Describe.js"
 import { exampleValue } from "../validate/ExampleRow.js"
@@ -67,10 +68,10 @@ const note = (doc: ColumnDoc): ExcelJS.Comment => ({
       text: [
         doc.description,
         requiredText(doc),
-        `Type: ${doc.type}`,
-        ...(doc.allowed.length > 0 ? [`Values: ${allowedText(doc)}`] : []),
-        ...(doc.syntax !== "" ? [`Cell: ${doc.syntax}`] : []),
-        ...(doc.example !== "" ? [`Example: ${doc.example}`] : [])
+        t("template.noteType", { type: doc.type }),
+        ...(doc.allowed.length > 0 ? [t("template.noteValues", { values: allowedText(doc) })] : []),
+        ...(doc.syntax !== "" ? [t("template.noteCell", { syntax: doc.syntax })] : []),
+        ...(doc.example !== "" ? [t("template.noteExample", { example: doc.example })] : [])
       ].join("\n")
     }
   ],
@@ -102,8 +103,8 @@ const validation = (doc: ColumnDoc): Validation | undefined => {
   if (doc.allowed.length > 0) {
     const values = allowedText(doc)
     const also = doc.field.type._tag === "boolean"
-      ? `Also read: ${booleanSpellings}.`
-      : "Also read: the number, or the name in Portuguese."
+      ? t("template.alsoBoolean", { spellings: booleanSpellings() })
+      : t("template.alsoEnum")
     return {
       type: "list",
       allowBlank: true,
@@ -114,7 +115,7 @@ const validation = (doc: ColumnDoc): Validation | undefined => {
       showErrorMessage: true,
       errorStyle: "information",
       errorTitle: clip(doc.name, 32),
-      error: clip(`Usual values: ${values}. ${also} Anything else is reported by fsm-bulk validate.`, 255)
+      error: clip(t("template.usualValues", { values, also }), 255)
     }
   }
   if (doc.syntax === "") return undefined
@@ -188,11 +189,14 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     `${r.title} (${r.name})`,
     r.doc,
     "",
-    `Fill the "${r.name}" sheet: one row per record, below the header. Row 2 is an example: replace it or delete it (left as it is, it is reported, not imported).`,
-    "Leave a cell empty when you have no value. Column names must stay as they are; columns you do not need can be deleted.",
-    "Orange headers are required when a record is created (light orange: fill the id column or the column that names the record).",
-    `Lists go in one cell, separated by ${listSeparator}. A reference to another record is given by its id, or by its key in the column beside it.`,
-    `Import with: fsm-bulk import ${r.name} FILE.xlsx   (check first with: fsm-bulk validate ${r.name} FILE.xlsx)`,
+    t("template.fillSheet", { sheet: `"${r.name}"` }),
+    t("template.leaveEmpty"),
+    t("template.orange"),
+    t("template.lists", { separator: listSeparator }),
+    t("template.importWith", {
+      command: `fsm-bulk import ${r.name} FILE.xlsx`,
+      check: `fsm-bulk validate ${r.name} FILE.xlsx`
+    }),
     ""
   ]
   lines.forEach((text, i) => {
@@ -200,7 +204,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     cell.value = text
     if (i === 0) cell.font = { bold: true, size: 14 }
   })
-  const headings = ["Column", "Required", "Type", "Description", "Values", "Cell syntax", "Example"]
+  const headings = t("template.headings").split("|")
   const top = sheet.getRow(lines.length + 1)
   headings.forEach((h, i) => {
     const cell = top.getCell(i + 1)
@@ -249,20 +253,20 @@ const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resou
   sheet.columns = [{ width: 8 }, { width: 28 }, { width: 36 }, { width: 60 }]
   printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<ReadonlyArray<string>> = [
-    ["Onboarding workbook"],
-    ["One sheet per resource, in the order they load: parents first, then the rows that name them."],
+    [t("workbook.title")],
+    [t("workbook.order")],
     [""],
-    ["Fill the sheets you need, one row per record below the header; leave the others empty (a sheet with no rows"],
-    ["loads nothing). Column names must stay as they are; columns you do not need can be deleted."],
-    ["Each header cell has a note: what the column holds, whether it is required, the values it takes, an example."],
-    ["Orange headers are required when a record is created (light orange: fill the id column or the key column)."],
-    [`A row names records of earlier sheets by their key (customerExternalId, userToLogin …). Lists: separate with ${listSeparator}.`],
-    ["This README, and sheets whose names start with _, are not read: keep your notes there."],
+    [t("workbook.fill1")],
+    [t("workbook.fill2")],
+    [t("workbook.notes")],
+    [t("workbook.orange")],
+    [t("workbook.names", { separator: listSeparator })],
+    [t("workbook.notRead")],
     [""],
-    [`See the plan without writing anything: fsm-bulk onboard ${fileName} --dry-run`],
-    [`Then: fsm-bulk onboard ${fileName}`],
+    [t("workbook.dryRun", { command: `fsm-bulk onboard ${fileName} --dry-run` })],
+    [t("workbook.then", { command: `fsm-bulk onboard ${fileName}` })],
     [""],
-    ["Step", "Sheet", "Resource", "Names records of"]
+    t("workbook.headings").split("|")
   ]
   lines.forEach((cells, i) => {
     const row = sheet.getRow(i + 1)

@@ -3,6 +3,7 @@
  * allowed values, the cell syntax of lists, JSON objects and reference columns, and an example. The XLSX notes,
  * the README sheet and templates/README.md all print these.
  */
+import { t } from "../Messages.js"
 import {
   type Column,
   type Field,
@@ -37,43 +38,43 @@ export interface ColumnDoc {
 }
 
 /** Spellings of true and false the importer accepts besides `true`/`false`. */
-export const booleanSpellings = "sim/não, yes/no, 1/0; x means true"
+export const booleanSpellings = (): string => t("template.booleanSpellings")
 
-const range = (t: { readonly min?: number; readonly max?: number }) =>
-  t.min !== undefined && t.max !== undefined
-    ? ` from ${t.min} to ${t.max}`
-    : t.min !== undefined
-    ? ` of at least ${t.min}`
-    : t.max !== undefined
-    ? ` up to ${t.max}`
+const range = (r: { readonly min?: number; readonly max?: number }) =>
+  r.min !== undefined && r.max !== undefined
+    ? t("template.rangeFromTo", { min: r.min, max: r.max })
+    : r.min !== undefined
+    ? t("template.rangeAtLeast", { min: r.min })
+    : r.max !== undefined
+    ? t("template.rangeUpTo", { max: r.max })
     : ""
 
 const typeText = (type: FieldType): string => {
   switch (type._tag) {
     case "string":
-      return type.maxLength !== undefined ? `text (at most ${type.maxLength} characters)` : "text"
+      return type.maxLength !== undefined ? t("template.textMax", { max: type.maxLength }) : t("template.text")
     case "integer":
-      return `whole number${range(type)}`
+      return t("template.wholeNumber", { range: range(type) })
     case "number":
-      return `number${range(type)}; decimal mark "." or ","`
+      return t("template.number", { range: range(type) })
     case "boolean":
-      return `true or false (also ${booleanSpellings})`
+      return t("template.boolean", { spellings: booleanSpellings() })
     case "date":
-      return "date: yyyy-mm-dd, or yyyy-mm-ddThh:mm:ss with a time (dd/mm/yyyy also read; an Excel date cell works too)"
+      return t("template.date")
     case "time":
-      return "time of day: hh:mm:ss"
+      return t("template.time")
     case "email":
-      return "e-mail address"
+      return t("template.email")
     case "cpfCnpj":
-      return "CPF (11 digits) or CNPJ (14 digits); dots, dashes and slash are accepted"
+      return t("template.cpfCnpj")
     case "guid":
-      return "GUID, such as 3f2504e0-4f89-11d3-9a0c-0305e82c3301"
+      return t("template.guid")
     case "enum":
-      return "one of the listed numbers"
+      return t("template.enum")
     case "object":
-      return "JSON"
+      return t("template.json")
     case "file":
-      return "path of a local file, relative to this file"
+      return t("template.file")
   }
 }
 
@@ -89,23 +90,21 @@ const listSyntax = (field: Field): string => {
   if (field.type._tag === "object") {
     const keys = field.type.shape.join(", ")
     return field.list
-      ? `a JSON list of objects with the keys ${keys}: [{"${field.type.shape[0]}":"…"}]`
-      : `a JSON object with the keys ${keys}`
+      ? t("template.jsonListSyntax", { keys, sample: `{"${field.type.shape[0]}":"…"}` })
+      : t("template.jsonObjectSyntax", { keys })
   }
   return field.list
-    ? `a list: separate the items with ${listSeparator} (for example 2${listSeparator}3${listSeparator}4)`
+    ? t("template.listSyntax", { separator: listSeparator, example: `2${listSeparator}3${listSeparator}4` })
     : ""
 }
 
 const refSyntax = (column: Column): string => {
   const ref = column.field.ref!
   const target = resource(ref.resource)
-  const several = column.field.list ? `; several: separate them with ${listSeparator}` : ""
+  const several = column.field.list ? t("template.several", { separator: listSeparator }) : ""
   return column.role === "ref"
-    ? `names the ${singular(target)} record by its ${refKey(ref)}${several}; fill either this or ${column.field.name}`
-    : `the server id of the ${singular(target)} record${several}; or name it by its ${
-      refKey(ref)
-    } in ${ref.column} instead`
+    ? t("template.refByKey", { target: singular(target), key: refKey(ref), several, column: column.field.name })
+    : t("template.refById", { target: singular(target), key: refKey(ref), several, column: ref.column })
 }
 
 /** The example of a reference column: the referenced resource's own example of its key. */
@@ -125,7 +124,7 @@ const byLabel = (field: Field): boolean =>
 const allowedValues = (field: Field): ReadonlyArray<AllowedValue> => {
   if (field.list) return []
   if (field.type._tag === "enum" && byLabel(field)) {
-    return field.type.values.map((v) => ({ value: v.label, meaning: `API code ${v.value}` }))
+    return field.type.values.map((v) => ({ value: v.label, meaning: t("template.apiCode", { code: v.value }) }))
   }
   if (field.type._tag === "enum") return field.type.values.map((v) => ({ value: String(v.value), meaning: v.label }))
   if (field.type._tag === "boolean") return [{ value: "true" }, { value: "false" }]
@@ -138,13 +137,14 @@ const describeColumn = (column: Column): ColumnDoc => {
   return {
     name: column.name,
     required: field.required ? (isRef ? "either" : "yes") : "no",
-    type: `${role === "ref" ? "text" : byLabel(field) ? "one of the listed names" : typeText(field.type)}${
-      field.list && field.type._tag !== "object" ? " (a list)" : ""
+    type: `${role === "ref" ? t("template.text") : byLabel(field) ? t("template.byName") : typeText(field.type)}${
+      field.list && field.type._tag !== "object" ? t("template.aList") : ""
     }`,
     description: role === "ref"
-      ? `${field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The ")}, by ${
-        refKey(field.ref!)
-      }`
+      ? t("template.refDescription", {
+        description: field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The "),
+        key: refKey(field.ref!)
+      })
       : field.doc,
     example: role === "ref" ? refExample(column) : isRef ? "" : (field.example ?? ""),
     allowed: role === "ref" ? [] : allowedValues(field),
@@ -158,10 +158,10 @@ export const describeResource = (r: Resource): ReadonlyArray<ColumnDoc> => templ
 
 export const requiredText = (doc: ColumnDoc): string =>
   doc.required === "yes"
-    ? "Required when a record is created"
+    ? t("template.required")
     : doc.required === "either"
-    ? `Required when a record is created: fill this or ${doc.role === "ref" ? doc.field.name : doc.field.ref!.column}`
-    : "Optional"
+    ? t("template.requiredEither", { column: doc.role === "ref" ? doc.field.name : doc.field.ref!.column })
+    : t("template.optional")
 
 export const allowedText = (doc: ColumnDoc): string =>
   doc.allowed.map((a) => (a.meaning !== undefined ? `${a.value} = ${a.meaning}` : a.value)).join(", ")

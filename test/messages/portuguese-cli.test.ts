@@ -4,8 +4,10 @@
  * and the `next:` line are in Portuguese and still name the file, the row and the column; the machine columns
  * (`_status`) and summary.json stay English. Without either, the output is English as before.
  */
+import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import ExcelJS from "exceljs"
 import * as Path from "node:path"
 import { cp1252, put, readReport, runCli, tempDir } from "../import/support.js"
 import { lastJson } from "../support.js"
@@ -101,5 +103,53 @@ describe("in Portuguese", () => {
       const wrong = yield* runCli(["validate", "customers", file, "--lang", "fr"], undefined, dir)
       assert.strictEqual(wrong.code, 2)
       assert.include(wrong.stderr, "--lang fr: not a language of fsm-bulk; use en or pt-BR")
+    }))
+
+  it.scopedLive("template clientes --lang pt-BR: notes, README sheet and the workbook's README in Portuguese", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const noteOf = (sheet: ExcelJS.Worksheet, column: string) => {
+        const header = (sheet.getRow(1).values as Array<unknown>).map((v) => String(v ?? ""))
+        const note = sheet.getCell(1, header.indexOf(column)).note
+        return typeof note === "string" ? note : (note?.texts ?? []).map((x) => x.text).join("")
+      }
+      const read = (file: string) =>
+        Effect.promise(async () => {
+          const workbook = new ExcelJS.Workbook()
+          await workbook.xlsx.readFile(file)
+          return workbook
+        })
+      for (
+        const [lang, words] of [["pt-BR", ["Obrigatório ao criar um registro", "Tipo: texto", "Exemplo: "]], [
+          "en",
+          ["Required when a record is created", "Type: text", "Example: "]
+        ]] as const
+      ) {
+        const out = Path.join(dir, lang)
+        const made = yield* runCli(
+          ["template", "clientes", "--format", "xlsx", "--lang", lang, "--out", out],
+          undefined,
+          dir
+        )
+        assert.strictEqual(made.code, 0, made.stderr)
+        const workbook = yield* read(Path.join(out, "customers.xlsx"))
+        const note = noteOf(workbook.getWorksheet("customers")!, "name")
+        for (const w of words) assert.include(note, w)
+        const readme = workbook.getWorksheet("README")!
+        const texts = readme.getColumn(1).values.map((v) => String(v ?? ""))
+        assert.include(
+          texts.join("\n"),
+          lang === "pt-BR" ? `Preencha a planilha "customers"` : `Fill the "customers" sheet`
+        )
+      }
+      const cpf = noteOf((yield* read(Path.join(dir, "pt-BR", "customers.xlsx"))).getWorksheet("customers")!, "cpfCnpj")
+      assert.include(cpf, "CPF (11 dígitos) ou CNPJ (14 dígitos)")
+
+      const book = Path.join(dir, "implantacao.xlsx")
+      const made = yield* runCli(["template", "--workbook", "--out", book], undefined, dir, { LANG: "pt_BR.UTF-8" })
+      assert.strictEqual(made.code, 0, made.stderr)
+      const readme = (yield* read(book)).getWorksheet("README")!
+      assert.strictEqual(String(readme.getCell("A1").value), "Pasta de trabalho de implantação")
+      assert.include(String(readme.getCell("A11").value), "Veja o plano sem gravar nada: fsm-bulk onboard")
     }))
 })

@@ -32,9 +32,10 @@ describe("the template command", () => {
           const summary = JSON.parse(ok.stdout.trim().split("\n").pop()!)
           assert.deepStrictEqual(summary.resources, ["customers", "keywords"])
           assert.deepStrictEqual(readdirSync(out).sort(), ["README.md", "customers.csv", "keywords.csv"])
-          const unknown = spawnSync(process.execPath, [bin, "template", "clientes", "--out", out], { encoding: "utf8" })
+          // `clientes` is customers' Portuguese name (src/Aliases.ts); a misspelling of it is suggested.
+          const unknown = spawnSync(process.execPath, [bin, "template", "clientez", "--out", out], { encoding: "utf8" })
           assert.strictEqual(unknown.status, 2)
-          assert.include(unknown.stderr, "unknown resource \"clientes\"")
+          assert.include(unknown.stderr, "unknown resource \"clientez\" (did you mean \"clientes\"?)")
           const exportOnly = spawnSync(process.execPath, [bin, "template", "deleted-tasks", "--out", out], {
             encoding: "utf8"
           })
