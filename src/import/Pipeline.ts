@@ -20,58 +20,42 @@
  * are errors. A stop request (signals) ends the sending, waits a bounded time for the rows in flight, then
  * writes the reports with the rows not reached as `skipped` and the unanswered ones as `in-doubt`.
  */
-import type { Scope } from "effect"
 import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
-import { Api, type ApiAborted, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
-import type { Progress } from "../console/Progress.js"
+import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
 import { formatDuration } from "../console/Progress.js"
-import type { InputError, RunError } from "../Errors.js"
 import { UsageError } from "../Errors.js"
-import {
-  type ExportBase,
-  findExportBase,
-  type Fingerprint,
-  fingerprintKey,
-  readFingerprints
-} from "../export/Fingerprint.js"
+import { type ExportBase, findExportBase, readFingerprints } from "../export/Fingerprint.js"
 import type { SourceRow } from "../files/Source.js"
-import type { WriteError } from "../files/Write.js"
-import { keyProperty, keyText, normalKey, recordKey } from "../Identity.js"
-import { type Field, refKey, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { resource as resourceOf } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { endedWell, type Outcome } from "../Status.js"
 import { formatRate } from "../Units.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
 import { formatErrors, makeValidator, settleFormats } from "../validate/Validate.js"
 import { version } from "../Version.js"
-import { confirmable, confirmQueued, type Queued } from "./Confirm.js"
-import { columnsSummary, type Input, openInput, planInput, type RowSettings, withVerdicts } from "./Input.js"
+import { confirmQueued, type Queued } from "./Confirm.js"
+import { columnsSummary, openInput, planInput, withVerdicts } from "./Input.js"
+import { type ImportError, type ImportJob, type RunResult, type Valid } from "./Job.js"
 import {
   type AppliedPlan,
   type Header,
   type JournalContents,
   journalFile,
   type JournalWriter,
-  type Mode,
-  type OnConflict,
   openJournal,
-  type ParentRun,
-  type ReadSettings,
   type RecordImage,
-  type Sending,
   type StaleCheck
 } from "./Journal.js"
 import { lockWriters } from "./Locks.js"
-import { findRecords, type Found, listedAs, recordId } from "./Lookup.js"
+import { recordId } from "./Lookup.js"
 import { type ExportOrigin, foreignIds, foreignIdsMessage, foreignOrigin } from "./Origin.js"
 import {
   changesOf,
-  type LoadedPlan,
   makePlanCollector,
   type PlanCollector,
   type PlanRow,
@@ -79,7 +63,7 @@ import {
   stateOf,
   writeOf
 } from "./Plan.js"
-import { type RefResolver, serverResolver } from "./Refs.js"
+import { prepareRows, type SendInput } from "./Prepare.js"
 import {
   openReports,
   type ReportTally,
@@ -90,106 +74,13 @@ import {
 } from "./Report.js"
 import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
 import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
-import { nextReady, type ScanNeeds, type ScanResult, scanRows, waitingRows } from "./Scan.js"
+import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
+import { nextReady, type ScanResult, scanRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
 import { inSourceOrder } from "./Window.js"
-import {
-  absentBefore,
-  type Action,
-  beforeImage,
-  createOnlyGiven,
-  type Existing,
-  intentOf,
-  isPathWrite,
-  isUpdate,
-  modeProblem,
-  plan,
-  written
-} from "./WritePlan.js"
+import { type Action, intentOf, modeProblem, written } from "./WritePlan.js"
 
-export interface ImportJob extends RowSettings {
-  /** `import`, `rerun`, `resume`, `onboard` …: recorded in the journal and the summary. */
-  readonly command: string
-  readonly resource: ResourceName
-  readonly file: string
-  readonly read: ReadSettings
-  readonly mode: Mode
-  readonly dryRun: boolean
-  readonly verify: boolean
-  /** Created for a new run (refused if it already holds one). */
-  readonly runDir: string
-  /** Rows are numbered by this column of the source (`_row`: a rerun keeps the original row numbers). */
-  readonly rowColumn?: string | undefined
-  readonly parent?: ParentRun | undefined
-  /** Default: `serverResolver` (list calls, cached for the run). */
-  readonly resolver?: RefResolver | undefined
-  /** Completes when the run should stop sending (signals). */
-  readonly stop?: Effect.Effect<void> | undefined
-  /** After a stop, how long rows in flight may take to finish before they are left in doubt (default 10 s). */
-  readonly graceMs?: number | undefined
-  /** Rows in progress at once (default 32); the client bounds requests in flight and the budget itself. */
-  readonly concurrency?: number | undefined
-  /** `--concurrency` (the client's requests in flight) when given: recorded so that `resume` keeps it. */
-  readonly clientConcurrency?: number | undefined
-  readonly progress?: Progress | undefined
-  /** With `verify`: how long queued rows are waited for (default 6 min: the spec's "within up to 5 minutes"). */
-  readonly verifyWaitMs?: number | undefined
-  /** With `verify`: between two reads of the records that should show the queued rows (default 10 s). */
-  readonly verifyPollMs?: number | undefined
-  /** Human messages (warnings); default: ignored. */
-  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
-  /**
-   * The export fingerprints the rows are checked against (update, upsert); default: those of the export that
-   * wrote `file`, when it is one (a rerun passes its parent's).
-   */
-  readonly fingerprints?: string | undefined
-  /**
-   * The export the rows came from (default: the export that wrote `file`, when it is one; a rerun passes its
-   * parent's): its ids are not used against another server or account (`Origin.ts`).
-   */
-  readonly origin?: ExportOrigin | undefined
-  /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
-  readonly onConflict?: OnConflict | undefined
-  /**
-   * Opens the run's journal (default `openJournal`): a fleet worker also records each line in its shared store,
-   * only while it holds the job's lease, so an append fails (and the run stops sending) once the lease is lost.
-   */
-  readonly journal?: ((path: string) => Effect.Effect<JournalWriter, WriteError, Scope.Scope>) | undefined
-  /**
-   * Whether the run holds the writer lock of its (server, account, resource) (default true, Locks.ts): a fleet
-   * worker does not, its leases keep the chunks of a job apart and they run at once by design.
-   */
-  readonly writerLock?: boolean | undefined
-  /**
-   * `--send-write-only`: an update sends create-only fields (Resources.ts: passwords) too. Without it they are
-   * sent when a record is created only, and the report says a row's value was not sent.
-   */
-  readonly sendWriteOnly?: boolean | undefined
-  /** `--dry-run --plan PLAN`: the plan file the dry run writes (Plan.ts). */
-  readonly planOut?: string | undefined
-  /**
-   * `fsm-bulk apply PLAN`: the plan the run applies. A row is sent only when it is in the plan, the record reads as
-   * the plan read it and the write is the planned one; otherwise it is `conflict`, not sent.
-   */
-  readonly applying?: {
-    readonly plan: LoadedPlan
-    readonly approvedBy?: string | undefined
-    /** `--force-base-url`: the plan was made against another server or account (a rehearsal on a copy). */
-    readonly otherTarget?: boolean | undefined
-  } | undefined
-}
-
-export interface RunResult {
-  readonly runDir: string
-  readonly summary: Summary
-  /** 0 every row ended well, 1 some did not, 3 the run stopped before every row was sent. */
-  readonly exitCode: number
-  readonly interrupted: boolean
-}
-
-export type ImportError = ApiAborted | InputError | RunError | WriteError | UsageError
-
-type Valid = Extract<RowResult, { _tag: "Valid" }>
+export type { ImportError, ImportJob, RunResult } from "./Job.js"
 
 /** The hint printed and written for a run that stopped early. */
 export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${shellQuote(runDir)}\``
@@ -562,269 +453,7 @@ const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
   return { fingerprints: base.fingerprints, onConflict } satisfies StaleCheck
 })
 
-// --- the run's mutable state ---------------------------------------------------------------------------------
-
-interface RunState {
-  /** The outcomes an earlier session reached (resume). */
-  readonly prior: ReadonlyMap<number, Outcome>
-  /**
-   * Only for a run whose report cannot follow its sending (rows sent in later passes, `--verify`): each row's
-   * outcome, for the report written at the end from the source read again. Empty otherwise: outcomes travel with
-   * the stream that sends the rows, to the report.
-   */
-  readonly late: Map<number, Outcome>
-  /** Rows whose write was announced in this session and whose answer has not come. */
-  readonly inFlight: Set<number>
-  /**
-   * The outcome of each row this session finished, set as its `done` line is handed to the journal and kept until
-   * the row's report line is out: a row interrupted after that (a stop's grace ran out during the write) is
-   * reported with it, as the journal has it.
-   */
-  readonly settled: Map<number, Outcome>
-  /**
-   * Rows whose write left for the server in this session (an attempt passed its permit and budget): only these,
-   * and rows an earlier session left in flight, may have reached it. A row announced but still queued when the run
-   * stopped was never sent.
-   */
-  readonly left: Set<number>
-  /** Rows an earlier session left in flight (resume): their `sending` line. */
-  readonly priorSending: Map<number, Sending>
-  /** Rows an earlier session finished. */
-  readonly priorDone: ReadonlySet<number>
-  /** Rows an earlier session sent that `--verify` still has to confirm (resume): they are prepared and confirmed. */
-  readonly queuedBefore: (row: number) => boolean
-  stopped: boolean
-  /** Set when a write failed because the whole run must stop (credentials rejected …). */
-  aborted: ApiAborted | undefined
-}
-
-/**
- * A row an earlier session left in flight whose read before found no record: the record its write lands on now
- * is the one that session created, so the run created it, whatever this session's answer says (a resent upsert
- * answers 200).
- */
-const createdBy = (outcome: Outcome, earlier: Sending | undefined): Outcome =>
-  earlier?.absent === true && outcome.status === "updated" ? { ...outcome, status: "created" } : outcome
-
-/** Whether the run confirms the rows the API only queued (`--verify`). */
-const verifyingOf = (job: ImportJob) => job.verify && !job.dryRun && confirmable(resourceOf(job.resource))
-
-const makeRunState = (prior: JournalContents | undefined, verifying: boolean): RunState => {
-  const outcomes = new Map<number, Outcome>()
-  const priorSending = new Map<number, Sending>()
-  const priorDone = new Set<number>()
-  for (const [row, s] of prior?.rows ?? []) {
-    if (s.last === "done" && s.outcome !== undefined) {
-      outcomes.set(row, s.outcome)
-      priorDone.add(row)
-    } else if (s.last === "sending" && s.sending !== undefined) priorSending.set(row, s.sending)
-  }
-  const queuedBefore = (row: number) => verifying && priorDone.has(row) && outcomes.get(row)?.status === "queued"
-  return {
-    prior: outcomes,
-    late: new Map(),
-    inFlight: new Set(),
-    settled: new Map(),
-    left: new Set(),
-    priorSending,
-    priorDone,
-    queuedBefore,
-    stopped: false,
-    aborted: undefined
-  }
-}
-
-/**
- * What the scan gathers for the lookups. Read before write: the records an update, upsert or delete touches are
- * read first, in batches, for their before-images and so that rows equal to the server are `unchanged` and send
- * nothing. Sub-collections and actions cannot be read back.
- */
-const scanNeeds = (
-  job: ImportJob,
-  state: RunState,
-  alternateKeys: Readonly<Record<string, unknown>> | undefined
-): ScanNeeds => {
-  const r = resourceOf(job.resource)
-  const listable = listedAs(r) !== undefined
-  // Creates are read before too: a key already on the server is refused unsent, and a key found absent is the proof
-  // that a record found after a lost answer is the run's own (`absent` in the journal).
-  // A plan is applied with the dry run's lookups, so that each row's write is decided as the plan decided it.
-  const rehearsed = job.dryRun || job.applying !== undefined
-  const lookupMode = listable && (rehearsed || !isPathWrite(r))
-  return {
-    skip: (row) => state.priorDone.has(row) && !state.queuedBefore(row),
-    // Rows an earlier session left in flight are looked up by key whatever the mode.
-    lookByKey: (row) => r.key !== undefined && listable && (lookupMode || state.priorSending.has(row)),
-    lookById: lookupMode && (rehearsed || job.mode !== "create") && r.id !== undefined,
-    resource: r.name,
-    selfRefs: r.fields.filter((f) => f.ref?.resource === r.name).map((f) => refKey(f.ref!)),
-    // A record that holds a row's alternate key under another key is found before anything is sent (not for
-    // deletes, which write nothing).
-    alternates: listable && !isPathWrite(r) && job.mode !== "delete"
-      ? [...new Set([...Object.keys(alternateKeys ?? {}), ...serverUnique(r).map((f) => f.name)])]
-      : []
-  }
-}
-
-/**
- * Fields besides the key that the live service keeps unique with a refusal of its own (webhooks' `entity`, 1026):
- * a row that would make a second record of one is stopped before sending, naming the record that holds it.
- */
-const serverUnique = (r: Resource): ReadonlyArray<Field> =>
-  r.fields.filter((f) => f.unique === true && f.uniqueCode !== undefined && f.name !== r.key && f.list !== true)
-
-/** A value as the user wrote it: an enumeration by its label (`4` → `Task`). */
-const shownValue = (field: Field, value: string): string =>
-  field.type._tag === "enum" ? field.type.values.find((v) => String(v.value) === value)?.label ?? value : value
-
 // --- scanning, lookups and sending ---------------------------------------------------------------------------
-
-interface SendInput {
-  readonly job: ImportJob
-  readonly resourceName: ResourceName
-  readonly input: Input
-  readonly validator: () => ReturnType<typeof makeValidator>
-  readonly journal: JournalWriter
-  readonly state: RunState
-  readonly stale: StaleCheck | undefined
-  /** The export's fingerprints, by `fingerprintKey`. */
-  readonly bases: ReadonlyMap<string, Fingerprint> | undefined
-  /** The rows came from an export of another server or account: why, and its manifest. */
-  readonly foreign: { readonly why: string; readonly manifest: string } | undefined
-  /** `--dry-run --plan`: each row's entry of the plan. */
-  readonly collector: PlanCollector | undefined
-}
-
-/**
- * Preparing the sending (step 3): the references and the records the rows write, read in batches before anything
- * is sent (from what the scan gathered), and the plan of each row once its references are resolved. Sends nothing.
- */
-const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInput, scan: ScanResult) {
-  const { job } = s
-  const r = resourceOf(s.resourceName)
-
-  // 3. References and existing records.
-  const resolver = s.job.resolver ?? (yield* serverResolver)
-  yield* resolver.prepare(scan.demands)
-  // A list that cannot be read leaves its rows `failed` ("could not look … up"); an `ApiAborted` (credentials
-  // rejected, token refused twice) is not a lookup problem: it aborts the run before any write.
-  const lookup = (by: string, values: ReadonlySet<string>) =>
-    values.size === 0
-      ? Effect.succeed(undefined)
-      : findRecords(r, by, values).pipe(
-        Effect.map((found): Either.Either<Found, ListFailed> => Either.right(found)),
-        Effect.catchTag("ListFailed", (e) => Effect.succeed(Either.left(e))),
-        Effect.map((found) => ({ by, found }))
-      )
-  const byKey = r.key !== undefined ? yield* lookup(r.key, scan.keys) : undefined
-  const byId = r.id !== undefined ? yield* lookup(r.id.name, scan.ids) : undefined
-  // One lookup per alternate key for all the rows (filtered calls or a walk, whichever costs less), as for keys.
-  const byAlternate: Array<{ by: string; found: Either.Either<Found, ListFailed>; severity: "invalid" | "warning" }> =
-    []
-  for (const [by, values] of scan.alternates) {
-    const looked = yield* lookup(by, values)
-    const severity = s.input.mapping?.alternateKeys[by] ??
-      (serverUnique(r).some((f) => f.name === by) ? "invalid" : undefined)
-    if (looked !== undefined && severity !== undefined) byAlternate.push({ ...looked, severity })
-  }
-  const listed = listedAs(r)
-  /**
-   * A server record holding the row's alternate key (its CPF/CNPJ) under another key: the row names a record
-   * that already exists, and writing it would make a second one. `invalid` (the profile's choice) stops the row
-   * unsent; `warning` notes it on the row. A list that cannot be read leaves the row `failed`, unsent.
-   */
-  const alternateCheck = (
-    v: Valid
-  ): { readonly invalid?: string; readonly failed?: string; readonly warnings: Array<string> } => {
-    const warnings: Array<string> = []
-    if (listed === undefined) return { warnings }
-    const idProperty = r.id !== undefined ? keyProperty(listed, r.id.name) : undefined
-    const keyOf = r.key !== undefined ? keyProperty(listed, r.key) : undefined
-    for (const a of byAlternate) {
-      const value = keyText(v.payload[a.by]).trim()
-      if (value === "") continue
-      if (Either.isLeft(a.found)) {
-        return { failed: `${a.by}: could not check "${value}" against the server: ${a.found.left.message}`, warnings }
-      }
-      const others = (a.found.right.get(value) ?? []).filter((record) => {
-        if (v.id !== undefined && idProperty !== undefined && recordKey(record, idProperty) === String(v.id)) {
-          return false
-        }
-        return keyOf === undefined || v.key === undefined || normalKey(recordKey(record, keyOf)) !== normalKey(v.key)
-      })
-      if (others.length === 0) continue
-      const record = others[0]!
-      const named = [
-        keyOf !== undefined && recordKey(record, keyOf) !== "" ? `${r.key} "${recordKey(record, keyOf)}"` : undefined,
-        idProperty !== undefined ? `id ${recordKey(record, idProperty)}` : undefined
-      ].filter((x) => x !== undefined).join(", ")
-      const more = others.length > 1 ? ` (and ${others.length - 1} more)` : ""
-      const unique = serverUnique(r).find((f) => f.name === a.by)
-      const message = unique !== undefined
-        ? `${a.by}: the service keeps one ${r.title.toLowerCase().replace(/s$/, "")} per ${a.by}, and "${
-          shownValue(unique, value)
-        }" already has one: ${named || "another record"}${more}; delete that one first, or give its ${r.key ?? "key"}`
-        : `${a.by}: "${value}" is already on the server, in the record of ${
-          named || "another key"
-        }${more}: ${a.by} is an alternate key, so this row would make a second record of it`
-      if (a.severity === "invalid") return { invalid: message, warnings }
-      warnings.push(message)
-    }
-    return { warnings }
-  }
-  const existingOf = (v: Valid): Existing => {
-    const from = (l: { by: string; found: Either.Either<Found, ListFailed> } | undefined, value: string): Existing => {
-      if (l === undefined) return { _tag: "NotLooked" }
-      if (Either.isLeft(l.found)) return { _tag: "Unavailable", message: l.found.left.message }
-      return { _tag: "Found", records: l.found.right.get(value) ?? [], by: l.by, value }
-    }
-    if (v.key !== undefined) return from(byKey, v.key.trim())
-    if (v.id !== undefined) return from(byId, String(v.id))
-    return { _tag: "NotLooked" }
-  }
-
-  // Rows naming records that other rows of the file create wait for a later pass.
-  const waiting = new Map(
-    yield* waitingRows(
-      scan,
-      (by, value) =>
-        Effect.map(
-          resolver.resolve({ field: "", column: "", resource: r.name, by, values: [value], list: false }),
-          Either.isRight
-        )
-    )
-  )
-
-  /** The row's write, its references resolved into `payload`, and the before-image of the record it changes. */
-  const planRow = (v: Valid, payload: Readonly<Record<string, unknown>>) => {
-    const existing = existingOf(v)
-    const earlier = s.state.priorSending.get(v.row)
-    const action = plan({
-      resource: r,
-      mode: job.mode,
-      dryRun: job.dryRun || job.applying !== undefined,
-      row: { row: v.row, payload, key: v.key, id: v.id, files: v.files },
-      existing,
-      interrupted: earlier?.intent,
-      interruptedAbsent: earlier?.absent,
-      ...(s.stale !== undefined
-        ? { base: s.bases?.get(fingerprintKey(v.key, v.id) ?? ""), onConflict: s.stale.onConflict }
-        : {}),
-      sendWriteOnly: job.sendWriteOnly
-    })
-    // A row an earlier session left in flight keeps that session's before-image: the record read now may already
-    // hold that session's write.
-    const before = earlier !== undefined ? earlier.before : beforeImage(action, existing)
-    // So does its proof that the record was not there before (the lookup now may find that session's record).
-    const absent = earlier !== undefined ? earlier.absent === true : absentBefore(action, existing)
-    // A write of an earlier session found landed: the record as the lookup found it is the record as it left it.
-    const found = existing._tag === "Found" && existing.records.length === 1 ? existing.records[0] : undefined
-    // Create-only fields (passwords) the row gives but an update leaves out: noted on the row.
-    const withheld = job.sendWriteOnly === true || !isUpdate(action) ? [] : createOnlyGiven(r, payload)
-    return { action, before, absent, found, withheld, existing }
-  }
-  return { total: scan.total, resolver, waiting, planRow, alternateCheck }
-})
 
 /** Rows whose outcomes may wait, in source order, for the report while an earlier row is still being sent. */
 const reportWindow = (concurrency: number) => Math.max(1024, concurrency * 32)
