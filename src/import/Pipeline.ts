@@ -75,8 +75,12 @@ import {
   type LoadedPlan,
   makePlanCollector,
   type PlanCollector,
+  type PlanFile,
+  type PlanRef,
+  planRefOf,
   type PlanRow,
   planVerdict,
+  refsVerdict,
   stateOf,
   writeOf
 } from "./Plan.js"
@@ -166,6 +170,8 @@ export interface ImportJob extends RowSettings {
   readonly sendWriteOnly?: boolean | undefined
   /** `--dry-run --plan PLAN`: the plan file the dry run writes (Plan.ts). */
   readonly planOut?: string | undefined
+  /** `onboard --dry-run --plan`: the step's plan is handed over (the onboarding writes one file for its steps). */
+  readonly planSink?: ((content: PlanFile) => Effect.Effect<void, WriteError>) | undefined
   /**
    * `fsm-bulk apply PLAN`: the plan the run applies. A row is sent only when it is in the plan, the record reads as
    * the plan read it and the write is the planned one; otherwise it is `conflict`, not sent.
@@ -175,6 +181,10 @@ export interface ImportJob extends RowSettings {
     readonly approvedBy?: string | undefined
     /** `--force-base-url`: the plan was made against another server or account (a rehearsal on a copy). */
     readonly otherTarget?: boolean | undefined
+    /** The plan's signer, as `apply` checked it (recorded in the journal and the summary). */
+    readonly signer?: AppliedPlan["signer"] | undefined
+    /** An onboarding's step: the id an earlier step's row created in this run (planned references name rows). */
+    readonly createdBy?: ((resource: string, row: number) => string | number | undefined) | undefined
   } | undefined
 }
 
@@ -388,7 +398,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(applied !== undefined ? { plan: applied } : {})
           } satisfies Summary
         })
-      const collector = job.planOut !== undefined && job.dryRun ? makePlanCollector(job.planOut) : undefined
+      const collector = (job.planOut !== undefined || job.planSink !== undefined) && job.dryRun
+        ? makePlanCollector(job.planOut ?? "", job.planSink)
+        : undefined
       const outcome = yield* Effect.either(
         sendRows(
           {
@@ -433,7 +445,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           input,
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
-      if (collector !== undefined && job.planOut !== undefined && Either.isRight(outcome)) {
+      if (collector !== undefined && Either.isRight(outcome)) {
         yield* collector.write({
           toolVersion: version,
           command: job.command,
@@ -451,9 +463,13 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(api.embedded === true ? { embedded: true } : {})
           }
         })
-        yield* say(
-          `plan: ${Path.resolve(job.planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
-        )
+        if (job.planOut !== undefined) {
+          yield* say(
+            `plan: ${
+              Path.resolve(job.planOut)
+            } (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
+          )
+        }
       }
       return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
     })
@@ -465,7 +481,8 @@ const appliedPlan = (a: NonNullable<ImportJob["applying"]>): AppliedPlan => ({
   file: a.plan.file,
   sha256: a.plan.sha256,
   ...(a.approvedBy !== undefined ? { approvedBy: a.approvedBy } : {}),
-  target: a.plan.content.target
+  target: a.plan.content.target,
+  ...(a.signer !== undefined ? { signer: a.signer } : {})
 })
 
 /**
@@ -884,6 +901,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       }
       if (alternate.warnings.length > 0) v = { ...v, warnings: [...v.warnings, ...alternate.warnings] }
       const payload: Record<string, unknown> = { ...v.payload }
+      const refsNow: Array<PlanRef> = []
       for (const ref of v.refs) {
         const resolved = yield* resolver.resolve(ref)
         if (Either.isLeft(resolved)) {
@@ -895,6 +913,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           )
         }
         payload[ref.field] = resolved.right
+        if (s.collector !== undefined || job.applying !== undefined) refsNow.push(planRefOf(ref.field, resolved.right))
       }
       if (queuedBefore(v.row)) {
         // Sent by an earlier session: only its confirmation is left.
@@ -904,7 +923,15 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       }
       const { absent, action, before, existing, found, withheld } = planRow(v, payload)
       if (job.applying !== undefined) {
-        const why = planVerdict(r, v.row, job.applying.plan.rows.get(v.row), action, existing)
+        const planned = job.applying.plan.rows.get(v.row)
+        // A row of the same sheet is one this run has settled already (the rows naming it are sent after it).
+        const createdBy = (resource: string, row: number) => {
+          if (resource !== (r.readVia ?? r.name)) return job.applying?.createdBy?.(resource, row)
+          const o = state.settled.get(row) ?? state.prior.get(row)
+          return o?.status === "created" ? o.recordId : undefined
+        }
+        const why = planVerdict(r, v.row, planned, action, existing) ??
+          (intentOf(action) !== undefined ? refsVerdict(planned, refsNow, createdBy) : undefined)
         if (why !== undefined) {
           const id = before !== undefined ? recordId(r, before) : undefined
           return yield* finish(v.row, { status: "conflict", ...(id !== undefined ? { recordId: id } : {}), error: why })
@@ -920,7 +947,8 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           ...(v.id !== undefined ? { id: v.id } : {}),
           state: stateOf(r, existing),
           ...(changes !== undefined ? { changes } : {}),
-          ...(write !== undefined ? { write } : {})
+          ...(write !== undefined ? { write } : {}),
+          ...(refsNow.length > 0 ? { refs: refsNow } : {})
         })
       }
       let outcome: Outcome
