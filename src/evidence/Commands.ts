@@ -33,7 +33,8 @@ export const withSigning = (
   target:
     | { readonly export: () => string }
     | {
-      readonly run: () => string /** `--dry-run --plan PLAN`: the plan is signed too (`PLAN.sig`). */
+      readonly run: () => string
+      /** `--dry-run --plan PLAN`: the plan is signed too (`PLAN.sig`). */
       readonly plan?: string | undefined
     }
 ) =>
@@ -46,23 +47,29 @@ export const withSigning = (
       : Effect.flatMap(Effect.sync(target.run), (dir) => dir === "" ? Effect.succeed(undefined) : sealRun(dir, key))
     const signed = (file: string | undefined) =>
       file === undefined ? Effect.void : say(`signed: ${file} (key ${key.keyId.slice(0, 16)})`)
-    // A plan is written only by a dry run that ran to its end: signed when it is there.
+    // A plan is written only by a dry run that ran to its end (exit 0 or 1): signed when this run wrote it, not
+    // when the file at that path is an older one.
     const plan = "plan" in target && target.plan !== undefined ? Path.resolve(target.plan) : undefined
+    const stamp = () => plan !== undefined && fs.existsSync(plan) ? fs.statSync(plan).mtimeMs : undefined
+    const before = stamp()
     const saidRun = Effect.flatMap(seal, signed)
     const said = saidRun.pipe(
-      Effect.zipRight(
-        plan !== undefined && fs.existsSync(plan) ? Effect.flatMap(sealPlan(plan, key), signed) : Effect.void
-      )
+      Effect.zipRight(Effect.suspend(() => {
+        const after = stamp()
+        return plan !== undefined && after !== undefined && after !== before
+          ? Effect.flatMap(sealPlan(plan, key), signed)
+          : Effect.void
+      }))
     )
     const exit = yield* Effect.exit(self)
     if (Exit.isSuccess(exit)) {
       yield* said
       return exit.value
     }
-    // The run failed (aborted, interrupted): its summary is still signed when it was written.
+    // The run failed (aborted, interrupted, or rows that did not end well): its summary is still signed when it
+    // was written, and its plan when it wrote one.
     if (!("export" in target)) {
-      // Not the plan: a dry run that failed wrote none, and a file at that path is an older one.
-      yield* saidRun.pipe(Effect.catchAll((e) => say(`fsm-bulk: the run could not be signed: ${e.message}`)))
+      yield* said.pipe(Effect.catchAll((e) => say(`fsm-bulk: the run could not be signed: ${e.message}`)))
     }
     return yield* exit
   })
