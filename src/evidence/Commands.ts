@@ -6,13 +6,14 @@ import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as fs from "node:fs"
 import * as Path from "node:path"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { say, summary } from "../console/Output.js"
 import { shellQuote } from "../Shell.js"
 import { writeEvidence } from "./Bundle.js"
 import { defaultKeyDir, loadPublicKey, loadSigningKey, newKeyPair } from "./Keys.js"
-import { type Expected, isRunDir, sealExport, sealRun, type SignatureReport, verifyRun } from "./Seal.js"
+import { type Expected, isRunDir, sealExport, sealPlan, sealRun, type SignatureReport, verifyRun } from "./Seal.js"
 
 export const signOption = Options.text("sign").pipe(
   Options.withPseudoName("KEY"),
@@ -29,7 +30,13 @@ export const signOption = Options.text("sign").pipe(
  */
 export const withSigning = (
   sign: Option.Option<string>,
-  target: { readonly export: () => string } | { readonly run: () => string }
+  target:
+    | { readonly export: () => string }
+    | {
+      readonly run: () => string
+      /** `--dry-run --plan PLAN`: the plan is signed too (`PLAN.sig`). */
+      readonly plan?: string | undefined
+    }
 ) =>
 <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Option.isNone(sign) ? self : Effect.gen(function*() {
@@ -38,16 +45,29 @@ export const withSigning = (
     const seal = "export" in target
       ? Effect.flatMap(Effect.sync(target.export), (dir) => sealExport(dir, "manifest.json", key))
       : Effect.flatMap(Effect.sync(target.run), (dir) => dir === "" ? Effect.succeed(undefined) : sealRun(dir, key))
-    const said = Effect.flatMap(
-      seal,
-      (file) => file === undefined ? Effect.void : say(`signed: ${file} (key ${key.keyId.slice(0, 16)})`)
+    const signed = (file: string | undefined) =>
+      file === undefined ? Effect.void : say(`signed: ${file} (key ${key.keyId.slice(0, 16)})`)
+    // A plan is written only by a dry run that ran to its end (exit 0 or 1): signed when this run wrote it, not
+    // when the file at that path is an older one.
+    const plan = "plan" in target && target.plan !== undefined ? Path.resolve(target.plan) : undefined
+    const stamp = () => plan !== undefined && fs.existsSync(plan) ? fs.statSync(plan).mtimeMs : undefined
+    const before = stamp()
+    const saidRun = Effect.flatMap(seal, signed)
+    const said = saidRun.pipe(
+      Effect.zipRight(Effect.suspend(() => {
+        const after = stamp()
+        return plan !== undefined && after !== undefined && after !== before
+          ? Effect.flatMap(sealPlan(plan, key), signed)
+          : Effect.void
+      }))
     )
     const exit = yield* Effect.exit(self)
     if (Exit.isSuccess(exit)) {
       yield* said
       return exit.value
     }
-    // The run failed (aborted, interrupted): its summary is still signed when it was written.
+    // The run failed (aborted, interrupted, or rows that did not end well): its summary is still signed when it
+    // was written, and its plan when it wrote one.
     if (!("export" in target)) {
       yield* said.pipe(Effect.catchAll((e) => say(`fsm-bulk: the run could not be signed: ${e.message}`)))
     }

@@ -321,3 +321,61 @@ const compareRun = (
   }
   return { problems, notes }
 }
+
+// --- plans -------------------------------------------------------------------------------------------------------
+
+/** A plan's signature file: `PLAN.sig` beside `PLAN`. */
+export const planSignatureOf = (plan: string): string => `${plan}.sig`
+
+const PlanStatement = Schema.Struct({ kind: Schema.Literal("plan"), plan: FileEntry })
+
+/** Signs a plan (`import|onboard --dry-run --plan PLAN --sign KEY`): its sha256, so any edit of it shows. */
+export const sealPlan = Effect.fn("Seal.plan")(function*(plan: string, key: SigningKey) {
+  const sha256 = yield* sha256File(plan)
+  const file = planSignatureOf(plan)
+  yield* writeFileAtomic(
+    file,
+    `${JSON.stringify(signStatement(key, { kind: "plan", plan: { file: Path.basename(plan), sha256 } }), null, 2)}\n`
+  )
+  return file
+})
+
+/**
+ * Checks a plan's `PLAN.sig` against the plan's bytes (`sha256`, as read): unsigned (a problem only when
+ * `expected` asks for a signature), signed by the key given or by the key inside, or refused (another key, a bad
+ * signature, a plan edited after it was signed).
+ */
+export const checkPlanSignature = Effect.fn("Seal.checkPlan")(function*(
+  plan: string,
+  sha256: string,
+  expected: Expected
+) {
+  const path = planSignatureOf(plan)
+  const name = Path.basename(path)
+  if (!fs.existsSync(path)) {
+    return {
+      report: { status: "unsigned" } as SignatureReport,
+      problems: expected !== undefined
+        ? [
+          `${name} is missing: the plan is unsigned, and --public-key ${expected.file} asks for a signature by that key`
+        ]
+        : []
+    }
+  }
+  const file = yield* readSignature(path, name)
+  if (Either.isLeft(file)) return { report: { status: "invalid" } as SignatureReport, problems: [file.left] }
+  const checked = signatureProblems(checkStatement(file.right, name, expected))
+  if (checked.problems.length > 0) return checked
+  const statement = Schema.decodeUnknownEither(PlanStatement)(file.right.signed)
+  if (Either.isLeft(statement)) {
+    return { report: { status: "invalid" } as SignatureReport, problems: [`${name} does not sign a plan`] }
+  }
+  const problems = statement.right.plan.sha256 !== sha256
+    ? [
+      `${
+        Path.basename(plan)
+      } was changed after it was signed (its sha256 is ${sha256}, the signature covers ${statement.right.plan.sha256})`
+    ]
+    : []
+  return { report: checked.report, problems }
+})

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as NodePath from "node:path"
 import { UsageError } from "../Errors.js"
+import type { Expected, SignatureReport } from "../evidence/Seal.js"
 import { restore } from "../files/Guard.js"
 import { readJsonFile } from "../files/JsonFile.js"
 import { openSource } from "../files/Read.js"
@@ -24,6 +25,9 @@ import type { AccountCopy } from "../sandbox/Copy.js"
 import { fingerprintKey, readFingerprints } from "./Fingerprint.js"
 import { Manifest, manifestFile } from "./Manifest.js"
 import { runVerify } from "./Verify.js"
+
+/** The copy, and what its export's signature is (`manifest.sig`: unsigned, or by which key). */
+export type SeededCopy = AccountCopy & { readonly signature?: SignatureReport }
 
 type Rec = Record<string, unknown>
 
@@ -144,10 +148,13 @@ const readRecords = Effect.fn("Copy.readRecords")(function*(
 
 /**
  * The export in `dir`, verified and read back as records per resource. Refused (UsageError, nothing started)
- * when `dir` is not a finished export or a file differs from its manifest.
+ * when `dir` is not a finished export, a file differs from its manifest, or its `manifest.sig` does not hold (with
+ * `expected`, `--public-key`: a signature by that key is required).
  */
-export const readExportCopy = Effect.fn("Copy.readExport")(function*(dir: string) {
-  const verified = yield* runVerify(dir).pipe(Effect.mapError((e) => new UsageError({ message: e.message })))
+export const readExportCopy = Effect.fn("Copy.readExport")(function*(dir: string, expected?: Expected) {
+  const verified = yield* runVerify(dir, expected).pipe(
+    Effect.mapError((e) => new UsageError({ message: e.message }))
+  )
   if (!verified.manifest) return yield* new UsageError({ message: `--seed ${dir}: ${verified.problems.join("; ")}` })
   if (!verified.ok) {
     return yield* new UsageError({
@@ -167,5 +174,9 @@ export const readExportCopy = Effect.fn("Copy.readExport")(function*(dir: string
     )
     resources.push({ name: entry.name, records })
   }
-  return { source: dir, resources } satisfies AccountCopy as AccountCopy
+  return {
+    source: dir,
+    resources,
+    ...(verified.signature !== undefined ? { signature: verified.signature } : {})
+  } satisfies SeededCopy as SeededCopy
 })

@@ -424,7 +424,7 @@ export const importCommand = Command.make(
           planOut: Option.getOrUndefined(a.plan)
         }).pipe(Effect.flatMap((result) => afterRun(a.json, `import ${resource}`, result, { onConflict })))).pipe(
           hintOnAbort(() => runDir),
-          withSigning(a.sign, { run: () => runDir })
+          withSigning(a.sign, { run: () => runDir, plan: Option.getOrUndefined(a.plan) })
         )
     })
 ).pipe(

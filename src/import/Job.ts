@@ -1,6 +1,6 @@
 /** What one import run is asked to do (`ImportJob`), what it ends with, and how it can fail. */
-import type { Scope } from "effect"
 import type * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
 import { type ApiAborted } from "../client/Api.js"
 import type { Progress } from "../console/Progress.js"
 import type { InputError, RunError } from "../Errors.js"
@@ -9,9 +9,16 @@ import type { WriteError } from "../files/Write.js"
 import { type ResourceName } from "../Resources.js"
 import type { RowResult } from "../validate/Validate.js"
 import { type RowSettings } from "./Input.js"
-import { type JournalWriter, type Mode, type OnConflict, type ParentRun, type ReadSettings } from "./Journal.js"
+import {
+  type AppliedPlan,
+  type JournalWriter,
+  type Mode,
+  type OnConflict,
+  type ParentRun,
+  type ReadSettings
+} from "./Journal.js"
 import { type ExportOrigin } from "./Origin.js"
-import { type LoadedPlan } from "./Plan.js"
+import { type LoadedPlan, type PlanFile } from "./Plan.js"
 import { type RefResolver } from "./Refs.js"
 import { type Summary } from "./Report.js"
 
@@ -75,6 +82,8 @@ export interface ImportJob extends RowSettings {
   readonly sendWriteOnly?: boolean | undefined
   /** `--dry-run --plan PLAN`: the plan file the dry run writes (Plan.ts). */
   readonly planOut?: string | undefined
+  /** `onboard --dry-run --plan`: the step's plan is handed over (the onboarding writes one file for its steps). */
+  readonly planSink?: ((content: PlanFile) => Effect.Effect<void, WriteError>) | undefined
   /**
    * `fsm-bulk apply PLAN`: the plan the run applies. A row is sent only when it is in the plan, the record reads as
    * the plan read it and the write is the planned one; otherwise it is `conflict`, not sent.
@@ -84,6 +93,10 @@ export interface ImportJob extends RowSettings {
     readonly approvedBy?: string | undefined
     /** `--force-base-url`: the plan was made against another server or account (a rehearsal on a copy). */
     readonly otherTarget?: boolean | undefined
+    /** The plan's signer, as `apply` checked it (recorded in the journal and the summary). */
+    readonly signer?: AppliedPlan["signer"] | undefined
+    /** An onboarding's step: the id an earlier step's row created in this run (planned references name rows). */
+    readonly createdBy?: ((resource: string, row: number) => string | number | undefined) | undefined
   } | undefined
 }
 

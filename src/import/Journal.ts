@@ -108,7 +108,9 @@ export const AppliedPlan = Schema.Struct({
   file: Schema.String,
   sha256: Schema.String,
   approvedBy: Schema.optional(Schema.String),
-  target: PlanTarget
+  target: PlanTarget,
+  /** The key that signed the plan (`PLAN.sig`), and whether it was the one given with `apply --public-key`. */
+  signer: Schema.optional(Schema.Struct({ keyId: Schema.String, trusted: Schema.Boolean }))
 })
 export type AppliedPlan = typeof AppliedPlan.Type
 

@@ -58,8 +58,11 @@ import {
   changesOf,
   makePlanCollector,
   type PlanCollector,
+  type PlanRef,
+  planRefOf,
   type PlanRow,
   planVerdict,
+  refsVerdict,
   stateOf,
   writeOf
 } from "./Plan.js"
@@ -248,7 +251,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(applied !== undefined ? { plan: applied } : {})
           } satisfies Summary
         })
-      const collector = job.planOut !== undefined && job.dryRun ? makePlanCollector(job.planOut) : undefined
+      const collector = (job.planOut !== undefined || job.planSink !== undefined) && job.dryRun
+        ? makePlanCollector(job.planOut ?? "", job.planSink)
+        : undefined
       const outcome = yield* Effect.either(
         sendRows(
           {
@@ -293,7 +298,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           input,
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
-      if (collector !== undefined && job.planOut !== undefined && Either.isRight(outcome)) {
+      if (collector !== undefined && Either.isRight(outcome)) {
         yield* writePlanOut(collector, job.planOut, { job, api, say, formats, sourceInfo, parseInfo })
       }
       return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
@@ -354,10 +359,10 @@ const startJournal = Effect.fn("Import.startJournal")(function*(
   }
 })
 
-/** `--dry-run --plan FILE`: the plan file, with what the rows were checked against, and the line that says where. */
+/** `--dry-run --plan FILE` (or an onboarding's step): the plan, with what the rows were checked against, and the line that says where. */
 const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
   collector: PlanCollector,
-  planOut: string,
+  planOut: string | undefined,
   run: {
     readonly job: ImportJob
     readonly api: Api["Type"]
@@ -385,16 +390,20 @@ const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
       ...(api.embedded === true ? { embedded: true } : {})
     }
   })
-  yield* say(
-    `plan: ${Path.resolve(planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
-  )
+  // An onboarding's step hands its plan to the onboarding (`planSink`), which writes one file and says where.
+  if (planOut !== undefined) {
+    yield* say(
+      `plan: ${Path.resolve(planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
+    )
+  }
 })
 
 const appliedPlan = (a: NonNullable<ImportJob["applying"]>): AppliedPlan => ({
   file: a.plan.file,
   sha256: a.plan.sha256,
   ...(a.approvedBy !== undefined ? { approvedBy: a.approvedBy } : {}),
-  target: a.plan.content.target
+  target: a.plan.content.target,
+  ...(a.signer !== undefined ? { signer: a.signer } : {})
 })
 
 /**
@@ -620,6 +629,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       }
       if (alternate.warnings.length > 0) v = { ...v, warnings: [...v.warnings, ...alternate.warnings] }
       const payload: Record<string, unknown> = { ...v.payload }
+      const refsNow: Array<PlanRef> = []
       for (const ref of v.refs) {
         const resolved = yield* resolver.resolve(ref)
         if (Either.isLeft(resolved)) {
@@ -631,6 +641,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           )
         }
         payload[ref.field] = resolved.right
+        if (s.collector !== undefined || job.applying !== undefined) refsNow.push(planRefOf(ref.field, resolved.right))
       }
       if (queuedBefore(v.row)) {
         // Sent by an earlier session: only its confirmation is left.
@@ -640,7 +651,15 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       }
       const { absent, action, before, existing, found, withheld } = planRow(v, payload)
       if (job.applying !== undefined) {
-        const why = planVerdict(r, v.row, job.applying.plan.rows.get(v.row), action, existing)
+        const planned = job.applying.plan.rows.get(v.row)
+        // A row of the same sheet is one this run has settled already (the rows naming it are sent after it).
+        const createdBy = (resource: string, row: number) => {
+          if (resource !== (r.readVia ?? r.name)) return job.applying?.createdBy?.(resource, row)
+          const o = state.settled.get(row) ?? state.prior.get(row)
+          return o?.status === "created" ? o.recordId : undefined
+        }
+        const why = planVerdict(r, v.row, planned, action, existing) ??
+          (intentOf(action) !== undefined ? refsVerdict(planned, refsNow, createdBy) : undefined)
         if (why !== undefined) {
           const id = before !== undefined ? recordId(r, before) : undefined
           return yield* finish(v.row, { status: "conflict", ...(id !== undefined ? { recordId: id } : {}), error: why })
@@ -656,7 +675,8 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
           ...(v.id !== undefined ? { id: v.id } : {}),
           state: stateOf(r, existing),
           ...(changes !== undefined ? { changes } : {}),
-          ...(write !== undefined ? { write } : {})
+          ...(write !== undefined ? { write } : {}),
+          ...(refsNow.length > 0 ? { refs: refsNow } : {})
         })
       }
       const settled = yield* write(v, action, { absent, before, found })

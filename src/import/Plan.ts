@@ -20,6 +20,7 @@ import type { Resource } from "../Resources.js"
 import { Status } from "../Status.js"
 import { valueText } from "../validate/Compare.js"
 import { Intent, Mode, ParseSettings, PlanTarget, ReadSettings, SourceInfo } from "./Journal.js"
+import { plannedRow } from "./Refs.js"
 import type { Action, Existing } from "./WritePlan.js"
 import { intentOf } from "./WritePlan.js"
 
@@ -47,6 +48,18 @@ export type PlanState = typeof PlanState.Type
 
 export const PlanChange = Schema.Struct({ field: Schema.String, from: Schema.Unknown, to: Schema.Unknown })
 
+/**
+ * A reference a row's write carries, as the dry run resolved it: the cell's values and, per value, the record's
+ * id, or `{resource, row}` when it is the record an earlier step's row of an onboarding would create (the dry run
+ * cannot read it). `apply` sends the row only when each resolves to the same record now: that id, or the record
+ * that very row created.
+ */
+export const PlanRef = Schema.Struct({
+  field: Schema.String,
+  to: Schema.Array(Schema.Union(Id, Schema.Struct({ resource: Schema.String, row: Schema.Number })))
+})
+export type PlanRef = typeof PlanRef.Type
+
 export const PlanRow = Schema.Struct({
   row: Schema.Number,
   /** The status the dry run gave the row (what the apply should end with). */
@@ -62,6 +75,8 @@ export const PlanRow = Schema.Struct({
   changes: Schema.optional(Schema.Array(PlanChange)),
   /** The write's fields and values (a create's body), hashed: what the apply must send again. */
   write: Schema.optional(Schema.String),
+  /** The references the write carries, resolved (absent in plans made before they were recorded). */
+  refs: Schema.optional(Schema.Array(PlanRef)),
   error: Schema.optional(Schema.String)
 })
 export type PlanRow = typeof PlanRow.Type
@@ -91,6 +106,28 @@ export const PlanFile = Schema.Struct({
 })
 export type PlanFile = typeof PlanFile.Type
 
+/**
+ * An onboarding's plan (`onboard … --dry-run --plan PLAN`): its workbook or directory, the target, and one step
+ * per resource in the order the onboarding runs them, each an import's plan (its input's sha256, how it was read,
+ * its profile, its rows).
+ */
+export const OnboardPlanFile = Schema.Struct({
+  format: Schema.Literal(planFormat),
+  version: Schema.Literal(1),
+  tool: Schema.Literal("fsm-bulk"),
+  toolVersion: Schema.optional(Schema.String),
+  command: Schema.Literal("onboard"),
+  created: Schema.String,
+  /** The workbook or directory (absolute). */
+  input: Schema.String,
+  target: PlanTarget,
+  options: Schema.Struct({ sendWriteOnly: Schema.Boolean }),
+  rows: Schema.Number,
+  counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  steps: Schema.Array(PlanFile)
+})
+export type OnboardPlanFile = typeof OnboardPlanFile.Type
+
 /** A plan read back for `apply`: the file, its sha256 (recorded by the run) and its rows by number. */
 export interface LoadedPlan {
   readonly file: string
@@ -99,7 +136,23 @@ export interface LoadedPlan {
   readonly rows: ReadonlyMap<number, PlanRow>
 }
 
-export const readPlan = Effect.fn("Plan.read")(function*(file: string) {
+/** An onboarding's plan read back: the file, its sha256, and each step as the plan of its import. */
+export interface LoadedOnboardPlan {
+  readonly file: string
+  readonly sha256: string
+  readonly content: OnboardPlanFile
+  readonly steps: ReadonlyMap<string, LoadedPlan>
+}
+
+const loaded = (file: string, sha256: string, content: PlanFile): LoadedPlan => ({
+  file,
+  sha256,
+  content,
+  rows: new Map(content.plan.map((r) => [r.row, r]))
+})
+
+/** Either kind of plan: an import's or an onboarding's. */
+export const readAnyPlan = Effect.fn("Plan.readAny")(function*(file: string) {
   const path = Path.resolve(file)
   const bytes = yield* Effect.tryPromise({
     try: () => readFile(path),
@@ -107,11 +160,35 @@ export const readPlan = Effect.fn("Plan.read")(function*(file: string) {
       new UsageError({ message: `${path}: cannot read the plan (${(e as NodeJS.ErrnoException).code ?? String(e)})` })
   })
   const content = yield* Effect.mapError(
-    decodeJsonText(path, bytes.toString("utf8"), PlanFile),
-    (e) => new UsageError({ message: `${path}: not a plan written by \`import --dry-run --plan\` (${e.detail})` })
+    decodeJsonText(path, bytes.toString("utf8"), Schema.Union(PlanFile, OnboardPlanFile)),
+    (e) =>
+      new UsageError({
+        message:
+          `${path}: not a plan written by \`import --dry-run --plan\` or \`onboard --dry-run --plan\` (${e.detail})`
+      })
   )
   const sha256 = createHash("sha256").update(bytes).digest("hex")
-  return { file: path, sha256, content, rows: new Map(content.plan.map((r) => [r.row, r])) } satisfies LoadedPlan
+  if ("steps" in content) {
+    return {
+      kind: "onboard",
+      plan: {
+        file: path,
+        sha256,
+        content,
+        steps: new Map(content.steps.map((s) => [s.resource, loaded(path, sha256, s)]))
+      } satisfies LoadedOnboardPlan as LoadedOnboardPlan
+    } as const
+  }
+  return { kind: "import", plan: loaded(path, sha256, content) } as const
+})
+
+/** An import's plan (`resume` of a run that applies one reads it again). */
+export const readPlan = Effect.fn("Plan.read")(function*(file: string) {
+  const any = yield* readAnyPlan(file)
+  if (any.kind === "import") return any.plan
+  return yield* new UsageError({
+    message: `${any.plan.file} is an onboarding's plan: apply it with \`fsm-bulk apply\`, which runs the onboarding`
+  })
 })
 
 // --- what a row's entry holds ------------------------------------------------------------------------------------
@@ -199,6 +276,40 @@ export const changesOf = (r: Resource, action: Action): ReadonlyArray<typeof Pla
   }
 }
 
+/** A row's resolved reference as a plan keeps it: stand-ins of records an onboarding would create name their row. */
+export const planRefOf = (field: string, resolved: unknown): PlanRef => ({
+  field,
+  to: (Array.isArray(resolved) ? resolved : [resolved]).map((id) => plannedRow(id) ?? (id as string | number))
+})
+
+const refText = (to: PlanRef["to"][number]): string =>
+  typeof to === "object" ? `the record row ${to.row} of ${to.resource} creates` : `id ${String(to)}`
+
+/**
+ * Why an applied row is not sent because a reference resolves to another record than the plan's, or undefined.
+ * `createdBy` gives the id an earlier step's row created in this run (undefined: it created nothing).
+ */
+export const refsVerdict = (
+  planned: PlanRow | undefined,
+  now: ReadonlyArray<PlanRef>,
+  createdBy: (resource: string, row: number) => string | number | undefined
+): string | undefined => {
+  if (planned?.refs === undefined) return undefined
+  for (const then of planned.refs) {
+    const here = now.find((r) => r.field === then.field)
+    const expected = then.to.map((t) => typeof t === "object" ? createdBy(t.resource, t.row) : t)
+    const got = here?.to ?? []
+    const same = expected.length === got.length &&
+      expected.every((e, i) => e !== undefined && typeof got[i] !== "object" && String(e) === String(got[i]))
+    if (!same) {
+      return `${then.field} refers to another record than the plan's (planned: ${
+        then.to.map(refText).join(", ")
+      }; now: ${got.length === 0 ? "none" : got.map(refText).join(", ")}): nothing was sent; make a new plan`
+    }
+  }
+  return undefined
+}
+
 // --- apply: does the row still match its plan? ------------------------------------------------------------------
 
 const describeState = (s: PlanState): string =>
@@ -260,8 +371,14 @@ export interface PlanCollector {
   ) => Effect.Effect<void, WriteError>
 }
 
-/** Collects a dry run's rows (memory grows with the file: one small entry per row) and writes the plan. */
-export const makePlanCollector = (file: string): PlanCollector => {
+/**
+ * Collects a dry run's rows (memory grows with the file: one small entry per row) and writes the plan to `file`,
+ * or hands it to `save` (an onboarding gathers its steps' plans in one file).
+ */
+export const makePlanCollector = (
+  file: string,
+  save?: (content: PlanFile) => Effect.Effect<void, WriteError>
+): PlanCollector => {
   const rows = new Map<number, PlanRow>()
   return {
     add: (entry) => void rows.set(entry.row, entry),
@@ -278,7 +395,9 @@ export const makePlanCollector = (file: string): PlanCollector => {
         counts,
         plan
       }
-      return writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
+      return save !== undefined
+        ? save(content)
+        : writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
     }
   }
 }

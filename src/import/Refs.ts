@@ -39,6 +39,18 @@ export interface Unresolved {
 }
 
 /** The row is wrong as written: it fails. */
+/**
+ * The stand-in id a dry run of an onboarding gives a record an earlier step's row would create (`Resolver.ts`):
+ * a plan keeps it as "the record row R of RESOURCE creates", and `apply` checks it against what that row created.
+ */
+export const wouldBeCreated = (resource: string, row: number): ServerId => `(new: row ${row} of ${resource})`
+
+/** The row a stand-in id names, or undefined for a real id. */
+export const plannedRow = (id: unknown): { readonly resource: string; readonly row: number } | undefined => {
+  const m = typeof id === "string" ? /^\(new: row (\d+) of ([a-z-]+)\)$/.exec(id) : null
+  return m !== null ? { resource: m[2]!, row: Number(m[1]) } : undefined
+}
+
 export const refFailed = (error: string): Unresolved => ({ status: "failed", error })
 
 /** The row names a record whose own row did not end well: it is not attempted. */

@@ -74,7 +74,9 @@ export const loadRun = Effect.fn("Resume.load")(function*(runDir: string) {
     rowColumn: h.source.rowColumn,
     parent: h.parent,
     // The run's own server was checked against the plan when it started; resume continues there.
-    ...(plan !== undefined ? { applying: { plan, approvedBy: h.plan?.approvedBy, otherTarget: true } } : {})
+    ...(plan !== undefined
+      ? { applying: { plan, approvedBy: h.plan?.approvedBy, otherTarget: true, signer: h.plan?.signer } }
+      : {})
   }
   return { dir, prior, job }
 })

@@ -28,7 +28,11 @@ import {
 import { say, stopAfterApiRequests, summary as printSummary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { signOption, withSigning } from "../evidence/Commands.js"
+import { sha256File } from "../files/Write.js"
+import type { AppliedPlan } from "../import/Journal.js"
+import { type LoadedOnboardPlan, readAnyPlan } from "../import/Plan.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
+import { readProfile } from "../mapping/Profile.js"
 import { shellQuote } from "../Shell.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./CommandDemo.js"
@@ -114,6 +118,8 @@ export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
   const continuing = yield* continuingConnection(connection, target, forceBaseUrl, "this onboarding")
   yield* lockRunDir(dir, "resume")
   const settings = summary.settings
+  // An onboarding that applies a plan goes on applying it, only it: the plan must still be the one it recorded.
+  const applying = summary.plan !== undefined ? yield* planStill(summary.plan.file, summary.plan.sha256) : undefined
   const prepared = yield* prepareOnboarding({
     command: "onboard",
     input: summary.source,
@@ -128,10 +134,119 @@ export const resumeOnboarding = Effect.fn("Onboard.resume")(function*(
     attachmentsRoot: settings?.attachmentsRoot,
     maxAttachmentBytes: settings?.maxAttachmentBytes,
     maps: settings?.maps,
+    sendWriteOnly: applying?.content.options.sendWriteOnly,
+    ...(applying !== undefined
+      ? {
+        applying: {
+          plan: applying,
+          approvedBy: summary.plan?.approvedBy,
+          otherTarget: true,
+          signer: summary.plan?.signer
+        }
+      }
+      : {}),
     resuming: { earlier: { requests: summary.requests, rateLimited: summary.rateLimited, retries: summary.retries } }
   })
   for (const line of planLines(prepared)) yield* say(line)
   return yield* runAndClose(prepared, continuing, undefined, json)
+})
+
+/** The onboarding's plan a run recorded, refused when the file changed since. */
+const planStill = Effect.fn("Onboard.planStill")(function*(file: string, sha256: string) {
+  const read = yield* readAnyPlan(file)
+  if (read.kind !== "onboard" || read.plan.sha256 !== sha256) {
+    return yield* new UsageError({
+      message: `${file} changed since this onboarding started applying it (sha256 ${
+        read.plan.sha256.slice(0, 12)
+      }…, the run recorded ${sha256.slice(0, 12)}…): nothing was sent`
+    })
+  }
+  return read.plan
+})
+
+/**
+ * `fsm-bulk apply PLAN` of an onboarding's plan: the onboarding again, from the plan's workbook read with the
+ * plan's settings and profiles, each step sending only its step of the plan. Refused before anything is sent when
+ * an input file or a profile changed since the plan, or the workbook's steps are not the plan's.
+ */
+export const applyOnboardPlan = Effect.fn("Onboard.apply")(function*(
+  plan: LoadedOnboardPlan,
+  a: {
+    readonly approvedBy: string | undefined
+    readonly signer: AppliedPlan["signer"] | undefined
+    readonly out: string | undefined
+    readonly forceBaseUrl: boolean
+    readonly json: boolean
+    readonly connection: ConnectionOptions
+  }
+) {
+  const c = plan.content
+  const first = c.steps[0]
+  if (first === undefined) return yield* new UsageError({ message: `${plan.file}: the plan has no steps` })
+  for (const step of c.steps) {
+    const now = yield* Effect.orElseSucceed(sha256File(step.source.file), () => "(unreadable)")
+    if (now !== step.source.sha256) {
+      return yield* new UsageError({
+        message: `${step.source.file} changed since the plan ${plan.file} was made (sha256 ${
+          now.slice(0, 12)
+        }…, the plan read ${step.source.sha256.slice(0, 12)}…): nothing was sent; make a new plan`
+      })
+    }
+    if (step.read.map !== undefined && (yield* readProfile(step.read.map.file)).sha256 !== step.read.map.sha256) {
+      return yield* new UsageError({
+        message:
+          `${step.read.map.file}: the mapping profile changed since the plan ${plan.file} was made: nothing was sent; make a new plan`
+      })
+    }
+  }
+  const connection = yield* continuingConnection(
+    a.connection,
+    { baseUrl: c.target.baseUrl, embedded: c.target.embedded === true },
+    a.forceBaseUrl,
+    "the plan"
+  )
+  const runDir = a.out ?? defaultRunDir("onboard")
+  yield* lockRunDir(runDir, "apply")
+  const maps = c.steps.flatMap((s) => s.read.map !== undefined ? [s.read.map] : [])
+  const prepared = yield* prepareOnboarding({
+    command: "onboard",
+    input: c.input,
+    runDir,
+    dryRun: false,
+    verify: false,
+    sendWriteOnly: c.options.sendWriteOnly,
+    answerWaitMs: 6 * 60_000,
+    answerPollMs: pollFor(6 * 60_000),
+    read: {
+      encoding: first.read.encoding,
+      delimiter: first.read.delimiter,
+      ...(first.read.includeHidden === true ? { includeHidden: true } : {})
+    },
+    ...(maps.length > 0 ? { maps } : {}),
+    dateFormat: first.parse.dateFormat,
+    decimal: first.parse.decimal,
+    attachmentsRoot: first.parse.attachmentsRoot,
+    maxAttachmentBytes: first.parse.maxAttachmentBytes,
+    applying: { plan, approvedBy: a.approvedBy, otherTarget: a.forceBaseUrl, signer: a.signer }
+  })
+  const planned = c.steps.map((s) => s.resource).join(", ")
+  const found = prepared.steps.map((s) => s.input.resource).join(", ")
+  if (planned !== found) {
+    return yield* new UsageError({
+      message:
+        `${c.input} has the steps ${found}, the plan ${plan.file} has ${planned}: nothing was sent; make a new plan`
+    })
+  }
+  for (const line of planLines(prepared)) yield* say(line)
+  return yield* runAndClose(prepared, connection, undefined, a.json).pipe(
+    Effect.tap(() =>
+      say(
+        `applied plan ${plan.file} (sha256 ${plan.sha256})${
+          a.approvedBy !== undefined ? `, approved by ${a.approvedBy}` : ""
+        }`
+      )
+    )
+  )
 })
 
 // --- onboard -----------------------------------------------------------------------------------------------------
@@ -160,12 +275,24 @@ export const onboardCommand = Command.make(
       Options.withDescription("Run directory (default runs/<UTC timestamp>-onboard)"),
       Options.optional
     ),
+    plan: Options.text("plan").pipe(
+      Options.withPseudoName("PLAN"),
+      Options.withDescription(
+        "With --dry-run: write the onboarding's plan (each step's rows, what they would send) for `plan show` and `apply`"
+      ),
+      Options.optional
+    ),
     sign: signOption,
     json: jsonOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
+      if (Option.isSome(a.plan) && !a.dryRun) {
+        return yield* new UsageError({
+          message: "--plan writes the plan of a dry run: add --dry-run (then send it with `fsm-bulk apply PLAN`)"
+        })
+      }
       const answerWaitMs = yield* duration("--verify-wait", a.answerWait)
       if (Option.isSome(a.answerDelay) && Option.isSome(a.connection.baseUrl)) {
         return yield* new UsageError({
@@ -194,12 +321,13 @@ export const onboardCommand = Command.make(
         dateFormat: a.parsing.dateFormat,
         decimal: a.parsing.decimal,
         attachmentsRoot: yield* attachmentsRoot(a.attachmentsRoot),
-        onConflict: yield* onConflictOf(a.conflicts)
+        onConflict: yield* onConflictOf(a.conflicts),
+        planOut: Option.getOrUndefined(a.plan)
       })
       for (const line of planLines(prepared)) yield* say(line)
       const extra = answerDelayMs !== undefined ? { sandbox: { answerDelayMs } } : undefined
       return yield* runAndClose(prepared, a.connection, extra, a.json).pipe(
-        withSigning(a.sign, { run: () => runDir })
+        withSigning(a.sign, { run: () => runDir, plan: Option.getOrUndefined(a.plan) })
       )
     }).pipe(Effect.scoped)
 ).pipe(

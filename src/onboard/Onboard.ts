@@ -19,9 +19,17 @@ import { kindsShown, type Progress } from "../console/Progress.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { readJsonFile } from "../files/JsonFile.js"
+import { writeFileAtomic } from "../files/Write.js"
 import { openInput } from "../import/Input.js"
-import { type JournalContents, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
+import {
+  type AppliedPlan,
+  type JournalContents,
+  journalFile,
+  readJournal,
+  type ReadSettings
+} from "../import/Journal.js"
 import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
+import { type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
 import { serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import { RunCounts } from "../import/SummaryFile.js"
@@ -33,7 +41,7 @@ import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns
 import { version } from "../Version.js"
 import { type NamedByProfiles, type OnboardInput, readOnboardInput, type StepInput } from "./Inputs.js"
 import { type DependenciesOf, orderSteps } from "./Order.js"
-import { type EndedRow, makeOnboardResolver, namedBy } from "./Resolver.js"
+import { type EndedRow, makeOnboardResolver, namedBy, recordsOf } from "./Resolver.js"
 import { scanSelfReferences, type SelfReferences } from "./SelfRefs.js"
 import {
   type OnboardSummary,
@@ -78,6 +86,18 @@ export interface OnboardRequest {
    * from its journal, the rest run; `earlier` is the traffic of the sessions before.
    */
   readonly resuming?: { readonly earlier: RunTraffic } | undefined
+  /** `--dry-run --plan PLAN`: the onboarding's plan, every step's rows in one file (`import/Plan.ts`). */
+  readonly planOut?: string | undefined
+  /**
+   * `fsm-bulk apply PLAN` of an onboarding's plan: each step sends exactly its step of the plan, and a reference
+   * the plan names as "the record row R of an earlier step creates" must be the record that row created here.
+   */
+  readonly applying?: {
+    readonly plan: LoadedOnboardPlan
+    readonly approvedBy?: string | undefined
+    readonly otherTarget?: boolean | undefined
+    readonly signer?: AppliedPlan["signer"] | undefined
+  } | undefined
 }
 
 interface PreparedStep {
@@ -337,6 +357,39 @@ const finishedStep = (step: PreparedStep, skippedForParent: number): StepSummary
   }
 }
 
+/** A step the plan does not have: every row of it is "not in the plan" (the apply refuses such a plan first). */
+const emptyStepPlan = (plan: LoadedOnboardPlan, resource: string) => {
+  const any = plan.content.steps[0]!
+  return { file: plan.file, sha256: plan.sha256, content: { ...any, resource, plan: [] }, rows: new Map() }
+}
+
+/** The onboarding's plan: its steps in the order they ran, each its import's plan. */
+const writeOnboardPlan = (
+  file: string,
+  prepared: PreparedOnboarding,
+  steps: ReadonlyArray<PlanFile>,
+  sendWriteOnly: boolean
+) =>
+  Effect.gen(function*() {
+    const counts: Record<string, number> = {}
+    for (const step of steps) for (const [k, n] of Object.entries(step.counts)) counts[k] = (counts[k] ?? 0) + n
+    const content: OnboardPlanFile = {
+      format: "fsm-bulk-plan",
+      version: 1,
+      tool: "fsm-bulk",
+      toolVersion: version,
+      command: "onboard",
+      created: yield* nowIso,
+      input: prepared.input.path,
+      target: steps[0]?.target ?? { baseUrl: "" },
+      options: { sendWriteOnly },
+      rows: steps.reduce((n, s) => n + s.rows, 0),
+      counts,
+      steps
+    }
+    yield* writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
+  })
+
 export const runOnboarding = Effect.fn("Onboard.run")(
   function*(prepared: PreparedOnboarding, tools: OnboardTools = {}) {
     const api = yield* Api
@@ -356,6 +409,17 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     })
 
     const shared = makeOnboardResolver(yield* serverResolver, request.dryRun)
+    // Applying a plan: the id each row created, by the resource it wrote and its row (planned references name them).
+    const created = new Map<string, string | number>()
+    const learnCreated = (resource: ResourceName, outcomes: ReadonlyMap<number, Outcome>) => {
+      for (const [row, o] of outcomes) {
+        if (o.status === "created" && o.recordId !== undefined) {
+          created.set(`${recordsOf(resource)}\u0000${row}`, o.recordId)
+        }
+      }
+    }
+    // `--dry-run --plan`: each step's plan, written as one file when every step has run.
+    const stepPlans: Array<PlanFile> = []
     const steps: Array<StepSummary> = []
     const total = prepared.steps.length
 
@@ -394,6 +458,17 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           baseUrl: api.baseUrl,
           ...(api.embedded === true ? { embedded: true } : {}),
           budget: api.budget,
+          ...(request.applying !== undefined
+            ? {
+              plan: {
+                file: request.applying.plan.file,
+                sha256: request.applying.plan.sha256,
+                ...(request.applying.approvedBy !== undefined ? { approvedBy: request.applying.approvedBy } : {}),
+                target: request.applying.plan.content.target,
+                ...(request.applying.signer !== undefined ? { signer: request.applying.signer } : {})
+              }
+            }
+            : {}),
           settings: {
             read: {
               encoding: request.read.encoding,
@@ -432,6 +507,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         : undefined
       if (earlierOutcomes !== undefined && finished !== undefined) {
         const outcomes = earlierOutcomes
+        learnCreated(resource, outcomes)
         yield* shared.afterStep(resource, yield* endedRows(step, outcomes, request.dryRun, shared.isParentProblem))
         steps.push(finished)
         yield* say(stepLine(index, total, finished, request.dryRun))
@@ -459,7 +535,21 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         onConflict: request.onConflict,
         sendWriteOnly: request.sendWriteOnly,
         say: (line) => say(`${resource}: ${line}`),
-        journal: tools.journal
+        journal: tools.journal,
+        ...(request.planOut !== undefined && request.dryRun
+          ? { planSink: (content: PlanFile) => Effect.sync(() => void stepPlans.push(content)) }
+          : {}),
+        ...(request.applying !== undefined
+          ? {
+            applying: {
+              plan: request.applying.plan.steps.get(resource) ?? emptyStepPlan(request.applying.plan, resource),
+              approvedBy: request.applying.approvedBy,
+              otherTarget: request.applying.otherTarget,
+              signer: request.applying.signer,
+              createdBy: (r: string, row: number) => created.get(`${r}\u0000${row}`)
+            }
+          }
+          : {})
       }
       const ran = yield* Effect.either(
         Effect.scoped(
@@ -482,6 +572,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
       }
       // The journal holds every row's final outcome, the rows skipped for their parent's sake included.
       const outcomes = outcomesOf(yield* readJournal(journalPath))
+      learnCreated(resource, outcomes)
       yield* shared.afterStep(resource, yield* endedRows(step, outcomes, request.dryRun, shared.isParentProblem))
       const skippedForParent = skippedForParentOf(outcomes, shared.isParentProblem)
       const summary = stepSummaryOf(step, ran.right, skippedForParent, false)
@@ -492,6 +583,14 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     }
 
     const interrupted = steps.length < total || steps.some((s) => s.interrupted)
+    if (request.planOut !== undefined && request.dryRun && !interrupted) {
+      yield* writeOnboardPlan(request.planOut, prepared, stepPlans, request.sendWriteOnly === true)
+      yield* say(
+        `plan: ${
+          Path.resolve(request.planOut)
+        } (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
+      )
+    }
     const summary = yield* summaryNow(yield* nowIso, interrupted)
     return { summary, exitCode: summary.exitCode, interrupted } satisfies OnboardResult as OnboardResult
   }

@@ -18,7 +18,8 @@ import {
   refSkipped,
   type Resolution,
   type ServerId,
-  type Unresolved
+  type Unresolved,
+  wouldBeCreated
 } from "../import/Refs.js"
 import { importable, refKey, resource as resourceOf, type ResourceName, writableFields } from "../Resources.js"
 import { endedWell, type Outcome, type Status } from "../Status.js"
@@ -63,7 +64,7 @@ interface OnboardResolver {
 const tableKey = (resource: ResourceName, by: string) => `${resource}\u0000${by}`
 
 /** The resource whose records a step writes (`customers-complete` writes customers). */
-const recordsOf = (resource: ResourceName): ResourceName => resourceOf(resource).readVia ?? resource
+export const recordsOf = (resource: ResourceName): ResourceName => resourceOf(resource).readVia ?? resource
 
 /** "failed", "was invalid" …: what happened to a parent row, as the message shows it. */
 const happened = (status: Status, dryRun: boolean): string => {
@@ -82,9 +83,6 @@ const happened = (status: Status, dryRun: boolean): string => {
       return `ended ${status}`
   }
 }
-
-/** The stand-in id of a record a dry run would create. */
-const wouldBeCreated = (resource: ResourceName, row: number): ServerId => `(new: row ${row} of ${resource})`
 
 /** The text a parent problem is recognised by, without the warnings the pipeline may append. */
 const withoutWarnings = (error: string) => {

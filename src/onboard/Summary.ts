@@ -10,6 +10,7 @@ import type { RunTraffic } from "../client/Api.js"
 import type { ErrorKind } from "../console/ErrorKinds.js"
 import type { ReadOptions } from "../files/Source.js"
 import { writeFileAtomic } from "../files/Write.js"
+import type { AppliedPlan } from "../import/Journal.js"
 import type { SettledFormats } from "../import/Report.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { refreshRunReport } from "../report/Html.js"
@@ -79,6 +80,8 @@ export interface OnboardSummary extends RunTraffic {
   readonly budget?: { readonly limit: number; readonly windowMs: number }
   /** How the files are read and answers awaited: `resume` on this directory continues with the same. */
   readonly settings?: OnboardSettings
+  /** `fsm-bulk apply` of an onboarding's plan: the plan (file, sha256, approver, target); `resume` goes on applying it. */
+  readonly plan?: AppliedPlan
 }
 
 /** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */

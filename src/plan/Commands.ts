@@ -10,15 +10,19 @@ import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { say, summary as printSummary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
+import { signatureLine } from "../evidence/Commands.js"
+import { loadPublicKey } from "../evidence/Keys.js"
+import { checkPlanSignature, planSignatureOf } from "../evidence/Seal.js"
 import { afterRun, outOption } from "../import/Commands.js"
 import { runImport } from "../import/Pipeline.js"
-import { type LoadedPlan, type PlanRow, readPlan } from "../import/Plan.js"
+import { type LoadedOnboardPlan, type LoadedPlan, type PlanRow, readAnyPlan } from "../import/Plan.js"
 import { defaultRunDir } from "../import/RunDir.js"
 import { readProfile } from "../mapping/Profile.js"
+import { applyOnboardPlan } from "../onboard/Commands.js"
 import { isResourceName } from "../Resources.js"
 
 const planArg = Args.text({ name: "PLAN" }).pipe(
-  Args.withDescription("A plan written by `import … --dry-run --plan PLAN`")
+  Args.withDescription("A plan written by `import … --dry-run --plan PLAN` or `onboard … --dry-run --plan PLAN`")
 )
 
 // --- plan show -------------------------------------------------------------------------------------------------
@@ -27,6 +31,13 @@ const shown = (v: unknown): string =>
   v === undefined || v === null || v === "" ? "(empty)" : typeof v === "string" ? JSON.stringify(v) : String(v)
 
 /** One row of a plan as `plan show` prints it: number, status, the write, the record, the changes. */
+const refLine = (p: PlanRow): string | undefined => {
+  const planned = (p.refs ?? []).flatMap((r) =>
+    r.to.flatMap((t) => typeof t === "object" ? [`${r.field} → the record row ${t.row} of ${t.resource} creates`] : [])
+  )
+  return planned.length > 0 ? planned.join("; ") : undefined
+}
+
 export const planRowLine = (p: PlanRow): string => {
   const who = [
     p.key !== undefined ? p.key : undefined,
@@ -35,9 +46,10 @@ export const planRowLine = (p: PlanRow): string => {
   const what = p.changes !== undefined && p.changes.length > 0
     ? p.changes.map((c) => `${c.field}: ${shown(c.from)} → ${shown(c.to)}`).join("; ")
     : p.error ?? ""
+  const refs = refLine(p)
   return `  row ${p.row}  ${p.status}${p.intent !== undefined ? ` (${p.intent})` : ""}${who !== "" ? `  ${who}` : ""}${
     what !== "" ? `  ${what}` : ""
-  }`
+  }${refs !== undefined ? `  (${refs})` : ""}`
 }
 
 /** The head of a plan for sign-off: what it is bound to and its counts. */
@@ -54,6 +66,23 @@ export const planHead = (plan: LoadedPlan): ReadonlyArray<string> => {
     `  target     ${c.target.embedded === true ? "the embedded sandbox" : c.target.baseUrl}${
       c.target.account !== undefined ? `, account ${c.target.account}` : ""
     }`,
+    `  rows       ${c.rows}: ${counts}`
+  ]
+}
+
+/** The head of an onboarding's plan: its workbook, target and counts, then its steps in order. */
+const onboardHead = (plan: LoadedOnboardPlan): ReadonlyArray<string> => {
+  const c = plan.content
+  const counts = Object.entries(c.counts).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${s} ${n}`).join(", ")
+  return [
+    `plan ${plan.file}`,
+    `  sha256     ${plan.sha256}`,
+    `  made       ${c.created} by \`fsm-bulk onboard\` (fsm-bulk ${c.toolVersion ?? "?"})`,
+    `  input      ${c.input}${c.options.sendWriteOnly ? ", --send-write-only" : ""}`,
+    `  target     ${c.target.embedded === true ? "the embedded sandbox" : c.target.baseUrl}${
+      c.target.account !== undefined ? `, account ${c.target.account}` : ""
+    }`,
+    `  steps      ${c.steps.map((s) => `${s.resource} (${s.rows})`).join(" → ")}`,
     `  rows       ${c.rows}: ${counts}`
   ]
 }
@@ -77,23 +106,52 @@ const showCommand = Command.make(
   },
   (a) =>
     Effect.gen(function*() {
-      const plan = yield* readPlan(a.plan)
+      const read = yield* readAnyPlan(a.plan)
       const wanted = Option.map(a.status, (s) => new Set(s.split(",").map((x) => x.trim()).filter((x) => x !== "")))
-      const rows = plan.content.plan.filter((p) =>
-        Option.match(wanted, { onNone: () => p.intent !== undefined, onSome: (set) => set.has(p.status) })
-      )
-      const listed = a.all ? rows : rows.slice(0, Math.max(0, a.limit))
-      const lines = [
-        ...planHead(plan),
-        "",
-        `${Option.isSome(a.status) ? `rows ${a.status.value}` : "rows that send a write"}: ${rows.length}`,
-        ...listed.map(planRowLine),
-        ...(listed.length < rows.length
-          ? [`  … and ${rows.length - listed.length} more (--all lists every row, --limit N more of them)`]
-          : []),
-        "",
-        `send exactly this: fsm-bulk apply ${plan.file} --approved-by NAME`
-      ]
+      const pick = (rows: ReadonlyArray<PlanRow>) =>
+        rows.filter((p) =>
+          Option.match(wanted, { onNone: () => p.intent !== undefined, onSome: (set) => set.has(p.status) })
+        )
+      const title = Option.isSome(a.status) ? `rows ${a.status.value}` : "rows that send a write"
+      const listing = (rows: ReadonlyArray<PlanRow>, indent: string) => {
+        const listed = a.all ? rows : rows.slice(0, Math.max(0, a.limit))
+        return [
+          ...listed.map((p) => indent + planRowLine(p)),
+          ...(listed.length < rows.length
+            ? [`${indent}  … and ${rows.length - listed.length} more (--all lists every row, --limit N more of them)`]
+            : [])
+        ]
+      }
+      const plan = read.plan
+      const signature = yield* checkPlanSignature(plan.file, plan.sha256, undefined)
+      const signatureText = signature.problems.length > 0
+        ? `  signature  refused: ${signature.problems.join("; ")}`
+        : signature.report.status === "valid"
+        ? `  signature  signed by key ${signature.report.keyId} (${
+          planSignatureOf(plan.file)
+        }; \`apply --public-key PUB\` checks who)`
+        : "  signature  unsigned (`--sign KEY` on the dry run signs it)"
+      const lines = read.kind === "import"
+        ? (() => {
+          const rows = pick(read.plan.content.plan)
+          return [...planHead(read.plan), signatureText, "", `${title}: ${rows.length}`, ...listing(rows, "")]
+        })()
+        : [
+          ...onboardHead(read.plan),
+          signatureText,
+          ...read.plan.content.steps.flatMap((step, i) => {
+            const rows = pick(step.plan)
+            return [
+              "",
+              `step ${i + 1}/${read.plan.content.steps.length} ${step.resource}: ${step.source.file}${
+                step.source.sheet !== undefined ? `, sheet "${step.source.sheet}"` : ""
+              }${step.read.map !== undefined ? `, profile ${step.read.map.file}` : ""}`,
+              `  ${title}: ${rows.length}`,
+              ...listing(rows, "  ")
+            ]
+          })
+        ]
+      lines.push("", `send exactly this: fsm-bulk apply ${plan.file} --approved-by NAME`)
       // The plan is what is printed, on stdout (a sign-off can be saved or paged); --json prints its head instead.
       if (!a.json) { for (const l of lines) yield* Effect.sync(() => process.stdout.write(l + "\n")) }
       else {
@@ -101,10 +159,24 @@ const showCommand = Command.make(
           command: "plan show",
           plan: plan.file,
           sha256: plan.sha256,
-          resource: plan.content.resource,
-          mode: plan.content.mode,
-          source: plan.content.source,
+          ...(read.kind === "import"
+            ? { resource: read.plan.content.resource, mode: read.plan.content.mode, source: read.plan.content.source }
+            : {
+              input: read.plan.content.input,
+              steps: read.plan.content.steps.map((s) => ({
+                resource: s.resource,
+                source: s.source,
+                rows: s.rows,
+                counts: s.counts
+              }))
+            }),
           target: plan.content.target,
+          signature: signature.problems.length > 0
+            ? { status: "refused", problems: signature.problems }
+            : {
+              status: signature.report.status,
+              ...(signature.report.keyId !== undefined ? { keyId: signature.report.keyId } : {})
+            },
           rows: plan.content.rows,
           counts: plan.content.counts,
           exitCode: 0
@@ -119,6 +191,24 @@ export const planCommand = Command.make("plan").pipe(
   Command.withSubcommands([showCommand])
 )
 
+/**
+ * The plan's signature, checked before anything is sent: a signature that does not hold (the plan edited after it
+ * was signed, another key than `--public-key`, a bad signature), or none when `--public-key` asks for one, is
+ * refused (exit 2). An unsigned plan without `--public-key` applies as before.
+ */
+const planSigner = Effect.fn("Plan.signer")(function*(file: string, sha256: string, publicKey: string | undefined) {
+  const expected = publicKey !== undefined ? yield* loadPublicKey(publicKey) : undefined
+  const checked = yield* checkPlanSignature(file, sha256, expected)
+  if (checked.problems.length > 0) {
+    return yield* new UsageError({
+      message: `${file}: the plan's signature does not hold: ${checked.problems.join("; ")}: nothing was sent`
+    })
+  }
+  if (checked.report.status !== "valid" || checked.report.keyId === undefined) return undefined
+  yield* say(signatureLine(checked.report, "plan"))
+  return { keyId: checked.report.keyId, trusted: checked.report.trusted === true }
+})
+
 // --- apply -----------------------------------------------------------------------------------------------------
 
 export const applyCommand = Command.make(
@@ -132,12 +222,31 @@ export const applyCommand = Command.make(
     ),
     out: outOption,
     json: jsonOption,
+    publicKey: Options.text("public-key").pipe(
+      Options.withPseudoName("PUB"),
+      Options.withDescription(
+        "Apply the plan only if PLAN.sig is a good signature of it by this Ed25519 public key (`--sign` on the dry run)"
+      ),
+      Options.optional
+    ),
     forceBaseUrl: forceBaseUrlOption,
     connection: connectionOptions
   },
   (a) =>
     Effect.gen(function*() {
-      const plan = yield* readPlan(a.plan)
+      const read = yield* readAnyPlan(a.plan)
+      const signer = yield* planSigner(read.plan.file, read.plan.sha256, Option.getOrUndefined(a.publicKey))
+      if (read.kind === "onboard") {
+        return yield* applyOnboardPlan(read.plan, {
+          approvedBy: Option.getOrUndefined(a.approvedBy),
+          signer,
+          out: Option.getOrUndefined(a.out),
+          forceBaseUrl: a.forceBaseUrl,
+          json: a.json,
+          connection: a.connection
+        }).pipe(Effect.scoped)
+      }
+      const plan = read.plan
       const c = plan.content
       if (!isResourceName(c.resource)) {
         return yield* new UsageError({ message: `${plan.file}: the plan names an unknown resource "${c.resource}"` })
@@ -179,7 +288,7 @@ export const applyCommand = Command.make(
           sendWriteOnly: c.options.sendWriteOnly,
           runDir,
           clientConcurrency: Option.getOrUndefined(a.connection.concurrency),
-          applying: { plan, approvedBy, otherTarget: a.forceBaseUrl }
+          applying: { plan, approvedBy, otherTarget: a.forceBaseUrl, signer }
         }).pipe(
           Effect.tap(() =>
             say(

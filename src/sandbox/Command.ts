@@ -111,6 +111,13 @@ const flags = {
     Options.withDescription(
       "An export directory (fsm-bulk export --out DIR): every account starts holding its records, ids and references, verified against its manifest first"
     )
+  ),
+  publicKey: Options.text("public-key").pipe(
+    Options.withPseudoName("PUB"),
+    Options.optional,
+    Options.withDescription(
+      "With --seed: use the export only if its manifest.sig is a good signature by this Ed25519 public key"
+    )
   )
 }
 
@@ -188,12 +195,33 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function*(f: Flags) {
  * The export `--seed` names, verified and read back. Loaded only with the flag: reading exports is the export
  * module's (`export/Copy.ts`), the only place the emulator's command reaches outside `sandbox/`.
  */
-const readSeed = (dir: string) =>
-  Effect.promise(() => import("../export/Copy.js")).pipe(Effect.flatMap(({ readExportCopy }) => readExportCopy(dir)))
+const readSeed = (dir: string, publicKey: string | undefined) =>
+  Effect.gen(function*() {
+    const { readExportCopy } = yield* Effect.promise(() => import("../export/Copy.js"))
+    const { loadPublicKey } = yield* Effect.promise(() => import("../evidence/Keys.js"))
+    const expected = publicKey !== undefined ? yield* loadPublicKey(publicKey) : undefined
+    const copy = yield* readExportCopy(dir, expected)
+    const sig = copy.signature
+    yield* Console.error(
+      sig === undefined || sig.status === "unsigned"
+        ? `--seed ${dir}: unsigned export (no manifest.sig): its files match its manifest, nobody vouches for either`
+        : sig.trusted === true
+        ? `--seed ${dir}: signed by key ${sig.keyId?.slice(0, 16)}, the key given with --public-key`
+        : `--seed ${dir}: signed by key ${
+          sig.keyId?.slice(0, 16)
+        } (the key inside manifest.sig: give --public-key PUB to check who signed)`
+    )
+    return copy
+  })
 
 const run = Effect.fn("Command.sandbox")(function*(f: Flags) {
   const flagged = yield* sandboxOptions(f)
-  const copy = Option.isSome(f.seed) ? yield* readSeed(resolve(f.seed.value)) : undefined
+  if (Option.isSome(f.publicKey) && Option.isNone(f.seed)) {
+    return yield* new UsageError({ message: "--public-key checks the export --seed names: add --seed EXPORT_DIR" })
+  }
+  const copy = Option.isSome(f.seed)
+    ? yield* readSeed(resolve(f.seed.value), Option.getOrUndefined(f.publicKey))
+    : undefined
   const options = { ...flagged, copy }
   const serveUntilStopped = Effect.scoped(
     Effect.gen(function*() {

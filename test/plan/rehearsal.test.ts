@@ -10,24 +10,9 @@ import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readExportCopy } from "../../src/export/Copy.js"
-import { prepareExport, runExport } from "../../src/export/Export.js"
-import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { statusOfShown } from "../../src/Status.js"
-import { apiOf, cp1252, put, readReport, readSummary, startTestSandbox, tempDir } from "../import/support.js"
-import { applyRun, planCsv, planRun, seed } from "./support.js"
-
-const exportTo = (sandbox: RunningSandbox, out: string) =>
-  Effect.gen(function*() {
-    const prepared = yield* prepareExport({
-      resources: [],
-      out,
-      format: "csv",
-      since: undefined,
-      until: undefined,
-      say: () => Effect.void
-    })
-    return yield* runExport(prepared).pipe(Effect.provide(apiOf(sandbox)))
-  }).pipe(Effect.provide(NodeContext.layer))
+import { cp1252, put, readReport, readSummary, startTestSandbox, tempDir } from "../import/support.js"
+import { applyRun, exportTo, planCsv, planRun, seed } from "./support.js"
 
 describe("rehearse on a copy of the account, apply the approved plan to the account", () => {
   it.scopedLive(

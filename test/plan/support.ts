@@ -2,8 +2,10 @@
  * Helpers of the plan tests: a dry run that writes a plan, an apply of it, both in process against sandboxes over
  * loopback, and the Brazilian customers file they plan (Windows-1252, `;`, accents).
  */
+import { NodeContext } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as Path from "node:path"
+import { prepareExport, runExport } from "../../src/export/Export.js"
 import { runImport } from "../../src/import/Pipeline.js"
 import { readPlan } from "../../src/import/Plan.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -58,3 +60,17 @@ export const applyRun = (
       applying: { plan: loaded, approvedBy: options.approvedBy, otherTarget: options.otherTarget }
     })).pipe(Effect.provide(apiOf(sandbox, options.apiKey)))
   })
+
+/** A CSV export of every list of `sandbox`'s account into `out` (what `sandbox --seed` reads). */
+export const exportTo = (sandbox: RunningSandbox, out: string) =>
+  Effect.gen(function*() {
+    const prepared = yield* prepareExport({
+      resources: [],
+      out,
+      format: "csv",
+      since: undefined,
+      until: undefined,
+      say: () => Effect.void
+    })
+    return yield* runExport(prepared).pipe(Effect.provide(apiOf(sandbox)))
+  }).pipe(Effect.provide(NodeContext.layer))
