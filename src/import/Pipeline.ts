@@ -318,7 +318,12 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         if (prior.header.baseUrl !== api.baseUrl) {
           yield* say(`warning: this run was sent to ${prior.header.baseUrl}; it now continues against ${api.baseUrl}`)
         }
-        yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
+        yield* journal.append({
+          state: "resumed",
+          command: job.command,
+          at: yield* nowIso,
+          rate: formatRate(api.budget)
+        })
       }
 
       // A row whose report line has no outcome: the outcome it journalled when it got that far (its `done` line was
