@@ -153,9 +153,26 @@ const fileSystemError = (out: string) => <A, E, R>(self: Effect.Effect<A, E | Pl
     return Effect.fail(cannotWrite(path, e, `cannot write to ${path}`))
   })
 
+/**
+ * Said once when a CSV export holds CPF/CNPJ: Excel and Calc open a CSV's digits as numbers, dropping leading zeros
+ * (the file itself keeps them); an XLSX holds them as text cells.
+ */
+export const csvDigitsNote = (files: ReadonlyArray<string>) =>
+  `note: ${files.join(", ")} hold${files.length === 1 ? "s" : ""} CPF/CNPJ: Excel and LibreOffice Calc open a CSV's ` +
+  `digits as numbers and drop leading zeros; for files people open, export with --format xlsx (text cells)`
+
+const csvDigitFiles = (prepared: PreparedExport): ReadonlyArray<string> =>
+  prepared.request.format !== "csv"
+    ? []
+    : prepared.walks.flatMap((w) => w.outputs)
+      .filter((o) => o.resource.fields.some((f) => f.type._tag === "cpfCnpj"))
+      .map((o) => o.file)
+
 /** Runs a checked export against the API the connection options describe, and prints its summary. */
 const exportWith = (connection: ConnectionOptions, json: boolean, prepared: PreparedExport) =>
   Effect.gen(function*() {
+    const digits = csvDigitFiles(prepared)
+    if (digits.length > 0) yield* say(csvDigitsNote(digits))
     const result = yield* runExport(prepared)
     const rows = result.manifest.resources.reduce((n, r) => n + r.rows, 0)
     yield* summary(

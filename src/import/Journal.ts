@@ -198,7 +198,13 @@ export type Done = typeof Done.Type
 /** A row whose write was announced but never left: the run was aborted first (credentials rejected …). */
 const Unsent = Schema.Struct({ state: Schema.Literal("unsent"), row: Schema.Number, at: Schema.String })
 
-export const Resumed = Schema.Struct({ state: Schema.Literal("resumed"), command: Schema.String, at: Schema.String })
+export const Resumed = Schema.Struct({
+  state: Schema.Literal("resumed"),
+  command: Schema.String,
+  at: Schema.String,
+  /** The budget this session was sent under (`30/10s`), which report.html draws its sends against. */
+  rate: Schema.optional(Schema.String)
+})
 
 export const End = Schema.Struct({
   state: Schema.Literal("end"),

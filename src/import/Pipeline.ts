@@ -355,7 +355,7 @@ const startJournal = Effect.fn("Import.startJournal")(function*(
     if (prior.header.baseUrl !== api.baseUrl) {
       yield* say(`warning: this run was sent to ${prior.header.baseUrl}; it now continues against ${api.baseUrl}`)
     }
-    yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
+    yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso, rate: formatRate(api.budget) })
   }
 })
 

@@ -65,14 +65,22 @@ export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> =
     `${s.input.resource} (${s.rows}${i === 0 ? ` row${s.rows === 1 ? "" : "s"}` : ""})`
   )
   const ignored = prepared.input.ignored.length > 0 ? [`not read (notes): ${prepared.input.ignored.join(", ")}`] : []
+  const empty = prepared.empty.length > 0 ? [emptySheets(prepared.empty, prepared.input.kind)] : []
   return [
     `onboard ${prepared.input.path}: ${prepared.steps.length} step${
       prepared.steps.length === 1 ? "" : "s"
     } in dependency order${prepared.request.dryRun ? " (dry run: nothing will be written)" : ""}`,
     `  ${steps.join(" → ")}`,
-    ...ignored.map((l) => `  ${l}`)
+    ...ignored.map((l) => `  ${l}`),
+    ...empty.map((l) => `  ${l}`)
   ]
 }
+
+/** One line for the sheets (files) with no rows, which are not steps: `26 sheets with no rows, not imported: …`. */
+export const emptySheets = (empty: ReadonlyArray<string>, kind: "workbook" | "directory"): string =>
+  `${empty.length} ${kind === "workbook" ? "sheet" : "file"}${
+    empty.length === 1 ? "" : "s"
+  } with no rows, not imported: ${empty.join(", ")}`
 
 /** What to run for a step whose rows did not all end well: its invalid rows, its failed ones, then its children. */
 const nextForStep = (step: StepSummary): ReadonlyArray<string> => {

@@ -112,8 +112,10 @@ interface PreparedStep {
 export interface PreparedOnboarding {
   readonly request: OnboardRequest
   readonly input: OnboardInput
-  /** In dependency order. */
+  /** In dependency order: the sheets (files) with rows. */
   readonly steps: ReadonlyArray<PreparedStep>
+  /** The sheets (files) with no rows, in dependency order: checked like the others, but not steps of the run. */
+  readonly empty: ReadonlyArray<ResourceName>
   /** Absolute. */
   readonly runDir: string
 }
@@ -242,15 +244,26 @@ export const prepareOnboarding = Effect.fn("Onboard.prepare")(function*(request:
       message: `${request.runDir} already holds an onboarding (${summaryFile}): choose another --out`
     })
   }
-  const steps: Array<PreparedStep> = []
+  const checked: Array<PreparedStep> = []
   for (const step of ordered) {
-    steps.push(
+    checked.push(
       yield* preflight(request, input, step, runDir, profiles.byResource.get(step.resource)).pipe(
         Effect.catchTag("InputError", inSheet(step))
       )
     )
   }
-  return { request, input, steps, runDir } satisfies PreparedOnboarding as PreparedOnboarding
+  // A sheet left empty (a template workbook's unused sheets) is no step: nothing to send, nothing to report.
+  const steps = checked.filter((s) => s.rows > 0)
+  const empty = checked.filter((s) => s.rows === 0).map((s) => s.input.resource)
+  if (steps.length === 0) {
+    return yield* new InputError({
+      file: input.path,
+      detail: `no ${input.kind === "workbook" ? "sheet" : "file"} has rows to import (${empty.length} ${
+        input.kind === "workbook" ? "sheet" : "file"
+      }${empty.length === 1 ? "" : "s"} read, all empty): fill the ones you need, one row per record below the header`
+    })
+  }
+  return { request, input, steps, empty, runDir } satisfies PreparedOnboarding as PreparedOnboarding
 })
 
 // --- running -----------------------------------------------------------------------------------------------------
@@ -445,6 +458,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           dryRun: request.dryRun,
           verify: request.verify,
           resources: prepared.steps.map((s) => s.input.resource),
+          ...(prepared.empty.length > 0 ? { empty: prepared.empty } : {}),
           rows: steps.reduce((n, s) => n + s.rows, 0),
           counts: totalCounts(steps),
           ...(request.dryRun ? { planned: shownCounts(totalCounts(steps), true) } : {}),

@@ -56,8 +56,10 @@ export interface OnboardSummary extends RunTraffic {
   readonly finished: string | null
   readonly dryRun: boolean
   readonly verify: boolean
-  /** The steps planned, in dependency order. */
+  /** The steps planned, in dependency order: the sheets (files) with rows. */
   readonly resources: ReadonlyArray<ResourceName>
+  /** The sheets (files) that had no rows: read and checked, not imported (absent when there are none). */
+  readonly empty?: ReadonlyArray<ResourceName>
   readonly rows: number
   readonly counts: Record<Status, number>
   /** A dry run only: `counts` as the reports show them, planned (`would-create` …), zeros left out. */

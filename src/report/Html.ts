@@ -107,16 +107,45 @@ const barList = (
   }">${bars}</svg>`
 }
 
+/** Axis steps of 1, 2 or 5 × 10ⁿ: at most five intervals up to `max` (so 5 sends read 0 1 2 3 4 5, not 0 1 3 4 6). */
+const niceTicks = (max: number): ReadonlyArray<number> => {
+  const rough = Math.max(1, max) / 5
+  const power = 10 ** Math.floor(Math.log10(rough))
+  // Sends are whole numbers: never a step below 1.
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((m) => m >= rough)!)
+  const ticks: Array<number> = []
+  for (let v = 0; v <= max + step / 2; v += step) ticks.push(Math.round(v * 1e6) / 1e6)
+  return ticks
+}
+
+/** The chart's words (kept together for the message catalogue). */
+const chartText = {
+  budget: (limit: number, windowMs: number) => `budget: ${fmt(limit)} per ${msLabel(windowMs)}`,
+  offScale: (limit: number, windowMs: number) => `↑ budget ${fmt(limit)} per ${msLabel(windowMs)}`,
+  offScaleNote: (peak: number) =>
+    ` A budget marked ↑ is far above what was sent (at most ${fmt(peak)} in a window): the scale fits the sends.`
+} as const
+
 /**
  * How many attempts were sent in the budget's window ending at each moment (the quantity the budget limits:
- * `400/60s` means at most 400 in any 60 s), with the limit as a dashed line. Without a recorded budget, 60 s.
+ * `400/60s` means at most 400 in any 60 s), with each session's own limit as a dashed line over the time it ran (a
+ * resume may have been given another `--rate`). The scale fits the sends: a limit far above them is named at the top
+ * instead of flattening the bars to nothing. Without a recorded budget, 60 s windows.
  */
 const windowChart = (data: RunData): string => {
   if (data.buckets.length === 0) return `<p class="muted">No request was sent by this run.</p>`
-  const windowMs = data.summary.budget?.windowMs ?? 60_000
-  const limit = data.summary.budget?.limit
+  const fallback = data.summary.budget
+  const sessionAt = (t: number): number => {
+    let i = 0
+    while (i + 1 < data.sessions.length && data.sessions[i + 1]!.start <= t) i++
+    return i
+  }
+  const budgetOf = (session: number) => data.sessions[session]?.budget ?? fallback
   const inWindow = data.buckets.map((b) => {
     const end = b.start + data.bucketMs
+    // A bucket in which a resume began is the resume's: its sends are mostly the new session's.
+    const session = sessionAt(end - 1)
+    const windowMs = budgetOf(session)?.windowMs ?? 60_000
     let n = 0
     let limited = 0
     for (const o of data.buckets) {
@@ -125,62 +154,97 @@ const windowChart = (data: RunData): string => {
         limited += o.rateLimited
       }
     }
-    return { start: b.start, n, limited }
+    return { start: b.start, n, limited, session, windowMs }
   })
-  const top = Math.max(1, ...inWindow.map((w) => w.n), limit ?? 0) * 1.1
+  // Consecutive buckets under one budget: one dashed line each.
+  const segments: Array<{ from: number; to: number; budget: { limit: number; windowMs: number } | undefined }> = []
+  inWindow.forEach((w, i) => {
+    const budget = budgetOf(w.session)
+    const last = segments.at(-1)
+    if (last !== undefined && last.budget?.limit === budget?.limit && last.budget?.windowMs === budget?.windowMs) {
+      last.to = i
+    } else segments.push({ from: i, to: i, budget })
+  })
+  const peak = Math.max(...inWindow.map((w) => w.n))
+  // A limit more than three times the peak would squash the bars to a line at 0: it is named, not drawn.
+  const drawn = (limit: number) => limit <= Math.max(1, peak) * 3
+  const ticks = niceTicks(
+    Math.max(1, peak, ...segments.map((g) => (g.budget !== undefined && drawn(g.budget.limit) ? g.budget.limit : 0)))
+  )
+  const top = ticks.at(-1)! * 1.08
   const W = 640
-  const H = 220
+  const H = 230
   const left = 56
+  const right = 16
   const bottom = 28
-  const plotW = W - left - 10
-  const plotH = H - bottom - 10
+  const above = 22
+  const plotW = W - left - right
+  const plotH = H - bottom - above
   const bw = plotW / inWindow.length
-  const y = (v: number) => 10 + plotH - (plotH * v) / top
+  const y = (v: number) => above + plotH - (plotH * v) / top
   const bars = inWindow
     .map((w, i) => {
       const x = left + i * bw
-      return `<rect x="${x + 1}" y="${y(w.n)}" width="${Math.max(1, bw - 2)}" height="${
-        10 + plotH - y(w.n)
+      return `<rect class="send" x="${x + 1}" y="${y(w.n)}" width="${Math.max(1, bw - 2)}" height="${
+        above + plotH - y(w.n)
       }" fill="#1565c0"><title>${clock(w.start + data.bucketMs)}: ${fmt(w.n)} sent in the last ${
-        duration(windowMs)
+        msLabel(w.windowMs)
       }</title></rect>` +
         (w.limited > 0
           ? `<rect x="${x + 1}" y="${y(w.limited)}" width="${Math.max(1, bw - 2)}" height="${
-            10 + plotH - y(w.limited)
+            above + plotH - y(w.limited)
           }" fill="${colours.bad}"><title>${w.limited} answered with a rate limit</title></rect>`
           : "")
     })
     .join("")
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => {
-    const v = top * f
-    return `<line x1="${left}" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#e0e0e0"/><text x="${left - 6}" y="${
+  const grid = ticks.map((v) =>
+    `<line x1="${left}" x2="${W - right}" y1="${y(v)}" y2="${y(v)}" stroke="#e0e0e0"/><text x="${left - 6}" y="${
       y(v) + 4
-    }" text-anchor="end">${fmt(Math.round(v))}</text>`
-  }).join("")
-  const limitLine = limit === undefined
-    ? ""
-    : `<line x1="${left}" x2="${W - 10}" y1="${y(limit)}" y2="${
-      y(limit)
+    }" text-anchor="end">${fmt(v)}</text>`
+  ).join("")
+  const limits = segments.map((g, k) => {
+    if (g.budget === undefined) return ""
+    const x1 = left + g.from * bw
+    const x2 = left + (g.to + 1) * bw
+    // The label ends at the segment's right end, unless it is a short segment with room on its right.
+    const anchorEnd = k === segments.length - 1 || x2 - x1 > 180 || x1 + 180 > W - right
+    const tx = anchorEnd ? x2 - 2 : x1 + 2
+    const anchor = anchorEnd ? "end" : "start"
+    if (!drawn(g.budget.limit)) {
+      return `<text data-figure="budget:${k}" x="${tx}" y="${
+        above - 8
+      }" text-anchor="${anchor}" fill="${colours.bad}">${
+        escape(chartText.offScale(g.budget.limit, g.budget.windowMs))
+      }</text>`
+    }
+    return `<line class="budget" x1="${x1}" x2="${x2}" y1="${y(g.budget.limit)}" y2="${
+      y(g.budget.limit)
     }" stroke="${colours.bad}" stroke-dasharray="6 4"/>` +
-      `<text x="${W - 12}" y="${y(limit) - 4}" text-anchor="end" fill="${colours.bad}">budget: ${fmt(limit)} per ${
-        duration(windowMs)
+      `<text data-figure="budget:${k}" x="${tx}" y="${
+        y(g.budget.limit) - 4
+      }" text-anchor="${anchor}" fill="${colours.bad}">${
+        escape(chartText.budget(g.budget.limit, g.budget.windowMs))
       }</text>`
-  const labels = [0, inWindow.length - 1]
-    .filter((i, k, a) => a.indexOf(i) === k)
-    .map((i) =>
-      `<text x="${left + i * bw + bw / 2}" y="${H - 8}" text-anchor="middle">${
-        clock(inWindow[i]!.start + data.bucketMs)
-      }</text>`
-    )
-    .join("")
-  const peak = Math.max(...inWindow.map((w) => w.n))
-  return `<svg class="chart" role="img" aria-label="sends per window" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${ticks}${bars}${limitLine}${labels}</svg>` +
-    `<p class="muted">Each bar: the attempts of rows' writes (retries included) sent in the ${
-      duration(windowMs)
-    } before that moment, ` +
-    `counted when each row finished; at most <span data-figure="peakWindow">${
-      fmt(peak)
-    }</span>. Lookups, logins and list pages also use the budget ` +
+  }).join("")
+  // Time labels: the first bar's starts at the left edge, the last one's ends at the right edge, so neither is cut.
+  const label = (i: number, anchor: "start" | "middle" | "end") => {
+    const x = anchor === "start" ? left : anchor === "end" ? W - right : left + i * bw + bw / 2
+    return `<text class="time" x="${x}" y="${H - 8}" text-anchor="${anchor}">${
+      clock(inWindow[i]!.start + data.bucketMs)
+    }</text>`
+  }
+  const labels = inWindow.length === 1
+    ? label(0, "middle")
+    : label(0, "start") + (inWindow.length >= 5 ? label(Math.floor(inWindow.length / 2), "middle") : "") +
+      label(inWindow.length - 1, "end")
+  const several = segments.length > 1
+  return `<svg class="chart" role="img" aria-label="sends per window" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${grid}${bars}${limits}${labels}</svg>` +
+    `<p class="muted">Each bar: the attempts of rows' writes (retries included) sent in the budget's window before that moment, ` +
+    `counted when each row finished; at most <span data-figure="peakWindow">${fmt(peak)}</span>.${
+      several ? " The run had several sessions (resume): each is drawn against its own budget." : ""
+    }${
+      segments.some((g) => g.budget !== undefined && !drawn(g.budget.limit)) ? chartText.offScaleNote(peak) : ""
+    } Lookups, logins and list pages also use the budget ` +
     `but are not in the bars; the run's total is under Run.${
       inWindow.some((w) => w.limited > 0) ? " Red: attempts answered with a rate limit." : ""
     }</p>`
@@ -348,7 +412,15 @@ const renderRunReport = (data: RunData): string => {
           String(st.exitCode),
           linkTo(st.dir, reportHtml, "report")
         ])
-      )
+      ) + (s.empty !== undefined && s.empty.length > 0
+        ? `<p class="muted" data-figure="emptySheets">${
+          escape(
+            `${s.empty.length} ${s.input === "directory" ? "file" : "sheet"}${
+              s.empty.length === 1 ? "" : "s"
+            } with no rows, not imported: ${s.empty.join(", ")}`
+          )
+        }</p>`
+        : "")
     )
 
   // A dry run's rows that would change a record: what its sign-off is about.

@@ -5,6 +5,7 @@
  * error kinds with a few examples) and one number per row, never the rows' lines.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
@@ -12,6 +13,7 @@ import * as Path from "node:path"
 import * as readline from "node:readline"
 import { type ErrorKind, ErrorTally } from "../console/ErrorKinds.js"
 import { RunError } from "../Errors.js"
+import { parseRate, type Rate } from "../Units.js"
 
 /** The fields of a run summary (import, rerun, resume, validate, or an onboarding's top level) the page uses. */
 const ErrorKinds = Schema.Array(Schema.Struct({
@@ -64,6 +66,9 @@ const SummaryFields = Schema.Struct({
       valueMap: Schema.optional(Schema.Boolean)
     })))
   })),
+  /** An onboarding's sheets (files) with no rows: not steps; and whether it read a workbook or a directory. */
+  empty: Schema.optional(Schema.Array(Schema.String)),
+  input: Schema.optional(Schema.String),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,
     runDir: Schema.String,
@@ -91,7 +96,10 @@ const JournalLine = Schema.Struct({
   retryOutcomes: Schema.optional(Schema.Array(Schema.String)),
   error: Schema.optional(Schema.String),
   changes: Schema.optional(Schema.String),
-  recordId: Schema.optional(Schema.Union(Schema.String, Schema.Number))
+  recordId: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  /** The header's and a `resumed` line's: when the session began and the budget it was sent under. */
+  started: Schema.optional(Schema.String),
+  rate: Schema.optional(Schema.String)
 })
 const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
 
@@ -121,12 +129,20 @@ export interface WouldChange {
   readonly changes: string | undefined
 }
 
+/** A session of the run (the first, then one per `resume`): when it ran and the budget it was held to. */
+export interface Session {
+  readonly start: number
+  readonly budget: Rate | undefined
+}
+
 /** How many rows of a dry run the page lists with their changes (report.csv has them all). */
 export const changesKept = 500
 
 export interface RunData {
   readonly runDir: string
   readonly summary: RunSummary
+  /** The run's sessions in order, each with its own budget (a resume may be given another `--rate`). */
+  readonly sessions: ReadonlyArray<Session>
   /** Bucket width in ms (1 s … 1 h, so a run has at most about 60 buckets). */
   readonly bucketMs: number
   readonly buckets: ReadonlyArray<TimeBucket>
@@ -203,8 +219,11 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   }
   const journal = Path.join(runDir, "journal.ndjson")
   const present = fs.existsSync(journal)
-  /** Streams the journal's `done` lines, numbered in order, each with the time its row's `sending` was written. */
-  const eachDone = (f: (d: Done, ordinal: number) => void) =>
+  /**
+   * Streams the journal's `done` lines, numbered in order, each with the time its row's `sending` was written; and
+   * to `session`, when given, each session's start (the header, a `resumed` line) with the budget it names.
+   */
+  const eachDone = (f: (d: Done, ordinal: number) => void, session?: (at: number, rate: string | undefined) => void) =>
     Effect.tryPromise({
       try: async () => {
         if (!present) return
@@ -216,7 +235,13 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
         })
         for await (const text of lines) {
           const line = decodeLine(text)
-          if (Option.isNone(line) || line.value.row === undefined || line.value.at === undefined) continue
+          if (Option.isNone(line)) continue
+          if (session !== undefined && (line.value.state === "header" || line.value.state === "resumed")) {
+            const at = Date.parse(line.value.started ?? line.value.at ?? "")
+            if (Number.isFinite(at)) session(at, line.value.rate)
+            continue
+          }
+          if (line.value.row === undefined || line.value.at === undefined) continue
           const { row, at, state } = line.value
           const ms = Date.parse(at)
           if (!Number.isFinite(ms)) continue
@@ -256,6 +281,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   let first = Infinity
   let end = -Infinity
   let lines = 0
+  const starts: Array<{ readonly start: number; readonly rate: string | undefined }> = []
   yield* eachDone((d, ordinal) => {
     lines += 1
     lastDone.set(d.row, ordinal)
@@ -264,7 +290,18 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
       first = Math.min(first, d.sentAt ?? d.at)
       end = Math.max(end, d.at)
     }
-  })
+  }, (start, rate) => starts.push({ start, rate }))
+  // Each session's budget: the one its line names; else (journals before sessions named theirs) the last session's
+  // is the summary's, and an earlier one's the session's before it (resume keeps the budget unless given another).
+  const sessions: Array<Session> = []
+  for (const [i, s] of starts.entries()) {
+    const named = s.rate === undefined ? undefined : Either.getOrUndefined(parseRate(s.rate))
+    sessions.push({
+      start: s.start,
+      budget: named ??
+        (i === starts.length - 1 ? summary.value.budget : sessions[i - 1]?.budget ?? summary.value.budget)
+    })
+  }
   const bucketMs = sent === 0 ? 60_000 : bucketWidth(end - first)
   const buckets = new Map<number, { sends: number; rateLimited: number; rows: number }>()
   if (sent > 0) {
@@ -350,6 +387,7 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
   return {
     runDir,
     summary: summary.value,
+    sessions,
     bucketMs,
     buckets: [...buckets.entries()].map(([start, b]) => ({ start, ...b })),
     latency: { bounds: latencyBounds, counts, rows: timed },

@@ -43,6 +43,7 @@ import { send, wouldBe } from "../import/Send.js"
 import { type Action, intentOf } from "../import/WritePlan.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
 import { endedWell, type Outcome, type Status } from "../Status.js"
+import { formatRate } from "../Units.js"
 import { type Change, changes, recordDifferences } from "../validate/Compare.js"
 import {
   itemCells,
@@ -488,6 +489,7 @@ const execute = Effect.fn("Undo.execute")(function*(
       verify: false,
       baseUrl: api.baseUrl,
       ...(api.embedded === true ? { embedded: true } : {}),
+      rate: formatRate(api.budget),
       source: { file: source, format: "csv", sha256, rowColumn: "_row" },
       read: { encoding: "utf-8", delimiter: "," },
       parse: { dateFormat: "auto", decimal: "auto", baseDir: runDir, maxAttachmentBytes: 0 },
@@ -512,7 +514,7 @@ const execute = Effect.fn("Undo.execute")(function*(
     if (prior.header.baseUrl !== api.baseUrl) {
       yield* say(`warning: this undo was sent to ${prior.header.baseUrl}; it now continues against ${api.baseUrl}`)
     }
-    yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso })
+    yield* journal.append({ state: "resumed", command: job.command, at: yield* nowIso, rate: formatRate(api.budget) })
   }
 
   // Rows an earlier session finished keep their outcome; rows it left in flight are decided again.

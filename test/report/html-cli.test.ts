@@ -4,38 +4,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execFileSync } from "node:child_process"
 import { existsSync, readFileSync, rmSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import { errorKind } from "../../src/console/ErrorKinds.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { put, readReport, readSummary, runCli, startTestSandbox, tempDir } from "../import/support.js"
-
-const chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => existsSync(p))
-
-/** Chromium's own reading of the page: the DOM after load (`--dump-dom`), or a screenshot. */
-const browse = (dir: string, url: string, extra: ReadonlyArray<string>): string => {
-  if (chromium === undefined) {
-    throw new Error("Chromium is missing: run scripts/ensure-chromium.sh as root (npm test does)")
-  }
-  return execFileSync(chromium, [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    `--user-data-dir=${Path.join(dir, "chromium-profile")}`,
-    ...extra,
-    url
-  ], { encoding: "utf8", timeout: 60_000, stdio: ["ignore", "pipe", "ignore"] })
-}
-
-/** `data-figure` values of a rendered DOM. */
-const figures = (dom: string): Map<string, string> =>
-  new Map([...dom.matchAll(/data-figure="([^"]+)"[^>]*>([^<]*)</g)].map((m) => [m[1]!, m[2]!.replace(/,/g, "")]))
+import { browse, figures } from "./support.js"
 
 describe("report.html", () => {
   it.scoped(

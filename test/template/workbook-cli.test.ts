@@ -7,7 +7,7 @@ import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
-import { statSync } from "node:fs"
+import { readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import { dependencyOrder } from "../../src/Resources.js"
 import { runCli, tempDir } from "../onboard/support.js"
@@ -70,6 +70,31 @@ describe("template --workbook", () => {
         assert.strictEqual(summary.counts.created, 4)
         assert.strictEqual(summary.counts.invalid + summary.counts.failed + summary.counts.skipped, 0)
         assert.match(plan.stderr, /not read \(notes\): README/)
+        // Only the sheets with rows are steps (issue 27): the empty ones are named once, in one line, and in summary.json
+        // and report.html; no "[n/31] … no rows" line for each.
+        const filledSheets = summary.steps.map((st: { resource: string }) => st.resource)
+        const emptySheets = dependencyOrder().filter((name) => !filledSheets.includes(name))
+        assert.isAtLeast(emptySheets.length, 20)
+        assert.isTrue(summary.steps.every((st: { rows: number }) => st.rows > 0))
+        assert.deepStrictEqual(summary.resources, filledSheets)
+        assert.deepStrictEqual(summary.empty, emptySheets)
+        assert.include(
+          plan.stderr,
+          `  ${emptySheets.length} sheets with no rows, not imported: ${emptySheets.join(", ")}\n`
+        )
+        assert.notInclude(plan.stderr, "no rows\n")
+        assert.match(plan.stderr, new RegExp(`\\[${filledSheets.length}/${filledSheets.length}\\] `))
+        const page = readFileSync(Path.join(dir, "plan", "report.html"), "utf8")
+        assert.include(page, `${emptySheets.length} sheets with no rows, not imported:`)
+        assert.strictEqual(page.match(/<tr><td>[a-z-]+<\/td><td>\d+<\/td>/g)?.length, filledSheets.length)
+
+        // The template as written (every sheet empty) has nothing to onboard: refused before anything is sent.
+        const nothing = yield* runCli(["onboard", file, "--dry-run", "--out", "nothing"], dir)
+        assert.strictEqual(nothing.code, 2, nothing.stderr)
+        assert.include(
+          nothing.stderr,
+          `no sheet has rows to import (${dependencyOrder().length} sheets read, all empty)`
+        )
 
         // Written again, the workbook is left alone.
         const before = statSync(file).mtimeMs
