@@ -80,6 +80,9 @@ const egressLockMs = (): number => {
   return Number.isInteger(ms) && ms >= 300 ? ms : 15_000
 }
 
+/** Jobs checked per round trip when looking for records the server lost (`lostData`). */
+const lostDataPage = 1_000
+
 /** The states a job does not leave, as a Lua test of `s` (a state, or false for a missing one). */
 const luaFinal = `(s == 'done' or s == 'cancelled' or s == 'failed')`
 
@@ -440,19 +443,28 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           }))
         }),
       lostData: call(async (c) => {
-        // The newest jobs listed: a listed job whose record is gone was evicted or deleted.
-        const listed = await c.zrevrange(jobsKey, 0, 49)
-        const pipeline = c.pipeline()
-        for (const id of listed) pipeline.exists(jobKey(id))
-        const exists = ((await pipeline.exec()) ?? []).map(([error, n]) => {
-          if (error !== null) throw error
-          return n === 1
-        })
-        const missing = listed.filter((_, i) => !exists[i])
-        if (missing.length > 0) {
-          return `the records of ${missing.length} listed job(s) are gone (${missing.slice(0, 3).join(", ")}${
-            missing.length > 3 ? ", …" : ""
-          })`
+        // Every job listed, a page at a time (memory bounded by the page, not the list): a listed job whose record
+        // is gone was evicted or deleted, however old it is (an eviction takes the least used keys: old ones first).
+        const missing: Array<string> = []
+        let count = 0
+        for (let start = 0;; start += lostDataPage) {
+          const listed = await c.zrevrange(jobsKey, start, start + lostDataPage - 1)
+          if (listed.length === 0) break
+          const pipeline = c.pipeline()
+          for (const id of listed) pipeline.exists(jobKey(id))
+          const exists = ((await pipeline.exec()) ?? []).map(([error, n]) => {
+            if (error !== null) throw error
+            return n === 1
+          })
+          listed.forEach((id, i) => {
+            if (exists[i]) return
+            count++
+            if (missing.length < 3) missing.push(id)
+          })
+          if (listed.length < lostDataPage) break
+        }
+        if (count > 0) {
+          return `the records of ${count} listed job(s) are gone (${missing.join(", ")}${count > 3 ? ", …" : ""})`
         }
         if ((await c.exists(versionKey)) === 0 && (await c.exists(jobsKey, accountsKey, "bull:fsm-bulk:meta")) > 0) {
           return `its marker ${versionKey} is gone while its other keys remain`
