@@ -78,7 +78,11 @@ describe("docs/mapping.md walkthrough", () => {
       )
       assert.strictEqual(dry.code, 1, dry.stderr)
       const planned = readReport(Path.join(dir, "runs/dry"))
-      assert.deepStrictEqual(planned.map((r) => `${r._row}:${r._status}`), ["3:would-create", "4:would-create", "5:invalid"])
+      assert.deepStrictEqual(planned.map((r) => `${r._row}:${r._status}`), [
+        "3:would-create",
+        "4:would-create",
+        "5:invalid"
+      ])
       // The report is the customer's own file: their columns, their row numbers.
       assert.strictEqual(planned[1]!["Observações"], "Inadimplente desde março")
       assert.strictEqual((yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")).length, 0)
