@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
+import { statusOfShown } from "../../src/Status.js"
 import {
   cp1252,
   importInto,
@@ -73,8 +74,9 @@ const writeWorkbook = (dir: string) => {
   return book
 }
 
+// A dry run's report shows the planned status (`would-create`): compared by the status it stands for.
 const keyStatus = (rows: ReadonlyArray<Record<string, string>>) =>
-  rows.map((r) => `${r._row}:${r.externalId}:${r._status}`)
+  rows.map((r) => `${r._row}:${r.externalId}:${statusOfShown(r._status!)}`)
 
 /** A (the account) seeded, B its copy from an export, the workbook planned on B. */
 const rehearse = Effect.gen(function*() {
