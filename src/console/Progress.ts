@@ -80,11 +80,11 @@ const clockTime = (ms: number): string => new Date(ms).toTimeString().slice(0, 8
 const waitingFor = (activity: ClientActivity): string | undefined => {
   switch (activity.state) {
     case "logging-in":
-      return "logging in"
+      return t("progress.loggingIn")
     case "paused":
-      return `paused after a rate limit, resumes at ${clockTime(activity.pausedUntil ?? 0)}`
+      return t("progress.paused", { time: clockTime(activity.pausedUntil ?? 0) })
     case "waiting-budget":
-      return "waiting for the request budget"
+      return t("progress.waitingBudget")
     case "sending":
       return undefined
   }
@@ -141,16 +141,19 @@ export const makeProgress = Effect.fn("Progress.make")(function*(options: Progre
     })
     const left = estimate > 0 ? estimate + paused : 0
     const pct = total > 0 ? Math.floor((done / total) * 100) : 100
-    const parts = [`${done}/${total} rows`, `${pct}%`]
+    const parts = [t("progress.rows", { done, total }), `${pct}%`]
     // What the run waits for comes before the figures, so a narrow terminal that cuts the line still shows it.
     const waiting = activity !== undefined ? waitingFor(activity) : undefined
     if (waiting !== undefined) parts.push(waiting)
     if (activity !== undefined && options.rate !== undefined) {
       parts.push(
-        `${perMinute(activity.inWindow, options.rate)} of ${perMinute(options.rate.limit, options.rate)} req/min`
+        t("progress.perMinute", {
+          now: perMinute(activity.inWindow, options.rate),
+          limit: perMinute(options.rate.limit, options.rate)
+        })
       )
     }
-    parts.push(`ETA ${formatDuration(left)}`)
+    parts.push(t("progress.eta", { time: formatDuration(left) }))
     return tty
       ? barLine(options.label, bar(total > 0 ? done / total : 1), parts.join(" · "), options.columns)
       : `${options.label}: ${parts.join(", ")}`
@@ -225,7 +228,9 @@ export const makeReadProgress = Effect.fn("Progress.makeRead")(function*(options
       const share = Math.min(1, bytes / known)
       parts.push(t("progress.shareOf", { percent: Math.floor(share * 100), size: megabytes(known) }))
       const elapsed = now - startedAt
-      if (share > 0 && elapsed > 0) parts.push(`ETA ${formatDuration((elapsed / share) * (1 - share))}`)
+      if (share > 0 && elapsed > 0) {
+        parts.push(t("progress.eta", { time: formatDuration((elapsed / share) * (1 - share)) }))
+      }
     }
     return tty
       ? barLine(options.label, known !== undefined ? bar(bytes / known) : undefined, parts.join(" · "), options.columns)

@@ -15,6 +15,7 @@ import type { Cell, FrontRow, WriteError } from "../files/Write.js"
 import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { summarySheetName } from "../files/XlsxWriter.js"
 import type { PlanLine } from "../mapping/Apply.js"
+import { t } from "../Messages.js"
 import { refreshRunReport } from "../report/Html.js"
 import { resource, type ResourceName, templateColumns } from "../Resources.js"
 import { countStatuses, type Outcome, shownCounts, type Status } from "../Status.js"
@@ -148,13 +149,7 @@ export interface ReportTally {
   readonly errors: ReadonlyArray<ErrorKind>
 }
 
-const yesNo = (b: boolean) => (b ? "yes" : "no")
-
-/** report.xlsx's Summary labels that differ in a dry run (kept together for the message catalogue). */
-const dryRunLabels = {
-  title: "DRY RUN: a rehearsal, nothing was written",
-  statuses: "Rows by planned status"
-} as const
+const yesNo = (b: boolean) => (b ? t("report.yes") : t("report.no"))
 
 /**
  * report.xlsx's first sheet: the rows by status, the errors by kind, the run's settings and its traffic. Counts
@@ -167,54 +162,66 @@ const summarySheet = (summary: Summary, formats: Formats | undefined): ReadonlyA
     value === undefined || value === null || value === "" ? [] : [{ cells: [label, value] }]
   return [
     {
-      cells: [`fsm-bulk ${summary.command} ${summary.resource}`, summary.dryRun ? dryRunLabels.title : ""],
+      cells: [`fsm-bulk ${summary.command} ${summary.resource}`, summary.dryRun ? t("report.xlsxDryRun") : ""],
       heading: true
     },
     { cells: [] },
-    { cells: [summary.dryRun ? dryRunLabels.statuses : "Rows by status", "rows"], heading: true },
+    {
+      cells: [summary.dryRun ? t("report.rowsByPlannedStatus") : t("report.rowsByStatus"), t("report.label.rows")],
+      heading: true
+    },
     ...statuses.map(([status, n]): FrontRow => ({ cells: [status, n], status: true })),
-    { cells: ["total", summary.rows] },
+    { cells: [t("report.label.total"), summary.rows] },
     { cells: [] },
-    { cells: ["Errors by kind", "example (first row)", "rows"], heading: true },
+    { cells: [t("report.errorsByKind"), ...t("report.exampleHeadings").split("|")], heading: true },
     ...(errors.length === 0
-      ? [{ cells: ["no errors"] }]
+      ? [{ cells: [t("report.noErrors")] }]
       : errors.map((e): FrontRow => ({
-        cells: [e.kind, e.examples[0] !== undefined ? `row ${e.examples[0].row}: ${e.examples[0].error}` : "", e.count]
+        cells: [
+          e.kind,
+          e.examples[0] !== undefined
+            ? t("report.rowExample", { row: e.examples[0].row, error: e.examples[0].error })
+            : "",
+          e.count
+        ]
       }))),
     { cells: [] },
-    { cells: ["Settings", ""], heading: true },
-    ...setting("command", summary.command),
-    ...setting("resource", summary.resource),
-    ...setting("mode", summary.mode),
-    ...setting("dry run", yesNo(summary.dryRun)),
-    ...setting("source", summary.source),
-    ...setting("run directory", summary.runDir),
-    ...setting("rerun of", summary.parent?.runDir),
+    { cells: [t("report.settings"), ""], heading: true },
+    ...setting(t("report.label.command"), summary.command),
+    ...setting(t("report.label.resource"), summary.resource),
+    ...setting(t("report.label.mode"), summary.mode),
+    ...setting(t("report.label.dryRun"), yesNo(summary.dryRun)),
+    ...setting(t("report.label.source"), summary.source),
+    ...setting(t("report.label.runDir"), summary.runDir),
+    ...setting(t("report.label.rerunOf"), summary.parent?.runDir),
     ...setting(
-      "applied plan",
+      t("report.label.appliedPlan"),
       summary.plan !== undefined ? `${summary.plan.file} (sha256 ${summary.plan.sha256})` : undefined
     ),
-    ...setting("approved by", summary.plan?.approvedBy),
-    ...setting("base URL", summary.baseUrl),
+    ...setting(t("report.label.approvedBy"), summary.plan?.approvedBy),
+    ...setting(t("report.label.baseUrl"), summary.baseUrl),
     ...setting(
-      "request budget",
+      t("report.label.requestBudget"),
       summary.budget !== undefined
-        ? `${summary.budget.limit} requests per ${summary.budget.windowMs / 1000} s`
+        ? t("report.budget", { limit: summary.budget.limit, window: `${summary.budget.windowMs / 1000} s` })
         : undefined
     ),
-    ...setting("date format", formats?.dateFormat),
-    ...setting("decimal mark", formats === undefined ? undefined : formats.decimal === "," ? "comma (,)" : "point (.)"),
-    ...setting("version", summary.version),
+    ...setting(t("report.label.dateFormat"), formats?.dateFormat),
+    ...setting(
+      t("report.label.decimalMark"),
+      formats === undefined ? undefined : formats.decimal === "," ? t("report.comma") : t("report.point")
+    ),
+    ...setting(t("report.label.version"), summary.version),
     { cells: [] },
-    { cells: ["Run", ""], heading: true },
-    ...setting("started", summary.started),
-    ...setting("finished", summary.finished),
-    { cells: ["requests", summary.requests] },
-    { cells: ["retries", summary.retries] },
-    { cells: ["rate-limited (429)", summary.rateLimited] },
-    { cells: ["interrupted", yesNo(summary.interrupted)] },
-    ...setting("aborted", summary.aborted),
-    { cells: ["exit code", summary.exitCode] }
+    { cells: [t("report.run"), ""], heading: true },
+    ...setting(t("report.label.started"), summary.started),
+    ...setting(t("report.label.finished"), summary.finished),
+    { cells: [t("report.label.requests"), summary.requests] },
+    { cells: [t("report.label.retries"), summary.retries] },
+    { cells: [t("report.label.rateLimited"), summary.rateLimited] },
+    { cells: [t("report.label.interrupted"), yesNo(summary.interrupted)] },
+    ...setting(t("report.label.aborted"), summary.aborted),
+    { cells: [t("report.label.exitCode"), summary.exitCode] }
   ]
 }
 

@@ -12,6 +12,7 @@ import { say } from "../console/Output.js"
 import { formatDuration, makeProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { missingReferenceRows } from "../import/Refs.js"
 import { reportCsv } from "../import/RunDir.js"
+import { t } from "../Messages.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
@@ -26,11 +27,7 @@ interface CommandTools extends OnboardTools {
 }
 
 /** How to go on after a stop: `resume` on the onboarding's directory continues the step in progress and the rest. */
-export const stopHint = (runDir: string) =>
-  `continue it with \`fsm-bulk resume ${
-    shellQuote(runDir)
-  }\` (steps that ended are kept, the step in progress continues from its ` +
-  `journal, the rest run)`
+export const stopHint = (runDir: string) => t("onboard.stopHint", { command: `fsm-bulk resume ${shellQuote(runDir)}` })
 
 /** Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr. */
 export const withOnboardApi = <A, E, R>(
@@ -46,7 +43,7 @@ export const withOnboardApi = <A, E, R>(
         const embedded = yield* EmbeddedSandbox
         const rate = Either.getOrUndefined(parseRate(connection.rate))
         const stop = yield* stopOnSignals({
-          stopping: "stopping after the rows in flight of the current step",
+          stopping: t("onboard.stopping"),
           hint: () => stopHint(runDir)
         })
         return yield* work({
@@ -62,14 +59,20 @@ export const withOnboardApi = <A, E, R>(
 /** `plan: segments (4 rows) → keywords (3) → …` */
 export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> => {
   const steps = prepared.steps.map((s, i) =>
-    `${s.input.resource} (${s.rows}${i === 0 ? ` row${s.rows === 1 ? "" : "s"}` : ""})`
+    i === 0
+      ? t(s.rows === 1 ? "onboard.firstStepOne" : "onboard.firstStep", { resource: s.input.resource, rows: s.rows })
+      : `${s.input.resource} (${s.rows})`
   )
-  const ignored = prepared.input.ignored.length > 0 ? [`not read (notes): ${prepared.input.ignored.join(", ")}`] : []
+  const ignored = prepared.input.ignored.length > 0
+    ? [t("onboard.notRead", { sheets: prepared.input.ignored.join(", ") })]
+    : []
   const empty = prepared.empty.length > 0 ? [emptySheets(prepared.empty, prepared.input.kind)] : []
   return [
-    `onboard ${prepared.input.path}: ${prepared.steps.length} step${
-      prepared.steps.length === 1 ? "" : "s"
-    } in dependency order${prepared.request.dryRun ? " (dry run: nothing will be written)" : ""}`,
+    t(prepared.steps.length === 1 ? "onboard.planOne" : "onboard.plan", {
+      path: prepared.input.path,
+      count: prepared.steps.length,
+      dry: prepared.request.dryRun ? t("onboard.planDryRun") : ""
+    }),
     `  ${steps.join(" → ")}`,
     ...ignored.map((l) => `  ${l}`),
     ...empty.map((l) => `  ${l}`)
@@ -86,9 +89,10 @@ export const emptySheets = (empty: ReadonlyArray<string>, kind: "workbook" | "di
 const nextForStep = (step: StepSummary): ReadonlyArray<string> => {
   const n = (status: Status) => step.counts[status] ?? 0
   const lines: Array<string> = []
+  const lead = `${t("next.next")} (${step.resource})`
   if (n("invalid") > 0) {
     lines.push(
-      `next (${step.resource}): correct the invalid rows in a copy of ${step.runDir}/${reportCsv} (keep _row), then`,
+      t("onboard.fixInvalid", { lead, report: `${step.runDir}/${reportCsv}` }),
       `      fsm-bulk rerun ${shellQuote(step.runDir)} --fixed CORRECTED.csv`
     )
   }
@@ -96,25 +100,25 @@ const nextForStep = (step: StepSummary): ReadonlyArray<string> => {
   const missingRefs = missingReferenceRows(n("failed"), step.errors)
   if (missingRefs > 0) {
     lines.push(
-      `next (${step.resource}): ${missingRefs} row${missingRefs > 1 ? "s name records" : " names a record"} that do${
-        missingRefs > 1 ? "" : "es"
-      } not exist (see _error): import those records first, then`,
-      `      fsm-bulk rerun ${shellQuote(step.runDir)} --only failed, or correct the reference (keep _row):`,
+      missingRefs > 1 ? t("next.missingRefs", { lead, count: missingRefs }) : t("next.missingRef", { lead }),
+      t("onboard.missingRefsFix", { command: `fsm-bulk rerun ${shellQuote(step.runDir)}` }),
       `      fsm-bulk rerun ${shellQuote(step.runDir)} --only failed --fixed CORRECTED.csv`
     )
   }
   if (n("failed") - missingRefs + n("in-doubt") + n("unconfirmed") > 0) {
     lines.push(
-      `next (${step.resource}): send the ${
-        missingRefs > 0 ? "other " : ""
-      }failed and in-doubt rows again: fsm-bulk rerun ${shellQuote(step.runDir)}`
+      t(missingRefs > 0 ? "next.resendOther" : "next.resend", {
+        lead,
+        command: `fsm-bulk rerun ${shellQuote(step.runDir)}`
+      })
     )
   }
   if (step.skippedForParent > 0) {
     lines.push(
-      `then (${step.resource}): the rows skipped for their parent: fsm-bulk rerun ${
-        shellQuote(step.runDir)
-      } --only skipped`
+      t("onboard.skippedForParent", {
+        lead: `${t("onboard.then")} (${step.resource})`,
+        command: `fsm-bulk rerun ${shellQuote(step.runDir)} --only skipped`
+      })
     )
   }
   return lines
@@ -125,23 +129,25 @@ export const closingLines = (
   summary: OnboardSummary
 ): { readonly table: ReadonlyArray<string>; readonly where: ReadonlyArray<string> } => {
   const took = summary.finished !== null ? Date.parse(summary.finished) - Date.parse(summary.started) : 0
-  const title =
-    `onboard: ${summary.rows} rows in ${summary.steps.length} of ${summary.resources.length} steps, ${
-      formatDuration(took)
-    }` +
-    (summary.dryRun ? " (dry run: nothing was written; the statuses are what the rows would get)" : "")
+  const title = t("onboard.heading", {
+    rows: summary.rows,
+    steps: summary.steps.length,
+    total: summary.resources.length,
+    took: formatDuration(took),
+    dry: summary.dryRun ? t("onboard.closingDryRun") : ""
+  })
   const table = summaryTable(title, shownCounts(summary.counts, summary.dryRun), [
-    ["requests", summary.requests],
-    ["rate-limited", summary.rateLimited],
-    ["retries", summary.retries]
+    [t("summary.requests"), summary.requests],
+    [t("summary.rateLimited"), summary.rateLimited],
+    [t("summary.retries"), summary.retries]
   ])
   const notRun = summary.notRun.length > 0
-    ? [`not started: ${summary.notRun.join(", ")}; ${stopHint(summary.runDir)}`]
+    ? [t("onboard.notStarted", { steps: summary.notRun.join(", "), hint: stopHint(summary.runDir) })]
     : []
   const troubled = summary.steps.filter((s) => s.exitCode !== 0)
   const wrong = wentWrong(
     summary.steps.flatMap((s) => (s.errors ?? []).map((kind) => ({ kind, where: `${s.resource} ` }))),
-    `each step's ${reportCsv}, or ${summary.runDir}/report.html`
+    t("onboard.seeReports", { csv: reportCsv, page: `${summary.runDir}/report.html` })
   )
   return {
     table,
@@ -149,9 +155,9 @@ export const closingLines = (
       ...wrong,
       ...(summary.dryRun ? [] : troubled.flatMap(nextForStep)),
       ...notRun,
-      ...troubled.map((s) => `rows to look at: ${s.runDir}/${reportCsv}`),
-      `reports: ${summary.runDir}/<resource>/${reportCsv} (and report.xlsx), one per step`,
-      `summary: ${summary.runDir}/${summaryFile}`
+      ...troubled.map((s) => t("onboard.rowsToLookAt", { file: `${s.runDir}/${reportCsv}` })),
+      t("onboard.reports", { dir: summary.runDir, csv: reportCsv }),
+      t("onboard.summary", { file: `${summary.runDir}/${summaryFile}` })
     ]
   }
 }

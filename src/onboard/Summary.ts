@@ -13,6 +13,7 @@ import { writeFileAtomic } from "../files/Write.js"
 import type { AppliedPlan } from "../import/Journal.js"
 import type { SettledFormats } from "../import/Report.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
+import { t } from "../Messages.js"
 import { refreshRunReport } from "../report/Html.js"
 import type { ResourceName } from "../Resources.js"
 import { countStatuses, shownStatus, type Status } from "../Status.js"
@@ -141,21 +142,21 @@ const describeCounts = (step: Pick<StepSummary, "counts" | "skippedForParent">, 
       const forParent = step.skippedForParent
       // A dry run cannot compare sub-collection and action rows with the server: they are `skipped`, yet would be sent.
       if (n - forParent > 0) {
-        parts.push(dryRun ? `would send ${n - forParent} (not compared)` : `skipped ${n - forParent}`)
+        parts.push(dryRun ? t("onboard.wouldSend", { count: n - forParent }) : `skipped ${n - forParent}`)
       }
-      if (forParent > 0) parts.push(`skipped ${forParent} (parent row did not end well)`)
+      if (forParent > 0) parts.push(t("onboard.skippedParent", { count: forParent }))
       continue
     }
     parts.push(`${dryRun ? plannedLabel(status) : status} ${n}`)
   }
-  return parts.length === 0 ? "no rows" : parts.join(", ")
+  return parts.length === 0 ? t("onboard.noRows") : parts.join(", ")
 }
 
 /** One line per step: `[ 3/20] customers        10 rows  created 10`. */
 export const stepLine = (index: number, total: number, step: StepSummary, dryRun: boolean): string => {
   const width = String(total).length
-  const rows = `${step.rows} row${step.rows === 1 ? "" : "s"}`
+  const rows = t(step.rows === 1 ? "onboard.rowOne" : "onboard.rows", { rows: step.rows })
   return `[${String(index + 1).padStart(width)}/${total}] ${step.resource.padEnd(22)} ${rows.padStart(9)}  ${
     describeCounts(step, dryRun)
-  }${step.interrupted ? " (stopped)" : ""}`
+  }${step.interrupted ? t("onboard.stopped") : ""}`
 }

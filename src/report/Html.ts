@@ -8,6 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
+import { currentLanguage, t } from "../Messages.js"
 import { shellQuote } from "../Shell.js"
 import { endedWell, plannedStatuses, shownStatus, type Status } from "../Status.js"
 import { readRunData, type RunData } from "./RunData.js"
@@ -50,19 +51,22 @@ const colours = { good: "#2e7d32", warn: "#b26a00", bad: "#c62828", plan: "#1f4e
 
 /** What a dry run's page says of itself (kept together for the message catalogue). */
 const rehearsal = {
-  title: "dry run",
-  banner: "Dry run: a rehearsal. Nothing was written to the API; each row shows what it would get.",
+  title: () => t("report.dryRun"),
+  banner: () => t("report.dryRunBanner"),
   verdict: (code: number) =>
-    code === 0 ? "every row would end well" : code === 1 ? "some rows would not end well" : exitMeaning[code] ?? "",
-  mode: " (dry run: nothing was written)"
+    code === 0 ? t("report.wouldEndWell") : code === 1 ? t("report.wouldNotEndWell") : exitMeaning(code),
+  mode: () => t("report.dryRunMode")
 } as const
 
-const exitMeaning: Readonly<Record<number, string>> = {
-  0: "every row ended well",
-  1: "at least one row did not end well",
-  2: "bad usage or unreadable input: nothing was sent",
-  3: "the run was aborted: `fsm-bulk resume` continues it"
+const exitMeanings = ["report.exit0", "report.exit1", "report.exit2", "report.exit3"] as const
+
+const exitMeaning = (code: number): string => {
+  const key = exitMeanings[code]
+  return key === undefined ? "" : t(key)
 }
+
+/** A table's column names, kept in the catalogue as one `a|b|c` message. */
+const headings = (text: string): Array<string> => text.split("|")
 
 const duration = (ms: number): string => {
   if (!Number.isFinite(ms) || ms < 0) return "—"
@@ -133,7 +137,7 @@ const chartText = {
  * instead of flattening the bars to nothing. Without a recorded budget, 60 s windows.
  */
 const windowChart = (data: RunData): string => {
-  if (data.buckets.length === 0) return `<p class="muted">No request was sent by this run.</p>`
+  if (data.buckets.length === 0) return `<p class="muted">${escape(t("report.noRequestSent"))}</p>`
   const fallback = data.summary.budget
   const sessionAt = (t: number): number => {
     let i = 0
@@ -278,53 +282,74 @@ const renderRunReport = (data: RunData): string => {
   const dry = s.dryRun === true
 
   const settings: Array<[string, string]> = [
-    ["command", escape(title)],
+    [t("report.label.command"), escape(title)],
     ...(s.mode !== undefined
-      ? [["mode", escape(s.mode + (dry ? rehearsal.mode : ""))] as [string, string]]
+      ? [[t("report.label.mode"), escape(s.mode + (dry ? rehearsal.mode() : ""))] as [string, string]]
       : []),
-    ...(s.source !== undefined ? [["source", `<code>${escape(s.source)}</code>`] as [string, string]] : []),
+    ...(s.source !== undefined
+      ? [[t("report.label.source"), `<code>${escape(s.source)}</code>`] as [string, string]]
+      : []),
     ...(s.baseUrl !== undefined
       ? [
-        ["target", s.baseUrl === null ? "the embedded sandbox" : `<code>${escape(s.baseUrl)}</code>`] as [
+        [
+          t("report.label.target"),
+          s.baseUrl === null ? escape(t("report.embeddedSandbox")) : `<code>${escape(s.baseUrl)}</code>`
+        ] as [
           string,
           string
         ]
       ]
       : []),
-    ["started", escape(s.started ?? "—")],
-    ["finished", escape(s.finished ?? "not finished")],
-    ["duration", escape(duration(finished - started))],
-    ["rows", `<span data-figure="rows">${fmt(s.rows)}</span>`],
+    [t("report.label.started"), escape(s.started ?? "—")],
+    [t("report.label.finished"), escape(s.finished ?? t("report.notFinished"))],
+    [t("report.label.duration"), escape(duration(finished - started))],
+    [t("report.label.rows"), `<span data-figure="rows">${fmt(s.rows)}</span>`],
     ...(s.requests !== undefined
-      ? [["requests", `<span data-figure="requests">${fmt(s.requests)}</span>`] as [string, string]]
+      ? [[t("report.label.requests"), `<span data-figure="requests">${fmt(s.requests)}</span>`] as [string, string]]
       : []),
     ...(s.retries !== undefined
-      ? [["retries", `<span data-figure="retries">${fmt(s.retries)}</span>`] as [string, string]]
+      ? [[t("report.label.retries"), `<span data-figure="retries">${fmt(s.retries)}</span>`] as [string, string]]
       : []),
     ...(s.rateLimited !== undefined
-      ? [["rate-limit answers", `<span data-figure="rateLimited">${fmt(s.rateLimited)}</span>`] as [string, string]]
+      ? [
+        [t("report.label.rateLimitAnswers"), `<span data-figure="rateLimited">${fmt(s.rateLimited)}</span>`] as [
+          string,
+          string
+        ]
+      ]
       : []),
     ...(s.budget !== undefined
-      ? [["budget", escape(`${s.budget.limit} requests per ${duration(s.budget.windowMs)}`)] as [string, string]]
+      ? [[
+        t("report.label.budget"),
+        escape(t("report.budget", { limit: s.budget.limit, window: duration(s.budget.windowMs) }))
+      ] as [string, string]]
       : []),
-    ["exit code", `<span data-figure="exitCode">${s.exitCode}</span> — ${escape(exitMeaning[s.exitCode] ?? "")}`],
-    ...(typeof s.aborted === "string" && s.aborted !== "" ? [["aborted", escape(s.aborted)] as [string, string]] : []),
+    [
+      t("report.label.exitCode"),
+      `<span data-figure="exitCode">${s.exitCode}</span> — ${escape(exitMeaning(s.exitCode))}`
+    ],
+    ...(typeof s.aborted === "string" && s.aborted !== ""
+      ? [[t("report.label.aborted"), escape(s.aborted)] as [string, string]]
+      : []),
     ...(s.version !== undefined ? [["fsm-bulk", escape(s.version)] as [string, string]] : []),
     ...(s.plan !== undefined
       ? [
         [
-          "applied plan",
+          t("report.label.appliedPlan"),
           `<code>${escape(s.plan.file)}</code> (sha256 <code>${escape(s.plan.sha256)}</code>)${
             s.plan.target.baseUrl !== s.baseUrl ? `, made against <code>${escape(s.plan.target.baseUrl)}</code>` : ""
           }`
         ] as [string, string],
-        ["approved by", s.plan.approvedBy !== undefined ? escape(s.plan.approvedBy) : "not given"] as [string, string]
+        [
+          t("report.label.approvedBy"),
+          s.plan.approvedBy !== undefined ? escape(s.plan.approvedBy) : escape(t("report.notGiven"))
+        ] as [string, string]
       ]
       : [])
   ]
 
   const counts = statuses.length === 0
-    ? `<p class="muted">No rows.</p>`
+    ? `<p class="muted">${escape(t("report.noRows"))}</p>`
     : barList(
       statuses.map(([status, n]) => ({
         label: shownStatus(status as Status, dry),
@@ -339,23 +364,29 @@ const renderRunReport = (data: RunData): string => {
   const unwellRows = unwell.reduce((n, [, k]) => n + k, 0)
   const errors = data.errors.length === 0
     ? unwellRows === 0
-      ? `<p class="muted">No row has an error.</p>`
-      : `<p class="muted">${fmt(unwellRows)} row${unwellRows === 1 ? "" : "s"} did not end well (${
-        escape(unwell.map(([status, n]) => `${status} ${fmt(n)}`).join(", "))
-      }), and no message was kept for ${unwellRows === 1 ? "it" : "them"} here: see ${
-        data.steps.length > 0 ? "each step's page" : "report.csv"
-      }.</p>`
+      ? `<p class="muted">${escape(t("report.noRowError"))}</p>`
+      : `<p class="muted">${
+        escape(
+          t(unwellRows === 1 ? "report.unwellOne" : "report.unwellMany", {
+            rows: fmt(unwellRows),
+            statuses: unwell.map(([status, n]) => `${status} ${fmt(n)}`).join(", "),
+            where: data.steps.length > 0 ? t("report.eachStepPage") : "report.csv"
+          })
+        )
+      }</p>`
     : table(
-      ["rows", "error (values left out)", "examples"],
+      headings(t("report.errorsHeadings")),
       data.errors.slice(0, 50).map((e, i) => [
         `<span${i < 5 ? ` class="top"` : ""} data-figure="error:${i}">${fmt(e.count)}</span>`,
         escape(e.kind),
-        e.examples.map((x) => `row ${x.row}: ${escape(x.error)}`).join("<br>")
+        e.examples.map((x) => escape(t("report.rowExample", { row: x.row, error: x.error }))).join("<br>")
       ])
-    ) + (data.errors.length > 50 ? `<p class="muted">${data.errors.length - 50} more kinds: see report.csv.</p>` : "")
+    ) + (data.errors.length > 50
+      ? `<p class="muted">${escape(t("report.moreKinds", { count: data.errors.length - 50 }))}</p>`
+      : "")
 
   const latency = data.latency.rows === 0
-    ? `<p class="muted">No row was sent.</p>`
+    ? `<p class="muted">${escape(t("report.noRowSent"))}</p>`
     : barList(data.latency.counts.map((n, i) => ({
       label: i < data.latency.bounds.length
         ? `≤ ${msLabel(data.latency.bounds[i]!)}`
@@ -363,26 +394,26 @@ const renderRunReport = (data: RunData): string => {
       value: n,
       colour: "#1565c0"
     }))) +
-      `<p class="muted">From the moment a row's write was announced in the journal to its outcome: waits for the request budget and retries included.</p>`
+      `<p class="muted">${escape(t("report.latencyNote"))}</p>`
 
   const retries = data.attempts.size === 0
     ? ""
     : table(
-      ["attempts", "rows"],
+      headings(t("report.attemptsHeadings")),
       [...data.attempts.entries()].sort((a, b) => a[0] - b[0]).map(([a, n]) => [String(a), fmt(n)])
     ) +
       (data.retryOutcomes.size === 0
         ? ""
-        : `<h3>What the earlier attempts met</h3>` +
+        : `<h3>${escape(t("report.earlierAttempts"))}</h3>` +
           table(
-            ["outcome", "times"],
+            headings(t("report.outcomeHeadings")),
             [...data.retryOutcomes.entries()].sort((a, b) => b[1] - a[1]).map(([o, n]) => [escape(o), fmt(n)])
           ))
 
   const slowest = data.slowest.length === 0
-    ? `<p class="muted">No row was sent.</p>`
+    ? `<p class="muted">${escape(t("report.noRowSent"))}</p>`
     : table(
-      ["row", "took", "status", "HTTP", "attempts", "X-Request-Id"],
+      headings(t("report.slowestHeadings")),
       data.slowest.map((
         r
       ) => [
@@ -398,9 +429,9 @@ const renderRunReport = (data: RunData): string => {
   const steps = data.steps.length === 0
     ? ""
     : section(
-      "Steps",
+      t("report.steps"),
       table(
-        ["step", "rows", "how they ended", "requests", "exit", "report"],
+        headings(t("report.stepsHeadings")),
         data.steps.map((st) => [
           escape(st.resource),
           fmt(st.rows),
@@ -410,7 +441,7 @@ const renderRunReport = (data: RunData): string => {
           }).join(" "),
           st.requests === undefined ? "" : fmt(st.requests),
           String(st.exitCode),
-          linkTo(st.dir, reportHtml, "report")
+          linkTo(st.dir, reportHtml, t("report.report"))
         ])
       ) + (s.empty !== undefined && s.empty.length > 0
         ? `<p class="muted" data-figure="emptySheets">${
@@ -428,31 +459,29 @@ const renderRunReport = (data: RunData): string => {
   const wouldChange = s.dryRun !== true || data.steps.length > 0
     ? ""
     : section(
-      "What would change",
+      t("report.wouldChange"),
       w.total === 0
-        ? `<p class="muted">No row would change a record.</p>`
+        ? `<p class="muted">${escape(t("report.noRowWouldChange"))}</p>`
         : table(
-          ["row", "would be", "record", "fields: as read → as sent"],
+          headings(t("report.wouldChangeHeadings")),
           w.rows.map((r) => [
             String(r.row),
             `<span class="tag ${tone(shownStatus(r.status as Status, true))}">${
               escape(shownStatus(r.status as Status, true))
             }</span>`,
             r.recordId === undefined ? "" : escape(r.recordId),
-            r.changes === undefined ? (r.status === "created" ? "a new record" : "") : escape(r.changes)
+            r.changes === undefined ? (r.status === "created" ? escape(t("report.aNewRecord")) : "") : escape(r.changes)
           ])
         ) +
           (w.total > w.rows.length
-            ? `<p class="muted">The first ${fmt(w.rows.length)} of ${
-              fmt(w.total)
-            } rows; report.csv lists every row's changes.</p>`
+            ? `<p class="muted">${escape(t("report.firstOf", { shown: fmt(w.rows.length), total: fmt(w.total) }))}</p>`
             : "")
     )
   // The mapping profile's column plan: what each of the customer's columns became (or that it was not sent).
   const m = s.mapping
   const shownSkipped = 10
   const columnPlan = m === undefined ? "" : section(
-    "Column plan",
+    t("report.columnPlan"),
     `<p>Read through the mapping profile <code>${escape(m.file)}</code> (sha256 <code>${
       escape(m.sha256.slice(0, 12))
     }…</code>), header on row ${m.headerRow}.</p>` +
@@ -475,14 +504,19 @@ const renderRunReport = (data: RunData): string => {
 
   const perRow = data.steps.length > 0 && data.buckets.length === 0
     ? ""
-    : section("Sends against the budget", windowChart(data)) +
-      section("How long rows took", latency) +
-      section("Attempts per row", retries === "" ? `<p class="muted">No row was sent.</p>` : retries) +
-      section("Slowest rows", slowest)
+    : section(t("report.sendsAgainstBudget"), windowChart(data)) +
+      section(t("report.howLong"), latency) +
+      section(
+        t("report.attemptsPerRow"),
+        retries === "" ? `<p class="muted">${escape(t("report.noRowSent"))}</p>` : retries
+      ) +
+      section(t("report.slowestRows"), slowest)
 
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>fsm-bulk ${escape(title)}${dry ? ` (${rehearsal.title})` : ""}: ${escape(s.finished ?? s.started ?? "")}</title>
+<html lang="${currentLanguage()}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>fsm-bulk ${escape(title)}${dry ? ` (${escape(rehearsal.title())})` : ""}: ${
+    escape(s.finished ?? s.started ?? "")
+  }</title>
 <style>
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#212121;margin:24px auto;max-width:980px;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #e0e0e0;padding-bottom:4px}h3{font-size:14px}
@@ -493,32 +527,34 @@ th{font-weight:600;color:#424242}code{font:12px ui-monospace,Menlo,Consolas,mono
 .rehearsal{border:2px dashed ${colours.plan};color:${colours.plan};background:#eef4fb;padding:8px 12px;border-radius:4px;font-weight:600;margin:8px 0}
 .verdict{font-size:15px;padding:8px 12px;border-radius:4px;color:#fff;display:inline-block;margin:8px 0}
 </style></head><body>
-<h1>fsm-bulk ${escape(title)}${dry ? ` <span class="tag plan">${escape(rehearsal.title)}</span>` : ""}</h1>
+<h1>fsm-bulk ${escape(title)}${dry ? ` <span class="tag plan">${escape(rehearsal.title())}</span>` : ""}</h1>
 ${
     dry
-      ? `<p class="rehearsal" data-figure="dryRun">${escape(rehearsal.banner)}</p>\n`
+      ? `<p class="rehearsal" data-figure="dryRun">${escape(rehearsal.banner())}</p>\n`
       : ""
   }<div class="verdict" style="background:${
     dry ? colours.plan : s.exitCode === 0 ? colours.good : s.exitCode === 1 ? colours.warn : colours.bad
-  }">exit ${s.exitCode}: ${escape(dry ? rehearsal.verdict(s.exitCode) : exitMeaning[s.exitCode] ?? "")}</div>
+  }">${
+    escape(
+      t("report.exit", { code: s.exitCode, meaning: dry ? rehearsal.verdict(s.exitCode) : exitMeaning(s.exitCode) })
+    )
+  }</div>
 ${
     section(
-      "Run",
+      t("report.run"),
       table(["", ""], settings.map(([k, v]) => [escape(k), v])).replace(
         "<thead><tr><th></th><th></th></tr></thead>",
         ""
       )
     )
   }
-${section("Rows by status", counts)}
+${section(t("report.rowsByStatus"), counts)}
 ${columnPlan}
 ${steps}
-${section("Errors by kind", errors)}
+${section(t("report.errorsByKind"), errors)}
 ${wouldChange}
 ${perRow}
-<p class="muted">Written by fsm-bulk from ${
-    escape(Path.basename(data.runDir))
-  }/summary.json and journal.ndjson. report.csv and report.xlsx hold every row.</p>
+<p class="muted">${escape(t("report.footer", { dir: Path.basename(data.runDir) }))}</p>
 </body></html>
 `
 }
