@@ -171,14 +171,26 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
            VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
           [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
         )),
-      // One statement: all the jobs or none.
-      addJobs: (jobs) =>
-        Effect.asVoid(query(
-          `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
-           SELECT x.id, x.kind, x.account, x.resource, x.spec, '${submittingState}', x.rows, x.parent
-           FROM jsonb_to_recordset($1::jsonb)
-             AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)`,
-          [JSON.stringify(jobs)]
+      // One transaction: all the jobs and their files or none.
+      addJobs: (jobs, files) =>
+        Effect.asVoid(transaction((on) =>
+          Effect.gen(function*() {
+            yield* on(
+              `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+               SELECT x.id, x.kind, x.account, x.resource, x.spec, '${submittingState}', x.rows, x.parent
+               FROM jsonb_to_recordset($1::jsonb)
+                 AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)`,
+              [JSON.stringify(jobs)]
+            )
+            for (const f of files) {
+              yield* on(
+                `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)
+                 ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+                [f.job, f.name, Buffer.from(f.content)]
+              )
+            }
+            return true
+          })
         )),
       markQueued: (id) =>
         Effect.asVoid(query(

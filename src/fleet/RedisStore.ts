@@ -420,11 +420,12 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           ...jobFields(j, "queued", created)
         ]))
       },
-      // One MULTI: all the jobs or none (Redis runs a transaction's commands as one step).
-      addJobs: (all) =>
+      // One MULTI: all the jobs and their files or none (Redis runs a transaction's commands as one step).
+      addJobs: (all, files) =>
         call(async (c) => {
           const created = epochNow()
           const multi = c.multi()
+          for (const f of files) multi.hset(filesKey(f.job), f.name, Buffer.from(f.content))
           for (const j of all) {
             multi.hset(jobKey(j.id), ...jobFields(j, submittingState, created))
             if (j.parent === null) multi.zadd(jobsKey, created, j.id).zadd(submittingKey, created, j.id)

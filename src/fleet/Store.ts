@@ -68,6 +68,13 @@ export interface StoredAccount extends AccountEntry {
   readonly secret: string
 }
 
+/** A file stored with a job when it is submitted (`addJobs`): its `source/…` name and bytes. */
+export interface JobFile {
+  readonly job: string
+  readonly name: string
+  readonly content: Uint8Array
+}
+
 interface StoredFile {
   readonly name: string
   readonly content: Buffer
@@ -134,9 +141,10 @@ export interface FleetStore {
   readonly addJob: (job: NewJob) => Op<void>
   /**
    * Stores a submission's jobs (a job, or a chunked job with all its parts) in one atomic step, `submitting`:
-   * all of them or none, so a submit killed midway never leaves a parent without its parts.
+   * all of them or none, so a submit killed midway never leaves a parent without its parts. Their source files
+   * (customer data) are stored in the same step: a killed submit never leaves a file that no job refers to.
    */
-  readonly addJobs: (jobs: ReadonlyArray<NewJob>) => Op<void>
+  readonly addJobs: (jobs: ReadonlyArray<NewJob>, files: ReadonlyArray<JobFile>) => Op<void>
   /** The job (and its parts) `submitting` → `queued`: everything it runs is on the queue. */
   readonly markQueued: (id: string) => Op<void>
   /**

@@ -6,8 +6,6 @@
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { mkdtemp } from "node:fs/promises"
-import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { InputError } from "../Errors.js"
 import { prepareExport } from "../export/Export.js"
@@ -24,7 +22,8 @@ import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue, jobFormat } from "./Queue.js"
-import type { FleetStore, NewJob } from "./Store.js"
+import { ownedScratch } from "./Scratch.js"
+import type { FleetStore, JobFile, NewJob } from "./Store.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
 export interface ImportSpec {
@@ -69,27 +68,33 @@ interface Submitted {
 
 /** Tests only: `submit` kills itself (SIGKILL) once its jobs are stored and before they are queued. */
 const killAfterStore = process.env.FSM_FLEET_DEBUG_KILL_AFTER_STORE === "1"
+/** Tests only: `submit` kills itself (SIGKILL) with its files read and split, just before it stores anything. */
+const killBeforeStore = process.env.FSM_FLEET_DEBUG_KILL_BEFORE_STORE === "1"
 
 /**
- * Stores a submission's jobs (a job, or a parent and all its parts) in one atomic step, `submitting`; queues what
+ * Stores a submission's jobs (a job, or a parent and all its parts) and their source files (customer data) in one
+ * atomic step, `submitting`; queues what
  * runs (the parts, or the job); then marks them `queued`. A submit killed in between leaves them `submitting`
  * (`status` shows it) and a worker's sweep queues them (Worker.ts): never a parent without its parts, never a job
- * stored and queued by nobody.
+ * stored and queued by nobody, never a file stored that no job refers to.
  */
 const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
   store: FleetStore,
   queue: FleetQueue,
-  jobs: readonly [NewJob, ...ReadonlyArray<NewJob>]
+  jobs: readonly [NewJob, ...ReadonlyArray<NewJob>],
+  files: ReadonlyArray<JobFile>
 ) {
-  yield* store.addJobs(jobs)
+  if (killBeforeStore) process.kill(process.pid, "SIGKILL")
+  yield* store.addJobs(jobs, files)
   if (killAfterStore) process.kill(process.pid, "SIGKILL")
   const [first, ...parts] = jobs
   yield* Effect.forEach(parts.length > 0 ? parts : [first], (j) => enqueue(queue, j.id), { discard: true })
   yield* store.markQueued(first.id)
 })
 
+/** The submit's scratch folder (its copy of the file, validation report, parts): one a killed submit left is removed. */
 const scratchDir = Effect.acquireRelease(
-  Effect.promise(() => mkdtemp(Path.join(tmpdir(), "fsm-submit-"))),
+  ownedScratch("fsm-submit-"),
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
@@ -166,7 +171,6 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       checked.formats.decimal
     ))
     : []
-  yield* store.putFile(id, `source/${fileName}`, content)
   const job = (job: string, parent: string | null, s: ImportSpec, rows: number): NewJob => ({
     id: job,
     kind: parent === null ? "import" : "chunk",
@@ -178,9 +182,6 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   })
   // Each chunk: its own file, read as written, with the formats the whole file settled on.
   const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
-  for (const part of parts) {
-    yield* store.putFile(part.id, `source/${Path.basename(part.path)}`, readFileSync(part.path))
-  }
   yield* queueSubmission(store, queue, [
     job(id, null, full, checked.summary.rows),
     ...parts.map((part) =>
@@ -194,6 +195,13 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
         rowColumn
       }, part.rows)
     )
+  ], [
+    { job: id, name: `source/${fileName}`, content },
+    ...parts.map((part) => ({
+      job: part.id,
+      name: `source/${Path.basename(part.path)}`,
+      content: readFileSync(part.path)
+    }))
   ])
   return {
     job: id,
@@ -286,10 +294,12 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
     resources: prepared.steps.map((s) => s.input.resource)
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
-  for (const f of stored) yield* store.putFile(id, `source/${f.name}`, readFileSync(f.path))
-  yield* queueSubmission(store, queue, [
-    { id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }
-  ])
+  yield* queueSubmission(
+    store,
+    queue,
+    [{ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }],
+    stored.map((f) => ({ job: id, name: `source/${f.name}`, content: readFileSync(f.path) }))
+  )
   return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
 })
 
@@ -314,6 +324,6 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
   const id = newJobId()
   yield* queueSubmission(store, queue, [
     { id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null }
-  ])
+  ], [])
   return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
 })

@@ -23,8 +23,6 @@ import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import * as Schedule from "effect/Schedule"
 import * as fs from "node:fs"
-import { tmpdir } from "node:os"
-import * as Path from "node:path"
 import { type Budget, makeBudget } from "../client/Budget.js"
 import { defaultBudgetMargin } from "../client/Config.js"
 import type { Rate } from "../Units.js"
@@ -34,6 +32,7 @@ import type { Fence } from "./Fence.js"
 import { makeJobRunner } from "./JobRunner.js"
 import { currentFence, currentLease } from "./Lease.js"
 import { enqueue, openQueue, startEngineWorker } from "./Queue.js"
+import { ownedScratch } from "./Scratch.js"
 import { checkFleetKey } from "./Secrets.js"
 import { type EgressHold, type FleetStore, lostDataError } from "./Store.js"
 import { outlastingStore } from "./Transient.js"
@@ -90,43 +89,13 @@ const intact = (store: FleetStore) =>
 
 const ownerName = (egress: string) => `${egress}/${process.pid}`
 
-/** Whether process `pid` is alive on this machine. */
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as { code?: string }).code === "EPERM"
-  }
-}
-
 /**
  * The worker's scratch folder (the jobs' source files and run directories, customer data), removed when the
- * worker exits. It holds the worker's pid (`.owner`). A worker killed with -9 leaves its folder: the next worker of
- * the same egress id removes the id's folders whose owner is dead (or, without an owner file, that are over a minute
- * old). A folder of a live worker is never removed: an older worker of the id may still be winding down its job
- * (a whole run of the fleet tests once lost a running job's report that way).
+ * worker exits. A worker killed with -9 leaves its folder: the next worker of the same egress id removes the id's
+ * folders whose owner is dead (Scratch.ts). A folder of a live worker is never removed: an older worker of the id
+ * may still be winding down its job (a whole run of the fleet tests once lost a running job's report that way).
  */
-const workFolder = (egressId: string) =>
-  Effect.sync(() => {
-    const prefix = `fsm-fleet-${egressId.replace(/[^\w.-]/g, "_")}-`
-    for (const name of fs.readdirSync(tmpdir())) {
-      // mkdtemp's six letters and digits exactly: not the folder of another id that starts with this one.
-      if (!name.startsWith(prefix) || !/^[A-Za-z0-9]{6}$/.test(name.slice(prefix.length))) continue
-      const dir = Path.join(tmpdir(), name)
-      try {
-        const owner = Number(fs.readFileSync(Path.join(dir, ".owner"), "utf8"))
-        if (Number.isInteger(owner) && owner > 0 && alive(owner)) continue
-      } catch {
-        const stat = fs.statSync(dir, { throwIfNoEntry: false })
-        if (stat === undefined || Date.now() - stat.mtimeMs < 60_000) continue
-      }
-      fs.rmSync(dir, { recursive: true, force: true })
-    }
-    const root = fs.mkdtempSync(Path.join(tmpdir(), prefix))
-    fs.writeFileSync(Path.join(root, ".owner"), String(process.pid))
-    return root
-  })
+const workFolder = (egressId: string) => ownedScratch(`fsm-fleet-${egressId.replace(/[^\w.-]/g, "_")}-`)
 
 /**
  * What a worker checks before it starts. A worker whose key cannot open the accounts it would serve refuses to
