@@ -49,8 +49,8 @@ shoot_html() { # HTML PNG
   "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --virtual-time-budget=3000 \
     --screenshot="$2" --window-size=1280,1600 "file://$(realpath "$1")" >/dev/null 2>&1
 }
-shoot_sheet() { # XLSX PNG: print page 1 of what LibreOffice prints
-  local base pdf
+shoot_sheet() { # XLSX PNG [PNG_OF_README_SHEET]: page 1 of what LibreOffice prints (and the README sheet's first page)
+  local base pdf pages p
   base="$(basename "$1" .xlsx)"
   mkdir -p "$work/pdf"
   # A profile of its own, so a LibreOffice the user has open does not take the job over.
@@ -58,6 +58,15 @@ shoot_sheet() { # XLSX PNG: print page 1 of what LibreOffice prints
   pdf="$work/pdf/$base.pdf"
   echo "screenshots: $(basename "$2"): $1 prints on $(pdfinfo "$pdf" 2>/dev/null | awk '/^Pages:/ {print $2}') page(s)" >&2
   pdftoppm -png -r 60 -f 1 -l 1 -singlefile "$pdf" "${2%.png}"
+  [ -n "${3:-}" ] || return 0
+  pages="$(pdfinfo "$pdf" | awk '/^Pages:/ {print $2}')"
+  for ((p = 1; p <= pages; p++)); do # the README sheet's first page is the one naming the validate command
+    if pdftotext -f "$p" -l "$p" "$pdf" - | grep -q "fsm-bulk validate customers"; then
+      pdftoppm -png -r 60 -f "$p" -l "$p" -singlefile "$pdf" "${3%.png}"
+      return 0
+    fi
+  done
+  echo "screenshots: no README page found in $pdf" >&2
 }
 
 for lang in en pt-BR; do
@@ -73,6 +82,7 @@ for lang in en pt-BR; do
   shoot_sheet "$work/report-$lang.xlsx" "$out/report-xlsx-$lang.png"
   node "$bin" template customers --format xlsx --out "$work/template-$lang" --lang "$lang" >/dev/null 2>&1
   cp "$work/template-$lang/customers.xlsx" "$work/template-customers-$lang.xlsx"
-  shoot_sheet "$work/template-customers-$lang.xlsx" "$out/template-customers-xlsx-$lang.png"
+  shoot_sheet "$work/template-customers-$lang.xlsx" "$out/template-customers-xlsx-$lang.png" \
+    "$out/template-customers-readme-$lang.png"
 done
 ls -l "$out"/*.png >&2
