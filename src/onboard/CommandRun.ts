@@ -67,6 +67,9 @@ export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> =
     ? [t("onboard.notRead", { sheets: prepared.input.ignored.join(", ") })]
     : []
   const empty = prepared.empty.length > 0 ? [emptySheets(prepared.empty, prepared.input.kind)] : []
+  const readOnly = prepared.input.readOnly.length > 0
+    ? [readOnlySheets(prepared.input.readOnly, prepared.input.kind)]
+    : []
   return [
     t(prepared.steps.length === 1 ? "onboard.planOne" : "onboard.plan", {
       path: prepared.input.path,
@@ -75,9 +78,15 @@ export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> =
     }),
     `  ${steps.join(" → ")}`,
     ...ignored.map((l) => `  ${l}`),
-    ...empty.map((l) => `  ${l}`)
+    ...empty.map((l) => `  ${l}`),
+    ...readOnly.map((l) => `  ${l}`)
   ]
 }
+
+/** One line for the read-only lists (an export's): `8 files of read-only lists, not imported (…): deleted-tasks, …`. */
+export const readOnlySheets = (lists: ReadonlyArray<string>, kind: "workbook" | "directory"): string =>
+  `${lists.length} ${kind === "workbook" ? "sheet" : "file"}${lists.length === 1 ? "" : "s"} of read-only lists, ` +
+  `not imported (the API cannot write them): ${lists.join(", ")}`
 
 /** One line for the sheets (files) with no rows, which are not steps: `26 sheets with no rows, not imported: …`. */
 export const emptySheets = (empty: ReadonlyArray<string>, kind: "workbook" | "directory"): string =>

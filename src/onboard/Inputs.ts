@@ -1,8 +1,10 @@
 /**
  * What an onboarding reads: a workbook (one sheet per resource) or a directory (one `<resource>.csv` or
  * `<resource>.xlsx` per resource), turned into one input per resource. Sheets and files named `README` or starting
- * with `_` are the user's notes and are left alone; any other name that is not an importable resource is refused,
- * naming it and listing the names that are.
+ * with `_` are the user's notes and are left alone; those named after a read-only list (an export's
+ * `deleted-tasks.csv`, `team-users.csv` …: the API cannot write them) are skipped and named, so an export's folder
+ * onboards as it is; any other name that is not an importable resource is refused, naming it and listing the names
+ * that are.
  */
 import * as Effect from "effect/Effect"
 import { readdir, stat } from "node:fs/promises"
@@ -32,6 +34,8 @@ export interface OnboardInput {
   readonly steps: ReadonlyArray<StepInput>
   /** Sheets or files left alone (notes), as named. */
   readonly ignored: ReadonlyArray<string>
+  /** Sheets or files of read-only lists (an export's), skipped: the API cannot write them. */
+  readonly readOnly: ReadonlyArray<ResourceName>
 }
 
 /** In the contract's order. */
@@ -56,12 +60,15 @@ const resourceNamed = (name: string, named: NamedByProfiles): ResourceName | und
   return isResourceName(lower) && resource(lower).kind !== "readonly" ? lower : undefined
 }
 
+/** The read-only list a sheet or file name stands for (`deleted-tasks`), compared as `resourceNamed` does. */
+const readOnlyNamed = (name: string): ResourceName | undefined => {
+  const lower = name.trim().toLowerCase()
+  return isResourceName(lower) && resource(lower).kind === "readonly" ? lower : undefined
+}
+
 const unknownNames = (kind: "sheet" | "file", names: ReadonlyArray<string>) => {
-  const exportOnly = names.filter((n) => isResourceName(n.trim().toLowerCase()))
   const quoted = names.map((n) => `"${n}"${didYouMean(n.replace(/\.(csv|xlsx)$/i, ""), importableNames)}`).join(", ")
-  const why = exportOnly.length === names.length
-    ? `${names.length > 1 ? "are" : "is"} export-only (the API cannot write ${names.length > 1 ? "them" : "it"})`
-    : `${names.length > 1 ? "are not resource names" : "is not a resource name"}`
+  const why = `${names.length > 1 ? "are not resource names" : "is not a resource name"}`
   return (
     `${kind} ${quoted} ${why}: each ${kind} is named after the resource it holds: ${namesList()}` +
     `; name a ${kind} of notes README or start its name with _`
@@ -84,6 +91,7 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string, n
   })
   const steps: Array<StepInput> = []
   const ignored: Array<string> = []
+  const readOnly: Array<ResourceName> = []
   const unknown: Array<string> = []
   for (const sheet of book.sheets) {
     if (isNote(sheet.name)) {
@@ -91,6 +99,11 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string, n
       continue
     }
     const name = resourceNamed(sheet.name, named)
+    const list = name === undefined ? readOnlyNamed(sheet.name) : undefined
+    if (list !== undefined) {
+      readOnly.push(list)
+      continue
+    }
     if (name === undefined) {
       unknown.push(sheet.name)
       continue
@@ -105,7 +118,14 @@ const fromWorkbook = Effect.fn("Onboard.fromWorkbook")(function*(path: string, n
     steps.push({ resource: name, file: path, sheet: sheet.name, label: `sheet "${sheet.name}"` })
   }
   if (unknown.length > 0) return yield* new InputError({ file: path, detail: unknownNames("sheet", unknown) })
-  return { kind: "workbook", path, baseDir: Path.dirname(path), steps, ignored } satisfies OnboardInput as OnboardInput
+  return {
+    kind: "workbook",
+    path,
+    baseDir: Path.dirname(path),
+    steps,
+    ignored,
+    readOnly
+  } satisfies OnboardInput as OnboardInput
 })
 
 const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string, named: NamedByProfiles) {
@@ -115,6 +135,7 @@ const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string,
   })
   const steps: Array<StepInput> = []
   const ignored: Array<string> = []
+  const readOnly: Array<ResourceName> = []
   const unknown: Array<string> = []
   for (const entry of [...entries].sort((a, b) => a.name.localeCompare(b.name))) {
     if (!entry.isFile()) continue
@@ -127,6 +148,11 @@ const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string,
       continue
     }
     const name = resourceNamed(entry.name, named) ?? resourceNamed(base, named)
+    const list = name === undefined ? readOnlyNamed(base) : undefined
+    if (list !== undefined) {
+      readOnly.push(list)
+      continue
+    }
     if (name === undefined) {
       unknown.push(entry.name)
       continue
@@ -141,7 +167,7 @@ const fromDirectory = Effect.fn("Onboard.fromDirectory")(function*(path: string,
     steps.push({ resource: name, file: Path.join(path, entry.name), label: entry.name })
   }
   if (unknown.length > 0) return yield* new InputError({ file: path, detail: unknownNames("file", unknown) })
-  return { kind: "directory", path, baseDir: path, steps, ignored } satisfies OnboardInput as OnboardInput
+  return { kind: "directory", path, baseDir: path, steps, ignored, readOnly } satisfies OnboardInput as OnboardInput
 })
 
 /**

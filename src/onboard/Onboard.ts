@@ -459,6 +459,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           verify: request.verify,
           resources: prepared.steps.map((s) => s.input.resource),
           ...(prepared.empty.length > 0 ? { empty: prepared.empty } : {}),
+          ...(prepared.input.readOnly.length > 0 ? { readOnly: prepared.input.readOnly } : {}),
           rows: steps.reduce((n, s) => n + s.rows, 0),
           counts: totalCounts(steps),
           ...(request.dryRun ? { planned: shownCounts(totalCounts(steps), true) } : {}),

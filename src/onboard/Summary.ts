@@ -61,6 +61,8 @@ export interface OnboardSummary extends RunTraffic {
   readonly resources: ReadonlyArray<ResourceName>
   /** The sheets (files) that had no rows: read and checked, not imported (absent when there are none). */
   readonly empty?: ReadonlyArray<ResourceName>
+  /** The sheets (files) of read-only lists, an export's: skipped, the API cannot write them (absent when none). */
+  readonly readOnly?: ReadonlyArray<ResourceName>
   readonly rows: number
   readonly counts: Record<Status, number>
   /** A dry run only: `counts` as the reports show them, planned (`would-create` …), zeros left out. */
