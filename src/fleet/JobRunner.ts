@@ -176,6 +176,17 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       )
     )
 
+  /**
+   * Whether a run ended only because this worker is stopping (a signal, its egress hold lost, its key unfit): the run
+   * says it was interrupted, or its requests were interrupted under it (the egress gate interrupts them once the hold
+   * is lost). Such a job is handed back, never failed: its rows have no outcome of their own yet.
+   */
+  const stoppedByWorker = (exit: Exit.Exit<{ readonly interrupted: boolean }, unknown>) =>
+    Effect.map(
+      Deferred.isDone(options.shutdown),
+      (stopping) => stopping && (Exit.isSuccess(exit) ? exit.value.interrupted : Cause.isInterruptedOnly(exit.cause))
+    )
+
   /** Whether the lease still holds once the run is over (the store asked again). */
   const stillHeld = (guard: LeaseGuard) =>
     Effect.flatMap(Deferred.isDone(guard.lost), (gone) => gone ? Effect.succeed(false) : guard.check)
@@ -267,10 +278,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       const { epoch, row, sent } = leased
       const id = row.id
       if (yield* leased.accountEnd) return
-      if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(options.shutdown))) {
-        // Handed back: the queue gives it to another worker, which continues from the journal.
-        return yield* handBack(id)
-      }
+      // Handed back: the queue gives it to another worker, which continues from the journal.
+      if (yield* stoppedByWorker(exit)) return yield* handBack(id)
       if (Exit.isSuccess(exit)) {
         const result = exit.value
         for (const name of outputs) {
@@ -315,9 +324,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       if (!(yield* stillHeld(guard))) return yield* sayLost(id, epoch)
       // Stopped by its account's removal or replacement.
       if (yield* leased.accountEnd) return
-      if (Exit.isSuccess(exit) && exit.value.interrupted && (yield* Deferred.isDone(options.shutdown))) {
-        return yield* handBack(id)
-      }
+      if (yield* stoppedByWorker(exit)) return yield* handBack(id)
       const end = Exit.isSuccess(exit) ? exit.value : undefined
       const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       const error = end?.error ??

@@ -77,12 +77,7 @@ export type FleetFeature = "egress-sessions-killed"
  * Features that break an invariant today because of an open defect: left out unless HISTORY_ALL=1. Delete the
  * line once the fix is merged.
  */
-export const FLEET_KNOWN_OPEN: Partial<Record<FleetFeature, string>> = {
-  // Seed 1008 (postgres), shrunk: a worker running a job in parts whose egress-id session is ended by
-  // pg_terminate_backend stops, but fails the parts it held ("2 of 3 parts failed: interrupted", exit 3) instead of
-  // handing them back (Worker.ts, the run's exit an interruption: failFor, not handBack).
-  "egress-sessions-killed": "issue 29: a worker that loses its egress-id session fails its jobs (Worker.ts)"
-}
+export const FLEET_KNOWN_OPEN: Partial<Record<FleetFeature, string>> = {}
 
 export const fleetFeaturesOf = (all: boolean): ReadonlySet<FleetFeature> =>
   new Set((["egress-sessions-killed"] as const).filter((f) => all || FLEET_KNOWN_OPEN[f] === undefined))

@@ -1,0 +1,104 @@
+/**
+ * A worker that stops on its own hands back the parts it holds (issue 29, found by the fleet's generated histories):
+ * when its egress-id hold is lost (PostgreSQL: its advisory-lock session ended with `pg_terminate_backend`; Redis:
+ * the egress key taken by another token), the worker stops as documented, and the parts it was running go back to
+ * the queue, never `failed`: another worker takes them over from their journals and the job ends done, one record
+ * per valid row. With the real servers and the built CLI.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Redis } from "ioredis"
+import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import {
+  availableBackends,
+  type Backend,
+  eventually,
+  fleetEnv,
+  lastJson,
+  query,
+  runCli,
+  runCliWithin,
+  startFleetBackend,
+  startWorker
+} from "./support.js"
+
+/**
+ * Ends the egress hold of worker `egressId` from outside, as the store's faults do (PostgreSQL: every session of the
+ * fleet's database, the advisory lock's among them, so requests wait at the egress gate when the hold is lost).
+ */
+const loseEgress = (backend: Backend, url: string, egressId: string) =>
+  backend === "postgres"
+    ? Effect.promise(() =>
+      query(
+        url,
+        `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()`
+      )
+    ).pipe(Effect.map((rows) => Number(rows[0]?.n)))
+    : Effect.promise(async () => {
+      const redis = new Redis(url, { lazyConnect: true })
+      redis.on("error", () => undefined)
+      try {
+        return (await redis.set(`fsm-bulk:egress:${egressId}`, "another-worker", "PX", 60_000)) === "OK" ? 1 : 0
+      } finally {
+        redis.disconnect()
+      }
+    })
+
+describe("a worker that loses its egress hold hands its parts back (issue 29)", () => {
+  it.scopedLive.each(availableBackends)(
+    "its running parts go back to the queue and another worker ends the job done ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend(b.backend)
+        const sandbox = yield* startDrillSandbox({
+          rate: { limit: 10_000, windowMs: 1_000 },
+          accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }]
+        })
+        const account = sandbox.accounts[0]!
+        const dir = yield* tempDir
+        const env = fleetEnv(url)
+        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+          Effect.promise(() => runCli(args, { ...env, ...extra }))
+        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+        const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+          FSM_API_KEY: account.apiKey,
+          FSM_API_TOKEN: account.apiToken
+        })
+        assert.strictEqual(added.code, 0, added.stderr)
+        const input = customersFile(dir, "clientes.csv", 60)
+        const submitted = yield* run([
+          "submit",
+          "import",
+          "customers",
+          input.file,
+          "--account",
+          "acme",
+          "--chunk-rows",
+          "20",
+          "--json"
+        ])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+        // The hold is lost as the parts start: their first requests wait at the egress gate (as in the history).
+        const first = yield* startWorker(["--egress-id", "w-lose", "--jobs", "2"], env)
+        yield* eventually("the parts are taken", () => / lease \d+/.test(first.stderr()), 60_000, first.stderr)
+        assert.isAbove(yield* loseEgress(b.backend, url, "w-lose"), 0, "the egress hold was ended")
+        const code = yield* Effect.promise(() => first.exit)
+        assert.notStrictEqual(code, 0, first.stderr())
+        assert.include(first.stderr(), "its hold on --egress-id w-lose was lost", first.stderr())
+        assert.include(first.stderr(), "handed back", first.stderr())
+        assert.notMatch(first.stderr(), /job \S+ failed/, first.stderr())
+        // The status of the job: nothing of it failed.
+        const status = yield* run(["status", job, "--json"])
+        assert.notInclude(status.stdout, "failed", status.stdout)
+        const second = yield* startWorker(["--egress-id", "w-take"], env)
+        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 120_000))
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${second.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        const records = yield* sandbox.control.records(account.apiKey, "customers")
+        assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
+      }),
+    { timeout: 240_000 }
+  )
+})
