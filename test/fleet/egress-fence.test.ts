@@ -5,7 +5,8 @@
  * gate (before each request) confirms again and finds the id lost.
  *
  * The pause is real: the test process blocks in `spawnSync` while a child process, the "second worker", waits for
- * the key to lapse and takes the id.
+ * the key to lapse and takes the id. The hold reads Effect's Clock (fleet/Lease.ts), so the test runs on the live
+ * clock (`scopedLive`): under the TestClock the pause would never age the hold.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
@@ -35,7 +36,7 @@ const pausedWhileAnotherTakes = (url: string, key: string) => {
 }
 
 describe.skipIf(!backends.find((b) => b.backend === "redis")!.available)("the egress id's fence on redis", () => {
-  it.scoped(
+  it.scopedLive(
     "a worker paused past its egress key, woken after another took the id, may send nothing",
     () =>
       Effect.gen(function*() {
