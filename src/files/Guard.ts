@@ -29,8 +29,11 @@ const afterApostrophes = (text: string): { readonly count: number; readonly rest
  */
 const splitters = new Set([",", ";", "\t", "|"])
 
-/** A cell in which nothing after a splitter could be guarded or restored (most cells): answered by one scan. */
-const noSplitStart = /[,;\t|] *['=+\-@\r]/
+/**
+ * A cell in which nothing after a splitter could be guarded or restored (most cells): answered by one scan. Every
+ * trigger is in it, tab too (`=|\t1` split on `|` leaves `\t1`, which a spreadsheet runs).
+ */
+const noSplitStart = /[,;\t|] *['=+\-@\t\r]/
 
 /** Most cells start with neither `'` nor a trigger: they are answered without looking further (every cell of every report passes here). */
 const plainStart = (cell: string): boolean => cell.length === 0 || (cell[0] !== "'" && !triggers.has(cell[0]!))

@@ -160,7 +160,7 @@ describe("--json answers on every exit", () => {
             tag: "ValidationError"
           },
           { args: ["import", "customers", Path.join(dir, "missing.csv"), "--json"], tag: "InputError" },
-          { args: ["import", "clientes", put(dir, "d.csv", customersCsv(2)), "--json"], tag: "UsageError" },
+          { args: ["import", "clientez", put(dir, "d.csv", customersCsv(2)), "--json"], tag: "UsageError" },
           { args: ["resume", Path.join(dir, "nowhere"), "--json"], tag: "RunError" },
           { args: ["export", "nothing-such", "--out", Path.join(dir, "e"), "--json"], tag: "UsageError" },
           { args: ["verify", Path.join(dir, "nowhere"), "--json"], tag: "RunError" }

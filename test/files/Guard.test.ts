@@ -86,6 +86,9 @@ describe("formula guard", () => {
     expect(neutralizeInline("a;'=x")).toBe("a;''=x")
     expect(neutralizeInline("a;=x")).toBe("a;=x")
     expect(restore("a;''=x")).toBe("a;'=x")
+    // a piece that starts with a tab after another splitter (fast-check's seed -1442975434 found it missed)
+    expect(neutralize("=|\t1")).toBe("'=|'\t1")
+    expect(restore("'=|'\t1")).toBe("=|\t1")
   })
 
   it("round-trips every string with splitters, and no piece of a neutralised cell starts a formula", () => {

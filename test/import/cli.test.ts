@@ -144,9 +144,9 @@ describe("exit codes and refusals", () => {
         assert.strictEqual(c.code, 2)
         assert.match(c.stderr, /cannot change an existing teams record/)
 
-        const d = yield* runCli(["import", "clientes", duplicate], sandbox, dir)
+        const d = yield* runCli(["import", "clientez", duplicate], sandbox, dir)
         assert.strictEqual(d.code, 2)
-        assert.match(d.stderr, /unknown resource "clientes"/)
+        assert.match(d.stderr, /unknown resource "clientez"/) // (`clientes` is customers' Portuguese name)
 
         const e = yield* runCli(["resume", Path.join(dir, "nowhere")], sandbox, dir)
         assert.strictEqual(e.code, 2)
