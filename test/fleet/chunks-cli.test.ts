@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { customersFile, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
-import { fleetEnv, lastJson, runCli, startPostgres, startWorker } from "./support.js"
+import { customersFile, readReport, tempDir } from "../drills/support.js"
+import { acmeFleet, lastJson, startPostgres, startWorker } from "./support.js"
 
 const accounts = [
   { apiKey: "fleet-key", apiToken: "fleet-token" },
@@ -43,21 +43,7 @@ const asWorkbook = (csv: string, xlsx: string) =>
   })
 
 /** A fleet on a throwaway PostgreSQL with account `acme` (the first of `accounts`) on a fresh sandbox. */
-const fleetWithAcme = Effect.gen(function*() {
-  const pgServer = yield* startPostgres
-  const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
-  const dir = yield* tempDir
-  const env = fleetEnv(pgServer.url)
-  const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-    Effect.promise(() => runCli(args, { ...env, ...extra }))
-  assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-  const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-    FSM_API_KEY: accounts[0]!.apiKey,
-    FSM_API_TOKEN: accounts[0]!.apiToken
-  })
-  assert.strictEqual(added.code, 0, added.stderr)
-  return { sandbox, dir, env, run }
-})
+const fleetWithAcme = Effect.flatMap(startPostgres, (server) => acmeFleet(server.url, { accounts }))
 
 /** Runs `file` through the fleet in parts and through a single `import`; returns both reports. */
 const bothWays = (file: string, chunks: number) =>

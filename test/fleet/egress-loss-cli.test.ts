@@ -8,15 +8,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
-import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import { customersFile } from "../drills/support.js"
 import {
+  acmeFleet,
   availableBackends,
   type Backend,
   eventually,
-  fleetEnv,
   lastJson,
   query,
-  runCli,
   runCliWithin,
   startFleetBackend,
   startWorker
@@ -51,21 +50,7 @@ describe("a worker that loses its egress hold hands its parts back (issue 29)", 
     (b) =>
       Effect.gen(function*() {
         const { url } = yield* startFleetBackend(b.backend)
-        const sandbox = yield* startDrillSandbox({
-          rate: { limit: 10_000, windowMs: 1_000 },
-          accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }]
-        })
-        const account = sandbox.accounts[0]!
-        const dir = yield* tempDir
-        const env = fleetEnv(url)
-        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-          Effect.promise(() => runCli(args, { ...env, ...extra }))
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-          FSM_API_KEY: account.apiKey,
-          FSM_API_TOKEN: account.apiToken
-        })
-        assert.strictEqual(added.code, 0, added.stderr)
+        const { account, dir, env, run, sandbox } = yield* acmeFleet(url)
         const input = customersFile(dir, "clientes.csv", 60)
         const submitted = yield* run([
           "submit",

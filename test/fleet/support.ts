@@ -4,6 +4,7 @@
  * and a free port, one per test file, with an empty database of its own for each test; likewise a throwaway
  * redis-server (scripts/ensure-redis.sh) without persistence; the fleet key; the built CLI spawned with the fleet's environment.
  */
+import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { Redis } from "ioredis"
@@ -17,6 +18,7 @@ import pg from "pg"
 import { afterAll } from "vitest"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
+import { startDrillSandbox, tempDir } from "../drills/support.js"
 
 /** The built CLI; FSM_DRILL_BIN points the tests at another build (the code before a fix, to see a test fail). */
 export const bin = process.env.FSM_DRILL_BIN ?? fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
@@ -442,4 +444,32 @@ export const eventually = (what: string, check: () => Promise<boolean> | boolean
       if (Date.now() > until) throw new Error(`${what}: not within ${ms} ms\n${detail()}`)
       await new Promise((r) => setTimeout(r, 100))
     }
+  })
+
+/**
+ * An initialised fleet on `url` with account `acme` (the first of `accounts`) on a fresh sandbox, and `run`: the CLI
+ * with the fleet's environment (plus `env`).
+ */
+export const acmeFleet = (
+  url: string,
+  options: {
+    readonly accounts?: ReadonlyArray<{ readonly apiKey: string; readonly apiToken: string }>
+    readonly env?: Record<string, string>
+  } = {}
+) =>
+  Effect.gen(function*() {
+    const accounts = options.accounts ?? [{ apiKey: "acme-key", apiToken: "acme-token" }]
+    const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts: [...accounts] })
+    const account = accounts[0]!
+    const dir = yield* tempDir
+    const env = fleetEnv(url, options.env)
+    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+      Effect.promise(() => runCli(args, { ...env, ...extra }))
+    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
+    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
+      FSM_API_KEY: account.apiKey,
+      FSM_API_TOKEN: account.apiToken
+    })
+    assert.strictEqual(added.code, 0, added.stderr)
+    return { sandbox, account, dir, env, run }
   })

@@ -11,16 +11,7 @@ import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { startDrillSandbox, tempDir } from "../drills/support.js"
-import {
-  availableBackends,
-  fleetEnv,
-  lastJson,
-  runCli,
-  startFleetBackend,
-  startWorker,
-  withStore
-} from "../fleet/support.js"
+import { acmeFleet, availableBackends, lastJson, startFleetBackend, startWorker, withStore } from "../fleet/support.js"
 import { readJournalLines, readReport, readSummary } from "../import/support.js"
 import { brazilianList, cnpj } from "./support.js"
 
@@ -47,19 +38,8 @@ const profile = {
 /** A fleet on a throwaway store of `backend` with account `acme` on a fresh sandbox. */
 const fleetWithAcme = (backend: (typeof availableBackends)[number]["backend"]) =>
   Effect.gen(function*() {
-    const pgServer = yield* startFleetBackend(backend)
-    const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 }, accounts })
-    const dir = yield* tempDir
-    const env = fleetEnv(pgServer.url)
-    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-      Effect.promise(() => runCli(args, { ...env, ...extra }))
-    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-      FSM_API_KEY: accounts[0]!.apiKey,
-      FSM_API_TOKEN: accounts[0]!.apiToken
-    })
-    assert.strictEqual(added.code, 0, added.stderr)
-    return { sandbox, dir, env, run, url: pgServer.url }
+    const { url } = yield* startFleetBackend(backend)
+    return { ...(yield* acmeFleet(url, { accounts })), url }
   })
 
 /** The spec a job was stored with, read through the store's port (either backend). */
