@@ -58,7 +58,9 @@ export class SharedBudget extends Context.Tag("fsm-bulk/SharedBudget")<SharedBud
  */
 export const monotonicMillis: Effect.Effect<number> = Effect.map(
   Clock.currentTimeNanos,
-  (nanos) => Number(nanos / 1_000_000n)
+  // Not truncated to whole milliseconds: an end recorded up to 1 ms early let the next request leave up to 1 ms
+  // before its window had passed (and a timer that wakes early is caught by `take`'s check against this clock).
+  (nanos) => Number(nanos) / 1_000_000
 )
 
 export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginMs: number) {
