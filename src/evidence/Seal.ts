@@ -135,39 +135,57 @@ const signatureProblems = (
     ? { report: { status: "valid", keyId: check.keyId, trusted: check.trusted }, problems: [] }
     : { report: { status: check.status, keyId: check.keyId }, problems: [check.problem] }
 
+/**
+ * The statement a signature file signs, decoded by `schema`, once the file is there, readable and signed by the
+ * expected key; else what the check reports (`unsigned`, `invalid`, refused) and why.
+ */
+const signedStatement = <A, I>(
+  path: string,
+  what: "export" | "plan",
+  schema: Schema.Schema<A, I>,
+  expected: Expected
+) =>
+  Effect.gen(function*() {
+    const name = Path.basename(path)
+    type Ended = { readonly report: SignatureReport; readonly problems: ReadonlyArray<string> }
+    if (!fs.existsSync(path)) {
+      return Either.left<Ended>({
+        report: { status: "unsigned" },
+        problems: expected !== undefined
+          ? [
+            `${name} is missing: the ${what} is unsigned, and --public-key ${expected.file} asks for a signature by that key`
+          ]
+          : []
+      })
+    }
+    const file = yield* readSignature(path, name)
+    if (Either.isLeft(file)) return Either.left<Ended>({ report: { status: "invalid" }, problems: [file.left] })
+    const checked = signatureProblems(checkStatement(file.right, name, expected))
+    if (checked.problems.length > 0) return Either.left<Ended>(checked)
+    const statement = Schema.decodeUnknownEither(schema)(file.right.signed)
+    if (Either.isLeft(statement)) {
+      return Either.left<Ended>({
+        report: { status: "invalid" },
+        problems: [`${name} does not sign ${what === "plan" ? "a plan" : "an export"}`]
+      })
+    }
+    return Either.right({ statement: statement.right, report: checked.report })
+  })
+
 /** Checks an export's `manifest.sig` against its manifest: the manifest's own checks are Verify.ts's. */
 export const checkExportSignature = Effect.fn("Seal.checkExport")(function*(dir: string, expected: Expected) {
-  const path = Path.join(dir, manifestSignature)
-  if (!fs.existsSync(path)) {
-    return {
-      report: { status: "unsigned" } as SignatureReport,
-      problems: expected !== undefined
-        ? [
-          `${manifestSignature} is missing: the export is unsigned, and --public-key ${expected.file} asks for a signature by that key`
-        ]
-        : []
-    }
-  }
-  const file = yield* readSignature(path, manifestSignature)
-  if (Either.isLeft(file)) return { report: { status: "invalid" } as SignatureReport, problems: [file.left] }
-  const checked = signatureProblems(checkStatement(file.right, manifestSignature, expected))
-  if (checked.problems.length > 0) return checked
-  const statement = Schema.decodeUnknownEither(ExportStatement)(file.right.signed)
-  if (Either.isLeft(statement)) {
-    return {
-      report: { status: "invalid" } as SignatureReport,
-      problems: [`${manifestSignature} does not sign an export`]
-    }
-  }
-  const now = yield* sha256File(Path.join(dir, statement.right.manifest.file)).pipe(Effect.either)
+  const signed = yield* signedStatement(Path.join(dir, manifestSignature), "export", ExportStatement, expected)
+  if (Either.isLeft(signed)) return signed.left
+  const { report, statement } = signed.right
+  const now = yield* sha256File(Path.join(dir, statement.manifest.file)).pipe(Effect.either)
   const problems = Either.isLeft(now)
-    ? [`${statement.right.manifest.file} cannot be read`]
-    : now.right !== statement.right.manifest.sha256
+    ? [`${statement.manifest.file} cannot be read`]
+    : now.right !== statement.manifest.sha256
     ? [
-      `${statement.right.manifest.file} was changed after it was signed (its sha256 is ${now.right}, the signature covers ${statement.right.manifest.sha256}): a file and its checksum may have been edited together`
+      `${statement.manifest.file} was changed after it was signed (its sha256 is ${now.right}, the signature covers ${statement.manifest.sha256}): a file and its checksum may have been edited together`
     ]
     : []
-  return { report: checked.report, problems }
+  return { report, problems }
 })
 
 export interface RunVerifyResult {
@@ -350,32 +368,15 @@ export const checkPlanSignature = Effect.fn("Seal.checkPlan")(function*(
   sha256: string,
   expected: Expected
 ) {
-  const path = planSignatureOf(plan)
-  const name = Path.basename(path)
-  if (!fs.existsSync(path)) {
-    return {
-      report: { status: "unsigned" } as SignatureReport,
-      problems: expected !== undefined
-        ? [
-          `${name} is missing: the plan is unsigned, and --public-key ${expected.file} asks for a signature by that key`
-        ]
-        : []
-    }
-  }
-  const file = yield* readSignature(path, name)
-  if (Either.isLeft(file)) return { report: { status: "invalid" } as SignatureReport, problems: [file.left] }
-  const checked = signatureProblems(checkStatement(file.right, name, expected))
-  if (checked.problems.length > 0) return checked
-  const statement = Schema.decodeUnknownEither(PlanStatement)(file.right.signed)
-  if (Either.isLeft(statement)) {
-    return { report: { status: "invalid" } as SignatureReport, problems: [`${name} does not sign a plan`] }
-  }
-  const problems = statement.right.plan.sha256 !== sha256
+  const signed = yield* signedStatement(planSignatureOf(plan), "plan", PlanStatement, expected)
+  if (Either.isLeft(signed)) return signed.left
+  const { report, statement } = signed.right
+  const problems = statement.plan.sha256 !== sha256
     ? [
       `${
         Path.basename(plan)
-      } was changed after it was signed (its sha256 is ${sha256}, the signature covers ${statement.right.plan.sha256})`
+      } was changed after it was signed (its sha256 is ${sha256}, the signature covers ${statement.plan.sha256})`
     ]
     : []
-  return { report: checked.report, problems }
+  return { report, problems }
 })
