@@ -362,7 +362,7 @@ describe("export", () => {
     () =>
       Effect.gen(function*() {
         const sandbox = yield* startTestSandbox({
-          accounts: [accountA, accountB, { apiKey: "export-c", apiToken: "token-c" }]
+          accounts: [accountA, accountB, { apiKey: "key-of-c", apiToken: "token-c" }]
         })
         yield* Effect.promise(async () => {
           const api = await http(sandbox, accountA)
@@ -418,7 +418,7 @@ describe("export", () => {
         assert.deepStrictEqual(byKey(inB.map((c) => [c["externalId"], c["description"], c["note"]])), formulaLike)
 
         // … and in-process for the XLSX.
-        const apiC = yield* apiOf(sandbox, { apiKey: "export-c", apiToken: "token-c" })
+        const apiC = yield* apiOf(sandbox, { apiKey: "key-of-c", apiToken: "token-c" })
         const xlsxRun = yield* runImport(
           job({
             resource: "customers",
@@ -429,7 +429,7 @@ describe("export", () => {
           Effect.provideService(Api, apiC)
         )
         assert.strictEqual(xlsxRun.exitCode, 0, JSON.stringify(xlsxRun.summary.counts))
-        const inC = yield* sandbox.control.records("export-c", "customers")
+        const inC = yield* sandbox.control.records("key-of-c", "customers")
         assert.deepStrictEqual(byKey(inC.map((c) => [c["externalId"], c["description"], c["note"]])), formulaLike)
       }).pipe(Effect.provide(NodeContext.layer)),
     60_000

@@ -17,8 +17,9 @@ import { temporaryDir, testClient } from "../support.js"
 export const root = fileURLToPath(new URL("../..", import.meta.url))
 export const bin = Path.join(root, "dist/bin.js")
 
-export const accountA = { apiKey: "export-a", apiToken: "token-a" }
-export const accountB = { apiKey: "export-b", apiToken: "token-b" }
+// Keys that no temporary directory's name can contain: a key is a secret, and every secret is redacted from what is printed.
+export const accountA = { apiKey: "key-of-a", apiToken: "token-a" }
+export const accountB = { apiKey: "key-of-b", apiToken: "token-b" }
 
 /** A sandbox with two isolated accounts and a budget that never gets in the way of a test. */
 export const startTestSandbox = (options: SandboxOptionsInput = {}) =>
