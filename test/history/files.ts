@@ -34,6 +34,9 @@ export interface Row {
   /** The internal columns' values (a salesperson, a credit limit): never to be sent. */
   readonly seller?: string | undefined
   readonly credit?: string | undefined
+  /** An e-mail and a CPF (with its punctuation), filled in a sheet of Portuguese aliases (`aliasRow`). */
+  readonly email?: string | undefined
+  readonly cpf?: string | undefined
 }
 
 export interface FileShape {
@@ -46,17 +49,24 @@ export interface FileShape {
    * Default "template": the template's column names. "portuguese": a customer's own sheet (a title row above
    * Portuguese headers, `Sim`/`Não`, a "Total" footer), imported with `--map` and a profile the history writes.
    */
-  readonly style?: "template" | "portuguese" | undefined
+  readonly style?: "template" | "portuguese" | "aliases" | undefined
   /** Internal columns (Vendedor, Limite de crédito) beside the customer's. */
   readonly internal?: boolean | undefined
+  /**
+   * "aliases": the Portuguese headers the tool knows without a profile (`Código`, `Nome`, `E-mail`, `CPF/CNPJ`…,
+   * src/Aliases.ts) and a "Total" footer; `title`: a title row above them too (which only a profile reads past).
+   */
+  readonly title?: boolean | undefined
 }
 
 /** How a report cell becomes the value the server keeps, as the checker reads it. */
-export type CellKind = "text" | "list" | "boolean" | "integer" | "decimal"
+export type CellKind = "text" | "list" | "boolean" | "integer" | "decimal" | "digits"
 
 interface Column {
   readonly template: string
   readonly portuguese: string
+  /** The header of a sheet of aliases: the alias the tool knows (src/Aliases.ts), or an English name. */
+  readonly alias: string
   /** The field; undefined: an internal column, never sent. */
   readonly field?: string
   /** The property the server reads the field back as. */
@@ -66,14 +76,51 @@ interface Column {
 }
 
 const columns: ReadonlyArray<Column> = [
-  { template: "externalId", portuguese: "Código", field: "externalId", kind: "text", cell: (r) => r.key ?? "" },
-  { template: "name", portuguese: "Nome", field: "name", property: "description", kind: "text", cell: (r) => r.name },
-  { template: "phoneNumber", portuguese: "Telefone", field: "phoneNumber", kind: "list", cell: (r) => r.phone },
-  { template: "note", portuguese: "Observações", field: "note", kind: "text", cell: (r) => r.note },
-  { template: "address", portuguese: "Endereço", field: "address", kind: "text", cell: (r) => r.address },
+  {
+    template: "externalId",
+    portuguese: "Código",
+    alias: "Código",
+    field: "externalId",
+    kind: "text",
+    cell: (r) => r.key ?? ""
+  },
+  {
+    template: "name",
+    portuguese: "Nome",
+    alias: "Nome",
+    field: "name",
+    property: "description",
+    kind: "text",
+    cell: (r) => r.name
+  },
+  {
+    template: "phoneNumber",
+    portuguese: "Telefone",
+    alias: "Telefone",
+    field: "phoneNumber",
+    kind: "list",
+    cell: (r) => r.phone
+  },
+  {
+    template: "note",
+    portuguese: "Observações",
+    alias: "Observação",
+    field: "note",
+    kind: "text",
+    cell: (r) => r.note
+  },
+  {
+    template: "address",
+    portuguese: "Endereço",
+    alias: "Endereço",
+    field: "address",
+    kind: "text",
+    cell: (r) => r.address
+  },
   {
     template: "active",
     portuguese: "Ativo",
+    alias: "Ativo",
     field: "active",
     kind: "boolean",
     cell: (r, _, pt) => (r.active === undefined ? undefined : pt ? (r.active ? "Sim" : "Não") : String(r.active))
@@ -81,6 +128,7 @@ const columns: ReadonlyArray<Column> = [
   {
     template: "maximumVisitTime",
     portuguese: "Tempo de visita (min)",
+    alias: "maximumVisitTime",
     field: "maximumVisitTime",
     kind: "integer",
     cell: (r) => r.visit
@@ -88,15 +136,28 @@ const columns: ReadonlyArray<Column> = [
   {
     template: "latitude",
     portuguese: "Latitude",
+    alias: "Latitude",
     field: "latitude",
     kind: "decimal",
     cell: (r, d) => (r.lat === undefined ? undefined : d === "," ? r.lat.replace(".", ",") : r.lat)
   },
-  { template: "Vendedor", portuguese: "Vendedor", cell: (r) => r.seller },
-  { template: "Limite de crédito", portuguese: "Limite de crédito", cell: (r) => r.credit }
+  { template: "email", portuguese: "E-mail", alias: "E-mail", field: "email", kind: "list", cell: (r) => r.email },
+  {
+    template: "cpfCnpj",
+    portuguese: "CPF/CNPJ",
+    alias: "CPF/CNPJ",
+    field: "cpfCnpj",
+    kind: "digits",
+    cell: (r) => r.cpf
+  },
+  { template: "Vendedor", portuguese: "Vendedor", alias: "Vendedor", cell: (r) => r.seller },
+  { template: "Limite de crédito", portuguese: "Limite de crédito", alias: "Limite de crédito", cell: (r) => r.credit }
 ]
 
 const isPortuguese = (shape: FileShape) => shape.style === "portuguese"
+const isAliases = (shape: FileShape) => shape.style === "aliases"
+/** Sheets in Portuguese: `Sim`/`Não`, decimal commas. */
+const inPortuguese = (shape: FileShape) => isPortuguese(shape) || isAliases(shape)
 const isXlsx = (shape: FileShape) => shape.format === "xlsx"
 
 /** The columns a file has: the template's four, the others when any row fills them, internal ones when asked. */
@@ -108,9 +169,13 @@ const columnsOf = (shape: FileShape): ReadonlyArray<Column> =>
 
 /** The decimal mark of a CSV: `,` in a `;` file (and in every customer's own sheet), `.` in a `,` file. */
 const decimalOf = (shape: FileShape): "." | "," =>
-  isXlsx(shape) ? "." : isPortuguese(shape) || shape.delimiter === ";" ? "," : "."
+  isXlsx(shape) ? "." : inPortuguese(shape) || shape.delimiter === ";" ? "," : "."
 
-const headerOf = (shape: FileShape, c: Column) => (isPortuguese(shape) ? c.portuguese : c.template)
+const headerOf = (shape: FileShape, c: Column) =>
+  isPortuguese(shape) ? c.portuguese : isAliases(shape) ? c.alias : c.template
+
+/** The spreadsheet row of the header: below the title row of a customer's own sheet (or of a sheet of aliases). */
+const headerRowOf = (shape: FileShape) => (isPortuguese(shape) || (isAliases(shape) && shape.title === true) ? 2 : 1)
 
 /** The sheet's lines as cells: a title row and a footer for a customer's own sheet. */
 const table = (shape: FileShape): Array<Array<string | number>> => {
@@ -118,14 +183,16 @@ const table = (shape: FileShape): Array<Array<string | number>> => {
   const decimal = decimalOf(shape)
   const body = shape.rows.map((r) =>
     cols.map((c) => {
-      const v = c.cell(r, decimal, isPortuguese(shape))
+      const v = c.cell(r, decimal, inPortuguese(shape))
       // A number cell of an .xlsx for what is a number; text otherwise.
       return v === undefined ? "" : isXlsx(shape) && (c.kind === "integer" || c.kind === "decimal") ? Number(v) : v
     })
   )
-  if (!isPortuguese(shape)) return [cols.map((c) => headerOf(shape, c)), ...body]
+  if (!inPortuguese(shape)) return [cols.map((c) => headerOf(shape, c)), ...body]
   return [
-    ["Relação de clientes ativos - Novembro/2026", ...cols.slice(1).map(() => "")],
+    ...(headerRowOf(shape) === 2
+      ? [["Relação de clientes ativos - Novembro/2026", ...cols.slice(1).map(() => "")]]
+      : []),
     cols.map((c) => headerOf(shape, c)),
     ...body,
     [`Total de clientes: ${shape.rows.length}`, ...cols.slice(1).map(() => "")]
@@ -145,8 +212,8 @@ export const fileBytes = (shape: FileShape): Buffer => {
 /** The mapping profile a customer's own sheet is imported with (what `fsm-bulk map` proposes, reviewed). */
 export const profileOf = (shape: FileShape) => ({
   resource: "customers",
-  headerRow: 2,
-  columns: Object.fromEntries(columnsOf(shape).map((c) => [c.portuguese, c.field ?? "ignore"])),
+  headerRow: headerRowOf(shape),
+  columns: Object.fromEntries(columnsOf(shape).map((c) => [headerOf(shape, c), c.field ?? "ignore"])),
   fields: { active: { values: { Sim: "true", "Não": "false" } } }
 })
 
@@ -157,12 +224,12 @@ export const writeInput = (base: string, shape: FileShape) =>
     if (isXlsx(shape)) {
       const ExcelJS = await loadExcelJs()
       const book = new ExcelJS.Workbook()
-      book.addWorksheet(isPortuguese(shape) ? "Clientes" : "customers").addRows(table(shape))
+      book.addWorksheet(inPortuguese(shape) ? "Clientes" : "customers").addRows(table(shape))
       await book.xlsx.writeFile(file)
     } else {
       writeFileSync(file, fileBytes(shape))
     }
-    const profile = isPortuguese(shape) ? `${base}.map.json` : undefined
+    const profile = inPortuguese(shape) ? `${base}.map.json` : undefined
     if (profile !== undefined) writeFileSync(profile, JSON.stringify(profileOf(shape), null, 2) + "\n")
     return { file, profile }
   })
@@ -195,14 +262,14 @@ export const planOf = (shape: FileShape): ColumnPlan => {
         column: headerOf(shape, c),
         property: c.property ?? c.field,
         kind: c.kind!,
-        values: isPortuguese(shape) && c.field === "active" ? profileOf(shape).fields.active.values : undefined
+        values: inPortuguese(shape) && c.field === "active" ? profileOf(shape).fields.active.values : undefined
       }]
     ),
     decimal: decimalOf(shape),
     unsent: cols.filter((c) => c.field === undefined).map((c) => headerOf(shape, c)),
     unsentValues: cols.filter((c) => c.field === undefined).flatMap((c) =>
       shape.rows.flatMap((r) => {
-        const value = String(c.cell(r, decimalOf(shape), isPortuguese(shape)) ?? "").trim()
+        const value = String(c.cell(r, decimalOf(shape), inPortuguese(shape)) ?? "").trim()
         return value === "" ? [] : [[value, headerOf(shape, c)] as const]
       })
     )
@@ -254,6 +321,8 @@ export const expectedValue = (
       return Number(text)
     case "decimal":
       return Number(decimal === "," ? text.replaceAll(".", "").replace(",", ".") : text.replaceAll(",", ""))
+    case "digits":
+      return text.replace(/\D/g, "")
   }
 }
 
@@ -330,13 +399,37 @@ export const simplerFiles = (shape: FileShape, emptyCells = false): Array<FileSh
     }
   })
   if (isXlsx(shape)) out.push({ ...shape, format: "csv" })
-  if (isPortuguese(shape)) out.push({ ...shape, style: "template" })
+  if (inPortuguese(shape)) out.push({ ...shape, style: "template" })
+  if (shape.title === true) out.push({ ...shape, title: false })
   if (shape.internal === true) out.push({ ...shape, internal: false })
   if (shape.rows.some((r) => r.address !== undefined)) {
     out.push({ ...shape, rows: shape.rows.map(({ key, name, note, phone }) => ({ key, name, note, phone })) })
+  }
+  if (shape.rows.some((r) => r.email !== undefined || r.cpf !== undefined)) {
+    out.push({ ...shape, rows: shape.rows.map(({ cpf: _c, email: _e, ...r }) => r) })
   }
   if (shape.delimiter === ";" || shape.encoding === "windows-1252") {
     out.push({ ...shape, delimiter: ",", encoding: "utf-8" })
   }
   return out
 }
+
+/** A valid CPF for a key (its check digits computed), punctuated as people type it: one CPF per customer. */
+export const cpfOf = (key: string): string => {
+  const n = [...key].reduce((h, c) => (h * 31 + c.charCodeAt(0)) % 900_000_000, 7)
+  const digits = [...String(100_000_000 + n)].map(Number)
+  const check = (ds: ReadonlyArray<number>) => {
+    const r = (ds.reduce((s, d, i) => s + d * (ds.length + 1 - i), 0) * 10) % 11
+    return r === 10 ? 0 : r
+  }
+  digits.push(check(digits))
+  digits.push(check(digits))
+  const t = digits.join("")
+  return `${t.slice(0, 3)}.${t.slice(3, 6)}.${t.slice(6, 9)}-${t.slice(9)}`
+}
+
+/** A row of a sheet of aliases: its e-mail and CPF beside the cells it had (a footer keeps none). */
+export const aliasRow = (r: Row): Row =>
+  r.key === undefined
+    ? r
+    : { ...r, email: `contato.${r.key.toLowerCase().replace(/[^a-z0-9]/g, "")}@cliente.com.br`, cpf: cpfOf(r.key) }

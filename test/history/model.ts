@@ -24,17 +24,22 @@ import { Api } from "../../src/client/Api.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { normalKey } from "../../src/Identity.js"
 import { runImport } from "../../src/import/Pipeline.js"
-import { readPlan } from "../../src/import/Plan.js"
+import { readAnyPlan } from "../../src/import/Plan.js"
 import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { readProfile } from "../../src/mapping/Profile.js"
+import { currentLanguage, type Language, setLanguage } from "../../src/Messages.js"
+import { prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
+import { isResourceName, resource as resourceOf } from "../../src/Resources.js"
 import type { Faults, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { Status } from "../../src/Status.js"
 import { runUndo } from "../../src/undo/Undo.js"
 import { apiOf, job, spawnCli, writes } from "../import/support.js"
 import type { EchoGateway } from "./echo.js"
 import type { ColumnPlan, FileShape, Row } from "./files.js"
 import {
+  aliasRow,
   expectedValue,
   genForm,
   genRow,
@@ -155,8 +160,35 @@ export type Action =
     readonly edits: ReadonlyArray<{ readonly key: string; readonly note: string }>
   }
   | { readonly kind: "concurrent-imports"; readonly file: FileShape }
-  /** `fsm-bulk apply` of the plan an earlier dry run wrote (issue 25.2). */
+  /** `fsm-bulk apply` of the plan an earlier dry run wrote, an import's or an onboarding's (issue 25.2). */
   | { readonly kind: "apply"; readonly run: number }
+  /**
+   * `onboard DIR --dry-run --plan PLAN` of a directory holding the customers' file (issue 25.2): nothing written;
+   * `apply` applies the plan later, after whatever the history does to the server in between.
+   */
+  | { readonly kind: "onboard-plan"; readonly file: FileShape }
+  /**
+   * A sheet of the Portuguese headers the tool knows without a profile (`Código`, `Nome`, `E-mail`, `CPF/CNPJ`…,
+   * src/Aliases.ts), `;`, decimal commas, `Sim`/`Não`, a "Total" footer, maybe a title row; imported with the
+   * profile the history writes beside it (`map`) or without one (a title row then stops the run before it sends).
+   */
+  | {
+    readonly kind: "pt-headers"
+    readonly mode: Mode
+    readonly file: FileShape
+    readonly map: boolean
+    readonly dryRun: boolean
+  }
+  /**
+   * `export --out D` (every resource, or an earlier export again: `export` modulo those made), then `onboard D`
+   * into the second account (`other`) or back into this one: read-only lists skipped, nothing duplicated.
+   */
+  | { readonly kind: "export-onboard"; readonly export: number | undefined; readonly other: boolean }
+  /**
+   * `--lang pt-BR` (issue 27): a dry run in English and in Portuguese must report the same rows, statuses and
+   * counts (statuses stay English), then the import itself runs in Portuguese.
+   */
+  | { readonly kind: "pt-br"; readonly mode: Mode; readonly file: FileShape }
   /**
    * A users file with passwords (a create-only, write-only field) imported in upsert mode, then again with other
    * passwords without `--send-write-only`, then with them and the flag: `passwords[round][i]` for `users[i]`.
@@ -245,6 +277,8 @@ export interface RunInfo {
   readonly plan?: ColumnPlan | undefined
   /** Records without a key the run may create (its keyless rows, in create mode): a resume of it may too. */
   readonly keyless?: number
+  /** A dry run's plan file (`--plan`), an import's or an onboarding's. */
+  readonly planFile?: string | undefined
 }
 
 export interface World {
@@ -302,12 +336,13 @@ export const changedKeys = (before: Snapshot, after: Snapshot): Set<string> => {
 const nextDir = (w: World, what: string) => Path.join(w.dir, `${String(++w.counter).padStart(3, "0")}-${what}`)
 
 /** Writes the file of `shape` (and its mapping profile) and returns them, with the read settings for a job. */
-const writeFile = Effect.fn("History.writeFile")(function*(w: World, shape: FileShape) {
+const writeFile = Effect.fn("History.writeFile")(function*(w: World, shape: FileShape, useMap = true) {
   const { file, profile } = yield* writeInput(nextDir(w, "file"), shape)
-  const map = profile === undefined ? undefined : yield* Effect.orDie(readProfile(profile))
+  const map = profile === undefined || !useMap ? undefined : yield* Effect.orDie(readProfile(profile))
   return {
     file,
-    profile,
+    /** The profile, when the run reads through it. */
+    profile: map !== undefined ? profile : undefined,
     read: { encoding: "auto", delimiter: "auto", ...(map !== undefined ? { map } : {}) } as const
   }
 })
@@ -315,9 +350,9 @@ const writeFile = Effect.fn("History.writeFile")(function*(w: World, shape: File
 const keysOf = (rows: ReadonlyArray<Row>) =>
   new Set(rows.flatMap((r) => (r.key !== undefined ? [normalKey(r.key)] : [])))
 
-/** The client of a history: fast backoff, and enough attempts that the faults rarely exhaust them. */
-const clientOf = (w: World) =>
-  apiOf(w.sandbox, undefined, { baseUrl: w.gateway.url, maxAttempts: 12, backoffBaseMs: 5, backoffMaxMs: 50 })
+/** The client of a history (its first account, or `apiKey`'s): fast backoff, attempts the faults rarely exhaust. */
+const clientOf = (w: World, apiKey?: string) =>
+  apiOf(w.sandbox, apiKey, { baseUrl: w.gateway.url, maxAttempts: 12, backoffBaseMs: 5, backoffMaxMs: 50 })
 
 const sayInto = (output: Array<string>) => (line: string) => Effect.sync(() => void output.push(line))
 
@@ -335,9 +370,10 @@ const noStep = (note: string): Step => ({ targeted: new Set(), keyless: 0, outpu
 const importStep = Effect.fn("History.import")(function*(
   w: World,
   a: { mode: Mode; file: FileShape; dryRun: boolean },
-  interrupt?: { after: number; hard: boolean }
+  interrupt?: { after: number; hard: boolean },
+  useMap = true
 ) {
-  const { file, read } = yield* writeFile(w, a.file)
+  const { file, read } = yield* writeFile(w, a.file, useMap)
   const runDir = nextDir(w, `import-${a.mode}`)
   const output: Array<string> = []
   const mark = (yield* w.sandbox.control.requests).length
@@ -375,6 +411,8 @@ const importStep = Effect.fn("History.import")(function*(
   } else {
     exit = yield* Effect.exit(running)
   }
+  // A failure's whole text is part of what the user is told (searched for secrets; the header hint, `pt-headers`).
+  if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
   const made = existsSync(runDir)
   if (made) {
     w.runs.push({
@@ -384,7 +422,8 @@ const importStep = Effect.fn("History.import")(function*(
       undo: false,
       targeted: keysOf(a.file.rows),
       plan: planOf(a.file),
-      keyless: a.dryRun || a.mode !== "create" ? 0 : a.file.rows.filter((r) => r.key === undefined).length
+      keyless: a.dryRun || a.mode !== "create" ? 0 : a.file.rows.filter((r) => r.key === undefined).length,
+      ...(a.dryRun ? { planFile: `${runDir}.plan.json` } : {})
     })
   }
   return {
@@ -399,41 +438,423 @@ const importStep = Effect.fn("History.import")(function*(
 })
 
 /**
- * `fsm-bulk apply` of a dry run's plan (issue 25.2): only the plan's rows that send a write may change a record,
- * whatever the server did since the plan (rows whose records changed are `conflict`, not sent).
+ * `fsm-bulk apply` of a dry run's plan (issue 25.2), an import's or an onboarding's (its customers step): only the
+ * plan's rows that send a write may change a record, and only while the record is as the plan read it: a row whose
+ * record changed on the server since the plan (another run, the actor, an undo in between) is `conflict`, not sent.
  */
 const applyStep = Effect.fn("History.apply")(function*(w: World, n: number) {
-  const planned = runOf(w, n, (r) => r.dryRun && existsSync(`${r.dir}.plan.json`))
+  const planned = runOf(w, n, (r) => r.planFile !== undefined && existsSync(r.planFile))
   if (planned === undefined) return noStep("apply: no plan")
-  const read = yield* Effect.either(readPlan(`${planned.dir}.plan.json`))
+  const read = yield* Effect.either(readAnyPlan(planned.planFile!))
   if (read._tag === "Left") return noStep(`apply: ${read.left.message}`)
-  const plan = read.right
-  const c = plan.content
+  const any = read.right
   const runDir = nextDir(w, "apply")
   const output: Array<string> = []
+  const steps = any.kind === "import" ? [any.plan.content] : any.plan.content.steps
+  const rows = steps.filter((c) => c.resource === "customers").flatMap((c) => c.plan)
   const exit = yield* Effect.exit(
-    runImport({
-      ...job({ resource: "customers", file: c.source.file, runDir, mode: c.mode }),
-      read: c.read,
-      dateFormat: c.parse.dateFormat,
-      decimal: c.parse.decimal,
-      say: sayInto(output),
-      concurrency: 4,
-      applying: { plan, approvedBy: "history" }
-    }).pipe(Effect.provide(clientOf(w)))
+    (any.kind === "import"
+      ? Effect.map(
+        runImport({
+          ...job({ resource: "customers", file: any.plan.content.source.file, runDir, mode: any.plan.content.mode }),
+          read: any.plan.content.read,
+          dateFormat: any.plan.content.parse.dateFormat,
+          decimal: any.plan.content.parse.decimal,
+          say: sayInto(output),
+          concurrency: 4,
+          applying: { plan: any.plan, approvedBy: "history" }
+        }),
+        (r) => r.exitCode
+      )
+      : Effect.gen(function*() {
+        // As `apply` runs an onboarding's plan (onboard/Commands.ts: applyOnboardPlan), in process.
+        const first = any.plan.content.steps[0]!
+        const prepared = yield* prepareOnboarding({
+          command: "onboard",
+          input: any.plan.content.input,
+          runDir,
+          dryRun: false,
+          verify: false,
+          sendWriteOnly: any.plan.content.options.sendWriteOnly,
+          answerWaitMs: 20_000,
+          answerPollMs: 100,
+          read: { encoding: first.read.encoding, delimiter: first.read.delimiter },
+          dateFormat: first.parse.dateFormat,
+          decimal: first.parse.decimal,
+          applying: { plan: any.plan, approvedBy: "history" }
+        })
+        return (yield* runOnboarding(prepared, { say: sayInto(output) })).exitCode
+      })).pipe(Effect.provide(clientOf(w)))
   )
-  const writing = c.plan.filter((p) => p.intent !== undefined)
-  const targeted = new Set(writing.flatMap((p) => (p.key !== undefined ? [normalKey(p.key)] : [])))
-  const made = existsSync(runDir)
-  if (made) w.runs.push({ dir: runDir, firstStep: w.snapshots.length - 1, dryRun: false, undo: false, targeted })
+  // The records as the plan read them (after its dry run's step), and those changed since.
+  const then = w.snapshots[planned.firstStep + 1] ?? w.snapshots[w.snapshots.length - 1]!
+  const changedSince = changedKeys(then, w.snapshots[w.snapshots.length - 1]!)
+  const keyOf = (p: (typeof rows)[number]) => (p.key !== undefined ? normalKey(p.key) : undefined)
+  const writing = rows.filter((p) => p.intent !== undefined)
+  const bound = (p: (typeof rows)[number]) => p.state === undefined || p.state.read !== "unread"
+  const targeted = new Set(
+    writing.flatMap((p) => {
+      const k = keyOf(p)
+      return k !== undefined && !(bound(p) && changedSince.has(k)) ? [k] : []
+    })
+  )
+  const reportDir = any.kind === "import" ? runDir : Path.join(runDir, "customers")
+  const made = existsSync(reportDir)
+  if (made) {
+    w.runs.push({
+      dir: reportDir,
+      firstStep: w.snapshots.length - 1,
+      dryRun: false,
+      undo: false,
+      targeted,
+      plan: planned.plan
+    })
+  }
+  // A planned write whose record changed since the plan is never sent, even one that would change nothing visible.
+  const found: Array<string> = []
+  const report = readCsv(Path.join(reportDir, "report.csv"))
+  for (const p of writing) {
+    const k = keyOf(p)
+    if (k === undefined || !bound(p) || !changedSince.has(k)) continue
+    const line = report.find((r) => Number(r._row) === p.row)
+    if (line !== undefined && ["created", "updated", "deleted"].includes(line._status!)) {
+      found.push(
+        `(apply) ${
+          Path.basename(reportDir)
+        } row ${p.row} (${k}) ${line._status}: its record changed on the server since the plan`
+      )
+    }
+  }
   return {
     targeted,
     keyless: writing.filter((p) => p.key === undefined && p.intent === "create").length,
-    runDir: made ? runDir : undefined,
+    runDir: made ? reportDir : undefined,
     output,
-    note: `apply ${Path.basename(planned.dir)}.plan.json: ${
-      Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)
+    found,
+    note: `apply ${Path.basename(planned.planFile!)} (changed since: ${[...changedSince].join(" ") || "none"}): ${
+      Exit.isSuccess(exit) ? `exit ${exit.value}` : failureText(exit)
     }`
+  } satisfies Step
+})
+
+/**
+ * `onboard DIR --dry-run --plan PLAN` of a directory holding `customers.csv` (or `.xlsx`): writes nothing; the
+ * plan is `apply`'s to send later.
+ */
+const onboardPlanStep = Effect.fn("History.onboardPlan")(function*(w: World, a: Of<"onboard-plan">) {
+  const input = nextDir(w, "onboarding")
+  mkdirSync(input, { recursive: true })
+  yield* writeInput(Path.join(input, "customers"), a.file)
+  const runDir = nextDir(w, "onboard-dry")
+  const planFile = `${runDir}.plan.json`
+  const output: Array<string> = []
+  const exit = yield* Effect.exit(
+    Effect.flatMap(
+      prepareOnboarding(onboardRequest(input, runDir, { dryRun: true, planOut: planFile })),
+      (prepared) => runOnboarding(prepared, { say: sayInto(output) })
+    ).pipe(Effect.provide(clientOf(w)))
+  )
+  if (existsSync(planFile)) {
+    w.runs.push({
+      dir: Path.join(runDir, "customers"),
+      firstStep: w.snapshots.length - 1,
+      dryRun: true,
+      undo: false,
+      targeted: keysOf(a.file.rows),
+      plan: planOf(a.file),
+      planFile
+    })
+  }
+  return {
+    ...noStep(
+      `onboard --dry-run --plan ${Path.basename(planFile)}: ${
+        Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)
+      }`
+    ),
+    output
+  } satisfies Step
+})
+
+/** An onboarding request with the CLI's defaults. */
+const onboardRequest = (
+  input: string,
+  runDir: string,
+  more: Partial<Parameters<typeof prepareOnboarding>[0]> = {}
+): Parameters<typeof prepareOnboarding>[0] => ({
+  command: "onboard",
+  input,
+  runDir,
+  dryRun: false,
+  verify: false,
+  answerWaitMs: 20_000,
+  answerPollMs: 100,
+  read: { encoding: "auto", delimiter: "auto" },
+  dateFormat: "auto",
+  decimal: "auto",
+  ...more
+})
+
+/**
+ * A sheet of Portuguese aliases. With a profile, or without one and no title row: an import like any other (the
+ * checker's column plan reads the aliases). Without a profile above a title row: the run stops before it sends
+ * anything, and says which row looks like the header and the `map` command that reads it there.
+ */
+const ptHeadersStep = Effect.fn("History.ptHeaders")(function*(w: World, a: Of<"pt-headers">) {
+  if (a.map || a.file.title !== true) return yield* importStep(w, a, undefined, a.map)
+  const mark = (yield* w.sandbox.control.requests).length
+  const step = yield* importStep(w, a, undefined, false)
+  const sent = writes((yield* w.sandbox.control.requests).slice(mark)).length
+  const told = step.output.join("\n")
+  const found = [
+    ...(sent > 0 ? [`(pt-headers) a title row above the header, no profile: ${sent} writes were sent`] : []),
+    ...(!/row 2 looks like the header/.test(told) || !told.includes("fsm-bulk map customers")
+      ? [
+        `(pt-headers) a title row above the header, no profile: not told that row 2 looks like it (${
+          told.slice(0, 300)
+        })`
+      ]
+      : [])
+  ]
+  return { ...step, targeted: new Set<string>(), keyless: 0, found } satisfies Step
+})
+
+/** The read-only lists among an export's files that hold rows (an onboarding of it must skip them). */
+const readOnlyFilesOf = (dir: string): Array<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const base = name.replace(/\.csv$/, "")
+    return name.endsWith(".csv") && isResourceName(base) && resourceOf(base).kind === "readonly" &&
+        readCsv(Path.join(dir, name)).length > 0
+      ? [base]
+      : []
+  })
+
+/** The customers of the second account by key (`#id` without one), and the key of each second record of a key. */
+const otherAccount = (w: World) =>
+  Effect.map(w.sandbox.control.records(w.sandbox.accounts[1]!.apiKey, "customers"), (records) => {
+    const byKey = new Map<string, Record<string, unknown>>()
+    const twice: Array<string> = []
+    for (const r of records) {
+      const key = typeof r.externalId === "string" && r.externalId.trim() !== "" ? normalKey(r.externalId) : undefined
+      if (key !== undefined && byKey.has(key)) twice.push(key)
+      byKey.set(key ?? `#${String(r.id)}`, r)
+    }
+    return { byKey, twice }
+  })
+
+/**
+ * An export's folder fed to `onboard` (issue 27): a fresh export of every resource (or an earlier export again),
+ * onboarded into the second account or back into this one. Read-only lists are skipped and named; into this account
+ * it changes only records the file differs on and nothing changed since the export (those are `conflict`: the
+ * stale check); into the other one it makes one record per key with the file's values, and onboarding again
+ * (a later export, or the same) changes no record's id and adds none.
+ */
+const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World, a: Of<"export-onboard">) {
+  const output: Array<string> = []
+  let exported = a.export !== undefined && w.exports.length > 0 ? w.exports[a.export % w.exports.length] : undefined
+  if (exported === undefined) {
+    const out = nextDir(w, "export-all")
+    const done = yield* Effect.exit(withoutFaults(
+      w,
+      Effect.gen(function*() {
+        const prepared = yield* prepareExport({
+          resources: [],
+          out,
+          format: "csv",
+          since: undefined,
+          until: undefined,
+          say: sayInto(output)
+        })
+        return yield* runExport(prepared)
+      }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)))
+    ))
+    if (Exit.isFailure(done)) return { ...noStep(`export of everything: ${failureText(done)}`), output }
+    exported = { dir: out, records: yield* snapshot(w) }
+    w.exports.push(exported)
+  }
+  const target = a.other ? w.sandbox.accounts[1]! : w.sandbox.accounts[0]!
+  const runDir = nextDir(w, a.other ? "onboard-other" : "onboard-same")
+  const file = Path.join(exported.dir, "customers.csv")
+  const rows = readCsv(file)
+  const header = rows.length > 0 ? Object.keys(rows[0]!) : ["externalId", "name", "note"]
+  const keys = new Set(rows.flatMap((r) => (r.externalId ? [normalKey(r.externalId)] : [])))
+  const now = yield* snapshot(w)
+  const stale = a.other ? new Set<string>() : changedKeys(exported.records, now)
+  const otherBefore = a.other ? yield* otherAccount(w) : undefined
+  const exit = yield* Effect.exit(
+    Effect.flatMap(
+      prepareOnboarding(onboardRequest(exported.dir, runDir)),
+      (prepared) => runOnboarding(prepared, { say: sayInto(output) })
+    ).pipe(Effect.provide(clientOf(w, target.apiKey)))
+  )
+  if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
+  const found: Array<string> = []
+  const summaryPath = Path.join(runDir, "summary.json")
+  if (existsSync(summaryPath)) {
+    const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
+      resources: ReadonlyArray<string>
+      readOnly?: ReadonlyArray<string>
+    }
+    const expected = readOnlyFilesOf(exported.dir)
+    const skipped = new Set(summary.readOnly ?? [])
+    for (const name of expected) {
+      if (!skipped.has(name)) found.push(`(export-onboard) the read-only list ${name} was not named as skipped`)
+    }
+    for (const name of summary.resources) {
+      if (isResourceName(name) && resourceOf(name).kind === "readonly") {
+        found.push(`(export-onboard) the read-only list ${name} was a step of the onboarding`)
+      }
+    }
+  } else if (Exit.isSuccess(exit)) found.push(`(export-onboard) ${Path.basename(runDir)} has no summary.json`)
+  const stepDir = Path.join(runDir, "customers")
+  const plan = planOfHeader(header, ".")
+  if (otherBefore !== undefined) {
+    // Into the other account: one record per key, each with the file's values; none made again or replaced.
+    const after = yield* otherAccount(w)
+    for (const k of after.twice) found.push(`(export-onboard) the other account has a second record of ${k}`)
+    for (const [k, r] of otherBefore.byKey) {
+      const still = after.byKey.get(k)
+      if (still === undefined || String(still.id) !== String(r.id)) {
+        found.push(`(export-onboard) the other account's ${k} (id ${String(r.id)}) was replaced or removed`)
+      }
+    }
+    const keyless = (m: ReadonlyMap<string, unknown>) => [...m.keys()].filter((k) => k.startsWith("#")).length
+    const keylessRows = rows.filter((r) => !r.externalId).length
+    if (keyless(after.byKey) > Math.max(keyless(otherBefore.byKey), keylessRows)) {
+      found.push(
+        `(export-onboard) the other account has ${keyless(after.byKey)} records without a key (${
+          keyless(otherBefore.byKey)
+        } before, ${keylessRows} rows without one in the file)`
+      )
+    }
+    for (const row of readCsv(Path.join(stepDir, "report.csv"))) {
+      const key = row.externalId ? normalKey(row.externalId) : undefined
+      if (key === undefined || !["created", "updated", "unchanged"].includes(row._status!)) continue
+      const record = after.byKey.get(key)
+      if (record === undefined) {
+        found.push(`(export-onboard) row ${row._row} (${key}) ${row._status}, but the other account has no such record`)
+        continue
+      }
+      for (const column of plan.mapped) {
+        const value = expectedValue(column.kind, row[column.column], plan.decimal)
+        if (value !== undefined && !sameValue(value, record[column.property])) {
+          found.push(
+            `(export-onboard) row ${row._row} (${key}): ${column.column} ${
+              JSON.stringify(row[column.column])
+            }, the other account's ${column.property} is ${JSON.stringify(record[column.property])}`
+          )
+        }
+      }
+    }
+  }
+  const targeted = a.other ? new Set<string>() : new Set([...keys].filter((k) => !stale.has(k)))
+  const owned = !a.other && existsSync(Path.join(stepDir, "journal.ndjson"))
+  if (owned) {
+    w.runs.push({ dir: stepDir, firstStep: w.snapshots.length - 1, dryRun: false, undo: false, targeted, plan })
+  }
+  return {
+    targeted,
+    keyless: 0,
+    runDir: owned ? stepDir : undefined,
+    stale,
+    output,
+    found,
+    note: `onboard ${Path.basename(exported.dir)} into the ${a.other ? "other" : "same"} account (stale: ${
+      [...stale].join(" ") || "none"
+    }): ${Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)}`
+  } satisfies Step
+})
+
+/** Runs `effect` with the messages in `language` (the process's choice, as `--lang` makes it), then goes back. */
+const inLanguage = <A, E>(language: Language, effect: Effect.Effect<A, E>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const was = currentLanguage()
+      setLanguage(language)
+      return was
+    }),
+    () => effect,
+    (was) => Effect.sync(() => setLanguage(was))
+  )
+
+/** Report columns whose text differs between two runs by design: the message's language, the request's id. */
+const perRun = new Set(["_error", "_request_id", "_attempts", "_retry_outcomes"])
+
+/**
+ * `--lang pt-BR` (issue 27): a dry run in English and one in Portuguese (faults off: the same requests answered the
+ * same) report the same rows, statuses (English in both), record ids and source cells, and the same counts; then
+ * the import runs in Portuguese, its statuses English. In the soak the Portuguese runs are the built CLI's
+ * `--lang pt-BR` (in process the language is the process's: one history at a time in the bounded run).
+ */
+const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
+  const { file, profile, read } = yield* writeFile(w, a.file)
+  const cli = w.features.has("cli")
+  const output: Array<string> = []
+  const dirs = { en: nextDir(w, "dry-en"), pt: nextDir(w, "dry-pt-BR") }
+  const flags = ["--mode", a.mode, ...(profile !== undefined ? ["--map", profile] : [])]
+  const dry = (runDir: string) =>
+    Effect.exit(
+      runImport({
+        ...job({ resource: "customers", file, read, runDir, mode: a.mode, dryRun: true }),
+        say: sayInto(output)
+      })
+        .pipe(Effect.provide(clientOf(w)))
+    )
+  yield* withoutFaults(
+    w,
+    Effect.gen(function*() {
+      yield* inLanguage("en", dry(dirs.en))
+      if (!cli) yield* inLanguage("pt-BR", dry(dirs.pt))
+      else {
+        const run = spawnCli(
+          ["--lang", "pt-BR", "import", "customers", file, ...flags, "--dry-run", "--out", dirs.pt],
+          { ...w.sandbox, url: w.gateway.url },
+          w.dir
+        )
+        yield* Effect.promise(() => run.exit)
+        output.push(run.stdout(), run.stderr())
+      }
+    })
+  )
+  const found: Array<string> = []
+  const en = readCsv(Path.join(dirs.en, "report.csv"))
+  const pt = readCsv(Path.join(dirs.pt, "report.csv"))
+  if (en.length !== pt.length) {
+    found.push(`(pt-BR) the dry run's report has ${pt.length} lines in pt-BR, ${en.length} in English`)
+  }
+  en.forEach((row, i) => {
+    const other = pt[i] ?? {}
+    for (const column of new Set([...Object.keys(row), ...Object.keys(other)])) {
+      if (!perRun.has(column) && row[column] !== other[column]) {
+        found.push(
+          `(pt-BR) report row ${row._row}, column ${column}: ${JSON.stringify(row[column])} in English, ${
+            JSON.stringify(other[column])
+          } in pt-BR`
+        )
+      }
+    }
+  })
+  const summaryOf = (dir: string) => {
+    const path = Path.join(dir, "summary.json")
+    if (!existsSync(path)) return "(no summary.json)"
+    const s = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
+    return JSON.stringify({ rows: s.rows, counts: s.counts, exitCode: s.exitCode, dryRun: s.dryRun })
+  }
+  if (summaryOf(dirs.en) !== summaryOf(dirs.pt)) {
+    found.push(`(pt-BR) summary.json: ${summaryOf(dirs.en)} in English, ${summaryOf(dirs.pt)} in pt-BR`)
+  }
+  // The import itself, in Portuguese.
+  const step = cli
+    ? yield* cliImport(w, { mode: a.mode, file: a.file, after: Infinity }, ["--lang", "pt-BR"])
+    : yield* inLanguage("pt-BR", importStep(w, { mode: a.mode, file: a.file, dryRun: false }))
+  const english = new Set<string>(Status.literals)
+  for (const row of step.runDir !== undefined ? readCsv(Path.join(step.runDir, "report.csv")) : []) {
+    if (!english.has(row._status!)) found.push(`(pt-BR) report row ${row._row}: status ${JSON.stringify(row._status)}`)
+  }
+  return {
+    ...step,
+    output: [...output, ...step.output],
+    found,
+    note: `pt-BR: dry runs compared (${en.length} lines${cli ? ", the CLI's --lang pt-BR" : ""}); ${step.note}`
   } satisfies Step
 })
 
@@ -862,6 +1283,51 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     run: (w, a) => applyStep(w, a.run),
     simplify: () => []
   },
+  "onboard-plan": {
+    weight: 1,
+    generate: (g, f) => ({ kind: "onboard-plan", file: { ...genFile(g, f), style: "template" } }),
+    run: (w, a) => onboardPlanStep(w, a),
+    simplify: (a) => simplerFiles(a.file).filter((file) => file.style === "template").map((file) => ({ ...a, file }))
+  },
+  "pt-headers": {
+    weight: 1,
+    generate: (g, f) => {
+      const file = genFile(g, f, true)
+      return {
+        kind: "pt-headers",
+        mode: g.pick(["create", "upsert", "upsert", "update"] as const),
+        file: { ...file, style: "aliases", title: g.chance(0.5), rows: file.rows.map(aliasRow) },
+        map: g.chance(0.5),
+        dryRun: g.chance(0.2)
+      }
+    },
+    run: (w, a) => ptHeadersStep(w, a),
+    simplify: (a) => [
+      { kind: "import", mode: a.mode, file: { ...a.file, style: "template", title: false }, dryRun: a.dryRun },
+      ...simplerFiles(a.file).filter((file) => file.style === "aliases").map((file) => ({ ...a, file })),
+      ...(a.map ? [{ ...a, map: false }] : []),
+      ...(a.dryRun ? [{ ...a, dryRun: false }] : [])
+    ]
+  },
+  "export-onboard": {
+    weight: 1,
+    generate: (g) => ({ kind: "export-onboard", export: g.chance(0.5) ? g.int(100) : undefined, other: g.chance(0.6) }),
+    run: (w, a) => exportOnboardStep(w, a),
+    simplify: (a) => (a.export !== undefined ? [{ ...a, export: undefined }] : [])
+  },
+  "pt-br": {
+    weight: 1,
+    generate: (g, f) => ({
+      kind: "pt-br",
+      mode: g.pick(["create", "upsert", "upsert", "update", "delete"] as const),
+      file: genFile(g, f, g.chance(0.3))
+    }),
+    run: (w, a) => ptBrStep(w, a),
+    simplify: (a) => [
+      { kind: "import", mode: a.mode, file: a.file, dryRun: false },
+      ...simplerFiles(a.file).map((file) => ({ ...a, file }))
+    ]
+  },
   users: {
     weight: 1,
     generate: (g) => {
@@ -879,11 +1345,22 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
 }
 
 /** The built CLI imports a file and is killed with SIGKILL once the server has `after` of its writes. */
-const cliKill = Effect.fn("History.cliKill")(function*(w: World, a: Of<"cli-kill">) {
+const cliKill = (w: World, a: Of<"cli-kill">) => cliImport(w, a)
+
+/**
+ * The built CLI imports a file (`first`: arguments before the command, as `--lang pt-BR`), killed with SIGKILL once
+ * the server has `after` of its writes (never, with `Infinity`).
+ */
+const cliImport = Effect.fn("History.cliImport")(function*(
+  w: World,
+  a: { readonly mode: Mode; readonly file: FileShape; readonly after: number },
+  first: ReadonlyArray<string> = []
+) {
   const { file, profile } = yield* writeFile(w, a.file)
   const runDir = nextDir(w, `cli-${a.mode}`)
   const mark = (yield* w.sandbox.control.requests).length
   const args = [
+    ...first,
     "import",
     "customers",
     file,
@@ -1271,8 +1748,7 @@ export const checkStep = Effect.fn("History.checkStep")(function*(
   }
 
   // (v) no secret in any file of the histories' directory (inside compressed ones too), or in any output.
-  const account = w.sandbox.accounts[0]!
-  const secrets = [account.apiKey, account.apiToken, jwtHeader]
+  const secrets = [...w.sandbox.accounts.flatMap((a) => [a.apiKey, a.apiToken]), jwtHeader]
   for (const path of filesUnder(w.dir)) {
     // A file already read and found clean is read again only once it changed.
     const { mtimeMs, size } = statSync(path)

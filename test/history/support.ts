@@ -10,8 +10,14 @@ import { startEchoGateway } from "./echo.js"
 import type { Action, Feature, Outcome } from "./model.js"
 import { allFeatures, generateHistory, KNOWN_OPEN, rng, runHistory, shrink } from "./model.js"
 
-/** Credentials that look like secrets, so invariant (v) finds them wherever they leak. */
-export const accounts = [{ apiKey: "hist-key-5b1e0c", apiToken: "hist-token-9f27d3a4e1" }]
+/**
+ * Credentials that look like secrets, so invariant (v) finds them wherever they leak. The second account is where
+ * an export of the first is onboarded (`export-onboard`); the invariants (i)–(iv) watch the first.
+ */
+export const accounts = [
+  { apiKey: "hist-key-5b1e0c", apiToken: "hist-token-9f27d3a4e1" },
+  { apiKey: "hist-key-b-7c4d21", apiToken: "hist-token-b-3e8a60f5d2" }
+]
 
 /** The features of the bounded run: all but the known open ones (HISTORY_ALL=1: all). */
 export const featuresOf = (all: boolean): ReadonlySet<Feature> =>
