@@ -1545,18 +1545,28 @@ export const runAction = (w: World, a: Action): Effect.Effect<Step> =>
 
 // --- generation and shrinking ----------------------------------------------------------------------------------
 
-export const generateHistory = (seed: number, length: number, features: ReadonlySet<Feature>): Array<Action> => {
+/**
+ * `focus`: kinds drawn four times as often (HISTORY_FOCUS=onboard-plan,pt-br: a soak aimed at new actions; a seed
+ * replays the same history only with the same focus).
+ */
+export const generateHistory = (
+  seed: number,
+  length: number,
+  features: ReadonlySet<Feature>,
+  focus: ReadonlySet<string> = new Set((process.env.HISTORY_FOCUS ?? "").split(",").filter((k) => k !== ""))
+): Array<Action> => {
   const g = rng(seed)
   const kinds = (Object.keys(actions) as Array<Kind>).filter((k) => {
     const needs = actions[k].needs
     return needs === undefined || features.has(needs)
   })
-  const total = kinds.reduce((s, k) => s + actions[k].weight, 0)
+  const weight = (k: Kind) => actions[k].weight * (focus.has(k) ? 4 : 1)
+  const total = kinds.reduce((s, k) => s + weight(k), 0)
   const out: Array<Action> = []
   for (let i = 0; i < length; i++) {
     let x = g.next() * total
     // A history starts with records to work on.
-    const kind = i === 0 ? "import" : kinds.find((k) => (x -= actions[k].weight) < 0) ?? kinds[0]!
+    const kind = i === 0 ? "import" : kinds.find((k) => (x -= weight(k)) < 0) ?? kinds[0]!
     const action = (actions[kind] as unknown as Spec<Kind>).generate(g, features)
     out.push(action.kind === "import" && i === 0 ? { ...action, mode: "upsert", dryRun: false } : action)
   }

@@ -44,8 +44,8 @@ describe.skipIf(env.HISTORY_SOAK !== "1")("soak of generated histories", () => {
           if (verdict.outcome.violations.length > 0) {
             const text = describeFailure(
               verdict,
-              `HISTORY_SEED=${seed} HISTORY_LENGTH=${length}${
-                all ? " HISTORY_ALL=1" : ""
+              `HISTORY_SEED=${seed} HISTORY_LENGTH=${length}${all ? " HISTORY_ALL=1" : ""}${
+                env.HISTORY_FOCUS ? ` HISTORY_FOCUS=${env.HISTORY_FOCUS}` : ""
               } HISTORY_CLI=1 npx vitest run test/history/history.test.ts`
             )
             console.error(text)
