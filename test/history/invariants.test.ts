@@ -186,3 +186,56 @@ describe("invariant (i) and undo: records without a key", () => {
     60_000
   )
 })
+
+/** Runs `history` step by step in a fresh sandbox, `between(w, i)` before step i; the violations of each step. */
+const stepsWith = (history: ReadonlyArray<Action>, between: (w: World, i: number) => Effect.Effect<void>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const sandbox = yield* startTestSandbox({ accounts })
+    const gateway = yield* startEchoGateway(sandbox.url, rng(1))
+    const w = newWorld(sandbox, gateway, Path.join(yield* temporaryDir("fsm-history-new-"), "h"), new Set())
+    const found: Array<Array<string>> = []
+    for (const [i, action] of history.entries()) {
+      yield* between(w, i)
+      const before = yield* snapshot(w)
+      w.snapshots.push(before)
+      const step = yield* runAction(w, action)
+      found.push(yield* checkStep(w, i, step, before, yield* snapshot(w)))
+    }
+    return found
+  }))
+
+const plain = (key: string, note: string): FileShape => ({
+  delimiter: ";",
+  encoding: "windows-1252",
+  rows: [{ key, name: "Padaria Pão Quente", note, phone: "+55 11 93988-2938" }]
+})
+
+describe("the new actions' checks can fail", () => {
+  it.live(
+    "apply: a planned write sent although its record changed since the plan (a plan stripped of what it read)",
+    () =>
+      Effect.gen(function*() {
+        const found = yield* stepsWith([
+          { kind: "import", mode: "upsert", file: plain("CLI-01", "antiga"), dryRun: false },
+          { kind: "onboard-plan", file: plain("CLI-01", "revisada") },
+          { kind: "actor-edit", record: 0, field: "name", value: "Padaria (editado)" },
+          { kind: "apply", run: 1 }
+        ], (w, i) =>
+          Effect.sync(() => {
+            if (i !== 3) return
+            // A tool that did not compare the record with the plan's reading would send the row: so does a plan
+            // without that reading.
+            const file = w.runs.find((r) => r.planFile !== undefined)!.planFile!
+            const plan = JSON.parse(readFileSync(file, "utf8"))
+            for (const step of plan.steps) for (const row of step.plan) delete row.state
+            writeFileSync(file, JSON.stringify(plan))
+          }))
+        assert.deepStrictEqual(found.slice(0, 3), [[], [], []])
+        assert.include(
+          found[3]!.join("\n"),
+          "(apply) customers row 2 (cli-01) updated: its record changed on the server since the plan"
+        )
+      }),
+    60_000
+  )
+})
