@@ -24,15 +24,18 @@ import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
-import { formatDuration } from "../console/Progress.js"
+import { Notices } from "../console/Output.js"
+import { formatDuration, RunProgress } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { type ExportBase, findExportBase, readFingerprints } from "../export/Fingerprint.js"
 import type { SourceRow } from "../files/Source.js"
 import { resource as resourceOf } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
+import { RunStop } from "../Signals.js"
 import { endedWell, type Outcome } from "../Status.js"
 import { formatRate } from "../Units.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
@@ -47,7 +50,6 @@ import {
   type JournalContents,
   journalFile,
   type JournalWriter,
-  openJournal,
   type RecordImage,
   type StaleCheck
 } from "./Journal.js"
@@ -80,6 +82,7 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
 import { nextReady, type ScanResult, scanRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
+import { type ImportServices, Journals, PlanSink, References } from "./Services.js"
 import { inSourceOrder } from "./Window.js"
 import { type Action, intentOf, modeProblem, written } from "./WritePlan.js"
 
@@ -89,15 +92,27 @@ export type { ImportError, ImportJob, RunResult } from "./Job.js"
 export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${shellQuote(runDir)}\``
 
 /** Starts a new run of `job`. */
-export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> => execute(job, undefined)
+export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> =>
+  Effect.provide(execute(job, undefined), servicesOfJob(job))
 
 /** Continues the run whose journal is `prior` (see `Resume.ts`). */
 export const continueRun = (job: ImportJob, prior: JournalContents): Effect.Effect<RunResult, ImportError, Api> =>
-  execute(job, prior)
+  Effect.provide(execute(job, prior), servicesOfJob(job))
+
+/** The run's services from the job's fields, as before they were services (the callers move to layers next). */
+const servicesOfJob = (job: ImportJob): Layer.Layer<ImportServices> =>
+  Layer.mergeAll(
+    job.journal !== undefined ? Layer.succeed(Journals, { open: job.journal }) : Journals.file,
+    job.resolver !== undefined ? References.shared(job.resolver) : References.server,
+    job.planSink !== undefined ? PlanSink.handOver(job.planSink) : PlanSink.file,
+    job.say !== undefined ? Notices.to(job.say) : Notices.none,
+    job.progress !== undefined ? Layer.succeed(RunProgress, job.progress) : RunProgress.none,
+    job.stop !== undefined ? RunStop.when(job.stop) : RunStop.never
+  )
 
 const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: JournalContents | undefined) {
   const api = yield* Api
-  const say = job.say ?? (() => Effect.void)
+  const { say } = yield* Notices
   const r = resourceOf(job.resource)
   const problem = modeProblem(r, job.mode)
   if (problem !== undefined) return yield* new UsageError({ message: problem })
@@ -181,7 +196,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
       if (!job.dryRun && api.embedded !== true && job.writerLock !== false) {
         yield* lockWriters({ baseUrl: api.baseUrl, account: api.account ?? "" }, [r.name], job.command, runDir, started)
       }
-      const journal = yield* (job.journal ?? openJournal)(Path.join(runDir, journalFile))
+      const journal = yield* (yield* Journals).open(Path.join(runDir, journalFile))
       yield* startJournal(journal, { job, api, prior, say, formats, sourceInfo, parseInfo, started, stale, origin })
 
       // A row whose report line has no outcome: the outcome it journalled when it got that far (its `done` line was
@@ -251,8 +266,12 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(applied !== undefined ? { plan: applied } : {})
           } satisfies Summary
         })
+      const planSink = yield* PlanSink
+      let planWritten: string | undefined
       const collector = (job.planOut !== undefined || job.planSink !== undefined) && job.dryRun
-        ? makePlanCollector(job.planOut ?? "", job.planSink)
+        ? makePlanCollector((content) =>
+          Effect.map(planSink.save(job.planOut ?? "", content), (file) => void (planWritten = file))
+        )
         : undefined
       const outcome = yield* Effect.either(
         sendRows(
@@ -299,7 +318,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
       if (collector !== undefined && Either.isRight(outcome)) {
-        yield* writePlanOut(collector, job.planOut, { job, api, say, formats, sourceInfo, parseInfo })
+        yield* writePlanOut(collector, () => planWritten, { job, api, say, formats, sourceInfo, parseInfo })
       }
       return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
     })
@@ -362,7 +381,7 @@ const startJournal = Effect.fn("Import.startJournal")(function*(
 /** `--dry-run --plan FILE` (or an onboarding's step): the plan, with what the rows were checked against, and the line that says where. */
 const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
   collector: PlanCollector,
-  planOut: string | undefined,
+  written: () => string | undefined,
   run: {
     readonly job: ImportJob
     readonly api: Api["Type"]
@@ -390,7 +409,8 @@ const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
       ...(api.embedded === true ? { embedded: true } : {})
     }
   })
-  // An onboarding's step hands its plan to the onboarding (`planSink`), which writes one file and says where.
+  // An onboarding's step hands its plan to the onboarding (`PlanSink`), which writes one file and says where.
+  const planOut = written()
   if (planOut !== undefined) {
     yield* say(
       `plan: ${Path.resolve(planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
@@ -500,7 +520,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   summarize: (tally: ReportTally) => Effect.Effect<Summary>
 ) {
   const { job, input, journal, state } = s
-  const say = job.say ?? (() => Effect.void)
+  const { say } = yield* Notices
+  const progress = yield* RunProgress
+  const { stopped } = yield* RunStop
   const r = resourceOf(s.resourceName)
   const concurrency = job.concurrency ?? 32
 
@@ -510,16 +532,16 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const { queuedBefore } = state
 
   const { alternateCheck, planRow, resolver, total, waiting } = yield* prepareRows(s, scan)
-  if (job.progress !== undefined) yield* job.progress.begin(total, state.priorDone.size)
+  yield* progress.begin(total, state.priorDone.size)
 
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
   const abandon = yield* Deferred.make<void>()
   /** Completed on a stop: rows whose write has not left yet give up at once (only rows sent get the grace). */
   const stopping = yield* Deferred.make<void>()
-  if (job.stop !== undefined) {
+  if (stopped !== undefined) {
     yield* Effect.forkScoped(
       Effect.gen(function*() {
-        yield* job.stop!
+        yield* stopped
         state.stopped = true
         yield* Deferred.succeed(stopping, undefined)
         yield* Effect.sleep(job.graceMs ?? 10_000)
@@ -555,7 +577,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         ...(after !== undefined ? { after } : {}),
         at: yield* nowIso
       })
-      if (job.progress !== undefined) yield* job.progress.row
+      yield* progress.row
       return outcome
     })
 
@@ -716,7 +738,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     Effect.suspend(() =>
       state.stopped
         ? Effect.succeed(undefined)
-        : job.stop === undefined
+        : stopped === undefined
         ? processRow(result)
         : Effect.raceFirst(processRow(result), Effect.as(giveUp(result.row), undefined))
     )
@@ -757,7 +779,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     // Settled in one pass: its lines are the report.
     const writer = yield* openReports(target)
     yield* Stream.runForEachChunk(pass(() => true), (chunk) => writer.writeAll(Chunk.toReadonlyArray(chunk)))
-    if (job.progress !== undefined) yield* job.progress.end
+    yield* progress.end
     return yield* writer.close(summarize)
   }
 
@@ -770,7 +792,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     yield* keep(pass((row) => ready.has(row)))
     for (const row of ready) waiting.delete(row)
   }
-  if (job.progress !== undefined) yield* job.progress.end
+  yield* progress.end
 
   if (queued.length > 0 && !state.stopped) {
     const waitMs = job.verifyWaitMs ?? 6 * 60_000
@@ -779,7 +801,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.length > 1 ? "s" : ""
       } to show on the server`
     )
-    const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: job.stop })
+    const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: stopped })
     for (const [row, outcome] of confirmed) {
       state.late.set(row, outcome)
       yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })
