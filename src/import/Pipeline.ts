@@ -24,7 +24,6 @@ import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
@@ -82,7 +81,7 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
 import { nextReady, type ScanResult, scanRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
-import { type ImportServices, Journals, PlanSink, References } from "./Services.js"
+import { type ImportServices, Journals, PlanSink } from "./Services.js"
 import { inSourceOrder } from "./Window.js"
 import { type Action, intentOf, modeProblem, written } from "./WritePlan.js"
 
@@ -91,24 +90,15 @@ export type { ImportError, ImportJob, RunResult } from "./Job.js"
 /** The hint printed and written for a run that stopped early. */
 export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${shellQuote(runDir)}\``
 
-/** Starts a new run of `job`. */
-export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> =>
-  Effect.provide(execute(job, undefined), servicesOfJob(job))
+/** Starts a new run of `job`, with the services the caller provides (`Services.ts`). */
+export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api | ImportServices> =>
+  execute(job, undefined)
 
 /** Continues the run whose journal is `prior` (see `Resume.ts`). */
-export const continueRun = (job: ImportJob, prior: JournalContents): Effect.Effect<RunResult, ImportError, Api> =>
-  Effect.provide(execute(job, prior), servicesOfJob(job))
-
-/** The run's services from the job's fields, as before they were services (the callers move to layers next). */
-const servicesOfJob = (job: ImportJob): Layer.Layer<ImportServices> =>
-  Layer.mergeAll(
-    job.journal !== undefined ? Layer.succeed(Journals, { open: job.journal }) : Journals.file,
-    job.resolver !== undefined ? References.shared(job.resolver) : References.server,
-    job.planSink !== undefined ? PlanSink.handOver(job.planSink) : PlanSink.file,
-    job.say !== undefined ? Notices.to(job.say) : Notices.none,
-    job.progress !== undefined ? Layer.succeed(RunProgress, job.progress) : RunProgress.none,
-    job.stop !== undefined ? RunStop.when(job.stop) : RunStop.never
-  )
+export const continueRun = (
+  job: ImportJob,
+  prior: JournalContents
+): Effect.Effect<RunResult, ImportError, Api | ImportServices> => execute(job, prior)
 
 const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: JournalContents | undefined) {
   const api = yield* Api
@@ -268,9 +258,9 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
         })
       const planSink = yield* PlanSink
       let planWritten: string | undefined
-      const collector = (job.planOut !== undefined || job.planSink !== undefined) && job.dryRun
+      const collector = job.planOut !== undefined && job.dryRun
         ? makePlanCollector((content) =>
-          Effect.map(planSink.save(job.planOut ?? "", content), (file) => void (planWritten = file))
+          Effect.map(planSink.save(job.planOut!, content), (file) => void (planWritten = file))
         )
         : undefined
       const outcome = yield* Effect.either(
