@@ -12,14 +12,30 @@
  * Work deep inside a command that cannot be handed its `StopSignal` (a file being read) hears the first signal
  * through `onStopRequest`: a read that makes no progress is stopped by it (files/Stall.ts).
  */
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 
 export interface StopSignal {
   /** Completes when the command should stop. */
   readonly stopped: Effect.Effect<void>
   readonly isStopped: Effect.Effect<boolean>
+}
+
+/**
+ * When a run should stop sending (a service, provided by the command that starts the run): `stopped` completes
+ * then (the first signal, a fleet worker's lost lease or its own stop); `undefined` when nothing ever asks.
+ */
+export class RunStop extends Context.Tag("fsm-bulk/RunStop")<
+  RunStop,
+  { readonly stopped: Effect.Effect<void> | undefined }
+>() {
+  /** Nothing asks the run to stop (tests; a run its command stops otherwise). */
+  static readonly never: Layer.Layer<RunStop> = Layer.succeed(RunStop, { stopped: undefined })
+  /** The run stops when `stopped` completes (`StopSignal.stopped`). */
+  static readonly when = (stopped: Effect.Effect<void>): Layer.Layer<RunStop> => Layer.succeed(RunStop, { stopped })
 }
 
 interface StopNotice {

@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { clientLayer } from "../src/cli/Connection.js"
 import { Api } from "../src/client/Api.js"
 import { ClientConfig, type ClientSettingsInput } from "../src/client/Config.js"
+import { ImportServices } from "../src/import/Services.js"
 import type { RunningSandbox } from "../src/sandbox/Sandbox.js"
 
 /** The last line of a command's stdout, parsed: the JSON summary that `--json` ends with. */
@@ -24,8 +25,17 @@ export const temporaryDir = (prefix: string): Effect.Effect<string, never, Scope
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )
 
-/** The client layer of `sandbox`, as a command would build it, with test settings. */
+/**
+ * The client layer of `sandbox`, as a command would build it, with test settings; with an import run's services as
+ * a quiet command has them (`ImportServices.quiet`: journal files, the server's references, nothing printed, no
+ * stop). A test that listens to the run's lines or stops it provides its own `Notices` or `RunStop` inside.
+ */
 export const testClientLayer = (
+  sandbox: RunningSandbox,
+  overrides: Partial<ClientSettingsInput> = {}
+): Layer.Layer<Api | ImportServices> => Layer.merge(testApiLayer(sandbox, overrides), ImportServices.quiet)
+
+const testApiLayer = (
   sandbox: RunningSandbox,
   overrides: Partial<ClientSettingsInput> = {}
 ): Layer.Layer<Api> =>
@@ -47,4 +57,4 @@ export const testClient = (
   sandbox: RunningSandbox,
   overrides: Partial<ClientSettingsInput> = {}
 ): Effect.Effect<Context.Tag.Service<Api>, never, Scope.Scope> =>
-  Layer.build(testClientLayer(sandbox, overrides)).pipe(Effect.map(Context.get(Api)))
+  Layer.build(testApiLayer(sandbox, overrides)).pipe(Effect.map(Context.get(Api)))

@@ -5,12 +5,14 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { Api } from "../client/Api.js"
-import { say, stopAfterSending } from "../console/Output.js"
-import { makeProgress, type Progress } from "../console/Progress.js"
+import { Notices, say, stopAfterSending } from "../console/Output.js"
+import { makeProgress, type Progress, RunProgress } from "../console/Progress.js"
 import { resumeHint } from "../import/Pipeline.js"
+import { ImportServices } from "../import/Services.js"
 import { shellQuote } from "../Shell.js"
-import { shielded, stopOnSignals } from "../Signals.js"
+import { RunStop, shielded, stopOnSignals } from "../Signals.js"
 import { parseRate } from "../Units.js"
 import { apiLayer, type ConnectionOptions } from "./Connection.js"
 
@@ -22,12 +24,16 @@ interface RunTools {
   readonly say: (line: string) => Effect.Effect<void>
 }
 
-/** Runs `work` under the command's Api, with progress and the clean stop on signals. */
+/**
+ * Runs `work` under the command's Api, with progress and the clean stop on signals: handed to `work` (undo) and
+ * provided as an import run's services (`import/Services.ts`: the terminal's, and the journal file, the server's
+ * references, plan files).
+ */
 export const withApi = <A, E>(
   connection: ConnectionOptions,
   label: string,
   runDirOf: () => string,
-  work: (tools: RunTools) => Effect.Effect<A, E, Api>
+  work: (tools: RunTools) => Effect.Effect<A, E, Api | ImportServices>
 ) =>
   shielded(
     Effect.scoped(
@@ -40,6 +46,12 @@ export const withApi = <A, E>(
         })
         const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
         return yield* work({ stop: stop.stopped, progress, say }).pipe(
+          Effect.provide(Layer.mergeAll(
+            ImportServices.files,
+            Notices.stderr,
+            Layer.succeed(RunProgress, progress),
+            RunStop.when(stop.stopped)
+          )),
           stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${shellQuote(runDirOf())}`)
         )
       })

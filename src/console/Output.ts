@@ -5,13 +5,31 @@
  * line) are in `cli/Output.ts`.
  */
 import * as Console from "effect/Console"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Api } from "../client/Api.js"
 import { RunStopped } from "../Errors.js"
 import { WriteError } from "../files/Write.js"
 
 /** A line for the human, on stderr. */
 export const say = (line: string) => Console.error(line)
+
+/**
+ * Where a run's human messages (warnings, what it does) go: a service, so that the command that starts the run
+ * chooses (stderr for the CLI, a prefix per step for an onboarding, the job's log for a fleet worker, a list in a test).
+ */
+export class Notices extends Context.Tag("fsm-bulk/Notices")<
+  Notices,
+  { readonly say: (line: string) => Effect.Effect<void> }
+>() {
+  /** Each line on stderr (`say`). */
+  static readonly stderr: Layer.Layer<Notices> = Layer.succeed(Notices, { say })
+  /** Every line dropped. */
+  static readonly none: Layer.Layer<Notices> = Layer.succeed(Notices, { say: () => Effect.void })
+  static readonly to = (sayLine: (line: string) => Effect.Effect<void>): Layer.Layer<Notices> =>
+    Layer.succeed(Notices, { say: sayLine })
+}
 
 /** The command's summary: a JSON line on stdout with `--json`, otherwise the human lines on stderr. */
 export const summary = (json: boolean, value: object, human: ReadonlyArray<string>) =>

@@ -8,9 +8,11 @@
  * budget's rate) and the pace observed so far, plus what is left of a rate-limit pause.
  */
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
 import type { ApiStats, ClientActivity } from "../client/Api.js"
 import { t } from "../Messages.js"
@@ -25,6 +27,16 @@ export interface Progress {
   readonly row: Effect.Effect<void>
   /** Stops the live line (clearing it on a terminal). */
   readonly end: Effect.Effect<void>
+}
+
+/** A run's progress line (a service, provided by the command that starts the run). */
+export class RunProgress extends Context.Tag("fsm-bulk/RunProgress")<RunProgress, Progress>() {
+  /** No progress shown. */
+  static readonly none: Layer.Layer<RunProgress> = Layer.succeed(RunProgress, {
+    begin: () => Effect.void,
+    row: Effect.void,
+    end: Effect.void
+  })
 }
 
 interface ProgressOptions {

@@ -9,18 +9,22 @@ import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../client/Api.js"
+import { Notices } from "../console/Output.js"
 import { cannotWrite } from "../files/Write.js"
 import { journalFile, type JournalWriter, openJournal } from "../import/Journal.js"
 import type { RunResult } from "../import/Pipeline.js"
 import { runImport } from "../import/Pipeline.js"
 import { resumeRun } from "../import/Resume.js"
 import { reportCsv, reportXlsx, summaryFile } from "../import/RunDir.js"
+import { ImportServices, Journals } from "../import/Services.js"
 import type { ResourceName } from "../Resources.js"
+import { RunStop } from "../Signals.js"
 import type { WatchedAccount } from "./AccountClients.js"
 import type { FleetError } from "./Errors.js"
 import { currentLease, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
@@ -206,11 +210,16 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       const file = Path.join(sourceDir, Path.basename(source.name))
       fs.writeFileSync(file, source.content)
       const storeFailed = { any: false }
-      const journal = storeJournal(leased, storeFailed)
+      // The run's services as the CLI's quiet ones, but its journal recorded in the store under the lease, its lines
+      // in the worker's log and its stop when the lease is lost, the worker stops or the account changes.
+      const services = Layer.mergeAll(
+        Layer.succeed(Journals, { open: storeJournal(leased, storeFailed) }),
+        Notices.to(options.say),
+        RunStop.when(leased.stopped)
+      )
       const prior = yield* store.journalLines(id)
       if (prior.some((line) => line.includes(`"state":"sending"`))) sent.any = true
       const spec = row.spec as unknown as ImportSpec
-      const tools = { stop: leased.stopped, journal, say: options.say, writerLock: false }
       const run = prior.length > 0
         ? Effect.gen(function*() {
           fs.mkdirSync(runDir, { recursive: true })
@@ -219,10 +228,10 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           header.source.file = file
           header.parse.baseDir = sourceDir
           fs.writeFileSync(Path.join(runDir, journalFile), [JSON.stringify(header), ...rest].join("\n") + "\n")
-          return yield* resumeRun(runDir, tools)
+          return yield* resumeRun(runDir, { writerLock: false })
         })
         : runImport({
-          ...tools,
+          writerLock: false,
           command: "import",
           resource: spec.resource as ResourceName,
           file,
@@ -237,7 +246,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           rowColumn: spec.rowColumn,
           runDir
         })
-      const exit = yield* underLease(leased, run)
+      const exit = yield* underLease(leased, run.pipe(Effect.provide(services), Effect.provide(ImportServices.quiet)))
       if (!(yield* stillHeld(guard))) return yield* sayLost(id, epoch)
       return yield* endImport(leased, exit, storeFailed.any)
     })

@@ -11,6 +11,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import type { Scope } from "effect"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Api } from "../client/Api.js"
@@ -18,6 +19,7 @@ import { prepareExport, runExport } from "../export/Export.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
 import { journalFile, type JournalWriter, openJournal } from "../import/Journal.js"
 import { lockFile } from "../import/RunDir.js"
+import { Journals } from "../import/Services.js"
 import { prepareOnboarding, runOnboarding } from "../onboard/Onboard.js"
 import { type OnboardSummary, summaryFile } from "../onboard/Summary.js"
 import type { StopSignal } from "../Signals.js"
@@ -142,6 +144,12 @@ const leasedJournal = (run: WholeRun, stream: string) => (path: string) =>
     } satisfies JournalWriter
   }) as Effect.Effect<JournalWriter, WriteError, Scope.Scope>
 
+/** The steps' journals of an onboard job: each in the store under the lease, a stream per step's directory. */
+const leasedJournals = (run: WholeRun) =>
+  Layer.succeed(Journals, {
+    open: (path) => leasedJournal(run, stepStream(run.row.id, Path.basename(Path.dirname(path))))(path)
+  })
+
 // --- onboarding --------------------------------------------------------------------------------------------------
 
 /**
@@ -226,12 +234,9 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
           }
           : {})
       })
-      return yield* runOnboarding(prepared, {
-        stop: run.stop,
-        say: run.say,
-        journal: (path) => leasedJournal(run, stepStream(run.row.id, Path.basename(Path.dirname(path))))(path),
-        saved
-      })
+      return yield* runOnboarding(prepared, { stop: run.stop, say: run.say, saved }).pipe(
+        Effect.provide(leasedJournals(run))
+      )
     }))
     const outputs = readTree(runDir, isJournal)
     if (ran._tag === "Left") {

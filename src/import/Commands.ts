@@ -403,9 +403,8 @@ export const importCommand = Command.make(
         defaultRunDir(resource))
       const root = yield* attachmentsRoot(a.attachmentsRoot)
       const onConflict = yield* onConflictOf(a.conflicts)
-      return yield* withApi(a.connection, `import ${resource}`, () => runDir, (tools) =>
+      return yield* withApi(a.connection, `import ${resource}`, () => runDir, () =>
         runImport({
-          ...tools,
           command: "import",
           resource,
           file: a.file,
@@ -468,8 +467,8 @@ export const resumeCommand = Command.make(
         connection,
         `resume ${job.resource}`,
         () => job.runDir,
-        (tools) =>
-          resumeRun(a.runDir, tools).pipe(
+        () =>
+          resumeRun(a.runDir).pipe(
             Effect.flatMap((result) => afterRun(a.json, `resume ${job.resource}`, result))
           )
       ).pipe(hintOnAbort(() => job.runDir))
@@ -542,7 +541,7 @@ export const rerunCommand = Command.make(
         ? yield* Either.mapLeft(parseOnly(a.only.value), (message) => new UsageError({ message }))
         : undefined
       let runDir = ""
-      return yield* withApi(connection, "rerun", () => runDir, (tools) =>
+      return yield* withApi(connection, "rerun", () => runDir, () =>
         rerun(
           {
             target: a.target,
@@ -552,8 +551,7 @@ export const rerunCommand = Command.make(
             attachmentsRoot: root,
             onConflict,
             out: (resource) => (runDir = Option.getOrElse(a.out, () => defaultRunDir(resource)))
-          },
-          tools
+          }
         ).pipe(
           Effect.flatMap((outcome) =>
             outcome.result !== undefined

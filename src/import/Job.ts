@@ -1,25 +1,17 @@
-/** What one import run is asked to do (`ImportJob`), what it ends with, and how it can fail. */
-import type * as Effect from "effect/Effect"
-import type * as Scope from "effect/Scope"
+/**
+ * What one import run is asked to do (`ImportJob`: data only), what it ends with, and how it can fail. What it runs
+ * with (journal, resolver, messages, progress, stop, plan sink) are services: `Services.ts`.
+ */
 import { type ApiAborted } from "../client/Api.js"
-import type { Progress } from "../console/Progress.js"
 import type { InputError, RunError } from "../Errors.js"
 import { type UsageError } from "../Errors.js"
 import type { WriteError } from "../files/Write.js"
 import { type ResourceName } from "../Resources.js"
 import type { RowResult } from "../validate/Validate.js"
 import { type RowSettings } from "./Input.js"
-import {
-  type AppliedPlan,
-  type JournalWriter,
-  type Mode,
-  type OnConflict,
-  type ParentRun,
-  type ReadSettings
-} from "./Journal.js"
+import { type AppliedPlan, type Mode, type OnConflict, type ParentRun, type ReadSettings } from "./Journal.js"
 import { type ExportOrigin } from "./Origin.js"
-import { type LoadedPlan, type PlanFile } from "./Plan.js"
-import { type RefResolver } from "./Refs.js"
+import { type LoadedPlan } from "./Plan.js"
 import { type Summary } from "./Report.js"
 
 export interface ImportJob extends RowSettings {
@@ -36,23 +28,16 @@ export interface ImportJob extends RowSettings {
   /** Rows are numbered by this column of the source (`_row`: a rerun keeps the original row numbers). */
   readonly rowColumn?: string | undefined
   readonly parent?: ParentRun | undefined
-  /** Default: `serverResolver` (list calls, cached for the run). */
-  readonly resolver?: RefResolver | undefined
-  /** Completes when the run should stop sending (signals). */
-  readonly stop?: Effect.Effect<void> | undefined
-  /** After a stop, how long rows in flight may take to finish before they are left in doubt (default 10 s). */
+  /** After a stop (`RunStop`), how long rows in flight may take to finish before they are left in doubt (default 10 s). */
   readonly graceMs?: number | undefined
   /** Rows in progress at once (default 32); the client bounds requests in flight and the budget itself. */
   readonly concurrency?: number | undefined
   /** `--concurrency` (the client's requests in flight) when given: recorded so that `resume` keeps it. */
   readonly clientConcurrency?: number | undefined
-  readonly progress?: Progress | undefined
   /** With `verify`: how long queued rows are waited for (default 6 min: the spec's "within up to 5 minutes"). */
   readonly verifyWaitMs?: number | undefined
   /** With `verify`: between two reads of the records that should show the queued rows (default 10 s). */
   readonly verifyPollMs?: number | undefined
-  /** Human messages (warnings); default: ignored. */
-  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
   /**
    * The export fingerprints the rows are checked against (update, upsert); default: those of the export that
    * wrote `file`, when it is one (a rerun passes its parent's).
@@ -66,11 +51,6 @@ export interface ImportJob extends RowSettings {
   /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
   readonly onConflict?: OnConflict | undefined
   /**
-   * Opens the run's journal (default `openJournal`): a fleet worker also records each line in its shared store,
-   * only while it holds the job's lease, so an append fails (and the run stops sending) once the lease is lost.
-   */
-  readonly journal?: ((path: string) => Effect.Effect<JournalWriter, WriteError, Scope.Scope>) | undefined
-  /**
    * Whether the run holds the writer lock of its (server, account, resource) (default true, Locks.ts): a fleet
    * worker does not, its leases keep the chunks of a job apart and they run at once by design.
    */
@@ -80,10 +60,11 @@ export interface ImportJob extends RowSettings {
    * sent when a record is created only, and the report says a row's value was not sent.
    */
   readonly sendWriteOnly?: boolean | undefined
-  /** `--dry-run --plan PLAN`: the plan file the dry run writes (Plan.ts). */
+  /**
+   * `--dry-run --plan PLAN`: the dry run makes a plan (Plan.ts), for this file; the `PlanSink` writes it there (an
+   * onboarding's sink gathers its steps' plans in one file instead).
+   */
   readonly planOut?: string | undefined
-  /** `onboard --dry-run --plan`: the step's plan is handed over (the onboarding writes one file for its steps). */
-  readonly planSink?: ((content: PlanFile) => Effect.Effect<void, WriteError>) | undefined
   /**
    * `fsm-bulk apply PLAN`: the plan the run applies. A row is sent only when it is in the plan, the record reads as
    * the plan read it and the write is the planned one; otherwise it is `conflict`, not sent.

@@ -27,12 +27,14 @@ import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
-import { formatDuration } from "../console/Progress.js"
+import { Notices } from "../console/Output.js"
+import { formatDuration, RunProgress } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { type ExportBase, findExportBase, readFingerprints } from "../export/Fingerprint.js"
 import type { SourceRow } from "../files/Source.js"
 import { resource as resourceOf } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
+import { RunStop } from "../Signals.js"
 import { endedWell, type Outcome } from "../Status.js"
 import { formatRate } from "../Units.js"
 import type { Formats, RowResult } from "../validate/Validate.js"
@@ -47,7 +49,6 @@ import {
   type JournalContents,
   journalFile,
   type JournalWriter,
-  openJournal,
   type RecordImage,
   type StaleCheck
 } from "./Journal.js"
@@ -80,6 +81,7 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
 import { nextReady, type ScanResult, scanRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
+import { type ImportServices, Journals, PlanSink } from "./Services.js"
 import { inSourceOrder } from "./Window.js"
 import { type Action, intentOf, modeProblem, written } from "./WritePlan.js"
 
@@ -88,16 +90,19 @@ export type { ImportError, ImportJob, RunResult } from "./Job.js"
 /** The hint printed and written for a run that stopped early. */
 export const resumeHint = (runDir: string) => `continue it with \`fsm-bulk resume ${shellQuote(runDir)}\``
 
-/** Starts a new run of `job`. */
-export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api> => execute(job, undefined)
+/** Starts a new run of `job`, with the services the caller provides (`Services.ts`). */
+export const runImport = (job: ImportJob): Effect.Effect<RunResult, ImportError, Api | ImportServices> =>
+  execute(job, undefined)
 
 /** Continues the run whose journal is `prior` (see `Resume.ts`). */
-export const continueRun = (job: ImportJob, prior: JournalContents): Effect.Effect<RunResult, ImportError, Api> =>
-  execute(job, prior)
+export const continueRun = (
+  job: ImportJob,
+  prior: JournalContents
+): Effect.Effect<RunResult, ImportError, Api | ImportServices> => execute(job, prior)
 
 const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: JournalContents | undefined) {
   const api = yield* Api
-  const say = job.say ?? (() => Effect.void)
+  const { say } = yield* Notices
   const r = resourceOf(job.resource)
   const problem = modeProblem(r, job.mode)
   if (problem !== undefined) return yield* new UsageError({ message: problem })
@@ -181,7 +186,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
       if (!job.dryRun && api.embedded !== true && job.writerLock !== false) {
         yield* lockWriters({ baseUrl: api.baseUrl, account: api.account ?? "" }, [r.name], job.command, runDir, started)
       }
-      const journal = yield* (job.journal ?? openJournal)(Path.join(runDir, journalFile))
+      const journal = yield* (yield* Journals).open(Path.join(runDir, journalFile))
       yield* startJournal(journal, { job, api, prior, say, formats, sourceInfo, parseInfo, started, stale, origin })
 
       // A row whose report line has no outcome: the outcome it journalled when it got that far (its `done` line was
@@ -251,8 +256,12 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
             ...(applied !== undefined ? { plan: applied } : {})
           } satisfies Summary
         })
-      const collector = (job.planOut !== undefined || job.planSink !== undefined) && job.dryRun
-        ? makePlanCollector(job.planOut ?? "", job.planSink)
+      const planSink = yield* PlanSink
+      let planWritten: string | undefined
+      const collector = job.planOut !== undefined && job.dryRun
+        ? makePlanCollector((content) =>
+          Effect.map(planSink.save(job.planOut!, content), (file) => void (planWritten = file))
+        )
         : undefined
       const outcome = yield* Effect.either(
         sendRows(
@@ -299,7 +308,7 @@ const execute = Effect.fn("Import.run")(function*(job: ImportJob, prior: Journal
           outcomeOf: (row) => state.late.get(row) ?? state.prior.get(row) ?? missing(row)
         }, summarize)
       if (collector !== undefined && Either.isRight(outcome)) {
-        yield* writePlanOut(collector, job.planOut, { job, api, say, formats, sourceInfo, parseInfo })
+        yield* writePlanOut(collector, () => planWritten, { job, api, say, formats, sourceInfo, parseInfo })
       }
       return (yield* endSession(journal, report, session, aborted)) satisfies RunResult
     })
@@ -362,7 +371,7 @@ const startJournal = Effect.fn("Import.startJournal")(function*(
 /** `--dry-run --plan FILE` (or an onboarding's step): the plan, with what the rows were checked against, and the line that says where. */
 const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
   collector: PlanCollector,
-  planOut: string | undefined,
+  written: () => string | undefined,
   run: {
     readonly job: ImportJob
     readonly api: Api["Type"]
@@ -390,7 +399,8 @@ const writePlanOut = Effect.fn("Import.writePlanOut")(function*(
       ...(api.embedded === true ? { embedded: true } : {})
     }
   })
-  // An onboarding's step hands its plan to the onboarding (`planSink`), which writes one file and says where.
+  // An onboarding's step hands its plan to the onboarding (`PlanSink`), which writes one file and says where.
+  const planOut = written()
   if (planOut !== undefined) {
     yield* say(
       `plan: ${Path.resolve(planOut)} (review it with \`fsm-bulk plan show\`, send it with \`fsm-bulk apply\`)`
@@ -500,7 +510,9 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   summarize: (tally: ReportTally) => Effect.Effect<Summary>
 ) {
   const { job, input, journal, state } = s
-  const say = job.say ?? (() => Effect.void)
+  const { say } = yield* Notices
+  const progress = yield* RunProgress
+  const { stopped } = yield* RunStop
   const r = resourceOf(s.resourceName)
   const concurrency = job.concurrency ?? 32
 
@@ -510,16 +522,16 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const { queuedBefore } = state
 
   const { alternateCheck, planRow, resolver, total, waiting } = yield* prepareRows(s, scan)
-  if (job.progress !== undefined) yield* job.progress.begin(total, state.priorDone.size)
+  yield* progress.begin(total, state.priorDone.size)
 
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
   const abandon = yield* Deferred.make<void>()
   /** Completed on a stop: rows whose write has not left yet give up at once (only rows sent get the grace). */
   const stopping = yield* Deferred.make<void>()
-  if (job.stop !== undefined) {
+  if (stopped !== undefined) {
     yield* Effect.forkScoped(
       Effect.gen(function*() {
-        yield* job.stop!
+        yield* stopped
         state.stopped = true
         yield* Deferred.succeed(stopping, undefined)
         yield* Effect.sleep(job.graceMs ?? 10_000)
@@ -555,7 +567,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         ...(after !== undefined ? { after } : {}),
         at: yield* nowIso
       })
-      if (job.progress !== undefined) yield* job.progress.row
+      yield* progress.row
       return outcome
     })
 
@@ -716,7 +728,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     Effect.suspend(() =>
       state.stopped
         ? Effect.succeed(undefined)
-        : job.stop === undefined
+        : stopped === undefined
         ? processRow(result)
         : Effect.raceFirst(processRow(result), Effect.as(giveUp(result.row), undefined))
     )
@@ -757,7 +769,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     // Settled in one pass: its lines are the report.
     const writer = yield* openReports(target)
     yield* Stream.runForEachChunk(pass(() => true), (chunk) => writer.writeAll(Chunk.toReadonlyArray(chunk)))
-    if (job.progress !== undefined) yield* job.progress.end
+    yield* progress.end
     return yield* writer.close(summarize)
   }
 
@@ -770,7 +782,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
     yield* keep(pass((row) => ready.has(row)))
     for (const row of ready) waiting.delete(row)
   }
-  if (job.progress !== undefined) yield* job.progress.end
+  yield* progress.end
 
   if (queued.length > 0 && !state.stopped) {
     const waitMs = job.verifyWaitMs ?? 6 * 60_000
@@ -779,7 +791,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.length > 1 ? "s" : ""
       } to show on the server`
     )
-    const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: job.stop })
+    const confirmed = yield* confirmQueued(r, queued, { waitMs, pollMs: job.verifyPollMs ?? 10_000, stop: stopped })
     for (const [row, outcome] of confirmed) {
       state.late.set(row, outcome)
       yield* journal.append({ state: "done", row, ...outcome, at: yield* nowIso })

@@ -371,13 +371,16 @@ export interface PlanCollector {
   ) => Effect.Effect<void, WriteError>
 }
 
+/** A plan written to its file, atomically. */
+export const writePlanFile = (file: string, content: PlanFile): Effect.Effect<void, WriteError> =>
+  writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
+
 /**
- * Collects a dry run's rows (memory grows with the file: one small entry per row) and writes the plan to `file`,
- * or hands it to `save` (an onboarding gathers its steps' plans in one file).
+ * Collects a dry run's rows (memory grows with the file: one small entry per row) and hands the plan to `save`
+ * (its file, or an onboarding that gathers its steps' plans in one file: `Services.ts`' `PlanSink`).
  */
 export const makePlanCollector = (
-  file: string,
-  save?: (content: PlanFile) => Effect.Effect<void, WriteError>
+  save: (content: PlanFile) => Effect.Effect<void, WriteError>
 ): PlanCollector => {
   const rows = new Map<number, PlanRow>()
   return {
@@ -395,9 +398,7 @@ export const makePlanCollector = (
         counts,
         plan
       }
-      return save !== undefined
-        ? save(content)
-        : writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
+      return save(content)
     }
   }
 }

@@ -1,7 +1,7 @@
 /** Step 3 of an import run: references resolved and existing records looked up; each valid row planned. */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { type ListFailed } from "../client/Api.js"
+import { Api, type ListFailed } from "../client/Api.js"
 import { type Fingerprint, fingerprintKey } from "../export/Fingerprint.js"
 import { keyProperty, keyText, normalKey, recordKey } from "../Identity.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -11,9 +11,9 @@ import type { ImportJob, Valid } from "./Job.js"
 import { type JournalWriter, type StaleCheck } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type PlanCollector } from "./Plan.js"
-import { serverResolver } from "./Refs.js"
 import { type RunState, serverUnique, shownValue } from "./RunState.js"
 import { type ScanResult, waitingRows } from "./Scan.js"
+import { References } from "./Services.js"
 import { absentBefore, beforeImage, createOnlyGiven, type Existing, isUpdate, plan } from "./WritePlan.js"
 
 export interface SendInput {
@@ -41,7 +41,7 @@ export const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInpu
   const r = resourceOf(s.resourceName)
 
   // 3. References and existing records.
-  const resolver = s.job.resolver ?? (yield* serverResolver)
+  const resolver = yield* (yield* References).forRun(yield* Api)
   yield* resolver.prepare(scan.demands)
   // A list that cannot be read leaves its rows `failed` ("could not look … up"); an `ApiAborted` (credentials
   // rejected, token refused twice) is not a lookup problem: it aborts the run before any write.

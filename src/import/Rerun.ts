@@ -16,6 +16,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Api } from "../client/Api.js"
+import { Notices } from "../console/Output.js"
 import { InputError, RunError, UsageError } from "../Errors.js"
 import { readJsonFile } from "../files/JsonFile.js"
 import type { SourceRow } from "../files/Source.js"
@@ -50,6 +51,7 @@ import type { ImportError, ImportJob, RunResult } from "./Pipeline.js"
 import { runImport } from "./Pipeline.js"
 import { type RunTarget, runTargetOf } from "./Resume.js"
 import { createRunDir, reportCsv, reportXlsx, summaryFile } from "./RunDir.js"
+import type { ImportServices } from "./Services.js"
 import { RunKind } from "./SummaryFile.js"
 
 export const rowsFile = "rows.csv"
@@ -69,7 +71,7 @@ interface RerunRequest {
   readonly out: (resource: ResourceName) => string
 }
 
-type RerunOptions = Pick<ImportJob, "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say">
+type RerunOptions = Pick<ImportJob, "graceMs" | "concurrency">
 
 /** What the parent run was, from its journal (or, for a `validate` run, its summary). */
 interface ParentInfo {
@@ -561,7 +563,7 @@ interface RerunOutcome {
 export const rerun = Effect.fn("Rerun.run")(function*(
   request: RerunRequest,
   options: RerunOptions = {}
-): Effect.fn.Return<RerunOutcome, ImportError | InputError, Api> {
+): Effect.fn.Return<RerunOutcome, ImportError | InputError, Api | ImportServices> {
   const info = yield* parentOf(request.target)
   const r = resourceOf(info.resource)
   const only = request.only ?? (request.fixed !== undefined ? [...defaultOnly, "invalid" as const] : defaultOnly)
@@ -599,15 +601,16 @@ export const rerun = Effect.fn("Rerun.run")(function*(
   const runDir = yield* createRunDir(request.out(info.resource))
   // Before anything is sent: the parent knows its rerun (an undo of it takes this one back too).
   const unlinked = yield* recordRerun(info.runDir, runDir)
-  if (unlinked !== undefined && options.say !== undefined) yield* options.say(`warning: ${unlinked}`)
+  const { say } = yield* Notices
+  if (unlinked !== undefined) yield* say(`warning: ${unlinked}`)
   yield* copyRows(info, r, onlySet, corrections, found.invalid, runDir)
-  if (corrections !== undefined && options.say !== undefined) {
+  if (corrections !== undefined) {
     const unused = [...corrections.rows.keys()].filter((k) => !found.used.has(k))
     if (unused.length > 0) {
       const shown = unused.slice(0, 5).map((
         k
       ) => (corrections.byRow ? `_row ${k}` : `row ${corrections.rows.get(k)!.line}`))
-      yield* options.say(
+      yield* say(
         `warning: ${unused.length} correction${
           unused.length > 1 ? "s" : ""
         } in ${corrections.file} match no row selected for the rerun (${shown.join(", ")}${

@@ -13,11 +13,8 @@ import { continueRun, type ImportJob } from "./Pipeline.js"
 import { readPlan } from "./Plan.js"
 import { existingRunDir } from "./RunDir.js"
 
-/** What the caller of a resume may set; everything else comes from the journal. */
-type ResumeOptions = Pick<
-  ImportJob,
-  "stop" | "graceMs" | "concurrency" | "progress" | "resolver" | "say" | "journal" | "writerLock"
->
+/** What the caller of a resume may set (its services aside: `Services.ts`); everything else comes from the journal. */
+type ResumeOptions = Pick<ImportJob, "graceMs" | "concurrency" | "writerLock">
 
 /** Where a run's rows were sent, from its journal, and the options that shaped its sending. */
 export interface RunTarget {

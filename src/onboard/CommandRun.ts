@@ -12,6 +12,7 @@ import { say } from "../console/Output.js"
 import { formatDuration, makeProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { missingReferenceRows } from "../import/Refs.js"
 import { reportCsv } from "../import/RunDir.js"
+import { Journals } from "../import/Services.js"
 import { t } from "../Messages.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
@@ -29,7 +30,10 @@ interface CommandTools extends OnboardTools {
 /** How to go on after a stop: `resume` on the onboarding's directory continues the step in progress and the rest. */
 export const stopHint = (runDir: string) => t("onboard.stopHint", { command: `fsm-bulk resume ${shellQuote(runDir)}` })
 
-/** Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr. */
+/**
+ * Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr; the steps'
+ * journals are files (`Journals.file`).
+ */
 export const withOnboardApi = <A, E, R>(
   connection: ConnectionOptions,
   runDir: string,
@@ -51,7 +55,7 @@ export const withOnboardApi = <A, E, R>(
           progress: (label) => makeProgress({ label, stats: api.stats, activity: api.activity, rate }),
           say,
           embedded
-        })
+        }).pipe(Effect.provide(Journals.file))
       })
     ).pipe(Effect.provide(apiLayer(connection, extra)))
   )

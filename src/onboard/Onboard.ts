@@ -10,12 +10,14 @@
  */
 import type { Scope } from "effect"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
-import { kindsShown, type Progress } from "../console/Progress.js"
+import { Notices } from "../console/Output.js"
+import { kindsShown, type Progress, RunProgress } from "../console/Progress.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { readJsonFile } from "../files/JsonFile.js"
@@ -30,12 +32,13 @@ import {
 } from "../import/Journal.js"
 import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
 import { type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
-import { serverResolver } from "../import/Refs.js"
+import { type RefResolver, serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
+import { PlanSink, References } from "../import/Services.js"
 import { RunCounts } from "../import/SummaryFile.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
-import type { StopSignal } from "../Signals.js"
+import { RunStop, type StopSignal } from "../Signals.js"
 import { endedWell, type Outcome, shownCounts } from "../Status.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { version } from "../Version.js"
@@ -126,8 +129,6 @@ export interface OnboardTools {
   readonly progress?: ((label: string) => Effect.Effect<Progress, never, Scope.Scope>) | undefined
   /** Human lines (stderr). */
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
-  /** Opens each step's journal (default `openJournal`): a fleet worker also records its lines under its lease. */
-  readonly journal?: ImportJob["journal"]
   /** Called after each write of the onboarding's summary (a fleet worker keeps a copy of the run directory). */
   readonly saved?: ((summary: OnboardSummary) => Effect.Effect<void>) | undefined
 }
@@ -403,6 +404,26 @@ const writeOnboardPlan = (
     yield* writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
   })
 
+/**
+ * What a step's import run works with beyond the caller's journal (`Journals`): the onboarding's resolver (the
+ * steps learn each other's records), its lines named by the step, the step's progress, the onboarding's stop, and
+ * with `--dry-run --plan` the step's plan gathered into the onboarding's one file.
+ */
+const stepServices = (step: {
+  readonly resolver: RefResolver
+  readonly say: (line: string) => Effect.Effect<void>
+  readonly progress: Progress | undefined
+  readonly stop: StopSignal | undefined
+  readonly keepPlan: ((content: PlanFile) => Effect.Effect<void>) | undefined
+}) =>
+  Layer.mergeAll(
+    References.shared(step.resolver),
+    Notices.to(step.say),
+    step.progress !== undefined ? Layer.succeed(RunProgress, step.progress) : RunProgress.none,
+    step.stop !== undefined ? RunStop.when(step.stop.stopped) : RunStop.never,
+    step.keepPlan !== undefined ? PlanSink.handOver(step.keepPlan) : PlanSink.file
+  )
+
 export const runOnboarding = Effect.fn("Onboard.run")(
   function*(prepared: PreparedOnboarding, tools: OnboardTools = {}) {
     const api = yield* Api
@@ -543,17 +564,12 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         baseDir: prepared.input.baseDir,
         attachmentsRoot: request.attachmentsRoot,
         maxAttachmentBytes: request.maxAttachmentBytes,
-        resolver: shared.resolver,
-        stop: tools.stop?.stopped,
         verifyWaitMs: request.answerWaitMs,
         verifyPollMs: request.answerPollMs,
         onConflict: request.onConflict,
         sendWriteOnly: request.sendWriteOnly,
-        say: (line) => say(`${resource}: ${line}`),
-        journal: tools.journal,
-        ...(request.planOut !== undefined && request.dryRun
-          ? { planSink: (content: PlanFile) => Effect.sync(() => void stepPlans.push(content)) }
-          : {}),
+        // The onboarding writes one plan for its steps (`stepServices` gathers them) and says where.
+        ...(request.planOut !== undefined && request.dryRun ? { planOut: request.planOut } : {}),
         ...(request.applying !== undefined
           ? {
             applying: {
@@ -573,8 +589,18 @@ export const runOnboarding = Effect.fn("Onboard.run")(
               ? yield* tools.progress(`[${index + 1}/${total}] ${resource}`)
               : undefined
             return yield* (prior !== undefined
-              ? continueRun({ ...job, command: "resume", progress, sendWriteOnly: prior.header.sendWriteOnly }, prior)
-              : runImport({ ...job, progress }))
+              ? continueRun({ ...job, command: "resume", sendWriteOnly: prior.header.sendWriteOnly }, prior)
+              : runImport(job)).pipe(
+                Effect.provide(stepServices({
+                  resolver: shared.resolver,
+                  say: (line) => say(`${resource}: ${line}`),
+                  progress,
+                  stop: tools.stop,
+                  keepPlan: request.planOut !== undefined && request.dryRun
+                    ? (content) => Effect.sync(() => void stepPlans.push(content))
+                    : undefined
+                }))
+              )
           })
         ).pipe(Effect.catchTag("InputError", inSheet(step.input)))
       )

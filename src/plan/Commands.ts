@@ -270,9 +270,8 @@ export const applyCommand = Command.make(
       )
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
       const approvedBy = Option.getOrUndefined(a.approvedBy)
-      return yield* withApi(connection, `apply ${resource}`, () => runDir, (tools) =>
+      return yield* withApi(connection, `apply ${resource}`, () => runDir, () =>
         runImport({
-          ...tools,
           command: "apply",
           resource,
           file: c.source.file,

@@ -17,6 +17,7 @@ import { runVerify } from "../../src/export/Verify.js"
 import { restore } from "../../src/files/Guard.js"
 import { openSource } from "../../src/files/Read.js"
 import { runImport } from "../../src/import/Pipeline.js"
+import { ImportServices } from "../../src/import/Services.js"
 import type { Field, Resource, ResourceName } from "../../src/Resources.js"
 import { exportColumns, idReadName, importable, readName, refKey, resource } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -317,7 +318,8 @@ describe("export", () => {
           const run = yield* runImport(
             job({ resource: name, file: Path.join(migration, `${name}.csv`), runDir: Path.join(work, "runs", name) })
           ).pipe(
-            Effect.provideService(Api, apiB)
+            Effect.provideService(Api, apiB),
+            Effect.provide(ImportServices.quiet)
           )
           assert.strictEqual(
             run.exitCode,
@@ -426,7 +428,8 @@ describe("export", () => {
             runDir: Path.join(work, "xlsx-run")
           })
         ).pipe(
-          Effect.provideService(Api, apiC)
+          Effect.provideService(Api, apiC),
+          Effect.provide(ImportServices.quiet)
         )
         assert.strictEqual(xlsxRun.exitCode, 0, JSON.stringify(xlsxRun.summary.counts))
         const inC = yield* sandbox.control.records("key-of-c", "customers")

@@ -17,6 +17,7 @@ import { Api } from "../../src/client/Api.js"
 import { losslessJson, parseBody } from "../../src/client/Body.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { runImport } from "../../src/import/Pipeline.js"
+import { ImportServices } from "../../src/import/Services.js"
 import { apiOf, importInto, job, put, readReport, startTestSandbox, tempDir, writes } from "../import/support.js"
 
 const big = ["9007199254740993", "9007199254740992"] as const
@@ -107,7 +108,7 @@ describe("numbers and dates keep their meaning", () => {
         runDir: Path.join(dir, "dry"),
         mode: "update",
         dryRun: true
-      })).pipe(Effect.provideService(Api, api))
+      })).pipe(Effect.provideService(Api, api), Effect.provide(ImportServices.quiet))
       assert.deepStrictEqual(readReport(dry.runDir).map((r) => `${r._status}:${r._record_id}`), [
         `would-update:${big[0]}`,
         `unchanged:${big[1]}`

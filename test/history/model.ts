@@ -21,6 +21,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import * as Path from "node:path"
 import yauzl from "yauzl"
 import { Api } from "../../src/client/Api.js"
+import { Notices } from "../../src/console/Output.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { normalKey } from "../../src/Identity.js"
 import { runImport } from "../../src/import/Pipeline.js"
@@ -33,6 +34,7 @@ import { prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import { isResourceName, resource as resourceOf } from "../../src/Resources.js"
 import type { Faults, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { RunStop } from "../../src/Signals.js"
 import { Status } from "../../src/Status.js"
 import { runUndo } from "../../src/undo/Undo.js"
 import { apiOf, job, spawnCli, writes } from "../import/support.js"
@@ -356,6 +358,10 @@ const clientOf = (w: World, apiKey?: string) =>
 
 const sayInto = (output: Array<string>) => (line: string) => Effect.sync(() => void output.push(line))
 
+/** A run's lines gathered into `output`, and its stop when the step stops it (the rest: the client's quiet ones). */
+const runServices = (output: Array<string>, stop?: Effect.Effect<void>) =>
+  Layer.merge(Notices.to(sayInto(output)), stop !== undefined ? RunStop.when(stop) : RunStop.never)
+
 /** A failure of a whole command, as text: an outcome of the step like any other (checked for secrets too). */
 const failureText = (exit: Exit.Exit<unknown, unknown>): string =>
   Exit.isFailure(exit) ? `failed: ${String((exit.cause as { toString(): string }).toString()).slice(0, 400)}` : "ok"
@@ -391,17 +397,14 @@ const importStep = Effect.fn("History.import")(function*(
     dryRun: a.dryRun,
     ...(a.dryRun ? { planOut: `${runDir}.plan.json` } : {})
   })
-  const theJob = {
-    ...base,
-    say: sayInto(output),
-    concurrency: 4,
-    ...(interrupt && !interrupt.hard ? { stop: enough, graceMs: 20 } : {})
-  }
+  const softStop = interrupt !== undefined && !interrupt.hard
+  const theJob = { ...base, concurrency: 4, ...(softStop ? { graceMs: 20 } : {}) }
+  const services = runServices(output, softStop ? enough : undefined)
   // Without the fix of issue 28.1, a create meets no fault: an in-doubt create found existing is called ours.
   const guarded = a.mode === "create" && !w.features.has("faulted-create-then-undo")
   const running = guarded
-    ? withoutFaults(w, runImport(theJob).pipe(Effect.provide(clientOf(w))))
-    : runImport(theJob).pipe(Effect.provide(clientOf(w)))
+    ? withoutFaults(w, runImport(theJob).pipe(Effect.provide(services), Effect.provide(clientOf(w))))
+    : runImport(theJob).pipe(Effect.provide(services), Effect.provide(clientOf(w)))
   let exit: Exit.Exit<unknown, unknown>
   if (interrupt?.hard) {
     const fiber = yield* Effect.fork(running)
@@ -460,10 +463,9 @@ const applyStep = Effect.fn("History.apply")(function*(w: World, n: number) {
           read: any.plan.content.read,
           dateFormat: any.plan.content.parse.dateFormat,
           decimal: any.plan.content.parse.decimal,
-          say: sayInto(output),
           concurrency: 4,
           applying: { plan: any.plan, approvedBy: "history" }
-        }),
+        }).pipe(Effect.provide(runServices(output))),
         (r) => r.exitCode
       )
       : Effect.gen(function*() {
@@ -793,11 +795,8 @@ const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
   const flags = ["--mode", a.mode, ...(profile !== undefined ? ["--map", profile] : [])]
   const dry = (runDir: string) =>
     Effect.exit(
-      runImport({
-        ...job({ resource: "customers", file, read, runDir, mode: a.mode, dryRun: true }),
-        say: sayInto(output)
-      })
-        .pipe(Effect.provide(clientOf(w)))
+      runImport(job({ resource: "customers", file, read, runDir, mode: a.mode, dryRun: true }))
+        .pipe(Effect.provide(runServices(output)), Effect.provide(clientOf(w)))
     )
   yield* withoutFaults(
     w,
@@ -897,10 +896,10 @@ const usersStep = Effect.fn("History.users")(function*(w: World, a: Of<"users">)
     dirs.push(dir)
     const exit = yield* Effect.exit(withoutFaults(
       w,
-      runImport({
-        ...job({ resource: "users", file, runDir, mode: "upsert", sendWriteOnly: round.sendWriteOnly }),
-        say: sayInto(output)
-      }).pipe(Effect.provide(clientOf(w)))
+      runImport(job({ resource: "users", file, runDir, mode: "upsert", sendWriteOnly: round.sendWriteOnly })).pipe(
+        Effect.provide(runServices(output)),
+        Effect.provide(clientOf(w))
+      )
     ))
     const code = Exit.isSuccess(exit) ? (exit.value as { exitCode: number }).exitCode : undefined
     if (code !== 0) found.push(`users import ${n + 1}: ${code === undefined ? failureText(exit) : `exit ${code}`}`)
@@ -1046,7 +1045,9 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
         const run = runOf(w, a.run, (r) => !r.undo && !r.dryRun)
         if (run === undefined) return noStep("resume: no run")
         const output: Array<string> = []
-        const exit = yield* Effect.exit(resumeRun(run.dir, { say: sayInto(output) }).pipe(Effect.provide(clientOf(w))))
+        const exit = yield* Effect.exit(
+          resumeRun(run.dir).pipe(Effect.provide(runServices(output)), Effect.provide(clientOf(w)))
+        )
         return {
           targeted: run.targeted,
           // The rows the run had not sent yet, keyless ones of a create included.
@@ -1085,10 +1086,10 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
         }
         const output: Array<string> = []
         const exit = yield* Effect.exit(
-          rerun({ target: run.dir, only: undefined, fixed, dryRun: false, out: () => out }, { say: sayInto(output) })
-            .pipe(
-              Effect.provide(clientOf(w))
-            )
+          rerun({ target: run.dir, only: undefined, fixed, dryRun: false, out: () => out }).pipe(
+            Effect.provide(runServices(output)),
+            Effect.provide(clientOf(w))
+          )
         )
         const made = existsSync(Path.join(out, "journal.ndjson"))
         if (made) {
@@ -1238,10 +1239,10 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
         const exits = yield* Effect.all(
           dirs.map((runDir) =>
             Effect.exit(
-              runImport({ ...job({ resource: "customers", file, read, runDir, mode: "upsert" }), say: sayInto(output) })
-                .pipe(
-                  Effect.provide(clientOf(w))
-                )
+              runImport(job({ resource: "customers", file, read, runDir, mode: "upsert" })).pipe(
+                Effect.provide(runServices(output)),
+                Effect.provide(clientOf(w))
+              )
             )
           ),
           { concurrency: 2 }
@@ -1517,7 +1518,8 @@ const reimportStep = Effect.fn("History.reimport")(function*(w: World, a: Of<"re
   const runDir = nextDir(w, "reimport")
   const output: Array<string> = []
   const exit = yield* Effect.exit(
-    runImport({ ...job({ resource: "customers", file, runDir, mode: "upsert" }), say: sayInto(output) }).pipe(
+    runImport(job({ resource: "customers", file, runDir, mode: "upsert" })).pipe(
+      Effect.provide(runServices(output)),
       Effect.provide(clientOf(w))
     )
   )

@@ -11,9 +11,11 @@ import { readJournal } from "../../src/import/Journal.js"
 import { runImport } from "../../src/import/Pipeline.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { RunStop } from "../../src/Signals.js"
 import {
   apiOf,
   importInto,
+  importWith,
   job,
   put,
   readJournalLines,
@@ -96,16 +98,15 @@ describe("resume", () => {
       const bothSent = Effect.gen(function*() {
         while (writes(yield* sandbox.control.requests).length < 2) yield* Effect.sleep(10)
       })
-      const result = yield* importInto(sandbox, {
+      const result = yield* importWith(sandbox, {
         resource: "customers",
         file,
         runDir,
         // Create: no records are read before the writes, so the stop comes while the rows are in flight.
         mode: "create",
-        stop: bothSent,
         graceMs: 100,
         concurrency: 2
-      })
+      }, RunStop.when(bothSent))
       assert.strictEqual(result.exitCode, 3)
       assert.isTrue(result.interrupted)
       const report = readReport(runDir)
@@ -130,7 +131,8 @@ describe("resume", () => {
         while (writes(yield* sandbox.control.requests).length < 2) yield* Effect.sleep(10)
       })
       // Every row is under way at once, but the client lets two requests out at a time: four rows wait for it.
-      const result = yield* runImport(job({ resource: "customers", file, runDir, stop: twoSent, graceMs: 100 })).pipe(
+      const result = yield* runImport(job({ resource: "customers", file, runDir, graceMs: 100 })).pipe(
+        Effect.provide(RunStop.when(twoSent)),
         Effect.provide(apiOf(sandbox, undefined, { concurrency: 2 }))
       )
       assert.strictEqual(result.exitCode, 3)

@@ -4,11 +4,12 @@
  * were reported `skipped`, "not attempted", then `in-doubt`, while the journal and the server had them created).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { openJournal } from "../../src/import/Journal.js"
-import { runImport } from "../../src/import/Pipeline.js"
-import { apiOf, job, put, readJournalLines, readReport, readSummary, startTestSandbox, tempDir } from "./support.js"
+import { Journals } from "../../src/import/Services.js"
+import { RunStop } from "../../src/Signals.js"
+import { importWith, put, readJournalLines, readReport, readSummary, startTestSandbox, tempDir } from "./support.js"
 
 describe("a stop during a journal write", () => {
   it.scopedLive("a row whose done line was being written when the grace ran out is reported as journalled", () =>
@@ -28,17 +29,11 @@ describe("a stop during a journal write", () => {
               ? Effect.zipRight(journal.append(line), Effect.zipRight(Deferred.succeed(held, undefined), Effect.never))
               : journal.append(line)
         }))
-      const result = yield* runImport(
-        job({
-          resource: "customers",
-          file,
-          runDir,
-          mode: "create",
-          stop: Deferred.await(held),
-          graceMs: 20,
-          journal: slowDisk
-        })
-      ).pipe(Effect.provide(apiOf(sandbox)))
+      const result = yield* importWith(
+        sandbox,
+        { resource: "customers", file, runDir, mode: "create", graceMs: 20 },
+        Layer.merge(RunStop.when(Deferred.await(held)), Layer.succeed(Journals, { open: slowDisk }))
+      )
 
       const done = readJournalLines(runDir).filter((l) => l.state === "done")
       assert.strictEqual(done.length, 1)

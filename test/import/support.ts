@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
 import { type ImportJob, runImport } from "../../src/import/Pipeline.js"
+import type { ImportServices } from "../../src/import/Services.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
@@ -29,7 +30,7 @@ export const apiOf = (
   sandbox: RunningSandbox,
   apiKey?: string,
   overrides: Partial<ClientSettingsInput> = {}
-): Layer.Layer<Api> =>
+): Layer.Layer<Api | ImportServices> =>
   testClientLayer(sandbox, {
     credentials: sandbox.accounts.find((a) => a.apiKey === apiKey) ?? sandbox.accounts[0]!,
     ...overrides
@@ -99,12 +100,18 @@ export const job = (fields: Pick<ImportJob, "resource" | "file" | "runDir"> & Pa
 
 /** `fsm-bulk validate` in process, with the same defaults as `job` (auto encoding, delimiter and formats, upsert). */
 export const validateFile = (fields: Pick<ImportJob, "resource" | "file" | "runDir"> & Partial<ImportJob>) => {
-  const { progress: _progress, ...settings } = job(fields)
-  return runValidate(settings)
+  return runValidate(job(fields))
 }
 
 export const importInto = (sandbox: RunningSandbox, fields: Parameters<typeof job>[0], apiKey?: string) =>
   runImport(job(fields)).pipe(Effect.provide(apiOf(sandbox, apiKey)))
+
+/** `importInto` with some of the run's services the test's own (a `RunStop`, a `Journals`, `Notices`). */
+export const importWith = <S extends ImportServices>(
+  sandbox: RunningSandbox,
+  fields: Parameters<typeof job>[0],
+  services: Layer.Layer<S>
+) => runImport(job(fields)).pipe(Effect.provide(services), Effect.provide(apiOf(sandbox)))
 
 /** Writes (POST, PUT, PATCH, DELETE) the sandbox received, logins left out. */
 export const writes = (log: ReadonlyArray<RequestLogEntry>) =>

@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Api } from "../../src/client/Api.js"
+import type { ImportServices } from "../../src/import/Services.js"
 import { type OnboardRequest, prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import type { ResourceName } from "../../src/Resources.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
@@ -43,7 +44,7 @@ export const startTestSandbox = (options: SandboxOptionsInput = {}) =>
   startSandbox({ port: 0, rate: { limit: 20_000, windowMs: 1_000 }, answerDelayMs: 300, ...options })
 
 /** The real client of `sandbox`'s first account, with fast backoff. */
-export const apiOf = (sandbox: RunningSandbox): Layer.Layer<Api> => testClientLayer(sandbox)
+export const apiOf = (sandbox: RunningSandbox): Layer.Layer<Api | ImportServices> => testClientLayer(sandbox)
 
 export const tempDir = temporaryDir("fsm-onboard-")
 

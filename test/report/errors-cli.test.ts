@@ -9,7 +9,8 @@ import { mkdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { errorKind } from "../../src/console/ErrorKinds.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
-import { importInto, put, readSummary, startTestSandbox, tempDir, writes } from "../import/support.js"
+import { RunStop } from "../../src/Signals.js"
+import { importWith, put, readSummary, startTestSandbox, tempDir, writes } from "../import/support.js"
 import { onboardInto } from "../onboard/support.js"
 
 describe("report.html's errors", () => {
@@ -21,14 +22,13 @@ describe("report.html's errors", () => {
       const stopped = Effect.gen(function*() {
         while (writes(yield* sandbox.control.requests).length < 1) yield* Effect.sleep(10)
       })
-      yield* importInto(sandbox, {
+      yield* importWith(sandbox, {
         resource: "customers",
         file: put(dir, "c.csv", "externalId,name\nK-1,Um\nK-2,Dois\nK-3,Três\n"),
         runDir,
-        stop: stopped,
         graceMs: 50,
         concurrency: 1
-      })
+      }, RunStop.when(stopped))
       const kinds = readSummary(runDir).errors.map((e: { kind: string }) => e.kind) as Array<string>
       assert.isTrue(kinds.some((k) => k.includes(`\`fsm-bulk resume ${runDir}\``)), kinds.join("\n"))
       const page = readFileSync(Path.join(runDir, "report.html"), "utf8")
