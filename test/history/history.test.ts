@@ -36,7 +36,7 @@ const seeds = env.HISTORY_SEED !== undefined
 const replayOf = (seed: number) =>
   `HISTORY_SEED=${seed}${all ? " HISTORY_ALL=1" : ""}${
     env.HISTORY_FEATURES ? ` HISTORY_FEATURES=${env.HISTORY_FEATURES}` : ""
-  }${env.HISTORY_CLI === "1" ? " HISTORY_CLI=1" : ""}${
+  }${env.HISTORY_FOCUS ? ` HISTORY_FOCUS=${env.HISTORY_FOCUS}` : ""}${env.HISTORY_CLI === "1" ? " HISTORY_CLI=1" : ""}${
     env.HISTORY_LENGTH ? ` HISTORY_LENGTH=${length}` : ""
   } npx vitest run test/history/history.test.ts`
 
