@@ -4,8 +4,8 @@
  * argument (resource names) and paths where a value names a file. zsh runs the bash function through its
  * `bashcompinit`.
  */
-import type { ArgInfo, CliModel, FlagInfo } from "./Help.js"
 import { helpFlag } from "./Help.js"
+import type { ArgInfo, CliModel, FlagInfo } from "./Model.js"
 
 export const shells = ["bash", "zsh", "fish"] as const
 export type Shell = (typeof shells)[number]

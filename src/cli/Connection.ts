@@ -26,6 +26,7 @@ import { isLoopback } from "../Loopback.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
+import { withEnvironment, withShownDefault } from "./Facts.js"
 
 /** The embedded sandbox, when the command runs against one (onboarding's demo reads its task types). */
 export class EmbeddedSandbox
@@ -49,7 +50,7 @@ const defaultRate = "400/60s"
 
 export const connectionOptions: Options.Options<ConnectionOptions> = Options.all({
   baseUrl: Options.text("base-url").pipe(
-    Options.withFallbackConfig(Config.string("FSM_BASE_URL")),
+    withEnvironment("FSM_BASE_URL", Config.string),
     Options.withDescription(
       "API base address, ending in /v2 (env FSM_BASE_URL); without it an embedded, in-memory sandbox is started"
     ),
@@ -61,26 +62,26 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   ),
   rate: Options.text("rate").pipe(
     Options.withPseudoName("N/WINDOW"),
-    Options.withFallbackConfig(Config.string("FSM_RATE")),
+    withEnvironment("FSM_RATE", Config.string),
     Options.withDescription(
       `Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE; default ${defaultRate}, or for resume, rerun and undo the run's own)`
     ),
     Options.optional
   ),
   concurrency: Options.integer("concurrency").pipe(
-    Options.withFallbackConfig(Config.integer("FSM_CONCURRENCY")),
+    withEnvironment("FSM_CONCURRENCY", Config.integer),
     Options.withDescription(
       "Requests in flight at once on the token (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency, at most 8: more at once make the live service answer bursts of 404 and 500)"
     ),
     Options.optional
   ),
   maxAttempts: Options.integer("max-attempts").pipe(
-    Options.withDefault(6),
+    withShownDefault(6),
     Options.withDescription("Attempts per request before it is given up (rate-limited attempts are counted apart)")
   ),
   rateLimitPause: Options.text("rate-limit-pause").pipe(
     Options.withPseudoName("DURATION"),
-    Options.withFallbackConfig(Config.string("FSM_RATE_LIMIT_PAUSE")),
+    withEnvironment("FSM_RATE_LIMIT_PAUSE", Config.string),
     Options.withDescription(
       "How long every call waits after the API answers \"rate limit exceeded\" (env FSM_RATE_LIMIT_PAUSE; default: one window of --rate)"
     ),
@@ -88,7 +89,7 @@ export const connectionOptions: Options.Options<ConnectionOptions> = Options.all
   ),
   requestTimeout: Options.text("request-timeout").pipe(
     Options.withPseudoName("DURATION"),
-    Options.withDefault("60s"),
+    withShownDefault("60s"),
     Options.withDescription("Time limit of one attempt (a page of 100 tasks can take over 25 s on the live service)")
   )
 }).pipe(

@@ -3,7 +3,8 @@
  * as preformatted roff, so the man page never says anything the help does not. Written at build time to
  * `dist/fsm-bulk.1` (package.json `man`), printed by `fsm-bulk docs --man`.
  */
-import { type CliModel, commandHelp, rootHelp } from "./Help.js"
+import { commandHelp, rootHelp } from "./Help.js"
+import type { CliModel } from "./Model.js"
 
 const page = { width: 78, colour: false }
 

@@ -11,24 +11,25 @@ import { InputError, UsageError } from "../Errors.js"
 import type { OnConflict, ReadSettings } from "../import/Journal.js"
 import { readProfile } from "../mapping/Profile.js"
 import { isResourceName } from "../Resources.js"
+import { withShownDefault } from "./Facts.js"
 
 export const fileFormatOptions = Options.all({
   encoding: Options.choice("encoding", ["auto", "utf-8", "windows-1252"]).pipe(
-    Options.withDefault("auto" as const),
+    withShownDefault("auto" as const),
     Options.withDescription("CSV text encoding (auto: UTF-8 with or without BOM, else Windows-1252)")
   ),
   delimiter: Options.choice("delimiter", ["auto", ",", ";", "tab"]).pipe(
-    Options.withDefault("auto" as const),
+    withShownDefault("auto" as const),
     Options.withDescription("CSV delimiter")
   ),
   dateFormat: Options.choice("date-format", ["auto", "yyyy-mm-dd", "dd/mm/yyyy", "mm/dd/yyyy"]).pipe(
-    Options.withDefault("auto" as const),
+    withShownDefault("auto" as const),
     Options.withDescription(
       "How dates are written (auto settles each file on its own and refuses to guess when it reads both ways)"
     )
   ),
   decimal: Options.choice("decimal", ["auto", ".", ","]).pipe(
-    Options.withDefault("auto" as const),
+    withShownDefault("auto" as const),
     Options.withDescription("Decimal mark of numbers")
   ),
   includeHidden: Options.boolean("include-hidden").pipe(

@@ -4,7 +4,8 @@
  */
 import * as Schema from "effect/Schema"
 import { didYouMean } from "../Words.js"
-import { type CliModel, type FlagInfo, helpFlag, versionFlag } from "./Help.js"
+import { helpFlag, versionFlag } from "./Help.js"
+import type { CliModel, FlagInfo } from "./Model.js"
 
 /**
  * A command line refused before it runs: exit 2, nothing done. Tagged as @effect/cli's own refusals (a missing

@@ -10,8 +10,9 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { readFileSync } from "node:fs"
-import type { CliModel } from "../cli/Help.js"
 import { manPage } from "../cli/Man.js"
+import type { CliModel } from "../cli/Model.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { UsageError } from "../Errors.js"
 import { version } from "../Version.js"
 import { didYouMean } from "../Words.js"
@@ -59,3 +60,15 @@ export const makeDocsCommand = (model: () => CliModel) =>
   ).pipe(
     Command.withDescription("Print the user guides that ship with fsm-bulk (or the manual page), from any folder")
   )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const guideDocs: CommandDocs = {
+  docs: {
+    examples: [
+      "fsm-bulk docs",
+      "fsm-bulk docs importing",
+      "fsm-bulk docs mapping --path",
+      "fsm-bulk docs --man > fsm-bulk.1"
+    ]
+  }
+}

@@ -8,6 +8,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"
 import * as Path from "node:path"
+import { type CommandDocs, exampleRun } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { say, summary } from "../console/Output.js"
 import { shellQuote } from "../Shell.js"
@@ -184,3 +185,16 @@ export const evidenceCommand = Command.make(
     "Bundle a run's evidence for an auditor into a zip: input's sha256, profile, plan, journal, reports, summary, signature, index"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const evidenceDocs: CommandDocs = {
+  keys: { examples: ["fsm-bulk keys new", "fsm-bulk keys new --out keys"], doc: "docs/rehearsal.md" },
+  "keys new": { examples: ["fsm-bulk keys new", "fsm-bulk keys new --out keys --json"], doc: "docs/rehearsal.md" },
+  evidence: {
+    examples: [
+      `fsm-bulk evidence ${exampleRun} --out evidence.zip`,
+      `fsm-bulk evidence ${exampleRun} --out evidence.zip --with-input`
+    ],
+    doc: "docs/rehearsal.md"
+  }
+}

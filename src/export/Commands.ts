@@ -9,6 +9,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { resourceNamed } from "../Aliases.js"
 import { apiLayer, type ConnectionOptions, connectionOptions } from "../cli/Connection.js"
+import { withShownDefault } from "../cli/Facts.js"
+import { type CommandDocs, exampleRun } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { say, stopAfterApiRequests, summary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
@@ -34,7 +36,7 @@ const outOption = Options.text("out").pipe(
 )
 
 export const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
-  Options.withDefault("csv" as const),
+  withShownDefault("csv" as const),
   Options.withDescription(
     "csv (UTF-8 with BOM, can be continued from its last page) or xlsx (one workbook per resource)"
   )
@@ -323,3 +325,23 @@ const verifyExport = (dir: string, expected: Expected, json: boolean) =>
     ])
     return exitCode as ExitCode
   })
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const exportDocs: CommandDocs = {
+  export: {
+    examples: [
+      "fsm-bulk export --out backup",
+      "fsm-bulk export customers tasks --out backup --format xlsx --since 2025-01-01"
+    ],
+    values: { RESOURCE: exportNames },
+    doc: "docs/export.md"
+  },
+  verify: {
+    examples: [
+      "fsm-bulk verify backup",
+      `fsm-bulk verify ${exampleRun} --public-key signer.pub`,
+      "fsm-bulk verify backup --json"
+    ],
+    doc: "docs/export.md"
+  }
+}

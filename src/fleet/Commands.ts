@@ -12,6 +12,8 @@ import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readCredentials, validateBaseUrl } from "../cli/Connection.js"
+import { withEnvironment, withShownDefault } from "../cli/Facts.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import {
   conflictOptions,
@@ -35,6 +37,7 @@ import {
   sinceOption,
   untilOption
 } from "../export/Commands.js"
+import { exportNames } from "../export/Walks.js"
 import {
   dryRunOption,
   fileArg,
@@ -56,7 +59,7 @@ import {
   onboardVerifyOption,
   pollFor
 } from "../onboard/Commands.js"
-import { resource as resourceOf } from "../Resources.js"
+import { importable, resource as resourceOf } from "../Resources.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
 import { mergeChunks } from "./Chunks.js"
@@ -69,7 +72,7 @@ import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Su
 import { fetchExport, fetchOnboard } from "./Whole.js"
 
 const fleetOption = Options.text("fleet").pipe(
-  Options.withFallbackConfig(Config.string("FSM_FLEET_URL")),
+  withEnvironment("FSM_FLEET_URL", Config.string),
   Options.withDescription(
     "The fleet's store: postgres://USER@HOST:PORT/DB or redis://HOST:PORT (env FSM_FLEET_URL)"
   )
@@ -226,13 +229,13 @@ export const workerCommand = Command.make("worker", {
     Options.optional
   ),
   rate: Options.text("rate").pipe(
-    Options.withDefault("400/60s"),
-    Options.withFallbackConfig(Config.string("FSM_RATE")),
+    withShownDefault("400/60s"),
+    withEnvironment("FSM_RATE", Config.string),
     Options.withDescription(
       "The budget of this egress address N/WINDOW, shared by every job and account (env FSM_RATE)"
     )
   ),
-  jobs: Options.integer("jobs").pipe(Options.withDefault(4), Options.withDescription("Jobs run at once")),
+  jobs: Options.integer("jobs").pipe(withShownDefault(4), Options.withDescription("Jobs run at once")),
   fleet: fleetOption
 }, (a) =>
   Effect.gen(function*() {
@@ -274,8 +277,8 @@ const submitImportCommand = Command.make("import", {
   parsing: parsingOptions,
   map: mapOption,
   chunkRows: Options.integer("chunk-rows").pipe(
-    Options.withFallbackConfig(Config.integer("FSM_FLEET_CHUNK_ROWS")),
-    Options.withDefault(10_000),
+    withEnvironment("FSM_FLEET_CHUNK_ROWS", Config.integer),
+    withShownDefault(10_000),
     Options.withDescription(
       "A CSV file of more rows is split into parts of this many rows that different workers take (env FSM_FLEET_CHUNK_ROWS)"
     )
@@ -620,3 +623,79 @@ export const cancelCommand = Command.make(
       return 0 as ExitCode
     }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Cancel a job: a worker running it stops before its next request"))
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const fleetDocs: CommandDocs = {
+  fleet: {
+    examples: ["fsm-bulk fleet init --fleet postgres://fsm@db.internal/fsm", "fsm-bulk fleet init --json"],
+    doc: "docs/fleet.md"
+  },
+  "fleet init": {
+    examples: ["fsm-bulk fleet init --fleet postgres://fsm@db.internal/fsm", "fsm-bulk fleet init --json"],
+    doc: "docs/fleet.md"
+  },
+  accounts: {
+    examples: ["fsm-bulk accounts list", "fsm-bulk accounts add acme --base-url https://api.example.com/v2"],
+    doc: "docs/fleet.md"
+  },
+  "accounts add": {
+    examples: [
+      "fsm-bulk accounts add acme --base-url https://api.example.com/v2",
+      "fsm-bulk accounts add acme --base-url https://api.example.com/v2 --credentials acme.json --rate 200/60s"
+    ],
+    doc: "docs/fleet.md"
+  },
+  "accounts list": { examples: ["fsm-bulk accounts list", "fsm-bulk accounts list --json"], doc: "docs/fleet.md" },
+  "accounts remove": {
+    examples: ["fsm-bulk accounts remove acme", "fsm-bulk accounts remove acme --fleet postgres://fsm@db.internal/fsm"],
+    doc: "docs/fleet.md"
+  },
+  worker: {
+    examples: [
+      "fsm-bulk worker --egress-id host-a",
+      "fsm-bulk worker --egress-id host-a-2 --source-address 10.0.0.12 --jobs 8"
+    ],
+    doc: "docs/fleet.md"
+  },
+  submit: {
+    examples: [
+      "fsm-bulk submit import customers customers.csv --account acme",
+      "fsm-bulk submit import tasks tasks.csv --account acme --chunk-rows 5000 --json"
+    ],
+    values: { RESOURCE: importable.map((r) => r.name) },
+    doc: "docs/fleet.md"
+  },
+  "submit import": {
+    examples: [
+      "fsm-bulk submit import customers customers.csv --account acme",
+      "fsm-bulk submit import tasks tasks.csv --account acme --mode update --json"
+    ],
+    values: { RESOURCE: importable.map((r) => r.name) },
+    doc: "docs/fleet.md"
+  },
+  "submit onboard": {
+    examples: [
+      "fsm-bulk submit onboard onboarding.xlsx --account acme",
+      "fsm-bulk submit onboard templates/ --account acme --dry-run --json"
+    ],
+    doc: "docs/fleet.md"
+  },
+  "submit export": {
+    examples: [
+      "fsm-bulk submit export --account acme",
+      "fsm-bulk submit export customers tasks --account acme --excel-br --since 2025-01-01"
+    ],
+    values: { RESOURCE: exportNames },
+    doc: "docs/fleet.md"
+  },
+  status: {
+    examples: ["fsm-bulk status", "fsm-bulk status 42 --watch", "fsm-bulk status --json"],
+    doc: "docs/fleet.md"
+  },
+  wait: { examples: ["fsm-bulk wait 42", "fsm-bulk wait 42 --json"], doc: "docs/fleet.md" },
+  fetch: {
+    examples: ["fsm-bulk fetch 42 --out runs/job-42", "fsm-bulk fetch 42 --out runs/job-42 --json"],
+    doc: "docs/fleet.md"
+  },
+  cancel: { examples: ["fsm-bulk cancel 42", "fsm-bulk cancel 42 --json"], doc: "docs/fleet.md" }
+}

@@ -11,6 +11,8 @@ import { existsSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import { namesOf, resourceNamed } from "../Aliases.js"
 import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
+import { withShownDefault } from "../cli/Facts.js"
+import { type CommandDocs, exampleRun } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import {
   attachmentsRoot,
@@ -66,7 +68,7 @@ export const parsingOptions = Options.all({
 }).pipe(Options.map(({ sheet, formats }) => ({ sheet, ...formats })))
 
 export const modeOption = Options.choice("mode", ["upsert", "create", "update", "delete"]).pipe(
-  Options.withDefault("upsert" as const),
+  withShownDefault("upsert" as const),
   Options.withDescription(
     "upsert (create or update by key), create (POST), update (JSON Patch of the filled cells), delete"
   )
@@ -81,7 +83,7 @@ export const verifyOption = Options.boolean("verify").pipe(
 )
 export const verifyWaitOption = Options.text("verify-wait").pipe(
   Options.withPseudoName("DURATION"),
-  Options.withDefault("6m"),
+  withShownDefault("6m"),
   Options.withDescription("With --verify: how long to wait for queued rows to show (the API promises 5 minutes)")
 )
 
@@ -581,3 +583,37 @@ export const rerunCommand = Command.make(
     "Run again the rows of a report with the chosen statuses, into a new run directory that names its parent"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const importDocs: CommandDocs = {
+  validate: {
+    examples: [
+      "fsm-bulk validate customers customers.csv",
+      "fsm-bulk validate tasks tasks.xlsx --sheet Tasks --date-format dd/mm/yyyy"
+    ],
+    values: { RESOURCE: importable.map((r) => r.name) },
+    doc: "docs/importing.md"
+  },
+  import: {
+    examples: [
+      "fsm-bulk import customers customers.csv --dry-run",
+      "fsm-bulk import customers customers.csv --base-url https://api.example.com/v2 --credentials credentials.json",
+      "fsm-bulk import products products.xlsx --mode update --rate 400/60s",
+      "fsm-bulk import questionnaire-answers answers.csv --verify --verify-wait 10m"
+    ],
+    values: { RESOURCE: importable.map((r) => r.name) },
+    doc: "docs/importing.md"
+  },
+  rerun: {
+    examples: [
+      `fsm-bulk rerun ${exampleRun}`,
+      `fsm-bulk rerun ${exampleRun}/report.csv --fixed corrected.csv`,
+      `fsm-bulk rerun ${exampleRun} --only failed --dry-run`
+    ],
+    doc: "docs/runs.md"
+  },
+  resume: {
+    examples: [`fsm-bulk resume ${exampleRun}`, `fsm-bulk resume ${exampleRun} --rate 200/60s --json`],
+    doc: "docs/runs.md"
+  }
+}

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
 import { namesOf, resourceNamed } from "../Aliases.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { jsonOption } from "../cli/Output.js"
 import { fileFormatOptions } from "../cli/Parsing.js"
 import { say } from "../console/Output.js"
@@ -127,3 +128,15 @@ export const mapCommand = Command.make(
     "Propose a mapping profile for a customer's own file (columns → fields, why, how sure, samples); nothing is sent"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const mapDocs: CommandDocs = {
+  map: {
+    examples: [
+      "fsm-bulk map customers clientes.csv --out clientes.map.json",
+      "fsm-bulk map customers clientes.xlsx --sheet Clientes --values"
+    ],
+    values: { RESOURCE: importable.map((r) => r.name) },
+    doc: "docs/mapping.md"
+  }
+}

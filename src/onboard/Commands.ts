@@ -13,6 +13,8 @@ import {
   connectionOptions,
   continuingConnection
 } from "../cli/Connection.js"
+import { withShownDefault } from "../cli/Facts.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import {
   attachmentsRoot,
@@ -69,7 +71,7 @@ export const onboardVerifyOption = Options.boolean("verify").pipe(
 export const answerWaitOption = Options.text("verify-wait").pipe(
   Options.withAlias("answer-wait"),
   Options.withPseudoName("DURATION"),
-  Options.withDefault("6m"),
+  withShownDefault("6m"),
   Options.withDescription(
     "With --verify: how long to wait for questionnaire answers to show on their tasks, confirmed, else unconfirmed (the API promises 5 minutes; alias --answer-wait)"
   )
@@ -397,7 +399,7 @@ export const demoCommand = Command.make(
     ),
     answerDelay: Options.text("answer-delay").pipe(
       Options.withPseudoName("DURATION"),
-      Options.withDefault("2s"),
+      withShownDefault("2s"),
       Options.withDescription("How long the embedded sandbox takes to show a questionnaire answer on its task")
     ),
     answerWait: answerWaitOption,
@@ -421,3 +423,18 @@ export const demoCommand = Command.make(
     "Onboard the example company (templates/example-onboarding.xlsx) into the embedded sandbox, export it, verify the export"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const onboardDocs: CommandDocs = {
+  onboard: {
+    examples: [
+      "fsm-bulk onboard company.xlsx --dry-run",
+      "fsm-bulk onboard company/ --verify --base-url https://api.example.com/v2 --credentials credentials.json"
+    ],
+    doc: "docs/onboarding.md"
+  },
+  demo: {
+    examples: ["fsm-bulk demo", "fsm-bulk demo --out runs/demo --answer-delay 1s"],
+    doc: "docs/onboarding.md"
+  }
+}

@@ -6,6 +6,8 @@ import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"
+import { withShownDefault } from "../cli/Facts.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { say, summary as printSummary } from "../console/Output.js"
@@ -95,7 +97,7 @@ const showCommand = Command.make(
     limit: Options.integer("limit").pipe(
       Options.withPseudoName("N"),
       Options.withDescription("How many rows to list"),
-      Options.withDefault(50)
+      withShownDefault(50)
     ),
     status: Options.text("status").pipe(
       Options.withPseudoName("STATUSES"),
@@ -304,3 +306,25 @@ export const applyCommand = Command.make(
     "Send exactly an approved plan: a row whose record changed since the plan is `conflict` (not sent); a changed input is refused"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const planDocs: CommandDocs = {
+  plan: {
+    examples: ["fsm-bulk plan show clientes.plan.json", "fsm-bulk plan show clientes.plan.json --all"],
+    doc: "docs/rehearsal.md"
+  },
+  "plan show": {
+    examples: [
+      "fsm-bulk plan show clientes.plan.json",
+      "fsm-bulk plan show clientes.plan.json --status conflict,failed --all"
+    ],
+    doc: "docs/rehearsal.md"
+  },
+  apply: {
+    examples: [
+      "fsm-bulk apply clientes.plan.json --approved-by \"Ana Souza\"",
+      "fsm-bulk apply clientes.plan.json --approved-by ana --base-url https://api.example.com/v2 --credentials credentials.json"
+    ],
+    doc: "docs/rehearsal.md"
+  }
+}

@@ -4,6 +4,7 @@
  */
 import { Args, Command } from "@effect/cli"
 import * as Effect from "effect/Effect"
+import { type CommandDocs, exampleRun } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { summary } from "../console/Output.js"
 import { writeRunReport } from "./Html.js"
@@ -27,3 +28,8 @@ export const reportCommand = Command.make(
     "Write report.html for a run directory: counts, errors by kind, sends per minute, slowest rows"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const reportDocs: CommandDocs = {
+  report: { examples: [`fsm-bulk report ${exampleRun}`, `fsm-bulk report ${exampleRun} --json`], doc: "docs/runs.md" }
+}

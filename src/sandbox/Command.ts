@@ -14,6 +14,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import { resolve } from "node:path"
+import { withShownDefault } from "../cli/Facts.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { type ExitCode, UsageError } from "../Errors.js"
 import { isLoopback } from "../Loopback.js"
 import { shielded, stopOnSignals } from "../Signals.js"
@@ -21,12 +23,12 @@ import { formatRate, parseDuration, parseProbability, parseRate } from "../Units
 import type { SandboxOptions } from "./Sandbox.js"
 
 const text = (name: string, fallback: string, description: string) =>
-  Options.text(name).pipe(Options.withDefault(fallback), Options.withDescription(description))
+  Options.text(name).pipe(withShownDefault(fallback), Options.withDescription(description))
 
 const flags = {
   host: text("host", "127.0.0.1", "Address to listen on"),
   port: Options.integer("port").pipe(
-    Options.withDefault(8787),
+    withShownDefault(8787),
     Options.withDescription("Port to listen on (0: any free port)")
   ),
   account: Options.text("account").pipe(
@@ -46,7 +48,7 @@ const flags = {
     "Requests allowed per client IP and window, e.g. 400/60s (logins and list pages count)"
   ),
   rateMode: Options.choice("rate-mode", ["sliding", "fixed"]).pipe(
-    Options.withDefault("sliding" as const),
+    withShownDefault("sliding" as const),
     Options.withDescription("How the window is counted: any WINDOW interval (sliding) or epoch-aligned windows (fixed)")
   ),
   tokenTtl: text("token-ttl", "30m", "Lifetime of an access token (e.g. 30m, 5s)"),
@@ -60,11 +62,11 @@ const flags = {
     "Probability a write is applied and its response lost (connection reset)"
   ),
   emptyListStatus: Options.choice("empty-list-status", ["404", "200"]).pipe(
-    Options.withDefault("404" as const),
+    withShownDefault("404" as const),
     Options.withDescription("Status of a list with no records: 404 as the live service, or 200 with an empty list")
   ),
   userIdStyle: Options.choice("user-id-style", ["userID", "userId"]).pipe(
-    Options.withDefault("userID" as const),
+    withShownDefault("userID" as const),
     Options.withDescription(
       "Name of the users' id in answers: userID as captured live traffic shows, or userId as the vendor's Blueprint writes it"
     )
@@ -75,7 +77,7 @@ const flags = {
     "Delay added to a list answer per record it holds (the live service: ~125ms, 12.5 s a page of 100 tasks)"
   ),
   burstAbove: Options.integer("burst-above").pipe(
-    Options.withDefault(0),
+    withShownDefault(0),
     Options.withDescription(
       "Requests in flight on one token above which calls fail in bursts of 404/500 (0: never; the live service: 8)"
     )
@@ -92,7 +94,7 @@ const flags = {
     )
   ),
   errorBodies: Options.choice("error-bodies", ["error", "blueprint"]).pipe(
-    Options.withDefault("error" as const),
+    withShownDefault("error" as const),
     Options.withDescription(
       "Shape of error bodies but the rate limit's: {\"error\"} or the Blueprint's {message, target, errorCode, errors}"
     )
@@ -284,3 +286,15 @@ export const sandboxCommand = Command.make("sandbox", flags, run).pipe(
     "Run a local emulator of the Field-Service API v2 (accounts, rate limit, faults) until interrupted"
   )
 )
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const sandboxDocs: CommandDocs = {
+  sandbox: {
+    examples: [
+      "fsm-bulk sandbox",
+      "fsm-bulk sandbox --port 0 --data sandbox.json",
+      "fsm-bulk sandbox --rate-limit 60/60s --fail-rate 0.05 --latency 200ms"
+    ],
+    doc: "docs/sandbox.md"
+  }
+}

@@ -10,6 +10,8 @@ import * as Option from "effect/Option"
 import { mkdir } from "node:fs/promises"
 import * as Path from "node:path"
 import { namesOf, resourceNamed } from "../Aliases.js"
+import { withShownDefault } from "../cli/Facts.js"
+import type { CommandDocs } from "../cli/Model.js"
 import { jsonOption } from "../cli/Output.js"
 import { say, summary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
@@ -33,7 +35,7 @@ const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
 const outOption = Options.text("out").pipe(
   Options.withPseudoName("DIR"),
   Options.withDescription("Directory to write into (default: templates); with --workbook, the file or its directory"),
-  Options.withDefault("templates")
+  withShownDefault("templates")
 )
 const workbookOption = Options.boolean("workbook").pipe(
   Options.withDescription(
@@ -160,3 +162,16 @@ export const templateCommand = Command.make(
 ).pipe(Command.withDescription(
   "Write CSV and XLSX import templates (header, notes, drop-downs, one example row), or one onboarding workbook"
 ))
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const templateDocs: CommandDocs = {
+  template: {
+    examples: [
+      "fsm-bulk template customers tasks",
+      "fsm-bulk template --format xlsx --out templates",
+      "fsm-bulk template --example"
+    ],
+    values: { RESOURCE: importable.map((r) => r.name) },
+    doc: "docs/importing.md"
+  }
+}

@@ -15,6 +15,7 @@ import {
   continuingConnection,
   forceBaseUrlOption
 } from "../cli/Connection.js"
+import { type CommandDocs, exampleRun } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
 import { type Api } from "../client/Api.js"
@@ -213,3 +214,15 @@ export const rerunUndoCommand = (
         )
       ))
   })
+
+/** Help's examples (each must parse: test/cli/help-model.test.ts), argument values and guide, per command. */
+export const undoDocs: CommandDocs = {
+  undo: {
+    examples: [
+      `fsm-bulk undo ${exampleRun} --dry-run`,
+      `fsm-bulk undo ${exampleRun}`,
+      `fsm-bulk undo ${exampleRun} --force --json`
+    ],
+    doc: "docs/runs.md"
+  }
+}

@@ -4,11 +4,12 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
-import { cliModel } from "../../src/cli/Help.js"
+import { withShownDefault } from "../../src/cli/Facts.js"
+import { cliModel } from "../../src/cli/Model.js"
 
 const init = Command.make("init", {
   dir: Args.text({ name: "DIR" }),
-  hosts: Options.integer("hosts").pipe(Options.withDefault(2), Options.withDescription("Hosts to plan for"))
+  hosts: Options.integer("hosts").pipe(withShownDefault(2), Options.withDescription("Hosts to plan for"))
 }, () => Effect.void).pipe(Command.withDescription("Create a fleet directory"))
 const status = Command.make("status", {
   watch: Options.boolean("watch").pipe(Options.withDescription("Keep watching"))
@@ -19,9 +20,11 @@ const fleet = Command.make("fleet", {}).pipe(
 )
 const tool = Command.make("tool").pipe(Command.withDescription("A tool"), Command.withSubcommands([fleet]))
 
-export const nestedModel = cliModel(tool, {
+export const nestedModel = cliModel({
+  root: tool,
+  commands: [fleet],
   examples: [],
-  commands: {
+  docs: {
     fleet: { examples: ["tool fleet init jobs", "tool fleet status --watch"] },
     "fleet init": { examples: ["tool fleet init jobs", "tool fleet init jobs --hosts 3"] }
   },
