@@ -35,7 +35,10 @@ const profile = {
   fields: { ...messyProfile.fields, active: { values: { "Ativo": "true", "Não": "false", "Bloqueado": "false" } } }
 }
 
-/** report.csv as the build before the hot path's changes wrote it (2026-11-27, commit 28caeb8). */
+/**
+ * report.csv as the build before the hot path's changes wrote it (2026-11-27, commit 28caeb8), but for the ragged
+ * row's message, which named the 8 fields the profile fills as the header's width instead of the file's 11 columns.
+ */
 const expectedReport = [
   "\uFEFF_row,_status,_http_status,_request_id,_attempts,_retry_outcomes,_record_id,_error,Código,Nome,CNPJ,Rua," +
   "Número,Bairro,Telefone,E-mail,Situação,Vendedor,Observações",
@@ -45,7 +48,7 @@ const expectedReport = [
   ",José,\"Obs; com \"\"aspas\"\"\"",
   "5,valid,,,,,,,C-3,Mercearia Irmãos,10.000.003/0001-89,Rua XV,7,,,,,,",
   "6,invalid,,,,," +
-  ",\"(beyond the last column): 1 value beyond the header's 8 columns (\"\"além do cabeçalho\"\"); a value may hold an unquoted delimiter\"" +
+  ",\"(beyond the last column): 1 value beyond the header's 11 columns (\"\"além do cabeçalho\"\"); a value may hold an unquoted delimiter\"" +
   ",C-4,Farmácia Central,10.000.004/0001-23,Rua Direita,12,Centro,,,Não,Ana,,além do cabeçalho,",
   "7,valid,,,,,,,C-5,Bar do Zé,10.000.005/0001-78,,,,,,nao,José,",
   "8,invalid,,,,,,\"active: \"\"Suspenso\"\" is not a yes/no value (use true/false, sim/não, yes/no" +
@@ -56,7 +59,7 @@ const expectedReport = [
 ].join("\r\n")
 
 describe("rows through a mapping profile", () => {
-  it.scopedLive("a Brazilian customer list's report keeps the file's own cells, byte for byte", () =>
+  it.scopedLive("a Brazilian customer list's report keeps the file's own cells, byte for byte; a ragged row names the file's width", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = put(dir, "clientes.csv", clientes)
