@@ -44,6 +44,9 @@ const errorValues = new Set([
 export const errorValueOf = (text: string): string | undefined => {
   const t = text.trim()
   if (t.length < 4 || t.length > 14) return undefined
+  // Every error value starts with `#` or `Err:`: other cells (nearly all, a cell of each row checked) stop here.
+  const first = t.charCodeAt(0)
+  if (first !== 35 && first !== 69 && first !== 101) return undefined
   const upper = t.toUpperCase()
   return errorValues.has(upper) || /^ERR:\d{3}$/.test(upper) ? t : undefined
 }

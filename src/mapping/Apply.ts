@@ -110,12 +110,39 @@ export const findHeader = (
   return best
 }
 
-/** A value map compiled: normalised cell text → the value sent; other values pass unchanged. */
-const valueMapOf = (values: Readonly<Record<string, string>> | undefined) => {
-  if (values === undefined) return undefined
-  const map = new Map(Object.entries(values).map(([k, v]) => [normal(k), v]))
-  return (text: string) => (text === "" ? text : map.get(normal(text)) ?? text)
+/**
+ * How many distinct cell texts a value map remembers the answer for. A column of labels (`Sim`, `Não`) holds a
+ * handful, each normalised once instead of once a row; a column of free text stops being remembered here, so
+ * what is kept stays the same size however long the file.
+ */
+export const valueMapMemory = 1024
+
+export interface ValueMap {
+  /** The value sent for a cell's (trimmed) text: the map's value for its normal form, else the text unchanged. */
+  readonly apply: (text: string) => string
+  /** Cell texts whose answers are remembered (at most `valueMapMemory`). */
+  readonly remembered: () => number
 }
+
+/** A value map compiled: normalised cell text → the value sent; other values pass unchanged. */
+export const compileValueMap = (values: Readonly<Record<string, string>>): ValueMap => {
+  const map = new Map(Object.entries(values).map(([k, v]) => [normal(k), v]))
+  const answers = new Map<string, string>()
+  return {
+    apply: (text) => {
+      if (text === "") return text
+      const known = answers.get(text)
+      if (known !== undefined) return known
+      const value = map.get(normal(text)) ?? text
+      if (answers.size < valueMapMemory) answers.set(text, value)
+      return value
+    },
+    remembered: () => answers.size
+  }
+}
+
+const valueMapOf = (values: Readonly<Record<string, string>> | undefined) =>
+  values === undefined ? undefined : compileValueMap(values).apply
 
 /**
  * `source` read through the profile: a source whose header is the resource's columns and whose rows are rewritten
@@ -361,14 +388,20 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
       skipped.set(r.row, `not data: "${footer.length > 40 ? `${footer.slice(0, 40)}…` : footer}"`)
       return Option.none()
     }
-    const aligned = cells.length >= width
+    // A row as wide as the header (nearly every row) is read as it is: no copy of it per row.
+    const aligned = cells.length === width
+      ? cells
+      : cells.length > width
       ? cells.slice(0, width)
       : [...cells, ...Array<string>(width - cells.length).fill("")]
-    const beyond = cells.length > width ? cells.slice(width) : []
-    const ragged = beyond.some((c) => c.trim() !== "")
-    const mapped = new Array<string>(out.length + (ragged ? beyond.length : 0))
+    let ragged = false
+    for (let i = width; i < cells.length && !ragged; i++) ragged = cells[i]!.trim() !== ""
+    const mapped = new Array<string>(out.length + (ragged ? cells.length - width : 0))
     for (let i = 0; i < out.length; i++) mapped[i] = out[i]!.get(aligned)
-    if (ragged) { for (let i = 0; i < beyond.length; i++) mapped[out.length + i] = beyond[i]! }
+    if (ragged) { for (let i = width; i < cells.length; i++) mapped[out.length + i - width] = cells[i]! }
+    if (r.numbers === undefined && r.cellProblems === undefined && r.hidden !== true && !ragged) {
+      return Option.some({ row: r.row, cells: mapped, original: { cells: aligned, numbers: undefined } })
+    }
     let numbers: Set<number> | undefined
     if (r.numbers !== undefined) {
       for (let i = 0; i < out.length; i++) {

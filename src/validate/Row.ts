@@ -116,8 +116,8 @@ export const hiddenRowMessage = (row: number): string =>
   `to import it, unhide it or pass --include-hidden`
 
 /** A row longer than the header: its cells no longer line up with the columns, so nothing in it is trusted. */
-const raggedMessage = (cells: ReadonlyArray<string>, width: number): string => {
-  const extra = cells.slice(width).filter((c) => c.trim() !== "")
+const raggedMessage = (cells: ReadonlyArray<string>, from: number, width: number): string => {
+  const extra = cells.slice(from).filter((c) => c.trim() !== "")
   const shown = extra.slice(0, 3).map(quote).join(", ")
   const values = `${extra.length} value${extra.length === 1 ? "" : "s"}`
   return `${values} beyond the header's ${width} columns (${shown}${
@@ -274,7 +274,12 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     let pending: Array<PendingFile> | undefined
     let warnings: Array<string> | undefined
     const payload: Record<string, unknown> = {}
-    if (row.ragged === true) errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length))
+    if (row.ragged === true) {
+      // A row a mapping profile rewrote: the width the user knows is the file's header's, not the fields'.
+      const beyond = cells.length - plan.header.length
+      const width = row.original === undefined ? plan.header.length : row.original.cells.length - beyond
+      errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length, width))
+    }
     for (let i = 0; i < plan.header.length; i++) {
       const length = cells[i]?.length ?? 0
       charsSeen += length + 1

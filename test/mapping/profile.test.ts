@@ -24,6 +24,7 @@ import {
   startTestSandbox,
   tempDir
 } from "../import/support.js"
+import { messyProfile } from "./support.js"
 
 /** The newcomer's file: Windows-1252, `;`, a title row, Portuguese headers, internal columns, a Total footer. */
 export const messyCustomers = cp1252(
@@ -36,24 +37,6 @@ export const messyCustomers = cp1252(
     "Total de clientes: 3;;;;;;;;;;"
   ].join("\r\n") + "\r\n"
 )
-
-export const messyProfile = {
-  resource: "customers",
-  columns: {
-    "Código": "externalId",
-    "Nome": "name",
-    "CNPJ": "cpfCnpj",
-    "Telefone": "phoneNumber",
-    "E-mail": "email",
-    "Situação": "active",
-    "Vendedor": "ignore"
-  },
-  fields: {
-    active: { values: { "Ativo": "true", "Bloqueado": "false" } },
-    address: { compose: "{Rua}, {Número} - {Bairro}" },
-    unitMaximumTime: { constant: "minutes" }
-  }
-}
 
 describe("a mapping profile", () => {
   it.scopedLive("reads a customer's own file: header under a title row, renames, value maps, composition, footer", () =>

@@ -25,3 +25,22 @@ export const brazilianList = (title: string, header: string, rows: ReadonlyArray
     [`${title}${empty}`, header, ...rows, `Total de clientes: ${rows.length}${empty}`].join("\r\n") + "\r\n"
   )
 }
+
+/** The profile of the newcomer's file (profile.test.ts): renames, an ignored column, a value map, a composition. */
+export const messyProfile = {
+  resource: "customers",
+  columns: {
+    "Código": "externalId",
+    "Nome": "name",
+    "CNPJ": "cpfCnpj",
+    "Telefone": "phoneNumber",
+    "E-mail": "email",
+    "Situação": "active",
+    "Vendedor": "ignore"
+  },
+  fields: {
+    active: { values: { "Ativo": "true", "Bloqueado": "false" } },
+    address: { compose: "{Rua}, {Número} - {Bairro}" },
+    unitMaximumTime: { constant: "minutes" }
+  }
+}
