@@ -8,7 +8,7 @@ import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import { Api } from "../client/Api.js"
 import { Notices, say, stopAfterSending } from "../console/Output.js"
-import { makeProgress, type Progress, RunProgress } from "../console/Progress.js"
+import { makeProgress, RunProgress } from "../console/Progress.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { ImportServices } from "../import/Services.js"
 import { shellQuote } from "../Shell.js"
@@ -16,24 +16,16 @@ import { RunStop, shielded, stopOnSignals } from "../Signals.js"
 import { parseRate } from "../Units.js"
 import { apiLayer, type ConnectionOptions } from "./Connection.js"
 
-/** What a run gets from the command that starts it. */
-interface RunTools {
-  /** Completes when the run should stop sending (signals). */
-  readonly stop: Effect.Effect<void>
-  readonly progress: Progress
-  readonly say: (line: string) => Effect.Effect<void>
-}
-
 /**
- * Runs `work` under the command's Api, with progress and the clean stop on signals: handed to `work` (undo) and
- * provided as an import run's services (`import/Services.ts`: the terminal's, and the journal file, the server's
- * references, plan files).
+ * Runs `work` under the command's Api, with progress and the clean stop on signals: provided as a run's services
+ * (`import/Services.ts`: the terminal's lines, progress and stop, and the journal file, the server's references, plan
+ * files), which an undo uses too.
  */
 export const withApi = <A, E>(
   connection: ConnectionOptions,
   label: string,
   runDirOf: () => string,
-  work: (tools: RunTools) => Effect.Effect<A, E, Api | ImportServices>
+  work: () => Effect.Effect<A, E, Api | ImportServices>
 ) =>
   shielded(
     Effect.scoped(
@@ -45,7 +37,7 @@ export const withApi = <A, E>(
           hint: () => resumeHint(runDirOf())
         })
         const progress = yield* makeProgress({ label, stats: api.stats, activity: api.activity, rate })
-        return yield* work({ stop: stop.stopped, progress, say }).pipe(
+        return yield* work().pipe(
           Effect.provide(Layer.mergeAll(
             ImportServices.files,
             Notices.stderr,

@@ -27,10 +27,11 @@ import { journalFile, readJournal } from "../import/Journal.js"
 import { resumeHint } from "../import/Pipeline.js"
 import { runTargetOf } from "../import/Resume.js"
 import { defaultRunDir, reportCsv } from "../import/RunDir.js"
+import type { ImportServices } from "../import/Services.js"
 import { isResourceName } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { shownCounts, type Status } from "../Status.js"
-import { rerunUndo, resumeUndo, runUndo, type UndoResult, type UndoTools } from "./Undo.js"
+import { rerunUndo, resumeUndo, runUndo, type UndoResult } from "./Undo.js"
 
 /** The server the run (or the first step of the onboarding) under `dir` was sent to. */
 const targetOf = (dir: string) =>
@@ -50,7 +51,7 @@ const withUndoApi = <A, E>(
   connection: ConnectionOptions,
   label: string,
   runDir: string,
-  work: (tools: UndoTools) => Effect.Effect<A, E, Api>
+  work: () => Effect.Effect<A, E, Api | ImportServices>
 ) =>
   withApi(connection, label, () => runDir, work).pipe(
     hintOnAbort(() => (fs.existsSync(Path.join(runDir, journalFile)) ? runDir : ""))
@@ -134,8 +135,8 @@ export const undoCommand = Command.make(
         "the run being undone"
       )
       const runDir = Option.getOrElse(a.out, () => defaultRunDir("undo"))
-      return yield* withUndoApi(connection, "undo", runDir, (tools) =>
-        runUndo({ ...tools, target: a.runDir, runDir, dryRun: a.dryRun, force: a.force }).pipe(
+      return yield* withUndoApi(connection, "undo", runDir, () =>
+        runUndo({ target: a.runDir, runDir, dryRun: a.dryRun, force: a.force }).pipe(
           Effect.flatMap((result) =>
             afterUndo(a.json, `undo ${a.runDir}`, result)
           )
@@ -168,8 +169,8 @@ export const resumeUndoCommand = (a: ContinueArgs) =>
       a.forceBaseUrl,
       "this undo"
     )
-    return yield* withUndoApi(connection, "resume undo", Path.resolve(a.runDir), (tools) =>
-      resumeUndo(a.runDir, tools).pipe(Effect.flatMap((result) =>
+    return yield* withUndoApi(connection, "resume undo", Path.resolve(a.runDir), () =>
+      resumeUndo(a.runDir).pipe(Effect.flatMap((result) =>
         afterUndo(a.json, "resume undo", result)
       )))
   })
@@ -207,8 +208,8 @@ export const rerunUndoCommand = (
       "the undo being rerun"
     )
     const runDir = Option.getOrElse(a.out, () => defaultRunDir("undo"))
-    return yield* withUndoApi(connection, "rerun undo", runDir, (tools) =>
-      rerunUndo(a.runDir, { ...tools, runDir, dryRun: a.dryRun, force: a.force, only: a.only }).pipe(
+    return yield* withUndoApi(connection, "rerun undo", runDir, () =>
+      rerunUndo(a.runDir, { runDir, dryRun: a.dryRun, force: a.force, only: a.only }).pipe(
         Effect.flatMap((result) =>
           afterUndo(a.json, "rerun undo", result)
         )

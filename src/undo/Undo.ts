@@ -21,7 +21,8 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api, type ListFailed, type RunTraffic, trafficSince } from "../client/Api.js"
-import type { Progress } from "../console/Progress.js"
+import { Notices } from "../console/Output.js"
+import { RunProgress } from "../console/Progress.js"
 import { RunError } from "../Errors.js"
 import { openCsvWriter, writeFileAtomic } from "../files/Write.js"
 import {
@@ -42,6 +43,7 @@ import { endSession, runTraffic, summaryOf } from "../import/RunEnd.js"
 import { send, wouldBe } from "../import/Send.js"
 import { type Action, intentOf } from "../import/WritePlan.js"
 import { isResourceName, type Resource, resource as resourceOf, type ResourceName } from "../Resources.js"
+import { RunStop } from "../Signals.js"
 import { endedWell, type Outcome, type Status } from "../Status.js"
 import { formatRate } from "../Units.js"
 import { type Change, changes, recordDifferences } from "../validate/Compare.js"
@@ -58,11 +60,8 @@ import {
   UndoPlan
 } from "./Steps.js"
 
+/** What the caller of an undo may set; its stop, progress and lines are services (`RunStop`, `RunProgress`, `Notices`). */
 export interface UndoTools {
-  /** Completes when the run should stop sending (signals). */
-  readonly stop?: Effect.Effect<void> | undefined
-  readonly progress?: Progress | undefined
-  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
   /** Rows undone at once within one step (default 8). */
   readonly concurrency?: number | undefined
 }
@@ -457,7 +456,7 @@ const execute = Effect.fn("Undo.execute")(function*(
   prior: JournalContents | undefined
 ) {
   const api = yield* Api
-  const say = job.say ?? (() => Effect.void)
+  const { say } = yield* Notices
   const statsAtStart = yield* api.stats
   const started = prior?.header.started ?? (yield* nowIso)
   const runDir = job.runDir
@@ -539,8 +538,10 @@ const execute = Effect.fn("Undo.execute")(function*(
 
   const current = yield* readCurrent(pending)
   let stopped = false
-  if (job.stop !== undefined) yield* Effect.forkScoped(Effect.tap(job.stop, () => Effect.sync(() => (stopped = true))))
-  if (job.progress !== undefined) yield* job.progress.begin(plan.items.length, outcomes.size)
+  const stop = (yield* RunStop).stopped
+  const progress = yield* RunProgress
+  if (stop !== undefined) yield* Effect.forkScoped(Effect.tap(stop, () => Effect.sync(() => (stopped = true))))
+  yield* progress.begin(plan.items.length, outcomes.size)
 
   const recreated: Array<Recreated> = []
   const finish = (item: UndoItem, outcome: Outcome) =>
@@ -564,7 +565,7 @@ const execute = Effect.fn("Undo.execute")(function*(
       }
       outcomes.set(item.row, o)
       yield* journal.append({ state: "done", row: item.row, ...o, at: yield* nowIso })
-      if (job.progress !== undefined) yield* job.progress.row
+      yield* progress.row
     })
 
   const undoOne = (item: UndoItem) =>
@@ -599,7 +600,7 @@ const execute = Effect.fn("Undo.execute")(function*(
         discard: true
       }), { discard: true })
   )
-  if (job.progress !== undefined) yield* job.progress.end
+  yield* progress.end
   const abort = Either.isLeft(aborted) ? aborted.left : undefined
 
   // Reports: one line per row of the plan, in order.

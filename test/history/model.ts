@@ -1124,7 +1124,8 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
         const out = nextDir(w, a.dryRun ? "undo-dry" : "undo")
         const output: Array<string> = []
         const exit = yield* Effect.exit(
-          runUndo({ target: run.dir, runDir: out, dryRun: a.dryRun, force: false, say: sayInto(output) }).pipe(
+          runUndo({ target: run.dir, runDir: out, dryRun: a.dryRun, force: false }).pipe(
+            Effect.provide(runServices(output)),
             Effect.provide(clientOf(w))
           )
         )

@@ -9,7 +9,9 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
+import { Notices } from "../../src/console/Output.js"
 import { planFile } from "../../src/undo/Steps.js"
+import { runUndo } from "../../src/undo/Undo.js"
 import {
   apiOf,
   importInto,
@@ -179,12 +181,15 @@ describe("undo", () => {
       })
       const said: Array<string> = []
       const mark2 = (yield* sandbox.control.requests).length
-      const teams = yield* undoIn(sandbox, {
+      const teams = yield* runUndo({
         target: Path.join(dir, "teams"),
         runDir: Path.join(dir, "dry-teams"),
         dryRun: true,
-        say: (line) => Effect.sync(() => void said.push(line))
-      })
+        force: false
+      }).pipe(
+        Effect.provide(Notices.to((line) => Effect.sync(() => void said.push(line)))),
+        Effect.provide(apiOf(sandbox))
+      )
       assert.deepStrictEqual(writes((yield* sandbox.control.requests).slice(mark2)), [])
       assert.strictEqual(teams.exitCode, 1)
       assert.deepStrictEqual(readReport(teams.runDir).map((r) => `${r.undo}:${r._status}:${r._error}`), [
