@@ -28,6 +28,7 @@ import {
   type Backend,
   eventually,
   fleetEnv,
+  initFleet,
   lastJson,
   query,
   runCli,
@@ -58,12 +59,7 @@ const fleetOn = (url: string) =>
     const env = fleetEnv(url)
     const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
       Effect.promise(() => runCli(args, { ...env, ...extra }))
-    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-      FSM_API_KEY: account.apiKey,
-      FSM_API_TOKEN: account.apiToken
-    })
-    assert.strictEqual(added.code, 0, added.stderr)
+    yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
     const submit = (file: string, more: ReadonlyArray<string> = []) =>
       Effect.gen(function*() {
         const submitted = yield* run(["submit", "import", "customers", file, "--account", "acme", "--json", ...more])
