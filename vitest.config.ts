@@ -22,6 +22,8 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // One PostgreSQL cluster for the run's fleet tests, started by the first that needs it (test/fleet/support.ts)
+    globalSetup: ["test/fleet/postgres-run.ts"],
     // A fast-tier file spends most of its time waiting (loopback answers, sandbox latency, fsync): one file more
     // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
     maxWorkers: availableParallelism() + 1,

@@ -18,7 +18,16 @@ import { spawn } from "node:child_process"
 import * as Path from "node:path"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
-import { availableBackends, bin, fleetEnv, lastJson, runCli, startFleetBackend, withStore } from "../fleet/support.js"
+import {
+  availableBackends,
+  bin,
+  fleetEnv,
+  initFleet,
+  lastJson,
+  runCli,
+  startFleetBackend,
+  withStore
+} from "../fleet/support.js"
 import { customersFile, readReport, statusCounts, tempDir } from "./support.js"
 
 /** The budget of every address, on both sides. */
@@ -77,14 +86,7 @@ describe("fleet drill", () => {
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
 
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        for (const [i, a] of accounts.entries()) {
-          const added = yield* run(["accounts", "add", `acct${i + 1}`, "--base-url", sandbox.url], {
-            FSM_API_KEY: a.apiKey,
-            FSM_API_TOKEN: a.apiToken
-          })
-          assert.strictEqual(added.code, 0, added.stderr)
-        }
+        yield* initFleet(pgServer.url, accounts.map((a, i) => ({ name: `acct${i + 1}`, baseUrl: sandbox.url, ...a })))
         const files = [
           customersFile(dir, "big.csv", 240, [5, 130]),
           customersFile(dir, "a2.csv", 90, [40]),

@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { maxParts } from "../../src/fleet/Submit.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { availableBackends, fleetEnv, lastJson, runCli, startFleetBackend, withStore } from "./support.js"
+import { availableBackends, fleetEnv, initFleet, lastJson, runCli, startFleetBackend, withStore } from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
 
@@ -23,12 +23,7 @@ describe("fleet defects (issue 29)", () => {
       const env = fleetEnv(server.url)
       const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
         Effect.promise(() => runCli(args, { ...env, ...extra }))
-      assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-      assert.strictEqual(
-        (yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], { FSM_API_KEY: "k", FSM_API_TOKEN: "t" }))
-          .code,
-        0
-      )
+      yield* initFleet(server.url, [{ name: "acme", baseUrl: sandbox.url, apiKey: "k", apiToken: "t" }])
       // --chunk-rows 1 on 1,001 rows: at most 1,000 parts (2 rows each), not 1,001.
       const input = customersFile(dir, "clientes.csv", maxParts + 1)
       const submitted = yield* run([

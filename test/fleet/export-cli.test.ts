@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 
 /** A fleet with account `acme` holding 30 customers, imported directly. */
 const fleetWithCustomers = (leaseMs: number) =>
@@ -22,8 +22,7 @@ const fleetWithCustomers = (leaseMs: number) =>
       Effect.promise(() => runCli(args, { ...env, ...extra }))
     const acme = sandbox.accounts[0]!
     const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken }
-    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-    assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
+    yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme }])
     const input = customersFile(dir, "clientes.csv", 30, [])
     const imported = yield* run(
       ["import", "customers", input.file, "--base-url", sandbox.url, "--out", Path.join(dir, "seed")],

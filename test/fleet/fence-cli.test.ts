@@ -10,7 +10,17 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
-import { eventually, fleetEnv, isStopped, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+import {
+  eventually,
+  fleetEnv,
+  initFleet,
+  isStopped,
+  lastJson,
+  query,
+  runCli,
+  startPostgres,
+  startWorker
+} from "./support.js"
 
 const address = (e: RequestLogEntry) => (e.client ?? "").replace(/^::ffff:/, "")
 
@@ -26,12 +36,7 @@ describe("the lease fence", () => {
         const env = fleetEnv(pgServer.url, { FSM_FLEET_LEASE_MS: "2000" })
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-          FSM_API_KEY: account.apiKey,
-          FSM_API_TOKEN: account.apiToken
-        })
-        assert.strictEqual(added.code, 0, added.stderr)
+        yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
         const input = customersFile(dir, "clientes.csv", 80, [])
         const submitted = yield* run([
           "submit",

@@ -12,7 +12,7 @@ import ExcelJS from "exceljs"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
-import { fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 
 /** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
 const workbookFile = (dir: string, name: string, customers: number) =>
@@ -71,8 +71,7 @@ describe("fleet: submit onboard", () => {
         const [acme, beta] = sandbox.accounts
         // Credentials go only to a base URL the user pairs with them, never to one a fetched directory names.
         const asAcme = { FSM_API_KEY: acme!.apiKey, FSM_API_TOKEN: acme!.apiToken, FSM_BASE_URL: sandbox.url }
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
+        yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme! }])
 
         // Bad input: refused offline with the sheet named, exit 2, nothing queued or stored.
         const bad = yield* Effect.promise(async () => {
@@ -181,14 +180,7 @@ describe("fleet: submit onboard", () => {
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
         const acme = sandbox.accounts[0]!
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        assert.strictEqual(
-          (yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-            FSM_API_KEY: acme.apiKey,
-            FSM_API_TOKEN: acme.apiToken
-          })).code,
-          0
-        )
+        yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme }])
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
         const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
         assert.strictEqual(submitted.code, 0, submitted.stderr)
@@ -245,8 +237,7 @@ describe("fleet: submit onboard", () => {
           Effect.promise(() => runCli(args, { ...env, ...extra }))
         const acme = sandbox.accounts[0]!
         const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken, FSM_BASE_URL: sandbox.url }
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        assert.strictEqual((yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], asAcme)).code, 0)
+        yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme! }])
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
         const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
         const job = lastJson(submitted.stdout).job as string

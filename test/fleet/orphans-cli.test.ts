@@ -10,11 +10,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
-import { existsSync, readdirSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync, mkdirSync, readdirSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { availableBackends, fleetEnv, lastJson, query, runCli, startFleetBackend } from "./support.js"
+import { availableBackends, fleetEnv, initFleet, lastJson, query, runCli, startFleetBackend } from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
 
@@ -42,7 +41,8 @@ const storedFiles = (url: string) =>
     )) as Array<{ job: string; name: string; orphan: boolean }>
   })
 
-const submitFolders = () => new Set(readdirSync(tmpdir()).filter((n) => n.startsWith("fsm-submit-")))
+/** The submits' scratch folders in `tmp` (each test's own TMPDIR: other files' submits run at the same time). */
+const submitFolders = (tmp: string) => new Set(readdirSync(tmp).filter((n) => n.startsWith("fsm-submit-")))
 
 describe("a killed submit leaves nothing behind (issue 29)", () => {
   each(
@@ -52,30 +52,32 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
         const server = yield* startFleetBackend(b.backend)
         const sandbox = yield* startDrillSandbox({ accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }] })
         const dir = yield* tempDir
-        const env = fleetEnv(server.url)
+        const tmp = Path.join(dir, "tmp")
+        mkdirSync(tmp)
+        const env = fleetEnv(server.url, { TMPDIR: tmp })
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-        const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-          FSM_API_KEY: "acme-key",
-          FSM_API_TOKEN: "acme-token"
-        })
-        assert.strictEqual(added.code, 0, added.stderr)
+        yield* initFleet(server.url, [{
+          name: "acme",
+          baseUrl: sandbox.url,
+          apiKey: "acme-key",
+          apiToken: "acme-token"
+        }])
         // 30 rows in parts of 10: the file and three parts, all customer data.
         const input = customersFile(dir, "clientes.csv", 30)
         const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "10", "--json"]
 
-        const before = submitFolders()
+        const before = submitFolders(tmp)
         const killed = yield* run(args, { FSM_FLEET_DEBUG_KILL_BEFORE_STORE: "1" })
         assert.strictEqual(killed.code, null, `the submit was killed: ${killed.stdout}\n${killed.stderr}`)
-        const left = [...submitFolders()].filter((n) => !before.has(n))
+        const left = [...submitFolders(tmp)].filter((n) => !before.has(n))
         assert.strictEqual(left.length, 1, "the killed submit left its scratch folder (the case to clean)")
 
         assert.deepStrictEqual(yield* storedFiles(server.url), [], "no file stored without its job")
 
         const submitted = yield* run(args)
         assert.strictEqual(submitted.code, 0, submitted.stderr)
-        assert.isFalse(existsSync(Path.join(tmpdir(), left[0]!)), "the next submit removed the killed one's folder")
+        assert.isFalse(existsSync(Path.join(tmp, left[0]!)), "the next submit removed the killed one's folder")
         const files = yield* storedFiles(server.url)
         assert.strictEqual(files.length, 4, JSON.stringify(files))
         assert.deepStrictEqual(files.filter((f) => f.orphan), [], "every stored file has its job")

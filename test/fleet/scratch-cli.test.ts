@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
-import { availableBackends, eventually, fleetEnv, runCli, startFleetBackend, startWorker } from "./support.js"
+import { availableBackends, eventually, fleetEnv, initFleet, startFleetBackend, startWorker } from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
 
@@ -30,7 +30,7 @@ describe("a worker's scratch folders", () => {
       Effect.gen(function*() {
         const server = yield* startFleetBackend(b.backend)
         const env = fleetEnv(server.url)
-        assert.strictEqual((yield* Effect.promise(() => runCli(["fleet", "init"], env))).code, 0)
+        yield* initFleet(server.url)
         const egressId = `scratch-${b.backend}-${process.pid}`
         // A process that has ended: its pid is dead.
         const ended = spawnSync(process.execPath, ["-e", "0"]).pid

@@ -1,24 +1,37 @@
 /**
  * What the fleet tests share: a throwaway PostgreSQL cluster (Debian's server binaries, installed by
  * scripts/ensure-postgres.sh) initialised in a temporary directory and run as an unprivileged user on 127.0.0.1
- * and a free port, one per test file, with an empty database of its own for each test; likewise a throwaway
+ * and a free port, one per test run (test/fleet/postgres-run.ts), with an empty database of its own for each test; likewise a throwaway
  * redis-server (scripts/ensure-redis.sh) without persistence; the fleet key; the built CLI spawned with the fleet's environment.
  */
-import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import type { Scope } from "effect"
 import { Redis } from "ioredis"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { afterAll } from "vitest"
+import { afterAll, inject } from "vitest"
+import { seal } from "../../src/fleet/Secrets.js"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { startDrillSandbox, tempDir } from "../drills/support.js"
+import { clusterFile } from "./postgres-run.js"
 
 /** The built CLI; FSM_DRILL_BIN points the tests at another build (the code before a fix, to see a test fail). */
 export const bin = process.env.FSM_DRILL_BIN ?? fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
@@ -79,9 +92,11 @@ interface Cluster {
 
 /**
  * A fresh PostgreSQL cluster. Postgres refuses to run as root, so as root the cluster belongs to `nobody` (its
- * directory is handed over); trust authentication on 127.0.0.1 only, no fsync (a test cluster).
+ * directory is handed over); trust authentication on 127.0.0.1 only, no fsync (a test cluster). Its log goes to
+ * a file of its directory; `detached`, it runs in a process group of its own and outlives the process that
+ * started it (the run's cluster, stopped by test/fleet/postgres-run.ts).
  */
-const startCluster = async (): Promise<Cluster> => {
+const startCluster = async (detached = false): Promise<Cluster> => {
   const binDir = postgresBin()
   if (binDir === undefined) throw new Error("PostgreSQL is not installed: run bash scripts/ensure-postgres.sh")
   const user = process.getuid?.() === 0 ? "nobody" : undefined
@@ -116,13 +131,17 @@ const startCluster = async (): Promise<Cluster> => {
     "-c",
     "full_page_writes=off",
     "-c",
-    "max_connections=200"
+    // the files of a run at once share it (two to four), each test's workers holding pools of their own
+    "max_connections=400"
   ])
-  const child = spawn(run.command, run.args, { stdio: ["ignore", "ignore", "pipe"], cwd: dir })
-  let log = ""
-  child.stderr?.on("data", (d: Buffer) => (log += d.toString()))
-  await waitFor(() => log.includes("ready to accept connections") || child.exitCode !== null, "postgres", 30_000)
-  if (child.exitCode !== null) throw new Error(`postgres exited: ${log}`)
+  const logFile = Path.join(dir, "postgres.log")
+  const logFd = openSync(logFile, "a")
+  const child = spawn(run.command, run.args, { stdio: ["ignore", "ignore", logFd], cwd: dir, detached })
+  closeSync(logFd)
+  if (detached) child.unref()
+  const log = () => readFileSync(logFile, "utf8")
+  await waitFor(() => log().includes("ready to accept connections") || child.exitCode !== null, "postgres", 30_000)
+  if (child.exitCode !== null) throw new Error(`postgres exited: ${log()}`)
   return { port, process: child, dir }
 }
 
@@ -137,19 +156,65 @@ const stopCluster = async (cluster: Cluster) => {
 }
 
 /**
- * One cluster per test file, started at its first `startPostgres` and stopped after the file's last test: a
- * cluster costs an initdb and a start (seconds on a loaded machine), a database of its own a `CREATE DATABASE`.
- * The tests of a file run one after another, and each test gets an empty database, dropped after it (its
- * connections ended), so no test sees another's data.
+ * The run's cluster (test/fleet/postgres-run.ts): started by the first file of the run that needs it (the others
+ * wait for its description), used by all, stopped by the run's teardown.
  */
-let cluster: Promise<Cluster> | undefined
+const sharedCluster = async (runDir: string): Promise<{ readonly port: number }> => {
+  const file = clusterFile(runDir)
+  const failed = Path.join(runDir, "failed")
+  let mine = true
+  try {
+    closeSync(openSync(Path.join(runDir, "starting"), "wx"))
+  } catch {
+    mine = false // another file of the run is starting it
+  }
+  if (mine) {
+    try {
+      const started = await startCluster(true)
+      writeFileSync(`${file}.tmp`, JSON.stringify({ port: started.port, pid: started.process.pid, dir: started.dir }))
+      renameSync(`${file}.tmp`, file)
+    } catch (e) {
+      writeFileSync(failed, String(e))
+      throw e
+    }
+  } else await waitFor(() => existsSync(file) || existsSync(failed), "the run's PostgreSQL cluster", 120_000)
+  if (existsSync(failed)) throw new Error(readFileSync(failed, "utf8"))
+  return JSON.parse(readFileSync(file, "utf8")) as { readonly port: number }
+}
+
+/** The directory of the run's cluster, under vitest (absent when a file runs outside vitest's global set-up). */
+const runDir = (): string | undefined => {
+  if (process.env["VITEST"] === undefined) return undefined
+  try {
+    return inject("fsmPostgresRun")
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The run's cluster under vitest; otherwise one cluster per test file, started at its first `startPostgres` and
+ * stopped after the file's last test. A cluster costs an initdb and a start (seconds on a loaded machine), a
+ * database of its own a `CREATE DATABASE`. The tests of a file run one after another, and each test gets an empty
+ * database, dropped after it (its connections ended), so no test sees another's data, nor another file's.
+ */
+let cluster: Promise<{ readonly port: number }> | undefined
+let ownCluster: Promise<Cluster> | undefined
 let databases = 0
 if (process.env["VITEST"] !== undefined) {
   afterAll(async () => {
-    const started = cluster
+    const started = ownCluster
     cluster = undefined
+    ownCluster = undefined
     if (started !== undefined) await stopCluster(await started)
   })
+}
+
+const clusterForThisFile = (): Promise<{ readonly port: number }> => {
+  const shared = runDir()
+  if (shared !== undefined) return sharedCluster(shared)
+  ownCluster = startCluster()
+  return ownCluster
 }
 
 const admin = async <A>(port: number, f: (client: pg.Client) => Promise<A>): Promise<A> => {
@@ -162,12 +227,13 @@ const admin = async <A>(port: number, f: (client: pg.Client) => Promise<A>): Pro
   }
 }
 
-/** An empty database of its own for the scope, on the test file's PostgreSQL cluster (started when first needed). */
+/** An empty database of its own for the scope, on the run's PostgreSQL cluster (started when first needed). */
 export const startPostgres: Effect.Effect<RunningPostgres, never, Scope.Scope> = Effect.acquireRelease(
   Effect.promise(async (): Promise<RunningPostgres & { readonly port: number }> => {
-    cluster ??= startCluster()
+    cluster ??= clusterForThisFile()
     const { port } = await cluster
-    const database = `fleet_${process.pid}_${++databases}`
+    // Files of the run share the cluster: the process id keeps their names apart (the time, a reused id's).
+    const database = `fleet_${process.pid}_${Date.now().toString(36)}_${++databases}`
     await admin(port, (client) => client.query(`CREATE DATABASE ${database}`))
     return { url: `postgres://fsm@127.0.0.1:${port}/${database}`, database, port }
   }),
@@ -351,6 +417,35 @@ export const availableBackends: ReadonlyArray<{ readonly backend: Backend }> = b
 export const withStore = <A, E>(url: string, f: (store: FleetStore) => Effect.Effect<A, E>) =>
   Effect.scoped(Effect.flatMap(openStore(url), f))
 
+/** An account of the fleet: its name, API address and credentials. */
+export interface FleetAccount {
+  readonly name: string
+  readonly baseUrl: string
+  readonly apiKey: string
+  readonly apiToken: string
+}
+
+/**
+ * What `fleet init` and `accounts add NAME --base-url URL` (credentials from FSM_API_KEY/FSM_API_TOKEN) leave in
+ * the store, made in process through the store's own calls, as those commands make them: the set-up of a test whose
+ * point is not those commands. A spawned CLI costs about 1 s of CPU before it does anything (docs/benchmarks.md);
+ * test/fleet/cli.test.ts and faults-cli.test.ts spawn both commands where they are the point.
+ */
+export const initFleet = (url: string, accounts: ReadonlyArray<FleetAccount> = []) =>
+  withStore(url, (store) =>
+    Effect.gen(function*() {
+      yield* store.init
+      const key = Buffer.from(fleetKey, "base64")
+      for (const a of accounts) {
+        yield* store.putAccount({
+          name: a.name,
+          baseUrl: a.baseUrl,
+          rate: null,
+          secret: seal(key, { apiKey: Redacted.make(a.apiKey), apiToken: Redacted.make(a.apiToken) })
+        })
+      }
+    })).pipe(Effect.orDie)
+
 /** Everything the queue engine holds, as text (to check what job data carries). */
 export const queueContents = (url: string): Effect.Effect<string> =>
   Effect.promise(async () => {
@@ -465,11 +560,6 @@ export const acmeFleet = (
     const env = fleetEnv(url, options.env)
     const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
       Effect.promise(() => runCli(args, { ...env, ...extra }))
-    assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-    const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-      FSM_API_KEY: account.apiKey,
-      FSM_API_TOKEN: account.apiToken
-    })
-    assert.strictEqual(added.code, 0, added.stderr)
+    yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
     return { sandbox, account, dir, env, run }
   })

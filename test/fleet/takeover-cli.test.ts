@@ -10,6 +10,7 @@ import {
   availableBackends,
   eventually,
   fleetEnv,
+  initFleet,
   lastJson,
   runCli,
   startFleetBackend,
@@ -44,15 +45,11 @@ describe("fleet takeover", () => {
         const env = fleetEnv(server.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
         const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
           Effect.promise(() => runCli(args, { ...env, ...extra }))
-        assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
         // The long jobs work for another account than the victim's job: its records are counted alone.
-        for (const [name, account] of [["acme", sandbox.accounts[0]!], ["beta", sandbox.accounts[1]!]] as const) {
-          const added = yield* run(["accounts", "add", name, "--base-url", sandbox.url], {
-            FSM_API_KEY: account.apiKey,
-            FSM_API_TOKEN: account.apiToken
-          })
-          assert.strictEqual(added.code, 0, added.stderr)
-        }
+        yield* initFleet(server.url, [
+          { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]! },
+          { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]! }
+        ])
         const account = sandbox.accounts[0]!
         const submit = (file: string, to = "acme") =>
           Effect.map(run(["submit", "import", "customers", file, "--account", to, "--json"]), (r) => {
@@ -81,7 +78,8 @@ describe("fleet takeover", () => {
 
         // The victim takes the next job and is killed -9 in the middle of it.
         const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "1", "--rate", "10/1s"], env)
-        const input = customersFile(dir, "clientes.csv", 120)
+        // 40 rows at 10 a second: killed after 10 of them, the rest (up to 30) are what the takeover sends.
+        const input = customersFile(dir, "clientes.csv", 40)
         const job = yield* submit(input.file)
         yield* eventually(
           "the victim sends",

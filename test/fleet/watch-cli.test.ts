@@ -10,7 +10,7 @@ import { spawn } from "node:child_process"
 import * as Path from "node:path"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
-import { bin, eventually, fleetEnv, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+import { bin, eventually, fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 
 const address = (e: RequestLogEntry) => (e.client ?? "").replace(/^::ffff:/, "")
 
@@ -23,12 +23,7 @@ const setUp = Effect.gen(function*() {
   const env = fleetEnv(pgServer.url)
   const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
     Effect.promise(() => runCli(args, { ...env, ...extra }))
-  assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-  const added = yield* run(["accounts", "add", "acme", "--base-url", sandbox.url], {
-    FSM_API_KEY: account.apiKey,
-    FSM_API_TOKEN: account.apiToken
-  })
-  assert.strictEqual(added.code, 0, added.stderr)
+  yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
   const journalCount = (job: string) =>
     Effect.promise(async () =>
       (await query(
