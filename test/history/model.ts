@@ -1740,6 +1740,17 @@ export const checkStep = Effect.fn("History.checkStep")(function*(
             `(ii) undo changed ${k}, which someone else changed since the run: ${content(before.get(k))} → ${now}`
           )
         }
+      } else if (others.has(k)) {
+        // Someone else changed it between the covered runs: undo takes back only the covered runs' own changes,
+        // latest first, each while the record is as that run left it, so it may stop at any state down that chain
+        // but never goes past the other owner's change (soak seed 600086: a rerun's update of a record another run
+        // had created, undone back to what that run made, not to "none").
+        const chain = undoChain(w, runs, k, content(before.get(k)))
+        if (!chain.includes(now)) {
+          problems.push(
+            `(ii) undo left ${k} as ${now}; its covered runs' own changes lead back only to ${chain.join(" ← ")}`
+          )
+        }
       } else if (now !== content(beforeRun.get(k))) {
         const id = before.get(k)?.id
         if (now !== content(before.get(k)) || (id !== undefined && done.has(String(id)))) {
@@ -1833,6 +1844,21 @@ const unsentLeaks = (w: World, records: Snapshot): Array<string> => {
     }
   }
   return out
+}
+
+/**
+ * The states an undo of `runs` may leave record `k` in, from `now` back: through each covered run's change of it,
+ * latest first, while the run left it as the state reached so far.
+ */
+const undoChain = (w: World, runs: ReadonlyArray<RunInfo>, k: string, now: string): Array<string> => {
+  const states = [now]
+  for (const r of [...runs].sort((a, b) => b.firstStep - a.firstStep)) {
+    const left = w.snapshots[r.firstStep + 1]
+    const was = w.snapshots[r.firstStep]
+    if (left === undefined || was === undefined || content(left.get(k)) !== states[states.length - 1]) continue
+    if (content(was.get(k)) !== states[states.length - 1]) states.push(content(was.get(k)))
+  }
+  return states
 }
 
 /** Keys changed by the steps from `from` up to `to` (excluded) whose owner `other` picks. */
