@@ -7,6 +7,7 @@
  * a regenerated file byte for byte the same.
  */
 import type ExcelJS from "exceljs"
+import { tableText } from "../FieldDocs.js"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
@@ -186,8 +187,8 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
   }]
   printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<string> = [
-    `${r.title} (${r.name})`,
-    r.doc,
+    `${tableText(r.title)} (${r.name})`,
+    tableText(r.doc),
     "",
     t("template.fillSheet", { sheet: `"${r.name}"` }),
     t("template.leaveEmpty"),
@@ -280,7 +281,7 @@ const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resou
   for (let j = 1; j <= 4; j++) top.getCell(j).fill = fill(fills.optional)
   ordered.forEach((r, i) => {
     const row = sheet.getRow(lines.length + 1 + i)
-    row.values = [i + 1, r.name, r.title, dependencies(r).join(", ")]
+    row.values = [i + 1, r.name, tableText(r.title), dependencies(r).join(", ")]
   })
 }
 
