@@ -222,7 +222,41 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
       cell.alignment = { wrapText: true, vertical: "top" }
     })
     if (doc.required !== "no") row.getCell(1).fill = fill(doc.required === "yes" ? fills.required : fills.either)
+    // Spreadsheets do not grow a row for wrapped text they did not lay out themselves (LibreOffice prints it over
+    // the next rows): the height is the most lines a cell wraps to in its column's width.
+    row.height = lineHeight * Math.max(1, ...values.map((v, i) => wrappedLines(v, sheet.getColumn(i + 1).width ?? 10)))
   })
+}
+
+/** Points per line of the default 11-point font. */
+const lineHeight = 15
+
+/**
+ * How many lines `text` takes wrapped at word boundaries in a column `width` characters wide (a column's width is
+ * counted in the widths of the digit 0; a few characters are kept for the cell's margins, so the count errs tall).
+ */
+export const wrappedLines = (text: string, width: number): number => {
+  const room = Math.max(1, Math.floor(width) - 2)
+  let lines = 0
+  for (const paragraph of text.split("\n")) {
+    let used = 0
+    lines++
+    for (const word of paragraph.split(" ")) {
+      const length = word.length
+      if (used === 0) used = length
+      else if (used + 1 + length <= room) used += 1 + length
+      else {
+        lines++
+        used = length
+      }
+      // A word longer than the column is broken across lines.
+      while (used > room) {
+        lines++
+        used -= room
+      }
+    }
+  }
+  return lines
 }
 
 const newWorkbook = async () => {
