@@ -329,7 +329,97 @@ const en = {
   "workbook.notRead": "This README, and sheets whose names start with _, are not read: keep your notes there.",
   "workbook.dryRun": "See the plan without writing anything: {command}",
   "workbook.then": "Then: {command}",
-  "workbook.headings": "Step|Sheet|Resource|Names records of"
+  "workbook.headings": "Step|Sheet|Resource|Names records of",
+  // --- report.html: the budget chart, the column plan, empty sheets ----------------------------------------------
+  "chart.budget": "budget: {limit} per {window}",
+  "chart.offScale": "↑ budget {limit} per {window}",
+  "chart.offScaleNote":
+    " A budget marked ↑ is far above what was sent (at most {peak} in a window): the scale fits the sends.",
+  "chart.label": "sends per window",
+  "chart.barTitle": "{time}: {count} sent in the last {window}",
+  "chart.limitedTitle": "{count} answered with a rate limit",
+  "chart.caption":
+    "Each bar: the attempts of rows' writes (retries included) sent in the budget's window before that moment, counted when each row finished; at most {peak}.",
+  "chart.sessions": " The run had several sessions (resume): each is drawn against its own budget.",
+  "chart.notInBars":
+    " Lookups, logins and list pages also use the budget but are not in the bars; the run's total is under Run.",
+  "chart.red": " Red: attempts answered with a rate limit.",
+  "onboard.emptySheets": "{count} sheets with no rows, not imported: {names}",
+  "onboard.emptySheet": "1 sheet with no rows, not imported: {names}",
+  "onboard.emptyFiles": "{count} files with no rows, not imported: {names}",
+  "onboard.emptyFile": "1 file with no rows, not imported: {names}",
+  "onboard.readOnlySheets": "{count} sheets of read-only lists, not imported (the API cannot write them): {names}",
+  "onboard.readOnlySheet": "1 sheet of read-only lists, not imported (the API cannot write them): {names}",
+  "onboard.readOnlyFiles": "{count} files of read-only lists, not imported (the API cannot write them): {names}",
+  "onboard.readOnlyFile": "1 file of read-only lists, not imported (the API cannot write them): {names}",
+  "report.mappingRead": "Read through the mapping profile {file} (sha256 {sha}), header on row {row}.",
+  "report.planHeadings": "source column|field|how",
+  "report.notSent": "not sent",
+  "report.withValueMap": ", with a value map",
+  "report.skippedRows": "Rows skipped as not data ({count}): {rows}.",
+  "report.skippedRow": "row {row} ({why})",
+  "report.notWritten": "fsm-bulk: could not write {file} ({problem}); `{command}` writes it again",
+  // --- a run stopped, columns and cells of a file ------------------------------------------------------------------
+  "stop.writeFailed":
+    "{problem}; the run stopped after {count} requests: what was sent is in the journal, continue with `{command}` once that is fixed",
+  "stop.writeFailedOne":
+    "{problem}; the run stopped after 1 request: what was sent is in the journal, continue with `{command}` once that is fixed",
+  "columns.hidden":
+    "{file}: column {column} is hidden in the sheet; ignored, its values are not sent (unhide it or pass --include-hidden)",
+  "columns.retired": "{file}: column {column} is no longer used ({why}); its values are ignored",
+  "columns.twice": "columns {first} and {second} both give {field}; keep one of them",
+  "columns.hiddenHint": " (column {column} is hidden in the sheet: unhide it or pass --include-hidden)",
+  "columns.misspelling": " (is column {column} a misspelling of {name}?)",
+  "columns.or": " or ",
+  "columns.createInstead": ", or import the file with --mode create to create every row as a new record",
+  "columns.noIdentity":
+    "{resource} records have neither an id nor a key, so rows cannot be matched to records to {mode}",
+  "columns.misspeltKey":
+    "{column} is not a column of {resource}: did you mean {name}? {mode} finds each record by {columns}, so this column must be spelt exactly; rename it{instead}",
+  "columns.noKeyUpsert":
+    "{resource} records have no key, so upsert finds them by {columns} (rows with it empty are created) and the file has no such column{hint}; to create every row as a new record, import the file with --mode create or give it an empty {first} column",
+  "columns.needsRecord": "{mode} needs a column to find each record by: {columns}{hint}{why}{instead}",
+  "columns.upsertWhy": "; without one, every import of the file would create its rows again",
+  "columns.addColumn": "; add the column{instead}",
+  "columns.needsParent": "{mode} needs the parent's column: {columns}{hint}",
+  "cell.errorValueText":
+    "the error value {code}, not data (a spreadsheet saved the error as text): correct the cell in the sheet",
+  "cell.errorValue": "the error value {code}, not data: correct the cell in the sheet",
+  "cell.formulaError":
+    "a formula whose saved result is the error {code}: correct the formula (or the cells it uses) in the sheet, or replace it with a value",
+  "cell.unreadable": "a cell whose content cannot be read ({value})",
+  "cell.tooLongExcel": "{length} characters: a cell holds at most {max} (Excel's limit)",
+  "row.hidden":
+    "not imported: row {row} is hidden in the spreadsheet (hidden by hand, or filtered out by a filter); to import it, unhide it or pass --include-hidden",
+  "row.beyondHeader": "(beyond the last column)",
+  "row.ragged": "{count} values beyond the header's {width} columns ({shown}); a value may hold an unquoted delimiter",
+  "row.raggedOne": "1 value beyond the header's {width} columns ({shown}); a value may hold an unquoted delimiter",
+  "row.formerCode":
+    "{column}: {value} is this tool's former code for {label}, sent as the API's {code}; write the label {label}",
+  "row.unknownProperty": "{column}: {name} is not a known property ({known}); sent as given",
+  "row.example": "this is the template's example row; delete it (or replace its values with yours)",
+  "cell.formulaNoResult":
+    "a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again",
+  "attachment.outside":
+    "{file} is outside the attachments folder {root}: attachments must be inside the input file's folder (--attachments-root DIR names another folder)",
+  "attachment.linkOutside":
+    "{file} leads outside the attachments folder {root} (it is a link to {real}): attachments must be inside the input file's folder (--attachments-root DIR names another folder)",
+  "attachment.system": "{file} is a system file ({real}), not a document: files under {folder} are never attached",
+  "attachment.pseudo": "{file} is a system file ({real} is on {fs}), not a document",
+  "attachment.notFile": "{file} is {kind}, not a file",
+  "attachment.rootUnreadable": "{file} cannot be checked: the attachments folder {root} cannot be read ({code})",
+  "attachment.notFound": "{file} not found (looked for {path})",
+  "attachment.unreadable": "{file} cannot be read ({code})",
+  "attachment.tooLarge": "{file} is {size}; attachments are limited to {max}",
+  "attachment.aFolder": "a folder",
+  "attachment.aPipe": "a named pipe",
+  "attachment.aSocket": "a socket",
+  "attachment.aDevice": "a device",
+  "attachment.somethingElse": "something other than a file",
+  "attachment.nowLink": "is now a link ({real}), not the file that was checked",
+  "attachment.nowOther": "is now {kind} ({real}), not a file",
+  "attachment.nowLeads": "now leads to {again}, not to the file that was checked ({real})",
+  "attachment.grew": "{path} is larger than {max} now; attachments are limited to {max}"
 } as const
 
 export type MessageKey = keyof typeof en
@@ -650,7 +740,98 @@ const ptBR: { readonly [K in MessageKey]: string } = {
   "workbook.notRead": "Este README e as planilhas cujo nome começa com _ não são lidos: guarde suas anotações ali.",
   "workbook.dryRun": "Veja o plano sem gravar nada: {command}",
   "workbook.then": "Depois: {command}",
-  "workbook.headings": "Passo|Planilha|Recurso|Cita registros de"
+  "workbook.headings": "Passo|Planilha|Recurso|Cita registros de",
+  "chart.budget": "limite: {limit} a cada {window}",
+  "chart.offScale": "↑ limite {limit} a cada {window}",
+  "chart.offScaleNote":
+    " Um limite marcado com ↑ está muito acima do que foi enviado (no máximo {peak} numa janela): a escala segue os envios.",
+  "chart.label": "envios por janela",
+  "chart.barTitle": "{time}: {count} enviados nos últimos {window}",
+  "chart.limitedTitle": "{count} respondidos com limite de requisições",
+  "chart.caption":
+    "Cada barra: as tentativas de gravação das linhas (novas tentativas incluídas) enviadas na janela do limite antes daquele momento, contadas quando cada linha terminou; no máximo {peak}.",
+  "chart.sessions": " A execução teve várias sessões (resume): cada uma é desenhada contra o seu próprio limite.",
+  "chart.notInBars":
+    " Consultas, logins e páginas de listas também usam o limite, mas não estão nas barras; o total da execução está em Execução.",
+  "chart.red": " Vermelho: tentativas respondidas com limite de requisições.",
+  "onboard.emptySheets": "{count} planilhas sem linhas, não importadas: {names}",
+  "onboard.emptySheet": "1 planilha sem linhas, não importada: {names}",
+  "onboard.emptyFiles": "{count} arquivos sem linhas, não importados: {names}",
+  "onboard.emptyFile": "1 arquivo sem linhas, não importado: {names}",
+  "onboard.readOnlySheets": "{count} planilhas de listas somente leitura, não importadas (a API não as grava): {names}",
+  "onboard.readOnlySheet": "1 planilha de listas somente leitura, não importada (a API não a grava): {names}",
+  "onboard.readOnlyFiles": "{count} arquivos de listas somente leitura, não importados (a API não os grava): {names}",
+  "onboard.readOnlyFile": "1 arquivo de listas somente leitura, não importado (a API não o grava): {names}",
+  "report.mappingRead": "Lido pelo perfil de mapeamento {file} (sha256 {sha}), cabeçalho na linha {row}.",
+  "report.planHeadings": "coluna de origem|campo|como",
+  "report.notSent": "não enviada",
+  "report.withValueMap": ", com um mapa de valores",
+  "report.skippedRows": "Linhas ignoradas por não serem dados ({count}): {rows}.",
+  "report.skippedRow": "linha {row} ({why})",
+  "report.notWritten": "fsm-bulk: não foi possível gravar {file} ({problem}); `{command}` o grava de novo",
+  "stop.writeFailed":
+    "{problem}; a execução parou depois de {count} requisições: o que foi enviado está no diário, continue com `{command}` depois de corrigir isso",
+  "stop.writeFailedOne":
+    "{problem}; a execução parou depois de 1 requisição: o que foi enviado está no diário, continue com `{command}` depois de corrigir isso",
+  "columns.hidden":
+    "{file}: a coluna {column} está oculta na planilha; ignorada, seus valores não são enviados (reexiba-a ou use --include-hidden)",
+  "columns.retired": "{file}: a coluna {column} não é mais usada ({why}); seus valores são ignorados",
+  "columns.twice": "as colunas {first} e {second} dão ambas {field}; mantenha só uma",
+  "columns.hiddenHint": " (a coluna {column} está oculta na planilha: reexiba-a ou use --include-hidden)",
+  "columns.misspelling": " (a coluna {column} seria {name} escrito errado?)",
+  "columns.or": " ou ",
+  "columns.createInstead": ", ou importe o arquivo com --mode create para criar cada linha como um registro novo",
+  "columns.noIdentity":
+    "registros de {resource} não têm id nem chave, então as linhas não podem ser ligadas a registros para {mode}",
+  "columns.misspeltKey":
+    "{column} não é uma coluna de {resource}: quis dizer {name}? {mode} acha cada registro por {columns}, então esta coluna deve ser escrita exatamente assim; renomeie-a{instead}",
+  "columns.noKeyUpsert":
+    "registros de {resource} não têm chave, então o upsert os acha por {columns} (linhas com ela vazia são criadas) e o arquivo não tem essa coluna{hint}; para criar cada linha como um registro novo, importe o arquivo com --mode create ou dê a ele uma coluna {first} vazia",
+  "columns.needsRecord": "{mode} precisa de uma coluna para achar cada registro: {columns}{hint}{why}{instead}",
+  "columns.upsertWhy": "; sem ela, cada importação do arquivo criaria as linhas de novo",
+  "columns.addColumn": "; acrescente a coluna{instead}",
+  "columns.needsParent": "{mode} precisa da coluna do registro pai: {columns}{hint}",
+  "cell.errorValueText":
+    "o valor de erro {code}, não um dado (uma planilha salvou o erro como texto): corrija a célula na planilha",
+  "cell.errorValue": "o valor de erro {code}, não um dado: corrija a célula na planilha",
+  "cell.formulaError":
+    "uma fórmula cujo resultado salvo é o erro {code}: corrija a fórmula (ou as células que ela usa) na planilha, ou troque-a por um valor",
+  "cell.unreadable": "uma célula cujo conteúdo não pode ser lido ({value})",
+  "cell.tooLongExcel": "{length} caracteres: uma célula comporta no máximo {max} (o limite do Excel)",
+  "row.hidden":
+    "não importada: a linha {row} está oculta na planilha (ocultada à mão, ou filtrada por um filtro); para importá-la, reexiba-a ou use --include-hidden",
+  "row.beyondHeader": "(além da última coluna)",
+  "row.ragged":
+    "{count} valores além das {width} colunas do cabeçalho ({shown}); um valor pode conter um delimitador sem aspas",
+  "row.raggedOne":
+    "1 valor além das {width} colunas do cabeçalho ({shown}); um valor pode conter um delimitador sem aspas",
+  "row.formerCode":
+    "{column}: {value} é o código antigo desta ferramenta para {label}, enviado como o {code} da API; escreva o nome {label}",
+  "row.unknownProperty": "{column}: {name} não é uma propriedade conhecida ({known}); enviada como está",
+  "row.example": "esta é a linha de exemplo do modelo; apague-a (ou troque os valores pelos seus)",
+  "cell.formulaNoResult":
+    "uma fórmula sem resultado salvo (o programa que gravou o arquivo não calcula fórmulas): abra o arquivo no Excel e salve de novo",
+  "attachment.outside":
+    "{file} está fora da pasta de anexos {root}: os anexos devem estar dentro da pasta do arquivo de entrada (--attachments-root DIR indica outra pasta)",
+  "attachment.linkOutside":
+    "{file} leva para fora da pasta de anexos {root} (é um link para {real}): os anexos devem estar dentro da pasta do arquivo de entrada (--attachments-root DIR indica outra pasta)",
+  "attachment.system":
+    "{file} é um arquivo do sistema ({real}), não um documento: arquivos em {folder} nunca são anexados",
+  "attachment.pseudo": "{file} é um arquivo do sistema ({real} está em {fs}), não um documento",
+  "attachment.notFile": "{file} é {kind}, não um arquivo",
+  "attachment.rootUnreadable": "{file} não pode ser verificado: a pasta de anexos {root} não pode ser lida ({code})",
+  "attachment.notFound": "{file} não encontrado (procurado em {path})",
+  "attachment.unreadable": "{file} não pode ser lido ({code})",
+  "attachment.tooLarge": "{file} tem {size}; os anexos são limitados a {max}",
+  "attachment.aFolder": "uma pasta",
+  "attachment.aPipe": "um pipe nomeado",
+  "attachment.aSocket": "um socket",
+  "attachment.aDevice": "um dispositivo",
+  "attachment.somethingElse": "algo que não é um arquivo",
+  "attachment.nowLink": "agora é um link ({real}), não o arquivo que foi verificado",
+  "attachment.nowOther": "agora é {kind} ({real}), não um arquivo",
+  "attachment.nowLeads": "agora leva a {again}, não ao arquivo que foi verificado ({real})",
+  "attachment.grew": "{path} agora é maior que {max}; os anexos são limitados a {max}"
 }
 
 /** The catalogues, for the tests that compare them. */
@@ -695,4 +876,25 @@ export const t = <K extends MessageKey>(key: K, ...params: Params<K>): string =>
   return values === undefined
     ? text
     : text.replace(/\{([A-Za-z]+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole))
+}
+
+/** Names of a kind of sheet (file) of an onboarding, with their count: `26 sheets with no rows, not imported: …`. */
+export const countedSheets = (
+  what: "empty" | "readOnly",
+  names: ReadonlyArray<string>,
+  kind: "workbook" | "directory"
+): string => {
+  const one = names.length === 1
+  const key = what === "empty"
+    ? kind === "workbook"
+      ? one ? "onboard.emptySheet" : "onboard.emptySheets"
+      : one
+      ? "onboard.emptyFile"
+      : "onboard.emptyFiles"
+    : kind === "workbook"
+    ? one ? "onboard.readOnlySheet" : "onboard.readOnlySheets"
+    : one
+    ? "onboard.readOnlyFile"
+    : "onboard.readOnlyFiles"
+  return t(key, { count: names.length, names: names.join(", ") })
 }

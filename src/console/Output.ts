@@ -11,6 +11,7 @@ import * as Layer from "effect/Layer"
 import { Api } from "../client/Api.js"
 import { RunStopped } from "../Errors.js"
 import { WriteError } from "../files/Write.js"
+import { t } from "../Messages.js"
 
 /** A line for the human, on stderr. */
 export const say = (line: string) => Console.error(line)
@@ -51,9 +52,11 @@ export const stopAfterSending =
             : Effect.fail(
               new RunStopped({
                 reason: "WriteFailed",
-                message: `${e.message}; the run stopped after ${sent} request${
-                  sent === 1 ? "" : "s"
-                }: what was sent is in the journal, continue with \`${resume()}\` once that is fixed`,
+                message: t(sent === 1 ? "stop.writeFailedOne" : "stop.writeFailed", {
+                  problem: e.message,
+                  count: sent,
+                  command: resume()
+                }),
                 resume: resume(),
                 cause: e
               })

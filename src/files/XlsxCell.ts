@@ -6,6 +6,7 @@
  * formula's saved result, is a cell without a usable value: its row is invalid, never sent.
  */
 import * as Predicate from "effect/Predicate"
+import { t } from "../Messages.js"
 import { spreadsheetNumber } from "./Decimal.js"
 
 /**
@@ -79,8 +80,8 @@ const unescapeExcel = (t: string): string =>
 const errorProblem = (code: string, formula: boolean) =>
   new CellProblem(
     formula
-      ? `a formula whose saved result is the error ${code}: correct the formula (or the cells it uses) in the sheet, or replace it with a value`
-      : `the error value ${code}, not data: correct the cell in the sheet`,
+      ? t("cell.formulaError", { code })
+      : t("cell.errorValue", { code }),
     code.startsWith("#") ? code : ""
   )
 
@@ -146,16 +147,14 @@ const plain = (value: unknown, numFmt: string | undefined, date1904: boolean): C
       // Without ExcelSax's mark, the streaming reader parses every non-text formula result as a number.
       if (typeof result === "number" && Number.isNaN(result)) throw errorProblem("(#N/A, #DIV/0! …)", true)
       if (result === undefined) {
-        throw new CellProblem(
-          "a formula without a saved result (the program that wrote the file does not calculate formulas): open the file in Excel and save it again"
-        )
+        throw new CellProblem(t("cell.formulaNoResult"))
       }
       return plain(value["result"], numFmt, date1904)
     }
     if (typeof value["error"] === "string") throw errorProblem(value["error"], false)
     if ("hyperlink" in value || "text" in value) return plain(value["text"], numFmt, date1904)
   }
-  throw new CellProblem(`a cell whose content cannot be read (${JSON.stringify(value)})`)
+  throw new CellProblem(t("cell.unreadable", { value: JSON.stringify(value) }))
 }
 
 export const readCell = (cell: CellInput, date1904: boolean): CellReading => plain(cell.value, cell.numFmt, date1904)

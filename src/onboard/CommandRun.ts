@@ -13,7 +13,7 @@ import { formatDuration, makeProgress, summaryTable, wentWrong } from "../consol
 import { missingReferenceRows } from "../import/Refs.js"
 import { reportCsv } from "../import/RunDir.js"
 import { Journals } from "../import/Services.js"
-import { t } from "../Messages.js"
+import { countedSheets, t } from "../Messages.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { shielded, stopOnSignals } from "../Signals.js"
@@ -89,14 +89,11 @@ export const planLines = (prepared: PreparedOnboarding): ReadonlyArray<string> =
 
 /** One line for the read-only lists (an export's): `8 files of read-only lists, not imported (…): deleted-tasks, …`. */
 export const readOnlySheets = (lists: ReadonlyArray<string>, kind: "workbook" | "directory"): string =>
-  `${lists.length} ${kind === "workbook" ? "sheet" : "file"}${lists.length === 1 ? "" : "s"} of read-only lists, ` +
-  `not imported (the API cannot write them): ${lists.join(", ")}`
+  countedSheets("readOnly", lists, kind)
 
 /** One line for the sheets (files) with no rows, which are not steps: `26 sheets with no rows, not imported: …`. */
 export const emptySheets = (empty: ReadonlyArray<string>, kind: "workbook" | "directory"): string =>
-  `${empty.length} ${kind === "workbook" ? "sheet" : "file"}${
-    empty.length === 1 ? "" : "s"
-  } with no rows, not imported: ${empty.join(", ")}`
+  countedSheets("empty", empty, kind)
 
 /** What to run for a step whose rows did not all end well: its invalid rows, its failed ones, then its children. */
 const nextForStep = (step: StepSummary): ReadonlyArray<string> => {

@@ -8,7 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
-import { currentLanguage, t } from "../Messages.js"
+import { countedSheets, currentLanguage, t } from "../Messages.js"
 import { shellQuote } from "../Shell.js"
 import { endedWell, plannedStatuses, shownStatus, type Status } from "../Status.js"
 import { readRunData, type RunData } from "./RunData.js"
@@ -18,7 +18,17 @@ const reportHtml = "report.html"
 const escape = (s: string): string =>
   s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
-const fmt = (n: number): string => n.toLocaleString("en-US")
+/** A number as the page's language writes it: 1,234.5 in English, 1.234,5 in Portuguese. */
+const fmt = (n: number): string => n.toLocaleString(currentLanguage() === "pt-BR" ? "pt-BR" : "en-US")
+
+/** A moment of summary.json (ISO 8601, UTC) as the page's language writes it: as it is in English, `27/11/2026 22:55:01 UTC` in Portuguese. */
+const moment = (iso: string): string => {
+  const at = Date.parse(iso)
+  if (currentLanguage() !== "pt-BR" || Number.isNaN(at)) return iso
+  const two = (n: number) => String(n).padStart(2, "0")
+  const d = new Date(at)
+  return `${two(d.getUTCDate())}/${two(d.getUTCMonth() + 1)}/${d.getUTCFullYear()} ${d.toISOString().slice(11, 19)} UTC`
+}
 
 const planned: ReadonlySet<string> = new Set(Object.values(plannedStatuses))
 
@@ -78,8 +88,9 @@ const duration = (ms: number): string => {
   return `${Math.floor(m / 60)} h ${m % 60} min`
 }
 
-/** 100 → "0.1 s", 2500 → "2.5 s", 60000 → "1 min". */
-const msLabel = (ms: number): string => (ms >= 60_000 && ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`)
+/** 100 → "0.1 s", 2500 → "2.5 s" ("2,5 s" in Portuguese), 60000 → "1 min". */
+const msLabel = (ms: number): string =>
+  ms >= 60_000 && ms % 60_000 === 0 ? `${fmt(ms / 60_000)} min` : `${fmt(ms / 1000)} s`
 
 const clock = (ms: number): string => new Date(ms).toISOString().slice(11, 19)
 
@@ -124,10 +135,9 @@ const niceTicks = (max: number): ReadonlyArray<number> => {
 
 /** The chart's words (kept together for the message catalogue). */
 const chartText = {
-  budget: (limit: number, windowMs: number) => `budget: ${fmt(limit)} per ${msLabel(windowMs)}`,
-  offScale: (limit: number, windowMs: number) => `↑ budget ${fmt(limit)} per ${msLabel(windowMs)}`,
-  offScaleNote: (peak: number) =>
-    ` A budget marked ↑ is far above what was sent (at most ${fmt(peak)} in a window): the scale fits the sends.`
+  budget: (limit: number, windowMs: number) => t("chart.budget", { limit: fmt(limit), window: msLabel(windowMs) }),
+  offScale: (limit: number, windowMs: number) => t("chart.offScale", { limit: fmt(limit), window: msLabel(windowMs) }),
+  offScaleNote: (peak: number) => t("chart.offScaleNote", { peak: fmt(peak) })
 } as const
 
 /**
@@ -191,13 +201,15 @@ const windowChart = (data: RunData): string => {
       const x = left + i * bw
       return `<rect class="send" x="${x + 1}" y="${y(w.n)}" width="${Math.max(1, bw - 2)}" height="${
         above + plotH - y(w.n)
-      }" fill="#1565c0"><title>${clock(w.start + data.bucketMs)}: ${fmt(w.n)} sent in the last ${
-        msLabel(w.windowMs)
+      }" fill="#1565c0"><title>${
+        escape(
+          t("chart.barTitle", { time: clock(w.start + data.bucketMs), count: fmt(w.n), window: msLabel(w.windowMs) })
+        )
       }</title></rect>` +
         (w.limited > 0
           ? `<rect x="${x + 1}" y="${y(w.limited)}" width="${Math.max(1, bw - 2)}" height="${
             above + plotH - y(w.limited)
-          }" fill="${colours.bad}"><title>${w.limited} answered with a rate limit</title></rect>`
+          }" fill="${colours.bad}"><title>${escape(t("chart.limitedTitle", { count: fmt(w.limited) }))}</title></rect>`
           : "")
     })
     .join("")
@@ -242,15 +254,17 @@ const windowChart = (data: RunData): string => {
     : label(0, "start") + (inWindow.length >= 5 ? label(Math.floor(inWindow.length / 2), "middle") : "") +
       label(inWindow.length - 1, "end")
   const several = segments.length > 1
-  return `<svg class="chart" role="img" aria-label="sends per window" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${grid}${bars}${limits}${labels}</svg>` +
-    `<p class="muted">Each bar: the attempts of rows' writes (retries included) sent in the budget's window before that moment, ` +
-    `counted when each row finished; at most <span data-figure="peakWindow">${fmt(peak)}</span>.${
-      several ? " The run had several sessions (resume): each is drawn against its own budget." : ""
-    }${
-      segments.some((g) => g.budget !== undefined && !drawn(g.budget.limit)) ? chartText.offScaleNote(peak) : ""
-    } Lookups, logins and list pages also use the budget ` +
-    `but are not in the bars; the run's total is under Run.${
-      inWindow.some((w) => w.limited > 0) ? " Red: attempts answered with a rate limit." : ""
+  // The caption's figure keeps its `data-figure` span: the sentence is escaped around it.
+  const [before, after] = t("chart.caption", { peak: "\u0000" }).split("\u0000")
+  return `<svg class="chart" role="img" aria-label="${
+    escape(t("chart.label"))
+  }" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}">${grid}${bars}${limits}${labels}</svg>` +
+    `<p class="muted">${escape(before ?? "")}<span data-figure="peakWindow">${fmt(peak)}</span>${
+      escape(
+        (after ?? "") + (several ? t("chart.sessions") : "") +
+          (segments.some((g) => g.budget !== undefined && !drawn(g.budget.limit)) ? chartText.offScaleNote(peak) : "") +
+          t("chart.notInBars") + (inWindow.some((w) => w.limited > 0) ? t("chart.red") : "")
+      )
     }</p>`
 }
 
@@ -300,8 +314,8 @@ const renderRunReport = (data: RunData): string => {
         ]
       ]
       : []),
-    [t("report.label.started"), escape(s.started ?? "—")],
-    [t("report.label.finished"), escape(s.finished ?? t("report.notFinished"))],
+    [t("report.label.started"), escape(s.started === undefined ? "—" : moment(s.started))],
+    [t("report.label.finished"), escape(s.finished == null ? t("report.notFinished") : moment(s.finished))],
     [t("report.label.duration"), escape(duration(finished - started))],
     [t("report.label.rows"), `<span data-figure="rows">${fmt(s.rows)}</span>`],
     ...(s.requests !== undefined
@@ -321,7 +335,7 @@ const renderRunReport = (data: RunData): string => {
     ...(s.budget !== undefined
       ? [[
         t("report.label.budget"),
-        escape(t("report.budget", { limit: s.budget.limit, window: duration(s.budget.windowMs) }))
+        escape(t("report.budget", { limit: fmt(s.budget.limit), window: msLabel(s.budget.windowMs) }))
       ] as [string, string]]
       : []),
     [
@@ -445,13 +459,14 @@ const renderRunReport = (data: RunData): string => {
         ])
       ) + (s.empty !== undefined && s.empty.length > 0
         ? `<p class="muted" data-figure="emptySheets">${
-          escape(
-            `${s.empty.length} ${s.input === "directory" ? "file" : "sheet"}${
-              s.empty.length === 1 ? "" : "s"
-            } with no rows, not imported: ${s.empty.join(", ")}`
-          )
+          escape(countedSheets("empty", s.empty, s.input === "directory" ? "directory" : "workbook"))
         }</p>`
-        : "")
+        : "") +
+        (s.readOnly !== undefined && s.readOnly.length > 0
+          ? `<p class="muted" data-figure="readOnlySheets">${
+            escape(countedSheets("readOnly", s.readOnly, s.input === "directory" ? "directory" : "workbook"))
+          }</p>`
+          : "")
     )
 
   // A dry run's rows that would change a record: what its sign-off is about.
@@ -482,24 +497,32 @@ const renderRunReport = (data: RunData): string => {
   const shownSkipped = 10
   const columnPlan = m === undefined ? "" : section(
     t("report.columnPlan"),
-    `<p>Read through the mapping profile <code>${escape(m.file)}</code> (sha256 <code>${
-      escape(m.sha256.slice(0, 12))
-    }…</code>), header on row ${m.headerRow}.</p>` +
+    `<p>${
+      escape(t("report.mappingRead", { file: "\u0000", sha: "\u0001", row: fmt(m.headerRow) }))
+        .replace("\u0000", `<code>${escape(m.file)}</code>`)
+        .replace("\u0001", `<code>${escape(m.sha256.slice(0, 12))}…</code>`)
+    }</p>` +
       (m.plan === undefined || m.plan.length === 0 ? "" : table(
-        ["source column", "field", "how"],
+        headings(t("report.planHeadings")),
         m.plan.map((p) => [
           p.how === "composed" || p.how === "constant" ? `<code>${escape(p.source)}</code>` : escape(p.source),
           p.target === undefined
-            ? `<span class="tag warn" data-figure="plan:${escape(p.source)}">not sent</span>`
+            ? `<span class="tag warn" data-figure="plan:${escape(p.source)}">${escape(t("report.notSent"))}</span>`
             : `<span data-figure="plan:${escape(p.source)}">${escape(p.target)}</span>`,
-          escape(p.how + (p.valueMap === true ? ", with a value map" : ""))
+          escape(p.how + (p.valueMap === true ? t("report.withValueMap") : ""))
         ])
       )) +
       (m.skippedRows.length === 0 ?
         "" :
-        `<p>Rows skipped as not data (<span data-figure="skippedRows">${fmt(m.skippedRows.length)}</span>): ${
-          m.skippedRows.slice(0, shownSkipped).map((r) => `row ${r.row} (${escape(r.why)})`).join(", ")
-        }${m.skippedRows.length > shownSkipped ? ", …" : ""}.</p>`)
+        `<p>${
+          escape(
+            t("report.skippedRows", {
+              count: "\u0000",
+              rows: m.skippedRows.slice(0, shownSkipped).map((r) => t("report.skippedRow", { row: r.row, why: r.why }))
+                .join(", ") + (m.skippedRows.length > shownSkipped ? ", …" : "")
+            })
+          ).replace("\u0000", `<span data-figure="skippedRows">${fmt(m.skippedRows.length)}</span>`)
+        }</p>`)
   )
 
   const perRow = data.steps.length > 0 && data.buckets.length === 0
@@ -575,9 +598,11 @@ export const refreshRunReport = (runDir: string) =>
     Effect.asVoid,
     Effect.catchAll((e) =>
       Console.error(
-        `fsm-bulk: could not write ${Path.join(runDir, reportHtml)} (${e.message}); \`fsm-bulk report ${
-          shellQuote(runDir)
-        }\` writes it again`
+        t("report.notWritten", {
+          file: Path.join(runDir, reportHtml),
+          problem: e.message,
+          command: `fsm-bulk report ${shellQuote(runDir)}`
+        })
       )
     )
   )

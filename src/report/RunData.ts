@@ -68,6 +68,8 @@ const SummaryFields = Schema.Struct({
   })),
   /** An onboarding's sheets (files) with no rows: not steps; and whether it read a workbook or a directory. */
   empty: Schema.optional(Schema.Array(Schema.String)),
+  /** An onboarding's sheets (files) of read-only lists (an export's): skipped, the API cannot write them. */
+  readOnly: Schema.optional(Schema.Array(Schema.String)),
   input: Schema.optional(Schema.String),
   steps: Schema.optional(Schema.Array(Schema.Struct({
     resource: Schema.String,

@@ -7,6 +7,7 @@
  * a regenerated file byte for byte the same.
  */
 import type ExcelJS from "exceljs"
+import { tableText } from "../FieldDocs.js"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
@@ -186,8 +187,8 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
   }]
   printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
   const lines: ReadonlyArray<string> = [
-    `${r.title} (${r.name})`,
-    r.doc,
+    `${tableText(r.title)} (${r.name})`,
+    tableText(r.doc),
     "",
     t("template.fillSheet", { sheet: `"${r.name}"` }),
     t("template.leaveEmpty"),
@@ -221,7 +222,41 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
       cell.alignment = { wrapText: true, vertical: "top" }
     })
     if (doc.required !== "no") row.getCell(1).fill = fill(doc.required === "yes" ? fills.required : fills.either)
+    // Spreadsheets do not grow a row for wrapped text they did not lay out themselves (LibreOffice prints it over
+    // the next rows): the height is the most lines a cell wraps to in its column's width.
+    row.height = lineHeight * Math.max(1, ...values.map((v, i) => wrappedLines(v, sheet.getColumn(i + 1).width ?? 10)))
   })
+}
+
+/** Points per line of the default 11-point font. */
+const lineHeight = 15
+
+/**
+ * How many lines `text` takes wrapped at word boundaries in a column `width` characters wide (a column's width is
+ * counted in the widths of the digit 0; a few characters are kept for the cell's margins, so the count errs tall).
+ */
+export const wrappedLines = (text: string, width: number): number => {
+  const room = Math.max(1, Math.floor(width) - 2)
+  let lines = 0
+  for (const paragraph of text.split("\n")) {
+    let used = 0
+    lines++
+    for (const word of paragraph.split(" ")) {
+      const length = word.length
+      if (used === 0) used = length
+      else if (used + 1 + length <= room) used += 1 + length
+      else {
+        lines++
+        used = length
+      }
+      // A word longer than the column is broken across lines.
+      while (used > room) {
+        lines++
+        used -= room
+      }
+    }
+  }
+  return lines
 }
 
 const newWorkbook = async () => {
@@ -280,7 +315,7 @@ const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resou
   for (let j = 1; j <= 4; j++) top.getCell(j).fill = fill(fills.optional)
   ordered.forEach((r, i) => {
     const row = sheet.getRow(lines.length + 1 + i)
-    row.values = [i + 1, r.name, r.title, dependencies(r).join(", ")]
+    row.values = [i + 1, r.name, tableText(r.title), dependencies(r).join(", ")]
   })
 }
 

@@ -12,6 +12,7 @@
 import { constants } from "node:fs"
 import { type FileHandle, open, realpath, stat, statfs } from "node:fs/promises"
 import * as Path from "node:path"
+import { t } from "../Messages.js"
 import { quote } from "./Invalid.js"
 
 interface AttachmentRules {
@@ -74,15 +75,17 @@ const kindOf = (
     isBlockDevice(): boolean
   }
 ) =>
-  info.isDirectory()
-    ? "a folder"
-    : info.isFIFO()
-    ? "a named pipe"
-    : info.isSocket()
-    ? "a socket"
-    : info.isCharacterDevice() || info.isBlockDevice()
-    ? "a device"
-    : "something other than a file"
+  t(
+    info.isDirectory()
+      ? "attachment.aFolder"
+      : info.isFIFO()
+      ? "attachment.aPipe"
+      : info.isSocket()
+      ? "attachment.aSocket"
+      : info.isCharacterDevice() || info.isBlockDevice()
+      ? "attachment.aDevice"
+      : "attachment.somethingElse"
+  )
 
 const codeOf = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code
 
@@ -92,10 +95,7 @@ const asLocalPath = (text: string): string => (Path.sep === "/" ? text.replaceAl
 /** `C:\…`, `C:/…` or `\\server\share`: absolute on Windows, whatever this system makes of them. */
 const windowsAbsolute = (text: string): boolean => /^[A-Za-z]:[\\/]/.test(text) || /^[\\/]{2}/.test(text)
 
-const outsideMessage = (text: string, root: string) =>
-  `${
-    quote(text)
-  } is outside the attachments folder ${root}: attachments must be inside the input file's folder (--attachments-root DIR names another folder)`
+const outsideMessage = (text: string, root: string) => t("attachment.outside", { file: quote(text), root })
 
 /** Refusal of a real path that is a pseudo file or not a regular file; undefined when it may be read. */
 const refusal = async (
@@ -105,11 +105,11 @@ const refusal = async (
 ): Promise<string | undefined> => {
   const system = systemFolderOf(real)
   if (system !== undefined) {
-    return `${quote(text)} is a system file (${real}), not a document: files under ${system} are never attached`
+    return t("attachment.system", { file: quote(text), real, folder: system })
   }
-  if (!info.isFile()) return `${quote(text)} is ${kindOf(info)}, not a file`
+  if (!info.isFile()) return t("attachment.notFile", { file: quote(text), kind: kindOf(info) })
   const fs = await statfs(real).then((s) => pseudoFilesystems.get(Number(s.type)), () => undefined)
-  if (fs !== undefined) return `${quote(text)} is a system file (${real} is on ${fs}), not a document`
+  if (fs !== undefined) return t("attachment.pseudo", { file: quote(text), real, fs })
   return undefined
 }
 
@@ -123,9 +123,7 @@ export const checkAttachment = async (text: string, rules: AttachmentRules): Pro
   try {
     root = await realpath(rootGiven)
   } catch (error) {
-    return `${quote(text)} cannot be checked: the attachments folder ${rootGiven} cannot be read (${
-      codeOf(error) ?? String(error)
-    })`
+    return t("attachment.rootUnreadable", { file: quote(text), root: rootGiven, code: codeOf(error) ?? String(error) })
   }
   if (windowsAbsolute(text)) return outsideMessage(text, root)
   const path = Path.resolve(rules.baseDir, asLocalPath(text))
@@ -137,20 +135,18 @@ export const checkAttachment = async (text: string, rules: AttachmentRules): Pro
     real = await realpath(path)
   } catch (error) {
     const code = codeOf(error)
-    if (code === "ENOENT" || code === "ENOTDIR") return `${quote(text)} not found (looked for ${path})`
-    return `${quote(text)} cannot be read (${code ?? String(error)})`
+    if (code === "ENOENT" || code === "ENOTDIR") return t("attachment.notFound", { file: quote(text), path })
+    return t("attachment.unreadable", { file: quote(text), code: code ?? String(error) })
   }
   if (!inside(root, real)) {
-    return `${
-      quote(text)
-    } leads outside the attachments folder ${root} (it is a link to ${real}): attachments must be inside the input file's folder (--attachments-root DIR names another folder)`
+    return t("attachment.linkOutside", { file: quote(text), root, real })
   }
   try {
     const info = await stat(real)
     const refused = await refusal(text, real, info)
     if (refused !== undefined) return refused
     if (info.size > rules.maxBytes) {
-      return `${quote(text)} is ${size(info.size)}; attachments are limited to ${size(rules.maxBytes)}`
+      return t("attachment.tooLarge", { file: quote(text), size: size(info.size), max: size(rules.maxBytes) })
     }
     // Opened once, as it will be when sent: proves it readable (and that nothing changed it meanwhile).
     const handle = await openChecked(real)
@@ -158,7 +154,7 @@ export const checkAttachment = async (text: string, rules: AttachmentRules): Pro
     return { path: real, name: Path.basename(path), bytes: info.size }
   } catch (error) {
     if (error instanceof Refused) return `${quote(text)} ${error.message}`
-    return `${quote(text)} cannot be read (${codeOf(error) ?? String(error)})`
+    return t("attachment.unreadable", { file: quote(text), code: codeOf(error) ?? String(error) })
   }
 }
 
@@ -172,14 +168,14 @@ class Refused extends Error {}
 const openChecked = async (real: string): Promise<FileHandle> => {
   const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch(
     (error: unknown) => {
-      throw codeOf(error) === "ELOOP" ? new Refused(`is now a link (${real}), not the file that was checked`) : error
+      throw codeOf(error) === "ELOOP" ? new Refused(t("attachment.nowLink", { real })) : error
     }
   )
   try {
     const info = await handle.stat()
-    if (!info.isFile()) throw new Refused(`is now ${kindOf(info)} (${real}), not a file`)
+    if (!info.isFile()) throw new Refused(t("attachment.nowOther", { kind: kindOf(info), real }))
     const again = await realpath(real)
-    if (again !== real) throw new Refused(`now leads to ${again}, not to the file that was checked (${real})`)
+    if (again !== real) throw new Refused(t("attachment.nowLeads", { again, real }))
     return handle
   } catch (error) {
     await handle.close()
@@ -205,7 +201,7 @@ export const readAttachment = async (path: string, maxBytes: number): Promise<Bu
       if (bytesRead === 0) break
       total += bytesRead
       if (total > maxBytes) {
-        throw new Error(`${path} is larger than ${size(maxBytes)} now; attachments are limited to ${size(maxBytes)}`)
+        throw new Error(t("attachment.grew", { path, max: size(maxBytes) }))
       }
       chunks.push(chunk.subarray(0, bytesRead))
     }

@@ -76,7 +76,7 @@ const creatable = (resource: Resource): boolean =>
   resource.ops.includes("create") && resource.kind !== "subcollection" &&
   !(resource.kind === "action" && resource.path.includes("{id}"))
 
-const either = (names: ReadonlyArray<string>) => names.map((n) => `"${n}"`).join(" or ")
+const either = (names: ReadonlyArray<string>) => names.map((n) => `"${n}"`).join(t("columns.or"))
 
 export const planColumns = Effect.fn("Validate.planColumns")(function*(
   resource: Resource,
@@ -110,15 +110,13 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
     }
     // What the sheet hides is not what the user sees: never sent unless asked (`--include-hidden`).
     if (hidden.has(index)) {
-      warnings.push(
-        `${file}: column "${name}" is hidden in the sheet; ignored, its values are not sent (unhide it or pass --include-hidden)`
-      )
+      warnings.push(t("columns.hidden", { file, column: `"${name}"` }))
       columns.push({ index, name, kind: "unknown" })
       continue
     }
     const retired = Object.entries(resource.retiredColumns ?? {}).find(([n]) => n.toLowerCase() === lower)
     if (retired !== undefined && !byName.has(lower)) {
-      warnings.push(`${file}: column "${name}" is no longer used (${retired[1]}); its values are ignored`)
+      warnings.push(t("columns.retired", { file, column: `"${name}"`, why: retired[1] }))
       columns.push({ index, name, kind: "ignored" })
       continue
     }
@@ -131,7 +129,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
         return yield* new InputError({
           file,
           column: name,
-          detail: `columns "${earlier}" and "${name}" both give ${column.name}; keep one of them`
+          detail: t("columns.twice", { first: `"${earlier}"`, second: `"${name}"`, field: column.name })
         })
       }
       seen.set(column.name, name)
@@ -162,9 +160,9 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
   const hiddenNames = columns.filter((c) => hidden.has(c.index)).map((c) => c.name)
   const hint = (names: ReadonlyArray<string>) => {
     const shut = hiddenNames.find((h) => names.some((n) => n.toLowerCase() === h.toLowerCase()))
-    if (shut !== undefined) return ` (column "${shut}" is hidden in the sheet: unhide it or pass --include-hidden)`
+    if (shut !== undefined) return t("columns.hiddenHint", { column: `"${shut}"` })
     const near = misspellingOf(names)
-    return near === undefined ? "" : ` (is column "${near[0]}" a misspelling of "${near[1]}"?)`
+    return near === undefined ? "" : t("columns.misspelling", { column: `"${near[0]}"`, name: `"${near[1]}"` })
   }
 
   if (options.mode === "create" || options.mode === "upsert") {
@@ -172,7 +170,7 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
       x.required && !present.has(x.name) && !(x.ref && present.has(x.ref.column))
     )
     if (missing.length > 0) {
-      const names = missing.map((x) => (x.ref ? `${x.name} (or ${x.ref.column})` : x.name))
+      const names = missing.map((x) => (x.ref ? `${x.name} (${t("columns.or").trim()} ${x.ref.column})` : x.name))
       return yield* new InputError({
         file,
         column: missing[0]!.name,
@@ -188,12 +186,12 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
     const mode = options.mode
     const { keyColumns, parentColumns, recordColumns } = identityColumns(resource)
     const createInstead = mode === "upsert" && creatable(resource)
-      ? `, or import the file with --mode create to create every row as a new record`
+      ? t("columns.createInstead")
       : ""
     if (recordColumns.length === 0) {
       return yield* new InputError({
         file,
-        detail: `${resource.name} records have neither an id nor a key, so rows cannot be matched to records to ${mode}`
+        detail: t("columns.noIdentity", { resource: resource.name, mode })
       })
     }
     // A misspelt key would leave every row without one: upsert would create the records again on each import,
@@ -204,11 +202,14 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
       return yield* new InputError({
         file,
         column: near[0],
-        detail: `"${near[0]}" is not a column of ${resource.name}: did you mean "${
-          near[1]
-        }"? ${mode} finds each record by ${
-          either(recordColumns)
-        }, so this column must be spelt exactly; rename it${createInstead}`
+        detail: t("columns.misspeltKey", {
+          column: `"${near[0]}"`,
+          resource: resource.name,
+          name: `"${near[1]}"`,
+          mode,
+          columns: either(recordColumns),
+          instead: createInstead
+        })
       })
     }
     if (!recordColumns.some((c) => present.has(c))) {
@@ -216,29 +217,32 @@ export const planColumns = Effect.fn("Validate.planColumns")(function*(
         return yield* new InputError({
           file,
           column: recordColumns[0]!,
-          detail: `${resource.name} records have no key, so upsert finds them by ${
-            either(recordColumns)
-          } (rows with it empty are created) and the file has no such column${
-            hint(recordColumns)
-          }; to create every row as a new record, import the file with --mode create or give it an empty "${
-            recordColumns[0]
-          }" column`
+          detail: t("columns.noKeyUpsert", {
+            resource: resource.name,
+            columns: either(recordColumns),
+            hint: hint(recordColumns),
+            first: `"${recordColumns[0]}"`
+          })
         })
       }
-      const why = mode === "upsert" ? "; without one, every import of the file would create its rows again" : ""
+      const why = mode === "upsert" ? t("columns.upsertWhy") : ""
       return yield* new InputError({
         file,
         column: mode === "upsert" ? keyColumns[0]! : recordColumns[0]!,
-        detail: `${mode} needs a column to find each record by: ${either(recordColumns)}${hint(recordColumns)}${why}${
-          createInstead ? `; add the column${createInstead}` : ""
-        }`
+        detail: t("columns.needsRecord", {
+          mode,
+          columns: either(recordColumns),
+          hint: hint(recordColumns),
+          why,
+          instead: createInstead ? t("columns.addColumn", { instead: createInstead }) : ""
+        })
       })
     }
     if (mode !== "upsert" && parentColumns.length > 0 && !parentColumns.some((c) => present.has(c))) {
       return yield* new InputError({
         file,
         column: parentColumns[0]!,
-        detail: `${mode} needs the parent's column: ${either(parentColumns)}${hint(parentColumns)}`
+        detail: t("columns.needsParent", { mode, columns: either(parentColumns), hint: hint(parentColumns) })
       })
     }
   }

@@ -3,6 +3,7 @@
  * allowed values, the cell syntax of lists, JSON objects and reference columns, and an example. The XLSX notes,
  * the README sheet and templates/README.md all print these.
  */
+import { tableText } from "../FieldDocs.js"
 import { t } from "../Messages.js"
 import {
   type Column,
@@ -142,10 +143,12 @@ const describeColumn = (column: Column): ColumnDoc => {
     }`,
     description: role === "ref"
       ? t("template.refDescription", {
-        description: field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The "),
+        description: tableText(
+          field.doc.replace(/ \([^)]*\bids?\b[^)]*\)$/, "").replace(/^Server id of the /, "The ")
+        ),
         key: refKey(field.ref!)
       })
-      : field.doc,
+      : tableText(field.doc),
     example: role === "ref" ? refExample(column) : isRef ? "" : (field.example ?? ""),
     allowed: role === "ref" ? [] : allowedValues(field),
     syntax: isRef ? refSyntax(column) : listSyntax(field),

@@ -6,10 +6,11 @@
  * the example is empty), as the CSV template writes it or as the .xlsx one does (an enumeration's name, a number
  * cell), and at least two of those examples are not empty.
  */
+import { t } from "../Messages.js"
 import type { Resource } from "../Resources.js"
 import { type ColumnDoc, describeResource } from "./Describe.js"
 
-export const exampleRowMessage = "this is the template's example row; delete it (or replace its values with yours)"
+export const exampleRowMessage = (): string => t("row.example")
 
 /** Examples a file must repeat before its row is taken for the template's. */
 const minimumExamples = 2

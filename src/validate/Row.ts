@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type { SourceRow } from "../files/Source.js"
 import { errorValueOf } from "../files/XlsxCell.js"
 import { normalKey } from "../Identity.js"
-import { t as msg } from "../Messages.js"
+import { currentLanguage, t as msg } from "../Messages.js"
 import type { Field } from "../Resources.js"
 import { refKey, writableFields } from "../Resources.js"
 import { checkAttachment } from "./Attachment.js"
@@ -94,7 +94,7 @@ const once = (
   return push(errors, column, msg("row.repeats", { value: quote(shown), first, note }))
 }
 
-const beyondHeader = "(beyond the last column)"
+const beyondHeader = (): string => msg("row.beyondHeader")
 
 /**
  * What is wrong with a cell that holds no value: an XLSX cell the reader could not read (an error value, a
@@ -107,31 +107,31 @@ const cellProblem = (row: SourceRow, index: number): string | undefined => {
   const code = text === undefined || text === "" ? undefined : errorValueOf(text)
   return code === undefined
     ? undefined
-    : `the error value ${code}, not data (a spreadsheet saved the error as text): correct the cell in the sheet`
+    : msg("cell.errorValueText", { code })
 }
 
 /** A row the spreadsheet hides is not sent: what `_error` says of it. */
-export const hiddenRowMessage = (row: number): string =>
-  `not imported: row ${row} is hidden in the spreadsheet (hidden by hand, or filtered out by a filter); ` +
-  `to import it, unhide it or pass --include-hidden`
+export const hiddenRowMessage = (row: number): string => msg("row.hidden", { row })
 
 /** A row longer than the header: its cells no longer line up with the columns, so nothing in it is trusted. */
 const raggedMessage = (cells: ReadonlyArray<string>, from: number, width: number): string => {
   const extra = cells.slice(from).filter((c) => c.trim() !== "")
   const shown = extra.slice(0, 3).map(quote).join(", ")
-  const values = `${extra.length} value${extra.length === 1 ? "" : "s"}`
-  return `${values} beyond the header's ${width} columns (${shown}${
-    extra.length > 3 ? ", …" : ""
-  }); a value may hold an unquoted delimiter`
+  return msg(extra.length === 1 ? "row.raggedOne" : "row.ragged", {
+    count: extra.length,
+    width,
+    shown: shown + (extra.length > 3 ? ", …" : "")
+  })
 }
 
 /** Excel's limit: a cell holds at most this many characters, and a longer one cannot come from a spreadsheet intact. */
 const maxCellCharacters = 32_767
 
 const tooLong = (length: number): string =>
-  `${length.toLocaleString("en-US")} characters: a cell holds at most ${
-    maxCellCharacters.toLocaleString("en-US")
-  } (Excel's limit)`
+  msg("cell.tooLongExcel", { length: wholeNumber(length), max: wholeNumber(maxCellCharacters) })
+
+/** 32767 → "32,767" in English, "32.767" in Portuguese. */
+const wholeNumber = (n: number): string => n.toLocaleString(currentLanguage() === "pt-BR" ? "pt-BR" : "en-US")
 
 /** A `check` result as an effect. */
 export const checked = (result: RowResult | Effect.Effect<RowResult>): Effect.Effect<RowResult> =>
@@ -269,7 +269,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
     rowsSeen++
     let errors: Array<RowError> | undefined
     // The template's example row left in the file: reported first; its cells are checked all the same.
-    if (example?.test((i) => text(cells, i)) === true) errors = push(errors, example.column, exampleRowMessage)
+    if (example?.test((i) => text(cells, i)) === true) errors = push(errors, example.column, exampleRowMessage())
     let refs: Array<PendingRef> | undefined
     let pending: Array<PendingFile> | undefined
     let warnings: Array<string> | undefined
@@ -278,7 +278,7 @@ export const makeValidator = (plan: ColumnPlan, formats: Formats, options: Parse
       // A row a mapping profile rewrote: the width the user knows is the file's header's, not the fields'.
       const beyond = cells.length - plan.header.length
       const width = row.original === undefined ? plan.header.length : row.original.cells.length - beyond
-      errors = push(errors, beyondHeader, raggedMessage(cells, plan.header.length, width))
+      errors = push(errors, beyondHeader(), raggedMessage(cells, plan.header.length, width))
     }
     for (let i = 0; i < plan.header.length; i++) {
       const length = cells[i]?.length ?? 0
@@ -480,7 +480,7 @@ const formerNumber = (slot: Slot, text: string, warnings: Array<string> | undefi
   if (former?._tag !== "moved") return warnings
   const out = warnings ?? []
   out.push(
-    `${slot.valueColumn}: ${text} is this tool's former code for "${former.label}", sent as the API's ${former.to}; write the label "${former.label}"`
+    msg("row.formerCode", { column: slot.valueColumn, value: text, label: `"${former.label}"`, code: former.to })
   )
   return out
 }
@@ -494,7 +494,7 @@ const unknownKeys = (slot: Slot, value: unknown, warnings: Array<string> | undef
       if (slot.shape!.has(k) || reported.has(k)) continue
       reported.add(k)
       ;(out ??= []).push(
-        `${slot.valueColumn}: "${k}" is not a known property (${[...slot.shape!].join(", ")}); sent as given`
+        msg("row.unknownProperty", { column: slot.valueColumn, name: `"${k}"`, known: [...slot.shape!].join(", ") })
       )
     }
   }

@@ -6,6 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { resource } from "../../src/Resources.js"
 import { accountA, cliEnv, runCli, startTestSandbox, tempDir } from "../export/support.js"
@@ -50,6 +51,13 @@ describe("onboard EXPORT_DIR", () => {
         ])
         const summary = readJson(Path.join(into, "summary.json"))
         assert.deepStrictEqual(summary.readOnly, readOnlyLists)
+        // report.html says what the terminal said of them.
+        assert.include(
+          Fs.readFileSync(Path.join(into, "report.html"), "utf8"),
+          `<p class="muted" data-figure="readOnlySheets">8 files of read-only lists, not imported (the API cannot write them): ${
+            readOnlyLists.join(", ")
+          }</p>`
+        )
         assert.strictEqual(summary.exitCode, 0)
         for (const name of recordSteps) {
           const statuses = new Set(readReport(Path.join(into, name)).map((r) => r._status))
