@@ -92,7 +92,14 @@ const fleetStore = (text: string) =>
     return { url, store, stored }
   })
 
-const sayRetry = (e: FleetError) => say(`the fleet store failed, trying again: ${e.message}`)
+/** Says that the store failed and is tried again: once for each new failure, not at every retry. */
+let lastRetry = ""
+const sayRetry = (e: FleetError) =>
+  Effect.suspend(() => {
+    if (e.message === lastRetry) return Effect.void
+    lastRetry = e.message
+    return say(`the fleet store failed, trying again (for up to a lease, FSM_FLEET_LEASE_MS): ${e.message}`)
+  })
 
 /**
  * What `status` and `wait` check before they say anything of the fleet: an eviction policy that lets the server
