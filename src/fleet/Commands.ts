@@ -69,6 +69,7 @@ import { checkFleetKey, fleetKey, seal } from "./Secrets.js"
 import { finalStates, type FleetStore, type JobRow, lostDataError } from "./Store.js"
 import { openStore } from "./Stores.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
+import { openOutlasting, outlastingStore } from "./Transient.js"
 import { fetchExport, fetchOnboard } from "./Whole.js"
 
 const fleetOption = Options.text("fleet").pipe(
@@ -84,9 +85,23 @@ const usage = (message: string) => new UsageError({ message })
 const fleetStore = (text: string) =>
   Effect.gen(function*() {
     const url = yield* fleetUrl(text)
-    const store = yield* openStore(url)
+    // A short store fault (a server restarting, a killed connection, a statement timeout) is outlasted for up to a
+    // lease, as a worker outlasts it (Transient.ts): `wait` keeps waiting, `submit` stores and queues its job once.
+    const windowMs = yield* leaseMs
+    const stored = yield* openOutlasting(openStore(url), windowMs, sayRetry)
+    const store = outlastingStore(stored, windowMs, sayRetry)
     yield* store.requireInit
-    return { url, store }
+    // `stored` is the store as it is, for the worker, which outlasts faults its own way.
+    return { url, store, stored }
+  })
+
+/** Says that the store failed and is tried again: once for each new failure, not at every retry. */
+let lastRetry = ""
+const sayRetry = (e: FleetError) =>
+  Effect.suspend(() => {
+    if (e.message === lastRetry) return Effect.void
+    lastRetry = e.message
+    return say(`the fleet store failed, trying again (for up to a lease, FSM_FLEET_LEASE_MS): ${e.message}`)
   })
 
 /**
@@ -242,7 +257,7 @@ export const workerCommand = Command.make("worker", {
     const rate = yield* Either.mapLeft(parseRate(a.rate), (why) => usage(`--rate / FSM_RATE: ${why}`))
     if (a.jobs < 1) return yield* usage(`--jobs: ${a.jobs} is not a positive number`)
     const key = yield* fleetKey
-    const { store, url } = yield* fleetStore(a.fleet)
+    const { stored: store, url } = yield* fleetStore(a.fleet)
     const lease = yield* leaseMs
     return yield* shielded(Effect.scoped(Effect.gen(function*() {
       const stop = yield* stopOnSignals({ stopping: "stopping: jobs in progress stop sending and are handed back" })

@@ -63,6 +63,11 @@ interface Leased {
   readonly lease: Lease
   /** A run stopped because its account was replaced or removed: handed back, or ended failed (true); else false. */
   readonly accountEnd: Effect.Effect<boolean, FleetError | Error>
+  /**
+   * Set when a journal line could not be recorded because the store stayed unusable past its retries (Transient.ts):
+   * the run stopped for the store, not for its rows, so the job is handed back (never failed for good).
+   */
+  readonly storeFailed: { any: boolean }
 }
 
 export const makeJobRunner = (options: JobRunnerOptions) => {
@@ -77,6 +82,19 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
         }`
       ))
+
+  /**
+   * After a run whose lease is gone: handed back when the store could not confirm the lease for a whole lease (no
+   * other worker took it: left as taken, the job would be lost), else said lost (another worker has it, or it was
+   * cancelled).
+   */
+  const leaseGone = (guard: LeaseGuard, id: string, epoch: number) =>
+    guard.unconfirmed()
+      ? handBack(
+        id,
+        `the fleet store could not confirm lease ${epoch} for a whole lease; the journal says where it stood`
+      )
+      : sayLost(id, epoch)
 
   /**
    * Gives a job back to the queue (this worker is stopping, or cannot go on with it now): the queue gives it again,
@@ -165,7 +183,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           gate: Effect.zipRight(guard.gate, watch.gate),
           fence: { refusal: () => watch.refusal() ?? guard.fence.refusal() }
         },
-        accountEnd
+        accountEnd,
+        storeFailed: { any: false }
       }
       return yield* (row.kind === "onboard" || row.kind === "export" ? runWhole(leased) : runImportJob(leased))
     })
@@ -209,11 +228,10 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       if (source === undefined) return yield* failFor(row, epoch, sent.any, `job ${id} has no source file`)
       const file = Path.join(sourceDir, Path.basename(source.name))
       fs.writeFileSync(file, source.content)
-      const storeFailed = { any: false }
       // The run's services as the CLI's quiet ones, but its journal recorded in the store under the lease, its lines
       // in the worker's log and its stop when the lease is lost, the worker stops or the account changes.
       const services = Layer.mergeAll(
-        Layer.succeed(Journals, { open: storeJournal(leased, storeFailed) }),
+        Layer.succeed(Journals, { open: storeJournal(leased) }),
         Notices.to(options.say),
         RunStop.when(leased.stopped)
       )
@@ -247,12 +265,12 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           runDir
         })
       const exit = yield* underLease(leased, run.pipe(Effect.provide(services), Effect.provide(ImportServices.quiet)))
-      if (!(yield* stillHeld(guard))) return yield* sayLost(id, epoch)
-      return yield* endImport(leased, exit, storeFailed.any)
+      if (!(yield* stillHeld(guard))) return yield* leaseGone(guard, id, epoch)
+      return yield* endImport(leased, exit)
     })
 
   /** The journal of an import job: each line to the store under the lease (a refused line loses it), then locally. */
-  const storeJournal = (leased: Leased, storeFailed: { any: boolean }) => (path: string) =>
+  const storeJournal = (leased: Leased) => (path: string) =>
     Effect.gen(function*() {
       const { epoch, guard, row, sent } = leased
       const local = yield* openJournal(path)
@@ -261,7 +279,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         append: (line) =>
           store.appendLine(row.id, epoch, JSON.stringify(line)).pipe(
             // The store stayed unusable past the retries (Transient.ts): the job goes back to the queue.
-            Effect.tapError(() => Effect.sync(() => (storeFailed.any = true))),
+            Effect.tapError((e) => Effect.sync(() => (leased.storeFailed.any ||= e.reason === "Unavailable"))),
             Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),
             Effect.flatMap((held) =>
               held
@@ -282,7 +300,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     })
 
   /** An import's end, under a lease that still holds: recorded with its outputs, handed back, or failed. */
-  const endImport = (leased: Leased, exit: Exit.Exit<RunResult, unknown>, storeFailed: boolean) =>
+  const endImport = (leased: Leased, exit: Exit.Exit<RunResult, unknown>) =>
     Effect.gen(function*() {
       const { epoch, row, sent } = leased
       const id = row.id
@@ -306,7 +324,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       const failure = Cause.failureOption(exit.cause)
       const error = Option.isSome(failure) ? failure.value : undefined
       const message = error !== undefined ? (error as { message?: string }).message ?? String(error) : "interrupted"
-      if (storeFailed) return yield* handBack(id, message)
+      if (leased.storeFailed.any) return yield* handBack(id, message)
       yield* failFor(row, epoch, sent.any, message, (error as { exitCode?: number } | undefined)?.exitCode ?? 3)
     })
 
@@ -328,12 +346,23 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           ([lost, stopping]) => lost || stopping
         )
       }
-      const whole = { store, row, epoch, dir, lost: guard.lost, stop, say: options.say }
+      const whole = {
+        store,
+        row,
+        epoch,
+        dir,
+        lost: guard.lost,
+        stop,
+        say: options.say,
+        storeFailed: leased.storeFailed
+      }
       const exit = yield* underLease(leased, row.kind === "onboard" ? runOnboardJob(whole) : runExportJob(whole))
-      if (!(yield* stillHeld(guard))) return yield* sayLost(id, epoch)
+      if (!(yield* stillHeld(guard))) return yield* leaseGone(guard, id, epoch)
       // Stopped by its account's removal or replacement.
       if (yield* leased.accountEnd) return
       if (yield* stoppedByWorker(exit)) return yield* handBack(id)
+      // A step's journal line the store could not record: the next owner continues from the journals it holds.
+      if (leased.storeFailed.any) return yield* handBack(id, "the fleet store could not record a journal line")
       const end = Exit.isSuccess(exit) ? exit.value : undefined
       const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
       const error = end?.error ??

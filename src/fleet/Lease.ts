@@ -48,6 +48,11 @@ export interface LeaseGuard {
   /** Completed once the lease is found lost (here, or by a journal line the store refused: `lose`). */
   readonly lost: Deferred.Deferred<void>
   readonly lose: Effect.Effect<void>
+  /**
+   * Whether the lease was given up because the store could not confirm it for a whole lease (its faults outlasted in
+   * vain, Transient.ts), not found taken: nobody else may hold the job, so it is handed back, never left as taken.
+   */
+  readonly unconfirmed: () => boolean
   /** Asks the store: true while the lease holds (and records the confirmation). */
   readonly check: Effect.Effect<boolean>
   /** Before a request: interrupts it when the lease is lost. */
@@ -68,6 +73,7 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
   const now = () => monotonicMs(clock)
   const lost = yield* Deferred.make<void>()
   let lostSeen = false
+  let unanswered = false
   const lose = Effect.zipRight(Effect.sync(() => (lostSeen = true)), Deferred.succeed(lost, undefined))
   // However the loss is found (here, or by an onboarding or export step's journal), the fence learns it at once.
   yield* Effect.forkScoped(Effect.zipRight(Deferred.await(lost), Effect.sync(() => (lostSeen = true))))
@@ -80,8 +86,9 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
   const check: Effect.Effect<boolean> = Effect.gen(function*() {
     while (true) {
       const asked = now()
-      const ok = yield* store.holdsLease(id, epoch).pipe(Effect.orElseSucceed(() => false))
-      if (!ok) {
+      const ok = yield* store.holdsLease(id, epoch).pipe(Effect.either)
+      if (ok._tag === "Left" || !ok.right) {
+        if (ok._tag === "Left") unanswered = true
         yield* lose
         return false
       }
@@ -108,5 +115,5 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
     }
   }
   const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), check), { while: (ok) => ok })
-  return { lost, lose, check, gate, fence, heartbeat }
+  return { lost, lose, unconfirmed: () => unanswered, check, gate, fence, heartbeat }
 })

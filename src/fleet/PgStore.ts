@@ -22,8 +22,8 @@ import {
   schema,
   settled,
   sourceTaken,
-  submittingState,
-  unavailable
+  storeFailure,
+  submittingState
 } from "./Store.js"
 
 const ddl = `
@@ -95,7 +95,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
     const run = (text: string, values?: ReadonlyArray<unknown>) =>
       Effect.tryPromise({
         try: () => pool.query(text, values as Array<unknown> | undefined),
-        catch: (cause) => unavailable(url, cause)
+        catch: (cause) => storeFailure(url, cause)
       })
     const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
       Effect.map(run(text, values), (r) => r.rows as ReadonlyArray<R>)
@@ -113,13 +113,13 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
     ): Op<boolean> =>
       Effect.scoped(Effect.gen(function*() {
         const client = yield* Effect.acquireRelease(
-          Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+          Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => storeFailure(url, cause) }),
           (client) => Effect.sync(() => client.release())
         )
         const on = (text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.tryPromise({
             try: () => client.query(text, values as Array<unknown>),
-            catch: (cause) => unavailable(url, cause)
+            catch: (cause) => storeFailure(url, cause)
           })
         yield* on("BEGIN")
         const commit = yield* body(on).pipe(Effect.onError(() => Effect.ignore(on("ROLLBACK"))))
@@ -171,7 +171,8 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
            VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)`,
           [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
         )),
-      // One transaction: all the jobs and their files or none.
+      // One transaction: all the jobs and their files or none. Tried again after a commit whose answer was lost
+      // (Transient.ts), it finds its own jobs there (their ids are new to the fleet) and changes nothing.
       addJobs: (jobs, files) =>
         Effect.asVoid(transaction((on) =>
           Effect.gen(function*() {
@@ -179,7 +180,8 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
               `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
                SELECT x.id, x.kind, x.account, x.resource, x.spec, '${submittingState}', x.rows, x.parent
                FROM jsonb_to_recordset($1::jsonb)
-                 AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)`,
+                 AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)
+               ON CONFLICT (id) DO NOTHING`,
               [JSON.stringify(jobs)]
             )
             for (const f of files) {
@@ -350,7 +352,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       holdEgress: (id, sourceAddress) =>
         Effect.gen(function*() {
           const client = yield* Effect.acquireRelease(
-            Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => unavailable(url, cause) }),
+            Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => storeFailure(url, cause) }),
             (client) => Effect.sync(() => client.release(true))
           )
           const got = yield* Effect.tryPromise({
@@ -358,7 +360,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
               client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [
                 `fsm-bulk egress ${id}`
               ]),
-            catch: (cause) => unavailable(url, cause)
+            catch: (cause) => storeFailure(url, cause)
           })
           if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
           if (sourceAddress !== undefined) {
@@ -383,7 +385,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
                   other: name.startsWith("fsm-bulk egress ") ? name.slice("fsm-bulk egress ".length) : undefined
                 }
               },
-              catch: (cause) => unavailable(url, cause)
+              catch: (cause) => storeFailure(url, cause)
             })
             if (!held.ok) return yield* sourceTaken(sourceAddress, held.other)
           }

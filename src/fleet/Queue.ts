@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
+import { isTransient } from "./Store.js"
 
 const queueName = "fsm-bulk"
 
@@ -72,8 +73,13 @@ export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
 
 const engine = Effect.promise(() => import("bullmq"))
 
+/** A failure of the engine's store, classified as the fleet store's own are (`isTransient`, Store.ts). */
 const failed = (what: string) => (cause: unknown) =>
-  new FleetError({ reason: "Unavailable", message: `${what}: ${describeCause(cause)}`, cause })
+  new FleetError({
+    reason: isTransient(cause) ? "Unavailable" : "Refused",
+    message: `${what}: ${describeCause(cause)}`,
+    cause
+  })
 
 /** Creates (or upgrades) BullMQ's tables; idempotent. */
 export const migrateEngine = (pool: Pool) =>

@@ -51,8 +51,8 @@ import {
   settled,
   sourceTaken,
   type StoredAccount,
-  submittingState,
-  unavailable
+  storeFailure,
+  submittingState
 } from "./Store.js"
 
 const prefix = "fsm-bulk:"
@@ -301,7 +301,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           }
           return c
         },
-        catch: (cause) => unavailable(url, cause)
+        catch: (cause) => storeFailure(url, cause)
       }),
       (c) =>
         Effect.promise(() => c.quit()).pipe(
@@ -311,7 +311,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         )
     )
     const call = <A>(f: (c: RedisClient) => Promise<A>) =>
-      Effect.tryPromise({ try: () => f(client), catch: (cause) => unavailable(url, cause) })
+      Effect.tryPromise({ try: () => f(client), catch: (cause) => storeFailure(url, cause) })
 
     // Scripts run by their digest; a server that does not know one yet (restarted, flushed) is sent its text.
     const digests = Object.fromEntries(

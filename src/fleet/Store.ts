@@ -276,15 +276,75 @@ export const settled = (
   }
 }
 
-export const unavailable = (url: string, cause: unknown) =>
-  new FleetError({
-    reason: "Unavailable",
-    message: `the fleet store ${redactUrl(url)} cannot be used: ${describeCause(cause)}`,
-    cause
-  })
+/**
+ * PostgreSQL's error classes (the first two characters of a SQLSTATE) and codes that pass: a connection lost
+ * (08), a transaction rolled back by a conflict (40: serialization, deadlock), resources short for now (53: disk
+ * full, out of memory, too many connections), a lock not granted (55P03) or an object in use (55006), an operator's
+ * or a timeout's intervention (57014 statement timeout, 57P01–57P03 and 57P05: shutdown, restart, starting up, idle
+ * session ended), a system error such as an I/O error (58), a session ended for idling in a transaction (25P03).
+ */
+const pgTransientClasses: ReadonlyArray<string> = ["08", "40", "53", "58"]
+const pgTransientCodes: ReadonlyArray<string> = ["55P03", "55006", "57014", "57P01", "57P02", "57P03", "57P05", "25P03"]
+
+/**
+ * Redis's answers that pass: a server loading its data after a restart, busy with a script, a replica that took over
+ * and does not accept writes yet (READONLY, MASTERDOWN), a write refused while the disk cannot persist (MISCONF) or
+ * memory is full (OOM, under `noeviction`), and the cluster's and replication's "try again".
+ */
+const redisTransientReplies: ReadonlyArray<string> = [
+  "LOADING",
+  "BUSY",
+  "TRYAGAIN",
+  "CLUSTERDOWN",
+  "MASTERDOWN",
+  "READONLY",
+  "MISCONF",
+  "OOM",
+  "NOREPLICAS"
+]
+
+/**
+ * Whether a store driver's failure may pass if the operation is tried again: the one place that decides it, for both
+ * backends (and the queue engine's calls, Queue.ts). The server's own refusal of a statement or a script (a SQLSTATE
+ * outside the passing classes above; a Redis error reply other than those above) will not pass; every failure
+ * without an answer from the server (a connection refused, reset or closed, a timeout, the client's retries used up
+ * while it reconnects) may, and so does anything unknown: trying again for a bounded time is safe (Transient.ts).
+ */
+export const isTransient = (cause: unknown): boolean => {
+  if (typeof cause !== "object" || cause === null) return true
+  const e = cause as {
+    readonly code?: unknown
+    readonly severity?: unknown
+    readonly name?: unknown
+    message?: unknown
+  }
+  // PostgreSQL's answer: a SQLSTATE with its severity (a Node system error's code, EPIPE say, has no severity).
+  if (typeof e.code === "string" && /^[0-9A-Z]{5}$/.test(e.code) && typeof e.severity === "string") {
+    return pgTransientClasses.includes(e.code.slice(0, 2)) || pgTransientCodes.includes(e.code)
+  }
+  // Redis's answer: an error reply, named by its first word.
+  if (e.name === "ReplyError" && typeof e.message === "string") {
+    return redisTransientReplies.includes(e.message.split(/[\s:]/, 1)[0]!.toUpperCase())
+  }
+  return true
+}
+
+/** A failure of the fleet store at `url`: `Unavailable` when it may pass (`isTransient`), else `Refused`. */
+export const storeFailure = (url: string, cause: unknown) =>
+  isTransient(cause)
+    ? new FleetError({
+      reason: "Unavailable",
+      message: `the fleet store ${redactUrl(url)} cannot be used: ${describeCause(cause)}`,
+      cause
+    })
+    : new FleetError({
+      reason: "Refused",
+      message: `the fleet store ${redactUrl(url)} refused an operation: ${describeCause(cause)}`,
+      cause
+    })
 
 export const notInitialised = new FleetError({
-  reason: "Unavailable",
+  reason: "Refused",
   message: "the fleet is not initialised: run `fsm-bulk fleet init`"
 })
 

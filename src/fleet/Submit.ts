@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { say } from "../console/Output.js"
 import { InputError } from "../Errors.js"
 import { prepareExport } from "../export/Export.js"
 import { fingerprintsName } from "../export/Fingerprint.js"
@@ -21,9 +22,10 @@ import { scanSelfReferences } from "../onboard/SelfRefs.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { describeCause, FleetError } from "./Errors.js"
-import { enqueue, type FleetQueue, jobFormat } from "./Queue.js"
+import { enqueue, type FleetQueue, jobFormat, leaseMs } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
 import type { FleetStore, JobFile, NewJob } from "./Store.js"
+import { outlastingFaults } from "./Transient.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
 export interface ImportSpec {
@@ -88,9 +90,24 @@ const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
   yield* store.addJobs(jobs, files)
   if (killAfterStore) process.kill(process.pid, "SIGKILL")
   const [first, ...parts] = jobs
-  yield* Effect.forEach(parts.length > 0 ? parts : [first], (j) => enqueue(queue, j.id), { discard: true })
-  yield* store.markQueued(first.id)
+  // Stored: from here the job will run. A queue still failing after its faults were outlasted leaves it
+  // `submitting`, which a worker's sweep queues within about a lease; so the submit succeeds and says so (an exit 2
+  // would read "nothing was submitted", and the same file submitted again would run twice).
+  const windowMs = yield* leaseMs
+  const queued = yield* Effect.forEach(
+    parts.length > 0 ? parts : [first],
+    (j) => outlastingFaults(windowMs, sayRetry)(enqueue(queue, j.id)),
+    { discard: true }
+  ).pipe(Effect.zipRight(store.markQueued(first.id)), Effect.either)
+  if (queued._tag === "Left") {
+    yield* say(
+      `warning: job ${first.id} is stored but could not be queued now (${queued.left.message}): a worker queues it ` +
+        `within about a lease (it shows as submitting until then); do not submit the file again`
+    )
+  }
 })
+
+const sayRetry = (e: FleetError) => say(`the fleet store failed, trying again: ${e.message}`)
 
 /** The submit's scratch folder (its copy of the file, validation report, parts): one a killed submit left is removed. */
 const scratchDir = Effect.acquireRelease(

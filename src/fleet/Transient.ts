@@ -1,8 +1,10 @@
 /**
- * A worker's view of the fleet store that outlasts short store faults: every operation that fails because the
- * store could not be used (`Unavailable`: a killed connection, a statement timeout, a server restarting, a full
- * disk) is tried again, backing off from 100 ms to 2 s, for up to `windowMs` (the job lease). Only then does the
- * failure reach the job, which is handed back to the queue for another worker (Worker.ts), never failed for good.
+ * A view of the fleet store that outlasts short store faults, for a worker and for every fleet command (`submit`,
+ * `wait`, `status`…): every operation that fails because the store could not be used (`Unavailable`: a killed
+ * connection, a statement timeout, a server restarting, a full disk; which failures are is decided in one place,
+ * Store.ts's `storeFailure`) is tried again, backing off from 100 ms to 2 s, for up to `windowMs` (the job lease).
+ * Only then does the failure reach the job, which is handed back to the queue for another worker (JobRunner.ts),
+ * never failed for good; or the command, which says so (exit 2).
  *
  * Trying again is safe for every operation the worker makes: the reads; the writes that set a value (a job's end,
  * a file, a running mark, a parent settled), which land the same way twice; taking a lease, whose epoch a lost
@@ -17,8 +19,11 @@ import * as Schedule from "effect/Schedule"
 import type { FleetError } from "./Errors.js"
 import type { FleetStore } from "./Store.js"
 
-/** `op`, tried again on `Unavailable` failures for up to `windowMs`; `onRetry` hears of each failure retried. */
-const outlastingFaults =
+/**
+ * `op`, tried again on `Unavailable` failures for up to `windowMs`; `onRetry` hears of each failure retried. A
+ * `Refused` one (the store's own refusal, Store.ts's `storeFailure`) is not tried again: asking again changes nothing.
+ */
+export const outlastingFaults =
   (windowMs: number, onRetry: (error: FleetError) => Effect.Effect<void>) =>
   <A, R>(op: Effect.Effect<A, FleetError, R>): Effect.Effect<A, FleetError, R> =>
     Effect.retry(
@@ -54,3 +59,13 @@ export const outlastingStore = (
   }
   return wrapped as unknown as FleetStore
 }
+
+/**
+ * Opens the store, trying again while it cannot be reached (a server restarting) for up to `windowMs`: the store as
+ * it is (`outlastingStore` gives the view that outlasts faults).
+ */
+export const openOutlasting = <R>(
+  open: Effect.Effect<FleetStore, FleetError, R>,
+  windowMs: number,
+  onRetry: (error: FleetError) => Effect.Effect<void>
+): Effect.Effect<FleetStore, FleetError, R> => outlastingFaults(windowMs, onRetry)(open)

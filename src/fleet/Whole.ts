@@ -39,6 +39,8 @@ interface WholeRun {
   /** Completes when the run must stop sending (lease lost, or the worker stopping). */
   readonly stop: StopSignal
   readonly say: (line: string) => Effect.Effect<void>
+  /** Set when a journal line could not be recorded because the store stayed unusable (the job is handed back). */
+  readonly storeFailed: { any: boolean }
 }
 
 /** How a whole job's run ended, as a value: its outcome and the files it leaves in the store (`out/NAME`). */
@@ -128,6 +130,7 @@ const leasedJournal = (run: WholeRun, stream: string) => (path: string) =>
       path,
       append: (line) =>
         run.store.appendStreamLine(run.row.id, run.epoch, stream, JSON.stringify(line)).pipe(
+          Effect.tapError((e) => Effect.sync(() => (run.storeFailed.any ||= e.reason === "Unavailable"))),
           Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),
           Effect.flatMap((held) =>
             held

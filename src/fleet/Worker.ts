@@ -108,7 +108,7 @@ const preflight = Effect.fn("Fleet.workerPreflight")(function*(stored: FleetStor
   const policy = yield* stored.evictionPolicy
   if (policy !== undefined) {
     return yield* new FleetError({
-      reason: "Unavailable",
+      reason: "Refused",
       message: `the fleet's Redis server runs with maxmemory-policy ${policy}: it may evict a running job's ` +
         `journal or lease, and rows would be sent twice; the worker does not start until it is set to noeviction ` +
         `(docs/fleet.md, "On Redis")`

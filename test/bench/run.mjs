@@ -3,7 +3,10 @@
  * not share the CPU), prints a table of figures against their goals and writes test/bench/results.json with
  * the figures, the goals, pass/fail per goal, the machine and the date.
  *
- *   node --expose-gc test/bench/run.mjs [budget] [csv] [xlsx] [export] [slow-export] [profile] [--quick]
+ *   node --expose-gc test/bench/run.mjs [budget] [csv] [xlsx] [export] [slow-export] [profile] [fleet] [--quick]
+ *
+ * `fleet` (fleet.mjs) needs PostgreSQL's server binaries and redis-server (scripts/ensure-postgres.sh,
+ * scripts/ensure-redis.sh); `FSM_BENCH_FLEET_BACKENDS=postgres` (or `redis`) runs it on one backend only.
  *
  * With scenario names only those run. `--quick` runs every scenario on small inputs to check the benchmark
  * itself; its figures are printed but not written to results.json.
@@ -14,6 +17,7 @@ import { fileURLToPath } from "node:url"
 import { defaultBudgetMargin } from "../../dist/client/Config.js"
 import { budgetScenario } from "./budget.mjs"
 import { exportScenario } from "./export.mjs"
+import { fleetScenario } from "./fleet.mjs"
 import { bin } from "./measure.mjs"
 import { csvScenario, profileScenario, xlsxScenario } from "./offline.mjs"
 import { slowExportScenario } from "./slow-export.mjs"
@@ -21,7 +25,7 @@ import { slowExportScenario } from "./slow-export.mjs"
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
 const chosen = args.filter((a) => !a.startsWith("--"))
-const known = ["budget", "csv", "xlsx", "export", "slow-export", "profile"]
+const known = ["budget", "csv", "xlsx", "export", "slow-export", "profile", "fleet"]
 const unknown = chosen.filter((c) => !known.includes(c))
 if (unknown.length > 0) {
   console.error(`unknown scenario ${unknown.join(", ")}: choose from ${known.join(", ")}`)
@@ -216,6 +220,35 @@ if (runs("slow-export")) {
   figure(s, "task list requests (pages, window probes)", r.taskPages, "")
   figure(s, "most requests in flight at once", r.mostInFlight, "", atMost(8))
   figure(s, "error answers", r.errors, "", atMost(0, "0"))
+}
+
+if (runs("fleet")) {
+  // Per address: 40 requests per 2 s (the real 400/60s scaled so that a run takes seconds); the same time per run.
+  const fleetRate = { limit: 40, windowMs: 2000 }
+  const rowsPerWorker = quick ? 80 : 400
+  for (const backend of (process.env.FSM_BENCH_FLEET_BACKENDS ?? "postgres,redis").split(",")) {
+    const r = await step(
+      `fleet-${backend}`,
+      `fleet on ${backend}: ${rowsPerWorker} customers per worker, 1, 2 and 3 workers on 127.0.0.1–3, 40/2s each, ${latencyMs} ms latency`,
+      () => fleetScenario({ backend, rowsPerWorker, chunkRows: quick ? 20 : 50, rate: fleetRate, latencyMs })
+    )
+    const s = `fleet throughput (${backend})`
+    for (const run of r.runs) {
+      figure(s, `${run.workers} worker(s): rows per minute, first to last request`, run.rowsPerMinute, "rows/min")
+      figure(s, `${run.workers} worker(s): requests per row`, run.requests / run.rows, "")
+      figure(s, `${run.workers} worker(s): rate-limit answers`, run.rateLimited, "", atMost(0, "0"))
+    }
+    for (const scaled of r.scaling.slice(1)) {
+      figure(s, `${scaled.workers} workers ÷ (${scaled.workers} × one worker)`, scaled.ratio, "", atLeast(0.95))
+    }
+    figure(
+      s,
+      "one worker ÷ its budget (rows per minute at one request a row)",
+      r.runs[0].rowsPerMinute /
+        r.idealRowsPerMinutePerWorker,
+      ""
+    )
+  }
 }
 
 // --- the table ---------------------------------------------------------------------------------------------------

@@ -316,6 +316,8 @@ export interface RestartableRedis extends RunningRedis {
    * and starts it again on the same port and files.
    */
   readonly restart: (downMs: number) => Effect.Effect<void>
+  /** Stops the server now (as `restart` does); what it gives starts it again, on the same port and files. */
+  readonly down: Effect.Effect<Effect.Effect<void>>
 }
 
 const spawnRedis = async (server: string, port: number, dir: string, persistent: boolean) => {
@@ -379,7 +381,13 @@ export const startRedisWith = (
             await stopRedis(running.child)
             await new Promise((r) => setTimeout(r, downMs))
             running.child = await spawnRedis(server, port, dir, persistent)
+          }),
+        down: Effect.promise(async () => {
+          await stopRedis(running.child)
+          return Effect.promise(async () => {
+            running.child = await spawnRedis(server, port, dir, persistent)
           })
+        })
       }
     }),
     (redis) =>

@@ -24,6 +24,7 @@
 import { Effect, Scope } from "effect"
 import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import pg from "pg"
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
 import type { Backend, RunningWorker } from "../fleet/support.js"
@@ -60,6 +61,11 @@ export type FleetAction =
    * advisory locks) too when `sessions`; Redis: the server restarted (`downMs` down).
    */
   | { readonly kind: "store-fault"; readonly downMs: number; readonly sessions: boolean }
+  /**
+   * The store unusable for longer than a lease (`downMs`): PostgreSQL, the leases table locked and every statement
+   * that waits on it ended (`pg_terminate_backend`, every 250 ms); Redis, the server down. Jobs are handed back.
+   */
+  | { readonly kind: "store-outage"; readonly downMs: number }
   /** `accounts add` again with the other sandbox's address and credentials. */
   | { readonly kind: "account-move"; readonly account: number }
   | { readonly kind: "account-remove"; readonly account: number }
@@ -280,6 +286,35 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
       ...(a.sessions ? [{ ...a, sessions: false }] : []),
       ...(a.downMs > 200 ? [{ ...a, downMs: 200 }] : [])
     ]
+  },
+  "store-outage": {
+    weight: 1,
+    generate: (g) => ({ kind: "store-outage", downMs: leaseMs + 500 + g.int(2_500) }),
+    run: (w, a) =>
+      w.restart !== undefined
+        ? Effect.as(w.restart(a.downMs), `redis-server down ${a.downMs} ms (longer than a lease)`)
+        : Effect.promise(async () => {
+          const client = new pg.Client({ connectionString: w.url })
+          await client.connect()
+          try {
+            await client.query("BEGIN")
+            await client.query("LOCK TABLE fsm_bulk.leases IN ACCESS EXCLUSIVE MODE")
+            let ended = 0
+            for (const until = Date.now() + a.downMs; Date.now() < until;) {
+              const rows = await client.query(
+                `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`
+              )
+              ended += Number(rows.rows[0]?.n ?? 0)
+              await new Promise((r) => setTimeout(r, 250))
+            }
+            await client.query("COMMIT")
+            return `leases locked ${a.downMs} ms (longer than a lease), ${ended} waiting statements ended`
+          } finally {
+            await client.end()
+          }
+        }),
+    simplify: (a) => a.downMs > leaseMs + 500 ? [{ ...a, downMs: leaseMs + 500 }] : []
   },
   "account-move": {
     weight: 1,

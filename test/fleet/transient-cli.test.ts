@@ -1,0 +1,172 @@
+/**
+ * Transient store faults (issue 29, item 6), on each backend, with the real servers and the built CLI:
+ *
+ * - a store that cannot be used for longer than a lease while a job sends (PostgreSQL: the leases table locked
+ *   under a 300 ms `statement_timeout`; Redis: the server down for more than two leases) does not end the job, nor
+ *   leave it taken by nobody: the worker hands it back, and it ends done, exit 0, one record per row;
+ * - `wait` and `submit` outlast a short fault (PostgreSQL: the jobs table locked under a 300 ms `statement_timeout`;
+ *   Redis: a restart of the server) instead of exiting 2 while the job runs on, or after its job was stored.
+ *
+ * Which failures pass is decided in one place (Store.ts, `isTransient`): its table test is store-transient.test.ts.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import pg from "pg"
+import { customersFile } from "../drills/support.js"
+import {
+  acmeFleet,
+  availableBackends,
+  type Backend,
+  bin,
+  eventually,
+  lastJson,
+  type Ran,
+  runCliWithin,
+  startPostgres,
+  startRedisWith,
+  startWorker
+} from "./support.js"
+
+const each = it.scopedLive.each(availableBackends)
+
+/** A lease of 3 s: a fault "longer than a lease" stays short. */
+const leaseEnv = { FSM_FLEET_LEASE_MS: "3000" }
+
+/** A fleet command run in the background, its stderr readable as it comes; killed with the scope. */
+const background = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child: ChildProcess = spawn(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = ""
+      let stderr = ""
+      child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
+      const ended = new Promise<Ran>((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })))
+      return { child, stderr: () => stderr, ended, running: () => child.exitCode === null && child.signalCode === null }
+    }),
+    (c) => Effect.sync(() => c.running() && c.child.kill("SIGKILL"))
+  )
+
+/**
+ * PostgreSQL under a 300 ms `statement_timeout` (every new session of the fleet's database), and `lock(table)`: an
+ * ACCESS EXCLUSIVE lock on `fsm_bulk.TABLE` held by a session of the test's own until `release`.
+ */
+const lockablePostgres = Effect.gen(function*() {
+  const server = yield* startPostgres
+  const admin = new pg.Client({ connectionString: server.url })
+  yield* Effect.promise(() => admin.connect())
+  yield* Effect.addFinalizer(() => Effect.promise(() => admin.end().catch(() => undefined)))
+  const timeouts = Effect.promise(() =>
+    admin.query(`ALTER DATABASE ${server.database} SET statement_timeout = '300ms'`)
+  )
+  const lock = (table: string) =>
+    Effect.promise(async () => {
+      await admin.query("BEGIN")
+      await admin.query(`LOCK TABLE fsm_bulk.${table} IN ACCESS EXCLUSIVE MODE`)
+      return Effect.promise(() => admin.query("COMMIT"))
+    })
+  return { server, timeouts, lock }
+})
+
+/** The store fault of each backend: `hold` starts it, and gives what ends it. */
+const faultOf = (backend: Backend, table: string) =>
+  Effect.gen(function*() {
+    if (backend === "postgres") {
+      const pgFault = yield* lockablePostgres
+      return { url: pgFault.server.url, before: pgFault.timeouts, hold: () => pgFault.lock(table) }
+    }
+    const redis = yield* startRedisWith({ persistent: true })
+    return {
+      url: redis.url,
+      before: Effect.void,
+      // Redis: the server stopped now; its end starts it again (the fault lasts until then).
+      hold: () => redis.down
+    }
+  })
+
+describe("transient store faults (issue 29, item 6)", () => {
+  each(
+    "a store unusable for longer than a lease: the job is handed back, not lost, and ends done ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const fault = yield* faultOf(b.backend, "leases")
+        const { account, dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
+        const input = customersFile(dir, "clientes.csv", 60)
+        const submitted = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+        yield* fault.before
+        const worker = yield* startWorker(["--egress-id", "w-transient", "--rate", "20/1s"], env)
+        yield* eventually(
+          "the job sends",
+          () => Effect.runPromise(Effect.map(sandbox.control.requests, (log) => log.length >= 15)),
+          60_000,
+          worker.stderr
+        )
+        // The fault lasts until the worker gives the job up, its retries (a whole lease) run out: handed back (before
+        // the fix: "lease lost; another worker has it", and the job was left taken by nobody).
+        const end = yield* fault.hold()
+        yield* eventually(
+          "the worker gives the job up",
+          () => /handed back|lost;/.test(worker.stderr()),
+          120_000,
+          worker.stderr
+        )
+        yield* end
+        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 120_000))
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        assert.include(worker.stderr(), "the fleet store failed, trying again")
+        assert.include(worker.stderr(), `job ${job} handed back`)
+        const records = yield* sandbox.control.records(account.apiKey, "customers")
+        assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
+      }),
+    { timeout: 300_000 }
+  )
+
+  each(
+    "`wait` and `submit` outlast a short store fault instead of exiting 2 ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const fault = yield* faultOf(b.backend, "jobs")
+        const { account, dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
+        // The second file's 8 keys are the first's 5 and 3 more (upsert: one record per key).
+        const first = customersFile(dir, "primeiro.csv", 5)
+        const second = customersFile(dir, "segundo.csv", 8)
+        const submitted = yield* run(["submit", "import", "customers", first.file, "--account", "acme", "--json"])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+        yield* fault.before
+        // `wait` follows the job (no worker yet) when the fault starts; `submit` starts during it.
+        const waiting = yield* background(["wait", job, "--json"], env)
+        yield* eventually("wait has started", () => waiting.running(), 30_000)
+        const end = yield* fault.hold()
+        const submitting = yield* background(
+          ["submit", "import", "customers", second.file, "--account", "acme", "--json"],
+          env
+        )
+        const met = (c: { readonly stderr: () => string; readonly running: () => boolean }) => () =>
+          c.stderr().includes("the fleet store failed, trying again") || !c.running()
+        yield* eventually("wait meets the fault", met(waiting), 60_000, waiting.stderr)
+        yield* eventually("submit meets the fault", met(submitting), 60_000, submitting.stderr)
+        yield* end
+        const stored = yield* Effect.promise(() => submitting.ended)
+        assert.strictEqual(stored.code, 0, `submit during the fault:\n${stored.stderr}`)
+        const worker = yield* startWorker(["--egress-id", "w-short"], env)
+        const waited = yield* Effect.promise(() => waiting.ended)
+        assert.strictEqual(waited.code, 0, `wait during the fault:\n${waited.stderr}\n${worker.stderr()}`)
+        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        const secondJob = lastJson(stored.stdout).job as string
+        const again = yield* Effect.promise(() => runCliWithin(["wait", secondJob, "--json"], env, 120_000))
+        assert.strictEqual(again.code, 0, `${again.stdout}\n${again.stderr}\n${worker.stderr()}`)
+        const records = yield* sandbox.control.records(account.apiKey, "customers")
+        assert.deepStrictEqual(
+          records.map((r) => r.externalId).sort(),
+          [...second.valid].sort(),
+          "one record per key of both files"
+        )
+      }),
+    { timeout: 300_000 }
+  )
+})
