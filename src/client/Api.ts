@@ -91,11 +91,13 @@ export interface ListOptions {
   readonly pageSize?: number
   /**
    * Start from this page (an interrupted export continues from its last complete page). For date-windowed
-   * resources it applies to the first window: pass `since` = the `window.start` of the last complete page, the
-   * same `until`, and `fromPage` = its page + 1 (the window starting at a day depends only on that day, `until`
-   * and the data, so it is the same window again).
+   * resources it applies to `window`, the window of the last complete page: pass the same `since` and `until` as
+   * the interrupted walk, that `window` and `fromPage` = its page + 1. The windows of a range depend on the range
+   * and the data, so the walk finds the same windows again and skips those before `window`.
    */
   readonly fromPage?: number
+  /** With `fromPage`, for date-windowed resources: the window the walk continues in (`yyyy-MM-dd`, inclusive). */
+  readonly window?: { readonly start: string; readonly end: string }
 }
 
 export interface Page {

@@ -14,14 +14,20 @@
  * later walk of that path; the first page is asked again at once.
  *
  * Date-windowed resources (tasks, deleted tasks, expenses, tickets) need `startDate`/`endDate` in
- * `paramFilter`; they are walked in windows of 2^k days from `since` to `until`. The window starting at a day
- * is always the largest one that needs at most `maxWindowPages` pages, so it depends only on its start, `until`
- * and the data: an interrupted export resumes with `since` = the window's start and `fromPage`.
+ * `paramFilter`. The range `since..until` is asked as two halves at once; a window whose first page counts more than
+ * `maxWindowPages` pages is split into as many parts as its count needs (a power of two, parts of equal days), each
+ * probed at once; a window that fits has its other pages asked ahead at once. A probe is its window's first page:
+ * only a split window's first page is asked and not kept. The requests go through one queue per walk (`Ahead.ts`):
+ * within the client's in-flight limit, probes first while fewer pages wait than there are slots, else pages in
+ * reading order, so a slow service's slots are never idle while something is known to be asked. The windows depend
+ * on the range and the data only: an interrupted export resumes with the same range, the `window` of its last
+ * complete page and `fromPage`, and finds the same windows again (those before it skipped).
  *
- * Pages are fetched ahead, up to the client's `concurrency` at once (a page of the live service takes seconds): the
- * pages after the first up to the count its `totalItems` gives, taken in page order, so a walk yields exactly what
- * a walk one page at a time yields and its checkpoints stay in order. Past that count (or with none) a walk goes on
- * one page at a time, so a wrong count costs time, never a page asked past the end.
+ * Pages of a list that is not windowed are fetched ahead, up to the client's `concurrency` at once (a page of the
+ * live service takes seconds): the pages after the first up to the count its `totalItems` gives, taken in page
+ * order, so a walk yields exactly what a walk one page at a time yields and its checkpoints stay in order. Past that
+ * count (or with none) a walk goes on one page at a time, so a wrong count costs time, never a page asked past the
+ * end.
  *
  * A page whose records were all seen on earlier pages of the same walk stops it with `ListFailed`: a server that
  * ignores `page` and keeps sending a full page with a `nextPage` link would otherwise be walked forever. (One
@@ -37,10 +43,10 @@ import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { dayOf, defaultSince, defaultUntil, formatDay } from "../Days.js"
 import { idReadName, type Resource } from "../Resources.js"
+import { makeAhead } from "./Ahead.js"
 import type { ApiAborted, ListOptions, Page, Reply } from "./Api.js"
 import { ListFailed } from "./Api.js"
 import { listPage } from "./Body.js"
@@ -166,9 +172,12 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     fromPage: number,
     window: Page["window"],
     first: Option.Option<Fetched>,
-    keyOf: KeyOf
+    keyOf: KeyOf,
+    /** A page already asked ahead (a date window's known pages), else undefined. */
+    asked: (page: number) => Effect.Effect<Fetched, ApiAborted | ListFailed> | undefined = () => undefined
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
     Stream.suspend(() => {
+      const fetchAt = (page: number) => asked(page) ?? fetchPage(path, filter, page, pageSize)
       const seen = new Set<string>()
       /** `totalItems` of the walk's first page that gave one. */
       let firstTotal: number | undefined
@@ -225,10 +234,10 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       const oneByOne = (from: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
         Stream.paginateChunkEffect(from, (page) =>
           Effect.map(
-            Effect.flatMap(fetchPage(path, filter, page, pageSize), (fetched) => step(page, fetched)),
+            Effect.flatMap(fetchAt(page), (fetched) => step(page, fetched)),
             (s): [Chunk.Chunk<Page>, Option.Option<number>] => [s.pages, s.more ? Option.some(page + 1) : Option.none()]
           ))
-      const opening = Option.isSome(first) ? Effect.succeed(first.value) : fetchPage(path, filter, fromPage, pageSize)
+      const opening = Option.isSome(first) ? Effect.succeed(first.value) : fetchAt(fromPage)
       return Stream.unwrap(Effect.map(
         Effect.flatMap(opening, (fetched) => Effect.map(step(fromPage, fetched), (s) => ({ fetched, s }))),
         ({ fetched, s }) => {
@@ -242,7 +251,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           let more = true
           const ahead = Stream.range(fromPage + 1, last).pipe(
             Stream.mapEffect(
-              (page) => Effect.map(fetchPage(path, filter, page, pageSize), (f) => [page, f] as const),
+              (page) => Effect.map(fetchAt(page), (f) => [page, f] as const),
               { concurrency: settings.concurrency }
             ),
             Stream.mapEffect(([page, f]) => step(page, f)),
@@ -258,6 +267,22 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       ))
     })
 
+  /**
+   * A date window's walk as it was resolved: a window that needs at most `maxWindowPages` pages (or a single day)
+   * with its first page and the pages asked ahead, or the parts it was split into, in date order.
+   */
+  type Resolved =
+    | {
+      readonly _tag: "Window"
+      readonly start: number
+      readonly end: number
+      readonly first: Fetched
+      readonly asked: ReadonlyMap<number, Effect.Effect<Fetched, ApiAborted | ListFailed>>
+    }
+    | { readonly _tag: "Split"; readonly parts: ReadonlyArray<Effect.Effect<Resolved, ApiAborted | ListFailed>> }
+    /** The window an interrupted walk continues in, from `fromPage`. */
+    | { readonly _tag: "Continue"; readonly start: number; readonly end: number }
+
   const windowed = (
     path: string,
     options: PagesOptions,
@@ -270,10 +295,29 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
         const untilText = options.until ?? defaultUntil(now)
         const since = dayOf(sinceText)
         const until = dayOf(untilText)
+        const fromPage = options.fromPage ?? 1
+        const within = options.window === undefined || fromPage <= 1
+          ? undefined
+          : { start: dayOf(options.window.start), end: dayOf(options.window.end) }
         if (since === undefined || until === undefined) {
           return yield* new ListFailed({
             path,
             message: `since/until must be dates as yyyy-MM-dd (got "${sinceText}" and "${untilText}")`
+          })
+        }
+        if (within !== undefined && (within.start === undefined || within.end === undefined)) {
+          return yield* new ListFailed({
+            path,
+            message: `the window to continue in must be dates as yyyy-MM-dd (got ${JSON.stringify(options.window)})`
+          })
+        }
+        const target = within?.start !== undefined && within.end !== undefined
+          ? { start: within.start, end: within.end }
+          : undefined
+        if (fromPage > 1 && target === undefined) {
+          return yield* new ListFailed({
+            path,
+            message: `a date-windowed walk continues in a window: page ${fromPage} needs the window (start and end)`
           })
         }
         const filter = options.filter ?? {}
@@ -282,88 +326,124 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           startDate: `${formatDay(start)}T00:00:00`,
           endDate: `${formatDay(end)}T23:59:59`
         })
-        const endOf = (x: number, k: number) => Math.min(until, x + 2 ** k - 1)
-        const topK = (x: number) => Math.max(0, Math.ceil(Math.log2(until - x + 1)))
+        const keyOf = keyOfRecords(options.resource)
+        const ahead = makeAhead(settings.concurrency, yield* Effect.scope)
 
-        /** Whether the window of 2^k days at `x` needs at most `maxWindowPages` pages, with its first page. */
-        const probe = Effect.fn("Pages.probe")(function*(x: number, k: number) {
-          const f = windowFilter(x, endOf(x, k))
-          const first = yield* fetchPage(path, f, 1, pageSize)
-          if (first._tag === "End" || !first.more) return { fits: true, first }
-          // The count on the first page settles it without asking for a page past the limit (`totalItems: 0` beside
-          // records, as task types answer, is no count).
-          if (first.total !== undefined && first.total > 0) {
-            return { fits: Math.ceil(first.total / first.size) <= settings.maxWindowPages, first }
-          }
-          const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
-          return { fits: beyond._tag === "End", first }
-        })
+        /** `start..end` in `parts` consecutive windows of (nearly) equal days. */
+        const split = (start: number, end: number, parts: number) => {
+          const days = end - start + 1
+          const n = Math.max(1, Math.min(parts, days))
+          return Array.from({ length: n }, (_, i) => ({
+            start: start + Math.floor((days * i) / n),
+            end: start + Math.floor((days * (i + 1)) / n) - 1
+          }))
+        }
 
-        /** The largest window at `x` that fits, searched from `hint` up or down. */
-        const choose = Effect.fn("Pages.chooseWindow")(function*(x: number, hint: number) {
-          const top = topK(x)
-          let k = Math.min(hint, top)
-          // The hint is one size wider than the window before, which a list of even density does not fit: the size
-          // below it is probed at the same time, so a slow service costs one page latency per window, not two.
-          const [hinted, below] = k > 0
-            ? yield* Effect.all([probe(x, k), probe(x, k - 1)], { concurrency: 2 })
-            : [yield* probe(x, k), undefined]
-          let probed = hinted
-          if (!hinted.fits && below !== undefined) {
-            // The size below is where the search down goes on (wider ones do not fit).
-            k -= 1
-            probed = below
+        /**
+         * Asks the first page of `start..end` (a probe, at its place in the reading order) and what it says: the
+         * window fits (its other pages, as many as its count gives, are asked ahead at once), or it is split, its
+         * parts probed at once, each part's first page a page of the walk (only the split window's is not kept).
+         */
+        const resolve = (start: number, end: number): Effect.Effect<Effect.Effect<Resolved, ApiAborted | ListFailed>> =>
+          ahead.add(
+            Effect.gen(function*() {
+              const f = windowFilter(start, end)
+              const first = yield* fetchPage(path, f, 1, pageSize)
+              const asked = new Map<number, Effect.Effect<Fetched, ApiAborted | ListFailed>>()
+              // A window holding the one an interrupted walk continues in was split then: it fits now only when
+              // records were deleted since; the walk continues in its window all the same, and the rest is found.
+              const fits = function*() {
+                if (target === undefined || start > target.start || end < target.end) {
+                  return { _tag: "Window" as const, start, end, first, asked }
+                }
+                const rest = end > target.end ? [yield* resolve(target.end + 1, end)] : []
+                return {
+                  _tag: "Split" as const,
+                  parts: [Effect.succeed<Resolved>({ _tag: "Continue", ...target }), ...rest]
+                }
+              }
+              if (first._tag === "End" || !first.more || start === end) return yield* fits()
+              const splitInto = (parts: number) =>
+                Effect.map(
+                  Effect.forEach(split(start, end, parts), (p) => plan(p.start, p.end)),
+                  (parts): Resolved => ({ _tag: "Split", parts })
+                )
+              // The count on the first page settles it without asking for a page past the limit (`totalItems: 0`
+              // beside records, as task types answer, is no count).
+              if (first.total !== undefined && first.total > 0) {
+                const pages = Math.ceil(first.total / first.size)
+                if (pages > settings.maxWindowPages) {
+                  return yield* splitInto(2 ** Math.ceil(Math.log2(pages / settings.maxWindowPages)))
+                }
+                if (target !== undefined && start <= target.start && end >= target.end) return yield* fits()
+                for (let page = 2; page <= pages; page++) {
+                  asked.set(
+                    page,
+                    yield* ahead.add(fetchPage(path, f, page, pageSize), {
+                      group: start,
+                      order: [start, page],
+                      probe: false
+                    })
+                  )
+                }
+                return yield* fits()
+              }
+              const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
+              return beyond._tag === "End" ? yield* fits() : yield* splitInto(2)
+            }),
+            { group: start, order: [start, 1], probe: true }
+          )
+
+        /**
+         * The windows of `start..end` as the walk before an interruption found them: those before the window it
+         * continues in are skipped, those holding it are probed again (how they were split depends on what they
+         * hold), and it is walked from `fromPage` without a probe.
+         */
+        const plan = (start: number, end: number): Effect.Effect<Effect.Effect<Resolved, ApiAborted | ListFailed>> => {
+          if (target === undefined || start > target.end) return resolve(start, end)
+          if (end < target.start) return Effect.succeed(Effect.succeed({ _tag: "Split", parts: [] }))
+          if (start === target.start && end === target.end) {
+            return Effect.succeed(Effect.succeed({ _tag: "Continue", start, end }))
           }
-          if (hinted.fits) {
-            while (k < top) {
-              const wider = yield* probe(x, k + 1)
-              if (!wider.fits) break
-              k += 1
-              probed = wider
-            }
-          } else {
-            while (!probed.fits && k > 0) {
-              k -= 1
-              probed = yield* probe(x, k)
-            }
-          }
-          return { start: x, end: endOf(x, k), k, first: probed.first }
-        })
+          return resolve(start, end)
+        }
+
+        /** The pages of a resolved window, in date order and page order. */
+        const pagesOf = (
+          resolving: Effect.Effect<Resolved, ApiAborted | ListFailed>
+        ): Stream.Stream<Page, ApiAborted | ListFailed> =>
+          Stream.unwrap(Effect.map(resolving, (resolved) =>
+            resolved._tag === "Split"
+              ? Stream.flatMap(Stream.fromIterable(resolved.parts), pagesOf)
+              : resolved._tag === "Continue"
+              ? walk(
+                path,
+                windowFilter(resolved.start, resolved.end),
+                pageSize,
+                fromPage,
+                {
+                  start: formatDay(resolved.start),
+                  end: formatDay(resolved.end)
+                },
+                Option.none(),
+                keyOf
+              )
+              : walk(
+                path,
+                windowFilter(resolved.start, resolved.end),
+                pageSize,
+                1,
+                { start: formatDay(resolved.start), end: formatDay(resolved.end) },
+                Option.some(resolved.first),
+                keyOf,
+                (page) => resolved.asked.get(page)
+              ).pipe(Stream.ensuring(ahead.drop(resolved.start)))))
 
         if (since > until) return Stream.empty
-        const plans = Stream.paginateEffect({ x: since, hint: topK(since), fromPage: options.fromPage ?? 1 }, (state) =>
-          Effect.map(choose(state.x, state.hint), (plan) =>
-            [
-              { ...plan, fromPage: state.fromPage },
-              plan.end >= until ? Option.none() : Option.some({ x: plan.end + 1, hint: plan.k + 1, fromPage: 1 })
-            ] as const))
-        // A window's walk starts as soon as it is chosen, into a queue of a few pages, and the next window is
-        // chosen meanwhile: the pages of the next window are asked while the current one's are still written, within
-        // the client's in-flight limit. The pages are read out window after window, in page order.
-        const scope = yield* Effect.scope
-        return plans.pipe(
-          Stream.mapEffect((plan) =>
-            Scope.extend(
-              Stream.toQueue(
-                walk(
-                  path,
-                  windowFilter(plan.start, plan.end),
-                  pageSize,
-                  plan.fromPage,
-                  { start: formatDay(plan.start), end: formatDay(plan.end) },
-                  plan.fromPage === 1 ? Option.some(plan.first) : Option.none(),
-                  keyOfRecords(options.resource)
-                ),
-                { capacity: Math.max(1, settings.concurrency) }
-              ),
-              scope
-            )
-          ),
-          Stream.buffer({ capacity: 1 }),
-          Stream.flatMap((queue) =>
-            Stream.flattenTake(Stream.fromQueue(queue))
-          )
-        )
+        // The whole range is asked as two halves at once: a small list costs two requests as with one window and
+        // its half, and a large one is known twice as fast.
+        const halves = yield* Effect.forEach(split(since, until, 2), (p) => plan(p.start, p.end))
+        return Stream.flatMap(Stream.fromIterable(halves), pagesOf)
       })
     )
 

@@ -446,12 +446,13 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     yield* ctx.save
   }
 
-  const options = (fromPage: number, since: string) => ({
+  const options = (fromPage: number, window?: Position["window"]) => ({
     pageSize: ctx.pageSize,
     resource: walk.resource,
-    since,
+    since: ctx.since,
     until: ctx.until,
-    fromPage
+    fromPage,
+    ...(window !== undefined ? { window } : {})
   })
 
   if (walk.parent !== undefined) {
@@ -463,7 +464,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       (parentId) => {
         const fromPage = start !== undefined && start.parent === parentId ? start.page + 1 : 1
         return Stream.runForEach(
-          api.pages(walk.resource.path.replace("{id}", encodeURIComponent(parentId)), options(fromPage, ctx.since)),
+          api.pages(walk.resource.path.replace("{id}", encodeURIComponent(parentId)), options(fromPage)),
           (page) => onPage(page, parentId)
         )
       },
@@ -471,8 +472,10 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     )
   } else {
     const fromPage = start !== undefined ? start.page + 1 : 1
-    const since = start?.window?.start ?? ctx.since
-    yield* Stream.runForEach(api.pages(walk.resource.path, options(fromPage, since)), (page) => onPage(page, undefined))
+    yield* Stream.runForEach(
+      api.pages(walk.resource.path, options(fromPage, start?.window)),
+      (page) => onPage(page, undefined)
+    )
   }
 
   const written = yield* Effect.forEach(writers, (w) => w.finish)

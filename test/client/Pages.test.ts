@@ -131,10 +131,10 @@ describe("list walks against the sandbox", () => {
           }
         }
 
-        // An export interrupted after any page continues with since = that window's start and the next page.
+        // An export interrupted after any page continues in that window from the next page, over the same range.
         for (const [i, done] of pages.entries()) {
           const rest = yield* collect(
-            api.pages("/tasks", { ...options, since: done.window!.start, fromPage: done.page + 1 })
+            api.pages("/tasks", { ...options, window: done.window!, fromPage: done.page + 1 })
           )
           assert.deepStrictEqual(
             rest.flatMap((p) => p.records.map((r) => r.taskID)),
