@@ -93,9 +93,14 @@ const parserScript = new URL("./CsvParseWorker.js", import.meta.url)
  */
 export const inThreadBytes = 1024 * 1024
 /** Records a message carries: enough to make the messages' cost negligible, few enough to keep batches small. */
-const batchRows = 512
-/** Batches the parser may be ahead of the consumer. */
-const batchesAhead = 4
+const batchRows = 256
+/**
+ * Batches the parser may be ahead of the consumer (it keeps up to two more parsed, CsvParseWorker.js). One: a
+ * batch waiting in this thread's inbox outlives the young generation's collections and is copied into the old
+ * generation, to die there as garbage the next full collection must find (1M rows: 4 batches of 512 ahead cost
+ * several MiB of peak RSS, docs/benchmarks.md).
+ */
+const batchesAhead = 1
 /** The parser thread's young generation (MB). */
 const parserYoungMb = 4
 
@@ -125,6 +130,8 @@ const records = (
   Stream.unwrapScoped(
     Effect.gen(function*() {
       const inbox: Array<ParserMessage> = []
+      /** Records delivered so far: the next one's row is `count + 1`. */
+      let count = 0
       let wake: (() => void) | undefined
       const progress = readProgress()
       const deliver = (message: ParserMessage) => {
@@ -191,10 +198,14 @@ const records = (
       })
       const next = Effect.flatMap(
         take,
-        (message): Effect.Effect<Chunk.Chunk<Array<string>>, Option.Option<InputError>> => {
+        (message): Effect.Effect<Chunk.Chunk<CsvRecord>, Option.Option<InputError>> => {
           if ("rows" in message) {
             askMore()
-            return Effect.succeed(Chunk.unsafeFromArray(message.rows))
+            // Numbered here, one object a record: no per-record tuple of a stream accumulator.
+            const batch = message.rows
+            const numbered = new Array<CsvRecord>(batch.length)
+            for (let i = 0; i < batch.length; i++) numbered[i] = { row: ++count, cells: batch[i]! }
+            return Effect.succeed(Chunk.unsafeFromArray(numbered))
           }
           if ("done" in message) {
             onDone({ encoding: message.encoding, sha256: message.sha256 })
@@ -211,7 +222,7 @@ const records = (
       )
       return Stream.repeatEffectChunkOption(progress.guard(next))
     })
-  ).pipe(Stream.mapAccum(0, (count, cells): [number, CsvRecord] => [count + 1, { row: count + 1, cells }]))
+  )
 
 /** What the first `startBytes` of the file say, read once: the text the parser will read, and its decision so far. */
 interface Start {
