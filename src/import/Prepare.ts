@@ -14,6 +14,7 @@ import type { ImportJob, Valid } from "./Job.js"
 import { type JournalWriter, type StaleCheck } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type PlanCollector } from "./Plan.js"
+import { plannedRow } from "./Refs.js"
 import { type RunState, serverUnique, shownValue } from "./RunState.js"
 import { type ScanResult, waitingRows } from "./Scan.js"
 import { References } from "./Services.js"
@@ -143,9 +144,12 @@ export const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInpu
   const parentItems = yield* Effect.cachedFunction((id: string) =>
     Effect.map(
       api.request({ method: "GET", path: `${parent!.path}/${encodeURIComponent(id)}` }),
-      (reply): Either.Either<ReadonlyArray<Record<string, unknown>>, string> =>
+      (reply): Either.Either<ReadonlyArray<Record<string, unknown>> | undefined, string> =>
         reply.ok && Predicate.isRecord(reply.result)
           ? Either.right(itemsIn(r, reply.result))
+          // No such parent: the write says so itself, as it did before anything was read.
+          : reply.status === 404
+          ? Either.right(undefined)
           : Either.left(
             `the ${parent!.name} record ${id} could not be read (${reply.error ?? `HTTP ${reply.status ?? "-"}`})`
           )
@@ -157,9 +161,12 @@ export const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInpu
       if (!readsItems) return undefined
       const parentId = payload[r.parent!.field]
       const key = payload[r.key!]
+      // A parent a dry run would create (`plannedRow`) has no items yet to read.
       if (parentId === undefined || parentId === null || parentId === "" || key === undefined) return undefined
+      if (plannedRow(parentId) !== undefined) return undefined
       const read = yield* parentItems(String(parentId))
       if (Either.isLeft(read)) return { _tag: "Unavailable", message: read.left } satisfies Existing
+      if (read.right === undefined) return undefined
       const records = read.right.filter((item) => changes(r, { [r.key!]: key }, item).length === 0)
       return { _tag: "Found", records, by: r.key!, value: String(key) } satisfies Existing
     })
