@@ -33,7 +33,10 @@ export const confirmable = (r: Resource): boolean =>
   r.readBackIn !== undefined && r.parent !== undefined && resourceOf(r.parent.resource).ops.includes("get")
 
 /** The items a parent record holds for `r`, each group's shared properties (`itemID` …) copied onto its items. */
-const itemsIn = (r: Resource, parent: Readonly<Record<string, unknown>>): ReadonlyArray<Record<string, unknown>> => {
+export const itemsIn = (
+  r: Resource,
+  parent: Readonly<Record<string, unknown>>
+): ReadonlyArray<Record<string, unknown>> => {
   const groups = Array.isArray(parent[r.readBackIn!])
     ? (parent[r.readBackIn!] as ReadonlyArray<unknown>).filter(Predicate.isRecord)
     : []

@@ -464,9 +464,17 @@ const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
   if (job.fingerprints !== undefined) return { fingerprints: job.fingerprints, onConflict } satisfies StaleCheck
   if (base?.fingerprints === undefined) return undefined
   if (foreign !== undefined) {
-    yield* say(
-      `note: ${file} was ${foreign}: its rows are not checked for edits made on the server since the export, and its ids are not used`
-    )
+    const noted = job.originNoted
+    if (noted === undefined) {
+      yield* say(
+        `note: ${file} was ${foreign}: its rows are not checked for edits made on the server since the export, and its ids are not used`
+      )
+    } else if (!noted.has(foreign)) {
+      noted.add(foreign)
+      yield* say(
+        `note: the files were ${foreign}: their rows are not checked for edits made on the server since the export, and their ids are not used`
+      )
+    }
     return undefined
   }
   return { fingerprints: base.fingerprints, onConflict } satisfies StaleCheck
@@ -521,7 +529,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const queued: Array<Queued> = []
   const { queuedBefore } = state
 
-  const { alternateCheck, planRow, resolver, total, waiting } = yield* prepareRows(s, scan)
+  const { alternateCheck, itemsOf, planRow, resolver, total, waiting } = yield* prepareRows(s, scan)
   yield* progress.begin(total, state.priorDone.size)
 
   // 4. Sending, with a stop request turned into a bounded wait for the rows in flight.
@@ -661,7 +669,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         queued.push({ row: v.row, payload, outcome })
         return outcome
       }
-      const { absent, action, before, existing, found, withheld } = planRow(v, payload)
+      const { absent, action, before, existing, found, withheld } = planRow(v, payload, yield* itemsOf(payload))
       if (job.applying !== undefined) {
         const planned = job.applying.plan.rows.get(v.row)
         // A row of the same sheet is one this run has settled already (the rows naming it are sent after it).

@@ -1,16 +1,20 @@
 /** Step 3 of an import run: references resolved and existing records looked up; each valid row planned. */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
 import { Api, type ListFailed } from "../client/Api.js"
 import { type Fingerprint, fingerprintKey } from "../export/Fingerprint.js"
 import { keyProperty, keyText, normalKey, recordKey } from "../Identity.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
+import { changes } from "../validate/Compare.js"
 import { type makeValidator } from "../validate/Validate.js"
+import { confirmable, itemsIn } from "./Confirm.js"
 import { type Input } from "./Input.js"
 import type { ImportJob, Valid } from "./Job.js"
 import { type JournalWriter, type StaleCheck } from "./Journal.js"
 import { findRecords, type Found, listedAs } from "./Lookup.js"
 import { type PlanCollector } from "./Plan.js"
+import { plannedRow } from "./Refs.js"
 import { type RunState, serverUnique, shownValue } from "./RunState.js"
 import { type ScanResult, waitingRows } from "./Scan.js"
 import { References } from "./Services.js"
@@ -132,9 +136,44 @@ export const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInpu
     )
   )
 
+  // A sub-collection's items are read inside their parent (a task's products): one GET per parent, before its
+  // rows are planned, so that an upsert of an item the parent already holds as the file gives it sends nothing.
+  const parent = r.parent !== undefined ? resourceOf(r.parent.resource) : undefined
+  const readsItems = job.mode === "upsert" && r.kind === "subcollection" && r.key !== undefined && confirmable(r)
+  const api = yield* Api
+  const parentItems = yield* Effect.cachedFunction((id: string) =>
+    Effect.map(
+      api.request({ method: "GET", path: `${parent!.path}/${encodeURIComponent(id)}` }),
+      (reply): Either.Either<ReadonlyArray<Record<string, unknown>> | undefined, string> =>
+        reply.ok && Predicate.isRecord(reply.result)
+          ? Either.right(itemsIn(r, reply.result))
+          // No such parent: the write says so itself, as it did before anything was read.
+          : reply.status === 404
+          ? Either.right(undefined)
+          : Either.left(
+            `the ${parent!.name} record ${id} could not be read (${reply.error ?? `HTTP ${reply.status ?? "-"}`})`
+          )
+    )
+  )
+  /** The parent's items with the row's key, as read now; undefined when the resource is not read that way. */
+  const itemsOf = (payload: Readonly<Record<string, unknown>>) =>
+    Effect.gen(function*() {
+      if (!readsItems) return undefined
+      const parentId = payload[r.parent!.field]
+      const key = payload[r.key!]
+      // A parent a dry run would create (`plannedRow`) has no items yet to read.
+      if (parentId === undefined || parentId === null || parentId === "" || key === undefined) return undefined
+      if (plannedRow(parentId) !== undefined) return undefined
+      const read = yield* parentItems(String(parentId))
+      if (Either.isLeft(read)) return { _tag: "Unavailable", message: read.left } satisfies Existing
+      if (read.right === undefined) return undefined
+      const records = read.right.filter((item) => changes(r, { [r.key!]: key }, item).length === 0)
+      return { _tag: "Found", records, by: r.key!, value: String(key) } satisfies Existing
+    })
+
   /** The row's write, its references resolved into `payload`, and the before-image of the record it changes. */
-  const planRow = (v: Valid, payload: Readonly<Record<string, unknown>>) => {
-    const existing = existingOf(v)
+  const planRow = (v: Valid, payload: Readonly<Record<string, unknown>>, items?: Existing) => {
+    const existing = items ?? existingOf(v)
     const earlier = s.state.priorSending.get(v.row)
     const action = plan({
       resource: r,
@@ -160,5 +199,5 @@ export const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInpu
     const withheld = job.sendWriteOnly === true || !isUpdate(action) ? [] : createOnlyGiven(r, payload)
     return { action, before, absent, found, withheld, existing }
   }
-  return { total: scan.total, resolver, waiting, planRow, alternateCheck }
+  return { total: scan.total, resolver, waiting, planRow, itemsOf, alternateCheck }
 })

@@ -482,6 +482,21 @@ const planUpsert = (input: PlanInput): Action => {
   if (isPathWrite(r)) {
     const w = pathWrite(r, row)
     if (typeof w === "string") return fail(w)
+    // The parent's items as read before (a task's products): an item equal on every field it reads back is not
+    // sent, as a record equal to the server is not.
+    const found = single(r, existing)
+    if (found._tag === "Stop") return found.action
+    if (found._tag === "One" && row.files.length === 0 && unreadable(r, w.body).length === 0) {
+      const g = guarded(input, found.record)
+      if (g._tag === "Stop") return g.action
+      const item = pathWrite(r, g.row)
+      if (typeof item !== "string" && diff(r, item.body, found.record).length === 0) {
+        return interrupted === "put"
+          ? settle({ status: landed(input.interruptedAbsent), error: reconciledNote })
+          : noted(settle({ status: "unchanged" }), g.note)
+      }
+      if (typeof item !== "string") return { _tag: "PutPath", path: item.path, body: item.body, files: row.files }
+    }
     return { _tag: "PutPath", path: w.path, body: w.body, files: row.files }
   }
   if (has(r, "upsert")) {

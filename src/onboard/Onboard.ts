@@ -445,6 +445,8 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     const shared = makeOnboardResolver(yield* serverResolver, request.dryRun)
     // Applying a plan: the id each row created, by the resource it wrote and its row (planned references name them).
     const created = new Map<string, string | number>()
+    // "exported from another account" is said once for the onboarding, not once per step.
+    const originNoted = new Set<string>()
     const learnCreated = (resource: ResourceName, outcomes: ReadonlyMap<number, Outcome>) => {
       for (const [row, o] of outcomes) {
         if (o.status === "created" && o.recordId !== undefined) {
@@ -568,6 +570,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         verifyPollMs: request.answerPollMs,
         onConflict: request.onConflict,
         sendWriteOnly: request.sendWriteOnly,
+        originNoted,
         // The onboarding writes one plan for its steps (`stepServices` gathers them) and says where.
         ...(request.planOut !== undefined && request.dryRun ? { planOut: request.planOut } : {}),
         ...(request.applying !== undefined

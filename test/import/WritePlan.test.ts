@@ -234,6 +234,47 @@ const cases: ReadonlyArray<readonly [string, Input, unknown]> = [
     failed("taskId: the tasks record is not given")
   ],
   [
+    "upsert (sub-collection): an item the parent holds with the row's values is unchanged, not sent",
+    input(
+      taskProducts,
+      "upsert",
+      row({ taskId: 12, productId: 5, quantity: 2 }, "5"),
+      found({ productId: 5, quantity: "2,00", value: "49,90" })
+    ),
+    { _tag: "Settle", outcome: { status: "unchanged" } }
+  ],
+  [
+    "upsert (sub-collection): an item the parent holds with other values is sent",
+    input(
+      taskProducts,
+      "upsert",
+      row({ taskId: 12, productId: 5, quantity: 3 }, "5"),
+      found({ productId: 5, quantity: 2 })
+    ),
+    { _tag: "PutPath", path: "/tasks/12/products", body: { productId: 5, quantity: 3 }, files: [] }
+  ],
+  [
+    "upsert (sub-collection): a PUT of an earlier session found landed is updated, not sent again",
+    input(
+      taskProducts,
+      "upsert",
+      row({ taskId: 12, productId: 5, quantity: 2 }, "5"),
+      found({ productId: 5, quantity: 2 }),
+      {
+        interrupted: "put"
+      }
+    ),
+    {
+      _tag: "Settle",
+      outcome: { status: "updated", error: "reconciled after an interruption: the server already holds this row" }
+    }
+  ],
+  [
+    "upsert (sub-collection): a parent that cannot be read fails the row unsent",
+    input(taskProducts, "upsert", row({ taskId: 12, productId: 5, quantity: 2 }, "5"), unavailable),
+    failed("could not look existing task-products records up: HTTP 503")
+  ],
+  [
     "delete (sub-collection): a DELETE of the item's key on the parent's path",
     input(taskProducts, "delete", row({ taskId: 12, productId: 5 }, "5"), notLooked),
     { _tag: "DeletePath", path: "/tasks/12/products", body: [5] }

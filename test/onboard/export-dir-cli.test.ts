@@ -23,6 +23,38 @@ const readOnlyLists = [
   "ticket-request-types"
 ]
 
+const taskItems = ["task-products", "task-services", "task-additional-costs"] as const
+
+/** The paths of the PUTs on a task's items among `log`. */
+const itemPuts = (log: ReadonlyArray<{ readonly method: string; readonly path: string }>) =>
+  log.filter((e) => e.method === "PUT" && /\/tasks\/[^/]+\/(products|services|additional-costs)$/.test(e.path))
+    .map((e) => e.path)
+
+/** How many items of each kind every task holds, by the task's externalId. */
+const taskItemsOf = (sandbox: { readonly control: { readonly records: (key: string, name: "tasks") => any } }) =>
+  Effect.map(
+    sandbox.control.records(accountA.apiKey, "tasks") as Effect.Effect<ReadonlyArray<Record<string, any>>>,
+    (tasks) =>
+      tasks.map((t) => ({
+        task: String(t.externalId),
+        count: [t.products, t.services, t.additionalCosts].map((l) => (Array.isArray(l) ? l.length : 0))
+      })).sort((a, b) => a.task.localeCompare(b.task))
+  )
+
+/** `text` (a CSV an export wrote) with the cell of data row `row` (1 = first) in `column` set to `value`. */
+const editCell = (text: string, row: number, column: string, value: string) => {
+  const lines = text.split(/\r?\n/)
+  const delimiter = lines[0]!.includes(";") ? ";" : ","
+  const header = lines[0]!.replace(/^\uFEFF/, "").split(delimiter).map((h) => h.replace(/^"|"$/g, ""))
+  const at = header.indexOf(column)
+  assert.isAtLeast(at, 0, `${column} in ${header.join(delimiter)}`)
+  const cells = lines[row]!.split(delimiter)
+  assert.strictEqual(cells.length, header.length, lines[row])
+  cells[at] = value
+  lines[row] = cells.join(delimiter)
+  return { text: lines.join(text.includes("\r\n") ? "\r\n" : "\n") }
+}
+
 describe("onboard EXPORT_DIR", () => {
   it.scopedLive(
     "skips the read-only lists, creates by key in another account, leaves the same account unchanged",
@@ -45,6 +77,10 @@ describe("onboard EXPORT_DIR", () => {
         const into = Path.join(dir, "into-target")
         const run = yield* cli(["onboard", exportDir, "--out", into], target)
         assert.strictEqual(run.code, 0, run.stderr)
+        // The export is another server's: said once for the onboarding, not once per step.
+        const origin = run.stderr.split("\n").filter((l) => l.includes("are not checked for edits"))
+        assert.strictEqual(origin.length, 1, origin.join("\n"))
+        assert.include(origin[0], `were exported from ${source.url}`)
         const named = run.stderr.split("\n").filter((l) => l.includes("read-only lists"))
         assert.deepStrictEqual(named, [
           `  8 files of read-only lists, not imported (the API cannot write them): ${readOnlyLists.join(", ")}`
@@ -97,14 +133,46 @@ describe("onboard EXPORT_DIR", () => {
         }
 
         // Into the account it was exported from: every record step unchanged, nothing created.
+        // The tasks' items too: each task is read once, and an item the task holds as the file gives it is not sent.
         const back = Path.join(dir, "into-source")
+        const before = (yield* source.control.requests).length
         const again = yield* cli(["onboard", exportDir, "--out", back], source)
         assert.strictEqual(again.code, 0, again.stderr)
-        for (const name of recordSteps) {
+        for (const name of [...recordSteps, ...taskItems]) {
           const statuses = new Set(readReport(Path.join(back, name)).map((r) => r._status))
           assert.deepStrictEqual([...statuses], ["unchanged"], name)
         }
-        assert.strictEqual(readJson(Path.join(back, "summary.json")).counts.created ?? 0, 0)
+        const counts = readJson(Path.join(back, "summary.json")).counts
+        assert.strictEqual(counts.created ?? 0, 0)
+        assert.strictEqual(counts.updated ?? 0, 0)
+        assert.deepStrictEqual(itemPuts((yield* source.control.requests).slice(before)), [])
+        const itemsBefore = yield* taskItemsOf(source)
+
+        // One item changed in the file: that item alone is sent, and reads `updated`.
+        const file = Path.join(exportDir, "task-products.csv")
+        const edited = editCell(Fs.readFileSync(file, "utf8"), 1, "quantity", "97")
+        Fs.writeFileSync(file, edited.text)
+        const changed = Path.join(dir, "changed")
+        const sinceChange = (yield* source.control.requests).length
+        const third = yield* cli(["onboard", exportDir, "--out", changed], source)
+        assert.strictEqual(third.code, 0, third.stderr)
+        const products = readReport(Path.join(changed, "task-products"))
+        assert.deepStrictEqual(
+          products.filter((r) => r._status !== "unchanged").map((r) => r._status),
+          ["updated"]
+        )
+        for (const name of ["task-services", "task-additional-costs"] as const) {
+          assert.deepStrictEqual([...new Set(readReport(Path.join(changed, name)).map((r) => r._status))], [
+            "unchanged"
+          ], name)
+        }
+        const puts = itemPuts((yield* source.control.requests).slice(sinceChange))
+        assert.deepStrictEqual(puts.map((p) => p.replace(/\/tasks\/[^/]+\//, "/tasks/{id}/")), [
+          "/v2/tasks/{id}/products"
+        ])
+        // No item was added: the same items, one quantity changed.
+        const itemsAfter = yield* taskItemsOf(source)
+        assert.deepStrictEqual(itemsAfter.map((t) => t.count), itemsBefore.map((t) => t.count))
       }),
     { timeout: 240_000 }
   )
