@@ -151,9 +151,11 @@ describe("fleet drill", () => {
           ].sort()
         }
         const [killed, paused] = [owners[0]!, owners[1]!]
-        const held = (yield* runningParts(pgServer.url, jobs)).filter((p) => p.owner === paused)
         workers.get(paused)!.child.kill("SIGSTOP")
         workers.get(killed)!.child.kill("SIGKILL")
+        // The paused worker's parts, read once it is stopped: read before, a part it finished in between counted as
+        // one it held, and a finished part is never taken over.
+        const held = (yield* runningParts(pgServer.url, jobs)).filter((p) => p.owner === paused)
 
         // Every job ends: the survivor takes over the killed worker's jobs, and the paused one's once its lease lapses.
         for (const job of jobs) {
