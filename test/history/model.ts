@@ -643,6 +643,23 @@ const otherAccount = (w: World) =>
     return { byKey, twice }
   })
 
+/** `fsm-bulk export` of `resources` (every one when empty) into `out`, in process, with the server's faults off. */
+const exportAll = (w: World, resources: Array<string>, out: string, output: Array<string>) =>
+  withoutFaults(
+    w,
+    Effect.gen(function*() {
+      const prepared = yield* prepareExport({
+        resources,
+        out,
+        format: "csv",
+        since: undefined,
+        until: undefined,
+        say: sayInto(output)
+      })
+      return yield* runExport(prepared)
+    }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)))
+  )
+
 /**
  * An export's folder fed to `onboard` (issue 27): a fresh export of every resource (or an earlier export again),
  * onboarded into the second account or back into this one. Read-only lists are skipped and named; into this account
@@ -655,20 +672,7 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World,
   let exported = a.export !== undefined && w.exports.length > 0 ? w.exports[a.export % w.exports.length] : undefined
   if (exported === undefined) {
     const out = nextDir(w, "export-all")
-    const done = yield* Effect.exit(withoutFaults(
-      w,
-      Effect.gen(function*() {
-        const prepared = yield* prepareExport({
-          resources: [],
-          out,
-          format: "csv",
-          since: undefined,
-          until: undefined,
-          say: sayInto(output)
-        })
-        return yield* runExport(prepared)
-      }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)))
-    ))
+    const done = yield* Effect.exit(exportAll(w, [], out, output))
     if (Exit.isFailure(done)) return { ...noStep(`export of everything: ${failureText(done)}`), output }
     exported = { dir: out, records: yield* snapshot(w) }
     w.exports.push(exported)
@@ -1467,22 +1471,7 @@ const exportWhileDeleting = Effect.fn("History.exportWhileDeleting")(function*(
 const exportStep = Effect.fn("History.export")(function*(w: World) {
   const out = nextDir(w, "export")
   const output: Array<string> = []
-  const exported = yield* Effect.exit(
-    withoutFaults(
-      w,
-      Effect.gen(function*() {
-        const prepared = yield* prepareExport({
-          resources: ["customers"],
-          out,
-          format: "csv",
-          since: undefined,
-          until: undefined,
-          say: sayInto(output)
-        })
-        return yield* runExport(prepared)
-      }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)))
-    )
-  )
+  const exported = yield* Effect.exit(exportAll(w, ["customers"], out, output))
   if (Exit.isSuccess(exported)) w.exports.push({ dir: out, records: yield* snapshot(w) })
   return { ...noStep(`export ${Path.basename(out)}: ${failureText(exported)}`), output } satisfies Step
 })
