@@ -11,7 +11,7 @@ import { createHash } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { InputError } from "../Errors.js"
+import { InputError, UsageError } from "../Errors.js"
 import { decodeJsonText, JsonFileError } from "../files/JsonFile.js"
 
 const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
@@ -101,6 +101,20 @@ export const readProfile = Effect.fn("Mapping.readProfile")(function*(file: stri
   const record: ProfileRecord = { file: path, sha256: createHash("sha256").update(bytes).digest("hex"), profile }
   return record
 })
+
+/**
+ * A plan's profile is applied as the plan recorded it: its file must still be that profile (same sha256), or nothing
+ * is sent (`apply` of an import's or an onboarding's plan).
+ */
+export const ensurePlannedProfile = Effect.fn("Mapping.ensurePlannedProfile")(
+  function*(planned: { readonly file: string; readonly sha256: string }, planFile: string) {
+    if ((yield* readProfile(planned.file)).sha256 === planned.sha256) return
+    return yield* new UsageError({
+      message:
+        `${planned.file}: the mapping profile changed since the plan ${planFile} was made: nothing was sent; make a new plan`
+    })
+  }
+)
 
 /** How headers and values are compared: case, accents, spaces and punctuation around words do not count. */
 export const normal = (text: string): string =>

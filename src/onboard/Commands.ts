@@ -34,7 +34,7 @@ import { sha256File } from "../files/Write.js"
 import type { AppliedPlan } from "../import/Journal.js"
 import { type LoadedOnboardPlan, readAnyPlan } from "../import/Plan.js"
 import { defaultRunDir, lockRunDir } from "../import/RunDir.js"
-import { readProfile } from "../mapping/Profile.js"
+import { ensurePlannedProfile } from "../mapping/Profile.js"
 import { shellQuote } from "../Shell.js"
 import { parseDuration } from "../Units.js"
 import { type DemoResult, runDemo } from "./CommandDemo.js"
@@ -194,12 +194,7 @@ export const applyOnboardPlan = Effect.fn("Onboard.apply")(function*(
         }…, the plan read ${step.source.sha256.slice(0, 12)}…): nothing was sent; make a new plan`
       })
     }
-    if (step.read.map !== undefined && (yield* readProfile(step.read.map.file)).sha256 !== step.read.map.sha256) {
-      return yield* new UsageError({
-        message:
-          `${step.read.map.file}: the mapping profile changed since the plan ${plan.file} was made: nothing was sent; make a new plan`
-      })
-    }
+    if (step.read.map !== undefined) yield* ensurePlannedProfile(step.read.map, plan.file)
   }
   const connection = yield* continuingConnection(
     a.connection,

@@ -19,7 +19,7 @@ import { afterRun, outOption } from "../import/Commands.js"
 import { runImport } from "../import/Pipeline.js"
 import { type LoadedOnboardPlan, type LoadedPlan, type PlanRow, readAnyPlan } from "../import/Plan.js"
 import { defaultRunDir } from "../import/RunDir.js"
-import { readProfile } from "../mapping/Profile.js"
+import { ensurePlannedProfile } from "../mapping/Profile.js"
 import { applyOnboardPlan } from "../onboard/Commands.js"
 import { isResourceName } from "../Resources.js"
 
@@ -255,15 +255,7 @@ export const applyCommand = Command.make(
       }
       const resource = c.resource
       // The profile is applied as the plan recorded it; its file must still be that profile.
-      if (c.read.map !== undefined) {
-        const now = yield* readProfile(c.read.map.file)
-        if (now.sha256 !== c.read.map.sha256) {
-          return yield* new UsageError({
-            message:
-              `${c.read.map.file}: the mapping profile changed since the plan ${plan.file} was made: nothing was sent; make a new plan`
-          })
-        }
-      }
+      if (c.read.map !== undefined) yield* ensurePlannedProfile(c.read.map, plan.file)
       const connection = yield* continuingConnection(
         a.connection,
         { baseUrl: c.target.baseUrl, embedded: c.target.embedded === true },
