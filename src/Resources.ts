@@ -67,8 +67,8 @@ export interface Field {
    */
   readonly createOnly?: boolean
   /**
-   * The service reads this number back as `0` when it was never set (users' `hourValue`: the Blueprint's default),
-   * so a `0` read back may mean "unset": compared as an empty cell, exported as one.
+   * The service reads this number back as `0` when it was never set (users' `hourValue`, services' `price`: the
+   * Blueprint's defaults), so a `0` read back may mean "unset": compared as an empty cell, exported as one.
    */
   readonly zeroWhenUnset?: boolean
   /** Assigned by the server; never sent on writes. */
@@ -652,7 +652,8 @@ const table: ReadonlyArray<Resource> = [
       }),
       str("title", "Title", { required: true, example: "Limpeza de split" }),
       str("description", "Description", { example: "Limpeza completa com higienização" }),
-      num("price", "Price", { readFormat: "dotMoney", example: "180.00" }),
+      // The Blueprint's create body: "price (number; default 0.0)": an unset price reads "0.00".
+      num("price", "Price", { readFormat: "dotMoney", example: "180.00", zeroWhenUnset: true }),
       bool("active", "Active service", { example: "true" }),
       f("fiscalServiceId", { _tag: "guid" }, "Fiscal service (GUID) the service is invoiced as", { example: "" })
     ]

@@ -4,7 +4,7 @@
  * busy with what it already knows must be asked).
  *
  * Each job has a place in the walk's reading order (`order`, compared element by element) and is a page the walk
- * knows exists or a probe (the first page of a date window, which says what else the window holds). The next job
+ * knows exists or a probe (a date window's count, or its first page: what the window holds). The next job
  * started is the earliest in reading order, except that a probe goes first while fewer pages wait than there are
  * slots: the work a probe finds must be known before the slots fall idle. Answers started and not yet taken by the
  * reader are at most `4 × limit`, but the earliest waiting job may always start, so the reader never waits on a job

@@ -14,14 +14,19 @@
  * later walk of that path; the first page is asked again at once.
  *
  * Date-windowed resources (tasks, deleted tasks, expenses, tickets) need `startDate`/`endDate` in
- * `paramFilter`. The range `since..until` is asked as two halves at once; a window whose first page counts more than
- * `maxWindowPages` pages is split into as many parts as its count needs (a power of two, parts of equal days), each
- * probed at once; a window that fits has its other pages asked ahead at once. A probe is its window's first page:
- * only a split window's first page is asked and not kept. The requests go through one queue per walk (`Ahead.ts`):
- * within the client's in-flight limit, probes first while fewer pages wait than there are slots, else pages in
- * reading order, so a slow service's slots are never idle while something is known to be asked. The windows depend
- * on the range and the data only: an interrupted export resumes with the same range, the `window` of its last
- * complete page and `fromPage`, and finds the same windows again (those before it skipped).
+ * `paramFilter`. A window is probed before its pages are asked: where the page size is settled (the resource table
+ * caps it, as tasks' 100, or a page that large was answered this run) the probe is a count call (`pageSize=1`, which
+ * the live service answers in seconds where a page of 100 tasks takes 12 s or more), else the window's first page
+ * (kept unless the window is split). The whole range `since..until` is probed first; a window whose count gives
+ * more than `maxWindowPages` pages is split into as many parts as the count needs (a power of two, parts of equal
+ * days), each probed at once; a window that fits has its pages asked ahead at once. So a small list costs its count
+ * and its page (an empty one its count), and a large one has every page known, and asked, a few counts after the
+ * start. The requests go through one queue per walk (`Ahead.ts`): within the client's in-flight limit, probes first
+ * while fewer pages wait than there are slots, else pages in reading order, so a slow service's slots are never idle
+ * while something is known to be asked. The windows depend on the range and the data only. An interrupted export
+ * resumes with the same range, the `window` of its last complete page and `fromPage`: everything dated before that
+ * window is on disk and nothing after it, so the walk continues in that window from `fromPage` and finds windows
+ * for the days after it, whatever chose the windows before (another version, or records added since).
  *
  * Pages of a list that is not windowed are fetched ahead, up to the client's `concurrency` at once (a page of the
  * live service takes seconds): the pages after the first up to the count its `totalItems` gives, taken in page
@@ -118,6 +123,21 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
   const failed = (path: string, reply: Reply, message: string) =>
     new ListFailed({ path, ...(reply.status !== undefined ? { status: reply.status } : {}), message })
 
+  /** The page size a walk of `path` asking for `wanted` gets (what the server refused earlier caps it). */
+  const sizeFor = (path: string, wanted: number) => Math.max(1, Math.min(wanted, limits.get(path) ?? wanted))
+  /** The largest page size each path answered this run. */
+  const answered = new Map<string, number>()
+  /**
+   * A page of `wanted` records of `path` will not be refused for its size: the resource table caps it (tasks: 100,
+   * tested live), or a page that large was answered this run. Until then a walk's first request is a page of that
+   * size, so a page limit the server names is learned before other pages are asked in that size.
+   */
+  const settledSize = (path: string, wanted: number) => {
+    const size = sizeFor(path, wanted)
+    const cap = resourceOfPath(path)?.maxPageSize
+    return (cap !== undefined && size <= cap) || size <= (answered.get(path) ?? 0)
+  }
+
   const fetchPage = Effect.fn("Pages.fetch")(function*(
     path: string,
     filter: Readonly<Record<string, string | number | boolean>>,
@@ -127,7 +147,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     confirmEnd = true
   ) {
     while (true) {
-      const pageSize = Math.max(1, Math.min(wanted, limits.get(path) ?? wanted))
+      const pageSize = sizeFor(path, wanted)
       // Always sent, `{}` when nothing is filtered: the live users and webhooks lists refuse a call without it (400).
       const query = { paramFilter: filter, page, pageSize }
       // A 404 answered while other requests were in flight has been asked again alone (`HttpAdapter`): it is the end.
@@ -159,6 +179,8 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       // `totalItems: 0` beside records (task types, one author's "bug in the API"): no next link is given either, so
       // the walk goes on until a short page.
       const linkless = list.total === 0
+      // Answered, so not refused for its size (a server that caps silently says so in `pageSize`).
+      if (served > (answered.get(path) ?? 0)) answered.set(path, served)
       const more = list.paged && list.records.length >= served && (list.nextLink !== false || linkless)
       return { _tag: "Records", records: list.records, more, total: list.total, size: pageSize } as Fetched
     }
@@ -276,7 +298,8 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       readonly _tag: "Window"
       readonly start: number
       readonly end: number
-      readonly first: Fetched
+      /** The first page when the probe was it, else none (it is in `asked`, or asked by the walk). */
+      readonly first: Option.Option<Fetched>
       readonly asked: ReadonlyMap<number, Effect.Effect<Fetched, ApiAborted | ListFailed>>
     }
     | { readonly _tag: "Split"; readonly parts: ReadonlyArray<Effect.Effect<Resolved, ApiAborted | ListFailed>> }
@@ -340,43 +363,50 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
         }
 
         /**
-         * Asks the first page of `start..end` (a probe, at its place in the reading order) and what it says: the
-         * window fits (its other pages, as many as its count gives, are asked ahead at once), or it is split, its
-         * parts probed at once, each part's first page a page of the walk (only the split window's is not kept).
+         * Asks what `start..end` holds (a probe, at its place in the reading order) and resolves it: the window fits
+         * (its pages, as many as its count gives, are asked ahead at once), or it is split, its parts probed at once.
+         * Where the page size is settled for the path (`settledSize`), the probe is a count call (`pageSize=1`: the
+         * live service answers it in seconds where a page takes 12 s or more, api-notes) and no page of the window
+         * is asked before its count is known; otherwise the probe is the window's first page, which also learns a
+         * page limit the server names, and is kept unless the window is split.
          */
         const resolve = (start: number, end: number): Effect.Effect<Effect.Effect<Resolved, ApiAborted | ListFailed>> =>
           ahead.add(
             Effect.gen(function*() {
               const f = windowFilter(start, end)
-              const first = yield* fetchPage(path, f, 1, pageSize)
               const asked = new Map<number, Effect.Effect<Fetched, ApiAborted | ListFailed>>()
-              // A window holding the one an interrupted walk continues in was split then: it fits now only when
-              // records were deleted since; the walk continues in its window all the same, and the rest is found.
-              const fits = function*() {
-                if (target === undefined || start > target.start || end < target.end) {
-                  return { _tag: "Window" as const, start, end, first, asked }
-                }
-                const rest = end > target.end ? [yield* resolve(target.end + 1, end)] : []
+              const holdsTarget = target !== undefined && start <= target.start && end >= target.end
+              // A window holding the one an interrupted walk continues in: the walk continues in its window, and the
+              // rest is found (split then, it fits now only when records were deleted since, or another version
+              // chose the windows).
+              const fits = function*(first: Option.Option<Fetched>) {
+                if (!holdsTarget) return { _tag: "Window" as const, start, end, first, asked }
+                const rest = end > target!.end ? [yield* resolve(target!.end + 1, end)] : []
                 return {
                   _tag: "Split" as const,
-                  parts: [Effect.succeed<Resolved>({ _tag: "Continue", ...target }), ...rest]
+                  parts: [Effect.succeed<Resolved>({ _tag: "Continue", ...target! }), ...rest]
                 }
               }
-              if (first._tag === "End" || !first.more || start === end) return yield* fits()
               const splitInto = (parts: number) =>
                 Effect.map(
                   Effect.forEach(split(start, end, parts), (p) => plan(p.start, p.end)),
                   (parts): Resolved => ({ _tag: "Split", parts })
                 )
-              // The count on the first page settles it without asking for a page past the limit (`totalItems: 0`
-              // beside records, as task types answer, is no count).
-              if (first.total !== undefined && first.total > 0) {
-                const pages = Math.ceil(first.total / first.size)
-                if (pages > settings.maxWindowPages) {
+              const counting = settledSize(path, pageSize)
+              const opening = yield* fetchPage(path, f, 1, counting ? 1 : pageSize)
+              const first = counting ? Option.none<Fetched>() : Option.some(opening)
+              if (opening._tag === "End") return yield* fits(Option.some(opening))
+              if (!counting && (!opening.more || start === end)) return yield* fits(first)
+              // The count settles it without asking for a page past the limit (`totalItems: 0` beside records, as
+              // task types answer, is no count).
+              if (opening.total !== undefined && opening.total > 0) {
+                const size = counting ? sizeFor(path, pageSize) : opening.size
+                const pages = Math.ceil(opening.total / size)
+                if (pages > settings.maxWindowPages && start < end) {
                   return yield* splitInto(2 ** Math.ceil(Math.log2(pages / settings.maxWindowPages)))
                 }
-                if (target !== undefined && start <= target.start && end >= target.end) return yield* fits()
-                for (let page = 2; page <= pages; page++) {
+                if (holdsTarget) return yield* fits(first)
+                for (let page = counting ? 1 : 2; page <= pages; page++) {
                   asked.set(
                     page,
                     yield* ahead.add(fetchPage(path, f, page, pageSize), {
@@ -386,18 +416,25 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
                     })
                   )
                 }
-                return yield* fits()
+                return yield* fits(first)
               }
+              // No count: the first page, and the page past the limit when it is full.
+              const page1 = counting ? yield* fetchPage(path, f, 1, pageSize) : opening
+              if (page1._tag === "End" || !page1.more || start === end) return yield* fits(Option.some(page1))
               const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
-              return beyond._tag === "End" ? yield* fits() : yield* splitInto(2)
+              return beyond._tag === "End" ? yield* fits(Option.some(page1)) : yield* splitInto(2)
             }),
-            { group: start, order: [start, 1], probe: true }
+            { group: start, order: [start, 0], probe: true }
           )
 
         /**
-         * The windows of `start..end` as the walk before an interruption found them: those before the window it
-         * continues in are skipped, those holding it are probed again (how they were split depends on what they
-         * hold), and it is walked from `fromPage` without a probe.
+         * The windows of `start..end`, those of an interrupted walk's range skipped up to the window it continues in.
+         * The checkpoint names that window (`target`) and the last page of it on disk: everything dated before it
+         * is on disk, nothing dated after it. A window holding it is probed again (how it is split depends on what
+         * it holds); one that holds only part of it (the windows were chosen otherwise: another version, or records
+         * added or deleted since) leaves that part to the target's walk, which comes first where the target
+         * starts, and resolves its days after the target afresh. So each record is written once, whatever chose the
+         * windows before.
          */
         const plan = (start: number, end: number): Effect.Effect<Effect.Effect<Resolved, ApiAborted | ListFailed>> => {
           if (target === undefined || start > target.end) return resolve(start, end)
@@ -405,9 +442,14 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           if (start === target.start && end === target.end) {
             return Effect.succeed(Effect.succeed({ _tag: "Continue", start, end }))
           }
-          return resolve(start, end)
+          if (start <= target.start && end >= target.end) return resolve(start, end)
+          const continued: ReadonlyArray<Effect.Effect<Resolved, ApiAborted | ListFailed>> = start <= target.start
+            ? [Effect.succeed({ _tag: "Continue", ...target })]
+            : []
+          if (end <= target.end) return Effect.succeed(Effect.succeed({ _tag: "Split", parts: continued }))
+          return Effect.map(resolve(target.end + 1, end), (after) =>
+            Effect.succeed({ _tag: "Split", parts: [...continued, after] }))
         }
-
         /** The pages of a resolved window, in date order and page order. */
         const pagesOf = (
           resolving: Effect.Effect<Resolved, ApiAborted | ListFailed>
@@ -434,16 +476,17 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
                 pageSize,
                 1,
                 { start: formatDay(resolved.start), end: formatDay(resolved.end) },
-                Option.some(resolved.first),
+                resolved.first,
                 keyOf,
-                (page) => resolved.asked.get(page)
+                (page) =>
+                  resolved.asked.get(page)
               ).pipe(Stream.ensuring(ahead.drop(resolved.start)))))
 
         if (since > until) return Stream.empty
-        // The whole range is asked as two halves at once: a small list costs two requests as with one window and
-        // its half, and a large one is known twice as fast.
-        const halves = yield* Effect.forEach(split(since, until, 2), (p) => plan(p.start, p.end))
-        return Stream.flatMap(Stream.fromIterable(halves), pagesOf)
+        // The whole range is counted first: a small list costs its count and its page, a large one is split at
+        // once into as many windows as its count needs, each counted (a count takes a fraction of a page's time),
+        // so every page of it is known, and asked within the in-flight limit, about one count after the start.
+        return pagesOf(yield* plan(since, until))
       })
     )
 

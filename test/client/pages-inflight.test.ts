@@ -1,8 +1,8 @@
 /**
  * The scheduling of a date-windowed walk of a slow list (issue 23, the slow-export bench): the walk keeps the
- * client's in-flight limit busy (8 requests at once) from the first answer on and never goes over it, the windows
- * a split finds are probed while the pages already known are asked, a probe is its window's first page (kept), and
- * no page is asked twice. In-flight counts come from the sandbox's request log (its count on the token when each
+ * client's in-flight limit busy (8 requests at once) as soon as the counts are answered and never goes over it,
+ * every window is counted (`pageSize=1`, a fraction of a page's time) before its pages are asked, and no page is
+ * asked twice; a small list costs its count and its page, an empty one its count. In-flight counts come from the sandbox's request log (its count on the token when each
  * request arrived); the queries from the walk's GETs, sent through the real client.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -22,7 +22,11 @@ const dayOfYear = (i: number) =>
  * A year of 240 tasks spread evenly, walked in pages of 10 with windows of at most `maxWindowPages` pages from a
  * sandbox answering a page in `pageMs`: the pages read, the queries asked (in order) and the sandbox's log of them.
  */
-const walkTheYear = (maxWindowPages: number, pageMs: number) =>
+const walkTheYear = (
+  maxWindowPages: number,
+  pageMs: number,
+  range: { readonly since: string; readonly until: string } = { since: "2026-01-01", until: "2026-12-31" }
+) =>
   Effect.gen(function*() {
     const sandbox = yield* startTestSandbox()
     const overrides = { pageSize, concurrency: safeInFlight, maxWindowPages }
@@ -61,21 +65,29 @@ const walkTheYear = (maxWindowPages: number, pageMs: number) =>
     })
     const pages = Chunk.toArray(
       yield* Stream.runCollect(
-        makePages(settings, get)("/tasks", { resource: resource("tasks"), since: "2026-01-01", until: "2026-12-31" })
+        makePages(settings, get)("/tasks", { resource: resource("tasks"), ...range })
       )
     )
     const lists = requestsTo((yield* sandbox.control.requests).slice(from), "GET", /\/tasks$/)
 
-    // Every task, once; no page of a window asked twice; every request answered (none over the limit).
+    // Every task of the range, once; no page of a window asked twice; every request answered (none over the limit).
     const ids = pages.flatMap((p) => p.records.map((r) => r.taskID ?? r.id))
-    assert.strictEqual(ids.length, tasks)
-    assert.strictEqual(new Set(ids).size, tasks)
+    const inRange = Array.from({ length: tasks }, (_, i) =>
+      dayOfYear(i)).filter((d) => d >= range.since && d <= range.until).length
+    assert.strictEqual(ids.length, inRange)
+    assert.strictEqual(new Set(ids).size, inRange)
     assert.strictEqual(new Set(asked).size, asked.length, `a page was asked twice:\n${asked.join("\n")}`)
     assert.strictEqual(lists.length, asked.length)
-    assert.isTrue(lists.every((e) => e.status === 200), "an error answer: the walk went over the limit")
+    // (An empty range answers its count 404, as the live service does.)
+    assert.isTrue(
+      lists.every((e) => e.status === 200 || (e.status === 404 && inRange === 0)),
+      "an error answer: the walk went over the limit"
+    )
     assert.isAtMost(Math.max(...lists.map((e) => e.inFlight)), safeInFlight)
     return { pages, asked, lists }
   })
+
+const sizeOf = (q: string) => (JSON.parse(q) as { pageSize: number }).pageSize
 
 const windowOf = (q: string) => {
   const f = (JSON.parse(q) as { paramFilter: { startDate: string; endDate: string } }).paramFilter
@@ -84,19 +96,24 @@ const windowOf = (q: string) => {
 
 describe("a windowed walk of a slow list", () => {
   it.scopedLive(
-    "fills the in-flight limit as soon as the first window is known, with no request but the pages it reads",
+    "fills the in-flight limit as soon as the windows are counted, with no request but the counts and the pages it reads",
     () =>
       Effect.gen(function*() {
-        // Windows of at most 12 pages: each half of the year (120 tasks, 12 pages) is one window.
+        // Windows of at most 12 pages: the year (24 pages) is split in halves (120 tasks, 12 pages each).
         const { asked, lists, pages } = yield* walkTheYear(12, 500)
-        // Nothing asked but the 24 pages read: each half's first page (its probe) is kept, no window is probed twice.
+        // Nothing asked but three counts (the year, then its halves at once) and the 24 pages read.
         assert.strictEqual(pages.length, tasks / pageSize)
-        assert.strictEqual(asked.length, pages.length, `requests beyond the pages:\n${asked.join("\n")}`)
-        // The two halves are asked at once; when one answers, the pages its count gives fill every slot: among the
-        // first 10 requests (the 2 probes and 8 pages), the last arrives with 8 in flight, none answered before it.
-        assert.deepStrictEqual(asked.slice(0, 2).map(windowOf), ["2026-01-01..2026-07-01", "2026-07-02..2026-12-31"])
-        const most = Math.max(...lists.slice(0, 10).map((e) => e.inFlight))
-        assert.strictEqual(most, safeInFlight, `at most ${most} in flight among the first 10 requests`)
+        assert.strictEqual(asked.length, pages.length + 3, `requests beyond the pages:\n${asked.join("\n")}`)
+        assert.deepStrictEqual(asked.slice(0, 3).map((q) => `${windowOf(q)} ${sizeOf(q)}`), [
+          "2026-01-01..2026-12-31 1",
+          "2026-01-01..2026-07-01 1",
+          "2026-07-02..2026-12-31 1"
+        ])
+        assert.isTrue(asked.slice(3).every((q) => sizeOf(q) === pageSize))
+        // The counts answered, every page of the year is known: the first 8 pages are asked at once, the 8th
+        // arriving with 8 in flight (a page takes 500 ms, a count 50 ms: no page answered before the 8th is asked).
+        const most = Math.max(...lists.slice(3, 11).map((e) => e.inFlight))
+        assert.strictEqual(most, safeInFlight, `at most ${most} in flight among the first 8 pages`)
       }),
     120_000
   )
@@ -109,8 +126,9 @@ describe("a windowed walk of a slow list", () => {
         const { asked, lists, pages } = yield* walkTheYear(5, 100)
         const windows = [...new Set(pages.map((p) => `${p.window!.start}..${p.window!.end}`))]
         assert.isAbove(windows.length, 4, "the year was walked in few windows: the test proves nothing")
-        // Requests beyond the pages: only the first pages of the two halves that were split.
-        assert.strictEqual(asked.length, pages.length + 2, `requests:\n${asked.join("\n")}`)
+        // Requests beyond the pages: the year's count and one count of each window, all asked before any page.
+        assert.strictEqual(asked.length, pages.length + 1 + windows.length, `requests:\n${asked.join("\n")}`)
+        assert.isTrue(asked.slice(0, 1 + windows.length).every((q) => sizeOf(q) === 1))
 
         // Each window after the first is probed before the window before it is all asked for.
         for (const [before, after] of windows.slice(0, -1).map((w, i) => [w, windows[i + 1]!] as const)) {
@@ -120,6 +138,22 @@ describe("a windowed walk of a slow list", () => {
         }
         const most = Math.max(...lists.map((e) => e.inFlight))
         assert.strictEqual(most, safeInFlight, `at most ${most} requests were in flight`)
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "costs a small list its count and its one page, and an empty one its count",
+    () =>
+      Effect.gen(function*() {
+        // The first 8 days of the year hold 6 tasks (one page of 10); 2025 holds none.
+        const small = yield* walkTheYear(40, 10, { since: "2026-01-01", until: "2026-01-08" })
+        assert.strictEqual(small.pages.length, 1)
+        assert.strictEqual(small.pages[0]!.records.length, 6)
+        assert.deepStrictEqual(small.asked.map(sizeOf), [1, pageSize], `requests:\n${small.asked.join("\n")}`)
+        const empty = yield* walkTheYear(40, 10, { since: "2025-01-01", until: "2025-12-31" })
+        assert.strictEqual(empty.pages.length, 0)
+        assert.deepStrictEqual(empty.asked.map(sizeOf), [1], `requests:\n${empty.asked.join("\n")}`)
       }),
     120_000
   )

@@ -1,5 +1,6 @@
 /**
- * Numbers the service reads back as 0 when they were never set (users' `hourValue`, the Blueprint's default): an
+ * Numbers the service reads back as 0 when they were never set (users' `hourValue` and services' `price`, the
+ * Blueprint's defaults: api-reference, the users' model and the services' create body "price … default 0.0"): an
  * export writes no 0 it cannot vouch for, and an import, its stale-edit check, a rerun and an undo never take a
  * file's empty cell against the server's 0 for a change or a conflict.
  */
@@ -19,6 +20,7 @@ import { undoIn } from "../undo/support.js"
 import { apiOf, cp1252, importInto, put, readReport, rowStatuses, startTestSandbox, tempDir } from "./support.js"
 
 const users = resource("users")
+const services = resource("services")
 
 describe("unset numbers read as 0 (users' hourValue)", () => {
   it.scopedLive(
@@ -105,4 +107,46 @@ describe("unset numbers read as 0 (users' hourValue)", () => {
       "Conflict"
     )
   })
+
+  it.scopedLive(
+    "services' price: an unset price is exported as an empty cell, and a 0 against an unset one is no change",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = yield* tempDir
+        const first = put(
+          dir,
+          "servicos.csv",
+          cp1252("externalCode;title;price\r\nSRV-1;Limpeza de split;\r\nSRV-2;Instalação;180,5\r\n")
+        )
+        const created = yield* importInto(sandbox, { resource: "services", file: first, runDir: Path.join(dir, "a") })
+        assert.deepStrictEqual(rowStatuses(readReport(created.runDir)), ["2:created", "3:created"])
+        const out = Path.join(dir, "export")
+        const api = yield* Effect.provide(Api, apiOf(sandbox))
+        yield* runExport(
+          yield* prepareExport({
+            resources: ["services"],
+            out,
+            format: "csv",
+            since: undefined,
+            until: undefined,
+            say: () => Effect.void
+          })
+        ).pipe(Effect.provideService(Api, api))
+        const file = Path.join(out, "services.csv")
+        const exported = parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""), { columns: true }) as Array<
+          Record<string, string>
+        >
+        // The service reads the unset price as "0.00": the export does not vouch for it.
+        assert.deepStrictEqual(exported.map((r) => [r.externalCode, r.price]), [["SRV-1", ""], ["SRV-2", "180.5"]])
+        const again = yield* importInto(sandbox, { resource: "services", file, runDir: Path.join(dir, "b") })
+        assert.deepStrictEqual(rowStatuses(readReport(again.runDir)), ["2:unchanged", "3:unchanged"])
+
+        const record = { id: 3, externalCode: "SRV-1", title: "Limpeza", price: "0.00" }
+        assert.deepStrictEqual(recordDifferences(services, record, { ...record, price: null }), [])
+        assert.deepStrictEqual(changes(services, { price: 0 }, { ...record, price: undefined }), [])
+        assert.deepStrictEqual(changes(services, { price: 12 }, record).map((c) => c.field), ["price"])
+      }).pipe(Effect.provide(NodeContext.layer)),
+    60_000
+  )
 })
