@@ -31,7 +31,7 @@ import {
   type ReadSettings
 } from "../import/Journal.js"
 import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
-import { type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
+import { ensurePlanTarget, type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
 import { type RefResolver, serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import { PlanSink, References } from "../import/Services.js"
@@ -429,6 +429,10 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     const api = yield* Api
     const say = tools.say ?? (() => Effect.void)
     const { request } = prepared
+    // A plan made against another server or account is refused before any step starts, as an import's plan is.
+    if (request.applying !== undefined) {
+      yield* ensurePlanTarget(request.applying.plan, api, request.applying.otherTarget === true)
+    }
     const statsAtStart = yield* api.stats
     const started = yield* nowIso
     yield* Effect.try({

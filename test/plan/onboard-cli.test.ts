@@ -9,7 +9,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -28,6 +28,7 @@ import {
   until,
   writes
 } from "../import/support.js"
+import { lastJson } from "../support.js"
 import { exportTo } from "./support.js"
 
 /** The account before the onboarding: one user and one customer. */
@@ -277,6 +278,53 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
           sent.every((w) => w.path === "/v2/customers" || w.path === "/v2/equipments"),
           JSON.stringify(sent)
         )
+      }),
+    180_000
+  )
+  it.scopedLive(
+    "a plan made against another account or server is refused before its first step: exit 2, nothing sent, no run left",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const sandbox = yield* startTestSandbox({
+          accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "outra", apiToken: "outra-token" }]
+        })
+        const book = writeWorkbook(dir)
+        const planFile = Path.join(dir, "implantacao.plan.json")
+        yield* seedAccount(sandbox, dir)
+        const dry = yield* runCli(["onboard", book, "--dry-run", "--plan", planFile, "--out", "ensaio"], sandbox, dir)
+        assert.strictEqual(dry.code, 0, dry.stderr)
+        const before = writes(yield* sandbox.control.requests).length
+
+        // Another account of the same server: refused as an import's plan is, not an onboarding aborted in its first
+        // step (which left a run directory whose summary said exit 3, "aborted").
+        const out = Path.join(dir, "outra-conta")
+        const otherAccount = yield* runCli(["apply", planFile, "--out", out, "--json"], sandbox, dir, {
+          FSM_API_KEY: "outra",
+          FSM_API_TOKEN: "outra-token"
+        })
+        assert.strictEqual(otherAccount.code, 2, otherAccount.stderr)
+        assert.include(otherAccount.stderr, `the plan ${planFile} was made against another account of ${sandbox.url}`)
+        assert.include(otherAccount.stderr, "--force-base-url")
+        assert.notInclude(otherAccount.stderr, "[1/3]")
+        assert.notInclude(otherAccount.stderr, "aborted")
+        assert.strictEqual(lastJson(otherAccount.stdout).exitCode, 2)
+        assert.isFalse(existsSync(out), "no run directory is left behind")
+
+        // Another server: refused the same way.
+        const elsewhere = yield* startTestSandbox()
+        const otherServer = yield* runCli(["apply", planFile, "--out", out], elsewhere, dir)
+        assert.strictEqual(otherServer.code, 2, otherServer.stderr)
+        assert.include(otherServer.stderr, `was sent to ${sandbox.url}`)
+        assert.isFalse(existsSync(out))
+        assert.strictEqual(writes(yield* elsewhere.control.requests).length, 0)
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, before)
+        assert.strictEqual((yield* sandbox.control.records("outra", "customers")).length, 0)
+
+        // The plan's own account: applied.
+        const applied = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
+        assert.strictEqual(applied.code, 0, applied.stderr)
+        assert.strictEqual((yield* sandbox.control.records("sandbox-key", "equipments")).length, 2)
       }),
     180_000
   )
