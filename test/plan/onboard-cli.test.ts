@@ -9,7 +9,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, mkdirSync, readFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -325,6 +325,68 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         const applied = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
         assert.strictEqual(applied.code, 0, applied.stderr)
         assert.strictEqual((yield* sandbox.control.records("sandbox-key", "equipments")).length, 2)
+      }),
+    180_000
+  )
+  it.scopedLive(
+    "a step's mapping profile edited after the plan: apply refuses before anything is sent (exit 2), the profile named",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const sandbox = yield* startTestSandbox()
+        // The customer's own list (title row, Portuguese headers, a footer), read through a profile; equipments plain.
+        const book = Path.join(dir, "cliente")
+        mkdirSync(book)
+        put(
+          book,
+          "clientes.csv",
+          cp1252(
+            "Clientes ativos em 27/11/2026;;\r\nCódigo;Razão social;Observação\r\n" +
+              "C-1;Padaria Pão Quente;cliente antigo\r\nC-2;Oficina São José;\r\nTotal: 2;;\r\n"
+          )
+        )
+        put(
+          book,
+          "equipments.csv",
+          cp1252("externalId;name;associatedCustomerExternalId\r\nE-1;Câmara fria;C-1\r\n")
+        )
+        const profileText = JSON.stringify(
+          {
+            resource: "customers",
+            sheet: "clientes.csv",
+            columns: { "Código": "externalId", "Razão social": "name", "Observação": "note" }
+          },
+          null,
+          2
+        )
+        const profile = put(dir, "clientes.map.json", profileText)
+        const planFile = Path.join(dir, "cliente.plan.json")
+        const dry = yield* runCli(
+          ["onboard", book, "--map", "customers=clientes.map.json", "--dry-run", "--plan", planFile, "--out", "ensaio"],
+          sandbox,
+          dir
+        )
+        assert.strictEqual(dry.code, 0, dry.stderr)
+        const plan = JSON.parse(readFileSync(planFile, "utf8"))
+        assert.strictEqual(plan.steps[0].read.map.file, profile)
+
+        // The note is no longer sent: the rows would send other fields than the approver saw.
+        writeFileSync(profile, profileText.replace(`"Observação": "note"`, `"Observação": "ignore"`))
+        const out = Path.join(dir, "aplicado")
+        const edited = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
+        assert.strictEqual(edited.code, 2, edited.stderr)
+        assert.include(edited.stderr, `${profile}: the mapping profile changed since the plan ${planFile} was made`)
+        assert.include(edited.stderr, "nothing was sent")
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, 0)
+        assert.isFalse(existsSync(out))
+
+        // The profile as planned: applied, each row as the plan said.
+        writeFileSync(profile, profileText)
+        const applied = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
+        assert.strictEqual(applied.code, 0, applied.stderr)
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(out, "customers"))), ["3:created", "4:created"])
+        const customers = yield* sandbox.control.records("sandbox-key", "customers")
+        assert.strictEqual(customers.find((c) => c.externalId === "C-1")!.note, "cliente antigo")
       }),
     180_000
   )
