@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
@@ -401,7 +402,10 @@ const writeOnboardPlan = (
       counts,
       steps
     }
-    yield* writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
+    const text = JSON.stringify(content, null, 1) + "\n"
+    yield* writeFileAtomic(Path.resolve(file), text)
+    // The sha256 `plan show` prints and the approver approves: the summary and report.html name it too.
+    return { file: Path.resolve(file), sha256: createHash("sha256").update(text).digest("hex") }
   })
 
 /**
@@ -460,6 +464,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     }
     // `--dry-run --plan`: each step's plan, written as one file when every step has run.
     const stepPlans: Array<PlanFile> = []
+    let wrotePlan: OnboardSummary["wrotePlan"]
     const steps: Array<StepSummary> = []
     const total = prepared.steps.length
 
@@ -511,6 +516,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
               }
             }
             : {}),
+          ...(wrotePlan !== undefined ? { wrotePlan } : {}),
           settings: {
             read: {
               encoding: request.read.encoding,
@@ -632,7 +638,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
 
     const interrupted = steps.length < total || steps.some((s) => s.interrupted)
     if (request.planOut !== undefined && request.dryRun && !interrupted) {
-      yield* writeOnboardPlan(request.planOut, prepared, stepPlans, request.sendWriteOnly === true)
+      wrotePlan = yield* writeOnboardPlan(request.planOut, prepared, stepPlans, request.sendWriteOnly === true)
       yield* say(
         `plan: ${
           Path.resolve(request.planOut)

@@ -9,7 +9,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -75,6 +76,14 @@ const writeWorkbook = (dir: string) => {
   return book
 }
 
+/** The text of report.html's "The plan" section (tags stripped, entities decoded), or "" when it has none. */
+const planOnPage = (runDir: string): string => {
+  const html = readFileSync(Path.join(runDir, "report.html"), "utf8")
+  const section = /<section><h2>The plan<\/h2>(.*?)<\/section>/s.exec(html)?.[1] ?? ""
+  return section.replace(/<\/(td|th|p|tr)>/g, " | ").replace(/<[^>]+>/g, "").replace(/&quot;/g, "\"")
+    .replace(/&amp;/g, "&").replace(/\s+/g, " ")
+}
+
 // A dry run's report shows the planned status (`would-create`): compared by the status it stands for.
 const keyStatus = (rows: ReadonlyArray<Record<string, string>>) =>
   rows.map((r) => `${r._row}:${r.externalId}:${statusOfShown(r._status!)}`)
@@ -119,6 +128,20 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         assert.include(shown.stdout, "steps      customers (2) → equipments (2) → tasks (1)")
         assert.include(shown.stdout, "step 2/3 equipments: ")
         assert.include(shown.stdout, "associatedCustomerId → the record row 3 of customers creates")
+        // The dry run's own report.html draws the plan for sign-off: its sha256, each step's planned rows, each
+        // row's write with its changes and the references to records earlier steps create.
+        const sha = createHash("sha256").update(readFileSync(planFile)).digest("hex")
+        const drawn = planOnPage(Path.join(dir, "ensaio"))
+        assert.include(drawn, `This dry run wrote the plan ${planFile}, sha256 ${sha}`)
+        assert.include(drawn, "customers | 2 | would-update 1 would-create 1 |")
+        assert.include(drawn, "equipments | 2 | would-create 2 |")
+        assert.include(drawn, `customers | 2 | would-update | upsert | C-EX, id `)
+        assert.include(drawn, `note: "cliente antigo" → "revisado na implantação"`)
+        assert.include(
+          drawn,
+          "equipments | 2 | would-create | upsert | E-1 | associatedCustomerId → the record row 3 of customers creates"
+        )
+        assert.include(drawn, "tasks | 2 | would-create | upsert | T-1 |")
 
         const applied = yield* runCli(
           [
@@ -150,6 +173,12 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         const summary = JSON.parse(readFileSync(Path.join(dir, "aplicado", "summary.json"), "utf8"))
         assert.strictEqual(summary.plan.approvedBy, "Ana Souza")
         assert.strictEqual(summary.plan.target.baseUrl, copy.url)
+        // The applied onboarding's report.html: the plan, its approver, and per step planned beside applied.
+        const onPage = planOnPage(Path.join(dir, "aplicado"))
+        assert.include(onPage, `This run applied the plan ${planFile}, sha256 ${sha}, made against ${copy.url}.`)
+        assert.include(onPage, "Approved by Ana Souza.")
+        assert.include(onPage, "customers | 2 | would-update 1 would-create 1 | created 1 updated 1 |")
+        assert.include(onPage, "equipments | 2 | would-create 2 | created 2 |", onPage)
 
         // Read back from the account: what the plan said.
         const customers = yield* original.control.records("sandbox-key", "customers")
@@ -162,6 +191,14 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         const tasks = yield* original.control.records("sandbox-key", "tasks")
         assert.strictEqual(tasks.length, 1)
         assert.strictEqual(tasks[0]!.customerId, novo.id)
+
+        // The plan file gone, the page written again says so instead of drawing rows it cannot vouch for.
+        renameSync(planFile, `${planFile}.moved`)
+        const again = yield* runCli(["report", Path.join(dir, "aplicado")], original, dir)
+        assert.strictEqual(again.code, 0, again.stderr)
+        assert.include(planOnPage(Path.join(dir, "aplicado")), `The plan file ${planFile} is not there now`)
+        assert.notInclude(planOnPage(Path.join(dir, "aplicado")), "would-create")
+        renameSync(`${planFile}.moved`, planFile)
 
         // The applied onboarding is a run like any other: verify holds, undo takes it back.
         const verified = yield* runCli(["verify", Path.join(dir, "aplicado")], original, dir)
