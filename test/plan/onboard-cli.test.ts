@@ -352,7 +352,15 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         const elsewhere = yield* startTestSandbox()
         const otherServer = yield* runCli(["apply", planFile, "--out", out], elsewhere, dir)
         assert.strictEqual(otherServer.code, 2, otherServer.stderr)
-        assert.include(otherServer.stderr, `was sent to ${sandbox.url}`)
+        assert.include(
+          otherServer.stderr,
+          `the plan was made against ${sandbox.url}, but your credentials are for ${elsewhere.url}`
+        )
+        assert.isFalse(existsSync(out))
+        // No server given: the plan's own address is never used with credentials read from nowhere.
+        const noServer = yield* runCli(["apply", planFile, "--out", out], undefined, dir)
+        assert.strictEqual(noServer.code, 2, noServer.stderr)
+        assert.include(noServer.stderr, `the plan was made against ${sandbox.url}, as the plan file says`)
         assert.isFalse(existsSync(out))
         assert.strictEqual(writes(yield* elsewhere.control.requests).length, 0)
         assert.strictEqual(writes(yield* sandbox.control.requests).length, before)
