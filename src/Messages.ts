@@ -233,6 +233,24 @@ const en = {
   "report.attemptsHeadings": "attempts|rows",
   "report.outcomeHeadings": "outcome|times",
   "report.wouldChangeHeadings": "row|would be|record|fields: as read → as sent",
+  "report.plan": "The plan",
+  "report.planWritten":
+    "This dry run wrote the plan {file}, sha256 {sha}: what the approver signs off, and all `fsm-bulk apply` sends.",
+  "report.planApplied": "This run applied the plan {file}, sha256 {sha}, made against {target}.",
+  "report.planApprover": "Approved by {name}.",
+  "report.planNoApprover": "No approver was named (`--approved-by`).",
+  "report.planSigner": "Signed by key {keyId}{trusted}.",
+  "report.planTrusted": ", the key given with --public-key",
+  "report.planMissing":
+    "The plan file {file} is not there now: its steps and rows are not drawn (the run's own are below).",
+  "report.planChanged":
+    "The plan file {file} changed since (its sha256 is now {sha}): its steps and rows are not drawn (the run's own are below).",
+  "report.planStepsHeadings": "step|rows|planned|applied|report",
+  "report.planRowsHeadings": "step|row|planned|write|key, record|fields: as read → as sent",
+  "report.planRef": "{field} → the record row {row} of {resource} creates",
+  "report.planNoWrite": "No row of the plan sends a write.",
+  "report.planFirstOf":
+    "The first {shown} of the plan's {total} rows that send a write; `fsm-bulk plan show {file} --all` lists them all.",
   "report.latencyNote":
     "From the moment a row's write was announced in the journal to its outcome: waits for the request budget and retries included.",
   "report.firstOf": "The first {shown} of {total} rows; report.csv lists every row's changes.",
@@ -644,6 +662,24 @@ const ptBR: { readonly [K in MessageKey]: string } = {
   "report.attemptsHeadings": "tentativas|linhas",
   "report.outcomeHeadings": "resultado|vezes",
   "report.wouldChangeHeadings": "linha|ficaria|registro|campos: como lidos → como enviados",
+  "report.plan": "O plano",
+  "report.planWritten":
+    "Esta simulação gravou o plano {file}, sha256 {sha}: o que o aprovador assina, e tudo o que `fsm-bulk apply` envia.",
+  "report.planApplied": "Esta execução aplicou o plano {file}, sha256 {sha}, feito contra {target}.",
+  "report.planApprover": "Aprovado por {name}.",
+  "report.planNoApprover": "Nenhum aprovador foi informado (`--approved-by`).",
+  "report.planSigner": "Assinado pela chave {keyId}{trusted}.",
+  "report.planTrusted": ", a chave dada com --public-key",
+  "report.planMissing":
+    "O arquivo do plano {file} não está mais lá: seus passos e linhas não são mostrados (os da execução estão abaixo).",
+  "report.planChanged":
+    "O arquivo do plano {file} mudou desde então (seu sha256 agora é {sha}): seus passos e linhas não são mostrados (os da execução estão abaixo).",
+  "report.planStepsHeadings": "passo|linhas|planejado|aplicado|relatório",
+  "report.planRowsHeadings": "passo|linha|planejado|escrita|chave, registro|campos: como lidos → como enviados",
+  "report.planRef": "{field} → o registro que a linha {row} de {resource} cria",
+  "report.planNoWrite": "Nenhuma linha do plano envia uma escrita.",
+  "report.planFirstOf":
+    "As primeiras {shown} das {total} linhas do plano que enviam uma escrita; `fsm-bulk plan show {file} --all` lista todas.",
   "report.latencyNote":
     "Do momento em que a gravação da linha foi anunciada no diário até o resultado: incluídas as esperas pelo limite de requisições e as novas tentativas.",
   "report.firstOf": "As primeiras {shown} de {total} linhas; report.csv lista as mudanças de cada linha.",

@@ -393,30 +393,34 @@ export const continuingConnection = Effect.fn("Connection.continuing")(function*
   options: ConnectionOptions,
   run: RunTarget | undefined,
   force: boolean,
-  what: string
+  what: string,
+  /** A plan (`apply`) was made against its server, as its file says; a run was sent to it, as its directory says. */
+  from: "run" | "plan" = "run"
 ) {
   if (run === undefined) return options
-  return yield* continuingTarget(yield* runShaped(options, run, what), run, force, what)
+  return yield* continuingTarget(yield* runShaped(options, run, what), run, force, what, from)
 })
 
 const continuingTarget = Effect.fn("Connection.continuingTarget")(function*(
   options: ConnectionOptions,
   run: RunTarget,
   force: boolean,
-  what: string
+  what: string,
+  from: "run" | "plan"
 ) {
+  const sentTo = from === "plan" ? "was made against" : "was sent to"
   const given = yield* pairedBaseUrl(options)
   if (run.embedded) {
     if (Option.isNone(given)) {
       yield* say(
-        `warning: ${what} was sent to an embedded sandbox, whose data was lost when its command ended: this continues against a new, empty ` +
+        `warning: ${what} ${sentTo} an embedded sandbox, whose data was lost when its command ended: this continues against a new, empty ` +
           "embedded sandbox, a rehearsal only (nothing reaches a real server)"
       )
       return options
     }
     if (!force) {
       return yield* usage(
-        `${what} was sent to an embedded, in-memory sandbox, not to ${given.value}: continuing there would send only the rows that run ` +
+        `${what} ${sentTo} an embedded, in-memory sandbox, not to ${given.value}: continuing there would send only the rows that run ` +
           `had not done. Import the file again against ${given.value}, or pass --force-base-url to continue there anyway`
       )
     }
@@ -425,14 +429,16 @@ const continuingTarget = Effect.fn("Connection.continuingTarget")(function*(
   const own = Either.getOrElse(validateBaseUrl(run.baseUrl), () => run.baseUrl)
   if (Option.isNone(given)) {
     return yield* usage(
-      `${what} was sent to ${own}, as its run directory says; credentials are never sent to an address read from a file, ` +
+      `${what} ${sentTo} ${own}, as ${
+        from === "plan" ? "the plan file" : "its run directory"
+      } says; credentials are never sent to an address read from a file, ` +
         `and nothing pairs yours with it: nothing was sent. If ${own} is your server, pass --base-url ${own} ` +
         `(or set FSM_BASE_URL), or add "baseUrl": "${own}" to the --credentials file`
     )
   }
   if (given.value !== own && !force) {
     return yield* usage(
-      `${what} was sent to ${own}, but your credentials are for ${given.value} (--base-url / FSM_BASE_URL or the credentials' baseUrl): ` +
+      `${what} ${sentTo} ${own}, but your credentials are for ${given.value} (--base-url / FSM_BASE_URL or the credentials' baseUrl): ` +
         `rows would be split between two servers; nothing was sent. ` +
         `Pass --base-url ${own} with its credentials to continue where it was sent, or --force-base-url to continue against ${given.value}`
     )

@@ -57,6 +57,7 @@ import { recordId } from "./Lookup.js"
 import { type ExportOrigin, foreignIds, foreignIdsMessage, foreignOrigin } from "./Origin.js"
 import {
   changesOf,
+  ensurePlanTarget,
   makePlanCollector,
   type PlanCollector,
   type PlanRef,
@@ -434,18 +435,7 @@ const planApplies = Effect.fn("Import.planApplies")(function*(
       }…): nothing was sent; make a new plan from the file as it is now`
     })
   }
-  if (a.otherTarget === true) return
-  const sameServer = plan.target.baseUrl === api.baseUrl
-  const sameAccount = plan.target.account === undefined || plan.target.account === api.account
-  if (!sameServer || !sameAccount) {
-    return yield* new UsageError({
-      message: `the plan ${a.plan.file} was made against ${
-        !sameServer ? plan.target.baseUrl : `another account of ${plan.target.baseUrl}`
-      }, not ${api.baseUrl}${
-        !sameServer ? "" : " with these credentials"
-      }: nothing was sent. Apply it where it was made, or pass --force-base-url to apply a plan rehearsed on a copy (each row is still sent only if the record here reads as the plan read it)`
-    })
-  }
+  yield* ensurePlanTarget(a.plan, api, a.otherTarget === true)
 })
 
 /**

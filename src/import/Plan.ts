@@ -128,6 +128,31 @@ export const OnboardPlanFile = Schema.Struct({
 })
 export type OnboardPlanFile = typeof OnboardPlanFile.Type
 
+/**
+ * A plan is applied only against the server and account it read, unless `otherTarget` (`--force-base-url`: a plan
+ * rehearsed on a copy). An embedded sandbox's plan applies to the embedded sandbox of the apply (its address is new
+ * each time; both start from the same sample records). Checked before anything is sent — for an onboarding before
+ * its first step — by the one rule for import and onboarding plans alike.
+ */
+export const ensurePlanTarget = Effect.fn("Plan.ensureTarget")(function*(
+  plan: { readonly file: string; readonly content: { readonly target: PlanTarget } },
+  api: { readonly baseUrl: string; readonly account?: string | undefined; readonly embedded?: boolean | undefined },
+  otherTarget: boolean
+) {
+  const target = plan.content.target
+  if (otherTarget || (target.embedded === true && api.embedded === true)) return
+  const sameServer = target.baseUrl === api.baseUrl
+  const sameAccount = target.account === undefined || target.account === api.account
+  if (sameServer && sameAccount) return
+  return yield* new UsageError({
+    message: `the plan ${plan.file} was made against ${
+      !sameServer ? target.baseUrl : `another account of ${target.baseUrl}`
+    }, not ${api.baseUrl}${
+      !sameServer ? "" : " with these credentials"
+    }: nothing was sent. Apply it where it was made, or pass --force-base-url to apply a plan rehearsed on a copy (each row is still sent only if the record here reads as the plan read it)`
+  })
+})
+
 /** A plan read back for `apply`: the file, its sha256 (recorded by the run) and its rows by number. */
 export interface LoadedPlan {
   readonly file: string

@@ -200,7 +200,8 @@ export const applyOnboardPlan = Effect.fn("Onboard.apply")(function*(
     a.connection,
     { baseUrl: c.target.baseUrl, embedded: c.target.embedded === true },
     a.forceBaseUrl,
-    "the plan"
+    "the plan",
+    "plan"
   )
   const runDir = a.out ?? defaultRunDir("onboard")
   yield* lockRunDir(runDir, "apply")

@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
@@ -31,7 +32,7 @@ import {
   type ReadSettings
 } from "../import/Journal.js"
 import { continueRun, type ImportJob, runImport, type RunResult } from "../import/Pipeline.js"
-import { type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
+import { ensurePlanTarget, type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
 import { type RefResolver, serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
 import { PlanSink, References } from "../import/Services.js"
@@ -401,7 +402,10 @@ const writeOnboardPlan = (
       counts,
       steps
     }
-    yield* writeFileAtomic(Path.resolve(file), JSON.stringify(content, null, 1) + "\n")
+    const text = JSON.stringify(content, null, 1) + "\n"
+    yield* writeFileAtomic(Path.resolve(file), text)
+    // The sha256 `plan show` prints and the approver approves: the summary and report.html name it too.
+    return { file: Path.resolve(file), sha256: createHash("sha256").update(text).digest("hex") }
   })
 
 /**
@@ -429,6 +433,10 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     const api = yield* Api
     const say = tools.say ?? (() => Effect.void)
     const { request } = prepared
+    // A plan made against another server or account is refused before any step starts, as an import's plan is.
+    if (request.applying !== undefined) {
+      yield* ensurePlanTarget(request.applying.plan, api, request.applying.otherTarget === true)
+    }
     const statsAtStart = yield* api.stats
     const started = yield* nowIso
     yield* Effect.try({
@@ -456,6 +464,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     }
     // `--dry-run --plan`: each step's plan, written as one file when every step has run.
     const stepPlans: Array<PlanFile> = []
+    let wrotePlan: OnboardSummary["wrotePlan"]
     const steps: Array<StepSummary> = []
     const total = prepared.steps.length
 
@@ -507,6 +516,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
               }
             }
             : {}),
+          ...(wrotePlan !== undefined ? { wrotePlan } : {}),
           settings: {
             read: {
               encoding: request.read.encoding,
@@ -628,7 +638,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
 
     const interrupted = steps.length < total || steps.some((s) => s.interrupted)
     if (request.planOut !== undefined && request.dryRun && !interrupted) {
-      yield* writeOnboardPlan(request.planOut, prepared, stepPlans, request.sendWriteOnly === true)
+      wrotePlan = yield* writeOnboardPlan(request.planOut, prepared, stepPlans, request.sendWriteOnly === true)
       yield* say(
         `plan: ${
           Path.resolve(request.planOut)

@@ -87,6 +87,8 @@ export interface OnboardSummary extends RunTraffic {
   readonly settings?: OnboardSettings
   /** `fsm-bulk apply` of an onboarding's plan: the plan (file, sha256, approver, target); `resume` goes on applying it. */
   readonly plan?: AppliedPlan
+  /** `--dry-run --plan PLAN`: the plan it wrote (absolute) and that file's sha256, what an approver approves. */
+  readonly wrotePlan?: { readonly file: string; readonly sha256: string }
 }
 
 /** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */

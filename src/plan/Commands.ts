@@ -260,7 +260,8 @@ export const applyCommand = Command.make(
         a.connection,
         { baseUrl: c.target.baseUrl, embedded: c.target.embedded === true },
         a.forceBaseUrl,
-        "the plan"
+        "the plan",
+        "plan"
       )
       const runDir = Option.getOrElse(a.out, () => defaultRunDir(resource))
       const approvedBy = Option.getOrUndefined(a.approvedBy)

@@ -286,6 +286,109 @@ const linkTo = (dir: string, file: string, label: string): string => {
 
 const section = (title: string, body: string): string => `<section><h2>${escape(title)}</h2>${body}</section>`
 
+/** `text` escaped, its `\u0000`, `\u0001` … marks replaced by the values as code. */
+const withCode = (text: string, values: ReadonlyArray<string>): string =>
+  values.reduce((html, v, i) => html.replace(String.fromCharCode(i), `<code>${escape(v)}</code>`), escape(text))
+
+/** A value of a plan's change as `plan show` prints it. */
+const planValue = (v: unknown): string =>
+  v === undefined || v === null || v === "" ? "(empty)" : typeof v === "number" || typeof v === "boolean"
+    ? String(v)
+    : JSON.stringify(v)
+
+const statusTags = (counts: Readonly<Record<string, number>>, dry: boolean, figure: string): string =>
+  `<span data-figure="${escape(figure)}">${
+    Object.entries(counts).filter(([, n]) => n > 0).map(([k, n]) => {
+      const shown = shownStatus(k as Status, dry)
+      return `<span class="tag ${tone(shown)}">${escape(shown)} ${fmt(n)}</span>`
+    }).join(" ")
+  }</span>`
+
+/**
+ * The plan a run wrote (an onboarding's `--dry-run --plan`) or applied: its file and sha256 (what the approver
+ * approves), approver and signer; each step's planned rows beside what the apply did; the rows that send a write
+ * with their changes, as `plan show` prints them.
+ */
+const planSection = (data: RunData): string => {
+  const p = data.plan
+  if (p === undefined) return ""
+  const applied = data.summary.plan
+  const head = p.role === "written"
+    ? withCode(t("report.planWritten", { file: "\u0000", sha: "\u0001" }), [p.file, p.sha256])
+    : withCode(t("report.planApplied", { file: "\u0000", sha: "\u0001", target: "\u0002" }), [
+      p.file,
+      p.sha256,
+      applied?.target.embedded === true ? t("report.embeddedSandbox") : applied?.target.baseUrl ?? ""
+    ])
+  const who = applied === undefined ? [] : [
+    applied.approvedBy !== undefined
+      ? `<span data-figure="plan:approvedBy">${escape(t("report.planApprover", { name: applied.approvedBy }))}</span>`
+      : escape(t("report.planNoApprover")),
+    ...(applied.signer !== undefined
+      ? [withCode(
+        t("report.planSigner", {
+          keyId: "\u0000",
+          trusted: applied.signer.trusted ? t("report.planTrusted") : ""
+        }),
+        [applied.signer.keyId]
+      )]
+      : [])
+  ]
+  const found = p.found.state === "missing"
+    ? [withCode(t("report.planMissing", { file: "\u0000" }), [p.file])]
+    : p.found.state === "changed"
+    ? [withCode(t("report.planChanged", { file: "\u0000", sha: "\u0001" }), [p.file, p.found.sha256])]
+    : []
+  const lines = [head, ...who].map((l) => `<p data-figure="plan:${p.role}">${l}</p>`).join("") +
+    found.map((l) => `<p class="muted" data-figure="plan:notRead">${l}</p>`).join("")
+  if (p.found.state !== "read") return section(t("report.plan"), lines)
+  const steps = table(
+    headings(t("report.planStepsHeadings")),
+    p.steps.map((step) => {
+      const ran = data.steps.find((r) => r.resource === step.resource)
+      // An import's page is its one step: what it did is the run's own counts.
+      const did = ran?.counts ?? (data.steps.length === 0 ? data.summary.counts : undefined)
+      return [
+        escape(step.resource),
+        fmt(step.rows),
+        statusTags(step.counts, true, `plan:planned:${step.resource}`),
+        p.role === "applied" && did !== undefined ? statusTags(did, false, `plan:applied:${step.resource}`) : "",
+        ran === undefined ? "" : linkTo(ran.dir, reportHtml, t("report.report"))
+      ]
+    })
+  )
+  const w = p.writes
+  const rows = w.total === 0
+    ? `<p class="muted">${escape(t("report.planNoWrite"))}</p>`
+    : table(
+      headings(t("report.planRowsHeadings")),
+      w.rows.map((r) => {
+        const shown = shownStatus(r.status as Status, true)
+        return [
+          escape(r.step),
+          `<span data-figure="plan:row:${escape(r.step)}:${r.row}">${r.row}</span>`,
+          `<span class="tag ${tone(shown)}">${escape(shown)}</span>`,
+          escape(r.intent),
+          escape(
+            [r.key, r.recordId !== undefined ? `id ${r.recordId}` : undefined].filter((x) => x !== undefined)
+              .join(", ")
+          ),
+          escape(
+            [
+              ...r.changes.map((c) => `${c.field}: ${planValue(c.from)} → ${planValue(c.to)}`),
+              ...r.planned.map((ref) => t("report.planRef", { field: ref.field, row: ref.row, resource: ref.resource }))
+            ].join("; ")
+          )
+        ]
+      })
+    ) + (w.total > w.rows.length
+      ? `<p class="muted">${
+        escape(t("report.planFirstOf", { shown: fmt(w.rows.length), total: fmt(w.total), file: p.file }))
+      }</p>`
+      : "")
+  return section(t("report.plan"), lines + steps + rows)
+}
+
 /** The page for one run directory. */
 const renderRunReport = (data: RunData): string => {
   const s = data.summary
@@ -574,6 +677,7 @@ ${
 ${section(t("report.rowsByStatus"), counts)}
 ${columnPlan}
 ${steps}
+${planSection(data)}
 ${section(t("report.errorsByKind"), errors)}
 ${wouldChange}
 ${perRow}

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import * as readline from "node:readline"
@@ -49,8 +50,11 @@ const SummaryFields = Schema.Struct({
     file: Schema.String,
     sha256: Schema.String,
     approvedBy: Schema.optional(Schema.String),
-    target: Schema.Struct({ baseUrl: Schema.String })
+    target: Schema.Struct({ baseUrl: Schema.String, embedded: Schema.optional(Schema.Boolean) }),
+    signer: Schema.optional(Schema.Struct({ keyId: Schema.String, trusted: Schema.Boolean }))
   })),
+  /** The plan an onboarding's dry run wrote (`--plan`): its file and sha256. */
+  wrotePlan: Schema.optional(Schema.Struct({ file: Schema.String, sha256: Schema.String })),
   /** Source columns not sent. */
   ignoredColumns: Schema.optional(Schema.Array(Schema.String)),
   /** The mapping profile (`--map`): its file and hash, header row, rows skipped, and the column plan. */
@@ -85,6 +89,116 @@ const SummaryFields = Schema.Struct({
 export type RunSummary = typeof SummaryFields.Type
 
 const decodeSummary = Schema.decodeUnknownOption(Schema.parseJson(SummaryFields))
+
+/**
+ * The parts of a plan file (`import/Plan.ts`, an import's or an onboarding's) the page draws: each step's resource,
+ * counts and the rows that send a write. Other fields are ignored, so newer plans still read.
+ */
+const PlanRowFields = Schema.Struct({
+  row: Schema.Number,
+  status: Schema.String,
+  intent: Schema.optional(Schema.String),
+  key: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  recordId: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
+  state: Schema.optional(Schema.Struct({ id: Schema.optional(Schema.Union(Schema.String, Schema.Number)) })),
+  changes: Schema.optional(
+    Schema.Array(Schema.Struct({ field: Schema.String, from: Schema.Unknown, to: Schema.Unknown }))
+  ),
+  refs: Schema.optional(Schema.Array(Schema.Struct({ field: Schema.String, to: Schema.Array(Schema.Unknown) })))
+})
+const PlanStepFields = Schema.Struct({
+  resource: Schema.String,
+  rows: Schema.Number,
+  counts: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  plan: Schema.Array(PlanRowFields)
+})
+const decodePlan = Schema.decodeUnknownOption(
+  Schema.parseJson(Schema.Union(Schema.Struct({ steps: Schema.Array(PlanStepFields) }), PlanStepFields))
+)
+
+/** A row of a plan that sends a write, as the page lists it. */
+export interface PlannedWrite {
+  readonly step: string
+  readonly row: number
+  readonly status: string
+  readonly intent: string
+  readonly key: string | undefined
+  readonly recordId: string | undefined
+  readonly changes: ReadonlyArray<{ readonly field: string; readonly from: unknown; readonly to: unknown }>
+  /** References to records an earlier step's row creates: field, resource and row. */
+  readonly planned: ReadonlyArray<{ readonly field: string; readonly resource: string; readonly row: number }>
+}
+
+/** The plan a run wrote or applied, read back from its file when that file is still the one the run named. */
+export interface PlanView {
+  readonly role: "written" | "applied"
+  readonly file: string
+  readonly sha256: string
+  /** `read`: the file has the sha256 the run named; else what is drawn comes from the summary alone. */
+  readonly found: { readonly state: "read" } | { readonly state: "missing" } | {
+    readonly state: "changed"
+    readonly sha256: string
+  }
+  readonly steps: ReadonlyArray<
+    { readonly resource: string; readonly rows: number; readonly counts: Readonly<Record<string, number>> }
+  >
+  /** The rows that send a write, in step and row order: the first `changesKept`, and how many there are. */
+  readonly writes: { readonly rows: ReadonlyArray<PlannedWrite>; readonly total: number }
+}
+
+const plannedRefs = (refs: ReadonlyArray<{ readonly field: string; readonly to: ReadonlyArray<unknown> }>) =>
+  refs.flatMap((r) =>
+    r.to.flatMap((to) => {
+      const t = to as { readonly resource?: unknown; readonly row?: unknown } | null
+      return typeof t === "object" && t !== null && typeof t.resource === "string" && typeof t.row === "number"
+        ? [{ field: r.field, resource: t.resource, row: t.row }]
+        : []
+    })
+  )
+
+/** Reads the plan `named` (the summary's `plan` or `wrotePlan`); the page says when its file is gone or changed. */
+const readPlanView = Effect.fn("RunData.plan")(function*(
+  role: PlanView["role"],
+  named: { readonly file: string; readonly sha256: string }
+) {
+  const none = { steps: [], writes: { rows: [], total: 0 } }
+  const bytes = yield* Effect.promise(() => fs.promises.readFile(named.file).catch(() => undefined))
+  if (bytes === undefined) return { role, ...named, found: { state: "missing" }, ...none } satisfies PlanView
+  const now = createHash("sha256").update(bytes).digest("hex")
+  const decoded = decodePlan(bytes.toString("utf8"))
+  if (now !== named.sha256 || Option.isNone(decoded)) {
+    return { role, ...named, found: { state: "changed", sha256: now }, ...none } satisfies PlanView
+  }
+  const steps = "steps" in decoded.value ? decoded.value.steps : [decoded.value]
+  const rows: Array<PlannedWrite> = []
+  let total = 0
+  for (const step of steps) {
+    for (const p of step.plan) {
+      if (p.intent === undefined) continue
+      total += 1
+      if (rows.length >= changesKept) continue
+      const record = p.recordId ?? p.id ?? p.state?.id
+      rows.push({
+        step: step.resource,
+        row: p.row,
+        status: p.status,
+        intent: p.intent,
+        key: p.key,
+        recordId: record === undefined ? undefined : String(record),
+        changes: p.changes ?? [],
+        planned: plannedRefs(p.refs ?? [])
+      })
+    }
+  }
+  return {
+    role,
+    ...named,
+    found: { state: "read" },
+    steps: steps.map((s) => ({ resource: s.resource, rows: s.rows, counts: s.counts })),
+    writes: { rows, total }
+  } satisfies PlanView
+})
 
 /** The journal lines the page reads (other fields are ignored, so newer journals still read). */
 const JournalLine = Schema.Struct({
@@ -165,6 +279,8 @@ export interface RunData {
    * would change: the first `changesKept`, and how many there are in all.
    */
   readonly wouldChange: { readonly rows: ReadonlyArray<WouldChange>; readonly total: number }
+  /** The plan the run wrote (an onboarding's `--dry-run --plan`) or applied (`fsm-bulk apply`), read from its file. */
+  readonly plan: PlanView | undefined
   /** Steps of an onboarding, each with its own page. */
   readonly steps: ReadonlyArray<
     {
@@ -386,9 +502,15 @@ export const readRunData = Effect.fn("RunData.read")(function*(runDir: string) {
     requests: s.requests
   }))
 
+  const named = summary.value.plan ?? summary.value.wrotePlan
+  const plan = named === undefined
+    ? undefined
+    : yield* readPlanView(summary.value.plan !== undefined ? "applied" : "written", named)
+
   return {
     runDir,
     summary: summary.value,
+    plan,
     sessions,
     bucketMs,
     buckets: [...buckets.entries()].map(([start, b]) => ({ start, ...b })),

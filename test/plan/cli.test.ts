@@ -208,4 +208,25 @@ describe("plan and apply from the command line", () => {
       }),
     180_000
   )
+  it.scopedLive(
+    "a plan made on the embedded sandbox applies to the embedded sandbox (its address is new each time)",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const file = put(dir, "clientes.csv", cp1252("externalId;name\r\nK-1;Alfa Ltda\r\nK-2;Beta & Filhos\r\n"))
+        const planFile = Path.join(dir, "clientes.plan.json")
+        const dry = yield* runCli(
+          ["import", "customers", file, "--dry-run", "--plan", planFile, "--out", "dry"],
+          undefined,
+          dir
+        )
+        assert.strictEqual(dry.code, 0, dry.stderr)
+        assert.strictEqual(JSON.parse(readFileSync(planFile, "utf8")).target.embedded, true)
+        const applied = yield* runCli(["apply", planFile, "--out", "apply"], undefined, dir)
+        assert.strictEqual(applied.code, 0, applied.stderr)
+        assert.include(applied.stderr, "a rehearsal only")
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(dir, "apply"))), ["2:created", "3:created"])
+      }),
+    180_000
+  )
 })

@@ -9,7 +9,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { mkdirSync, readFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -28,6 +29,7 @@ import {
   until,
   writes
 } from "../import/support.js"
+import { lastJson } from "../support.js"
 import { exportTo } from "./support.js"
 
 /** The account before the onboarding: one user and one customer. */
@@ -74,6 +76,14 @@ const writeWorkbook = (dir: string) => {
   return book
 }
 
+/** The text of report.html's "The plan" section (tags stripped, entities decoded), or "" when it has none. */
+const planOnPage = (runDir: string): string => {
+  const html = readFileSync(Path.join(runDir, "report.html"), "utf8")
+  const section = /<section><h2>The plan<\/h2>(.*?)<\/section>/s.exec(html)?.[1] ?? ""
+  return section.replace(/<\/(td|th|p|tr)>/g, " | ").replace(/<[^>]+>/g, "").replace(/&quot;/g, "\"")
+    .replace(/&amp;/g, "&").replace(/\s+/g, " ")
+}
+
 // A dry run's report shows the planned status (`would-create`): compared by the status it stands for.
 const keyStatus = (rows: ReadonlyArray<Record<string, string>>) =>
   rows.map((r) => `${r._row}:${r.externalId}:${statusOfShown(r._status!)}`)
@@ -118,6 +128,20 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         assert.include(shown.stdout, "steps      customers (2) → equipments (2) → tasks (1)")
         assert.include(shown.stdout, "step 2/3 equipments: ")
         assert.include(shown.stdout, "associatedCustomerId → the record row 3 of customers creates")
+        // The dry run's own report.html draws the plan for sign-off: its sha256, each step's planned rows, each
+        // row's write with its changes and the references to records earlier steps create.
+        const sha = createHash("sha256").update(readFileSync(planFile)).digest("hex")
+        const drawn = planOnPage(Path.join(dir, "ensaio"))
+        assert.include(drawn, `This dry run wrote the plan ${planFile}, sha256 ${sha}`)
+        assert.include(drawn, "customers | 2 | would-update 1 would-create 1 |")
+        assert.include(drawn, "equipments | 2 | would-create 2 |")
+        assert.include(drawn, `customers | 2 | would-update | upsert | C-EX, id `)
+        assert.include(drawn, `note: "cliente antigo" → "revisado na implantação"`)
+        assert.include(
+          drawn,
+          "equipments | 2 | would-create | upsert | E-1 | associatedCustomerId → the record row 3 of customers creates"
+        )
+        assert.include(drawn, "tasks | 2 | would-create | upsert | T-1 |")
 
         const applied = yield* runCli(
           [
@@ -149,6 +173,12 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         const summary = JSON.parse(readFileSync(Path.join(dir, "aplicado", "summary.json"), "utf8"))
         assert.strictEqual(summary.plan.approvedBy, "Ana Souza")
         assert.strictEqual(summary.plan.target.baseUrl, copy.url)
+        // The applied onboarding's report.html: the plan, its approver, and per step planned beside applied.
+        const onPage = planOnPage(Path.join(dir, "aplicado"))
+        assert.include(onPage, `This run applied the plan ${planFile}, sha256 ${sha}, made against ${copy.url}.`)
+        assert.include(onPage, "Approved by Ana Souza.")
+        assert.include(onPage, "customers | 2 | would-update 1 would-create 1 | created 1 updated 1 |")
+        assert.include(onPage, "equipments | 2 | would-create 2 | created 2 |", onPage)
 
         // Read back from the account: what the plan said.
         const customers = yield* original.control.records("sandbox-key", "customers")
@@ -161,6 +191,14 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
         const tasks = yield* original.control.records("sandbox-key", "tasks")
         assert.strictEqual(tasks.length, 1)
         assert.strictEqual(tasks[0]!.customerId, novo.id)
+
+        // The plan file gone, the page written again says so instead of drawing rows it cannot vouch for.
+        renameSync(planFile, `${planFile}.moved`)
+        const again = yield* runCli(["report", Path.join(dir, "aplicado")], original, dir)
+        assert.strictEqual(again.code, 0, again.stderr)
+        assert.include(planOnPage(Path.join(dir, "aplicado")), `The plan file ${planFile} is not there now`)
+        assert.notInclude(planOnPage(Path.join(dir, "aplicado")), "would-create")
+        renameSync(`${planFile}.moved`, planFile)
 
         // The applied onboarding is a run like any other: verify holds, undo takes it back.
         const verified = yield* runCli(["verify", Path.join(dir, "aplicado")], original, dir)
@@ -277,6 +315,123 @@ describe("onboard --dry-run --plan on a copy, apply to the account", () => {
           sent.every((w) => w.path === "/v2/customers" || w.path === "/v2/equipments"),
           JSON.stringify(sent)
         )
+      }),
+    180_000
+  )
+  it.scopedLive(
+    "a plan made against another account or server is refused before its first step: exit 2, nothing sent, no run left",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const sandbox = yield* startTestSandbox({
+          accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, { apiKey: "outra", apiToken: "outra-token" }]
+        })
+        const book = writeWorkbook(dir)
+        const planFile = Path.join(dir, "implantacao.plan.json")
+        yield* seedAccount(sandbox, dir)
+        const dry = yield* runCli(["onboard", book, "--dry-run", "--plan", planFile, "--out", "ensaio"], sandbox, dir)
+        assert.strictEqual(dry.code, 0, dry.stderr)
+        const before = writes(yield* sandbox.control.requests).length
+
+        // Another account of the same server: refused as an import's plan is, not an onboarding aborted in its first
+        // step (which left a run directory whose summary said exit 3, "aborted").
+        const out = Path.join(dir, "outra-conta")
+        const otherAccount = yield* runCli(["apply", planFile, "--out", out, "--json"], sandbox, dir, {
+          FSM_API_KEY: "outra",
+          FSM_API_TOKEN: "outra-token"
+        })
+        assert.strictEqual(otherAccount.code, 2, otherAccount.stderr)
+        assert.include(otherAccount.stderr, `the plan ${planFile} was made against another account of ${sandbox.url}`)
+        assert.include(otherAccount.stderr, "--force-base-url")
+        assert.notInclude(otherAccount.stderr, "[1/3]")
+        assert.notInclude(otherAccount.stderr, "aborted")
+        assert.strictEqual(lastJson(otherAccount.stdout).exitCode, 2)
+        assert.isFalse(existsSync(out), "no run directory is left behind")
+
+        // Another server: refused the same way.
+        const elsewhere = yield* startTestSandbox()
+        const otherServer = yield* runCli(["apply", planFile, "--out", out], elsewhere, dir)
+        assert.strictEqual(otherServer.code, 2, otherServer.stderr)
+        assert.include(
+          otherServer.stderr,
+          `the plan was made against ${sandbox.url}, but your credentials are for ${elsewhere.url}`
+        )
+        assert.isFalse(existsSync(out))
+        // No server given: the plan's own address is never used with credentials read from nowhere.
+        const noServer = yield* runCli(["apply", planFile, "--out", out], undefined, dir)
+        assert.strictEqual(noServer.code, 2, noServer.stderr)
+        assert.include(noServer.stderr, `the plan was made against ${sandbox.url}, as the plan file says`)
+        assert.isFalse(existsSync(out))
+        assert.strictEqual(writes(yield* elsewhere.control.requests).length, 0)
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, before)
+        assert.strictEqual((yield* sandbox.control.records("outra", "customers")).length, 0)
+
+        // The plan's own account: applied.
+        const applied = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
+        assert.strictEqual(applied.code, 0, applied.stderr)
+        assert.strictEqual((yield* sandbox.control.records("sandbox-key", "equipments")).length, 2)
+      }),
+    180_000
+  )
+  it.scopedLive(
+    "a step's mapping profile edited after the plan: apply refuses before anything is sent (exit 2), the profile named",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir
+        const sandbox = yield* startTestSandbox()
+        // The customer's own list (title row, Portuguese headers, a footer), read through a profile; equipments plain.
+        const book = Path.join(dir, "cliente")
+        mkdirSync(book)
+        put(
+          book,
+          "clientes.csv",
+          cp1252(
+            "Clientes ativos em 27/11/2026;;\r\nCódigo;Razão social;Observação\r\n" +
+              "C-1;Padaria Pão Quente;cliente antigo\r\nC-2;Oficina São José;\r\nTotal: 2;;\r\n"
+          )
+        )
+        put(
+          book,
+          "equipments.csv",
+          cp1252("externalId;name;associatedCustomerExternalId\r\nE-1;Câmara fria;C-1\r\n")
+        )
+        const profileText = JSON.stringify(
+          {
+            resource: "customers",
+            sheet: "clientes.csv",
+            columns: { "Código": "externalId", "Razão social": "name", "Observação": "note" }
+          },
+          null,
+          2
+        )
+        const profile = put(dir, "clientes.map.json", profileText)
+        const planFile = Path.join(dir, "cliente.plan.json")
+        const dry = yield* runCli(
+          ["onboard", book, "--map", "customers=clientes.map.json", "--dry-run", "--plan", planFile, "--out", "ensaio"],
+          sandbox,
+          dir
+        )
+        assert.strictEqual(dry.code, 0, dry.stderr)
+        const plan = JSON.parse(readFileSync(planFile, "utf8"))
+        assert.strictEqual(plan.steps[0].read.map.file, profile)
+
+        // The note is no longer sent: the rows would send other fields than the approver saw.
+        writeFileSync(profile, profileText.replace(`"Observação": "note"`, `"Observação": "ignore"`))
+        const out = Path.join(dir, "aplicado")
+        const edited = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
+        assert.strictEqual(edited.code, 2, edited.stderr)
+        assert.include(edited.stderr, `${profile}: the mapping profile changed since the plan ${planFile} was made`)
+        assert.include(edited.stderr, "nothing was sent")
+        assert.strictEqual(writes(yield* sandbox.control.requests).length, 0)
+        assert.isFalse(existsSync(out))
+
+        // The profile as planned: applied, each row as the plan said.
+        writeFileSync(profile, profileText)
+        const applied = yield* runCli(["apply", planFile, "--out", out], sandbox, dir)
+        assert.strictEqual(applied.code, 0, applied.stderr)
+        assert.deepStrictEqual(rowStatuses(readReport(Path.join(out, "customers"))), ["3:created", "4:created"])
+        const customers = yield* sandbox.control.records("sandbox-key", "customers")
+        assert.strictEqual(customers.find((c) => c.externalId === "C-1")!.note, "cliente antigo")
       }),
     180_000
   )
