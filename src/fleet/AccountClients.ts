@@ -18,6 +18,7 @@ import { HttpAdapter } from "../client/HttpAdapter.js"
 import { parseRate, type Rate } from "../Units.js"
 import { FleetError } from "./Errors.js"
 import { type Fence, fencedAgentLayer } from "./Fence.js"
+import { groupCommit } from "./GroupCommit.js"
 import { open } from "./Secrets.js"
 import type { FleetStore, StoredAccount } from "./Store.js"
 
@@ -102,10 +103,14 @@ export const makeAccountClients = Effect.fn("Fleet.accountClients")(function*(op
       const api = yield* apiFor(first)
       let change: "removed" | "replaced" | undefined
       const changed = yield* Deferred.make<void>()
+      // The requests that reach the gate while a look-up is on its way share the next one, which starts after they
+      // arrived (GroupCommit.ts): each still sees the account as it is after it came, at one look-up per round trip
+      // instead of one per request (which queued behind the worker's few store connections: issue 29).
+      const lookUp = groupCommit((_: ReadonlyArray<void>) => store.account(name))
       const gate = Effect.gen(function*() {
         if (change === undefined) {
           // A store that cannot answer (after its retries) is the lease check's to find: it stops the run too.
-          const now = yield* store.account(name).pipe(Effect.orElseSucceed(() => first))
+          const now = yield* lookUp(undefined).pipe(Effect.orElseSucceed(() => first))
           if (now === undefined) change = "removed"
           else if (accountSettings(now) !== accountSettings(first)) change = "replaced"
           else return

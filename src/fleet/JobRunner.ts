@@ -27,6 +27,7 @@ import type { ResourceName } from "../Resources.js"
 import { RunStop } from "../Signals.js"
 import type { WatchedAccount } from "./AccountClients.js"
 import type { FleetError } from "./Errors.js"
+import { groupCommit } from "./GroupCommit.js"
 import { currentLease, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
 import { type JobData, jobFormat } from "./Queue.js"
 import { finalStates, type FleetStore, type JobRow } from "./Store.js"
@@ -274,10 +275,12 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     Effect.gen(function*() {
       const { epoch, guard, row, sent } = leased
       const local = yield* openJournal(path)
+      // Lines of rows sent at once go to the store together (GroupCommit.ts); each still waits for its own.
+      const record = groupCommit((lines: ReadonlyArray<string>) => store.appendLines(row.id, epoch, lines))
       return {
         path,
         append: (line) =>
-          store.appendLine(row.id, epoch, JSON.stringify(line)).pipe(
+          record(JSON.stringify(line)).pipe(
             // The store stayed unusable past the retries (Transient.ts): the job goes back to the queue.
             Effect.tapError((e) => Effect.sync(() => (leased.storeFailed.any ||= e.reason === "Unavailable"))),
             Effect.mapError((e) => cannotWrite(path, e, "cannot record the journal line in the fleet store")),

@@ -10,6 +10,7 @@ import type * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -98,10 +99,28 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
       }
     }
   })
+  // One question at a time: the requests (and the heartbeat) that find the confirmation stale while it is being
+  // asked wait for its answer instead of each asking the store. Each asked its own once, and on a loaded host whose
+  // store answered slowly they piled up behind the worker's few connections, every answer came too late to count
+  // and was asked again, and the job's journal lines waited behind them (issue 29: the scale smoke on PostgreSQL).
+  // An answer shared is as good as one's own: it confirms the lease as of when it was asked, as the heartbeat's do.
+  let asking: Deferred.Deferred<boolean> | undefined
+  const confirm: Effect.Effect<boolean> = Effect.suspend(() => {
+    if (asking !== undefined) return Deferred.await(asking)
+    const answer = Deferred.unsafeMake<boolean>(FiberId.none)
+    asking = answer
+    // Asked on a fiber of its own: a request interrupted while it waits does not cancel the others' answer.
+    return Effect.forkDaemon(
+      Effect.flatMap(
+        Effect.exit(check),
+        (exit) => Effect.zipRight(Effect.sync(() => (asking = undefined)), Deferred.done(answer, exit))
+      )
+    ).pipe(Effect.zipRight(Deferred.await(answer)))
+  })
   const gate = Effect.gen(function*() {
     if (yield* Deferred.isDone(lost)) return yield* Effect.interrupt
     if (now() - confirmed < fresh) return
-    if (!(yield* check)) return yield* Effect.interrupt
+    if (!(yield* confirm)) return yield* Effect.interrupt
   })
   const fence: Fence = {
     refusal: () => {
@@ -114,6 +133,6 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
         } ms ago (a request leaves within ${bound} ms of it)`
     }
   }
-  const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), check), { while: (ok) => ok })
-  return { lost, lose, unconfirmed: () => unanswered, check, gate, fence, heartbeat }
+  const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), confirm), { while: (ok) => ok })
+  return { lost, lose, unconfirmed: () => unanswered, check: confirm, gate, fence, heartbeat }
 })

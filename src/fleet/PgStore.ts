@@ -127,6 +127,15 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
         return commit
       }))
 
+    // One statement for the lines of a group commit: the lease is looked up (and locked for share) once for all.
+    const appendLines = (job: string, epoch: number, lines: ReadonlyArray<string>) =>
+      count(
+        `INSERT INTO ${schema}.journal (job, epoch, line)
+         SELECT $1, $2, t.line FROM unnest($3::text[]) WITH ORDINALITY AS t(line, i)
+         WHERE EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)
+         ORDER BY t.i`,
+        [job, epoch, lines]
+      ).pipe(Effect.map((n) => n === lines.length && n > 0))
     const takeLease = (job: string, owner: string) =>
       query<{ epoch: number }>(
         `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
@@ -296,13 +305,8 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
         query<Lease>(`SELECT epoch, owner FROM ${schema}.leases WHERE job = $1`, [job]).pipe(
           Effect.map((rows) => rows[0])
         ),
-      appendLine: (job, epoch, line) =>
-        count(
-          `INSERT INTO ${schema}.journal (job, epoch, line)
-           SELECT $1, $2, $3 WHERE EXISTS (
-             SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2 FOR SHARE)`,
-          [job, epoch, line]
-        ).pipe(Effect.map((n) => n === 1)),
+      appendLine: (job, epoch, line) => appendLines(job, epoch, [line]),
+      appendLines,
       journalLines: (job) =>
         query<{ line: string }>(`SELECT line FROM ${schema}.journal WHERE job = $1 ORDER BY seq`, [job]).pipe(
           Effect.map((rows) => rows.map((r) => r.line))

@@ -106,13 +106,15 @@ const scripts = {
     redis.call('HSET', KEYS[2], 'owner', ARGV[1], 'taken', ARGV[2])
     return e`,
   /**
-   * KEYS: lease, journal (the job's, or one of its streams'), done. ARGV: epoch, line, what the done set counts of a
-   * `done` line ('' for other lines). 1 when appended.
+   * KEYS: lease, journal (the job's, or one of its streams'), done. ARGV: epoch, then for each line: the line, what
+   * the done set counts of a `done` line ('' for other lines). 1 when appended (all of them).
    */
   appendLine: `
     if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
-    redis.call('RPUSH', KEYS[2], ARGV[2])
-    if ARGV[3] ~= '' then redis.call('SADD', KEYS[3], ARGV[3]) end
+    for i = 2, #ARGV, 2 do
+      redis.call('RPUSH', KEYS[2], ARGV[i])
+      if ARGV[i + 1] ~= '' then redis.call('SADD', KEYS[3], ARGV[i + 1]) end
+    end
     return 1`,
   /** KEYS: lease, files. ARGV: epoch, name, content. 1 when stored. */
   putFileUnderLease: `
@@ -330,6 +332,17 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           return await c.eval(scripts[name], keys.length, ...keys, ...args)
         }
       })
+
+    /** A job's journal lines (a group commit's), in one script under the lease at `epoch`: all of them or none. */
+    const appendLines = (job: string, epoch: number, lines: ReadonlyArray<string>) =>
+      Effect.map(
+        script(
+          "appendLine",
+          [leaseKey(job), journalKey(job), doneKey(job)],
+          [String(epoch), ...lines.flatMap((line) => [line, doneRow(line)])]
+        ),
+        (n) => n === 1 && lines.length > 0
+      )
 
     /**
      * The jobs of `ids` that exist. An id with a colon is none (no job id has one): `JOB:files` or `JOB:lease` name
@@ -564,11 +577,8 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           ([epoch, owner]): Lease | undefined =>
             epoch === null || epoch === undefined ? undefined : { epoch: Number(epoch), owner: owner ?? "" }
         ),
-      appendLine: (job, epoch, line) =>
-        Effect.map(
-          script("appendLine", [leaseKey(job), journalKey(job), doneKey(job)], [String(epoch), line, doneRow(line)]),
-          (n) => n === 1
-        ),
+      appendLine: (job, epoch, line) => appendLines(job, epoch, [line]),
+      appendLines,
       journalLines: (job) => call((c) => c.lrange(journalKey(job), 0, -1)),
 
       // A stream's lines go to its own list, under the job's lease; its rows done count in the job's done set,

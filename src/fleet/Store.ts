@@ -216,6 +216,11 @@ export interface FleetStore {
   readonly lease: (job: string) => Op<Lease | undefined>
   /** Appends a journal line if `epoch` still holds the lease, atomically; false when it does not (nothing written). */
   readonly appendLine: (job: string, epoch: number, line: string) => Op<boolean>
+  /**
+   * Appends journal lines in their order if `epoch` still holds the lease, all in one step (one statement, one
+   * script): all of them or, when it does not hold, none (false). What a journal's group commit writes.
+   */
+  readonly appendLines: (job: string, epoch: number, lines: ReadonlyArray<string>) => Op<boolean>
   /** The job's journal lines in the order they were written. */
   readonly journalLines: (job: string) => Op<ReadonlyArray<string>>
 

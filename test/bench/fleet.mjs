@@ -16,9 +16,9 @@ import { customersCsv, importColumns } from "./data.mjs"
 import { bin, jsonSummary, runCli } from "./measure.mjs"
 import { openSandbox } from "./sandbox.mjs"
 
-const fleetKey = Buffer.alloc(32, 7).toString("base64")
+export const fleetKey = Buffer.alloc(32, 7).toString("base64")
 
-const freePort = () =>
+export const freePort = () =>
   new Promise((resolve, reject) => {
     const server = createServer()
     server.once("error", reject)
@@ -50,8 +50,11 @@ const stopServer = (child) =>
     process.kill(-child.pid, "SIGINT")
   })
 
-/** A throwaway PostgreSQL cluster (as `nobody` when root: postgres refuses root), trust on 127.0.0.1, no fsync. */
-const startPostgres = async () => {
+/**
+ * A throwaway PostgreSQL cluster (as `nobody` when root: postgres refuses root), trust on 127.0.0.1, no fsync.
+ * `statements`: with pg_stat_statements loaded, and `statements(url)` reading what each statement cost.
+ */
+export const startPostgres = async ({ statements = false } = {}) => {
   const root = "/usr/lib/postgresql"
   const version = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a))[0] : undefined
   const binDir = version !== undefined
@@ -81,12 +84,22 @@ const startPostgres = async () => {
       "-c",
       "fsync=off",
       "-c",
-      "max_connections=200"
+      "max_connections=200",
+      ...(statements ? ["-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all"] : [])
     ]),
     "ready to accept connections",
     { cwd: dir }
   )
   const pg = (await import("pg")).default
+  const query = async (url, text) => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      return await client.query(text)
+    } finally {
+      await client.end()
+    }
+  }
   let databases = 0
   return {
     /** A fresh database's address. */
@@ -96,8 +109,18 @@ const startPostgres = async () => {
       await admin.connect()
       await admin.query(`CREATE DATABASE ${name}`)
       await admin.end()
-      return `postgres://fsm@127.0.0.1:${port}/${name}`
+      const url = `postgres://fsm@127.0.0.1:${port}/${name}`
+      if (statements) await query(url, "CREATE EXTENSION pg_stat_statements")
+      return url
     },
+    /** The statements run in the database at `url`, the costliest first: calls, total and mean time (ms). */
+    statements: async (url) =>
+      (await query(
+        url,
+        `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 140) AS query
+         FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+         WHERE d.datname = current_database() ORDER BY total_exec_time DESC LIMIT 15`
+      )).rows,
     stop: async () => {
       await stopServer(child)
       rmSync(dir, { recursive: true, force: true })
@@ -106,7 +129,7 @@ const startPostgres = async () => {
 }
 
 /** A throwaway redis-server without persistence per database asked for. */
-const startRedis = async () => {
+export const startRedis = async () => {
   const servers = []
   return {
     database: async () => {
@@ -131,7 +154,7 @@ const startRedis = async () => {
 }
 
 /** Starts `fsm-bulk worker ARGS`; its child, and a promise of its end. */
-const startWorker = (args, env) => {
+export const startWorker = (args, env) => {
   const child = spawn(process.execPath, [bin, "worker", ...args], { env, stdio: ["ignore", "ignore", "pipe"] })
   let stderr = ""
   child.stderr.on("data", (d) => (stderr += d.toString()))
@@ -142,25 +165,70 @@ const startWorker = (args, env) => {
   return { child, ready, stderr: () => stderr }
 }
 
+/** `fleet init` and `accounts add NAME --base-url URL` for each of `accounts` ({ name, url, apiKey, apiToken }). */
+export const initFleet = async (env, accounts) => {
+  await runCli(["fleet", "init"], { env })
+  for (const a of accounts) {
+    await runCli(["accounts", "add", a.name, "--base-url", a.url], {
+      env: { ...env, FSM_API_KEY: a.apiKey, FSM_API_TOKEN: a.apiToken }
+    })
+  }
+}
+
+/**
+ * N workers, the i-th with `--egress-id bench-i --source-address 127.0.0.i --rate RATE` (plus `args`), resolved once
+ * every one said it is ready.
+ */
+export const startWorkers = async (workers, rateText, env, args = []) => {
+  const running = []
+  for (let i = 1; i <= workers; i++) {
+    running.push(
+      startWorker(["--egress-id", `bench-${i}`, "--source-address", `127.0.0.${i}`, "--rate", rateText, ...args], env)
+    )
+  }
+  try {
+    await Promise.all(running.map((w) => w.ready))
+  } catch (e) {
+    await stopWorkers(running)
+    throw e
+  }
+  return running
+}
+
+/** Stops the workers still running (SIGTERM) and waits for their ends. */
+export const stopWorkers = async (running) => {
+  for (const w of running) if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill("SIGTERM")
+  await Promise.all(
+    running.map((w) =>
+      new Promise((r) => w.child.exitCode !== null || w.child.signalCode !== null ? r() : w.child.once("exit", r))
+    )
+  )
+}
+
+/** What the sandbox's request log says: requests, rate-limit answers, per client address, first to last arrival. */
+export const requestFigures = (log) => {
+  const times = log.map((e) => e.at)
+  const byAddress = {}
+  for (const e of log) byAddress[e.client ?? "?"] = (byAddress[e.client ?? "?"] ?? 0) + 1
+  return {
+    requests: log.length,
+    rateLimited: log.filter((e) => e.status === 429 || e.status === 403).length,
+    byAddress,
+    spanMs: Math.max(...times) - Math.min(...times)
+  }
+}
+
 /** One run: N workers on 127.0.0.1 … 127.0.0.N, `rows` rows in parts of `chunkRows`. */
 const runFleet = async ({ url, workers, rows, chunkRows, rate, latencyMs }) => {
   const trace = (m) => process.env.FSM_BENCH_TRACE && process.stderr.write(`fleet bench: ${m}\n`)
   const rateText = `${rate.limit}/${rate.windowMs / 1000}s`
   const sandbox = await openSandbox({ rate, faults: { latencyMs } })
   const env = { PATH: process.env.PATH ?? "", FSM_FLEET_URL: url, FSM_FLEET_KEY: fleetKey }
-  const running = []
+  let running = []
   try {
-    await runCli(["fleet", "init"], { env })
-    await runCli(["accounts", "add", "bench", "--base-url", sandbox.url], {
-      env: { ...env, FSM_API_KEY: sandbox.account.apiKey, FSM_API_TOKEN: sandbox.account.apiToken }
-    })
-    for (let i = 1; i <= workers; i++) {
-      running.push(
-        startWorker(["--egress-id", `bench-${i}`, "--source-address", `127.0.0.${i}`, "--rate", rateText], env)
-      )
-    }
+    await initFleet(env, [{ name: "bench", url: sandbox.url, ...sandbox.account }])
     trace("workers starting")
-    await Promise.all(running.map((w) => w.ready))
+    running = await startWorkers(workers, rateText, env)
     trace("workers ready")
     const file = (await customersCsv(rows, importColumns, `customers-fleet-${rows}.csv`)).path
     const submitted = await runCli([
@@ -178,35 +246,30 @@ const runFleet = async ({ url, workers, rows, chunkRows, rate, latencyMs }) => {
     trace(`job ${job} submitted`)
     const waited = await runCli(["wait", job, "--json"], { env })
     const end = jsonSummary(waited.stdout)
-    const log = await sandbox.requests()
-    const times = log.map((e) => e.at)
-    const byAddress = {}
-    for (const e of log) byAddress[e.client ?? "?"] = (byAddress[e.client ?? "?"] ?? 0) + 1
-    const spanMs = Math.max(...times) - Math.min(...times)
+    const figures = requestFigures(await sandbox.requests())
     return {
       workers,
       rows,
       state: end.state,
       exitCode: end.exitCode,
-      requests: log.length,
-      rateLimited: log.filter((e) => e.status === 429 || e.status === 403).length,
-      byAddress,
-      spanMs,
-      rowsPerMinute: rows / (spanMs / 60_000)
+      ...figures,
+      rowsPerMinute: rows / (figures.spanMs / 60_000)
     }
   } finally {
-    for (const w of running) w.child.kill("SIGTERM")
-    await Promise.all(running.map((w) => new Promise((r) => w.child.exitCode !== null ? r() : w.child.once("exit", r))))
+    await stopWorkers(running)
     await sandbox.stop()
   }
 }
+
+/** A throwaway store of `backend` ("postgres" or "redis"): `database()` gives a fresh one's address. */
+export const startStore = (backend, options) => backend === "redis" ? startRedis() : startPostgres(options)
 
 /**
  * The scenario on `backend` ("postgres" or "redis"): runs with 1, 2 and 3 workers, each given `rowsPerWorker` rows
  * (the same time each at the ideal), and the ratio of N workers' throughput to N × one worker's.
  */
 export const fleetScenario = async ({ backend, rowsPerWorker, chunkRows, rate, latencyMs }) => {
-  const store = backend === "redis" ? await startRedis() : await startPostgres()
+  const store = await startStore(backend)
   try {
     const runs = []
     for (const workers of [1, 2, 3]) {

@@ -13,6 +13,7 @@ export const openSandbox = async (options) => {
   return {
     url: sandbox.url,
     account,
+    accounts: sandbox.accounts,
     requests: () => Effect.runPromise(sandbox.control.requests),
     records: (resource) => Effect.runPromise(sandbox.control.records(account.apiKey, resource)),
     stop: () => Effect.runPromise(Scope.close(scope, Exit.void))

@@ -6,7 +6,9 @@
  * real PostgreSQL and Redis is pinned by the fleet's cli tests (fence-cli, faults-cli).
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
 import { boundMs, freshMs, leaseGuard } from "../../src/fleet/Lease.js"
@@ -32,6 +34,39 @@ const fakeLeases = () => {
 const settle = Effect.repeatN(Effect.yieldNow(), 20)
 
 describe("fleet lease guard on the clock", () => {
+  it.scoped("requests that find the confirmation old at once share one question to the store (issue 29)", () =>
+    Effect.gen(function*() {
+      const answer = yield* Deferred.make<boolean>()
+      let asked = 0
+      const store = {
+        holdsLease: (_job: string, _epoch: number) =>
+          Effect.zipRight(Effect.sync(() => asked++), Deferred.await(answer))
+      }
+      const guard = yield* leaseGuard(store, "job-9", 2, leaseMs)
+      yield* TestClock.adjust(freshMs(leaseMs))
+      const gates = yield* Effect.forEach(Array.from({ length: 20 }), () => Effect.fork(guard.gate))
+      yield* settle
+      // Before: each of the 20 asked the store, and on a loaded host the questions queued behind each other.
+      assert.strictEqual(asked, 1, "one question for the 20 requests waiting at the gate")
+      yield* Deferred.succeed(answer, true)
+      for (const gate of gates) assert.isTrue(Exit.isSuccess(yield* Fiber.await(gate)), "each passes on its answer")
+      assert.isUndefined(guard.fence.refusal())
+      assert.strictEqual(asked, 1)
+      // A lost lease, found by the one question, stops every request that waited for it.
+      const lost = yield* Deferred.make<boolean>()
+      const store2 = {
+        holdsLease: (_job: string, _epoch: number) => Effect.zipRight(Effect.sync(() => asked++), Deferred.await(lost))
+      }
+      const guard2 = yield* leaseGuard(store2, "job-10", 2, leaseMs)
+      yield* TestClock.adjust(freshMs(leaseMs))
+      const stopped = yield* Effect.forEach(Array.from({ length: 5 }), () => Effect.fork(guard2.gate))
+      yield* settle
+      yield* Deferred.succeed(lost, false)
+      for (const gate of stopped) assert.isTrue(Exit.isInterrupted(yield* Fiber.await(gate)), "interrupted")
+      assert.strictEqual(asked, 2)
+      assert.include(guard2.fence.refusal() ?? "", "was lost")
+    }))
+
   it.scoped("the fence refuses once the last confirmation is half the lease old; the gate confirms again", () =>
     Effect.gen(function*() {
       const { state, store } = fakeLeases()
