@@ -12,7 +12,7 @@ import { temporaryDir } from "../support.js"
 import { startEchoGateway } from "./echo.js"
 import type { Action, FileShape, Step, World } from "./model.js"
 import { checkStep, newWorld, rng, runAction, snapshot } from "./model.js"
-import { accounts, runOne } from "./support.js"
+import { accounts, runOne, runSteps, withWorld } from "./support.js"
 
 const nothing: Step = { targeted: new Set(), keyless: 0, output: [], note: "" }
 
@@ -189,20 +189,7 @@ describe("invariant (i) and undo: records without a key", () => {
 
 /** Runs `history` step by step in a fresh sandbox, `between(w, i)` before step i; the violations of each step. */
 const stepsWith = (history: ReadonlyArray<Action>, between: (w: World, i: number) => Effect.Effect<void>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const sandbox = yield* startTestSandbox({ accounts })
-    const gateway = yield* startEchoGateway(sandbox.url, rng(1))
-    const w = newWorld(sandbox, gateway, Path.join(yield* temporaryDir("fsm-history-new-"), "h"), new Set())
-    const found: Array<Array<string>> = []
-    for (const [i, action] of history.entries()) {
-      yield* between(w, i)
-      const before = yield* snapshot(w)
-      w.snapshots.push(before)
-      const step = yield* runAction(w, action)
-      found.push(yield* checkStep(w, i, step, before, yield* snapshot(w)))
-    }
-    return found
-  }))
+  withWorld((w) => runSteps(w, history, (i) => between(w, i)))
 
 const plain = (key: string, note: string): FileShape => ({
   delimiter: ";",

@@ -631,7 +631,7 @@ const readOnlyFilesOf = (dir: string): Array<string> =>
   })
 
 /** The customers of the second account by key (`#id` without one), and the key of each second record of a key. */
-const otherAccount = (w: World) =>
+export const otherAccount = (w: World) =>
   Effect.map(w.sandbox.control.records(w.sandbox.accounts[1]!.apiKey, "customers"), (records) => {
     const byKey = new Map<string, Record<string, unknown>>()
     const twice: Array<string> = []
@@ -659,6 +659,81 @@ const exportAll = (w: World, resources: Array<string>, out: string, output: Arra
       return yield* runExport(prepared)
     }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)))
   )
+
+/** The second account's customers by key, and the keys held twice (`otherAccount`). */
+export type OtherAccount = Effect.Effect.Success<ReturnType<typeof otherAccount>>
+
+/**
+ * The checks of an export's folder onboarded (`export-onboard`), over what is on disk and, into the other account,
+ * that account's customers before and after: read-only lists named as skipped and never a step; one record per key;
+ * no record replaced or removed; no record without a key beyond the file's; each reported row's record holding the
+ * file's values. Its own function so a test can show each check fails on a doctored run or account.
+ */
+export const exportOnboardChecks = (
+  exportDir: string,
+  runDir: string,
+  succeeded: boolean,
+  other: { readonly before: OtherAccount; readonly after: OtherAccount } | undefined
+): Array<string> => {
+  const found: Array<string> = []
+  const summaryPath = Path.join(runDir, "summary.json")
+  if (existsSync(summaryPath)) {
+    const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
+      resources: ReadonlyArray<string>
+      readOnly?: ReadonlyArray<string>
+    }
+    const skipped = new Set(summary.readOnly ?? [])
+    for (const name of readOnlyFilesOf(exportDir)) {
+      if (!skipped.has(name)) found.push(`(export-onboard) the read-only list ${name} was not named as skipped`)
+    }
+    for (const name of summary.resources) {
+      if (isResourceName(name) && resourceOf(name).kind === "readonly") {
+        found.push(`(export-onboard) the read-only list ${name} was a step of the onboarding`)
+      }
+    }
+  } else if (succeeded) found.push(`(export-onboard) ${Path.basename(runDir)} has no summary.json`)
+  if (other === undefined) return found
+  // Into the other account: one record per key, each with the file's values; none made again or replaced.
+  const { after, before } = other
+  const rows = readCsv(Path.join(exportDir, "customers.csv"))
+  const plan = planOfHeader(rows.length > 0 ? Object.keys(rows[0]!) : ["externalId", "name", "note"], ".")
+  for (const k of after.twice) found.push(`(export-onboard) the other account has a second record of ${k}`)
+  for (const [k, r] of before.byKey) {
+    const still = after.byKey.get(k)
+    if (still === undefined || String(still.id) !== String(r.id)) {
+      found.push(`(export-onboard) the other account's ${k} (id ${String(r.id)}) was replaced or removed`)
+    }
+  }
+  const keyless = (m: ReadonlyMap<string, unknown>) => [...m.keys()].filter((k) => k.startsWith("#")).length
+  const keylessRows = rows.filter((r) => !r.externalId).length
+  if (keyless(after.byKey) > Math.max(keyless(before.byKey), keylessRows)) {
+    found.push(
+      `(export-onboard) the other account has ${keyless(after.byKey)} records without a key (${
+        keyless(before.byKey)
+      } before, ${keylessRows} rows without one in the file)`
+    )
+  }
+  for (const row of readCsv(Path.join(runDir, "customers", "report.csv"))) {
+    const key = row.externalId ? normalKey(row.externalId) : undefined
+    if (key === undefined || !["created", "updated", "unchanged"].includes(row._status!)) continue
+    const record = after.byKey.get(key)
+    if (record === undefined) {
+      found.push(`(export-onboard) row ${row._row} (${key}) ${row._status}, but the other account has no such record`)
+      continue
+    }
+    for (const column of plan.mapped) {
+      const value = expectedValue(column.kind, row[column.column], plan.decimal)
+      if (value !== undefined && !sameValue(value, record[column.property])) {
+        found.push(
+          `(export-onboard) row ${row._row} (${key}): ${column.column} ${
+            JSON.stringify(row[column.column])
+          }, the other account's ${column.property} is ${JSON.stringify(record[column.property])}`
+        )
+      }
+    }
+  }
+  return found
+}
 
 /**
  * An export's folder fed to `onboard` (issue 27): a fresh export of every resource (or an earlier export again),
@@ -693,65 +768,14 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World,
     ).pipe(Effect.provide(clientOf(w, target.apiKey)))
   )
   if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
-  const found: Array<string> = []
-  const summaryPath = Path.join(runDir, "summary.json")
-  if (existsSync(summaryPath)) {
-    const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
-      resources: ReadonlyArray<string>
-      readOnly?: ReadonlyArray<string>
-    }
-    const expected = readOnlyFilesOf(exported.dir)
-    const skipped = new Set(summary.readOnly ?? [])
-    for (const name of expected) {
-      if (!skipped.has(name)) found.push(`(export-onboard) the read-only list ${name} was not named as skipped`)
-    }
-    for (const name of summary.resources) {
-      if (isResourceName(name) && resourceOf(name).kind === "readonly") {
-        found.push(`(export-onboard) the read-only list ${name} was a step of the onboarding`)
-      }
-    }
-  } else if (Exit.isSuccess(exit)) found.push(`(export-onboard) ${Path.basename(runDir)} has no summary.json`)
   const stepDir = Path.join(runDir, "customers")
   const plan = planOfHeader(header, ".")
-  if (otherBefore !== undefined) {
-    // Into the other account: one record per key, each with the file's values; none made again or replaced.
-    const after = yield* otherAccount(w)
-    for (const k of after.twice) found.push(`(export-onboard) the other account has a second record of ${k}`)
-    for (const [k, r] of otherBefore.byKey) {
-      const still = after.byKey.get(k)
-      if (still === undefined || String(still.id) !== String(r.id)) {
-        found.push(`(export-onboard) the other account's ${k} (id ${String(r.id)}) was replaced or removed`)
-      }
-    }
-    const keyless = (m: ReadonlyMap<string, unknown>) => [...m.keys()].filter((k) => k.startsWith("#")).length
-    const keylessRows = rows.filter((r) => !r.externalId).length
-    if (keyless(after.byKey) > Math.max(keyless(otherBefore.byKey), keylessRows)) {
-      found.push(
-        `(export-onboard) the other account has ${keyless(after.byKey)} records without a key (${
-          keyless(otherBefore.byKey)
-        } before, ${keylessRows} rows without one in the file)`
-      )
-    }
-    for (const row of readCsv(Path.join(stepDir, "report.csv"))) {
-      const key = row.externalId ? normalKey(row.externalId) : undefined
-      if (key === undefined || !["created", "updated", "unchanged"].includes(row._status!)) continue
-      const record = after.byKey.get(key)
-      if (record === undefined) {
-        found.push(`(export-onboard) row ${row._row} (${key}) ${row._status}, but the other account has no such record`)
-        continue
-      }
-      for (const column of plan.mapped) {
-        const value = expectedValue(column.kind, row[column.column], plan.decimal)
-        if (value !== undefined && !sameValue(value, record[column.property])) {
-          found.push(
-            `(export-onboard) row ${row._row} (${key}): ${column.column} ${
-              JSON.stringify(row[column.column])
-            }, the other account's ${column.property} is ${JSON.stringify(record[column.property])}`
-          )
-        }
-      }
-    }
-  }
+  const found = exportOnboardChecks(
+    exported.dir,
+    runDir,
+    Exit.isSuccess(exit),
+    otherBefore !== undefined ? { before: otherBefore, after: yield* otherAccount(w) } : undefined
+  )
   const targeted = a.other ? new Set<string>() : new Set([...keys].filter((k) => !stale.has(k)))
   const owned = !a.other && existsSync(Path.join(stepDir, "journal.ndjson"))
   if (owned) {
@@ -786,6 +810,46 @@ const inLanguage = <A, E>(language: Language, effect: Effect.Effect<A, E>) =>
 const perRun = new Set(["_error", "_request_id", "_attempts", "_retry_outcomes"])
 
 /**
+ * The checks of a `pt-br` step: the dry runs in English and in pt-BR (`dirs`) report the same lines, cells (but the
+ * message's language and the request's id) and counts, and the import run in pt-BR (`imported`) keeps English
+ * statuses. Its own function so a test can show each check fails on a doctored run directory.
+ */
+export const ptBrChecks = (dirs: { readonly en: string; readonly pt: string }, imported: string | undefined) => {
+  const found: Array<string> = []
+  const en = readCsv(Path.join(dirs.en, "report.csv"))
+  const pt = readCsv(Path.join(dirs.pt, "report.csv"))
+  if (en.length !== pt.length) {
+    found.push(`(pt-BR) the dry run's report has ${pt.length} lines in pt-BR, ${en.length} in English`)
+  }
+  en.forEach((row, i) => {
+    const other = pt[i] ?? {}
+    for (const column of new Set([...Object.keys(row), ...Object.keys(other)])) {
+      if (!perRun.has(column) && row[column] !== other[column]) {
+        found.push(
+          `(pt-BR) report row ${row._row}, column ${column}: ${JSON.stringify(row[column])} in English, ${
+            JSON.stringify(other[column])
+          } in pt-BR`
+        )
+      }
+    }
+  })
+  const summaryOf = (dir: string) => {
+    const path = Path.join(dir, "summary.json")
+    if (!existsSync(path)) return "(no summary.json)"
+    const s = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
+    return JSON.stringify({ rows: s.rows, counts: s.counts, exitCode: s.exitCode, dryRun: s.dryRun })
+  }
+  if (summaryOf(dirs.en) !== summaryOf(dirs.pt)) {
+    found.push(`(pt-BR) summary.json: ${summaryOf(dirs.en)} in English, ${summaryOf(dirs.pt)} in pt-BR`)
+  }
+  const english = new Set<string>(Status.literals)
+  for (const row of imported !== undefined ? readCsv(Path.join(imported, "report.csv")) : []) {
+    if (!english.has(row._status!)) found.push(`(pt-BR) report row ${row._row}: status ${JSON.stringify(row._status)}`)
+  }
+  return found
+}
+
+/**
  * `--lang pt-BR` (issue 27): a dry run in English and one in Portuguese (faults off: the same requests answered the
  * same) report the same rows, statuses (English in both), record ids and source cells, and the same counts; then
  * the import runs in Portuguese, its statuses English. In the soak the Portuguese runs are the built CLI's
@@ -818,46 +882,18 @@ const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
       }
     })
   )
-  const found: Array<string> = []
-  const en = readCsv(Path.join(dirs.en, "report.csv"))
-  const pt = readCsv(Path.join(dirs.pt, "report.csv"))
-  if (en.length !== pt.length) {
-    found.push(`(pt-BR) the dry run's report has ${pt.length} lines in pt-BR, ${en.length} in English`)
-  }
-  en.forEach((row, i) => {
-    const other = pt[i] ?? {}
-    for (const column of new Set([...Object.keys(row), ...Object.keys(other)])) {
-      if (!perRun.has(column) && row[column] !== other[column]) {
-        found.push(
-          `(pt-BR) report row ${row._row}, column ${column}: ${JSON.stringify(row[column])} in English, ${
-            JSON.stringify(other[column])
-          } in pt-BR`
-        )
-      }
-    }
-  })
-  const summaryOf = (dir: string) => {
-    const path = Path.join(dir, "summary.json")
-    if (!existsSync(path)) return "(no summary.json)"
-    const s = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
-    return JSON.stringify({ rows: s.rows, counts: s.counts, exitCode: s.exitCode, dryRun: s.dryRun })
-  }
-  if (summaryOf(dirs.en) !== summaryOf(dirs.pt)) {
-    found.push(`(pt-BR) summary.json: ${summaryOf(dirs.en)} in English, ${summaryOf(dirs.pt)} in pt-BR`)
-  }
   // The import itself, in Portuguese.
   const step = cli
     ? yield* cliImport(w, { mode: a.mode, file: a.file, after: Infinity }, ["--lang", "pt-BR"])
     : yield* inLanguage("pt-BR", importStep(w, { mode: a.mode, file: a.file, dryRun: false }))
-  const english = new Set<string>(Status.literals)
-  for (const row of step.runDir !== undefined ? readCsv(Path.join(step.runDir, "report.csv")) : []) {
-    if (!english.has(row._status!)) found.push(`(pt-BR) report row ${row._row}: status ${JSON.stringify(row._status)}`)
-  }
+  const found = ptBrChecks(dirs, step.runDir)
   return {
     ...step,
     output: [...output, ...step.output],
     found,
-    note: `pt-BR: dry runs compared (${en.length} lines${cli ? ", the CLI's --lang pt-BR" : ""}); ${step.note}`
+    note: `pt-BR: dry runs compared (${readCsv(Path.join(dirs.en, "report.csv")).length} lines${
+      cli ? ", the CLI's --lang pt-BR" : ""
+    }); ${step.note}`
   } satisfies Step
 })
 
