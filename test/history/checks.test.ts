@@ -11,14 +11,14 @@ import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { apiOf } from "../import/support.js"
 import type { FileShape, World } from "./model.js"
-import { exportOnboardChecks, otherAccount, ptBrChecks, readCsv } from "./model.js"
+import { brDateLines, brDatesChecks, exportOnboardChecks, otherAccount, ptBrChecks, readCsv } from "./model.js"
 import { accounts, runSteps, withWorld } from "./support.js"
 
 /** The one directory of the history whose name ends with `suffix` (`-onboard-other`, `-dry-pt-BR`). */
-const dirOf = (w: World, suffix: string) => {
-  const names = readdirSync(w.dir).filter((n) => n.endsWith(suffix))
-  assert.lengthOf(names, 1, `${suffix} in ${readdirSync(w.dir).join(" ")}`)
-  return Path.join(w.dir, names[0]!)
+const dirOf = (w: World, suffix: string, nth = 0) => {
+  const names = readdirSync(w.dir).filter((n) => n.endsWith(suffix)).sort()
+  assert.isAbove(names.length, nth, `${suffix} in ${readdirSync(w.dir).join(" ")}`)
+  return Path.join(w.dir, names[nth]!)
 }
 
 const two: FileShape = {
@@ -159,6 +159,86 @@ describe("pt-br: each check flags what it exists to catch", () => {
           )
           assert.match(broken.at(-2)!, /^\(pt-BR\) summary\.json: \{"rows":2,.* in English, \{"rows":1,.* in pt-BR$/)
           assert.strictEqual(broken.at(-1), "(pt-BR) report row 3: status \"criado\"")
+        })
+      ),
+    120_000
+  )
+})
+
+describe("br-dates: dd/mm/yyyy and decimal commas read as meant", () => {
+  const customers = { kind: "import", mode: "upsert", file: two, dryRun: false } as const
+  const rows = [
+    { customer: 0, day: 25, month: 12, year: 2026, cents: 123456 },
+    { customer: 1, day: 3, month: 4, year: 2026, cents: 35000 }
+  ]
+
+  it.live(
+    "a Brazilian receivables file: each row created with its dates and values",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            customers,
+            { kind: "br-dates", rows, dateFormat: "auto", decimal: "auto" },
+            { kind: "br-dates", rows: rows.slice(1), dateFormat: "dd/mm/yyyy", decimal: "," }
+          ])
+          assert.deepStrictEqual(found, [[], [], []])
+          const held = yield* w.sandbox.control.records(accounts[0]!.apiKey, "receivables")
+          assert.deepStrictEqual(
+            held.map((r) => [String(r.dueDate).slice(0, 10), String(r.competencyDate).slice(0, 10), r.value]),
+            [["2026-12-25", "2026-12-01", 1234.56], ["2026-04-03", "2026-04-01", 350], [
+              "2026-04-03",
+              "2026-04-01",
+              350
+            ]]
+          )
+        })
+      ),
+    120_000
+  )
+
+  it.live(
+    "a tool that read the dates month-first, scaled a value, lost or doubled a row, or mixed customers is flagged",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          // Month-first: what the tool does when told so (--date-format mm/dd/yyyy), as a tool that misread would.
+          const found = yield* runSteps(w, [
+            customers,
+            { kind: "br-dates", rows, dateFormat: "mm/dd/yyyy", decimal: "auto" }
+          ])
+          assert.deepStrictEqual(found, [[], [
+            "(br-dates) row 2 (cli-01) invalid: dueDate: \"25/12/2026\" is not a real date",
+            "(br-dates) row 3 (cli-02): dueDate 03/04/2026 is 2026-04-03, the server holds \"2026-03-04T00:00:00\"",
+            "(br-dates) row 3 (cli-02): competencyDate 01/04/2026 is 2026-04-01, the server holds \"2026-01-04T00:00:00\""
+          ]])
+
+          // A value scaled (the comma read as a thousands separator), the customer mixed up, a receivable made twice:
+          // the tool refuses `350,00` with --decimal . (an invalid row), so the account's receivables are doctored.
+          const action = { kind: "br-dates", rows, dateFormat: "auto", decimal: "auto" } as const
+          assert.deepStrictEqual(yield* runSteps(w, [action]), [[]])
+          const receivables = yield* w.sandbox.control.records(accounts[0]!.apiKey, "receivables")
+          const made = receivables.slice(1)
+          const report = readCsv(Path.join(dirOf(w, "-receivables", 1), "run", "report.csv"))
+          const lines = brDateLines(action, w.snapshots.at(-1)!)
+          const doctored = [
+            { ...made[0]!, value: 123456 },
+            { ...made[1]!, customerId: made[0]!.customerId },
+            { ...made[1]!, id: 99 }
+          ]
+          assert.deepStrictEqual(brDatesChecks(lines, report, w.snapshots.at(-1)!, [], made), [])
+          assert.deepStrictEqual(brDatesChecks(lines, report, w.snapshots.at(-1)!, [], doctored), [
+            "(br-dates) 2 rows created, the account has 3 more receivables",
+            "(br-dates) row 2 (cli-01): value 1.234,56 is 1234.56, the server holds 123456",
+            `(br-dates) row 3 (cli-02): customer ${String(made[1]!.customerId)}, the server's receivable is for ${
+              String(made[0]!.customerId)
+            }`
+          ])
+          // A row lost: reported created, no such receivable.
+          assert.deepStrictEqual(brDatesChecks(lines, report, w.snapshots.at(-1)!, [], made.slice(0, 1)), [
+            "(br-dates) 2 rows created, the account has 1 more receivables",
+            `(br-dates) row 3 (cli-02) created, but the server has no receivable ${String(made[1]!.id)}`
+          ])
         })
       ),
     120_000

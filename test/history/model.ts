@@ -192,6 +192,19 @@ export type Action =
    */
   | { readonly kind: "pt-br"; readonly mode: Mode; readonly file: FileShape }
   /**
+   * A receivables file as a Brazilian implementer writes it: Windows-1252, `;`, due and competency dates in
+   * dd/mm/yyyy (days of 12 or less too, which read both ways), values with a decimal comma and thousands dots; each
+   * row for the customer the server holds at that moment (`customer`, modulo their number; none: a key of the pool).
+   * `dateFormat` and `decimal` are what the run is told (`auto` or the file's); a test passes others to stand for a
+   * tool that misreads.
+   */
+  | {
+    readonly kind: "br-dates"
+    readonly rows: ReadonlyArray<BrDateRow>
+    readonly dateFormat: "auto" | "dd/mm/yyyy" | "mm/dd/yyyy"
+    readonly decimal: "auto" | "," | "."
+  }
+  /**
    * A users file with passwords (a create-only, write-only field) imported in upsert mode, then again with other
    * passwords without `--send-write-only`, then with them and the flag: `passwords[round][i]` for `users[i]`.
    */
@@ -200,6 +213,15 @@ export type Action =
     readonly users: ReadonlyArray<string>
     readonly passwords: ReadonlyArray<ReadonlyArray<string>>
   }
+
+/** A row of a `br-dates` file: its due date, its value in cents (competency: the first of the due month). */
+export interface BrDateRow {
+  readonly customer: number
+  readonly day: number
+  readonly month: number
+  readonly year: number
+  readonly cents: number
+}
 
 export type Kind = Action["kind"]
 type Of<K extends Kind> = Extract<Action, { kind: K }>
@@ -897,6 +919,119 @@ const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
   } satisfies Step
 })
 
+const two = (n: number) => String(n).padStart(2, "0")
+
+/** `cents` as a Brazilian sheet writes it: thousands dots, a decimal comma (`123456` → `1.234,56`). */
+export const brazilianNumber = (cents: number) =>
+  `${Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+$)/g, ".")},${two(cents % 100)}`
+
+/** The lines of a `br-dates` file as written and as meant, each for a customer `customers` holds (by its number). */
+export const brDateLines = (a: Of<"br-dates">, customers: Snapshot) => {
+  const keys = [...customers.keys()].filter((k) => !k.startsWith("#") && !k.includes("#dup")).sort()
+  return a.rows.map((r) => {
+    const key = keys.length > 0 ? keys[r.customer % keys.length]! : keyPool[r.customer % keyPool.length]!
+    return {
+      key,
+      exists: keys.length > 0,
+      due: { text: `${two(r.day)}/${two(r.month)}/${r.year}`, iso: `${r.year}-${two(r.month)}-${two(r.day)}` },
+      competency: { text: `01/${two(r.month)}/${r.year}`, iso: `${r.year}-${two(r.month)}-01` },
+      value: { text: brazilianNumber(r.cents), number: r.cents / 100 }
+    }
+  })
+}
+
+/**
+ * `br-dates`: a receivables file in the Brazilian way (see the action) imported in create mode, faults off. Every
+ * row whose customer the server holds must end `created` (and no other), with a record that holds the intended due
+ * and competency dates (not day and month swapped) and the intended value (not scaled by a misread comma or dot),
+ * for that customer; the account gains exactly one receivable per created row. The rows are receivables, not
+ * customers: the run is no run of the model (no undo, rerun or resume of it), and (i)–(iv) do not read it.
+ */
+const brDatesStep = Effect.fn("History.brDates")(function*(w: World, a: Of<"br-dates">) {
+  const customers = yield* snapshot(w)
+  const lines = brDateLines(a, customers)
+  const dir = nextDir(w, "receivables")
+  mkdirSync(dir, { recursive: true })
+  const file = Path.join(dir, "contas a receber.csv")
+  const text = [
+    "customerExternalId;value;dueDate;competencyDate;description",
+    ...lines.map((l) =>
+      `${l.key};${l.value.text};${l.due.text};${l.competency.text};Manutenção preventiva ${l.due.text}`
+    )
+  ].join("\r\n") + "\r\n"
+  writeFileSync(file, Buffer.from(text, "latin1"))
+  const runDir = Path.join(dir, "run")
+  const output: Array<string> = []
+  const stored = w.sandbox.control.records(apiKey(w), "receivables")
+  const before = yield* stored
+  const exit = yield* Effect.exit(withoutFaults(
+    w,
+    runImport(
+      job({ resource: "receivables", file, runDir, mode: "create", dateFormat: a.dateFormat, decimal: a.decimal })
+    ).pipe(Effect.provide(runServices(output)), Effect.provide(clientOf(w)))
+  ))
+  if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
+  const after = yield* stored
+  const found = brDatesChecks(lines, readCsv(Path.join(runDir, "report.csv")), customers, before, after)
+  return {
+    ...noStep(
+      `br-dates ${a.dateFormat} ${a.decimal}, ${lines.length} rows: ${
+        Exit.isSuccess(exit) ? `exit ${(exit.value as { exitCode: number }).exitCode}` : failureText(exit)
+      }`
+    ),
+    output,
+    found
+  } satisfies Step
+})
+
+/** The checks of a `br-dates` step over its file's lines, its report and the receivables before and after. */
+export const brDatesChecks = (
+  lines: ReturnType<typeof brDateLines>,
+  report: ReadonlyArray<Record<string, string>>,
+  customers: Snapshot,
+  before: ReadonlyArray<Record<string, unknown>>,
+  after: ReadonlyArray<Record<string, unknown>>
+): Array<string> => {
+  const found: Array<string> = []
+  const byId = new Map(after.map((r) => [String(r.id), r]))
+  const created = report.filter((row) => row._status === "created")
+  if (after.length - before.length !== created.length) {
+    found.push(
+      `(br-dates) ${created.length} rows created, the account has ${after.length - before.length} more receivables`
+    )
+  }
+  lines.forEach((line, i) => {
+    const row = report.find((r) => Number(r._row) === i + 2)
+    const where = `(br-dates) row ${i + 2} (${line.key})`
+    if (row?._status !== "created") {
+      if (line.exists) found.push(`${where} ${row?._status ?? "not in the report"}: ${row?._error ?? ""}`.trim())
+      return
+    }
+    const record = byId.get(row._record_id ?? "")
+    if (record === undefined) {
+      return void found.push(`${where} created, but the server has no receivable ${row._record_id}`)
+    }
+    for (const [field, date] of [["dueDate", line.due], ["competencyDate", line.competency]] as const) {
+      const held = String(record[field] ?? "").slice(0, 10)
+      if (held !== date.iso) {
+        found.push(`${where}: ${field} ${date.text} is ${date.iso}, the server holds ${JSON.stringify(record[field])}`)
+      }
+    }
+    if (record.value !== line.value.number) {
+      found.push(
+        `${where}: value ${line.value.text} is ${line.value.number}, the server holds ${JSON.stringify(record.value)}`
+      )
+    }
+    const customer = customers.get(line.key)
+    if (customer !== undefined && String(record.customerId) !== String(customer.id)) {
+      found.push(
+        `${where}: customer ${String(customer.id)}, the server's receivable is for ${String(record.customerId)}`
+      )
+    }
+  })
+  return found
+}
+
 /** The users a `users` step may touch (a pool, so a later step meets users an earlier one created). */
 export const userPool = ["USR-01", "USR-02", "USR-03", "USR-04"]
 
@@ -1369,6 +1504,24 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
       { kind: "import", mode: a.mode, file: a.file, dryRun: false },
       ...simplerFiles(a.file).map((file) => ({ ...a, file }))
     ]
+  },
+  "br-dates": {
+    weight: 1,
+    generate: (g) => {
+      const rows = Array.from({ length: 1 + g.int(4) }, () => ({
+        customer: g.int(100),
+        day: 1 + g.int(28),
+        month: 1 + g.int(12),
+        year: g.pick([2025, 2026, 2027]),
+        cents: g.pick([35000, 123456, 99, 4250, 1000000 + g.int(9000000)])
+      }))
+      const dateFormat = g.pick(["auto", "dd/mm/yyyy"] as const)
+      // Told nothing, the tool needs one day over 12 to settle the file as day-first.
+      const first = dateFormat === "auto" ? { ...rows[0]!, day: 13 + g.int(16) } : rows[0]!
+      return { kind: "br-dates", rows: [first, ...rows.slice(1)], dateFormat, decimal: g.pick(["auto", ","] as const) }
+    },
+    run: (w, a) => brDatesStep(w, a),
+    simplify: (a) => (a.rows.length > 1 ? [{ ...a, rows: a.rows.slice(0, 1) }] : [])
   },
   users: {
     weight: 1,
