@@ -12,7 +12,7 @@ import { temporaryDir } from "../support.js"
 import { startEchoGateway } from "./echo.js"
 import type { Action, FileShape, Step, World } from "./model.js"
 import { checkStep, newWorld, rng, runAction, snapshot } from "./model.js"
-import { accounts, runOne } from "./support.js"
+import { accounts, runOne, runSteps, withWorld } from "./support.js"
 
 const nothing: Step = { targeted: new Set(), keyless: 0, output: [], note: "" }
 
@@ -189,20 +189,7 @@ describe("invariant (i) and undo: records without a key", () => {
 
 /** Runs `history` step by step in a fresh sandbox, `between(w, i)` before step i; the violations of each step. */
 const stepsWith = (history: ReadonlyArray<Action>, between: (w: World, i: number) => Effect.Effect<void>) =>
-  Effect.scoped(Effect.gen(function*() {
-    const sandbox = yield* startTestSandbox({ accounts })
-    const gateway = yield* startEchoGateway(sandbox.url, rng(1))
-    const w = newWorld(sandbox, gateway, Path.join(yield* temporaryDir("fsm-history-new-"), "h"), new Set())
-    const found: Array<Array<string>> = []
-    for (const [i, action] of history.entries()) {
-      yield* between(w, i)
-      const before = yield* snapshot(w)
-      w.snapshots.push(before)
-      const step = yield* runAction(w, action)
-      found.push(yield* checkStep(w, i, step, before, yield* snapshot(w)))
-    }
-    return found
-  }))
+  withWorld((w) => runSteps(w, history, (i) => between(w, i)))
 
 const plain = (key: string, note: string): FileShape => ({
   delimiter: ";",
@@ -236,6 +223,44 @@ describe("the new actions' checks can fail", () => {
           "(apply) customers row 2 (cli-01) updated: its record changed on the server since the plan"
         )
       }),
+    60_000
+  )
+})
+
+describe("invariants (i), (iii), (v) and stale: each flags what it exists to catch", () => {
+  it.live(
+    "an untargeted change, a keyless record, a second record of a key, a secret printed, a stale overwrite",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const dir = Path.join(yield* temporaryDir("fsm-history-i-"), "h")
+        mkdirSync(dir, { recursive: true })
+        const w = worldIn(dir)
+        const before = new Map([["cli-01", { id: 1, externalId: "CLI-01", name: "Padaria" }]])
+        const after = new Map([
+          ["cli-01", { id: 1, externalId: "CLI-01", name: "Padaria (editado)" }],
+          ["cli-01#dup2", { id: 2, externalId: "cli-01", name: "Padaria" }],
+          ["#3", { id: 3, name: "Sem código" }]
+        ])
+        const step: Step = { ...nothing, targeted: new Set(["cli-01"]) }
+        assert.deepStrictEqual(yield* checkStep(w, 0, { ...step, keyless: 1 }, before, before), [])
+        assert.deepStrictEqual(
+          yield* checkStep(w, 0, { ...nothing, output: [`token ${accounts[0]!.apiToken}`] }, before, after),
+          [
+            "(i) cli-01 changed although no command targeted it: {\"externalId\":\"CLI-01\",\"name\":\"Padaria\"} → {\"externalId\":\"CLI-01\",\"name\":\"Padaria (editado)\"}",
+            "(i) cli-01#dup2 changed although no command targeted it: (none) → {\"externalId\":\"cli-01\",\"name\":\"Padaria\"}",
+            "(i) 1 records without a key appeared (0 allowed)",
+            "(iii) a second record of key cli-01",
+            `(v) the output holds a secret: token ${accounts[0]!.apiToken}`
+          ]
+        )
+        assert.deepStrictEqual(
+          yield* checkStep(w, 0, { ...step, keyless: 1, stale: new Set(["cli-01"]) }, before, after),
+          [
+            "(iii) a second record of key cli-01",
+            "(stale) cli-01 changed on the server since the export, and the re-import changed it: {\"externalId\":\"CLI-01\",\"name\":\"Padaria\"} → {\"externalId\":\"CLI-01\",\"name\":\"Padaria (editado)\"}"
+          ]
+        )
+      })),
     60_000
   )
 })

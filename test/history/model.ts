@@ -192,6 +192,19 @@ export type Action =
    */
   | { readonly kind: "pt-br"; readonly mode: Mode; readonly file: FileShape }
   /**
+   * A receivables file as a Brazilian implementer writes it: Windows-1252, `;`, due and competency dates in
+   * dd/mm/yyyy (days of 12 or less too, which read both ways), values with a decimal comma and thousands dots; each
+   * row for the customer the server holds at that moment (`customer`, modulo their number; none: a key of the pool).
+   * `dateFormat` and `decimal` are what the run is told (`auto` or the file's); a test passes others to stand for a
+   * tool that misreads.
+   */
+  | {
+    readonly kind: "br-dates"
+    readonly rows: ReadonlyArray<BrDateRow>
+    readonly dateFormat: "auto" | "dd/mm/yyyy" | "mm/dd/yyyy"
+    readonly decimal: "auto" | "," | "."
+  }
+  /**
    * A users file with passwords (a create-only, write-only field) imported in upsert mode, then again with other
    * passwords without `--send-write-only`, then with them and the flag: `passwords[round][i]` for `users[i]`.
    */
@@ -200,6 +213,15 @@ export type Action =
     readonly users: ReadonlyArray<string>
     readonly passwords: ReadonlyArray<ReadonlyArray<string>>
   }
+
+/** A row of a `br-dates` file: its due date, its value in cents (competency: the first of the due month). */
+export interface BrDateRow {
+  readonly customer: number
+  readonly day: number
+  readonly month: number
+  readonly year: number
+  readonly cents: number
+}
 
 export type Kind = Action["kind"]
 type Of<K extends Kind> = Extract<Action, { kind: K }>
@@ -631,7 +653,7 @@ const readOnlyFilesOf = (dir: string): Array<string> =>
   })
 
 /** The customers of the second account by key (`#id` without one), and the key of each second record of a key. */
-const otherAccount = (w: World) =>
+export const otherAccount = (w: World) =>
   Effect.map(w.sandbox.control.records(w.sandbox.accounts[1]!.apiKey, "customers"), (records) => {
     const byKey = new Map<string, Record<string, unknown>>()
     const twice: Array<string> = []
@@ -659,6 +681,81 @@ const exportAll = (w: World, resources: Array<string>, out: string, output: Arra
       return yield* runExport(prepared)
     }).pipe(Effect.provide(Layer.merge(clientOf(w), NodeContext.layer)))
   )
+
+/** The second account's customers by key, and the keys held twice (`otherAccount`). */
+export type OtherAccount = Effect.Effect.Success<ReturnType<typeof otherAccount>>
+
+/**
+ * The checks of an export's folder onboarded (`export-onboard`), over what is on disk and, into the other account,
+ * that account's customers before and after: read-only lists named as skipped and never a step; one record per key;
+ * no record replaced or removed; no record without a key beyond the file's; each reported row's record holding the
+ * file's values. Its own function so a test can show each check fails on a doctored run or account.
+ */
+export const exportOnboardChecks = (
+  exportDir: string,
+  runDir: string,
+  succeeded: boolean,
+  other: { readonly before: OtherAccount; readonly after: OtherAccount } | undefined
+): Array<string> => {
+  const found: Array<string> = []
+  const summaryPath = Path.join(runDir, "summary.json")
+  if (existsSync(summaryPath)) {
+    const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
+      resources: ReadonlyArray<string>
+      readOnly?: ReadonlyArray<string>
+    }
+    const skipped = new Set(summary.readOnly ?? [])
+    for (const name of readOnlyFilesOf(exportDir)) {
+      if (!skipped.has(name)) found.push(`(export-onboard) the read-only list ${name} was not named as skipped`)
+    }
+    for (const name of summary.resources) {
+      if (isResourceName(name) && resourceOf(name).kind === "readonly") {
+        found.push(`(export-onboard) the read-only list ${name} was a step of the onboarding`)
+      }
+    }
+  } else if (succeeded) found.push(`(export-onboard) ${Path.basename(runDir)} has no summary.json`)
+  if (other === undefined) return found
+  // Into the other account: one record per key, each with the file's values; none made again or replaced.
+  const { after, before } = other
+  const rows = readCsv(Path.join(exportDir, "customers.csv"))
+  const plan = planOfHeader(rows.length > 0 ? Object.keys(rows[0]!) : ["externalId", "name", "note"], ".")
+  for (const k of after.twice) found.push(`(export-onboard) the other account has a second record of ${k}`)
+  for (const [k, r] of before.byKey) {
+    const still = after.byKey.get(k)
+    if (still === undefined || String(still.id) !== String(r.id)) {
+      found.push(`(export-onboard) the other account's ${k} (id ${String(r.id)}) was replaced or removed`)
+    }
+  }
+  const keyless = (m: ReadonlyMap<string, unknown>) => [...m.keys()].filter((k) => k.startsWith("#")).length
+  const keylessRows = rows.filter((r) => !r.externalId).length
+  if (keyless(after.byKey) > Math.max(keyless(before.byKey), keylessRows)) {
+    found.push(
+      `(export-onboard) the other account has ${keyless(after.byKey)} records without a key (${
+        keyless(before.byKey)
+      } before, ${keylessRows} rows without one in the file)`
+    )
+  }
+  for (const row of readCsv(Path.join(runDir, "customers", "report.csv"))) {
+    const key = row.externalId ? normalKey(row.externalId) : undefined
+    if (key === undefined || !["created", "updated", "unchanged"].includes(row._status!)) continue
+    const record = after.byKey.get(key)
+    if (record === undefined) {
+      found.push(`(export-onboard) row ${row._row} (${key}) ${row._status}, but the other account has no such record`)
+      continue
+    }
+    for (const column of plan.mapped) {
+      const value = expectedValue(column.kind, row[column.column], plan.decimal)
+      if (value !== undefined && !sameValue(value, record[column.property])) {
+        found.push(
+          `(export-onboard) row ${row._row} (${key}): ${column.column} ${
+            JSON.stringify(row[column.column])
+          }, the other account's ${column.property} is ${JSON.stringify(record[column.property])}`
+        )
+      }
+    }
+  }
+  return found
+}
 
 /**
  * An export's folder fed to `onboard` (issue 27): a fresh export of every resource (or an earlier export again),
@@ -693,65 +790,14 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World,
     ).pipe(Effect.provide(clientOf(w, target.apiKey)))
   )
   if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
-  const found: Array<string> = []
-  const summaryPath = Path.join(runDir, "summary.json")
-  if (existsSync(summaryPath)) {
-    const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
-      resources: ReadonlyArray<string>
-      readOnly?: ReadonlyArray<string>
-    }
-    const expected = readOnlyFilesOf(exported.dir)
-    const skipped = new Set(summary.readOnly ?? [])
-    for (const name of expected) {
-      if (!skipped.has(name)) found.push(`(export-onboard) the read-only list ${name} was not named as skipped`)
-    }
-    for (const name of summary.resources) {
-      if (isResourceName(name) && resourceOf(name).kind === "readonly") {
-        found.push(`(export-onboard) the read-only list ${name} was a step of the onboarding`)
-      }
-    }
-  } else if (Exit.isSuccess(exit)) found.push(`(export-onboard) ${Path.basename(runDir)} has no summary.json`)
   const stepDir = Path.join(runDir, "customers")
   const plan = planOfHeader(header, ".")
-  if (otherBefore !== undefined) {
-    // Into the other account: one record per key, each with the file's values; none made again or replaced.
-    const after = yield* otherAccount(w)
-    for (const k of after.twice) found.push(`(export-onboard) the other account has a second record of ${k}`)
-    for (const [k, r] of otherBefore.byKey) {
-      const still = after.byKey.get(k)
-      if (still === undefined || String(still.id) !== String(r.id)) {
-        found.push(`(export-onboard) the other account's ${k} (id ${String(r.id)}) was replaced or removed`)
-      }
-    }
-    const keyless = (m: ReadonlyMap<string, unknown>) => [...m.keys()].filter((k) => k.startsWith("#")).length
-    const keylessRows = rows.filter((r) => !r.externalId).length
-    if (keyless(after.byKey) > Math.max(keyless(otherBefore.byKey), keylessRows)) {
-      found.push(
-        `(export-onboard) the other account has ${keyless(after.byKey)} records without a key (${
-          keyless(otherBefore.byKey)
-        } before, ${keylessRows} rows without one in the file)`
-      )
-    }
-    for (const row of readCsv(Path.join(stepDir, "report.csv"))) {
-      const key = row.externalId ? normalKey(row.externalId) : undefined
-      if (key === undefined || !["created", "updated", "unchanged"].includes(row._status!)) continue
-      const record = after.byKey.get(key)
-      if (record === undefined) {
-        found.push(`(export-onboard) row ${row._row} (${key}) ${row._status}, but the other account has no such record`)
-        continue
-      }
-      for (const column of plan.mapped) {
-        const value = expectedValue(column.kind, row[column.column], plan.decimal)
-        if (value !== undefined && !sameValue(value, record[column.property])) {
-          found.push(
-            `(export-onboard) row ${row._row} (${key}): ${column.column} ${
-              JSON.stringify(row[column.column])
-            }, the other account's ${column.property} is ${JSON.stringify(record[column.property])}`
-          )
-        }
-      }
-    }
-  }
+  const found = exportOnboardChecks(
+    exported.dir,
+    runDir,
+    Exit.isSuccess(exit),
+    otherBefore !== undefined ? { before: otherBefore, after: yield* otherAccount(w) } : undefined
+  )
   const targeted = a.other ? new Set<string>() : new Set([...keys].filter((k) => !stale.has(k)))
   const owned = !a.other && existsSync(Path.join(stepDir, "journal.ndjson"))
   if (owned) {
@@ -786,6 +832,46 @@ const inLanguage = <A, E>(language: Language, effect: Effect.Effect<A, E>) =>
 const perRun = new Set(["_error", "_request_id", "_attempts", "_retry_outcomes"])
 
 /**
+ * The checks of a `pt-br` step: the dry runs in English and in pt-BR (`dirs`) report the same lines, cells (but the
+ * message's language and the request's id) and counts, and the import run in pt-BR (`imported`) keeps English
+ * statuses. Its own function so a test can show each check fails on a doctored run directory.
+ */
+export const ptBrChecks = (dirs: { readonly en: string; readonly pt: string }, imported: string | undefined) => {
+  const found: Array<string> = []
+  const en = readCsv(Path.join(dirs.en, "report.csv"))
+  const pt = readCsv(Path.join(dirs.pt, "report.csv"))
+  if (en.length !== pt.length) {
+    found.push(`(pt-BR) the dry run's report has ${pt.length} lines in pt-BR, ${en.length} in English`)
+  }
+  en.forEach((row, i) => {
+    const other = pt[i] ?? {}
+    for (const column of new Set([...Object.keys(row), ...Object.keys(other)])) {
+      if (!perRun.has(column) && row[column] !== other[column]) {
+        found.push(
+          `(pt-BR) report row ${row._row}, column ${column}: ${JSON.stringify(row[column])} in English, ${
+            JSON.stringify(other[column])
+          } in pt-BR`
+        )
+      }
+    }
+  })
+  const summaryOf = (dir: string) => {
+    const path = Path.join(dir, "summary.json")
+    if (!existsSync(path)) return "(no summary.json)"
+    const s = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
+    return JSON.stringify({ rows: s.rows, counts: s.counts, exitCode: s.exitCode, dryRun: s.dryRun })
+  }
+  if (summaryOf(dirs.en) !== summaryOf(dirs.pt)) {
+    found.push(`(pt-BR) summary.json: ${summaryOf(dirs.en)} in English, ${summaryOf(dirs.pt)} in pt-BR`)
+  }
+  const english = new Set<string>(Status.literals)
+  for (const row of imported !== undefined ? readCsv(Path.join(imported, "report.csv")) : []) {
+    if (!english.has(row._status!)) found.push(`(pt-BR) report row ${row._row}: status ${JSON.stringify(row._status)}`)
+  }
+  return found
+}
+
+/**
  * `--lang pt-BR` (issue 27): a dry run in English and one in Portuguese (faults off: the same requests answered the
  * same) report the same rows, statuses (English in both), record ids and source cells, and the same counts; then
  * the import runs in Portuguese, its statuses English. In the soak the Portuguese runs are the built CLI's
@@ -818,48 +904,133 @@ const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
       }
     })
   )
-  const found: Array<string> = []
-  const en = readCsv(Path.join(dirs.en, "report.csv"))
-  const pt = readCsv(Path.join(dirs.pt, "report.csv"))
-  if (en.length !== pt.length) {
-    found.push(`(pt-BR) the dry run's report has ${pt.length} lines in pt-BR, ${en.length} in English`)
-  }
-  en.forEach((row, i) => {
-    const other = pt[i] ?? {}
-    for (const column of new Set([...Object.keys(row), ...Object.keys(other)])) {
-      if (!perRun.has(column) && row[column] !== other[column]) {
-        found.push(
-          `(pt-BR) report row ${row._row}, column ${column}: ${JSON.stringify(row[column])} in English, ${
-            JSON.stringify(other[column])
-          } in pt-BR`
-        )
-      }
-    }
-  })
-  const summaryOf = (dir: string) => {
-    const path = Path.join(dir, "summary.json")
-    if (!existsSync(path)) return "(no summary.json)"
-    const s = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>
-    return JSON.stringify({ rows: s.rows, counts: s.counts, exitCode: s.exitCode, dryRun: s.dryRun })
-  }
-  if (summaryOf(dirs.en) !== summaryOf(dirs.pt)) {
-    found.push(`(pt-BR) summary.json: ${summaryOf(dirs.en)} in English, ${summaryOf(dirs.pt)} in pt-BR`)
-  }
   // The import itself, in Portuguese.
   const step = cli
     ? yield* cliImport(w, { mode: a.mode, file: a.file, after: Infinity }, ["--lang", "pt-BR"])
     : yield* inLanguage("pt-BR", importStep(w, { mode: a.mode, file: a.file, dryRun: false }))
-  const english = new Set<string>(Status.literals)
-  for (const row of step.runDir !== undefined ? readCsv(Path.join(step.runDir, "report.csv")) : []) {
-    if (!english.has(row._status!)) found.push(`(pt-BR) report row ${row._row}: status ${JSON.stringify(row._status)}`)
-  }
+  const found = ptBrChecks(dirs, step.runDir)
   return {
     ...step,
     output: [...output, ...step.output],
     found,
-    note: `pt-BR: dry runs compared (${en.length} lines${cli ? ", the CLI's --lang pt-BR" : ""}); ${step.note}`
+    note: `pt-BR: dry runs compared (${readCsv(Path.join(dirs.en, "report.csv")).length} lines${
+      cli ? ", the CLI's --lang pt-BR" : ""
+    }); ${step.note}`
   } satisfies Step
 })
+
+const two = (n: number) => String(n).padStart(2, "0")
+
+/** `cents` as a Brazilian sheet writes it: thousands dots, a decimal comma (`123456` → `1.234,56`). */
+export const brazilianNumber = (cents: number) =>
+  `${Math.floor(cents / 100).toString().replace(/\B(?=(\d{3})+$)/g, ".")},${two(cents % 100)}`
+
+/** The lines of a `br-dates` file as written and as meant, each for a customer `customers` holds (by its number). */
+export const brDateLines = (a: Of<"br-dates">, customers: Snapshot) => {
+  const keys = [...customers.keys()].filter((k) => !k.startsWith("#") && !k.includes("#dup")).sort()
+  return a.rows.map((r) => {
+    const key = keys.length > 0 ? keys[r.customer % keys.length]! : keyPool[r.customer % keyPool.length]!
+    return {
+      key,
+      exists: keys.length > 0,
+      due: { text: `${two(r.day)}/${two(r.month)}/${r.year}`, iso: `${r.year}-${two(r.month)}-${two(r.day)}` },
+      competency: { text: `01/${two(r.month)}/${r.year}`, iso: `${r.year}-${two(r.month)}-01` },
+      value: { text: brazilianNumber(r.cents), number: r.cents / 100 }
+    }
+  })
+}
+
+/**
+ * `br-dates`: a receivables file in the Brazilian way (see the action) imported in create mode, faults off. Every
+ * row whose customer the server holds must end `created` (and no other), with a record that holds the intended due
+ * and competency dates (not day and month swapped) and the intended value (not scaled by a misread comma or dot),
+ * for that customer; the account gains exactly one receivable per created row. The rows are receivables, not
+ * customers: the run is no run of the model (no undo, rerun or resume of it), and (i)–(iv) do not read it.
+ */
+const brDatesStep = Effect.fn("History.brDates")(function*(w: World, a: Of<"br-dates">) {
+  const customers = yield* snapshot(w)
+  const lines = brDateLines(a, customers)
+  const dir = nextDir(w, "receivables")
+  mkdirSync(dir, { recursive: true })
+  const file = Path.join(dir, "contas a receber.csv")
+  const text = [
+    "customerExternalId;value;dueDate;competencyDate;description",
+    ...lines.map((l) =>
+      `${l.key};${l.value.text};${l.due.text};${l.competency.text};Manutenção preventiva ${l.due.text}`
+    )
+  ].join("\r\n") + "\r\n"
+  writeFileSync(file, Buffer.from(text, "latin1"))
+  const runDir = Path.join(dir, "run")
+  const output: Array<string> = []
+  const stored = w.sandbox.control.records(apiKey(w), "receivables")
+  const before = yield* stored
+  const exit = yield* Effect.exit(withoutFaults(
+    w,
+    runImport(
+      job({ resource: "receivables", file, runDir, mode: "create", dateFormat: a.dateFormat, decimal: a.decimal })
+    ).pipe(Effect.provide(runServices(output)), Effect.provide(clientOf(w)))
+  ))
+  if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
+  const after = yield* stored
+  const found = brDatesChecks(lines, readCsv(Path.join(runDir, "report.csv")), customers, before, after)
+  return {
+    ...noStep(
+      `br-dates ${a.dateFormat} ${a.decimal}, ${lines.length} rows: ${
+        Exit.isSuccess(exit) ? `exit ${(exit.value as { exitCode: number }).exitCode}` : failureText(exit)
+      }`
+    ),
+    output,
+    found
+  } satisfies Step
+})
+
+/** The checks of a `br-dates` step over its file's lines, its report and the receivables before and after. */
+export const brDatesChecks = (
+  lines: ReturnType<typeof brDateLines>,
+  report: ReadonlyArray<Record<string, string>>,
+  customers: Snapshot,
+  before: ReadonlyArray<Record<string, unknown>>,
+  after: ReadonlyArray<Record<string, unknown>>
+): Array<string> => {
+  const found: Array<string> = []
+  const byId = new Map(after.map((r) => [String(r.id), r]))
+  const created = report.filter((row) => row._status === "created")
+  if (after.length - before.length !== created.length) {
+    found.push(
+      `(br-dates) ${created.length} rows created, the account has ${after.length - before.length} more receivables`
+    )
+  }
+  lines.forEach((line, i) => {
+    const row = report.find((r) => Number(r._row) === i + 2)
+    const where = `(br-dates) row ${i + 2} (${line.key})`
+    if (row?._status !== "created") {
+      if (line.exists) found.push(`${where} ${row?._status ?? "not in the report"}: ${row?._error ?? ""}`.trim())
+      return
+    }
+    const record = byId.get(row._record_id ?? "")
+    if (record === undefined) {
+      return void found.push(`${where} created, but the server has no receivable ${row._record_id}`)
+    }
+    for (const [field, date] of [["dueDate", line.due], ["competencyDate", line.competency]] as const) {
+      const held = String(record[field] ?? "").slice(0, 10)
+      if (held !== date.iso) {
+        found.push(`${where}: ${field} ${date.text} is ${date.iso}, the server holds ${JSON.stringify(record[field])}`)
+      }
+    }
+    if (record.value !== line.value.number) {
+      found.push(
+        `${where}: value ${line.value.text} is ${line.value.number}, the server holds ${JSON.stringify(record.value)}`
+      )
+    }
+    const customer = customers.get(line.key)
+    if (customer !== undefined && String(record.customerId) !== String(customer.id)) {
+      found.push(
+        `${where}: customer ${String(customer.id)}, the server's receivable is for ${String(record.customerId)}`
+      )
+    }
+  })
+  return found
+}
 
 /** The users a `users` step may touch (a pool, so a later step meets users an earlier one created). */
 export const userPool = ["USR-01", "USR-02", "USR-03", "USR-04"]
@@ -1333,6 +1504,24 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
       { kind: "import", mode: a.mode, file: a.file, dryRun: false },
       ...simplerFiles(a.file).map((file) => ({ ...a, file }))
     ]
+  },
+  "br-dates": {
+    weight: 1,
+    generate: (g) => {
+      const rows = Array.from({ length: 1 + g.int(4) }, () => ({
+        customer: g.int(100),
+        day: 1 + g.int(28),
+        month: 1 + g.int(12),
+        year: g.pick([2025, 2026, 2027]),
+        cents: g.pick([35000, 123456, 99, 4250, 1000000 + g.int(9000000)])
+      }))
+      const dateFormat = g.pick(["auto", "dd/mm/yyyy"] as const)
+      // Told nothing, the tool needs one day over 12 to settle the file as day-first.
+      const first = dateFormat === "auto" ? { ...rows[0]!, day: 13 + g.int(16) } : rows[0]!
+      return { kind: "br-dates", rows: [first, ...rows.slice(1)], dateFormat, decimal: g.pick(["auto", ","] as const) }
+    },
+    run: (w, a) => brDatesStep(w, a),
+    simplify: (a) => (a.rows.length > 1 ? [{ ...a, rows: a.rows.slice(0, 1) }] : [])
   },
   users: {
     weight: 1,

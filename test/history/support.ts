@@ -7,8 +7,19 @@ import * as Path from "node:path"
 import { startTestSandbox } from "../import/support.js"
 import { temporaryDir } from "../support.js"
 import { startEchoGateway } from "./echo.js"
-import type { Action, Feature, Outcome } from "./model.js"
-import { allFeatures, generateHistory, KNOWN_OPEN, rng, runHistory, shrink } from "./model.js"
+import type { Action, Feature, Outcome, World } from "./model.js"
+import {
+  allFeatures,
+  checkStep,
+  generateHistory,
+  KNOWN_OPEN,
+  newWorld,
+  rng,
+  runAction,
+  runHistory,
+  shrink,
+  snapshot
+} from "./model.js"
 
 /**
  * Credentials that look like secrets, so invariant (v) finds them wherever they leak. The second account is where
@@ -42,6 +53,32 @@ export const runOne = (
       return { ...outcome, spent: { ...outcome.spent, "set-up": setUp } }
     })
   ).pipe(Effect.orDie)
+
+/** `use` of a world of its own (a fresh sandbox, no features), within the sandbox's life: the checks' own tests. */
+export const withWorld = <A>(use: (w: World) => Effect.Effect<A>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const sandbox = yield* startTestSandbox({ accounts })
+    const gateway = yield* startEchoGateway(sandbox.url, rng(1))
+    return yield* use(newWorld(sandbox, gateway, Path.join(yield* temporaryDir("fsm-history-"), "h"), new Set()))
+  }))
+
+/** Runs `history` in `w` step by step, `between(i)` before step i; the violations checkStep finds in each step. */
+export const runSteps = (
+  w: World,
+  history: ReadonlyArray<Action>,
+  between: (i: number) => Effect.Effect<void> = () => Effect.void
+) =>
+  Effect.gen(function*() {
+    const found: Array<Array<string>> = []
+    for (const [i, action] of history.entries()) {
+      yield* between(i)
+      const before = yield* snapshot(w)
+      w.snapshots.push(before)
+      const step = yield* runAction(w, action)
+      found.push(yield* checkStep(w, i, step, before, yield* snapshot(w)))
+    }
+    return found
+  })
 
 /**
  * The outcome of the first of `tries` runs of `history` that breaks an invariant, if any: some failures depend on

@@ -1,0 +1,246 @@
+/**
+ * Each check of the history model's actions can fail: a real step runs clean, then the run directory it wrote or
+ * the account it wrote to is broken the way the check exists to catch, and the check flags it. (A check never shown
+ * to fail proves nothing, however many histories it passes.) The invariants of `checkStep` have theirs in
+ * invariants.test.ts.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { Api } from "../../src/client/Api.js"
+import { apiOf } from "../import/support.js"
+import type { FileShape, World } from "./model.js"
+import { brDateLines, brDatesChecks, exportOnboardChecks, otherAccount, ptBrChecks, readCsv } from "./model.js"
+import { accounts, runSteps, withWorld } from "./support.js"
+
+/** The one directory of the history whose name ends with `suffix` (`-onboard-other`, `-dry-pt-BR`). */
+const dirOf = (w: World, suffix: string, nth = 0) => {
+  const names = readdirSync(w.dir).filter((n) => n.endsWith(suffix)).sort()
+  assert.isAbove(names.length, nth, `${suffix} in ${readdirSync(w.dir).join(" ")}`)
+  return Path.join(w.dir, names[nth]!)
+}
+
+const two: FileShape = {
+  delimiter: ";",
+  encoding: "windows-1252",
+  rows: [
+    { key: "CLI-01", name: "Padaria Pão Quente", note: "Cliente desde 2019", phone: "+55 11 93988-2938" },
+    { key: "CLI-02", name: "Açougue São João", note: "Pagamento à vista", phone: "" }
+  ]
+}
+
+/** Rewrites the file at `path` with `edit`, asserting it changed something. */
+const doctor = (path: string, edit: (text: string) => string) => {
+  const text = readFileSync(path, "utf8")
+  const changed = edit(text)
+  assert.notStrictEqual(changed, text, `${path} unchanged:\n${text}`)
+  writeFileSync(path, changed)
+}
+
+describe("export-onboard: each check flags what it exists to catch", () => {
+  it.live(
+    "into the other account: a record edited, removed, made twice or without a key; read-only lists; no summary",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            { kind: "import", mode: "upsert", file: two, dryRun: false },
+            { kind: "export-onboard", export: undefined, other: true }
+          ])
+          assert.deepStrictEqual(found, [[], []])
+          const exportDir = w.exports[0]!.dir
+          const runDir = dirOf(w, "-onboard-other")
+          const onboarded = yield* otherAccount(w)
+          assert.deepStrictEqual(
+            exportOnboardChecks(exportDir, runDir, true, { before: onboarded, after: onboarded }),
+            []
+          )
+
+          // The other account broken after the onboarding: one record edited, one removed, one made without a key.
+          const cli02 = onboarded.byKey.get("cli-02")!
+          yield* Effect.gen(function*() {
+            const api = yield* Api
+            const edited = yield* api.request({
+              method: "PATCH",
+              path: `/customers/${String(onboarded.byKey.get("cli-01")!.id)}`,
+              body: [{ op: "replace", path: "name", value: "Padaria (outro nome)" }]
+            })
+            const removed = yield* api.request({ method: "DELETE", path: `/customers/${String(cli02.id)}` })
+            const made = yield* api.request({ method: "POST", path: "/customers", body: { name: "Sem código" } })
+            assert.deepStrictEqual(
+              [edited.status, removed.status, made.status].map((s) => s !== undefined && s < 300),
+              [true, true, true]
+            )
+          }).pipe(Effect.provide(apiOf(w.sandbox, accounts[1]!.apiKey)), Effect.orDie)
+          const after = yield* otherAccount(w)
+          // A second record of a key: the server refuses one (409), so the account's reading is doctored.
+          const broken = exportOnboardChecks(exportDir, runDir, true, {
+            before: onboarded,
+            after: { ...after, twice: [...after.twice, "cli-01"] }
+          })
+          assert.deepStrictEqual(broken, [
+            "(export-onboard) the other account has a second record of cli-01",
+            `(export-onboard) the other account's cli-02 (id ${String(cli02.id)}) was replaced or removed`,
+            "(export-onboard) the other account has 1 records without a key (0 before, 0 rows without one in the file)",
+            "(export-onboard) row 2 (cli-01): name \"Padaria Pão Quente\", the other account's description is \"Padaria (outro nome)\"",
+            "(export-onboard) row 3 (cli-02) created, but the other account has no such record"
+          ])
+
+          // The run's summary: a read-only list of the export not named as skipped, one made a step; then none.
+          const summaryPath = Path.join(runDir, "summary.json")
+          const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
+            resources: Array<string>
+            readOnly?: Array<string>
+          }
+          const readOnly = summary.readOnly ?? []
+          assert.isNotEmpty(readOnly, JSON.stringify(summary))
+          // The sandbox's read-only lists are empty (histories write customers only); a real account's hold rows, and
+          // only a list with rows must be named: one row added to the export's file of the first.
+          const list = Path.join(exportDir, `${readOnly[0]}.csv`)
+          doctor(list, (text) =>
+            `${text.trimEnd()}\r\n${text.split(/\r?\n/)[0]!.split(",").map(() => "1").join(",")}\r\n`)
+          assert.deepStrictEqual(exportOnboardChecks(exportDir, runDir, true, undefined), [])
+          writeFileSync(
+            summaryPath,
+            JSON.stringify({ ...summary, readOnly: readOnly.slice(1), resources: [...summary.resources, readOnly[0]] })
+          )
+          assert.deepStrictEqual(exportOnboardChecks(exportDir, runDir, true, undefined), [
+            `(export-onboard) the read-only list ${readOnly[0]} was not named as skipped`,
+            `(export-onboard) the read-only list ${readOnly[0]} was a step of the onboarding`
+          ])
+          rmSync(summaryPath)
+          assert.deepStrictEqual(exportOnboardChecks(exportDir, runDir, true, undefined), [
+            `(export-onboard) ${Path.basename(runDir)} has no summary.json`
+          ])
+        })
+      ),
+    120_000
+  )
+})
+
+describe("pt-br: each check flags what it exists to catch", () => {
+  it.live(
+    "a pt-BR dry run that differs from the English one (a line, a cell, the counts), a status translated",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            { kind: "import", mode: "upsert", file: { ...two, rows: two.rows.slice(0, 1) }, dryRun: false },
+            { kind: "pt-br", mode: "upsert", file: two }
+          ])
+          assert.deepStrictEqual(found, [[], []])
+          const dirs = { en: dirOf(w, "-dry-en"), pt: dirOf(w, "-dry-pt-BR") }
+          const imported = readdirSync(w.dir).filter((n) => n.endsWith("-import-upsert")).sort().pop()!
+          const importDir = Path.join(w.dir, imported)
+          assert.deepStrictEqual(ptBrChecks(dirs, importDir), [])
+          const en = readCsv(Path.join(dirs.en, "report.csv"))
+          assert.lengthOf(en, 2)
+
+          // The Portuguese dry run says another status for one row and another id, and loses the other row.
+          const report = Path.join(dirs.pt, "report.csv")
+          doctor(report, (text) => {
+            const lines = text.split("\r\n")
+            return [lines[0], lines[1]!.replace(en[0]!._status!, "updated").replace(en[0]!.name!, "Padaria")]
+              .join("\r\n") + "\r\n"
+          })
+          doctor(Path.join(dirs.pt, "summary.json"), (text) => text.replace(/"rows":\s*2/, "\"rows\":1"))
+          // The import in pt-BR: a status in Portuguese.
+          doctor(Path.join(importDir, "report.csv"), (text) => text.replace(/,created,/, ",criado,"))
+          const broken = ptBrChecks(dirs, importDir)
+          assert.deepStrictEqual(broken.slice(0, 3), [
+            "(pt-BR) the dry run's report has 1 lines in pt-BR, 2 in English",
+            `(pt-BR) report row 2, column _status: ${JSON.stringify(en[0]!._status)} in English, "updated" in pt-BR`,
+            "(pt-BR) report row 2, column name: \"Padaria Pão Quente\" in English, \"Padaria\" in pt-BR"
+          ])
+          assert.include(
+            broken,
+            `(pt-BR) report row 3, column _status: ${JSON.stringify(en[1]!._status)} in English, undefined in pt-BR`
+          )
+          assert.match(broken.at(-2)!, /^\(pt-BR\) summary\.json: \{"rows":2,.* in English, \{"rows":1,.* in pt-BR$/)
+          assert.strictEqual(broken.at(-1), "(pt-BR) report row 3: status \"criado\"")
+        })
+      ),
+    120_000
+  )
+})
+
+describe("br-dates: dd/mm/yyyy and decimal commas read as meant", () => {
+  const customers = { kind: "import", mode: "upsert", file: two, dryRun: false } as const
+  const rows = [
+    { customer: 0, day: 25, month: 12, year: 2026, cents: 123456 },
+    { customer: 1, day: 3, month: 4, year: 2026, cents: 35000 }
+  ]
+
+  it.live(
+    "a Brazilian receivables file: each row created with its dates and values",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            customers,
+            { kind: "br-dates", rows, dateFormat: "auto", decimal: "auto" },
+            { kind: "br-dates", rows: rows.slice(1), dateFormat: "dd/mm/yyyy", decimal: "," }
+          ])
+          assert.deepStrictEqual(found, [[], [], []])
+          const held = yield* w.sandbox.control.records(accounts[0]!.apiKey, "receivables")
+          assert.deepStrictEqual(
+            held.map((r) => [String(r.dueDate).slice(0, 10), String(r.competencyDate).slice(0, 10), r.value]),
+            [["2026-12-25", "2026-12-01", 1234.56], ["2026-04-03", "2026-04-01", 350], [
+              "2026-04-03",
+              "2026-04-01",
+              350
+            ]]
+          )
+        })
+      ),
+    120_000
+  )
+
+  it.live(
+    "a tool that read the dates month-first, scaled a value, lost or doubled a row, or mixed customers is flagged",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          // Month-first: what the tool does when told so (--date-format mm/dd/yyyy), as a tool that misread would.
+          const found = yield* runSteps(w, [
+            customers,
+            { kind: "br-dates", rows, dateFormat: "mm/dd/yyyy", decimal: "auto" }
+          ])
+          assert.deepStrictEqual(found, [[], [
+            "(br-dates) row 2 (cli-01) invalid: dueDate: \"25/12/2026\" is not a real date",
+            "(br-dates) row 3 (cli-02): dueDate 03/04/2026 is 2026-04-03, the server holds \"2026-03-04T00:00:00\"",
+            "(br-dates) row 3 (cli-02): competencyDate 01/04/2026 is 2026-04-01, the server holds \"2026-01-04T00:00:00\""
+          ]])
+
+          // A value scaled (the comma read as a thousands separator), the customer mixed up, a receivable made twice:
+          // the tool refuses `350,00` with --decimal . (an invalid row), so the account's receivables are doctored.
+          const action = { kind: "br-dates", rows, dateFormat: "auto", decimal: "auto" } as const
+          assert.deepStrictEqual(yield* runSteps(w, [action]), [[]])
+          const receivables = yield* w.sandbox.control.records(accounts[0]!.apiKey, "receivables")
+          const made = receivables.slice(1)
+          const report = readCsv(Path.join(dirOf(w, "-receivables", 1), "run", "report.csv"))
+          const lines = brDateLines(action, w.snapshots.at(-1)!)
+          const doctored = [
+            { ...made[0]!, value: 123456 },
+            { ...made[1]!, customerId: made[0]!.customerId },
+            { ...made[1]!, id: 99 }
+          ]
+          assert.deepStrictEqual(brDatesChecks(lines, report, w.snapshots.at(-1)!, [], made), [])
+          assert.deepStrictEqual(brDatesChecks(lines, report, w.snapshots.at(-1)!, [], doctored), [
+            "(br-dates) 2 rows created, the account has 3 more receivables",
+            "(br-dates) row 2 (cli-01): value 1.234,56 is 1234.56, the server holds 123456",
+            `(br-dates) row 3 (cli-02): customer ${String(made[1]!.customerId)}, the server's receivable is for ${
+              String(made[0]!.customerId)
+            }`
+          ])
+          // A row lost: reported created, no such receivable.
+          assert.deepStrictEqual(brDatesChecks(lines, report, w.snapshots.at(-1)!, [], made.slice(0, 1)), [
+            "(br-dates) 2 rows created, the account has 1 more receivables",
+            `(br-dates) row 3 (cli-02) created, but the server has no receivable ${String(made[1]!.id)}`
+          ])
+        })
+      ),
+    120_000
+  )
+})
