@@ -127,23 +127,73 @@ interface ValidationTarget {
   readonly dataValidations: { readonly add: (address: string, validation: Validation) => void }
 }
 
+type Orientation = "landscape" | "portrait"
+
+/** About how many characters (column width units) a page holds across at 100%. */
+const pageChars = { landscape: 150, portrait: 100 } as const
+
+/** How many pages across a sheet of these column widths prints on (it is shrunk by at most a third). */
+const pagesAcross = (orientation: Orientation, widths: ReadonlyArray<number>) =>
+  Math.max(1, Math.ceil(widths.reduce((a, b) => a + b, 0) / (pageChars[orientation] * 1.5)))
+
 /**
  * How a sheet prints: landscape, fitted to the page's width (a sheet wider than about one and a half pages is
  * spread over more pages across rather than shrunk past reading), its header row repeated on every page, the
  * sheet's name and the page number in the footer (as the tool's own reports print: files/XlsxWriter.ts).
  */
-const printable = (sheet: ExcelJS.Worksheet, orientation: "landscape" | "portrait", widths: ReadonlyArray<number>) => {
-  const total = widths.reduce((a, b) => a + b, 0)
+const printable = (sheet: ExcelJS.Worksheet, orientation: Orientation, widths: ReadonlyArray<number>) => {
   sheet.pageSetup = {
     ...sheet.pageSetup,
     orientation,
     fitToPage: true,
-    fitToWidth: Math.max(1, Math.ceil(total / ((orientation === "landscape" ? 150 : 100) * 1.5))),
+    fitToWidth: pagesAcross(orientation, widths),
     fitToHeight: 0,
     printTitlesRow: "1:1",
     margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.6, header: 0.3, footer: 0.3 }
   }
   sheet.headerFooter = { ...sheet.headerFooter, oddFooter: "&L&A&R&P / &N" }
+}
+
+/**
+ * How many leading columns surely print on a sheet's first page: all of them when it prints one page across, else
+ * those within a page at 100% on the smaller paper (Letter; A4 is wider), less a margin for the cells' padding.
+ */
+export const firstPageColumns = (orientation: Orientation, widths: ReadonlyArray<number>): number => {
+  if (pagesAcross(orientation, widths) === 1) return widths.length
+  let used = 0
+  let n = 0
+  for (const w of widths) {
+    if (used + w > pageChars[orientation] * 0.87) break
+    used += w
+    n++
+  }
+  return Math.max(1, n)
+}
+
+/**
+ * A README's lines above its table (the title first, in bold 14 points), each merged across the columns that print
+ * on the first page and wrapped there, its row as tall as its wrapped text: a line left to overflow into the empty
+ * cells beside it was cut at the page's right edge.
+ */
+const introLines = (
+  sheet: ExcelJS.Worksheet,
+  lines: ReadonlyArray<string>,
+  orientation: Orientation,
+  widths: ReadonlyArray<number>
+) => {
+  const span = firstPageColumns(orientation, widths)
+  const room = widths.slice(0, span).reduce((a, b) => a + b, 0)
+  lines.forEach((text, i) => {
+    const row = sheet.getRow(i + 1)
+    if (span > 1) sheet.mergeCells(i + 1, 1, i + 1, span)
+    const cell = row.getCell(1)
+    cell.value = text
+    cell.alignment = { wrapText: true, vertical: "top" }
+    if (i === 0) cell.font = { bold: true, size: 14 }
+    // A bold 14-point line: each character about 14/11 as wide and as tall as the 11-point text.
+    const scale = i === 0 ? (14 / 11) * 1.05 : 1
+    if (text !== "") row.height = Math.round(lineHeight * (i === 0 ? 14 / 11 : 1) * wrappedLines(text, room / scale))
+  })
 }
 
 const dataSheet = (
@@ -182,10 +232,9 @@ const dataSheet = (
 
 const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<ColumnDoc>) => {
   const sheet = workbook.addWorksheet("README")
-  sheet.columns = [{ width: 28 }, { width: 16 }, { width: 44 }, { width: 50 }, { width: 34 }, { width: 60 }, {
-    width: 30
-  }]
-  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
+  const widths = [28, 16, 44, 50, 34, 60, 30]
+  sheet.columns = widths.map((width) => ({ width }))
+  printable(sheet, "landscape", widths)
   const lines: ReadonlyArray<string> = [
     `${tableText(r.title)} (${r.name})`,
     tableText(r.doc),
@@ -200,11 +249,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     }),
     ""
   ]
-  lines.forEach((text, i) => {
-    const cell = sheet.getCell(i + 1, 1)
-    cell.value = text
-    if (i === 0) cell.font = { bold: true, size: 14 }
-  })
+  introLines(sheet, lines, "landscape", widths)
   const headings = t("template.headings").split("|")
   const top = sheet.getRow(lines.length + 1)
   headings.forEach((h, i) => {
@@ -232,19 +277,48 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
 const lineHeight = 15
 
 /**
- * How many lines `text` takes wrapped at word boundaries in a column `width` characters wide (a column's width is
- * counted in the widths of the digit 0; a few characters are kept for the cell's margins, so the count errs tall).
+ * Advance widths of the workbook's font (Calibri 11; Carlito, which LibreOffice uses for it, has the same metrics)
+ * in widths of the digit 0, the unit of a column's width. Text is narrower than digits: counted as one digit a
+ * character, a row came out a line or two taller than the text it holds.
+ */
+const glyphWidths: ReadonlyArray<readonly [string, number]> = [
+  [" ijl'|.,:;!", 0.47],
+  ["ftI()[]-r", 0.64],
+  ["/J\"*szcL", 0.8],
+  ["xvykgaFSTYZE", 0.92],
+  ["ebdhnpquo0123456789#$?_", 1.02],
+  ["ABCKPRVX&", 1.1],
+  ["DGHNOQU", 1.26],
+  ["wm%", 1.5],
+  ["MW@", 1.72]
+]
+const glyphWidth = new Map(glyphWidths.flatMap(([chars, w]) => [...chars].map((c) => [c, w] as const)))
+
+/**
+ * A text's width in digit widths, with a margin for a font substituted by wider metrics (DejaVu Sans where no
+ * Calibri or Carlito is installed). Accented letters are as wide as their base letter.
+ */
+export const textWidth = (text: string): number => {
+  let width = 0
+  for (const c of text) width += glyphWidth.get(c) ?? glyphWidth.get(c.normalize("NFD")[0]!) ?? 1.1
+  return width * 1.05
+}
+
+/**
+ * How many lines `text` takes wrapped at word boundaries in a column `width` digits wide (a column's width is
+ * counted in the widths of the digit 0; one is kept for the cell's margins).
  */
 export const wrappedLines = (text: string, width: number): number => {
-  const room = Math.max(1, Math.floor(width) - 2)
+  const room = Math.max(1, width - 1)
+  const space = textWidth(" ")
   let lines = 0
   for (const paragraph of text.split("\n")) {
     let used = 0
     lines++
     for (const word of paragraph.split(" ")) {
-      const length = word.length
+      const length = textWidth(word)
       if (used === 0) used = length
-      else if (used + 1 + length <= room) used += 1 + length
+      else if (used + space + length <= room) used += space + length
       else {
         lines++
         used = length
@@ -285,36 +359,33 @@ export const workbookFileName = "onboarding.xlsx"
 
 const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resource>, fileName: string) => {
   const sheet = workbook.addWorksheet("README")
-  sheet.columns = [{ width: 8 }, { width: 28 }, { width: 36 }, { width: 60 }]
-  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
-  const lines: ReadonlyArray<ReadonlyArray<string>> = [
-    [t("workbook.title")],
-    [t("workbook.order")],
-    [""],
-    [t("workbook.fill1")],
-    [t("workbook.fill2")],
-    [t("workbook.notes")],
-    [t("workbook.orange")],
-    [t("workbook.names", { separator: listSeparator })],
-    [t("workbook.notRead")],
-    [""],
-    [t("workbook.dryRun", { command: `fsm-bulk onboard ${fileName} --dry-run` })],
-    [t("workbook.then", { command: `fsm-bulk onboard ${fileName}` })],
-    [""],
-    t("workbook.headings").split("|")
+  const widths = [8, 28, 36, 60]
+  sheet.columns = widths.map((width) => ({ width }))
+  printable(sheet, "landscape", widths)
+  const lines: ReadonlyArray<string> = [
+    t("workbook.title"),
+    t("workbook.order"),
+    "",
+    t("workbook.fill1"),
+    t("workbook.fill2"),
+    t("workbook.notes"),
+    t("workbook.orange"),
+    t("workbook.names", { separator: listSeparator }),
+    t("workbook.notRead"),
+    "",
+    t("workbook.dryRun", { command: `fsm-bulk onboard ${fileName} --dry-run` }),
+    t("workbook.then", { command: `fsm-bulk onboard ${fileName}` }),
+    ""
   ]
-  lines.forEach((cells, i) => {
-    const row = sheet.getRow(i + 1)
-    cells.forEach((text, j) => {
-      row.getCell(j + 1).value = text
-    })
-    if (i === 0) row.font = { bold: true, size: 14 }
+  introLines(sheet, lines, "landscape", widths)
+  const top = sheet.getRow(lines.length + 1)
+  t("workbook.headings").split("|").forEach((text, j) => {
+    top.getCell(j + 1).value = text
   })
-  const top = sheet.getRow(lines.length)
   top.font = { bold: true }
   for (let j = 1; j <= 4; j++) top.getCell(j).fill = fill(fills.optional)
   ordered.forEach((r, i) => {
-    const row = sheet.getRow(lines.length + 1 + i)
+    const row = sheet.getRow(lines.length + 2 + i)
     row.values = [i + 1, r.name, tableText(r.title), dependencies(r).join(", ")]
   })
 }
