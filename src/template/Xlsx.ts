@@ -11,6 +11,7 @@ import { tableText } from "../FieldDocs.js"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
+import { firstPageColumns, type Orientation, printable, wrappedHeight } from "../files/SheetLayout.js"
 import { withEntryTimes } from "../files/XlsxWriter.js"
 import { t } from "../Messages.js"
 import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
@@ -127,49 +128,6 @@ interface ValidationTarget {
   readonly dataValidations: { readonly add: (address: string, validation: Validation) => void }
 }
 
-type Orientation = "landscape" | "portrait"
-
-/** About how many characters (column width units) a page holds across at 100%. */
-const pageChars = { landscape: 150, portrait: 100 } as const
-
-/** How many pages across a sheet of these column widths prints on (it is shrunk by at most a third). */
-const pagesAcross = (orientation: Orientation, widths: ReadonlyArray<number>) =>
-  Math.max(1, Math.ceil(widths.reduce((a, b) => a + b, 0) / (pageChars[orientation] * 1.5)))
-
-/**
- * How a sheet prints: landscape, fitted to the page's width (a sheet wider than about one and a half pages is
- * spread over more pages across rather than shrunk past reading), its header row repeated on every page, the
- * sheet's name and the page number in the footer (as the tool's own reports print: files/XlsxWriter.ts).
- */
-const printable = (sheet: ExcelJS.Worksheet, orientation: Orientation, widths: ReadonlyArray<number>) => {
-  sheet.pageSetup = {
-    ...sheet.pageSetup,
-    orientation,
-    fitToPage: true,
-    fitToWidth: pagesAcross(orientation, widths),
-    fitToHeight: 0,
-    printTitlesRow: "1:1",
-    margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.6, header: 0.3, footer: 0.3 }
-  }
-  sheet.headerFooter = { ...sheet.headerFooter, oddFooter: "&L&A&R&P / &N" }
-}
-
-/**
- * How many leading columns surely print on a sheet's first page: all of them when it prints one page across, else
- * those within a page at 100% on the smaller paper (Letter; A4 is wider), less a margin for the cells' padding.
- */
-export const firstPageColumns = (orientation: Orientation, widths: ReadonlyArray<number>): number => {
-  if (pagesAcross(orientation, widths) === 1) return widths.length
-  let used = 0
-  let n = 0
-  for (const w of widths) {
-    if (used + w > pageChars[orientation] * 0.87) break
-    used += w
-    n++
-  }
-  return Math.max(1, n)
-}
-
 /**
  * A README's lines above its table (the title first, in bold 14 points), each merged across the columns that print
  * on the first page and wrapped there, its row as tall as its wrapped text: a line left to overflow into the empty
@@ -190,9 +148,7 @@ const introLines = (
     cell.value = text
     cell.alignment = { wrapText: true, vertical: "top" }
     if (i === 0) cell.font = { bold: true, size: 14 }
-    // A bold 14-point line: each character about 14/11 as wide and as tall as the 11-point text.
-    const scale = i === 0 ? (14 / 11) * 1.05 : 1
-    if (text !== "") row.height = Math.round(lineHeight * (i === 0 ? 14 / 11 : 1) * wrappedLines(text, room / scale))
+    if (text !== "") row.height = wrappedHeight([text], [room], i === 0 ? 14 : 11)
   })
 }
 
@@ -269,68 +225,8 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     if (doc.required !== "no") row.getCell(1).fill = fill(doc.required === "yes" ? fills.required : fills.either)
     // Spreadsheets do not grow a row for wrapped text they did not lay out themselves (LibreOffice prints it over
     // the next rows): the height is the most lines a cell wraps to in its column's width.
-    row.height = lineHeight * Math.max(1, ...values.map((v, i) => wrappedLines(v, sheet.getColumn(i + 1).width ?? 10)))
+    row.height = wrappedHeight(values, widths)
   })
-}
-
-/** Points per line of the default 11-point font. */
-const lineHeight = 15
-
-/**
- * Advance widths of the workbook's font (Calibri 11; Carlito, which LibreOffice uses for it, has the same metrics)
- * in widths of the digit 0, the unit of a column's width. Text is narrower than digits: counted as one digit a
- * character, a row came out a line or two taller than the text it holds.
- */
-const glyphWidths: ReadonlyArray<readonly [string, number]> = [
-  [" ijl'|.,:;!", 0.47],
-  ["ftI()[]-r", 0.64],
-  ["/J\"*szcL", 0.8],
-  ["xvykgaFSTYZE", 0.92],
-  ["ebdhnpquo0123456789#$?_", 1.02],
-  ["ABCKPRVX&", 1.1],
-  ["DGHNOQU", 1.26],
-  ["wm%", 1.5],
-  ["MW@", 1.72]
-]
-const glyphWidth = new Map(glyphWidths.flatMap(([chars, w]) => [...chars].map((c) => [c, w] as const)))
-
-/**
- * A text's width in digit widths, with a margin for a font substituted by wider metrics (DejaVu Sans where no
- * Calibri or Carlito is installed). Accented letters are as wide as their base letter.
- */
-export const textWidth = (text: string): number => {
-  let width = 0
-  for (const c of text) width += glyphWidth.get(c) ?? glyphWidth.get(c.normalize("NFD")[0]!) ?? 1.1
-  return width * 1.05
-}
-
-/**
- * How many lines `text` takes wrapped at word boundaries in a column `width` digits wide (a column's width is
- * counted in the widths of the digit 0; one is kept for the cell's margins).
- */
-export const wrappedLines = (text: string, width: number): number => {
-  const room = Math.max(1, width - 1)
-  const space = textWidth(" ")
-  let lines = 0
-  for (const paragraph of text.split("\n")) {
-    let used = 0
-    lines++
-    for (const word of paragraph.split(" ")) {
-      const length = textWidth(word)
-      if (used === 0) used = length
-      else if (used + space + length <= room) used += space + length
-      else {
-        lines++
-        used = length
-      }
-      // A word longer than the column is broken across lines.
-      while (used > room) {
-        lines++
-        used -= room
-      }
-    }
-  }
-  return lines
 }
 
 const newWorkbook = async () => {

@@ -9,12 +9,18 @@
  * docs/screenshots/template-pdf-*.png.
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
+import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
+import { readFileSync } from "node:fs"
+import * as Path from "node:path"
+import { firstPageColumns, wrappedLines } from "../../src/files/SheetLayout.js"
 import { setLanguage } from "../../src/Messages.js"
+import { writeExampleWorkbook } from "../../src/onboard/Example.js"
 import { importable } from "../../src/Resources.js"
-import { firstPageColumns, workbookTemplate, wrappedLines, xlsxTemplate } from "../../src/template/Xlsx.js"
+import { workbookTemplate, xlsxTemplate } from "../../src/template/Xlsx.js"
+import { temporaryDir } from "../support.js"
 
 const readmeOf = (bytes: Uint8Array) =>
   Effect.promise(async () => {
@@ -79,6 +85,32 @@ describe("the README sheet of the XLSX templates", () => {
         ["id", "legalName", "name", "address", "groupsId", "groupsDescription"].map(heightOf),
         [15, 15, 30, 30, 30, 30]
       )
+    }))
+
+  it.scoped("the example onboarding workbook's README prints landscape, each row as tall as its wrapped text", () =>
+    Effect.gen(function*() {
+      const dir = yield* temporaryDir("fsm-readme-")
+      const file = Path.join(dir, "example-onboarding.xlsx")
+      yield* writeExampleWorkbook(file).pipe(Effect.provide(NodeContext.layer))
+      const sheet = yield* readmeOf(new Uint8Array(readFileSync(file)))
+      assert.strictEqual(sheet.pageSetup.orientation, "landscape")
+      assert.strictEqual(sheet.pageSetup.fitToWidth, 1)
+      const widths = [1, 2, 3, 4].map((i) => sheet.getColumn(i).width ?? 10)
+      sheet.eachRow((row, n) => {
+        const merged = sheet.getCell(n, 2).master.address === `A${n}`
+        let lines = 1
+        for (let i = 1; i <= 4; i++) {
+          const text = String(row.getCell(i).value ?? "")
+          if (text === "" || (merged && i === 2)) continue
+          const width = merged && i === 1 ? widths[0]! + widths[1]! : widths[i - 1]!
+          lines = Math.max(lines, Math.ceil((text.length * 0.45) / width))
+        }
+        assert.isDefined(row.height, `README row ${n} has no height`)
+        assert.isAtLeast(row.height, 15 * lines, `README row ${n}: ${lines} lines`)
+      })
+      // The introduction wraps over the first two columns, not in the first one's 34 widths.
+      assert.strictEqual(sheet.getCell(2, 2).master.address, "A2")
+      assert.isAtMost(sheet.getRow(2).height, 45)
     }))
 
   for (const language of ["en", "pt-BR"] as const) {
