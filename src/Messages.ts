@@ -437,7 +437,67 @@ const en = {
   "attachment.nowLink": "is now a link ({real}), not the file that was checked",
   "attachment.nowOther": "is now {kind} ({real}), not a file",
   "attachment.nowLeads": "now leads to {again}, not to the file that was checked ({real})",
-  "attachment.grew": "{path} is larger than {max} now; attachments are limited to {max}"
+  "attachment.grew": "{path} is larger than {max} now; attachments are limited to {max}",
+  // --- mapping profiles (src/mapping) and the header a file is read with ------------------------------------------
+  "mapping.otherResource": "the profile is for {profile}, not {resource}",
+  "mapping.headerRowMissing": "headerRow {row} (in {profile}) is blank or not among the first {count} rows",
+  "mapping.notAColumn": "{property}: \"{name}\" is not a column of {resource} (one of {columns})",
+  "mapping.noSourceColumn": "{property}: the file {file} has no column \"{name}\" (its header, row {row}: {header})",
+  "mapping.givenTwice": "{property}: {field} is given twice (by {first} and by {second}); keep one",
+  "mapping.byColumn": "column \"{name}\"",
+  "mapping.aboveHeader": "above the header",
+  "mapping.beyondHeader": "no value under the header's columns",
+  "mapping.notData": "not data: \"{text}\"",
+  "mapping.cannotRead": "cannot read the mapping profile ({code})",
+  "mapping.invalid": "not a valid mapping profile: {detail}",
+  "mapping.changedSincePlan":
+    "{file}: the mapping profile changed since the plan {plan} was made: nothing was sent; make a new plan",
+  "mapping.readWith": "mapping {file} (sha256 {sha}…): header on row {row}",
+  "mapping.ignored": "(ignored, not sent)",
+  "mapping.how.same name": "same name",
+  "mapping.how.renamed": "renamed",
+  "mapping.how.composed": "composed",
+  "mapping.how.constant": "constant",
+  "mapping.how.sent as given": "sent as given",
+  "mapping.how.ignored": "ignored",
+  "mapping.how.tool column": "tool column",
+  "mapping.withValueMap": " with a value map",
+  "mapping.why.columnName": "column name",
+  "mapping.why.label": "the field's label",
+  "mapping.why.header": "header \"{name}\"",
+  "mapping.why.values": "values look like {shape}",
+  "mapping.why.none": "no field matches",
+  "mapping.shape.CPF/CNPJ": "CPF/CNPJ",
+  "mapping.shape.e-mail": "e-mail",
+  "mapping.shape.phone": "phone",
+  "mapping.shape.date": "date",
+  "mapping.shape.latitude": "latitude",
+  "mapping.shape.longitude": "longitude",
+  "mapping.shape.yes/no": "yes/no",
+  "mapping.sure.high": "high",
+  "mapping.sure.medium": "medium",
+  "mapping.sure.low": "low",
+  "mapping.sure.-": "-",
+  "mapping.tableHeadings": "source column|→ field|why|sure|sample values",
+  "mapping.keyFromDocument": "{key}: no key column; proposed from \"{source}\" (each record's CPF/CNPJ): review it",
+  "mapping.noKey": "{key}: no key column; upsert needs one (or import with --mode create)",
+  "mapping.headerFound": "{resource} from {file}{sheet}: header on row {row}{above}",
+  "mapping.inSheet": " (sheet \"{sheet}\")",
+  "mapping.aboveNotRead": " ({count} rows above it not read)",
+  "mapping.aboveNotReadOne": " (1 row above it not read)",
+  "mapping.missing": "required for create/upsert and not mapped: {fields}",
+  "mapping.note": "note: {note}",
+  "mapping.valuesOf": "values of \"{source}\" → {field} ({count} distinct):",
+  "mapping.needsValueMap": "needs a value map",
+  "mapping.nameToLookUp": "(a name to look up)",
+  "mapping.wrote": "wrote {file}: review it, then: {command}",
+  "mapping.writeIt": "write it with --out FILE.json, review it, then: {command}",
+  "header.readFrom": "the header was read from row {row}{sheet}; the first rows:",
+  "header.ofSheet": " of sheet \"{sheet}\"",
+  "header.row": "row {row}: {text}",
+  "header.blank": "(blank)",
+  "header.likely":
+    "row {row} looks like the header (a title above the table?): {command} proposes a mapping profile that reads it there; then validate or import with --map PROFILE"
 } as const
 
 export type MessageKey = keyof typeof en
@@ -867,7 +927,69 @@ const ptBR: { readonly [K in MessageKey]: string } = {
   "attachment.nowLink": "agora é um link ({real}), não o arquivo que foi verificado",
   "attachment.nowOther": "agora é {kind} ({real}), não um arquivo",
   "attachment.nowLeads": "agora leva a {again}, não ao arquivo que foi verificado ({real})",
-  "attachment.grew": "{path} agora é maior que {max}; os anexos são limitados a {max}"
+  "attachment.grew": "{path} agora é maior que {max}; os anexos são limitados a {max}",
+  "mapping.otherResource": "o perfil é de {profile}, não de {resource}",
+  "mapping.headerRowMissing":
+    "headerRow {row} (em {profile}) está em branco ou não está entre as primeiras {count} linhas",
+  "mapping.notAColumn": "{property}: \"{name}\" não é uma coluna de {resource} (uma destas: {columns})",
+  "mapping.noSourceColumn":
+    "{property}: o arquivo {file} não tem a coluna \"{name}\" (seu cabeçalho, linha {row}: {header})",
+  "mapping.givenTwice": "{property}: {field} aparece duas vezes (em {first} e em {second}); mantenha só uma",
+  "mapping.byColumn": "coluna \"{name}\"",
+  "mapping.aboveHeader": "acima do cabeçalho",
+  "mapping.beyondHeader": "nenhum valor sob as colunas do cabeçalho",
+  "mapping.notData": "não são dados: \"{text}\"",
+  "mapping.cannotRead": "não foi possível ler o perfil de mapeamento ({code})",
+  "mapping.invalid": "não é um perfil de mapeamento válido: {detail}",
+  "mapping.changedSincePlan":
+    "{file}: o perfil de mapeamento mudou desde que o plano {plan} foi feito: nada foi enviado; faça um novo plano",
+  "mapping.readWith": "mapeamento {file} (sha256 {sha}…): cabeçalho na linha {row}",
+  "mapping.ignored": "(ignorada, não enviada)",
+  "mapping.how.same name": "mesmo nome",
+  "mapping.how.renamed": "renomeada",
+  "mapping.how.composed": "composta",
+  "mapping.how.constant": "constante",
+  "mapping.how.sent as given": "enviada como está",
+  "mapping.how.ignored": "ignorada",
+  "mapping.how.tool column": "coluna da ferramenta",
+  "mapping.withValueMap": " com um mapa de valores",
+  "mapping.why.columnName": "nome da coluna",
+  "mapping.why.label": "o rótulo do campo",
+  "mapping.why.header": "cabeçalho \"{name}\"",
+  "mapping.why.values": "os valores parecem {shape}",
+  "mapping.why.none": "nenhum campo corresponde",
+  "mapping.shape.CPF/CNPJ": "CPF/CNPJ",
+  "mapping.shape.e-mail": "e-mail",
+  "mapping.shape.phone": "telefone",
+  "mapping.shape.date": "data",
+  "mapping.shape.latitude": "latitude",
+  "mapping.shape.longitude": "longitude",
+  "mapping.shape.yes/no": "sim/não",
+  "mapping.sure.high": "alta",
+  "mapping.sure.medium": "média",
+  "mapping.sure.low": "baixa",
+  "mapping.sure.-": "-",
+  "mapping.tableHeadings": "coluna de origem|→ campo|por quê|certeza|valores de exemplo",
+  "mapping.keyFromDocument":
+    "{key}: nenhuma coluna de chave; proposta a partir de \"{source}\" (o CPF/CNPJ de cada registro): revise-a",
+  "mapping.noKey": "{key}: nenhuma coluna de chave; o upsert precisa de uma (ou importe com --mode create)",
+  "mapping.headerFound": "{resource} de {file}{sheet}: cabeçalho na linha {row}{above}",
+  "mapping.inSheet": " (planilha \"{sheet}\")",
+  "mapping.aboveNotRead": " ({count} linhas acima dele não lidas)",
+  "mapping.aboveNotReadOne": " (1 linha acima dele não lida)",
+  "mapping.missing": "obrigatórios para create/upsert e não mapeados: {fields}",
+  "mapping.note": "nota: {note}",
+  "mapping.valuesOf": "valores de \"{source}\" → {field} ({count} distintos):",
+  "mapping.needsValueMap": "precisa de um mapa de valores",
+  "mapping.nameToLookUp": "(um nome a procurar)",
+  "mapping.wrote": "gravado {file}: revise-o, depois: {command}",
+  "mapping.writeIt": "grave-o com --out ARQUIVO.json, revise-o, depois: {command}",
+  "header.readFrom": "o cabeçalho foi lido da linha {row}{sheet}; as primeiras linhas:",
+  "header.ofSheet": " da planilha \"{sheet}\"",
+  "header.row": "linha {row}: {text}",
+  "header.blank": "(em branco)",
+  "header.likely":
+    "a linha {row} parece ser o cabeçalho (um título acima da tabela?): {command} propõe um perfil de mapeamento que o lê ali; depois valide ou importe com --map PERFIL"
 }
 
 /** The catalogues, for the tests that compare them. */
@@ -912,6 +1034,15 @@ export const t = <K extends MessageKey>(key: K, ...params: Params<K>): string =>
   return values === undefined
     ? text
     : text.replace(/\{([A-Za-z]+)\}/g, (whole, name: string) => (name in values ? String(values[name]) : whole))
+}
+
+/**
+ * How a column of a mapping profile's plan went (`composed`, `sent as given`: the plan's `how`, kept in English in
+ * summary.json), in the reader's language; a word this version does not know is shown as it is.
+ */
+export const howMapped = (how: string): string => {
+  const key = `mapping.how.${how}`
+  return key in en ? catalogues[current][key as MessageKey] : how
 }
 
 /** Names of a kind of sheet (file) of an onboarding, with their count: `26 sheets with no rows, not imported: …`. */

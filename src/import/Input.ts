@@ -14,6 +14,7 @@ import type { Source, SourceRow } from "../files/Source.js"
 import { sha256File } from "../files/Write.js"
 import { applyProfile, type MappingInfo, planLines, skippedRows } from "../mapping/Apply.js"
 import { propose } from "../mapping/Propose.js"
+import { t } from "../Messages.js"
 import { isResourceName, type Resource, resource as resourceOf } from "../Resources.js"
 import { shellCommand } from "../Shell.js"
 import {
@@ -188,9 +189,11 @@ export const planInput = Effect.fn("Input.plan")(function*(
   const mapping = input.mapping
   if (mapping !== undefined) {
     yield* say(
-      `mapping ${mapping.record.file} (sha256 ${
-        mapping.record.sha256.slice(0, 12)
-      }…): header on row ${mapping.headerRow}`
+      t("mapping.readWith", {
+        file: mapping.record.file,
+        sha: mapping.record.sha256.slice(0, 12),
+        row: mapping.headerRow
+      })
     )
     for (const line of planLines(mapping)) yield* say(line)
   }
@@ -217,8 +220,8 @@ const rowWidth = 100
 const rowLine = (row: number, cells: ReadonlyArray<string>): string => {
   const filled = cells.map((c) => c.trim())
   while (filled.length > 0 && filled[filled.length - 1] === "") filled.pop()
-  const text = filled.length === 0 ? "(blank)" : filled.join(" | ")
-  return `  row ${row}: ${text.length > rowWidth ? `${text.slice(0, rowWidth - 1)}…` : text}`
+  const text = filled.length === 0 ? t("header.blank") : filled.join(" | ")
+  return `  ${t("header.row", { row, text: text.length > rowWidth ? `${text.slice(0, rowWidth - 1)}…` : text })}`
 }
 
 /**
@@ -241,12 +244,9 @@ const headerHint = (r: Resource, input: Input): Effect.Effect<string> => {
         input.file,
         ...(source.sheet !== undefined && source.format === "xlsx" ? ["--sheet", source.sheet] : [])
       ])
-      return `\nthe header was read from row ${headerRow}${
-        source.sheet !== undefined ? ` of sheet "${source.sheet}"` : ""
-      }; the first rows:\n${lines.join("\n")}${
-        likely > headerRow
-          ? `\nrow ${likely} looks like the header (a title above the table?): ${map} proposes a mapping profile that reads it there; then validate or import with --map PROFILE`
-          : ""
+      const sheet = source.sheet !== undefined ? t("header.ofSheet", { sheet: source.sheet }) : ""
+      return `\n${t("header.readFrom", { row: headerRow, sheet })}\n${lines.join("\n")}${
+        likely > headerRow ? `\n${t("header.likely", { row: likely, command: map })}` : ""
       }`
     }),
     // The hint is a courtesy: a file that cannot be read again keeps the error as it was.

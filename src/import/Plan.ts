@@ -293,7 +293,8 @@ export const changesOf = (r: Resource, action: Action): ReadonlyArray<typeof Pla
     case "Patch":
     case "PutId":
     case "PutCollection":
-      return action.changes.length > 0
+    case "PutPath":
+      return action.changes !== undefined && action.changes.length > 0
         ? action.changes.map((c) => ({ field: c.field, from: shown(c.field, c.from), to: shown(c.field, c.to) }))
         : undefined
     default:

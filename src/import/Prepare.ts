@@ -137,9 +137,11 @@ export const prepareRows = Effect.fn("Import.prepareRows")(function*(s: SendInpu
   )
 
   // A sub-collection's items are read inside their parent (a task's products): one GET per parent, before its
-  // rows are planned, so that an upsert of an item the parent already holds as the file gives it sends nothing.
+  // rows are planned, so that an upsert of an item the parent already holds as the file gives it sends nothing, and
+  // a delete of an item it does not hold sends nothing either.
   const parent = r.parent !== undefined ? resourceOf(r.parent.resource) : undefined
-  const readsItems = job.mode === "upsert" && r.kind === "subcollection" && r.key !== undefined && confirmable(r)
+  const readsItems = (job.mode === "upsert" || job.mode === "delete") && r.kind === "subcollection" &&
+    r.key !== undefined && confirmable(r)
   const api = yield* Api
   const parentItems = yield* Effect.cachedFunction((id: string) =>
     Effect.map(

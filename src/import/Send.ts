@@ -252,9 +252,11 @@ export const wouldBe = (resource: Resource, action: Action): Outcome => {
       return { status: "updated", recordId: action.id, ...changed(action.changes) }
     case "Delete":
       return { status: "deleted", recordId: action.id }
+    // A task's item read in its task before: what the PUT would change, or the DELETE of an item it holds.
     case "PutPath":
+      return action.changes !== undefined ? { status: "updated", ...changed(action.changes) } : notCompared(resource)
     case "DeletePath":
-      return notCompared(resource)
+      return action.found === true ? { status: "deleted" } : notCompared(resource)
   }
 }
 

@@ -58,8 +58,24 @@ export type Action =
     readonly changes: ReadonlyArray<Change>
   }
   | { readonly _tag: "Delete"; readonly id: ServerId }
-  | { readonly _tag: "PutPath"; readonly path: string; readonly body: unknown; readonly files: ReadonlyArray<FileCell> }
-  | { readonly _tag: "DeletePath"; readonly path: string; readonly body: unknown }
+  | {
+    readonly _tag: "PutPath"
+    readonly path: string
+    readonly body: unknown
+    readonly files: ReadonlyArray<FileCell>
+    /**
+     * What the write changes on the parent's item as read before it (a new item: every field it gives); undefined
+     * when nothing was read to compare with (actions, an item with a file, a parent a dry run would create).
+     */
+    readonly changes?: ReadonlyArray<Change> | undefined
+  }
+  | {
+    readonly _tag: "DeletePath"
+    readonly path: string
+    readonly body: unknown
+    /** The item was read in its parent before and is there (undefined: nothing was read). */
+    readonly found?: true | undefined
+  }
   | { readonly _tag: "Settle"; readonly outcome: Outcome }
 
 export const intentOf = (action: Action): Intent | undefined => {
@@ -232,6 +248,11 @@ const single = (
       return { _tag: "One", record: existing.records[0]! }
   }
 }
+
+/** `the tasks record 12 holds no task-products item with productId "…"`. */
+const missingItem = (r: Resource, row: ReadyRow, existing: Extract<Existing, { _tag: "Found" }>) =>
+  `the ${r.parent?.resource ?? "parent"} record ${String(row.payload[r.parent?.field ?? "id"])} holds no ${r.name} ` +
+  `item with ${existing.by} "${existing.value}"`
 
 const notFound = (r: Resource, existing: Existing, row: ReadyRow) =>
   existing._tag === "Found"
@@ -415,7 +436,16 @@ const planDelete = (input: PlanInput): Action => {
     if (typeof w === "string") return fail(w)
     const item = r.key !== undefined ? w.body[r.key] : undefined
     if (item === undefined) return fail(`${r.key ?? "the item"}: needed to delete from ${r.name}`)
-    return { _tag: "DeletePath", path: w.path, body: [item] }
+    // The parent's items as read before (a task's products): an item it does not hold is not sent, as a record
+    // the lookup does not find is not.
+    const found = single(r, existing)
+    if (found._tag === "Stop") return found.action
+    if (found._tag === "None" && existing._tag === "Found") {
+      return interrupted === "delete"
+        ? settle({ status: "deleted", error: "reconciled after an interruption: the item is gone" })
+        : fail(`${missingItem(r, row, existing)}: nothing to delete`)
+    }
+    return { _tag: "DeletePath", path: w.path, body: [item], ...(found._tag === "One" ? { found: true } : {}) }
   }
   if (existing._tag === "NotLooked") {
     return row.id !== undefined
@@ -495,9 +525,21 @@ const planUpsert = (input: PlanInput): Action => {
           ? settle({ status: landed(input.interruptedAbsent), error: reconciledNote })
           : noted(settle({ status: "unchanged" }), g.note)
       }
-      if (typeof item !== "string") return { _tag: "PutPath", path: item.path, body: item.body, files: row.files }
+      if (typeof item !== "string") {
+        return {
+          _tag: "PutPath",
+          path: item.path,
+          body: item.body,
+          files: row.files,
+          changes: diff(r, item.body, found.record)
+        }
+      }
     }
-    return { _tag: "PutPath", path: w.path, body: w.body, files: row.files }
+    // Read, and not on the parent: a new item, every field it gives a change.
+    const added = found._tag === "None" && existing._tag === "Found" && row.files.length === 0
+      ? { changes: diff(r, w.body, {}) }
+      : {}
+    return { _tag: "PutPath", path: w.path, body: w.body, files: row.files, ...added }
   }
   if (has(r, "upsert")) {
     // The API's own upsert finds the record by key itself; the lookup (dry run, resume) only says what it will do.

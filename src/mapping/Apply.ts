@@ -13,6 +13,7 @@ import * as Stream from "effect/Stream"
 import { InputError } from "../Errors.js"
 import { checkHeader, isBlank } from "../files/Header.js"
 import type { Source, SourceRow } from "../files/Source.js"
+import { howMapped, t } from "../Messages.js"
 import type { Resource } from "../Resources.js"
 import { templateColumns } from "../Resources.js"
 import { normal, type Profile, type ProfileRecord } from "./Profile.js"
@@ -159,7 +160,9 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
   const file = source.file
   const where = record.file
   if (profile.resource.trim().toLowerCase() !== resource.name) {
-    return yield* fail(where, `the profile is for ${profile.resource}, not ${resource.name}`, { column: "resource" })
+    return yield* fail(where, t("mapping.otherResource", { profile: profile.resource, resource: resource.name }), {
+      column: "resource"
+    })
   }
 
   // 1. The header: given, or the row among the first that names most of the columns the profile knows.
@@ -176,7 +179,7 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
   if (chosen === undefined) {
     return yield* fail(
       file,
-      `headerRow ${profile.headerRow} (in ${where}) is blank or not among the first ${headerSearchRows} rows`,
+      t("mapping.headerRowMissing", { row: profile.headerRow!, profile: where, count: headerSearchRows }),
       { row: profile.headerRow! }
     )
   }
@@ -198,7 +201,12 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
     const found = columnNamed.get(name.trim().toLowerCase())
     return found !== undefined ? Effect.succeed(found) : Effect.fail(fail(
       where,
-      `${property}: "${name}" is not a column of ${resource.name} (one of ${template.map((c) => c.name).join(", ")})`,
+      t("mapping.notAColumn", {
+        property,
+        name,
+        resource: resource.name,
+        columns: template.map((c) => c.name).join(", ")
+      }),
       { column: property }
     ))
   }
@@ -207,7 +215,7 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
     return at !== undefined ? Effect.succeed(at) : Effect.fail(
       fail(
         where,
-        `${property}: the file ${file} has no column "${name}" (its header, row ${headerRow}: ${header.join(", ")})`,
+        t("mapping.noSourceColumn", { property, file, name, row: headerRow, header: header.join(", ") }),
         {
           column: property
         }
@@ -240,7 +248,7 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
   const take = (field: string, by: string, property: string) => {
     const earlier = taken.get(field.toLowerCase())
     if (earlier !== undefined) {
-      return Effect.fail(fail(where, `${property}: ${field} is given twice (by ${earlier} and by ${by}); keep one`, {
+      return Effect.fail(fail(where, t("mapping.givenTwice", { property, field, first: earlier, second: by }), {
         column: property
       }))
     }
@@ -274,7 +282,7 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
       plan.push({ source: name, target: undefined, how: "ignored" })
       continue
     }
-    yield* take(field, `column "${name}"`, mapped !== undefined ? `columns."${name}"` : name)
+    yield* take(field, t("mapping.byColumn", { name }), mapped !== undefined ? `columns."${name}"` : name)
     const map = valueMapOf(rule?.values)
     const fallback = rule?.default
     const get = map === undefined && fallback === undefined
@@ -371,21 +379,21 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
   }
   const outNames = out.map((c) => c.name)
   const readerHeaderRow = source.headerRow ?? 1
-  if (headerRow > readerHeaderRow) skipped.set(readerHeaderRow, "above the header")
+  if (headerRow > readerHeaderRow) skipped.set(readerHeaderRow, t("mapping.aboveHeader"))
   const mapRow = (r: SourceRow): Option.Option<SourceRow> => {
     if (r.row <= headerRow) {
-      if (r.row < headerRow) skipped.set(r.row, "above the header")
+      if (r.row < headerRow) skipped.set(r.row, t("mapping.aboveHeader"))
       return Option.none()
     }
     const cells = r.cells
     if (isBlank(cells.length > width ? cells.slice(0, width) : cells) && !isBlank(cells)) {
       // Only cells beyond the header: not a row of this table.
-      skipped.set(r.row, "no value under the header's columns")
+      skipped.set(r.row, t("mapping.beyondHeader"))
       return Option.none()
     }
     const footer = footerOf(cells)
     if (footer !== undefined) {
-      skipped.set(r.row, `not data: "${footer.length > 40 ? `${footer.slice(0, 40)}…` : footer}"`)
+      skipped.set(r.row, t("mapping.notData", { text: footer.length > 40 ? `${footer.slice(0, 40)}…` : footer }))
       return Option.none()
     }
     // A row as wide as the header (nearly every row) is read as it is: no copy of it per row.
@@ -453,9 +461,9 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
 export const planLines = (info: MappingInfo): ReadonlyArray<string> => {
   const width = Math.min(32, Math.max(...info.plan.map((p) => p.source.length)))
   return info.plan.filter((p) => p.how !== "tool column").map((p) =>
-    `  ${p.source.padEnd(width)}  → ${p.target ?? "(ignored, not sent)"}${
-      p.how === "renamed" || p.how === "same name" || p.how === "ignored" ? "" : ` (${p.how})`
-    }${p.valueMap === true ? " with a value map" : ""}`
+    `  ${p.source.padEnd(width)}  → ${p.target ?? t("mapping.ignored")}${
+      p.how === "renamed" || p.how === "same name" || p.how === "ignored" ? "" : ` (${howMapped(p.how)})`
+    }${p.valueMap === true ? t("mapping.withValueMap") : ""}`
   )
 }
 

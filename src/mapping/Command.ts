@@ -16,6 +16,7 @@ import { say } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { openSource } from "../files/Read.js"
 import { writeFileAtomic } from "../files/Write.js"
+import { t } from "../Messages.js"
 import { importable, resource as resourceOf } from "../Resources.js"
 import { didYouMean } from "../Words.js"
 import { schemaRef } from "./Profile.js"
@@ -67,18 +68,18 @@ export const mapCommand = Command.make(
     const { candidates } = yield* sampleOf(source, undefined)
     const proposal = propose(r, candidates, { sheet: source.sheet ?? sheet })
     const above = candidates.filter((c) => c.row < proposal.headerRow).length
-    yield* Console.log(
-      `${r.name} from ${a.file}${
-        source.sheet !== undefined ? ` (sheet "${source.sheet}")` : ""
-      }: header on row ${proposal.headerRow}${
-        above > 0 ? ` (${above} row${above > 1 ? "s" : ""} above it not read)` : ""
-      }`
-    )
+    yield* Console.log(t("mapping.headerFound", {
+      resource: r.name,
+      file: a.file,
+      sheet: source.sheet !== undefined ? t("mapping.inSheet", { sheet: source.sheet }) : "",
+      row: proposal.headerRow,
+      above: above > 1 ? t("mapping.aboveNotRead", { count: above }) : above === 1 ? t("mapping.aboveNotReadOne") : ""
+    }))
     for (const line of proposalTable(proposal.proposals)) yield* Console.log(`  ${line}`)
     if (proposal.missing.length > 0) {
-      yield* Console.log(`required for create/upsert and not mapped: ${proposal.missing.join(", ")}`)
+      yield* Console.log(t("mapping.missing", { fields: proposal.missing.join(", ") }))
     }
-    for (const note of proposal.notes) yield* Console.log(`note: ${note}`)
+    for (const note of proposal.notes) yield* Console.log(t("mapping.note", { note }))
     if (a.values) {
       const header = candidates.find((c) => c.row === proposal.headerRow)!.cells.map((c) => c.trim())
       const mapped = proposal.proposals.flatMap((p) =>
@@ -86,11 +87,15 @@ export const mapCommand = Command.make(
       )
       const lists = yield* distinctValues(r, source.rows, proposal.headerRow, mapped)
       for (const list of lists) {
-        yield* Console.log(`values of "${list.source}" → ${list.field} (${list.distinct} distinct):`)
+        yield* Console.log(t("mapping.valuesOf", { source: list.source, field: list.field, count: list.distinct }))
         for (const v of list.values) {
           yield* Console.log(
             `  ${JSON.stringify(v.value)} ×${v.count}${
-              v.readAsIs === false ? "  needs a value map" : v.readAsIs === undefined ? "  (a name to look up)" : ""
+              v.readAsIs === false
+                ? `  ${t("mapping.needsValueMap")}`
+                : v.readAsIs === undefined
+                ? `  ${t("mapping.nameToLookUp")}`
+                : ""
             }`
           )
         }
@@ -100,12 +105,10 @@ export const mapCommand = Command.make(
     if (out !== undefined) {
       const profile = { $schema: schemaRef(out), ...proposal.profile }
       yield* writeFileAtomic(out, `${JSON.stringify(profile, null, 2)}\n`)
-      yield* say(`wrote ${out}: review it, then: fsm-bulk validate ${r.name} ${a.file} --map ${out}`)
+      yield* say(t("mapping.wrote", { file: out, command: `fsm-bulk validate ${r.name} ${a.file} --map ${out}` }))
     } else if (!a.json) {
       yield* Console.log(JSON.stringify(proposal.profile, null, 2))
-      yield* say(
-        `write it with --out FILE.json, review it, then: fsm-bulk validate ${r.name} ${a.file} --map FILE.json`
-      )
+      yield* say(t("mapping.writeIt", { command: `fsm-bulk validate ${r.name} ${a.file} --map FILE.json` }))
     }
     if (a.json) {
       yield* Console.log(JSON.stringify({

@@ -13,6 +13,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { InputError, UsageError } from "../Errors.js"
 import { decodeJsonText, JsonFileError } from "../files/JsonFile.js"
+import { t } from "../Messages.js"
 
 const described = <S extends Schema.Schema.Any>(schema: S, description: string) =>
   schema.annotations({ description }) as S
@@ -89,13 +90,13 @@ export const readProfile = Effect.fn("Mapping.readProfile")(function*(file: stri
     catch: (e) =>
       new InputError({
         file: path,
-        detail: `cannot read the mapping profile (${(e as NodeJS.ErrnoException).code ?? String(e)})`,
+        detail: t("mapping.cannotRead", { code: (e as NodeJS.ErrnoException).code ?? String(e) }),
         cause: e
       })
   })
   const profile = yield* decodeJsonText(path, bytes.toString("utf8"), Profile, "error").pipe(
     Effect.mapError((e: JsonFileError) =>
-      new InputError({ file: path, detail: `not a valid mapping profile: ${e.detail}`, cause: e })
+      new InputError({ file: path, detail: t("mapping.invalid", { detail: e.detail }), cause: e })
     )
   )
   const record: ProfileRecord = { file: path, sha256: createHash("sha256").update(bytes).digest("hex"), profile }
@@ -110,8 +111,7 @@ export const ensurePlannedProfile = Effect.fn("Mapping.ensurePlannedProfile")(
   function*(planned: { readonly file: string; readonly sha256: string }, planFile: string) {
     if ((yield* readProfile(planned.file)).sha256 === planned.sha256) return
     return yield* new UsageError({
-      message:
-        `${planned.file}: the mapping profile changed since the plan ${planFile} was made: nothing was sent; make a new plan`
+      message: t("mapping.changedSincePlan", { file: planned.file, plan: planFile })
     })
   }
 )

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type { InputError } from "../Errors.js"
 import type { Source } from "../files/Source.js"
+import { t } from "../Messages.js"
 import type { Field, Resource } from "../Resources.js"
 import { templateColumns } from "../Resources.js"
 import { cellDecoder } from "../validate/Cells.js"
@@ -64,7 +65,7 @@ interface Proposal {
 }
 
 const shapes: ReadonlyArray<{
-  readonly name: string
+  readonly name: "CPF/CNPJ" | "e-mail" | "phone" | "date" | "latitude" | "longitude" | "yes/no"
   readonly test: (v: string) => boolean
   readonly fits: (f: Field) => boolean
 }> = [
@@ -161,7 +162,11 @@ export const propose = (
     proposals.push({
       source: name,
       field,
-      why: exact !== undefined ? "column name" : label !== undefined ? "the field's label" : `header "${name}"`,
+      why: exact !== undefined
+        ? t("mapping.why.columnName")
+        : label !== undefined
+        ? t("mapping.why.label")
+        : t("mapping.why.header", { name }),
       confidence: "high",
       samples
     })
@@ -178,7 +183,7 @@ export const propose = (
       proposals[i] = {
         ...proposals[i]!,
         field: field.name,
-        why: `values look like ${shape.name}`,
+        why: t("mapping.why.values", { shape: t(`mapping.shape.${shape.name}`) }),
         confidence: "medium"
       }
       break
@@ -186,7 +191,7 @@ export const propose = (
   }
   for (const p of proposals) {
     if (p.field === undefined && !p.source.startsWith("_")) {
-      Object.assign(p, { why: "no field matches", confidence: "-" })
+      Object.assign(p, { why: t("mapping.why.none"), confidence: "-" })
     }
   }
 
@@ -207,10 +212,10 @@ export const propose = (
     const document = proposals.find((p) => p.field !== undefined && fieldOf(p.field).type._tag === "cpfCnpj")
     if (document !== undefined) {
       profile.fields = { [key]: { compose: `{${document.source}}` } }
-      notes.push(`${key}: no key column; proposed from "${document.source}" (each record's CPF/CNPJ): review it`)
+      notes.push(t("mapping.keyFromDocument", { key, source: document.source }))
       taken.add(key)
     } else {
-      notes.push(`${key}: no key column; upsert needs one (or import with --mode create)`)
+      notes.push(t("mapping.noKey", { key }))
     }
   }
   // A CPF/CNPJ names one customer whatever the key: two rows sharing one are refused before anything is sent.
@@ -227,12 +232,12 @@ export const propose = (
 /** The proposal as a table for one screen. */
 export const proposalTable = (proposals: ReadonlyArray<Proposal>): ReadonlyArray<string> => {
   const rows = [
-    ["source column", "→ field", "why", "sure", "sample values"],
+    t("mapping.tableHeadings").split("|"),
     ...proposals.map((p) => [
       p.source,
       p.field ?? "ignore",
       p.why,
-      p.confidence,
+      t(`mapping.sure.${p.confidence}`),
       p.samples.map((s) => (s.length > 24 ? `${s.slice(0, 24)}…` : s)).join(" | ")
     ])
   ]

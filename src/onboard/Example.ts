@@ -11,6 +11,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { openSource } from "../files/Read.js"
+import { printable, wrappedHeight } from "../files/SheetLayout.js"
 import { WriteError, writeFileIfChanged } from "../files/Write.js"
 import { withEntryTimes } from "../files/XlsxWriter.js"
 import { dependencies, listSeparator, resource, type ResourceName, templateColumns } from "../Resources.js"
@@ -138,7 +139,9 @@ const exampleWorkbookBytes = async (
   workbook.modified = exampleDate
 
   const readme = workbook.addWorksheet("README")
-  readme.columns = [{ width: 34 }, { width: 110 }, { width: 8 }, { width: 60 }]
+  const widths = [34, 110, 8, 60]
+  readme.columns = widths.map((width) => ({ width }))
+  printable(readme, "landscape", widths)
   const lines = readmeLines(sheets, workbookName)
   lines.forEach((cells, i) => {
     const row = readme.getRow(i + 1)
@@ -149,6 +152,11 @@ const exampleWorkbookBytes = async (
     })
     const heading = i === 0 || cells[0] === "How this workbook is read" || cells[0] === "Step"
     if (heading) row.font = { bold: true, ...(i === 0 ? { size: 14 } : {}) }
+    // A line of its own (the title, the introduction) is merged over the first two columns and wraps there; printed,
+    // a wrapped cell without its row's height ran over the rows below it.
+    const alone = cells.length === 1 && cells[0] !== ""
+    if (alone) readme.mergeCells(i + 1, 1, i + 1, 2)
+    row.height = wrappedHeight(cells, alone ? [widths[0]! + widths[1]!] : widths, i === 0 ? 14 : 11)
   })
 
   for (const s of sheets) {

@@ -8,7 +8,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { writeFileAtomic } from "../files/Write.js"
-import { countedSheets, currentLanguage, t } from "../Messages.js"
+import { countedSheets, currentLanguage, howMapped, t } from "../Messages.js"
 import { shellQuote } from "../Shell.js"
 import { endedWell, plannedStatuses, shownStatus, type Status } from "../Status.js"
 import { readRunData, type RunData } from "./RunData.js"
@@ -612,7 +612,7 @@ const renderRunReport = (data: RunData): string => {
           p.target === undefined
             ? `<span class="tag warn" data-figure="plan:${escape(p.source)}">${escape(t("report.notSent"))}</span>`
             : `<span data-figure="plan:${escape(p.source)}">${escape(p.target)}</span>`,
-          escape(p.how + (p.valueMap === true ? t("report.withValueMap") : ""))
+          escape(howMapped(p.how) + (p.valueMap === true ? t("report.withValueMap") : ""))
         ])
       )) +
       (m.skippedRows.length === 0 ?

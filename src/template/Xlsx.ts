@@ -11,6 +11,7 @@ import { tableText } from "../FieldDocs.js"
 import { loadExcelJs } from "../files/ExcelJs.js"
 import { columnLetter } from "../files/Header.js"
 import { toolName } from "../files/Provenance.js"
+import { firstPageColumns, type Orientation, printable, wrappedHeight } from "../files/SheetLayout.js"
 import { withEntryTimes } from "../files/XlsxWriter.js"
 import { t } from "../Messages.js"
 import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
@@ -128,22 +129,27 @@ interface ValidationTarget {
 }
 
 /**
- * How a sheet prints: landscape, fitted to the page's width (a sheet wider than about one and a half pages is
- * spread over more pages across rather than shrunk past reading), its header row repeated on every page, the
- * sheet's name and the page number in the footer (as the tool's own reports print: files/XlsxWriter.ts).
+ * A README's lines above its table (the title first, in bold 14 points), each merged across the columns that print
+ * on the first page and wrapped there, its row as tall as its wrapped text: a line left to overflow into the empty
+ * cells beside it was cut at the page's right edge.
  */
-const printable = (sheet: ExcelJS.Worksheet, orientation: "landscape" | "portrait", widths: ReadonlyArray<number>) => {
-  const total = widths.reduce((a, b) => a + b, 0)
-  sheet.pageSetup = {
-    ...sheet.pageSetup,
-    orientation,
-    fitToPage: true,
-    fitToWidth: Math.max(1, Math.ceil(total / ((orientation === "landscape" ? 150 : 100) * 1.5))),
-    fitToHeight: 0,
-    printTitlesRow: "1:1",
-    margins: { left: 0.4, right: 0.4, top: 0.5, bottom: 0.6, header: 0.3, footer: 0.3 }
-  }
-  sheet.headerFooter = { ...sheet.headerFooter, oddFooter: "&L&A&R&P / &N" }
+const introLines = (
+  sheet: ExcelJS.Worksheet,
+  lines: ReadonlyArray<string>,
+  orientation: Orientation,
+  widths: ReadonlyArray<number>
+) => {
+  const span = firstPageColumns(orientation, widths)
+  const room = widths.slice(0, span).reduce((a, b) => a + b, 0)
+  lines.forEach((text, i) => {
+    const row = sheet.getRow(i + 1)
+    if (span > 1) sheet.mergeCells(i + 1, 1, i + 1, span)
+    const cell = row.getCell(1)
+    cell.value = text
+    cell.alignment = { wrapText: true, vertical: "top" }
+    if (i === 0) cell.font = { bold: true, size: 14 }
+    if (text !== "") row.height = wrappedHeight([text], [room], i === 0 ? 14 : 11)
+  })
 }
 
 const dataSheet = (
@@ -182,10 +188,9 @@ const dataSheet = (
 
 const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArray<ColumnDoc>) => {
   const sheet = workbook.addWorksheet("README")
-  sheet.columns = [{ width: 28 }, { width: 16 }, { width: 44 }, { width: 50 }, { width: 34 }, { width: 60 }, {
-    width: 30
-  }]
-  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
+  const widths = [28, 16, 44, 50, 34, 60, 30]
+  sheet.columns = widths.map((width) => ({ width }))
+  printable(sheet, "landscape", widths)
   const lines: ReadonlyArray<string> = [
     `${tableText(r.title)} (${r.name})`,
     tableText(r.doc),
@@ -200,11 +205,7 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     }),
     ""
   ]
-  lines.forEach((text, i) => {
-    const cell = sheet.getCell(i + 1, 1)
-    cell.value = text
-    if (i === 0) cell.font = { bold: true, size: 14 }
-  })
+  introLines(sheet, lines, "landscape", widths)
   const headings = t("template.headings").split("|")
   const top = sheet.getRow(lines.length + 1)
   headings.forEach((h, i) => {
@@ -224,39 +225,8 @@ const readmeSheet = (workbook: ExcelJS.Workbook, r: Resource, docs: ReadonlyArra
     if (doc.required !== "no") row.getCell(1).fill = fill(doc.required === "yes" ? fills.required : fills.either)
     // Spreadsheets do not grow a row for wrapped text they did not lay out themselves (LibreOffice prints it over
     // the next rows): the height is the most lines a cell wraps to in its column's width.
-    row.height = lineHeight * Math.max(1, ...values.map((v, i) => wrappedLines(v, sheet.getColumn(i + 1).width ?? 10)))
+    row.height = wrappedHeight(values, widths)
   })
-}
-
-/** Points per line of the default 11-point font. */
-const lineHeight = 15
-
-/**
- * How many lines `text` takes wrapped at word boundaries in a column `width` characters wide (a column's width is
- * counted in the widths of the digit 0; a few characters are kept for the cell's margins, so the count errs tall).
- */
-export const wrappedLines = (text: string, width: number): number => {
-  const room = Math.max(1, Math.floor(width) - 2)
-  let lines = 0
-  for (const paragraph of text.split("\n")) {
-    let used = 0
-    lines++
-    for (const word of paragraph.split(" ")) {
-      const length = word.length
-      if (used === 0) used = length
-      else if (used + 1 + length <= room) used += 1 + length
-      else {
-        lines++
-        used = length
-      }
-      // A word longer than the column is broken across lines.
-      while (used > room) {
-        lines++
-        used -= room
-      }
-    }
-  }
-  return lines
 }
 
 const newWorkbook = async () => {
@@ -285,36 +255,33 @@ export const workbookFileName = "onboarding.xlsx"
 
 const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resource>, fileName: string) => {
   const sheet = workbook.addWorksheet("README")
-  sheet.columns = [{ width: 8 }, { width: 28 }, { width: 36 }, { width: 60 }]
-  printable(sheet, "landscape", sheet.columns.map((c) => c.width ?? 10))
-  const lines: ReadonlyArray<ReadonlyArray<string>> = [
-    [t("workbook.title")],
-    [t("workbook.order")],
-    [""],
-    [t("workbook.fill1")],
-    [t("workbook.fill2")],
-    [t("workbook.notes")],
-    [t("workbook.orange")],
-    [t("workbook.names", { separator: listSeparator })],
-    [t("workbook.notRead")],
-    [""],
-    [t("workbook.dryRun", { command: `fsm-bulk onboard ${fileName} --dry-run` })],
-    [t("workbook.then", { command: `fsm-bulk onboard ${fileName}` })],
-    [""],
-    t("workbook.headings").split("|")
+  const widths = [8, 28, 36, 60]
+  sheet.columns = widths.map((width) => ({ width }))
+  printable(sheet, "landscape", widths)
+  const lines: ReadonlyArray<string> = [
+    t("workbook.title"),
+    t("workbook.order"),
+    "",
+    t("workbook.fill1"),
+    t("workbook.fill2"),
+    t("workbook.notes"),
+    t("workbook.orange"),
+    t("workbook.names", { separator: listSeparator }),
+    t("workbook.notRead"),
+    "",
+    t("workbook.dryRun", { command: `fsm-bulk onboard ${fileName} --dry-run` }),
+    t("workbook.then", { command: `fsm-bulk onboard ${fileName}` }),
+    ""
   ]
-  lines.forEach((cells, i) => {
-    const row = sheet.getRow(i + 1)
-    cells.forEach((text, j) => {
-      row.getCell(j + 1).value = text
-    })
-    if (i === 0) row.font = { bold: true, size: 14 }
+  introLines(sheet, lines, "landscape", widths)
+  const top = sheet.getRow(lines.length + 1)
+  t("workbook.headings").split("|").forEach((text, j) => {
+    top.getCell(j + 1).value = text
   })
-  const top = sheet.getRow(lines.length)
   top.font = { bold: true }
   for (let j = 1; j <= 4; j++) top.getCell(j).fill = fill(fills.optional)
   ordered.forEach((r, i) => {
-    const row = sheet.getRow(lines.length + 1 + i)
+    const row = sheet.getRow(lines.length + 2 + i)
     row.values = [i + 1, r.name, tableText(r.title), dependencies(r).join(", ")]
   })
 }

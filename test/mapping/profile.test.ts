@@ -15,7 +15,6 @@ import { runValidate } from "../../src/import/ValidateRun.js"
 import { readProfile } from "../../src/mapping/Profile.js"
 import {
   apiOf,
-  cp1252,
   importInto,
   put,
   readJournalLines,
@@ -24,19 +23,7 @@ import {
   startTestSandbox,
   tempDir
 } from "../import/support.js"
-import { messyProfile } from "./support.js"
-
-/** The newcomer's file: Windows-1252, `;`, a title row, Portuguese headers, internal columns, a Total footer. */
-export const messyCustomers = cp1252(
-  [
-    "Relação de clientes ativos - Janeiro/2026;;;;;;;;;;",
-    "Código;Nome;CNPJ;Rua;Número;Bairro;Telefone;E-mail;Situação;Vendedor;Observações",
-    "C-1;Padaria São João;11.222.333/0001-81;Rua Augusta;100;Consolação;(11) 3333-4444;contato@saojoao.com.br;Ativo;Ana;",
-    "C-2;Açougue Boa Vista;;Av. Paulista;;Bela Vista;;;Bloqueado;Bruno;Inadimplente desde março",
-    "C-3;Total Distribuidora;;;;;;;Ativo;Ana;",
-    "Total de clientes: 3;;;;;;;;;;"
-  ].join("\r\n") + "\r\n"
-)
+import { messyCustomers, messyProfile } from "./support.js"
 
 describe("a mapping profile", () => {
   it.scopedLive("reads a customer's own file: header under a title row, renames, value maps, composition, footer", () =>

@@ -26,6 +26,18 @@ export const brazilianList = (title: string, header: string, rows: ReadonlyArray
   )
 }
 
+/** The newcomer's file: Windows-1252, `;`, a title row, Portuguese headers, internal columns, a Total footer. */
+export const messyCustomers = cp1252(
+  [
+    "Relação de clientes ativos - Janeiro/2026;;;;;;;;;;",
+    "Código;Nome;CNPJ;Rua;Número;Bairro;Telefone;E-mail;Situação;Vendedor;Observações",
+    "C-1;Padaria São João;11.222.333/0001-81;Rua Augusta;100;Consolação;(11) 3333-4444;contato@saojoao.com.br;Ativo;Ana;",
+    "C-2;Açougue Boa Vista;;Av. Paulista;;Bela Vista;;;Bloqueado;Bruno;Inadimplente desde março",
+    "C-3;Total Distribuidora;;;;;;;Ativo;Ana;",
+    "Total de clientes: 3;;;;;;;;;;"
+  ].join("\r\n") + "\r\n"
+)
+
 /** The profile of the newcomer's file (profile.test.ts): renames, an ignored column, a value map, a composition. */
 export const messyProfile = {
   resource: "customers",

@@ -10,7 +10,14 @@ import { catalogues, languageFromEnvironment, languageOf, type MessageKey, setLa
 const placeholders = (text: string) => [...text.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1]).sort()
 
 /** Messages that are the same word in both languages. */
-const sameInBoth: ReadonlyArray<MessageKey> = ["template.json"]
+const sameInBoth: ReadonlyArray<MessageKey> = [
+  "template.json",
+  "mapping.shape.CPF/CNPJ",
+  "mapping.shape.e-mail",
+  "mapping.shape.latitude",
+  "mapping.shape.longitude",
+  "mapping.sure.-"
+]
 
 describe("the message catalogue", () => {
   const keys = Object.keys(catalogues.en) as Array<MessageKey>

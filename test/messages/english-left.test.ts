@@ -207,14 +207,18 @@ describe("English left under --lang pt-BR", () => {
 
   it("no user-facing English sentence is written as a literal where the catalogue should hold it", () => {
     // The modules that write what a user reads under --lang (report.html, the console's lines, row and header
-    // errors, templates' sheets, the onboarding's lines). Help texts (`Command*.ts`) stay English, as flags do.
+    // errors, templates' sheets, the onboarding's lines, mapping profiles and the header a file is read with).
+    // Help texts (`Command*.ts`, `withDescription`) and the profile schema's descriptions stay English, as flags do.
     const folders = [
       "src/report/Html.ts",
       "src/console",
       "src/validate",
       "src/files/XlsxCell.ts",
-      "src/template/Xlsx.ts"
+      "src/template/Xlsx.ts",
+      "src/mapping",
+      "src/import/Input.ts"
     ]
+    const helpCalls = new Set(["withDescription", "described"])
     const files = folders.flatMap((f) => {
       const path = Path.join(root, f)
       return Fs.statSync(path).isDirectory()
@@ -228,6 +232,11 @@ describe("English left under --lang pt-BR", () => {
       const source = ts.createSourceFile(file, Fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
       const visit = (node: ts.Node): void => {
         if (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) return
+        if (ts.isCallExpression(node)) {
+          const callee = node.expression
+          const name = ts.isPropertyAccessExpression(callee) ? callee.name.text : callee.getText(source)
+          if (helpCalls.has(name)) return
+        }
         if (
           ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node) || ts.isTemplateHead(node) ||
           ts.isTemplateMiddle(node) || ts.isTemplateTail(node)

@@ -8,6 +8,7 @@ import * as Path from "node:path"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import { runImport } from "../../src/import/Pipeline.js"
 import { readPlan } from "../../src/import/Plan.js"
+import type { ResourceName } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { cp1252, importInto, job, put } from "../import/support.js"
 import { apiOf } from "../import/support.js"
@@ -50,7 +51,7 @@ export const applyRun = (
     const c = loaded.content
     return yield* runImport(job({
       command: "apply",
-      resource: "customers",
+      resource: c.resource as ResourceName,
       file: c.source.file,
       read: c.read,
       dateFormat: c.parse.dateFormat,
