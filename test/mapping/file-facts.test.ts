@@ -1,8 +1,11 @@
 /**
- * The duplicate checks' tables of a mapped file are sized once, from the file's own rows: a profile whose
- * composed field repeats a column makes each rewritten row longer than the file's, and when the table's size
- * was projected from the rewritten rows the file looked shorter than it is, so the tables grew again late in
- * the file, old and new arrays alive together near the run's peak (1M rows: +21 MB, docs/benchmarks.md).
+ * What a mapped file's rows say about the file itself is read from the file's own rows, not from the rows the
+ * profile rewrote:
+ * - its size: the duplicate checks' tables are sized once from it. A profile whose composed field repeats a
+ *   column makes each rewritten row longer than the file's; projected from the rewritten rows the file looked
+ *   shorter than it is, so the tables grew again late in the file, old and new arrays alive together near the
+ *   run's peak (1M rows: +21 MB, docs/benchmarks.md), and validate's progress over-counted the bytes read;
+ * - its encoding: decided by the first non-ASCII character, which may come after the first bytes.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
@@ -53,7 +56,7 @@ const clientes = (dir: string) =>
     return { file, map }
   })
 
-describe("a mapped file's size, as its rows tell it", () => {
+describe("a mapped file, as its own rows tell it", () => {
   it.scopedLive("the duplicate tables are sized from the file's own rows, so they never grow again late in the file", () =>
     Effect.gen(function*() {
       const { file, map } = yield* clientes(yield* tempDir)
@@ -99,5 +102,35 @@ describe("a mapped file's size, as its rows tell it", () => {
       const size = statSync(file).size
       assert.isAbove(told, size * 0.95)
       assert.isAtMost(told, size)
+    }))
+
+  it.scopedLive("its encoding is the one the read found, even when the first 64 KiB are all ASCII", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // 2,000 rows of plain ASCII (about 120 KiB), then accents in Windows-1252.
+      const body = Array.from(
+        { length: 2_400 },
+        (_, i) => `C-${i};${i < 2_000 ? "Mercado Central" : "Açougue São João"} ${i};${cnpj(i)};Rua das Flores`
+      )
+      const file = put(dir, "clientes.csv", brazilianList("Clientes", "Codigo;Razao Social;CNPJ;Endereco", body))
+      const map = yield* readProfile(put(
+        dir,
+        "clientes.map.json",
+        JSON.stringify({
+          resource: "customers",
+          columns: { Codigo: "externalId", "Razao Social": "name", CNPJ: "cpfCnpj", Endereco: "address" }
+        })
+      ))
+      const { summary } = yield* runValidate({
+        resource: "customers",
+        file,
+        read: { encoding: "auto", delimiter: "auto", map },
+        dateFormat: "auto",
+        decimal: "auto",
+        mode: "upsert",
+        runDir: Path.join(dir, "run")
+      })
+      assert.strictEqual(summary.counts.valid, 2_400)
+      assert.strictEqual(summary.formats?.encoding, "windows-1252")
     }))
 })
