@@ -76,3 +76,14 @@ export interface Source {
   /** A fresh stream of the data rows each time it is run (files are read twice). Blank rows skipped. */
   readonly rows: Stream.Stream<SourceRow, InputError>
 }
+
+/**
+ * About how many characters a row took in its file: its cells as the file has them (before a profile rewrote
+ * them), a delimiter after each but the last and a line end. What a CSV's progress and size projections count.
+ */
+export const fileChars = (row: SourceRow): number => {
+  const cells = row.original?.cells ?? row.cells
+  let n = cells.length
+  for (let i = 0; i < cells.length; i++) n += cells[i]!.length
+  return n
+}

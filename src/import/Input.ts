@@ -269,7 +269,7 @@ export const withVerdicts = (validator: RowValidator, input: Input): RowValidato
     const result = validator.check(row)
     return Effect.isEffect(result) ? Effect.as(result, invalid) : invalid
   }
-  return { validate: (row) => checked(check(row)), check }
+  return { validate: (row) => checked(check(row)), check, heldBytes: validator.heldBytes }
 }
 
 /**

@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
-import type { SourceRow } from "../files/Source.js"
+import { fileChars, type SourceRow } from "../files/Source.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
 import type { Outcome } from "../Status.js"
@@ -28,13 +28,6 @@ interface ValidateJob extends RowSettings {
   readonly say?: ((line: string) => Effect.Effect<void>) | undefined
   /** Told of the rows as they are validated, with about how many bytes of a CSV file they took (0 for XLSX). */
   readonly progress?: ((rows: number, bytes: number) => Effect.Effect<void>) | undefined
-}
-
-/** About how many bytes of a CSV file a row took: its cells, a delimiter after each but the last, a line break. */
-const csvBytes = (cells: ReadonlyArray<string>): number => {
-  let n = cells.length
-  for (const c of cells) n += c.length
-  return n
 }
 
 const outcomeOf = (result: RowResult): Outcome =>
@@ -94,7 +87,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
               let bytes = 0
               if (csv) {
                 for (const row of chunk) {
-                  bytes += csvBytes(row.cells)
+                  bytes += fileChars(row)
                 }
               }
               return job.progress!(chunk.length, bytes)

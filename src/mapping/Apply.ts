@@ -434,13 +434,21 @@ export const applyProfile = Effect.fn("Mapping.apply")(function*(
   // A column that copies one the sheet hides is hidden too.
   const hiddenIn = new Set(source.hiddenColumns ?? [])
   const hiddenColumns = out.flatMap((c, i) => (c.copyOf >= 0 && hiddenIn.has(c.copyOf) ? [i] : []))
-  const { hiddenColumns: _, ...rest } = source
-  const mapped: Source = {
+  const { encoding: _encoding, hiddenColumns: _, ...rest } = source
+  const base: Source = {
     ...rest,
     ...(hiddenColumns.length > 0 ? { hiddenColumns } : {}),
     header: outNames,
     headerRow,
     rows: Stream.filterMap(source.rows, mapRow)
+  }
+  // A CSV's encoding is asked of the source each time: it is decided by the first non-ASCII character, which a pass
+  // over the rows may meet after the first bytes (a spread keeps what the first bytes said: utf-8).
+  const mapped: Source = source.encoding === undefined ? base : {
+    ...base,
+    get encoding() {
+      return source.encoding!
+    }
   }
   const info: MappingInfo = {
     record,

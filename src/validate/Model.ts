@@ -114,4 +114,6 @@ export interface RowValidator {
    * for a caller that validates a whole batch of rows without an effect per row.
    */
   readonly check: (row: SourceRow) => RowResult | Effect.Effect<RowResult>
+  /** The bytes the file's duplicate checks hold (their tables of first rows): most of what a validation keeps. */
+  readonly heldBytes: () => number
 }
