@@ -604,6 +604,18 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           (n) => n === 1
         ),
 
+      // Every egress-id lock, a page at a time (keys with an expiry: a dead worker's lapses within its expiry).
+      liveWorkers: call(async (c) => {
+        const ids = new Set<string>()
+        let cursor = "0"
+        do {
+          const [next, keys] = await c.scan(cursor, "MATCH", `${egressKey("")}*`, "COUNT", 1_000)
+          for (const key of keys) ids.add(key.slice(egressKey("").length))
+          cursor = next
+        } while (cursor !== "0")
+        return [...ids]
+      }),
+
       holdEgress: (id, sourceAddress) =>
         Effect.gen(function*() {
           const key = egressKey(id)
