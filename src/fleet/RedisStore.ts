@@ -304,7 +304,9 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         catch: (cause) => storeFailure(url, cause)
       }),
       (c) =>
+        // A release runs uninterruptibly: without `interruptible`, the timeout could not end the wait.
         Effect.promise(() => c.quit()).pipe(
+          Effect.interruptible,
           Effect.timeout(5_000),
           Effect.ignore,
           Effect.ensuring(Effect.sync(() => c.disconnect()))

@@ -72,6 +72,8 @@ interface Submitted {
 const killAfterStore = process.env.FSM_FLEET_DEBUG_KILL_AFTER_STORE === "1"
 /** Tests only: `submit` kills itself (SIGKILL) with its files read and split, just before it stores anything. */
 const killBeforeStore = process.env.FSM_FLEET_DEBUG_KILL_BEFORE_STORE === "1"
+/** Tests only: `submit` stops itself (SIGSTOP) once its jobs are stored: a test breaks the queue, then continues it. */
+const stopAfterStore = process.env.FSM_FLEET_DEBUG_STOP_AFTER_STORE === "1"
 
 /**
  * Stores a submission's jobs (a job, or a parent and all its parts) and their source files (customer data) in one
@@ -89,6 +91,7 @@ const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
   if (killBeforeStore) process.kill(process.pid, "SIGKILL")
   yield* store.addJobs(jobs, files)
   if (killAfterStore) process.kill(process.pid, "SIGKILL")
+  if (stopAfterStore) process.kill(process.pid, "SIGSTOP")
   const [first, ...parts] = jobs
   // Stored: from here the job will run. A queue still failing after its faults were outlasted leaves it
   // `submitting`, which a worker's sweep queues within about a lease; so the submit succeeds and says so (an exit 2
