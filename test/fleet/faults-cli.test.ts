@@ -372,7 +372,9 @@ describe("jobs carry the format they need (issue 29)", () => {
         )
         assert.strictEqual(left[0].state, "failed")
         assert.strictEqual(left[0].exit_code, 2, "nothing of it was sent")
-        assert.strictEqual(left[1]?.epoch, 1, "its lease was taken once, to end it, never to run it")
+        // Its lease was taken only to end it (by one worker, or both at once), never to run it.
+        assert.isDefined(left[1])
+        assert.notInclude(logs(), "job from-the-future (import", "no worker ran it")
         // The workers run the jobs they know.
         const job = yield* submit(customersFile(dir, "clientes.csv", 5).file)
         assert.strictEqual((yield* wait(job)).code, 0, logs())
