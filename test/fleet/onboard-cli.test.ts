@@ -85,7 +85,8 @@ describe("fleet: submit onboard", () => {
         assert.deepStrictEqual(lastJson(submitted.stdout), {
           job,
           rows: 19,
-          steps: ["segments", "customers", "equipments"]
+          steps: ["segments", "customers", "equipments"],
+          queued: true
         })
         assert.include(submitted.stderr, "segments → customers → equipments")
 

@@ -79,6 +79,8 @@ describe("submit between storing and queueing (issue 29)", () => {
         assert.strictEqual(submitted.code, 0, submitted.stderr)
         assert.include(submitted.stderr, "is stored but could not be queued now")
         assert.include(submitted.stderr, "do not submit the file again")
+        assert.include(submitted.stderr, "stored (not queued yet) job")
+        assert.strictEqual(lastJson(submitted.stdout).queued, false, submitted.stdout)
         const job = lastJson(submitted.stdout).job as string
         const shown = yield* run(["status", job, "--json"])
         const [status] = lastJson(shown.stdout).jobs as Array<{ state: string }>
