@@ -320,7 +320,9 @@ const submitImportCommand = Command.make("import", {
       decimal: a.parsing.decimal
     }, a.chunkRows)
     yield* say(
-      `queued job ${submitted.job}: import ${resource} for ${a.account}, ${submitted.rows} rows${
+      `${
+        submitted.queued ? "queued" : "stored (not queued yet)"
+      } job ${submitted.job}: import ${resource} for ${a.account}, ${submitted.rows} rows${
         submitted.chunks > 0 ? ` in ${submitted.chunks} parts` : ""
       }${submitted.invalid > 0 ? ` (${submitted.invalid} invalid: they will be reported, not sent)` : ""}${
         submitted.whole !== undefined
@@ -364,7 +366,9 @@ const submitOnboardCommand = Command.make("onboard", {
       onConflict
     })
     yield* say(
-      `queued job ${submitted.job}: onboard ${a.input} for ${a.account}, ${submitted.rows} rows in ${submitted.steps.length} steps (${
+      `${
+        submitted.queued ? "queued" : "stored (not queued yet)"
+      } job ${submitted.job}: onboard ${a.input} for ${a.account}, ${submitted.rows} rows in ${submitted.steps.length} steps (${
         submitted.steps.join(" → ")
       })${a.dryRun ? ", dry run" : ""}`
     )
@@ -398,7 +402,11 @@ const submitExportCommand = Command.make("export", {
       since: Option.getOrUndefined(a.since),
       until: Option.getOrUndefined(a.until)
     })
-    yield* say(`queued job ${submitted.job}: export ${submitted.resources.join(", ")} of ${a.account} (${a.format})`)
+    yield* say(
+      `${submitted.queued ? "queued" : "stored (not queued yet)"} job ${submitted.job}: export ${
+        submitted.resources.join(", ")
+      } of ${a.account} (${a.format})`
+    )
     if (a.json) yield* Console.log(JSON.stringify(submitted))
     else yield* Console.log(submitted.job)
     return 0 as ExitCode

@@ -37,6 +37,16 @@ import { runExportJob, runOnboardJob } from "./Whole.js"
 /** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */
 export const outputs = [reportCsv, reportXlsx, "report.html", summaryFile] as const
 
+/**
+ * How many workers may refuse a job (it cannot serve it: a format newer than it knows, a key that does not open the
+ * job's account, the store refusing to give it) before the job ends failed, even while other live workers have not
+ * been asked. It ends at once when every live worker refused it.
+ */
+export const refusalLimit = 3
+
+/** Where a worker's refusal of a job is kept with the job (one per egress id, its reason as the content). */
+const refusalPrefix = "refusals/"
+
 export interface JobRunnerOptions {
   readonly store: FleetStore
   readonly egressId: string
@@ -104,7 +114,53 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
   const handBack = (id: string, why?: string) =>
     Effect.zipRight(
       options.say(`${worker}: job ${id} handed back${why !== undefined ? `: ${why}` : ""}`),
-      Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+      handedBack(id)
+    )
+
+  /** The queue is told the job was not run here: it gives it again (after its back-off) to a worker. */
+  const handedBack = (id: string) => Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
+
+  /** Jobs this worker refused: given again, it does not take them (it looks only whether they should end). */
+  const refused = new Set<string>()
+
+  /**
+   * A job this worker cannot serve (`why`; undefined when it refused it before and the queue gave it again): the
+   * refusal is kept with the job, then the job ends failed with the reasons (exit 2, 3 when a run of it had sent
+   * rows) once every live worker, or `refusalLimit` workers, refused it; until then it goes back to the queue for
+   * another worker. A refusal hands the job back once: without an end, a job no worker can serve went round the
+   * queue for good.
+   */
+  const refuse = (row: JobRow, why: string | undefined) =>
+    Effect.gen(function*() {
+      if (why !== undefined) {
+        refused.add(row.id)
+        yield* store.putFile(row.id, `${refusalPrefix}${options.egressId}`, Buffer.from(why))
+      }
+      const by = new Map(
+        (yield* store.files(row.id, refusalPrefix)).map((f) => [
+          f.name.slice(refusalPrefix.length),
+          f.content.toString()
+        ])
+      )
+      const live = yield* store.liveWorkers
+      if (by.size < refusalLimit && live.some((w) => !by.has(w))) {
+        return yield* why === undefined ? handedBack(row.id) : handBack(row.id, `refused: ${why}`)
+      }
+      const before = yield* store.lease(row.id)
+      const epoch = yield* store.takeOpenLease(row.id, options.owner)
+      if (epoch === undefined) return
+      // Rows sent by an earlier run of it: an import's journal says; of a job that runs whole, any run may have.
+      const sent = before !== undefined &&
+        (row.kind !== "import" || (yield* store.journalLines(row.id)).some((l) => l.includes(`"state":"sending"`)))
+      const reasons = [...by].map(([w, reason]) => `worker ${w}: ${reason}`).join("; ")
+      yield* failFor(row, epoch, sent, `no worker can run it (refused by ${by.size}): ${reasons}`)
+    })
+
+  /** `refuse` for a job known by its id only (the store refused to give it): handed back when it cannot be read. */
+  const refuseJob = (id: string, why: string) =>
+    Effect.flatMap(
+      Effect.either(store.job(id)),
+      (row) => row._tag === "Right" ? refuse(row.right, why) : handBack(id, why)
     )
 
   /**
@@ -126,7 +182,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
    */
   const settleFailure = (row: JobRow, epoch: number, sent: { readonly any: boolean }) => (e: FleetError) =>
     e.reason === "Key"
-      ? Effect.zipRight(Deferred.succeed(options.unfit, e), handBack(row.id, e.message))
+      ? Effect.zipRight(Deferred.succeed(options.unfit, e), refuse(row, e.message))
       : e.reason === "Unavailable"
       ? handBack(row.id, e.message)
       : failFor(row, epoch, sent.any, e.message)
@@ -136,11 +192,12 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     Effect.scoped(Effect.gen(function*() {
       const row = yield* store.job(data.job)
       if (finalStates.includes(row.state)) return
+      if (refused.has(row.id)) return yield* refuse(row, undefined)
       // A job of a newer format than this worker knows is left (before its lease is taken) to a newer worker.
       const format = (row.spec as { readonly jobFormat?: unknown }).jobFormat
       if (typeof format === "number" && format > jobFormat) {
-        return yield* handBack(
-          row.id,
+        return yield* refuse(
+          row,
           `it needs job format ${format} and this worker knows up to ${jobFormat}: left to a newer worker`
         )
       }
@@ -386,5 +443,5 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       )
     })
 
-  return { runJob, handBack }
+  return { runJob, handBack, refuseJob }
 }

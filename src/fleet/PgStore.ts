@@ -72,6 +72,9 @@ CREATE TABLE IF NOT EXISTS ${schema}.journal (
 );
 `
 
+/** The name (application_name) of the session that holds a worker's egress id, before the id. */
+const egressSession = "fsm-bulk egress "
+
 const unfinished = (param: string) =>
   `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
 
@@ -367,11 +370,15 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             catch: (cause) => storeFailure(url, cause)
           })
           if (got.rows[0]?.ok !== true) return yield* egressTaken(id)
+          // The session's name says whose it is: for a refusal of its source address, and for `liveWorkers`.
+          yield* Effect.tryPromise({
+            try: () => client.query("SELECT set_config('application_name', $1, false)", [`${egressSession}${id}`]),
+            catch: (cause) => storeFailure(url, cause)
+          })
           if (sourceAddress !== undefined) {
-            // The address's lock on the same connection; the session's name says whose it is, for the refusal.
+            // The address's lock on the same connection.
             const held = yield* Effect.tryPromise({
               try: async () => {
-                await client.query("SELECT set_config('application_name', $1, false)", [`fsm-bulk egress ${id}`])
                 const r = await client.query<{ ok: boolean }>(
                   "SELECT pg_try_advisory_lock(hashtext('fsm-bulk source'), hashtext($1)) AS ok",
                   [sourceAddress]
@@ -386,7 +393,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
                 const name = other.rows[0]?.name ?? ""
                 return {
                   ok: false as const,
-                  other: name.startsWith("fsm-bulk egress ") ? name.slice("fsm-bulk egress ".length) : undefined
+                  other: name.startsWith(egressSession) ? name.slice(egressSession.length) : undefined
                 }
               },
               catch: (cause) => storeFailure(url, cause)
@@ -407,7 +414,13 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             gate: Effect.sync(() => !gone),
             refusal: () => gone ? `the hold on --egress-id ${id} was lost` : undefined
           }
-        })
+        }),
+      // The sessions holding an egress id are named after it (application_name: visible to every role).
+      liveWorkers: query<{ id: string }>(
+        `SELECT DISTINCT substr(application_name, $1) AS id FROM pg_stat_activity
+          WHERE datname = current_database() AND starts_with(application_name, $2)`,
+        [egressSession.length + 1, egressSession]
+      ).pipe(Effect.map((rows) => rows.map((r) => r.id)))
     }
     return store
   })

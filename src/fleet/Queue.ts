@@ -94,38 +94,67 @@ export interface FleetQueue {
   readonly add: (name: string, data: JobData, options: JobsOptions) => Promise<unknown>
   readonly remove: (id: string) => Promise<unknown>
   readonly close: () => Promise<void>
+  readonly disconnect: () => Promise<void>
+  readonly on: (event: "error", listener: (error: Error) => void) => unknown
 }
 
-/** The queue, for submitting and cancelling, closed with the scope. */
+/**
+ * The queue, for submitting and cancelling, closed with the scope. Its connection's errors are the calls' to report
+ * (`enqueue` fails with them): unheard, BullMQ printed each reconnection's stack trace. Closing waits at most a few
+ * seconds for a server that does not answer (down), then drops the connection: closing alone waited for it to return.
+ */
 export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.Scope> =>
   Effect.gen(function*() {
     const bullmq = yield* engine
     return yield* Effect.acquireRelease(
       Effect.sync((): FleetQueue => {
-        if (isRedisUrl(url)) {
-          const { Queue } = bullmq.withBackend(bullmq.createRedisBackend)
-          return new Queue<JobData>(queueName, { connection: { url } })
-        }
-        const { Queue } = bullmq.withBackend(bullmq.createPostgresBackend)
-        return new Queue<JobData>(queueName, { connection: { connectionString: url, max: 2 } })
+        const queue: FleetQueue = isRedisUrl(url)
+          ? new (bullmq.withBackend(bullmq.createRedisBackend).Queue)<JobData>(queueName, { connection: { url } })
+          : new (bullmq.withBackend(bullmq.createPostgresBackend).Queue)<JobData>(queueName, {
+            connection: { connectionString: url, max: 2 }
+          })
+        queue.on("error", () => undefined)
+        return queue
       }),
-      (q) => Effect.promise(() => q.close()).pipe(Effect.ignore)
+      (q) =>
+        // A release runs uninterruptibly: without `interruptible`, the timeout could not end the wait.
+        Effect.promise(() => q.close()).pipe(
+          Effect.interruptible,
+          Effect.timeout(3_000),
+          Effect.ignore,
+          Effect.ensuring(Effect.sync(() => void q.disconnect().catch(() => undefined)))
+        )
     )
   })
 
-/** Queues job `id` (BullMQ's job id is ours: adding it twice queues it once). */
+/**
+ * Queues job `id` (BullMQ's job id is ours: adding it twice queues it once). A queue that does not answer within a
+ * lease fails as one that cannot be reached (`Unavailable`): on Redis, BullMQ's client waits for the server to come
+ * back instead of failing, and a `submit` whose jobs were stored hung for as long as the server was down.
+ */
 export const enqueue = (queue: FleetQueue, id: string) =>
-  Effect.tryPromise({
-    try: () =>
-      queue.add("run", { job: id }, {
-        jobId: id,
-        attempts: 1_000,
-        backoff: { type: "fixed", delay: 500 },
-        removeOnComplete: true,
-        removeOnFail: 100
+  Effect.flatMap(leaseMs, (ms) =>
+    Effect.tryPromise({
+      try: () =>
+        queue.add("run", { job: id }, {
+          jobId: id,
+          attempts: 1_000,
+          backoff: { type: "fixed", delay: 500 },
+          removeOnComplete: true,
+          removeOnFail: 100
+        }),
+      catch: failed("cannot queue the job")
+    }).pipe(
+      Effect.timeoutFail({
+        duration: ms,
+        onTimeout: () =>
+          new FleetError({
+            reason: "Unavailable",
+            message: `cannot queue the job: the queue did not answer in ${ms} ms`
+          })
       }),
-    catch: failed("cannot queue the job")
-  }).pipe(Effect.asVoid)
+      Effect.asVoid
+    ))
 
 /** Takes a queued job off the queue, when it is waiting (a running one is stopped through its lease). */
 export const dequeue = (queue: FleetQueue, id: string) =>

@@ -306,7 +306,9 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         catch: (cause) => storeFailure(url, cause)
       }),
       (c) =>
+        // A release runs uninterruptibly: without `interruptible`, the timeout could not end the wait.
         Effect.promise(() => c.quit()).pipe(
+          Effect.interruptible,
           Effect.timeout(5_000),
           Effect.ignore,
           Effect.ensuring(Effect.sync(() => c.disconnect()))
@@ -613,6 +615,18 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           ]),
           (n) => n === 1
         ),
+
+      // Every egress-id lock, a page at a time (keys with an expiry: a dead worker's lapses within its expiry).
+      liveWorkers: call(async (c) => {
+        const ids = new Set<string>()
+        let cursor = "0"
+        do {
+          const [next, keys] = await c.scan(cursor, "MATCH", `${egressKey("")}*`, "COUNT", 1_000)
+          for (const key of keys) ids.add(key.slice(egressKey("").length))
+          cursor = next
+        } while (cursor !== "0")
+        return [...ids]
+      }),
 
       holdEgress: (id, sourceAddress) =>
         Effect.gen(function*() {

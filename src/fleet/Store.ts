@@ -255,6 +255,8 @@ export interface FleetStore {
     id: string,
     sourceAddress?: string
   ) => Effect.Effect<EgressHold, FleetError, Scope.Scope>
+  /** The egress ids held now: the workers alive, who could still take a job. */
+  readonly liveWorkers: Op<ReadonlyArray<string>>
 }
 
 /** A chunked job's end, from its parts' ends (all of them ended): none while one has not. */

@@ -66,12 +66,16 @@ interface Submitted {
   readonly chunks: number
   /** Why a file larger than a part was not split (its rows name each other), when it was not. */
   readonly whole?: string
+  /** False when it was stored but could not be queued now: a worker's sweep queues it. */
+  readonly queued: boolean
 }
 
 /** Tests only: `submit` kills itself (SIGKILL) once its jobs are stored and before they are queued. */
 const killAfterStore = process.env.FSM_FLEET_DEBUG_KILL_AFTER_STORE === "1"
 /** Tests only: `submit` kills itself (SIGKILL) with its files read and split, just before it stores anything. */
 const killBeforeStore = process.env.FSM_FLEET_DEBUG_KILL_BEFORE_STORE === "1"
+/** Tests only: `submit` stops itself (SIGSTOP) once its jobs are stored: a test breaks the queue, then continues it. */
+const stopAfterStore = process.env.FSM_FLEET_DEBUG_STOP_AFTER_STORE === "1"
 
 /**
  * Stores a submission's jobs (a job, or a parent and all its parts) and their source files (customer data) in one
@@ -89,6 +93,7 @@ const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
   if (killBeforeStore) process.kill(process.pid, "SIGKILL")
   yield* store.addJobs(jobs, files)
   if (killAfterStore) process.kill(process.pid, "SIGKILL")
+  if (stopAfterStore) process.kill(process.pid, "SIGSTOP")
   const [first, ...parts] = jobs
   // Stored: from here the job will run. A queue still failing after its faults were outlasted leaves it
   // `submitting`, which a worker's sweep queues within about a lease; so the submit succeeds and says so (an exit 2
@@ -105,6 +110,7 @@ const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
         `within about a lease (it shows as submitting until then); do not submit the file again`
     )
   }
+  return queued._tag === "Right"
 })
 
 const sayRetry = (e: FleetError) => say(`the fleet store failed, trying again: ${e.message}`)
@@ -199,7 +205,7 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   })
   // Each chunk: its own file, read as written, with the formats the whole file settled on.
   const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
-  yield* queueSubmission(store, queue, [
+  const queued = yield* queueSubmission(store, queue, [
     job(id, null, full, checked.summary.rows),
     ...parts.map((part) =>
       job(part.id, id, {
@@ -225,7 +231,8 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     rows: checked.summary.rows,
     invalid: checked.summary.counts.invalid ?? 0,
     chunks: parts.length,
-    ...(whole === undefined ? {} : { whole })
+    ...(whole === undefined ? {} : { whole }),
+    queued
   } satisfies Submitted
 })
 
@@ -272,6 +279,7 @@ interface SubmittedOnboarding {
   readonly job: string
   readonly rows: number
   readonly steps: ReadonlyArray<string>
+  readonly queued: boolean
 }
 
 /**
@@ -311,13 +319,13 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
     resources: prepared.steps.map((s) => s.input.resource)
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
-  yield* queueSubmission(
+  const queued = yield* queueSubmission(
     store,
     queue,
     [{ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }],
     stored.map((f) => ({ job: id, name: `source/${f.name}`, content: readFileSync(f.path) }))
   )
-  return { job: id, rows, steps: spec.resources } satisfies SubmittedOnboarding
+  return { job: id, rows, steps: spec.resources, queued } satisfies SubmittedOnboarding
 })
 
 /** Queues an export: the resource names and dates are checked first, as `export` checks them (nothing is queued). */
@@ -339,8 +347,8 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
     say: () => Effect.void
   })
   const id = newJobId()
-  yield* queueSubmission(store, queue, [
+  const queued = yield* queueSubmission(store, queue, [
     { id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null }
   ], [])
-  return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)) }
+  return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)), queued }
 })

@@ -190,7 +190,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     fenceOf,
     scope
   })
-  const { handBack, runJob } = makeJobRunner({
+  const { handBack, refuseJob, runJob } = makeJobRunner({
     store,
     egressId: options.egressId,
     owner,
@@ -210,11 +210,14 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
       Runtime.runPromise(runtime)(
         runJob(data).pipe(
           Effect.catchAllDefect((d) => Effect.fail(new Error(describeCause(d)))),
-          // Before its lease was taken: a job whose record is gone has nothing to run; else (the store failed past
-          // its retries) the job goes back to the queue.
+          // Before its lease was taken: a job whose record is gone has nothing to run; one the store refuses to give
+          // this worker is refused (it ends once no worker can take it); else (the store failed past its retries)
+          // the job goes back to the queue.
           Effect.catchTag("FleetError", (e) =>
             e.reason === "NotFound"
               ? options.say(`worker ${options.egressId}: ${e.message}`)
+              : e.reason === "Refused"
+              ? refuseJob(data.job, e.message)
               : handBack(data.job, e.message))
         )
       )

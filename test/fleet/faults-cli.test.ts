@@ -11,7 +11,9 @@
  *   outlasted: the job ends done, one record per valid row;
  * - an account replaced by `accounts add` (another address and credentials) gets the next job at its new address;
  *   an account removed while its job runs stops the job's sending (no more than the requests already in flight
- *   leave after the removal) and the job ends failed, exit 3 (rows were sent).
+ *   leave after the removal) and the job ends failed, exit 3 (rows were sent);
+ * - a job no live worker can serve (a format newer than they know) ends failed, exit 2, with each worker's reason,
+ *   and no worker takes it twice (before, it went round the queue for good).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -326,12 +328,18 @@ describe("submit reads its file once (issue 29)", () => {
 
 describe("jobs carry the format they need (issue 29)", () => {
   each(
-    "a worker leaves a job of a newer format than it knows, untaken, and runs the others ($backend)",
+    "a job no live worker can serve ends failed with each worker's reason, exit 2; none takes it twice ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, submit, wait } = yield* fleet(b.backend)
+        const { dir, env, run, submit, wait } = yield* fleet(b.backend)
         const url = env.FSM_FLEET_URL!
-        // A job as a newer version would submit it: a format this worker does not know.
+        // Two workers alive before the job is queued: it ends only once both refused it.
+        const workers = [
+          yield* startWorker(["--egress-id", "w-old-a"], env),
+          yield* startWorker(["--egress-id", "w-old-b"], env)
+        ]
+        for (const w of workers) yield* eventually("the worker is ready", () => w.stderr().includes("ready"))
+        // A job as a newer version would submit it: a format these workers do not know.
         yield* withStore(url, (store) =>
           store.addJob({
             id: "from-the-future",
@@ -343,22 +351,34 @@ describe("jobs carry the format they need (issue 29)", () => {
             parent: null
           }))
         yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, "from-the-future")))
-        const worker = yield* startWorker(["--egress-id", "w-format"], env)
-        yield* eventually(
-          "the worker leaves the newer job",
-          () => worker.stderr().includes("left to a newer worker"),
-          60_000,
-          worker.stderr
-        )
-        const job = yield* submit(customersFile(dir, "clientes.csv", 5).file)
-        assert.strictEqual((yield* wait(job)).code, 0, worker.stderr())
+        const ended = yield* wait("from-the-future")
+        const logs = () => workers.map((w) => w.stderr()).join("\n")
+        assert.strictEqual(ended.code, 2, `wait returns the job's exit code\n${ended.stderr}\n${logs()}`)
+        const shown = lastJson((yield* run(["status", "from-the-future", "--json"])).stdout)
+        const [status] = shown.jobs as Array<{ state: string; exitCode: number; error: string | null }>
+        assert.deepStrictEqual([status?.state, status?.exitCode], ["failed", 2], "status shows it")
+        const error = status?.error ?? ""
+        assert.include(error, "no worker can run it (refused by 2)")
+        for (const id of ["w-old-a", "w-old-b"]) {
+          assert.include(error, `worker ${id}: it needs job format ${jobFormat + 1}`)
+          // Each said its refusal once, though the queue may have given it the job again.
+          const said = workers.map((w) => w.stderr()).join("").split("\n")
+            .filter((l) => l.includes(`worker ${id}: job from-the-future`))
+          assert.isAtMost(said.length, 1, said.join("\n"))
+        }
         const left = yield* withStore(
           url,
           (store) => Effect.all([store.job("from-the-future"), store.lease("from-the-future")])
         )
-        assert.strictEqual(left[0].state, "queued", "still waiting for a worker that knows its format")
-        assert.isUndefined(left[1], "its lease was never taken")
+        assert.strictEqual(left[0].state, "failed")
+        assert.strictEqual(left[0].exit_code, 2, "nothing of it was sent")
+        // Its lease was taken only to end it (by one worker, or both at once), never to run it.
+        assert.isDefined(left[1])
+        assert.notInclude(logs(), "job from-the-future (import", "no worker ran it")
+        // The workers run the jobs they know.
+        const job = yield* submit(customersFile(dir, "clientes.csv", 5).file)
+        assert.strictEqual((yield* wait(job)).code, 0, logs())
       }),
-    { timeout: 120_000 }
+    { timeout: 150_000 }
   )
 })

@@ -13,28 +13,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
 import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
-
-/** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
-const workbookFile = (dir: string, name: string, customers: number) =>
-  Effect.promise(async () => {
-    const book = new ExcelJS.Workbook()
-    book.addWorksheet("README").addRows([["notes, not data"]])
-    book.addWorksheet("segments").addRows([["description"], ["Varejo"], ["Atacado"]])
-    book.addWorksheet("customers").addRows([
-      ["externalId", "name", "segmentDescription"],
-      ...Array.from(
-        { length: customers },
-        (_, i) => [`C-${i + 1}`, `Cliente ${i + 1}`, i % 3 === 2 ? "Atacado" : "Varejo"]
-      )
-    ])
-    book.addWorksheet("equipments").addRows([
-      ["externalId", "name", "associatedCustomerExternalId"],
-      ...Array.from({ length: 5 }, (_, i) => [`E-${i + 1}`, `Split ${i + 1}`, `C-${i + 1}`])
-    ])
-    const file = Path.join(dir, name)
-    writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
-    return file
-  })
+import { workbookFile } from "./workbook.js"
 
 /** An account's records of a resource, without the ids the server gave them (which differ between accounts). */
 const withoutIds = (records: ReadonlyArray<Record<string, unknown>>) =>
@@ -106,7 +85,8 @@ describe("fleet: submit onboard", () => {
         assert.deepStrictEqual(lastJson(submitted.stdout), {
           job,
           rows: 19,
-          steps: ["segments", "customers", "equipments"]
+          steps: ["segments", "customers", "equipments"],
+          queued: true
         })
         assert.include(submitted.stderr, "segments → customers → equipments")
 

@@ -529,6 +529,29 @@ export const startWorker = (
       })
   )
 
+/**
+ * `fsm-bulk ARGS` in the background, its output readable as it comes and its end awaited (`ended`); killed with the
+ * scope (continued first, in case a test stopped it).
+ */
+export const startCli = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const child: ChildProcess = spawn(process.execPath, [bin, ...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = ""
+      let stderr = ""
+      child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()))
+      child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
+      const ended = new Promise<Ran>((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })))
+      return { child, stderr: () => stderr, ended, running: () => child.exitCode === null && child.signalCode === null }
+    }),
+    (c) =>
+      Effect.sync(() => {
+        if (!c.running()) return
+        c.child.kill("SIGCONT")
+        c.child.kill("SIGKILL")
+      })
+  )
+
 /** Whether process `pid` is stopped (SIGSTOP): its state in /proc is T. */
 export const isStopped = (pid: number): boolean => {
   try {
