@@ -28,8 +28,22 @@ export default defineConfig({
     // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
     maxWorkers: availableParallelism() + 1,
     minWorkers: 1,
+    // Only the fast tier runs on threads; the cli tier's files each keep a process of their own (forks).
+    poolOptions: { threads: { isolate: false } },
     projects: [
-      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: cliTier } },
+      // The fast tier's workers keep their modules from one file to the next (threads, `isolate: false` below):
+      // vitest's collect (importing each file's modules anew) cost more than the files' tests. What modules keep
+      // at their top level is put back before each file (test/setup/fresh-module-state.ts).
+      {
+        extends: true,
+        test: {
+          name: "fast",
+          include: ["test/**/*.test.ts"],
+          exclude: cliTier,
+          pool: "threads",
+          setupFiles: ["test/setup/fresh-module-state.ts"]
+        }
+      },
       // The cli tier's files two at a time: each spawns CLIs that want the cores themselves (three such files at
       // once on 2 cores pushed tests past their timeouts on a loaded machine), but the fleet's files mostly wait
       // on leases and pauses, and one at a time made the tier 13 minutes long.
