@@ -69,8 +69,8 @@ describe("state kept by modules between test files", () => {
     expect(redactKnown("key hunter2-secret")).toBe("key hunter2-secret")
     expect(currentLanguage()).toBe("en")
     onStopRequest(() => (heardAfter += 1))
-    // A first signal while a command listens (emitted: the file may run in a worker thread, which signals never
-    // reach): only what was registered after the reset hears of it.
+    // A first signal while a command listens (emitted, not sent: a signal would reach the whole worker
+    // process): only what was registered after the reset hears of it.
     await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
       const signal = yield* stopOnSignals({ stopping: "stopping (a test of the resets)" })
       process.emit("SIGHUP", "SIGHUP")
