@@ -28,9 +28,8 @@ export default defineConfig({
     // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
     maxWorkers: availableParallelism() + 1,
     minWorkers: 1,
-    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from this root config only; each
-    // project's own `isolate` decides whether a worker's modules are imported anew for each file.
-    poolOptions: { forks: { isolate: false } },
+    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only: the
+    // fast tier is run on its own with `--no-isolate` (package.json), the cli tier keeps a process per file.
     projects: [
       // The fast tier's workers keep their modules from one file to the next (`isolate: false`): vitest's collect
       // (importing each file's modules anew) cost more than the files' tests. What modules keep at their top level
@@ -56,10 +55,9 @@ export default defineConfig({
           name: "cli",
           include: cliTier,
           sequence: { groupOrder: 1 },
-          // Each file's modules imported anew, as before (its processes are reused: the root's isolate is false).
           // Vitest 3.2 sizes a pool from the root config only: this maxForks is not applied, the tier runs
           // maxWorkers (3) files at a time (vitest's createForksPool; docs/development.md).
-          poolOptions: { forks: { isolate: true, maxForks: 2, minForks: 1 } }
+          poolOptions: { forks: { maxForks: 2, minForks: 1 } }
         }
       }
     ]
