@@ -28,12 +28,38 @@ export default defineConfig({
     // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
     maxWorkers: availableParallelism() + 1,
     minWorkers: 1,
+    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only: the
+    // fast tier is run on its own with `--no-isolate` (package.json), the cli tier keeps a process per file.
     projects: [
-      { extends: true, test: { name: "fast", include: ["test/**/*.test.ts"], exclude: cliTier } },
+      // The fast tier's workers keep their modules from one file to the next (`isolate: false`): vitest's collect
+      // (importing each file's modules anew) cost more than the files' tests. What modules keep at their top level
+      // is put back before each file (test/setup/fresh-module-state.ts).
+      {
+        extends: true,
+        test: {
+          name: "fast",
+          include: ["test/**/*.test.ts"],
+          exclude: cliTier,
+          isolate: false,
+          // The tiers one after the other, the fast one first.
+          sequence: { groupOrder: 0 },
+          setupFiles: ["test/setup/fresh-module-state.ts"]
+        }
+      },
       // The cli tier's files two at a time: each spawns CLIs that want the cores themselves (three such files at
       // once on 2 cores pushed tests past their timeouts on a loaded machine), but the fleet's files mostly wait
       // on leases and pauses, and one at a time made the tier 13 minutes long.
-      { extends: true, test: { name: "cli", include: cliTier, poolOptions: { forks: { maxForks: 2, minForks: 1 } } } }
+      {
+        extends: true,
+        test: {
+          name: "cli",
+          include: cliTier,
+          sequence: { groupOrder: 1 },
+          // Vitest 3.2 sizes a pool from the root config only: this maxForks is not applied, the tier runs
+          // maxWorkers (3) files at a time (vitest's createForksPool; docs/development.md).
+          poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+        }
+      }
     ]
   }
 })

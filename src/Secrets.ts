@@ -39,6 +39,12 @@ export const registerSecret = (secret: string | undefined): void => {
   }
 }
 
+/** Forgets every registered secret, as a new process starts (for test runners that keep modules between files). */
+export const forgetSecrets = (): void => {
+  known.clear()
+  ordered = []
+}
+
 /** Every known secret in `text` replaced by the mark. */
 export const redactKnown = (text: string): string => {
   let out = text

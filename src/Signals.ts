@@ -75,6 +75,12 @@ export const onStopRequest = (f: () => void): () => void => {
   return () => void stopListeners.delete(f)
 }
 
+/** Forgets a stop request and its listeners, as a new process starts (for test runners that keep modules). */
+export const forgetStopRequest = (): void => {
+  stopRequested = false
+  stopListeners.clear()
+}
+
 /** Listens for the stop signals while the scope is open. */
 export const stopOnSignals = Effect.fn("Signals.stopOnSignals")(function*(notice: StopNotice) {
   const deferred = yield* Deferred.make<void>()

@@ -168,6 +168,9 @@ const credentialsProblem = (error: JsonFileError): string => {
 /** Credentials files already warned about in this process. */
 const warnedAbout = new Set<string>()
 
+/** Forgets the files warned about, as a new process starts (for test runners that keep modules between files). */
+export const forgetCredentialWarnings = (): void => warnedAbout.clear()
+
 /**
  * Like ssh with a private key: a credentials file that its group or others can read is said once on stderr (it
  * is still used), with the command that makes it private. Not on Windows, whose modes say nothing of this.

@@ -97,6 +97,10 @@ const fleetStore = (text: string) =>
 
 /** Says that the store failed and is tried again: once for each new failure, not at every retry. */
 let lastRetry = ""
+/** Forgets the last failure said, as a new process starts (for test runners that keep modules between files). */
+export const forgetLastRetry = (): void => {
+  lastRetry = ""
+}
 const sayRetry = (e: FleetError) =>
   Effect.suspend(() => {
     if (e.message === lastRetry) return Effect.void
