@@ -70,10 +70,26 @@ CREATE TABLE IF NOT EXISTS ${schema}.journal (
   line text NOT NULL,
   PRIMARY KEY (job, seq)
 );
+-- Indexes added after a fleet's tables may exist: "fleet init" (idempotent) adds them to an existing fleet.
+-- "rowsDone" (status, wait) goes from a job and its parts to their journals and a step's stream ("JOB/…").
+CREATE INDEX IF NOT EXISTS jobs_parent ON ${schema}.jobs (parent);
+CREATE INDEX IF NOT EXISTS journal_job_root ON ${schema}.journal (split_part(job, '/', 1));
 `
 
 /** The name (application_name) of the session that holds a worker's egress id, before the id. */
 const egressSession = "fsm-bulk egress "
+
+/**
+ * The distinct rows done in the journals of each job of `$1` and its parts (a step's stream `JOB/…` counts for
+ * JOB). The jobs are found by their id or their parent (primary key, `jobs_parent`) and their lines through
+ * `journal_job_root`, so a call reads those jobs' lines only, not every line of the database.
+ */
+export const rowsDoneStatement = `
+SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
+FROM ${schema}.jobs j JOIN ${schema}.journal l ON split_part(l.job, '/', 1) = j.id
+WHERE (j.id = ANY($1) OR j.parent = ANY($1)) AND coalesce(j.parent, j.id) = ANY($1)
+  AND l.line::jsonb->>'state' = 'done'
+GROUP BY coalesce(j.parent, j.id)`
 
 const unfinished = (param: string) =>
   `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
@@ -271,13 +287,9 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
           [id]
         ).pipe(Effect.zipRight(takeLease(id, "cancel")), Effect.asVoid),
       rowsDone: (ids) =>
-        query<{ job: string; n: string }>(
-          `SELECT coalesce(j.parent, j.id) AS job, count(DISTINCT (l.job, l.line::jsonb->>'row')) AS n
-           FROM ${schema}.journal l JOIN ${schema}.jobs j ON j.id = split_part(l.job, '/', 1)
-           WHERE coalesce(j.parent, j.id) = ANY($1) AND l.line::jsonb->>'state' = 'done'
-           GROUP BY coalesce(j.parent, j.id)`,
-          [ids]
-        ).pipe(Effect.map((rows) => new Map(rows.map((c) => [c.job, Number(c.n)])))),
+        query<{ job: string; n: string }>(rowsDoneStatement, [ids]).pipe(
+          Effect.map((rows) => new Map(rows.map((c) => [c.job, Number(c.n)])))
+        ),
 
       putFile: (job, name, content) =>
         Effect.asVoid(query(
