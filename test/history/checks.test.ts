@@ -18,7 +18,8 @@ import {
   otherAccount,
   ptBrChecks,
   ptBrOnboardChecks,
-  readCsv
+  readCsv,
+  summarySheets
 } from "./model.js"
 import { accounts, runSteps, withWorld } from "./support.js"
 
@@ -192,7 +193,18 @@ describe("pt-br-onboard: the Portuguese reports and lines of an onboarding stay 
           }).counts
           const table = Object.entries(counts).filter(([, n]) => n > 0).map(([s, n]) => `  ${s.padEnd(12)}  ${n}`)
           const printed = [...table, "  requisições   2", "relatórios: onde estão"]
-          assert.deepStrictEqual(ptBrOnboardChecks(runDir, printed), [])
+          const sheets = yield* summarySheets(runDir)
+          assert.isTrue(sheets.has(step), [...sheets.keys()].join(" "))
+          assert.deepStrictEqual(ptBrOnboardChecks(runDir, printed, sheets), [])
+          // report.xlsx's Summary with another count and an English line.
+          const sheet = sheets.get(step)!.map((r) => (r[0] === "created" ? ["created", 1] : r))
+          assert.deepStrictEqual(
+            ptBrOnboardChecks(runDir, printed, new Map([[step, [...sheet, ["Rows by status"], ["exit code"]]]])),
+            [
+              "(pt-BR onboard) step customers: report.xlsx Summary counts {\"created\":1}, summary.json {\"created\":2}",
+              "(pt-BR onboard) step customers report.xlsx Summary: English left, \"Rows by status\" (report.rowsByStatus)"
+            ]
+          )
 
           // The onboarding's page says another count; the step's summary another created count; a status in Portuguese.
           doctor(Path.join(runDir, "report.html"), (html) =>

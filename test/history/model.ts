@@ -23,6 +23,7 @@ import yauzl from "yauzl"
 import { Api } from "../../src/client/Api.js"
 import { Notices } from "../../src/console/Output.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
+import { loadExcelJs } from "../../src/files/ExcelJs.js"
 import { normalKey } from "../../src/Identity.js"
 import { runImport } from "../../src/import/Pipeline.js"
 import { readAnyPlan } from "../../src/import/Plan.js"
@@ -788,6 +789,27 @@ const htmlFigure = (html: string, name: string): number | undefined => {
 const visibleText = (html: string): string =>
   html.replace(/<style>[\s\S]*?<\/style>/g, " ").replace(/<[^>]+>/g, "\n").replace(/&[a-z#0-9]+;/g, " ")
 
+/** The Summary sheet of each step's report.xlsx of an onboarding (`runDir`), by the step's run directory. */
+export const summarySheets = (runDir: string) =>
+  Effect.promise(async () => {
+    const summary = JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8")) as {
+      steps: ReadonlyArray<{ runDir: string }>
+    }
+    const ExcelJS = await loadExcelJs()
+    const sheets = new Map<string, ReadonlyArray<ReadonlyArray<unknown>>>()
+    for (const step of summary.steps) {
+      const file = Path.join(step.runDir, "report.xlsx")
+      if (!existsSync(file)) continue
+      const book = new ExcelJS.Workbook()
+      await book.xlsx.readFile(file)
+      const sheet = book.getWorksheet("Summary")
+      const rows: Array<ReadonlyArray<unknown>> = []
+      sheet?.eachRow((row) => rows.push((row.values as Array<unknown>).slice(1)))
+      sheets.set(step.runDir, rows)
+    }
+    return sheets
+  })
+
 /**
  * The checks of an onboarding run under `--lang pt-BR` (`pt-br-onboard`): its reports stay true and speak
  * Portuguese. For the onboarding and each step, report.html's rows and counts by status equal summary.json's; each
@@ -795,7 +817,11 @@ const visibleText = (html: string): string =>
  * table lists each status with the onboarding's count; and no English sentence of the catalogue is in report.html's
  * visible text or in anything printed. Its own function so a test can show each check fails on a doctored run.
  */
-export const ptBrOnboardChecks = (runDir: string, printed: ReadonlyArray<string>): Array<string> => {
+export const ptBrOnboardChecks = (
+  runDir: string,
+  printed: ReadonlyArray<string>,
+  sheets: ReadonlyMap<string, ReadonlyArray<ReadonlyArray<unknown>>> = new Map()
+): Array<string> => {
   const found: Array<string> = []
   const summaryPath = Path.join(runDir, "summary.json")
   if (!existsSync(summaryPath)) return [`(pt-BR onboard) ${Path.basename(runDir)} has no summary.json`]
@@ -828,6 +854,23 @@ export const ptBrOnboardChecks = (runDir: string, printed: ReadonlyArray<string>
       counts: Counts
     }
     htmlOf(step.runDir, where, stepSummary.rows, step.counts)
+    // report.xlsx's Summary sheet: a status and its count per line, then the total of rows.
+    const sheet = sheets.get(step.runDir)
+    if (sheet !== undefined) {
+      const inSheet: Record<string, number> = {}
+      for (const row of sheet) {
+        if (english.has(String(row[0])) && typeof row[1] === "number") inSheet[String(row[0])] = row[1]
+      }
+      if (JSON.stringify(nonZero(inSheet)) !== JSON.stringify(nonZero(step.counts))) {
+        found.push(
+          `(pt-BR onboard) ${where}: report.xlsx Summary counts ${
+            JSON.stringify(Object.fromEntries(nonZero(inSheet)))
+          }, ` +
+            `summary.json ${JSON.stringify(Object.fromEntries(nonZero(step.counts)))}`
+        )
+      }
+      found.push(...englishLeft(`${where} report.xlsx Summary`, sheet.map((r) => r.join(" ")).join("\n")))
+    }
     const lines = readCsv(Path.join(step.runDir, "report.csv"))
     const byStatus: Record<string, number> = {}
     for (const line of lines) {
@@ -906,7 +949,7 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(
       Exit.isSuccess(exit),
       otherBefore !== undefined ? { before: otherBefore, after: yield* otherAccount(w) } : undefined
     ),
-    ...(pt && Exit.isSuccess(exit) ? ptBrOnboardChecks(runDir, output) : [])
+    ...(pt && Exit.isSuccess(exit) ? ptBrOnboardChecks(runDir, output, yield* summarySheets(runDir)) : [])
   ]
   const targeted = a.other ? new Set<string>() : new Set([...keys].filter((k) => !stale.has(k)))
   const owned = !a.other && existsSync(Path.join(stepDir, "journal.ndjson"))
