@@ -11,7 +11,16 @@ import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { apiOf } from "../import/support.js"
 import type { FileShape, World } from "./model.js"
-import { brDateLines, brDatesChecks, exportOnboardChecks, otherAccount, ptBrChecks, readCsv } from "./model.js"
+import {
+  brDateLines,
+  brDatesChecks,
+  exportOnboardChecks,
+  otherAccount,
+  ptBrChecks,
+  ptBrOnboardChecks,
+  readCsv,
+  summarySheets
+} from "./model.js"
 import { accounts, runSteps, withWorld } from "./support.js"
 
 /** The one directory of the history whose name ends with `suffix` (`-onboard-other`, `-dry-pt-BR`). */
@@ -159,6 +168,67 @@ describe("pt-br: each check flags what it exists to catch", () => {
           )
           assert.match(broken.at(-2)!, /^\(pt-BR\) summary\.json: \{"rows":2,.* in English, \{"rows":1,.* in pt-BR$/)
           assert.strictEqual(broken.at(-1), "(pt-BR) report row 3: status \"criado\"")
+        })
+      ),
+    120_000
+  )
+})
+
+describe("pt-br-onboard: the Portuguese reports and lines of an onboarding stay true and Portuguese", () => {
+  it.live(
+    "a count changed in report.html or summary.json, a status translated, an English sentence in a page or a line",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            { kind: "import", mode: "upsert", file: two, dryRun: false },
+            { kind: "pt-br-onboard", export: undefined, other: true }
+          ])
+          assert.deepStrictEqual(found, [[], []])
+          const runDir = dirOf(w, "-onboard-other")
+          const step = Path.join(runDir, "customers")
+          // The closing table as the command prints it (the step ran it and its lines passed: `found` above).
+          const counts = (JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8")) as {
+            counts: Record<string, number>
+          }).counts
+          const table = Object.entries(counts).filter(([, n]) => n > 0).map(([s, n]) => `  ${s.padEnd(12)}  ${n}`)
+          const printed = [...table, "  requisições   2", "relatórios: onde estão"]
+          const sheets = yield* summarySheets(runDir)
+          assert.isTrue(sheets.has(step), [...sheets.keys()].join(" "))
+          assert.deepStrictEqual(ptBrOnboardChecks(runDir, printed, sheets), [])
+          // report.xlsx's Summary with another count and an English line.
+          const sheet = sheets.get(step)!.map((r) => (r[0] === "created" ? ["created", 1] : r))
+          assert.deepStrictEqual(
+            ptBrOnboardChecks(runDir, printed, new Map([[step, [...sheet, ["Rows by status"], ["exit code"]]]])),
+            [
+              "(pt-BR onboard) step customers: report.xlsx Summary counts {\"created\":1}, summary.json {\"created\":2}",
+              "(pt-BR onboard) step customers report.xlsx Summary: English left, \"Rows by status\" (report.rowsByStatus)"
+            ]
+          )
+
+          // The onboarding's page says another count; the step's summary another created count; a status in Portuguese.
+          doctor(Path.join(runDir, "report.html"), (html) =>
+            html.replace(/(data-figure="count:created"[^>]*>)2</, "$13<").replace(
+              /(<p[^>]*>)/,
+              "$1next (customers): correct the invalid rows in a copy of x"
+            ))
+          doctor(Path.join(step, "report.csv"), (text) => text.replace(/,created,/, ",criado,"))
+          const broken = ptBrOnboardChecks(runDir, [
+            ...printed.filter((l) =>
+              !l.includes("created")
+            ),
+            "next (customers): correct the invalid rows in a copy of x"
+          ])
+          assert.deepStrictEqual(broken, [
+            "(pt-BR onboard) the onboarding: report.html says created 3, summary.json 2",
+            "(pt-BR onboard) the onboarding report.html: English left, \": correct the invalid rows in a copy of\" (next.fixInvalid)",
+            "(pt-BR onboard) the onboarding report.html: English left, \": correct the invalid rows in a copy of\" (onboard.fixInvalid)",
+            "(pt-BR onboard) step customers report.csv row 2: status \"criado\"",
+            "(pt-BR onboard) step customers: report.csv counts {\"created\":1,\"criado\":1}, summary.json {\"created\":2}",
+            "(pt-BR onboard) the printed summary has no line \"created 2\"",
+            "(pt-BR onboard) printed: English left, \": correct the invalid rows in a copy of\" (next.fixInvalid)",
+            "(pt-BR onboard) printed: English left, \": correct the invalid rows in a copy of\" (onboard.fixInvalid)"
+          ])
         })
       ),
     120_000

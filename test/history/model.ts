@@ -23,13 +23,15 @@ import yauzl from "yauzl"
 import { Api } from "../../src/client/Api.js"
 import { Notices } from "../../src/console/Output.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
+import { loadExcelJs } from "../../src/files/ExcelJs.js"
 import { normalKey } from "../../src/Identity.js"
 import { runImport } from "../../src/import/Pipeline.js"
 import { readAnyPlan } from "../../src/import/Plan.js"
 import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { readProfile } from "../../src/mapping/Profile.js"
-import { currentLanguage, type Language, setLanguage } from "../../src/Messages.js"
+import { catalogues, currentLanguage, type Language, setLanguage } from "../../src/Messages.js"
+import { closingLines } from "../../src/onboard/CommandRun.js"
 import { prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import { isResourceName, resource as resourceOf } from "../../src/Resources.js"
 import type { Faults, RunningSandbox } from "../../src/sandbox/Sandbox.js"
@@ -186,6 +188,8 @@ export type Action =
    * into the second account (`other`) or back into this one: read-only lists skipped, nothing duplicated.
    */
   | { readonly kind: "export-onboard"; readonly export: number | undefined; readonly other: boolean }
+  /** `export-onboard` under `--lang pt-BR`: its reports and printed lines held to the run's counts, none English. */
+  | { readonly kind: "pt-br-onboard"; readonly export: number | undefined; readonly other: boolean }
   /**
    * `--lang pt-BR` (issue 27): a dry run in English and in Portuguese must report the same rows, statuses and
    * counts (statuses stay English), then the import itself runs in Portuguese.
@@ -758,18 +762,158 @@ export const exportOnboardChecks = (
 }
 
 /**
+ * English sentences of the message catalogue (src/Messages.ts) whose Portuguese differs: each message's literal
+ * pieces between `{placeholders}` of three words or more, not found in its translation. One of them in a pt-BR
+ * output is a message left in English.
+ */
+const englishPieces: ReadonlyArray<readonly [string, string]> = Object.entries(catalogues.en).flatMap(([key, en]) => {
+  const pt = catalogues["pt-BR"][key as keyof typeof catalogues.en]
+  return en.split(/\{\w+\}/).map((piece) => piece.trim()).filter((piece) =>
+    /[a-z]{2,} [a-z]{2,} [a-z]{2,}/i.test(piece) && !pt.includes(piece)
+  ).map((piece) => [key, piece] as const)
+})
+
+/** The catalogue's English pieces found in `text` (what a pt-BR reader was shown), one line each. */
+export const englishLeft = (where: string, text: string): Array<string> =>
+  englishPieces.filter(([, piece]) => text.includes(piece)).map(([key, piece]) =>
+    `(pt-BR onboard) ${where}: English left, ${JSON.stringify(piece)} (${key})`
+  )
+
+/** A figure of report.html (`data-figure="NAME"`) as a number, written the Brazilian way (`1.234`). */
+const htmlFigure = (html: string, name: string): number | undefined => {
+  const m = new RegExp(`data-figure="${name}"[^>]*>([^<]*)<`).exec(html)
+  return m === null ? undefined : Number(m[1]!.replace(/\./g, "").replace(",", "."))
+}
+
+/** The text a reader sees on a page: no tags, no style, no entities. */
+const visibleText = (html: string): string =>
+  html.replace(/<style>[\s\S]*?<\/style>/g, " ").replace(/<[^>]+>/g, "\n").replace(/&[a-z#0-9]+;/g, " ")
+
+/** The Summary sheet of each step's report.xlsx of an onboarding (`runDir`), by the step's run directory. */
+export const summarySheets = (runDir: string) =>
+  Effect.promise(async () => {
+    const summary = JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8")) as {
+      steps: ReadonlyArray<{ runDir: string }>
+    }
+    const ExcelJS = await loadExcelJs()
+    const sheets = new Map<string, ReadonlyArray<ReadonlyArray<unknown>>>()
+    for (const step of summary.steps) {
+      const file = Path.join(step.runDir, "report.xlsx")
+      if (!existsSync(file)) continue
+      const book = new ExcelJS.Workbook()
+      await book.xlsx.readFile(file)
+      const sheet = book.getWorksheet("Summary")
+      const rows: Array<ReadonlyArray<unknown>> = []
+      sheet?.eachRow((row) => rows.push((row.values as Array<unknown>).slice(1)))
+      sheets.set(step.runDir, rows)
+    }
+    return sheets
+  })
+
+/**
+ * The checks of an onboarding run under `--lang pt-BR` (`pt-br-onboard`): its reports stay true and speak
+ * Portuguese. For the onboarding and each step, report.html's rows and counts by status equal summary.json's; each
+ * step's report.csv holds as many lines of each status (English) as its summary.json counts; the printed closing
+ * table lists each status with the onboarding's count; and no English sentence of the catalogue is in report.html's
+ * visible text or in anything printed. Its own function so a test can show each check fails on a doctored run.
+ */
+export const ptBrOnboardChecks = (
+  runDir: string,
+  printed: ReadonlyArray<string>,
+  sheets: ReadonlyMap<string, ReadonlyArray<ReadonlyArray<unknown>>> = new Map()
+): Array<string> => {
+  const found: Array<string> = []
+  const summaryPath = Path.join(runDir, "summary.json")
+  if (!existsSync(summaryPath)) return [`(pt-BR onboard) ${Path.basename(runDir)} has no summary.json`]
+  type Counts = Readonly<Record<string, number>>
+  const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
+    rows: number
+    counts: Counts
+    steps: ReadonlyArray<{ resource: string; runDir: string; counts: Counts }>
+  }
+  const english = new Set<string>(Status.literals)
+  const nonZero = (counts: Counts) => Object.entries(counts).filter(([, n]) => n > 0).sort()
+  const htmlOf = (dir: string, where: string, rows: number, counts: Counts) => {
+    const page = Path.join(dir, "report.html")
+    if (!existsSync(page)) return found.push(`(pt-BR onboard) ${where}: no report.html`)
+    const html = readFileSync(page, "utf8")
+    if (htmlFigure(html, "rows") !== rows) {
+      found.push(`(pt-BR onboard) ${where}: report.html says ${htmlFigure(html, "rows")} rows, summary.json ${rows}`)
+    }
+    for (const [status, n] of nonZero(counts)) {
+      const shown = htmlFigure(html, `count:${status}`)
+      if (shown !== n) found.push(`(pt-BR onboard) ${where}: report.html says ${status} ${shown}, summary.json ${n}`)
+    }
+    found.push(...englishLeft(`${where} report.html`, visibleText(html)))
+  }
+  htmlOf(runDir, "the onboarding", summary.rows, summary.counts)
+  for (const step of summary.steps) {
+    const where = `step ${step.resource}`
+    const stepSummary = JSON.parse(readFileSync(Path.join(step.runDir, "summary.json"), "utf8")) as {
+      rows: number
+      counts: Counts
+    }
+    htmlOf(step.runDir, where, stepSummary.rows, step.counts)
+    // report.xlsx's Summary sheet: a status and its count per line, then the total of rows.
+    const sheet = sheets.get(step.runDir)
+    if (sheet !== undefined) {
+      const inSheet: Record<string, number> = {}
+      for (const row of sheet) {
+        if (english.has(String(row[0])) && typeof row[1] === "number") inSheet[String(row[0])] = row[1]
+      }
+      if (JSON.stringify(nonZero(inSheet)) !== JSON.stringify(nonZero(step.counts))) {
+        found.push(
+          `(pt-BR onboard) ${where}: report.xlsx Summary counts ${
+            JSON.stringify(Object.fromEntries(nonZero(inSheet)))
+          }, ` +
+            `summary.json ${JSON.stringify(Object.fromEntries(nonZero(step.counts)))}`
+        )
+      }
+      found.push(...englishLeft(`${where} report.xlsx Summary`, sheet.map((r) => r.join(" ")).join("\n")))
+    }
+    const lines = readCsv(Path.join(step.runDir, "report.csv"))
+    const byStatus: Record<string, number> = {}
+    for (const line of lines) {
+      byStatus[line._status!] = (byStatus[line._status!] ?? 0) + 1
+      if (!english.has(line._status!)) {
+        found.push(`(pt-BR onboard) ${where} report.csv row ${line._row}: status ${JSON.stringify(line._status)}`)
+      }
+    }
+    if (JSON.stringify(nonZero(byStatus)) !== JSON.stringify(nonZero(step.counts))) {
+      found.push(
+        `(pt-BR onboard) ${where}: report.csv counts ${JSON.stringify(Object.fromEntries(nonZero(byStatus)))}, ` +
+          `summary.json ${JSON.stringify(Object.fromEntries(nonZero(step.counts)))}`
+      )
+    }
+  }
+  for (const [status, n] of nonZero(summary.counts)) {
+    if (!printed.some((line) => new RegExp(`^\\s+${status}\\s+${n}$`).test(line))) {
+      found.push(`(pt-BR onboard) the printed summary has no line "${status} ${n}"`)
+    }
+  }
+  found.push(...englishLeft("printed", printed.join("\n")))
+  return found
+}
+
+/**
  * An export's folder fed to `onboard` (issue 27): a fresh export of every resource (or an earlier export again),
  * onboarded into the second account or back into this one. Read-only lists are skipped and named; into this account
  * it changes only records the file differs on and nothing changed since the export (those are `conflict`: the
  * stale check); into the other one it makes one record per key with the file's values, and onboarding again
  * (a later export, or the same) changes no record's id and adds none.
  */
-const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World, a: Of<"export-onboard">) {
+const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(
+  w: World,
+  a: Of<"export-onboard"> | Of<"pt-br-onboard">
+) {
+  // In process the language is the process's: with the `cli` feature (parallel histories) it stays English.
+  const pt = a.kind === "pt-br-onboard" && !w.features.has("cli")
+  const inRun = <A, E>(effect: Effect.Effect<A, E>) => (pt ? inLanguage("pt-BR", effect) : effect)
   const output: Array<string> = []
   let exported = a.export !== undefined && w.exports.length > 0 ? w.exports[a.export % w.exports.length] : undefined
   if (exported === undefined) {
     const out = nextDir(w, "export-all")
-    const done = yield* Effect.exit(exportAll(w, [], out, output))
+    const done = yield* Effect.exit(inRun(exportAll(w, [], out, output)))
     if (Exit.isFailure(done)) return { ...noStep(`export of everything: ${failureText(done)}`), output }
     exported = { dir: out, records: yield* snapshot(w) }
     w.exports.push(exported)
@@ -783,21 +927,30 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World,
   const now = yield* snapshot(w)
   const stale = a.other ? new Set<string>() : changedKeys(exported.records, now)
   const otherBefore = a.other ? yield* otherAccount(w) : undefined
-  const exit = yield* Effect.exit(
+  const exit = yield* Effect.exit(inRun(
     Effect.flatMap(
       prepareOnboarding(onboardRequest(exported.dir, runDir)),
-      (prepared) => runOnboarding(prepared, { say: sayInto(output) })
+      (prepared) =>
+        Effect.tap(runOnboarding(prepared, { say: sayInto(output) }), (done) =>
+          Effect.sync(() => {
+            // What the command prints at the end (its closing table and where the reports are), in the run's language.
+            const closing = closingLines(done.summary)
+            output.push(...closing.table, ...closing.where)
+          }))
     ).pipe(Effect.provide(clientOf(w, target.apiKey)))
-  )
+  ))
   if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
   const stepDir = Path.join(runDir, "customers")
   const plan = planOfHeader(header, ".")
-  const found = exportOnboardChecks(
-    exported.dir,
-    runDir,
-    Exit.isSuccess(exit),
-    otherBefore !== undefined ? { before: otherBefore, after: yield* otherAccount(w) } : undefined
-  )
+  const found = [
+    ...exportOnboardChecks(
+      exported.dir,
+      runDir,
+      Exit.isSuccess(exit),
+      otherBefore !== undefined ? { before: otherBefore, after: yield* otherAccount(w) } : undefined
+    ),
+    ...(pt && Exit.isSuccess(exit) ? ptBrOnboardChecks(runDir, output, yield* summarySheets(runDir)) : [])
+  ]
   const targeted = a.other ? new Set<string>() : new Set([...keys].filter((k) => !stale.has(k)))
   const owned = !a.other && existsSync(Path.join(stepDir, "journal.ndjson"))
   if (owned) {
@@ -810,9 +963,11 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(w: World,
     stale,
     output,
     found,
-    note: `onboard ${Path.basename(exported.dir)} into the ${a.other ? "other" : "same"} account (stale: ${
-      [...stale].join(" ") || "none"
-    }): ${Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)}`
+    note: `${pt ? "pt-BR: " : ""}onboard ${Path.basename(exported.dir)} into the ${
+      a.other ? "other" : "same"
+    } account (stale: ${[...stale].join(" ") || "none"}): ${
+      Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)
+    }`
   } satisfies Step
 })
 
@@ -1491,6 +1646,12 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     generate: (g) => ({ kind: "export-onboard", export: g.chance(0.5) ? g.int(100) : undefined, other: g.chance(0.6) }),
     run: (w, a) => exportOnboardStep(w, a),
     simplify: (a) => (a.export !== undefined ? [{ ...a, export: undefined }] : [])
+  },
+  "pt-br-onboard": {
+    weight: 1,
+    generate: (g) => ({ kind: "pt-br-onboard", export: g.chance(0.5) ? g.int(100) : undefined, other: g.chance(0.6) }),
+    run: (w, a) => exportOnboardStep(w, a),
+    simplify: (a) => [{ ...a, kind: "export-onboard" }]
   },
   "pt-br": {
     weight: 1,
