@@ -15,14 +15,17 @@
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as Path from "node:path"
+import { InputError } from "../Errors.js"
+import { inspectText } from "../files/Encoding.js"
 import { restore } from "../files/Guard.js"
 import { openCsvWriter } from "../files/Write.js"
 import { openInput, verdictColumn } from "../import/Input.js"
 import { type Header, journalFile, readJournal, type ReadSettings } from "../import/Journal.js"
-import { type ReportTally, type Summary, writeReports, writeSummary } from "../import/Report.js"
+import { type ReportTally, settledFormats, type Summary, writeReports, writeSummary } from "../import/Report.js"
 import { nowIso } from "../import/RunDir.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { endedWell, type Outcome } from "../Status.js"
+import type { Formats } from "../validate/Validate.js"
 
 export const rowColumn = "_row"
 
@@ -96,6 +99,18 @@ export const splitSource = Effect.fn("Fleet.splitSource")(function*(
   return chunks
 })
 
+/** The encoding a whole pass over the CSV `file` settles on (`wanted` is the user's `--encoding`). */
+const decidedEncoding = (file: string, wanted: ReadSettings["encoding"]) =>
+  Effect.tryPromise({
+    try: () => inspectText(file, wanted),
+    catch: (cause) =>
+      new InputError({
+        file,
+        detail: `cannot be read: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
+      })
+  }).pipe(Effect.map((facts) => facts.encoding))
+
 /** The settings a chunk is read with: its own file's, whatever the original's were. */
 export const chunkRead: ReadSettings = { encoding: "utf-8", delimiter: "," }
 
@@ -116,15 +131,21 @@ export const mergeChunks = Effect.fn("Fleet.mergeChunks")(function*(options: {
   const first = options.journals.find((j) => j.length > 0)
   if (first === undefined) return undefined
   const header = JSON.parse(first[0]!) as Header
+  const input = yield* openInput(options.source, options.read, resourceOf(header.resource as ResourceName).name)
+  // The header names the original file as a single run's does: the delimiter its read sniffed and the encoding a
+  // whole pass decides (not the user's `auto`, nor the chunks' UTF-8 and commas, nor what the first 64 KiB said).
+  const encoding = input.source.format === "csv"
+    ? yield* decidedEncoding(options.source, options.read.encoding)
+    : undefined
   const merged: Header = {
     ...header,
     source: {
       file: options.source,
-      format: options.source.toLowerCase().endsWith(".xlsx") ? "xlsx" : "csv",
+      format: input.source.format,
       sha256: options.sha256,
-      ...(options.read.sheet !== undefined ? { sheet: options.read.sheet } : {}),
-      encoding: options.read.encoding,
-      delimiter: options.read.delimiter
+      ...(input.source.sheet !== undefined ? { sheet: input.source.sheet } : {}),
+      ...(encoding !== undefined ? { encoding } : {}),
+      ...(input.source.delimiter !== undefined ? { delimiter: input.source.delimiter } : {})
     },
     read: options.read,
     parse: { ...header.parse, baseDir: Path.dirname(options.source) }
@@ -134,8 +155,8 @@ export const mergeChunks = Effect.fn("Fleet.mergeChunks")(function*(options: {
   const journalPath = Path.join(options.dir, journalFile)
   yield* options.write(journalPath, lines.join("\n") + "\n")
   const contents = yield* readJournal(journalPath)
-  const input = yield* openInput(options.source, options.read, resourceOf(header.resource as ResourceName).name)
-  const decimal = (header.formats as { decimal?: "." | "," } | undefined)?.decimal ?? "."
+  const formats = header.formats as Formats
+  const decimal = formats.decimal
   const known = options.summaries.filter((s): s is Summary => s !== undefined)
   const finished = known.map((s) => s.finished).sort().at(-1) ?? (yield* nowIso)
   const summaryOf = (report: ReportTally): Summary => {
@@ -165,7 +186,9 @@ export const mergeChunks = Effect.fn("Fleet.mergeChunks")(function*(options: {
       dryRun: header.dryRun,
       parent: null,
       interrupted,
-      aborted: known.find((s) => s.aborted !== null)?.aborted ?? null
+      aborted: known.find((s) => s.aborted !== null)?.aborted ?? null,
+      // The original file's, read whole by now (a chunk's summary describes its chunk: UTF-8 with commas).
+      formats: settledFormats(input.source, formats)
     }
     return summary
   }
