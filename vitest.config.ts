@@ -27,7 +27,10 @@ export default defineConfig({
     // A fast-tier file spends most of its time waiting (loopback answers, sandbox latency, fsync): one file more
     // than there are cores keeps them busy (vitest's default is one less: a single file at a time on 2 cores).
     maxWorkers: availableParallelism() + 1,
-    minWorkers: 1,
+    // As many workers kept as started: with modules kept between files (`--no-isolate`), tinypool ending a worker
+    // the pool no longer needed before the run's end made vitest 3.2 report "Terminating worker thread" as an
+    // unhandled rejection and exit 1 after every file had passed (vitest-dev/vitest#8564 describes the same).
+    minWorkers: availableParallelism() + 1,
     // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only: the
     // fast tier is run on its own with `--no-isolate` (package.json), the cli tier keeps a process per file.
     projects: [
