@@ -15,12 +15,34 @@ import { prepareExport, runExport } from "../../src/export/Export.js"
 import { fingerprintOf } from "../../src/export/Fingerprint.js"
 import { staleness } from "../../src/import/Stale.js"
 import { resource } from "../../src/Resources.js"
+import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { changes, recordDifferences } from "../../src/validate/Compare.js"
 import { undoIn } from "../undo/support.js"
 import { apiOf, cp1252, importInto, put, readReport, rowStatuses, startTestSandbox, tempDir } from "./support.js"
 
 const users = resource("users")
 const services = resource("services")
+
+/** Exports `name` from the sandbox into `out` as CSV and reads the file back: its path and its rows. */
+const exportRows = (sandbox: RunningSandbox, out: string, name: "users" | "services") =>
+  Effect.gen(function*() {
+    const api = yield* Effect.provide(Api, apiOf(sandbox))
+    yield* runExport(
+      yield* prepareExport({
+        resources: [name],
+        out,
+        format: "csv",
+        since: undefined,
+        until: undefined,
+        say: () => Effect.void
+      })
+    ).pipe(Effect.provideService(Api, api))
+    const file = Path.join(out, `${name}.csv`)
+    const rows = parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""), { columns: true }) as Array<
+      Record<string, string>
+    >
+    return { file, rows }
+  })
 
 describe("unset numbers read as 0 (users' hourValue)", () => {
   it.scopedLive(
@@ -40,22 +62,7 @@ describe("unset numbers read as 0 (users' hourValue)", () => {
         const stored = yield* sandbox.control.records("sandbox-key", "users")
         assert.deepStrictEqual(stored.map((u) => u.hourValue), [0, 85.5]) // the sandbox reads the unset value as 0
 
-        const out = Path.join(dir, "export")
-        const api = yield* Effect.provide(Api, apiOf(sandbox))
-        yield* runExport(
-          yield* prepareExport({
-            resources: ["users"],
-            out,
-            format: "csv",
-            since: undefined,
-            until: undefined,
-            say: () => Effect.void
-          })
-        ).pipe(Effect.provideService(Api, api))
-        const file = Path.join(out, "users.csv")
-        const exported = parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""), { columns: true }) as Array<
-          Record<string, string>
-        >
+        const { file, rows: exported } = yield* exportRows(sandbox, Path.join(dir, "export"), "users")
         assert.deepStrictEqual(exported.map((r) => [r.externalId, r.hourValue]), [["U-1", ""], ["U-2", "85.5"]])
 
         // The export edited (Ana's name) and imported back: the stale-edit check finds nothing changed on the server,
@@ -121,22 +128,7 @@ describe("unset numbers read as 0 (users' hourValue)", () => {
         )
         const created = yield* importInto(sandbox, { resource: "services", file: first, runDir: Path.join(dir, "a") })
         assert.deepStrictEqual(rowStatuses(readReport(created.runDir)), ["2:created", "3:created"])
-        const out = Path.join(dir, "export")
-        const api = yield* Effect.provide(Api, apiOf(sandbox))
-        yield* runExport(
-          yield* prepareExport({
-            resources: ["services"],
-            out,
-            format: "csv",
-            since: undefined,
-            until: undefined,
-            say: () => Effect.void
-          })
-        ).pipe(Effect.provideService(Api, api))
-        const file = Path.join(out, "services.csv")
-        const exported = parse(readFileSync(file, "utf8").replace(/^\uFEFF/, ""), { columns: true }) as Array<
-          Record<string, string>
-        >
+        const { file, rows: exported } = yield* exportRows(sandbox, Path.join(dir, "export"), "services")
         // The service reads the unset price as "0.00": the export does not vouch for it.
         assert.deepStrictEqual(exported.map((r) => [r.externalCode, r.price]), [["SRV-1", ""], ["SRV-2", "180.5"]])
         const again = yield* importInto(sandbox, { resource: "services", file, runDir: Path.join(dir, "b") })
