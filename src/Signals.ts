@@ -17,6 +17,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 export interface StopSignal {
   /** Completes when the command should stop. */
@@ -27,15 +28,31 @@ export interface StopSignal {
 /**
  * When a run should stop sending (a service, provided by the command that starts the run): `stopped` completes
  * then (the first signal, a fleet worker's lost lease or its own stop); `undefined` when nothing ever asks.
+ * `isStopped` says whether it has (an onboarding asks it before each step).
  */
 export class RunStop extends Context.Tag("fsm-bulk/RunStop")<
   RunStop,
-  { readonly stopped: Effect.Effect<void> | undefined }
+  { readonly stopped: Effect.Effect<void> | undefined; readonly isStopped: Effect.Effect<boolean> }
 >() {
   /** Nothing asks the run to stop (tests; a run its command stops otherwise). */
-  static readonly never: Layer.Layer<RunStop> = Layer.succeed(RunStop, { stopped: undefined })
-  /** The run stops when `stopped` completes (`StopSignal.stopped`). */
-  static readonly when = (stopped: Effect.Effect<void>): Layer.Layer<RunStop> => Layer.succeed(RunStop, { stopped })
+  static readonly never: Layer.Layer<RunStop> = Layer.succeed(RunStop, {
+    stopped: undefined,
+    isStopped: Effect.succeed(false)
+  })
+  /** The run stops when `stopped` completes; whether it has is watched while the layer lives. */
+  static readonly when = (stopped: Effect.Effect<void>): Layer.Layer<RunStop> =>
+    Layer.scoped(
+      RunStop,
+      Effect.gen(function*() {
+        const watch = yield* Effect.forkScoped(stopped)
+        // The watch runs once before the run starts: a stop asked for already is seen at the first look.
+        yield* Effect.yieldNow()
+        return { stopped, isStopped: Effect.map(Fiber.poll(watch), Option.isSome) }
+      })
+    )
+  /** The run stops as `signal` says (`stopOnSignals`, a fleet worker's whole job). */
+  static readonly signal = (signal: StopSignal): Layer.Layer<RunStop> =>
+    Layer.succeed(RunStop, { stopped: signal.stopped, isStopped: signal.isStopped })
 }
 
 interface StopNotice {

@@ -42,7 +42,7 @@ export const withApi = <A, E>(
             ImportServices.files,
             Notices.stderr,
             Layer.succeed(RunProgress, progress),
-            RunStop.when(stop.stopped)
+            RunStop.signal(stop)
           )),
           stopAfterSending(Effect.map(api.stats, (s) => s.requests), () => `fsm-bulk resume ${shellQuote(runDirOf())}`)
         )

@@ -14,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schedule from "effect/Schedule"
+import type * as Scope from "effect/Scope"
 import type { ApiStats, ClientActivity } from "../client/Api.js"
 import { t } from "../Messages.js"
 import type { Rate } from "../Units.js"
@@ -29,14 +30,26 @@ export interface Progress {
   readonly end: Effect.Effect<void>
 }
 
+const noProgress: Progress = { begin: () => Effect.void, row: Effect.void, end: Effect.void }
+
 /** A run's progress line (a service, provided by the command that starts the run). */
 export class RunProgress extends Context.Tag("fsm-bulk/RunProgress")<RunProgress, Progress>() {
   /** No progress shown. */
-  static readonly none: Layer.Layer<RunProgress> = Layer.succeed(RunProgress, {
-    begin: () => Effect.void,
-    row: Effect.void,
-    end: Effect.void
+  static readonly none: Layer.Layer<RunProgress> = Layer.succeed(RunProgress, noProgress)
+}
+
+/**
+ * The progress lines of a run made of steps (an onboarding): one line per step, labelled by it (`[2/14] users`),
+ * shown while the step's scope is open. By default none (tests, a fleet worker); the command provides `shown`.
+ */
+export class StepProgress extends Context.Reference<StepProgress>()("fsm-bulk/StepProgress", {
+  defaultValue: (): { readonly step: (label: string) => Effect.Effect<Progress, never, Scope.Scope> } => ({
+    step: () => Effect.succeed(noProgress)
   })
+}) {
+  /** Each step's line as `makeProgress` draws it, with these options. */
+  static readonly shown = (options: Omit<ProgressOptions, "label">): Layer.Layer<StepProgress> =>
+    Layer.succeed(StepProgress, { step: (label) => makeProgress({ ...options, label }) })
 }
 
 interface ProgressOptions {

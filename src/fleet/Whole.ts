@@ -15,14 +15,15 @@ import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { Api } from "../client/Api.js"
+import { Notices } from "../console/Output.js"
 import { prepareExport, runExport } from "../export/Export.js"
 import { cannotWrite, type WriteError } from "../files/Write.js"
 import { journalFile, type JournalWriter, openJournal } from "../import/Journal.js"
 import { lockFile } from "../import/RunDir.js"
 import { Journals } from "../import/Services.js"
 import { prepareOnboarding, runOnboarding } from "../onboard/Onboard.js"
-import { type OnboardSummary, summaryFile } from "../onboard/Summary.js"
-import type { StopSignal } from "../Signals.js"
+import { type OnboardSummary, SummaryCopies, summaryFile } from "../onboard/Summary.js"
+import { RunStop, type StopSignal } from "../Signals.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { type FleetStore, type JobRow, stepStream } from "./Store.js"
 import type { ExportSpec, OnboardSpec } from "./Submit.js"
@@ -237,8 +238,10 @@ export const runOnboardJob = (run: WholeRun): Effect.Effect<WholeEnd, FleetError
           }
           : {})
       })
-      return yield* runOnboarding(prepared, { stop: run.stop, say: run.say, saved }).pipe(
-        Effect.provide(leasedJournals(run))
+      return yield* runOnboarding(prepared).pipe(
+        Effect.provide(
+          Layer.mergeAll(leasedJournals(run), Notices.to(run.say), RunStop.signal(run.stop), SummaryCopies.to(saved))
+        )
       )
     }))
     const outputs = readTree(runDir, isJournal)

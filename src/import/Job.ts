@@ -81,8 +81,6 @@ export interface ImportJob extends RowSettings {
     readonly otherTarget?: boolean | undefined
     /** The plan's signer, as `apply` checked it (recorded in the journal and the summary). */
     readonly signer?: AppliedPlan["signer"] | undefined
-    /** An onboarding's step: the id an earlier step's row created in this run (planned references name rows). */
-    readonly createdBy?: ((resource: string, row: number) => string | number | undefined) | undefined
   } | undefined
 }
 

@@ -82,7 +82,7 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
 import { nextReady, type ScanResult, scanRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
-import { type ImportServices, Journals, PlanSink } from "./Services.js"
+import { EarlierSteps, type ImportServices, Journals, PlanSink } from "./Services.js"
 import { inSourceOrder } from "./Window.js"
 import { type Action, intentOf, modeProblem, written } from "./WritePlan.js"
 
@@ -511,6 +511,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   const { say } = yield* Notices
   const progress = yield* RunProgress
   const { stopped } = yield* RunStop
+  const earlierSteps = yield* EarlierSteps
   const r = resourceOf(s.resourceName)
   const concurrency = job.concurrency ?? 32
 
@@ -664,7 +665,7 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
         const planned = job.applying.plan.rows.get(v.row)
         // A row of the same sheet is one this run has settled already (the rows naming it are sent after it).
         const createdBy = (resource: string, row: number) => {
-          if (resource !== (r.readVia ?? r.name)) return job.applying?.createdBy?.(resource, row)
+          if (resource !== (r.readVia ?? r.name)) return earlierSteps.createdBy(resource, row)
           const o = state.settled.get(row) ?? state.prior.get(row)
           return o?.status === "created" ? o.recordId : undefined
         }

@@ -1,7 +1,7 @@
 /**
  * The collaborators of an import run, as services: the job (`ImportJob`) says what to run, these say with what.
  * Where its journal goes (`Journals`), how its references are resolved (`References`), where a dry run's plan goes
- * (`PlanSink`); what it prints and when it stops are the console's `Notices` and `RunProgress` and `Signals.ts`'
+ * (`PlanSink`), an onboarding's earlier steps (`EarlierSteps`); what it prints and when it stops are the console's `Notices` and `RunProgress` and `Signals.ts`'
  * `RunStop`. The CLI provides `ImportServices.files` under the terminal's ones (`cli/WithApi.ts`); a fleet worker swaps
  * `Journals` for its leased journal; an onboarding shares one resolver across its steps and gathers their plans.
  */
@@ -57,6 +57,20 @@ export class PlanSink extends Context.Tag("fsm-bulk/import/PlanSink")<
   static readonly handOver = (
     keep: (content: PlanFile) => Effect.Effect<void, WriteError>
   ): Layer.Layer<PlanSink> => Layer.succeed(PlanSink, { save: (_, content) => Effect.as(keep(content), undefined) })
+}
+
+/**
+ * `apply` of an onboarding's plan: the id an earlier step's row created in this onboarding (a planned reference
+ * names "the record row R of resource X creates"). A run on its own has no earlier steps: nothing by default.
+ */
+export class EarlierSteps extends Context.Reference<EarlierSteps>()("fsm-bulk/import/EarlierSteps", {
+  defaultValue: (): { readonly createdBy: (resource: string, row: number) => string | number | undefined } => ({
+    createdBy: () => undefined
+  })
+}) {
+  static readonly created = (
+    createdBy: (resource: string, row: number) => string | number | undefined
+  ): Layer.Layer<EarlierSteps> => Layer.succeed(EarlierSteps, { createdBy })
 }
 
 /** Every service an import run uses. */

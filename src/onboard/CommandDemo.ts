@@ -69,20 +69,20 @@ export const runDemo = Effect.fn("Demo.run")(function*(
 
   return yield* withOnboardApi(request.connection, prepared.runDir, {
     sandbox: { answerDelayMs: request.answerDelayMs }
-  }, (tools) =>
+  }, (embedded) =>
     Effect.gen(function*() {
       // The embedded sandbox shows answers after `answerDelayMs`: read the tasks again about twice as often.
-      const answerPollMs = Option.isSome(tools.embedded)
+      const answerPollMs = Option.isSome(embedded)
         ? Math.min(10_000, Math.max(100, Math.round(request.answerDelayMs / 2)))
         : 10_000
-      if (Option.isNone(tools.embedded)) {
+      if (Option.isNone(embedded)) {
         yield* say(
           `demo: onboarding the example company into the account at ${
             request.connection.baseUrl.pipe(Option.getOrElse(() => ""))
           }`
         )
       }
-      const onboarding = yield* runOnboarding({ ...prepared, request: { ...prepared.request, answerPollMs } }, tools)
+      const onboarding = yield* runOnboarding({ ...prepared, request: { ...prepared.request, answerPollMs } })
       if (onboarding.interrupted) {
         const stopped: DemoResult = {
           onboarding,

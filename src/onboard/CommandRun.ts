@@ -6,39 +6,35 @@
 import type { Option } from "effect"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import { apiLayer, type ApiLayerExtra, type ConnectionOptions, EmbeddedSandbox } from "../cli/Connection.js"
 import { Api } from "../client/Api.js"
-import { say } from "../console/Output.js"
-import { formatDuration, makeProgress, summaryTable, wentWrong } from "../console/Progress.js"
+import { Notices } from "../console/Output.js"
+import { formatDuration, StepProgress, summaryTable, wentWrong } from "../console/Progress.js"
 import { missingReferenceRows } from "../import/Refs.js"
 import { reportCsv } from "../import/RunDir.js"
 import { Journals } from "../import/Services.js"
 import { countedSheets, t } from "../Messages.js"
 import type { RunningSandbox } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
-import { shielded, stopOnSignals } from "../Signals.js"
+import { RunStop, shielded, stopOnSignals } from "../Signals.js"
 import { shownCounts, type Status } from "../Status.js"
 import { parseRate } from "../Units.js"
-import type { OnboardTools, PreparedOnboarding } from "./Onboard.js"
+import type { PreparedOnboarding } from "./Onboard.js"
 import { type OnboardSummary, type StepSummary, summaryFile } from "./Summary.js"
-
-interface CommandTools extends OnboardTools {
-  /** The embedded sandbox, when the command runs against one. */
-  readonly embedded: Option.Option<RunningSandbox>
-}
 
 /** How to go on after a stop: `resume` on the onboarding's directory continues the step in progress and the rest. */
 export const stopHint = (runDir: string) => t("onboard.stopHint", { command: `fsm-bulk resume ${shellQuote(runDir)}` })
 
 /**
- * Runs `work` under the command's `Api`, with progress, the stop on signals and human lines on stderr; the steps'
- * journals are files (`Journals.file`).
+ * Runs `work` under the command's `Api` (given the embedded sandbox, when the command runs against one), with each
+ * step's progress, the stop on signals and human lines on stderr; the steps' journals are files (`Journals.file`).
  */
 export const withOnboardApi = <A, E, R>(
   connection: ConnectionOptions,
   runDir: string,
   extra: ApiLayerExtra | undefined,
-  work: (tools: CommandTools) => Effect.Effect<A, E, R>
+  work: (embedded: Option.Option<RunningSandbox>) => Effect.Effect<A, E, R>
 ) =>
   shielded(
     Effect.scoped(
@@ -50,12 +46,14 @@ export const withOnboardApi = <A, E, R>(
           stopping: t("onboard.stopping"),
           hint: () => stopHint(runDir)
         })
-        return yield* work({
-          stop,
-          progress: (label) => makeProgress({ label, stats: api.stats, activity: api.activity, rate }),
-          say,
-          embedded
-        }).pipe(Effect.provide(Journals.file))
+        return yield* work(embedded).pipe(
+          Effect.provide(Layer.mergeAll(
+            StepProgress.shown({ stats: api.stats, activity: api.activity, rate }),
+            Notices.stderr,
+            RunStop.signal(stop),
+            Journals.file
+          ))
+        )
       })
     ).pipe(Effect.provide(apiLayer(connection, extra)))
   )

@@ -85,9 +85,9 @@ const runAndClose = (
   json: boolean
 ) =>
   // Printed inside the shielded run, which a stop signal lets finish.
-  withOnboardApi(connection, prepared.runDir, extra, (tools) =>
+  withOnboardApi(connection, prepared.runDir, extra, () =>
     Effect.gen(function*() {
-      const result = yield* runOnboarding(prepared, tools)
+      const result = yield* runOnboarding(prepared)
       const { table, where } = closingLines(result.summary)
       for (const line of table) yield* say(line)
       yield* printSummary(json, result.summary, where)

@@ -8,7 +8,6 @@
  * input stops with exit 2 and an untouched account. `runOnboarding` then runs the steps; each writes its own run
  * directory (`<run dir>/<resource>`: journal, reports, summary) and the top-level `summary.json` lists them.
  */
-import type { Scope } from "effect"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -18,7 +17,7 @@ import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api, type RunTraffic, trafficSince } from "../client/Api.js"
 import { Notices } from "../console/Output.js"
-import { kindsShown, type Progress, RunProgress } from "../console/Progress.js"
+import { kindsShown, type Progress, RunProgress, StepProgress } from "../console/Progress.js"
 import { InputError, RunError } from "../Errors.js"
 import { restore } from "../files/Guard.js"
 import { readJsonFile } from "../files/JsonFile.js"
@@ -35,11 +34,11 @@ import { continueRun, type ImportJob, runImport, type RunResult } from "../impor
 import { ensurePlanTarget, type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
 import { type RefResolver, serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
-import { PlanSink, References } from "../import/Services.js"
+import { EarlierSteps, PlanSink, References } from "../import/Services.js"
 import { RunCounts } from "../import/SummaryFile.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
-import { RunStop, type StopSignal } from "../Signals.js"
+import { RunStop } from "../Signals.js"
 import { endedWell, type Outcome, shownCounts } from "../Status.js"
 import { defaultMaxAttachmentBytes, inferFormats, type ParseOptions, planColumns } from "../validate/Validate.js"
 import { version } from "../Version.js"
@@ -51,6 +50,7 @@ import {
   type OnboardSummary,
   stepLine,
   type StepSummary,
+  SummaryCopies,
   summaryFile,
   totalCounts,
   writeOnboardSummary
@@ -122,16 +122,6 @@ export interface PreparedOnboarding {
   readonly empty: ReadonlyArray<ResourceName>
   /** Absolute. */
   readonly runDir: string
-}
-
-export interface OnboardTools {
-  readonly stop?: StopSignal | undefined
-  /** A progress display for one step (scoped to it). */
-  readonly progress?: ((label: string) => Effect.Effect<Progress, never, Scope.Scope>) | undefined
-  /** Human lines (stderr). */
-  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
-  /** Called after each write of the onboarding's summary (a fleet worker keeps a copy of the run directory). */
-  readonly saved?: ((summary: OnboardSummary) => Effect.Effect<void>) | undefined
 }
 
 export interface OnboardResult {
@@ -409,29 +399,38 @@ const writeOnboardPlan = (
   })
 
 /**
- * What a step's import run works with beyond the caller's journal (`Journals`): the onboarding's resolver (the
- * steps learn each other's records), its lines named by the step, the step's progress, the onboarding's stop, and
- * with `--dry-run --plan` the step's plan gathered into the onboarding's one file.
+ * What a step's import run works with beyond the onboarding's own journal (`Journals`) and stop (`RunStop`): the
+ * onboarding's resolver (the steps learn each other's records) and the ids its earlier steps created, its lines
+ * named by the step, the step's progress, and with `--dry-run --plan` the step's plan gathered into the
+ * onboarding's one file.
  */
 const stepServices = (step: {
   readonly resolver: RefResolver
+  readonly createdBy: (resource: string, row: number) => string | number | undefined
   readonly say: (line: string) => Effect.Effect<void>
-  readonly progress: Progress | undefined
-  readonly stop: StopSignal | undefined
+  readonly progress: Progress
   readonly keepPlan: ((content: PlanFile) => Effect.Effect<void>) | undefined
 }) =>
   Layer.mergeAll(
     References.shared(step.resolver),
+    EarlierSteps.created(step.createdBy),
     Notices.to(step.say),
-    step.progress !== undefined ? Layer.succeed(RunProgress, step.progress) : RunProgress.none,
-    step.stop !== undefined ? RunStop.when(step.stop.stopped) : RunStop.never,
+    Layer.succeed(RunProgress, step.progress),
     step.keepPlan !== undefined ? PlanSink.handOver(step.keepPlan) : PlanSink.file
   )
 
+/**
+ * Runs the steps. Its lines go to `Notices` (each step's named by its resource), it stops between steps and
+ * inside one when `RunStop` says, each step shows its own progress line (`StepProgress`), and `SummaryCopies` is
+ * told of each summary written.
+ */
 export const runOnboarding = Effect.fn("Onboard.run")(
-  function*(prepared: PreparedOnboarding, tools: OnboardTools = {}) {
+  function*(prepared: PreparedOnboarding) {
     const api = yield* Api
-    const say = tools.say ?? (() => Effect.void)
+    const { say } = yield* Notices
+    const stop = yield* RunStop
+    const stepProgress = yield* StepProgress
+    const copies = yield* SummaryCopies
     const { request } = prepared
     // A plan made against another server or account is refused before any step starts, as an import's plan is.
     if (request.applying !== undefined) {
@@ -533,7 +532,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
           }
         }
         yield* writeOnboardSummary(summary)
-        if (tools.saved !== undefined) yield* tools.saved(summary)
+        yield* copies.saved(summary)
         return summary
       })
 
@@ -541,7 +540,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     yield* summaryNow(null, false)
 
     for (const [index, step] of prepared.steps.entries()) {
-      if (tools.stop !== undefined && (yield* tools.stop.isStopped)) break
+      if (yield* stop.isStopped) break
       const resource = step.input.resource
       yield* shared.beginStep(resource, step.produced)
       const journalPath = Path.join(step.runDir, journalFile)
@@ -589,8 +588,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
               plan: request.applying.plan.steps.get(resource) ?? emptyStepPlan(request.applying.plan, resource),
               approvedBy: request.applying.approvedBy,
               otherTarget: request.applying.otherTarget,
-              signer: request.applying.signer,
-              createdBy: (r: string, row: number) => created.get(`${r}\u0000${row}`)
+              signer: request.applying.signer
             }
           }
           : {})
@@ -598,17 +596,15 @@ export const runOnboarding = Effect.fn("Onboard.run")(
       const ran = yield* Effect.either(
         Effect.scoped(
           Effect.gen(function*() {
-            const progress = tools.progress !== undefined
-              ? yield* tools.progress(`[${index + 1}/${total}] ${resource}`)
-              : undefined
+            const progress = yield* stepProgress.step(`[${index + 1}/${total}] ${resource}`)
             return yield* (prior !== undefined
               ? continueRun({ ...job, command: "resume", sendWriteOnly: prior.header.sendWriteOnly }, prior)
               : runImport(job)).pipe(
                 Effect.provide(stepServices({
                   resolver: shared.resolver,
+                  createdBy: (r, row) => created.get(`${r}\u0000${row}`),
                   say: (line) => say(`${resource}: ${line}`),
                   progress,
-                  stop: tools.stop,
                   keepPlan: request.planOut !== undefined && request.dryRun
                     ? (content) => Effect.sync(() => void stepPlans.push(content))
                     : undefined

@@ -3,7 +3,9 @@
  * atomically after every step so a stopped onboarding still tells how far it got) and the human lines, one per
  * step, that show the plan in a dry run (would create / would update / unchanged / invalid …).
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import type { RunTraffic } from "../client/Api.js"
@@ -126,6 +128,19 @@ export const totalCounts = (steps: ReadonlyArray<StepSummary>): Record<Status, n
   const total = countStatuses([])
   for (const s of steps) for (const [status, n] of Object.entries(s.counts)) total[status as Status] += n
   return total
+}
+
+/**
+ * Told after each write of an onboarding's summary: a fleet worker copies the run directory to its store then, so
+ * the job's outputs are as far as its summary. By default nothing is told.
+ */
+export class SummaryCopies extends Context.Reference<SummaryCopies>()("fsm-bulk/onboard/SummaryCopies", {
+  defaultValue: (): { readonly saved: (summary: OnboardSummary) => Effect.Effect<void> } => ({
+    saved: () => Effect.void
+  })
+}) {
+  static readonly to = (saved: (summary: OnboardSummary) => Effect.Effect<void>): Layer.Layer<SummaryCopies> =>
+    Layer.succeed(SummaryCopies, { saved })
 }
 
 export const writeOnboardSummary = (summary: OnboardSummary) =>

@@ -511,7 +511,7 @@ const applyStep = Effect.fn("History.apply")(function*(w: World, n: number) {
           decimal: first.parse.decimal,
           applying: { plan: any.plan, approvedBy: "history" }
         })
-        return (yield* runOnboarding(prepared, { say: sayInto(output) })).exitCode
+        return (yield* runOnboarding(prepared).pipe(Effect.provide(runServices(output)))).exitCode
       })).pipe(Effect.provide(clientOf(w)))
   )
   // The records as the plan read them (after its dry run's step), and those changed since.
@@ -579,7 +579,7 @@ const onboardPlanStep = Effect.fn("History.onboardPlan")(function*(w: World, a: 
   const exit = yield* Effect.exit(
     Effect.flatMap(
       prepareOnboarding(onboardRequest(input, runDir, { dryRun: true, planOut: planFile })),
-      (prepared) => runOnboarding(prepared, { say: sayInto(output) })
+      (prepared) => runOnboarding(prepared).pipe(Effect.provide(runServices(output)))
     ).pipe(Effect.provide(clientOf(w)))
   )
   if (existsSync(planFile)) {
@@ -931,7 +931,7 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(
     Effect.flatMap(
       prepareOnboarding(onboardRequest(exported.dir, runDir)),
       (prepared) =>
-        Effect.tap(runOnboarding(prepared, { say: sayInto(output) }), (done) =>
+        Effect.tap(runOnboarding(prepared).pipe(Effect.provide(runServices(output))), (done) =>
           Effect.sync(() => {
             // What the command prints at the end (its closing table and where the reports are), in the run's language.
             const closing = closingLines(done.summary)
