@@ -22,6 +22,7 @@ import { type Delimiter, sniffDelimiter } from "./Delimiter.js"
 import type { TextEncoding } from "./Encoding.js"
 import { alignRow, checkHeader, inputError, isBlank } from "./Header.js"
 import { writtenByTool } from "./Provenance.js"
+import { bigRecord, makeRing, ringReader } from "./Ring.js"
 import type { ReadOptions, Source, SourceRow } from "./Source.js"
 import { readProgress } from "./Stall.js"
 import { checkStart, NotText, startBytes, TextStream } from "./TextStream.js"
@@ -92,15 +93,8 @@ const parserScript = new URL("./CsvParseWorker.js", import.meta.url)
  * more than parsing a megabyte, and an onboarding reads many small files several times.
  */
 export const inThreadBytes = 1024 * 1024
-/** Records a message carries: enough to make the messages' cost negligible, few enough to keep batches small. */
+/** Records handed on at a time (a chunk of the stream): enough to make the per-chunk cost negligible, few enough to keep chunks small. */
 const batchRows = 256
-/**
- * Batches the parser may be ahead of the consumer (it keeps up to two more parsed, CsvParseWorker.js). One: a
- * batch waiting in this thread's inbox outlives the young generation's collections and is copied into the old
- * generation, to die there as garbage the next full collection must find (1M rows: 4 batches of 512 ahead cost
- * several MiB of peak RSS, docs/benchmarks.md).
- */
-const batchesAhead = 1
 /** The parser thread's young generation (MB). */
 const parserYoungMb = 4
 
@@ -111,14 +105,15 @@ interface PassFacts {
 }
 
 type ParserMessage =
-  | { readonly rows: Array<Array<string>> }
+  | { readonly rows: ReadonlyArray<ReadonlyArray<string>> }
   | ({ readonly done: true } & PassFacts)
   | { readonly error: PassError }
 
 /**
  * Every record of the file, blank ones included, with its spreadsheet row. csv-parse runs on a thread of its
- * own (CsvParseWorker.js), at most `batchesAhead` batches ahead of the consumer, reading the file only as fast:
- * the parsing of a large file overlaps its validation, and memory stays flat however slow the consumer.
+ * own (CsvParseWorker.js), which hands them over through a shared ring of a fixed size (Ring.js) and reads the
+ * file only as fast as the consumer frees it: the parsing of a large file overlaps its validation, and memory
+ * stays flat however slow the consumer.
  */
 const records = (
   file: string,
@@ -135,12 +130,13 @@ const records = (
       let wake: (() => void) | undefined
       const progress = readProgress()
       const deliver = (message: ParserMessage) => {
-        progress.tick()
         inbox.push(message)
         wake?.()
       }
-      // How the consumer asks for one more batch (the parser thread's credit; nothing to ask in this thread).
-      let askMore = () => {}
+      // The parser thread's records (none for a small file, parsed in this thread into the inbox).
+      let ring: ReturnType<typeof ringReader> | undefined
+      /** The ring said its next record comes by message. */
+      let bigNext = false
       const size = yield* Effect.promise(() => stat(file).then((s) => s.size, () => Number.POSITIVE_INFINITY))
       if (size <= inThreadBytes) {
         // A small file: one read and one parse right here (a file that cannot be read is reported as the thread
@@ -165,12 +161,15 @@ const records = (
           deliver({ done: true, ...pass.facts() })
         })
       } else {
-        const worker = yield* Effect.acquireRelease(
+        const shared = makeRing()
+        const reader = ringReader(shared)
+        ring = reader
+        yield* Effect.acquireRelease(
           Effect.sync(() => {
             const w = new Worker(parserScript, {
-              workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, batchRows },
-              // Its records die young (parsed, posted, dropped): a small young generation is enough, and saves the
-              // 24 MiB of the default one (1M-row validation: 252 → 228 MiB peak RSS).
+              workerData: { file, encoding, delimiter, maxRecordSize: maxRowCharacters, ring: shared },
+              // Its records die young (parsed, written to the ring, dropped): a small young generation is enough,
+              // and saves the 24 MiB of the default one (1M-row validation: 252 → 228 MiB peak RSS).
               resourceLimits: { maxYoungGenerationSizeMb: parserYoungMb }
             })
             w.on("message", deliver)
@@ -180,27 +179,51 @@ const records = (
               deliver({ error: { message: `the CSV parser thread failed: ${detail}`, code: "WORKER" } })
             w.on("error", (error) => failed(describe(error)))
             w.on("exit", (code) => failed(`it stopped (exit code ${code})`))
-            w.postMessage({ credit: batchesAhead })
             return w
           }),
-          (w) => Effect.promise(() => w.terminate())
+          (w) =>
+            Effect.promise(() => {
+              reader.cancel()
+              return w.terminate()
+            })
         )
-        askMore = () => worker.postMessage({ credit: 1 })
+      }
+      /**
+       * The next message, if one is here: the ring's records first (a record too large for it comes by message,
+       * in its place), then what the inbox holds once the ring is empty (the end, an error).
+       */
+      const poll = (): ParserMessage | undefined => {
+        if (ring !== undefined && !bigNext) {
+          const rows = ring.take(batchRows)
+          if (rows === bigRecord) bigNext = true
+          else if (rows !== undefined) return rows.length > 0 ? { rows } : poll()
+          else if (inbox.length > 0 && "rows" in inbox[0]!) return undefined
+        }
+        const message = inbox.shift()
+        if (message !== undefined && "rows" in message) bigNext = false
+        return message
       }
       const take = Effect.async<ParserMessage>((resume) => {
-        const now = inbox.shift()
-        if (now !== undefined) return resume(Effect.succeed(now))
-        wake = () => {
-          wake = undefined
-          resume(Effect.succeed(inbox.shift()!))
+        const attempt = (): void => {
+          for (;;) {
+            const now = poll()
+            if (now !== undefined) {
+              wake = undefined
+              progress.tick()
+              return resume(Effect.succeed(now))
+            }
+            wake = attempt
+            // Woken by a message, or by the ring's next slot (unless one came meanwhile: then poll again).
+            if (ring === undefined || bigNext || ring.whenWritten(() => wake?.())) return
+          }
         }
+        attempt()
         return Effect.sync(() => void (wake = undefined))
       })
       const next = Effect.flatMap(
         take,
         (message): Effect.Effect<Chunk.Chunk<CsvRecord>, Option.Option<InputError>> => {
           if ("rows" in message) {
-            askMore()
             // Numbered here, one object a record: no per-record tuple of a stream accumulator.
             const batch = message.rows
             const numbered = new Array<CsvRecord>(batch.length)

@@ -7,36 +7,30 @@
  * The file is read once per pass, here, through one `csvPass` (CsvPass.js: the encoding decided and checked on
  * the way, and a sha256 of the file), so neither needs a pass of its own.
  *
- * Protocol: `workerData` is {file, encoding (auto, utf-8 or windows-1252), delimiter, maxRecordSize, batchRows};
- * the parent sends `{credit: n}` to ask for n more batches; the worker answers `{rows}` (at most batchRows
- * records, each an array of cells) once per credit, then `{done: true, encoding, sha256}` (what the pass found)
- * — or `{error: {message, code, records, syscall, quoting, cells, line}}` (see CsvPass.js). Without credit it
- * stops reading the file: memory stays flat however slow the parent.
+ * Protocol: `workerData` is {file, encoding (auto, utf-8 or windows-1252), delimiter, maxRecordSize, ring}. The
+ * records go into the shared ring (Ring.js), this thread blocking while it is full: memory stays flat however
+ * slow the parent. A record too large for the ring's slot is posted as `{rows: [record]}`. At the end the thread
+ * posts `{done: true, encoding, sha256}` (what the pass found) — or `{error: {message, code, records, syscall,
+ * quoting, cells, line}}` (see CsvPass.js), the records before it that filled a slot being in the ring.
  */
 import { createReadStream } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import { csvPass } from "./CsvPass.js"
+import { ringWriter } from "./Ring.js"
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
-const { batchRows, delimiter, encoding, file, maxRecordSize } = workerData
+const { delimiter, encoding, file, maxRecordSize, ring } = workerData
 
 /** @param {unknown} message */
 const send = (message) => port.postMessage(message)
 
-let credit = 0
-let ended = false
 let finished = false
-/** @type {Array<Array<string>>} */
-let batch = []
-/** @type {Array<Array<Array<string>>>} */
-const ready = []
+/** The reader stopped: read no further. */
+let stopped = false
+const writer = ringWriter(ring, (record) => send({ rows: [record] }))
 
 const pass = csvPass({ delimiter, encoding, maxRecordSize }, (record) => {
-  batch.push(record)
-  if (batch.length === batchRows) {
-    ready.push(batch)
-    batch = []
-  }
+  if (!stopped && !writer.push(record)) stopped = true
 })
 
 /** @param {import("./CsvPass.js").PassError} error */
@@ -47,38 +41,21 @@ const fail = (error) => {
   send({ error })
 }
 
-/** Sends what the credit allows; reads on only while fewer than two batches wait. */
-const pump = () => {
-  while (credit > 0 && ready.length > 0 && !finished) {
-    send({ rows: ready.shift() })
-    credit--
-  }
-  if (finished) return
-  if (ended && ready.length === 0) {
-    finished = true
-    send({ done: true, ...pass.facts() })
-  } else if (!ended) {
-    if (ready.length >= 2) input.pause()
-    else input.resume()
-  }
-}
-
 const input = createReadStream(file, { highWaterMark: 64 * 1024 })
 input.on("data", (data) => {
   const error = pass.push(/** @type {Buffer} */ (data))
-  if (error !== undefined) return fail(error)
-  pump()
+  if (stopped) {
+    finished = true
+    return input.destroy()
+  }
+  if (error !== undefined) fail(error)
 })
 input.on("end", () => {
+  if (finished) return
   const error = pass.end()
   if (error !== undefined) return fail(error)
-  if (batch.length > 0) ready.push(batch)
-  batch = []
-  ended = true
-  pump()
+  writer.flush()
+  finished = true
+  send({ done: true, ...pass.facts() })
 })
 input.on("error", (error) => fail(pass.failure(error)))
-port.on("message", (message) => {
-  credit += message.credit
-  pump()
-})

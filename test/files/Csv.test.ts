@@ -118,6 +118,45 @@ describe("CSV reader", () => {
       }
     }))
 
+  it.scoped("the parser thread hands over every record in order: huge, very wide, multi-byte, blank", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // Past what one slot of the shared ring holds (src/files/Ring.js: 128 KiB of text, 8 Ki lengths): such a
+      // record goes by message, in its place; the rest are cut at slot boundaries wherever they fall.
+      const huge = "Observação longa ".repeat(20_000)
+      const wide = Array.from({ length: 10_000 }, (_, i) => `c${i}`)
+      const expected: Array<ReadonlyArray<string>> = []
+      const lines: Array<string> = []
+      let size = 0
+      for (let i = 0; size < 3 * inThreadBytes; i++) {
+        // UTF-16 lengths differ from UTF-8 bytes (ã: 2 bytes, 😀: 2 units and 4 bytes) and cells may be empty.
+        const cells = i === 500 || i === 4_000
+          ? [`CLI-${i}`, "", huge]
+          : i === 2_000
+          ? [`CLI-${i}`, ...wide]
+          : [`CLI-${i}`, i % 3 === 0 ? "" : `São João 😀 ${i}`, `nota ${i}`]
+        expected.push(cells)
+        const line = `${cells.map((c) => `"${c}"`).join(",")}\r\n${i % 97 === 0 ? "\r\n" : ""}`
+        lines.push(line)
+        size += line.length
+      }
+      const path = put(dir, "ring.csv", `externalId,name,note\r\n${lines.join("")}`)
+      const { rows } = yield* readAll(path)
+      assert.strictEqual(rows.length, expected.length)
+      // The blank lines count as rows: each row's number is its place in the file.
+      let row = 1
+      for (let i = 0; i < expected.length; i++) {
+        row += 1
+        const got = rows[i]!
+        assert.strictEqual(got.row, row, `record ${i}`)
+        assert.deepStrictEqual([...got.cells], expected[i], `record ${i}`)
+        if (i % 97 === 0) row += 1
+      }
+      // A reader that stops early (the header's read, a stopped command) stops the thread: nothing hangs.
+      const first = yield* openSource(path, auto).pipe(Effect.flatMap((s) => Stream.runHead(s.rows)))
+      assert.deepStrictEqual(first._tag === "Some" ? first.value.cells : [], expected[0])
+    }))
+
   it.scoped("reads Windows-1252 with ; and decimal commas (Excel in Brazil)", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

@@ -22,10 +22,8 @@ const kept: Record<string, string> = {
   "src/import/Bodies.ts:sentIds": "keyed weakly by client: a file's clients are its own",
   "src/Leftovers.ts:leftovers": "files removed at the process's exit unless their owner removed them first",
   "src/Leftovers.ts:listening": "whether the one `exit` listener of the process is on",
-  "src/files/CsvParseWorker.js:credit": "a parser thread's own, new in each thread",
-  "src/files/CsvParseWorker.js:ended": "a parser thread's own, new in each thread",
   "src/files/CsvParseWorker.js:finished": "a parser thread's own, new in each thread",
-  "src/files/CsvParseWorker.js:batch": "a parser thread's own, new in each thread"
+  "src/files/CsvParseWorker.js:stopped": "a parser thread's own, new in each thread"
 }
 
 const sources = (dir: string): Array<string> =>
