@@ -17,7 +17,10 @@
  * `paramFilter`. A window is probed before its pages are asked: where the page size is settled (the resource table
  * caps it, as tasks' 100, or a page that large was answered this run) the probe is a count call (`pageSize=1`, which
  * the live service answers in seconds where a page of 100 tasks takes 12 s or more), else the window's first page
- * (kept unless the window is split). The whole range `since..until` is probed first; a window whose count gives
+ * (kept unless the window is split). The pages of counted windows are asked in the size `fillingSize` chooses from
+ * the first count, so that the last round of `concurrency` pages at once is full (a partly empty one leaves slots
+ * idle for a page's time); each `Page` says its size, which an export's checkpoint records, and a continued walk
+ * asks that size again (`continuation`). The whole range `since..until` is probed first; a window whose count gives
  * more than `maxWindowPages` pages is split into as many parts as the count needs (a power of two, parts of equal
  * days), each probed at once; a window that fits has its pages asked ahead at once. So a small list costs its count
  * and its page (an empty one its count), and a large one has every page known, and asked, a few counts after the
@@ -436,14 +439,13 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               if (opening.total !== undefined && opening.total > 0) {
                 const size = counting ? sizeFor(path, pageSize) : opening.size
                 const pages = Math.ceil(opening.total / size)
+                // Chosen from the first count (the whole range's, before it is split): the pages of all its windows.
+                if (counting) filled ??= fillingSize(opening.total, size, settings.maxWindowPages)
                 if (pages > settings.maxWindowPages && start < end) {
                   return yield* splitInto(2 ** Math.ceil(Math.log2(pages / settings.maxWindowPages)))
                 }
                 if (holdsTarget) return yield* fits(first)
-                if (counting) {
-                  filled ??= fillingSize(opening.total, size, settings.maxWindowPages)
-                  windowSize = filled
-                }
+                if (counting) windowSize = filled ?? size
                 const asking = counting ? Math.ceil(opening.total / windowSize) : pages
                 for (let page = counting ? 1 : 2; page <= asking; page++) {
                   asked.set(
