@@ -96,12 +96,22 @@ export interface ListOptions {
    * and the data, so the walk finds the same windows again and skips those before `window`.
    */
   readonly fromPage?: number
+  /**
+   * With `fromPage`: the size of the pages before it (the interrupted walk's, from its checkpoint; default the
+   * walk's own). The walk continues in pages of that size where the list takes them, so a continued walk asks what
+   * the interrupted one asked; where it does not (pages larger than the list's cap, as tasks were asked before they
+   * were capped at 100), it continues from the same record in pages it takes, leaving out of the first page the
+   * records the interrupted walk had read.
+   */
+  readonly fromPageSize?: number
   /** With `fromPage`, for date-windowed resources: the window the walk continues in (`yyyy-MM-dd`, inclusive). */
   readonly window?: { readonly start: string; readonly end: string }
 }
 
 export interface Page {
   readonly page: number
+  /** The page size it was asked in: page `page` holds records `(page - 1) × size + 1` on (a checkpoint records it). */
+  readonly size: number
   readonly records: ReadonlyArray<Record<string, unknown>>
   /** Date window this page belongs to, for date-windowed resources. */
   readonly window?: { readonly start: string; readonly end: string }

@@ -17,7 +17,10 @@
  * `paramFilter`. A window is probed before its pages are asked: where the page size is settled (the resource table
  * caps it, as tasks' 100, or a page that large was answered this run) the probe is a count call (`pageSize=1`, which
  * the live service answers in seconds where a page of 100 tasks takes 12 s or more), else the window's first page
- * (kept unless the window is split). The whole range `since..until` is probed first; a window whose count gives
+ * (kept unless the window is split). The pages of counted windows are asked in the size `fillingSize` chooses from
+ * the first count, so that the last round of `concurrency` pages at once is full (a partly empty one leaves slots
+ * idle for a page's time); each `Page` says its size, which an export's checkpoint records, and a continued walk
+ * asks that size again (`continuation`). The whole range `since..until` is probed first; a window whose count gives
  * more than `maxWindowPages` pages is split into as many parts as the count needs (a power of two, parts of equal
  * days), each probed at once; a window that fits has its pages asked ahead at once. So a small list costs its count
  * and its page (an empty one its count), and a large one has every page known, and asked, a few counts after the
@@ -125,6 +128,28 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
 
   /** The page size a walk of `path` asking for `wanted` gets (what the server refused earlier caps it). */
   const sizeFor = (path: string, wanted: number) => Math.max(1, Math.min(wanted, limits.get(path) ?? wanted))
+
+  /**
+   * Where a walk continued after page `fromPage - 1` of pages of `before` records starts: in pages of `before` where
+   * the list takes them (a continued walk asks what the interrupted one asked), else at the same record in pages of
+   * `size` (capped by the resource table and by what the server refused this run), `skip` records of its first page
+   * being already read. Page K of one size is not page K of another: asked as if it were, a walk continued after
+   * tasks were capped at 100 a page re-read or skipped records.
+   */
+  const continuation = (
+    path: string,
+    resource: Resource | undefined,
+    fromPage: number,
+    before: number,
+    size: number
+  ) => {
+    const cap = resource?.maxPageSize ?? resourceOfPath(path)?.maxPageSize
+    const takes = (n: number) => sizeFor(path, cap !== undefined ? Math.min(n, cap) : n) === n
+    if (fromPage <= 1 || takes(before)) return { page: fromPage, size: fromPage <= 1 ? size : before, skip: 0 }
+    const offset = (fromPage - 1) * before
+    const taken = sizeFor(path, size)
+    return { page: Math.floor(offset / taken) + 1, size: taken, skip: offset % taken }
+  }
   /** The largest page size each path answered this run. */
   const answered = new Map<string, number>()
   /**
@@ -196,7 +221,9 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     first: Option.Option<Fetched>,
     keyOf: KeyOf,
     /** A page already asked ahead (a date window's known pages), else undefined. */
-    asked: (page: number) => Effect.Effect<Fetched, ApiAborted | ListFailed> | undefined = () => undefined
+    asked: (page: number) => Effect.Effect<Fetched, ApiAborted | ListFailed> | undefined = () => undefined,
+    /** Records of page `fromPage` already read (a walk continued in pages of another size): left out. */
+    skip = 0
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
     Stream.suspend(() => {
       const fetchAt = (page: number) => asked(page) ?? fetchPage(path, filter, page, pageSize)
@@ -224,8 +251,9 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       /** Takes the fetched page `page` into the walk, in page order: the repeat and shift checks, then its records. */
       const step = (page: number, fetched: Fetched): Effect.Effect<Step, ListFailed> => {
         if (fetched._tag === "End") return Effect.as(ended, { pages: Chunk.empty(), more: false })
-        const keys = fetched.records.map(keyOf.key)
-        if (page > fromPage && keys.every((k) => seen.has(k))) {
+        const records = page === fromPage && skip > 0 ? fetched.records.slice(skip) : fetched.records
+        const keys = records.map(keyOf.key)
+        if (page > fromPage && keys.length > 0 && keys.every((k) => seen.has(k))) {
           return new ListFailed({
             reason: "RepeatingPages",
             path,
@@ -243,9 +271,10 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           }
         }
         return Effect.as(fetched.more ? Effect.void : ended, {
-          pages: Chunk.of({
+          pages: records.length === 0 ? Chunk.empty() : Chunk.of({
             page,
-            records: fetched.records,
+            size: fetched.size,
+            records,
             ...(window ? { window } : {}),
             ...(fetched.total !== undefined ? { total: fetched.total } : {})
           }),
@@ -298,6 +327,8 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       readonly _tag: "Window"
       readonly start: number
       readonly end: number
+      /** The size its pages are asked in. */
+      readonly size: number
       /** The first page when the probe was it, else none (it is in `asked`, or asked by the walk). */
       readonly first: Option.Option<Fetched>
       readonly asked: ReadonlyMap<number, Effect.Effect<Fetched, ApiAborted | ListFailed>>
@@ -351,6 +382,11 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
         })
         const keyOf = keyOfRecords(options.resource)
         const ahead = makeAhead(settings.concurrency, yield* Effect.scope)
+        /**
+         * The size the counted windows' pages are asked in, chosen from the first count (the whole range's, or what is
+         * left of it when a walk is continued), so that its pages fill the last round of `concurrency` at once.
+         */
+        let filled: number | undefined
 
         /** `start..end` in `parts` consecutive windows of (nearly) equal days. */
         const split = (start: number, end: number, parts: number) => {
@@ -380,7 +416,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               // rest is found (split then, it fits now only when records were deleted since, or another version
               // chose the windows).
               const fits = function*(first: Option.Option<Fetched>) {
-                if (!holdsTarget) return { _tag: "Window" as const, start, end, first, asked }
+                if (!holdsTarget) return { _tag: "Window" as const, start, end, size: windowSize, first, asked }
                 const rest = end > target!.end ? [yield* resolve(target!.end + 1, end)] : []
                 return {
                   _tag: "Split" as const,
@@ -393,6 +429,7 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
                   (parts): Resolved => ({ _tag: "Split", parts })
                 )
               const counting = settledSize(path, pageSize)
+              let windowSize = pageSize
               const opening = yield* fetchPage(path, f, 1, counting ? 1 : pageSize)
               const first = counting ? Option.none<Fetched>() : Option.some(opening)
               if (opening._tag === "End") return yield* fits(Option.some(opening))
@@ -402,14 +439,18 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               if (opening.total !== undefined && opening.total > 0) {
                 const size = counting ? sizeFor(path, pageSize) : opening.size
                 const pages = Math.ceil(opening.total / size)
+                // Chosen from the first count (the whole range's, before it is split): the pages of all its windows.
+                if (counting) filled ??= fillingSize(opening.total, size, settings.maxWindowPages)
                 if (pages > settings.maxWindowPages && start < end) {
                   return yield* splitInto(2 ** Math.ceil(Math.log2(pages / settings.maxWindowPages)))
                 }
                 if (holdsTarget) return yield* fits(first)
-                for (let page = counting ? 1 : 2; page <= pages; page++) {
+                if (counting) windowSize = filled ?? size
+                const asking = counting ? Math.ceil(opening.total / windowSize) : pages
+                for (let page = counting ? 1 : 2; page <= asking; page++) {
                   asked.set(
                     page,
-                    yield* ahead.add(fetchPage(path, f, page, pageSize), {
+                    yield* ahead.add(fetchPage(path, f, page, windowSize), {
                       group: start,
                       order: [start, page],
                       probe: false
@@ -450,6 +491,21 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           return Effect.map(resolve(target.end + 1, end), (after) =>
             Effect.succeed({ _tag: "Split", parts: [...continued, after] }))
         }
+        /** The window an interrupted walk continues in, from the record it had reached. */
+        const continued = (window: { readonly start: number; readonly end: number }) => {
+          const at = continuation(path, options.resource, fromPage, options.fromPageSize ?? pageSize, pageSize)
+          return walk(
+            path,
+            windowFilter(window.start, window.end),
+            at.size,
+            at.page,
+            { start: formatDay(window.start), end: formatDay(window.end) },
+            Option.none(),
+            keyOf,
+            undefined,
+            at.skip
+          )
+        }
         /** The pages of a resolved window, in date order and page order. */
         const pagesOf = (
           resolving: Effect.Effect<Resolved, ApiAborted | ListFailed>
@@ -458,22 +514,11 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
             resolved._tag === "Split"
               ? Stream.flatMap(Stream.fromIterable(resolved.parts), pagesOf)
               : resolved._tag === "Continue"
-              ? walk(
-                path,
-                windowFilter(resolved.start, resolved.end),
-                pageSize,
-                fromPage,
-                {
-                  start: formatDay(resolved.start),
-                  end: formatDay(resolved.end)
-                },
-                Option.none(),
-                keyOf
-              )
+              ? continued(resolved)
               : walk(
                 path,
                 windowFilter(resolved.start, resolved.end),
-                pageSize,
+                resolved.size,
                 1,
                 { start: formatDay(resolved.start), end: formatDay(resolved.end) },
                 resolved.first,
@@ -490,20 +535,43 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
       })
     )
 
+  const unwindowed = (path: string, options: PagesOptions, pageSize: number) => {
+    const at = continuation(path, options.resource, options.fromPage ?? 1, options.fromPageSize ?? pageSize, pageSize)
+    return walk(
+      path,
+      options.filter ?? {},
+      at.size,
+      at.page,
+      undefined,
+      Option.none(),
+      keyOfRecords(options.resource ?? resourceOfPath(path)),
+      undefined,
+      at.skip
+    )
+  }
+
+  /**
+   * The page size that fills the last round of a counted walk: `total` records in pages of at most `size` take
+   * `ceil(total / size)` pages, asked `concurrency` at once; a last round only partly full leaves slots idle for a
+   * whole page's time (51 pages of 100 at 8 at once: 7 rounds, the last of 3). So the pages are made as many as the
+   * rounds hold (56 of 90), never larger than `size`, one page fewer per other window the count will be split into
+   * (each window's last page may be short). A walk of at most one round keeps `size` (more pages would cost requests).
+   */
+  const fillingSize = (total: number, size: number, maxWindowPages: number) => {
+    const pages = Math.ceil(total / size)
+    const slots = Math.max(1, settings.concurrency)
+    if (pages <= slots) return size
+    const windows = pages > maxWindowPages ? 2 ** Math.ceil(Math.log2(pages / maxWindowPages)) : 1
+    const room = Math.ceil(pages / slots) * slots - (windows - 1)
+    return room > 0 ? Math.min(size, Math.ceil(total / room)) : size
+  }
+
   return (path: string, options: PagesOptions = {}): Stream.Stream<Page, ApiAborted | ListFailed> => {
     const cap = (options.resource ?? resourceOfPath(path))?.maxPageSize
     const asked = options.pageSize ?? settings.pageSize
     const pageSize = cap !== undefined ? Math.min(asked, cap) : asked
     return options.resource?.dateWindow
       ? windowed(path, options, pageSize)
-      : walk(
-        path,
-        options.filter ?? {},
-        pageSize,
-        options.fromPage ?? 1,
-        undefined,
-        Option.none(),
-        keyOfRecords(options.resource ?? resourceOfPath(path))
-      )
+      : unwindowed(path, options, pageSize)
   }
 }

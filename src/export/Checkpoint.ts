@@ -31,6 +31,11 @@ type PartialFile = typeof PartialFile.Type
 export const Position = Schema.Struct({
   resource: Schema.String,
   page: Schema.Number,
+  /**
+   * The size of the pages `page` counts (page K holds records `(K - 1) × pageSize + 1` on). Absent in checkpoints
+   * of versions before it was recorded: `pageSizeOf` says what they asked.
+   */
+  pageSize: Schema.optional(Schema.Number),
   window: Schema.optional(Window),
   /** Per-parent lists (`/teams/{id}/users`): the parent whose pages are being walked. */
   parent: Schema.optional(Schema.String),
@@ -99,6 +104,34 @@ export const withPosition = (
   const running = [...others, ...(position !== undefined ? [position] : [])]
     .sort((a, b) => order.indexOf(a.resource) - order.indexOf(b.resource))
   return running.length > 0 ? { ...rest, running } : rest
+}
+
+/**
+ * The size of the pages `position` counts. Recorded since it mattered; a checkpoint written before says nothing,
+ * and its size is what the version that wrote it asked (main's history): every list the export's page size
+ * (`requested`, 1000) until 2026-11-27 15:08 UTC, when lists with a cap in the resource table (tasks: 100 a page,
+ * the live service's limit) began to be asked in pages of the cap; a checkpoint that records the account (15:21 UTC
+ * on) or lists its walks under way in `running` (18:13 UTC on) is from after that. For one without either, the rows
+ * on disk rule out a size that could not have written them (pages before the last are full, none holds more than
+ * the size). Undefined when both sizes remain possible: the walk then starts again from its first page (a page K of
+ * the wrong size would write records twice or leave them out).
+ */
+export const pageSizeOf = (
+  c: Checkpoint,
+  position: Position,
+  cap: number | undefined,
+  requested: number
+): number | undefined => {
+  if (position.pageSize !== undefined) return position.pageSize
+  const capped = cap !== undefined ? Math.min(requested, cap) : requested
+  if (capped === requested || c.running !== undefined || c.account !== undefined) return capped
+  const rows = position.files.find((f) => f.name === position.resource)?.rows
+  const possible = (size: number) =>
+    rows === undefined || (rows >= (position.page - 1) * size + (position.page > 0 ? 1 : 0) &&
+      rows <= position.pages * size)
+  if (possible(requested) && !possible(capped)) return requested
+  if (possible(capped) && !possible(requested)) return capped
+  return undefined
 }
 
 export const writeCheckpoint = Effect.fn("Checkpoint.write")(function*(dir: string, checkpoint: Checkpoint) {

@@ -23,6 +23,7 @@ import type { KeyLookup, KeyNeed } from "./Cells.js"
 import type { Checkpoint, Position } from "./Checkpoint.js"
 import {
   checkpointFile,
+  pageSizeOf,
   readCheckpoint,
   removeCheckpoint,
   runningOf,
@@ -332,8 +333,16 @@ interface WalkContext {
 
 /** Where a walk starts: from an earlier run's position when its partial files are intact (CSV), else page 1. */
 const startOf = Effect.fn("Export.startOf")(function*(walk: Walk, ctx: WalkContext) {
-  const current = runningOf(yield* Ref.get(ctx.checkpoint)).find((p) => p.resource === walk.resource.name)
+  const saved = yield* Ref.get(ctx.checkpoint)
+  const current = runningOf(saved).find((p) => p.resource === walk.resource.name)
   if (current === undefined || ctx.request.format !== "csv") return undefined
+  const pageSize = pageSizeOf(saved, current, walk.resource.maxPageSize, ctx.pageSize)
+  if (pageSize === undefined) {
+    yield* ctx.request.say(
+      `${walk.resource.name}: the checkpoint, written by an earlier version, does not say whether its pages held ${ctx.pageSize} or ${walk.resource.maxPageSize} records: starting this resource again`
+    )
+    return undefined
+  }
   for (const o of walk.outputs) {
     const at = current.files.find((f) => f.name === o.resource.name)
     if (at === undefined || !(yield* canResume(ctx.dir, o.file, at, o.mapper.header, dialectOf(ctx.request)))) {
@@ -345,7 +354,7 @@ const startOf = Effect.fn("Export.startOf")(function*(walk: Walk, ctx: WalkConte
       return undefined
     }
   }
-  return current
+  return { ...current, pageSize }
 })
 
 const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext) {
@@ -408,6 +417,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
   const onPage = (
     page: {
       readonly page: number
+      readonly size: number
       readonly records: ReadonlyArray<Record<string, unknown>>
       readonly window?: Position["window"]
     },
@@ -422,6 +432,7 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
       pages += 1
       yield* record({
         page: page.page,
+        pageSize: page.size,
         ...(page.window ? { window: page.window } : {}),
         ...(parentId !== undefined ? { parent: parentId } : {})
       })
@@ -446,12 +457,14 @@ const walkOne = Effect.fn("Export.walk")(function*(walk: Walk, ctx: WalkContext)
     yield* ctx.save
   }
 
+  // A continued walk goes on from the record its checkpoint reached, in pages of the size it counts.
   const options = (fromPage: number, window?: Position["window"]) => ({
     pageSize: ctx.pageSize,
     resource: walk.resource,
     since: ctx.since,
     until: ctx.until,
     fromPage,
+    ...(fromPage > 1 && start?.pageSize !== undefined ? { fromPageSize: start.pageSize } : {}),
     ...(window !== undefined ? { window } : {})
   })
 

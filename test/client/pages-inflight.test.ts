@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import type { ApiRequest } from "../../src/client/Api.js"
+import type { ApiRequest, ListOptions } from "../../src/client/Api.js"
 import { ClientConfig, safeInFlight } from "../../src/client/Config.js"
 import { type Get, makePages } from "../../src/client/Pages.js"
 import { resource } from "../../src/Resources.js"
@@ -25,7 +25,9 @@ const dayOfYear = (i: number) =>
 const walkTheYear = (
   maxWindowPages: number,
   pageMs: number,
-  range: { readonly since: string; readonly until: string } = { since: "2026-01-01", until: "2026-12-31" }
+  range: { readonly since: string; readonly until: string } = { since: "2026-01-01", until: "2026-12-31" },
+  /** A continued walk: the window and page it goes on after, and that page's size. */
+  continued?: Pick<ListOptions, "fromPage" | "fromPageSize" | "window">
 ) =>
   Effect.gen(function*() {
     const sandbox = yield* startTestSandbox()
@@ -65,22 +67,25 @@ const walkTheYear = (
     })
     const pages = Chunk.toArray(
       yield* Stream.runCollect(
-        makePages(settings, get)("/tasks", { resource: resource("tasks"), ...range })
+        makePages(settings, get)("/tasks", { resource: resource("tasks"), ...range, ...continued })
       )
     )
     const lists = requestsTo((yield* sandbox.control.requests).slice(from), "GET", /\/tasks$/)
 
     // Every task of the range, once; no page of a window asked twice; every request answered (none over the limit).
     const ids = pages.flatMap((p) => p.records.map((r) => r.taskID ?? r.id))
+    const read = continued?.fromPage !== undefined ? (continued.fromPage - 1) * continued.fromPageSize! : 0
     const inRange = Array.from({ length: tasks }, (_, i) =>
-      dayOfYear(i)).filter((d) => d >= range.since && d <= range.until).length
+      dayOfYear(i)).filter((d) => d >= range.since && d <= range.until).length - read
     assert.strictEqual(ids.length, inRange)
     assert.strictEqual(new Set(ids).size, inRange)
     assert.strictEqual(new Set(asked).size, asked.length, `a page was asked twice:\n${asked.join("\n")}`)
     assert.strictEqual(lists.length, asked.length)
     // (An empty range answers its count 404, as the live service does.)
     assert.isTrue(
-      lists.every((e) => e.status === 200 || (e.status === 404 && inRange === 0)),
+      lists.every((e) =>
+        e.status === 200 || (e.status === 404 && inRange === 0)
+      ),
       "an error answer: the walk went over the limit"
     )
     assert.isAtMost(Math.max(...lists.map((e) => e.inFlight)), safeInFlight)
@@ -154,6 +159,43 @@ describe("a windowed walk of a slow list", () => {
         const empty = yield* walkTheYear(40, 10, { since: "2025-01-01", until: "2025-12-31" })
         assert.strictEqual(empty.pages.length, 0)
         assert.deepStrictEqual(empty.asked.map(sizeOf), [1], `requests:\n${empty.asked.join("\n")}`)
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "asks pages that fill the last round of the in-flight limit, never larger than the walk's size",
+    () =>
+      Effect.gen(function*() {
+        // January to October: 200 tasks, 20 pages of 10, 3 rounds of 8 of which the last would hold 4. In pages of
+        // 9 they are 23 (200 / 9), the 3 rounds nearly full.
+        const { asked, pages } = yield* walkTheYear(40, 10, { since: "2026-01-01", until: "2026-10-31" })
+        assert.deepStrictEqual(asked.slice(0, 1).map(sizeOf), [1])
+        assert.deepStrictEqual([...new Set(asked.slice(1).map(sizeOf))], [9], `requests:\n${asked.join("\n")}`)
+        assert.strictEqual(pages.length, 23)
+        assert.isTrue(pages.every((p) => p.size === 9))
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "continues an interrupted walk in the size its checkpoint recorded, or from the same record in the size the list takes",
+    () =>
+      Effect.gen(function*() {
+        const year = { start: "2026-01-01", end: "2026-12-31" }
+        // 4 pages of 5 read: the walk goes on with page 5 of 5 (pages of 10 would start at record 41).
+        const same = yield* walkTheYear(40, 10, undefined, { window: year, fromPage: 5, fromPageSize: 5 })
+        assert.deepStrictEqual(JSON.parse(same.asked[0]!).page, 5, `requests:\n${same.asked.join("\n")}`)
+        assert.isTrue(same.asked.every((q) => sizeOf(q) === 5), `requests:\n${same.asked.join("\n")}`)
+        assert.isTrue(same.pages.every((p) => p.size === 5))
+        // 1 page of 150 read, more than tasks' 100 a page: the walk goes on from record 151, in pages of 10 (page 16).
+        const over = yield* walkTheYear(40, 10, undefined, { window: year, fromPage: 2, fromPageSize: 150 })
+        assert.strictEqual(JSON.parse(over.asked[0]!).page, 16, `requests:\n${over.asked.join("\n")}`)
+        assert.isTrue(over.asked.every((q) => sizeOf(q) === pageSize))
+        // 1 page of 105: record 106 is the 6th of page 11 of 10, the first 5 of it left out.
+        const skip = yield* walkTheYear(40, 10, undefined, { window: year, fromPage: 2, fromPageSize: 105 })
+        assert.strictEqual(JSON.parse(skip.asked[0]!).page, 11, `requests:\n${skip.asked.join("\n")}`)
+        assert.strictEqual(skip.pages[0]!.records.length, 5)
       }),
     120_000
   )

@@ -311,6 +311,28 @@ export const seedBulk = async (
     }))
 }
 
+/** The day of 2026 of task `i` of `n` spread evenly over the year. */
+export const dayOfYear = (i: number, n: number) =>
+  new Date(Date.UTC(2026, 0, 1 + Math.floor((i * 365) / n))).toISOString().slice(0, 10)
+
+/** One user and `n` tasks (`OS-0` …) spread evenly over 2026, one after another; the seeding client is returned. */
+export const seedTasksOfYear = async (sandbox: RunningSandbox, n: number, account = accountA) => {
+  const seeding = await http(sandbox, account)
+  const user = await seeding.send("POST", "/users", { login: "ana", name: "Ana" })
+  for (let i = 0; i < n; i++) {
+    await seeding.send("POST", "/tasks", {
+      externalId: `OS-${i}`,
+      idUserFrom: user.userID,
+      taskDate: `${dayOfYear(i, n)}T09:00:00`
+    })
+  }
+  return seeding
+}
+
+/** A CSV file as rows of cells, header first. */
+export const csvCells = (file: string) =>
+  parse(readFileSync(file), { bom: true, delimiter: ",", relax_column_count: true }) as Array<Array<string>>
+
 // --- files ---------------------------------------------------------------------------------------------------
 
 export interface Table {

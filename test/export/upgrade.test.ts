@@ -8,23 +8,21 @@
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { checkpointFile } from "../../src/export/Checkpoint.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
-import { accountA, apiOf, http, startTestSandbox, tempDir } from "./support.js"
+import { accountA, apiOf, csvCells, dayOfYear, seedTasksOfYear, startTestSandbox, tempDir } from "./support.js"
 
 const tasks = 120
-const dayOf = (i: number) => new Date(Date.UTC(2026, 0, 1 + Math.floor((i * 365) / tasks))).toISOString().slice(0, 10)
+const dayOf = (i: number) => dayOfYear(i, tasks)
 /** The earlier version's first window of 2026 with pages of 10 and at most 9 a window: 256 days, 84 tasks. */
 const oldWindow = { start: "2026-01-01", end: "2026-09-13" }
 const pagesDone = 5
 
-const cells = (file: string) =>
-  parse(Fs.readFileSync(file), { bom: true, delimiter: ",", relax_column_count: true }) as Array<Array<string>>
+const cells = csvCells
 
 describe("an export interrupted by an earlier version", () => {
   it.scopedLive(
@@ -32,17 +30,7 @@ describe("an export interrupted by an earlier version", () => {
     () =>
       Effect.gen(function*() {
         const sandbox = yield* startTestSandbox()
-        const seeding = yield* Effect.promise(() => http(sandbox, accountA))
-        const user = yield* Effect.promise(() => seeding.send("POST", "/users", { login: "ana", name: "Ana" }))
-        for (let i = 0; i < tasks; i++) {
-          yield* Effect.promise(() =>
-            seeding.send("POST", "/tasks", {
-              externalId: `OS-${i}`,
-              idUserFrom: user.userID,
-              taskDate: `${dayOf(i)}T09:00:00`
-            })
-          )
-        }
+        const seeding = yield* Effect.promise(() => seedTasksOfYear(sandbox, tasks))
         // Windows of at most 9 pages of 10: this version splits the year (12 pages) in halves, 2026-07-02 the
         // first's last day; the earlier one walked 2026-01-01..2026-09-13 first.
         const api = yield* apiOf(sandbox, accountA, { maxWindowPages: 9 })
