@@ -26,6 +26,7 @@ import { nowIso } from "../import/RunDir.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
 import { endedWell, type Outcome } from "../Status.js"
 import type { Formats } from "../validate/Validate.js"
+import type { FleetError } from "./Errors.js"
 
 export const rowColumn = "_row"
 
@@ -56,7 +57,8 @@ export const invalidRows = Effect.fn("Fleet.invalidRows")(function*(report: stri
 
 /**
  * Splits `file` (CSV or XLSX) into chunks of `size` rows in `dir` (chunk-0001.csv …); `invalid` gives the whole
- * file's verdicts by row, `decimal` the decimal mark its number cells are written with.
+ * file's verdicts by row, `decimal` the decimal mark its number cells are written with. `written` hears of each chunk
+ * as soon as its file is closed, while the rest of the file is still being read (`submit` stores them in batches).
  */
 export const splitSource = Effect.fn("Fleet.splitSource")(function*(
   file: string,
@@ -65,7 +67,8 @@ export const splitSource = Effect.fn("Fleet.splitSource")(function*(
   size: number,
   dir: string,
   invalid: ReadonlyMap<number, string>,
-  decimal: "." | ","
+  decimal: "." | ",",
+  written: (chunk: Chunk) => Effect.Effect<void, FleetError> = () => Effect.void
 ) {
   const input = yield* openInput(file, read, resourceOf(resource).name)
   const chunks: Array<Chunk> = []
@@ -75,9 +78,12 @@ export const splitSource = Effect.fn("Fleet.splitSource")(function*(
     const finish = Effect.suspend(() => {
       if (writer === undefined || current === undefined) return Effect.void
       const done = current
-      return Effect.map(writer.close, () => {
-        chunks.push(done)
-      })
+      return writer.close.pipe(
+        Effect.tap(() => {
+          chunks.push(done)
+        }),
+        Effect.zipRight(written(done))
+      )
     })
     yield* Stream.runForEach(input.rows, (row) =>
       Effect.gen(function*() {

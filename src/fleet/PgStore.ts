@@ -14,14 +14,18 @@ import { migrateEngine } from "./Queue.js"
 import {
   egressTaken,
   type FleetStore,
+  type JobFile,
   type JobRow,
   type Lease,
+  type NewJob,
   noJob,
   notInitialised,
   type Op,
   schema,
   settled,
   sourceTaken,
+  stagingGone,
+  stagingState,
   storeFailure,
   submittingState
 } from "./Store.js"
@@ -97,6 +101,28 @@ const unfinished = (param: string) =>
 const underLease = (job: string, epoch: string) =>
   `EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = ${job} AND epoch = ${epoch})`
 
+type On = (text: string, values?: ReadonlyArray<unknown>) => Op<QueryResult>
+
+/** Inserts jobs in `state` (ids already there are left as they are: a step asked again after its answer was lost). */
+const insertJobs = (on: On, jobs: ReadonlyArray<NewJob>, state: string) =>
+  on(
+    `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+     SELECT x.id, x.kind, x.account, x.resource, x.spec, $2, x.rows, x.parent
+     FROM jsonb_to_recordset($1::jsonb)
+       AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)
+     ON CONFLICT (id) DO NOTHING`,
+    [JSON.stringify(jobs), state]
+  )
+
+/** Inserts (or replaces) jobs' files. */
+const insertFiles = (on: On, files: ReadonlyArray<JobFile>) =>
+  Effect.forEach(files, (f) =>
+    on(
+      `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)
+       ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+      [f.job, f.name, Buffer.from(f.content)]
+    ), { discard: true })
+
 /** The store on PostgreSQL: a pool for the scope. */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -127,9 +153,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
      * `body` in one transaction on a connection of its own (the only way the store runs one): committed when it
      * returns true, rolled back when it returns false or fails.
      */
-    const transaction = (
-      body: (on: (text: string, values?: ReadonlyArray<unknown>) => Op<QueryResult>) => Op<boolean>
-    ): Op<boolean> =>
+    const transaction = (body: (on: On) => Op<boolean>): Op<boolean> =>
       Effect.scoped(Effect.gen(function*() {
         const client = yield* Effect.acquireRelease(
           Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => storeFailure(url, cause) }),
@@ -155,6 +179,22 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
          ORDER BY t.i`,
         [job, epoch, lines]
       ).pipe(Effect.map((n) => n === lines.length && n > 0))
+    /** In a transaction: the staged job touched (now), or a refusal when it is no longer staged (reclaimed). */
+    const touchStaged = (on: On, id: string) =>
+      Effect.flatMap(
+        on(`UPDATE ${schema}.jobs SET created = now() WHERE id = $1 AND state = '${stagingState}'`, [id]),
+        (r) => (r.rowCount ?? 0) === 1 ? Effect.void : Effect.fail(stagingGone(id))
+      )
+    /** Removes staged submissions (parents `staging` picked by `which`), their parts and all their files. */
+    const dropStaged = (which: string, values: ReadonlyArray<unknown>) =>
+      query<{ n: string }>(
+        `WITH old AS (SELECT id FROM ${schema}.jobs WHERE parent IS NULL AND state = '${stagingState}' AND ${which}),
+         gone AS (DELETE FROM ${schema}.jobs WHERE state = '${stagingState}'
+                    AND (id IN (SELECT id FROM old) OR parent IN (SELECT id FROM old)) RETURNING id),
+         files AS (DELETE FROM ${schema}.files WHERE job IN (SELECT id FROM gone) RETURNING 1)
+         SELECT count(*) AS n FROM old`,
+        values
+      ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
     const takeLease = (job: string, owner: string) =>
       query<{ epoch: number }>(
         `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
@@ -204,24 +244,56 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       addJobs: (jobs, files) =>
         Effect.asVoid(transaction((on) =>
           Effect.gen(function*() {
-            yield* on(
-              `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
-               SELECT x.id, x.kind, x.account, x.resource, x.spec, '${submittingState}', x.rows, x.parent
-               FROM jsonb_to_recordset($1::jsonb)
-                 AS x(id text, kind text, account text, resource text, spec jsonb, rows integer, parent text)
-               ON CONFLICT (id) DO NOTHING`,
-              [JSON.stringify(jobs)]
-            )
-            for (const f of files) {
-              yield* on(
-                `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $3)
-                 ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
-                [f.job, f.name, Buffer.from(f.content)]
-              )
-            }
+            yield* insertJobs(on, jobs, submittingState)
+            yield* insertFiles(on, files)
             return true
           })
         )),
+      stageJob: (j) =>
+        Effect.asVoid(query(
+          `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
+           VALUES ($1, $2, $3, $4, $5, '${stagingState}', $6, $7) ON CONFLICT (id) DO NOTHING`,
+          [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
+        )),
+      // The bytes before `offset` kept, the rest replaced by the piece: written again, it is the same file.
+      stageFile: (f, offset) =>
+        Effect.asVoid(transaction((on) =>
+          Effect.gen(function*() {
+            yield* touchStaged(on, f.job)
+            yield* on(
+              `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $4)
+               ON CONFLICT (job, name) DO UPDATE SET content = substring(${schema}.files.content from 1 for $3) || $4`,
+              [f.job, f.name, offset, Buffer.from(f.content)]
+            )
+            return true
+          })
+        )),
+      stageParts: (parent, jobs, files) =>
+        Effect.asVoid(transaction((on) =>
+          Effect.gen(function*() {
+            yield* touchStaged(on, parent)
+            yield* insertJobs(on, jobs, stagingState)
+            yield* insertFiles(on, files)
+            return true
+          })
+        )),
+      publishJobs: (id, count) =>
+        Effect.asVoid(transaction((on) =>
+          Effect.gen(function*() {
+            const held = yield* on(`SELECT count(*) AS n FROM ${schema}.jobs WHERE id = $1 OR parent = $1`, [id])
+            if (Number(held.rows[0]?.n ?? 0) !== count) return yield* Effect.fail(stagingGone(id))
+            // The sweep's age of a submission left unqueued runs from here.
+            yield* on(
+              `UPDATE ${schema}.jobs SET state = '${submittingState}', created = now()
+               WHERE (id = $1 OR parent = $1) AND state = '${stagingState}'`,
+              [id]
+            )
+            return true
+          })
+        )),
+      discardStaging: (id) => Effect.asVoid(dropStaged("id = $1", [id])),
+      reclaimStaging: (olderThanMs) =>
+        dropStaged("created < now() - make_interval(secs => $1::double precision / 1000)", [olderThanMs]),
       markQueued: (id) =>
         Effect.asVoid(query(
           `UPDATE ${schema}.jobs SET state = 'queued' WHERE (id = $1 OR parent = $1) AND state = '${submittingState}'`,
@@ -243,7 +315,10 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
           Effect.flatMap((rows) => rows[0] === undefined ? Effect.fail(noJob(id)) : Effect.succeed(rows[0]))
         ),
       recentJobs: (limit) =>
-        query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE parent IS NULL ORDER BY created DESC LIMIT $1`, [limit]),
+        query<JobRow>(
+          `SELECT * FROM ${schema}.jobs WHERE parent IS NULL AND state <> '${stagingState}' ORDER BY created DESC LIMIT $1`,
+          [limit]
+        ),
       parts: (parent) => query<JobRow>(`SELECT * FROM ${schema}.jobs WHERE parent = $1 ORDER BY id`, [parent]),
       markRunning: (id, owner) =>
         Effect.asVoid(query(

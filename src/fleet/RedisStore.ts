@@ -8,6 +8,8 @@
  * - `fsm-bulk:jobs`: a sorted set of the jobs without a parent, scored by their creation time;
  * - `fsm-bulk:job:ID`: a hash of the job's fields (spec and summary as JSON, times in epoch milliseconds);
  * - `fsm-bulk:submitting`: a sorted set of the submissions not yet all queued (`submitting`), by creation time;
+ * - `fsm-bulk:staging`: a sorted set of the submissions being stored in batches (`staging`), by their last batch's
+ *   time; their jobs are listed nowhere else until published (`publishJobs`);
  * - `fsm-bulk:job:ID:parts`: a set, the parts of a chunked job;
  * - `fsm-bulk:job:ID:files`: a hash, file name → its bytes (binary values, not text);
  * - `fsm-bulk:job:ID:lease`: a hash { epoch, owner, taken };
@@ -50,6 +52,8 @@ import {
   notInitialised,
   settled,
   sourceTaken,
+  stagingGone,
+  stagingState,
   type StoredAccount,
   storeFailure,
   submittingState
@@ -67,6 +71,8 @@ const journalKey = (id: string) => `${jobKey(id)}:journal`
 const doneKey = (id: string) => `${jobKey(id)}:done`
 /** Submissions not yet all on the queue (`submitting`), scored by their creation time. */
 const submittingKey = `${prefix}submitting`
+/** Submissions being stored in batches (`staging`), scored by the time of their last batch. */
+const stagingKey = `${prefix}staging`
 const egressKey = (id: string) => `${prefix}egress:${id}`
 /** The source address a worker leaves from: its egress id and lock token, with the egress lock's expiry. */
 const sourceKey = (address: string) => `${prefix}source:${address}`
@@ -85,6 +91,19 @@ const lostDataPage = 1_000
 
 /** The states a job does not leave, as a Lua test of `s` (a state, or false for a missing one). */
 const luaFinal = `(s == 'done' or s == 'cancelled' or s == 'failed')`
+
+/** A MULTI's answers: the first failure among them thrown. */
+const failed = (results: Array<[Error | null, unknown]> | null): void => {
+  for (const [error] of results ?? []) if (error !== null) throw error
+}
+
+/** A staging script's refusal (`STAGINGGONE`: the submission was reclaimed) as the store's own error. */
+const refusedAsGone = (id: string) => <A>(op: Effect.Effect<A, FleetError>) =>
+  Effect.catchIf(
+    op,
+    (e) => e.reason === "Refused" && e.message.includes("STAGINGGONE"),
+    () => Effect.fail(stagingGone(id))
+  )
 
 const scripts = {
   /** KEYS: job, jobs, parts of the parent. ARGV: id, created, parent ('' for none), fields… */
@@ -180,6 +199,63 @@ const scripts = {
     redis.call('HSET', KEYS[1], 'state', state, 'finished', ARGV[2])
     if ARGV[4] == '' then redis.call('HDEL', KEYS[1], 'exit_code') else redis.call('HSET', KEYS[1], 'exit_code', ARGV[4]) end
     if ARGV[5] == '' then redis.call('HDEL', KEYS[1], 'error') else redis.call('HSET', KEYS[1], 'error', ARGV[5]) end
+    return 1`,
+  /**
+   * KEYS: the staged parent job, its files, staging. ARGV: its id, now, the file's name, offset, bytes. The bytes
+   * written at the offset (what was after it replaced); an error when the parent is no longer staged.
+   */
+  stageFile: `
+    if redis.call('HGET', KEYS[1], 'state') ~= '${stagingState}' then return redis.error_reply('STAGINGGONE') end
+    redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[1])
+    local v = redis.call('HGET', KEYS[2], ARGV[3])
+    if v == false then v = '' end
+    redis.call('HSET', KEYS[2], ARGV[3], string.sub(v, 1, tonumber(ARGV[4])) .. ARGV[5])
+    return 1`,
+  /**
+   * KEYS: the staged parent job, its parts set, staging. ARGV: the parent's id, now, the job key prefix, then per
+   * part: its id, its file's name, the file's bytes, the count of its fields, its fields. An error when the parent
+   * is no longer staged.
+   */
+  stageParts: `
+    if redis.call('HGET', KEYS[1], 'state') ~= '${stagingState}' then return redis.error_reply('STAGINGGONE') end
+    redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[1])
+    local i = 4
+    while i <= #ARGV do
+      local id, n = ARGV[i], tonumber(ARGV[i + 3])
+      if redis.call('EXISTS', ARGV[3] .. id) == 0 then
+        redis.call('HSET', ARGV[3] .. id, unpack(ARGV, i + 4, i + 3 + n))
+      end
+      redis.call('HSET', ARGV[3] .. id .. ':files', ARGV[i + 1], ARGV[i + 2])
+      redis.call('SADD', KEYS[2], id)
+      i = i + 4 + n
+    end
+    return 1`,
+  /**
+   * KEYS: the parent job, its parts set, staging, jobs, submitting. ARGV: its id, now, the job key prefix, the count
+   * of jobs it must hold. Staged → submitting and listed, in one step; nothing when it was published already.
+   */
+  publishJobs: `
+    local s = redis.call('HGET', KEYS[1], 'state')
+    if s == false or redis.call('SCARD', KEYS[2]) + 1 ~= tonumber(ARGV[4]) then return redis.error_reply('STAGINGGONE') end
+    if s ~= '${stagingState}' then return 0 end
+    for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do redis.call('HSET', ARGV[3] .. id, 'state', '${submittingState}') end
+    redis.call('HSET', KEYS[1], 'state', '${submittingState}', 'created', ARGV[2])
+    redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
+    redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    return 1`,
+  /**
+   * KEYS: the parent job, its parts set, staging. ARGV: its id, the job key prefix. A staged submission removed with
+   * its parts and files (only its listing in staging when it was published).
+   */
+  discardStaging: `
+    if redis.call('HGET', KEYS[1], 'state') == '${stagingState}' then
+      for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+        redis.call('DEL', ARGV[2] .. id, ARGV[2] .. id .. ':files')
+      end
+      redis.call('DEL', KEYS[1], KEYS[1] .. ':files', KEYS[2])
+    end
+    redis.call('ZREM', KEYS[3], ARGV[1])
     return 1`,
   /** KEYS: submitting. ARGV: the job key prefix, the job's id. The job and its parts `submitting` → `queued`. */
   markQueued: `
@@ -449,6 +525,59 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const results = (await multi.exec()) ?? []
           for (const [error] of results) if (error !== null) throw error
         }),
+      stageJob: (j) =>
+        call(async (c) => {
+          const created = epochNow()
+          await c.multi().hset(jobKey(j.id), ...jobFields(j, stagingState, created)).zadd(stagingKey, created, j.id)
+            .exec().then(failed)
+        }),
+      stageFile: (f, offset) =>
+        Effect.asVoid(
+          script("stageFile", [jobKey(f.job), filesKey(f.job), stagingKey], [
+            f.job,
+            epochNow(),
+            f.name,
+            offset,
+            Buffer.from(f.content)
+          ]).pipe(refusedAsGone(f.job))
+        ),
+      stageParts: (parent, parts, files) =>
+        Effect.asVoid(
+          script("stageParts", [jobKey(parent), partsKey(parent), stagingKey], [
+            parent,
+            epochNow(),
+            jobKey(""),
+            ...parts.flatMap((j) => {
+              const file = files.find((f) => f.job === j.id)
+              const fields = jobFields(j, stagingState, epochNow())
+              return [j.id, file?.name ?? "", Buffer.from(file?.content ?? []), fields.length, ...fields]
+            })
+          ]).pipe(refusedAsGone(parent))
+        ),
+      publishJobs: (id, count) =>
+        Effect.asVoid(
+          script("publishJobs", [jobKey(id), partsKey(id), stagingKey, jobsKey, submittingKey], [
+            id,
+            epochNow(),
+            jobKey(""),
+            count
+          ]).pipe(refusedAsGone(id))
+        ),
+      discardStaging: (id) =>
+        Effect.asVoid(script("discardStaging", [jobKey(id), partsKey(id), stagingKey], [id, jobKey("")])),
+      reclaimStaging: (olderThanMs) =>
+        Effect.flatMap(
+          call((c) => c.zrangebyscore(stagingKey, "-inf", Date.now() - olderThanMs)),
+          (ids) =>
+            Effect.as(
+              Effect.forEach(
+                ids,
+                (id) => script("discardStaging", [jobKey(id), partsKey(id), stagingKey], [id, jobKey("")]),
+                { discard: true }
+              ),
+              ids.length
+            )
+        ),
       markQueued: (id) => Effect.asVoid(script("markQueued", [submittingKey], [jobKey(""), id])),
       unqueued: (olderThanMs) =>
         call(async (c) => {

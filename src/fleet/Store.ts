@@ -28,6 +28,25 @@ export const finalStates: ReadonlyArray<string> = ["done", "cancelled", "failed"
  */
 export const submittingState = "submitting"
 
+/**
+ * The state of a submission's jobs while `submit` stores them in batches (`stageJob`, `stageFile`, `stageParts`), so
+ * that its memory holds a few parts, not the file: nothing reads them (the queue has none of their ids, `status`
+ * lists none, a worker's sweep queues none) until `publishJobs` makes all of them `submitting` in one small step. A
+ * submit killed while staging leaves them so; `reclaimStaging` (the next submit, a worker's sweep) removes them and
+ * their files once they have not been touched for `stagingReclaimMs`.
+ */
+export const stagingState = "staging"
+
+/**
+ * How long a submission may sit staged without a new batch before it counts as abandoned (its submit killed) and is
+ * reclaimed: ten leases, at least a minute (a live submit touches it with every batch, a few megabytes apart).
+ */
+export const stagingReclaimMs = (leaseMs: number): number => {
+  // Tests only: `FSM_FLEET_STAGING_RECLAIM_MS` (a test reclaims a killed submit's parts without waiting a minute).
+  const set = Number(process.env.FSM_FLEET_STAGING_RECLAIM_MS ?? "")
+  return Number.isInteger(set) && set > 0 ? set : Math.max(60_000, 10 * leaseMs)
+}
+
 export interface JobRow {
   readonly id: string
   readonly kind: string
@@ -145,6 +164,28 @@ export interface FleetStore {
    * (customer data) are stored in the same step: a killed submit never leaves a file that no job refers to.
    */
   readonly addJobs: (jobs: ReadonlyArray<NewJob>, files: ReadonlyArray<JobFile>) => Op<void>
+  /** Stores a submission's parent job `staging` (`stagingState`): the start of a staged submission. */
+  readonly stageJob: (job: NewJob) => Op<void>
+  /**
+   * Writes `content` into the staged job's file at byte `offset` (what was after it replaced), so a file is stored a
+   * piece at a time and a piece written again (an answer lost) changes nothing. Fails (`Refused`) when the job is no
+   * longer staged (reclaimed); touches it otherwise.
+   */
+  readonly stageFile: (file: JobFile, offset: number) => Op<void>
+  /**
+   * Stores a batch of the staged job `parent`'s parts, `staging`, with their files, in one atomic step (again:
+   * nothing changes). Fails (`Refused`) when the parent is no longer staged (reclaimed); touches it otherwise.
+   */
+  readonly stageParts: (parent: string, jobs: ReadonlyArray<NewJob>, files: ReadonlyArray<JobFile>) => Op<void>
+  /**
+   * The staged job `id` and its parts `staging` → `submitting` in one atomic step, once it holds `count` jobs (itself
+   * and its parts); fails (`Refused`) when it does not (reclaimed). Asked again once published, it changes nothing.
+   */
+  readonly publishJobs: (id: string, count: number) => Op<void>
+  /** Removes the staged job `id`, its parts and their files (nothing when it was published). */
+  readonly discardStaging: (id: string) => Op<void>
+  /** Removes the staged submissions untouched for `olderThanMs` (their submit was killed), with their files: how many. */
+  readonly reclaimStaging: (olderThanMs: number) => Op<number>
   /** The job (and its parts) `submitting` → `queued`: everything it runs is on the queue. */
   readonly markQueued: (id: string) => Op<void>
   /**
@@ -362,6 +403,14 @@ export const lostDataError = (finding: string) =>
     message: `the fleet store has lost data: ${finding}. It was evicted or deleted (on Redis: a maxmemory-policy ` +
       `other than noeviction, a FLUSHALL, a restart without persistence; on PostgreSQL: rows deleted by hand): ` +
       `jobs and their journals may be gone, submit them again (docs/fleet.md, "Faults")`
+  })
+
+/** A staged submission that is no longer there whole (reclaimed as abandoned while its submit was slow). */
+export const stagingGone = (id: string) =>
+  new FleetError({
+    reason: "Refused",
+    message: `the parts of job ${id} being stored were removed meanwhile (a submission untouched for a while counts ` +
+      `as abandoned and is reclaimed): nothing of it was queued; submit the file again`
   })
 
 export const noJob = (id: string) => new FleetError({ reason: "NotFound", message: `no job ${id} in this fleet` })

@@ -5,7 +5,17 @@
  */
 import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync
+} from "node:fs"
 import * as Path from "node:path"
 import { say } from "../console/Output.js"
 import { InputError } from "../Errors.js"
@@ -20,11 +30,11 @@ import type { ProfileRecord } from "../mapping/Profile.js"
 import { prepareOnboarding } from "../onboard/Onboard.js"
 import { scanSelfReferences } from "../onboard/SelfRefs.js"
 import { resource as resourceOf, type ResourceName } from "../Resources.js"
-import { chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
+import { type Chunk, chunkRead, invalidRows, rowColumn, splitSource } from "./Chunks.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue, jobFormat, leaseMs } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
-import type { FleetStore, JobFile, NewJob } from "./Store.js"
+import { type FleetStore, type JobFile, type NewJob, stagingReclaimMs } from "./Store.js"
 import { outlastingFaults } from "./Transient.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
@@ -74,44 +84,129 @@ interface Submitted {
 const killAfterStore = process.env.FSM_FLEET_DEBUG_KILL_AFTER_STORE === "1"
 /** Tests only: `submit` kills itself (SIGKILL) with its files read and split, just before it stores anything. */
 const killBeforeStore = process.env.FSM_FLEET_DEBUG_KILL_BEFORE_STORE === "1"
+/** Tests only: `submit` kills itself (SIGKILL) once it has stored its first batch of parts, before it publishes them. */
+const killWhileStaging = process.env.FSM_FLEET_DEBUG_KILL_WHILE_STAGING === "1"
 /** Tests only: `submit` stops itself (SIGSTOP) once its jobs are stored: a test breaks the queue, then continues it. */
 const stopAfterStore = process.env.FSM_FLEET_DEBUG_STOP_AFTER_STORE === "1"
 
 /**
- * Stores a submission's jobs (a job, or a parent and all its parts) and their source files (customer data) in one
- * atomic step, `submitting`; queues what
- * runs (the parts, or the job); then marks them `queued`. A submit killed in between leaves them `submitting`
- * (`status` shows it) and a worker's sweep queues them (Worker.ts): never a parent without its parts, never a job
- * stored and queued by nobody, never a file stored that no job refers to.
+ * Makes a submission's jobs visible (`stored`: a job, or a parent and all its parts, with their source files, in one
+ * atomic step, `submitting`); queues what runs (`leaves`: the parts, or the job); then marks them `queued`. A submit
+ * killed in between leaves them `submitting` (`status` shows it) and a worker's sweep queues them (Worker.ts): never a
+ * parent without its parts, never a job stored and queued by nobody, never a file stored that no job refers to.
  */
 const queueSubmission = Effect.fn("Fleet.queueSubmission")(function*(
   store: FleetStore,
   queue: FleetQueue,
-  jobs: readonly [NewJob, ...ReadonlyArray<NewJob>],
-  files: ReadonlyArray<JobFile>
+  stored: Effect.Effect<void, FleetError>,
+  first: string,
+  leaves: ReadonlyArray<string>
 ) {
   if (killBeforeStore) process.kill(process.pid, "SIGKILL")
-  yield* store.addJobs(jobs, files)
+  yield* stored
   if (killAfterStore) process.kill(process.pid, "SIGKILL")
   if (stopAfterStore) process.kill(process.pid, "SIGSTOP")
-  const [first, ...parts] = jobs
   // Stored: from here the job will run. A queue still failing after its faults were outlasted leaves it
   // `submitting`, which a worker's sweep queues within about a lease; so the submit succeeds and says so (an exit 2
   // would read "nothing was submitted", and the same file submitted again would run twice).
   const windowMs = yield* leaseMs
   const queued = yield* Effect.forEach(
-    parts.length > 0 ? parts : [first],
-    (j) => outlastingFaults(windowMs, sayRetry)(enqueue(queue, j.id)),
+    leaves.length > 0 ? leaves : [first],
+    (j) => outlastingFaults(windowMs, sayRetry)(enqueue(queue, j)),
     { discard: true }
-  ).pipe(Effect.zipRight(store.markQueued(first.id)), Effect.either)
+  ).pipe(Effect.zipRight(store.markQueued(first)), Effect.either)
   if (queued._tag === "Left") {
     yield* say(
-      `warning: job ${first.id} is stored but could not be queued now (${queued.left.message}): a worker queues it ` +
+      `warning: job ${first} is stored but could not be queued now (${queued.left.message}): a worker queues it ` +
         `within about a lease (it shows as submitting until then); do not submit the file again`
     )
   }
   return queued._tag === "Right"
 })
+
+/** Jobs and their files stored whole in one step (`addJobs`), queued as `queueSubmission` says. */
+const queueJobs = (
+  store: FleetStore,
+  queue: FleetQueue,
+  jobs: readonly [NewJob, ...ReadonlyArray<NewJob>],
+  files: ReadonlyArray<JobFile>
+) => queueSubmission(store, queue, store.addJobs(jobs, files), jobs[0].id, [])
+
+/**
+ * The bytes `submit` holds in memory at once while it stores an import: a piece of the source file, or a batch of
+ * parts (at most `stagePartsMax` of them). Tests set a small one with `FSM_FLEET_STAGE_BYTES`.
+ */
+const stageBytes = (): number => {
+  const set = Number(process.env.FSM_FLEET_STAGE_BYTES ?? "")
+  return Number.isInteger(set) && set > 0 ? set : 4 * 1024 * 1024
+}
+const stagePartsMax = 50
+
+/** Stores the file at `path` as the staged job's file `name`, a piece of `stageBytes` at a time. */
+const stageSource = Effect.fn("Fleet.stageSource")(function*(
+  store: FleetStore,
+  job: string,
+  name: string,
+  path: string
+) {
+  const piece = Buffer.alloc(stageBytes())
+  yield* Effect.acquireUseRelease(
+    Effect.sync(() => openSync(path, "r")),
+    (fd) =>
+      Effect.iterate(0, {
+        while: (offset) => offset >= 0,
+        body: (offset) =>
+          Effect.suspend(() => {
+            const n = readSync(fd, piece, 0, piece.length, offset)
+            // The first piece is stored even when empty (an empty file is a file); -1 ends the loop.
+            if (n === 0 && offset > 0) return Effect.succeed(-1)
+            return Effect.as(
+              store.stageFile({ job, name, content: piece.subarray(0, n) }, offset),
+              n === 0 ? -1 : offset + n
+            )
+          })
+      }),
+    (fd) => Effect.sync(() => closeSync(fd))
+  )
+})
+
+/**
+ * Parts as the split writes them, stored in batches of about `stageBytes` (or `stagePartsMax` parts) while the rest of
+ * the file is still being split: `written` takes each part file, `flush` stores what is left. A part's file is
+ * removed from the scratch folder once stored, so neither memory nor the disk holds more than a batch.
+ */
+const stagingParts = (store: FleetStore, parent: string, partJob: (chunk: Chunk, id: string) => NewJob) => {
+  let pending: Array<{ readonly job: NewJob; readonly path: string }> = []
+  let bytes = 0
+  let made = 0
+  let batches = 0
+  const flush = Effect.suspend(() => {
+    if (pending.length === 0) return Effect.void
+    const batch = pending
+    pending = []
+    bytes = 0
+    const files = batch.map((p) => ({
+      job: p.job.id,
+      name: `source/${Path.basename(p.path)}`,
+      content: readFileSync(p.path)
+    }))
+    return store.stageParts(parent, batch.map((p) => p.job), files).pipe(
+      Effect.tap(() => {
+        for (const p of batch) rmSync(p.path, { force: true })
+        batches += 1
+        if (killWhileStaging && batches === 1) process.kill(process.pid, "SIGKILL")
+      })
+    )
+  })
+  const written = (chunk: Chunk) =>
+    Effect.suspend(() => {
+      made += 1
+      pending.push({ job: partJob(chunk, `${parent}-part${String(made).padStart(4, "0")}`), path: chunk.path })
+      bytes += statSync(chunk.path).size
+      return bytes >= stageBytes() || pending.length >= stagePartsMax ? flush : Effect.void
+    })
+  return { written, flush, count: () => made }
+}
 
 const sayRetry = (e: FleetError) => say(`the fleet store failed, trying again: ${e.message}`)
 
@@ -137,16 +232,15 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   }
   // Offline validation into a scratch directory: the same reading and rules as the worker's run.
   const scratch = yield* scratchDir
-  // The file is read once: what is validated, scanned and split is that copy, byte for byte what is stored. A
-  // file changed while `submit` runs (an editor saving it, a transfer still writing) cannot be validated in one
-  // version and split or stored in another (whose rows the verdicts would not fit).
-  const content = yield* Effect.try({
-    try: () => readFileSync(file),
-    catch: (cause) => new InputError({ file, detail: `cannot read the file: ${describeCause(cause)}`, cause })
-  })
+  // The file is read once, copied by the system into the scratch folder (not through memory): what is validated,
+  // scanned, split and stored is that copy. A file changed while `submit` runs (an editor saving it, a transfer still
+  // writing) cannot be validated in one version and split or stored in another (whose rows the verdicts would not fit).
   const copy = Path.join(scratch, "source", Path.basename(file))
   mkdirSync(Path.dirname(copy), { recursive: true })
-  writeFileSync(copy, content)
+  yield* Effect.try({
+    try: () => copyFileSync(file, copy),
+    catch: (cause) => new InputError({ file, detail: `cannot read the file: ${describeCause(cause)}`, cause })
+  })
   // What is said about the copy names the user's file.
   const named = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.catchIf(
@@ -182,18 +276,6 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     )
     : undefined
   const chunked = checked.summary.rows > chunkRows && whole === undefined
-  const chunks = chunked
-    ? yield* named(splitSource(
-      copy,
-      spec.read,
-      resource,
-      // At most `maxParts` parts, however small `--chunk-rows` is.
-      Math.max(chunkRows, Math.ceil(checked.summary.rows / maxParts)),
-      scratch,
-      yield* invalidRows(Path.join(checked.runDir, reportCsv), resource),
-      checked.formats.decimal
-    ))
-    : []
   const job = (job: string, parent: string | null, s: ImportSpec, rows: number): NewJob => ({
     id: job,
     kind: parent === null ? "import" : "chunk",
@@ -203,34 +285,52 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     rows,
     parent
   })
-  // Each chunk: its own file, read as written, with the formats the whole file settled on.
-  const parts = chunks.map((c, i) => ({ ...c, id: `${id}-part${String(i + 1).padStart(4, "0")}` }))
-  const queued = yield* queueSubmission(store, queue, [
-    job(id, null, full, checked.summary.rows),
-    ...parts.map((part) =>
-      job(part.id, id, {
-        ...full,
-        fileName: Path.basename(part.path),
-        // A chunk is in the customer's columns when the file has a profile: it is read through the same one.
-        read: spec.read.map !== undefined ? { ...chunkRead, map: spec.read.map } : chunkRead,
-        dateFormat: checked.formats.dateFormat,
-        decimal: checked.formats.decimal,
-        rowColumn
-      }, part.rows)
-    )
-  ], [
-    { job: id, name: `source/${fileName}`, content },
-    ...parts.map((part) => ({
-      job: part.id,
-      name: `source/${Path.basename(part.path)}`,
-      content: readFileSync(part.path)
-    }))
-  ])
+  // Each part: its own file, read as written, with the formats the whole file settled on.
+  const parts = stagingParts(store, id, (chunk, part) =>
+    job(part, id, {
+      ...full,
+      fileName: Path.basename(chunk.path),
+      // A part is in the customer's columns when the file has a profile: it is read through the same one.
+      read: spec.read.map !== undefined ? { ...chunkRead, map: spec.read.map } : chunkRead,
+      dateFormat: checked.formats.dateFormat,
+      decimal: checked.formats.decimal,
+      rowColumn
+    }, chunk.rows))
+  // Staged (`staging`: seen by nobody) a few megabytes at a time, then made visible in one small step; a submit that
+  // fails or is stopped meanwhile removes what it staged, one killed leaves it to be reclaimed (Store.ts).
+  const windowMs = yield* leaseMs
+  yield* Effect.ignore(store.reclaimStaging(stagingReclaimMs(windowMs)))
+  yield* store.stageJob(job(id, null, full, checked.summary.rows))
+  const staged = Effect.gen(function*() {
+    yield* stageSource(store, id, `source/${fileName}`, copy)
+    if (!chunked) return
+    yield* named(splitSource(
+      copy,
+      spec.read,
+      resource,
+      // At most `maxParts` parts, however small `--chunk-rows` is.
+      Math.max(chunkRows, Math.ceil(checked.summary.rows / maxParts)),
+      scratch,
+      yield* invalidRows(Path.join(checked.runDir, reportCsv), resource),
+      checked.formats.decimal,
+      parts.written
+    ))
+    yield* parts.flush
+  }).pipe(Effect.onError(() => Effect.ignore(store.discardStaging(id))))
+  yield* staged
+  const leaves = Array.from({ length: parts.count() }, (_, i) => `${id}-part${String(i + 1).padStart(4, "0")}`)
+  const queued = yield* queueSubmission(
+    store,
+    queue,
+    store.publishJobs(id, 1 + leaves.length).pipe(Effect.onError(() => Effect.ignore(store.discardStaging(id)))),
+    id,
+    leaves
+  )
   return {
     job: id,
     rows: checked.summary.rows,
     invalid: checked.summary.counts.invalid ?? 0,
-    chunks: parts.length,
+    chunks: leaves.length,
     ...(whole === undefined ? {} : { whole }),
     queued
   } satisfies Submitted
@@ -319,7 +419,7 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
     resources: prepared.steps.map((s) => s.input.resource)
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
-  const queued = yield* queueSubmission(
+  const queued = yield* queueJobs(
     store,
     queue,
     [{ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }],
@@ -347,7 +447,7 @@ export const submitExport = Effect.fn("Fleet.submitExport")(function*(
     say: () => Effect.void
   })
   const id = newJobId()
-  const queued = yield* queueSubmission(store, queue, [
+  const queued = yield* queueJobs(store, queue, [
     { id, kind: "export", account, resource: null, spec: formatted(spec), rows: 0, parent: null }
   ], [])
   return { job: id, resources: prepared.walks.flatMap((w) => w.outputs.map((o) => o.resource.name)), queued }

@@ -34,7 +34,7 @@ import { currentFence, currentLease } from "./Lease.js"
 import { enqueue, openQueue, startEngineWorker } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
 import { checkFleetKey } from "./Secrets.js"
-import { type EgressHold, type FleetStore, lostDataError } from "./Store.js"
+import { type EgressHold, type FleetStore, lostDataError, stagingReclaimMs } from "./Store.js"
 import { outlastingStore } from "./Transient.js"
 
 export { outputs } from "./JobRunner.js"
@@ -119,7 +119,8 @@ const preflight = Effect.fn("Fleet.workerPreflight")(function*(stored: FleetStor
 
 /**
  * Every half lease: submissions whose `submit` was killed before they were all queued are queued (nothing of them
- * runs twice: the queue takes a job id once, and a job that ran keeps its journal), and a store that lost the
+ * runs twice: the queue takes a job id once, and a job that ran keeps its journal), those it left half stored
+ * (`staging`, untouched for `stagingReclaimMs`) are removed with their files, and a store that lost the
  * fleet's data (FLUSHALL, eviction) stops the worker (`unfit`), exit 2, rather than leaving it to serve an empty
  * fleet. `stored` is the store as it is, `store` with its short faults outlasted.
  */
@@ -139,6 +140,12 @@ const startSweep = Effect.fn("Fleet.workerSweep")(function*(
       yield* store.markQueued(s.id)
       yield* options.say(
         `worker ${options.egressId}: job ${s.id} was left unqueued by its submit (stopped midway): queued now`
+      )
+    }
+    const reclaimed = yield* store.reclaimStaging(stagingReclaimMs(options.leaseMs))
+    if (reclaimed > 0) {
+      yield* options.say(
+        `worker ${options.egressId}: removed ${reclaimed} submission(s) whose submit stopped while storing their parts`
       )
     }
   })

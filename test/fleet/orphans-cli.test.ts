@@ -5,7 +5,11 @@
  * - the store holds no file that no job refers to (before: the customer's file and every part stayed in the store
  *   with no job, and nothing ever removed them): the files are stored with the jobs, in one atomic step;
  * - its scratch folder in the temp dir (a copy of the file, the validation report, the parts) is removed by the next
- *   `submit` (before: it stayed for good).
+ *   `submit` (before: it stayed for good);
+ * - killed while it stores its parts in batches (FSM_FLEET_DEBUG_KILL_WHILE_STAGING: after the first batch): the store
+ *   had received parts while the file was still being split (its last part was never written), nothing of it is
+ *   visible (`status` lists no job, every stored file belongs to a job being stored), a worker's sweep reclaims it
+ *   all, and the file submitted again runs once (before: every part was held in memory and stored in one step).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -13,7 +17,18 @@ import { Redis } from "ioredis"
 import { existsSync, mkdirSync, readdirSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { availableBackends, fleetEnv, initFleet, lastJson, query, runCli, startFleetBackend } from "./support.js"
+import {
+  availableBackends,
+  eventually,
+  fleetEnv,
+  initFleet,
+  lastJson,
+  query,
+  runCli,
+  runCliWithin,
+  startFleetBackend,
+  startWorker
+} from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
 
@@ -39,6 +54,21 @@ const storedFiles = (url: string) =>
       `SELECT f.job, f.name, NOT EXISTS (SELECT 1 FROM fsm_bulk.jobs j WHERE j.id = f.job) AS orphan
        FROM fsm_bulk.files f`
     )) as Array<{ job: string; name: string; orphan: boolean }>
+  })
+
+/** The state of every job record in the store (staged ones included). */
+const jobStates = (url: string) =>
+  Effect.promise(async (): Promise<ReadonlyArray<string>> => {
+    if (url.startsWith("redis")) {
+      const client = new Redis(url)
+      try {
+        const keys = (await client.keys("fsm-bulk:job:*")).filter((k) => k.split(":").length === 3)
+        return Promise.all(keys.map(async (k) => (await client.hget(k, "state")) ?? "none"))
+      } finally {
+        await client.quit()
+      }
+    }
+    return ((await query(url, `SELECT state FROM fsm_bulk.jobs`)) as Array<{ state: string }>).map((r) => r.state)
   })
 
 /** The submits' scratch folders in `tmp` (each test's own TMPDIR: other files' submits run at the same time). */
@@ -73,9 +103,13 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
         const left = [...submitFolders(tmp)].filter((n) => !before.has(n))
         assert.strictEqual(left.length, 1, "the killed submit left its scratch folder (the case to clean)")
 
-        assert.deepStrictEqual(yield* storedFiles(server.url), [], "no file stored without its job")
+        // Killed before its jobs were published: what it stored is staged, each file with its (staged) job.
+        const staged = yield* storedFiles(server.url)
+        assert.deepStrictEqual(staged.filter((f) => f.orphan), [], "no file stored without its job")
+        assert.deepStrictEqual((yield* jobStates(server.url)).filter((s) => s !== "staging"), [], "nothing visible")
 
-        const submitted = yield* run(args)
+        // The next submit reclaims what was staged and left (here at once: a test's reclaim age).
+        const submitted = yield* run(args, { FSM_FLEET_STAGING_RECLAIM_MS: "1" })
         assert.strictEqual(submitted.code, 0, submitted.stderr)
         assert.isFalse(existsSync(Path.join(tmp, left[0]!)), "the next submit removed the killed one's folder")
         const files = yield* storedFiles(server.url)
@@ -84,5 +118,81 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
         assert.isTrue(files.some((f) => f.job === lastJson(submitted.stdout).job && f.name === "source/clientes.csv"))
       }),
     { timeout: 240_000 }
+  )
+
+  each(
+    "killed while storing its parts in batches: nothing visible, reclaimed by a worker, submitted again once ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const server = yield* startFleetBackend(b.backend)
+        const sandbox = yield* startDrillSandbox({
+          rate: { limit: 10_000, windowMs: 1_000 },
+          accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }]
+        })
+        const dir = yield* tempDir
+        const tmp = Path.join(dir, "tmp")
+        mkdirSync(tmp)
+        const env = fleetEnv(server.url, { TMPDIR: tmp, FSM_FLEET_LEASE_MS: "2000" })
+        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+          Effect.promise(() => runCli(args, { ...env, ...extra }))
+        yield* initFleet(server.url, [{
+          name: "acme",
+          baseUrl: sandbox.url,
+          apiKey: "acme-key",
+          apiToken: "acme-token"
+        }])
+        // 30 rows in parts of 2: 15 parts; a batch of one part each (FSM_FLEET_STAGE_BYTES=1).
+        const input = customersFile(dir, "clientes.csv", 30)
+        const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "2", "--json"]
+        const killed = yield* run(args, { FSM_FLEET_STAGE_BYTES: "1", FSM_FLEET_DEBUG_KILL_WHILE_STAGING: "1" })
+        assert.strictEqual(killed.code, null, `the submit was killed while staging: ${killed.stdout}\n${killed.stderr}`)
+
+        // The store had its first batch while the file was still being split: the last part was never written.
+        const [folder] = [...submitFolders(tmp)]
+        assert.isDefined(folder, "the killed submit's scratch folder")
+        assert.isTrue(existsSync(Path.join(tmp, folder!, "source", "clientes.csv")), "its copy of the file")
+        assert.isFalse(existsSync(Path.join(tmp, folder!, "chunk-0015.csv")), "the split had not reached the last part")
+        const staged = yield* storedFiles(server.url)
+        const stagedParts = staged.filter((f) => f.name.startsWith("source/chunk-"))
+        assert.isAbove(stagedParts.length, 0, JSON.stringify(staged))
+        assert.isBelow(stagedParts.length, 15, JSON.stringify(staged))
+        assert.deepStrictEqual(staged.filter((f) => f.orphan), [], "every stored file belongs to a job")
+        assert.deepStrictEqual(
+          [...new Set(yield* jobStates(server.url))],
+          ["staging"],
+          "its jobs are staged, nothing else"
+        )
+        const listed = yield* run(["status", "--json"])
+        assert.strictEqual(listed.code, 0, listed.stderr)
+        assert.deepStrictEqual(lastJson(listed.stdout).jobs, [], "status lists no job of it")
+
+        // A worker's sweep reclaims it (a test's reclaim age), files and all.
+        const worker = yield* startWorker(
+          ["--egress-id", "w-reclaim", "--rate", "1000/1s", "--jobs", "4"],
+          { ...env, FSM_FLEET_STAGING_RECLAIM_MS: "500" }
+        )
+        yield* eventually(
+          "the worker reclaims the staged submission",
+          async () => (await Effect.runPromise(storedFiles(server.url))).length === 0,
+          60_000,
+          worker.stderr
+        )
+        assert.deepStrictEqual(yield* jobStates(server.url), [])
+        assert.include(worker.stderr(), "removed 1 submission(s) whose submit stopped while storing their parts")
+
+        // Submitted again: it runs once, one record per valid row.
+        const submitted = yield* run(args, { FSM_FLEET_STAGE_BYTES: "1" })
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+        assert.strictEqual(lastJson(submitted.stdout).chunks, 15)
+        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 120_000))
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        const records = yield* sandbox.control.records("acme-key", "customers")
+        assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
+        const files = yield* storedFiles(server.url)
+        assert.strictEqual(files.filter((f) => f.name.startsWith("source/")).length, 16, JSON.stringify(files))
+        assert.deepStrictEqual(files.filter((f) => f.orphan), [])
+      }),
+    { timeout: 300_000 }
   )
 })

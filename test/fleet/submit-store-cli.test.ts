@@ -105,7 +105,7 @@ describe("submit between storing and queueing (issue 29)", () => {
         const input = customersFile(dir, "clientes.csv", 30)
         const submitted = yield* run(
           ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "10", "--json"],
-          { FSM_FLEET_DEBUG_LOSE_ANSWER: "addJobs" }
+          { FSM_FLEET_DEBUG_LOSE_ANSWER: "publishJobs" }
         )
         assert.strictEqual(submitted.code, 0, submitted.stderr)
         assert.include(submitted.stderr, "the connection was lost before the answer came")
