@@ -15,11 +15,17 @@ import {
   brDateLines,
   brDatesChecks,
   exportOnboardChecks,
+  exportThroughoutChecks,
   otherAccount,
+  passwordLeaks,
   ptBrChecks,
   ptBrOnboardChecks,
+  ptHeadersTitleChecks,
   readCsv,
-  summarySheets
+  runAction,
+  snapshot,
+  summarySheets,
+  usersPasswordChecks
 } from "./model.js"
 import { accounts, runSteps, withWorld } from "./support.js"
 
@@ -312,5 +318,128 @@ describe("br-dates: dd/mm/yyyy and decimal commas read as meant", () => {
         })
       ),
     120_000
+  )
+})
+
+describe("users, pt-headers and export-while-deleting: each check flags what it exists to catch", () => {
+  it.live(
+    "users: a password the server kept, changed or never set against the run's flag; a password written or printed",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const users = ["USR-01", "USR-02"]
+          const passwords = [["Senha#1a", "Senha#1b"], ["Senha#2a", "Senha#2b"], ["Senha#3a", "Senha#3b"]]
+          assert.deepStrictEqual(yield* runSteps(w, [{ kind: "users", users, passwords }]), [[]])
+          const stored = new Map(
+            (yield* w.sandbox.control.stored(accounts[0]!.apiKey, "users")).map((r) => [
+              String(r.externalId).toLowerCase(),
+              r.password as unknown
+            ])
+          )
+          assert.deepStrictEqual([stored.get("usr-01"), stored.get("usr-02")], passwords[2])
+          const runDir = Path.join(dirOf(w, "-users-2"), "run")
+          const without = { passwords: passwords[1]!, sendWriteOnly: false }
+          assert.deepStrictEqual(usersPasswordChecks(users, 1, without, { before: stored, after: stored }, runDir), [])
+          // The re-import without --send-write-only sent USR-01's password; the one with it sent none; a user created
+          // without its password.
+          const sent = new Map([...stored, ["usr-01", "Senha#2a"]])
+          const withFlag = { passwords: passwords[2]!, sendWriteOnly: true }
+          const before = new Map([...stored].map(([k]) => [k, "old"]))
+          const created = new Map([...stored, ["usr-02", undefined]])
+          assert.deepStrictEqual(
+            [
+              ...usersPasswordChecks(users, 1, without, { before: stored, after: sent }, runDir),
+              ...usersPasswordChecks(users, 2, withFlag, { before, after: before }, runDir),
+              ...usersPasswordChecks(users, 0, withFlag, { before: new Map(), after: created }, runDir)
+            ].map((x) => x.replace(/ \(before:.*$/, "")),
+            [
+              "(users) import 2 without --send-write-only: USR-01's password on the server is \"Senha#2a\", expected \"Senha#3a\"",
+              "(users) import 3 with --send-write-only: USR-01's password on the server is \"old\", expected \"Senha#3a\"",
+              "(users) import 3 with --send-write-only: USR-02's password on the server is \"old\", expected \"Senha#3b\"",
+              "(users) import 1 with --send-write-only: USR-02's password on the server is undefined, expected \"Senha#3b\""
+            ]
+          )
+
+          // The runs' directories hold the passwords only in the inputs and the reports; then a log holding one.
+          const dirs = [1, 2, 3].map((n) => dirOf(w, `-users-${n}`))
+          const inputs = new Set(dirs.map((d) => Path.join(d, "usuarios.csv")))
+          const secrets = passwords.flat()
+          assert.deepStrictEqual(yield* passwordLeaks(w, secrets, dirs, inputs, []), [])
+          writeFileSync(Path.join(dirs[1]!, "run", "debug.log"), "PATCH /users/1 {\"password\":\"Senha#2a\"}\n")
+          assert.deepStrictEqual(yield* passwordLeaks(w, secrets, dirs, inputs, ["sent password Senha#3b"]), [
+            `(v) ${Path.relative(w.dir, Path.join(dirs[1]!, "run", "debug.log"))} holds a password (Senha#2a)`,
+            "(v) the output holds a password: sent password Senha#3b"
+          ])
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "pt-headers: a write sent above a title row without a profile; the user not told which row is the header",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const mark = (yield* w.sandbox.control.requests).length
+          w.snapshots.push(yield* snapshot(w))
+          const step = yield* runAction(w, {
+            kind: "pt-headers",
+            mode: "upsert",
+            file: { ...two, style: "aliases", title: true },
+            map: false,
+            dryRun: false
+          })
+          assert.deepStrictEqual(step.found, [], step.note)
+          assert.deepStrictEqual(ptHeadersTitleChecks((yield* w.sandbox.control.requests).slice(mark), step.output), [])
+          // What the user is told, without the line naming row 2; then a write reaching the server during the run.
+          const quiet = step.output.filter((l) => !/row 2 looks like the header/.test(l))
+          const notTold = ptHeadersTitleChecks((yield* w.sandbox.control.requests).slice(mark), quiet)
+          assert.strictEqual(notTold.length, 1, notTold.join("\n"))
+          assert.match(
+            notTold[0]!,
+            /^\(pt-headers\) a title row above the header, no profile: not told that row 2 looks like it/
+          )
+          const made = yield* Effect.flatMap(
+            Api,
+            (api) =>
+              api.request({ method: "POST", path: "/customers", body: { externalId: "CLI-09", name: "Escrita" } })
+          ).pipe(
+            Effect.provide(apiOf(w.sandbox, accounts[0]!.apiKey)),
+            Effect.orDie
+          )
+          assert.isBelow(made.status ?? 500, 300)
+          assert.deepStrictEqual(ptHeadersTitleChecks((yield* w.sandbox.control.requests).slice(mark), step.output), [
+            "(pt-headers) a title row above the header, no profile: 1 writes were sent"
+          ])
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "export-while-deleting: a record there before and after the export missing from its file",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            { kind: "import", mode: "upsert", file: two, dryRun: false },
+            { kind: "export-while-deleting", deletes: 1, pageSize: 1 }
+          ])
+          assert.deepStrictEqual(found, [[], []])
+          const out = dirOf(w, "-export-deleting")
+          const before = w.snapshots[1]!
+          const after = yield* snapshot(w)
+          assert.deepStrictEqual([...after.keys()], ["cli-02"])
+          assert.deepStrictEqual(exportThroughoutChecks(before, after, out), [])
+          doctor(
+            Path.join(out, "customers.csv"),
+            (text) => text.split(/\r?\n/).filter((l) => !l.includes("CLI-02")).join("\r\n")
+          )
+          assert.deepStrictEqual(exportThroughoutChecks(before, after, out), [
+            "(export) cli-02 existed throughout the export, which ended well without it"
+          ])
+        })
+      ),
+    60_000
   )
 })

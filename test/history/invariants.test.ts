@@ -10,8 +10,8 @@ import { loadExcelJs } from "../../src/files/ExcelJs.js"
 import { startTestSandbox } from "../import/support.js"
 import { temporaryDir } from "../support.js"
 import { startEchoGateway } from "./echo.js"
-import type { Action, FileShape, Step, World } from "./model.js"
-import { checkStep, newWorld, rng, runAction, snapshot } from "./model.js"
+import type { Action, FileShape, RunInfo, Snapshot, Step, World } from "./model.js"
+import { checkStep, newWorld, readCsv, rng, runAction, snapshot } from "./model.js"
 import { accounts, runOne, runSteps, withWorld } from "./support.js"
 
 const nothing: Step = { targeted: new Set(), keyless: 0, output: [], note: "" }
@@ -147,6 +147,93 @@ describe("invariant (iv): every report line agrees with the server, every mapped
   )
 })
 
+/** Rewrites a run's report.csv with `edit` applied to its lines (every cell quoted, as a spreadsheet may save it). */
+const rewriteReport = (runDir: string, edit: (rows: Array<Record<string, string>>) => void) =>
+  Effect.sync(() => {
+    const path = Path.join(runDir, "report.csv")
+    const rows = readCsv(path)
+    const before = JSON.stringify(rows)
+    edit(rows)
+    assert.notStrictEqual(JSON.stringify(rows), before, "the report unchanged")
+    const quote = (cell: string) => `"${cell.replaceAll("\"", "\"\"")}"`
+    const header = Object.keys(rows[0]!)
+    writeFileSync(
+      path,
+      [header, ...rows.map((r) => header.map((h) => r[h] ?? ""))].map((l) => l.map(quote).join(",")).join("\r\n")
+    )
+  })
+
+/** The report's line of `key` (the own sheet's key column is `Código`). */
+const lineOf = (rows: Array<Record<string, string>>, key: string) => {
+  const row = rows.find((r) => Object.values(r).includes(key))
+  assert.isDefined(row, `${key} in ${JSON.stringify(rows)}`)
+  return row!
+}
+
+describe("invariant (iv): its other checks each flag what they exist to catch", () => {
+  it.live("a created line whose record is gone from the server", () =>
+    Effect.gen(function*() {
+      const found = yield* importThen((w) => Effect.asVoid(runAction(w, { kind: "actor-delete", record: 0 })))
+      assert.deepStrictEqual(found, [
+        "(iv) 002-import-upsert row 3 (cli-01) created, but the server has no such record"
+      ])
+    }), 60_000)
+
+  it.live("a report lacking a mapped column of the file", () =>
+    Effect.gen(function*() {
+      const found = yield* importThen((_, runDir) =>
+        rewriteReport(runDir, (rows) => rows.forEach((r) => delete r["Endereço"]))
+      )
+      assert.deepStrictEqual(found, [
+        "(iv) 002-import-upsert row 3 (cli-01) created: the report has no column \"Endereço\" of the file",
+        "(iv) 002-import-upsert row 4 (cli-02) created: the report has no column \"Endereço\" of the file"
+      ])
+    }), 60_000)
+
+  it.live("a line naming another record id than the server's", () =>
+    Effect.gen(function*() {
+      let id = ""
+      const found = yield* importThen((_, runDir) =>
+        rewriteReport(runDir, (rows) => {
+          const row = lineOf(rows, "CLI-01")
+          id = row._record_id!
+          row._record_id = "987654"
+        })
+      )
+      assert.deepStrictEqual(found, [
+        `(iv) 002-import-upsert row 3 (cli-01) created: record 987654, the server's is ${id}`
+      ])
+    }), 60_000)
+
+  it.live("a line saying deleted whose record is still there", () =>
+    Effect.gen(function*() {
+      const found = yield* importThen((_, runDir) =>
+        rewriteReport(runDir, (rows) => void (lineOf(rows, "CLI-02")._status = "deleted"))
+      )
+      assert.deepStrictEqual(found, ["(iv) 002-import-upsert row 4 (cli-02) deleted, but the record is there"])
+    }), 60_000)
+
+  it.live(
+    "a line saying not sent (skipped, conflict, invalid) whose record the step changed",
+    () =>
+      Effect.gen(function*() {
+        for (const status of ["skipped", "conflict", "invalid"]) {
+          const found = yield* importThen((_, runDir) =>
+            rewriteReport(runDir, (rows) => void (lineOf(rows, "CLI-01")._status = status))
+          )
+          assert.strictEqual(found.length, 1, found.join("\n"))
+          assert.match(
+            found[0]!,
+            new RegExp(
+              `^\\(iv\\) 002-import-upsert row 3 \\(cli-01\\) ${status}, but its record changed: \\(none\\) → \\{`
+            )
+          )
+        }
+      }),
+    120_000
+  )
+})
+
 describe("invariant (i): no internal column reaches the server", () => {
   it.live("a record holding a value of Vendedor is flagged", () =>
     Effect.gen(function*() {
@@ -261,6 +348,119 @@ describe("invariants (i), (iii), (v) and stale: each flags what it exists to cat
           ]
         )
       })),
+    60_000
+  )
+})
+
+describe("invariant (i): a property named as a column never to be sent", () => {
+  it.live(
+    "a record holding a property Vendedor (the internal column's name) is flagged",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const dir = Path.join(yield* temporaryDir("fsm-history-i-"), "h")
+        mkdirSync(dir, { recursive: true })
+        const w = worldIn(dir)
+        w.runs.push({
+          dir: Path.join(dir, "001-import-upsert"),
+          firstStep: 0,
+          dryRun: false,
+          undo: false,
+          targeted: new Set(["cli-01"]),
+          plan: { keyColumn: "Código", mapped: [], decimal: ",", unsent: ["Vendedor"], unsentValues: [] }
+        })
+        const record = { id: 1, externalId: "CLI-01", name: "Padaria" }
+        const step: Step = { ...nothing, targeted: new Set(["cli-01"]) }
+        const clean = new Map([["cli-01", record]])
+        assert.deepStrictEqual(yield* checkStep(w, 0, step, new Map(), clean), [])
+        const leaked = new Map([["cli-01", { ...record, vendedor: "Ana" }]])
+        assert.deepStrictEqual(yield* checkStep(w, 0, step, new Map(), leaked), [
+          "(i) cli-01 has a property \"vendedor\", a column never to be sent"
+        ])
+      })),
+    60_000
+  )
+})
+
+const A = { id: 1, externalId: "CLI-01", name: "Padaria" }
+const B = { id: 1, externalId: "CLI-01", name: "Padaria (editado)" }
+const C = { id: 1, externalId: "CLI-01", name: "Padaria (outro)" }
+const one = (r: Record<string, unknown> | undefined): Snapshot => new Map(r === undefined ? [] : [["cli-01", r]])
+
+/**
+ * A world whose steps were `owners` (a run directory or "actor"), the records before each step `states` (one more:
+ * before the undo), and an undo of `covered` runs whose report.csv says `reported`; the violations of the undo
+ * leaving cli-01 as `left`.
+ */
+const undoLeaving = (
+  states: ReadonlyArray<Record<string, unknown> | undefined>,
+  owners: ReadonlyArray<string>,
+  covered: ReadonlyArray<string>,
+  left: Record<string, unknown> | undefined,
+  reported: ReadonlyArray<string> = []
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const dir = Path.join(yield* temporaryDir("fsm-history-ii-"), "h")
+    const undoDir = Path.join(dir, "009-undo")
+    mkdirSync(undoDir, { recursive: true })
+    writeFileSync(
+      Path.join(undoDir, "report.csv"),
+      ["resource,run,run_row,record_id,undo,fields,_status", ...reported].join("\r\n")
+    )
+    const w = worldIn(dir)
+    w.snapshots.push(...states.map(one))
+    owners.forEach((owner, i) => {
+      w.changes.push({ owner, keys: new Set(["cli-01"]) })
+      if (owner !== "actor") {
+        w.runs.push(
+          { dir: owner, firstStep: i, dryRun: false, undo: false, targeted: new Set(["cli-01"]) } satisfies RunInfo
+        )
+      }
+    })
+    const step: Step = { ...nothing, targeted: new Set(["cli-01"]), runDir: undoDir, undid: covered }
+    return yield* checkStep(w, owners.length, step, one(states[owners.length]), one(left))
+  }))
+
+describe("invariant (ii): undo's three checks each flag what they exist to catch", () => {
+  it.live(
+    "nobody else touched it: undo must bring back the before-state, or leave it and not say it acted",
+    () =>
+      Effect.gen(function*() {
+        // Run r1 created cli-01; its undo deletes it (clean), leaves it alone (clean: refused), or makes it C.
+        assert.deepStrictEqual(yield* undoLeaving([undefined, A], ["r1"], ["r1"], undefined), [])
+        assert.deepStrictEqual(yield* undoLeaving([undefined, A], ["r1"], ["r1"], A), [])
+        assert.deepStrictEqual(yield* undoLeaving([undefined, A], ["r1"], ["r1"], C), [
+          "(ii) undo left cli-01 as {\"externalId\":\"CLI-01\",\"name\":\"Padaria (outro)\"}; before the run it was (none)"
+        ])
+        // Its report says it deleted record 1, which is still there.
+        assert.deepStrictEqual(
+          yield* undoLeaving([undefined, A], ["r1"], ["r1"], A, ["customers,001,2,1,delete,,deleted"]),
+          ["(ii) undo left cli-01 as {\"externalId\":\"CLI-01\",\"name\":\"Padaria\"}; before the run it was (none)"]
+        )
+      }),
+    60_000
+  )
+
+  it.live("someone else changed it since the run: undo must leave it alone", () =>
+    Effect.gen(function*() {
+      // r1 created A, the actor made it B: the undo may not delete it.
+      assert.deepStrictEqual(yield* undoLeaving([undefined, A, B], ["r1", "actor"], ["r1"], B), [])
+      assert.deepStrictEqual(yield* undoLeaving([undefined, A, B], ["r1", "actor"], ["r1"], undefined), [
+        "(ii) undo changed cli-01, which someone else changed since the run: {\"externalId\":\"CLI-01\",\"name\":\"Padaria (editado)\"} → (none)"
+      ])
+    }), 60_000)
+
+  it.live(
+    "someone else changed it between the covered runs: undo stays on their own chain of changes",
+    () =>
+      Effect.gen(function*() {
+        // r1 created A, the actor made it B, r2 (covered too) made it A again: undo may stop at A or at B, no further.
+        const states = [undefined, A, B, A]
+        const owners = ["r1", "actor", "r2"]
+        assert.deepStrictEqual(yield* undoLeaving(states, owners, ["r1", "r2"], B), [])
+        assert.deepStrictEqual(yield* undoLeaving(states, owners, ["r1", "r2"], undefined), [
+          "(ii) undo left cli-01 as (none); its covered runs' own changes lead back only to {\"externalId\":\"CLI-01\",\"name\":\"Padaria\"} ← {\"externalId\":\"CLI-01\",\"name\":\"Padaria (editado)\"}"
+        ])
+      }),
     60_000
   )
 })

@@ -631,20 +631,31 @@ const ptHeadersStep = Effect.fn("History.ptHeaders")(function*(w: World, a: Of<"
   if (a.map || a.file.title !== true) return yield* importStep(w, a, undefined, a.map)
   const mark = (yield* w.sandbox.control.requests).length
   const step = yield* importStep(w, a, undefined, false)
-  const sent = writes((yield* w.sandbox.control.requests).slice(mark)).length
-  const told = step.output.join("\n")
-  const found = [
+  const found = ptHeadersTitleChecks((yield* w.sandbox.control.requests).slice(mark), step.output)
+  return { ...step, targeted: new Set<string>(), keyless: 0, found } satisfies Step
+})
+
+/**
+ * A title row above Portuguese headers and no profile: no write among the server's `requests` of the run, and the
+ * user `told` that row 2 looks like the header and which `map` command reads it.
+ */
+export const ptHeadersTitleChecks = (
+  requests: Parameters<typeof writes>[0],
+  told: ReadonlyArray<string>
+): Array<string> => {
+  const sent = writes(requests).length
+  const text = told.join("\n")
+  return [
     ...(sent > 0 ? [`(pt-headers) a title row above the header, no profile: ${sent} writes were sent`] : []),
-    ...(!/row 2 looks like the header/.test(told) || !told.includes("fsm-bulk map customers")
+    ...(!/row 2 looks like the header/.test(text) || !text.includes("fsm-bulk map customers")
       ? [
         `(pt-headers) a title row above the header, no profile: not told that row 2 looks like it (${
-          told.slice(0, 300)
+          text.slice(0, 300)
         })`
       ]
       : [])
   ]
-  return { ...step, targeted: new Set<string>(), keyless: 0, found } satisfies Step
-})
+}
 
 /** The read-only lists among an export's files that hold rows (an onboarding of it must skip them). */
 const readOnlyFilesOf = (dir: string): Array<string> =>
@@ -1233,24 +1244,56 @@ const usersStep = Effect.fn("History.users")(function*(w: World, a: Of<"users">)
     ))
     const code = Exit.isSuccess(exit) ? (exit.value as { exitCode: number }).exitCode : undefined
     if (code !== 0) found.push(`users import ${n + 1}: ${code === undefined ? failureText(exit) : `exit ${code}`}`)
-    const after = yield* stored
-    const flag = round.sendWriteOnly ? "with --send-write-only" : "without --send-write-only"
-    const report = readCsv(Path.join(runDir, "report.csv"))
-    for (const [i, key] of a.users.entries()) {
-      const k = normalKey(key)
-      const expected = round.sendWriteOnly || !before.has(k) ? round.passwords[i] : before.get(k)
-      if (after.get(k) !== expected) {
-        found.push(
-          `(users) import ${n + 1} ${flag}: ${key}'s password on the server is ${JSON.stringify(after.get(k))}, ` +
-            `expected ${JSON.stringify(expected)} (before: ${JSON.stringify(before.get(k))}; report: ${
-              report.filter((r) => r.externalId === key).map((r) => `${r._status} ${r._error}`).join(" | ")
-            })`
-        )
-      }
-    }
+    found.push(...usersPasswordChecks(a.users, n, round, { before, after: yield* stored }, runDir))
   }
-  // The passwords in anything written or printed: the inputs and the reports (report.csv, report.xlsx) may.
-  const secrets = a.passwords.flat()
+  found.push(...(yield* passwordLeaks(w, a.passwords.flat(), dirs, inputs, output)))
+  return {
+    targeted: new Set<string>(),
+    keyless: 0,
+    output,
+    note: `users ${a.users.join(",")}: 3 imports`,
+    found
+  } satisfies Step
+})
+
+/**
+ * Import `n` (0-based) of `users` with `round`'s passwords: each user's password on the server (`stored`, by
+ * normalised key) is the file's when the run sent write-only fields or created the user, else the one kept before.
+ */
+export const usersPasswordChecks = (
+  users: ReadonlyArray<string>,
+  n: number,
+  round: { readonly passwords: ReadonlyArray<string>; readonly sendWriteOnly: boolean },
+  stored: { readonly before: ReadonlyMap<string, unknown>; readonly after: ReadonlyMap<string, unknown> },
+  runDir: string
+): Array<string> => {
+  const { after, before } = stored
+  const flag = round.sendWriteOnly ? "with --send-write-only" : "without --send-write-only"
+  const report = readCsv(Path.join(runDir, "report.csv"))
+  return users.flatMap((key, i) => {
+    const k = normalKey(key)
+    const expected = round.sendWriteOnly || !before.has(k) ? round.passwords[i] : before.get(k)
+    return after.get(k) === expected ? [] : [
+      `(users) import ${n + 1} ${flag}: ${key}'s password on the server is ${JSON.stringify(after.get(k))}, ` +
+      `expected ${JSON.stringify(expected)} (before: ${JSON.stringify(before.get(k))}; report: ${
+        report.filter((r) => r.externalId === key).map((r) => `${r._status} ${r._error}`).join(" | ")
+      })`
+    ]
+  })
+}
+
+/**
+ * The passwords in anything the users runs wrote under `dirs` or printed (`output`): only the `inputs` and the
+ * reports (report.csv, report.xlsx, which hold the input's columns) may hold them.
+ */
+export const passwordLeaks = Effect.fn("History.passwordLeaks")(function*(
+  w: World,
+  secrets: ReadonlyArray<string>,
+  dirs: ReadonlyArray<string>,
+  inputs: ReadonlySet<string>,
+  output: ReadonlyArray<string>
+) {
+  const found: Array<string> = []
   const allowed = (path: string) => inputs.has(path) || /^report\.(csv|xlsx)$/.test(Path.basename(path))
   for (const path of dirs.flatMap(filesUnder)) {
     if (allowed(path)) continue
@@ -1263,13 +1306,7 @@ const usersStep = Effect.fn("History.users")(function*(w: World, a: Of<"users">)
   for (const line of output) {
     for (const s of secrets) if (line.includes(s)) found.push(`(v) the output holds a password: ${line.slice(0, 120)}`)
   }
-  return {
-    targeted: new Set<string>(),
-    keyless: 0,
-    output,
-    note: `users ${a.users.join(",")}: 3 imports`,
-    found
-  } satisfies Step
+  return found
 })
 
 const withoutFaults = <A, E>(w: World, effect: Effect.Effect<A, E>) =>
@@ -1798,16 +1835,7 @@ const exportWhileDeleting = Effect.fn("History.exportWhileDeleting")(function*(
       return yield* Fiber.join(fiber)
     })
   )
-  const after = yield* snapshot(w)
-  const found: Array<string> = []
-  if (Exit.isSuccess(exported)) {
-    const inFile = new Set(readCsv(Path.join(out, "customers.csv")).map((r) => normalKey(r.externalId ?? "")))
-    for (const k of before.keys()) {
-      if (!k.startsWith("#") && after.has(k) && !inFile.has(k)) {
-        found.push(`(export) ${k} existed throughout the export, which ended well without it`)
-      }
-    }
-  }
+  const found = Exit.isSuccess(exported) ? exportThroughoutChecks(before, yield* snapshot(w), out) : []
   return {
     targeted: new Set(doomed.map(([k]) => k)),
     keyless: 0,
@@ -1816,6 +1844,14 @@ const exportWhileDeleting = Effect.fn("History.exportWhileDeleting")(function*(
     note: `export (pages of ${a.pageSize}) while deleting ${doomed.map(([k]) => k).join(" ")}: ${failureText(exported)}`
   } satisfies Step
 })
+
+/** Every record (with a key) there before an export and after it is in the customers file it wrote to `out`. */
+export const exportThroughoutChecks = (before: Snapshot, after: Snapshot, out: string): Array<string> => {
+  const inFile = new Set(readCsv(Path.join(out, "customers.csv")).map((r) => normalKey(r.externalId ?? "")))
+  return [...before.keys()].filter((k) => !k.startsWith("#") && after.has(k) && !inFile.has(k)).map((k) =>
+    `(export) ${k} existed throughout the export, which ended well without it`
+  )
+}
 
 /** An export of the customers (faults off: the export's own faults are other tests' business). */
 const exportStep = Effect.fn("History.export")(function*(w: World) {
