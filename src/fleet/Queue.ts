@@ -3,13 +3,17 @@
  * `fsm-bulk` whose jobs carry only our job id (what to run is in the fleet store's jobs, credentials in its
  * accounts, never in job data; Store.ts, RedisStore.ts). Workers pull jobs when they have room; a job whose worker
  * stops renewing its lock (killed, paused) goes back to the queue after the lock expires and another worker takes
- * it over, so attempts and stalls are allowed many times: our journal, not the queue, decides what was done.
+ * it over, so attempts and stalls are allowed many times: our journal, not the queue, decides what was done. Besides
+ * BullMQ's own fetch, each worker's takeover slot claims such jobs itself, in BullMQ's table or keys (one statement,
+ * one script), so that new jobs queued ahead of them do not delay them (`startEngineWorker`).
  */
 import type { Job, JobsOptions } from "bullmq"
 import type { Scope } from "effect"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import { randomUUID } from "node:crypto"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
@@ -93,6 +97,8 @@ export const migrateEngine = (pool: Pool) =>
 export interface FleetQueue {
   readonly add: (name: string, data: JobData, options: JobsOptions) => Promise<unknown>
   readonly remove: (id: string) => Promise<unknown>
+  /** A job with its lock's calls (the takeover slot runs one it claimed). */
+  readonly getJob: (id: string) => Promise<Job<JobData> | undefined>
   readonly close: () => Promise<void>
   readonly disconnect: () => Promise<void>
   readonly on: (event: "error", listener: (error: Error) => void) => unknown
@@ -169,23 +175,133 @@ export const dequeue = (queue: FleetQueue, id: string) =>
  */
 export const stalledInterval = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 4)))
 
-/** How long a new job that reached a busy worker's takeover slot waits before it is offered again. */
-export const takeoverSlotDelay = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 4)))
+/**
+ * How often a worker whose takeover slot is free asks the store for a job to take over: a sixth of the lease, between
+ * 250 ms and 1 s. A killed worker's job is then taken within the lease and this of the kill.
+ */
+export const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
 
 /**
- * Whether a job given by the queue continues a run that stopped (its worker was killed or stalled: the queue moved it
- * back; or it was handed back): a takeover, as opposed to a job not started yet.
+ * The takeover slot's claim on PostgreSQL, in BullMQ's own table, one statement: a job handed back to the queue
+ * after a stall or by its worker (its stall count or attempts raised), first in the order they came back, else an
+ * active job whose lock lapsed (its worker died or stalled), the oldest expiry first. It is made active under this
+ * worker's lock as BullMQ's own claim makes it (`move_to_active`), the row locked `FOR UPDATE SKIP LOCKED` as there
+ * and as the stall sweep locks it: a job is claimed once, by this or by the queue's own fetch. A job not started yet is
+ * never taken here. Times are BullMQ's (the worker's clock in ms, as its locks are set and swept).
  */
-export const isTakeover = (job: { readonly stalledCounter?: number; readonly attemptsMade?: number }): boolean =>
-  (job.stalledCounter ?? 0) > 0 || (job.attemptsMade ?? 0) > 0
+const claimExpiredSql = `
+WITH expired AS (
+  SELECT queue, id FROM bullmq.job
+   WHERE queue = $1
+     AND ((state = 'waiting' AND (stalled_count > 0 OR attempts_made > 0))
+       OR (state = 'active' AND locked_until_ms < $2))
+   ORDER BY state = 'active', locked_until_ms, seq
+   LIMIT 1
+   FOR UPDATE SKIP LOCKED
+), claimed AS (
+  UPDATE bullmq.job j
+     SET stalled_count = j.stalled_count + CASE WHEN j.state = 'active' THEN 1 ELSE 0 END,
+         state = 'active', lock_token = $3, locked_until_ms = $2 + $4, processed_at_ms = $2, processed_by = $5,
+         attempts_started = j.attempts_started + 1, stalled_marked = false
+    FROM expired WHERE j.queue = expired.queue AND j.id = expired.id
+  RETURNING j.id
+)
+SELECT id, bullmq.publish_event($1, 'active', jsonb_build_object('jobId', id, 'prev', 'takeover')) FROM claimed`
+
+/**
+ * The same claim on Redis, one script over BullMQ's keys (KEYS: active, wait, stalled, events; ARGV: key prefix,
+ * token, lock ms, now, how many of the wait list's next jobs to look at): a job back in the wait list after a stall or a
+ * hand-back (its `stc` or `atm` raised), the next the queue would give first, else an active job whose lock key is
+ * gone, the longest active first. It is made active with this worker's lock key (and out of the stall check's set, as
+ * BullMQ's lock renewal takes it), as `moveToActive` makes a job active.
+ */
+const claimExpiredLua = `
+local function claim(id, waiting)
+  local key = ARGV[1] .. id
+  if waiting then
+    redis.call("LREM", KEYS[2], 1, id)
+    redis.call("LPUSH", KEYS[1], id)
+  else
+    redis.call("HINCRBY", key, "stc", 1)
+  end
+  redis.call("SET", key .. ":lock", ARGV[2], "PX", ARGV[3])
+  redis.call("SREM", KEYS[3], id)
+  redis.call("HSET", key, "processedOn", ARGV[4])
+  redis.call("HINCRBY", key, "ats", 1)
+  redis.call("XADD", KEYS[4], "*", "event", "active", "jobId", id, "prev", "takeover")
+  return id
+end
+local waiting = redis.call("LRANGE", KEYS[2], -tonumber(ARGV[5]), -1)
+for i = #waiting, 1, -1 do
+  local f = redis.call("HMGET", ARGV[1] .. waiting[i], "stc", "atm")
+  if tonumber(f[1] or "0") > 0 or tonumber(f[2] or "0") > 0 then return claim(waiting[i], true) end
+end
+local active = redis.call("LRANGE", KEYS[1], 0, -1)
+for i = #active, 1, -1 do
+  if redis.call("EXISTS", ARGV[1] .. active[i] .. ":lock") == 0 then return claim(active[i], false) end
+end
+return false`
+
+/** How many of the wait list's next jobs the Redis claim looks at (the most parts one submission makes). */
+const claimScanLimit = 1_000
+
+/** The takeover slot's claim: the id of a job it now holds under `token`, or none. */
+type ClaimExpired = (token: string) => Promise<string | undefined>
+
+/** The takeover claim on the queue's store at `url`, on a connection of its own, closed with the scope. */
+const openClaim = (url: string, leaseMs: number, name: string): Effect.Effect<ClaimExpired, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    if (isRedisUrl(url)) {
+      const { Redis } = yield* Effect.promise(() => import("ioredis"))
+      const client = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const c = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 10_000 })
+          c.on("error", () => undefined)
+          return c
+        }),
+        (c) => Effect.sync(() => c.disconnect())
+      )
+      const prefix = `bull:${queueName}:`
+      return async (token) => {
+        const id = await client.eval(
+          claimExpiredLua,
+          4,
+          `${prefix}active`,
+          `${prefix}wait`,
+          `${prefix}stalled`,
+          `${prefix}events`,
+          prefix,
+          token,
+          String(leaseMs),
+          String(Date.now()),
+          String(claimScanLimit)
+        )
+        return typeof id === "string" ? id : undefined
+      }
+    }
+    const pg = yield* Effect.promise(() => import("pg"))
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const p = new pg.default.Pool({ connectionString: url, max: 1 })
+        p.on("error", () => undefined)
+        return p
+      }),
+      (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
+    )
+    return async (token) => {
+      const result = await pool.query<{ id: string }>(claimExpiredSql, [queueName, Date.now(), token, leaseMs, name])
+      return result.rows[0]?.id
+    }
+  })
 
 /**
  * A worker pulling up to `jobs` jobs at once for the scope, plus one slot kept for takeovers; `process` runs one
- * (its promise ends it). Without that slot, a killed worker's job waited for the first survivor to finish a job
- * (28–38 s with every survivor busy, issue 29): the queue only gives jobs to workers with room. The slot takes any
- * job the queue gives; a new one that reaches it while the `jobs` slots are all busy is put back (delayed, its
- * attempts untouched) for a worker with room, so a busy worker always has room to take over a stalled job (within
- * half a `takeoverSlotDelay` of its return to the queue).
+ * (its promise ends it). The `jobs` slots take what the queue's shared fetch gives (new jobs, in their order). The
+ * takeover slot has a claim of its own (`claimExpiredSql`, `claimExpiredLua`) that takes only jobs whose worker died,
+ * stalled or handed them back, never a new one: a killed worker's job is taken by a worker even when its `jobs` slots
+ * are all busy and new jobs are queued. Without the slot, a killed worker's job waited for the first survivor to finish
+ * a job (28–38 s, issue 29); when the slot took whatever the queue gave and put new jobs back, it waited behind them
+ * (42–53 s with a 6 s lease, on PostgreSQL, where a stalled job goes back at the end of the queue).
  */
 export const startEngineWorker = (
   url: string,
@@ -195,28 +311,12 @@ export const startEngineWorker = (
   Effect.gen(function*() {
     const bullmq = yield* engine
     const settings = {
-      concurrency: options.jobs + 1,
+      concurrency: options.jobs,
       lockDuration: options.leaseMs,
       stalledInterval: stalledInterval(options.leaseMs),
       maxStalledCount: 1_000
     }
-    let running = 0
-    const processor = async (job: Job<JobData>, token?: string) => {
-      if (running >= options.jobs && !isTakeover(job)) {
-        const delay = takeoverSlotDelay(options.leaseMs)
-        await job.moveToDelayed(Date.now() + delay, token)
-        // The slot is held a moment before it takes the next job: with many jobs queued and every slot busy, it
-        // would otherwise put them all back, one after another, as fast as the queue answers.
-        await new Promise((resolve) => setTimeout(resolve, Math.floor(delay / 2)))
-        throw new bullmq.DelayedError()
-      }
-      running++
-      try {
-        await process(job.data)
-      } finally {
-        running--
-      }
-    }
+    const processor = (job: Job<JobData>) => process(job.data)
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
         if (isRedisUrl(url)) {
@@ -233,5 +333,49 @@ export const startEngineWorker = (
     )
     // A lost connection is retried by the engine; its errors must not end the process.
     worker.on("error", () => undefined)
-    return { close: Effect.promise(() => worker.close()).pipe(Effect.ignore) }
+
+    // The takeover slot: a job claimed is run as the queue's own are, its lock renewed every half lease, and ended
+    // in the queue with the claim's token (failed: given again after its back-off, as a job handed back is).
+    const queue = yield* openQueue(url)
+    const claim = yield* openClaim(url, options.leaseMs, `takeover-${randomUUID()}`)
+    const takeOver = async (): Promise<boolean> => {
+      const token = `${randomUUID()}:takeover`
+      const id = await claim(token)
+      if (id === undefined) return false
+      const job = await queue.getJob(id)
+      if (job === undefined) return true
+      // Claimed as the worker began to stop: given back at once for another worker.
+      if (closing) {
+        await job.moveToFailed(new Error("the worker is stopping"), token, false).catch(() => undefined)
+        return true
+      }
+      const renew = setInterval(
+        () => void job.extendLock(token, options.leaseMs).catch(() => undefined),
+        Math.floor(options.leaseMs / 2)
+      )
+      const outcome = await process(job.data).then(() => undefined, (e: unknown) => e)
+      clearInterval(renew)
+      await (outcome === undefined
+        ? job.moveToCompleted(undefined, token, false)
+        : job.moveToFailed(outcome instanceof Error ? outcome : new Error(String(outcome)), token, false))
+        .catch(() => undefined)
+      return true
+    }
+    let closing = false
+    let current: Promise<boolean> | undefined
+    const slot = yield* Effect.forkScoped(Effect.gen(function*() {
+      while (!closing) {
+        // A claim that fails (the store unreachable) is tried again at the next poll.
+        current = takeOver().catch(() => false)
+        if (!(yield* Effect.promise(() => current!))) yield* Effect.sleep(takeoverPollMs(options.leaseMs))
+      }
+    }))
+    return {
+      close: Effect.gen(function*() {
+        closing = true
+        yield* Fiber.interrupt(slot)
+        yield* Effect.promise(() => worker.close()).pipe(Effect.ignore)
+        if (current !== undefined) yield* Effect.promise(() => current!)
+      })
+    }
   })
