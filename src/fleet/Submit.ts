@@ -7,7 +7,8 @@ import * as Effect from "effect/Effect"
 import { randomUUID } from "node:crypto"
 import {
   closeSync,
-  copyFileSync,
+  createReadStream,
+  createWriteStream,
   existsSync,
   mkdirSync,
   openSync,
@@ -17,6 +18,7 @@ import {
   statSync
 } from "node:fs"
 import * as Path from "node:path"
+import { pipeline } from "node:stream/promises"
 import { say } from "../console/Output.js"
 import { InputError } from "../Errors.js"
 import { prepareExport } from "../export/Export.js"
@@ -232,13 +234,15 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
   }
   // Offline validation into a scratch directory: the same reading and rules as the worker's run.
   const scratch = yield* scratchDir
-  // The file is read once, copied by the system into the scratch folder (not through memory): what is validated,
-  // scanned, split and stored is that copy. A file changed while `submit` runs (an editor saving it, a transfer still
-  // writing) cannot be validated in one version and split or stored in another (whose rows the verdicts would not fit).
+  // The file is read once, streamed into the scratch folder (a piece at a time, not the whole file in memory): what
+  // is validated, scanned, split and stored is that copy. A file changed while `submit` runs (an editor saving it, a
+  // transfer still writing) cannot be validated in one version and split or stored in another (whose rows the
+  // verdicts would not fit). Read as a stream, not copied by the system: a pipe or a process substitution has no size
+  // to copy (`copyFile` gave an empty copy of a named pipe).
   const copy = Path.join(scratch, "source", Path.basename(file))
   mkdirSync(Path.dirname(copy), { recursive: true })
-  yield* Effect.try({
-    try: () => copyFileSync(file, copy),
+  yield* Effect.tryPromise({
+    try: () => pipeline(createReadStream(file), createWriteStream(copy)),
     catch: (cause) => new InputError({ file, detail: `cannot read the file: ${describeCause(cause)}`, cause })
   })
   // What is said about the copy names the user's file.
