@@ -232,7 +232,11 @@ describe("one process per run directory", () => {
         const a = spawnCli(["export", "--out", out], sandbox, dir)
         // Once it lists, it holds the directory (the lock is taken before the first request).
         while ((yield* sandbox.control.requests).length === 0) yield* Effect.sleep(10)
+        // Held while the second one starts: an export of a near-empty account ends in well under a CLI's start-up on
+        // a loaded machine (then the second found a finished export, not a holder). Each of its next requests waits 5 s.
+        yield* sandbox.control.setFaults({ latencyMs: 5_000 })
         const b = yield* runCli(["export", "--out", out, "--json"], sandbox, dir)
+        yield* sandbox.control.setFaults({ latencyMs: 0 })
         assert.strictEqual(b.code, 2, b.stderr)
         assert.include(b.stderr, `${out} is in use by another fsm-bulk process: pid ${a.child.pid}`)
         assert.include(b.stderr, "(export, since ")
