@@ -1,17 +1,24 @@
 /**
- * A killed worker's job is taken over within the lease (plus the queue's stall check and a pickup) even when every
- * survivor's job slots are busy with long jobs (issue 29: it waited 28–38 s, until a survivor finished a job).
+ * A killed worker's job is taken over by a busy survivor's takeover slot (issue 29): within the lease (plus the
+ * queue's stall check and a pickup) even when every survivor's job slots are busy with long jobs (it waited 28–38 s,
+ * until a survivor finished a job), and before any new part queued meanwhile reaches that slot (the slot was given
+ * whatever the queue handed out next and put new parts back one after another; on PostgreSQL, where a stalled job
+ * goes back at the end of the queue, the killed worker's parts waited 42–53 s behind them). The second is asserted
+ * from the queue's own history (its event log: which job was made active when) and the fleet store's leases.
  * Real worker processes, killed with -9, on PostgreSQL and Redis.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { Redis } from "ioredis"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
 import {
   availableBackends,
+  type Backend,
   eventually,
   fleetEnv,
   initFleet,
   lastJson,
+  query,
   runCli,
   startFleetBackend,
   startWorker,
@@ -28,80 +35,120 @@ const leaseMs = 4_000
  */
 const schedulingAllowanceMs = 3_000
 
+/** The queue's event log in its order: each event's name and job. */
+const queueEvents = (url: string): Promise<ReadonlyArray<{ readonly event: string; readonly job: string }>> =>
+  url.startsWith("redis")
+    ? (async () => {
+      const client = new Redis(url)
+      try {
+        const entries = await client.xrange("bull:fsm-bulk:events", "-", "+")
+        return entries.map(([, fields]) => {
+          const map = new Map<string, string>()
+          for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
+          return { event: map.get("event") ?? "", job: map.get("jobId") ?? "" }
+        })
+      } finally {
+        await client.quit()
+      }
+    })()
+    : query(
+      url,
+      "SELECT event, data->>'jobId' AS job FROM bullmq.event WHERE queue = 'fsm-bulk' ORDER BY id"
+    ) as Promise<Array<{ event: string; job: string }>>
+
+/**
+ * Two survivors with one job slot each, both busy with a long job (600 rows at 10 a second, for account `beta`), then
+ * a victim worker sending `rows` rows of a job for `acme` (10 a second), not yet killed.
+ */
+const busyFleetWithVictim = (backend: Backend, rows: number) =>
+  Effect.gen(function*() {
+    const server = yield* startFleetBackend(backend)
+    const sandbox = yield* startDrillSandbox({
+      rate: { limit: 10_000, windowMs: 1_000 },
+      accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, {
+        apiKey: "beta-key",
+        apiToken: "beta-token"
+      }]
+    })
+    const dir = yield* tempDir
+    const env = fleetEnv(server.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
+    const run = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, env))
+    // The long jobs work for another account than the victim's job: its records are counted alone.
+    yield* initFleet(server.url, [
+      { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]! },
+      { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]! }
+    ])
+    const submit = (args: ReadonlyArray<string>) =>
+      Effect.map(run(["submit", "import", "customers", ...args, "--json"]), (r) => {
+        assert.strictEqual(r.code, 0, r.stderr)
+        return lastJson(r.stdout).job as string
+      })
+    const owner = (job: string) => withStore(server.url, (store) => Effect.map(store.job(job), (row) => row.owner))
+
+    const long = customersFile(dir, "longo.csv", 600)
+    const survivors = [
+      yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env),
+      yield* startWorker(["--egress-id", "wc", "--jobs", "1", "--rate", "10/1s"], env)
+    ]
+    const busy = [
+      yield* submit([long.file, "--account", "beta"]),
+      yield* submit([long.file, "--account", "beta"])
+    ]
+    const detail = () => survivors.map((w) => w.stderr()).join("\n")
+    yield* eventually(
+      "both survivors busy",
+      async () => {
+        const owners = await Promise.all(busy.map((job) => Effect.runPromise(owner(job))))
+        return owners.includes("wb") && owners.includes("wc")
+      },
+      120_000,
+      detail
+    )
+
+    const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "1", "--rate", "10/1s"], env)
+    const input = customersFile(dir, "clientes.csv", rows)
+    const job = yield* submit([input.file, "--account", "acme"])
+    yield* eventually(
+      "the victim sends",
+      async () =>
+        (await Effect.runPromise(owner(job))) === "wa" &&
+        (await Effect.runPromise(withStore(server.url, (store) => store.journalLines(job)))).length > 10,
+      120_000,
+      () => victim.stderr()
+    )
+    /** Waits for a survivor to own the job. */
+    const takenOver = eventually(
+      "a survivor takes the job over",
+      async () => {
+        const now = await Effect.runPromise(owner(job))
+        return now === "wb" || now === "wc"
+      },
+      120_000,
+      detail
+    )
+    /** Every record of the victim's job once, the job finished from its journal. */
+    const finishedOnce = Effect.gen(function*() {
+      const waited = yield* run(["wait", job])
+      assert.strictEqual(waited.code, 0, `${waited.stderr}\n${detail()}`)
+      const records = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
+      assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
+    })
+    const busyStates = withStore(server.url, (store) => Effect.forEach(busy, (id) => store.job(id)))
+    return { server, dir, submit, victim, job, detail, takenOver, finishedOnce, busyStates }
+  })
+
 describe("fleet takeover", () => {
   each(
     "a killed worker's job is taken over within lease + 2 s while every survivor is busy ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const server = yield* startFleetBackend(b.backend)
-        const sandbox = yield* startDrillSandbox({
-          rate: { limit: 10_000, windowMs: 1_000 },
-          accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, {
-            apiKey: "beta-key",
-            apiToken: "beta-token"
-          }]
-        })
-        const dir = yield* tempDir
-        const env = fleetEnv(server.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
-        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-          Effect.promise(() => runCli(args, { ...env, ...extra }))
-        // The long jobs work for another account than the victim's job: its records are counted alone.
-        yield* initFleet(server.url, [
-          { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]! },
-          { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]! }
-        ])
-        const account = sandbox.accounts[0]!
-        const submit = (file: string, to = "acme") =>
-          Effect.map(run(["submit", "import", "customers", file, "--account", to, "--json"]), (r) => {
-            assert.strictEqual(r.code, 0, r.stderr)
-            return lastJson(r.stdout).job as string
-          })
-        const owner = (job: string) => withStore(server.url, (store) => Effect.map(store.job(job), (row) => row.owner))
-
-        // Two survivors, one job slot each, both busy with a long job (600 rows at 10 a second).
-        const long = customersFile(dir, "longo.csv", 600)
-        const survivors = [
-          yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env),
-          yield* startWorker(["--egress-id", "wc", "--jobs", "1", "--rate", "10/1s"], env)
-        ]
-        const busy = [yield* submit(long.file, "beta"), yield* submit(long.file, "beta")]
-        const detail = () => survivors.map((w) => w.stderr()).join("\n")
-        yield* eventually(
-          "both survivors busy",
-          async () => {
-            const owners = await Promise.all(busy.map((job) => Effect.runPromise(owner(job))))
-            return owners.includes("wb") && owners.includes("wc")
-          },
-          120_000,
-          detail
-        )
-
-        // The victim takes the next job and is killed -9 in the middle of it.
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "1", "--rate", "10/1s"], env)
         // 40 rows at 10 a second: killed after 10 of them, the rest (up to 30) are what the takeover sends.
-        const input = customersFile(dir, "clientes.csv", 40)
-        const job = yield* submit(input.file)
-        yield* eventually(
-          "the victim sends",
-          async () =>
-            (await Effect.runPromise(owner(job))) === "wa" &&
-            (await Effect.runPromise(withStore(server.url, (store) => store.journalLines(job)))).length > 10,
-          120_000,
-          () => victim.stderr()
-        )
+        const { busyStates, detail, finishedOnce, job, takenOver, victim } = yield* busyFleetWithVictim(b.backend, 40)
         const killed = Date.now()
         victim.child.kill("SIGKILL")
         yield* Effect.promise(() => victim.exit)
 
-        yield* eventually(
-          "a survivor takes the job over",
-          async () => {
-            const now = await Effect.runPromise(owner(job))
-            return now === "wb" || now === "wc"
-          },
-          120_000,
-          detail
-        )
+        yield* takenOver
         const takenAfter = Date.now() - killed
         console.info(`${b.backend}: taken over ${takenAfter} ms after the kill (lease ${leaseMs} ms)`)
         assert.isAtMost(
@@ -111,14 +158,50 @@ describe("fleet takeover", () => {
         )
         assert.match(detail(), new RegExp(`job ${job} \\(import customers\\) lease 2`))
         // Both long jobs are still running: the job was taken by a busy worker's takeover slot.
-        const states = yield* withStore(server.url, (store) => Effect.forEach(busy, (id) => store.job(id)))
+        const states = yield* busyStates
         assert.deepStrictEqual(states.map((row) => row.state), ["running", "running"])
+        yield* finishedOnce
+      }),
+    { timeout: 300_000 }
+  )
 
-        // And it is finished from the journal: every record once.
-        const waited = yield* run(["wait", job])
-        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${detail()}`)
-        const records = yield* sandbox.control.records(account.apiKey, "customers")
-        assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
+  each(
+    "a killed worker's job is taken before any new part reaches a busy survivor's takeover slot ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        // 200 rows at 10 a second: it still runs when killed, after the parts below were submitted.
+        const { busyStates, detail, dir, finishedOnce, job, server, submit, takenOver, victim } =
+          yield* busyFleetWithVictim(b.backend, 200)
+        // New parts queued while every job slot of the fleet is busy: 8 parts of 50 rows (for the other account: the
+        // victim's records are counted alone).
+        const many = customersFile(dir, "novos.csv", 400)
+        const parent = yield* submit([many.file, "--account", "beta", "--chunk-rows", "50"])
+        const parts = (yield* withStore(server.url, (store) => store.parts(parent))).map((p) => p.id)
+        assert.strictEqual(parts.length, 8)
+
+        victim.child.kill("SIGKILL")
+        yield* Effect.promise(() => victim.exit)
+        const atKill = yield* withStore(server.url, (store) => store.job(job))
+        assert.strictEqual(atKill.state, "running", "the victim's job was still running when it was killed")
+        yield* takenOver
+
+        // Taken by a busy survivor's takeover slot: both long jobs still run, and no new part was ever leased.
+        const states = yield* busyStates
+        assert.deepStrictEqual(states.map((row) => row.state), ["running", "running"], detail())
+        const leases = yield* withStore(server.url, (store) => Effect.forEach(parts, (id) => store.lease(id)))
+        assert.deepStrictEqual(leases, parts.map(() => undefined), detail())
+        // In the queue's history, the job's second activation (the takeover) comes before any part was made active:
+        // no new part reached a takeover slot, not even to be put back.
+        const events = yield* Effect.promise(() => queueEvents(server.url))
+        const activations = events.flatMap((e, i) => e.event === "active" && e.job === job ? [i] : [])
+        assert.isAtLeast(activations.length, 2, JSON.stringify(events))
+        const partsActive = events.filter((e, i) =>
+          i < activations[1]! && parts.includes(e.job) && e.event === "active"
+        )
+        assert.deepStrictEqual(partsActive, [], "parts made active before the takeover")
+        const putBack = events.filter((e) => parts.includes(e.job) && e.event === "delayed")
+        assert.deepStrictEqual(putBack, [], "parts put back by a takeover slot")
+        yield* finishedOnce
       }),
     { timeout: 300_000 }
   )
