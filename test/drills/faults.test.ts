@@ -224,7 +224,9 @@ const runLimitsDrill = (mode: "update" | "delete", burstAbove: number) =>
     )
     assert.strictEqual(seed.code, 0, seed.stderr)
     const from = (yield* sandbox.control.requests).length
-    yield* sandbox.control.setFaults({ ...liveLimits, burstAbove, burstRate: 0.5 })
+    // 150 ms an answer: requests overlap whatever the machine's load, so the client reaches more than 3 in flight and
+    // the bursts above 3 happen (at 10 ms, on a loaded machine, each answer could come before the next request left).
+    yield* sandbox.control.setFaults({ ...liveLimits, burstAbove, burstRate: 0.5, latencyMs: 150 })
 
     const file = Path.join(dir, `${mode}.csv`)
     const gone = seeded.valid.filter((_, i) => i % 2 === 0)
