@@ -19,6 +19,7 @@ import * as Path from "node:path"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
 import {
   availableBackends,
+  type Backend,
   eventually,
   fleetEnv,
   initFleet,
@@ -74,25 +75,34 @@ const jobStates = (url: string) =>
 /** The submits' scratch folders in `tmp` (each test's own TMPDIR: other files' submits run at the same time). */
 const submitFolders = (tmp: string) => new Set(readdirSync(tmp).filter((n) => n.startsWith("fsm-submit-")))
 
+/**
+ * A fleet on `backend` with account `acme` on a fresh sandbox (`sandbox` options added), its own TMPDIR (`tmp`: the
+ * submits' scratch folders are counted there) and `run`: the CLI with the fleet's environment (plus `env`).
+ */
+const acmeFleet = (
+  backend: Backend,
+  options: Omit<Parameters<typeof startDrillSandbox>[0] & object, "accounts"> = {},
+  env: Record<string, string> = {}
+) =>
+  Effect.gen(function*() {
+    const server = yield* startFleetBackend(backend)
+    const sandbox = yield* startDrillSandbox({ ...options, accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }] })
+    const dir = yield* tempDir
+    const tmp = Path.join(dir, "tmp")
+    mkdirSync(tmp)
+    const fleet = fleetEnv(server.url, { TMPDIR: tmp, ...env })
+    const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
+      Effect.promise(() => runCli(args, { ...fleet, ...extra }))
+    yield* initFleet(server.url, [{ name: "acme", baseUrl: sandbox.url, apiKey: "acme-key", apiToken: "acme-token" }])
+    return { server, sandbox, dir, tmp, env: fleet, run }
+  })
+
 describe("a killed submit leaves nothing behind (issue 29)", () => {
   each(
     "no stored file without its job, and its temp folder removed by the next submit ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const server = yield* startFleetBackend(b.backend)
-        const sandbox = yield* startDrillSandbox({ accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }] })
-        const dir = yield* tempDir
-        const tmp = Path.join(dir, "tmp")
-        mkdirSync(tmp)
-        const env = fleetEnv(server.url, { TMPDIR: tmp })
-        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-          Effect.promise(() => runCli(args, { ...env, ...extra }))
-        yield* initFleet(server.url, [{
-          name: "acme",
-          baseUrl: sandbox.url,
-          apiKey: "acme-key",
-          apiToken: "acme-token"
-        }])
+        const { dir, run, server, tmp } = yield* acmeFleet(b.backend)
         // 30 rows in parts of 10: the file and three parts, all customer data.
         const input = customersFile(dir, "clientes.csv", 30)
         const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "10", "--json"]
@@ -124,23 +134,11 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
     "killed while storing its parts in batches: nothing visible, reclaimed by a worker, submitted again once ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const server = yield* startFleetBackend(b.backend)
-        const sandbox = yield* startDrillSandbox({
-          rate: { limit: 10_000, windowMs: 1_000 },
-          accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }]
-        })
-        const dir = yield* tempDir
-        const tmp = Path.join(dir, "tmp")
-        mkdirSync(tmp)
-        const env = fleetEnv(server.url, { TMPDIR: tmp, FSM_FLEET_LEASE_MS: "2000" })
-        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-          Effect.promise(() => runCli(args, { ...env, ...extra }))
-        yield* initFleet(server.url, [{
-          name: "acme",
-          baseUrl: sandbox.url,
-          apiKey: "acme-key",
-          apiToken: "acme-token"
-        }])
+        const { dir, env, run, sandbox, server, tmp } = yield* acmeFleet(
+          b.backend,
+          { rate: { limit: 10_000, windowMs: 1_000 } },
+          { FSM_FLEET_LEASE_MS: "2000" }
+        )
         // 30 rows in parts of 2: 15 parts; a batch of one part each (FSM_FLEET_STAGE_BYTES=1).
         const input = customersFile(dir, "clientes.csv", 30)
         const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "2", "--json"]
