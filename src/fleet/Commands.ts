@@ -66,7 +66,7 @@ import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { dequeue, fleetUrl, leaseMs, openQueue } from "./Queue.js"
 import { checkFleetKey, fleetKey, seal } from "./Secrets.js"
-import { finalStates, type FleetStore, type JobRow, lostDataError } from "./Store.js"
+import { finalStates, type FleetStore, type JobRow, lostDataError, stagingState } from "./Store.js"
 import { openStore } from "./Stores.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
 import { openOutlasting, outlastingStore } from "./Transient.js"
@@ -632,6 +632,16 @@ export const cancelCommand = Command.make(
     Effect.gen(function*() {
       const { store, url } = yield* fleetStore(a.fleet)
       const row = yield* store.job(a.job)
+      // Marked cancelled, a staged submission would no longer be staged: its submit would fail, and neither it nor
+      // the reclaim would remove it, its files kept for good. It is not a job yet: refused.
+      if (row.state === stagingState) {
+        return yield* new FleetError({
+          reason: "Refused",
+          message: `${a.job} is not a job: a submission still being stored by \`submit\` (nothing of it is queued). ` +
+            `Stop that submit (Ctrl-C) to remove it; a submit killed leaves it to be removed by the next submit or a ` +
+            `worker's sweep`
+        })
+      }
       if (finalStates.includes(row.state)) {
         yield* printSummary(a.json, { job: a.job, state: row.state }, [`job ${a.job} has already ended: ${row.state}`])
         return 0 as ExitCode

@@ -61,6 +61,14 @@ CREATE TABLE IF NOT EXISTS ${schema}.files (
   content bytea NOT NULL,
   PRIMARY KEY (job, name)
 );
+-- A staged file's pieces ("submit" stores a file a piece at a time, each a row), joined into files when published.
+CREATE TABLE IF NOT EXISTS ${schema}.file_pieces (
+  job text NOT NULL,
+  name text NOT NULL,
+  at bigint NOT NULL,
+  content bytea NOT NULL,
+  PRIMARY KEY (job, name, at)
+);
 CREATE TABLE IF NOT EXISTS ${schema}.leases (
   job text PRIMARY KEY,
   epoch integer NOT NULL,
@@ -191,7 +199,8 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
         `WITH old AS (SELECT id FROM ${schema}.jobs WHERE parent IS NULL AND state = '${stagingState}' AND ${which}),
          gone AS (DELETE FROM ${schema}.jobs WHERE state = '${stagingState}'
                     AND (id IN (SELECT id FROM old) OR parent IN (SELECT id FROM old)) RETURNING id),
-         files AS (DELETE FROM ${schema}.files WHERE job IN (SELECT id FROM gone) RETURNING 1)
+         files AS (DELETE FROM ${schema}.files WHERE job IN (SELECT id FROM gone) RETURNING 1),
+         pieces AS (DELETE FROM ${schema}.file_pieces WHERE job IN (SELECT id FROM gone) RETURNING 1)
          SELECT count(*) AS n FROM old`,
         values
       ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
@@ -255,14 +264,20 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
            VALUES ($1, $2, $3, $4, $5, '${stagingState}', $6, $7) ON CONFLICT (id) DO NOTHING`,
           [j.id, j.kind, j.account, j.resource, JSON.stringify(j.spec), j.rows, j.parent]
         )),
-      // The bytes before `offset` kept, the rest replaced by the piece: written again, it is the same file.
+      // Each piece a row of its own at its offset (what was after it removed): written again, it is the same file.
+      // Rewriting the stored value so far with each piece (`substring(…) || piece`) cost in the square of the file.
       stageFile: (f, offset) =>
         Effect.asVoid(transaction((on) =>
           Effect.gen(function*() {
             yield* touchStaged(on, f.job)
+            yield* on(`DELETE FROM ${schema}.file_pieces WHERE job = $1 AND name = $2 AND at > $3`, [
+              f.job,
+              f.name,
+              offset
+            ])
             yield* on(
-              `INSERT INTO ${schema}.files (job, name, content) VALUES ($1, $2, $4)
-               ON CONFLICT (job, name) DO UPDATE SET content = substring(${schema}.files.content from 1 for $3) || $4`,
+              `INSERT INTO ${schema}.file_pieces (job, name, at, content) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (job, name, at) DO UPDATE SET content = EXCLUDED.content`,
               [f.job, f.name, offset, Buffer.from(f.content)]
             )
             return true
@@ -286,6 +301,14 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             yield* on(
               `UPDATE ${schema}.jobs SET state = '${submittingState}', created = now()
                WHERE (id = $1 OR parent = $1) AND state = '${stagingState}'`,
+              [id]
+            )
+            // Its file's pieces joined in order, once (published again: none are left).
+            yield* on(
+              `WITH pieces AS (DELETE FROM ${schema}.file_pieces WHERE job = $1 RETURNING *)
+               INSERT INTO ${schema}.files (job, name, content)
+               SELECT job, name, string_agg(content, ''::bytea ORDER BY at) FROM pieces GROUP BY job, name
+               ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
               [id]
             )
             return true

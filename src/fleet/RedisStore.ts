@@ -12,6 +12,8 @@
  *   time; their jobs are listed nowhere else until published (`publishJobs`);
  * - `fsm-bulk:job:ID:parts`: a set, the parts of a chunked job;
  * - `fsm-bulk:job:ID:files`: a hash, file name → its bytes (binary values, not text);
+ * - `fsm-bulk:job:ID:staged`, `fsm-bulk:job:ID:staged:NAME`: a staged job's files being written a piece at a time
+ *   (their names; each one's bytes), moved into its files when it is published;
  * - `fsm-bulk:job:ID:lease`: a hash { epoch, owner, taken };
  * - `fsm-bulk:job:ID:journal`: a list, the journal lines in the order they were written;
  * - `fsm-bulk:job:ID:done`: a set, the rows whose `done` line was appended (what `status` counts);
@@ -201,15 +203,23 @@ const scripts = {
     if ARGV[5] == '' then redis.call('HDEL', KEYS[1], 'error') else redis.call('HSET', KEYS[1], 'error', ARGV[5]) end
     return 1`,
   /**
-   * KEYS: the staged parent job, its files, staging. ARGV: its id, now, the file's name, offset, bytes. The bytes
-   * written at the offset (what was after it replaced); an error when the parent is no longer staged.
+   * KEYS: the staged parent job, its staged files' names, staging. ARGV: its id, now, the file's name, offset, bytes.
+   * The bytes written at the offset of a string of their own (`JOB:staged:NAME`, what was after them removed), moved
+   * into the job's files when it is published; an error when the parent is no longer staged. Rewriting the stored
+   * value so far with each piece (`string.sub(…) .. piece`) cost in the square of the file, the server blocked.
    */
   stageFile: `
     if redis.call('HGET', KEYS[1], 'state') ~= '${stagingState}' then return redis.error_reply('STAGINGGONE') end
     redis.call('ZADD', KEYS[3], 'XX', ARGV[2], ARGV[1])
-    local v = redis.call('HGET', KEYS[2], ARGV[3])
-    if v == false then v = '' end
-    redis.call('HSET', KEYS[2], ARGV[3], string.sub(v, 1, tonumber(ARGV[4])) .. ARGV[5])
+    local k = KEYS[1] .. ':staged:' .. ARGV[3]
+    local at = tonumber(ARGV[4])
+    local stop = at + string.len(ARGV[5])
+    if redis.call('STRLEN', k) > stop then
+      if stop == 0 then redis.call('SET', k, '') else redis.call('SET', k, redis.call('GETRANGE', k, 0, stop - 1)) end
+    end
+    if stop > at then redis.call('SETRANGE', k, at, ARGV[5])
+    elseif redis.call('EXISTS', k) == 0 then redis.call('SET', k, '') end
+    redis.call('SADD', KEYS[2], ARGV[3])
     return 1`,
   /**
    * KEYS: the staged parent job, its parts set, staging. ARGV: the parent's id, now, the job key prefix, then per
@@ -239,6 +249,12 @@ const scripts = {
     if s == false or redis.call('SCARD', KEYS[2]) + 1 ~= tonumber(ARGV[4]) then return redis.error_reply('STAGINGGONE') end
     if s ~= '${stagingState}' then return 0 end
     for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do redis.call('HSET', ARGV[3] .. id, 'state', '${submittingState}') end
+    for _, name in ipairs(redis.call('SMEMBERS', KEYS[1] .. ':staged')) do
+      local k = KEYS[1] .. ':staged:' .. name
+      redis.call('HSET', KEYS[1] .. ':files', name, redis.call('GET', k) or '')
+      redis.call('DEL', k)
+    end
+    redis.call('DEL', KEYS[1] .. ':staged')
     redis.call('HSET', KEYS[1], 'state', '${submittingState}', 'created', ARGV[2])
     redis.call('ZADD', KEYS[4], ARGV[2], ARGV[1])
     redis.call('ZADD', KEYS[5], ARGV[2], ARGV[1])
@@ -253,7 +269,8 @@ const scripts = {
       for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
         redis.call('DEL', ARGV[2] .. id, ARGV[2] .. id .. ':files')
       end
-      redis.call('DEL', KEYS[1], KEYS[1] .. ':files', KEYS[2])
+      for _, name in ipairs(redis.call('SMEMBERS', KEYS[1] .. ':staged')) do redis.call('DEL', KEYS[1] .. ':staged:' .. name) end
+      redis.call('DEL', KEYS[1], KEYS[1] .. ':files', KEYS[1] .. ':staged', KEYS[2])
     end
     redis.call('ZREM', KEYS[3], ARGV[1])
     return 1`,
@@ -533,7 +550,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         }),
       stageFile: (f, offset) =>
         Effect.asVoid(
-          script("stageFile", [jobKey(f.job), filesKey(f.job), stagingKey], [
+          script("stageFile", [jobKey(f.job), `${jobKey(f.job)}:staged`, stagingKey], [
             f.job,
             epochNow(),
             f.name,

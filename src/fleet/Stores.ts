@@ -18,26 +18,28 @@ export const openStore = (url: string): Effect.Effect<FleetStore, FleetError, Sc
   )
 
 /**
- * Tests only: `FSM_FLEET_DEBUG_LOSE_ANSWER=OP` (an operation of `FleetStore`, `addJobs` say) loses the first answer of
- * that operation in the process: it runs, then fails as a connection lost before its answer came does (`Unavailable`,
- * so it is tried again): what asking again after a commit whose answer was lost does.
+ * Tests only: `FSM_FLEET_DEBUG_LOSE_ANSWER=OP[,OP…]` (operations of `FleetStore`, `addJobs` say) loses the first answer
+ * of each of those operations in the process: it runs, then fails as a connection lost before its answer came does
+ * (`Unavailable`, so it is tried again): what asking again after a commit whose answer was lost does.
  */
-const loseAnswer = process.env.FSM_FLEET_DEBUG_LOSE_ANSWER ?? ""
+const loseAnswers = (process.env.FSM_FLEET_DEBUG_LOSE_ANSWER ?? "").split(",").filter((op) => op !== "")
 
-const losingAnswer = (store: FleetStore): FleetStore => {
-  const op: unknown = store[loseAnswer as keyof FleetStore]
-  if (typeof op !== "function") return store
-  let lost = false
-  const losing = (...args: Array<unknown>) =>
-    Effect.flatMap((op as (...a: Array<unknown>) => Effect.Effect<unknown, FleetError>)(...args), (answer) => {
-      if (lost) return Effect.succeed(answer)
-      lost = true
-      return Effect.fail(
-        new FleetError({
-          reason: "Unavailable",
-          message: `the connection was lost before the answer came (FSM_FLEET_DEBUG_LOSE_ANSWER=${loseAnswer})`
-        })
-      )
-    })
-  return { ...store, [loseAnswer]: losing }
-}
+const losingAnswer = (store: FleetStore): FleetStore =>
+  loseAnswers.reduce((losing, name) => {
+    const op: unknown = losing[name as keyof FleetStore]
+    if (typeof op !== "function") return losing
+    let lost = false
+    const losingOp = (...args: Array<unknown>) =>
+      Effect.flatMap((op as (...a: Array<unknown>) => Effect.Effect<unknown, FleetError>)(...args), (answer) => {
+        if (lost) return Effect.succeed(answer)
+        lost = true
+        return Effect.fail(
+          new FleetError({
+            reason: "Unavailable",
+            message: `the connection was lost before the answer came (the answer of ${name} was lost: ` +
+              `FSM_FLEET_DEBUG_LOSE_ANSWER)`
+          })
+        )
+      })
+    return { ...losing, [name]: losingOp }
+  }, store)
