@@ -58,9 +58,12 @@ const queueEvents = (url: string): Promise<ReadonlyArray<{ readonly event: strin
 
 /**
  * Two survivors with one job slot each, both busy with a long job (600 rows at 10 a second, for account `beta`), then
- * a victim worker sending `rows` rows of a job for `acme` (10 a second), not yet killed.
+ * a victim worker sending `rows` rows of a job for `acme` (`victimRate` a second), not yet killed. The victim's job
+ * lasts rows / victimRate seconds if it is not killed; what the survivor sends after the takeover shares its 10 a
+ * second with its long job (the budget is the worker's): a slow victim keeps the job running as long with fewer rows
+ * left for the survivor to send.
  */
-const busyFleetWithVictim = (backend: Backend, rows: number) =>
+const busyFleetWithVictim = (backend: Backend, rows: number, victimRate: number) =>
   Effect.gen(function*() {
     const server = yield* startFleetBackend(backend)
     const sandbox = yield* startDrillSandbox({
@@ -105,7 +108,7 @@ const busyFleetWithVictim = (backend: Backend, rows: number) =>
       detail
     )
 
-    const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "1", "--rate", "10/1s"], env)
+    const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "1", "--rate", `${victimRate}/1s`], env)
     const input = customersFile(dir, "clientes.csv", rows)
     const job = yield* submit([input.file, "--account", "acme"])
     yield* eventually(
@@ -142,8 +145,12 @@ describe("fleet takeover", () => {
     "a killed worker's job is taken over within lease + 2 s while every survivor is busy ($backend)",
     (b) =>
       Effect.gen(function*() {
-        // 40 rows at 10 a second: killed after 10 of them, the rest (up to 30) are what the takeover sends.
-        const { busyStates, detail, finishedOnce, job, takenOver, victim } = yield* busyFleetWithVictim(b.backend, 40)
+        // 20 rows at 4 a second (5 s): killed after 10 of them, the rest (up to 10) are what the takeover sends.
+        const { busyStates, detail, finishedOnce, job, takenOver, victim } = yield* busyFleetWithVictim(
+          b.backend,
+          20,
+          4
+        )
         const killed = Date.now()
         victim.child.kill("SIGKILL")
         yield* Effect.promise(() => victim.exit)
@@ -171,9 +178,11 @@ describe("fleet takeover", () => {
     "a killed worker's job is taken before any new part reaches a busy survivor's takeover slot ($backend)",
     (b) =>
       Effect.gen(function*() {
-        // 200 rows at 10 a second: it still runs when killed, after the parts below were submitted.
+        // 80 rows at 4 a second (20 s, as 200 rows at 10 a second before): it still runs when killed, after the
+        // parts below were submitted (a spawned command, seconds under load); the survivor, sharing its 10 a second
+        // with its long job, then has 50–60 rows to send instead of about 150 (28 s saved a run).
         const { busyStates, detail, dir, finishedOnce, job, server, submit, takenOver, victim } =
-          yield* busyFleetWithVictim(b.backend, 200)
+          yield* busyFleetWithVictim(b.backend, 80, 4)
         // New parts queued while every job slot of the fleet is busy: 8 parts of 50 rows (for the other account: the
         // victim's records are counted alone).
         const many = customersFile(dir, "novos.csv", 400)
