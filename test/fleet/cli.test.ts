@@ -15,6 +15,7 @@ import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts
 import {
   availableBackends,
   fleetEnv,
+  initFleet,
   lastJson,
   queueContents,
   runCli,
@@ -151,17 +152,11 @@ describe("fleet commands", () => {
       const env = fleetEnv(pgServer.url)
       const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
         Effect.promise(() => runCli(args, { ...env, ...extra }))
-      assert.strictEqual((yield* run(["fleet", "init"])).code, 0)
-      // A worker stopped mid-job hands it back; the next one finishes it, no record twice.
+      // A worker stopped mid-job hands it back; the next one finishes it, no record twice. The fleet is set up in
+      // process (`fleet init` and `accounts add` are the first test's point, not this one's).
       const beta = sandbox.accounts[1]!
       const input = customersFile(dir, "clientes.csv", 150, [7])
-      assert.strictEqual(
-        (yield* run(["accounts", "add", "beta", "--base-url", sandbox.url], {
-          FSM_API_KEY: beta.apiKey,
-          FSM_API_TOKEN: beta.apiToken
-        })).code,
-        0
-      )
+      yield* initFleet(pgServer.url, [{ name: "beta", baseUrl: sandbox.url, ...beta }])
       const slow = yield* run(["submit", "import", "customers", input.file, "--account", "beta", "--json"])
       const job3 = lastJson(slow.stdout).job as string
       const stopping = yield* startWorker(
@@ -194,7 +189,7 @@ describe("fleet commands", () => {
     Effect.gen(function*() {
       const server = yield* startFleetBackend(b.backend)
       const env = fleetEnv(server.url)
-      assert.strictEqual((yield* Effect.promise(() => runCli(["fleet", "init"], env))).code, 0)
+      yield* initFleet(server.url)
       const worker = yield* startWorker(["--egress-id", "w14"], env)
       const deadline = Date.now() + 60_000
       while (!worker.stderr().includes("ready")) {
@@ -228,7 +223,7 @@ describe("fleet commands", () => {
       Effect.gen(function*() {
         const server = yield* startFleetBackend(b.backend)
         const env = fleetEnv(server.url)
-        assert.strictEqual((yield* Effect.promise(() => runCli(["fleet", "init"], env))).code, 0)
+        yield* initFleet(server.url)
         const worker = yield* startWorker(["--egress-id", "w15", "--source-address", "127.0.0.15"], env)
         const deadline = Date.now() + 60_000
         while (!worker.stderr().includes("ready")) {
