@@ -228,6 +228,23 @@ interface ReadProgressOptions extends Pick<ProgressOptions, "label" | "tty" | "p
   readonly totalBytes?: number | undefined
 }
 
+const noReadProgress: Pick<ReadProgress, "read"> = { read: () => Effect.void }
+
+/**
+ * The live line of a run that reads a file without sending (`validate`), told of the rows as they are read: a
+ * service, so that the command chooses (`makeReadProgress` on stderr) and a run started elsewhere (a fleet's
+ * submit, a test) shows none by default.
+ */
+export class FileReadProgress extends Context.Reference<FileReadProgress>()("fsm-bulk/FileReadProgress", {
+  defaultValue: (): Pick<ReadProgress, "read"> => noReadProgress
+}) {
+  /** The rows told to `progress` (the command ends its line). */
+  static readonly to = (progress: Pick<ReadProgress, "read">): Layer.Layer<FileReadProgress> =>
+    Layer.succeed(FileReadProgress, progress)
+  /** Whether a line is shown at all: a run that shows none need not count the rows' bytes. */
+  static readonly shown = (progress: Pick<ReadProgress, "read">): boolean => progress !== noReadProgress
+}
+
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
 
 /**

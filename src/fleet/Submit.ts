@@ -19,7 +19,7 @@ import {
 } from "node:fs"
 import * as Path from "node:path"
 import { pipeline } from "node:stream/promises"
-import { say } from "../console/Output.js"
+import { Notices, say } from "../console/Output.js"
 import { InputError } from "../Errors.js"
 import { prepareExport } from "../export/Export.js"
 import { fingerprintsName } from "../export/Fingerprint.js"
@@ -252,16 +252,18 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       (e): e is E & InputError => e instanceof InputError && e.file === copy,
       (e) => Effect.fail(new InputError({ ...e, file, detail: e.detail.split(copy).join(file) }))
     )
-  const checked = yield* named(runValidate({
-    resource: spec.resource as ResourceName,
-    file: copy,
-    read: spec.read,
-    dateFormat: spec.dateFormat,
-    decimal: spec.decimal,
-    mode: spec.mode,
-    attachmentsRoot: undefined,
-    runDir: Path.join(scratch, "validate")
-  }))
+  const checked = yield* named(
+    runValidate({
+      resource: spec.resource as ResourceName,
+      file: copy,
+      read: spec.read,
+      dateFormat: spec.dateFormat,
+      decimal: spec.decimal,
+      mode: spec.mode,
+      attachmentsRoot: undefined,
+      runDir: Path.join(scratch, "validate")
+    }).pipe(Effect.provide(Notices.none))
+  )
   const id = newJobId()
   const fileName = Path.basename(file)
   const full: ImportSpec = { ...spec, fileName }

@@ -6,6 +6,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { existsSync, statSync } from "node:fs"
 import * as Path from "node:path"
@@ -26,8 +27,15 @@ import {
   withProfile
 } from "../cli/Parsing.js"
 import { hintOnAbort, withApi } from "../cli/WithApi.js"
-import { say, summary as printSummary } from "../console/Output.js"
-import { formatDuration, makeReadProgress, type ReadProgress, summaryTable, wentWrong } from "../console/Progress.js"
+import { Notices, say, summary as printSummary } from "../console/Output.js"
+import {
+  FileReadProgress,
+  formatDuration,
+  makeReadProgress,
+  type ReadProgress,
+  summaryTable,
+  wentWrong
+} from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { signOption, withSigning } from "../evidence/Commands.js"
 import { t } from "../Messages.js"
@@ -319,7 +327,6 @@ export const validateCommand = Command.make(
       yield* lockRunDir(runDir, "validate")
       const validation = (progress: ReadProgress) =>
         runValidate({
-          progress: progress.read,
           resource,
           file: a.file,
           read,
@@ -327,9 +334,8 @@ export const validateCommand = Command.make(
           decimal: a.parsing.decimal,
           mode: a.mode,
           attachmentsRoot: root,
-          runDir,
-          say
-        })
+          runDir
+        }).pipe(Effect.provide(Layer.merge(Notices.stderr, FileReadProgress.to(progress))))
       // Nothing is sent, so there is nothing to finish: a signal stops the validation at once, and its reports
       // (incomplete) are discarded with it; exit 3, as for any run stopped before its end.
       const result = yield* shielded(

@@ -48,11 +48,6 @@ export interface ImportJob extends RowSettings {
    * parent's): its ids are not used against another server or account (`Origin.ts`).
    */
   readonly origin?: ExportOrigin | undefined
-  /**
-   * The notes about the files' origin already said by the runs this one is a step of (an onboarding says "exported
-   * from another account" once, not once per step): the run adds what it says, and says nothing already there.
-   */
-  readonly originNoted?: Set<string> | undefined
   /** `--merge` / `--overwrite`: what a record changed on the server since the export gets (default `stop`). */
   readonly onConflict?: OnConflict | undefined
   /**

@@ -82,7 +82,7 @@ import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
 import { nextReady, type ScanResult, scanRows } from "./Scan.js"
 import { send, wouldBe } from "./Send.js"
-import { EarlierSteps, type ImportServices, Journals, PlanSink } from "./Services.js"
+import { EarlierSteps, type ImportServices, Journals, OriginNotes, PlanSink } from "./Services.js"
 import { inSourceOrder } from "./Window.js"
 import { type Action, intentOf, modeProblem, written } from "./WritePlan.js"
 
@@ -454,13 +454,12 @@ const staleCheckOf = Effect.fn("Import.staleCheck")(function*(
   if (job.fingerprints !== undefined) return { fingerprints: job.fingerprints, onConflict } satisfies StaleCheck
   if (base?.fingerprints === undefined) return undefined
   if (foreign !== undefined) {
-    const noted = job.originNoted
-    if (noted === undefined) {
+    const notes = yield* OriginNotes
+    if (!notes.shared) {
       yield* say(
         `note: ${file} was ${foreign}: its rows are not checked for edits made on the server since the export, and its ids are not used`
       )
-    } else if (!noted.has(foreign)) {
-      noted.add(foreign)
+    } else if (yield* notes.first(foreign)) {
       yield* say(
         `note: the files were ${foreign}: their rows are not checked for edits made on the server since the export, and their ids are not used`
       )

@@ -1,13 +1,15 @@
 /**
  * The collaborators of an import run, as services: the job (`ImportJob`) says what to run, these say with what.
  * Where its journal goes (`Journals`), how its references are resolved (`References`), where a dry run's plan goes
- * (`PlanSink`), an onboarding's earlier steps (`EarlierSteps`); what it prints and when it stops are the console's `Notices` and `RunProgress` and `Signals.ts`'
+ * (`PlanSink`), an onboarding's earlier steps (`EarlierSteps`) and the origin notes they said (`OriginNotes`); what it prints and when it stops are the console's `Notices` and `RunProgress` and `Signals.ts`'
  * `RunStop`. The CLI provides `ImportServices.files` under the terminal's ones (`cli/WithApi.ts`); a fleet worker swaps
  * `Journals` for its leased journal; an onboarding shares one resolver across its steps and gathers their plans.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HashSet from "effect/HashSet"
 import * as Layer from "effect/Layer"
+import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
 import { Api } from "../client/Api.js"
 import { Notices } from "../console/Output.js"
@@ -71,6 +73,29 @@ export class EarlierSteps extends Context.Reference<EarlierSteps>()("fsm-bulk/im
   static readonly created = (
     createdBy: (resource: string, row: number) => string | number | undefined
   ): Layer.Layer<EarlierSteps> => Layer.succeed(EarlierSteps, { createdBy })
+}
+
+/**
+ * The notes about the files' origin ("exported from another account") already said by the runs this one is a step
+ * of. A run on its own says its note naming its file (`shared: false`); an onboarding's steps share one set, owned
+ * by the onboarding for its whole run (`OriginNotes.shared`), so that the note is said once, not once per step.
+ */
+export class OriginNotes extends Context.Reference<OriginNotes>()("fsm-bulk/import/OriginNotes", {
+  defaultValue: (): {
+    readonly shared: boolean
+    /** True the first time `origin` is noted: the run then says it; false when an earlier step already did. */
+    readonly first: (origin: string) => Effect.Effect<boolean>
+  } => ({ shared: false, first: () => Effect.succeed(true) })
+}) {
+  /** One set of notes for the runs this layer is provided to (made once, by the run that owns them). */
+  static readonly shared: Effect.Effect<Layer.Layer<OriginNotes>> = Effect.map(
+    Ref.make(HashSet.empty<string>()),
+    (said) =>
+      Layer.succeed(OriginNotes, {
+        shared: true,
+        first: (origin) => Ref.modify(said, (set) => [!HashSet.has(set, origin), HashSet.add(set, origin)])
+      })
+  )
 }
 
 /** Every service an import run uses. */

@@ -5,9 +5,12 @@
  */
 import type * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import { existsSync } from "node:fs"
 import { rmdir } from "node:fs/promises"
+import { Notices } from "../console/Output.js"
+import { FileReadProgress } from "../console/Progress.js"
 import { fileChars, type SourceRow } from "../files/Source.js"
 import type { ResourceName } from "../Resources.js"
 import { resource as resourceOf } from "../Resources.js"
@@ -25,9 +28,6 @@ interface ValidateJob extends RowSettings {
   /** Which columns are required depends on it (create/upsert need the required ones, update/delete an identity). */
   readonly mode: Mode
   readonly runDir: string
-  readonly say?: ((line: string) => Effect.Effect<void>) | undefined
-  /** Told of the rows as they are validated, with about how many bytes of a CSV file they took (0 for XLSX). */
-  readonly progress?: ((rows: number, bytes: number) => Effect.Effect<void>) | undefined
 }
 
 const outcomeOf = (result: RowResult): Outcome =>
@@ -39,8 +39,16 @@ const outcomeOf = (result: RowResult): Outcome =>
     ? { status: "valid", error: result.warnings.map((w) => `warning: ${w}`).join("; ") }
     : { status: "valid" }
 
+/**
+ * Its lines go to `Notices` when the caller provides it (none otherwise), and its live line is `FileReadProgress`,
+ * told of the rows as they are validated with about how many bytes of a CSV file they took (0 for XLSX).
+ */
 export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob) {
-  const say = job.say ?? (() => Effect.void)
+  const say = Option.match(yield* Effect.serviceOption(Notices), {
+    onNone: () => (_: string) => Effect.void,
+    onSome: (notices) => notices.say
+  })
+  const progress = yield* FileReadProgress
   const r = resourceOf(job.resource)
   const started = yield* nowIso
   const input = yield* openInput(job.file, job.read, r.name)
@@ -81,7 +89,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
       yield* Stream.runForEachChunk(rows, (chunk) =>
         Effect.zipRight(
           Effect.flatMap(validated(chunk), reports.writeAll),
-          job.progress === undefined
+          !FileReadProgress.shown(progress)
             ? Effect.void
             : Effect.suspend(() => {
               let bytes = 0
@@ -90,7 +98,7 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
                   bytes += fileChars(row)
                 }
               }
-              return job.progress!(chunk.length, bytes)
+              return progress.read(chunk.length, bytes)
             })
         ))
       // The summary is made once the last line is written, so that report.xlsx shows it on its first sheet.

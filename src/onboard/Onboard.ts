@@ -34,7 +34,7 @@ import { continueRun, type ImportJob, runImport, type RunResult } from "../impor
 import { ensurePlanTarget, type LoadedOnboardPlan, type OnboardPlanFile, type PlanFile } from "../import/Plan.js"
 import { type RefResolver, serverResolver } from "../import/Refs.js"
 import { nowIso, reportCsv, summaryFile as stepSummaryFile } from "../import/RunDir.js"
-import { EarlierSteps, PlanSink, References } from "../import/Services.js"
+import { EarlierSteps, OriginNotes, PlanSink, References } from "../import/Services.js"
 import { RunCounts } from "../import/SummaryFile.js"
 import type { ProfileRecord } from "../mapping/Profile.js"
 import { isResourceName, resource as resourceOf, type ResourceName } from "../Resources.js"
@@ -401,8 +401,8 @@ const writeOnboardPlan = (
 /**
  * What a step's import run works with beyond the onboarding's own journal (`Journals`) and stop (`RunStop`): the
  * onboarding's resolver (the steps learn each other's records) and the ids its earlier steps created, its lines
- * named by the step, the step's progress, and with `--dry-run --plan` the step's plan gathered into the
- * onboarding's one file.
+ * named by the step, the step's progress, the origin notes it says once for every step, and with `--dry-run --plan`
+ * the step's plan gathered into the onboarding's one file.
  */
 const stepServices = (step: {
   readonly resolver: RefResolver
@@ -410,9 +410,11 @@ const stepServices = (step: {
   readonly say: (line: string) => Effect.Effect<void>
   readonly progress: Progress
   readonly keepPlan: ((content: PlanFile) => Effect.Effect<void>) | undefined
+  readonly originNotes: Layer.Layer<OriginNotes>
 }) =>
   Layer.mergeAll(
     References.shared(step.resolver),
+    step.originNotes,
     EarlierSteps.created(step.createdBy),
     Notices.to(step.say),
     Layer.succeed(RunProgress, step.progress),
@@ -453,7 +455,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
     // Applying a plan: the id each row created, by the resource it wrote and its row (planned references name them).
     const created = new Map<string, string | number>()
     // "exported from another account" is said once for the onboarding, not once per step.
-    const originNoted = new Set<string>()
+    const originNotes = yield* OriginNotes.shared
     const learnCreated = (resource: ResourceName, outcomes: ReadonlyMap<number, Outcome>) => {
       for (const [row, o] of outcomes) {
         if (o.status === "created" && o.recordId !== undefined) {
@@ -579,7 +581,6 @@ export const runOnboarding = Effect.fn("Onboard.run")(
         verifyPollMs: request.answerPollMs,
         onConflict: request.onConflict,
         sendWriteOnly: request.sendWriteOnly,
-        originNoted,
         // The onboarding writes one plan for its steps (`stepServices` gathers them) and says where.
         ...(request.planOut !== undefined && request.dryRun ? { planOut: request.planOut } : {}),
         ...(request.applying !== undefined
@@ -605,6 +606,7 @@ export const runOnboarding = Effect.fn("Onboard.run")(
                   createdBy: (r, row) => created.get(`${r}\u0000${row}`),
                   say: (line) => say(`${resource}: ${line}`),
                   progress,
+                  originNotes,
                   keepPlan: request.planOut !== undefined && request.dryRun
                     ? (content) => Effect.sync(() => void stepPlans.push(content))
                     : undefined

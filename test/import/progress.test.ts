@@ -7,7 +7,14 @@ import { Effect } from "effect"
 import { statSync } from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
-import { eta, formatDuration, makeProgress, makeReadProgress, summaryTable } from "../../src/console/Progress.js"
+import {
+  eta,
+  FileReadProgress,
+  formatDuration,
+  makeProgress,
+  makeReadProgress,
+  summaryTable
+} from "../../src/console/Progress.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { apiOf, cp1252, importInto, put, readSummary, startTestSandbox, tempDir } from "./support.js"
 
@@ -256,9 +263,8 @@ describe("validate on a large file", () => {
         dateFormat: "auto",
         decimal: "auto",
         mode: "upsert",
-        runDir: Path.join(dir, "run"),
-        progress: progress.read
-      }).pipe(Effect.ensuring(progress.end))
+        runDir: Path.join(dir, "run")
+      }).pipe(Effect.provide(FileReadProgress.to(progress)), Effect.ensuring(progress.end))
       assert.strictEqual(result.summary.rows, 40_000)
       assert.isAbove(written.length, 0)
       let rows = 0

@@ -11,6 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import { statSync } from "node:fs"
 import * as Path from "node:path"
+import { FileReadProgress } from "../../src/console/Progress.js"
 import { openInput, planInput } from "../../src/import/Input.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { readProfile } from "../../src/mapping/Profile.js"
@@ -95,9 +96,8 @@ describe("a mapped file, as its own rows tell it", () => {
         dateFormat: "auto",
         decimal: "auto",
         mode: "upsert",
-        runDir: Path.join(dir, "run"),
-        progress: (_, bytes) => Effect.sync(() => void (told += bytes))
-      })
+        runDir: Path.join(dir, "run")
+      }).pipe(Effect.provide(FileReadProgress.to({ read: (_, bytes) => Effect.sync(() => void (told += bytes)) })))
       // The data rows are all of the file but its title, header and footer lines (a line end is two bytes here).
       const size = statSync(file).size
       assert.isAbove(told, size * 0.95)

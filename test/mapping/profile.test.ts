@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { Notices } from "../../src/console/Output.js"
 import { rerun } from "../../src/import/Rerun.js"
 import { resumeRun } from "../../src/import/Resume.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
@@ -257,9 +258,8 @@ describe("a mapping profile", () => {
         dateFormat: "auto",
         decimal: "auto",
         mode: "upsert",
-        runDir,
-        say: (line) => Effect.sync(() => void lines.push(line))
-      })
+        runDir
+      }).pipe(Effect.provide(Notices.to((line) => Effect.sync(() => void lines.push(line)))))
       assert.strictEqual(result.exitCode, 0, lines.join("\n"))
       assert.isTrue(lines.some((l) => /header on row 3/.test(l)))
       const report = readReport(runDir)

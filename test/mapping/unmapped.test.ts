@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
+import { Notices } from "../../src/console/Output.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import { cp1252, importInto, put, readReport, readSummary, startTestSandbox, tempDir } from "../import/support.js"
 
@@ -54,9 +55,8 @@ describe("columns that map to no field", () => {
         dateFormat: "auto",
         decimal: "auto",
         mode: "upsert",
-        runDir: Path.join(dir, "run"),
-        say: (line) => Effect.sync(() => void lines.push(line))
-      })
+        runDir: Path.join(dir, "run")
+      }).pipe(Effect.provide(Notices.to((line) => Effect.sync(() => void lines.push(line)))))
       assert.deepStrictEqual(result.summary.ignoredColumns, ["Vendedor"])
       assert.isTrue(
         lines.some((l) =>

@@ -4,15 +4,18 @@
  * `SummaryCopies` is told of every summary written, and `RunStop` stops it between steps. What the CLI
  * (`onboard/CommandRun.ts`) and a fleet worker (`fleet/Whole.ts`) swap, shown with recording ones.
  */
+import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import * as Path from "node:path"
 import { Notices } from "../../src/console/Output.js"
 import { StepProgress } from "../../src/console/Progress.js"
+import { prepareExport, runExport } from "../../src/export/Export.js"
 import { prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import { type OnboardSummary, SummaryCopies } from "../../src/onboard/Summary.js"
 import { RunStop } from "../../src/Signals.js"
+import { apiOf as importApiOf } from "../import/support.js"
 import { apiOf, put, readJson, request, startTestSandbox, tempDir, writes } from "./support.js"
 
 /** Two steps: a segment, then a customer of it (`;`, Portuguese text). */
@@ -109,6 +112,48 @@ describe("an onboarding's services", () => {
           writes(yield* sandbox.control.requests).map((w) => w.path.replace(/\/\d+$/, "")),
           ["/v2/segments"]
         )
+      }),
+    60_000
+  )
+
+  it.scopedLive(
+    "say the note of files exported from another account once for the onboarding, not once per step",
+    () =>
+      Effect.gen(function*() {
+        const a = { apiKey: "conta-a", apiToken: "token-a" }
+        const b = { apiKey: "conta-b", apiToken: "token-b" }
+        const sandbox = yield* startTestSandbox({ accounts: [a, b] })
+        const dir = yield* tempDir
+        // Account A's segment and customer, exported: a folder of two steps that names A as its account.
+        yield* prepareOnboarding(request({ input: twoSteps(dir), runDir: Path.join(dir, "into-a") })).pipe(
+          Effect.flatMap(runOnboarding),
+          Effect.provide(Notices.none),
+          Effect.provide(importApiOf(sandbox, a.apiKey))
+        )
+        const out = Path.join(dir, "export-a")
+        yield* Effect.flatMap(
+          prepareExport({
+            resources: ["segments", "customers"],
+            out,
+            format: "csv",
+            since: undefined,
+            until: undefined,
+            say: () => Effect.void
+          }),
+          runExport
+        ).pipe(Effect.provide(importApiOf(sandbox, a.apiKey)), Effect.provide(NodeContext.layer))
+        const said: Array<string> = []
+        const result = yield* prepareOnboarding(request({ input: out, runDir: Path.join(dir, "into-b") })).pipe(
+          Effect.flatMap(runOnboarding),
+          Effect.provide(Notices.to((line) => Effect.sync(() => void said.push(line)))),
+          Effect.provide(importApiOf(sandbox, b.apiKey))
+        )
+        assert.strictEqual(result.exitCode, 0, said.join("\n"))
+        assert.deepStrictEqual(result.summary.steps.map((s) => s.resource), ["segments", "customers"])
+        const notes = said.filter((l) => /note: the files were exported from another account/.test(l))
+        assert.strictEqual(notes.length, 1, said.join("\n"))
+        assert.match(notes[0]!, /^segments: /)
+        assert.isFalse(said.some((l) => /note: \S+ was exported/.test(l)), said.join("\n"))
       }),
     60_000
   )
