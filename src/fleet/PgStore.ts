@@ -131,6 +131,24 @@ const insertFiles = (on: On, files: ReadonlyArray<JobFile>) =>
       [f.job, f.name, Buffer.from(f.content)]
     ), { discard: true })
 
+/**
+ * Removes staged submissions (parents `staging` picked by `which`), their parts and all their files. A parent
+ * whose row a batch holds (`touchStaged` in an open transaction) is skipped: that submit is alive, and deleting
+ * the parent under it would leave the parts its batch commits a moment later outside this statement's snapshot,
+ * staged for good with no parent. Staged parts whose parent is gone (left so by a version without that rule) go
+ * too.
+ */
+const dropStagedStatement = (which: string) =>
+  `WITH old AS (SELECT id FROM ${schema}.jobs WHERE parent IS NULL AND state = '${stagingState}' AND ${which}
+                FOR UPDATE SKIP LOCKED),
+   gone AS (DELETE FROM ${schema}.jobs j WHERE j.state = '${stagingState}'
+              AND (j.id IN (SELECT id FROM old) OR j.parent IN (SELECT id FROM old)
+                OR (j.parent IS NOT NULL
+                  AND NOT EXISTS (SELECT 1 FROM ${schema}.jobs p WHERE p.id = j.parent))) RETURNING j.id),
+   files AS (DELETE FROM ${schema}.files WHERE job IN (SELECT id FROM gone) RETURNING 1),
+   pieces AS (DELETE FROM ${schema}.file_pieces WHERE job IN (SELECT id FROM gone) RETURNING 1)
+   SELECT count(*) AS n FROM old`
+
 /** The store on PostgreSQL: a pool for the scope. */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -193,26 +211,8 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
         on(`UPDATE ${schema}.jobs SET created = now() WHERE id = $1 AND state = '${stagingState}'`, [id]),
         (r) => (r.rowCount ?? 0) === 1 ? Effect.void : Effect.fail(stagingGone(id))
       )
-    /**
-     * Removes staged submissions (parents `staging` picked by `which`), their parts and all their files. A parent
-     * whose row a batch holds (`touchStaged` in an open transaction) is skipped: that submit is alive, and deleting
-     * the parent under it would leave the parts its batch commits a moment later outside this statement's snapshot,
-     * staged for good with no parent. Staged parts whose parent is gone (left so by a version without that rule) go
-     * too.
-     */
     const dropStaged = (which: string, values: ReadonlyArray<unknown>) =>
-      query<{ n: string }>(
-        `WITH old AS (SELECT id FROM ${schema}.jobs WHERE parent IS NULL AND state = '${stagingState}' AND ${which}
-                      FOR UPDATE SKIP LOCKED),
-         gone AS (DELETE FROM ${schema}.jobs j WHERE j.state = '${stagingState}'
-                    AND (j.id IN (SELECT id FROM old) OR j.parent IN (SELECT id FROM old)
-                      OR (j.parent IS NOT NULL
-                        AND NOT EXISTS (SELECT 1 FROM ${schema}.jobs p WHERE p.id = j.parent))) RETURNING j.id),
-         files AS (DELETE FROM ${schema}.files WHERE job IN (SELECT id FROM gone) RETURNING 1),
-         pieces AS (DELETE FROM ${schema}.file_pieces WHERE job IN (SELECT id FROM gone) RETURNING 1)
-         SELECT count(*) AS n FROM old`,
-        values
-      ).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
+      query<{ n: string }>(dropStagedStatement(which), values).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
     const takeLease = (job: string, owner: string) =>
       query<{ epoch: number }>(
         `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
