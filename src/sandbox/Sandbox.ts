@@ -123,6 +123,11 @@ export interface RequestLogEntry {
   readonly client?: string
   /** Requests in flight on this request's token when it arrived, itself included (0: no token). */
   readonly inFlight: number
+  /**
+   * When its answer was handed to the connection, on the same clock as `at` (its latency and page latency
+   * included); absent while it is being handled. `answeredAt - at` is the time the request was served.
+   */
+  readonly answeredAt?: number
 }
 
 export interface SandboxControl {
