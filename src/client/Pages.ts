@@ -11,7 +11,10 @@
  * Page sizes: the one asked for (or the client's), capped by the resource's `maxPageSize` (tasks: 100) and by
  * what the server refused earlier in this run: a 400 that names a page limit ("You cannot request more than 100
  * tasks per page") is settled on the size it names (else half the size) and remembered in `PageLimits` for every
- * later walk of that path; the first page is asked again at once.
+ * later walk of that path; the first page is asked again at once. A later page refused for its size (the limit fell
+ * while the list was walked, or a continued walk asks the size its checkpoint recorded and the server takes no
+ * longer) is not asked again as the same page number in another size: the walk goes on from the record it reached in
+ * pages of the size now known (`walk`).
  *
  * Date-windowed resources (tasks, deleted tasks, expenses, tickets) need `startDate`/`endDate` in
  * `paramFilter`. A window is probed before its pages are asked: where the page size is settled (the resource table
@@ -90,6 +93,11 @@ const pageLimitOf = (message: string, tried: number): number | undefined => {
 
 type Fetched =
   | { readonly _tag: "End" }
+  /**
+   * A page after the first refused for its size (a 400 naming a page limit, or a limit learned while it waited): page
+   * K of another size is not page K, so the walk goes on from the same record in the size the server takes.
+   */
+  | { readonly _tag: "Refused"; readonly message: string }
   | {
     readonly _tag: "Records"
     readonly records: ReadonlyArray<Record<string, unknown>>
@@ -173,6 +181,10 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
   ) {
     while (true) {
       const pageSize = sizeFor(path, wanted)
+      // A later page is asked in the walk's size or not at all: in another size it would hold other records.
+      if (page > 1 && pageSize < wanted) {
+        return { _tag: "Refused", message: `${path} holds at most ${pageSize} records a page` } as Fetched
+      }
       // Always sent, `{}` when nothing is filtered: the live users and webhooks lists refuse a call without it (400).
       const query = { paramFilter: filter, page, pageSize }
       // A 404 answered while other requests were in flight has been asked again alone (`HttpAdapter`): it is the end.
@@ -183,15 +195,9 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           limits.set(path, Math.min(limit, limits.get(path) ?? limit))
           yield* Effect.logDebug(`${path} holds at most ${limit} records a page (${reply.error}): asking for ${limit}`)
           // Page 1 starts at the same record whatever the size; a later page of a walk in pages of another size
-          // does not, so that walk stops (a run again uses the size now known).
+          // does not, so the walk goes on from the record it reached in pages of the size now known.
           if (page === 1) continue
-          return yield* failed(
-            path,
-            reply,
-            `${
-              reply.error ?? "page size refused"
-            } (page ${page} of a walk in pages of ${pageSize}; run again: pages of ${limit} are used from now on)`
-          )
+          return { _tag: "Refused", message: reply.error ?? "page size refused" } as Fetched
         }
       }
       if (reply.status === 404) return { _tag: "End" } as Fetched
@@ -211,7 +217,12 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     }
   })
 
-  /** The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. */
+  /**
+   * The pages of one filter from `fromPage` on; `first` is page `fromPage` when it was already fetched. A page after
+   * the first refused for its size (the server's page limit fell while the list was walked, or a continued walk asks
+   * the size its checkpoint recorded and the server no longer takes it) is not the end: the walk goes on from the
+   * record it reached, in pages of the size now known, the records of that page already read left out.
+   */
   const walk = (
     path: string,
     filter: Readonly<Record<string, string | number | boolean>>,
@@ -226,7 +237,6 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
     skip = 0
   ): Stream.Stream<Page, ApiAborted | ListFailed> =>
     Stream.suspend(() => {
-      const fetchAt = (page: number) => asked(page) ?? fetchPage(path, filter, page, pageSize)
       const seen = new Set<string>()
       /** `totalItems` of the walk's first page that gave one. */
       let firstTotal: number | undefined
@@ -248,74 +258,114 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
           : Effect.void
       )
       type Step = { readonly pages: Chunk.Chunk<Page>; readonly more: boolean }
-      /** Takes the fetched page `page` into the walk, in page order: the repeat and shift checks, then its records. */
-      const step = (page: number, fetched: Fetched): Effect.Effect<Step, ListFailed> => {
-        if (fetched._tag === "End") return Effect.as(ended, { pages: Chunk.empty(), more: false })
-        const records = page === fromPage && skip > 0 ? fetched.records.slice(skip) : fetched.records
-        const keys = records.map(keyOf.key)
-        if (page > fromPage && keys.length > 0 && keys.every((k) => seen.has(k))) {
-          return new ListFailed({
-            reason: "RepeatingPages",
-            path,
-            message:
-              `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
+
+      /** The pages from `start` on in pages of `size` (what the walk learns keeps the same `seen` and count). */
+      const from = (
+        start: number,
+        size: number,
+        skip: number,
+        first: Option.Option<Fetched>,
+        asked: (page: number) => Effect.Effect<Fetched, ApiAborted | ListFailed> | undefined
+      ): Stream.Stream<Page, ApiAborted | ListFailed> => {
+        /** The size this walk's pages hold: the first page's, once answered (page 1 takes a limit it meets). */
+        let walkSize = size
+        /** The page refused for its size, with the server's words: the walk goes on from its first record. */
+        let refused: { readonly page: number; readonly message: string } | undefined
+        const fetchAt = (page: number) => asked(page) ?? fetchPage(path, filter, page, walkSize)
+        /** Takes the fetched page `page` into the walk, in page order: the repeat and shift checks, then its records. */
+        const step = (page: number, fetched: Fetched): Effect.Effect<Step, ListFailed> => {
+          if (fetched._tag === "End") return Effect.as(ended, { pages: Chunk.empty(), more: false })
+          if (page === start && fetched._tag === "Records") walkSize = fetched.size
+          if (fetched._tag === "Refused" || fetched.size !== walkSize) {
+            refused = {
+              page,
+              message: fetched._tag === "Refused"
+                ? fetched.message
+                : `page ${page} came back in pages of ${fetched.size}`
+            }
+            return Effect.succeed({ pages: Chunk.empty(), more: false })
+          }
+          const records = page === start && skip > 0 ? fetched.records.slice(skip) : fetched.records
+          const keys = records.map(keyOf.key)
+          if (page > start && keys.length > 0 && keys.every((k) => seen.has(k))) {
+            return new ListFailed({
+              reason: "RepeatingPages",
+              path,
+              message:
+                `page ${page} holds only records already listed on earlier pages (the API keeps answering the same records with a link to a next page); the list was stopped there`
+            })
+          }
+          for (const k of keys) seen.add(k)
+          // `totalItems: 0` beside records (task types) is no count.
+          const total = fetched.total !== undefined && fetched.total > 0 ? fetched.total : undefined
+          if (total !== undefined) {
+            if (firstTotal === undefined) firstTotal = total
+            else if (total !== firstTotal) {
+              return shifted(`it held ${firstTotal} records when the walk began and ${total} at page ${page}`)
+            }
+          }
+          return Effect.as(fetched.more ? Effect.void : ended, {
+            pages: records.length === 0 ? Chunk.empty() : Chunk.of({
+              page,
+              size: fetched.size,
+              records,
+              ...(window ? { window } : {}),
+              ...(fetched.total !== undefined ? { total: fetched.total } : {})
+            }),
+            more: fetched.more
           })
         }
-        for (const k of keys) seen.add(k)
-        // `totalItems: 0` beside records (task types) is no count.
-        const total = fetched.total !== undefined && fetched.total > 0 ? fetched.total : undefined
-        if (total !== undefined) {
-          if (firstTotal === undefined) firstTotal = total
-          else if (total !== firstTotal) {
-            return shifted(`it held ${firstTotal} records when the walk began and ${total} at page ${page}`)
+        /** After a refused page: the same record on, in pages of the size the server takes. */
+        const repaged: Stream.Stream<Page, ApiAborted | ListFailed> = Stream.suspend(() => {
+          if (refused === undefined) return Stream.empty
+          const smaller = sizeFor(path, walkSize)
+          if (smaller >= walkSize) {
+            return Stream.fail(new ListFailed({ path, message: `${refused.message} (page ${refused.page})` }))
           }
-        }
-        return Effect.as(fetched.more ? Effect.void : ended, {
-          pages: records.length === 0 ? Chunk.empty() : Chunk.of({
-            page,
-            size: fetched.size,
-            records,
-            ...(window ? { window } : {}),
-            ...(fetched.total !== undefined ? { total: fetched.total } : {})
-          }),
-          more: fetched.more
+          const offset = (refused.page - 1) * walkSize + (refused.page === start ? skip : 0)
+          return from(Math.floor(offset / smaller) + 1, smaller, offset % smaller, Option.none(), () => undefined)
         })
+        /** One page at a time from `from` on, until a page says it is the last. */
+        const oneByOne = (from: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
+          Stream.paginateChunkEffect(from, (page) =>
+            Effect.map(
+              Effect.flatMap(fetchAt(page), (fetched) => step(page, fetched)),
+              (s): [Chunk.Chunk<Page>, Option.Option<number>] => [
+                s.pages,
+                s.more ? Option.some(page + 1) : Option.none()
+              ]
+            ))
+        const opening = Option.isSome(first) ? Effect.succeed(first.value) : fetchAt(start)
+        const pages = Stream.unwrap(Effect.map(
+          Effect.flatMap(opening, (fetched) => Effect.map(step(start, fetched), (s) => ({ fetched, s }))),
+          ({ fetched, s }) => {
+            const head = Stream.fromChunk(s.pages)
+            if (!s.more || fetched._tag !== "Records") return head
+            // The pages the first page's `totalItems` says exist are fetched up to `concurrency` at once (a page of
+            // the live service takes seconds) and taken in page order, so the walk reads exactly as one page at a
+            // time; past them (a count that fell short, or none) the walk goes on one page at a time.
+            const last = firstTotal === undefined ? start : Math.ceil(firstTotal / fetched.size)
+            if (settings.concurrency <= 1 || last <= start + 1) return Stream.concat(head, oneByOne(start + 1))
+            let more = true
+            const ahead = Stream.range(start + 1, last).pipe(
+              Stream.mapEffect(
+                (page) => Effect.map(fetchAt(page), (f) => [page, f] as const),
+                { concurrency: settings.concurrency }
+              ),
+              Stream.mapEffect(([page, f]) => step(page, f)),
+              Stream.takeUntil((s) => !s.more),
+              Stream.tap((s) => Effect.sync(() => (more = s.more))),
+              Stream.flatMap((s) => Stream.fromChunk(s.pages))
+            )
+            return Stream.concat(
+              Stream.concat(head, ahead),
+              Stream.suspend(() => (more ? oneByOne(last + 1) : Stream.empty))
+            )
+          }
+        ))
+        return Stream.concat(pages, repaged)
       }
-      /** One page at a time from `from` on, until a page says it is the last. */
-      const oneByOne = (from: number): Stream.Stream<Page, ApiAborted | ListFailed> =>
-        Stream.paginateChunkEffect(from, (page) =>
-          Effect.map(
-            Effect.flatMap(fetchAt(page), (fetched) => step(page, fetched)),
-            (s): [Chunk.Chunk<Page>, Option.Option<number>] => [s.pages, s.more ? Option.some(page + 1) : Option.none()]
-          ))
-      const opening = Option.isSome(first) ? Effect.succeed(first.value) : fetchAt(fromPage)
-      return Stream.unwrap(Effect.map(
-        Effect.flatMap(opening, (fetched) => Effect.map(step(fromPage, fetched), (s) => ({ fetched, s }))),
-        ({ fetched, s }) => {
-          const head = Stream.fromChunk(s.pages)
-          if (!s.more || fetched._tag === "End") return head
-          // The pages the first page's `totalItems` says exist are fetched up to `concurrency` at once (a page of
-          // the live service takes seconds) and taken in page order, so the walk reads exactly as one page at a
-          // time; past them (a count that fell short, or none) the walk goes on one page at a time.
-          const last = firstTotal === undefined ? fromPage : Math.ceil(firstTotal / fetched.size)
-          if (settings.concurrency <= 1 || last <= fromPage + 1) return Stream.concat(head, oneByOne(fromPage + 1))
-          let more = true
-          const ahead = Stream.range(fromPage + 1, last).pipe(
-            Stream.mapEffect(
-              (page) => Effect.map(fetchAt(page), (f) => [page, f] as const),
-              { concurrency: settings.concurrency }
-            ),
-            Stream.mapEffect(([page, f]) => step(page, f)),
-            Stream.takeUntil((s) => !s.more),
-            Stream.tap((s) => Effect.sync(() => (more = s.more))),
-            Stream.flatMap((s) => Stream.fromChunk(s.pages))
-          )
-          return Stream.concat(
-            Stream.concat(head, ahead),
-            Stream.suspend(() => (more ? oneByOne(last + 1) : Stream.empty))
-          )
-        }
-      ))
+      return from(fromPage, pageSize, skip, first, asked)
     })
 
   /**
@@ -432,7 +482,10 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               let windowSize = pageSize
               const opening = yield* fetchPage(path, f, 1, counting ? 1 : pageSize)
               const first = counting ? Option.none<Fetched>() : Option.some(opening)
-              if (opening._tag === "End") return yield* fits(Option.some(opening))
+              // (Page 1 is never refused for its size: it is asked again in the size the server names.)
+              if (opening._tag !== "Records") return yield* fits(Option.some(opening))
+              // The window's later pages are asked in its first page's size (a limit it met included).
+              if (!counting) windowSize = opening.size
               if (!counting && (!opening.more || start === end)) return yield* fits(first)
               // The count settles it without asking for a page past the limit (`totalItems: 0` beside records, as
               // task types answer, is no count).
@@ -461,8 +514,9 @@ export const makePages = (settings: ClientSettings, get: Get, limits: PageLimits
               }
               // No count: the first page, and the page past the limit when it is full.
               const page1 = counting ? yield* fetchPage(path, f, 1, pageSize) : opening
-              if (page1._tag === "End" || !page1.more || start === end) return yield* fits(Option.some(page1))
-              const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, pageSize, false)
+              if (page1._tag !== "Records" || !page1.more || start === end) return yield* fits(Option.some(page1))
+              windowSize = page1.size
+              const beyond = yield* fetchPage(path, f, settings.maxWindowPages + 1, page1.size, false)
               return beyond._tag === "End" ? yield* fits(Option.some(page1)) : yield* splitInto(2)
             }),
             { group: start, order: [start, 0], probe: true }

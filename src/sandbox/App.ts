@@ -53,6 +53,8 @@ export interface LogEntry {
   readonly client?: string
   /** Requests in flight on this request's token when it arrived, itself included (0: no token). */
   inFlight: number
+  /** When its answer was handed to the connection (latency, page latency included); undefined until then. */
+  answeredAt?: number
 }
 
 interface AppEnv {
@@ -382,6 +384,7 @@ export const makeApp = (env: AppEnv) =>
         })
       )
     )
+    entry.answeredAt = yield* Clock.currentTimeMillis
     if (answer._tag === "Destroy") {
       entry.applied = answer.applied
       // The client sees the connection reset and no response at all.

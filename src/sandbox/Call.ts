@@ -15,6 +15,8 @@ export interface CallSettings {
   readonly userIdStyle: "userID" | "userId"
   /** A page larger than the resource's `maxPageSize` answers 400. */
   readonly pageCaps: boolean
+  /** Page caps set by resource name (the sandbox's `pageCapOf`, changed by `setPageCap`): they hold whatever `pageCaps` says. */
+  readonly pageCapOf: ReadonlyMap<string, number>
   /** The shape of error bodies other than the rate limit's. */
   readonly errorBodies: "error" | "blueprint"
   /** `/taskTypes` answers `totalItems: 0` and no `nextPage` link. */

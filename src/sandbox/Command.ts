@@ -18,6 +18,7 @@ import { withShownDefault } from "../cli/Facts.js"
 import type { CommandDocs } from "../cli/Model.js"
 import { type ExitCode, UsageError } from "../Errors.js"
 import { isLoopback } from "../Loopback.js"
+import { isResourceName } from "../Resources.js"
 import { shielded, stopOnSignals } from "../Signals.js"
 import { formatRate, parseDuration, parseProbability, parseRate } from "../Units.js"
 import type { SandboxOptions } from "./Sandbox.js"
@@ -93,6 +94,13 @@ const flags = {
       "Serve pages of any size (default: tasks at most 100 a page, 400 above, as the live service)"
     )
   ),
+  pageCap: Options.text("page-cap").pipe(
+    Options.withPseudoName("RESOURCE=N"),
+    Options.repeated,
+    Options.withDescription(
+      "A page of RESOURCE larger than N answers 400 \"You cannot request more than N RESOURCE per page.\" (repeatable; replaces the table's cap, e.g. tasks=50; holds with --no-page-caps too)"
+    )
+  ),
   errorBodies: Options.choice("error-bodies", ["error", "blueprint"]).pipe(
     withShownDefault("error" as const),
     Options.withDescription(
@@ -138,6 +146,18 @@ const account = (given: string) => {
 
 type Flags = Command.Command.ParseConfig<typeof flags>
 
+/** `--page-cap RESOURCE=N`, each resource once. */
+const pageCaps = (given: ReadonlyArray<string>, known: (name: string) => boolean) =>
+  Effect.reduce(given, {} as Record<string, number>, (caps, one) => {
+    const m = /^([a-z-]+)=(\d+)$/.exec(one.trim())
+    if (m === null || Number(m[2]) < 1) {
+      return new UsageError({ message: `--page-cap: "${one}" is not RESOURCE=N with N at least 1 (e.g. tasks=50)` })
+    }
+    if (!known(m[1]!)) return new UsageError({ message: `--page-cap: "${m[1]}" is not a resource` })
+    if (caps[m[1]!] !== undefined) return new UsageError({ message: `--page-cap: ${m[1]} is given twice` })
+    return Effect.succeed({ ...caps, [m[1]!]: Number(m[2]) })
+  })
+
 /** The emulator, loaded when this command runs: other commands start it only when they need it. */
 const loadSandbox = Effect.promise(() => import("./Sandbox.js"))
 
@@ -174,6 +194,7 @@ const sandboxOptions = Effect.fn("Command.sandboxOptions")(function*(f: Flags) {
     emptyListStatus: f.emptyListStatus === "200" ? 200 : 404,
     userIdStyle: f.userIdStyle,
     pageCaps: !f.noPageCaps,
+    pageCapOf: yield* pageCaps(f.pageCap, isResourceName),
     errorBodies: f.errorBodies,
     taskTypesQuirk: f.taskTypesQuirk,
     dataFile: Option.match(f.data, { onNone: () => undefined, onSome: (file) => resolve(file) }),
@@ -251,8 +272,8 @@ const run = Effect.fn("Command.sandbox")(function*(f: Flags) {
           `empty lists answer ${options.emptyListStatus}`,
           `users read back with ${options.userIdStyle}`,
           `latency ${faults.latencyMs} ms, fail rate ${faults.failRate}, reset rate ${faults.resetRate}, drop-after-write rate ${faults.dropAfterWriteRate}`,
-          `page caps ${
-            options.pageCaps ? "on" : "off"
+          `page caps ${options.pageCaps ? "on" : "off"}${
+            Object.entries(options.pageCapOf).map(([name, cap]) => `, ${name} at most ${cap} a page`).join("")
           }, page latency ${faults.pageLatencyPerRecordMs} ms a record, bursts ${
             faults.burstAbove > 0 ? `above ${faults.burstAbove} in flight at rate ${faults.burstRate}` : "off"
           }, empty filtered lists fail at rate ${faults.emptyListFailRate}`,

@@ -295,8 +295,9 @@ export const listRows = Effect.fn("Lists.listRows")(function*(
   if (required !== undefined && (call.query.get("paramfilter") ?? "").trim() === "") {
     return yield* reject(400, `The paramFilter is required as ${required} string json.`)
   }
-  if (call.settings.pageCaps && r.maxPageSize !== undefined && q.pageSize > r.maxPageSize) {
-    return yield* reject(400, `You cannot request more than ${r.maxPageSize} ${r.name} per page.`)
+  const cap = call.settings.pageCapOf.get(r.name) ?? (call.settings.pageCaps ? r.maxPageSize : undefined)
+  if (cap !== undefined && q.pageSize > cap) {
+    return yield* reject(400, `You cannot request more than ${cap} ${r.name} per page.`)
   }
   const window = yield* dateWindow(r, q.filter)
   const matches = yield* filterPredicate(r, q.filter, call)

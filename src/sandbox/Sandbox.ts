@@ -14,7 +14,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
 import type { ResourceName } from "../Resources.js"
-import { resource } from "../Resources.js"
+import { resource, resources } from "../Resources.js"
 import type { Rate } from "../Units.js"
 import type { LogEntry } from "./App.js"
 import { makeApp } from "./App.js"
@@ -55,6 +55,13 @@ export interface SandboxOptions {
   readonly userIdStyle: "userID" | "userId"
   /** Default true: a page larger than the resource's `maxPageSize` (tasks: 100) answers 400, as the live service. */
   readonly pageCaps: boolean
+  /**
+   * Page caps by resource name (`{customers: 50}`): a page larger answers 400 "You cannot request more than 50 customers
+   * per page.", whatever `pageCaps` says; they stand in for the table's cap of that resource. Default none.
+   * `setPageCap` changes them while the sandbox runs (a service whose limit changes between an export and its
+   * continuation).
+   */
+  readonly pageCapOf: Readonly<Record<string, number>>
   /**
    * Error bodies other than the rate limit's: `{"error"}` (default, as api-notes B saw them) or the Blueprint's
    * `{message, target, errorCode, errors}` (api-notes, "Live behaviour reported by more public clients").
@@ -98,6 +105,7 @@ export const defaultSandboxOptions: SandboxOptions = {
   emptyListStatus: 404,
   userIdStyle: "userID",
   pageCaps: true,
+  pageCapOf: {},
   errorBodies: "error",
   taskTypesQuirk: false,
   dataFile: undefined,
@@ -115,10 +123,17 @@ export interface RequestLogEntry {
   readonly client?: string
   /** Requests in flight on this request's token when it arrived, itself included (0: no token). */
   readonly inFlight: number
+  /**
+   * When its answer was handed to the connection, on the same clock as `at` (its latency and page latency
+   * included); absent while it is being handled. `answeredAt - at` is the time the request was served.
+   */
+  readonly answeredAt?: number
 }
 
 export interface SandboxControl {
   readonly setFaults: (faults: Partial<Faults>) => Effect.Effect<void>
+  /** Sets the page cap of a resource (as `pageCapOf`), or removes it (undefined: the table's cap, if any). */
+  readonly setPageCap: (resource: ResourceName, cap: number | undefined) => Effect.Effect<void>
   /** Every token issued so far answers 401 from now on. */
   readonly revokeTokens: Effect.Effect<void>
   /** Every request received, in arrival order. */
@@ -171,6 +186,10 @@ const checkOptions = (o: SandboxOptions): string | undefined => {
     o.faults.emptyListFailRate
   ]
   if (rates.some((p) => !(p >= 0 && p <= 1))) return "fault rates are probabilities between 0 and 1"
+  for (const [name, cap] of Object.entries(o.pageCapOf)) {
+    if (!resources.has(name as ResourceName)) return `page cap of "${name}": no such resource`
+    if (!(Number.isInteger(cap) && cap >= 1)) return `page cap of ${name}: ${cap} is not a whole number of at least 1`
+  }
   return undefined
 }
 
@@ -223,6 +242,7 @@ export const startSandbox = (
     }
 
     const faults = yield* Ref.make(o.faults)
+    const pageCapOf = new Map(Object.entries(o.pageCapOf))
     const tokens = new Tokens(o.tokenTtlMs)
     const log: Array<LogEntry> = []
     const app = makeApp({
@@ -232,6 +252,7 @@ export const startSandbox = (
         emptyListStatus: o.emptyListStatus,
         userIdStyle: o.userIdStyle,
         pageCaps: o.pageCaps,
+        pageCapOf,
         errorBodies: o.errorBodies,
         taskTypesQuirk: o.taskTypesQuirk
       },
@@ -263,6 +284,11 @@ export const startSandbox = (
 
     const control: SandboxControl = {
       setFaults: (changes) => Ref.update(faults, (f) => ({ ...f, ...changes })),
+      setPageCap: (name, cap) =>
+        Effect.sync(() => {
+          if (cap === undefined) pageCapOf.delete(name)
+          else pageCapOf.set(name, cap)
+        }),
       revokeTokens: Effect.sync(() => tokens.revokeAll()),
       requests: Effect.sync(() => log.map((e): RequestLogEntry => ({ ...e }))),
       records: (apiKey, name) =>

@@ -86,7 +86,9 @@ describe("fsm-bulk sandbox", () => {
   it("a bad flag value stops with a message naming the flag and exit code 2", async () => {
     const cases = [
       ["--fail-rate", "2"],
-      ["--account", "no-colon"]
+      ["--account", "no-colon"],
+      ["--page-cap", "tasks=0"],
+      ["--page-cap", "taks=50"]
     ] as const
     const runs = await Promise.all(
       cases.map(

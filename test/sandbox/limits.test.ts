@@ -51,6 +51,25 @@ describe("sandbox: the live service's limits", () => {
       )
     }))
 
+  it.scopedLive("pageCapOf (--page-cap) caps any list, replaces the table's cap, and setPageCap changes it while running", () =>
+    Effect.gen(function*() {
+      const { call, sandbox } = yield* session({ pageCapOf: { segments: 20, tasks: 50 }, pageCaps: false })
+      yield* call("POST", "/segments", { body: { description: "Hospitais" } })
+      assert.strictEqual((yield* call("GET", "/segments", { query: { pageSize: 20 } })).status, 200)
+      const refused = yield* call("GET", "/segments", { query: { pageSize: 21 } })
+      assert.strictEqual(refused.status, 400)
+      assert.deepStrictEqual(refused.body, { error: "You cannot request more than 20 segments per page." })
+      // With --no-page-caps too, and in place of the table's 100 for tasks.
+      const tasks = yield* call("GET", "/tasks", { query: { paramFilter: wideWindow, pageSize: 51 } })
+      assert.deepStrictEqual(tasks.body, { error: "You cannot request more than 50 tasks per page." })
+      yield* sandbox.control.setPageCap("segments", 5)
+      assert.strictEqual((yield* call("GET", "/segments", { query: { pageSize: 20 } })).status, 400)
+      yield* sandbox.control.setPageCap("segments", undefined)
+      assert.strictEqual((yield* call("GET", "/segments", { query: { pageSize: 1000 } })).status, 200)
+      const wrong = yield* Effect.flip(session({ pageCapOf: { segmentz: 5 } }))
+      assert.match(wrong.message, /page cap of "segmentz": no such resource/)
+    }))
+
   it.scopedLive("users and webhooks need paramFilter (400 with the Blueprint's message); {} is enough", () =>
     Effect.gen(function*() {
       const { call } = yield* session()
