@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { apiOf } from "../import/support.js"
-import type { FileShape, World } from "./model.js"
+import type { World } from "./model.js"
 import {
   brDateLines,
   brDatesChecks,
@@ -19,30 +19,23 @@ import {
   otherAccount,
   passwordLeaks,
   ptBrChecks,
+  ptBrImportChecks,
   ptBrOnboardChecks,
   ptHeadersTitleChecks,
   readCsv,
   runAction,
   snapshot,
+  summarySheetOf,
   summarySheets,
   usersPasswordChecks
 } from "./model.js"
-import { accounts, runSteps, withWorld } from "./support.js"
+import { accounts, runSteps, two, withWorld } from "./support.js"
 
 /** The one directory of the history whose name ends with `suffix` (`-onboard-other`, `-dry-pt-BR`). */
 const dirOf = (w: World, suffix: string, nth = 0) => {
   const names = readdirSync(w.dir).filter((n) => n.endsWith(suffix)).sort()
   assert.isAbove(names.length, nth, `${suffix} in ${readdirSync(w.dir).join(" ")}`)
   return Path.join(w.dir, names[nth]!)
-}
-
-const two: FileShape = {
-  delimiter: ";",
-  encoding: "windows-1252",
-  rows: [
-    { key: "CLI-01", name: "Padaria Pão Quente", note: "Cliente desde 2019", phone: "+55 11 93988-2938" },
-    { key: "CLI-02", name: "Açougue São João", note: "Pagamento à vista", phone: "" }
-  ]
 }
 
 /** Rewrites the file at `path` with `edit`, asserting it changed something. */
@@ -174,6 +167,36 @@ describe("pt-br: each check flags what it exists to catch", () => {
           )
           assert.match(broken.at(-2)!, /^\(pt-BR\) summary\.json: \{"rows":2,.* in English, \{"rows":1,.* in pt-BR$/)
           assert.strictEqual(broken.at(-1), "(pt-BR) report row 3: status \"criado\"")
+
+          // The import's own pt-BR reports: its page with another count and an English sentence, its Summary sheet
+          // with another count, an English sentence printed (report.csv's status is translated above).
+          const sheet = yield* summarySheetOf(importDir)
+          assert.isDefined(sheet)
+          const counts = (JSON.parse(readFileSync(Path.join(importDir, "summary.json"), "utf8")) as {
+            counts: Record<string, number>
+          }).counts
+          const shownCounts = Object.fromEntries(Object.entries(counts).filter(([, k]) => k > 0).sort())
+          const [status, n] = Object.entries(shownCounts).find(([s]) => s !== "created")!
+          doctor(Path.join(importDir, "report.html"), (html) =>
+            html.replace(new RegExp(`(data-figure="count:${status}"[^>]*>)${n}<`), `$1${n + 1}<`).replace(
+              /(<p[^>]*>)/,
+              "$1next: correct the invalid rows in a copy of x"
+            ))
+          const importBroken = ptBrImportChecks(
+            importDir,
+            ["  rows by status", "next: correct the invalid rows in a copy of x"],
+            sheet!.map((r) => (r[0] === status ? [status, n + 2] : r))
+          )
+          assert.deepStrictEqual(importBroken.filter((l) => !l.includes("criado")), [
+            `(pt-BR) the import: report.html says ${status} ${n + 1}, summary.json ${n}`,
+            "(pt-BR) the import report.html: English left, \": correct the invalid rows in a copy of\" (next.fixInvalid)",
+            "(pt-BR) the import report.html: English left, \": correct the invalid rows in a copy of\" (onboard.fixInvalid)",
+            `(pt-BR) the import: report.xlsx Summary counts ${JSON.stringify({ ...shownCounts, [status]: n + 2 })}, ` +
+            `summary.json ${JSON.stringify(shownCounts)}`,
+            "(pt-BR) printed: English left, \": correct the invalid rows in a copy of\" (next.fixInvalid)",
+            "(pt-BR) printed: English left, \": correct the invalid rows in a copy of\" (onboard.fixInvalid)"
+          ])
+          assert.include(importBroken, "(pt-BR) the import report.csv row 3: status \"criado\"")
         })
       ),
     120_000
@@ -234,6 +257,23 @@ describe("pt-br-onboard: the Portuguese reports and lines of an onboarding stay 
             "(pt-BR onboard) the printed summary has no line \"created 2\"",
             "(pt-BR onboard) printed: English left, \": correct the invalid rows in a copy of\" (next.fixInvalid)",
             "(pt-BR onboard) printed: English left, \": correct the invalid rows in a copy of\" (onboard.fixInvalid)"
+          ])
+
+          // The dry run before it: its statuses are planned (`would-create`) and its counts its summary's.
+          const dryDir = dirOf(w, "-onboard-dry-pt-BR")
+          const dryStep = Path.join(dryDir, "customers")
+          const dryPrinted = [`  would-create  2`, ...printed.filter((l) => !l.includes("created"))]
+          const drySheets = yield* summarySheets(dryDir)
+          assert.isTrue(drySheets.has(dryStep), [...drySheets.keys()].join(" "))
+          assert.deepStrictEqual(ptBrOnboardChecks(dryDir, dryPrinted, drySheets), [])
+          // A planned row reported as done, a count of the step's page changed, the table without the planned line.
+          doctor(Path.join(dryStep, "report.csv"), (text) => text.replace(/,would-create,/, ",created,"))
+          doctor(Path.join(dryStep, "report.html"), (html) =>
+            html.replace(/(data-figure="count:created"[^>]*>)2</, "$11<"))
+          assert.deepStrictEqual(ptBrOnboardChecks(dryDir, printed, drySheets), [
+            "(pt-BR onboard) step customers: report.html says created 1, summary.json 2",
+            "(pt-BR onboard) step customers report.csv row 2: status \"created\"",
+            "(pt-BR onboard) the printed summary has no line \"would-create 2\""
           ])
         })
       ),

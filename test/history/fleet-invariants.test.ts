@@ -86,4 +86,46 @@ describe("the fleet histories' checks", () => {
       "(removed) 3 requests of acct1 after its removal at step 4 (2 may)"
     ])
   })
+
+  it("a job no worker can serve that ran, ended otherwise, without the refusals, or that status shows otherwise", () => {
+    const refused = { ...job("newer-2", 0, []), refused: true }
+    const error =
+      "no worker can run it (refused by 2): worker w0: it needs job format 3; worker w-drain: it needs job format 3"
+    const well = {
+      id: "newer-2",
+      code: 2,
+      state: "failed",
+      error,
+      status: { state: "failed", exitCode: 2, error },
+      journal: 0
+    }
+    const check = (end: typeof well) =>
+      checkFleet({ jobs: [refused], changes: [], accounts }, [end], [[], []], () => [])
+    assert.deepStrictEqual(check(well), [])
+    // Taken and run as if the worker knew its format.
+    assert.deepStrictEqual(
+      check({ ...well, code: 0, state: "done", error: "", status: { ...well.status }, journal: 4 }),
+      [
+        "(refused) job newer-2 (step 0) ended done, exit 0, not failed with exit 2",
+        "(refused) job newer-2 (step 0): its error does not give the workers' refusals: \"\"",
+        "(refused) job newer-2 (step 0): 4 journal lines, something of it was run",
+        "(refused) job newer-2 (step 0): status shows {\"state\":\"failed\",\"exitCode\":2,\"error\":" +
+        `${JSON.stringify(error)}}, wait ended {"state":"done","exitCode":0,"error":""}`
+      ]
+    )
+    // Failed, but for another reason; `status` still saying it is queued.
+    assert.deepStrictEqual(
+      check({ ...well, error: "job newer-2 has no source file", status: { ...well.status, state: "queued" } }).map((
+        l
+      ) => l.slice(0, 60)),
+      [
+        "(refused) job newer-2 (step 0): its error does not give the ",
+        "(refused) job newer-2 (step 0): status shows {\"state\":\"queue"
+      ]
+    )
+    // Never ended: lost.
+    assert.deepStrictEqual(check({ ...well, code: null as unknown as number, state: undefined as unknown as string }), [
+      "(lost) job newer-2 (step 0) never ended: wait did not return"
+    ])
+  })
 })

@@ -19,12 +19,15 @@
  *   the budget is the address's) and no request was answered with a rate limit;
  * - no request after an account's removal, and no write to an account's old address after it moved, beyond the
  *   requests already past the worker's look-up at that moment (the per-job concurrency times the account's jobs
- *   then running).
+ *   then running);
+ * - a job no worker can serve (`refused-job`: a newer job format) ends failed, exit 2, with the workers' refusals,
+ *   nothing of it journalled, and `status` shows what `wait` returned.
  */
 import { Effect, Scope } from "effect"
 import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
+import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
 import type { Backend, RunningWorker } from "../fleet/support.js"
@@ -74,6 +77,8 @@ export type FleetAction =
   | { readonly kind: "cancel"; readonly job: number }
   /** The fleet left to work until the sandboxes saw `requests` more requests (or nothing is left to do). */
   | { readonly kind: "let-run"; readonly requests: number }
+  /** A job of `account` that no worker can serve (a newer job format, as a newer version submits): refused. */
+  | { readonly kind: "refused-job"; readonly account: number }
 
 export type FleetKind = FleetAction["kind"]
 
@@ -110,6 +115,8 @@ interface Job {
   readonly keys: ReadonlyArray<string>
   readonly step: number
   cancelled: boolean
+  /** A job no worker can serve (`refused-job`): it must end failed with the workers' refusals, nothing sent. */
+  readonly refused?: boolean
 }
 
 /** A change of an account's settings: the requests of its old address (or any, after a removal) that may follow. */
@@ -387,6 +394,29 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
         return `${(yield* requestsOf(w)).length - start} requests`
       }),
     simplify: (a) => (a.requests > 5 ? [{ ...a, requests: 5 }] : [])
+  },
+  "refused-job": {
+    weight: 0.5,
+    generate: (g) => ({ kind: "refused-job", account: g.int(accountCount) }),
+    run: (w, a, step) =>
+      Effect.gen(function*() {
+        // Stored and queued as a newer version's `submit` would: a format the workers of this build do not know.
+        const id = `newer-${step}`
+        yield* withStore(w.url, (store) =>
+          store.addJob({
+            id,
+            kind: "import",
+            account: `acct${a.account}`,
+            resource: "customers",
+            spec: { jobFormat: jobFormat + 1, resource: "customers" },
+            rows: 1,
+            parent: null
+          }))
+        yield* Effect.scoped(Effect.flatMap(openQueue(w.url), (queue) => enqueue(queue, id)))
+        w.jobs.push({ id, account: a.account, keys: [], step, cancelled: false, refused: true })
+        return `job ${id} (acct${a.account}) of job format ${jobFormat + 1}: no worker can serve it`
+      }).pipe(Effect.catchAll((e) => Effect.succeed(`a newer job could not be stored (${String(e)})`))),
+    simplify: () => []
   }
 }
 
@@ -469,6 +499,38 @@ export interface Ended {
   readonly id: string
   readonly code: number | null
   readonly state: string | undefined
+  /** A refused job's: `wait`'s error, what `status --json` then showed, and its journal's lines (rows sent). */
+  readonly error?: string | undefined
+  readonly status?: { readonly state: unknown; readonly exitCode: unknown; readonly error: unknown } | undefined
+  readonly journal?: number | undefined
+}
+
+/**
+ * A job no worker can serve (`refused-job`), as it ended: failed, exit 2, its error the workers' refusals (`no worker
+ * can run it (refused by N): worker W: it needs job format F…`), nothing of it journalled (nothing sent), and
+ * `status` showing what `wait` returned. A job cancelled first may end cancelled; one whose account was removed may
+ * fail for that instead.
+ */
+const refusedJobChecks = (job: Job, end: Ended, removed: boolean): Array<string> => {
+  const problems: Array<string> = []
+  const label = `(refused) job ${job.id} (step ${job.step})`
+  if (job.cancelled && end.state === "cancelled") return problems
+  if (end.state !== "failed" || end.code !== 2) {
+    problems.push(`${label} ended ${end.state}, exit ${end.code}, not failed with exit 2`)
+  }
+  if (!removed && !/^no worker can run it \(refused by \d+\): worker .*it needs job format/.test(end.error ?? "")) {
+    problems.push(`${label}: its error does not give the workers' refusals: ${JSON.stringify(end.error)}`)
+  }
+  if ((end.journal ?? 0) > 0) problems.push(`${label}: ${end.journal} journal lines, something of it was run`)
+  const shown = end.status
+  if (shown === undefined || shown.state !== end.state || shown.exitCode !== end.code || shown.error !== end.error) {
+    problems.push(
+      `${label}: status shows ${JSON.stringify(shown)}, wait ended ${
+        JSON.stringify({ state: end.state, exitCode: end.code, error: end.error })
+      }`
+    )
+  }
+  return problems
 }
 
 /**
@@ -493,6 +555,10 @@ export const checkFleet = (
       problems.push(`(lost) job ${job.id} ended "wait" in state ${end.state} (exit ${end.code})`)
     }
     const removed = w.accounts[job.account]!.removed
+    if (job.refused === true) {
+      problems.push(...refusedJobChecks(job, end, removed))
+      continue
+    }
     if (!removed && !job.cancelled && (end.state !== "done" || end.code !== 0)) {
       problems.push(`(lost) job ${job.id} (step ${job.step}) ended ${end.state}, exit ${end.code}, not done`)
     }
@@ -550,6 +616,24 @@ export const checkFleet = (
 }
 
 // --- one history -----------------------------------------------------------------------------------------------
+
+/** What a refused job's end is checked on besides `wait`'s exit: its error, `status --json`, its journal's lines. */
+const refusedEnd = (w: FleetWorld, id: string, waited: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const shown = yield* cli(w, ["status", id, "--json"])
+    const [status] = (lastJson(shown.stdout).jobs ?? []) as Array<Record<string, unknown>>
+    const journal = yield* withStore(w.url, (store) => store.journalLines(id)).pipe(
+      Effect.map((lines) => lines.length),
+      Effect.orElseSucceed(() => undefined)
+    )
+    return {
+      error: waited.error as string | undefined,
+      status: status === undefined
+        ? undefined
+        : { state: status.state, exitCode: status.exitCode, error: status.error },
+      journal
+    }
+  })
 
 export interface FleetOutcome {
   readonly log: ReadonlyArray<string>
@@ -640,7 +724,12 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       const waited = yield* Effect.promise(() => runCliWithin(["wait", job.id, "--json"], w.env, 180_000))
       w.output.push(waited.stdout, waited.stderr)
       const json = lastJson(waited.stdout)
-      ended.push({ id: job.id, code: waited.code, state: json.state as string | undefined })
+      ended.push({
+        id: job.id,
+        code: waited.code,
+        state: json.state as string | undefined,
+        ...(job.refused === true ? yield* refusedEnd(w, job.id, json) : {})
+      })
       if (json.state !== "done" || waited.code !== 0) {
         log.push(`${job.id}: ${String(json.error ?? waited.stderr.slice(-300))}`)
       }

@@ -37,7 +37,7 @@ import { isResourceName, resource as resourceOf } from "../../src/Resources.js"
 import type { Faults, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
 import { RunStop } from "../../src/Signals.js"
-import { Status } from "../../src/Status.js"
+import { shownStatus, Status, statusOfShown } from "../../src/Status.js"
 import { runUndo } from "../../src/undo/Undo.js"
 import { apiOf, job, spawnCli, writes } from "../import/support.js"
 import type { EchoGateway } from "./echo.js"
@@ -785,9 +785,9 @@ const englishPieces: ReadonlyArray<readonly [string, string]> = Object.entries(c
 })
 
 /** The catalogue's English pieces found in `text` (what a pt-BR reader was shown), one line each. */
-export const englishLeft = (where: string, text: string): Array<string> =>
+export const englishLeft = (where: string, text: string, label = "pt-BR onboard"): Array<string> =>
   englishPieces.filter(([, piece]) => text.includes(piece)).map(([key, piece]) =>
-    `(pt-BR onboard) ${where}: English left, ${JSON.stringify(piece)} (${key})`
+    `(${label}) ${where}: English left, ${JSON.stringify(piece)} (${key})`
   )
 
 /** A figure of report.html (`data-figure="NAME"`) as a number, written the Brazilian way (`1.234`). */
@@ -800,110 +800,167 @@ const htmlFigure = (html: string, name: string): number | undefined => {
 const visibleText = (html: string): string =>
   html.replace(/<style>[\s\S]*?<\/style>/g, " ").replace(/<[^>]+>/g, "\n").replace(/&[a-z#0-9]+;/g, " ")
 
+/** The rows of report.xlsx's Summary sheet in `dir` (undefined: no report.xlsx). */
+export const summarySheetOf = (dir: string) =>
+  Effect.promise(async () => {
+    const file = Path.join(dir, "report.xlsx")
+    if (!existsSync(file)) return undefined
+    const ExcelJS = await loadExcelJs()
+    const book = new ExcelJS.Workbook()
+    await book.xlsx.readFile(file)
+    const rows: Array<ReadonlyArray<unknown>> = []
+    book.getWorksheet("Summary")?.eachRow((row) => rows.push((row.values as Array<unknown>).slice(1)))
+    return rows as ReadonlyArray<ReadonlyArray<unknown>>
+  })
+
 /** The Summary sheet of each step's report.xlsx of an onboarding (`runDir`), by the step's run directory. */
 export const summarySheets = (runDir: string) =>
-  Effect.promise(async () => {
+  Effect.gen(function*() {
     const summary = JSON.parse(readFileSync(Path.join(runDir, "summary.json"), "utf8")) as {
       steps: ReadonlyArray<{ runDir: string }>
     }
-    const ExcelJS = await loadExcelJs()
     const sheets = new Map<string, ReadonlyArray<ReadonlyArray<unknown>>>()
     for (const step of summary.steps) {
-      const file = Path.join(step.runDir, "report.xlsx")
-      if (!existsSync(file)) continue
-      const book = new ExcelJS.Workbook()
-      await book.xlsx.readFile(file)
-      const sheet = book.getWorksheet("Summary")
-      const rows: Array<ReadonlyArray<unknown>> = []
-      sheet?.eachRow((row) => rows.push((row.values as Array<unknown>).slice(1)))
-      sheets.set(step.runDir, rows)
+      const sheet = yield* summarySheetOf(step.runDir)
+      if (sheet !== undefined) sheets.set(step.runDir, sheet)
     }
     return sheets
   })
 
+type Counts = Readonly<Record<string, number>>
+
+const nonZero = (counts: Counts) => Object.entries(counts).filter(([, n]) => n > 0).sort()
+
 /**
- * The checks of an onboarding run under `--lang pt-BR` (`pt-br-onboard`): its reports stay true and speak
- * Portuguese. For the onboarding and each step, report.html's rows and counts by status equal summary.json's; each
- * step's report.csv holds as many lines of each status (English) as its summary.json counts; the printed closing
- * table lists each status with the onboarding's count; and no English sentence of the catalogue is in report.html's
- * visible text or in anything printed. Its own function so a test can show each check fails on a doctored run.
+ * One run directory's reports under `--lang pt-BR` held to its summary.json (`run`): report.html's rows and counts by
+ * status, report.xlsx's Summary sheet's counts (`sheet`, when read), report.csv's lines of each status (unless not
+ * `lines`), its statuses English (a dry run's planned: `would-create`); and no English sentence of the catalogue on
+ * the page or the sheet.
+ */
+const ptBrReportChecks = (
+  label: string,
+  dir: string,
+  where: string,
+  run: { readonly rows: number; readonly counts: Counts; readonly dryRun: boolean },
+  sheet: ReadonlyArray<ReadonlyArray<unknown>> | undefined,
+  lines = true
+): Array<string> => {
+  const found: Array<string> = []
+  const shown = new Set<string>(Status.literals.map((s) => shownStatus(s, run.dryRun)))
+  const page = Path.join(dir, "report.html")
+  if (!existsSync(page)) found.push(`(${label}) ${where}: no report.html`)
+  else {
+    const html = readFileSync(page, "utf8")
+    if (htmlFigure(html, "rows") !== run.rows) {
+      found.push(`(${label}) ${where}: report.html says ${htmlFigure(html, "rows")} rows, summary.json ${run.rows}`)
+    }
+    for (const [status, n] of nonZero(run.counts)) {
+      const figure = htmlFigure(html, `count:${status}`)
+      if (figure !== n) found.push(`(${label}) ${where}: report.html says ${status} ${figure}, summary.json ${n}`)
+    }
+    found.push(...englishLeft(`${where} report.html`, visibleText(html), label))
+  }
+  if (sheet !== undefined) {
+    // report.xlsx's Summary sheet: a status and its count per line, then the total of rows.
+    const inSheet: Record<string, number> = {}
+    for (const row of sheet) {
+      if (shown.has(String(row[0])) && typeof row[1] === "number") inSheet[statusOfShown(String(row[0]))] = row[1]
+    }
+    if (JSON.stringify(nonZero(inSheet)) !== JSON.stringify(nonZero(run.counts))) {
+      found.push(
+        `(${label}) ${where}: report.xlsx Summary counts ${JSON.stringify(Object.fromEntries(nonZero(inSheet)))}, ` +
+          `summary.json ${JSON.stringify(Object.fromEntries(nonZero(run.counts)))}`
+      )
+    }
+    found.push(...englishLeft(`${where} report.xlsx Summary`, sheet.map((r) => r.join(" ")).join("\n"), label))
+  }
+  if (!lines) return found
+  const byStatus: Record<string, number> = {}
+  for (const line of readCsv(Path.join(dir, "report.csv"))) {
+    const status = statusOfShown(line._status!)
+    byStatus[status] = (byStatus[status] ?? 0) + 1
+    if (!shown.has(line._status!)) {
+      found.push(`(${label}) ${where} report.csv row ${line._row}: status ${JSON.stringify(line._status)}`)
+    }
+  }
+  if (JSON.stringify(nonZero(byStatus)) !== JSON.stringify(nonZero(run.counts))) {
+    found.push(
+      `(${label}) ${where}: report.csv counts ${JSON.stringify(Object.fromEntries(nonZero(byStatus)))}, ` +
+        `summary.json ${JSON.stringify(Object.fromEntries(nonZero(run.counts)))}`
+    )
+  }
+  return found
+}
+
+/** A run's summary.json: its rows, counts by status and whether it was a dry run (undefined: none written). */
+const runSummary = (dir: string) => {
+  const path = Path.join(dir, "summary.json")
+  if (!existsSync(path)) return undefined
+  const s = JSON.parse(readFileSync(path, "utf8")) as { rows: number; counts: Counts; dryRun?: boolean }
+  return { rows: s.rows, counts: s.counts, dryRun: s.dryRun === true }
+}
+
+/**
+ * The checks of an onboarding run under `--lang pt-BR` (`pt-br-onboard`, its dry run and the onboarding itself): its
+ * reports stay true and speak Portuguese. For the onboarding and each step, report.html's rows and counts by status
+ * equal summary.json's; each step's report.csv holds as many lines of each status (English; a dry run's planned) as
+ * its summary.json counts, and so does its report.xlsx's Summary sheet; the printed closing table lists each status
+ * with the onboarding's count; and no English sentence of the catalogue is in report.html's visible text, the Summary
+ * sheet or anything printed. Its own function so a test can show each check fails on a doctored run.
  */
 export const ptBrOnboardChecks = (
   runDir: string,
   printed: ReadonlyArray<string>,
   sheets: ReadonlyMap<string, ReadonlyArray<ReadonlyArray<unknown>>> = new Map()
 ): Array<string> => {
-  const found: Array<string> = []
+  const label = "pt-BR onboard"
   const summaryPath = Path.join(runDir, "summary.json")
-  if (!existsSync(summaryPath)) return [`(pt-BR onboard) ${Path.basename(runDir)} has no summary.json`]
-  type Counts = Readonly<Record<string, number>>
+  if (!existsSync(summaryPath)) return [`(${label}) ${Path.basename(runDir)} has no summary.json`]
   const summary = JSON.parse(readFileSync(summaryPath, "utf8")) as {
     rows: number
     counts: Counts
+    dryRun: boolean
     steps: ReadonlyArray<{ resource: string; runDir: string; counts: Counts }>
   }
-  const english = new Set<string>(Status.literals)
-  const nonZero = (counts: Counts) => Object.entries(counts).filter(([, n]) => n > 0).sort()
-  const htmlOf = (dir: string, where: string, rows: number, counts: Counts) => {
-    const page = Path.join(dir, "report.html")
-    if (!existsSync(page)) return found.push(`(pt-BR onboard) ${where}: no report.html`)
-    const html = readFileSync(page, "utf8")
-    if (htmlFigure(html, "rows") !== rows) {
-      found.push(`(pt-BR onboard) ${where}: report.html says ${htmlFigure(html, "rows")} rows, summary.json ${rows}`)
-    }
-    for (const [status, n] of nonZero(counts)) {
-      const shown = htmlFigure(html, `count:${status}`)
-      if (shown !== n) found.push(`(pt-BR onboard) ${where}: report.html says ${status} ${shown}, summary.json ${n}`)
-    }
-    found.push(...englishLeft(`${where} report.html`, visibleText(html)))
-  }
-  htmlOf(runDir, "the onboarding", summary.rows, summary.counts)
+  const dryRun = summary.dryRun === true
+  // The onboarding's own directory has a page, not a report of lines: its steps have those.
+  const found = ptBrReportChecks(label, runDir, "the onboarding", { ...summary, dryRun }, undefined, false)
   for (const step of summary.steps) {
-    const where = `step ${step.resource}`
-    const stepSummary = JSON.parse(readFileSync(Path.join(step.runDir, "summary.json"), "utf8")) as {
-      rows: number
-      counts: Counts
-    }
-    htmlOf(step.runDir, where, stepSummary.rows, step.counts)
-    // report.xlsx's Summary sheet: a status and its count per line, then the total of rows.
-    const sheet = sheets.get(step.runDir)
-    if (sheet !== undefined) {
-      const inSheet: Record<string, number> = {}
-      for (const row of sheet) {
-        if (english.has(String(row[0])) && typeof row[1] === "number") inSheet[String(row[0])] = row[1]
-      }
-      if (JSON.stringify(nonZero(inSheet)) !== JSON.stringify(nonZero(step.counts))) {
-        found.push(
-          `(pt-BR onboard) ${where}: report.xlsx Summary counts ${
-            JSON.stringify(Object.fromEntries(nonZero(inSheet)))
-          }, ` +
-            `summary.json ${JSON.stringify(Object.fromEntries(nonZero(step.counts)))}`
-        )
-      }
-      found.push(...englishLeft(`${where} report.xlsx Summary`, sheet.map((r) => r.join(" ")).join("\n")))
-    }
-    const lines = readCsv(Path.join(step.runDir, "report.csv"))
-    const byStatus: Record<string, number> = {}
-    for (const line of lines) {
-      byStatus[line._status!] = (byStatus[line._status!] ?? 0) + 1
-      if (!english.has(line._status!)) {
-        found.push(`(pt-BR onboard) ${where} report.csv row ${line._row}: status ${JSON.stringify(line._status)}`)
-      }
-    }
-    if (JSON.stringify(nonZero(byStatus)) !== JSON.stringify(nonZero(step.counts))) {
-      found.push(
-        `(pt-BR onboard) ${where}: report.csv counts ${JSON.stringify(Object.fromEntries(nonZero(byStatus)))}, ` +
-          `summary.json ${JSON.stringify(Object.fromEntries(nonZero(step.counts)))}`
-      )
-    }
+    const rows = runSummary(step.runDir)?.rows ?? 0
+    found.push(
+      ...ptBrReportChecks(label, step.runDir, `step ${step.resource}`, {
+        rows,
+        counts: step.counts,
+        dryRun
+      }, sheets.get(step.runDir))
+    )
   }
   for (const [status, n] of nonZero(summary.counts)) {
-    if (!printed.some((line) => new RegExp(`^\\s+${status}\\s+${n}$`).test(line))) {
-      found.push(`(pt-BR onboard) the printed summary has no line "${status} ${n}"`)
+    const text = shownStatus(status as Status, dryRun)
+    if (!printed.some((line) => new RegExp(`^\\s+${text}\\s+${n}$`).test(line))) {
+      found.push(`(${label}) the printed summary has no line "${text} ${n}"`)
     }
   }
-  found.push(...englishLeft("printed", printed.join("\n")))
+  found.push(...englishLeft("printed", printed.join("\n"), label))
   return found
+}
+
+/**
+ * The checks of an import's own run under `--lang pt-BR` (`pt-br`'s import, `dir`): its report.html, report.csv and
+ * report.xlsx's Summary sheet held to its summary.json as an onboarding step's are, and no English sentence of the
+ * catalogue in what it printed. None when the run wrote no summary.json (a run that could not start).
+ */
+export const ptBrImportChecks = (
+  dir: string,
+  printed: ReadonlyArray<string>,
+  sheet: ReadonlyArray<ReadonlyArray<unknown>> | undefined
+): Array<string> => {
+  const run = runSummary(dir)
+  if (run === undefined) return []
+  return [
+    ...ptBrReportChecks("pt-BR", dir, "the import", run, sheet),
+    ...englishLeft("printed", printed.join("\n"), "pt-BR")
+  ]
 }
 
 /**
@@ -917,19 +974,35 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(
   w: World,
   a: Of<"export-onboard"> | Of<"pt-br-onboard">
 ) {
-  // In process the language is the process's: with the `cli` feature (parallel histories) it stays English.
-  const pt = a.kind === "pt-br-onboard" && !w.features.has("cli")
-  const inRun = <A, E>(effect: Effect.Effect<A, E>) => (pt ? inLanguage("pt-BR", effect) : effect)
+  const pt = a.kind === "pt-br-onboard"
+  // In process the language is the process's: with the `cli` feature (parallel histories) the built CLI's
+  // `--lang pt-BR` runs the export and the onboarding instead.
+  const cli = pt && w.features.has("cli")
   const output: Array<string> = []
   let exported = a.export !== undefined && w.exports.length > 0 ? w.exports[a.export % w.exports.length] : undefined
   if (exported === undefined) {
     const out = nextDir(w, "export-all")
-    const done = yield* Effect.exit(inRun(exportAll(w, [], out, output)))
-    if (Exit.isFailure(done)) return { ...noStep(`export of everything: ${failureText(done)}`), output }
+    const failed = cli
+      ? yield* cliExportAll(w, out, output)
+      : failureOf(yield* Effect.exit(inLanguageIf(pt, exportAll(w, [], out, output))))
+    if (failed !== undefined) return { ...noStep(`export of everything: ${failed}`), output }
     exported = { dir: out, records: yield* snapshot(w) }
     w.exports.push(exported)
   }
   const target = a.other ? w.sandbox.accounts[1]! : w.sandbox.accounts[0]!
+  const onboard = (runDir: string, printed: Array<string>, dryRun: boolean) =>
+    cli
+      ? cliOnboard(w, exported.dir, runDir, target, printed, dryRun)
+      : inProcessOnboard(w, exported.dir, runDir, target.apiKey, printed, dryRun, pt)
+  // In Portuguese, a dry run first: what it shows is held to its summaries as the onboarding's is (it sends nothing).
+  const dryFound: Array<string> = []
+  if (pt) {
+    const dryDir = nextDir(w, "onboard-dry-pt-BR")
+    const printed: Array<string> = []
+    const dry = yield* onboard(dryDir, printed, true)
+    output.push(...printed)
+    if (dry.failure === undefined) dryFound.push(...ptBrOnboardChecks(dryDir, printed, yield* summarySheets(dryDir)))
+  }
   const runDir = nextDir(w, a.other ? "onboard-other" : "onboard-same")
   const file = Path.join(exported.dir, "customers.csv")
   const rows = readCsv(file)
@@ -938,29 +1011,20 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(
   const now = yield* snapshot(w)
   const stale = a.other ? new Set<string>() : changedKeys(exported.records, now)
   const otherBefore = a.other ? yield* otherAccount(w) : undefined
-  const exit = yield* Effect.exit(inRun(
-    Effect.flatMap(
-      prepareOnboarding(onboardRequest(exported.dir, runDir)),
-      (prepared) =>
-        Effect.tap(runOnboarding(prepared).pipe(Effect.provide(runServices(output))), (done) =>
-          Effect.sync(() => {
-            // What the command prints at the end (its closing table and where the reports are), in the run's language.
-            const closing = closingLines(done.summary)
-            output.push(...closing.table, ...closing.where)
-          }))
-    ).pipe(Effect.provide(clientOf(w, target.apiKey)))
-  ))
-  if (Exit.isFailure(exit)) output.push(String((exit.cause as { toString(): string }).toString()))
+  const printed: Array<string> = []
+  const done = yield* onboard(runDir, printed, false)
+  output.push(...printed)
   const stepDir = Path.join(runDir, "customers")
   const plan = planOfHeader(header, ".")
   const found = [
     ...exportOnboardChecks(
       exported.dir,
       runDir,
-      Exit.isSuccess(exit),
+      done.failure === undefined,
       otherBefore !== undefined ? { before: otherBefore, after: yield* otherAccount(w) } : undefined
     ),
-    ...(pt && Exit.isSuccess(exit) ? ptBrOnboardChecks(runDir, output, yield* summarySheets(runDir)) : [])
+    ...dryFound,
+    ...(pt && done.failure === undefined ? ptBrOnboardChecks(runDir, printed, yield* summarySheets(runDir)) : [])
   ]
   const targeted = a.other ? new Set<string>() : new Set([...keys].filter((k) => !stale.has(k)))
   const owned = !a.other && existsSync(Path.join(stepDir, "journal.ndjson"))
@@ -974,13 +1038,94 @@ const exportOnboardStep = Effect.fn("History.exportOnboard")(function*(
     stale,
     output,
     found,
-    note: `${pt ? "pt-BR: " : ""}onboard ${Path.basename(exported.dir)} into the ${
-      a.other ? "other" : "same"
-    } account (stale: ${[...stale].join(" ") || "none"}): ${
-      Exit.isSuccess(exit) ? `exit ${exit.value.exitCode}` : failureText(exit)
+    note: `${pt ? `pt-BR${cli ? " (the CLI's --lang pt-BR)" : ""}, a dry run first: ` : ""}onboard ${
+      Path.basename(exported.dir)
+    } into the ${a.other ? "other" : "same"} account (stale: ${[...stale].join(" ") || "none"}): ${
+      done.failure ?? `exit ${done.exitCode}`
     }`
   } satisfies Step
 })
+
+/** A command's failure as text, or undefined when it succeeded. */
+const failureOf = (exit: Exit.Exit<unknown, unknown>): string | undefined =>
+  Exit.isFailure(exit) ? failureText(exit) : undefined
+
+/** `effect` in pt-BR when `pt`, else as it is. */
+const inLanguageIf = <A, E>(pt: boolean, effect: Effect.Effect<A, E>) => (pt ? inLanguage("pt-BR", effect) : effect)
+
+/**
+ * An onboarding of `input` into `runDir` (a dry run when `dryRun`) in process, in pt-BR when `pt`, with `apiKey`'s
+ * account: what it prints at the end (its closing table and where the reports are) into `printed`.
+ */
+const inProcessOnboard = (
+  w: World,
+  input: string,
+  runDir: string,
+  apiKey: string,
+  printed: Array<string>,
+  dryRun: boolean,
+  pt: boolean
+) =>
+  Effect.gen(function*() {
+    const exit = yield* Effect.exit(inLanguageIf(
+      pt,
+      Effect.flatMap(
+        prepareOnboarding(onboardRequest(input, runDir, { dryRun })),
+        (prepared) =>
+          Effect.tap(runOnboarding(prepared).pipe(Effect.provide(runServices(printed))), (done) =>
+            Effect.sync(() => {
+              const closing = closingLines(done.summary)
+              printed.push(...closing.table, ...closing.where)
+            }))
+      ).pipe(Effect.provide(clientOf(w, apiKey)))
+    ))
+    if (Exit.isFailure(exit)) printed.push(String((exit.cause as { toString(): string }).toString()))
+    return { failure: failureOf(exit), exitCode: Exit.isSuccess(exit) ? exit.value.exitCode : undefined }
+  })
+
+/** The CLI's lines, one string each (what a check of printed lines reads). */
+const linesOf = (cli: { readonly stdout: () => string; readonly stderr: () => string }) =>
+  [...cli.stdout().split(/\r?\n/), ...cli.stderr().split(/\r?\n/)].filter((line) => line !== "")
+
+/** The built CLI's `--lang pt-BR export --out DIR` of every resource, faults off as `exportAll`: its failure, if any. */
+const cliExportAll = (w: World, out: string, output: Array<string>) =>
+  withoutFaults(
+    w,
+    Effect.promise(async () => {
+      const cli = spawnCli(["--lang", "pt-BR", "export", "--out", out], { ...w.sandbox, url: w.gateway.url }, w.dir)
+      const end = await cli.exit
+      output.push(...linesOf(cli))
+      return end.code === 0 ? undefined : `exit ${String(end.code ?? end.signal)}`
+    })
+  )
+
+/**
+ * The built CLI's `--lang pt-BR onboard DIR --out RUN_DIR [--dry-run]` into `target`'s account: its lines into
+ * `printed`; a failure when it wrote no summary.json (it stopped before running the onboarding).
+ */
+const cliOnboard = (
+  w: World,
+  input: string,
+  runDir: string,
+  target: { readonly apiKey: string; readonly apiToken: string },
+  printed: Array<string>,
+  dryRun: boolean
+) =>
+  Effect.promise(async () => {
+    const cli = spawnCli(
+      ["--lang", "pt-BR", "onboard", input, "--out", runDir, ...(dryRun ? ["--dry-run"] : [])],
+      { ...w.sandbox, url: w.gateway.url },
+      w.dir,
+      { FSM_API_KEY: target.apiKey, FSM_API_TOKEN: target.apiToken }
+    )
+    const end = await cli.exit
+    printed.push(...linesOf(cli))
+    const summary = existsSync(Path.join(runDir, "summary.json"))
+    return {
+      failure: summary ? undefined : `exit ${String(end.code ?? end.signal)}, no summary.json`,
+      exitCode: end.code ?? undefined
+    }
+  })
 
 /** Runs `effect` with the messages in `language` (the process's choice, as `--lang` makes it), then goes back. */
 const inLanguage = <A, E>(language: Language, effect: Effect.Effect<A, E>) =>
@@ -1040,7 +1185,8 @@ export const ptBrChecks = (dirs: { readonly en: string; readonly pt: string }, i
 /**
  * `--lang pt-BR` (issue 27): a dry run in English and one in Portuguese (faults off: the same requests answered the
  * same) report the same rows, statuses (English in both), record ids and source cells, and the same counts; then
- * the import runs in Portuguese, its statuses English. In the soak the Portuguese runs are the built CLI's
+ * the import runs in Portuguese, its statuses English and its own reports true and Portuguese (`ptBrImportChecks`).
+ * In the soak the Portuguese runs are the built CLI's
  * `--lang pt-BR` (in process the language is the process's: one history at a time in the bounded run).
  */
 const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
@@ -1074,7 +1220,12 @@ const ptBrStep = Effect.fn("History.ptBr")(function*(w: World, a: Of<"pt-br">) {
   const step = cli
     ? yield* cliImport(w, { mode: a.mode, file: a.file, after: Infinity }, ["--lang", "pt-BR"])
     : yield* inLanguage("pt-BR", importStep(w, { mode: a.mode, file: a.file, dryRun: false }))
-  const found = ptBrChecks(dirs, step.runDir)
+  const found = [
+    ...ptBrChecks(dirs, step.runDir),
+    ...(step.runDir !== undefined
+      ? ptBrImportChecks(step.runDir, step.output, yield* summarySheetOf(step.runDir))
+      : [])
+  ]
   return {
     ...step,
     output: [...output, ...step.output],

@@ -7,7 +7,7 @@ import * as Path from "node:path"
 import { startTestSandbox } from "../import/support.js"
 import { temporaryDir } from "../support.js"
 import { startEchoGateway } from "./echo.js"
-import type { Action, Feature, Outcome, World } from "./model.js"
+import type { Action, Feature, FileShape, Outcome, World } from "./model.js"
 import {
   allFeatures,
   checkStep,
@@ -54,12 +54,22 @@ export const runOne = (
     })
   ).pipe(Effect.orDie)
 
-/** `use` of a world of its own (a fresh sandbox, no features), within the sandbox's life: the checks' own tests. */
-export const withWorld = <A>(use: (w: World) => Effect.Effect<A>) =>
+/** Two customers as a Brazilian sheet has them (`;`, Windows-1252, accents): the checks' tests' small file. */
+export const two: FileShape = {
+  delimiter: ";",
+  encoding: "windows-1252",
+  rows: [
+    { key: "CLI-01", name: "Padaria Pão Quente", note: "Cliente desde 2019", phone: "+55 11 93988-2938" },
+    { key: "CLI-02", name: "Açougue São João", note: "Pagamento à vista", phone: "" }
+  ]
+}
+
+/** `use` of a world of its own (a fresh sandbox, `features`: none unless given), within the sandbox's life. */
+export const withWorld = <A>(use: (w: World) => Effect.Effect<A>, features: ReadonlySet<Feature> = new Set()) =>
   Effect.scoped(Effect.gen(function*() {
     const sandbox = yield* startTestSandbox({ accounts })
     const gateway = yield* startEchoGateway(sandbox.url, rng(1))
-    return yield* use(newWorld(sandbox, gateway, Path.join(yield* temporaryDir("fsm-history-"), "h"), new Set()))
+    return yield* use(newWorld(sandbox, gateway, Path.join(yield* temporaryDir("fsm-history-"), "h"), features))
   }))
 
 /** Runs `history` in `w` step by step, `between(i)` before step i; the violations checkStep finds in each step. */
