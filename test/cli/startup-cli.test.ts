@@ -1,0 +1,92 @@
+/**
+ * Start-up stays light: every spawned command pays for what the CLI loads before it runs, so `--version`, `--help`
+ * and `validate` of a small file must not load the heavy modules only some commands need (exceljs, pg, ioredis,
+ * bullmq, the sandbox's server). The modules are recorded by a `--import` hook (a resolve hook for ES modules and
+ * a wrapper of `Module._load` for CommonJS) that appends each resolved name to a file, so this is evidence of what
+ * was loaded, not a timing. docs/benchmarks.md has the start-up figures.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { spawnSync } from "node:child_process"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
+import { bin } from "../import/support.js"
+
+/** Packages that only some commands use: loaded on demand, never at start-up. */
+const heavyPackages = ["exceljs", "pg", "ioredis", "bullmq"]
+
+const hooks = `import { appendFileSync } from "node:fs"
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context)
+  appendFileSync(process.env.LOADED_OUT, resolved.url + "\\n")
+  return resolved
+}
+`
+const recorder = (hooksUrl: string) =>
+  `import { register, createRequire } from "node:module"
+import { appendFileSync } from "node:fs"
+register(${JSON.stringify(hooksUrl)})
+const Module = createRequire(import.meta.url)("node:module")
+const load = Module._load
+Module._load = function (request, parent, isMain) {
+  const loaded = load.apply(this, arguments)
+  try { appendFileSync(process.env.LOADED_OUT, Module._resolveFilename(request, parent, isMain) + "\\n") } catch {}
+  return loaded
+}
+`
+
+/** Runs the built CLI with the recorder; its exit code and the resolved file names of every module it loaded. */
+const loadedBy = (dir: string, args: ReadonlyArray<string>) => {
+  const out = Path.join(dir, `loaded-${args[0]!.replace(/\W/g, "")}.txt`)
+  writeFileSync(out, "")
+  const run = spawnSync(process.execPath, [
+    "--import",
+    pathToFileURL(Path.join(dir, "recorder.mjs")).href,
+    bin,
+    ...args
+  ], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, LOADED_OUT: out, NO_COLOR: "1" }
+  })
+  const names = [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
+  return { status: run.status, stderr: run.stderr, names }
+}
+
+const packageOf = (name: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(name)?.[1]
+
+const heavyIn = (names: ReadonlyArray<string>) => [
+  ...new Set(
+    names.flatMap((n) => {
+      const pkg = packageOf(n)
+      if (pkg !== undefined && heavyPackages.includes(pkg)) return [pkg]
+      // the sandbox's command module is light; its server (routes, store, seed) loads only when it runs
+      const sandbox = /\/dist\/sandbox\/(\w+)\.js$/.exec(n)
+      if (sandbox !== null && sandbox[1] !== "Command") return [`dist/sandbox/${sandbox[1]}.js`]
+      return []
+    })
+  )
+]
+
+describe("start-up", () => {
+  it("--version, --help and validate of a 3-row file load none of the heavy modules", { timeout: 120_000 }, () => {
+    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-"))
+    try {
+      writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
+      writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
+      // a file like the users': Windows-1252, `;`, a Portuguese header
+      writeFileSync(Path.join(dir, "segmentos.csv"), Buffer.from("Descri\xe7\xe3o;\nAlfa;\nBeta;\nGama;\n", "latin1"))
+      for (const args of [["--version"], ["--help"], ["validate", "segments", "segmentos.csv"]]) {
+        const run = loadedBy(dir, args)
+        assert.strictEqual(run.status, 0, `${args.join(" ")}: ${run.stderr}`)
+        // the recorder saw the CLI's own modules, so an empty heavy list is evidence, not a blind hook
+        assert.isTrue(run.names.some((n) => n.endsWith("/dist/Cli.js")), `${args.join(" ")}: the recorder saw nothing`)
+        assert.isTrue(run.names.some((n) => packageOf(n) === "effect"), `${args.join(" ")}: no effect module recorded`)
+        assert.deepStrictEqual(heavyIn(run.names), [], `${args.join(" ")} loaded modules it does not use`)
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
