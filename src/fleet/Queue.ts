@@ -182,22 +182,45 @@ export const stalledInterval = (leaseMs: number): number => Math.max(250, Math.m
 export const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
 
 /**
- * The takeover slot's claim on PostgreSQL, in BullMQ's own table, one statement: a job handed back to the queue
- * after a stall or by its worker (its stall count or attempts raised), first in the order they came back, else an
- * active job whose lock lapsed (its worker died or stalled), the oldest expiry first. It is made active under this
- * worker's lock as BullMQ's own claim makes it (`move_to_active`), the row locked `FOR UPDATE SKIP LOCKED` as there
- * and as the stall sweep locks it: a job is claimed once, by this or by the queue's own fetch. A job not started yet is
- * never taken here. Times are BullMQ's (the worker's clock in ms, as its locks are set and swept).
+ * A job handed back to the queue after a stall or by its worker (its stall count or attempts raised), as the claim on
+ * PostgreSQL looks for it; the index `job_returned` (`returnedIndexDdl`, made by `fleet init`) holds only these.
+ */
+const returnedJob = "state = 'waiting' AND (stalled_count > 0 OR attempts_made > 0)"
+
+/**
+ * The index the claim on PostgreSQL finds returned jobs by, in BullMQ's schema (BullMQ's own `job_ready_idx` holds
+ * every waiting job: on a queue of 100,000 new jobs the claim read them all, at every free slot's fetch). Made by
+ * `fleet init` (PgStore.ts), after BullMQ's tables.
+ */
+export const returnedIndexDdl =
+  `CREATE INDEX IF NOT EXISTS job_returned ON bullmq.job (queue, seq) WHERE ${returnedJob}`
+
+/**
+ * The takeover claim on PostgreSQL, in BullMQ's own table, one statement: a job handed back to the queue after a stall
+ * or by its worker, first in the order they came back (index `job_returned`), else an active job whose lock lapsed
+ * (its worker died or stalled), the oldest expiry first (BullMQ's `job_active_idx`); the second is looked for only
+ * when there is no first. It is made active under the slot's lock as BullMQ's own claim makes it (`move_to_active`),
+ * the row locked `FOR UPDATE SKIP LOCKED` as there and as the stall sweep locks it: a job is claimed once, by this or
+ * by the queue's own fetch. A job not started yet is never taken here. Times are BullMQ's (the worker's clock in ms,
+ * as its locks are set and swept).
  */
 export const claimExpiredSql = `
-WITH expired AS (
+WITH returned AS (
   SELECT queue, id FROM bullmq.job
-   WHERE queue = $1
-     AND ((state = 'waiting' AND (stalled_count > 0 OR attempts_made > 0))
-       OR (state = 'active' AND locked_until_ms < $2))
-   ORDER BY state = 'active', locked_until_ms, seq
+   WHERE queue = $1 AND ${returnedJob}
+   ORDER BY seq
    LIMIT 1
    FOR UPDATE SKIP LOCKED
+), lapsed AS (
+  SELECT queue, id FROM bullmq.job
+   WHERE queue = $1 AND state = 'active' AND locked_until_ms < $2
+   ORDER BY locked_until_ms
+   LIMIT 1
+   FOR UPDATE SKIP LOCKED
+), expired AS (
+  SELECT queue, id FROM returned
+  UNION ALL
+  SELECT queue, id FROM lapsed WHERE NOT EXISTS (SELECT FROM returned)
 ), claimed AS (
   UPDATE bullmq.job j
      SET stalled_count = j.stalled_count + CASE WHEN j.state = 'active' THEN 1 ELSE 0 END,
