@@ -641,3 +641,25 @@ export const acmeBetaFleet = (backend: Backend, leaseMs: number) =>
       })
     return { server, sandbox, dir, env, run, submit }
   })
+
+/** A step of PostgreSQL's EXPLAIN (FORMAT JSON) plan, as the index tests read it. */
+export interface PlanNode {
+  readonly "Node Type": string
+  readonly "Relation Name"?: string
+  readonly "Index Name"?: string
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+
+/** A plan's steps, the outermost first. */
+export const planNodes = (node: PlanNode): ReadonlyArray<PlanNode> => [node, ...(node.Plans ?? []).flatMap(planNodes)]
+
+/** A client of the database at `url` for the scope. */
+export const pgClient = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      return c
+    }),
+    (c) => Effect.promise(() => c.end())
+  )
