@@ -66,7 +66,14 @@ import { mergeChunks } from "./Chunks.js"
 import { FleetError } from "./Errors.js"
 import { dequeue, fleetUrl, leaseMs, openQueue } from "./Queue.js"
 import { checkFleetKey, fleetKey, seal } from "./Secrets.js"
-import { finalStates, type FleetStore, type JobRow, lostDataError, stagingState } from "./Store.js"
+import {
+  finalStates,
+  type FleetStore,
+  type JobRow,
+  lostDataError,
+  missingIndexesWarning,
+  stagingState
+} from "./Store.js"
 import { openStore } from "./Stores.js"
 import { type ImportSpec, submitExport, submitImport, submitOnboard } from "./Submit.js"
 import { openOutlasting, outlastingStore } from "./Transient.js"
@@ -127,6 +134,12 @@ const warnEviction = Effect.fn("Fleet.warnEviction")(function*(store: FleetStore
         `maxmemory-policy noeviction (docs/fleet.md, "On Redis")`
     )
   }
+})
+
+/** Indexes `fleet init` would add, said once (a look that fails says nothing: the command works without them). */
+const warnMissingIndexes = Effect.fn("Fleet.warnMissingIndexes")(function*(store: FleetStore) {
+  const warning = missingIndexesWarning(yield* Effect.orElseSucceed(store.missingIndexes, () => []))
+  if (warning !== undefined) yield* say(`warning: ${warning}`)
 })
 
 /** A job `wait` or `status --watch` saw, gone from the store since. */
@@ -470,6 +483,7 @@ export const statusCommand = Command.make("status", {
   Effect.gen(function*() {
     const { store } = yield* fleetStore(a.fleet)
     yield* warnEviction(store)
+    yield* warnMissingIndexes(store)
     let seen = false
     while (true) {
       yield* checkIntact(store)
@@ -499,6 +513,7 @@ export const waitCommand = Command.make(
     Effect.gen(function*() {
       const { store } = yield* fleetStore(a.fleet)
       yield* warnEviction(store)
+      yield* warnMissingIndexes(store)
       let seen = false
       while (true) {
         yield* checkIntact(store)

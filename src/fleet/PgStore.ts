@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Pool, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
 import { type FleetError } from "./Errors.js"
-import { migrateEngine } from "./Queue.js"
+import { migrateEngine, returnedIndexDdl } from "./Queue.js"
 import {
   egressTaken,
   type FleetStore,
@@ -86,7 +86,19 @@ CREATE TABLE IF NOT EXISTS ${schema}.journal (
 -- "rowsDone" (status, wait) goes from a job and its parts to their journals and a step's stream ("JOB/…").
 CREATE INDEX IF NOT EXISTS jobs_parent ON ${schema}.jobs (parent);
 CREATE INDEX IF NOT EXISTS journal_job_root ON ${schema}.journal (split_part(job, '/', 1));
+-- The takeover claim (Queue.ts) finds jobs handed back to BullMQ's queue through this one.
+${returnedIndexDdl};
 `
+
+/** The indexes `ddl` adds to a fleet made before them, with what goes slow without each (`missingIndexes`). */
+const addedIndexes = [
+  { name: `${schema}.jobs_parent`, serves: "`status` and `wait` read every journal line to count rows done" },
+  { name: `${schema}.journal_job_root`, serves: "`status` and `wait` read every journal line to count rows done" },
+  {
+    name: "bullmq.job_returned",
+    serves: "each worker's takeover claim reads every waiting job of the queue at each free slot"
+  }
+]
 
 /** The name (application_name) of the session that holds a worker's egress id, before the id. */
 const egressSession = "fsm-bulk egress "
@@ -229,6 +241,13 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       ),
       // PostgreSQL is durable as set up by default; a server run with fsync off is the operator's choice.
       settingsWarnings: Effect.succeed([]),
+      missingIndexes: query<{ name: string }>(
+        `SELECT schemaname || '.' || indexname AS name FROM pg_indexes WHERE schemaname || '.' || indexname = ANY($1)`,
+        [addedIndexes.map((index) => index.name)]
+      ).pipe(Effect.map((rows) => {
+        const present = new Set(rows.map((r) => r.name))
+        return addedIndexes.filter((index) => !present.has(index.name))
+      })),
 
       putAccount: (a) =>
         Effect.asVoid(query(

@@ -7,7 +7,7 @@
  * BullMQ's own fetch, each worker's takeover slot claims such jobs itself, in BullMQ's table or keys (one statement,
  * one script), so that new jobs queued ahead of them do not delay them (`startEngineWorker`).
  */
-import type { Job, JobsOptions } from "bullmq"
+import type { BackendClasses, IQueueBackend, Job, JobsOptions } from "bullmq"
 import type { Scope } from "effect"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -182,22 +182,45 @@ export const stalledInterval = (leaseMs: number): number => Math.max(250, Math.m
 export const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
 
 /**
- * The takeover slot's claim on PostgreSQL, in BullMQ's own table, one statement: a job handed back to the queue
- * after a stall or by its worker (its stall count or attempts raised), first in the order they came back, else an
- * active job whose lock lapsed (its worker died or stalled), the oldest expiry first. It is made active under this
- * worker's lock as BullMQ's own claim makes it (`move_to_active`), the row locked `FOR UPDATE SKIP LOCKED` as there
- * and as the stall sweep locks it: a job is claimed once, by this or by the queue's own fetch. A job not started yet is
- * never taken here. Times are BullMQ's (the worker's clock in ms, as its locks are set and swept).
+ * A job handed back to the queue after a stall or by its worker (its stall count or attempts raised), as the claim on
+ * PostgreSQL looks for it; the index `job_returned` (`returnedIndexDdl`, made by `fleet init`) holds only these.
  */
-const claimExpiredSql = `
-WITH expired AS (
+const returnedJob = "state = 'waiting' AND (stalled_count > 0 OR attempts_made > 0)"
+
+/**
+ * The index the claim on PostgreSQL finds returned jobs by, in BullMQ's schema (BullMQ's own `job_ready_idx` holds
+ * every waiting job: on a queue of 100,000 new jobs the claim read them all, at every free slot's fetch). Made by
+ * `fleet init` (PgStore.ts), after BullMQ's tables.
+ */
+export const returnedIndexDdl =
+  `CREATE INDEX IF NOT EXISTS job_returned ON bullmq.job (queue, seq) WHERE ${returnedJob}`
+
+/**
+ * The takeover claim on PostgreSQL, in BullMQ's own table, one statement: a job handed back to the queue after a stall
+ * or by its worker, first in the order they came back (index `job_returned`), else an active job whose lock lapsed
+ * (its worker died or stalled), the oldest expiry first (BullMQ's `job_active_idx`); the second is looked for only
+ * when there is no first. It is made active under the slot's lock as BullMQ's own claim makes it (`move_to_active`),
+ * the row locked `FOR UPDATE SKIP LOCKED` as there and as the stall sweep locks it: a job is claimed once, by this or
+ * by the queue's own fetch. A job not started yet is never taken here. Times are BullMQ's (the worker's clock in ms,
+ * as its locks are set and swept).
+ */
+export const claimExpiredSql = `
+WITH returned AS (
   SELECT queue, id FROM bullmq.job
-   WHERE queue = $1
-     AND ((state = 'waiting' AND (stalled_count > 0 OR attempts_made > 0))
-       OR (state = 'active' AND locked_until_ms < $2))
-   ORDER BY state = 'active', locked_until_ms, seq
+   WHERE queue = $1 AND ${returnedJob}
+   ORDER BY seq
    LIMIT 1
    FOR UPDATE SKIP LOCKED
+), lapsed AS (
+  SELECT queue, id FROM bullmq.job
+   WHERE queue = $1 AND state = 'active' AND locked_until_ms < $2
+   ORDER BY locked_until_ms
+   LIMIT 1
+   FOR UPDATE SKIP LOCKED
+), expired AS (
+  SELECT queue, id FROM returned
+  UNION ALL
+  SELECT queue, id FROM lapsed WHERE NOT EXISTS (SELECT FROM returned)
 ), claimed AS (
   UPDATE bullmq.job j
      SET stalled_count = j.stalled_count + CASE WHEN j.state = 'active' THEN 1 ELSE 0 END,
@@ -295,13 +318,38 @@ const openClaim = (url: string, leaseMs: number, name: string): Effect.Effect<Cl
   })
 
 /**
+ * BullMQ's worker whose every fetch tries the takeover claim first (`claim`, under the fetch's own token) and only
+ * then the queue's own fetch: a job slot that comes free takes a job whose worker died, stalled or handed it back
+ * before any new job. The claimed job is run as a fetched one (its lock renewed by the worker's lock manager, ended
+ * with its token). A finished job never fetches the next one in the same step (BullMQ's fetch-next, which would skip
+ * the claim): the slot asks again, claim first.
+ */
+const claimingFirst = <B extends IQueueBackend, C>(Base: BackendClasses<B, C>["Worker"], claim: ClaimExpired) =>
+  class ClaimingWorker extends Base<JobData> {
+    protected override async moveToActive(token: string, name?: string): Promise<Job<JobData>> {
+      // A claim that fails (the store unreachable) leaves the fetch to the queue, which meets the same fault.
+      const id = await claim(token).catch(() => undefined)
+      const job = id === undefined ? undefined : await this.Job.fromId<JobData>(this, id).catch(() => undefined)
+      if (job === undefined) return super.moveToActive(token, name)
+      job.token = token
+      return job
+    }
+    override processJob(job: Job<JobData>, token: string) {
+      return super.processJob(job, token, () => false)
+    }
+  }
+
+/**
  * A worker pulling up to `jobs` jobs at once for the scope, plus one slot kept for takeovers; `process` runs one
- * (its promise ends it). The `jobs` slots take what the queue's shared fetch gives (new jobs, in their order). The
- * takeover slot has a claim of its own (`claimExpiredSql`, `claimExpiredLua`) that takes only jobs whose worker died,
- * stalled or handed them back, never a new one: a killed worker's job is taken by a worker even when its `jobs` slots
- * are all busy and new jobs are queued. Without the slot, a killed worker's job waited for the first survivor to finish
- * a job (28–38 s, issue 29); when the slot took whatever the queue gave and put new jobs back, it waited behind them
- * (42–53 s with a 6 s lease, on PostgreSQL, where a stalled job goes back at the end of the queue).
+ * (its promise ends it). Every slot has a claim of its own (`claimExpiredSql`, `claimExpiredLua`) that takes only jobs
+ * whose worker died, stalled or handed them back, never a new one. The `jobs` slots try it first and only then take
+ * what the queue's shared fetch gives (new jobs, in their order), so a stranded job is never started after a new one
+ * by a slot that could have claimed it; the takeover slot tries only the claim: a killed worker's job is taken by a
+ * worker even when its `jobs` slots are all busy and new jobs are queued. Without the slot, a killed worker's job
+ * waited for the first survivor to finish a job (28–38 s, issue 29); when the slot took whatever the queue gave and
+ * put new jobs back, it waited behind them (42–53 s with a 6 s lease, on PostgreSQL, where a stalled job goes back at
+ * the end of the queue); with one takeover slot and job slots that took new jobs first, a killed worker's parts beyond
+ * the survivors' count waited for a takeover slot to free (15.9 and 25.9 s with a 6 s lease, on PostgreSQL).
  */
 export const startEngineWorker = (
   url: string,
@@ -317,14 +365,16 @@ export const startEngineWorker = (
       maxStalledCount: 1_000
     }
     const processor = (job: Job<JobData>) => process(job.data)
+    // The job slots' claim, on a connection of its own: the takeover slot's may be waiting on a lock.
+    const slotsClaim = yield* openClaim(url, options.leaseMs, `slots-${randomUUID()}`)
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
         if (isRedisUrl(url)) {
-          const { Worker } = bullmq.withBackend(bullmq.createRedisBackend)
-          return new Worker<JobData>(queueName, processor, { connection: { url }, ...settings })
+          const Worker = claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim)
+          return new Worker(queueName, processor, { connection: { url }, ...settings })
         }
-        const { Worker } = bullmq.withBackend(bullmq.createPostgresBackend)
-        return new Worker<JobData>(queueName, processor, {
+        const Worker = claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim)
+        return new Worker(queueName, processor, {
           connection: { connectionString: url, max: 4 },
           ...settings
         })

@@ -146,6 +146,11 @@ export interface FleetStore {
   readonly requireInit: Op<void>
   /** What in the server's settings weakens the guarantees below (none: the settings are fit), one line each. */
   readonly settingsWarnings: Op<ReadonlyArray<string>>
+  /**
+   * Indexes this version's statements need that the fleet's database lacks (it was made by an older version and
+   * `fleet init` was not run again since), each as its name and what goes slow without it; none on Redis.
+   */
+  readonly missingIndexes: Op<ReadonlyArray<{ readonly name: string; readonly serves: string }>>
 
   // accounts
   /** Adds the account, or replaces its address, budget and credentials. */
@@ -440,3 +445,18 @@ export const redactUrl = (url: string): string => {
     return "(the --fleet address)"
   }
 }
+
+/**
+ * The warning for indexes `fleet init` would add (`FleetStore.missingIndexes`), or none: said once by `worker` and
+ * `status`, which work without them, only slower.
+ */
+export const missingIndexesWarning = (
+  missing: ReadonlyArray<{ readonly name: string; readonly serves: string }>
+): string | undefined =>
+  missing.length === 0 ?
+    undefined :
+    `the fleet's database lacks ${missing.length === 1 ? "an index" : `${missing.length} indexes`} this version uses (${
+      missing.map((m) => `${m.name}: ${m.serves}`).join("; ")
+    }); everything still works, only slower: run \`fsm-bulk fleet init\` once to add ${
+      missing.length === 1 ? "it" : "them"
+    } (it is idempotent, and keeps every job and account)`

@@ -34,7 +34,7 @@ import { currentFence, currentLease } from "./Lease.js"
 import { enqueue, openQueue, startEngineWorker } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
 import { checkFleetKey } from "./Secrets.js"
-import { type EgressHold, type FleetStore, lostDataError, stagingReclaimMs } from "./Store.js"
+import { type EgressHold, type FleetStore, lostDataError, missingIndexesWarning, stagingReclaimMs } from "./Store.js"
 import { outlastingStore } from "./Transient.js"
 
 export { outputs } from "./JobRunner.js"
@@ -162,6 +162,9 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   stop: Effect.Effect<void>
 ) {
   yield* preflight(stored, key)
+  // A fleet made by an older version works without the indexes added since, only slower: said once, at the start.
+  const missing = missingIndexesWarning(yield* Effect.orElseSucceed(stored.missingIndexes, () => []))
+  if (missing !== undefined) yield* options.say(`worker ${options.egressId}: warning: ${missing}`)
   // Its source address too: a second egress id leaving from the same address is refused (exit 2, naming it).
   const egress = yield* stored.holdEgress(options.egressId, options.sourceAddress)
   // Short store faults are outlasted (Transient.ts); what lasts longer hands the job back to the queue.

@@ -7,30 +7,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import pg from "pg"
+import type pg from "pg"
 import { rowsDoneStatement } from "../../src/fleet/PgStore.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { startPostgres } from "./support.js"
-
-interface PlanNode {
-  readonly "Node Type": string
-  readonly "Relation Name"?: string
-  readonly "Index Name"?: string
-  readonly Plans?: ReadonlyArray<PlanNode>
-}
-
-const nodes = (node: PlanNode): ReadonlyArray<PlanNode> => [node, ...(node.Plans ?? []).flatMap(nodes)]
-
-/** A client of the database for the scope. */
-const client = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const c = new pg.Client({ connectionString: url })
-      await c.connect()
-      return c
-    }),
-    (c) => Effect.promise(() => c.end())
-  )
+import { pgClient as client, type PlanNode, planNodes as nodes, startPostgres } from "./support.js"
 
 /**
  * 50 chunked jobs of 20 parts each (1,000 parts), each part's journal 100 lines (a header, then a `sending` and a

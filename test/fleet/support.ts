@@ -26,7 +26,7 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { afterAll, inject } from "vitest"
+import { afterAll, assert, inject } from "vitest"
 import { seal } from "../../src/fleet/Secrets.js"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
@@ -502,6 +502,27 @@ export const query = async (url: string, text: string, values: Array<unknown> = 
   }
 }
 
+/** The queue's event log in its order: each event's name and job. */
+export const queueEvents = (url: string): Promise<ReadonlyArray<{ readonly event: string; readonly job: string }>> =>
+  url.startsWith("redis")
+    ? (async () => {
+      const client = new Redis(url)
+      try {
+        const entries = await client.xrange("bull:fsm-bulk:events", "-", "+")
+        return entries.map(([, fields]) => {
+          const map = new Map<string, string>()
+          for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
+          return { event: map.get("event") ?? "", job: map.get("jobId") ?? "" }
+        })
+      } finally {
+        await client.quit()
+      }
+    })()
+    : query(
+      url,
+      "SELECT event, data->>'jobId' AS job FROM bullmq.event WHERE queue = 'fsm-bulk' ORDER BY id"
+    ) as Promise<Array<{ event: string; job: string }>>
+
 export interface RunningWorker {
   readonly child: ChildProcess
   readonly stderr: () => string
@@ -594,3 +615,57 @@ export const acmeFleet = (
     yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
     return { sandbox, account, dir, env, run }
   })
+
+/**
+ * A fleet on `backend` with a lease of `leaseMs` and three accounts on one sandbox: `acme` and `gamma`, whose records
+ * tests count (one per scenario), and `beta` for the jobs that keep workers busy. `submit` queues an import of
+ * customers and gives its job id.
+ */
+export const acmeBetaFleet = (backend: Backend, leaseMs: number) =>
+  Effect.gen(function*() {
+    const server = yield* startFleetBackend(backend)
+    const sandbox = yield* startDrillSandbox({
+      rate: { limit: 10_000, windowMs: 1_000 },
+      accounts: [
+        { apiKey: "sandbox-key", apiToken: "sandbox-token" },
+        { apiKey: "beta-key", apiToken: "beta-token" },
+        { apiKey: "gamma-key", apiToken: "gamma-token" }
+      ]
+    })
+    const dir = yield* tempDir
+    const env = fleetEnv(server.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
+    const run = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, env))
+    yield* initFleet(server.url, [
+      { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]! },
+      { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]! },
+      { name: "gamma", baseUrl: sandbox.url, ...sandbox.accounts[2]! }
+    ])
+    const submit = (args: ReadonlyArray<string>) =>
+      Effect.map(run(["submit", "import", "customers", ...args, "--json"]), (r) => {
+        assert.strictEqual(r.code, 0, r.stderr)
+        return lastJson(r.stdout).job as string
+      })
+    return { server, sandbox, dir, env, run, submit }
+  })
+
+/** A step of PostgreSQL's EXPLAIN (FORMAT JSON) plan, as the index tests read it. */
+export interface PlanNode {
+  readonly "Node Type": string
+  readonly "Relation Name"?: string
+  readonly "Index Name"?: string
+  readonly Plans?: ReadonlyArray<PlanNode>
+}
+
+/** A plan's steps, the outermost first. */
+export const planNodes = (node: PlanNode): ReadonlyArray<PlanNode> => [node, ...(node.Plans ?? []).flatMap(planNodes)]
+
+/** A client of the database at `url` for the scope. */
+export const pgClient = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const c = new pg.Client({ connectionString: url })
+      await c.connect()
+      return c
+    }),
+    (c) => Effect.promise(() => c.end())
+  )

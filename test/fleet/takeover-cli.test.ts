@@ -9,18 +9,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Redis } from "ioredis"
-import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import { customersFile } from "../drills/support.js"
 import {
+  acmeBetaFleet,
   availableBackends,
   type Backend,
   eventually,
-  fleetEnv,
-  initFleet,
-  lastJson,
-  query,
-  runCli,
-  startFleetBackend,
+  queueEvents,
   startWorker,
   withStore
 } from "./support.js"
@@ -35,27 +30,6 @@ const leaseMs = 4_000
  */
 const schedulingAllowanceMs = 3_000
 
-/** The queue's event log in its order: each event's name and job. */
-const queueEvents = (url: string): Promise<ReadonlyArray<{ readonly event: string; readonly job: string }>> =>
-  url.startsWith("redis")
-    ? (async () => {
-      const client = new Redis(url)
-      try {
-        const entries = await client.xrange("bull:fsm-bulk:events", "-", "+")
-        return entries.map(([, fields]) => {
-          const map = new Map<string, string>()
-          for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
-          return { event: map.get("event") ?? "", job: map.get("jobId") ?? "" }
-        })
-      } finally {
-        await client.quit()
-      }
-    })()
-    : query(
-      url,
-      "SELECT event, data->>'jobId' AS job FROM bullmq.event WHERE queue = 'fsm-bulk' ORDER BY id"
-    ) as Promise<Array<{ event: string; job: string }>>
-
 /**
  * Two survivors with one job slot each, both busy with a long job (2,400 rows at 10 a second, for account `beta`:
  * longer than both scenarios below, which share the fleet; the jobs end with the test), and `victimOf`: a victim
@@ -66,29 +40,9 @@ const queueEvents = (url: string): Promise<ReadonlyArray<{ readonly event: strin
  */
 const busyFleet = (backend: Backend) =>
   Effect.gen(function*() {
-    const server = yield* startFleetBackend(backend)
-    const sandbox = yield* startDrillSandbox({
-      rate: { limit: 10_000, windowMs: 1_000 },
-      accounts: [{ apiKey: "sandbox-key", apiToken: "sandbox-token" }, {
-        apiKey: "beta-key",
-        apiToken: "beta-token"
-      }, { apiKey: "gamma-key", apiToken: "gamma-token" }]
-    })
-    const dir = yield* tempDir
-    const env = fleetEnv(server.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
-    const run = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, env))
     // The long jobs work for another account than the victims' jobs, and each victim's job for an account of its
-    // own: its records are counted alone.
-    yield* initFleet(server.url, [
-      { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]! },
-      { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]! },
-      { name: "gamma", baseUrl: sandbox.url, ...sandbox.accounts[2]! }
-    ])
-    const submit = (args: ReadonlyArray<string>) =>
-      Effect.map(run(["submit", "import", "customers", ...args, "--json"]), (r) => {
-        assert.strictEqual(r.code, 0, r.stderr)
-        return lastJson(r.stdout).job as string
-      })
+    // own (acme, gamma): its records are counted alone.
+    const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(backend, leaseMs)
     const owner = (job: string) => withStore(server.url, (store) => Effect.map(store.job(job), (row) => row.owner))
 
     const long = customersFile(dir, "longo.csv", 2_400)

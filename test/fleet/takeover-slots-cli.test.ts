@@ -1,0 +1,119 @@
+/**
+ * A job slot that comes free takes a killed worker's stranded parts before any new part (issue 29): a worker killed
+ * holding three parts, one survivor with one job slot (busy) and one takeover slot, new parts queued before and after
+ * the kill. The takeover slot takes one stranded part; when the survivor's job slot comes free (its long job
+ * cancelled), it must claim the other stranded parts first. Before, it took what the queue's own fetch gave: on
+ * PostgreSQL a stalled part goes back at the end of the queue, so the new parts went first and the stranded ones
+ * waited for them. Asserted from the queue's own event log (which job was made active, in order), never from timings;
+ * then the killed worker's job ends with every record once. Real worker processes, killed with -9, on PostgreSQL and
+ * Redis.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { customersFile } from "../drills/support.js"
+import { acmeBetaFleet, availableBackends, eventually, queueEvents, startWorker, withStore } from "./support.js"
+
+const each = it.scopedLive.each(availableBackends)
+
+const leaseMs = 4_000
+
+describe("fleet takeover by job slots", () => {
+  each(
+    "a free job slot starts every stranded part before any new part ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        // The killed worker's job is for `acme`, everything else for `beta`: its records are counted alone.
+        const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(b.backend, leaseMs)
+        const partsOf = (parent: string) =>
+          Effect.map(withStore(server.url, (store) => store.parts(parent)), (rows) => rows.map((p) => p.id))
+        const owners = (ids: ReadonlyArray<string>) =>
+          Effect.runPromise(withStore(server.url, (store) => Effect.forEach(ids, (id) => store.job(id))))
+
+        // The survivor: one job slot, busy with a long job, and its takeover slot.
+        const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env)
+        const busy = yield* submit([customersFile(dir, "longo.csv", 900).file, "--account", "beta"])
+        yield* eventually(
+          "the survivor runs the long job",
+          async () => (await owners([busy]))[0]!.owner === "wb",
+          120_000,
+          survivor.stderr
+        )
+
+        // The victim: three job slots, each sending a part of 60 rows.
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "15/1s"], env)
+        const input = customersFile(dir, "clientes.csv", 180)
+        const parent = yield* submit([input.file, "--account", "acme", "--chunk-rows", "60"])
+        const stranded = yield* partsOf(parent)
+        assert.strictEqual(stranded.length, 3)
+        const sending = (id: string) =>
+          Effect.runPromise(withStore(server.url, (store) => store.journalLines(id))).then((lines) => lines.length > 3)
+        yield* eventually(
+          "the victim sends all three parts",
+          async () =>
+            (await owners(stranded)).every((row) => row.owner === "wa") &&
+            (await Promise.all(stranded.map(sending))).every(Boolean),
+          120_000,
+          victim.stderr
+        )
+        // New parts queued while every job slot is busy, and more once the victim is dead.
+        const newParts = (name: string, rows: number) =>
+          Effect.flatMap(
+            submit([customersFile(dir, name, rows).file, "--account", "beta", "--chunk-rows", "20"]),
+            partsOf
+          )
+        const before = yield* newParts("novos.csv", 80)
+        victim.child.kill("SIGKILL")
+        yield* Effect.promise(() => victim.exit)
+        const atKill = yield* Effect.promise(() => owners(stranded))
+        assert.deepStrictEqual(atKill.map((row) => [row.state, row.owner]), stranded.map(() => ["running", "wa"]))
+        const after = yield* newParts("depois.csv", 40)
+        const fresh = [...before, ...after]
+        assert.strictEqual(fresh.length, 6)
+
+        // The takeover slot takes one stranded part; then the survivor's job slot comes free.
+        yield* eventually(
+          "the survivor's takeover slot takes a stranded part",
+          async () => (await owners(stranded)).some((row) => row.owner === "wb"),
+          120_000,
+          survivor.stderr
+        )
+        const cancelled = yield* run(["cancel", busy])
+        assert.strictEqual(cancelled.code, 0, cancelled.stderr)
+
+        // Until every stranded part was made active again (taken over) or a new part was made active at all.
+        const activations = async () => {
+          const events = (await queueEvents(server.url)).map((e, i) => ({ ...e, i }))
+          const active = events.filter((e) => e.event === "active")
+          return {
+            events,
+            takenOver: stranded.map((id) => active.filter((e) => e.job === id)[1]?.i),
+            firstFresh: active.find((e) => fresh.includes(e.job))?.i
+          }
+        }
+        yield* eventually(
+          "every stranded part taken over, or a new part started",
+          async () => {
+            const seen = await activations()
+            return seen.firstFresh !== undefined || seen.takenOver.every((i) => i !== undefined)
+          },
+          180_000,
+          survivor.stderr
+        )
+        const seen = yield* Effect.promise(activations)
+        const order = JSON.stringify(seen.events.filter((e) => e.event === "active"))
+        for (const [n, at] of seen.takenOver.entries()) {
+          assert.isDefined(at, `stranded part ${stranded[n]} not taken over before a new part started: ${order}`)
+          if (seen.firstFresh !== undefined) {
+            assert.isBelow(at!, seen.firstFresh, `a new part started before stranded part ${stranded[n]}: ${order}`)
+          }
+        }
+
+        // The killed worker's job ends, every record once (one holder at a time: nothing sent twice).
+        const waited = yield* run(["wait", parent])
+        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${survivor.stderr()}`)
+        const records = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
+        assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
+      }),
+    { timeout: 420_000 }
+  )
+})
