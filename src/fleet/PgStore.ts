@@ -9,7 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import type { Pool, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
-import { type FleetError } from "./Errors.js"
+import { FleetError } from "./Errors.js"
 import { migrateEngine, returnedIndexDdl } from "./Queue.js"
 import {
   egressTaken,
@@ -99,6 +99,20 @@ const addedIndexes = [
     serves: "each worker's takeover claim reads every waiting job of the queue at each free slot"
   }
 ]
+
+/**
+ * The tables `ddl` adds to a fleet made before them. Without one a command of this version fails (a staged `submit`
+ * stores its file's pieces in `file_pieces`, a worker's sweep removes them), so `requireInit` asks for them all.
+ */
+const addedTables = [`${schema}.file_pieces`]
+
+/** A fleet made by an older version, without tables this one writes. */
+const olderFleet = (missing: ReadonlyArray<string>) =>
+  new FleetError({
+    reason: "Refused",
+    message: `the fleet's database was made by an older version: it lacks ${missing.join(", ")}, which this version ` +
+      `writes; run \`fsm-bulk fleet init\` once (it is idempotent, and keeps every job and account)`
+  })
 
 /** The name (application_name) of the session that holds a worker's egress id, before the id. */
 const egressSession = "fsm-bulk egress "
@@ -236,9 +250,14 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
     const store: FleetStore = {
       backend: "postgres",
       init: Effect.zipRight(migrateEngine(pool), Effect.asVoid(query(ddl))),
-      requireInit: query<{ t: string | null }>(`SELECT to_regclass('${schema}.jobs')::text AS t`).pipe(
-        Effect.flatMap((rows) => rows[0]?.t == null ? Effect.fail(notInitialised) : Effect.void)
-      ),
+      requireInit: query<{ t: string | null }>(
+        `SELECT to_regclass(name)::text AS t FROM unnest($1::text[]) WITH ORDINALITY AS x(name, n) ORDER BY n`,
+        [[`${schema}.jobs`, ...addedTables]]
+      ).pipe(Effect.flatMap((rows) => {
+        if (rows[0]?.t == null) return Effect.fail(notInitialised)
+        const missing = addedTables.filter((_, i) => rows[i + 1]?.t == null)
+        return missing.length === 0 ? Effect.void : Effect.fail(olderFleet(missing))
+      })),
       // PostgreSQL is durable as set up by default; a server run with fsync off is the operator's choice.
       settingsWarnings: Effect.succeed([]),
       missingIndexes: query<{ name: string }>(
