@@ -114,6 +114,17 @@ const olderFleet = (missing: ReadonlyArray<string>) =>
       `writes; run \`fsm-bulk fleet init\` once (it is idempotent, and keeps every job and account)`
   })
 
+/** Each of the tables `$1` names, in its order: its name if it exists, else null. */
+const tablesStatement =
+  `SELECT to_regclass(name)::text AS t FROM unnest($1::text[]) WITH ORDINALITY AS x(name, n) ORDER BY n`
+
+/** Whether a fleet is ready for this version, from `tablesStatement` on the jobs table and `addedTables`. */
+const readiness = (rows: ReadonlyArray<{ readonly t: string | null }>): Effect.Effect<void, FleetError> => {
+  if (rows[0]?.t == null) return Effect.fail(notInitialised)
+  const missing = addedTables.filter((_, i) => rows[i + 1]?.t == null)
+  return missing.length === 0 ? Effect.void : Effect.fail(olderFleet(missing))
+}
+
 /** The name (application_name) of the session that holds a worker's egress id, before the id. */
 const egressSession = "fsm-bulk egress "
 
@@ -250,14 +261,9 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
     const store: FleetStore = {
       backend: "postgres",
       init: Effect.zipRight(migrateEngine(pool), Effect.asVoid(query(ddl))),
-      requireInit: query<{ t: string | null }>(
-        `SELECT to_regclass(name)::text AS t FROM unnest($1::text[]) WITH ORDINALITY AS x(name, n) ORDER BY n`,
-        [[`${schema}.jobs`, ...addedTables]]
-      ).pipe(Effect.flatMap((rows) => {
-        if (rows[0]?.t == null) return Effect.fail(notInitialised)
-        const missing = addedTables.filter((_, i) => rows[i + 1]?.t == null)
-        return missing.length === 0 ? Effect.void : Effect.fail(olderFleet(missing))
-      })),
+      requireInit: query<{ t: string | null }>(tablesStatement, [[`${schema}.jobs`, ...addedTables]]).pipe(
+        Effect.flatMap(readiness)
+      ),
       // PostgreSQL is durable as set up by default; a server run with fsync off is the operator's choice.
       settingsWarnings: Effect.succeed([]),
       missingIndexes: query<{ name: string }>(
