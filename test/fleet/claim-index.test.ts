@@ -9,8 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type pg from "pg"
 import { claimExpiredSql } from "../../src/fleet/Queue.js"
-import { openStore } from "../../src/fleet/Stores.js"
-import { pgClient as client, type PlanNode, planNodes as nodes, startPostgres } from "./support.js"
+import { initialisedPostgres, type PlanNode, planNodes as nodes } from "./support.js"
 
 const now = 1_800_000_000_000
 
@@ -58,10 +57,7 @@ describe("the takeover claim on PostgreSQL", () => {
     "reads the returned and the lapsed jobs through indexes, not every waiting job",
     () =>
       Effect.gen(function*() {
-        const server = yield* startPostgres
-        const store = yield* openStore(server.url)
-        yield* store.init
-        const c = yield* client(server.url)
+        const { db: c } = yield* initialisedPostgres
         yield* fill(c)
         const steps = yield* plan(c)
         assert.isFalse(readsEveryWaitingJob(steps), shape(steps))
@@ -72,10 +68,7 @@ describe("the takeover claim on PostgreSQL", () => {
 
   it.scoped("a fleet made before the index gets it from fleet init, run again", () =>
     Effect.gen(function*() {
-      const server = yield* startPostgres
-      const store = yield* openStore(server.url)
-      yield* store.init
-      const c = yield* client(server.url)
+      const { db: c, store } = yield* initialisedPostgres
       // BullMQ's table as an older version left it: without the claim's index.
       yield* Effect.promise(() => c.query(`DROP INDEX bullmq.job_returned`))
       yield* fill(c)

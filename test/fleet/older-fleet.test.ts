@@ -7,15 +7,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { openStore } from "../../src/fleet/Stores.js"
-import { pgClient, startPostgres } from "./support.js"
+import { initialisedPostgres } from "./support.js"
 
 describe("a fleet made by an older version", () => {
   it.scoped("is refused until fleet init adds the tables it lacks, and keeps its jobs", () =>
     Effect.gen(function*() {
-      const server = yield* startPostgres
-      const store = yield* openStore(server.url)
-      yield* store.init
+      const { db: c, store } = yield* initialisedPostgres
       yield* store.addJob({
         id: "old-1",
         kind: "import",
@@ -25,7 +22,6 @@ describe("a fleet made by an older version", () => {
         rows: 3,
         parent: null
       })
-      const c = yield* pgClient(server.url)
       yield* Effect.promise(() => c.query(`DROP TABLE fsm_bulk.file_pieces`))
 
       const refused = yield* Effect.exit(store.requireInit)

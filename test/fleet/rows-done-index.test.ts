@@ -9,8 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type pg from "pg"
 import { rowsDoneStatement } from "../../src/fleet/PgStore.js"
-import { openStore } from "../../src/fleet/Stores.js"
-import { pgClient as client, type PlanNode, planNodes as nodes, startPostgres } from "./support.js"
+import { initialisedPostgres, type PlanNode, planNodes as nodes } from "./support.js"
 
 /**
  * 50 chunked jobs of 20 parts each (1,000 parts), each part's journal 100 lines (a header, then a `sending` and a
@@ -58,10 +57,7 @@ describe("rows done on PostgreSQL", () => {
     "a job's count reads its own parts' lines through the index, not the whole journal",
     () =>
       Effect.gen(function*() {
-        const server = yield* startPostgres
-        const store = yield* openStore(server.url)
-        yield* store.init
-        const c = yield* client(server.url)
+        const { db: c, store } = yield* initialisedPostgres
         yield* fill(c)
 
         for (const ids of [["p7"], ["p0", "p31"], ["p3-part0005"]]) {
@@ -85,10 +81,7 @@ describe("rows done on PostgreSQL", () => {
 
   it.scoped("a fleet made before the indexes gets them from fleet init, run again", () =>
     Effect.gen(function*() {
-      const server = yield* startPostgres
-      const store = yield* openStore(server.url)
-      yield* store.init
-      const c = yield* client(server.url)
+      const { db: c, store } = yield* initialisedPostgres
       // The tables as an older version made them: no index but the primary keys.
       yield* Effect.promise(() => c.query(`DROP INDEX fsm_bulk.journal_job_root; DROP INDEX fsm_bulk.jobs_parent`))
       yield* fill(c)

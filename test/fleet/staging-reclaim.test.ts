@@ -9,19 +9,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import pg from "pg"
-import { openStore } from "../../src/fleet/Stores.js"
-import { eventually, startPostgres } from "./support.js"
-
-const client = (url: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const c = new pg.Client({ connectionString: url })
-      await c.connect()
-      return c
-    }),
-    (c) => Effect.promise(() => c.end())
-  )
+import { eventually, initialisedPostgres } from "./support.js"
 
 const job = (id: string, parent: string | null) => ({
   id,
@@ -36,13 +24,10 @@ const job = (id: string, parent: string | null) => ({
 describe("staged submissions on PostgreSQL", () => {
   it.scoped("a reclaim during a batch leaves no part without its parent", () =>
     Effect.gen(function*() {
-      const server = yield* startPostgres
-      const store = yield* openStore(server.url)
-      yield* store.init
+      const { db: c, store } = yield* initialisedPostgres
       // A staged submission, old enough to be reclaimed: its last batch long ago.
       yield* store.stageJob(job("s1", null))
       yield* store.stageParts("s1", [job("s1-part0001", "s1")], [])
-      const c = yield* client(server.url)
       yield* Effect.promise(() => c.query(`UPDATE fsm_bulk.jobs SET created = now() - interval '1 hour'`))
 
       // Its next batch, as `stageParts` stores one, held open: the parent touched, a part inserted, not committed.
@@ -85,10 +70,7 @@ describe("staged submissions on PostgreSQL", () => {
     "staged parts left without a parent by an earlier version are removed by the reclaim",
     () =>
       Effect.gen(function*() {
-        const server = yield* startPostgres
-        const store = yield* openStore(server.url)
-        yield* store.init
-        const c = yield* client(server.url)
+        const { db: c, store } = yield* initialisedPostgres
         yield* Effect.promise(() =>
           c.query(
             `INSERT INTO fsm_bulk.jobs (id, kind, account, resource, spec, state, rows, parent)

@@ -669,3 +669,15 @@ export const pgClient = (url: string) =>
     }),
     (c) => Effect.promise(() => c.end())
   )
+
+/**
+ * A PostgreSQL fleet of its own for the scope, initialised (`fleet init`), its store and a client of its database: the
+ * set-up of the tests that read the store's tables and plans directly.
+ */
+export const initialisedPostgres = Effect.gen(function*() {
+  const server = yield* startPostgres
+  const store = yield* openStore(server.url)
+  yield* store.init
+  const db = yield* pgClient(server.url)
+  return { server, store, db }
+})
