@@ -22,7 +22,7 @@ import { execFileSync } from "node:child_process"
 import { closeSync, constants, openSync } from "node:fs"
 import { writeFile } from "node:fs/promises"
 import * as Path from "node:path"
-import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
+import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
 import {
@@ -33,6 +33,7 @@ import {
   initFleet,
   lastJson,
   query,
+  queueNewerJob,
   runCli,
   runCliWithin,
   startFleetBackend,
@@ -340,17 +341,7 @@ describe("jobs carry the format they need (issue 29)", () => {
         ]
         for (const w of workers) yield* eventually("the worker is ready", () => w.stderr().includes("ready"))
         // A job as a newer version would submit it: a format these workers do not know.
-        yield* withStore(url, (store) =>
-          store.addJob({
-            id: "from-the-future",
-            kind: "import",
-            account: "acme",
-            resource: "customers",
-            spec: { jobFormat: jobFormat + 1, resource: "customers" },
-            rows: 1,
-            parent: null
-          }))
-        yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, "from-the-future")))
+        yield* queueNewerJob(url, "from-the-future")
         const ended = yield* wait("from-the-future")
         const logs = () => workers.map((w) => w.stderr()).join("\n")
         assert.strictEqual(ended.code, 2, `wait returns the job's exit code\n${ended.stderr}\n${logs()}`)

@@ -8,12 +8,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { refusalLimit } from "../../src/fleet/JobRunner.js"
-import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
 import {
   acmeFleet,
   availableBackends,
   eventually,
   lastJson,
+  queueNewerJob,
   startFleetBackend,
   startWorker,
   withStore
@@ -34,17 +34,7 @@ describe("the refusal cap", () => {
         for (const w of workers) yield* eventually("the worker is ready", () => w.stderr().includes("ready"))
         const logs = () => workers.map((w) => w.stderr()).join("\n")
         // A job as a newer version would submit it: a format these workers do not know.
-        yield* withStore(server.url, (store) =>
-          store.addJob({
-            id: "from-the-future",
-            kind: "import",
-            account: "acme",
-            resource: "customers",
-            spec: { jobFormat: jobFormat + 1, resource: "customers" },
-            rows: 1,
-            parent: null
-          }))
-        yield* Effect.scoped(Effect.flatMap(openQueue(server.url), (queue) => enqueue(queue, "from-the-future")))
+        yield* queueNewerJob(server.url, "from-the-future")
         // While fewer than three refused it, it is not failed.
         const refusals = () =>
           Effect.runPromise(withStore(server.url, (store) => store.files("from-the-future", "refusals/")))

@@ -27,6 +27,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { afterAll, assert, inject } from "vitest"
+import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
 import { seal } from "../../src/fleet/Secrets.js"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
@@ -681,3 +682,22 @@ export const initialisedPostgres = Effect.gen(function*() {
   const db = yield* pgClient(server.url)
   return { server, store, db }
 })
+
+/**
+ * Stores and queues a job as a newer version's `submit` would: an import of customers for `account` in a job format
+ * the workers of this build do not know (they refuse it: docs/fleet.md, "a job a worker cannot serve").
+ */
+export const queueNewerJob = (url: string, id: string, account = "acme") =>
+  Effect.gen(function*() {
+    yield* withStore(url, (store) =>
+      store.addJob({
+        id,
+        kind: "import",
+        account,
+        resource: "customers",
+        spec: { jobFormat: jobFormat + 1, resource: "customers" },
+        rows: 1,
+        parent: null
+      }))
+    yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, id)))
+  })

@@ -27,7 +27,7 @@ import { Effect, Scope } from "effect"
 import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
-import { enqueue, jobFormat, openQueue } from "../../src/fleet/Queue.js"
+import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
 import type { Backend, RunningWorker } from "../fleet/support.js"
@@ -36,6 +36,7 @@ import {
   initFleet,
   lastJson,
   query,
+  queueNewerJob,
   runCli,
   runCliWithin,
   startPostgres,
@@ -402,17 +403,7 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
       Effect.gen(function*() {
         // Stored and queued as a newer version's `submit` would: a format the workers of this build do not know.
         const id = `newer-${step}`
-        yield* withStore(w.url, (store) =>
-          store.addJob({
-            id,
-            kind: "import",
-            account: `acct${a.account}`,
-            resource: "customers",
-            spec: { jobFormat: jobFormat + 1, resource: "customers" },
-            rows: 1,
-            parent: null
-          }))
-        yield* Effect.scoped(Effect.flatMap(openQueue(w.url), (queue) => enqueue(queue, id)))
+        yield* queueNewerJob(w.url, id, `acct${a.account}`)
         w.jobs.push({ id, account: a.account, keys: [], step, cancelled: false, refused: true })
         return `job ${id} (acct${a.account}) of job format ${jobFormat + 1}: no worker can serve it`
       }).pipe(Effect.catchAll((e) => Effect.succeed(`a newer job could not be stored (${String(e)})`))),
