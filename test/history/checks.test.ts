@@ -14,6 +14,7 @@ import type { World } from "./model.js"
 import {
   brDateLines,
   brDatesChecks,
+  exportedTwice,
   exportOnboardChecks,
   exportThroughoutChecks,
   otherAccount,
@@ -478,6 +479,37 @@ describe("users, pt-headers and export-while-deleting: each check flags what it 
           assert.deepStrictEqual(exportThroughoutChecks(before, after, out), [
             "(export) cli-02 existed throughout the export, which ended well without it"
           ])
+        })
+      ),
+    60_000
+  )
+
+  it.live(
+    "page-cap: an export walked in pages of one holds each record once; a record written twice is flagged",
+    () =>
+      withWorld((w) =>
+        Effect.gen(function*() {
+          const found = yield* runSteps(w, [
+            { kind: "import", mode: "upsert", file: two, dryRun: false },
+            { kind: "page-cap", cap: 1 },
+            { kind: "export" }
+          ])
+          assert.deepStrictEqual(found, [[], [], []])
+          const out = dirOf(w, "-export")
+          assert.strictEqual(readFileSync(Path.join(out, "customers.csv"), "utf8").trim().split(/\r?\n/).length, 3)
+          assert.deepStrictEqual(exportedTwice(out), [])
+          // The walk met the cap: a list asked above it refused (400), then pages of one.
+          const lists = (yield* w.sandbox.control.requests).filter((r) =>
+            r.method === "GET" && /\/customers(\?|$)/.test(r.path)
+          )
+          assert.isTrue(lists.some((r) => r.status === 400), JSON.stringify(lists))
+          assert.isAtLeast(lists.filter((r) => r.status === 200).length, 2, JSON.stringify(lists))
+          doctor(Path.join(out, "customers.csv"), (text) => {
+            const lines = text.trimEnd().split(/\r?\n/)
+            return [...lines, lines[1]!].join("\r\n") + "\r\n"
+          })
+          assert.strictEqual(exportedTwice(out).length, 1)
+          assert.match(exportedTwice(out)[0]!, /^\(export\) cli-0[12] is in the export's file 2 times$/)
         })
       ),
     60_000

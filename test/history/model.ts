@@ -155,6 +155,8 @@ export type Action =
   }
   | { readonly kind: "revoke" }
   | { readonly kind: "export" }
+  /** The server's page cap of the customers list changes (a number) or goes back to the table's (undefined). */
+  | { readonly kind: "page-cap"; readonly cap: number | undefined }
   /** An export with small pages while the actor deletes the first records (issue 28.9). */
   | { readonly kind: "export-while-deleting"; readonly deletes: number; readonly pageSize: number }
   | {
@@ -1733,6 +1735,18 @@ const actions: { readonly [K in Kind]: Spec<K> } = {
     run: (w) => exportStep(w),
     simplify: () => []
   },
+  // Issue 23: a list's page limit that falls (or rises) between two steps: lookups, exports and the export
+  // steps' onboarding then walk the customers in pages of at most `cap` (a 400 naming the limit above it).
+  "page-cap": {
+    weight: 0.5,
+    generate: (g) => ({ kind: "page-cap", cap: g.chance(0.25) ? undefined : 1 + g.int(5) }),
+    run: (w, a) =>
+      Effect.as(
+        w.sandbox.control.setPageCap("customers", a.cap),
+        noStep(a.cap === undefined ? "customers: the table's page cap again" : `customers: at most ${a.cap} a page`)
+      ),
+    simplify: (a) => (a.cap === undefined ? [] : [{ ...a, cap: undefined }])
+  },
   reimport: {
     weight: 2,
     generate: (g, f) => ({
@@ -2004,13 +2018,30 @@ export const exportThroughoutChecks = (before: Snapshot, after: Snapshot, out: s
   )
 }
 
+/** Keys the customers file an export wrote to `out` holds more than once. */
+export const exportedTwice = (out: string): Array<string> => {
+  const counts = new Map<string, number>()
+  for (const r of readCsv(Path.join(out, "customers.csv"))) {
+    const key = normalKey(r.externalId ?? "")
+    if (key !== "") counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  return [...counts].filter(([, n]) => n > 1).map(([k, n]) => `(export) ${k} is in the export's file ${n} times`)
+}
+
 /** An export of the customers (faults off: the export's own faults are other tests' business). */
 const exportStep = Effect.fn("History.export")(function*(w: World) {
   const out = nextDir(w, "export")
   const output: Array<string> = []
+  const before = yield* snapshot(w)
   const exported = yield* Effect.exit(exportAll(w, ["customers"], out, output))
-  if (Exit.isSuccess(exported)) w.exports.push({ dir: out, records: yield* snapshot(w) })
-  return { ...noStep(`export ${Path.basename(out)}: ${failureText(exported)}`), output } satisfies Step
+  const found: Array<string> = []
+  if (Exit.isSuccess(exported)) {
+    const after = yield* snapshot(w)
+    w.exports.push({ dir: out, records: after })
+    // Nothing changes records meanwhile: each record is in the file once, whatever the pages were (page caps).
+    found.push(...exportThroughoutChecks(before, after, out), ...exportedTwice(out))
+  }
+  return { ...noStep(`export ${Path.basename(out)}: ${failureText(exported)}`), output, found } satisfies Step
 })
 
 /**
