@@ -195,8 +195,8 @@ export const takeoverSlots = (jobs: number): number => Math.max(1, jobs)
  * A job this worker refused (it cannot serve it: a newer format, an account its key cannot open), left for the other
  * workers: the queue parks it (`parkMs`) instead of giving it again after the 500 ms back-off, which had this worker's
  * free slots claim it again and again while the workers that could serve it were busy (about 120 claims a minute, each
- * a round of store statements; after the queue's 1,000 attempts, about eight minutes, the job failed in the queue for
- * good). `JobRunner.ts` fails a job's run with it.
+ * a round of store statements; and each hand-back spent one of the job's 1,000 queue attempts, so by the queue's
+ * settings it would have failed there for good after about eight minutes). `JobRunner.ts` fails a job's run with it.
  */
 export class LeftForOthers extends Error {}
 

@@ -3,9 +3,10 @@
  * newer format that it refuses, while another live worker (a newer one, busy: here an egress id held by the test) has
  * not refused it. The refuser handed the job back to the queue, and its own free slots claimed it again after the
  * queue's 500 ms back-off, for as long as the other worker stayed busy: about 120 claims a minute, each a round of
- * store statements (and, after the queue's 1,000 attempts, about eight minutes, the job failed in the queue for good
- * while the fleet store still showed it queued). Now the refuser parks it: the job is claimed by it once, and a worker
- * that has not refused it claims it at once (two more workers of this build: the third refusal ends it, the cap).
+ * store statements (and each spent one of the job's 1,000 queue attempts: by the queue's settings, about eight
+ * minutes before it failed there for good while the fleet store still showed it queued). Now the refuser parks it:
+ * the job is claimed by it once, and a worker that has not refused it claims it at once (two more workers of this
+ * build: the third refusal ends it, the cap).
  * Counted from the queue's own event log (each claim makes the job active once) over a window timed on the store's
  * clock; the store's traffic in the window is printed. Real worker processes on PostgreSQL and Redis.
  */

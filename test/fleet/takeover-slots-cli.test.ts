@@ -220,9 +220,13 @@ describe("fleet takeover of more parts than one takeover slot", () => {
           console.info(`${b.backend}: part ${n + 1} taken over ${after} ms after the kill (lease ${leaseMs} ms)`)
           assert.isAtMost(after, leaseMs + 2_000 + schedulingAllowanceMs, `part ${stranded[n]}: ${order}`)
         }
-        // Both by the busy survivor, while its long jobs still ran.
-        const now = yield* Effect.promise(() => owners([...stranded, ...busy]))
-        assert.deepStrictEqual(now.map((row) => row.owner), ["wb", "wb", "wb", "wb"], survivor.stderr())
+        // Both by the busy survivor (its lease in the store follows the queue's claim), its long jobs still its own.
+        yield* eventually(
+          "the survivor holds both parts' leases",
+          async () => (await owners([...stranded, ...busy])).every((row) => row.owner === "wb"),
+          60_000,
+          survivor.stderr
+        )
 
         // The killed worker's job ends, every record once.
         const waited = yield* run(["wait", parent])
