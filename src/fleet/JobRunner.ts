@@ -29,7 +29,7 @@ import type { WatchedAccount } from "./AccountClients.js"
 import type { FleetError } from "./Errors.js"
 import { groupCommit } from "./GroupCommit.js"
 import { currentLease, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
-import { type JobData, jobFormat } from "./Queue.js"
+import { type JobData, jobFormat, LeftForOthers } from "./Queue.js"
 import { finalStates, type FleetStore, type JobRow } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
@@ -126,9 +126,10 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
   /**
    * A job this worker cannot serve (`why`; undefined when it refused it before and the queue gave it again): the
    * refusal is kept with the job, then the job ends failed with the reasons (exit 2, 3 when a run of it had sent
-   * rows) once every live worker, or `refusalLimit` workers, refused it; until then it goes back to the queue for
-   * another worker. A refusal hands the job back once: without an end, a job no worker can serve went round the
-   * queue for good.
+   * rows) once every live worker, or `refusalLimit` workers, refused it; until then it is parked in the queue for the
+   * other workers (`LeftForOthers`, Queue.ts: their claims take it at once, this worker's never; the queue gives it
+   * again after a park, when this worker looks again whether it should end). Without an end, a job no worker can
+   * serve went round the queue for good.
    */
   const refuse = (row: JobRow, why: string | undefined) =>
     Effect.gen(function*() {
@@ -144,7 +145,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       )
       const live = yield* store.liveWorkers
       if (by.size < refusalLimit && live.some((w) => !by.has(w))) {
-        return yield* why === undefined ? handedBack(row.id) : handBack(row.id, `refused: ${why}`)
+        if (why !== undefined) yield* options.say(`${worker}: job ${row.id} handed back: refused: ${why}`)
+        return yield* Effect.fail(new LeftForOthers(`job ${row.id} refused by ${options.egressId}`))
       }
       const before = yield* store.lease(row.id)
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
@@ -443,5 +445,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       )
     })
 
-  return { runJob, handBack, refuseJob }
+  /** The jobs this worker refused (its claims skip them). */
+  const refusedJobs = (): ReadonlyArray<string> => [...refused]
+
+  return { runJob, handBack, refuseJob, refusedJobs }
 }

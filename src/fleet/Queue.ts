@@ -4,7 +4,7 @@
  * accounts, never in job data; Store.ts, RedisStore.ts). Workers pull jobs when they have room; a job whose worker
  * stops renewing its lock (killed, paused) goes back to the queue after the lock expires and another worker takes
  * it over, so attempts and stalls are allowed many times: our journal, not the queue, decides what was done. Besides
- * BullMQ's own fetch, each worker's takeover slot claims such jobs itself, in BullMQ's table or keys (one statement,
+ * BullMQ's own fetch, each worker's takeover slots claim such jobs themselves, in BullMQ's table or keys (one statement,
  * one script), so that new jobs queued ahead of them do not delay them (`startEngineWorker`).
  */
 import type { BackendClasses, IQueueBackend, Job, JobsOptions } from "bullmq"
@@ -182,6 +182,42 @@ export const stalledInterval = (leaseMs: number): number => Math.max(250, Math.m
 export const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
 
 /**
+ * How many taken-over jobs a worker runs at once besides its `jobs` job slots: as many as it has job slots. A worker
+ * killed while running N jobs is then taken over at once by any survivor of at least N slots, however busy, instead
+ * of one job a survivor and the rest waiting for job slots to free (a part's time each: 10.8 and 15.1 s with a 6 s
+ * lease in the scale smoke, issue 29). The worker's budget is one for all its slots (Worker.ts), so a busy worker that
+ * takes jobs over sends no faster: its jobs share the same requests a second. New work is not starved: the takeover
+ * slots take only jobs to take over, the job slots still take new jobs as they free.
+ */
+export const takeoverSlots = (jobs: number): number => Math.max(1, jobs)
+
+/**
+ * A job this worker refused (it cannot serve it: a newer format, an account its key cannot open), left for the other
+ * workers: the queue parks it (`parkMs`) instead of giving it again after the 500 ms back-off, which had this worker's
+ * free slots claim it again and again while the workers that could serve it were busy (about 120 claims a minute, each
+ * a round of store statements; and each hand-back spent one of the job's 1,000 queue attempts, so by the queue's
+ * settings it would have failed there for good after about eight minutes). `JobRunner.ts` fails a job's run with it.
+ */
+export class LeftForOthers extends Error {}
+
+/** What running a job the queue gave ends with: done (or handed back), or refused and left for the others. */
+export type RunOutcome = void | "left-for-others"
+
+/**
+ * How long a refused job stays parked (`LeftForOthers`): ten leases, at least a minute. Every other worker's claim takes
+ * a parked job at once (`claimExpiredSql`, `claimExpiredLua`), a worker that refused it never does; once the time is
+ * up the queue gives it again to any worker, so the refusers look again whether it should end (every live worker
+ * refused it) once a park, not every half second.
+ */
+export const parkMs = (leaseMs: number): number => Math.max(60_000, 10 * leaseMs)
+
+/**
+ * A job the queue holds back for more than this is a parked one (the claim takes it); the queue's own delays (the
+ * back-off of a job handed back) are 500 ms.
+ */
+const parkedAfterMs = 5_000
+
+/**
  * A job handed back to the queue after a stall or by its worker (its stall count or attempts raised), as the claim on
  * PostgreSQL looks for it; the index `job_returned` (`returnedIndexDdl`, made by `fleet init`) holds only these.
  */
@@ -197,52 +233,69 @@ export const returnedIndexDdl =
 
 /**
  * The takeover claim on PostgreSQL, in BullMQ's own table, one statement: a job handed back to the queue after a stall
- * or by its worker, first in the order they came back (index `job_returned`), else an active job whose lock lapsed
- * (its worker died or stalled), the oldest expiry first (BullMQ's `job_active_idx`); the second is looked for only
- * when there is no first. It is made active under the slot's lock as BullMQ's own claim makes it (`move_to_active`),
- * the row locked `FOR UPDATE SKIP LOCKED` as there and as the stall sweep locks it: a job is claimed once, by this or
- * by the queue's own fetch. A job not started yet is never taken here. Times are BullMQ's (the worker's clock in ms,
- * as its locks are set and swept).
+ * or by its worker, first in the order they came back (index `job_returned`), else a job parked because a worker
+ * refused it (`LeftForOthers`; BullMQ's `job_delayed_idx`), else an active job whose lock lapsed (its worker died or
+ * stalled), the oldest expiry first (BullMQ's `job_active_idx`); each is looked for only when there is none before
+ * it, and none this worker refused ($6). It is made active under the slot's lock as BullMQ's own claim makes it
+ * (`move_to_active`), the row locked `FOR UPDATE SKIP LOCKED` as there and as the stall sweep locks it: a job is
+ * claimed once, by this or by the queue's own fetch. A job not started yet is never taken here. Times are BullMQ's
+ * (the worker's clock in ms, as its locks are set and swept).
  */
 export const claimExpiredSql = `
 WITH returned AS (
   SELECT queue, id FROM bullmq.job
-   WHERE queue = $1 AND ${returnedJob}
+   WHERE queue = $1 AND ${returnedJob} AND NOT (id = ANY($6::text[]))
    ORDER BY seq
+   LIMIT 1
+   FOR UPDATE SKIP LOCKED
+), parked AS (
+  SELECT queue, id FROM bullmq.job
+   WHERE queue = $1 AND state = 'delayed' AND process_at_ms > $2::bigint + ${parkedAfterMs} AND NOT (id = ANY($6::text[]))
+     AND NOT EXISTS (SELECT FROM returned)
+   ORDER BY process_at_ms
    LIMIT 1
    FOR UPDATE SKIP LOCKED
 ), lapsed AS (
   SELECT queue, id FROM bullmq.job
-   WHERE queue = $1 AND state = 'active' AND locked_until_ms < $2
+   WHERE queue = $1 AND state = 'active' AND locked_until_ms < $2 AND NOT (id = ANY($6::text[]))
    ORDER BY locked_until_ms
    LIMIT 1
    FOR UPDATE SKIP LOCKED
 ), expired AS (
   SELECT queue, id FROM returned
   UNION ALL
-  SELECT queue, id FROM lapsed WHERE NOT EXISTS (SELECT FROM returned)
+  SELECT queue, id FROM parked
+  UNION ALL
+  SELECT queue, id FROM lapsed WHERE NOT EXISTS (SELECT FROM returned) AND NOT EXISTS (SELECT FROM parked)
 ), claimed AS (
   UPDATE bullmq.job j
      SET stalled_count = j.stalled_count + CASE WHEN j.state = 'active' THEN 1 ELSE 0 END,
          state = 'active', lock_token = $3, locked_until_ms = $2 + $4, processed_at_ms = $2, processed_by = $5,
-         attempts_started = j.attempts_started + 1, stalled_marked = false
+         attempts_started = j.attempts_started + 1, stalled_marked = false, process_at_ms = NULL, delay_ms = 0
     FROM expired WHERE j.queue = expired.queue AND j.id = expired.id
   RETURNING j.id
 )
 SELECT id, bullmq.publish_event($1, 'active', jsonb_build_object('jobId', id, 'prev', 'takeover')) FROM claimed`
 
 /**
- * The same claim on Redis, one script over BullMQ's keys (KEYS: active, wait, stalled, events; ARGV: key prefix,
- * token, lock ms, now, how many of the wait list's next jobs to look at): a job back in the wait list after a stall or a
- * hand-back (its `stc` or `atm` raised), the next the queue would give first, else an active job whose lock key is
- * gone, the longest active first. It is made active with this worker's lock key (and out of the stall check's set, as
- * BullMQ's lock renewal takes it), as `moveToActive` makes a job active.
+ * The same claim on Redis, one script over BullMQ's keys (KEYS: active, wait, stalled, events, delayed; ARGV: key
+ * prefix, token, lock ms, now, how many of the wait list's next jobs to look at, the delayed set's score from which a
+ * job is parked, then the ids of the jobs this worker refused): a job back in the wait list after a stall or a
+ * hand-back (its `stc` or `atm` raised), the next the queue would give first, else a job parked because a worker
+ * refused it (`LeftForOthers`), else an active job whose lock key is gone, the longest active first; none this worker
+ * refused. It is made active with this worker's lock key (and out of the stall check's set, as BullMQ's lock renewal
+ * takes it), as `moveToActive` makes a job active.
  */
 const claimExpiredLua = `
-local function claim(id, waiting)
+local refused = {}
+for i = 7, #ARGV do refused[ARGV[i]] = true end
+local function claim(id, from)
   local key = ARGV[1] .. id
-  if waiting then
+  if from == "wait" then
     redis.call("LREM", KEYS[2], 1, id)
+    redis.call("LPUSH", KEYS[1], id)
+  elseif from == "delayed" then
+    redis.call("ZREM", KEYS[5], id)
     redis.call("LPUSH", KEYS[1], id)
   else
     redis.call("HINCRBY", key, "stc", 1)
@@ -257,11 +310,19 @@ end
 local waiting = redis.call("LRANGE", KEYS[2], -tonumber(ARGV[5]), -1)
 for i = #waiting, 1, -1 do
   local f = redis.call("HMGET", ARGV[1] .. waiting[i], "stc", "atm")
-  if tonumber(f[1] or "0") > 0 or tonumber(f[2] or "0") > 0 then return claim(waiting[i], true) end
+  if (tonumber(f[1] or "0") > 0 or tonumber(f[2] or "0") > 0) and not refused[waiting[i]] then
+    return claim(waiting[i], "wait")
+  end
+end
+local parked = redis.call("ZRANGEBYSCORE", KEYS[5], ARGV[6], "+inf", "LIMIT", 0, tonumber(ARGV[5]))
+for i = 1, #parked do
+  if not refused[parked[i]] then return claim(parked[i], "delayed") end
 end
 local active = redis.call("LRANGE", KEYS[1], 0, -1)
 for i = #active, 1, -1 do
-  if redis.call("EXISTS", ARGV[1] .. active[i] .. ":lock") == 0 then return claim(active[i], false) end
+  if redis.call("EXISTS", ARGV[1] .. active[i] .. ":lock") == 0 and not refused[active[i]] then
+    return claim(active[i], "active")
+  end
 end
 return false`
 
@@ -271,8 +332,16 @@ const claimScanLimit = 1_000
 /** The takeover slot's claim: the id of a job it now holds under `token`, or none. */
 type ClaimExpired = (token: string) => Promise<string | undefined>
 
-/** The takeover claim on the queue's store at `url`, on a connection of its own, closed with the scope. */
-const openClaim = (url: string, leaseMs: number, name: string): Effect.Effect<ClaimExpired, never, Scope.Scope> =>
+/**
+ * The takeover claim on the queue's store at `url`, on a connection of its own, closed with the scope; it skips the
+ * jobs `refused` gives (those this worker refused).
+ */
+const openClaim = (
+  url: string,
+  leaseMs: number,
+  name: string,
+  refused: () => ReadonlyArray<string>
+): Effect.Effect<ClaimExpired, never, Scope.Scope> =>
   Effect.gen(function*() {
     if (isRedisUrl(url)) {
       const { Redis } = yield* Effect.promise(() => import("ioredis"))
@@ -286,18 +355,23 @@ const openClaim = (url: string, leaseMs: number, name: string): Effect.Effect<Cl
       )
       const prefix = `bull:${queueName}:`
       return async (token) => {
+        const now = Date.now()
         const id = await client.eval(
           claimExpiredLua,
-          4,
+          5,
           `${prefix}active`,
           `${prefix}wait`,
           `${prefix}stalled`,
           `${prefix}events`,
+          `${prefix}delayed`,
           prefix,
           token,
           String(leaseMs),
-          String(Date.now()),
-          String(claimScanLimit)
+          String(now),
+          String(claimScanLimit),
+          // BullMQ's delayed set scores a job by its time times 0x1000.
+          String((now + parkedAfterMs) * 0x1000),
+          ...refused()
         )
         return typeof id === "string" ? id : undefined
       }
@@ -312,7 +386,14 @@ const openClaim = (url: string, leaseMs: number, name: string): Effect.Effect<Cl
       (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
     )
     return async (token) => {
-      const result = await pool.query<{ id: string }>(claimExpiredSql, [queueName, Date.now(), token, leaseMs, name])
+      const result = await pool.query<{ id: string }>(claimExpiredSql, [
+        queueName,
+        Date.now(),
+        token,
+        leaseMs,
+        name,
+        [...refused()]
+      ])
       return result.rows[0]?.id
     }
   })
@@ -340,21 +421,27 @@ const claimingFirst = <B extends IQueueBackend, C>(Base: BackendClasses<B, C>["W
   }
 
 /**
- * A worker pulling up to `jobs` jobs at once for the scope, plus one slot kept for takeovers; `process` runs one
- * (its promise ends it). Every slot has a claim of its own (`claimExpiredSql`, `claimExpiredLua`) that takes only jobs
- * whose worker died, stalled or handed them back, never a new one. The `jobs` slots try it first and only then take
- * what the queue's shared fetch gives (new jobs, in their order), so a stranded job is never started after a new one
- * by a slot that could have claimed it; the takeover slot tries only the claim: a killed worker's job is taken by a
- * worker even when its `jobs` slots are all busy and new jobs are queued. Without the slot, a killed worker's job
- * waited for the first survivor to finish a job (28–38 s, issue 29); when the slot took whatever the queue gave and
- * put new jobs back, it waited behind them (42–53 s with a 6 s lease, on PostgreSQL, where a stalled job goes back at
- * the end of the queue); with one takeover slot and job slots that took new jobs first, a killed worker's parts beyond
- * the survivors' count waited for a takeover slot to free (15.9 and 25.9 s with a 6 s lease, on PostgreSQL).
+ * A worker pulling up to `jobs` jobs at once for the scope, plus up to as many taken-over jobs (`takeoverSlots`);
+ * `process` runs one (its promise ends it). Every slot has a claim of its own (`claimExpiredSql`, `claimExpiredLua`)
+ * that takes only jobs whose worker died, stalled or handed them back, never a new one. The `jobs` slots try it first
+ * and only then take what the queue's shared fetch gives (new jobs, in their order), so a stranded job is never
+ * started after a new one by a slot that could have claimed it; the takeover slots try only the claim, every poll
+ * while they find nothing and again at once after each job found: a killed worker's jobs are all taken by a worker
+ * even when its `jobs` slots are all busy and new jobs are queued. Without them, a killed worker's job waited for the
+ * first survivor to finish a job (28–38 s, issue 29); when the slot took whatever the queue gave and put new jobs
+ * back, it waited behind them (42–53 s with a 6 s lease, on PostgreSQL, where a stalled job goes back at the end of
+ * the queue); with one takeover slot a worker, a killed worker's parts beyond the survivors' count waited for a slot
+ * to free (15.9 and 25.9 s with a 6 s lease, on PostgreSQL; 10.8 and 15.1 s after the job slots claimed first).
  */
 export const startEngineWorker = (
   url: string,
-  options: { readonly jobs: number; readonly leaseMs: number },
-  process: (data: JobData) => Promise<void>
+  options: {
+    readonly jobs: number
+    readonly leaseMs: number
+    /** The jobs this worker refused: its claims skip them. */
+    readonly refused: () => ReadonlyArray<string>
+  },
+  process: (data: JobData) => Promise<RunOutcome>
 ): Effect.Effect<{ readonly close: Effect.Effect<void> }, never, Scope.Scope> =>
   Effect.gen(function*() {
     const bullmq = yield* engine
@@ -364,9 +451,15 @@ export const startEngineWorker = (
       stalledInterval: stalledInterval(options.leaseMs),
       maxStalledCount: 1_000
     }
-    const processor = (job: Job<JobData>) => process(job.data)
+    // A job this worker refused is parked for the others (`LeftForOthers`), not given again after the back-off.
+    const park = (job: Job<JobData>, token: string) => job.moveToDelayed(Date.now() + parkMs(options.leaseMs), token)
+    const processor = async (job: Job<JobData>, token?: string) => {
+      if ((await process(job.data)) !== "left-for-others" || token === undefined) return
+      await park(job, token)
+      throw new bullmq.DelayedError()
+    }
     // The job slots' claim, on a connection of its own: the takeover slot's may be waiting on a lock.
-    const slotsClaim = yield* openClaim(url, options.leaseMs, `slots-${randomUUID()}`)
+    const slotsClaim = yield* openClaim(url, options.leaseMs, `slots-${randomUUID()}`, options.refused)
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
         if (isRedisUrl(url)) {
@@ -384,10 +477,28 @@ export const startEngineWorker = (
     // A lost connection is retried by the engine; its errors must not end the process.
     worker.on("error", () => undefined)
 
-    // The takeover slot: a job claimed is run as the queue's own are, its lock renewed every half lease, and ended
+    // The takeover slots: a job claimed is run as the queue's own are, its lock renewed every half lease, and ended
     // in the queue with the claim's token (failed: given again after its back-off, as a job handed back is).
     const queue = yield* openQueue(url)
-    const claim = yield* openClaim(url, options.leaseMs, `takeover-${randomUUID()}`)
+    const claim = yield* openClaim(url, options.leaseMs, `takeover-${randomUUID()}`, options.refused)
+    const runClaimed = async (job: Job<JobData>, token: string): Promise<void> => {
+      const renew = setInterval(
+        () => void job.extendLock(token, options.leaseMs).catch(() => undefined),
+        Math.floor(options.leaseMs / 2)
+      )
+      const outcome = await process(job.data).then((left) => left, (e: unknown) =>
+        e instanceof Error ? e : new Error(String(e)))
+      clearInterval(renew)
+      await (outcome === undefined
+        ? job.moveToCompleted(undefined, token, false)
+        : outcome === "left-for-others"
+        ? park(job, token)
+        : job.moveToFailed(outcome, token, false))
+        .catch(() =>
+          undefined
+        )
+    }
+    /** One claim: none found (false), or a job claimed, now running among `running` (true). */
     const takeOver = async (): Promise<boolean> => {
       const token = `${randomUUID()}:takeover`
       const id = await claim(token)
@@ -399,25 +510,28 @@ export const startEngineWorker = (
         await job.moveToFailed(new Error("the worker is stopping"), token, false).catch(() => undefined)
         return true
       }
-      const renew = setInterval(
-        () => void job.extendLock(token, options.leaseMs).catch(() => undefined),
-        Math.floor(options.leaseMs / 2)
-      )
-      const outcome = await process(job.data).then(() => undefined, (e: unknown) => e)
-      clearInterval(renew)
-      await (outcome === undefined
-        ? job.moveToCompleted(undefined, token, false)
-        : job.moveToFailed(outcome instanceof Error ? outcome : new Error(String(outcome)), token, false))
-        .catch(() => undefined)
+      const run = runClaimed(job, token)
+      running.add(run)
+      void run.finally(() => running.delete(run))
       return true
     }
     let closing = false
-    let current: Promise<boolean> | undefined
+    let claiming: Promise<boolean> | undefined
+    const running = new Set<Promise<void>>()
+    const slots = takeoverSlots(options.jobs)
     const slot = yield* Effect.forkScoped(Effect.gen(function*() {
       while (!closing) {
-        // A claim that fails (the store unreachable) is tried again at the next poll.
-        current = takeOver().catch(() => false)
-        if (!(yield* Effect.promise(() => current!))) yield* Effect.sleep(takeoverPollMs(options.leaseMs))
+        // Every takeover slot busy: the next claim waits for one to free.
+        if (running.size >= slots) {
+          yield* Effect.promise(() => Promise.race(running))
+          continue
+        }
+        // A claim that fails (the store unreachable) is tried again at the next poll. One that found a job claims
+        // again at once: a dead worker's other jobs are taken in the same round, not one a poll.
+        claiming = takeOver().catch(() => false)
+        if (!(yield* Effect.promise(() => claiming!))) {
+          yield* Effect.sleep(takeoverPollMs(options.leaseMs))
+        }
       }
     }))
     return {
@@ -425,7 +539,8 @@ export const startEngineWorker = (
         closing = true
         yield* Fiber.interrupt(slot)
         yield* Effect.promise(() => worker.close()).pipe(Effect.ignore)
-        if (current !== undefined) yield* Effect.promise(() => current!)
+        if (claiming !== undefined) yield* Effect.promise(() => claiming!)
+        yield* Effect.promise(() => Promise.all(running))
       })
     }
   })

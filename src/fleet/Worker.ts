@@ -31,7 +31,7 @@ import { describeCause, FleetError } from "./Errors.js"
 import type { Fence } from "./Fence.js"
 import { makeJobRunner } from "./JobRunner.js"
 import { currentFence, currentLease } from "./Lease.js"
-import { enqueue, openQueue, startEngineWorker } from "./Queue.js"
+import { enqueue, LeftForOthers, openQueue, startEngineWorker } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
 import { checkFleetKey } from "./Secrets.js"
 import { type EgressHold, type FleetStore, lostDataError, missingIndexesWarning, stagingReclaimMs } from "./Store.js"
@@ -200,7 +200,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     fenceOf,
     scope
   })
-  const { handBack, refuseJob, runJob } = makeJobRunner({
+  const { handBack, refuseJob, refusedJobs, runJob } = makeJobRunner({
     store,
     egressId: options.egressId,
     owner,
@@ -215,7 +215,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
   const runtime = yield* Effect.runtime<never>()
   const engine = yield* startEngineWorker(
     url,
-    { jobs: options.jobs, leaseMs: options.leaseMs },
+    { jobs: options.jobs, leaseMs: options.leaseMs, refused: refusedJobs },
     (data) =>
       Runtime.runPromise(runtime)(
         runJob(data).pipe(
@@ -228,7 +228,10 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
               ? options.say(`worker ${options.egressId}: ${e.message}`)
               : e.reason === "Refused"
               ? refuseJob(data.job, e.message)
-              : handBack(data.job, e.message))
+              : handBack(data.job, e.message)),
+          Effect.asVoid,
+          // Refused here: parked in the queue for the other workers (Queue.ts).
+          Effect.catchIf((e) => e instanceof LeftForOthers, () => Effect.succeed("left-for-others" as const))
         )
       )
   )

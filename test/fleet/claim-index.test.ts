@@ -38,7 +38,7 @@ const plan = (c: pg.Client) =>
   Effect.promise(async () => {
     const r = await c.query<{ "QUERY PLAN": ReadonlyArray<{ Plan: PlanNode }> }>(
       `EXPLAIN (FORMAT JSON) ${claimExpiredSql}`,
-      ["fsm-bulk", now, "token", 6_000, "worker"]
+      ["fsm-bulk", now, "token", 6_000, "worker", []]
     )
     return nodes(r.rows[0]!["QUERY PLAN"][0]!.Plan)
   })
@@ -54,14 +54,14 @@ const shape = (steps: ReadonlyArray<PlanNode>) =>
 
 describe("the takeover claim on PostgreSQL", () => {
   it.scoped(
-    "reads the returned and the lapsed jobs through indexes, not every waiting job",
+    "reads the returned, the parked and the lapsed jobs through indexes, not every waiting job",
     () =>
       Effect.gen(function*() {
         const { db: c } = yield* initialisedPostgres
         yield* fill(c)
         const steps = yield* plan(c)
         assert.isFalse(readsEveryWaitingJob(steps), shape(steps))
-        assert.includeMembers(indexes(steps), ["job_returned", "job_active_idx"], shape(steps))
+        assert.includeMembers(indexes(steps), ["job_returned", "job_delayed_idx", "job_active_idx"], shape(steps))
       }),
     { timeout: 120_000 }
   )

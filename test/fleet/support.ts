@@ -701,3 +701,42 @@ export const queueNewerJob = (url: string, id: string, account = "acme") =>
       }))
     yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, id)))
   })
+
+/** The store's clock now, in ms (PostgreSQL's `clock_timestamp()`, redis-server's `TIME`), as its events are timed. */
+export const storeNow = async (url: string): Promise<number> => {
+  if (url.startsWith("redis")) {
+    const client = new Redis(url)
+    try {
+      const [seconds, micros] = await client.time()
+      return Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000)
+    } finally {
+      await client.quit()
+    }
+  }
+  const rows = await query(url, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms")
+  return Number((rows as Array<{ ms: string }>)[0]!.ms)
+}
+
+/** The queue's event log with each event's time on the store's clock (a Redis stream id's ms, `created_at_ms`). */
+export const timedEvents = async (
+  url: string
+): Promise<ReadonlyArray<{ readonly event: string; readonly job: string; readonly at: number }>> => {
+  if (url.startsWith("redis")) {
+    const client = new Redis(url)
+    try {
+      const entries = await client.xrange("bull:fsm-bulk:events", "-", "+")
+      return entries.map(([id, fields]) => {
+        const map = new Map<string, string>()
+        for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
+        return { event: map.get("event") ?? "", job: map.get("jobId") ?? "", at: Number(id.split("-")[0]) }
+      })
+    } finally {
+      await client.quit()
+    }
+  }
+  const rows = await query(
+    url,
+    "SELECT event, data->>'jobId' AS job, created_at_ms AS at FROM bullmq.event WHERE queue = 'fsm-bulk' ORDER BY id"
+  )
+  return (rows as Array<{ event: string; job: string; at: string }>).map((r) => ({ ...r, at: Number(r.at) }))
+}
