@@ -5,9 +5,10 @@
  * others take their jobs over from the journal. The paused worker is woken (SIGCONT) once every job has ended.
  *
  * Then: exactly one record per valid row per account; each job's fetched report has the same rows and statuses
- * as a single `fsm-bulk import` of the same file; no address ever exceeded the budget in any window and no
- * request was answered "rate limit exceeded"; the woken worker sent nothing (the lease fence at the socket
- * refuses even a request that was past its lease check when the process was stopped) and no record exists twice.
+ * as a single import of the same file (in process: the pipeline `fsm-bulk import` runs); no address ever exceeded
+ * the budget in any window and no request was answered "rate limit exceeded"; the woken worker sent nothing until
+ * it exited (the lease fence at the socket refuses even a request that was past its lease check when the process
+ * was stopped) and no record exists twice.
  *
  * The same drill runs on the Redis backend (a throwaway redis-server) where redis-server is installed
  * (scripts/ensure-redis.sh, run by `pretest`, installs it).
@@ -21,6 +22,7 @@ import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
 import {
   availableBackends,
   bin,
+  eventually,
   fleetEnv,
   initFleet,
   lastJson,
@@ -28,6 +30,7 @@ import {
   startFleetBackend,
   withStore
 } from "../fleet/support.js"
+import { importInto } from "../import/support.js"
 import { customersFile, readReport, statusCounts, tempDir } from "./support.js"
 
 /** The budget of every address, on both sides. */
@@ -50,6 +53,9 @@ const runningParts = (url: string, jobs: ReadonlyArray<string>) =>
           }
         }))
     }))
+
+/** A worker's line saying it lost part `id`'s lease or handed the part back. */
+const gaveUp = (id: string) => new RegExp(`job ${id}[: ].*\\b(lost|handed back)\\b`)
 
 /** Each backend's drill (`$backend` in the name). */
 const each = it.scopedLive.each(availableBackends)
@@ -114,7 +120,10 @@ describe("fleet drill", () => {
         }
 
         const started = Date.now()
-        const workers = new Map<string, { child: ReturnType<typeof spawn>; stderr: () => string }>()
+        const workers = new Map<
+          string,
+          { child: ReturnType<typeof spawn>; stderr: () => string; exit: Promise<number | null> }
+        >()
         for (const n of [11, 12, 13]) {
           const id = `w${n}`
           const child = spawn(process.execPath, [
@@ -131,7 +140,8 @@ describe("fleet drill", () => {
           ], { env, stdio: ["ignore", "ignore", "pipe"] })
           let stderr = ""
           child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()))
-          workers.set(id, { child, stderr: () => stderr })
+          const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+          workers.set(id, { child, stderr: () => stderr, exit })
           yield* Effect.addFinalizer(() =>
             Effect.sync(() => {
               child.kill("SIGCONT")
@@ -170,10 +180,20 @@ describe("fleet drill", () => {
 
         // The paused worker wakes after its lease was lost: it sends nothing, not even a request that had passed its
         // lease check when the process was stopped (the fence at the socket refuses it), and no record exists twice
-        // (counted below, after the wake).
+        // (counted below, after the wake). Awaited, not slept on: the woken worker says each held part's lease lost
+        // (or hands it back), then it is stopped and its exit awaited, so all it sent after waking is in the log.
+        const sleeper = workers.get(paused)!
+        const saidBefore = sleeper.stderr().length
         const woke = Date.now()
-        workers.get(paused)!.child.kill("SIGCONT")
-        yield* Effect.sleep(3_000)
+        sleeper.child.kill("SIGCONT")
+        yield* eventually(
+          "the woken worker gives up every part it held",
+          () => held.every((h) => gaveUp(h.id).test(sleeper.stderr().slice(saidBefore))),
+          60_000,
+          sleeper.stderr
+        )
+        sleeper.child.kill("SIGTERM")
+        yield* Effect.promise(() => sleeper.exit)
         const log = yield* sandbox.control.requests
         const pausedAddress = `127.0.0.${paused.slice(1)}`
         const afterWaking = log.filter((e) => address(e) === pausedAddress && e.at >= woke)
@@ -201,12 +221,14 @@ describe("fleet drill", () => {
           const out = Path.join(dir, `fetched-${i + 1}`)
           const fetched = yield* run(["fetch", jobs[i]!, "--out", out])
           assert.strictEqual(fetched.code, 0, fetched.stderr)
+          // The single import in process: the same pipeline as `fsm-bulk import`, without a CLI start per file.
           const alone = Path.join(dir, `alone-${i + 1}`)
-          const imported = yield* run(
-            ["import", "customers", f.file, "--mode", "create", "--out", alone, "--base-url", single.url],
-            { FSM_API_KEY: accounts[i]!.apiKey, FSM_API_TOKEN: accounts[i]!.apiToken }
+          const imported = yield* importInto(
+            single,
+            { resource: "customers", file: f.file, mode: "create", runDir: alone },
+            accounts[i]!.apiKey
           )
-          assert.strictEqual(imported.code, f.invalid.length > 0 ? 1 : 0, imported.stderr)
+          assert.strictEqual(imported.exitCode, f.invalid.length > 0 ? 1 : 0)
           const rowsOf = (runDir: string) => readReport(runDir).map((r) => [r._row, r._status, r.externalId])
           assert.deepStrictEqual(rowsOf(out), rowsOf(alone), `account ${i + 1}: the same rows and statuses`)
           assert.deepStrictEqual(statusCounts(readReport(out)), {

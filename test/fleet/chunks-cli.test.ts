@@ -10,6 +10,7 @@ import ExcelJS from "exceljs"
 import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile, readReport, tempDir } from "../drills/support.js"
+import { importInto } from "../import/support.js"
 import { acmeFleet, lastJson, startPostgres, startWorker } from "./support.js"
 
 const accounts = [
@@ -71,12 +72,14 @@ const bothWays = (file: string, chunks: number) =>
     const fleetDir = Path.join(dir, "fleet")
     assert.strictEqual((yield* run(["fetch", job, "--out", fleetDir])).code, 0)
 
+    // The single import in process: the same pipeline as `fsm-bulk import`, without a CLI start.
     const aloneDir = Path.join(dir, "alone")
-    const alone = yield* run(
-      ["import", "customers", file, "--mode", "create", "--out", aloneDir, "--base-url", sandbox.url],
-      { FSM_API_KEY: accounts[1]!.apiKey, FSM_API_TOKEN: accounts[1]!.apiToken }
+    const alone = yield* importInto(
+      sandbox,
+      { resource: "customers", file, mode: "create", runDir: aloneDir },
+      accounts[1]!.apiKey
     )
-    assert.strictEqual(alone.code, 1, alone.stderr)
+    assert.strictEqual(alone.exitCode, 1)
     const records = (key: string) =>
       Effect.map(sandbox.control.records(key, "customers"), (rs) => rs.map((c) => String(c.externalId)).sort())
     assert.deepStrictEqual(yield* records(accounts[0]!.apiKey), yield* records(accounts[1]!.apiKey))

@@ -9,9 +9,13 @@ import { Effect } from "effect"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import { importInto } from "../import/support.js"
 import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 
-/** A fleet with account `acme` holding 30 customers, imported directly. */
+/**
+ * A fleet with account `acme` holding 30 customers, imported in process (the set-up, not the point: a spawned
+ * `import` cost a CLI start per test).
+ */
 const fleetWithCustomers = (leaseMs: number) =>
   Effect.gen(function*() {
     const pgServer = yield* startPostgres
@@ -21,14 +25,15 @@ const fleetWithCustomers = (leaseMs: number) =>
     const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
       Effect.promise(() => runCli(args, { ...env, ...extra }))
     const acme = sandbox.accounts[0]!
-    const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken }
     yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme }])
     const input = customersFile(dir, "clientes.csv", 30, [])
-    const imported = yield* run(
-      ["import", "customers", input.file, "--base-url", sandbox.url, "--out", Path.join(dir, "seed")],
-      asAcme
-    )
-    assert.strictEqual(imported.code, 0, imported.stderr)
+    const imported = yield* importInto(sandbox, {
+      resource: "customers",
+      file: input.file,
+      runDir: Path.join(dir, "seed")
+    }, acme.apiKey)
+    assert.strictEqual(imported.exitCode, 0)
+    assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "customers")).length, 30)
     return { pgServer, sandbox, dir, env, run }
   })
 

@@ -1,9 +1,9 @@
 /**
  * `submit onboard` end to end, spawned as users run it, against a throwaway PostgreSQL and the real sandbox: a bad
  * workbook is refused offline (exit 2, nothing queued); a good one is onboarded by a worker (`wait` exits as
- * `onboard` would), leaves on the account what a local `onboard` of the same workbook leaves on another, and
- * `fetch` writes a standard onboarding directory that `resume`, `report` and `undo --dry-run` take. A worker
- * killed mid-onboarding is taken over: the next one continues from the step journals, no record twice.
+ * `onboard` would), leaves on the account what a local onboarding (in process) of the same workbook leaves on
+ * another, and `fetch` writes a standard onboarding directory that `resume`, `report` and `undo --dry-run` take. A
+ * worker killed mid-onboarding is taken over: the next one continues from the step journals, no record twice.
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
@@ -11,7 +11,10 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
+import { request } from "../onboard/support.js"
+import { testClientLayer } from "../support.js"
 import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 import { workbookFile } from "./workbook.js"
 
@@ -96,13 +99,14 @@ describe("fleet: submit onboard", () => {
         assert.strictEqual(lastJson(waited.stdout).state, "done")
         assert.strictEqual(lastJson(waited.stdout).done, 19, "status counts the rows done in every step")
 
-        // The same workbook onboarded locally into another account: the same records.
+        // The same workbook onboarded locally into another account: the same records. In process (the pipeline
+        // `fsm-bulk onboard` runs), without a CLI start.
         const local = Path.join(dir, "local")
-        const direct = yield* run(["onboard", workbook, "--out", local, "--base-url", sandbox.url], {
-          FSM_API_KEY: beta!.apiKey,
-          FSM_API_TOKEN: beta!.apiToken
-        })
-        assert.strictEqual(direct.code, 0, direct.stderr)
+        const direct = yield* Effect.flatMap(
+          prepareOnboarding(request({ input: workbook, runDir: local })),
+          (prepared) => runOnboarding(prepared)
+        ).pipe(Effect.provide(testClientLayer(sandbox, { credentials: beta! })))
+        assert.strictEqual(direct.exitCode, 0)
         for (const resource of ["segments", "customers", "equipments"] as const) {
           const fleet = yield* sandbox.control.records(acme!.apiKey, resource)
           const alone = yield* sandbox.control.records(beta!.apiKey, resource)
