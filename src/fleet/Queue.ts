@@ -17,7 +17,7 @@ import { randomUUID } from "node:crypto"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
-import { isTransient } from "./Store.js"
+import { isTransient, redisReconnectDelay } from "./Store.js"
 
 const queueName = "fsm-bulk"
 
@@ -115,7 +115,9 @@ export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.S
     return yield* Effect.acquireRelease(
       Effect.sync((): FleetQueue => {
         const queue: FleetQueue = isRedisUrl(url)
-          ? new (bullmq.withBackend(bullmq.createRedisBackend).Queue)<JobData>(queueName, { connection: { url } })
+          ? new (bullmq.withBackend(bullmq.createRedisBackend).Queue)<JobData>(queueName, {
+            connection: { url, retryStrategy: redisReconnectDelay }
+          })
           : new (bullmq.withBackend(bullmq.createPostgresBackend).Queue)<JobData>(queueName, {
             connection: { connectionString: url, max: 2 }
           })
@@ -347,7 +349,11 @@ const openClaim = (
       const { Redis } = yield* Effect.promise(() => import("ioredis"))
       const client = yield* Effect.acquireRelease(
         Effect.sync(() => {
-          const c = new Redis(url, { maxRetriesPerRequest: 3, connectTimeout: 10_000 })
+          const c = new Redis(url, {
+            maxRetriesPerRequest: 3,
+            connectTimeout: 10_000,
+            retryStrategy: redisReconnectDelay
+          })
           c.on("error", () => undefined)
           return c
         }),
@@ -464,7 +470,10 @@ export const startEngineWorker = (
       Effect.sync(() => {
         if (isRedisUrl(url)) {
           const Worker = claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim)
-          return new Worker(queueName, processor, { connection: { url }, ...settings })
+          return new Worker(queueName, processor, {
+            connection: { url, retryStrategy: redisReconnectDelay },
+            ...settings
+          })
         }
         const Worker = claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim)
         return new Worker(queueName, processor, {

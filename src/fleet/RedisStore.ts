@@ -52,6 +52,7 @@ import {
   type NewJob,
   noJob,
   notInitialised,
+  redisReconnectDelay,
   settled,
   sourceTaken,
   stagingGone,
@@ -384,7 +385,12 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           // A lost server is reconnected to; a command waits through a few attempts, then fails (reported by the
           // operation, as PostgreSQL's pool reports a lost connection).
           registerUrlPassword(url)
-          const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3, connectTimeout: 10_000 })
+          const c = new Redis(url, {
+            lazyConnect: true,
+            maxRetriesPerRequest: 3,
+            connectTimeout: 10_000,
+            retryStrategy: redisReconnectDelay
+          })
           let last: unknown
           c.on("error", (e) => (last = e))
           try {

@@ -340,6 +340,14 @@ const pgTransientClasses: ReadonlyArray<string> = ["08", "40", "53", "58"]
 const pgTransientCodes: ReadonlyArray<string> = ["55P03", "55006", "57014", "57P01", "57P02", "57P03", "57P05", "25P03"]
 
 /**
+ * The pause before a Redis connection's next reconnection attempt, for every connection of the fleet's (the store's,
+ * the takeover claim's, and the queue's and workers' BullMQ connections): 100 ms more per attempt, at most one
+ * second. BullMQ's own default grows to 20 s (`e^attempt` ms), so after a Redis restart of a few seconds a worker
+ * could sit idle for up to 20 s more with the server back.
+ */
+export const redisReconnectDelay = (attempt: number): number => Math.min(100 * Math.max(1, attempt), 1_000)
+
+/**
  * Redis's answers that pass: a server loading its data after a restart, busy with a script, a replica that took over
  * and does not accept writes yet (READONLY, MASTERDOWN), a write refused while the disk cannot persist (MISCONF) or
  * memory is full (OOM, under `noeviction`), and the cluster's and replication's "try again".
