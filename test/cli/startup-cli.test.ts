@@ -16,6 +16,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
+import { inSourcePositions } from "../../src/cli/SourcePositions.js"
 import { bin } from "../import/support.js"
 
 /** Packages that only some commands use: loaded on demand, never at start-up. */
@@ -129,5 +130,27 @@ describe("start-up", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it("an unexpected failure's stack names positions in src/, not in the bundle", () => {
+    // a frame in the bundle, at the code of a known line of src/bin.ts
+    const code = "jsonAsked(process.argv)"
+    const at = (text: string) => {
+      const lines = text.split("\n")
+      const line = lines.findIndex((l) => l.includes(code))
+      return { line: line + 1, column: lines[line]!.indexOf(code) + 1 }
+    }
+    const inBundle = at(readFileSync(bin, "utf8"))
+    const inSource = at(readFileSync(Path.join(import.meta.dirname, "..", "..", "src", "bin.ts"), "utf8"))
+    const binUrl = pathToFileURL(bin).href
+    const stack = `Error: boom\n    at main (${binUrl}:${inBundle.line}:${inBundle.column})\n    at node:internal/x:1:2`
+    const source = pathToFileURL(Path.join(import.meta.dirname, "..", "..", "src", "bin.ts")).href
+    assert.strictEqual(
+      inSourcePositions(stack),
+      `Error: boom\n    at main (${source}:${inSource.line}:${inSource.column})\n    at node:internal/x:1:2`
+    )
+    // a path without file:// is mapped the same way; a file without a map beside it is left as it is
+    assert.include(inSourcePositions(`at ${bin}:${inBundle.line}:${inBundle.column}`), `/src/bin.ts:${inSource.line}:`)
+    assert.strictEqual(inSourcePositions("at /nowhere/x.js:1:1"), "at /nowhere/x.js:1:1")
   })
 })
