@@ -17,10 +17,13 @@
  * `createRequire`) is found from the bundle as from tsc's output. For that, every file of the bundle sits directly
  * in dist/ (checked below).
  *
+ * tsc's own entry is kept as `dist/unbundled.js`: `node dist/unbundled.js …` runs the CLI module by module, to
+ * tell a fault of the bundle from one of the code.
+ *
  *   node scripts/bundle.mjs            # after tsc: writes dist/bin.js, dist/bin-*.js and their source maps
  */
 import * as esbuild from "esbuild"
-import { readdirSync, readFileSync, rmSync } from "node:fs"
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -47,6 +50,18 @@ const whereTscPutsIt = {
     })
   }
 }
+
+// tsc's entry, kept as dist/unbundled.js (same folder, same imports) to run the CLI unbundled when debugging.
+const tscEntry = readFileSync(Path.join(dist, "bin.js"), "utf8")
+if (!tscEntry.includes("./Cli.js")) {
+  console.error("bundle: dist/bin.js is not tsc's entry: run tsc -p tsconfig.json first")
+  process.exit(1)
+}
+writeFileSync(
+  Path.join(dist, "unbundled.js"),
+  tscEntry.replace("//# sourceMappingURL=bin.js.map", "//# sourceMappingURL=unbundled.js.map")
+)
+renameSync(Path.join(dist, "bin.js.map"), Path.join(dist, "unbundled.js.map"))
 
 // The chunks of an earlier build, so none is left behind for a file of the package to load.
 for (const name of readdirSync(dist)) {
