@@ -15,9 +15,10 @@ import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
-import { fileURLToPath, pathToFileURL } from "node:url"
+import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
 import { bin } from "../import/support.js"
+import { bundleFiles } from "./support.js"
 
 /** Packages that only some commands use: loaded on demand, never at start-up. */
 const heavyPackages = ["exceljs", "pg", "ioredis", "bullmq"]
@@ -64,15 +65,6 @@ const packageOf = (name: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(
 
 /** Packages the bundle holds: loading one of them from node_modules means dist/bin.js is not the bundle. */
 const bundledPackages = ["effect", "@effect/cli", "@effect/platform", "@effect/platform-node", "csv-parse", "yauzl"]
-
-/** A loaded file of the bundle (dist/bin.js or one of its chunks) and the sources its map says it holds. */
-const bundleFiles = (names: ReadonlyArray<string>) =>
-  names.flatMap((n) => {
-    if (!/\/dist\/bin(-[\w-]+)?\.js$/.test(n)) return []
-    const file = n.startsWith("file:") ? fileURLToPath(n) : n
-    const map = JSON.parse(readFileSync(`${file}.map`, "utf8")) as { readonly sources: ReadonlyArray<string> }
-    return [{ file: Path.basename(file), sources: map.sources.map((s) => s.replaceAll("\\", "/")) }]
-  })
 
 const heavyIn = (names: ReadonlyArray<string>) => {
   const sources = bundleFiles(names).flatMap((b) => b.sources)
