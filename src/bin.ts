@@ -29,6 +29,7 @@ import { commandHelp, rootHelp } from "./cli/Help.js"
 import { takeLanguage } from "./cli/Language.js"
 import { docText } from "./cli/Model.js"
 import { failureJson, jsonAsked } from "./cli/Output.js"
+import { inSourcePositions } from "./cli/SourcePositions.js"
 import { checkArguments, CommandLineError } from "./cli/Suggest.js"
 import { colourOn, plain, printable, widthOf } from "./console/Terminal.js"
 import type { ExitCode } from "./Errors.js"
@@ -153,7 +154,7 @@ const main = command.pipe(
           yield* Console.error(`fsm-bulk: run \`fsm-bulk${name === undefined ? "" : ` ${name}`} --help\` for its usage`)
         } else yield* Console.error(`fsm-bulk: ${e.message}`)
       } else if (Cause.isInterruptedOnly(cause)) yield* Console.error("fsm-bulk: interrupted")
-      else yield* Console.error(`fsm-bulk: unexpected failure\n${Cause.pretty(cause)}`)
+      else yield* Console.error(`fsm-bulk: unexpected failure\n${inSourcePositions(Cause.pretty(cause))}`)
       if (json) yield* Console.log(failureJson(codeOf(cause), describe(cause)))
     })
   ),

@@ -4,6 +4,11 @@
  * bullmq, the sandbox's server). The modules are recorded by a `--import` hook (a resolve hook for ES modules and
  * a wrapper of `Module._load` for CommonJS) that appends each resolved name to a file, so this is evidence of what
  * was loaded, not a timing. docs/benchmarks.md has the start-up figures.
+ *
+ * It is also the guard of the bundle (scripts/bundle.mjs, docs/development.md "The build"): the shipped
+ * dist/bin.js loads our modules and the Effect packages from itself and its chunks (dist/bin-*.js), never from
+ * tsc's dist/**.js or from node_modules, and fast-check (which effect/Schema imports for its arbitraries) is not
+ * in what it loads. What a chunk holds is read from its source map (`sources`: src/… and node_modules/…).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawnSync } from "node:child_process"
@@ -11,7 +16,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
+import { inSourcePositions } from "../../src/cli/SourcePositions.js"
 import { bin } from "../import/support.js"
+import { bundleFiles } from "./support.js"
 
 /** Packages that only some commands use: loaded on demand, never at start-up. */
 const heavyPackages = ["exceljs", "pg", "ioredis", "bullmq"]
@@ -56,21 +63,42 @@ const loadedBy = (dir: string, args: ReadonlyArray<string>) => {
 
 const packageOf = (name: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(name)?.[1]
 
-const heavyIn = (names: ReadonlyArray<string>) => [
+/** Packages the bundle holds: loading one of them from node_modules means dist/bin.js is not the bundle. */
+const bundledPackages = ["effect", "@effect/cli", "@effect/platform", "@effect/platform-node", "csv-parse", "yauzl"]
+
+const heavyIn = (names: ReadonlyArray<string>) => {
+  const sources = bundleFiles(names).flatMap((b) => b.sources)
+  return [
+    ...new Set([
+      ...[...names, ...sources].flatMap((n) => {
+        const pkg = packageOf(n)
+        return pkg !== undefined && [...heavyPackages, "fast-check"].includes(pkg) ? [pkg] : []
+      }),
+      // the sandbox's command module is light; its server (routes, store, seed) loads only when it runs
+      ...sources.flatMap((n) => {
+        const sandbox = /\/src\/sandbox\/(\w+)\.ts$/.exec(n)
+        return sandbox !== null && sandbox[1] !== "Command" ? [`src/sandbox/${sandbox[1]}.ts`] : []
+      })
+    ])
+  ]
+}
+
+/** What says the CLI ran unbundled: our modules from tsc's dist/**.js, a bundled package from node_modules. */
+const unbundledIn = (names: ReadonlyArray<string>) => [
   ...new Set(
     names.flatMap((n) => {
       const pkg = packageOf(n)
-      if (pkg !== undefined && heavyPackages.includes(pkg)) return [pkg]
-      // the sandbox's command module is light; its server (routes, store, seed) loads only when it runs
-      const sandbox = /\/dist\/sandbox\/(\w+)\.js$/.exec(n)
-      if (sandbox !== null && sandbox[1] !== "Command") return [`dist/sandbox/${sandbox[1]}.js`]
-      return []
+      if (pkg !== undefined) return bundledPackages.includes(pkg) ? [`node_modules/${pkg}`] : []
+      const ours = /\/dist\/(.+\.js)$/.exec(n)
+      return ours !== null && !/^bin(-[\w-]+)?\.js$/.test(ours[1]!) ? [`dist/${ours[1]}`] : []
     })
   )
 ]
 
 describe("start-up", () => {
-  it("--version, --help and validate of a 3-row file load none of the heavy modules", { timeout: 120_000 }, () => {
+  it("--version, --help and validate of a 3-row file run from the bundle and load none of the heavy modules", {
+    timeout: 120_000
+  }, () => {
     const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-"))
     try {
       writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
@@ -80,13 +108,41 @@ describe("start-up", () => {
       for (const args of [["--version"], ["--help"], ["validate", "segments", "segmentos.csv"]]) {
         const run = loadedBy(dir, args)
         assert.strictEqual(run.status, 0, `${args.join(" ")}: ${run.stderr}`)
-        // the recorder saw the CLI's own modules, so an empty heavy list is evidence, not a blind hook
-        assert.isTrue(run.names.some((n) => n.endsWith("/dist/Cli.js")), `${args.join(" ")}: the recorder saw nothing`)
-        assert.isTrue(run.names.some((n) => packageOf(n) === "effect"), `${args.join(" ")}: no effect module recorded`)
+        // the recorder saw the bundle, and the bundle holds our modules and effect's: an empty list below is evidence
+        const sources = bundleFiles(run.names).flatMap((b) => b.sources)
+        assert.isTrue(run.names.some((n) => n.endsWith("/dist/bin.js")), `${args.join(" ")}: the recorder saw nothing`)
+        assert.deepStrictEqual(unbundledIn(run.names), [], `${args.join(" ")}: dist/bin.js is not the bundle`)
+        assert.isTrue(sources.some((n) => n.endsWith("/src/Cli.ts")), `${args.join(" ")}: no src/Cli.ts in the bundle`)
+        assert.isTrue(
+          sources.some((n) => packageOf(n) === "effect"),
+          `${args.join(" ")}: no effect module in the bundle`
+        )
         assert.deepStrictEqual(heavyIn(run.names), [], `${args.join(" ")} loaded modules it does not use`)
       }
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+
+  it("an unexpected failure's stack names positions in src/, not in the bundle", () => {
+    // a frame in the bundle, at the code of a known line of src/bin.ts
+    const code = "jsonAsked(process.argv)"
+    const at = (text: string) => {
+      const lines = text.split("\n")
+      const line = lines.findIndex((l) => l.includes(code))
+      return { line: line + 1, column: lines[line]!.indexOf(code) + 1 }
+    }
+    const inBundle = at(readFileSync(bin, "utf8"))
+    const inSource = at(readFileSync(Path.join(import.meta.dirname, "..", "..", "src", "bin.ts"), "utf8"))
+    const binUrl = pathToFileURL(bin).href
+    const stack = `Error: boom\n    at main (${binUrl}:${inBundle.line}:${inBundle.column})\n    at node:internal/x:1:2`
+    const source = pathToFileURL(Path.join(import.meta.dirname, "..", "..", "src", "bin.ts")).href
+    assert.strictEqual(
+      inSourcePositions(stack),
+      `Error: boom\n    at main (${source}:${inSource.line}:${inSource.column})\n    at node:internal/x:1:2`
+    )
+    // a path without file:// is mapped the same way; a file without a map beside it is left as it is
+    assert.include(inSourcePositions(`at ${bin}:${inBundle.line}:${inBundle.column}`), `/src/bin.ts:${inSource.line}:`)
+    assert.strictEqual(inSourcePositions("at /nowhere/x.js:1:1"), "at /nowhere/x.js:1:1")
   })
 })

@@ -4,6 +4,9 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import { withShownDefault } from "../../src/cli/Facts.js"
 import { cliModel } from "../../src/cli/Model.js"
 
@@ -30,3 +33,16 @@ export const nestedModel = cliModel({
   },
   groups: []
 })
+
+/**
+ * The files of the bundle (dist/bin.js and its chunks, dist/bin-*.js) among the files a run loaded (URLs or
+ * paths, as a load hook records them), each with the sources its source map says it holds (src/…, node_modules/…):
+ * what a bundled command loaded, module by module (scripts/bundle.mjs).
+ */
+export const bundleFiles = (names: ReadonlyArray<string>) =>
+  names.flatMap((n) => {
+    if (!/\/dist\/bin(-[\w-]+)?\.js$/.test(n)) return []
+    const file = n.startsWith("file:") ? fileURLToPath(n) : n
+    const map = JSON.parse(readFileSync(`${file}.map`, "utf8")) as { readonly sources: ReadonlyArray<string> }
+    return [{ file: Path.basename(file), sources: map.sources.map((s) => s.replaceAll("\\", "/")) }]
+  })

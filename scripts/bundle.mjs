@@ -1,0 +1,104 @@
+/**
+ * Bundles the CLI: `src/bin.ts` and everything it imports (our modules and the Effect packages) into
+ * `dist/bin.js`, with the code that only some commands load (the sandbox's server, the fleet, the HTTP client…) in
+ * chunks beside it (`dist/bin-*.js`) that load when their command runs. One file read instead of some 900 resolved
+ * and compiled one by one: the start-up every spawned command pays (docs/development.md, "The build";
+ * figures in docs/benchmarks.md). Run by `npm run build` after tsc, which type-checks and still emits dist/**.js
+ * for what tests, scripts and workers import.
+ *
+ * What stays a package of its own, loaded from node_modules when a command needs it (`external`): exceljs (its
+ * parse-sax is replaced in Node's module cache by files/ExcelSax.ts, which needs exceljs loaded by Node from its
+ * own files), pg, ioredis and bullmq (the fleet's; bullmq brings msgpackr and its optional native
+ * msgpackr-extract, which cannot be bundled), and pg's optional native pg-native.
+ *
+ * Where a module is: every `import.meta.url` in src/ is rewritten to the URL the module has in tsc's dist/
+ * (`src/files/Csv.ts` → `dist/files/Csv.js`), so what a module finds beside or above itself (the CSV parser
+ * thread `files/CsvParseWorker.js`, `../package.json`, schemas/, docs/, templates/, exceljs through
+ * `createRequire`) is found from the bundle as from tsc's output. For that, every file of the bundle sits directly
+ * in dist/ (checked below).
+ *
+ * tsc's own entry is kept as `dist/unbundled.js`: `node dist/unbundled.js …` runs the CLI module by module, to
+ * tell a fault of the bundle from one of the code.
+ *
+ *   node scripts/bundle.mjs            # after tsc: writes dist/bin.js, dist/bin-*.js and their source maps
+ */
+import * as esbuild from "esbuild"
+import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const src = Path.join(root, "src")
+const dist = Path.join(root, "dist")
+
+/** Loaded from node_modules at run time, never bundled (see the header). */
+export const external = ["exceljs", "pg", "pg-native", "ioredis", "bullmq", "msgpackr-extract"]
+
+/** Every `import.meta.url` of a module in src/ becomes the URL of its tsc output, relative to the bundle's file. */
+const whereTscPutsIt = {
+  name: "where-tsc-puts-it",
+  setup(build) {
+    build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+      if (!args.path.startsWith(src + Path.sep)) return undefined
+      const text = readFileSync(args.path, "utf8")
+      if (!text.includes("import.meta.url")) return undefined
+      const inDist = "./" + Path.relative(src, args.path).split(Path.sep).join("/").replace(/\.ts$/, ".js")
+      return {
+        contents: text.replaceAll("import.meta.url", `new URL(${JSON.stringify(inDist)}, import.meta.url).href`),
+        loader: args.path.endsWith(".ts") ? "ts" : "js"
+      }
+    })
+  }
+}
+
+// tsc's entry, kept as dist/unbundled.js (same folder, same imports) to run the CLI unbundled when debugging.
+const tscEntry = readFileSync(Path.join(dist, "bin.js"), "utf8")
+if (!tscEntry.includes("./Cli.js")) {
+  console.error("bundle: dist/bin.js is not tsc's entry: run tsc -p tsconfig.json first")
+  process.exit(1)
+}
+writeFileSync(
+  Path.join(dist, "unbundled.js"),
+  tscEntry.replace("//# sourceMappingURL=bin.js.map", "//# sourceMappingURL=unbundled.js.map")
+)
+renameSync(Path.join(dist, "bin.js.map"), Path.join(dist, "unbundled.js.map"))
+
+// The chunks of an earlier build, so none is left behind for a file of the package to load.
+for (const name of readdirSync(dist)) {
+  if (/^bin-.*\.js(\.map)?$/.test(name)) rmSync(Path.join(dist, name))
+}
+
+const result = await esbuild.build({
+  absWorkingDir: root,
+  entryPoints: ["src/bin.ts"],
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20",
+  outdir: "dist",
+  entryNames: "[name]",
+  chunkNames: "bin-[name]-[hash]",
+  external,
+  // CommonJS packages in the bundle (yauzl, ws…) `require` Node's modules; an ES module has no `require` of its own.
+  banner: {
+    js: "import { createRequire as __fsmCreateRequire } from \"node:module\"; " +
+      "const require = __fsmCreateRequire(import.meta.url);"
+  },
+  sourcemap: "linked",
+  sourcesContent: false,
+  legalComments: "none",
+  metafile: true,
+  logLevel: "warning",
+  plugins: [whereTscPutsIt]
+})
+
+const outputs = Object.keys(result.metafile.outputs)
+const misplaced = outputs.filter((o) => Path.dirname(Path.resolve(root, o)) !== dist)
+if (misplaced.length > 0) {
+  console.error(`bundle: every file must sit directly in dist/ (import.meta.url is rewritten for it): ${misplaced}`)
+  process.exit(1)
+}
+const js = outputs.filter((o) => o.endsWith(".js"))
+const bytes = js.reduce((n, o) => n + result.metafile.outputs[o].bytes, 0)
+console.log(`bundle: dist/bin.js and ${js.length - 1} chunks, ${(bytes / 1024 / 1024).toFixed(1)} MB`)
