@@ -23,7 +23,7 @@
  *   node scripts/bundle.mjs            # after tsc: writes dist/bin.js, dist/bin-*.js and their source maps
  */
 import * as esbuild from "esbuild"
-import { readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -51,17 +51,20 @@ const whereTscPutsIt = {
   }
 }
 
-// tsc's entry, kept as dist/unbundled.js (same folder, same imports) to run the CLI unbundled when debugging.
+// tsc's entry, kept as dist/unbundled.js (same folder, same imports) to run the CLI unbundled when debugging. tsc
+// builds incrementally (dist/.tsbuildinfo): when src/bin.ts did not change it writes no new dist/bin.js, which is
+// then still the last bundle, and the dist/unbundled.js taken from tsc's entry then is kept.
 const tscEntry = readFileSync(Path.join(dist, "bin.js"), "utf8")
-if (!tscEntry.includes("./Cli.js")) {
-  console.error("bundle: dist/bin.js is not tsc's entry: run tsc -p tsconfig.json first")
+if (tscEntry.includes("./Cli.js")) {
+  writeFileSync(
+    Path.join(dist, "unbundled.js"),
+    tscEntry.replace("//# sourceMappingURL=bin.js.map", "//# sourceMappingURL=unbundled.js.map")
+  )
+  renameSync(Path.join(dist, "bin.js.map"), Path.join(dist, "unbundled.js.map"))
+} else if (!existsSync(Path.join(dist, "unbundled.js"))) {
+  console.error("bundle: dist/bin.js is not tsc's entry: run tsc -p tsconfig.json first (or remove dist/ and build)")
   process.exit(1)
 }
-writeFileSync(
-  Path.join(dist, "unbundled.js"),
-  tscEntry.replace("//# sourceMappingURL=bin.js.map", "//# sourceMappingURL=unbundled.js.map")
-)
-renameSync(Path.join(dist, "bin.js.map"), Path.join(dist, "unbundled.js.map"))
 
 // The chunks of an earlier build, so none is left behind for a file of the package to load.
 for (const name of readdirSync(dist)) {
