@@ -14,9 +14,9 @@ import type { FrontRow } from "./XlsxWriter.js"
 /** The workbook thread (XlsxWorker.js); a test may name another. */
 export const xlsxWorkerScript = new URL("./XlsxWorker.js", import.meta.url)
 /** Batches sent and not yet answered: enough to keep the thread busy while the main thread builds the next. */
-const maxInFlight = 4
+const maxInFlight = 2
 /** The workbook thread's young generation (MB): its garbage is short-lived strings. */
-const workerYoungMb = 8
+const workerYoungMb = 4
 
 /** Why the thread's table could not be written: its message, and whether the workbook would need ZIP64. */
 export class XlsxThreadError extends Error {
