@@ -3,9 +3,9 @@
  * `FILE.tmp`, which `close` flushes to disk and renames onto `FILE`; a scope that ends without `close` (a crash,
  * an interruption) removes the .tmp and leaves `FILE` untouched. Cells pass the formula guard by default.
  */
-import type { Scope } from "effect"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import { createHash } from "node:crypto"
 import { accessSync, constants, createWriteStream, existsSync, type WriteStream } from "node:fs"
 import { mkdir, open, readFile, rename, stat, unlink } from "node:fs/promises"
@@ -18,7 +18,8 @@ import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
 import { TextPieces } from "./Pieces.js"
 import { toolName } from "./Provenance.js"
-import { type FrontRow, XlsxTable, ZipError } from "./XlsxWriter.js"
+import { startXlsxThread, type XlsxThread, XlsxThreadError } from "./XlsxThread.js"
+import { type FrontRow, sampleRows, XlsxTable, ZipError } from "./XlsxWriter.js"
 
 export type { FrontRow } from "./XlsxWriter.js"
 
@@ -490,6 +491,22 @@ interface SheetLimits {
   readonly maxSheetBytes?: number
 }
 
+/** Set only by tests: where the workbook is written, and when it says it was. */
+interface XlsxThreading {
+  /** Rows after which the workbook goes on a thread of its own (`threadAfterRows`; 0: always, Infinity: never). */
+  readonly threadAfterRows?: number
+  /** The thread's script (XlsxWorker.js). */
+  readonly threadScript?: URL
+  /** The workbook's time, in ms since 1970 (the time of writing otherwise). */
+  readonly now?: number
+}
+
+/**
+ * A table of more rows than this is written on a thread of its own (XlsxThread.ts): starting one costs about 50 ms
+ * of CPU, more than writing a few thousand rows here. The rows before are held, then handed over together.
+ */
+const threadAfterRows = 2000
+
 /** What becomes of a text cell in a workbook: no secret, the inline guard, within Excel's limit when asked. */
 const textOf = (options: XlsxStyle & { readonly guard?: boolean }) => {
   const guard = options.guard ?? true
@@ -500,66 +517,113 @@ const textOf = (options: XlsxStyle & { readonly guard?: boolean }) => {
   }
 }
 
-/** An XLSX table streamed by our own writer (XlsxWriter); the workbook's creator marks it as this tool's. */
+/** Rows go into the sheet synchronously until the ZIP stream asks to wait; then the rest follow the wait. */
+const writeToTable = (
+  table: XlsxTable,
+  rows: ReadonlyArray<ReadonlyArray<Cell>>,
+  cannotWrite: (cause: unknown) => WriteError
+): Effect.Effect<void, WriteError> =>
+  Effect.suspend(() => {
+    for (let i = 0; i < rows.length; i++) {
+      let wait: Promise<void> | undefined
+      try {
+        wait = table.write(rows[i]!)
+      } catch (cause) {
+        return Effect.fail(cannotWrite(cause))
+      }
+      if (wait !== undefined) {
+        const waiting = Effect.tryPromise({ try: () => wait, catch: cannotWrite })
+        return i + 1 < rows.length
+          ? Effect.zipRight(waiting, writeToTable(table, rows.slice(i + 1), cannotWrite))
+          : waiting
+      }
+    }
+    return Effect.void
+  })
+
+/**
+ * An XLSX table streamed by our own writer (XlsxWriter); the workbook's creator marks it as this tool's. A large
+ * table's workbook is built on a thread of its own (XlsxThread.ts), the same bytes; the file is written here, to
+ * its .tmp, and renamed when complete, either way.
+ */
 export const openXlsxWriter: (
   path: string,
   header: ReadonlyArray<string>,
-  options?: XlsxStyle & { readonly guard?: boolean } & SheetLimits
+  options?: XlsxStyle & { readonly guard?: boolean } & SheetLimits & XlsxThreading
 ) => Effect.Effect<XlsxTableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openXlsxWriter")(
   function*(
     path: string,
     header: ReadonlyArray<string>,
-    options: XlsxStyle & { readonly guard?: boolean } & SheetLimits = {}
+    options: XlsxStyle & { readonly guard?: boolean } & SheetLimits & XlsxThreading = {}
   ) {
     const file = yield* openAtomic(path)
+    const scope = yield* Effect.scope
     const cannotWrite = (cause: unknown) =>
-      cause instanceof ZipError && cause.tooLarge
+      (cause instanceof ZipError || cause instanceof XlsxThreadError) && cause.tooLarge
         ? new WriteError({
           path,
           message: `cannot write ${path}: ${cause.message}; use CSV for a table this large`,
           cause
         })
         : failure(path, "cannot write")(cause)
-    const table = yield* Effect.try({
-      try: () =>
-        new XlsxTable(file.stream, header, {
-          sheetName: sheetNameOf(path, options.sheetName),
-          creator: toolName,
-          freezeHeader: options.freezeHeader ?? true,
-          autoFilter: options.autoFilter ?? true,
-          statusColumn: options.statusColumn,
-          statusColours,
-          text: textOf(options),
-          ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
-          maxSheetRows: options.maxSheetRows,
-          maxSheetBytes: options.maxSheetBytes,
-          frontSheet: options.frontSheet
-        }),
-      catch: cannotWrite
-    })
-    // Runs before openAtomic's release, which then discards the .tmp.
-    yield* Effect.addFinalizer(() => Effect.sync(() => table.destroy()))
-    // Rows go into the sheet synchronously until the ZIP stream asks to wait; then the rest follow the wait.
+    const text = textOf(options)
+    const tableOptions = {
+      sheetName: sheetNameOf(path, options.sheetName),
+      creator: toolName,
+      freezeHeader: options.freezeHeader ?? true,
+      autoFilter: options.autoFilter ?? true,
+      statusColumn: options.statusColumn,
+      statusColours,
+      ...(options.wrapColumns !== undefined ? { wrapColumns: options.wrapColumns } : {}),
+      maxSheetRows: options.maxSheetRows,
+      maxSheetBytes: options.maxSheetBytes,
+      frontSheet: options.frontSheet,
+      ...(options.now !== undefined ? { now: options.now } : {})
+    }
+    /** A row as the thread takes it: its text already through the guard (which needs this process's secrets). */
+    const guarded = (cells: ReadonlyArray<Cell>): ReadonlyArray<Cell> =>
+      cells.map((cell) => (typeof cell === "string" ? text(cell) : cell))
+    const after = options.threadAfterRows ?? threadAfterRows
+    /** Rows not yet handed to a table: until there are enough for a thread, or the table closes. */
+    let held: Array<ReadonlyArray<Cell>> = []
+    let thread: XlsxThread | undefined
+    const startThread = (rows: ReadonlyArray<ReadonlyArray<Cell>>) =>
+      startXlsxThread(file.stream, guarded(header), { ...tableOptions, measuredHeader: header }, options.threadScript)
+        .pipe(
+          Scope.extend(scope),
+          Effect.tap((started) => void (thread = started)),
+          // The rows sampled for the column widths go as given too: widths are fitted to the text as given.
+          Effect.flatMap((started) => started.write(rows.map(guarded), rows.slice(0, sampleRows))),
+          Effect.mapError(cannotWrite)
+        )
     const writeRows = (rows: ReadonlyArray<ReadonlyArray<Cell>>): Effect.Effect<void, WriteError> =>
       Effect.suspend(() => {
-        for (let i = 0; i < rows.length; i++) {
-          let wait: Promise<void> | undefined
-          try {
-            wait = table.write(rows[i]!)
-          } catch (cause) {
-            return Effect.fail(cannotWrite(cause))
-          }
-          if (wait !== undefined) {
-            const waiting = Effect.tryPromise({ try: () => wait, catch: cannotWrite })
-            return i + 1 < rows.length ? Effect.zipRight(waiting, writeRows(rows.slice(i + 1))) : waiting
-          }
-        }
-        return Effect.void
+        if (thread !== undefined) return Effect.mapError(thread.write(rows.map(guarded)), cannotWrite)
+        for (const row of rows) held.push(row)
+        if (held.length <= after) return Effect.void
+        const rowsSoFar = held
+        held = []
+        return startThread(rowsSoFar)
+      })
+    /** A small table, written here at its close. */
+    const writeHere = (front: ReadonlyArray<FrontRow>) =>
+      Effect.gen(function*() {
+        const table = yield* Effect.try({
+          try: () => new XlsxTable(file.stream, header, { ...tableOptions, text }),
+          catch: cannotWrite
+        })
+        // Runs before openAtomic's release, which then discards the .tmp.
+        yield* Scope.addFinalizer(scope, Effect.sync(() => table.destroy()))
+        yield* writeToTable(table, held, cannotWrite)
+        held = []
+        yield* Effect.tryPromise({ try: () => table.close(front), catch: cannotWrite })
       })
     let front: ReadonlyArray<FrontRow> = []
-    const finish = Effect.tryPromise({ try: () => table.close(front), catch: cannotWrite }).pipe(
-      Effect.zipRight(file.commit)
-    )
+    const finish = Effect.suspend(() =>
+      thread === undefined
+        ? writeHere(front)
+        : Effect.mapError(thread.close(front.map((line) => ({ ...line, cells: guarded(line.cells) }))), cannotWrite)
+    ).pipe(Effect.zipRight(file.commit))
     const writer = yield* serialized(path, writeRows, finish)
     return {
       ...writer,

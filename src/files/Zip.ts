@@ -10,6 +10,7 @@ import { Readable } from "node:stream"
 import { crc32 } from "node:zlib"
 import yauzl from "yauzl"
 import { ChangedFile, type XlsxBytes } from "./XlsxBytes.js"
+import { signature } from "./XlsxWriter.js"
 
 /** The most one entry may inflate to: a sheet this large takes minutes to read; as CSV it has no such limit. */
 const maxEntryBytes = 1024 * 1024 * 1024
@@ -43,13 +44,8 @@ export class DamagedEntry extends NotAZip {}
 /** An entry over the inflated-size or ratio limit. */
 export class EntryTooLarge extends NotAZip {}
 
-/** The ZIP records' signatures, for the writer (XlsxWriter) and the archives composed for exceljs (Xlsx). */
-export const signature = {
-  local: 0x04034b50,
-  descriptor: 0x08074b50,
-  central: 0x02014b50,
-  end: 0x06054b50
-} as const
+/** The ZIP records' signatures: defined beside the writer, which runs on a thread of its own as plain JavaScript. */
+export { signature }
 
 const megabytes = (bytes: number) => `${(bytes / (1024 * 1024)).toFixed(1)} MiB`
 
