@@ -186,6 +186,20 @@ const dropStagedStatement = (which: string) =>
    pieces AS (DELETE FROM ${schema}.file_pieces WHERE job IN (SELECT id FROM gone) RETURNING 1)
    SELECT count(*) AS n FROM old`
 
+/**
+ * The heartbeat of a live submit (`touchStaging`, on a pool connection of its own): its staged parent touched now;
+ * `there` false once it is not staged (reclaimed, published). A batch holds the row (and touches it itself) and a
+ * reclaim skips a held row: the heartbeat skips a held row too (SKIP LOCKED) and never waits for either; a row it could
+ * not touch now is said gone only when not staged.
+ */
+const touchStagingStatement = `WITH held AS (SELECT id FROM ${schema}.jobs WHERE id = $1 AND state = '${stagingState}'
+                 FOR NO KEY UPDATE SKIP LOCKED),
+   touched AS (UPDATE ${schema}.jobs SET created = now() WHERE id IN (SELECT id FROM held) RETURNING 1)
+   SELECT EXISTS (SELECT 1 FROM touched)
+     OR EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = $1 AND state = '${stagingState}') AS there`
+
+const stillStaged = (rows: ReadonlyArray<{ readonly there: boolean }>): boolean => rows[0]?.there === true
+
 /** The store on PostgreSQL: a pool for the scope. */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -294,7 +308,6 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       ).pipe(Effect.map((rows) => rows.map((r) => ({ name: r.name, baseUrl: r.base_url, rate: r.rate })))),
       removeAccount: (name) =>
         Effect.map(count(`DELETE FROM ${schema}.accounts WHERE name = $1`, [name]), (n) => n > 0),
-
       addJob: (j) =>
         Effect.asVoid(query(
           `INSERT INTO ${schema}.jobs (id, kind, account, resource, spec, state, rows, parent)
@@ -367,6 +380,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             return true
           })
         )),
+      touchStaging: (id) => Effect.map(query<{ there: boolean }>(touchStagingStatement, [id]), stillStaged),
       discardStaging: (id) => Effect.asVoid(dropStaged("id = $1", [id])),
       reclaimStaging: (olderThanMs) =>
         dropStaged("created < now() - make_interval(secs => $1::double precision / 1000)", [olderThanMs]),

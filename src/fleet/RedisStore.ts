@@ -262,10 +262,23 @@ const scripts = {
     redis.call('ZREM', KEYS[3], ARGV[1])
     return 1`,
   /**
-   * KEYS: the parent job, its parts set, staging. ARGV: its id, the job key prefix. A staged submission removed with
-   * its parts and files (only its listing in staging when it was published).
+   * KEYS: the staged parent job, staging. ARGV: its id, now. The heartbeat of a live submit: the submission touched,
+   * 0 when it is no longer staged. A command of its own, not part of a batch's script.
+   */
+  touchStaging: `
+    if redis.call('HGET', KEYS[1], 'state') ~= '${stagingState}' then return 0 end
+    redis.call('ZADD', KEYS[2], 'XX', ARGV[2], ARGV[1])
+    return 1`,
+  /**
+   * KEYS: the parent job, its parts set, staging. ARGV: its id, the job key prefix, and for a reclaim the time it must
+   * have been untouched since (0 when a heartbeat or a batch touched it after: it is alive). A staged submission
+   * removed with its parts and files (only its listing in staging when it was published): 1, or 0 when kept.
    */
   discardStaging: `
+    if ARGV[3] ~= nil and ARGV[3] ~= '' then
+      local touched = redis.call('ZSCORE', KEYS[3], ARGV[1])
+      if touched and tonumber(touched) > tonumber(ARGV[3]) then return 0 end
+    end
     if redis.call('HGET', KEYS[1], 'state') == '${stagingState}' then
       for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
         redis.call('DEL', ARGV[2] .. id, ARGV[2] .. id .. ':files')
@@ -590,19 +603,27 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         ),
       discardStaging: (id) =>
         Effect.asVoid(script("discardStaging", [jobKey(id), partsKey(id), stagingKey], [id, jobKey("")])),
-      reclaimStaging: (olderThanMs) =>
-        Effect.flatMap(
-          call((c) => c.zrangebyscore(stagingKey, "-inf", Date.now() - olderThanMs)),
+      // The time taken when it runs (a heartbeat repeats the same effect).
+      touchStaging: (id) =>
+        Effect.suspend(() =>
+          Effect.map(script("touchStaging", [jobKey(id), stagingKey], [id, epochNow()]), (n) => Number(n) === 1)
+        ),
+      // Each one removed only when it is still untouched since the cutoff in the script: a heartbeat or a batch between
+      // the listing and the removal keeps it.
+      reclaimStaging: (olderThanMs) => {
+        const cutoff = Date.now() - olderThanMs
+        return Effect.flatMap(
+          call((c) => c.zrangebyscore(stagingKey, "-inf", cutoff)),
           (ids) =>
-            Effect.as(
+            Effect.map(
               Effect.forEach(
                 ids,
-                (id) => script("discardStaging", [jobKey(id), partsKey(id), stagingKey], [id, jobKey("")]),
-                { discard: true }
+                (id) => script("discardStaging", [jobKey(id), partsKey(id), stagingKey], [id, jobKey(""), cutoff])
               ),
-              ids.length
+              (removed) => removed.filter((n) => Number(n) === 1).length
             )
-        ),
+        )
+      },
       markQueued: (id) => Effect.asVoid(script("markQueued", [submittingKey], [jobKey(""), id])),
       unqueued: (olderThanMs) =>
         call(async (c) => {

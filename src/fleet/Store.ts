@@ -33,19 +33,28 @@ export const submittingState = "submitting"
  * that its memory holds a few parts, not the file: nothing reads them (the queue has none of their ids, `status`
  * lists none, a worker's sweep queues none) until `publishJobs` makes all of them `submitting` in one small step. A
  * submit killed while staging leaves them so; `reclaimStaging` (the next submit, a worker's sweep) removes them and
- * their files once they have not been touched for `stagingReclaimMs`.
+ * their files once they have not been touched for `stagingReclaimMs`. A live submit touches its submission with every
+ * batch and with a heartbeat (`touchStaging`, every `stagingHeartbeatMs`) however long it spends between batches.
  */
 export const stagingState = "staging"
 
 /**
- * How long a submission may sit staged without a new batch before it counts as abandoned (its submit killed) and is
- * reclaimed: ten leases, at least a minute (a live submit touches it with every batch, a few megabytes apart).
+ * How long a submission may sit staged untouched before it counts as abandoned (its submit killed) and is
+ * reclaimed: ten leases, at least a minute (a live submit touches it with every batch and its heartbeat).
  */
 export const stagingReclaimMs = (leaseMs: number): number => {
   // Tests only: `FSM_FLEET_STAGING_RECLAIM_MS` (a test reclaims a killed submit's parts without waiting a minute).
   const set = Number(process.env.FSM_FLEET_STAGING_RECLAIM_MS ?? "")
   return Number.isInteger(set) && set > 0 ? set : Math.max(60_000, 10 * leaseMs)
 }
+
+/**
+ * How often a live `submit` touches its staged submission (`touchStaging`) between batches: about a lease, and at
+ * least five times within the reclaim age, so a submit slow between two batches (a slow store, disk or machine, a big
+ * workbook being split) is never taken for a dead one.
+ */
+export const stagingHeartbeatMs = (leaseMs: number): number =>
+  Math.max(100, Math.min(leaseMs, Math.floor(stagingReclaimMs(leaseMs) / 5)))
 
 export interface JobRow {
   readonly id: string
@@ -187,6 +196,11 @@ export interface FleetStore {
    * and its parts); fails (`Refused`) when it does not (reclaimed). Asked again once published, it changes nothing.
    */
   readonly publishJobs: (id: string, count: number) => Op<void>
+  /**
+   * The staged job `id` touched now (the heartbeat of a live submit): false when it is no longer staged (reclaimed, or
+   * published). Never waits for a batch being stored (that batch touches it itself) and is not queued behind one.
+   */
+  readonly touchStaging: (id: string) => Op<boolean>
   /** Removes the staged job `id`, its parts and their files (nothing when it was published). */
   readonly discardStaging: (id: string) => Op<void>
   /** Removes the staged submissions untouched for `olderThanMs` (their submit was killed), with their files: how many. */

@@ -4,6 +4,7 @@
  * job in the fleet's store holds what to run; the queue's job carries only its id.
  */
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import { randomUUID } from "node:crypto"
 import {
   closeSync,
@@ -15,7 +16,8 @@ import {
   readFileSync,
   readSync,
   rmSync,
-  statSync
+  statSync,
+  writeFileSync
 } from "node:fs"
 import * as Path from "node:path"
 import { pipeline } from "node:stream/promises"
@@ -36,7 +38,14 @@ import { type Chunk, chunkRead, invalidRows, rowColumn, splitSource } from "./Ch
 import { describeCause, FleetError } from "./Errors.js"
 import { enqueue, type FleetQueue, jobFormat, leaseMs } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
-import { type FleetStore, type JobFile, type NewJob, stagingReclaimMs } from "./Store.js"
+import {
+  type FleetStore,
+  type JobFile,
+  type NewJob,
+  stagingGone,
+  stagingHeartbeatMs,
+  stagingReclaimMs
+} from "./Store.js"
 import { outlastingFaults } from "./Transient.js"
 
 /** What an import job runs: the `import` command's settings (the file is stored beside it). */
@@ -90,6 +99,18 @@ const killBeforeStore = process.env.FSM_FLEET_DEBUG_KILL_BEFORE_STORE === "1"
 const killWhileStaging = process.env.FSM_FLEET_DEBUG_KILL_WHILE_STAGING === "1"
 /** Tests only: `submit` stops itself (SIGSTOP) once its jobs are stored: a test breaks the queue, then continues it. */
 const stopAfterStore = process.env.FSM_FLEET_DEBUG_STOP_AFTER_STORE === "1"
+/**
+ * Tests only: `FSM_FLEET_DEBUG_HOLD_STAGING=PATH`: once its first batch of parts is stored, `submit` writes
+ * `PATH.held` and waits, between two batches, until `PATH` exists (a test holds a live submit as long as it likes).
+ */
+const holdStaging = process.env.FSM_FLEET_DEBUG_HOLD_STAGING ?? ""
+const heldUntilReleased = Effect.suspend(() => {
+  writeFileSync(`${holdStaging}.held`, String(process.pid))
+  return Effect.repeat(Effect.sync(() => existsSync(holdStaging)), {
+    until: (released) => released,
+    schedule: Schedule.spaced("50 millis")
+  })
+})
 
 /**
  * Makes a submission's jobs visible (`stored`: a job, or a parent and all its parts, with their source files, in one
@@ -197,7 +218,8 @@ const stagingParts = (store: FleetStore, parent: string, partJob: (chunk: Chunk,
         for (const p of batch) rmSync(p.path, { force: true })
         batches += 1
         if (killWhileStaging && batches === 1) process.kill(process.pid, "SIGKILL")
-      })
+      }),
+      Effect.zipRight(holdStaging !== "" && batches === 1 ? heldUntilReleased : Effect.void)
     )
   })
   const written = (chunk: Chunk) =>
@@ -211,6 +233,28 @@ const stagingParts = (store: FleetStore, parent: string, partJob: (chunk: Chunk,
 }
 
 const sayRetry = (e: FleetError) => say(`the fleet store failed, trying again: ${e.message}`)
+
+/**
+ * A live submit's heartbeat: its staged submission `id` touched every `stagingHeartbeatMs`, so however long the submit
+ * spends between two batches (a slow store, disk or machine, a big file being split) no reclaim takes it for a dead
+ * one; a killed submit's stops with it, and its staging is reclaimed as before. Runs until the staging it races ends
+ * (stored, failed or interrupted); fails only when the submission is gone (reclaimed meanwhile: the submit stops now,
+ * not at its next batch). A touch that fails (the store unreachable) is said and tried again at the next beat: the
+ * submission may then be reclaimed, which the next batch or the publishing step finds (they check it is there).
+ */
+const heartbeat = (store: FleetStore, id: string, everyMs: number): Effect.Effect<never, FleetError> =>
+  Effect.forever(
+    Effect.sleep(everyMs).pipe(
+      Effect.zipRight(Effect.either(Effect.suspend(() => store.touchStaging(id)))),
+      Effect.flatMap((touched) =>
+        touched._tag === "Left"
+          ? sayRetry(touched.left)
+          : touched.right
+          ? Effect.void
+          : Effect.fail(stagingGone(id))
+      )
+    )
+  )
 
 /** The submit's scratch folder (its copy of the file, validation report, parts): one a killed submit left is removed. */
 const scratchDir = Effect.acquireRelease(
@@ -323,7 +367,7 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
     ))
     yield* parts.flush
   }).pipe(Effect.onError(() => Effect.ignore(store.discardStaging(id))))
-  yield* staged
+  yield* Effect.raceFirst(staged, heartbeat(store, id, stagingHeartbeatMs(windowMs)))
   const leaves = Array.from({ length: parts.count() }, (_, i) => `${id}-part${String(i + 1).padStart(4, "0")}`)
   const queued = yield* queueSubmission(
     store,
