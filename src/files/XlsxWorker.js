@@ -69,7 +69,7 @@ const fail = (error) => {
 let queue = Promise.resolve()
 
 /**
- * @param {{ rows: ReadonlyArray<ReadonlyArray<import("./Cell.js").Cell>>, measured?: ReadonlyArray<ReadonlyArray<import("./Cell.js").Cell>> }} batch
+ * @param {{ rows: ReadonlyArray<ReadonlyArray<import("./XlsxWriter.js").Cell>>, measured?: ReadonlyArray<ReadonlyArray<import("./XlsxWriter.js").Cell>> }} batch
  */
 const writeBatch = async ({ measured = [], rows }) => {
   for (let i = 0; i < rows.length; i++) {

@@ -11,7 +11,11 @@
 import { crc32, createDeflateRaw, deflateRawSync } from "node:zlib"
 import { TextPieces } from "./Pieces.js"
 
-/** @typedef {import("./Cell.js").Cell} Cell */
+/**
+ * One cell: the same union as `Cell` in Cell.ts, spelled here because a checked JS file's type imports from a .ts
+ * module do not resolve when a test type-checks the dist/ copy (dist has no declarations).
+ * @typedef {string | number | boolean | null | undefined} Cell
+ */
 
 /** The ZIP records' signatures, for this writer, the reader (Zip.ts) and the archives composed for exceljs (Xlsx.ts). */
 export const signature = /** @type {const} */ ({
