@@ -12,7 +12,6 @@ import { noFaults, type RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import {
   bin,
   customersCsv,
-  importInto,
   put,
   readReport,
   runCli,
@@ -116,14 +115,20 @@ describe("a file that cannot be written after requests were sent", () => {
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const rows = 600
-        // The records to export, imported in process: the spawned import is checked elsewhere (one spawn less).
-        const seeded = yield* importInto(sandbox, {
-          resource: "customers",
-          file: put(dir, "c.csv", customersCsv(rows)),
-          runDir: Path.join(dir, "seed")
-        })
-        assert.strictEqual(seeded.exitCode, 0)
-        assert.strictEqual((yield* storedKeys(sandbox)).length, rows)
+        const seeded = yield* runCli(
+          [
+            "import",
+            "customers",
+            put(dir, "c.csv", customersCsv(rows)),
+            "--out",
+            Path.join(dir, "seed"),
+            "--rate",
+            "5000/1s"
+          ],
+          sandbox,
+          dir
+        )
+        assert.strictEqual(seeded.code, 0, seeded.stderr)
         const out = Path.join(dir, "export")
         const cli = yield* runLimited(8, ["export", "customers", "--out", out, "--json"], sandbox, dir)
         assert.strictEqual(cli.code, 3, cli.stderr)
