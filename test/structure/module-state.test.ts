@@ -23,7 +23,10 @@ const kept: Record<string, string> = {
   "src/Leftovers.ts:leftovers": "files removed at the process's exit unless their owner removed them first",
   "src/Leftovers.ts:listening": "whether the one `exit` listener of the process is on",
   "src/files/CsvParseWorker.js:finished": "a parser thread's own, new in each thread",
-  "src/files/CsvParseWorker.js:stopped": "a parser thread's own, new in each thread"
+  "src/files/CsvParseWorker.js:stopped": "a parser thread's own, new in each thread",
+  "src/files/XlsxWorker.js:made": "a workbook thread's own, new in each thread",
+  "src/files/XlsxWorker.js:failed": "a workbook thread's own, new in each thread",
+  "src/files/XlsxWorker.js:queue": "a workbook thread's own, new in each thread"
 }
 
 const sources = (dir: string): Array<string> =>
