@@ -31,6 +31,27 @@ import {
 
 const each = it.scopedLive.each(availableBackends)
 
+/** What both scenarios read from the store: a parent's parts, jobs' owners, and the wait for the victim to send. */
+const storeReads = (url: string) => {
+  const partsOf = (parent: string) =>
+    Effect.map(withStore(url, (store) => store.parts(parent)), (rows) => rows.map((p) => p.id))
+  const owners = (ids: ReadonlyArray<string>) =>
+    Effect.runPromise(withStore(url, (store) => Effect.forEach(ids, (id) => store.job(id))))
+  const sending = (id: string) =>
+    Effect.runPromise(withStore(url, (store) => store.journalLines(id))).then((lines) => lines.length > 3)
+  /** Until the victim (egress id `wa`) owns every one of `parts` and has sent rows of each. */
+  const victimSends = (label: string, parts: ReadonlyArray<string>, stderr: () => string) =>
+    eventually(
+      label,
+      async () =>
+        (await owners(parts)).every((row) => row.owner === "wa") &&
+        (await Promise.all(parts.map(sending))).every(Boolean),
+      120_000,
+      stderr
+    )
+  return { partsOf, owners, victimSends }
+}
+
 const leaseMs = 4_000
 
 describe("fleet takeover by job slots", () => {
@@ -40,10 +61,7 @@ describe("fleet takeover by job slots", () => {
       Effect.gen(function*() {
         // The killed worker's job is for `acme`, everything else for `beta`: its records are counted alone.
         const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(b.backend, leaseMs)
-        const partsOf = (parent: string) =>
-          Effect.map(withStore(server.url, (store) => store.parts(parent)), (rows) => rows.map((p) => p.id))
-        const owners = (ids: ReadonlyArray<string>) =>
-          Effect.runPromise(withStore(server.url, (store) => Effect.forEach(ids, (id) => store.job(id))))
+        const { owners, partsOf, victimSends } = storeReads(server.url)
 
         // The survivor: one job slot, busy with a long job, and its takeover slot.
         const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env)
@@ -61,16 +79,7 @@ describe("fleet takeover by job slots", () => {
         const parent = yield* submit([input.file, "--account", "acme", "--chunk-rows", "60"])
         const stranded = yield* partsOf(parent)
         assert.strictEqual(stranded.length, 3)
-        const sending = (id: string) =>
-          Effect.runPromise(withStore(server.url, (store) => store.journalLines(id))).then((lines) => lines.length > 3)
-        yield* eventually(
-          "the victim sends all three parts",
-          async () =>
-            (await owners(stranded)).every((row) => row.owner === "wa") &&
-            (await Promise.all(stranded.map(sending))).every(Boolean),
-          120_000,
-          victim.stderr
-        )
+        yield* victimSends("the victim sends all three parts", stranded, victim.stderr)
         // New parts queued while every job slot is busy, and more once the victim is dead.
         const newParts = (name: string, rows: number) =>
           Effect.flatMap(
@@ -147,8 +156,7 @@ describe("fleet takeover of more parts than one takeover slot", () => {
     (b) =>
       Effect.gen(function*() {
         const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(b.backend, leaseMs)
-        const owners = (ids: ReadonlyArray<string>) =>
-          Effect.runPromise(withStore(server.url, (store) => Effect.forEach(ids, (id) => store.job(id))))
+        const { owners, partsOf, victimSends } = storeReads(server.url)
 
         // The survivor: two job slots, both busy with long jobs (600 rows each, sharing 10 a second: two minutes).
         const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "2", "--rate", "10/1s"], env)
@@ -168,18 +176,9 @@ describe("fleet takeover of more parts than one takeover slot", () => {
         const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "4/1s"], env)
         const input = customersFile(dir, "clientes.csv", 120)
         const parent = yield* submit([input.file, "--account", "acme", "--chunk-rows", "60"])
-        const stranded = (yield* withStore(server.url, (store) => store.parts(parent))).map((p) => p.id)
+        const stranded = yield* partsOf(parent)
         assert.strictEqual(stranded.length, 2)
-        const sending = (id: string) =>
-          Effect.runPromise(withStore(server.url, (store) => store.journalLines(id))).then((lines) => lines.length > 3)
-        yield* eventually(
-          "the victim sends both parts",
-          async () =>
-            (await owners(stranded)).every((row) => row.owner === "wa") &&
-            (await Promise.all(stranded.map(sending))).every(Boolean),
-          120_000,
-          victim.stderr
-        )
+        yield* victimSends("the victim sends both parts", stranded, victim.stderr)
 
         // The kill, timed on the store's clock before it (so the time to the takeover is never understated).
         const killedAt = yield* Effect.promise(() => storeNow(server.url))
