@@ -10,7 +10,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Redis } from "ioredis"
 import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile } from "../drills/support.js"
@@ -19,29 +18,14 @@ import {
   availableBackends,
   eventually,
   lastJson,
-  query,
   runCliWithin,
+  stagedSubmissions,
   startCli,
   startFleetBackend,
   startWorker
 } from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
-
-/** The staged submissions (their parent ids) in the store. */
-const stagedSubmissions = (url: string) =>
-  Effect.promise(async (): Promise<ReadonlyArray<string>> => {
-    if (url.startsWith("redis")) {
-      const client = new Redis(url)
-      try {
-        return await client.zrange("fsm-bulk:staging", 0, -1)
-      } finally {
-        await client.quit()
-      }
-    }
-    const rows = await query(url, `SELECT id FROM fsm_bulk.jobs WHERE parent IS NULL AND state = 'staging'`)
-    return (rows as Array<{ id: string }>).map((r) => r.id)
-  })
 
 const reclaimMs = 2_000
 

@@ -503,6 +503,21 @@ export const query = async (url: string, text: string, values: Array<unknown> = 
   }
 }
 
+/** The staged submissions (their parent ids) in the store: not yet published, seen by no one but their submit. */
+export const stagedSubmissions = (url: string) =>
+  Effect.promise(async (): Promise<ReadonlyArray<string>> => {
+    if (url.startsWith("redis")) {
+      const client = new Redis(url)
+      try {
+        return await client.zrange("fsm-bulk:staging", 0, -1)
+      } finally {
+        await client.quit()
+      }
+    }
+    const rows = await query(url, `SELECT id FROM fsm_bulk.jobs WHERE parent IS NULL AND state = 'staging'`)
+    return (rows as Array<{ id: string }>).map((r) => r.id)
+  })
+
 /** The queue's event log in its order: each event's name and job. */
 export const queueEvents = (url: string): Promise<ReadonlyArray<{ readonly event: string; readonly job: string }>> =>
   url.startsWith("redis")

@@ -21,10 +21,15 @@
  *   requests already past the worker's look-up at that moment (the per-job concurrency times the account's jobs
  *   then running);
  * - a job no worker can serve (`refused-job`: a newer job format) ends failed, exit 2, with the workers' refusals,
- *   nothing of it journalled, and `status` shows what `wait` returned.
+ *   nothing of it journalled, and `status` shows what `wait` returned;
+ * - no phantom job: every job the store shows (`status`'s list) is one a submit of the history made visible (a
+ *   submit killed while staging its parts, `slow-submit` with `kill`, leaves none);
+ * - no staging left behind: once the drain is over, every submission a killed submit left staged is reclaimed by a
+ *   worker's sweep (within the reclaim age and a lease), and a live one held between two batches for longer than the
+ *   reclaim age (`slow-submit`) was never reclaimed: it publishes and its job ends done like any other.
  */
 import { Effect, Scope } from "effect"
-import { writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
 import { jobFormat } from "../../src/fleet/Queue.js"
@@ -39,6 +44,8 @@ import {
   queueNewerJob,
   runCli,
   runCliWithin,
+  stagedSubmissions,
+  startCli,
   startPostgres,
   startRedisWith,
   startWorker,
@@ -80,6 +87,19 @@ export type FleetAction =
   | { readonly kind: "let-run"; readonly requests: number }
   /** A job of `account` that no worker can serve (a newer job format, as a newer version submits): refused. */
   | { readonly kind: "refused-job"; readonly account: number }
+  /**
+   * A `submit` of `rows` rows in parts of two, a part a batch, held between its first and second batch for `holdMs`
+   * (a slow store, disk or machine: `FSM_FLEET_DEBUG_HOLD_STAGING`) while the fleet works and sweeps; then let go, or
+   * killed with SIGKILL when `kill` (a closed terminal).
+   */
+  | {
+    readonly kind: "slow-submit"
+    readonly account: number
+    readonly first: number
+    readonly rows: number
+    readonly holdMs: number
+    readonly kill: boolean
+  }
 
 export type FleetKind = FleetAction["kind"]
 
@@ -105,6 +125,12 @@ const slots = 3
 /** Each account's keys: upserts of overlapping ranges meet the same records. */
 const poolSize = 60
 const leaseMs = 3_000
+/**
+ * How long a staged submission may go untouched before a worker's sweep reclaims it (`FSM_FLEET_STAGING_RECLAIM_MS`;
+ * ten leases, at least a minute, outside tests): short, so a `slow-submit` is held past it and a killed one's staging
+ * is reclaimed within the history.
+ */
+const stagingReclaimMs = 2_500
 
 export const keyOf = (account: number, n: number) => `H${account}-${String((n % poolSize) + 1).padStart(2, "0")}`
 
@@ -408,6 +434,62 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
         return `job ${id} (acct${a.account}) of job format ${jobFormat + 1}: no worker can serve it`
       }).pipe(Effect.catchAll((e) => Effect.succeed(`a newer job could not be stored (${String(e)})`))),
     simplify: () => []
+  },
+  "slow-submit": {
+    weight: 1,
+    generate: (g) => ({
+      kind: "slow-submit",
+      account: g.int(accountCount),
+      first: g.int(poolSize),
+      rows: 4 + g.int(12),
+      holdMs: 500 + g.int(stagingReclaimMs * 2),
+      kill: g.chance(0.3)
+    }),
+    run: (w, a, step) =>
+      Effect.gen(function*() {
+        const keys = Array.from({ length: a.rows }, (_, i) => keyOf(a.account, a.first + i))
+        const file = writeCustomers(w, keys)
+        const name = `acct${a.account}`
+        const hold = Path.join(w.dir, `hold-${step}`)
+        const args = ["submit", "import", "customers", file, "--account", name, "--mode", "upsert", "--chunk-rows", "2"]
+        const submit = yield* Scope.extend(
+          startCli([...args, "--json"], { ...w.env, FSM_FLEET_STAGE_BYTES: "1", FSM_FLEET_DEBUG_HOLD_STAGING: hold }),
+          w.scope
+        )
+        // Held after its first batch, or ended before it (a removed account is refused before anything is stored).
+        yield* Effect.promise(async () => {
+          while (!existsSync(`${hold}.held`) && submit.running()) await new Promise((r) => setTimeout(r, 50))
+        })
+        if (!existsSync(`${hold}.held`)) {
+          const ran = yield* Effect.promise(() => submit.ended)
+          w.output.push(ran.stdout, ran.stderr)
+          if (w.accounts[a.account]!.removed && ran.code === 2) return `refused (${name} was removed)`
+          return `!slow submit ended before its first batch, exit ${ran.code}: ${ran.stderr.slice(0, 300)}`
+        }
+        yield* Effect.sleep(a.holdMs)
+        if (a.kill) {
+          submit.child.kill("SIGKILL")
+          const ran = yield* Effect.promise(() => submit.ended)
+          w.output.push(ran.stdout, ran.stderr)
+          return `submit of ${a.rows} rows (${name}) held ${a.holdMs} ms after its first batch, then killed`
+        }
+        writeFileSync(hold, "")
+        const ran = yield* Effect.promise(() => submit.ended)
+        w.output.push(ran.stdout, ran.stderr)
+        if (ran.code !== 0) {
+          return `!slow submit (held ${a.holdMs} ms, staging reclaimed after ${stagingReclaimMs} untouched) failed, exit ${ran.code}: ${
+            ran.stderr.slice(0, 300)
+          }`
+        }
+        const id = lastJson(ran.stdout).job as string
+        w.jobs.push({ id, account: a.account, keys, step, cancelled: false })
+        return `job ${id} (${name}, ${a.rows} rows in parts of 2), held ${a.holdMs} ms after its first batch`
+      }),
+    simplify: (a) => [
+      ...(a.kill ? [{ ...a, kill: false }] : []),
+      ...(a.rows > 4 ? [{ ...a, rows: Math.max(4, Math.floor(a.rows / 2)) }] : []),
+      ...(a.holdMs > 500 ? [{ ...a, holdMs: 500 }] : [])
+    ]
   }
 }
 
@@ -608,6 +690,31 @@ export const checkFleet = (
 
 // --- one history -----------------------------------------------------------------------------------------------
 
+/**
+ * What the store holds that no submit of the history made: a job shown that the history does not know (a phantom:
+ * a killed submit's staging made visible), and staged submissions still there once the drain is over and a sweep
+ * had time to reclaim them (the drain's worker sweeps every half lease).
+ */
+const storeLeftovers = (w: FleetWorld) =>
+  Effect.gen(function*() {
+    const problems: Array<string> = []
+    const known = new Set(w.jobs.map((j) => j.id))
+    const shown = yield* withStore(w.url, (store) => store.recentJobs(1_000)).pipe(Effect.orElseSucceed(() => []))
+    for (const job of shown) {
+      if (!known.has(job.id)) problems.push(`(phantom) job ${job.id} (${job.state}) is shown but no submit made it`)
+    }
+    const until = Date.now() + stagingReclaimMs + 2 * leaseMs + 5_000
+    let staged = yield* stagedSubmissions(w.url)
+    while (staged.length > 0 && Date.now() < until) {
+      yield* Effect.sleep(250)
+      staged = yield* stagedSubmissions(w.url)
+    }
+    if (staged.length > 0) {
+      problems.push(`(staging) ${staged.length} staged submission(s) never reclaimed: ${staged.join(", ")}`)
+    }
+    return problems
+  })
+
 /** What a refused job's end is checked on besides `wait`'s exit: its error, `status --json`, its journal's lines. */
 const refusedEnd = (w: FleetWorld, id: string, waited: Record<string, unknown>) =>
   Effect.gen(function*() {
@@ -666,7 +773,11 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       restart: store.restart,
       sandboxes,
       dir: yield* temporaryDir("fsm-fleet-history-"),
-      env: fleetEnv(store.url, { FSM_FLEET_LEASE_MS: String(leaseMs), FSM_FLEET_EGRESS_MS: String(leaseMs) }),
+      env: fleetEnv(store.url, {
+        FSM_FLEET_LEASE_MS: String(leaseMs),
+        FSM_FLEET_EGRESS_MS: String(leaseMs),
+        FSM_FLEET_STAGING_RECLAIM_MS: String(stagingReclaimMs)
+      }),
       accounts: Array.from({ length: accountCount }, () => ({ at: 0 as const, removed: false })),
       jobs: [],
       workers: Array.from({ length: slots }, () => undefined),
@@ -726,6 +837,7 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       }
     }
     spend("drain", draining)
+    violations.push(...(yield* storeLeftovers(w)))
     const logs = [yield* sandboxes[0].control.requests, yield* sandboxes[1].control.requests] as const
     const stored = new Map<string, ReadonlyArray<Record<string, unknown>>>()
     for (const s of [0, 1] as const) {
