@@ -81,6 +81,52 @@ interface Leased {
   readonly storeFailed: { any: boolean }
 }
 
+/**
+ * A worker's book of the jobs it refused (given again, it does not take them: it looks only whether they should end),
+ * with each job's refusals read from the store.
+ */
+const refusalBook = (store: FleetStore) => {
+  const refused = new Set<string>()
+
+  /**
+   * A job's refusals (each refusing worker's reason) and whether they end it now: every live worker, or
+   * `refusalLimit` workers, refused it.
+   */
+  const refusalsOf = (id: string) =>
+    Effect.gen(function*() {
+      const by = new Map(
+        (yield* store.files(id, refusalPrefix)).map((f) => [f.name.slice(refusalPrefix.length), f.content.toString()])
+      )
+      const live = yield* store.liveWorkers
+      return { by, due: by.size >= refusalLimit || live.every((w) => by.has(w)) }
+    })
+
+  /**
+   * The jobs this worker refused and parked that should end now: since they were parked, the live workers that had
+   * not refused them stopped or died, so every live worker (or `refusalLimit` workers) has refused them. Their park
+   * would otherwise hold them for up to ten leases before this worker looked again. Jobs that ended or went are
+   * forgotten; a job the store cannot read now is looked at again at the next sweep.
+   */
+  const refusedDue: Effect.Effect<ReadonlyArray<string>, FleetError> = Effect.gen(function*() {
+    const due: Array<string> = []
+    for (const id of [...refused]) {
+      const row = yield* Effect.either(store.job(id))
+      if (row._tag === "Left") {
+        if (row.left.reason === "NotFound") refused.delete(id)
+        continue
+      }
+      if (finalStates.includes(row.right.state)) {
+        refused.delete(id)
+        continue
+      }
+      if ((yield* refusalsOf(id)).due) due.push(id)
+    }
+    return due
+  })
+
+  return { refused, refusalsOf, refusedDue }
+}
+
 export const makeJobRunner = (options: JobRunnerOptions) => {
   const { store } = options
   const worker = `worker ${options.egressId}`
@@ -120,8 +166,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
   /** The queue is told the job was not run here: it gives it again (after its back-off) to a worker. */
   const handedBack = (id: string) => Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
 
-  /** Jobs this worker refused: given again, it does not take them (it looks only whether they should end). */
-  const refused = new Set<string>()
+  const { refused, refusalsOf, refusedDue } = refusalBook(store)
 
   /**
    * A job this worker cannot serve (`why`; undefined when it refused it before and the queue gave it again): the
@@ -137,14 +182,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         refused.add(row.id)
         yield* store.putFile(row.id, `${refusalPrefix}${options.egressId}`, Buffer.from(why))
       }
-      const by = new Map(
-        (yield* store.files(row.id, refusalPrefix)).map((f) => [
-          f.name.slice(refusalPrefix.length),
-          f.content.toString()
-        ])
-      )
-      const live = yield* store.liveWorkers
-      if (by.size < refusalLimit && live.some((w) => !by.has(w))) {
+      const { by, due } = yield* refusalsOf(row.id)
+      if (!due) {
         if (why !== undefined) yield* options.say(`${worker}: job ${row.id} handed back: refused: ${why}`)
         return yield* Effect.fail(new LeftForOthers(`job ${row.id} refused by ${options.egressId}`))
       }
@@ -448,5 +487,5 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
   /** The jobs this worker refused (its claims skip them). */
   const refusedJobs = (): ReadonlyArray<string> => [...refused]
 
-  return { runJob, handBack, refuseJob, refusedJobs }
+  return { runJob, handBack, refuseJob, refusedJobs, refusedDue }
 }

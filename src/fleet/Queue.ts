@@ -171,6 +171,18 @@ export const dequeue = (queue: FleetQueue, id: string) =>
   )
 
 /**
+ * Gives a parked job (`LeftForOthers`: in the queue's delayed state) again now instead of at its park's end: true
+ * when it was parked and is waiting now, false when it was not parked (taken, ended, gone) or the queue failed.
+ */
+export const promote = (queue: FleetQueue, id: string) =>
+  Effect.tryPromise(async () => {
+    const job = await queue.getJob(id)
+    if (job === undefined || !(await job.isDelayed())) return false
+    await job.promote()
+    return true
+  }).pipe(Effect.orElseSucceed(() => false))
+
+/**
  * How often every worker looks for jobs whose worker stopped renewing its lock (killed, paused): the queue moves
  * such a job back to the waiting list at the first look after its lock expired, so a killed worker's job waits at
  * most the lease plus this (then a worker's takeover slot takes it; see `startEngineWorker`).

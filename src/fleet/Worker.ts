@@ -31,7 +31,7 @@ import { describeCause, FleetError } from "./Errors.js"
 import type { Fence } from "./Fence.js"
 import { makeJobRunner } from "./JobRunner.js"
 import { currentFence, currentLease } from "./Lease.js"
-import { enqueue, LeftForOthers, openQueue, startEngineWorker } from "./Queue.js"
+import { enqueue, LeftForOthers, openQueue, promote, startEngineWorker } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
 import { checkFleetKey } from "./Secrets.js"
 import { type EgressHold, type FleetStore, lostDataError, missingIndexesWarning, stagingReclaimMs } from "./Store.js"
@@ -129,7 +129,8 @@ const startSweep = Effect.fn("Fleet.workerSweep")(function*(
   store: FleetStore,
   url: string,
   options: WorkerOptions,
-  unfit: Deferred.Deferred<FleetError>
+  unfit: Deferred.Deferred<FleetError>,
+  refusedDue: Effect.Effect<ReadonlyArray<string>, FleetError>
 ) {
   const queue = yield* openQueue(url)
   const sweep = Effect.gen(function*() {
@@ -147,6 +148,12 @@ const startSweep = Effect.fn("Fleet.workerSweep")(function*(
       yield* options.say(
         `worker ${options.egressId}: removed ${reclaimed} submission(s) whose submit stopped while storing their parts`
       )
+    }
+    // A parked job every live worker has refused by now is given again at once: the refusal that takes it ends it.
+    for (const id of yield* refusedDue) {
+      if (yield* promote(queue, id)) {
+        yield* options.say(`worker ${options.egressId}: job ${id}: every live worker has refused it: it ends now`)
+      }
     }
   })
   yield* Effect.forkScoped(
@@ -200,7 +207,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     fenceOf,
     scope
   })
-  const { handBack, refuseJob, refusedJobs, runJob } = makeJobRunner({
+  const { handBack, refuseJob, refusedDue, refusedJobs, runJob } = makeJobRunner({
     store,
     egressId: options.egressId,
     owner,
@@ -235,7 +242,7 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
         )
       )
   )
-  yield* startSweep(stored, store, url, options, unfit)
+  yield* startSweep(stored, store, url, options, unfit, refusedDue)
   yield* options.say(
     `worker ${options.egressId} (${owner}) ready${
       options.sourceAddress !== undefined ? `, requests leave from ${options.sourceAddress}` : ""

@@ -11,7 +11,7 @@
  * clock; the store's traffic in the window is printed. Real worker processes on PostgreSQL and Redis.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Scope } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { Redis } from "ioredis"
 import { parkMs } from "../../src/fleet/Queue.js"
 import { openStore } from "../../src/fleet/Stores.js"
@@ -117,6 +117,49 @@ describe("a refused job", () => {
         const all = yield* Effect.promise(claims)
         assert.strictEqual(all.length, 3, JSON.stringify(all))
         assert.isBelow(all[2]!.at - all[0]!.at, parkMs(leaseMs), JSON.stringify(all))
+      }),
+    { timeout: 240_000 }
+  )
+
+  each(
+    "ends as soon as every live worker has refused it, not at its park's end, when the others stop ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const server = yield* startFleetBackend(b.backend)
+        const { env } = yield* acmeFleet(server.url, { env: { FSM_FLEET_LEASE_MS: String(leaseMs) } })
+        // The live worker that has not refused the job, busy: its egress id held by the test, until it stops.
+        const newer = yield* Scope.make()
+        const store = yield* Scope.extend(openStore(server.url), newer)
+        yield* Scope.extend(store.holdEgress("w-newer"), newer)
+        const refuser = yield* startWorker(["--egress-id", "w-old", "--jobs", "2"], env)
+        yield* eventually("the refuser is ready", () => refuser.stderr().includes("ready"), 60_000, refuser.stderr)
+        const job = "from-the-future"
+        yield* queueNewerJob(server.url, job)
+        yield* eventually(
+          "the refuser refuses and parks the job",
+          () => refuser.stderr().includes(`job ${job} handed back: refused`),
+          60_000,
+          refuser.stderr
+        )
+        // The newer worker stops: the refuser is now the only live worker, and it has refused the job.
+        yield* Scope.close(newer, Exit.void)
+        yield* eventually(
+          "the job ends",
+          async () => (await Effect.runPromise(withStore(server.url, (s) => s.job(job)))).state === "failed",
+          120_000,
+          refuser.stderr
+        )
+        const row = yield* withStore(server.url, (s) => s.job(job))
+        assert.include(row.error ?? "", "no worker can run it (refused by 1): worker w-old:", refuser.stderr())
+        assert.strictEqual(row.exit_code, 2)
+        assert.include(refuser.stderr(), `job ${job}: every live worker has refused it: it ends now`)
+        // Claimed twice by the refuser: to refuse it, then to end it, within its park (ten leases, at least a
+        // minute), on the store's clock. Before, the park held it: the second claim came only at the park's end.
+        const claims = (yield* Effect.promise(() => timedEvents(server.url))).filter((e) =>
+          e.event === "active" && e.job === job
+        )
+        assert.strictEqual(claims.length, 2, JSON.stringify(claims))
+        assert.isBelow(claims[1]!.at - claims[0]!.at, parkMs(leaseMs), JSON.stringify(claims))
       }),
     { timeout: 240_000 }
   )
