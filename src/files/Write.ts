@@ -446,7 +446,7 @@ export const openCsvWriter: (
       (rows) =>
         Effect.suspend(() => {
           for (const row of rows) lines.add(csvRecord(row, options))
-          return file.write(lines.take())
+          return file.write(lines.takeBytes())
         }),
       file.commit
     )
@@ -580,7 +580,7 @@ export const openXlsxWriter: (
       frontSheet: options.frontSheet,
       ...(options.now !== undefined ? { now: options.now } : {})
     }
-    /** A row as the thread takes it: its text already through the guard (which needs this process's secrets). */
+    /** The header and front rows as the thread takes them: their text through the guard (needs this process's secrets). */
     const guarded = (cells: ReadonlyArray<Cell>): ReadonlyArray<Cell> =>
       cells.map((cell) => (typeof cell === "string" ? text(cell) : cell))
     const after = options.threadAfterRows ?? threadAfterRows
@@ -588,17 +588,23 @@ export const openXlsxWriter: (
     let held: Array<ReadonlyArray<Cell>> = []
     let thread: XlsxThread | undefined
     const startThread = (rows: ReadonlyArray<ReadonlyArray<Cell>>) =>
-      startXlsxThread(file.stream, guarded(header), { ...tableOptions, measuredHeader: header }, options.threadScript)
+      startXlsxThread(
+        file.stream,
+        guarded(header),
+        { ...tableOptions, measuredHeader: header },
+        text,
+        options.threadScript
+      )
         .pipe(
           Scope.extend(scope),
           Effect.tap((started) => void (thread = started)),
           // The rows sampled for the column widths go as given too: widths are fitted to the text as given.
-          Effect.flatMap((started) => started.write(rows.map(guarded), rows.slice(0, sampleRows))),
+          Effect.flatMap((started) => started.write(rows, rows.slice(0, sampleRows))),
           Effect.mapError(cannotWrite)
         )
     const writeRows = (rows: ReadonlyArray<ReadonlyArray<Cell>>): Effect.Effect<void, WriteError> =>
       Effect.suspend(() => {
-        if (thread !== undefined) return Effect.mapError(thread.write(rows.map(guarded)), cannotWrite)
+        if (thread !== undefined) return Effect.mapError(thread.write(rows), cannotWrite)
         for (const row of rows) held.push(row)
         if (held.length <= after) return Effect.void
         const rowsSoFar = held

@@ -2,13 +2,16 @@
  * The main thread's side of a workbook written on a thread of its own (XlsxWorker.js, beside this module in src/
  * and in dist/): rows go over in batches, the archive's bytes come back and are written here, in order, to the
  * file the caller opened (its .tmp until the caller commits it). At most `maxInFlight` batches are out at a time,
- * and none goes while the file's buffer is full: memory stays bounded however fast the rows come.
+ * and none goes while the file's buffer is full: memory stays bounded however fast the rows come. A batch goes
+ * packed (RowBatch.js: its text as one string, its shape in transferred typed arrays), its text cells through the
+ * caller's guard as they are packed, not as arrays of cells for the structured clone to walk.
  */
 import type { Scope } from "effect"
 import * as Effect from "effect/Effect"
 import type { WriteStream } from "node:fs"
 import { Worker } from "node:worker_threads"
 import type { Cell } from "./Cell.js"
+import { packRows, transferOf } from "./RowBatch.js"
 import type { FrontRow } from "./XlsxWriter.js"
 
 /** The workbook thread (XlsxWorker.js); a test may name another. */
@@ -33,7 +36,10 @@ type Answer =
   | { readonly error: { readonly message: string; readonly tooLarge: boolean } }
 
 export interface XlsxThread {
-  /** Sends a batch (`measured`: the first rows as given, for the column widths); waits while too many are out. */
+  /**
+   * Sends a batch, its text cells through the thread's `textOf` (`measured`: the first rows as given, for the
+   * column widths); waits while too many are out.
+   */
   readonly write: (
     rows: ReadonlyArray<ReadonlyArray<Cell>>,
     measured?: ReadonlyArray<ReadonlyArray<Cell>>
@@ -43,13 +49,15 @@ export interface XlsxThread {
 }
 
 /**
- * Starts the thread for a table whose `header` (and every text cell later) is already through the formula guard
- * and the secret redaction; `options` are XlsxTable's, without `text`. The thread ends with the scope.
+ * Starts the thread for a table whose `header` is already through the formula guard and the secret redaction, as
+ * every text cell of the rows will be through `textOf` (they need this process's secrets); `options` are
+ * XlsxTable's, without `text`. The thread ends with the scope.
  */
 export const startXlsxThread = (
   stream: WriteStream,
   header: ReadonlyArray<Cell>,
   options: object,
+  textOf: (text: string) => string,
   script: URL = xlsxWorkerScript
 ): Effect.Effect<XlsxThread, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -102,18 +110,25 @@ export const startXlsxThread = (
         return Effect.sync(() => void waiting.delete(check))
       })
 
-    const post = (message: unknown) =>
+    const post = (message: unknown, transfer: ReadonlyArray<ArrayBuffer> = []) =>
       Effect.suspend(() => {
         if (failure !== undefined) return Effect.fail(failure)
         inFlight++
-        worker.postMessage(message)
+        worker.postMessage(message, [...transfer])
         return Effect.void
       })
 
     return {
       write: (rows, measured) =>
         until(() => inFlight < maxInFlight && !stream.writableNeedDrain).pipe(
-          Effect.zipRight(post(measured === undefined || measured.length === 0 ? { rows } : { rows, measured }))
+          Effect.zipRight(Effect.suspend(() => {
+            // Packed only when it can go: a batch waiting here holds its rows, not a second copy of them.
+            const packed = packRows(rows, textOf)
+            return post(
+              measured === undefined || measured.length === 0 ? { packed } : { packed, measured },
+              transferOf(packed)
+            )
+          }))
         ),
       close: (front) => post({ close: front }).pipe(Effect.zipRight(until(() => closed)))
     } satisfies XlsxThread

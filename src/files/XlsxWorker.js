@@ -3,20 +3,21 @@
  * A workbook's table written on a thread of its own (XlsxTable: the sheet's XML and the ZIP stream), so that
  * building a large report.xlsx runs beside the validation or the import instead of on the main thread. Plain
  * JavaScript: a worker is started from a file, and this one must run as it is from src/ (tests) as well as from
- * dist/; it imports only XlsxWriter.js and Pieces.js, plain JavaScript as well.
+ * dist/; it imports only XlsxWriter.js, Pieces.js and RowBatch.js, plain JavaScript as well.
  *
  * The file itself stays the main thread's (written to its .tmp, then renamed: Write.ts): this thread hands back
  * the archive's bytes, which the main thread writes in order.
  *
  * Protocol (XlsxThread.ts is the other side): `workerData` is {header, options} (the header and every text cell
  * already through the main thread's formula guard and secret redaction, `options.measuredHeader` the header as
- * given). Messages in: `{rows, measured}` (a batch of rows; `measured`: the first rows as given, for the columns'
- * widths), `{close: frontRows}`. Messages out, one per message in and in its order: `{bytes}` (the archive's
+ * given). Messages in: `{packed, measured}` (a batch of rows packed by RowBatch.js, its text already through the
+ * guard; `measured`: the first rows as given, for the columns' widths), `{close: frontRows}`. Messages out, one per message in and in its order: `{bytes}` (the archive's
  * bytes made since the last message, transferred), then `{bytes, closed: true}` after `close`; or
  * `{error: {message, tooLarge}}`, after which the thread takes nothing more.
  */
 import { Writable } from "node:stream"
 import { parentPort, workerData } from "node:worker_threads"
+import { unpackRows } from "./RowBatch.js"
 import { XlsxTable, ZipError } from "./XlsxWriter.js"
 
 const port = /** @type {import("node:worker_threads").MessagePort} */ (parentPort)
@@ -69,9 +70,10 @@ const fail = (error) => {
 let queue = Promise.resolve()
 
 /**
- * @param {{ rows: ReadonlyArray<ReadonlyArray<import("./XlsxWriter.js").Cell>>, measured?: ReadonlyArray<ReadonlyArray<import("./XlsxWriter.js").Cell>> }} batch
+ * @param {{ packed: import("./RowBatch.js").PackedRows, measured?: ReadonlyArray<ReadonlyArray<import("./XlsxWriter.js").Cell>> }} batch
  */
-const writeBatch = async ({ measured = [], rows }) => {
+const writeBatch = async ({ measured = [], packed }) => {
+  const rows = unpackRows(packed)
   for (let i = 0; i < rows.length; i++) {
     const wait = table.write(rows[i], measured[i])
     if (wait !== undefined) await wait
