@@ -11,14 +11,13 @@
  * in what it loads. What a chunk holds is read from its source map (`sources`: src/… and node_modules/…).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
-import { bin, startTestSandbox, tempDir } from "../import/support.js"
+import { bin } from "../import/support.js"
 import { bundleFiles } from "./support.js"
 
 /** Packages that only some commands use: loaded on demand, never at start-up. */
@@ -45,7 +44,7 @@ Module._load = function (request, parent, isMain) {
 `
 
 /** Runs the built CLI with the recorder; its exit code and the resolved file names of every module it loaded. */
-const loadedBy = (dir: string, args: ReadonlyArray<string>, env: Record<string, string> = {}) => {
+const loadedBy = (dir: string, args: ReadonlyArray<string>) => {
   const out = Path.join(dir, `loaded-${args[0]!.replace(/\W/g, "")}.txt`)
   writeFileSync(out, "")
   const run = spawnSync(process.execPath, [
@@ -56,7 +55,7 @@ const loadedBy = (dir: string, args: ReadonlyArray<string>, env: Record<string, 
   ], {
     cwd: dir,
     encoding: "utf8",
-    env: { ...process.env, LOADED_OUT: out, NO_COLOR: "1", ...env }
+    env: { ...process.env, LOADED_OUT: out, NO_COLOR: "1" }
   })
   const names = [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
   return { status: run.status, stderr: run.stderr, names }
@@ -124,31 +123,6 @@ describe("start-up", () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
-
-  it.scoped("an import of a small file talks HTTP through node:http and loads no undici", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const sandbox = yield* startTestSandbox()
-      writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
-      writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
-      const rows = Array.from({ length: 20 }, (_, i) => `C-${i};Cliente S\xe3o Jo\xe3o ${i}`)
-      writeFileSync(Path.join(dir, "clientes.csv"), Buffer.from(["C\xf3digo;Nome", ...rows, ""].join("\r\n"), "latin1"))
-      const account = sandbox.accounts[0]!
-      const run = loadedBy(dir, ["import", "customers", "clientes.csv", "--out", "run"], {
-        FSM_BASE_URL: sandbox.url,
-        FSM_API_KEY: account.apiKey,
-        FSM_API_TOKEN: account.apiToken
-      })
-      assert.strictEqual(run.status, 0, run.stderr)
-      assert.strictEqual(JSON.parse(readFileSync(Path.join(dir, "run", "summary.json"), "utf8")).counts.created, 20)
-      assert.isTrue(run.names.some((n) => n.endsWith("/dist/bin.js")), "the recorder saw nothing")
-      const sources = bundleFiles(run.names).flatMap((b) => b.sources)
-      const undici = [...run.names, ...sources].filter((n) => packageOf(n) === "undici")
-      assert.deepStrictEqual(undici.slice(0, 3), [], "the import loaded undici")
-      // the client did run: its HTTP layer is in what was loaded
-      assert.isTrue(sources.some((n) => n.endsWith("/src/cli/NodeHttp.ts")), "no src/cli/NodeHttp.ts loaded")
-      assert.deepStrictEqual(heavyIn(run.names), [], "the import loaded modules it does not use")
-    }), { timeout: 120_000 })
 
   it("an unexpected failure's stack names positions in src/, not in the bundle", () => {
     // a frame in the bundle, at the code of a known line of src/bin.ts
