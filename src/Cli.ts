@@ -9,7 +9,7 @@ import { Args, Command } from "@effect/cli"
 import * as Console from "effect/Console"
 import { completionScript, shells } from "./cli/Completion.js"
 import { connectionOptions } from "./cli/Connection.js"
-import { type CliModel, cliModel, type CommandDocs } from "./cli/Model.js"
+import { type CliModel, cliModel, type CommandDocs, commandName } from "./cli/Model.js"
 import { fileFormatOptions } from "./cli/Parsing.js"
 import { guideDocs, makeDocsCommand } from "./docs/Command.js"
 import { evidenceCommand, evidenceDocs, keysCommand } from "./evidence/Commands.js"
@@ -98,35 +98,47 @@ export const root = Command.make("fsm-bulk").pipe(
 let built: CliModel | undefined
 
 /** The model of the tree that help, suggestions and completion are drawn from. */
-export const model = (): CliModel =>
-  built ??= cliModel({
-    root,
-    commands,
-    examples: [
-      "fsm-bulk template customers",
-      "fsm-bulk import customers customers.csv --dry-run",
-      "fsm-bulk onboard company.xlsx",
-      "fsm-bulk export --out backup"
-    ],
-    docs: {
-      ...sandboxDocs,
-      ...templateDocs,
-      ...mapDocs,
-      ...importDocs,
-      ...planDocs,
-      ...undoDocs,
-      ...onboardDocs,
-      ...exportDocs,
-      ...evidenceDocs,
-      ...reportDocs,
-      ...fleetDocs,
-      ...completionDocs,
-      ...guideDocs
-    },
-    groups: [
-      { title: "FILE FORMAT FLAGS", options: fileFormatOptions },
-      { title: "CONNECTION FLAGS", options: connectionOptions }
-    ]
-  })
+export const model = (): CliModel => built ??= cliModel(source(commands))
+
+/**
+ * The model of the one command `name` names (with its subcommands), or of the whole tree when it names none: what a
+ * command line that runs a command is checked against (cli/Suggest.ts reads only the command it names). Drawing
+ * every command's help to check one was about a twentieth of a small import's CPU (docs/benchmarks.md, "Fixed
+ * cost of a small run").
+ */
+export const modelOf = (name: string | undefined): CliModel => {
+  const named = commands.filter((c) => commandName(c) === name?.toLowerCase())
+  return named.length === 0 ? model() : cliModel(source(named))
+}
+
+const source = (of: ReadonlyArray<(typeof commands)[number]>) => ({
+  root,
+  commands: of,
+  examples: [
+    "fsm-bulk template customers",
+    "fsm-bulk import customers customers.csv --dry-run",
+    "fsm-bulk onboard company.xlsx",
+    "fsm-bulk export --out backup"
+  ],
+  docs: {
+    ...sandboxDocs,
+    ...templateDocs,
+    ...mapDocs,
+    ...importDocs,
+    ...planDocs,
+    ...undoDocs,
+    ...onboardDocs,
+    ...exportDocs,
+    ...evidenceDocs,
+    ...reportDocs,
+    ...fleetDocs,
+    ...completionDocs,
+    ...guideDocs
+  },
+  groups: [
+    { title: "FILE FORMAT FLAGS", options: fileFormatOptions },
+    { title: "CONNECTION FLAGS", options: connectionOptions }
+  ]
+})
 
 export const cli = Command.run(root, { name: "fsm-bulk", version })

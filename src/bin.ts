@@ -24,7 +24,7 @@ import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import { cli, model } from "./Cli.js"
+import { cli, model, modelOf } from "./Cli.js"
 import { commandHelp, rootHelp } from "./cli/Help.js"
 import { takeLanguage } from "./cli/Language.js"
 import { docText } from "./cli/Model.js"
@@ -124,11 +124,15 @@ const command = Effect.suspend((): Effect.Effect<unknown, Failure, Effect.Effect
   if (language._tag === "Mistake") {
     return Effect.fail(new CommandLineError({ reason: "InvalidValue", message: language.message }))
   }
-  const checked = checkArguments(model(), process.argv.slice(2))
+  // Read against the command it names only; help is drawn from the whole tree.
+  const checked = checkArguments(modelOf(process.argv[2]), process.argv.slice(2))
   switch (checked._tag) {
     case "Help": {
       const page = { width: widthOf(process.stdout), colour: colourOn(process.stdout) }
-      const text = checked.command === undefined ? rootHelp(model(), page) : commandHelp(model(), checked.command, page)
+      const asked = checkArguments(model(), process.argv.slice(2))
+      const text = asked._tag === "Help" && asked.command !== undefined
+        ? commandHelp(model(), asked.command, page)
+        : rootHelp(model(), page)
       return Effect.as(Effect.sync(() => process.stdout.write(text)), 0)
     }
     case "Mistake":
@@ -150,7 +154,7 @@ const main = command.pipe(
         const e = failure.value
         if (ValidationError.isValidationError(e)) {
           // @effect/cli printed what is wrong; say where the usage is.
-          const name = model().commands.find((c) => c.name === process.argv[2])?.name
+          const name = modelOf(process.argv[2]).commands.find((c) => c.name === process.argv[2])?.name
           yield* Console.error(`fsm-bulk: run \`fsm-bulk${name === undefined ? "" : ` ${name}`} --help\` for its usage`)
         } else yield* Console.error(`fsm-bulk: ${e.message}`)
       } else if (Cause.isInterruptedOnly(cause)) yield* Console.error("fsm-bulk: interrupted")

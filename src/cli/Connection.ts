@@ -289,10 +289,10 @@ export const clientLayer = (settings: ClientSettings): Layer.Layer<Api> =>
     // node:http with one keep-alive agent sized to the concurrency: connections are reused (one TLS handshake
     // per socket, not per request) and failures keep Node's error codes, which tell "refused" (never sent,
     // safe to resend) from "reset" (maybe applied).
-    // Loaded when a command first needs the network: it brings undici, which offline commands never use.
+    // Loaded when a command first needs the network, and only its node:http half: not undici (./NodeHttp.ts).
     Layer.provide(
       Layer.unwrapEffect(
-        Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
+        Effect.promise(() => import("./NodeHttp.js")).pipe(
           Effect.map((NodeHttpClient) =>
             NodeHttpClient.layerWithoutAgent.pipe(
               Layer.provide(NodeHttpClient.makeAgentLayer({ keepAlive: true, maxSockets: settings.concurrency }))

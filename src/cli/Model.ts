@@ -290,6 +290,9 @@ interface Described {
   readonly descriptor: Descriptor
 }
 
+/** The name a command is called by (`import`, `fleet`). */
+export const commandName = (command: Described): string => nameOf(command.descriptor)
+
 /**
  * The model of a command tree: `root` for the program's name and description, `commands` its subcommands as given
  * to `Command.withSubcommands` (in that order; @effect/cli's `getSubcommands` of the root would give a nested

@@ -5,7 +5,7 @@
  */
 import { CliConfig, CommandDescriptor, HelpDoc } from "@effect/cli"
 import { assert, describe, it } from "@effect/vitest"
-import { model, root } from "../../src/Cli.js"
+import { model, modelOf, root } from "../../src/Cli.js"
 import { commandHelp, rootHelp } from "../../src/cli/Help.js"
 import { checkArguments } from "../../src/cli/Suggest.js"
 import { plain } from "../../src/console/Terminal.js"
@@ -121,6 +121,44 @@ describe("mistakes get the closest known name", () => {
     assert.include(mistake("help improt"), `unknown command "improt" (did you mean "import"?)`)
     const help = check("import --mode create -h")
     assert.isTrue(help._tag === "Help" && help.command?.name === "import")
+  })
+})
+
+describe("a command line that runs a command is read against that command's model only", () => {
+  it("holds that command and its subcommands, and checks every line as the whole tree does", () => {
+    // what a run of `import` draws: one command's help, not every command's (bin.ts)
+    assert.deepStrictEqual(modelOf("import").commands.map((c) => c.name), ["import"])
+    assert.deepStrictEqual(modelOf("IMPORT").commands.map((c) => c.name), ["import"])
+    assert.includeMembers(modelOf("submit").commands.map((c) => c.name), ["submit", "submit import", "submit export"])
+    assert.isTrue(modelOf("submit").commands.every((c) => c.name === "submit" || c.name.startsWith("submit ")))
+    for (const other of [undefined, "help", "improt", "--help", "-v"]) {
+      assert.strictEqual(modelOf(other).commands.length, model().commands.length, String(other))
+    }
+    const lines = [
+      ...model().commands.flatMap((c) => c.examples.map(exampleArgs)),
+      ...model().commands.flatMap((c) => [
+        [...c.name.split(" "), "--help"],
+        [...c.name.split(" "), "--no-such-flag"],
+        [...c.name.split(" "), "zzz", "--json"],
+        ...c.flags.map((f) => [...c.name.split(" "), f.name, ...(f.boolean ? [] : ["nada"])])
+      ]),
+      ...[
+        "improt customers a.csv",
+        "Import customers a.csv --dryrun",
+        "import customers a.csv --mode=upsret",
+        "import customers a.csv -- --not-a-flag",
+        "help import",
+        "help improt",
+        "help fleet init",
+        "export --out",
+        "fleet int jobs",
+        "--log-level debug import customers a.csv",
+        ""
+      ].map(words)
+    ]
+    for (const args of lines) {
+      assert.deepStrictEqual(checkArguments(modelOf(args[0]), args), checkArguments(model(), args), args.join(" "))
+    }
   })
 })
 
