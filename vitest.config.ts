@@ -57,7 +57,9 @@ export default defineConfig({
         test: {
           name: "cli",
           include: cliTier,
-          sequence: { groupOrder: 1 }
+          isolate: false,
+          sequence: { groupOrder: 1 },
+          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/cli-leaks.ts"]
         }
       }
     ]
