@@ -23,11 +23,17 @@ export const watchedEvents = [
  */
 export const watchedHandles = ["TCPServerWrap", "PipeServerWrap", "ProcessWrap", "UDPWrap", "Timeout"] as const
 
+type Listener = (...args: Array<unknown>) => void
+
+/** The process as the plain emitter it is: the watched events' listeners without an overload per event. */
+const emitter: NodeJS.EventEmitter = process
+const listenersOf = (event: string): Array<Listener> => emitter.listeners(event) as Array<Listener>
+
 export interface ProcessState {
   readonly env: Readonly<Record<string, string | undefined>>
   readonly cwd: string
   readonly exitCode: typeof process.exitCode
-  readonly listeners: ReadonlyMap<string, ReadonlyArray<(...args: Array<unknown>) => void>>
+  readonly listeners: ReadonlyMap<string, ReadonlyArray<Listener>>
   readonly handles: ReadonlyMap<string, number>
   readonly children: ReadonlySet<number>
 }
@@ -66,7 +72,7 @@ export const processState = (): ProcessState => ({
   env: { ...process.env },
   cwd: process.cwd(),
   exitCode: process.exitCode,
-  listeners: new Map(watchedEvents.map((event) => [event, process.listeners(event) as Array<() => void>])),
+  listeners: new Map(watchedEvents.map((event) => [event, listenersOf(event)])),
   handles: handleCounts(),
   children: childProcesses()
 })
@@ -85,7 +91,7 @@ export const leftBehind = (before: ProcessState, shared: ReadonlySet<number> = n
     if (more > 0) found.push(`${more} more active ${kind} than before the file`)
   }
   for (const event of watchedEvents) {
-    const added = process.listeners(event).filter((l) => !before.listeners.get(event)?.includes(l as () => void))
+    const added = listenersOf(event).filter((l) => !before.listeners.get(event)?.includes(l))
     if (added.length > 0) found.push(`${added.length} process listener(s) for ${event} added`)
   }
   return found
@@ -94,8 +100,8 @@ export const leftBehind = (before: ProcessState, shared: ReadonlySet<number> = n
 /** Listeners the file added to the watched events, taken off so that they do not act in a later file. */
 export const removeAddedListeners = (before: ProcessState): void => {
   for (const event of watchedEvents) {
-    for (const l of process.listeners(event)) {
-      if (!before.listeners.get(event)?.includes(l as () => void)) process.removeListener(event, l)
+    for (const l of listenersOf(event)) {
+      if (!before.listeners.get(event)?.includes(l)) emitter.removeListener(event, l)
     }
   }
 }
