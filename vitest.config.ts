@@ -31,8 +31,8 @@ export default defineConfig({
     // the pool no longer needed before the run's end made vitest 3.2 report "Terminating worker thread" as an
     // unhandled rejection and exit 1 after every file had passed (vitest-dev/vitest#8564 describes the same).
     minWorkers: availableParallelism() + 1,
-    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only: each
-    // tier is run on its own with `--no-isolate` (package.json); `isolate: false` below only says so.
+    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only: the
+    // fast tier is run on its own with `--no-isolate` (package.json), the cli tier keeps a process per file.
     projects: [
       // The fast tier's workers keep their modules from one file to the next (`isolate: false`): vitest's collect
       // (importing each file's modules anew) cost more than the files' tests. What modules keep at their top level
@@ -52,17 +52,15 @@ export default defineConfig({
       // The cli tier runs the root's maxWorkers files at a time (cores + 1: three on 2 cores). Vitest 3.2 sizes a
       // pool from the root options only, so a pool size set here would not be applied; to run the tier with
       // another count, pass `--maxWorkers N --minWorkers N` to `vitest run --project cli` (docs/development.md).
-      // Its files share their workers too (`--no-isolate`): a fork per file cost 2-3 s of CPU before the file's
-      // first test (vitest's start, collect), about as much as a light file's tests. What a file changes in its
-      // process is put back and what it leaves running fails it (test/setup/cli-leaks.ts).
+      // A fork per file costs 2-3 s of CPU before the file's first test (vitest's start, collect): sharing workers
+      // (`--no-isolate`, with test/setup/cli-leaks.ts as a set-up file) was measured and not yet switched on, as
+      // its one whole-tier run failed (docs/benchmarks.md, "The cli tier's files share their workers").
       {
         extends: true,
         test: {
           name: "cli",
           include: cliTier,
-          isolate: false,
-          sequence: { groupOrder: 1 },
-          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/cli-leaks.ts"]
+          sequence: { groupOrder: 1 }
         }
       }
     ]
