@@ -52,6 +52,9 @@ export default defineConfig({
       // The cli tier runs the root's maxWorkers files at a time (cores + 1: three on 2 cores). Vitest 3.2 sizes a
       // pool from the root options only, so a pool size set here would not be applied; to run the tier with
       // another count, pass `--maxWorkers N --minWorkers N` to `vitest run --project cli` (docs/development.md).
+      // A fork per file costs 2-3 s of CPU before the file's first test (vitest's start, collect): sharing workers
+      // (`--no-isolate`, with test/setup/cli-leaks.ts as a set-up file) was measured and not yet switched on, as
+      // its one whole-tier run failed (docs/benchmarks.md, "The cli tier's files share their workers").
       {
         extends: true,
         test: {

@@ -1,0 +1,133 @@
+/**
+ * What a test file can leave in the process that runs it, for the cli tier's files that share a process
+ * (`--no-isolate`, vitest.config.ts): the state taken before a file (`processState`) and, after it, what the file
+ * left behind (`leftBehind`) and what it changed that is simply put back (`putBack`). test/setup/cli-leaks.ts runs
+ * them around every cli-tier file; test/structure/leaks.test.ts shows each kind is caught.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+
+/** Process events whose listeners would act in a later file: a signal handled, an error swallowed. */
+export const watchedEvents = [
+  "SIGINT",
+  "SIGTERM",
+  "SIGHUP",
+  "SIGQUIT",
+  "beforeExit",
+  "uncaughtException",
+  "unhandledRejection"
+] as const
+
+/**
+ * Kinds of libuv handles that keep running past a file: servers, child processes, sockets bound for datagrams,
+ * timers (ref'd ones: an unref'd timer is not listed by `getActiveResourcesInfo`).
+ */
+export const watchedHandles = ["TCPServerWrap", "PipeServerWrap", "ProcessWrap", "UDPWrap", "Timeout"] as const
+
+type Listener = (...args: Array<unknown>) => void
+
+/** The process as the plain emitter it is: the watched events' listeners without an overload per event. */
+const emitter: NodeJS.EventEmitter = process
+const listenersOf = (event: string): Array<Listener> => emitter.listeners(event) as Array<Listener>
+
+export interface ProcessState {
+  readonly env: Readonly<Record<string, string | undefined>>
+  readonly cwd: string
+  readonly exitCode: typeof process.exitCode
+  readonly listeners: ReadonlyMap<string, ReadonlyArray<Listener>>
+  readonly handles: ReadonlyMap<string, number>
+  readonly children: ReadonlySet<number>
+}
+
+/** Live (not zombie) processes whose parent is this one, from /proc (empty where there is no /proc). */
+export const childProcesses = (parent = process.pid): Set<number> => {
+  const found = new Set<number>()
+  let entries: Array<string>
+  try {
+    entries = readdirSync("/proc")
+  } catch {
+    return found
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue // exited meanwhile
+    }
+    // pid (comm) state ppid …: comm may hold spaces and parentheses, so read after its last ")"
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(ppid) === parent && state !== "Z") found.add(Number(entry))
+  }
+  return found
+}
+
+const handleCounts = (): Map<string, number> => {
+  const counts = new Map<string, number>()
+  for (const kind of process.getActiveResourcesInfo()) counts.set(kind, (counts.get(kind) ?? 0) + 1)
+  return counts
+}
+
+export const processState = (): ProcessState => ({
+  env: { ...process.env },
+  cwd: process.cwd(),
+  exitCode: process.exitCode,
+  listeners: new Map(watchedEvents.map((event) => [event, listenersOf(event)])),
+  handles: handleCounts(),
+  children: childProcesses()
+})
+
+/**
+ * What is running or listening now that was not before: child processes (but those in `shared`, the run's own
+ * PostgreSQL cluster), servers and other handles, process listeners. Each entry says what and how many.
+ */
+export const leftBehind = (before: ProcessState, shared: ReadonlySet<number> = new Set()): Array<string> => {
+  const found: Array<string> = []
+  const children = [...childProcesses()].filter((pid) => !before.children.has(pid) && !shared.has(pid))
+  if (children.length > 0) found.push(`child processes still running: ${children.join(", ")}`)
+  const now = handleCounts()
+  for (const kind of watchedHandles) {
+    const more = (now.get(kind) ?? 0) - (before.handles.get(kind) ?? 0)
+    if (more > 0) found.push(`${more} more active ${kind} than before the file`)
+  }
+  for (const event of watchedEvents) {
+    const added = listenersOf(event).filter((l) => !before.listeners.get(event)?.includes(l))
+    if (added.length > 0) found.push(`${added.length} process listener(s) for ${event} added`)
+  }
+  return found
+}
+
+/** Listeners the file added to the watched events, taken off so that they do not act in a later file. */
+export const removeAddedListeners = (before: ProcessState): void => {
+  for (const event of watchedEvents) {
+    for (const l of listenersOf(event)) {
+      if (!before.listeners.get(event)?.includes(l)) emitter.removeListener(event, l)
+    }
+  }
+}
+
+/** Puts back the environment, working directory and exit code as they were; says what differed. */
+export const putBack = (before: ProcessState): Array<string> => {
+  const changed: Array<string> = []
+  for (const name of Object.keys(process.env)) {
+    if (!(name in before.env)) {
+      changed.push(`env ${name} set`)
+      delete process.env[name]
+    }
+  }
+  for (const [name, value] of Object.entries(before.env)) {
+    if (process.env[name] !== value) {
+      changed.push(`env ${name} changed`)
+      process.env[name] = value
+    }
+  }
+  if (process.cwd() !== before.cwd) {
+    changed.push(`cwd changed to ${process.cwd()}`)
+    process.chdir(before.cwd)
+  }
+  if (process.exitCode !== before.exitCode) {
+    changed.push(`exitCode set to ${String(process.exitCode)}`)
+    process.exitCode = before.exitCode
+  }
+  return changed
+}

@@ -1,0 +1,105 @@
+/**
+ * The cli tier's files share their worker process (`--no-isolate`), kept apart by test/setup/cli-leaks.ts: what a
+ * file leaves running (a child process, a server, a ref'd timer, a signal listener) is found after it, and what it
+ * changes (environment, working directory, exit code) is put back. Each kind is made here and must be named.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { once } from "node:events"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { leftBehind, processState, putBack, removeAddedListeners } from "../setup/leaks.js"
+
+/** A closed handle leaves libuv's list a turn of the loop after its callback: what is left once it had its turns. */
+const leftOnceClosed = async (before: ReturnType<typeof processState>) => {
+  for (let turn = 0; turn < 100 && leftBehind(before).length > 0; turn++) {
+    await new Promise((resolve) => setImmediate(resolve))
+  }
+  return leftBehind(before)
+}
+
+describe("what a file leaves in its process", () => {
+  it("nothing, when it leaves nothing", () => {
+    const before = processState()
+    assert.deepStrictEqual(leftBehind(before), [])
+  })
+
+  it("a child process still running, until it ends", async () => {
+    const before = processState()
+    const child = spawn("sleep", ["30"], { stdio: "ignore" })
+    await once(child, "spawn")
+    try {
+      const left = leftBehind(before).join("; ")
+      assert.include(left, `child processes still running: ${child.pid}`)
+      assert.include(left, "1 more active ProcessWrap")
+      // the run's shared PostgreSQL cluster is the one child allowed to stay
+      assert.notInclude(leftBehind(before, new Set([child.pid!])).join("; "), "child processes")
+    } finally {
+      child.kill("SIGKILL")
+      await once(child, "exit")
+    }
+    assert.deepStrictEqual(await leftOnceClosed(before), [])
+  })
+
+  it("a server listening, until it is closed", async () => {
+    const before = processState()
+    const server = createServer().listen(0, "127.0.0.1")
+    await once(server, "listening")
+    try {
+      assert.include(leftBehind(before).join("; "), "1 more active TCPServerWrap")
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+    assert.deepStrictEqual(await leftOnceClosed(before), [])
+  })
+
+  it("a timer left running (not an unref'd one)", () => {
+    const before = processState()
+    const timer = setInterval(() => undefined, 60_000)
+    const quiet = setInterval(() => undefined, 60_000).unref()
+    try {
+      assert.deepStrictEqual(leftBehind(before), ["1 more active Timeout than before the file"])
+    } finally {
+      clearInterval(timer)
+      clearInterval(quiet)
+    }
+  })
+
+  it("a signal listener added, taken off again", () => {
+    const before = processState()
+    const listener = () => undefined
+    process.on("SIGTERM", listener)
+    try {
+      assert.deepStrictEqual(leftBehind(before), ["1 process listener(s) for SIGTERM added"])
+      removeAddedListeners(before)
+      assert.notInclude(process.listeners("SIGTERM"), listener)
+      assert.deepStrictEqual(leftBehind(before), [])
+    } finally {
+      process.removeListener("SIGTERM", listener)
+    }
+  })
+
+  it("puts back the environment, working directory and exit code", () => {
+    const before = processState()
+    const cwd = process.cwd()
+    const home = process.env["HOME"]
+    process.env["FSM_LEAK_PROBE"] = "1"
+    delete process.env["HOME"]
+    process.chdir(tmpdir())
+    process.exitCode = 3
+    try {
+      const changed = putBack(before)
+      assert.includeMembers(changed, ["env FSM_LEAK_PROBE set", "env HOME changed", "exitCode set to 3"])
+      assert.strictEqual(process.env["FSM_LEAK_PROBE"], undefined)
+      assert.strictEqual(process.env["HOME"], home)
+      assert.strictEqual(process.cwd(), cwd)
+      assert.strictEqual(process.exitCode, before.exitCode)
+      assert.deepStrictEqual(putBack(before), [])
+    } finally {
+      delete process.env["FSM_LEAK_PROBE"]
+      if (home !== undefined) process.env["HOME"] = home
+      process.chdir(cwd)
+      process.exitCode = before.exitCode
+    }
+  })
+})
