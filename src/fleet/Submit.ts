@@ -100,8 +100,9 @@ const killWhileStaging = process.env.FSM_FLEET_DEBUG_KILL_WHILE_STAGING === "1"
 /** Tests only: `submit` stops itself (SIGSTOP) once its jobs are stored: a test breaks the queue, then continues it. */
 const stopAfterStore = process.env.FSM_FLEET_DEBUG_STOP_AFTER_STORE === "1"
 /**
- * Tests only: `FSM_FLEET_DEBUG_HOLD_STAGING=PATH`: once its first batch of parts is stored, `submit` writes
- * `PATH.held` and waits, between two batches, until `PATH` exists (a test holds a live submit as long as it likes).
+ * Tests only: `FSM_FLEET_DEBUG_HOLD_STAGING=PATH`: once its first batch of parts is stored (an onboarding: its first
+ * piece of a file), `submit` writes `PATH.held` and waits, between two batches, until `PATH` exists (a test holds a live
+ * submit as long as it likes). `FSM_FLEET_DEBUG_KILL_WHILE_STAGING` kills it at the same point.
  */
 const holdStaging = process.env.FSM_FLEET_DEBUG_HOLD_STAGING ?? ""
 const heldUntilReleased = Effect.suspend(() => {
@@ -110,6 +111,11 @@ const heldUntilReleased = Effect.suspend(() => {
     until: (released) => released,
     schedule: Schedule.spaced("50 millis")
   })
+})
+/** The test hooks' point (above): what a submit does once it has stored its first batch or piece while staging. */
+const firstStaged = Effect.suspend(() => {
+  if (killWhileStaging) process.kill(process.pid, "SIGKILL")
+  return holdStaging !== "" ? heldUntilReleased : Effect.void
 })
 
 /**
@@ -165,12 +171,16 @@ const stageBytes = (): number => {
 }
 const stagePartsMax = 50
 
-/** Stores the file at `path` as the staged job's file `name`, a piece of `stageBytes` at a time. */
+/**
+ * Stores the file at `path` as the staged job's file `name`, a piece of `stageBytes` at a time; `afterFirst` runs once
+ * its first piece is stored.
+ */
 const stageSource = Effect.fn("Fleet.stageSource")(function*(
   store: FleetStore,
   job: string,
   name: string,
-  path: string
+  path: string,
+  afterFirst: Effect.Effect<void> = Effect.void
 ) {
   const piece = Buffer.alloc(stageBytes())
   yield* Effect.acquireUseRelease(
@@ -183,9 +193,9 @@ const stageSource = Effect.fn("Fleet.stageSource")(function*(
             const n = readSync(fd, piece, 0, piece.length, offset)
             // The first piece is stored even when empty (an empty file is a file); -1 ends the loop.
             if (n === 0 && offset > 0) return Effect.succeed(-1)
-            return Effect.as(
-              store.stageFile({ job, name, content: piece.subarray(0, n) }, offset),
-              n === 0 ? -1 : offset + n
+            return store.stageFile({ job, name, content: piece.subarray(0, n) }, offset).pipe(
+              Effect.zipRight(offset === 0 ? afterFirst : Effect.void),
+              Effect.as(n === 0 ? -1 : offset + n)
             )
           })
       }),
@@ -217,9 +227,8 @@ const stagingParts = (store: FleetStore, parent: string, partJob: (chunk: Chunk,
       Effect.tap(() => {
         for (const p of batch) rmSync(p.path, { force: true })
         batches += 1
-        if (killWhileStaging && batches === 1) process.kill(process.pid, "SIGKILL")
       }),
-      Effect.zipRight(holdStaging !== "" && batches === 1 ? heldUntilReleased : Effect.void)
+      Effect.zipRight(Effect.suspend(() => batches === 1 ? firstStaged : Effect.void))
     )
   })
   const written = (chunk: Chunk) =>
@@ -255,6 +264,38 @@ const heartbeat = (store: FleetStore, id: string, everyMs: number): Effect.Effec
       )
     )
   )
+
+/**
+ * A submission stored staged (`staging`: seen by nobody) a few megabytes at a time by `stage` (the parent `job`'s
+ * files a piece at a time, an import's parts in batches), its heartbeat touching it meanwhile, then made visible in one
+ * small step and queued (`queueSubmission`; `leaves`: the parts `stage` stored, none for a job that runs whole). A
+ * submit that fails or is stopped meanwhile removes what it staged; one killed leaves it to be reclaimed (Store.ts) by
+ * the next submit or a worker's sweep, which this submit runs first.
+ */
+const stagedSubmission = Effect.fn("Fleet.stagedSubmission")(function*<E, R>(
+  store: FleetStore,
+  queue: FleetQueue,
+  job: NewJob,
+  stage: Effect.Effect<void, E, R>,
+  leaves: () => ReadonlyArray<string> = () => []
+) {
+  const windowMs = yield* leaseMs
+  yield* Effect.ignore(store.reclaimStaging(stagingReclaimMs(windowMs)))
+  yield* store.stageJob(job)
+  const discard = Effect.ignore(store.discardStaging(job.id))
+  yield* Effect.raceFirst(
+    Effect.onError(stage, () => discard),
+    heartbeat(store, job.id, stagingHeartbeatMs(windowMs))
+  )
+  const parts = leaves()
+  return yield* queueSubmission(
+    store,
+    queue,
+    store.publishJobs(job.id, 1 + parts.length).pipe(Effect.onError(() => discard)),
+    job.id,
+    parts
+  )
+})
 
 /** The submit's scratch folder (its copy of the file, validation report, parts): one a killed submit left is removed. */
 const scratchDir = Effect.acquireRelease(
@@ -346,11 +387,6 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       decimal: checked.formats.decimal,
       rowColumn
     }, chunk.rows))
-  // Staged (`staging`: seen by nobody) a few megabytes at a time, then made visible in one small step; a submit that
-  // fails or is stopped meanwhile removes what it staged, one killed leaves it to be reclaimed (Store.ts).
-  const windowMs = yield* leaseMs
-  yield* Effect.ignore(store.reclaimStaging(stagingReclaimMs(windowMs)))
-  yield* store.stageJob(job(id, null, full, checked.summary.rows))
   const staged = Effect.gen(function*() {
     yield* stageSource(store, id, `source/${fileName}`, copy)
     if (!chunked) return
@@ -366,21 +402,14 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       parts.written
     ))
     yield* parts.flush
-  }).pipe(Effect.onError(() => Effect.ignore(store.discardStaging(id))))
-  yield* Effect.raceFirst(staged, heartbeat(store, id, stagingHeartbeatMs(windowMs)))
-  const leaves = Array.from({ length: parts.count() }, (_, i) => `${id}-part${String(i + 1).padStart(4, "0")}`)
-  const queued = yield* queueSubmission(
-    store,
-    queue,
-    store.publishJobs(id, 1 + leaves.length).pipe(Effect.onError(() => Effect.ignore(store.discardStaging(id)))),
-    id,
-    leaves
-  )
+  })
+  const leaves = () => Array.from({ length: parts.count() }, (_, i) => `${id}-part${String(i + 1).padStart(4, "0")}`)
+  const queued = yield* stagedSubmission(store, queue, job(id, null, full, checked.summary.rows), staged, leaves)
   return {
     job: id,
     rows: checked.summary.rows,
     invalid: checked.summary.counts.invalid ?? 0,
-    chunks: leaves.length,
+    chunks: parts.count(),
     ...(whole === undefined ? {} : { whole }),
     queued
   } satisfies Submitted
@@ -469,11 +498,18 @@ export const submitOnboard = Effect.fn("Fleet.submitOnboard")(function*(
     resources: prepared.steps.map((s) => s.input.resource)
   }
   const rows = prepared.steps.reduce((n, s) => n + s.rows, 0)
-  const queued = yield* queueJobs(
+  const job: NewJob = { id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }
+  const queued = yield* stagedSubmission(
     store,
     queue,
-    [{ id, kind: "onboard", account, resource: null, spec: formatted(spec), rows, parent: null }],
-    stored.map((f) => ({ job: id, name: `source/${f.name}`, content: readFileSync(f.path) }))
+    job,
+    Effect.forEach(
+      stored,
+      (f, i) => stageSource(store, id, `source/${f.name}`, f.path, i === 0 ? firstStaged : Effect.void),
+      {
+        discard: true
+      }
+    )
   )
   return { job: id, rows, steps: spec.resources, queued } satisfies SubmittedOnboarding
 })
