@@ -32,7 +32,36 @@ const src = Path.join(root, "src")
 const dist = Path.join(root, "dist")
 
 /** Loaded from node_modules at run time, never bundled (see the header). */
-export const external = ["exceljs", "pg", "pg-native", "ioredis", "bullmq", "msgpackr-extract"]
+export const external = ["exceljs", "pg-native", "msgpackr-extract"]
+
+/**
+ * A bundled package's file that reads `__dirname` or `__filename` gets them as where that file is in node_modules at
+ * run time (an ES module has neither): `var __filename = __fsmPackageFile(["bullmq", "msgpackr"], "dist/node.cjs")`
+ * before its text, found through the packages' chain as Node finds them from dist/ (banner below), hoisted or not.
+ */
+const wherePackagesAre = {
+  name: "where-packages-are",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8")
+      if (!/\b__(dirname|filename)\b/.test(text)) return undefined
+      const parts = Path.relative(root, args.path).split(Path.sep)
+      const chain = []
+      let i = 0
+      while (parts[i] === "node_modules") {
+        const scoped = parts[i + 1].startsWith("@")
+        chain.push(scoped ? `${parts[i + 1]}/${parts[i + 2]}` : parts[i + 1])
+        i += scoped ? 3 : 2
+      }
+      const file = parts.slice(i).join("/")
+      return {
+        contents: `var __filename = __fsmPackageFile(${JSON.stringify(chain)}, ${JSON.stringify(file)}), ` +
+          `__dirname = require("node:path").dirname(__filename); ${text}`,
+        loader: "js"
+      }
+    })
+  }
+}
 
 /** Every `import.meta.url` of a module in src/ becomes the URL of its tsc output, relative to the bundle's file. */
 const whereTscPutsIt = {
@@ -84,16 +113,24 @@ const result = await esbuild.build({
   chunkNames: "bin-[name]-[hash]",
   external,
   // CommonJS packages in the bundle (yauzl, ws…) `require` Node's modules; an ES module has no `require` of its own.
+  // And the fleet's packages (pg, ioredis, bullmq) read their own files by `__dirname` (wherePackagesAre), found here.
   banner: {
     js: "import { createRequire as __fsmCreateRequire } from \"node:module\"; " +
-      "const require = __fsmCreateRequire(import.meta.url);"
+      "const require = __fsmCreateRequire(import.meta.url); " +
+      "const __fsmPackageFile = (chain, file) => { " +
+      "const { existsSync } = require(\"node:fs\"), { join } = require(\"node:path\"); let from = require, dir = \"\"; " +
+      "for (const name of chain) { " +
+      "const paths = from.resolve.paths(name) ?? []; " +
+      "dir = paths.map((p) => join(p, name)).find((d) => existsSync(join(d, \"package.json\"))) ?? join(paths[0] ?? \"\", name); " +
+      "from = __fsmCreateRequire(join(dir, \"package.json\")); } " +
+      "return join(dir, file); };"
   },
   sourcemap: "linked",
   sourcesContent: false,
   legalComments: "none",
   metafile: true,
   logLevel: "warning",
-  plugins: [whereTscPutsIt]
+  plugins: [whereTscPutsIt, wherePackagesAre]
 })
 
 const outputs = Object.keys(result.metafile.outputs)
