@@ -23,7 +23,8 @@
  *   node scripts/bundle.mjs            # after tsc: writes dist/bin.js, dist/bin-*.js and their source maps
  */
 import * as esbuild from "esbuild"
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -34,10 +35,40 @@ const dist = Path.join(root, "dist")
 /** Loaded from node_modules at run time, never bundled (see the header). */
 export const external = ["exceljs", "pg-native", "msgpackr-extract"]
 
+/** The fleet's packages: bundled, in chunks loaded by the fleet's commands only (see the header). */
+const fleetPackages = ["pg", "ioredis", "bullmq"]
+
+/** The directory of the package that holds `file` (the nearest package.json with a name) and its name. */
+const packageOf = (file) => {
+  for (let dir = Path.dirname(file); dir !== Path.dirname(dir); dir = Path.dirname(dir)) {
+    const json = Path.join(dir, "package.json")
+    if (existsSync(json)) {
+      const { name } = JSON.parse(readFileSync(json, "utf8"))
+      if (typeof name === "string") return { dir, name }
+    }
+  }
+  return undefined
+}
+
 /**
- * A bundled package's file that reads `__dirname` or `__filename` gets them as where that file is in node_modules at
- * run time (an ES module has neither): `var __filename = __fsmPackageFile(["bullmq", "msgpackr"], "dist/node.cjs")`
- * before its text, found through the packages' chain as Node finds them from dist/ (banner below), hoisted or not.
+ * How Node finds `dir`, the folder of package `name`, from dist/: the names to resolve one from the other, from
+ * dist/ (`["ioredis"]`; `["bullmq", "msgpackr"]` for the copy of msgpackr nested in bullmq's node_modules).
+ */
+const chainTo = (dir, name) => {
+  const fromDist = createRequire(Path.join(dist, "bin.js")).resolve.paths(name) ?? []
+  const found = fromDist.map((p) => Path.join(p, name)).find((d) => existsSync(Path.join(d, "package.json")))
+  if (found !== undefined && realpathSync(found) === realpathSync(dir)) return [name]
+  const outer = packageOf(Path.dirname(dir))
+  return outer === undefined ? [name] : [...chainTo(outer.dir, outer.name), name]
+}
+
+/**
+ * A file of the fleet's packages (or of a package nested in theirs) that reads `__dirname` or `__filename` gets them
+ * as where that file is in node_modules at run time (an ES module has neither): `var __filename =
+ * __fsmPackageFile(["bullmq", "msgpackr"], "dist/node.cjs")` before its text, found through the packages' chain from
+ * the chunk as Node finds them (the banner's function below), hoisted or nested. They read them for ioredis's version
+ * (sent to the server as CLIENT SETINFO), msgpackr's way to its native half when `require` is missing, bullmq's
+ * sandboxed processors (not used); none of it is read when the module loads.
  */
 const wherePackagesAre = {
   name: "where-packages-are",
@@ -45,15 +76,11 @@ const wherePackagesAre = {
     build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => {
       const text = readFileSync(args.path, "utf8")
       if (!/\b__(dirname|filename)\b/.test(text)) return undefined
-      const parts = Path.relative(root, args.path).split(Path.sep)
-      const chain = []
-      let i = 0
-      while (parts[i] === "node_modules") {
-        const scoped = parts[i + 1].startsWith("@")
-        chain.push(scoped ? `${parts[i + 1]}/${parts[i + 2]}` : parts[i + 1])
-        i += scoped ? 3 : 2
-      }
-      const file = parts.slice(i).join("/")
+      const pkg = packageOf(args.path)
+      if (pkg === undefined) return undefined
+      const chain = chainTo(pkg.dir, pkg.name)
+      if (!chain.some((name) => fleetPackages.includes(name))) return undefined
+      const file = Path.relative(pkg.dir, args.path).split(Path.sep).join("/")
       return {
         contents: `var __filename = __fsmPackageFile(${JSON.stringify(chain)}, ${JSON.stringify(file)}), ` +
           `__dirname = require("node:path").dirname(__filename); ${text}`,
