@@ -8,8 +8,14 @@
  *
  * What stays a package of its own, loaded from node_modules when a command needs it (`external`): exceljs (its
  * parse-sax is replaced in Node's module cache by files/ExcelSax.ts, which needs exceljs loaded by Node from its
- * own files), pg, ioredis and bullmq (the fleet's; bullmq brings msgpackr and its optional native
- * msgpackr-extract, which cannot be bundled), and pg's optional native pg-native.
+ * own files), and the native optional parts of the fleet's packages: msgpackr-extract (bullmq's msgpackr) and
+ * pg-native.
+ *
+ * The fleet's packages, pg, ioredis and bullmq, are bundled into chunks that only the fleet's commands load (src/
+ * loads them through fleet/Packages.ts, which reads a CommonJS package's names from `default`, as a chunk gives
+ * it). Their files that read `__dirname` or `__filename` get the place that file has in node_modules at run time
+ * (`wherePackagesAre`, and `__fsmPackageFile` in the banner). docs/development.md, "The build"; the figures in
+ * docs/benchmarks.md, "Start-up of a command" (`node test/bench/fleet-startup-pair.mjs OLD_BIN NEW_BIN`).
  *
  * Where a module is: every `import.meta.url` in src/ is rewritten to the URL the module has in tsc's dist/
  * (`src/files/Csv.ts` → `dist/files/Csv.js`), so what a module finds beside or above itself (the CSV parser
