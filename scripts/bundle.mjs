@@ -8,8 +8,14 @@
  *
  * What stays a package of its own, loaded from node_modules when a command needs it (`external`): exceljs (its
  * parse-sax is replaced in Node's module cache by files/ExcelSax.ts, which needs exceljs loaded by Node from its
- * own files), pg, ioredis and bullmq (the fleet's; bullmq brings msgpackr and its optional native
- * msgpackr-extract, which cannot be bundled), and pg's optional native pg-native.
+ * own files), and the native optional parts of the fleet's packages: msgpackr-extract (bullmq's msgpackr) and
+ * pg-native.
+ *
+ * The fleet's packages, pg, ioredis and bullmq, are bundled into chunks that only the fleet's commands load (src/
+ * loads them through fleet/Packages.ts, which reads a CommonJS package's names from `default`, as a chunk gives
+ * it). Their files that read `__dirname` or `__filename` get the place that file has in node_modules at run time
+ * (`wherePackagesAre`, and `__fsmPackageFile` in the banner). docs/development.md, "The build"; the figures in
+ * docs/benchmarks.md, "Start-up of a command" (`node test/bench/fleet-startup-pair.mjs OLD_BIN NEW_BIN`).
  *
  * Where a module is: every `import.meta.url` in src/ is rewritten to the URL the module has in tsc's dist/
  * (`src/files/Csv.ts` → `dist/files/Csv.js`), so what a module finds beside or above itself (the CSV parser
@@ -23,7 +29,8 @@
  *   node scripts/bundle.mjs            # after tsc: writes dist/bin.js, dist/bin-*.js and their source maps
  */
 import * as esbuild from "esbuild"
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -32,7 +39,62 @@ const src = Path.join(root, "src")
 const dist = Path.join(root, "dist")
 
 /** Loaded from node_modules at run time, never bundled (see the header). */
-export const external = ["exceljs", "pg", "pg-native", "ioredis", "bullmq", "msgpackr-extract"]
+export const external = ["exceljs", "pg-native", "msgpackr-extract"]
+
+/** The fleet's packages: bundled, in chunks loaded by the fleet's commands only (see the header). */
+const fleetPackages = ["pg", "ioredis", "bullmq"]
+
+/** The directory of the package that holds `file` (the nearest package.json with a name) and its name. */
+const packageOf = (file) => {
+  for (let dir = Path.dirname(file); dir !== Path.dirname(dir); dir = Path.dirname(dir)) {
+    const json = Path.join(dir, "package.json")
+    if (existsSync(json)) {
+      const { name } = JSON.parse(readFileSync(json, "utf8"))
+      if (typeof name === "string") return { dir, name }
+    }
+  }
+  return undefined
+}
+
+/**
+ * How Node finds `dir`, the folder of package `name`, from dist/: the names to resolve one from the other, from
+ * dist/ (`["ioredis"]`; `["bullmq", "msgpackr"]` for the copy of msgpackr nested in bullmq's node_modules).
+ */
+const chainTo = (dir, name) => {
+  const fromDist = createRequire(Path.join(dist, "bin.js")).resolve.paths(name) ?? []
+  const found = fromDist.map((p) => Path.join(p, name)).find((d) => existsSync(Path.join(d, "package.json")))
+  if (found !== undefined && realpathSync(found) === realpathSync(dir)) return [name]
+  const outer = packageOf(Path.dirname(dir))
+  return outer === undefined ? [name] : [...chainTo(outer.dir, outer.name), name]
+}
+
+/**
+ * A file of the fleet's packages (or of a package nested in theirs) that reads `__dirname` or `__filename` gets them
+ * as where that file is in node_modules at run time (an ES module has neither): `var __filename =
+ * __fsmPackageFile(["bullmq", "msgpackr"], "dist/node.cjs")` before its text, found through the packages' chain from
+ * the chunk as Node finds them (the banner's function below), hoisted or nested. They read them for ioredis's version
+ * (sent to the server as CLIENT SETINFO), msgpackr's way to its native half when `require` is missing, bullmq's
+ * sandboxed processors (not used); none of it is read when the module loads.
+ */
+const wherePackagesAre = {
+  name: "where-packages-are",
+  setup(build) {
+    build.onLoad({ filter: /[\\/]node_modules[\\/].*\.[cm]?js$/ }, (args) => {
+      const text = readFileSync(args.path, "utf8")
+      if (!/\b__(dirname|filename)\b/.test(text)) return undefined
+      const pkg = packageOf(args.path)
+      if (pkg === undefined) return undefined
+      const chain = chainTo(pkg.dir, pkg.name)
+      if (!chain.some((name) => fleetPackages.includes(name))) return undefined
+      const file = Path.relative(pkg.dir, args.path).split(Path.sep).join("/")
+      return {
+        contents: `var __filename = __fsmPackageFile(${JSON.stringify(chain)}, ${JSON.stringify(file)}), ` +
+          `__dirname = require("node:path").dirname(__filename); ${text}`,
+        loader: "js"
+      }
+    })
+  }
+}
 
 /** Every `import.meta.url` of a module in src/ becomes the URL of its tsc output, relative to the bundle's file. */
 const whereTscPutsIt = {
@@ -84,16 +146,24 @@ const result = await esbuild.build({
   chunkNames: "bin-[name]-[hash]",
   external,
   // CommonJS packages in the bundle (yauzl, ws…) `require` Node's modules; an ES module has no `require` of its own.
+  // And the fleet's packages (pg, ioredis, bullmq) read their own files by `__dirname` (wherePackagesAre), found here.
   banner: {
     js: "import { createRequire as __fsmCreateRequire } from \"node:module\"; " +
-      "const require = __fsmCreateRequire(import.meta.url);"
+      "const require = __fsmCreateRequire(import.meta.url); " +
+      "const __fsmPackageFile = (chain, file) => { " +
+      "const { existsSync } = require(\"node:fs\"), { join } = require(\"node:path\"); let from = require, dir = \"\"; " +
+      "for (const name of chain) { " +
+      "const paths = from.resolve.paths(name) ?? []; " +
+      "dir = paths.map((p) => join(p, name)).find((d) => existsSync(join(d, \"package.json\"))) ?? join(paths[0] ?? \"\", name); " +
+      "from = __fsmCreateRequire(join(dir, \"package.json\")); } " +
+      "return join(dir, file); };"
   },
   sourcemap: "linked",
   sourcesContent: false,
   legalComments: "none",
   metafile: true,
   logLevel: "warning",
-  plugins: [whereTscPutsIt]
+  plugins: [whereTscPutsIt, wherePackagesAre]
 })
 
 const outputs = Object.keys(result.metafile.outputs)

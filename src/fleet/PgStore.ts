@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Pool, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
+import { loadPg } from "./Packages.js"
 import { migrateEngine, returnedIndexDdl } from "./Queue.js"
 import {
   egressTaken,
@@ -203,11 +204,11 @@ const stillStaged = (rows: ReadonlyArray<{ readonly there: boolean }>): boolean 
 /** The store on PostgreSQL: a pool for the scope. */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
-    const pg = yield* Effect.promise(() => import("pg"))
+    const pg = yield* loadPg
     const pool: Pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
         registerUrlPassword(url)
-        const p = new pg.default.Pool({ connectionString: url, max: 6 })
+        const p = new pg.Pool({ connectionString: url, max: 6 })
         // An idle client that loses its server must not crash the process: the next query reports it.
         p.on("error", () => undefined)
         return p

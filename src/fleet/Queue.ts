@@ -17,6 +17,7 @@ import { randomUUID } from "node:crypto"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
+import { loadBullmq, loadIoredis, loadPg } from "./Packages.js"
 import { isTransient, redisReconnectDelay } from "./Store.js"
 
 const queueName = "fsm-bulk"
@@ -75,7 +76,7 @@ export const fleetUrl = (text: string): Effect.Effect<string, UsageError> =>
     )
   })
 
-const engine = Effect.promise(() => import("bullmq"))
+const engine = loadBullmq
 
 /** A failure of the engine's store, classified as the fleet store's own are (`isTransient`, Store.ts). */
 const failed = (what: string) => (cause: unknown) =>
@@ -358,7 +359,7 @@ const openClaim = (
 ): Effect.Effect<ClaimExpired, never, Scope.Scope> =>
   Effect.gen(function*() {
     if (isRedisUrl(url)) {
-      const { Redis } = yield* Effect.promise(() => import("ioredis"))
+      const { Redis } = yield* loadIoredis
       const client = yield* Effect.acquireRelease(
         Effect.sync(() => {
           const c = new Redis(url, {
@@ -394,10 +395,10 @@ const openClaim = (
         return typeof id === "string" ? id : undefined
       }
     }
-    const pg = yield* Effect.promise(() => import("pg"))
+    const pg = yield* loadPg
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const p = new pg.default.Pool({ connectionString: url, max: 1 })
+        const p = new pg.Pool({ connectionString: url, max: 1 })
         p.on("error", () => undefined)
         return p
       }),

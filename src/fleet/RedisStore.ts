@@ -43,6 +43,7 @@ import { hostname } from "node:os"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { monotonicMs } from "./Lease.js"
+import { loadIoredis } from "./Packages.js"
 import {
   egressTaken,
   type FleetStore,
@@ -391,7 +392,7 @@ const doneRow = (line: string): string => {
 /** The store on Redis: one connection for the scope. */
 export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { Redis } = yield* Effect.promise(() => import("ioredis"))
+    const { Redis } = yield* loadIoredis
     const client: RedisClient = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {

@@ -11,12 +11,14 @@
  * in what it loads. What a chunk holds is read from its source map (`sources`: src/… and node_modules/…).
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
+import { availableBackends, fleetEnv, startFleetBackend } from "../fleet/support.js"
 import { bin } from "../import/support.js"
 import { bundleFiles } from "./support.js"
 
@@ -44,8 +46,8 @@ Module._load = function (request, parent, isMain) {
 `
 
 /** Runs the built CLI with the recorder; its exit code and the resolved file names of every module it loaded. */
-const loadedBy = (dir: string, args: ReadonlyArray<string>) => {
-  const out = Path.join(dir, `loaded-${args[0]!.replace(/\W/g, "")}.txt`)
+const loadedBy = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
+  const out = Path.join(dir, `loaded-${args.join("-").replace(/\W/g, "")}.txt`)
   writeFileSync(out, "")
   const run = spawnSync(process.execPath, [
     "--import",
@@ -55,10 +57,10 @@ const loadedBy = (dir: string, args: ReadonlyArray<string>) => {
   ], {
     cwd: dir,
     encoding: "utf8",
-    env: { ...process.env, LOADED_OUT: out, NO_COLOR: "1" }
+    env: { ...env, LOADED_OUT: out, NO_COLOR: "1" }
   })
   const names = [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
-  return { status: run.status, stderr: run.stderr, names }
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr, names }
 }
 
 const packageOf = (name: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(name)?.[1]
@@ -82,6 +84,17 @@ const heavyIn = (names: ReadonlyArray<string>) => {
     ])
   ]
 }
+
+/** The fleet's packages, bundled in chunks of their own (scripts/bundle.mjs): loaded by the fleet's commands only. */
+const fleetPackages = ["pg", "ioredis", "bullmq"]
+
+/** The fleet's packages a run loaded from node_modules instead of the bundle's chunks. */
+const fleetUnbundledIn = (names: ReadonlyArray<string>) => [
+  ...new Set(names.flatMap((n) => {
+    const pkg = packageOf(n)
+    return pkg !== undefined && fleetPackages.includes(pkg) ? [`node_modules/${pkg}`] : []
+  }))
+]
 
 /** What says the CLI ran unbundled: our modules from tsc's dist/**.js, a bundled package from node_modules. */
 const unbundledIn = (names: ReadonlyArray<string>) => [
@@ -123,6 +136,53 @@ describe("start-up", () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  // A fleet command loads its backend's package only, and the queue engine only where it queues: on PostgreSQL,
+  // `accounts add`, `accounts list`, `status` and `wait` load pg and neither bullmq nor ioredis; on Redis, ioredis
+  // and neither bullmq nor pg. And the fleet's packages come from the bundle's chunks, never module by module from
+  // node_modules (also for `submit`, which loads bullmq: its chunk holds what bullmq requires, ioredis and pg, loaded
+  // with it but not run, which the source maps cannot tell; so only where they come from is checked there).
+  it.scopedLive.each(availableBackends)(
+    "fleet commands load their backend's package only, from the bundle ($backend)",
+    (b) =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend(b.backend)
+        const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-fleet-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
+        writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
+        writeFileSync(Path.join(dir, "segmentos.csv"), Buffer.from("Descri\xe7\xe3o;\nAlfa;\nBeta;\nGama;\n", "latin1"))
+        const env = fleetEnv(url, { FSM_API_KEY: "chave", FSM_API_TOKEN: "segredo" })
+        const own = b.backend === "postgres" ? "pg" : "ioredis"
+        const run = (args: ReadonlyArray<string>, code = 0) => {
+          const ran = loadedBy(dir, args, env)
+          assert.strictEqual(ran.status, code, `${args.join(" ")}: ${ran.stderr}`)
+          assert.isTrue(
+            ran.names.some((n) => n.endsWith("/dist/bin.js")),
+            `${args.join(" ")}: the recorder saw nothing`
+          )
+          assert.deepStrictEqual(
+            fleetUnbundledIn(ran.names),
+            [],
+            `${args.join(" ")}: a fleet package not from the bundle`
+          )
+          return ran
+        }
+        run(["fleet", "init"])
+        for (
+          const args of [["accounts", "add", "acme", "--base-url", "http://127.0.0.1:9/v2"], ["accounts", "list"], [
+            "status"
+          ]]
+        ) {
+          assert.deepStrictEqual(heavyIn(run(args).names), [own], `${args.join(" ")} loaded packages it does not use`)
+        }
+        // a job that has ended (cancelled), for `wait`: it exits 3 at once
+        const job = run(["submit", "import", "segments", "segmentos.csv", "--account", "acme"]).stdout.trim()
+        run(["cancel", job])
+        assert.deepStrictEqual(heavyIn(run(["wait", job], 3).names), [own], "wait loaded packages it does not use")
+      }),
+    { timeout: 120_000 }
+  )
 
   it("an unexpected failure's stack names positions in src/, not in the bundle", () => {
     // a frame in the bundle, at the code of a known line of src/bin.ts
