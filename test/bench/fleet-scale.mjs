@@ -8,7 +8,7 @@
  * third of the rows were sent, and the delay from the kill to the new owner of each part it held is printed.
  *
  *   npm run build && npm run bench:fleet-scale -- [--backend postgres|redis|both] [--kill] [--rows 3000]
- *     [--accounts 6] [--workers 3] [--chunk-rows 100] [--rate 40/2s] [--lease-ms 6000] [--latency-ms 150]
+ *     [--accounts 6] [--workers 3] [--chunk-rows 100] [--rate 40/2s] [--lease-ms 6000] [--latency-ms 5]
  *     [--jobs 4] [--repeat 1] [--json]
  *
  * `both` (the default) runs PostgreSQL, then Redis when `redis-server` is on the PATH. Needs PostgreSQL's server
@@ -19,6 +19,7 @@ import { Effect, Exit, Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { parseArgs } from "node:util"
+import { defaultBudgetMargin } from "../../dist/client/Config.js"
 import { openStore } from "../../dist/fleet/Stores.js"
 import { customersCsv, importColumns } from "./data.mjs"
 import { fleetKey, initFleet, requestFigures, startStore, startWorkers, stopWorkers } from "./fleet.mjs"
@@ -35,7 +36,7 @@ const { values: flags } = parseArgs({
     "chunk-rows": { type: "string", default: "100" },
     rate: { type: "string", default: "40/2s" },
     "lease-ms": { type: "string", default: "6000" },
-    "latency-ms": { type: "string", default: "150" },
+    "latency-ms": { type: "string" },
     jobs: { type: "string", default: "4" },
     repeat: { type: "string", default: "1" },
     json: { type: "boolean", default: false },
@@ -52,13 +53,20 @@ const int = (name) => {
 const rateMatch = /^(\d+)\/(\d+)s$/.exec(flags.rate)
 if (rateMatch === null) throw new Error(`--rate: N/SECONDSs (40/2s), not "${flags.rate}"`)
 const rate = { limit: Number(rateMatch[1]), windowMs: Number(rateMatch[2]) * 1000 }
+/**
+ * The sandbox's latency by default: 150 ms in the live API's 60 s window (0.25 % of it), scaled to this run's window
+ * as the budget is (5 ms at 2 s). The budget counts a request from its answer (src/client/Budget.ts), so each window
+ * of an address costs it one latency plus the margin: 150 ms in a 2 s window (`--latency-ms 150`, this smoke's
+ * default until budget15) capped the fleet at 0.926 of its rate, a ceiling the live API's 0.25 % never shows.
+ */
+const liveLatencyMs = 150 * rate.windowMs / 60_000
 const settings = {
   rows: int("rows"),
   accounts: int("accounts"),
   workers: int("workers"),
   chunkRows: int("chunk-rows"),
   leaseMs: int("lease-ms"),
-  latencyMs: Number(flags["latency-ms"]),
+  latencyMs: flags["latency-ms"] === undefined ? liveLatencyMs : Number(flags["latency-ms"]),
   jobs: int("jobs"),
   kill: flags.kill
 }
@@ -169,6 +177,8 @@ const runScale = async (backend, store) => {
     }))
     const rows = perAccount * settings.accounts
     const ideal = rows / (settings.workers * rate.limit / rate.windowMs)
+    // What the budget allows at this latency: a window's requests each counted from its answer, plus the margin.
+    const ceiling = rate.windowMs / (rate.windowMs + settings.latencyMs + defaultBudgetMargin(rate.windowMs))
     const killing = settings.kill
       ? killAndFollow({
         sandbox,
@@ -205,6 +215,8 @@ const runScale = async (backend, store) => {
       rate: rateText,
       rows,
       idealMs: ideal,
+      ceiling,
+      budgetUse: budgetUse(log, rate),
       wallMs,
       wallRatio: wallMs / ideal,
       firstToLastRequestRatio: figures.spanMs / ideal,
@@ -235,6 +247,55 @@ const cpuSeconds = (pid) => {
   }
 }
 
+/**
+ * Each address's use of its budget, from the sandbox's request log alone (arrival times per client address, so
+ * the machine's load moves it far less than wall time): the run from the first to the last request cut into
+ * windows of the budget's length; in each, the address's requests against `limit`. What an address left unused is
+ * counted in address-seconds (unused requests ÷ the rate), split into the windows up to its own last request
+ * (`whileWorking`: its budget's pace, the ceiling below, gaps between parts) and after it while other addresses
+ * still sent (`idleTail`: no work left for it while rows remained elsewhere). A last window shorter than the
+ * budget's counts only its share of the limit.
+ */
+const budgetUse = (log, rate) => {
+  const times = log.map((e) => e.at)
+  const first = Math.min(...times)
+  const last = Math.max(...times)
+  const windows = Math.max(1, Math.ceil((last - first + 1) / rate.windowMs))
+  const perSecond = rate.limit / (rate.windowMs / 1000)
+  const byAddress = {}
+  for (const e of log) {
+    const a = (byAddress[e.client ?? "?"] ??= { counts: new Array(windows).fill(0), last: 0 })
+    a.counts[Math.floor((e.at - first) / rate.windowMs)] += 1
+    a.last = Math.max(a.last, e.at)
+  }
+  const allowed = (i) => rate.limit * Math.min(1, (last - first + 1 - i * rate.windowMs) / rate.windowMs)
+  const result = {}
+  for (const [address, a] of Object.entries(byAddress).sort(([x], [y]) => x.localeCompare(y))) {
+    const own = Math.floor((a.last - first) / rate.windowMs)
+    let whileWorking = 0
+    let tail = 0
+    let fullWindows = 0
+    for (let i = 0; i < windows; i++) {
+      const unused = Math.max(0, allowed(i) - a.counts[i])
+      if (i <= own) {
+        whileWorking += unused
+        if (i < own) fullWindows += a.counts[i] / rate.limit
+      } else tail += unused
+    }
+    result[address] = {
+      requests: a.counts.reduce((x, y) => x + y, 0),
+      /** Mean share of the limit used in the windows before its own last one. */
+      fill: own > 0 ? fullWindows / own : NaN,
+      counts: a.counts,
+      unusedWhileWorkingS: whileWorking / perSecond,
+      idleTailS: (last - a.last) / 1000,
+      unusedAfterS: tail / perSecond,
+      lastRequestS: (a.last - first) / 1000
+    }
+  }
+  return result
+}
+
 /** Requests per address in each 5 s from the first request: where a run lost its pace. */
 const timeline = (log) => {
   const first = Math.min(...log.map((e) => e.at))
@@ -261,6 +322,25 @@ const print = (r) => {
     `  wall time (submit to the last job's end) ${s(r.wallMs)}, ideal ${s(r.idealMs)}: ${fixed(r.wallRatio, 3)}×`
   )
   console.log(`  first to last request ${s(r.spanMs)}: ${fixed(r.firstToLastRequestRatio, 3)}× the ideal`)
+  console.log(
+    `  the budget's ceiling at ${r.latencyMs} ms latency: ${fixed(r.ceiling, 3)} of the rate (ideal at it ` +
+      `${s(r.idealMs / r.ceiling)}); wall ${fixed(r.wallRatio * r.ceiling, 3)}×, first to last request ` +
+      `${fixed(r.firstToLastRequestRatio * r.ceiling, 3)}× that`
+  )
+  console.log(`  each address's budget, per ${rate.windowMs / 1000} s window from the first request:`)
+  for (const [address, u] of Object.entries(r.budgetUse)) {
+    console.log(
+      `    ${address}: ${u.requests} requests, last at ${fixed(u.lastRequestS)} s; ${fixed(100 * u.fill)} % of the ` +
+        `limit used in its windows before its last; unused while it had work ${fixed(u.unusedWhileWorkingS)} s, ` +
+        `idle after its last request while others sent ${fixed(u.idleTailS)} s`
+    )
+  }
+  const tail = Object.values(r.budgetUse).reduce((x, u) => x + u.idleTailS, 0)
+  const working = Object.values(r.budgetUse).reduce((x, u) => x + u.unusedWhileWorkingS, 0)
+  console.log(
+    `    in all: ${fixed(working)} address-s unused while working, ${fixed(tail)} address-s idle while rows ` +
+      `remained elsewhere (the ideal is ${fixed(r.workers * r.idealMs / 1000)} address-s)`
+  )
   console.log(`  from the first submit: ${Object.entries(r.phases).map(([k, v]) => `${k} ${s(v)}`).join(", ")}`)
   console.log(`  requests ${r.requests}, ${fixed(r.requestsPerRow, 3)} per row; rate-limit answers ${r.rateLimited}`)
   console.log(`  by address ${JSON.stringify(r.byAddress)}; jobs ${r.states.join(" ")}`)
