@@ -15,6 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fleetKey, startPostgres, startRedis } from "./fleet.mjs"
+import { f, pair } from "./pair.mjs"
 
 const bins = [Path.resolve(process.argv[2]), Path.resolve(process.argv[3])]
 const runs = Number(process.argv[4] ?? 3)
@@ -73,24 +74,7 @@ const worker = (bin, env) =>
       ready === undefined ? reject(new Error(`the worker ended before ready: ${text}`)) : resolve(ready))
   })
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const f = (x, d = 2) => x.toFixed(d)
-
-const pair = async (name, run) => {
-  const seen = [[], []]
-  for (let i = 0; i < runs; i++) {
-    for (const b of [0, 1]) seen[b].push(await run(bins[b]))
-  }
-  for (const b of [0, 1]) {
-    const all = seen[b].map((r) => `${f(r.wall)}/${f(r.cpu)}/${f(r.rss, 0)}`).join("  ")
-    const m = (k) => median(seen[b].map((r) => r[k]))
-    console.log(
-      `${name.padEnd(24)} ${b === 0 ? "A" : "B"}  median wall ${f(m("wall"))} s  CPU ${f(m("cpu"))} s  RSS ${
-        f(m("rss"), 0)
-      } MB   runs (wall/CPU/RSS): ${all}`
-    )
-  }
-}
+const pairOf = (name, run) => pair(name, runs, bins, run, 24)
 
 console.log(`load average at start ${loadavg().map((l) => f(l)).join(" ")}`)
 for (const backend of backends) {
@@ -110,17 +94,17 @@ for (const backend of backends) {
     const ended = output(bins[0], ["submit", "import", "segments", "segmentos.csv", "--account", "acme"], env).trim()
     output(bins[0], ["cancel", ended], env)
     const at = `${backend}:`.padEnd(7)
-    await pair(
+    await pairOf(
       `${at}accounts add`,
       (bin) => command(bin, ["accounts", "add", "acme", "--base-url", "http://127.0.0.1:9/v2"], env)
     )
-    await pair(`${at}worker to ready`, (bin) => worker(bin, env))
-    await pair(
+    await pairOf(`${at}worker to ready`, (bin) => worker(bin, env))
+    await pairOf(
       `${at}submit import`,
       (bin) => command(bin, ["submit", "import", "segments", "segmentos.csv", "--account", "acme"], env)
     )
-    await pair(`${at}status`, (bin) => command(bin, ["status"], env))
-    await pair(`${at}wait (ended)`, (bin) => command(bin, ["wait", ended], env, 3))
+    await pairOf(`${at}status`, (bin) => command(bin, ["status"], env))
+    await pairOf(`${at}wait (ended)`, (bin) => command(bin, ["wait", ended], env, 3))
   } finally {
     await server.stop()
   }

@@ -12,6 +12,7 @@ import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import * as Path from "node:path"
+import { f, pair } from "./pair.mjs"
 
 const bins = [Path.resolve(process.argv[2]), Path.resolve(process.argv[3])]
 const runs = Number(process.argv[4] ?? 3)
@@ -72,24 +73,7 @@ const scenarios = [
   ["sandbox to ready", sandbox]
 ]
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-const f = (x, d = 2) => x.toFixed(d)
-
 console.log(`load average at start ${loadavg().map((l) => f(l)).join(" ")}`)
-for (const [name, run] of scenarios) {
-  const seen = [[], []]
-  for (let i = 0; i < runs; i++) {
-    for (const b of [0, 1]) seen[b].push(await run(bins[b]))
-  }
-  for (const b of [0, 1]) {
-    const all = seen[b].map((r) => `${f(r.wall)}/${f(r.cpu)}/${f(r.rss, 0)}`).join("  ")
-    const m = (k) => median(seen[b].map((r) => r[k]))
-    console.log(
-      `${name.padEnd(18)} ${b === 0 ? "A" : "B"}  median wall ${f(m("wall"))} s  CPU ${f(m("cpu"))} s  RSS ${
-        f(m("rss"), 0)
-      } MB   runs (wall/CPU/RSS): ${all}`
-    )
-  }
-}
+for (const [name, run] of scenarios) await pair(name, runs, bins, run)
 console.log(`load average at end ${loadavg().map((l) => f(l)).join(" ")}`)
 rmSync(dir, { recursive: true, force: true })
