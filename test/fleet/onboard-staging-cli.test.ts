@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { Redis } from "ioredis"
 import { randomBytes } from "node:crypto"
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import {
   acmeFleet,
@@ -26,8 +26,8 @@ import {
   query,
   runCliWithin,
   stagedSubmissions,
-  startCli,
   startFleetBackend,
+  startHeldSubmit,
   startWorker,
   withStore
 } from "./support.js"
@@ -106,14 +106,11 @@ describe("submit onboard stores its input staged, as an import's submit does (is
         const customers = 40
         const input = yield* customerWorkbook(dir, customers)
         const args = ["submit", "onboard", input.file, ...input.maps, "--account", "acme", "--json"]
-        const hold = (name: string) => ({ ...env, FSM_FLEET_STAGE_BYTES: "4096", FSM_FLEET_DEBUG_HOLD_STAGING: name })
-        const alivePath = Path.join(dir, "alive")
-        const killedPath = Path.join(dir, "killed")
-        const alive = yield* startCli(args, hold(alivePath))
-        const killed = yield* startCli(args, hold(killedPath))
+        const alive = yield* startHeldSubmit(args, env, Path.join(dir, "alive"), 4096)
+        const killed = yield* startHeldSubmit(args, env, Path.join(dir, "killed"), 4096)
         yield* eventually(
           "both submits are held after their first piece",
-          () => existsSync(`${alivePath}.held`) && existsSync(`${killedPath}.held`),
+          () => alive.held() && killed.held(),
           120_000,
           () => `alive: ${alive.stderr()}\nkilled: ${killed.stderr()}`
         )
@@ -144,7 +141,7 @@ describe("submit onboard stores its input staged, as an import's submit does (is
         assert.deepStrictEqual(yield* stagedBytes(server.url), [4096], "the killed submit's piece removed with it")
         assert.isTrue(alive.running(), alive.stderr())
 
-        writeFileSync(alivePath, "")
+        alive.release()
         const submitted = yield* Effect.promise(() => alive.ended)
         assert.strictEqual(submitted.code, 0, `${submitted.stdout}\n${submitted.stderr}\n${worker.stderr()}`)
         const job = lastJson(submitted.stdout).job as string
@@ -173,23 +170,20 @@ describe("submit onboard stores its input staged, as an import's submit does (is
         const bytes = readFileSync(input.file)
         const piece = 4 * 1024 * 1024
         assert.isAbove(bytes.length, piece, "the workbook is more than one piece")
-        const held = Path.join(dir, "held")
-        const submit = yield* startCli(
+        const submit = yield* startHeldSubmit(
           ["submit", "onboard", input.file, ...input.maps, "--account", "acme", "--json"],
-          {
-            ...env,
-            FSM_FLEET_DEBUG_HOLD_STAGING: held
-          }
+          env,
+          Path.join(dir, "held")
         )
         yield* eventually(
           "the submit is held after its first piece",
-          () => existsSync(`${held}.held`),
+          () => submit.held(),
           240_000,
           () => submit.stderr()
         )
         assert.deepStrictEqual(yield* stagedBytes(server.url), [piece], "its first 4 MiB piece stored, staged")
         assert.strictEqual((yield* stagedSubmissions(server.url)).length, 1)
-        writeFileSync(held, "")
+        submit.release()
         const submitted = yield* Effect.promise(() => submit.ended)
         assert.strictEqual(submitted.code, 0, `${submitted.stdout}\n${submitted.stderr}`)
         const job = lastJson(submitted.stdout).job as string

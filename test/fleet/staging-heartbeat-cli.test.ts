@@ -10,7 +10,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { existsSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile } from "../drills/support.js"
 import {
@@ -20,8 +19,8 @@ import {
   lastJson,
   runCliWithin,
   stagedSubmissions,
-  startCli,
   startFleetBackend,
+  startHeldSubmit,
   startWorker
 } from "./support.js"
 
@@ -40,14 +39,11 @@ describe("a live submit's staging is kept alive by its heartbeat (issue 29)", ()
         })
         const input = customersFile(dir, "clientes.csv", 30)
         const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "2", "--json"]
-        const hold = (name: string) => ({ ...env, FSM_FLEET_STAGE_BYTES: "1", FSM_FLEET_DEBUG_HOLD_STAGING: name })
-        const alivePath = Path.join(dir, "alive")
-        const killedPath = Path.join(dir, "killed")
-        const alive = yield* startCli(args, hold(alivePath))
-        const killed = yield* startCli(args, hold(killedPath))
+        const alive = yield* startHeldSubmit(args, env, Path.join(dir, "alive"), 1)
+        const killed = yield* startHeldSubmit(args, env, Path.join(dir, "killed"), 1)
         yield* eventually(
           "both submits are held after their first batch",
-          () => existsSync(`${alivePath}.held`) && existsSync(`${killedPath}.held`),
+          () => alive.held() && killed.held(),
           120_000,
           () => `${alive.stderr()}\n${killed.stderr()}`
         )
@@ -70,7 +66,7 @@ describe("a live submit's staging is kept alive by its heartbeat (issue 29)", ()
         assert.strictEqual((yield* stagedSubmissions(server.url)).length, 1, worker.stderr())
         assert.isTrue(alive.running(), alive.stderr())
 
-        writeFileSync(alivePath, "")
+        alive.release()
         const submitted = yield* Effect.promise(() => alive.ended)
         assert.strictEqual(submitted.code, 0, `${submitted.stdout}\n${submitted.stderr}\n${worker.stderr()}`)
         assert.strictEqual(lastJson(submitted.stdout).chunks, 15)

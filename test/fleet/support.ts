@@ -599,6 +599,26 @@ export const isStopped = (pid: number): boolean => {
   }
 }
 
+/**
+ * A `submit` (`args`) held between two steps of its staging (`FSM_FLEET_DEBUG_HOLD_STAGING=hold`: once its first
+ * batch or piece of `stageBytes`, when given, is stored, it writes `hold.held` and waits until `hold` exists):
+ * `held()` tells whether it is there now, `release()` lets it go on.
+ */
+export const startHeldSubmit = (
+  args: ReadonlyArray<string>,
+  env: NodeJS.ProcessEnv,
+  hold: string,
+  stageBytes?: number
+) =>
+  Effect.map(
+    startCli(args, {
+      ...env,
+      ...(stageBytes !== undefined ? { FSM_FLEET_STAGE_BYTES: String(stageBytes) } : {}),
+      FSM_FLEET_DEBUG_HOLD_STAGING: hold
+    }),
+    (cli) => ({ ...cli, held: () => existsSync(`${hold}.held`), release: () => writeFileSync(hold, "") })
+  )
+
 /** Polls `check` every 100 ms until it holds, failing after `ms` with `what` and `detail()`. */
 export const eventually = (what: string, check: () => Promise<boolean> | boolean, ms = 60_000, detail = () => "") =>
   Effect.promise(async () => {

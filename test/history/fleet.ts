@@ -29,7 +29,7 @@
  *   reclaim age (`slow-submit`) was never reclaimed: it publishes and its job ends done like any other.
  */
 import { Effect, Scope } from "effect"
-import { existsSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
 import { jobFormat } from "../../src/fleet/Queue.js"
@@ -45,7 +45,7 @@ import {
   runCli,
   runCliWithin,
   stagedSubmissions,
-  startCli,
+  startHeldSubmit,
   startPostgres,
   startRedisWith,
   startWorker,
@@ -453,14 +453,14 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
         const hold = Path.join(w.dir, `hold-${step}`)
         const args = ["submit", "import", "customers", file, "--account", name, "--mode", "upsert", "--chunk-rows", "2"]
         const submit = yield* Scope.extend(
-          startCli([...args, "--json"], { ...w.env, FSM_FLEET_STAGE_BYTES: "1", FSM_FLEET_DEBUG_HOLD_STAGING: hold }),
+          startHeldSubmit([...args, "--json"], w.env, hold, 1),
           w.scope
         )
         // Held after its first batch, or ended before it (a removed account is refused before anything is stored).
         yield* Effect.promise(async () => {
-          while (!existsSync(`${hold}.held`) && submit.running()) await new Promise((r) => setTimeout(r, 50))
+          while (!submit.held() && submit.running()) await new Promise((r) => setTimeout(r, 50))
         })
-        if (!existsSync(`${hold}.held`)) {
+        if (!submit.held()) {
           const ran = yield* Effect.promise(() => submit.ended)
           w.output.push(ran.stdout, ran.stderr)
           if (w.accounts[a.account]!.removed && ran.code === 2) return `refused (${name} was removed)`
@@ -473,7 +473,7 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
           w.output.push(ran.stdout, ran.stderr)
           return `submit of ${a.rows} rows (${name}) held ${a.holdMs} ms after its first batch, then killed`
         }
-        writeFileSync(hold, "")
+        submit.release()
         const ran = yield* Effect.promise(() => submit.ended)
         w.output.push(ran.stdout, ran.stderr)
         if (ran.code !== 0) {
