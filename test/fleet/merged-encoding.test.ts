@@ -20,19 +20,20 @@ import {
   tempDir
 } from "../import/support.js"
 
-const rows = 3_000
-/** Rows of ASCII alone first (about 100 KiB, past the first 64 KiB), then accents. */
-const ascii = 2_500
+const rows = 400
+/**
+ * Rows of ASCII alone first, each with a long note (about 90 KiB in all, past the first 64 KiB: the test asserts it),
+ * then accents. Long rows rather than many: the point is the 64 KiB, and every row is a request to the sandbox.
+ */
+const ascii = 300
+const note = "Cliente atendido pela equipe da regiao sul, visitas mensais, contrato renovado a cada ano. ".repeat(3)
 const clientes = cp1252(
   [
-    "externalId;name;address",
-    ...Array.from(
-      { length: rows },
-      (_, i) =>
-        i < ascii
-          ? `C-${i};Mercado Central ${i} Ltda;Rua das Flores, ${i}`
-          : `C-${i};Açougue São João ${i};Praça da Sé, ${i}`
-    )
+    "externalId;name;address;note",
+    ...Array.from({ length: rows }, (_, i) =>
+      i < ascii
+        ? `C-${i};Mercado Central ${i} Ltda;Rua das Flores, ${i};${note}${i}`
+        : `C-${i};Açougue São João ${i};Praça da Sé, ${i};`)
   ].join("\r\n") + "\r\n"
 )
 
@@ -41,6 +42,7 @@ describe("a chunked job fetched", () => {
     "names the original file's encoding and delimiter, decided by the whole file",
     () =>
       Effect.gen(function*(): Effect.fn.Return<void, unknown, Scope.Scope> {
+        assert.isAbove(clientes.findIndex((b) => b > 0x7f), 64 * 1024, "the first 64 KiB are ASCII")
         const dir = yield* tempDir
         const sandbox = yield* startTestSandbox()
         const file = put(dir, "clientes.csv", clientes)
@@ -50,7 +52,7 @@ describe("a chunked job fetched", () => {
           file,
           job({ resource: "customers", file, runDir: "" }).read,
           "customers",
-          1_000,
+          150,
           dir,
           invalid,
           "."

@@ -10,16 +10,20 @@ import * as Path from "node:path"
 import { resumeRun } from "../../src/import/Resume.js"
 import { apiOf, cp1252, importInto, put, readJournalLines, readSummary, startTestSandbox, tempDir } from "./support.js"
 
-const rows = 3_000
-/** Rows of ASCII alone first (about 100 KiB), then accents. */
-const ascii = 2_500
+const rows = 400
+/**
+ * Rows of ASCII alone first, each with a long note (about 90 KiB in all, past the first 64 KiB: the test asserts it),
+ * then accents. Long rows rather than many: the point is the 64 KiB, and every row is a request to the sandbox.
+ */
+const ascii = 300
+const note = "Cliente atendido pela equipe da regiao sul, visitas mensais, contrato renovado a cada ano. ".repeat(3)
 const clientes = cp1252(
   [
-    "externalId;name;address",
+    "externalId;name;address;note",
     ...Array.from({ length: rows }, (_, i) =>
       i < ascii
-        ? `C-${i};Mercado Central ${i} Ltda;Rua das Flores, ${i}`
-        : `C-${i};Açougue São João ${i};Praça da Sé, ${i}`)
+        ? `C-${i};Mercado Central ${i} Ltda;Rua das Flores, ${i};${note}${i}`
+        : `C-${i};Açougue São João ${i};Praça da Sé, ${i};`)
   ].join("\r\n") + "\r\n"
 )
 
@@ -28,6 +32,7 @@ describe("an encoding decided late in the file", () => {
     "is recorded as decided, and a resume after a crash reads the file the same way",
     () =>
       Effect.gen(function*() {
+        assert.isAbove(clientes.findIndex((b) => b > 0x7f), 64 * 1024, "the first 64 KiB are ASCII")
         const sandbox = yield* startTestSandbox()
         const dir = yield* tempDir
         const file = put(dir, "clientes.csv", clientes)
