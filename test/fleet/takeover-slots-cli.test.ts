@@ -10,10 +10,11 @@
  *
  * And a busy survivor takes over more stranded parts than one takeover slot: a worker killed holding two parts, one
  * survivor whose two job slots are busy with long jobs. It had one takeover slot: the second part waited for the first
- * taken-over part to end (16.6–17.3 s with a 4 s lease here; 10.8–15.1 s with a 6 s lease in the scale smoke). Now a worker runs up to `--jobs`
- * taken-over jobs besides its job slots: both parts are made active again before any job of the survivor ends (the
- * old code took the second once the first was done), and within the lease + 2 s of the kill, both judged from the
- * queue's own event log (its order, and its times on the store's clock).
+ * taken-over part to end (16.6–17.3 s with a 4 s lease and parts of 60 rows here; 10.8–15.1 s with a 6 s lease in
+ * the scale smoke). Now a worker runs up to `--jobs` taken-over jobs besides its job slots: both parts are made
+ * active again before any job of the survivor ends (the old code took the second once the first was done), and within
+ * the lease + 2 s of the kill, both judged from the queue's own event log (its order, and its times on the store's
+ * clock).
  *
  * The workers are spawned (their kill is the point); `submit`, `cancel` and `wait` are made in process
  * (./in-process.ts), and the victims' parts are small, so that what follows the takeover is seconds, not minutes.
