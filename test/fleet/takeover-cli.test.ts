@@ -5,11 +5,13 @@
  * whatever the queue handed out next and put new parts back one after another; on PostgreSQL, where a stalled job
  * goes back at the end of the queue, the killed worker's parts waited 42–53 s behind them). The second is asserted
  * from the queue's own history (its event log: which job was made active when) and the fleet store's leases.
- * Real worker processes, killed with -9, on PostgreSQL and Redis.
+ * Real worker processes, killed with -9, on PostgreSQL and Redis; `submit`, `cancel` and `wait` are made in process
+ * (./in-process.ts): the workers are the point, and a spawned command costs seconds under load.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { customersFile } from "../drills/support.js"
+import { cancelJob, ended, submitCustomers } from "./in-process.js"
 import {
   acmeBetaFleet,
   availableBackends,
@@ -32,17 +34,19 @@ const schedulingAllowanceMs = 3_000
 
 /**
  * Two survivors with one job slot each, both busy with a long job (2,400 rows at 10 a second, for account `beta`:
- * longer than both scenarios below, which share the fleet; the jobs end with the test), and `victimOf`: a victim
- * worker sending `rows` rows of a job for account `account` (`victimRate` a second), not yet killed. The victim's
- * job lasts rows / victimRate seconds if it is not killed; what the survivor sends after the takeover shares its
- * 10 a second with its long job (the budget is the worker's): a slow victim keeps the job running as long with
- * fewer rows left for the survivor to send.
+ * longer than both scenarios below, which share the fleet; cancelled once the second's takeover is checked), and
+ * `victimOf`: a victim worker sending `rows` rows of a job for account `account` (`victimRate` a second), not yet
+ * killed. The victim's job lasts rows / victimRate seconds if it is not killed; what the survivor sends after the
+ * takeover shares its 10 a second with its long job (the budget is the worker's): a slow victim keeps the job running
+ * as long with fewer rows left for the survivor to send.
  */
 const busyFleet = (backend: Backend) =>
   Effect.gen(function*() {
     // The long jobs work for another account than the victims' jobs, and each victim's job for an account of its
     // own (acme, gamma): its records are counted alone.
-    const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(backend, leaseMs)
+    const { dir, env, sandbox, server } = yield* acmeBetaFleet(backend, leaseMs)
+    const submit = (file: string, account: string, chunkRows?: number) =>
+      submitCustomers(server.url, file, account, chunkRows)
     const owner = (job: string) => withStore(server.url, (store) => Effect.map(store.job(job), (row) => row.owner))
 
     const long = customersFile(dir, "longo.csv", 2_400)
@@ -51,8 +55,8 @@ const busyFleet = (backend: Backend) =>
       yield* startWorker(["--egress-id", "wc", "--jobs", "1", "--rate", "10/1s"], env)
     ]
     const busy = [
-      yield* submit([long.file, "--account", "beta"]),
-      yield* submit([long.file, "--account", "beta"])
+      yield* submit(long.file, "beta"),
+      yield* submit(long.file, "beta")
     ]
     const detail = () => survivors.map((w) => w.stderr()).join("\n")
     yield* eventually(
@@ -74,7 +78,7 @@ const busyFleet = (backend: Backend) =>
           env
         )
         const input = customersFile(dir, `clientes-${egressId}.csv`, rows)
-        const job = yield* submit([input.file, "--account", name])
+        const job = yield* submit(input.file, name)
         yield* eventually(
           "the victim sends",
           async () =>
@@ -95,14 +99,14 @@ const busyFleet = (backend: Backend) =>
         )
         /** Every record of the victim's job once, the job finished from its journal. */
         const finishedOnce = Effect.gen(function*() {
-          const waited = yield* run(["wait", job])
-          assert.strictEqual(waited.code, 0, `${waited.stderr}\n${detail()}`)
+          const waited = yield* ended(server.url, job, 240_000, detail)
+          assert.deepStrictEqual([waited.state, waited.exit_code], ["done", 0], detail())
           const records = yield* sandbox.control.records(sandbox.accounts[account]!.apiKey, "customers")
           assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
         })
         return { victim, job, takenOver, finishedOnce }
       })
-    return { server, dir, submit, detail, busyStates, victimOf }
+    return { server, dir, submit, detail, busy, busyStates, victimOf }
   })
 
 describe("fleet takeover", () => {
@@ -113,7 +117,7 @@ describe("fleet takeover", () => {
       "reaches a busy survivor's takeover slot ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { busyStates, detail, dir, server, submit, victimOf } = yield* busyFleet(b.backend)
+        const { busy, busyStates, detail, dir, server, submit, victimOf } = yield* busyFleet(b.backend)
 
         // Within lease + 2 s. 20 rows at 4 a second (5 s): killed after 10 journal lines, the rest are what the
         // takeover sends.
@@ -140,16 +144,15 @@ describe("fleet takeover", () => {
           yield* finishedOnce
         }
 
-        // Before any new part. 80 rows at 4 a second (20 s, as 200 rows at 10 a second before): it still runs when
-        // killed, after the parts below were submitted (a spawned command, seconds under load); the survivor,
-        // sharing its 10 a second with its long job, then has 50–60 rows to send instead of about 150. For account
-        // `gamma`: its records are counted alone.
+        // Before any new part. 40 rows at 2 a second (20 s, as 80 rows at 4 a second and 200 rows at 10 a second
+        // before): it still runs when killed, after the parts below were submitted (seconds under load); the survivor
+        // then has about 30 rows to send. For account `gamma`: its records are counted alone.
         {
-          const { finishedOnce, job, takenOver, victim } = yield* victimOf("wd", 2, 80, 4)
+          const { finishedOnce, job, takenOver, victim } = yield* victimOf("wd", 2, 40, 2)
           // New parts queued while every job slot of the fleet is busy: 8 parts of 50 rows (for the other account:
           // the victim's records are counted alone).
           const many = customersFile(dir, "novos.csv", 400)
-          const parent = yield* submit([many.file, "--account", "beta", "--chunk-rows", "50"])
+          const parent = yield* submit(many.file, "beta", 50)
           const parts = (yield* withStore(server.url, (store) => store.parts(parent))).map((p) => p.id)
           assert.strictEqual(parts.length, 8)
 
@@ -175,6 +178,8 @@ describe("fleet takeover", () => {
           assert.deepStrictEqual(partsActive, [], "parts made active before the takeover")
           const putBack = events.filter((e) => parts.includes(e.job) && e.event === "delayed")
           assert.deepStrictEqual(putBack, [], "parts put back by a takeover slot")
+          // The long jobs have kept the survivors busy long enough: cancelled, they leave the budget to the job.
+          for (const job of busy) yield* cancelJob(server.url, job)
           yield* finishedOnce
         }
       }),

@@ -10,14 +10,19 @@
  *
  * And a busy survivor takes over more stranded parts than one takeover slot: a worker killed holding two parts, one
  * survivor whose two job slots are busy with long jobs. It had one takeover slot: the second part waited for the first
- * taken-over part to end (16.6–17.3 s with a 4 s lease here; 10.8–15.1 s with a 6 s lease in the scale smoke). Now a worker runs up to `--jobs`
- * taken-over jobs besides its job slots: both parts are made active again before any job of the survivor ends (the
- * old code took the second once the first was done), and within the lease + 2 s of the kill, both judged from the
- * queue's own event log (its order, and its times on the store's clock).
+ * taken-over part to end (16.6–17.3 s with a 4 s lease and parts of 60 rows here; 10.8–15.1 s with a 6 s lease in
+ * the scale smoke). Now a worker runs up to `--jobs` taken-over jobs besides its job slots: both parts are made
+ * active again before any job of the survivor ends (the old code took the second once the first was done), and within
+ * the lease + 2 s of the kill, both judged from the queue's own event log (its order, and its times on the store's
+ * clock).
+ *
+ * The workers are spawned (their kill is the point); `submit`, `cancel` and `wait` are made in process
+ * (./in-process.ts), and the victims' parts are small, so that what follows the takeover is seconds, not minutes.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { customersFile } from "../drills/support.js"
+import { cancelJob, ended, submitCustomers } from "./in-process.js"
 import {
   acmeBetaFleet,
   availableBackends,
@@ -60,12 +65,14 @@ describe("fleet takeover by job slots", () => {
     (b) =>
       Effect.gen(function*() {
         // The killed worker's job is for `acme`, everything else for `beta`: its records are counted alone.
-        const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(b.backend, leaseMs)
+        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs)
+        const submit = (file: string, account: string, chunkRows?: number) =>
+          submitCustomers(server.url, file, account, chunkRows)
         const { owners, partsOf, victimSends } = storeReads(server.url)
 
         // The survivor: one job slot, busy with a long job, and its takeover slot.
         const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env)
-        const busy = yield* submit([customersFile(dir, "longo.csv", 900).file, "--account", "beta"])
+        const busy = yield* submit(customersFile(dir, "longo.csv", 900).file, "beta")
         yield* eventually(
           "the survivor runs the long job",
           async () => (await owners([busy]))[0]!.owner === "wb",
@@ -73,17 +80,19 @@ describe("fleet takeover by job slots", () => {
           survivor.stderr
         )
 
-        // The victim: three job slots, each sending a part of 60 rows.
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "15/1s"], env)
-        const input = customersFile(dir, "clientes.csv", 180)
-        const parent = yield* submit([input.file, "--account", "acme", "--chunk-rows", "60"])
+        // The victim: three job slots, each sending a part of 30 rows (3 a second between them: 30 s a part, 10 s
+        // should one part get the whole budget), so each still runs at the kill, with most of its rows left for the
+        // survivor to send after the takeover.
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/1s"], env)
+        const input = customersFile(dir, "clientes.csv", 90)
+        const parent = yield* submit(input.file, "acme", 30)
         const stranded = yield* partsOf(parent)
         assert.strictEqual(stranded.length, 3)
         yield* victimSends("the victim sends all three parts", stranded, victim.stderr)
         // New parts queued while every job slot is busy, and more once the victim is dead.
         const newParts = (name: string, rows: number) =>
           Effect.flatMap(
-            submit([customersFile(dir, name, rows).file, "--account", "beta", "--chunk-rows", "20"]),
+            submit(customersFile(dir, name, rows).file, "beta", 20),
             partsOf
           )
         const before = yield* newParts("novos.csv", 80)
@@ -102,8 +111,7 @@ describe("fleet takeover by job slots", () => {
           120_000,
           survivor.stderr
         )
-        const cancelled = yield* run(["cancel", busy])
-        assert.strictEqual(cancelled.code, 0, cancelled.stderr)
+        yield* cancelJob(server.url, busy)
 
         // Until every stranded part was made active again (taken over) or a new part was made active at all.
         const activations = async () => {
@@ -134,8 +142,8 @@ describe("fleet takeover by job slots", () => {
         }
 
         // The killed worker's job ends, every record once (one holder at a time: nothing sent twice).
-        const waited = yield* run(["wait", parent])
-        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${survivor.stderr()}`)
+        const waited = yield* ended(server.url, parent, 240_000, survivor.stderr)
+        assert.deepStrictEqual([waited.state, waited.exit_code], ["done", 0], survivor.stderr())
         const records = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
         assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
       }),
@@ -155,15 +163,17 @@ describe("fleet takeover of more parts than one takeover slot", () => {
       "($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, sandbox, server, submit } = yield* acmeBetaFleet(b.backend, leaseMs)
+        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs)
+        const submit = (file: string, account: string, chunkRows?: number) =>
+          submitCustomers(server.url, file, account, chunkRows)
         const { owners, partsOf, victimSends } = storeReads(server.url)
 
         // The survivor: two job slots, both busy with long jobs (600 rows each, sharing 10 a second: two minutes).
         const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "2", "--rate", "10/1s"], env)
         const long = customersFile(dir, "longo.csv", 600).file
         const busy = [
-          yield* submit([long, "--account", "beta"]),
-          yield* submit([long, "--account", "beta"])
+          yield* submit(long, "beta"),
+          yield* submit(long, "beta")
         ]
         yield* eventually(
           "the survivor runs both long jobs",
@@ -172,10 +182,11 @@ describe("fleet takeover of more parts than one takeover slot", () => {
           survivor.stderr
         )
 
-        // The victim: two job slots, each sending a part of 60 rows (4 a second between them: 30 s a part).
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "4/1s"], env)
-        const input = customersFile(dir, "clientes.csv", 120)
-        const parent = yield* submit([input.file, "--account", "acme", "--chunk-rows", "60"])
+        // The victim: two job slots, each sending a part of 40 rows (2 a second between them: 40 s a part, 20 s
+        // should one part get the whole budget).
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "2/1s"], env)
+        const input = customersFile(dir, "clientes.csv", 80)
+        const parent = yield* submit(input.file, "acme", 40)
         const stranded = yield* partsOf(parent)
         assert.strictEqual(stranded.length, 2)
         yield* victimSends("the victim sends both parts", stranded, victim.stderr)
@@ -226,10 +237,12 @@ describe("fleet takeover of more parts than one takeover slot", () => {
           60_000,
           survivor.stderr
         )
+        // The long jobs have kept the survivor busy long enough: cancelled, they leave its budget to the parts.
+        for (const job of busy) yield* cancelJob(server.url, job)
 
         // The killed worker's job ends, every record once.
-        const waited = yield* run(["wait", parent])
-        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${survivor.stderr()}`)
+        const waited = yield* ended(server.url, parent, 240_000, survivor.stderr)
+        assert.deepStrictEqual([waited.state, waited.exit_code], ["done", 0], survivor.stderr())
         const records = yield* sandbox.control.records(sandbox.accounts[0]!.apiKey, "customers")
         assert.deepStrictEqual(records.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
       }),

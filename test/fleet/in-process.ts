@@ -1,0 +1,55 @@
+/**
+ * `submit import`, `cancel` and `wait` made in the test's own process, through the functions those commands call
+ * (src/fleet/Submit.ts `submitImport`, the store's `cancelJob` and the queue's `dequeue`, the job's row): for the fleet
+ * tests whose point is the workers (takeovers), not those commands. A spawned command costs about a second of CPU
+ * before it does anything, and 2–6 s of wall time on a loaded 2-core machine (docs/benchmarks.md, "The test suite's
+ * time"); test/fleet/cli.test.ts and the other `*-cli` files spawn them where they are the point.
+ */
+import { Effect } from "effect"
+import { dequeue, openQueue } from "../../src/fleet/Queue.js"
+import { finalStates } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
+import { submitImport } from "../../src/fleet/Submit.js"
+import { eventually, withStore } from "./support.js"
+
+/**
+ * `fsm-bulk submit import customers FILE --account ACCOUNT [--chunk-rows N]` with every other setting at its default
+ * (`--mode upsert`, formats `auto`, `--verify-wait 6m`, `--chunk-rows 10000`): the job's id.
+ */
+export const submitCustomers = (url: string, file: string, account: string, chunkRows = 10_000) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* openStore(url)
+    const queue = yield* openQueue(url)
+    const submitted = yield* submitImport(store, queue, account, file, {
+      resource: "customers",
+      mode: "upsert",
+      dryRun: false,
+      verify: false,
+      verifyWaitMs: 6 * 60_000,
+      read: { encoding: "auto", delimiter: "auto" },
+      dateFormat: "auto",
+      decimal: "auto"
+    }, chunkRows)
+    if (!submitted.queued) throw new Error(`job ${submitted.job} was stored but not queued`)
+    return submitted.job
+  })).pipe(Effect.orDie)
+
+/** `fsm-bulk cancel JOB` of a job that has not ended (and its parts): marked cancelled, taken out of the queue. */
+export const cancelJob = (url: string, job: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* openStore(url)
+    const queue = yield* openQueue(url)
+    const ids = [job, ...(yield* store.parts(job)).map((p) => p.id)]
+    for (const id of ids) {
+      yield* store.cancelJob(id)
+      yield* dequeue(queue, id)
+    }
+  })).pipe(Effect.orDie)
+
+/** `fsm-bulk wait JOB`: until the job has ended (read every 100 ms, not `wait`'s 500), its row then. */
+export const ended = (url: string, job: string, ms: number, detail: () => string) =>
+  Effect.gen(function*() {
+    const row = () => Effect.runPromise(withStore(url, (store) => store.job(job)))
+    yield* eventually(`job ${job} ends`, async () => finalStates.includes((await row()).state), ms, detail)
+    return yield* Effect.promise(row)
+  })
