@@ -26,7 +26,7 @@ import { ImportServices, Journals } from "../import/Services.js"
 import type { ResourceName } from "../Resources.js"
 import { RunStop } from "../Signals.js"
 import type { WatchedAccount } from "./AccountClients.js"
-import type { FleetError } from "./Errors.js"
+import { FleetError } from "./Errors.js"
 import { groupCommit } from "./GroupCommit.js"
 import { currentLease, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
 import { type JobData, jobFormat, LeftForOthers } from "./Queue.js"
@@ -466,6 +466,11 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       if (leased.storeFailed.any) return yield* handBack(id, "the fleet store could not record a journal line")
       const end = Exit.isSuccess(exit) ? exit.value : undefined
       const failure = Exit.isFailure(exit) ? Cause.failureOption(exit.cause) : Option.none()
+      // What the run reads from the store before it starts (its source files, an earlier owner's files and journals)
+      // failed: the rule of a store failure met before a run (`settleFailure`): a store unusable past its retries
+      // hands the job back, never fails it. Recorded as the job's end, it ended failed for good once the store came
+      // back before its end was written (test/fleet/claimed-read-cli.test.ts).
+      if (Option.isSome(failure) && failure.value instanceof FleetError) return yield* failure.value
       const error = end?.error ??
         (Option.isSome(failure) ? (failure.value as { message?: string }).message ?? String(failure.value) : undefined)
       const ended = yield* store.endWhole(id, epoch, end?.outputs ?? [], {

@@ -18,7 +18,7 @@ import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { loadBullmq, loadIoredis, loadPg } from "./Packages.js"
-import { isTransient, redisReconnectDelay } from "./Store.js"
+import { isTransient, redisCommandTimeoutMs, redisReconnectDelay } from "./Store.js"
 
 const queueName = "fsm-bulk"
 
@@ -364,6 +364,7 @@ const openClaim = (
         Effect.sync(() => {
           const c = new Redis(url, {
             maxRetriesPerRequest: 3,
+            commandTimeout: redisCommandTimeoutMs(leaseMs),
             connectTimeout: 10_000,
             retryStrategy: redisReconnectDelay
           })

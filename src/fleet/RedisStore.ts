@@ -44,6 +44,7 @@ import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { monotonicMs } from "./Lease.js"
 import { loadIoredis } from "./Packages.js"
+import { leaseMs } from "./Queue.js"
 import {
   egressTaken,
   type FleetStore,
@@ -53,6 +54,7 @@ import {
   type NewJob,
   noJob,
   notInitialised,
+  redisCommandTimeoutMs,
   redisReconnectDelay,
   settled,
   sourceTaken,
@@ -392,7 +394,7 @@ const doneRow = (line: string): string => {
 /** The store on Redis: one connection for the scope. */
 export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
-    const { Redis } = yield* loadIoredis
+    const [{ Redis }, windowMs] = yield* Effect.all([loadIoredis, leaseMs])
     const client: RedisClient = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
@@ -402,6 +404,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const c = new Redis(url, {
             lazyConnect: true,
             maxRetriesPerRequest: 3,
+            commandTimeout: redisCommandTimeoutMs(windowMs),
             connectTimeout: 10_000,
             retryStrategy: redisReconnectDelay
           })

@@ -362,6 +362,16 @@ const pgTransientCodes: ReadonlyArray<string> = ["55P03", "55006", "57014", "57P
 export const redisReconnectDelay = (attempt: number): number => Math.min(100 * Math.max(1, attempt), 1_000)
 
 /**
+ * How long a command on the fleet's own Redis connections (the store's, the takeover claim's) may wait for its answer
+ * before it fails as one without an answer (`Unavailable`, then tried again, Transient.ts): a lease, at least 10 s.
+ * Without it a command had no end: a connection killed after the command was sent (an answer past the server's
+ * `client-output-buffer-limit`, a proxy resetting it) was opened again and the command sent again by the client,
+ * every time, so a worker's read of a claimed job's workbook never failed: the job held, its lock renewed, `wait`
+ * never returning (test/fleet/claimed-read-cli.test.ts). On PostgreSQL a lost connection fails the statement.
+ */
+export const redisCommandTimeoutMs = (leaseMs: number): number => Math.max(10_000, leaseMs)
+
+/**
  * Redis's answers that pass: a server loading its data after a restart, busy with a script, a replica that took over
  * and does not accept writes yet (READONLY, MASTERDOWN), a write refused while the disk cannot persist (MISCONF) or
  * memory is full (OOM, under `noeviction`), and the cluster's and replication's "try again".

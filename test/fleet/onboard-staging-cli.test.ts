@@ -10,13 +10,10 @@
  * - a workbook larger than one piece (> 4 MiB) is stored in 4 MiB pieces, staged until published, and what the worker
  *   reads back (`source/…`) is the workbook byte for byte. Before, it was one value in one transaction / script.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import ExcelJS from "exceljs"
 import { Redis } from "ioredis"
-import { randomBytes } from "node:crypto"
-import { readFileSync, statSync, writeFileSync } from "node:fs"
+import { readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
 import {
   acmeFleet,
@@ -31,52 +28,11 @@ import {
   startWorker,
   withStore
 } from "./support.js"
+import { customerWorkbook } from "./workbook.js"
 
 const each = it.scopedLive.each(availableBackends)
 
 const reclaimMs = 2_000
-
-/**
- * A customer's workbook: `Segmentos` (Descrição) and `Clientes` (Código, Nome, Segmento), `customers` rows, each name
- * padded with `noise` random characters (so that a big workbook stays big once zipped); and the two profiles.
- */
-const customerWorkbook = (dir: string, customers: number, noise = 0) =>
-  Effect.promise(async () => {
-    const book = new ExcelJS.Workbook()
-    book.addWorksheet("Segmentos").addRows([["Descrição"], ["Varejo"], ["Atacado"]])
-    book.addWorksheet("Clientes").addRows([
-      ["Código", "Nome", "Segmento"],
-      ...Array.from({ length: customers }, (_, i) => [
-        `C-${i + 1}`,
-        `Padaria São João ${i + 1}${noise > 0 ? ` ${randomBytes(noise).toString("base64")}` : ""}`,
-        i % 3 === 2 ? "Atacado" : "Varejo"
-      ])
-    ])
-    const file = Path.join(dir, "cadastro.xlsx")
-    writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
-    const profile = (name: string, body: Record<string, unknown>) => {
-      const path = Path.join(dir, name)
-      writeFileSync(path, JSON.stringify(body))
-      return path
-    }
-    const maps = [
-      `segments=${
-        profile("segmentos.map.json", {
-          resource: "segments",
-          sheet: "Segmentos",
-          columns: { "Descrição": "description" }
-        })
-      }`,
-      `customers=${
-        profile("clientes.map.json", {
-          resource: "customers",
-          sheet: "Clientes",
-          columns: { "Código": "externalId", "Nome": "name", "Segmento": "segmentDescription" }
-        })
-      }`
-    ]
-    return { file, maps: maps.flatMap((m) => ["--map", m]) }
-  })
 
 /** The bytes of staged files' pieces in the store (PostgreSQL: `file_pieces`; Redis: the `JOB:staged:NAME` strings). */
 const stagedBytes = (url: string) =>

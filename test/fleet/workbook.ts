@@ -1,8 +1,9 @@
-/** The onboarding workbook the fleet's onboarding tests submit. */
+/** The onboarding workbooks the fleet's onboarding tests submit. */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
-import { writeFileSync } from "node:fs"
+import { randomBytes } from "node:crypto"
+import { mkdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 
 /** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
@@ -26,3 +27,84 @@ export const workbookFile = (dir: string, name: string, customers: number) =>
     writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
     return file
   })
+
+/**
+ * A customer's workbook: `Segmentos` (Descrição) and `Clientes` (Código, Nome, Segmento), `customers` rows, each name
+ * padded with `noise` random characters (so that a big workbook stays big once zipped); and the two profiles.
+ */
+export const customerWorkbook = (dir: string, customers: number, noise = 0) =>
+  Effect.promise(async () => {
+    const book = new ExcelJS.Workbook()
+    book.addWorksheet("Segmentos").addRows([["Descrição"], ["Varejo"], ["Atacado"]])
+    book.addWorksheet("Clientes").addRows([
+      ["Código", "Nome", "Segmento"],
+      ...Array.from({ length: customers }, (_, i) => [
+        `C-${i + 1}`,
+        `Padaria São João ${i + 1}${noise > 0 ? ` ${randomBytes(noise).toString("base64")}` : ""}`,
+        i % 3 === 2 ? "Atacado" : "Varejo"
+      ])
+    ])
+    const file = Path.join(dir, "cadastro.xlsx")
+    writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
+    const profile = (name: string, body: Record<string, unknown>) => {
+      const path = Path.join(dir, name)
+      writeFileSync(path, JSON.stringify(body))
+      return path
+    }
+    const maps = [
+      `segments=${
+        profile("segmentos.map.json", {
+          resource: "segments",
+          sheet: "Segmentos",
+          columns: { "Descrição": "description" }
+        })
+      }`,
+      `customers=${
+        profile("clientes.map.json", {
+          resource: "customers",
+          sheet: "Clientes",
+          columns: { "Código": "externalId", "Nome": "name", "Segmento": "segmentDescription" }
+        })
+      }`
+    ]
+    return { file, maps: maps.flatMap((m) => ["--map", m]) }
+  })
+
+/**
+ * A customer's onboarding directory as a Brazilian implementer exports it: `segments.csv` and `customers.csv` in
+ * Windows-1252, `;`, CRLF, Portuguese headers (Descrição; Código, Nome, Segmento) and accented names, read through
+ * `--map` profiles; `customers` rows. The files' bytes are given to compare what the store keeps.
+ */
+export const customerCsvDirectory = (dir: string, customers: number) => {
+  const input = Path.join(dir, "cadastro")
+  mkdirSync(input, { recursive: true })
+  const csv = (rows: ReadonlyArray<ReadonlyArray<string>>) =>
+    Buffer.from(rows.map((r) => r.join(";")).join("\r\n") + "\r\n", "latin1")
+  const files = {
+    "segments.csv": csv([["Descrição"], ["Varejo"], ["Atacado"]]),
+    "customers.csv": csv([
+      ["Código", "Nome", "Segmento"],
+      ...Array.from({ length: customers }, (_, i) => [
+        `C-${i + 1}`,
+        `Padaria São João ${i + 1}`,
+        i % 3 === 2 ? "Atacado" : "Varejo"
+      ])
+    ])
+  }
+  for (const [name, bytes] of Object.entries(files)) writeFileSync(Path.join(input, name), bytes)
+  const profile = (name: string, body: Record<string, unknown>) => {
+    const path = Path.join(dir, name)
+    writeFileSync(path, JSON.stringify(body))
+    return path
+  }
+  const maps = [
+    `segments=${profile("segmentos.map.json", { resource: "segments", columns: { "Descrição": "description" } })}`,
+    `customers=${
+      profile("clientes.map.json", {
+        resource: "customers",
+        columns: { "Código": "externalId", "Nome": "name", "Segmento": "segmentDescription" }
+      })
+    }`
+  ]
+  return { input, files, maps: maps.flatMap((m) => ["--map", m]) }
+}

@@ -1,0 +1,176 @@
+/**
+ * A job claimed by a worker whose data the store fails to give back at that instant (issue 29, round 2), on each
+ * backend with the real servers and the built CLI: an onboarding of a customer's pt-BR workbook (about 100 KB), or an
+ * import of a pt-BR CSV (Windows-1252, `;`, Portuguese headers, about 70 KB), is queued, then the store fails only where
+ * the worker reads the job's files, for longer than a 3 s lease, while everything else answers (the lease, the job's
+ * record, its end):
+ *
+ * - PostgreSQL: the `files` table locked, every session under a 1 s `statement_timeout` (each read times out);
+ * - Redis: a client whose answer exceeds 32 KB has its connection killed (`client-output-buffer-limit`): the read of
+ *   the file, never the small answers.
+ *
+ * The job must go back to the queue (`handed back`, the store's failure as the reason), never end failed for a store
+ * fault, and once the fault ends run to `done`, one record per key, `wait` exiting 0. Before: on PostgreSQL an
+ * onboarding whose source could not be read ended failed for good (exit 3, "the fleet store … cannot be used") as soon
+ * as the store wrote its end; on Redis the read never ended (the client sent it again at each reconnection, without a
+ * timeout): the job stayed running, its lock renewed, for as long as the fault lasted.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Redis } from "ioredis"
+import { readFileSync, writeFileSync } from "node:fs"
+import * as Path from "node:path"
+import pg from "pg"
+import { customersFile } from "../drills/support.js"
+import {
+  acmeFleet,
+  availableBackends,
+  type Backend,
+  eventually,
+  lastJson,
+  runCliWithin,
+  startPostgres,
+  startRedis,
+  startWorker,
+  withStore
+} from "./support.js"
+import { customerWorkbook } from "./workbook.js"
+
+const customers = 300
+
+/**
+ * A backend whose reads of job files can be made to fail: `hold` starts the fault and gives what ends it, `reached`
+ * says whether a worker has reached the write of a job's end while the fault holds (PostgreSQL: the statement that
+ * replaces its outputs waits on the lock; on Redis that write is small and passes).
+ */
+const filesFault = (backend: Backend) =>
+  Effect.gen(function*() {
+    if (backend === "redis") {
+      const redis = yield* startRedis
+      const limit = (value: string) =>
+        Effect.promise(async () => {
+          const client = new Redis(redis.url)
+          try {
+            await client.config("SET", "client-output-buffer-limit", value)
+          } finally {
+            await client.quit()
+          }
+        })
+      return {
+        url: redis.url,
+        hold: () => Effect.as(limit("normal 32kb 32kb 0"), limit("normal 0 0 0")),
+        reached: () => Promise.resolve(false)
+      }
+    }
+    const server = yield* startPostgres
+    const admin = new pg.Client({ connectionString: server.url })
+    yield* Effect.promise(() => admin.connect())
+    yield* Effect.addFinalizer(() => Effect.promise(() => admin.end().catch(() => undefined)))
+    // A watcher of its own, polling every 20 ms on one connection: the write of the job's end waits 1 s at a time.
+    const watcher = new pg.Client({ connectionString: server.url })
+    yield* Effect.promise(() => watcher.connect())
+    yield* Effect.addFinalizer(() => Effect.promise(() => watcher.end().catch(() => undefined)))
+    yield* Effect.promise(() => admin.query(`ALTER DATABASE ${server.database} SET statement_timeout = '1s'`))
+    const seen = { end: false, watching: false }
+    const watch = async () => {
+      while (seen.watching && !seen.end) {
+        const waiting = await watcher.query(
+          `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%starts_with(name, ''out/'')%'`
+        )
+        seen.end = waiting.rows.length > 0
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    }
+    const hold = () =>
+      Effect.promise(async () => {
+        await admin.query("BEGIN")
+        await admin.query("LOCK TABLE fsm_bulk.files IN ACCESS EXCLUSIVE MODE")
+        seen.watching = true
+        const watching = watch()
+        return Effect.promise(async () => {
+          seen.watching = false
+          await watching
+          await admin.query("COMMIT")
+        })
+      })
+    const reached = () => Promise.resolve(seen.end)
+    return { url: server.url, hold, reached }
+  })
+
+/** A customer's pt-BR CSV (Windows-1252, `;`, CRLF, Portuguese headers read through a `--map` profile), ~70 KB. */
+const customersCsv = (dir: string) => {
+  const source = customersFile(dir, "plain.csv", customers * 4)
+  const [, ...rows] = readFileSync(source.file, "utf8").trimEnd().split("\n")
+  const text = ["Código;Nome;CPF/CNPJ", ...rows.map((r) => r.replaceAll(",", ";").replace("Cliente", "Ação São João"))]
+    .join("\r\n") + "\r\n"
+  const file = Path.join(dir, "clientes.csv")
+  writeFileSync(file, Buffer.from(text, "latin1"))
+  const profile = Path.join(dir, "clientes.map.json")
+  writeFileSync(
+    profile,
+    JSON.stringify({
+      resource: "customers",
+      columns: { "Código": "externalId", "Nome": "name", "CPF/CNPJ": "cpfCnpj" }
+    })
+  )
+  return { args: ["import", "customers", file, "--map", profile], keys: source.valid, segments: 0 }
+}
+
+/** What is submitted: the `submit` arguments, the customers' keys it makes, and the segments. */
+const kinds = [
+  {
+    kind: "an onboarding whose workbook",
+    make: (dir: string) =>
+      Effect.map(customerWorkbook(dir, customers, 200), (w) => ({
+        args: ["onboard", w.file, ...w.maps],
+        keys: Array.from({ length: customers }, (_, i) => `C-${i + 1}`),
+        segments: 2
+      }))
+  },
+  { kind: "an import whose CSV file", make: (dir: string) => Effect.sync(() => customersCsv(dir)) }
+]
+
+describe("a claimed job whose data the store cannot give back (issue 29)", () => {
+  it.scopedLive.each(availableBackends.flatMap((b) => kinds.map((k) => ({ ...b, ...k }))))(
+    "$kind cannot be read is handed back, then runs to done ($backend)",
+    (c) =>
+      Effect.gen(function*() {
+        const fault = yield* filesFault(c.backend)
+        const { dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: { FSM_FLEET_LEASE_MS: "3000" } })
+        const input = yield* c.make(dir)
+        const submitted = yield* run(["submit", ...input.args, "--account", "acme", "--json"])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
+
+        const end = yield* fault.hold()
+        const worker = yield* startWorker(["--egress-id", "w-read", "--rate", "1000/1s"], env)
+        const state = () =>
+          Effect.runPromise(
+            withStore(fault.url, (store) => store.job(job)).pipe(
+              Effect.map((row) => row.state),
+              Effect.orElseSucceed(() => "unreadable")
+            )
+          )
+        // Until the job is handed back, or (the old way) it reached its end with the fault still there.
+        yield* eventually(
+          "the job is handed back, or its end is written",
+          async () =>
+            worker.stderr().includes(`job ${job} handed back`) ||
+            ["done", "failed"].includes(await state()) ||
+            (await fault.reached()),
+          120_000,
+          () => worker.stderr()
+        )
+        yield* end
+
+        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 180_000))
+        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        assert.include(worker.stderr(), `job ${job} handed back: the fleet store`, "handed back for the store")
+        assert.notInclude(worker.stderr(), `job ${job} failed`)
+        const records = yield* sandbox.control.records("acme-key", "customers")
+        assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.keys].sort(), "one record per key")
+        assert.strictEqual((yield* sandbox.control.records("acme-key", "segments")).length, input.segments)
+      }),
+    { timeout: 360_000 }
+  )
+})
