@@ -202,44 +202,48 @@ describe("start-up", () => {
   // The CLI talks HTTP through node:http's half of @effect/platform-node's client (src/cli/NodeHttp.ts): its undici
   // half, about 1 MB of bundle, is compiled and run by nothing it uses. The import runs against a sandbox of this
   // process over loopback, so it is spawned without blocking the event loop that sandbox answers on.
-  it.scopedLive("an import of a small pt-BR file talks HTTP through node:http and loads no undici", () =>
-    Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox()
-      const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-import-"))
-      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
-      writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
-      writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
-      // a file like the users': Windows-1252, `;`, CRLF, Portuguese headers, a decimal comma
-      const rows = Array.from({ length: 20 }, (_, i) => `C-${i};Padaria S\xe3o Jo\xe3o ${i};-23,56${i}`)
-      writeFileSync(
-        Path.join(dir, "clientes.csv"),
-        Buffer.from(["C\xf3digo;Nome;latitude", ...rows, ""].join("\r\n"), "latin1")
-      )
-      const account = sandbox.accounts[0]!
-      const run = yield* loadedByAsync(dir, ["import", "clientes", "clientes.csv", "--out", "run"], {
-        ...process.env,
-        FSM_BASE_URL: sandbox.url,
-        FSM_API_KEY: account.apiKey,
-        FSM_API_TOKEN: account.apiToken
-      })
-      assert.strictEqual(run.status, 0, run.stderr)
-      assert.strictEqual(JSON.parse(readFileSync(Path.join(dir, "run", "summary.json"), "utf8")).counts.created, 20)
-      const stored = yield* sandbox.control.records(account.apiKey, "customers")
-      // read as the users' file says: Windows-1252 and `;`
-      assert.deepStrictEqual(
-        stored.filter((c) => c["externalId"] === "C-7").map((c) => c["description"]),
-        ["Padaria S\u00e3o Jo\u00e3o 7"]
-      )
-      const sources = bundleFiles(run.names).flatMap((b) => b.sources)
-      // evidence that the recorder saw the client: node:http's client of @effect/platform-node is in what loaded
-      assert.isTrue(
-        sources.some((n) => /@effect\/platform-node\/.*NodeHttpClient/.test(n)),
-        "no NodeHttpClient in what the import loaded"
-      )
-      const undici = [...new Set([...run.names, ...sources].flatMap((n) => packageOf(n) === "undici" ? [n] : []))]
-      assert.deepStrictEqual(undici.slice(0, 3), [], `the import loaded undici (${undici.length} files)`)
-      assert.deepStrictEqual(heavyIn(run.names), [], "the import loaded modules it does not use")
-    }), { timeout: 120_000 })
+  it.scopedLive(
+    "an import of a small pt-BR file talks HTTP through node:http and loads no undici",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-import-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
+        writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
+        // a file like the users': Windows-1252, `;`, CRLF, Portuguese headers, a decimal comma
+        const rows = Array.from({ length: 20 }, (_, i) => `C-${i};Padaria S\xe3o Jo\xe3o ${i};-23,56${i}`)
+        writeFileSync(
+          Path.join(dir, "clientes.csv"),
+          Buffer.from(["C\xf3digo;Nome;latitude", ...rows, ""].join("\r\n"), "latin1")
+        )
+        const account = sandbox.accounts[0]!
+        const run = yield* loadedByAsync(dir, ["import", "clientes", "clientes.csv", "--out", "run"], {
+          ...process.env,
+          FSM_BASE_URL: sandbox.url,
+          FSM_API_KEY: account.apiKey,
+          FSM_API_TOKEN: account.apiToken
+        })
+        assert.strictEqual(run.status, 0, run.stderr)
+        assert.strictEqual(JSON.parse(readFileSync(Path.join(dir, "run", "summary.json"), "utf8")).counts.created, 20)
+        const stored = yield* sandbox.control.records(account.apiKey, "customers")
+        // read as the users' file says: Windows-1252 and `;`
+        assert.deepStrictEqual(
+          stored.filter((c) => c["externalId"] === "C-7").map((c) => c["description"]),
+          ["Padaria S\u00e3o Jo\u00e3o 7"]
+        )
+        const sources = bundleFiles(run.names).flatMap((b) => b.sources)
+        // evidence that the recorder saw the client: node:http's client of @effect/platform-node is in what loaded
+        assert.isTrue(
+          sources.some((n) => /@effect\/platform-node\/.*NodeHttpClient/.test(n)),
+          "no NodeHttpClient in what the import loaded"
+        )
+        const undici = [...new Set([...run.names, ...sources].flatMap((n) => packageOf(n) === "undici" ? [n] : []))]
+        assert.deepStrictEqual(undici.slice(0, 3), [], `the import loaded undici (${undici.length} files)`)
+        assert.deepStrictEqual(heavyIn(run.names), [], "the import loaded modules it does not use")
+      }),
+    { timeout: 120_000 }
+  )
 
   it("an unexpected failure's stack names positions in src/, not in the bundle", () => {
     // a frame in the bundle, at the code of a known line of src/bin.ts
