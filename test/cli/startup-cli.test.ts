@@ -12,14 +12,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
+import { spawn, spawnSync } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
 import { availableBackends, fleetEnv, startFleetBackend } from "../fleet/support.js"
-import { bin } from "../import/support.js"
+import { bin, startTestSandbox } from "../import/support.js"
 import { bundleFiles } from "./support.js"
 
 /** Packages that only some commands use: loaded on demand, never at start-up. */
@@ -45,23 +45,38 @@ Module._load = function (request, parent, isMain) {
 }
 `
 
-/** Runs the built CLI with the recorder; its exit code and the resolved file names of every module it loaded. */
-const loadedBy = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
+/** The command line and environment of the built CLI run with the recorder, and the file it records into. */
+const recorded = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => {
   const out = Path.join(dir, `loaded-${args.join("-").replace(/\W/g, "")}.txt`)
   writeFileSync(out, "")
-  const run = spawnSync(process.execPath, [
-    "--import",
-    pathToFileURL(Path.join(dir, "recorder.mjs")).href,
-    bin,
-    ...args
-  ], {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...env, LOADED_OUT: out, NO_COLOR: "1" }
-  })
-  const names = [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr, names }
+  return {
+    argv: ["--import", pathToFileURL(Path.join(dir, "recorder.mjs")).href, bin, ...args],
+    options: { cwd: dir, env: { ...env, LOADED_OUT: out, NO_COLOR: "1" } },
+    /** The resolved file names of every module the run loaded. */
+    names: () => [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
+  }
 }
+
+/** Runs the built CLI with the recorder; its exit code and the resolved file names of every module it loaded. */
+const loadedBy = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
+  const r = recorded(dir, args, env)
+  const run = spawnSync(process.execPath, r.argv, { ...r.options, encoding: "utf8" })
+  return { status: run.status, stdout: run.stdout, stderr: run.stderr, names: r.names() }
+}
+
+/**
+ * `loadedBy` without blocking this process: for a command that talks to a server this process runs (the test's
+ * sandbox answers only while the test's event loop turns; a spawnSync would hold it until the command gave up).
+ */
+const loadedByAsync = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+  Effect.async<{ status: number | null; stderr: string; names: ReadonlyArray<string> }>((resume) => {
+    const r = recorded(dir, args, env)
+    const child = spawn(process.execPath, r.argv, { ...r.options, stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
+    child.on("close", (status) => resume(Effect.succeed({ status, stderr, names: r.names() })))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
 
 const packageOf = (name: string) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(name)?.[1]
 
@@ -180,6 +195,52 @@ describe("start-up", () => {
         const job = run(["submit", "import", "segments", "segmentos.csv", "--account", "acme"]).stdout.trim()
         run(["cancel", job])
         assert.deepStrictEqual(heavyIn(run(["wait", job], 3).names), [own], "wait loaded packages it does not use")
+      }),
+    { timeout: 120_000 }
+  )
+
+  // The CLI talks HTTP through node:http's half of @effect/platform-node's client (src/cli/NodeHttp.ts): its undici
+  // half, about 1 MB of bundle, is compiled and run by nothing it uses. The import runs against a sandbox of this
+  // process over loopback, so it is spawned without blocking the event loop that sandbox answers on.
+  it.scopedLive(
+    "an import of a small pt-BR file talks HTTP through node:http and loads no undici",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox()
+        const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-import-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+        writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
+        writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
+        // a file like the users': Windows-1252, `;`, CRLF, Portuguese headers, a decimal comma
+        const rows = Array.from({ length: 20 }, (_, i) => `C-${i};Padaria S\xe3o Jo\xe3o ${i};-23,56${i}`)
+        writeFileSync(
+          Path.join(dir, "clientes.csv"),
+          Buffer.from(["C\xf3digo;Nome;latitude", ...rows, ""].join("\r\n"), "latin1")
+        )
+        const account = sandbox.accounts[0]!
+        const run = yield* loadedByAsync(dir, ["import", "clientes", "clientes.csv", "--out", "run"], {
+          ...process.env,
+          FSM_BASE_URL: sandbox.url,
+          FSM_API_KEY: account.apiKey,
+          FSM_API_TOKEN: account.apiToken
+        })
+        assert.strictEqual(run.status, 0, run.stderr)
+        assert.strictEqual(JSON.parse(readFileSync(Path.join(dir, "run", "summary.json"), "utf8")).counts.created, 20)
+        const stored = yield* sandbox.control.records(account.apiKey, "customers")
+        // read as the users' file says: Windows-1252 and `;`
+        assert.deepStrictEqual(
+          stored.filter((c) => c["externalId"] === "C-7").map((c) => c["description"]),
+          ["Padaria S\u00e3o Jo\u00e3o 7"]
+        )
+        const sources = bundleFiles(run.names).flatMap((b) => b.sources)
+        // evidence that the recorder saw the client: node:http's client of @effect/platform-node is in what loaded
+        assert.isTrue(
+          sources.some((n) => /@effect\/platform-node\/.*NodeHttpClient/.test(n)),
+          "no NodeHttpClient in what the import loaded"
+        )
+        const undici = [...new Set([...run.names, ...sources].flatMap((n) => packageOf(n) === "undici" ? [n] : []))]
+        assert.deepStrictEqual(undici.slice(0, 3), [], `the import loaded undici (${undici.length} files)`)
+        assert.deepStrictEqual(heavyIn(run.names), [], "the import loaded modules it does not use")
       }),
     { timeout: 120_000 }
   )
