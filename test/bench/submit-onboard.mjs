@@ -8,13 +8,12 @@
  *
  *   npm run build && node test/bench/submit-onboard.mjs [--backend postgres|redis|both] [--rows 48000[,96000…]]
  */
-import ExcelJS from "exceljs"
 import { execFileSync } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
+import { writeCustomerWorkbook } from "../fleet/customer-workbook.mjs"
 import { fleetKey, initFleet, startStore } from "./fleet.mjs"
 import { bin, runNode } from "./measure.mjs"
 
@@ -25,50 +24,11 @@ const { values: flags } = parseArgs({
   }
 })
 
-/** The workbook and its two profiles in `dir`, as test/fleet/workbook.ts's `customerWorkbook` makes them. */
-const workbook = async (dir, customers) => {
-  const book = new ExcelJS.Workbook()
-  book.addWorksheet("Segmentos").addRows([["Descrição"], ["Varejo"], ["Atacado"]])
-  const sheet = book.addWorksheet("Clientes")
-  sheet.addRow(["Código", "Nome", "Segmento"])
-  for (let i = 0; i < customers; i++) {
-    sheet.addRow([
-      `C-${i + 1}`,
-      `Padaria São João ${i + 1} ${randomBytes(72).toString("base64")}`,
-      i % 3 === 2 ? "Atacado" : "Varejo"
-    ])
-  }
-  const file = join(dir, `cadastro-${customers}.xlsx`)
-  writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
-  const profile = (name, body) => {
-    const path = join(dir, name)
-    writeFileSync(path, JSON.stringify(body))
-    return path
-  }
-  const maps = [
-    `segments=${
-      profile("segmentos.map.json", {
-        resource: "segments",
-        sheet: "Segmentos",
-        columns: { "Descrição": "description" }
-      })
-    }`,
-    `customers=${
-      profile("clientes.map.json", {
-        resource: "customers",
-        sheet: "Clientes",
-        columns: { "Código": "externalId", "Nome": "name", "Segmento": "segmentDescription" }
-      })
-    }`
-  ]
-  return { file, maps: maps.flatMap((m) => ["--map", m]) }
-}
-
 const dir = mkdtempSync(join(tmpdir(), "fsm-bench-onboard-"))
 const backends = flags.backend === "both" ? ["postgres", "redis"] : [flags.backend]
 try {
   for (const rows of flags.rows.split(",").map(Number)) {
-    const input = await workbook(dir, rows)
+    const input = await writeCustomerWorkbook(dir, rows, 72, `cadastro-${rows}.xlsx`)
     const mb = (statSync(input.file).size / 1024 / 1024).toFixed(1)
     for (const backend of backends) {
       const store = await startStore(backend)

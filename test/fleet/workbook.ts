@@ -2,9 +2,9 @@
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
-import { randomBytes } from "node:crypto"
 import { mkdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { writeCustomerWorkbook } from "./customer-workbook.mjs"
 
 /** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
 export const workbookFile = (dir: string, name: string, customers: number) =>
@@ -33,42 +33,7 @@ export const workbookFile = (dir: string, name: string, customers: number) =>
  * padded with `noise` random characters (so that a big workbook stays big once zipped); and the two profiles.
  */
 export const customerWorkbook = (dir: string, customers: number, noise = 0) =>
-  Effect.promise(async () => {
-    const book = new ExcelJS.Workbook()
-    book.addWorksheet("Segmentos").addRows([["Descrição"], ["Varejo"], ["Atacado"]])
-    book.addWorksheet("Clientes").addRows([
-      ["Código", "Nome", "Segmento"],
-      ...Array.from({ length: customers }, (_, i) => [
-        `C-${i + 1}`,
-        `Padaria São João ${i + 1}${noise > 0 ? ` ${randomBytes(noise).toString("base64")}` : ""}`,
-        i % 3 === 2 ? "Atacado" : "Varejo"
-      ])
-    ])
-    const file = Path.join(dir, "cadastro.xlsx")
-    writeFileSync(file, new Uint8Array(await book.xlsx.writeBuffer()))
-    const profile = (name: string, body: Record<string, unknown>) => {
-      const path = Path.join(dir, name)
-      writeFileSync(path, JSON.stringify(body))
-      return path
-    }
-    const maps = [
-      `segments=${
-        profile("segmentos.map.json", {
-          resource: "segments",
-          sheet: "Segmentos",
-          columns: { "Descrição": "description" }
-        })
-      }`,
-      `customers=${
-        profile("clientes.map.json", {
-          resource: "customers",
-          sheet: "Clientes",
-          columns: { "Código": "externalId", "Nome": "name", "Segmento": "segmentDescription" }
-        })
-      }`
-    ]
-    return { file, maps: maps.flatMap((m) => ["--map", m]) }
-  })
+  Effect.promise(() => writeCustomerWorkbook(dir, customers, noise))
 
 /**
  * A customer's onboarding directory as a Brazilian implementer exports it: `segments.csv` and `customers.csv` in
