@@ -169,8 +169,9 @@ describe("the store left incomplete (issue 29)", () => {
         const worker = yield* startWorker(["--egress-id", "w-flushed"], env)
         yield* eventually("the worker is ready", () => worker.stderr().includes("ready"), 60_000, worker.stderr)
         yield* Effect.promise(() => redis.flushall())
-        const code = yield* Effect.promise(() =>
-          Promise.race([worker.exit, new Promise<string>((r) => setTimeout(() => r("still running"), 60_000))])
+        // Effect's timeout, not a raced setTimeout: no 60 s timer is left running once the worker has exited.
+        const code = yield* Effect.promise(() => worker.exit).pipe(
+          Effect.timeoutTo({ duration: "60 seconds", onSuccess: (c): unknown => c, onTimeout: () => "still running" })
         )
         assert.strictEqual(code, 2, worker.stderr())
         assert.match(worker.stderr(), /has lost (the fleet.s )?data/)
