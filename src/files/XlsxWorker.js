@@ -66,6 +66,18 @@ const fail = (error) => {
   })
 }
 
+/**
+ * A fault for the tests of a thread that fails mid-run (test/files/xlsx-thread-cli.test.ts): `throw:N` throws, and
+ * `exit:N` ends the thread, once N rows have been written here. Never set in use.
+ */
+const fault = /^(throw|exit):(\d+)$/.exec(process.env.FSM_XLSX_DEBUG_FAULT ?? "")
+let rowsWritten = 0
+const faultAt = fault === null ? Infinity : Number(fault[2])
+const injectFault = () => {
+  if (fault?.[1] === "exit") process.exit(70)
+  throw new Error(`injected fault after ${faultAt} rows (FSM_XLSX_DEBUG_FAULT)`)
+}
+
 /** Messages are handled one at a time, in order: each waits for the one before it. */
 let queue = Promise.resolve()
 
@@ -75,6 +87,7 @@ let queue = Promise.resolve()
 const writeBatch = async ({ measured = [], packed }) => {
   const rows = unpackRows(packed)
   for (let i = 0; i < rows.length; i++) {
+    if (++rowsWritten > faultAt) injectFault()
     const wait = table.write(rows[i], measured[i])
     if (wait !== undefined) await wait
   }

@@ -119,7 +119,13 @@ class ZipStream {
   #deflate
   /** @type {Entry | undefined} */
   #entry
-  #pending = ""
+  /**
+   * The open entry's data not yet handed to deflate, as UTF-8, and its length in UTF-16 units: it goes to deflate
+   * in chunks of `chunkChars` units, and the sheet's size limit counts them so.
+   * @type {Array<Buffer>}
+   */
+  #pending = []
+  #pendingChars = 0
 
   /**
    * @param {import("node:stream").Writable} out
@@ -241,7 +247,7 @@ class ZipStream {
 
   /** Bytes of the open entry so far, uncompressed (text not yet handed to deflate included, as UTF-16 units). */
   get entrySize() {
-    return (this.#entry?.size ?? 0) + this.#pending.length
+    return (this.#entry?.size ?? 0) + this.#pendingChars
   }
 
   /**
@@ -249,11 +255,26 @@ class ZipStream {
    * @param {string} text
    */
   write(text) {
+    return this.writeBytes(Buffer.from(text, "utf8"), text.length)
+  }
+
+  /**
+   * Appends text already encoded as UTF-8 (`chars`: its length in UTF-16 units, whole characters only); false when
+   * the caller should wait for `ready`. The table's rows come this way: joining them into one string first cost the
+   * workbook thread most of its time once a row held a character beyond Latin-1 (V8 copies the pieces into a
+   * two-byte string), and the string was then encoded anyway. The same chunks reach deflate either way.
+   * @param {Buffer} bytes
+   * @param {number} chars
+   */
+  writeBytes(bytes, chars) {
     if (this.#problem !== undefined) {
       return false
     }
-    this.#pending += text
-    if (this.#pending.length < chunkChars) {
+    if (chars > 0) {
+      this.#pending.push(bytes)
+      this.#pendingChars += chars
+    }
+    if (this.#pendingChars < chunkChars) {
       return true
     }
     this.#flush()
@@ -262,8 +283,10 @@ class ZipStream {
 
   #flush() {
     const entry = /** @type {Entry} */ (this.#entry)
-    const data = Buffer.from(this.#pending, "utf8")
-    this.#pending = ""
+    const pending = this.#pending
+    const data = pending.length === 1 ? pending[0] : Buffer.concat(pending)
+    this.#pending = []
+    this.#pendingChars = 0
     entry.crc = crc32(data, entry.crc)
     entry.size += data.length
     if (entry.size >= maxOffset) {
@@ -321,7 +344,7 @@ class ZipStream {
     if (this.#problem !== undefined) {
       throw this.#problem
     }
-    if (this.#pending.length > 0) {
+    if (this.#pendingChars > 0) {
       this.#flush()
     }
     await new Promise((resolve, reject) => {
@@ -867,7 +890,13 @@ export class XlsxTable {
    */
   #writeRow(cells, styleOf) {
     this.#rowXml(this.#rows, this.#row, cells, styleOf)
-    return this.#rows.chars < chunkChars || this.#zip.write(this.#rows.take())
+    return this.#rows.chars < chunkChars || this.#handRows()
+  }
+
+  /** Hands the rows gathered so far to the archive, encoded piece by piece (no join); false when it must wait. */
+  #handRows() {
+    const chars = this.#rows.chars
+    return this.#zip.writeBytes(this.#rows.takeBytes(), chars)
   }
 
   /**
@@ -876,7 +905,7 @@ export class XlsxTable {
    */
   #write(text) {
     if (this.#rows.chars > 0) {
-      this.#zip.write(this.#rows.take())
+      this.#handRows()
     }
     return this.#zip.write(text)
   }
