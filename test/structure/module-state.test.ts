@@ -26,7 +26,8 @@ const kept: Record<string, string> = {
   "src/files/CsvParseWorker.js:stopped": "a parser thread's own, new in each thread",
   "src/files/XlsxWorker.js:made": "a workbook thread's own, new in each thread",
   "src/files/XlsxWorker.js:failed": "a workbook thread's own, new in each thread",
-  "src/files/XlsxWorker.js:queue": "a workbook thread's own, new in each thread"
+  "src/files/XlsxWorker.js:queue": "a workbook thread's own, new in each thread",
+  "src/files/XlsxWorker.js:rowsWritten": "a workbook thread's own, new in each thread"
 }
 
 const sources = (dir: string): Array<string> =>
