@@ -60,7 +60,9 @@ export default defineConfig({
         test: {
           name: "cli",
           include: cliTier,
-          sequence: { groupOrder: 1 }
+          sequence: { groupOrder: 1 },
+          // Run with `--no-isolate` (package.json): what a file leaves in the shared process fails it
+          setupFiles: ["test/setup/cli-leaks.ts"]
         }
       }
     ]
