@@ -31,8 +31,9 @@ export default defineConfig({
     // the pool no longer needed before the run's end made vitest 3.2 report "Terminating worker thread" as an
     // unhandled rejection and exit 1 after every file had passed (vitest-dev/vitest#8564 describes the same).
     minWorkers: availableParallelism() + 1,
-    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only: the
-    // fast tier is run on its own with `--no-isolate` (package.json), the cli tier keeps a process per file.
+    // Vitest 3.2 reads the pool's isolation (a new process per file) and its size from the root options only, and
+    // has no `--setupFiles` flag: each tier is its own `vitest run --project … --no-isolate` (package.json), and each
+    // project names its own set-up file below (harmless when a file does get a process of its own).
     projects: [
       // The fast tier's workers keep their modules from one file to the next (`isolate: false`): vitest's collect
       // (importing each file's modules anew) cost more than the files' tests. What modules keep at their top level
@@ -52,15 +53,19 @@ export default defineConfig({
       // The cli tier runs the root's maxWorkers files at a time (cores + 1: three on 2 cores). Vitest 3.2 sizes a
       // pool from the root options only, so a pool size set here would not be applied; to run the tier with
       // another count, pass `--maxWorkers N --minWorkers N` to `vitest run --project cli` (docs/development.md).
-      // A fork per file costs 2-3 s of CPU before the file's first test (vitest's start, collect): sharing workers
-      // (`--no-isolate`, with test/setup/cli-leaks.ts as a set-up file) was measured and not yet switched on, as
-      // its one whole-tier run failed (docs/benchmarks.md, "The cli tier's files share their workers").
+      // Its files share their workers too (`--no-isolate`): a fork per file cost 2-3 s of CPU before the file's first
+      // test (vitest's start, collect; docs/benchmarks.md, "The cli tier's files share their workers"). The guard
+      // test/setup/cli-leaks.ts puts back env, cwd and exit code after each file and fails a file that leaves a
+      // child, server, ref'd timer or signal listener in the shared process. A test waits for a spawned command
+      // without blocking the worker (test/spawned.ts, not spawnSync): a block past 60 s times out the worker's
+      // calls to vitest ("Timeout calling onTaskUpdate").
       {
         extends: true,
         test: {
           name: "cli",
           include: cliTier,
-          sequence: { groupOrder: 1 }
+          sequence: { groupOrder: 1 },
+          setupFiles: ["test/setup/cli-leaks.ts"]
         }
       }
     ]

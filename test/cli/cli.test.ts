@@ -11,6 +11,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { bin, runCli } from "../import/support.js"
+import { spawned } from "../spawned.js"
 import { temporaryDir } from "../support.js"
 import { lastJson } from "../support.js"
 
@@ -19,10 +20,9 @@ const widest = (text: string) => Math.max(...text.split("\n").map((l) => l.lengt
 
 /** The CLI run under a pseudo-terminal of `columns` columns (`script`), its output as the terminal shows it. */
 const onTerminal = (args: string, env: Record<string, string>, cwd?: string) =>
-  spawnSync("script", ["-qec", `stty cols 100; ${process.execPath} ${bin} ${args}`, "/dev/null"], {
-    encoding: "utf8",
+  spawned("script", ["-qec", `stty cols 100; ${process.execPath} ${bin} ${args}`, "/dev/null"], {
     env: { PATH: process.env.PATH ?? "", TERM: "xterm", ...env },
-    cwd
+    ...(cwd !== undefined ? { cwd } : {})
   })
 const hasScript = spawnSync("sh", ["-c", "command -v script"]).status === 0
 
@@ -61,15 +61,15 @@ describe("the terminal", () => {
   it.effect.skipIf(!hasScript)(
     "on a terminal help is bold and as wide as the terminal; NO_COLOR turns the colour off",
     () =>
-      Effect.sync(() => {
-        const coloured = onTerminal("--help", {})
+      Effect.gen(function*() {
+        const coloured = yield* onTerminal("--help", {})
         assert.include(coloured.stdout, `${escape}1mUSAGE`)
         assert.isAtMost(widest(coloured.stdout.replaceAll("\r", "").replaceAll(/\x1b\[[0-9;]*m/g, "")), 100)
         assert.isAbove(widest(coloured.stdout.replaceAll("\r", "")), 80)
-        const noColour = onTerminal("--help", { NO_COLOR: "1" })
+        const noColour = yield* onTerminal("--help", { NO_COLOR: "1" })
         assert.include(noColour.stdout, "USAGE")
         assert.notInclude(noColour.stdout, escape)
-        const mistake = onTerminal("export --json", { NO_COLOR: "1" })
+        const mistake = yield* onTerminal("export --json", { NO_COLOR: "1" })
         assert.include(mistake.stdout, "Expected to find option: '--out'")
         assert.notInclude(mistake.stdout, escape)
       })
@@ -81,10 +81,10 @@ describe("the terminal", () => {
       Effect.gen(function*() {
         const dir = yield* temporaryDir("fsm-progress-")
         writeFileSync(Path.join(dir, "customers.csv"), "externalId,name\nK-1,Um\nK-2,Dois\n")
-        const bar = onTerminal("import customers customers.csv --out bar", {}, dir)
+        const bar = yield* onTerminal("import customers customers.csv --out bar", {}, dir)
         assert.strictEqual(bar.status, 0, bar.stdout)
         assert.include(bar.stdout, `${escape}2K`)
-        const plain = onTerminal("import customers customers.csv --out plain", { NO_COLOR: "1" }, dir)
+        const plain = yield* onTerminal("import customers customers.csv --out plain", { NO_COLOR: "1" }, dir)
         assert.strictEqual(plain.status, 0, plain.stdout)
         assert.include(plain.stdout, "import customers: 2 rows")
         assert.notInclude(plain.stdout, escape)

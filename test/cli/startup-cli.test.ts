@@ -12,7 +12,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn, spawnSync } from "node:child_process"
+import { spawn } from "node:child_process"
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
@@ -20,6 +20,7 @@ import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
 import { availableBackends, fleetEnv, startFleetBackend } from "../fleet/support.js"
 import { bin, startTestSandbox } from "../import/support.js"
+import { spawned } from "../spawned.js"
 import { bundleFiles } from "./support.js"
 
 /** Packages that only some commands use: loaded on demand, never at start-up. */
@@ -58,11 +59,13 @@ const recorded = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessE
 }
 
 /** Runs the built CLI with the recorder; its exit code and the resolved file names of every module it loaded. */
-const loadedBy = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
-  const r = recorded(dir, args, env)
-  const run = spawnSync(process.execPath, r.argv, { ...r.options, encoding: "utf8" })
-  return { status: run.status, stdout: run.stdout, stderr: run.stderr, names: r.names() }
-}
+const loadedBy = (dir: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) =>
+  Effect.suspend(() => {
+    const r = recorded(dir, args, env)
+    return spawned(process.execPath, r.argv, r.options).pipe(
+      Effect.map((run) => ({ status: run.status, stdout: run.stdout, stderr: run.stderr, names: r.names() }))
+    )
+  })
 
 /**
  * `loadedBy` without blocking this process: for a command that talks to a server this process runs (the test's
@@ -126,31 +129,38 @@ const unbundledIn = (names: ReadonlyArray<string>) => [
 describe("start-up", () => {
   it("--version, --help and validate of a 3-row file run from the bundle and load none of the heavy modules", {
     timeout: 120_000
-  }, () => {
-    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-"))
-    try {
-      writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
-      writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
-      // a file like the users': Windows-1252, `;`, a Portuguese header
-      writeFileSync(Path.join(dir, "segmentos.csv"), Buffer.from("Descri\xe7\xe3o;\nAlfa;\nBeta;\nGama;\n", "latin1"))
-      for (const args of [["--version"], ["--help"], ["validate", "segments", "segmentos.csv"]]) {
-        const run = loadedBy(dir, args)
-        assert.strictEqual(run.status, 0, `${args.join(" ")}: ${run.stderr}`)
-        // the recorder saw the bundle, and the bundle holds our modules and effect's: an empty list below is evidence
-        const sources = bundleFiles(run.names).flatMap((b) => b.sources)
-        assert.isTrue(run.names.some((n) => n.endsWith("/dist/bin.js")), `${args.join(" ")}: the recorder saw nothing`)
-        assert.deepStrictEqual(unbundledIn(run.names), [], `${args.join(" ")}: dist/bin.js is not the bundle`)
-        assert.isTrue(sources.some((n) => n.endsWith("/src/Cli.ts")), `${args.join(" ")}: no src/Cli.ts in the bundle`)
-        assert.isTrue(
-          sources.some((n) => packageOf(n) === "effect"),
-          `${args.join(" ")}: no effect module in the bundle`
-        )
-        assert.deepStrictEqual(heavyIn(run.names), [], `${args.join(" ")} loaded modules it does not use`)
+  }, () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(Path.join(tmpdir(), "fsm-startup-"))
+      try {
+        writeFileSync(Path.join(dir, "hooks.mjs"), hooks)
+        writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
+        // a file like the users': Windows-1252, `;`, a Portuguese header
+        writeFileSync(Path.join(dir, "segmentos.csv"), Buffer.from("Descri\xe7\xe3o;\nAlfa;\nBeta;\nGama;\n", "latin1"))
+        for (const args of [["--version"], ["--help"], ["validate", "segments", "segmentos.csv"]]) {
+          const run = yield* loadedBy(dir, args)
+          assert.strictEqual(run.status, 0, `${args.join(" ")}: ${run.stderr}`)
+          // the recorder saw the bundle, and the bundle holds our modules and effect's: an empty list below is evidence
+          const sources = bundleFiles(run.names).flatMap((b) => b.sources)
+          assert.isTrue(
+            run.names.some((n) => n.endsWith("/dist/bin.js")),
+            `${args.join(" ")}: the recorder saw nothing`
+          )
+          assert.deepStrictEqual(unbundledIn(run.names), [], `${args.join(" ")}: dist/bin.js is not the bundle`)
+          assert.isTrue(
+            sources.some((n) => n.endsWith("/src/Cli.ts")),
+            `${args.join(" ")}: no src/Cli.ts in the bundle`
+          )
+          assert.isTrue(
+            sources.some((n) => packageOf(n) === "effect"),
+            `${args.join(" ")}: no effect module in the bundle`
+          )
+          assert.deepStrictEqual(heavyIn(run.names), [], `${args.join(" ")} loaded modules it does not use`)
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true })
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
+    }).pipe(Effect.runPromise))
 
   // A fleet command loads its backend's package only, and the queue engine only where it queues: on PostgreSQL,
   // `accounts add`, `accounts list`, `status` and `wait` load pg and neither bullmq nor ioredis; on Redis, ioredis
@@ -169,32 +179,41 @@ describe("start-up", () => {
         writeFileSync(Path.join(dir, "segmentos.csv"), Buffer.from("Descri\xe7\xe3o;\nAlfa;\nBeta;\nGama;\n", "latin1"))
         const env = fleetEnv(url, { FSM_API_KEY: "chave", FSM_API_TOKEN: "segredo" })
         const own = b.backend === "postgres" ? "pg" : "ioredis"
-        const run = (args: ReadonlyArray<string>, code = 0) => {
-          const ran = loadedBy(dir, args, env)
-          assert.strictEqual(ran.status, code, `${args.join(" ")}: ${ran.stderr}`)
-          assert.isTrue(
-            ran.names.some((n) => n.endsWith("/dist/bin.js")),
-            `${args.join(" ")}: the recorder saw nothing`
-          )
-          assert.deepStrictEqual(
-            fleetUnbundledIn(ran.names),
-            [],
-            `${args.join(" ")}: a fleet package not from the bundle`
-          )
-          return ran
-        }
-        run(["fleet", "init"])
+        const run = (args: ReadonlyArray<string>, code = 0) =>
+          Effect.gen(function*() {
+            const ran = yield* loadedBy(dir, args, env)
+            assert.strictEqual(ran.status, code, `${args.join(" ")}: ${ran.stderr}`)
+            assert.isTrue(
+              ran.names.some((n) => n.endsWith("/dist/bin.js")),
+              `${args.join(" ")}: the recorder saw nothing`
+            )
+            assert.deepStrictEqual(
+              fleetUnbundledIn(ran.names),
+              [],
+              `${args.join(" ")}: a fleet package not from the bundle`
+            )
+            return ran
+          })
+        yield* run(["fleet", "init"])
         for (
           const args of [["accounts", "add", "acme", "--base-url", "http://127.0.0.1:9/v2"], ["accounts", "list"], [
             "status"
           ]]
         ) {
-          assert.deepStrictEqual(heavyIn(run(args).names), [own], `${args.join(" ")} loaded packages it does not use`)
+          assert.deepStrictEqual(
+            heavyIn((yield* run(args)).names),
+            [own],
+            `${args.join(" ")} loaded packages it does not use`
+          )
         }
         // a job that has ended (cancelled), for `wait`: it exits 3 at once
-        const job = run(["submit", "import", "segments", "segmentos.csv", "--account", "acme"]).stdout.trim()
-        run(["cancel", job])
-        assert.deepStrictEqual(heavyIn(run(["wait", job], 3).names), [own], "wait loaded packages it does not use")
+        const job = (yield* run(["submit", "import", "segments", "segmentos.csv", "--account", "acme"])).stdout.trim()
+        yield* run(["cancel", job])
+        assert.deepStrictEqual(
+          heavyIn((yield* run(["wait", job], 3)).names),
+          [own],
+          "wait loaded packages it does not use"
+        )
       }),
     { timeout: 120_000 }
   )

@@ -7,6 +7,7 @@ import { constants as zlib, deflateRawSync } from "node:zlib"
 import { openSource } from "../../src/files/Read.js"
 import { stopOnSignals } from "../../src/Signals.js"
 import { runCli, startTestSandbox, until, writes } from "../import/support.js"
+import { spawned } from "../spawned.js"
 import { auto, bin, put, readAll, readError, root, sheetXml, tempDir, workbookEntries, zipArchive } from "./support.js"
 
 const customers = (n: number): Array<readonly [number, ReadonlyArray<string>]> => [
@@ -40,12 +41,8 @@ const release = (path: string) => {
 /** `fsm-bulk validate customers FILE`, killed if it has not ended within a minute (a hang). */
 const validateCli = (file: string, out: string) => {
   assert.isTrue(existsSync(bin), "build first: npm run build")
-  const run = spawnSync(process.execPath, [bin, "validate", "customers", file, "--out", out], {
-    cwd: root,
-    encoding: "utf8",
-    timeout: 60_000
-  })
-  return { code: run.status, stderr: run.stderr }
+  return spawned(process.execPath, [bin, "validate", "customers", file, "--out", out], { cwd: root, timeout: 60_000 })
+    .pipe(Effect.map((run) => ({ code: run.status, stderr: run.stderr })))
 }
 
 describe("XLSX archives", () => {
@@ -87,7 +84,7 @@ describe("XLSX archives", () => {
         error.message,
         "damaged.xlsx: damaged .xlsx: xl/worksheets/sheet1.xml cannot be decompressed (invalid block type)"
       )
-      const cli = validateCli(damaged, Path.join(dir, "run"))
+      const cli = yield* validateCli(damaged, Path.join(dir, "run"))
       assert.strictEqual(cli.code, 2, cli.stderr)
       assert.include(cli.stderr, "damaged .xlsx: xl/worksheets/sheet1.xml cannot be decompressed")
 
@@ -162,7 +159,7 @@ describe("XLSX archives", () => {
         "refused: xl/worksheets/sheet1.xml inflates to 1536.0 MiB, more than the 1024.0 MiB an entry may"
       )
 
-      const cli = validateCli(bomb, Path.join(dir, "run"))
+      const cli = yield* validateCli(bomb, Path.join(dir, "run"))
       assert.strictEqual(cli.code, 2, cli.stderr)
       assert.include(cli.stderr, "refused: xl/sharedStrings.xml inflates")
     }))
@@ -201,7 +198,7 @@ describe("XLSX archives", () => {
       )
       assert.include((yield* readError(header)).message, "sheet \"customers\" lists row 1 twice")
 
-      const cli = validateCli(twice, Path.join(dir, "run"))
+      const cli = yield* validateCli(twice, Path.join(dir, "run"))
       assert.strictEqual(cli.code, 2, cli.stderr)
       assert.include(cli.stderr, "sheet \"customers\" lists row 2 twice")
     }))
@@ -215,7 +212,7 @@ describe("XLSX archives", () => {
         zipArchive(workbookEntries({ data: sheetXml([...customers(2), [4, ["CLI-3", "x".repeat(40_000)]]]) }))
       )
       const out = Path.join(dir, "run")
-      const cli = validateCli(file, out)
+      const cli = yield* validateCli(file, out)
       assert.strictEqual(cli.code, 1, cli.stderr)
       const report = readFileSync(Path.join(out, "report.csv"), "utf8").split("\r\n")
       assert.include(report[3], "invalid")

@@ -5,9 +5,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync } from "node:fs"
 import * as Path from "node:path"
+import { spawned } from "../spawned.js"
 import { bin, cp1252, put, root, tempDir } from "./support.js"
 
 /** Rows enough for the workbook to go on its thread (past 2,000: src/files/Write.ts) and to fail well inside it. */
@@ -25,13 +25,11 @@ const customersFile = (dir: string) => {
 
 const validateWithFault = (file: string, out: string, fault: string) => {
   assert.isTrue(existsSync(bin), "build first: npm run build")
-  const run = spawnSync(process.execPath, [bin, "validate", "customers", file, "--out", out, "--json"], {
+  return spawned(process.execPath, [bin, "validate", "customers", file, "--out", out, "--json"], {
     cwd: root,
-    encoding: "utf8",
     timeout: 120_000,
     env: { ...process.env, FSM_XLSX_DEBUG_FAULT: fault }
   })
-  return { code: run.status, signal: run.signal, stdout: run.stdout, stderr: run.stderr }
 }
 
 describe("validate when the workbook's thread fails", () => {
@@ -41,9 +39,9 @@ describe("validate when the workbook's thread fails", () => {
         const dir = yield* tempDir
         const file = customersFile(dir)
         const out = Path.join(dir, "run")
-        const run = validateWithFault(file, out, fault)
+        const run = yield* validateWithFault(file, out, fault)
         assert.strictEqual(run.signal, null, `validate hung or was killed\n${run.stderr}`)
-        assert.strictEqual(run.code, 2, `exit ${run.code}\n${run.stderr}`)
+        assert.strictEqual(run.status, 2, `exit ${run.status}\n${run.stderr}`)
         const last = JSON.parse(run.stdout.trim().split("\n").at(-1)!) as {
           exitCode: number
           error: { tag: string; message: string }

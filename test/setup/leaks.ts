@@ -131,3 +131,34 @@ export const putBack = (before: ProcessState): Array<string> => {
   }
   return changed
 }
+
+/**
+ * After a file (test/setup/cli-leaks.ts): puts back what is simply put back, waits up to `settleMs` for what is
+ * being stopped or closed past the file's last hook, and if something is still left, takes the file's listeners
+ * off and kills its children (so that the next file does not inherit them) and fails with what was left.
+ */
+export const guardFile = async (
+  before: ProcessState,
+  shared: () => ReadonlySet<number>,
+  settleMs = 5_000
+): Promise<void> => {
+  putBack(before)
+  const until = Date.now() + settleMs
+  let left = leftBehind(before, shared())
+  while (left.length > 0 && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    left = leftBehind(before, shared())
+  }
+  if (left.length === 0) return
+  removeAddedListeners(before)
+  const allowed = shared()
+  for (const pid of childProcesses()) {
+    if (before.children.has(pid) || allowed.has(pid)) continue
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`this file left behind in its process (the next file would inherit it): ${left.join("; ")}`)
+}

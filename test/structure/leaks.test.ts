@@ -8,7 +8,7 @@ import { spawn } from "node:child_process"
 import { once } from "node:events"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { leftBehind, processState, putBack, removeAddedListeners } from "../setup/leaks.js"
+import { guardFile, leftBehind, processState, putBack, removeAddedListeners } from "../setup/leaks.js"
 
 /** A closed handle leaves libuv's list a turn of the loop after its callback: what is left once it had its turns. */
 const leftOnceClosed = async (before: ReturnType<typeof processState>) => {
@@ -100,6 +100,70 @@ describe("what a file leaves in its process", () => {
       if (home !== undefined) process.env["HOME"] = home
       process.chdir(cwd)
       process.exitCode = before.exitCode
+    }
+  })
+})
+
+/** What test/setup/cli-leaks.ts runs after each cli-tier file: the file fails, naming what it left. */
+describe("the guard after a file", () => {
+  const none = () => new Set<number>()
+
+  it("passes a file that left nothing", async () => {
+    await guardFile(processState(), none, 0)
+  })
+
+  it("fails a file that left a child process, and ends that child", async () => {
+    const before = processState()
+    const child = spawn("sleep", ["30"], { stdio: "ignore" })
+    await once(child, "spawn")
+    const exited = once(child, "exit")
+    const failure = await guardFile(before, none, 200).then(() => undefined, (e: Error) => e.message)
+    assert.include(failure, `child processes still running: ${child.pid}`)
+    const [code, signal] = await exited
+    assert.deepStrictEqual([code, signal], [null, "SIGKILL"])
+    assert.deepStrictEqual(await leftOnceClosed(before), [])
+  })
+
+  it("lets the run's shared PostgreSQL cluster outlive the file that started it", async () => {
+    const before = processState()
+    const child = spawn("sleep", ["30"], { stdio: "ignore" })
+    await once(child, "spawn")
+    try {
+      const failure = await guardFile(before, () => new Set([child.pid!]), 200).then(() => "", (e: Error) => e.message)
+      assert.notInclude(failure, "child processes")
+      assert.isNull(child.exitCode)
+    } finally {
+      child.kill("SIGKILL")
+      await once(child, "exit")
+    }
+  })
+
+  it("fails a file that left a server listening", async () => {
+    const before = processState()
+    const server = createServer().listen(0, "127.0.0.1")
+    await once(server, "listening")
+    try {
+      const failure = await guardFile(before, none, 200).then(() => undefined, (e: Error) => e.message)
+      assert.include(failure, "1 more active TCPServerWrap than before the file")
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
+  })
+
+  it("fails a file that left a ref'd timer, and takes off the signal listeners it added", async () => {
+    const before = processState()
+    const timer = setTimeout(() => undefined, 60_000)
+    const listener = () => undefined
+    process.on("SIGINT", listener)
+    try {
+      // at once (no wait to settle): vitest's own timers, ending meanwhile, would blur the count of this one
+      const failure = await guardFile(before, none, 0).then(() => undefined, (e: Error) => e.message)
+      assert.include(failure, "more active Timeout than before the file", failure)
+      assert.include(failure, "1 process listener(s) for SIGINT added")
+      assert.notInclude(process.listeners("SIGINT"), listener)
+    } finally {
+      clearTimeout(timer)
+      process.removeListener("SIGINT", listener)
     }
   })
 })

@@ -4,10 +4,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync } from "node:fs"
 import * as Path from "node:path"
 import { bin, tempDir } from "../files/support.js"
+import { spawned } from "../spawned.js"
 
 describe("the template command", () => {
   it("fsm-bulk template writes the chosen resources and formats, and refuses unknown ones with exit 2", () => {
@@ -17,7 +17,7 @@ describe("the template command", () => {
         Effect.gen(function*() {
           const dir = yield* tempDir
           const out = Path.join(dir, "out")
-          const ok = spawnSync(process.execPath, [
+          const ok = yield* spawned(process.execPath, [
             bin,
             "template",
             "customers",
@@ -27,18 +27,16 @@ describe("the template command", () => {
             "--out",
             out,
             "--json"
-          ], { encoding: "utf8" })
+          ])
           assert.strictEqual(ok.status, 0, ok.stderr)
           const summary = JSON.parse(ok.stdout.trim().split("\n").pop()!)
           assert.deepStrictEqual(summary.resources, ["customers", "keywords"])
           assert.deepStrictEqual(readdirSync(out).sort(), ["README.md", "customers.csv", "keywords.csv"])
           // `clientes` is customers' Portuguese name (src/Aliases.ts); a misspelling of it is suggested.
-          const unknown = spawnSync(process.execPath, [bin, "template", "clientez", "--out", out], { encoding: "utf8" })
+          const unknown = yield* spawned(process.execPath, [bin, "template", "clientez", "--out", out])
           assert.strictEqual(unknown.status, 2)
           assert.include(unknown.stderr, "unknown resource \"clientez\" (did you mean \"clientes\"?)")
-          const exportOnly = spawnSync(process.execPath, [bin, "template", "deleted-tasks", "--out", out], {
-            encoding: "utf8"
-          })
+          const exportOnly = yield* spawned(process.execPath, [bin, "template", "deleted-tasks", "--out", out])
           assert.strictEqual(exportOnly.status, 2)
           assert.include(exportOnly.stderr, "export-only")
         })

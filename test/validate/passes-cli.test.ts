@@ -10,6 +10,7 @@ import { readFileSync, realpathSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { bytesReadFrom } from "../bench/strace.mjs"
 import { bin, readReport, tempDir } from "../import/support.js"
+import { spawned } from "../spawned.js"
 
 const traced = spawnSync("strace", ["-V"]).error === undefined
 
@@ -26,7 +27,7 @@ describe("passes of an import over its source", () => {
         const file = Path.join(dir, "customers.csv")
         writeFileSync(file, lines.join("\n") + "\n")
         const trace = Path.join(dir, "strace.txt")
-        const run = spawnSync(
+        const run = yield* spawned(
           "strace",
           [
             "-f",
@@ -48,7 +49,7 @@ describe("passes of an import over its source", () => {
             "--out",
             Path.join(dir, "run")
           ],
-          { cwd: dir, encoding: "utf8", env: { PATH: process.env.PATH ?? "" }, maxBuffer: 64 * 1024 * 1024 }
+          { cwd: dir, env: { PATH: process.env.PATH ?? "" } }
         )
         assert.strictEqual(run.status, 0, run.stderr)
         const report = readReport(Path.join(dir, "run"))
