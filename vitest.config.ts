@@ -58,14 +58,16 @@ export default defineConfig({
       // test/setup/cli-leaks.ts puts back env, cwd and exit code after each file and fails a file that leaves a
       // child, server, ref'd timer or signal listener in the shared process. A test waits for a spawned command
       // without blocking the worker (test/spawned.ts, not spawnSync): a block past 60 s times out the worker's
-      // calls to vitest ("Timeout calling onTaskUpdate").
+      // calls to vitest ("Timeout calling onTaskUpdate"). Many cli files also run src/ in process (a sandbox, the
+      // fleet's submits: test/fleet/in-process.ts), so what src/ modules keep at their top level is put back before
+      // each file as in the fast tier.
       {
         extends: true,
         test: {
           name: "cli",
           include: cliTier,
           sequence: { groupOrder: 1 },
-          setupFiles: ["test/setup/cli-leaks.ts"]
+          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/cli-leaks.ts"]
         }
       }
     ]

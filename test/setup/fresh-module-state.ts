@@ -1,6 +1,6 @@
 /**
- * The fast tier runs its files in workers that keep their modules from one file to the next (vitest's
- * `isolate: false`, vitest.config.ts): importing the tool's modules once per worker instead of once per file saves
+ * Both tiers run their files in workers that keep their modules from one file to the next (vitest's
+ * `--no-isolate`, vitest.config.ts; the cli tier's files run src/ in process too, beside the CLIs they spawn): importing the tool's modules once per worker instead of once per file saves
  * most of vitest's `collect` time. What a module keeps at its top level would then carry from one file to the
  * next, so this set-up file (run before each file) puts every such state back as a new process has it.
  * test/structure/module-state.test.ts checks that every top-level `let` and mutable collection of src/ is either
