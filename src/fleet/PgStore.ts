@@ -246,7 +246,8 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
         // call, not the statement), and a ROLLBACK sent behind it would wait as long, as would the pool's next user.
         const client = yield* Effect.acquireRelease(
           Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => storeFailure(url, cause) }),
-          (client, exit) => Effect.sync(() => client.release(Exit.isFailure(exit) ? new Error("closed") : undefined))
+          (client, exit) =>
+            Effect.sync(() => client.release(Exit.isFailure(exit) ? new Error("the transaction failed") : undefined))
         )
         const on = (text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.tryPromise({
@@ -286,8 +287,9 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
 
     const store: FleetStore = {
       backend: "postgres",
-      // On a pool of its own without an answer timeout (0: none): an index `fleet init` adds to a big fleet's journal can take
-      // minutes, and a statement given up on the client still runs on the server (`init` is an operator's, watched).
+      // On a pool of its own without an answer timeout (0: none): an index `fleet init` adds to a big fleet's journal
+      // can take minutes, and a statement given up on the client still runs on the server (`init` is an operator's,
+      // watched). One connection: BullMQ's migrations, handed a pool, send their BEGIN … COMMIT through `pool.query`.
       init: Effect.scoped(Effect.gen(function*() {
         const own = yield* openPool({ max: 1, ...timeouts, query_timeout: 0 })
         yield* migrateEngine(own)
