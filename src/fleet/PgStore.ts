@@ -8,7 +8,7 @@ import type { Scope } from "effect"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Pool, QueryResult, QueryResultRow } from "pg"
+import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { loadPg } from "./Packages.js"
@@ -203,26 +203,28 @@ const touchStagingStatement = `WITH held AS (SELECT id FROM ${schema}.jobs WHERE
 
 const stillStaged = (rows: ReadonlyArray<{ readonly there: boolean }>): boolean => rows[0]?.there === true
 
+/** A pool on `url` for the scope. */
+const scopedPool = (url: string, options: PoolConfig) =>
+  Effect.flatMap(loadPg, (pg) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        registerUrlPassword(url)
+        const p = new pg.Pool({ connectionString: url, ...options })
+        // An idle client that loses its server must not crash the process: the next query reports it.
+        p.on("error", () => undefined)
+        return p
+      }),
+      (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
+    ))
+
 /**
  * The store on PostgreSQL: a pool for the scope, every statement and connection of it bounded in time (`pgTimeouts`,
  * Store.ts: a server that stops answering fails the statement, which is tried again on a new connection).
  */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
-    const [pg, lease] = yield* Effect.all([loadPg, leaseMs])
-    const timeouts = pgTimeouts(lease)
-    const openPool = (options: { readonly max: number; readonly query_timeout?: number }) =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          registerUrlPassword(url)
-          const p = new pg.Pool({ connectionString: url, ...options })
-          // An idle client that loses its server must not crash the process: the next query reports it.
-          p.on("error", () => undefined)
-          return p
-        }),
-        (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
-      )
-    const pool: Pool = yield* openPool({ max: 6, ...timeouts })
+    const timeouts = pgTimeouts(yield* leaseMs)
+    const pool: Pool = yield* scopedPool(url, { max: 6, ...timeouts })
     const run = (text: string, values?: ReadonlyArray<unknown>) =>
       Effect.tryPromise({
         try: () => pool.query(text, values as Array<unknown> | undefined),
@@ -291,7 +293,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       // can take minutes, and a statement given up on the client still runs on the server (`init` is an operator's,
       // watched). One connection: BullMQ's migrations, handed a pool, send their BEGIN … COMMIT through `pool.query`.
       init: Effect.scoped(Effect.gen(function*() {
-        const own = yield* openPool({ max: 1, ...timeouts, query_timeout: 0 })
+        const own = yield* scopedPool(url, { max: 1, ...timeouts, query_timeout: 0 })
         yield* migrateEngine(own)
         yield* Effect.tryPromise({ try: () => own.query(ddl), catch: (cause) => storeFailure(url, cause) })
       })),

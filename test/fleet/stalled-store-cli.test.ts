@@ -34,7 +34,7 @@ const rows = 60
 /**
  * A proxy on 127.0.0.1 (port 0) to `port`: `freeze()` stops forwarding on every connection it has now, both ways,
  * leaving their sockets open; later connections are forwarded. With `freezeInTransaction`, it freezes by itself at the
- * server's answer to the first statement a connection sends after a `BEGIN` whose text holds `freezeInTransaction`:
+ * server's answer to the first statement whose text holds `freezeInTransaction` a connection sends inside a transaction:
  * the server has run it (its locks are held) and the client never hears of it. Everything is closed with the scope.
  */
 interface Pair {
@@ -71,7 +71,9 @@ const freezingProxy = (port: number, freezeInTransaction?: string) =>
           if (pair.frozen) return
           if (freezeInTransaction !== undefined) {
             const text = chunk.toString("latin1")
+            // A pooled connection runs transactions and single statements in turn: only one inside a transaction.
             if (text.includes("BEGIN")) pair.begun = true
+            else if (text.includes("COMMIT") || text.includes("ROLLBACK")) pair.begun = false
             else if (pair.begun && text.includes(freezeInTransaction)) pair.armed = true
           }
           server.write(chunk)
