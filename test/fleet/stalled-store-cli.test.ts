@@ -82,8 +82,9 @@ const freezingProxy = (port: number, freezeInTransaction?: string) =>
           if (pair.armed) freeze()
           if (!pair.frozen) client.write(chunk)
         })
-        client.on("end", () => server.end())
-        server.on("end", () => client.end())
+        // A frozen connection's end is not passed on either: the server never hears that its client gave up.
+        client.on("end", () => pair.frozen || server.end())
+        server.on("end", () => pair.frozen || client.end())
         pairs.push(pair)
       })
       await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
