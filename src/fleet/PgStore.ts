@@ -7,11 +7,12 @@
 import type { Scope } from "effect"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import type { Pool, QueryResult, QueryResultRow } from "pg"
+import * as Exit from "effect/Exit"
+import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { loadPg } from "./Packages.js"
-import { migrateEngine, returnedIndexDdl } from "./Queue.js"
+import { leaseMs, migrateEngine, returnedIndexDdl } from "./Queue.js"
 import {
   egressTaken,
   type FleetStore,
@@ -22,6 +23,7 @@ import {
   noJob,
   notInitialised,
   type Op,
+  pgTimeouts,
   schema,
   settled,
   sourceTaken,
@@ -201,20 +203,28 @@ const touchStagingStatement = `WITH held AS (SELECT id FROM ${schema}.jobs WHERE
 
 const stillStaged = (rows: ReadonlyArray<{ readonly there: boolean }>): boolean => rows[0]?.there === true
 
-/** The store on PostgreSQL: a pool for the scope. */
-export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const pg = yield* loadPg
-    const pool: Pool = yield* Effect.acquireRelease(
+/** A pool on `url` for the scope. */
+const scopedPool = (url: string, options: PoolConfig) =>
+  Effect.flatMap(loadPg, (pg) =>
+    Effect.acquireRelease(
       Effect.sync(() => {
         registerUrlPassword(url)
-        const p = new pg.Pool({ connectionString: url, max: 6 })
+        const p = new pg.Pool({ connectionString: url, ...options })
         // An idle client that loses its server must not crash the process: the next query reports it.
         p.on("error", () => undefined)
         return p
       }),
       (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
-    )
+    ))
+
+/**
+ * The store on PostgreSQL: a pool for the scope, every statement and connection of it bounded in time (`pgTimeouts`,
+ * Store.ts: a server that stops answering fails the statement, which is tried again on a new connection).
+ */
+export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const timeouts = pgTimeouts(yield* leaseMs)
+    const pool: Pool = yield* scopedPool(url, { max: 6, ...timeouts })
     const run = (text: string, values?: ReadonlyArray<unknown>) =>
       Effect.tryPromise({
         try: () => pool.query(text, values as Array<unknown> | undefined),
@@ -233,9 +243,13 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
      */
     const transaction = (body: (on: On) => Op<boolean>): Op<boolean> =>
       Effect.scoped(Effect.gen(function*() {
+        // A transaction that failed (or was interrupted) closes its connection instead of giving it back, which rolls
+        // it back on the server: a statement of it may still be waiting for its answer (`query_timeout` fails the
+        // call, not the statement), and a ROLLBACK sent behind it would wait as long, as would the pool's next user.
         const client = yield* Effect.acquireRelease(
           Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => storeFailure(url, cause) }),
-          (client) => Effect.sync(() => client.release())
+          (client, exit) =>
+            Effect.sync(() => client.release(Exit.isFailure(exit) ? new Error("the transaction failed") : undefined))
         )
         const on = (text: string, values: ReadonlyArray<unknown> = []) =>
           Effect.tryPromise({
@@ -243,7 +257,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             catch: (cause) => storeFailure(url, cause)
           })
         yield* on("BEGIN")
-        const commit = yield* body(on).pipe(Effect.onError(() => Effect.ignore(on("ROLLBACK"))))
+        const commit = yield* body(on)
         yield* on(commit ? "COMMIT" : "ROLLBACK")
         return commit
       }))
@@ -275,7 +289,14 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
 
     const store: FleetStore = {
       backend: "postgres",
-      init: Effect.zipRight(migrateEngine(pool), Effect.asVoid(query(ddl))),
+      // On a pool of its own without an answer timeout (0: none): an index `fleet init` adds to a big fleet's journal
+      // can take minutes, and a statement given up on the client still runs on the server (`init` is an operator's,
+      // watched). One connection: BullMQ's migrations, handed a pool, send their BEGIN … COMMIT through `pool.query`.
+      init: Effect.scoped(Effect.gen(function*() {
+        const own = yield* scopedPool(url, { max: 1, ...timeouts, query_timeout: 0 })
+        yield* migrateEngine(own)
+        yield* Effect.tryPromise({ try: () => own.query(ddl), catch: (cause) => storeFailure(url, cause) })
+      })),
       requireInit: query<{ t: string | null }>(tablesStatement, [[`${schema}.jobs`, ...addedTables]]).pipe(
         Effect.flatMap(readiness)
       ),

@@ -18,7 +18,7 @@ import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { loadBullmq, loadIoredis, loadPg } from "./Packages.js"
-import { isTransient, redisCommandTimeoutMs, redisReconnectDelay } from "./Store.js"
+import { isTransient, pgTimeouts, redisReconnectDelay, storeAnswerTimeoutMs } from "./Store.js"
 
 const queueName = "fsm-bulk"
 
@@ -112,7 +112,7 @@ export interface FleetQueue {
  */
 export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const bullmq = yield* engine
+    const [bullmq, lease] = yield* Effect.all([engine, leaseMs])
     return yield* Effect.acquireRelease(
       Effect.sync((): FleetQueue => {
         const queue: FleetQueue = isRedisUrl(url)
@@ -120,7 +120,8 @@ export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.S
             connection: { url, retryStrategy: redisReconnectDelay }
           })
           : new (bullmq.withBackend(bullmq.createPostgresBackend).Queue)<JobData>(queueName, {
-            connection: { connectionString: url, max: 2 }
+            // BullMQ passes these on to its pg.Pool (and its LISTEN client): every statement bounded (Store.ts).
+            connection: { connectionString: url, max: 2, ...pgTimeouts(lease) }
           })
         queue.on("error", () => undefined)
         return queue
@@ -364,7 +365,7 @@ const openClaim = (
         Effect.sync(() => {
           const c = new Redis(url, {
             maxRetriesPerRequest: 3,
-            commandTimeout: redisCommandTimeoutMs(leaseMs),
+            commandTimeout: storeAnswerTimeoutMs(leaseMs),
             connectTimeout: 10_000,
             retryStrategy: redisReconnectDelay
           })
@@ -399,7 +400,8 @@ const openClaim = (
     const pg = yield* loadPg
     const pool = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        const p = new pg.Pool({ connectionString: url, max: 1 })
+        // `pool.query` closes a client whose statement timed out (`pgTimeouts`, Store.ts) instead of reusing it.
+        const p = new pg.Pool({ connectionString: url, max: 1, ...pgTimeouts(leaseMs) })
         p.on("error", () => undefined)
         return p
       }),
@@ -491,7 +493,7 @@ export const startEngineWorker = (
         }
         const Worker = claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim)
         return new Worker(queueName, processor, {
-          connection: { connectionString: url, max: 4 },
+          connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs) },
           ...settings
         })
       }),

@@ -54,12 +54,12 @@ import {
   type NewJob,
   noJob,
   notInitialised,
-  redisCommandTimeoutMs,
   redisReconnectDelay,
   settled,
   sourceTaken,
   stagingGone,
   stagingState,
+  storeAnswerTimeoutMs,
   type StoredAccount,
   storeFailure,
   submittingState
@@ -404,7 +404,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           const c = new Redis(url, {
             lazyConnect: true,
             maxRetriesPerRequest: 3,
-            commandTimeout: redisCommandTimeoutMs(windowMs),
+            commandTimeout: storeAnswerTimeoutMs(windowMs),
             connectTimeout: 10_000,
             retryStrategy: redisReconnectDelay
           })

@@ -362,14 +362,44 @@ const pgTransientCodes: ReadonlyArray<string> = ["55P03", "55006", "57014", "57P
 export const redisReconnectDelay = (attempt: number): number => Math.min(100 * Math.max(1, attempt), 1_000)
 
 /**
- * How long a command on the fleet's own Redis connections (the store's, the takeover claim's) may wait for its answer
- * before it fails as one without an answer (`Unavailable`, then tried again, Transient.ts): a lease, at least 10 s.
- * Without it a command had no end: a connection killed after the command was sent (an answer past the server's
- * `client-output-buffer-limit`, a proxy resetting it) was opened again and the command sent again by the client,
- * every time, so a worker's read of a claimed job's workbook never failed: the job held, its lock renewed, `wait`
- * never returning (test/fleet/claimed-read-cli.test.ts). On PostgreSQL a lost connection fails the statement.
+ * How long anything the fleet asks its store may wait for an answer before it fails as one without an answer
+ * (`Unavailable`, then tried again within the lease, Transient.ts): a lease, at least 10 s. On both backends, for every
+ * connection the fleet opens (the store's, the takeover claim's, and on PostgreSQL BullMQ's pools too):
+ *
+ * - Redis: a command's `commandTimeout`. Without it a command had no end: a connection killed after the command was
+ *   sent (an answer past the server's `client-output-buffer-limit`, a proxy resetting it) was opened again and the
+ *   command sent again by the client, every time, so a worker's read of a claimed job's workbook never failed: the job
+ *   held, its lock renewed, `wait` never returning (test/fleet/claimed-read-cli.test.ts).
+ * - PostgreSQL (`pgTimeouts`): a statement's answer and a new connection. Without them a server, or a NAT or failover
+ *   in between, that stopped answering without resetting the connection held a worker's statement for ever (until TCP
+ *   keep-alive noticed, hours): the job never ended (test/fleet/stalled-store-cli.test.ts).
  */
-export const redisCommandTimeoutMs = (leaseMs: number): number => Math.max(10_000, leaseMs)
+export const storeAnswerTimeoutMs = (leaseMs: number): number => Math.max(10_000, leaseMs)
+
+/**
+ * The timeouts of every PostgreSQL pool the fleet opens (`pg.Pool` options, also passed through BullMQ's PostgreSQL
+ * backend to its pools), all `storeAnswerTimeoutMs`:
+ *
+ * - `query_timeout`: a statement without an answer fails on the client ("Query read timeout"; `isTransient`: tried
+ *   again). The client it ran on still waits for that answer: it is released with the error, so the pool closes it
+ *   (`client.release(err)`, `pool.query` does so itself) and the next try opens a new connection;
+ * - `connectionTimeoutMillis`: a new connection (or a wait for a free one of the pool) that takes longer fails;
+ * - `idle_in_transaction_session_timeout` (sent to the server with the connection): a session left idle inside a
+ *   transaction (its client gone silent between two statements) is ended by the server, which rolls the transaction
+ *   back and frees its row locks; without it the retry on a new connection would wait on them for as long;
+ * - `keepAlive`: TCP keep-alive on every connection, from a lease of silence on (then the system's probe interval), so
+ *   an idle connection whose peer is gone (the egress id's session) ends instead of lasting for ever.
+ */
+export const pgTimeouts = (leaseMs: number) => {
+  const ms = storeAnswerTimeoutMs(leaseMs)
+  return {
+    query_timeout: ms,
+    connectionTimeoutMillis: ms,
+    idle_in_transaction_session_timeout: ms,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: leaseMs
+  }
+}
 
 /**
  * Redis's answers that pass: a server loading its data after a restart, busy with a script, a replica that took over
