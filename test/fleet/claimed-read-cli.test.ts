@@ -10,7 +10,9 @@
  *   the file, never the small answers.
  *
  * The job must go back to the queue (`handed back`, the store's failure as the reason), never end failed for a store
- * fault, and once the fault ends run to `done`, one record per key, `wait` exiting 0. Before: on PostgreSQL an
+ * fault, and once the fault ends run to `done`, one record per key. Spawned: the worker, which is the point; the
+ * job is queued and its end read in process (test/fleet/in-process.ts: what `submit` and `wait` do, without a CLI
+ * start each; `wait`'s exit codes are test/fleet/cli.test.ts's). Before: on PostgreSQL an
  * onboarding whose source could not be read ended failed for good (exit 3, "the fleet store … cannot be used") as soon
  * as the store wrote its end; on Redis the read never ended (the client sent it again at each reconnection, without a
  * timeout): the job stayed running, its lock renewed, for as long as the fault lasted.
@@ -22,13 +24,12 @@ import { readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
 import { customersFile } from "../drills/support.js"
+import { ended, submitCustomers, submitOnboarding } from "./in-process.js"
 import {
   acmeFleet,
   availableBackends,
   type Backend,
   eventually,
-  lastJson,
-  runCliWithin,
   startPostgres,
   startRedis,
   startWorker,
@@ -113,16 +114,21 @@ const customersCsv = (dir: string) => {
       columns: { "Código": "externalId", "Nome": "name", "CPF/CNPJ": "cpfCnpj" }
     })
   )
-  return { args: ["import", "customers", file, "--map", profile], keys: source.valid, segments: 0 }
+  return {
+    submit: (url: string) => submitCustomers(url, file, "acme", 10_000, profile),
+    keys: source.valid,
+    segments: 0
+  }
 }
 
-/** What is submitted: the `submit` arguments, the customers' keys it makes, and the segments. */
+/** What is submitted: how it is queued (as `submit` queues it), the customers' keys it makes, and the segments. */
 const kinds = [
   {
     kind: "an onboarding whose workbook",
     make: (dir: string) =>
       Effect.map(customerWorkbook(dir, customers, 200), (w) => ({
-        args: ["onboard", w.file, ...w.maps],
+        // `w.maps` are `--map` arguments: their values, as the command reads them.
+        submit: (url: string) => submitOnboarding(url, w.file, "acme", w.maps.filter((_, i) => i % 2 === 1)),
         keys: Array.from({ length: customers }, (_, i) => `C-${i + 1}`),
         segments: 2
       }))
@@ -136,11 +142,9 @@ describe("a claimed job whose data the store cannot give back (issue 29)", () =>
     (c) =>
       Effect.gen(function*() {
         const fault = yield* filesFault(c.backend)
-        const { dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: { FSM_FLEET_LEASE_MS: "3000" } })
+        const { dir, env, sandbox } = yield* acmeFleet(fault.url, { env: { FSM_FLEET_LEASE_MS: "3000" } })
         const input = yield* c.make(dir)
-        const submitted = yield* run(["submit", ...input.args, "--account", "acme", "--json"])
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        const job = lastJson(submitted.stdout).job as string
+        const job = yield* input.submit(fault.url)
 
         const end = yield* fault.hold()
         const worker = yield* startWorker(["--egress-id", "w-read", "--rate", "1000/1s"], env)
@@ -163,8 +167,9 @@ describe("a claimed job whose data the store cannot give back (issue 29)", () =>
         )
         yield* end
 
-        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 180_000))
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        const row = yield* ended(fault.url, job, 180_000, () => worker.stderr())
+        // What `wait` exits with: the job's exit code once it is done.
+        assert.deepStrictEqual([row.state, row.exit_code], ["done", 0], `${row.error ?? ""}\n${worker.stderr()}`)
         assert.include(worker.stderr(), `job ${job} handed back: the fleet store`, "handed back for the store")
         assert.notInclude(worker.stderr(), `job ${job} failed`)
         const records = yield* sandbox.control.records("acme-key", "customers")

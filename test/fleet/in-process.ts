@@ -1,22 +1,25 @@
 /**
- * `submit import`, `cancel` and `wait` made in the test's own process, through the functions those commands call
- * (src/fleet/Submit.ts `submitImport`, the store's `cancelJob` and the queue's `dequeue`, the job's row): for the fleet
+ * `submit import`, `submit onboard`, `cancel` and `wait` made in the test's own process, through the functions those commands call
+ * (src/fleet/Submit.ts `submitImport` and `submitOnboard`, the store's `cancelJob` and the queue's `dequeue`, the job's row): for the fleet
  * tests whose point is the workers (takeovers), not those commands. A spawned command costs about a second of CPU
  * before it does anything, and 2–6 s of wall time on a loaded 2-core machine (docs/benchmarks.md, "The test suite's
  * time"); test/fleet/cli.test.ts and the other `*-cli` files spawn them where they are the point.
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { readProfiles, withProfile } from "../../src/cli/Parsing.js"
 import { dequeue, openQueue } from "../../src/fleet/Queue.js"
 import { finalStates } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { submitImport } from "../../src/fleet/Submit.js"
+import { submitImport, submitOnboard } from "../../src/fleet/Submit.js"
+import { pollFor } from "../../src/onboard/Commands.js"
 import { eventually, withStore } from "./support.js"
 
 /**
- * `fsm-bulk submit import customers FILE --account ACCOUNT [--chunk-rows N]` with every other setting at its default
- * (`--mode upsert`, formats `auto`, `--verify-wait 6m`, `--chunk-rows 10000`): the job's id.
+ * `fsm-bulk submit import customers FILE --account ACCOUNT [--chunk-rows N] [--map PROFILE]` with every other setting
+ * at its default (`--mode upsert`, formats `auto`, `--verify-wait 6m`, `--chunk-rows 10000`): the job's id. The
+ * profile is read as `--map` reads it (its content and sha256 kept with the job).
  */
-export const submitCustomers = (url: string, file: string, account: string, chunkRows = 10_000) =>
+export const submitCustomers = (url: string, file: string, account: string, chunkRows = 10_000, map?: string) =>
   Effect.scoped(Effect.gen(function*() {
     const store = yield* openStore(url)
     const queue = yield* openQueue(url)
@@ -26,10 +29,34 @@ export const submitCustomers = (url: string, file: string, account: string, chun
       dryRun: false,
       verify: false,
       verifyWaitMs: 6 * 60_000,
-      read: { encoding: "auto", delimiter: "auto" },
+      read: yield* withProfile({ encoding: "auto", delimiter: "auto" }, Option.fromNullable(map)),
       dateFormat: "auto",
       decimal: "auto"
     }, chunkRows)
+    if (!submitted.queued) throw new Error(`job ${submitted.job} was stored but not queued`)
+    return submitted.job
+  })).pipe(Effect.orDie)
+
+/**
+ * `fsm-bulk submit onboard INPUT --account ACCOUNT [--map [RESOURCE=]PROFILE]…` with every other setting at its
+ * default (no dry run, no `--verify`, `--verify-wait 6m`, formats `auto`, conflicts refused): checked offline and
+ * queued as the command does; the job's id.
+ */
+export const submitOnboarding = (url: string, input: string, account: string, maps: ReadonlyArray<string> = []) =>
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* openStore(url)
+    const queue = yield* openQueue(url)
+    const submitted = yield* submitOnboard(store, queue, account, input, {
+      dryRun: false,
+      verify: false,
+      answerWaitMs: 6 * 60_000,
+      answerPollMs: pollFor(6 * 60_000),
+      read: { encoding: "auto", delimiter: "auto" },
+      maps: yield* readProfiles(maps),
+      dateFormat: "auto",
+      decimal: "auto",
+      onConflict: undefined
+    })
     if (!submitted.queued) throw new Error(`job ${submitted.job} was stored but not queued`)
     return submitted.job
   })).pipe(Effect.orDie)
