@@ -136,6 +136,7 @@ export const make = Effect.gen(function*() {
     Schedule.jittered,
     Schedule.modifyDelay((_, delay) => Duration.min(delay, Duration.millis(settings.backoffMaxMs)))
   )
+  const driverOf = () => Schedule.driver(backoff)
   const tokens = yield* makeTokens(settings, transport, budget, counters, backoff)
   /** Calls failed one after the other by a 401 to a token just issued for them. */
   let refusedInARow = 0
@@ -212,10 +213,11 @@ export const make = Effect.gen(function*() {
     return applied ? ({ _tag: "Applied", record: reply.result, reply } as Check) : ({ _tag: "Absent" } as Check)
   })
 
-  const request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted> = Effect.fn("Api.request")(
+  const request: (req: ApiRequest) => Effect.Effect<Reply, ApiAborted> = Effect.fnUntraced(
     function*(req: ApiRequest) {
       const startedAt = yield* Clock.currentTimeMillis
-      const delays = yield* Schedule.driver(backoff)
+      /** The backoff's driver, made at the first backoff (most requests never need one). */
+      let delays: Effect.Effect.Success<ReturnType<typeof driverOf>> | undefined
       const earlier: Array<string> = []
       let attempts = 0
       let state = firstState(req)
@@ -227,7 +229,7 @@ export const make = Effect.gen(function*() {
 
       const check = (r: ApiRequest) => (r.method === "POST" ? findPosted(r) : checkPatched(r))
       /** Looks the write of the attempt `a` up and settles the call, or answers `undefined`: send it again. */
-      const checked = Effect.fn("Api.checked")(function*(a: Attempt, last: boolean) {
+      const checked = Effect.fnUntraced(function*(a: Attempt, last: boolean) {
         const found = yield* check(req)
         switch (settleCheck(found._tag, last)) {
           case "Reconciled":
@@ -299,7 +301,7 @@ export const make = Effect.gen(function*() {
           case "Retry":
             if (decision.check) unsure = a
             else earlier.push(outcomeOf(a))
-            if (decision.backoff) yield* delays.next(undefined).pipe(Effect.ignore)
+            if (decision.backoff) yield* (delays ??= yield* driverOf()).next(undefined).pipe(Effect.ignore)
             continue
         }
       }

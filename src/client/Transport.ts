@@ -159,8 +159,11 @@ export const makeTransport = Effect.fn("Transport.make")(
       HttpClient.mapRequest((r) =>
         r.pipe(HttpClientRequest.prependUrl(settings.baseUrl), HttpClientRequest.acceptJson)
       ),
-      // Our traces stay ours: no `traceparent` header goes to a third-party API.
-      HttpClient.withTracerPropagation(false)
+      // Our traces stay ours: no `traceparent` header goes to a third-party API. And no span a request: the
+      // client's span (its attributes, its redacted copies of every header) cost a row more than its own work and
+      // nothing reads it.
+      HttpClient.withTracerPropagation(false),
+      HttpClient.withTracerDisabledWhen(() => true)
     )
     const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
     /**
@@ -247,7 +250,7 @@ export const makeTransport = Effect.fn("Transport.make")(
             )),
           (e) => e instanceof TokenGone
         )
-      ).pipe(Effect.withSpan("Transport.send", { attributes: { method: req.method, path: req.path } }))
+      )
 
     return { send } satisfies Transport
   }

@@ -136,7 +136,7 @@ const asImage = (reply: Reply): RecordImage | undefined =>
   reply.ok && Predicate.isRecord(reply.result) ? reply.result : undefined
 
 /** Sends the action's request(s). `Settle` sends nothing. */
-export const send = Effect.fn("Send.send")(function*(
+export const send = Effect.fnUntraced(function*(
   resource: Resource,
   action: Exclude<Action, { _tag: "Settle" }>,
   options: SendOptions = {}
