@@ -16,6 +16,7 @@ import type { ImportServices } from "../../src/import/Services.js"
 import { runValidate } from "../../src/import/ValidateRun.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
+import { spawned } from "../spawned.js"
 import { temporaryDir, testClientLayer } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -146,24 +147,29 @@ export interface Cli {
   readonly exit: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** Spawns `node dist/bin.js …args` against `sandbox` (credentials in the environment, as users give them). */
+/** The environment of a spawned CLI against `sandbox` (credentials in the environment, as users give them). */
+const cliEnv = (sandbox: RunningSandbox | undefined, env: Record<string, string>): Record<string, string> => {
+  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
+  const account = sandbox?.accounts[0]
+  return {
+    PATH: process.env.PATH ?? "",
+    ...(sandbox !== undefined
+      ? { FSM_BASE_URL: sandbox.url, FSM_API_KEY: account!.apiKey, FSM_API_TOKEN: account!.apiToken }
+      : {}),
+    ...env
+  }
+}
+
+/** Spawns `node dist/bin.js …args` against `sandbox`, for a test that watches or signals it while it runs. */
 export const spawnCli = (
   args: ReadonlyArray<string>,
   sandbox: RunningSandbox | undefined,
   cwd: string,
   env: Record<string, string> = {}
 ): Cli => {
-  if (!existsSync(bin)) throw new Error(`${bin} is missing: build first (npx tsc -p tsconfig.json)`)
-  const account = sandbox?.accounts[0]
   const child = spawn(process.execPath, [bin, ...args], {
     cwd,
-    env: {
-      PATH: process.env.PATH ?? "",
-      ...(sandbox !== undefined
-        ? { FSM_BASE_URL: sandbox.url, FSM_API_KEY: account!.apiKey, FSM_API_TOKEN: account!.apiToken }
-        : {}),
-      ...env
-    },
+    env: cliEnv(sandbox, env),
     stdio: ["ignore", "pipe", "pipe"]
   })
   let out = ""
@@ -176,18 +182,16 @@ export const spawnCli = (
   return { child, stdout: () => out, stderr: () => err, exit }
 }
 
-/** Runs the CLI to its end. */
+/** Runs the CLI to its end (`spawned`: the test's process keeps turning, and an interrupted test ends the child). */
 export const runCli = (
   args: ReadonlyArray<string>,
   sandbox: RunningSandbox | undefined,
   cwd: string,
   env: Record<string, string> = {}
 ) =>
-  Effect.promise(async () => {
-    const cli = spawnCli(args, sandbox, cwd, env)
-    const { code } = await cli.exit
-    return { code, stdout: cli.stdout(), stderr: cli.stderr() }
-  })
+  Effect.suspend(() => spawned(process.execPath, [bin, ...args], { cwd, env: cliEnv(sandbox, env) })).pipe(
+    Effect.map(({ status, stderr, stdout }) => ({ code: status, stdout, stderr }))
+  )
 
 /** Waits until `check` holds, polling (fails the test after `timeoutMs`). */
 export const until = (check: () => boolean, timeoutMs = 20_000) =>
