@@ -12,10 +12,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync, writeFileSync } from "node:fs"
-import * as net from "node:net"
 import * as Path from "node:path"
 import { schema, storeAnswerTimeoutMs } from "../../src/fleet/Store.js"
 import { customersFile } from "../drills/support.js"
+import { freezingProxy, throughProxy } from "./freezing-proxy.js"
 import { ended, submitCustomers } from "./in-process.js"
 import {
   acmeFleet,
@@ -30,75 +30,6 @@ import { customerCsvDirectory } from "./workbook.js"
 
 const leaseMs = 3_000
 const rows = 60
-
-/**
- * A proxy on 127.0.0.1 (port 0) to `port`: `freeze()` stops forwarding on every connection it has now, both ways,
- * leaving their sockets open; later connections are forwarded. With `freezeInTransaction`, it freezes by itself at the
- * server's answer to the first statement whose text holds `freezeInTransaction` a connection sends inside a transaction:
- * the server has run it (its locks are held) and the client never hears of it. Everything is closed with the scope.
- */
-interface Pair {
-  readonly client: net.Socket
-  readonly server: net.Socket
-  begun: boolean
-  armed: boolean
-  frozen: boolean
-}
-
-const freezingProxy = (port: number, freezeInTransaction?: string) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const pairs: Array<Pair> = []
-      const frozen = { connections: 0, at: 0 }
-      // Every connection there is now: nothing read nor written any more (a paused socket may still hand over a
-      // chunk it had: the flag drops it), the sockets left open.
-      const freeze = () => {
-        if (frozen.at !== 0) return
-        for (const pair of pairs) {
-          pair.frozen = true
-          pair.client.pause()
-          pair.server.pause()
-        }
-        frozen.connections = pairs.length
-        frozen.at = Date.now()
-      }
-      const proxy = net.createServer((client) => {
-        const server = net.connect(port, "127.0.0.1")
-        const pair: Pair = { client, server, begun: false, armed: false, frozen: false }
-        client.on("error", () => client.destroy())
-        server.on("error", () => server.destroy())
-        client.on("data", (chunk: Buffer) => {
-          if (pair.frozen) return
-          if (freezeInTransaction !== undefined) {
-            const text = chunk.toString("latin1")
-            // A pooled connection runs transactions and single statements in turn: only one inside a transaction.
-            if (text.includes("BEGIN")) pair.begun = true
-            else if (text.includes("COMMIT") || text.includes("ROLLBACK")) pair.begun = false
-            else if (pair.begun && text.includes(freezeInTransaction)) pair.armed = true
-          }
-          server.write(chunk)
-        })
-        server.on("data", (chunk: Buffer) => {
-          if (pair.armed) freeze()
-          if (!pair.frozen) client.write(chunk)
-        })
-        // A frozen connection's end is not passed on either: the server never hears that its client gave up.
-        client.on("end", () => pair.frozen || server.end())
-        server.on("end", () => pair.frozen || client.end())
-        pairs.push(pair)
-      })
-      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
-      return { proxy, pairs, port: (proxy.address() as net.AddressInfo).port, frozen, freeze }
-    }),
-    (p) =>
-      Effect.promise(async () => {
-        for (const { client, server } of p.pairs) {
-          client.destroy()
-          server.destroy()
-        }
-        await new Promise<void>((resolve) => p.proxy.close(() => resolve()))
-      })
-  )
 
 /**
  * A customer's CSV as an implementer has it: Windows-1252, `;`, CRLF, Portuguese headers (`Código;Nome;CPF/CNPJ`, read
@@ -124,11 +55,9 @@ const stalledFleet = (freezeInTransaction?: string) =>
     const server = yield* startPostgres
     const fleet = yield* acmeFleet(server.url, { env: { FSM_FLEET_LEASE_MS: String(leaseMs) } })
     const proxy = yield* freezingProxy(Number(new URL(server.url).port), freezeInTransaction)
-    const proxied = new URL(server.url)
-    proxied.port = String(proxy.port)
     const startProxiedWorker = startWorker(["--egress-id", "w-stalled", "--rate", "10/1s"], {
       ...fleet.env,
-      FSM_FLEET_URL: proxied.toString()
+      FSM_FLEET_URL: throughProxy(server.url, proxy)
     })
     const writes = (resource: string) =>
       Effect.runPromise(Effect.map(fleet.sandbox.control.requests, (log) =>

@@ -146,13 +146,22 @@ const startCluster = async (detached = false): Promise<Cluster> => {
   return { port, process: child, dir }
 }
 
+/**
+ * Stops a server process: `signal`, then SIGKILL if it has not exited within 10 s. The grace period's timer is
+ * cleared once it exits (a timer left running would outlive the file: test/setup/cli-leaks.ts).
+ */
+const stopServer = async (child: ChildProcess, signal: NodeJS.Signals) => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise((r) => child.once("exit", r))
+  child.kill(signal)
+  let timer: NodeJS.Timeout | undefined
+  await Promise.race([exited, new Promise((r) => (timer = setTimeout(r, 10_000)))])
+  clearTimeout(timer)
+  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+}
+
 const stopCluster = async (cluster: Cluster) => {
-  if (cluster.process.exitCode === null) {
-    const exited = new Promise((r) => cluster.process.once("exit", r))
-    cluster.process.kill("SIGINT") // fast shutdown
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-    if (cluster.process.exitCode === null) cluster.process.kill("SIGKILL")
-  }
+  await stopServer(cluster.process, "SIGINT") // fast shutdown
   rmSync(cluster.dir, { recursive: true, force: true })
 }
 
@@ -347,13 +356,7 @@ const spawnRedis = async (server: string, port: number, dir: string, persistent:
   return child
 }
 
-const stopRedis = async (child: ChildProcess) => {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise((r) => child.once("exit", r))
-  child.kill("SIGTERM")
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))])
-  if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-}
+const stopRedis = (child: ChildProcess) => stopServer(child, "SIGTERM")
 
 /**
  * A fresh redis-server for the scope, on 127.0.0.1 and a free port (Redis takes no port 0), in a temporary

@@ -17,18 +17,27 @@ import type { FleetAction, FleetVerdict } from "./fleet.js"
 import { checkFleetSeed, describeFleetFailure, fleetFeaturesOf } from "./fleet.js"
 
 const env = process.env
+/** HISTORY_LENGTH: every history's number of actions (the soak's, and the bounded run's when given). */
 const length = Number(env.HISTORY_LENGTH ?? 8)
 const only = env.HISTORY_FLEET_BACKEND as Backend | undefined
 const backends = availableBackends.filter((b) => only === undefined || b.backend === only)
 /**
- * The bounded run's seed per backend (one each keeps the tier's time), chosen so that between them they cover a
- * killed and a slow submit with a worker sweeping, a store fault, an account moved and removed, a refused job:
- * PostgreSQL's 527 (store-fault, slow-submit held 5.1 s, account-remove, slow-submit killed, submit, account-move),
- * Redis's 896 (slow-submit killed, refused-job, a second worker, store-fault, let-run, slow-submit held 4.6 s).
- * HISTORY_FLEET_SEED replays one seed on every backend.
+ * The bounded run's histories per backend (few, to keep the tier's time), chosen so that between them they cover a
+ * killed and a slow submit with a worker sweeping, store faults of each kind, an account moved and removed, a refused
+ * job:
+ * - PostgreSQL's 527, 10 actions (store-fault, slow-submit held 5.1 s, account-remove, slow-submit killed, submit,
+ *   store-freeze of the worker's 8 connections reset after 4.1 s, let-run, account-move);
+ * - Redis's 896, 8 actions (slow-submit killed, refused-job, a second worker, store-fault, let-run, slow-submit held
+ *   4.6 s), and 1957, 8 actions (slow-submit killed, store-freeze of the worker's connections for 12.3 s — past the
+ *   store's answer timeout —, store-outage, a second freeze reset after 2.2 s, store-fault, submit).
+ * HISTORY_FLEET_SEED replays one seed on every backend, of HISTORY_LENGTH actions (8).
  */
-const seedsOf = (backend: Backend) =>
-  env.HISTORY_FLEET_SEED !== undefined ? [Number(env.HISTORY_FLEET_SEED)] : [backend === "postgres" ? 527 : 896]
+const historiesOf = (backend: Backend): ReadonlyArray<{ readonly seed: number; readonly length: number }> =>
+  env.HISTORY_FLEET_SEED !== undefined
+    ? [{ seed: Number(env.HISTORY_FLEET_SEED), length }]
+    : backend === "postgres"
+    ? [{ seed: 527, length: env.HISTORY_LENGTH !== undefined ? length : 10 }]
+    : [{ seed: 896, length }, { seed: 1957, length }]
 /** HISTORY_ALL=1: with the features FLEET_KNOWN_OPEN leaves out (a known open defect each). */
 const features = fleetFeaturesOf(env.HISTORY_ALL === "1")
 const replay = env.HISTORY_FLEET_JSON !== undefined
@@ -42,7 +51,7 @@ describe.skipIf(env.HISTORY_SOAK === "1")("fleet histories", () => {
       Effect.gen(function*() {
         assert.isTrue(existsSync(bin), `${bin} is missing: npm run build first`)
         const failures: Array<string> = []
-        for (const seed of seedsOf(b.backend)) {
+        for (const { length, seed } of historiesOf(b.backend)) {
           const verdict = yield* checkFleetSeed(seed, b.backend, {
             length,
             features,

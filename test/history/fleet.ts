@@ -35,6 +35,7 @@ import pg from "pg"
 import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
+import { type FreezingProxy, freezingProxy, throughProxy } from "../fleet/freezing-proxy.js"
 import type { Backend, RunningWorker } from "../fleet/support.js"
 import {
   fleetEnv,
@@ -78,6 +79,14 @@ export type FleetAction =
    * that waits on it ended (`pg_terminate_backend`, every 250 ms); Redis, the server down. Jobs are handed back.
    */
   | { readonly kind: "store-outage"; readonly downMs: number }
+  /**
+   * The path between worker `slot` and the store goes silent, as when a NAT or a firewall in between loses the
+   * connections' state or the server freezes: every connection the worker has open now stops carrying anything either
+   * way and nothing is closed (test/fleet/freezing-proxy.ts); connections it opens later pass. After `holdMs` the
+   * frozen ones are reset. Shorter than the store's answer timeout, the worker's statements end on the reset; longer,
+   * on their timeout.
+   */
+  | { readonly kind: "store-freeze"; readonly slot: number; readonly holdMs: number }
   /** `accounts add` again with the other sandbox's address and credentials. */
   | { readonly kind: "account-move"; readonly account: number }
   | { readonly kind: "account-remove"; readonly account: number }
@@ -161,6 +170,8 @@ interface Change {
 export interface FleetWorld {
   readonly backend: Backend
   readonly url: string
+  /** Each worker slot's path to the store: its workers' fleet URL is the proxy's (`store-freeze`). */
+  readonly proxies: ReadonlyArray<FreezingProxy>
   readonly restart: ((downMs: number) => Effect.Effect<void>) | undefined
   /** Every account is on both: `apiKey` `s{S}-key-{A}`. */
   readonly sandboxes: readonly [RunningSandbox, RunningSandbox]
@@ -351,6 +362,25 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
         }),
     simplify: (a) => a.downMs > leaseMs + 500 ? [{ ...a, downMs: leaseMs + 500 }] : []
   },
+  "store-freeze": {
+    weight: 0.5,
+    generate: (g) => ({ kind: "store-freeze", slot: g.int(slots), holdMs: 2_000 + g.int(14_000) }),
+    run: (w, a) =>
+      Effect.gen(function*() {
+        const proxy = w.proxies[a.slot]!
+        // A worker just started may not have connected yet: its connections are what the fault is about.
+        for (const until = Date.now() + 15_000; alive(w.workers[a.slot]) && proxy.open() === 0 && Date.now() < until;) {
+          yield* Effect.sleep(50)
+        }
+        const frozen = proxy.freeze()
+        // The history goes on meanwhile; the reset comes on its own (or with the history's end).
+        yield* Effect.forkIn(Effect.delay(Effect.sync(() => proxy.reset()), a.holdMs), w.scope)
+        return `w${a.slot}'s path to the store silent: ${frozen} connections frozen, reset in ${a.holdMs} ms${
+          alive(w.workers[a.slot]) ? "" : " (no worker running there)"
+        }`
+      }),
+    simplify: (a) => (a.holdMs > 2_000 ? [{ ...a, holdMs: 2_000 }] : [])
+  },
   "account-move": {
     weight: 1,
     generate: (g) => ({ kind: "account-move", account: g.int(accountCount) }),
@@ -508,7 +538,7 @@ const startWorkerAt = (w: FleetWorld, slot: number) =>
     `${fleetRate.limit}/${fleetRate.windowMs / 1000}s`,
     "--jobs",
     "2"
-  ], w.env)
+  ], { ...w.env, FSM_FLEET_URL: throughProxy(w.url, w.proxies[slot]!) })
 
 // --- generating and shrinking ----------------------------------------------------------------------------------
 
@@ -767,9 +797,11 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
         faults: { ...noFaults, latencyMs: 20 }
       })
     ] as const
+    const storePort = Number(new URL(store.url).port)
     const w: FleetWorld = {
       backend,
       url: store.url,
+      proxies: yield* Effect.forEach(Array.from({ length: slots }), () => freezingProxy(storePort)),
       restart: store.restart,
       sandboxes,
       dir: yield* temporaryDir("fsm-fleet-history-"),

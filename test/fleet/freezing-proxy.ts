@@ -1,0 +1,114 @@
+/**
+ * A TCP proxy on 127.0.0.1 (port 0) in front of a store (PostgreSQL or redis-server) that can make the path between
+ * a worker and its store go silent without closing anything: what a frozen server, or a NAT or firewall in between
+ * that lost the connection's state, looks like from both ends (nothing arrives, no reset). Used by
+ * stalled-store-cli.test.ts and the fleet's generated histories (`store-freeze`, test/history/fleet.ts).
+ *
+ * `freeze()` stops forwarding on every connection open now, both ways (a paused socket may still hand over a chunk it
+ * had: the flag drops it), leaving their sockets open; connections opened later are forwarded as usual. `reset()`
+ * ends the frozen ones on both sides (the path back, or the state's expiry, turning into resets). With
+ * `freezeInTransaction`, the proxy freezes by itself, once, at the server's answer to the first statement whose text
+ * holds `freezeInTransaction` a connection sends inside a transaction (PostgreSQL): the server has run it (its locks
+ * are held) and the client never hears of it. Everything is closed with the scope.
+ */
+import { Effect } from "effect"
+import * as net from "node:net"
+
+interface Pair {
+  readonly client: net.Socket
+  readonly server: net.Socket
+  begun: boolean
+  armed: boolean
+  frozen: boolean
+}
+
+export interface FreezingProxy {
+  readonly port: number
+  readonly pairs: ReadonlyArray<Pair>
+  /** `at`: when the first freeze was (0: none yet); `connections`: how many were frozen in all. */
+  readonly frozen: { connections: number; at: number }
+  /** How many connections are open and forwarded now. */
+  readonly open: () => number
+  /** Freezes every connection open now (not frozen yet); how many. */
+  readonly freeze: () => number
+  /** Ends every frozen connection on both sides; how many. */
+  readonly reset: () => number
+}
+
+export const freezingProxy = (port: number, freezeInTransaction?: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const pairs: Array<Pair> = []
+      const frozen = { connections: 0, at: 0 }
+      const forwarded = () => pairs.filter((p) => !p.frozen && !p.client.destroyed && !p.server.destroyed)
+      const freeze = () => {
+        const now = forwarded()
+        for (const pair of now) {
+          pair.frozen = true
+          pair.client.pause()
+          pair.server.pause()
+        }
+        frozen.connections += now.length
+        if (frozen.at === 0 && now.length > 0) frozen.at = Date.now()
+        return now.length
+      }
+      const reset = () => {
+        const now = pairs.filter((p) => p.frozen && !(p.client.destroyed && p.server.destroyed))
+        for (const { client, server } of now) {
+          client.resetAndDestroy()
+          server.resetAndDestroy()
+        }
+        return now.length
+      }
+      const proxy = net.createServer((client) => {
+        const server = net.connect(port, "127.0.0.1")
+        const pair: Pair = { client, server, begun: false, armed: false, frozen: false }
+        client.on("error", () => client.destroy())
+        server.on("error", () => server.destroy())
+        client.on("data", (chunk: Buffer) => {
+          if (pair.frozen) return
+          if (freezeInTransaction !== undefined) {
+            const text = chunk.toString("latin1")
+            // A pooled connection runs transactions and single statements in turn: only one inside a transaction.
+            if (text.includes("BEGIN")) pair.begun = true
+            else if (text.includes("COMMIT") || text.includes("ROLLBACK")) pair.begun = false
+            else if (pair.begun && text.includes(freezeInTransaction)) pair.armed = true
+          }
+          server.write(chunk)
+        })
+        server.on("data", (chunk: Buffer) => {
+          if (pair.armed && frozen.at === 0) freeze()
+          if (!pair.frozen) client.write(chunk)
+        })
+        // A frozen connection's end is not passed on either: the server never hears that its client gave up.
+        client.on("end", () => pair.frozen || server.end())
+        server.on("end", () => pair.frozen || client.end())
+        pairs.push(pair)
+      })
+      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+      const running: FreezingProxy = {
+        port: (proxy.address() as net.AddressInfo).port,
+        pairs,
+        frozen,
+        open: () => forwarded().length,
+        freeze,
+        reset
+      }
+      return { running, proxy }
+    }),
+    ({ proxy, running }) =>
+      Effect.promise(async () => {
+        for (const { client, server } of running.pairs) {
+          client.destroy()
+          server.destroy()
+        }
+        await new Promise<void>((resolve) => proxy.close(() => resolve()))
+      })
+  ).pipe(Effect.map(({ running }) => running))
+
+/** `url` (postgres://… or redis://…) with its port the proxy's. */
+export const throughProxy = (url: string, proxy: FreezingProxy): string => {
+  const proxied = new URL(url)
+  proxied.port = String(proxy.port)
+  return proxied.toString()
+}
