@@ -4,6 +4,7 @@
  * left behind (`leftBehind`) and what it changed that is simply put back (`putBack`). test/setup/cli-leaks.ts runs
  * them around every cli-tier file; test/structure/leaks.test.ts shows each kind is caught.
  */
+import { createHook } from "node:async_hooks"
 import { readdirSync, readFileSync } from "node:fs"
 
 /** Process events whose listeners would act in a later file: a signal handled, an error swallowed. */
@@ -18,10 +19,46 @@ export const watchedEvents = [
 ] as const
 
 /**
- * Kinds of libuv handles that keep running past a file: servers, child processes, sockets bound for datagrams,
- * timers (ref'd ones: an unref'd timer is not listed by `getActiveResourcesInfo`).
+ * Kinds of libuv handles that keep running past a file, counted: servers, child processes, sockets bound for
+ * datagrams. Timers are followed one by one instead (`timers` below): vitest's own come and go while a file ends, so
+ * a count of them could hide one the file left (it did: a 10 s grace timer of the tests' `stopRedis`).
  */
-export const watchedHandles = ["TCPServerWrap", "PipeServerWrap", "ProcessWrap", "UDPWrap", "Timeout"] as const
+export const watchedHandles = ["TCPServerWrap", "PipeServerWrap", "ProcessWrap", "UDPWrap"] as const
+
+/** A timer this process started, with where (the stack at its `setTimeout`/`setInterval`). */
+interface TrackedTimer {
+  /** `_destroyed`: set by Node at once when it fired (once) or was cleared; the hook's `destroy` comes a tick later. */
+  readonly timer: { hasRef(): boolean; readonly _destroyed?: boolean }
+  readonly made: string
+}
+
+/**
+ * Every timer of the process from the first `processState` on, until it fired (once), was cleared or unref'd: one
+ * async hook for the process (kept on `globalThis`, as the set-up file's modules may be loaded again per file).
+ */
+const timers = (): Map<number, TrackedTimer> => {
+  const key = Symbol.for("fsm-bulk.test.timers")
+  const holder = globalThis as unknown as Record<symbol, Map<number, TrackedTimer> | undefined>
+  const existing = holder[key]
+  if (existing !== undefined) return existing
+  const live = new Map<number, TrackedTimer>()
+  createHook({
+    init(id, type, _trigger, resource) {
+      if (type === "Timeout") live.set(id, { timer: resource as TrackedTimer["timer"], made: new Error().stack ?? "" })
+    },
+    destroy(id) {
+      live.delete(id)
+    }
+  }).enable()
+  holder[key] = live
+  return live
+}
+
+/** Where a timer was made, as the line to fix: the first frame that is neither Node's, vitest's nor this guard's. */
+const madeAt = (stack: string): string | undefined =>
+  stack.split("\n").slice(1).map((l) => l.trim()).find((l) =>
+    !/node:|node_modules[\\/](vitest|@vitest|tinypool|tinyspy)[\\/]|test[\\/]setup[\\/]|\(<anonymous>\)$/.test(l)
+  )
 
 type Listener = (...args: Array<unknown>) => void
 
@@ -35,6 +72,8 @@ export interface ProcessState {
   readonly exitCode: typeof process.exitCode
   readonly listeners: ReadonlyMap<string, ReadonlyArray<Listener>>
   readonly handles: ReadonlyMap<string, number>
+  /** The timers pending before the file (by async id). */
+  readonly timers: ReadonlySet<number>
   readonly children: ReadonlySet<number>
 }
 
@@ -74,8 +113,23 @@ export const processState = (): ProcessState => ({
   exitCode: process.exitCode,
   listeners: new Map(watchedEvents.map((event) => [event, listenersOf(event)])),
   handles: handleCounts(),
+  timers: new Set(timers().keys()),
   children: childProcesses()
 })
+
+/**
+ * The ref'd timers started since `before` and still pending, but vitest's own (made from its runner: no frame of the
+ * file's or of src/), each as where it was made.
+ */
+const timersLeft = (before: ProcessState): Array<string> => {
+  const left: Array<string> = []
+  for (const [id, { made, timer }] of timers()) {
+    if (before.timers.has(id) || timer._destroyed === true || !timer.hasRef()) continue
+    const at = madeAt(made)
+    if (at !== undefined) left.push(at)
+  }
+  return left
+}
 
 /**
  * What is running or listening now that was not before: child processes (but those in `shared`, the run's own
@@ -90,6 +144,8 @@ export const leftBehind = (before: ProcessState, shared: ReadonlySet<number> = n
     const more = (now.get(kind) ?? 0) - (before.handles.get(kind) ?? 0)
     if (more > 0) found.push(`${more} more active ${kind} than before the file`)
   }
+  const left = timersLeft(before)
+  if (left.length > 0) found.push(`${left.length} timer(s) still pending, made ${left.join("; ")}`)
   for (const event of watchedEvents) {
     const added = listenersOf(event).filter((l) => !before.listeners.get(event)?.includes(l))
     if (added.length > 0) found.push(`${added.length} process listener(s) for ${event} added`)
