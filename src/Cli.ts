@@ -5,7 +5,8 @@
  * command's options; help, suggestions and completion are read from this tree through @effect/cli's public API
  * (src/cli/Model.ts).
  */
-import { Args, Command } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
 import * as Console from "effect/Console"
 import { completionScript, shells } from "./cli/Completion.js"
 import { connectionOptions } from "./cli/Connection.js"
