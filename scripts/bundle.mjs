@@ -174,4 +174,18 @@ if (misplaced.length > 0) {
 }
 const js = outputs.filter((o) => o.endsWith(".js"))
 const bytes = js.reduce((n, o) => n + result.metafile.outputs[o].bytes, 0)
-console.log(`bundle: dist/bin.js and ${js.length - 1} chunks, ${(bytes / 1024 / 1024).toFixed(1)} MB`)
+// What every command loads and compiles before it runs: dist/bin.js and the chunks it imports statically, on and on.
+const atStart = new Set()
+const loadAtStart = (o) => {
+  if (atStart.has(o)) return
+  atStart.add(o)
+  for (const i of result.metafile.outputs[o].imports) {
+    if (i.kind === "import-statement" && i.path in result.metafile.outputs) loadAtStart(i.path)
+  }
+}
+loadAtStart(js.find((o) => Path.basename(o) === "bin.js"))
+const startBytes = [...atStart].reduce((n, o) => n + result.metafile.outputs[o].bytes, 0)
+const mb = (n) => (n / 1024 / 1024).toFixed(1)
+console.log(
+  `bundle: dist/bin.js and ${js.length - 1} chunks, ${mb(bytes)} MB; ${mb(startBytes)} MB loaded by every command`
+)

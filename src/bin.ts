@@ -16,7 +16,7 @@
  */
 import "./files/ExcelSax.js" // first: mends exceljs before anything loads it
 import "./HeapAtStart.js" // before the modules load: the heap's growth is set at each full collection
-import { ValidationError } from "@effect/cli"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { makeRunMain } from "@effect/platform/Runtime"
 import * as Cause from "effect/Cause"

@@ -4,7 +4,7 @@
  * validates them and builds the one `Api` of the command: against the given base URL, or, when there is none,
  * against an embedded sandbox started in-process (its data lives only in memory).
  */
-import { Options } from "@effect/cli"
+import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -5,7 +5,7 @@
  * defined, with the combinators below: they set the default or the fallback and add one paragraph in a fixed form
  * to the flag's description, which the help model (Model.ts) reads back from the flag's public HelpDoc.
  */
-import { Options } from "@effect/cli"
+import * as Options from "@effect/cli/Options"
 import type * as Config from "effect/Config"
 
 const defaultMark = "Default: "

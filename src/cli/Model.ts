@@ -8,7 +8,12 @@
  * (Facts.ts) add where the flag is defined; examples, the values an argument completes to and the guide come from
  * each command module's `CommandDocs` table.
  */
-import { CliConfig, CommandDescriptor, HelpDoc, Options, type Span, type Usage } from "@effect/cli"
+import * as CliConfig from "@effect/cli/CliConfig"
+import * as CommandDescriptor from "@effect/cli/CommandDescriptor"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import type * as Span from "@effect/cli/HelpDoc/Span"
+import * as Options from "@effect/cli/Options"
+import type * as Usage from "@effect/cli/Usage"
 import * as HashMap from "effect/HashMap"
 import * as HashSet from "effect/HashSet"
 import * as Option from "effect/Option"

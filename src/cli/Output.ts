@@ -4,7 +4,7 @@
  * when the command failed before producing one. Nothing here ever prints a secret: callers pass redacted values.
  * A command's handler returns its exit code as its value; the edge (bin.ts) exits with it.
  */
-import { Options } from "@effect/cli"
+import * as Options from "@effect/cli/Options"
 
 export const jsonOption = Options.boolean("json").pipe(
   Options.withDescription("Print the command's summary as one JSON object on the last line of stdout")

@@ -2,7 +2,7 @@
  * The contract's parsing flags, shared by every command that reads input files (`validate`, `import`, `onboard`).
  * `auto` never guesses silently: an ambiguous file stops with an error naming the flag that settles it.
  */
-import { Options } from "@effect/cli"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"

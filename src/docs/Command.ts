@@ -5,7 +5,9 @@
  * `--man` prints the manual page drawn from the help (src/cli/Man.ts). The command is listed in src/Cli.ts, which
  * hands it the model of the command tree.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

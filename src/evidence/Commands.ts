@@ -2,7 +2,9 @@
  * The commands and flags of evidence: `keys new`, `--sign KEY` (export and every command that writes a run
  * directory), `verify`'s run-directory half and `--public-key`, and `evidence RUN_DIR --out FILE.zip`.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"

@@ -3,7 +3,9 @@
  * the exit code (export: 0 done, 2 bad usage, 3 aborted or interrupted, the checkpoint kept for a rerun;
  * verify: 0 everything matches, 1 any problem).
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

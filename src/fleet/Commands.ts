@@ -2,7 +2,9 @@
  * The fleet's commands (cli-contract.md, "Fleet"): `fleet init`, `accounts add|list|remove`, `worker`,
  * `submit import`, `status`, `wait`, `fetch`, `cancel`. Every one takes `--fleet URL` (env FSM_FLEET_URL).
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"

@@ -3,7 +3,9 @@
  * Each builds the job, the command's one `Api` (connection options), progress on stderr and the stop-on-signal
  * handling, runs the pipeline, prints the closing table and the summary, and returns the exit code.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"

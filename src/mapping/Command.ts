@@ -3,7 +3,9 @@
  * own file and prints it as a table to check in one screen (stdout); `--out` writes the profile, to be reviewed,
  * kept beside the customer's files and given to `validate`/`import` with `--map`. Nothing is sent.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

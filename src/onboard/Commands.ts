@@ -3,7 +3,9 @@
  * stderr, the summary (`--json`: the last stdout line) and the exit code (0 every row of every step ended well,
  * 1 some did not, 2 bad input and nothing sent, 3 stopped or aborted).
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"

@@ -3,7 +3,7 @@
  * into DIR from the CSVs of `templates/example/`, attachment paths relative to DIR. The `template` command only
  * wires the flag; this module owns what it does.
  */
-import { Options } from "@effect/cli"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { say, summary } from "../console/Output.js"

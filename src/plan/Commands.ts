@@ -2,7 +2,9 @@
  * `fsm-bulk plan show PLAN` (a plan printed for sign-off: what it is bound to, counts, each row's changes) and
  * `fsm-bulk apply PLAN` (an import that sends exactly the plan: see `import/Plan.ts` for the per-row rule).
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { connectionOptions, continuingConnection, forceBaseUrlOption } from "../cli/Connection.js"

@@ -2,7 +2,8 @@
  * `fsm-bulk report RUN_DIR`: writes a run directory's `report.html` again (runs write it at their end; this serves
  * runs of older versions, and pages lost or deleted).
  */
-import { Args, Command } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import { type CommandDocs, exampleRun } from "../cli/Model.js"
 import { type ExitCode, jsonOption } from "../cli/Output.js"

@@ -8,7 +8,8 @@
  * sandbox serves only the accounts given with `--account`, and refuses to start without one unless
  * `--allow-default-account` says to serve the default account anyway; either way it warns on stderr.
  */
-import { Command, Options } from "@effect/cli"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"

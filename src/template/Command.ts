@@ -4,7 +4,9 @@
  * onboarding workbook instead (`--out FILE.xlsx`, or `DIR/onboarding.xlsx`). A file whose bytes would not change
  * is left alone and listed as unchanged.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { mkdir } from "node:fs/promises"

@@ -4,7 +4,9 @@
  * server the undone run wrote to, progress on stderr and the stop on signals, runs the undo, prints the closing
  * table and the summary, and returns the exit code.
  */
-import { Args, Command, Options } from "@effect/cli"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as fs from "node:fs"

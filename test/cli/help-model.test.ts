@@ -131,8 +131,14 @@ describe("a command line that runs a command is read against that command's mode
     assert.deepStrictEqual(modelOf("IMPORT").commands.map((c) => c.name), ["import"])
     assert.includeMembers(modelOf("submit").commands.map((c) => c.name), ["submit", "submit import", "submit export"])
     assert.isTrue(modelOf("submit").commands.every((c) => c.name === "submit" || c.name.startsWith("submit ")))
-    for (const other of [undefined, "help", "improt", "--help", "-v"]) {
+    for (const other of [undefined, "help", "improt"]) {
       assert.strictEqual(modelOf(other).commands.length, model().commands.length, String(other))
+    }
+    // a line that starts with a flag is read against the root's flags alone (`--version` draws no command's help);
+    // the lines below check it decides as the whole tree does
+    for (const flag of ["--help", "-v", "--version", "--log-level"]) {
+      assert.deepStrictEqual(modelOf(flag).commands, [], flag)
+      assert.strictEqual(modelOf(flag).name, model().name, flag)
     }
     const lines = [
       ...model().commands.flatMap((c) => c.examples.map(exampleArgs)),
@@ -153,6 +159,9 @@ describe("a command line that runs a command is read against that command's mode
         "export --out",
         "fleet int jobs",
         "--log-level debug import customers a.csv",
+        "--version",
+        "-V",
+        "--improt customers a.csv",
         ""
       ].map(words)
     ]

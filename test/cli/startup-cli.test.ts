@@ -26,6 +26,12 @@ import { bundleFiles } from "./support.js"
 /** Packages that only some commands use: loaded on demand, never at start-up. */
 const heavyPackages = ["exceljs", "pg", "ioredis", "bullmq"]
 
+/**
+ * Packages no command uses, which reach the bundle only through an index's namespace (`import { Args } from
+ * "@effect/cli"` keeps all of Args, with its YAML/TOML/INI file parsers; eslint.config.mjs forbids such imports).
+ */
+const unusedPackages = ["fast-check", "yaml", "toml", "ini"]
+
 const hooks = `import { appendFileSync } from "node:fs"
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context)
@@ -92,7 +98,7 @@ const heavyIn = (names: ReadonlyArray<string>) => {
     ...new Set([
       ...[...names, ...sources].flatMap((n) => {
         const pkg = packageOf(n)
-        return pkg !== undefined && [...heavyPackages, "fast-check"].includes(pkg) ? [pkg] : []
+        return pkg !== undefined && [...heavyPackages, ...unusedPackages].includes(pkg) ? [pkg] : []
       }),
       // the sandbox's command module is light; its server (routes, store, seed) loads only when it runs
       ...sources.flatMap((n) => {
