@@ -14,6 +14,11 @@
  *   leave after the removal) and the job ends failed, exit 3 (rows were sent);
  * - a job no live worker can serve (a format newer than they know) ends failed, exit 2, with each worker's reason,
  *   and no worker takes it twice (before, it went round the queue for good).
+ *
+ * The workers, `accounts add` and `accounts remove` are the built CLI, spawned; `submit import` (but where the file it
+ * reads is the point) and `wait` are made in the test's process (./in-process.ts), on the same code: they are not
+ * what these tests are about, and each spawn costs about a second of CPU. `wait`'s exit code is the job's `exit_code`
+ * (3 only for a cancelled job, which none of these is); test/fleet/cli.test.ts spawns both commands for their contract.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -25,6 +30,7 @@ import * as Path from "node:path"
 import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import { ended, submitCustomers } from "./in-process.js"
 import {
   availableBackends,
   type Backend,
@@ -63,14 +69,10 @@ const fleetOn = (url: string) =>
     const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
       Effect.promise(() => runCli(args, { ...env, ...extra }))
     yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
-    const submit = (file: string, more: ReadonlyArray<string> = []) =>
-      Effect.gen(function*() {
-        const submitted = yield* run(["submit", "import", "customers", file, "--account", "acme", "--json", ...more])
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        return lastJson(submitted.stdout).job as string
-      })
-    /** `wait JOB --json`, killed after `ms` (a job nobody will end). */
-    const wait = (job: string, ms = 90_000) => Effect.promise(() => runCliWithin(["wait", job, "--json"], env, ms))
+    /** `submit import customers FILE --account acme [--chunk-rows N]`, in process: the job's id. */
+    const submit = (file: string, chunkRows?: number) => submitCustomers(url, file, "acme", chunkRows)
+    /** `wait JOB`, in process: the job's row once it has ended; it fails after `ms` (a job nobody will end). */
+    const wait = (job: string, detail: () => string, ms = 90_000) => ended(url, job, ms, detail)
     return { sandbox, account, dir, env, run, submit, wait }
   })
 
@@ -110,18 +112,20 @@ describe("no job lost (issue 29)", () => {
         // The two submits, and later the two waits, side by side: neither depends on the other.
         const [single, parted] = yield* Effect.all([
           submit(customersFile(dir, "um.csv", 10).file),
-          submit(customersFile(dir, "partes.csv", 30).file, ["--chunk-rows", "10"])
+          submit(customersFile(dir, "partes.csv", 30).file, 10)
         ], { concurrency: "unbounded" })
         assert.strictEqual((yield* run(["accounts", "remove", "acme"])).code, 0)
         const worker = yield* startWorker(["--egress-id", "w-removed"], env)
-        const [waited, whole] = yield* Effect.all([wait(single), wait(parted)], { concurrency: "unbounded" })
-        assert.strictEqual(waited.code, 2, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
-        assert.strictEqual(lastJson(waited.stdout).state, "failed")
+        const [waited, whole] = yield* Effect.all([wait(single, worker.stderr), wait(parted, worker.stderr)], {
+          concurrency: "unbounded"
+        })
+        assert.strictEqual(waited.exit_code, 2, `${JSON.stringify(waited)}\n${worker.stderr()}`)
+        assert.strictEqual(waited.state, "failed")
         // A job in parts ends when its parts have: each failed (exit 2, nothing sent), so the whole failed too, exit
         // 2, with their reason (not "done", exit 3: a job nothing of which ran did not end well or half-way).
-        assert.strictEqual(whole.code, 2, `${whole.stdout}\n${whole.stderr}\n${worker.stderr()}`)
-        assert.strictEqual(lastJson(whole.stdout).state, "failed")
-        assert.include(lastJson(whole.stdout).error as string, `every part failed: account "acme" was removed`)
+        assert.strictEqual(whole.exit_code, 2, `${JSON.stringify(whole)}\n${worker.stderr()}`)
+        assert.strictEqual(whole.state, "failed")
+        assert.include(whole.error ?? "", `every part failed: account "acme" was removed`)
         const shown = yield* run(["status", parted])
         assert.include(shown.stdout, "failed")
         assert.include(shown.stdout, "exit 2")
@@ -145,7 +149,7 @@ describe("no job lost (issue 29)", () => {
         })
         const worker = yield* startWorker(["--egress-id", "w-moved", "--rate", "10/1s"], env)
         const first = yield* submit(customersFile(dir, "primeiro.csv", 5).file)
-        assert.strictEqual((yield* wait(first)).code, 0, worker.stderr())
+        assert.strictEqual((yield* wait(first, worker.stderr)).exit_code, 0, worker.stderr())
         assert.strictEqual((yield* sandbox.control.records(account.apiKey, "customers")).length, 5)
 
         // Replaced: the worker that served the account sends the next job to the new address, new credentials.
@@ -156,7 +160,7 @@ describe("no job lost (issue 29)", () => {
         assert.strictEqual(replaced.code, 0, replaced.stderr)
         const before = (yield* sandbox.control.requests).length
         const second = yield* submit(customersFile(dir, "segundo.csv", 8).file)
-        assert.strictEqual((yield* wait(second)).code, 0, worker.stderr())
+        assert.strictEqual((yield* wait(second, worker.stderr)).exit_code, 0, worker.stderr())
         assert.strictEqual((yield* sandbox.control.requests).length, before, "nothing more to the old address")
         assert.strictEqual((yield* moved.control.records("moved-key", "customers")).length, 8)
 
@@ -172,9 +176,9 @@ describe("no job lost (issue 29)", () => {
         )
         assert.strictEqual((yield* run(["accounts", "remove", "acme"])).code, 0)
         const atRemoval = writes(yield* moved.control.requests, "moved-key").length
-        const waited = yield* wait(third)
-        assert.strictEqual(waited.code, 3, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
-        assert.strictEqual(lastJson(waited.stdout).state, "failed")
+        const waited = yield* wait(third, worker.stderr)
+        assert.strictEqual(waited.exit_code, 3, `${JSON.stringify(waited)}\n${worker.stderr()}`)
+        assert.strictEqual(waited.state, "failed")
         const after = writes(yield* moved.control.requests, "moved-key").length - atRemoval
         // At most the requests already past their check when the removal was made (the worker's concurrency at 10/s).
         assert.isAtMost(after, 6, `${after} requests after the account was removed`)
@@ -214,9 +218,9 @@ describe("store faults are outlasted (issue 29)", () => {
           )
         )
         const worker = yield* startWorker(["--egress-id", "w-faults"], env)
-        const waited = yield* wait(job, 120_000)
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
-        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        const waited = yield* wait(job, worker.stderr, 120_000)
+        assert.strictEqual(waited.exit_code, 0, `${JSON.stringify(waited)}\n${worker.stderr()}`)
+        assert.strictEqual(waited.state, "done")
         const faults = yield* Effect.promise(() =>
           query(
             server.url,
@@ -253,9 +257,9 @@ describe("store faults are outlasted (issue 29)", () => {
           worker.stderr
         )
         yield* server.restart(1_000)
-        const waited = yield* wait(job, 120_000)
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
-        assert.strictEqual(lastJson(waited.stdout).state, "done")
+        const waited = yield* wait(job, worker.stderr, 120_000)
+        assert.strictEqual(waited.exit_code, 0, `${JSON.stringify(waited)}\n${worker.stderr()}`)
+        assert.strictEqual(waited.state, "done")
         const records = yield* sandbox.control.records(account.apiKey, "customers")
         assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
       }),
@@ -278,7 +282,7 @@ describe("submit reads its file once (issue 29)", () => {
     "a file that changes while `submit` reads it is validated, split and stored in one version ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, submit } = yield* fleet(b.backend)
+        const { dir, env, run } = yield* fleet(b.backend)
         // A named pipe that gives each reader the other version: the first read gets A, a second B, a third A…
         const version = (tag: string, bad: number) =>
           [
@@ -307,7 +311,20 @@ describe("submit reads its file once (issue 29)", () => {
             await server
           })
         )
-        const job = yield* submit(fifo, ["--chunk-rows", "10"])
+        // Spawned: how the command reads its file is the point here.
+        const submitted = yield* run([
+          "submit",
+          "import",
+          "customers",
+          fifo,
+          "--account",
+          "acme",
+          "--json",
+          "--chunk-rows",
+          "10"
+        ])
+        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const job = lastJson(submitted.stdout).job as string
         const keys = (text: string) => [...text.matchAll(/\b([AB]-\d+)\b/g)].map((m) => m[1]!)
         const stored = yield* withStore(env.FSM_FLEET_URL!, (store) =>
           Effect.gen(function*() {
@@ -343,9 +360,13 @@ describe("jobs carry the format they need (issue 29)", () => {
         for (const w of workers) yield* eventually("the worker is ready", () => w.stderr().includes("ready"))
         // A job as a newer version would submit it: a format these workers do not know.
         yield* queueNewerJob(url, "from-the-future")
-        const ended = yield* wait("from-the-future")
         const logs = () => workers.map((w) => w.stderr()).join("\n")
-        assert.strictEqual(ended.code, 2, `wait returns the job's exit code\n${ended.stderr}\n${logs()}`)
+        const waited = yield* wait("from-the-future", logs)
+        assert.strictEqual(
+          waited.exit_code,
+          2,
+          `wait returns the job's exit code\n${JSON.stringify(waited)}\n${logs()}`
+        )
         const shown = lastJson((yield* run(["status", "from-the-future", "--json"])).stdout)
         const [status] = shown.jobs as Array<{ state: string; exitCode: number; error: string | null }>
         assert.deepStrictEqual([status?.state, status?.exitCode], ["failed", 2], "status shows it")
@@ -369,7 +390,7 @@ describe("jobs carry the format they need (issue 29)", () => {
         assert.notInclude(logs(), "job from-the-future (import", "no worker ran it")
         // The workers run the jobs they know.
         const job = yield* submit(customersFile(dir, "clientes.csv", 5).file)
-        assert.strictEqual((yield* wait(job)).code, 0, logs())
+        assert.strictEqual((yield* wait(job, logs)).exit_code, 0, logs())
       }),
     { timeout: 150_000 }
   )
