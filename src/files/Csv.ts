@@ -287,12 +287,19 @@ const start = (file: string, wanted: ReadOptions["encoding"]): Effect.Effect<Sta
     catch: notText(file)
   }))
 
+/** How many of the first bytes the header's parse is fed at a time: a header ends within the first piece or two. */
+const headPiece = 4 * 1024
+
 /**
  * The first non-blank record among the first bytes (those that end within them), as csv-parse reads it on the
- * parser thread; none when the first bytes hold none, or do not parse by themselves.
+ * parser thread; none when the first bytes hold none, or do not parse by themselves up to it.
+ *
+ * The bytes go to the parser a piece at a time (as a stream's chunks go), and the parse stops at the piece that
+ * gives the header: parsing all the first bytes (some 250 rows, on a cold parser) to keep one record cost every
+ * command that reads a CSV about as much as validating those rows.
  */
 const headerOf = (head: Start, delimiter: Delimiter): CsvRecord | undefined => {
-  const found: Array<CsvRecord> = []
+  let found: CsvRecord | undefined
   const { api } = parse(csvParseOptions(delimiter, maxRowCharacters)) as unknown as {
     readonly api: {
       readonly parse: (
@@ -304,11 +311,16 @@ const headerOf = (head: Start, delimiter: Delimiter): CsvRecord | undefined => {
     }
   }
   let count = 0
-  const error = api.parse(head.bytes, head.complete, (cells) => {
+  const push = (cells: Array<string>) => {
     count += 1
-    if (found.length === 0 && !isBlank(cells)) found.push({ row: count, cells })
-  }, () => {})
-  return error === undefined ? found[0] : undefined
+    if (found === undefined && !isBlank(cells)) found = { row: count, cells }
+  }
+  for (let at = 0; found === undefined && at < head.bytes.length; at += headPiece) {
+    const last = at + headPiece >= head.bytes.length
+    const error = api.parse(head.bytes.subarray(at, at + headPiece), last && head.complete, push, () => {})
+    if (error !== undefined) return undefined
+  }
+  return found
 }
 
 export const openCsv = Effect.fn("Csv.open")(function*(file: string, options: ReadOptions) {

@@ -285,6 +285,34 @@ describe("CSV reader", () => {
       assert.deepStrictEqual(rows, [{ row: 4, cells: ["A", "1"] }])
     }))
 
+  it.scoped("finds the header wherever the first bytes' pieces cut it: after many blank lines, longer than a piece, split inside a character", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // (src/files/Csv.ts feeds the header's parse 4 KiB at a time and stops at the piece that gives the header.)
+      const blank = ";;\r\n".repeat(2_000)
+      const late = yield* readAll(
+        put(dir, "blank-first.csv", cp1252(`${blank}externalId;name;observação\r\nCLI-1;Padaria Pão Quente;ok\r\n`))
+      )
+      assert.deepStrictEqual(late.source.header, ["externalId", "name", "observação"])
+      assert.deepStrictEqual(late.rows, [{ row: 2_002, cells: ["CLI-1", "Padaria Pão Quente", "ok"] }])
+      // A header of 1,500 columns (about 18 KiB in UTF-8, "ç" and "ã" two bytes each, some split between pieces).
+      const names = Array.from({ length: 1_500 }, (_, i) => `observação ${i}`)
+      const wide = yield* readAll(
+        put(dir, "wide-header.csv", cp1252(`${names.join(";")}\r\n${names.map((_, i) => `${i},5`).join(";")}\r\n`))
+      )
+      assert.deepStrictEqual(wide.source.header, names)
+      assert.strictEqual(wide.rows.length, 1)
+      assert.strictEqual(wide.rows[0]!.cells[1_499], "1499,5")
+      // A quote never closed past the first piece, within the first bytes: refused naming its row, as before.
+      const rows = Array.from({ length: 300 }, (_, i) => `CLI-${i};Cliente ${i};12,50\r\n`).join("")
+      const error = yield* readError(
+        put(dir, "truncated-later.csv", cp1252(`externalId;name;valor\r\n${rows}CLI-X;"nunca fechada;1\r\n`))
+      )
+      assert.strictEqual(error.row, 302)
+      assert.include(error.message, "truncated-later.csv (row 302)")
+      assert.include(error.message, "never closed")
+    }))
+
   it.scoped("aligns ragged rows: short ones padded, extra cells carried and flagged", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
