@@ -32,6 +32,7 @@ import { formatDuration, RunProgress } from "../console/Progress.js"
 import { UsageError } from "../Errors.js"
 import { type ExportBase, findExportBase, readFingerprints } from "../export/Fingerprint.js"
 import type { SourceRow } from "../files/Source.js"
+import type { WriteError } from "../files/Write.js"
 import { resource as resourceOf } from "../Resources.js"
 import { shellQuote } from "../Shell.js"
 import { RunStop } from "../Signals.js"
@@ -77,7 +78,7 @@ import {
   type Summary,
   writeReports
 } from "./Report.js"
-import { createRunDir, lockRunDir, nowIso } from "./RunDir.js"
+import { createRunDir, isoClock, lockRunDir, nowIso } from "./RunDir.js"
 import { endSession, runTraffic, summaryOf } from "./RunEnd.js"
 import { createdBy, makeRunState, scanNeeds, verifyingOf } from "./RunState.js"
 import { nextReady, type ScanResult, scanRows } from "./Scan.js"
@@ -493,6 +494,44 @@ const withheldNote = (o: Outcome, withheld: ReadonlyArray<string>): Outcome =>
       ].filter((x) => x !== undefined).join("; ")
     }
 
+/** A row's planned write once settled: its outcome, the body sent (journaled with it) and the record after. */
+interface Written {
+  readonly outcome: Outcome
+  readonly body: unknown
+  readonly after: RecordImage | undefined
+}
+
+/**
+ * A row's `done` journal line, built by plain code in `sendRows`' `finish` (its bookkeeping runs when the effect
+ * starts, not when it is built: a row raced against a stop may never start).
+ */
+const doneLine = (row: number, outcome: Outcome, sent: unknown, after: RecordImage | undefined, at: string) => ({
+  state: "done" as const,
+  row,
+  ...outcome,
+  ...(sent !== undefined ? { sent } : {}),
+  ...(after !== undefined ? { after } : {}),
+  at
+})
+
+/** A row's `sending` journal line, appended before its write leaves. */
+const sendingLine = (
+  v: Valid,
+  intent: NonNullable<ReturnType<typeof intentOf>>,
+  before: RecordImage | undefined,
+  absent: boolean,
+  at: string
+) => ({
+  state: "sending" as const,
+  row: v.row,
+  ...(v.key !== undefined ? { key: v.key } : {}),
+  ...(v.id !== undefined ? { id: v.id } : {}),
+  intent,
+  ...(before !== undefined ? { before } : {}),
+  ...(absent ? { absent } : {}),
+  at
+})
+
 /**
  * Steps 3 and 4: prepares the rows, then sends them, each row's outcome journaled. When every row is settled in
  * one pass (no row waits for another row of the file, no `--verify`), the outcomes travel with the stream that
@@ -541,8 +580,14 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
   /** The plan's entry of each row being planned, until its outcome is known (`--dry-run --plan`). */
   const planning = new Map<number, Omit<PlanRow, "row" | "status">>()
 
-  const finish = (row: number, outcome: Outcome, sent?: unknown, after?: RecordImage) =>
-    Effect.gen(function*() {
+  const now = isoClock(yield* Effect.clock)
+  const finish = (
+    row: number,
+    outcome: Outcome,
+    sent?: unknown,
+    after?: RecordImage
+  ): Effect.Effect<Outcome, WriteError> =>
+    Effect.suspend(() => {
       if (s.collector !== undefined) {
         s.collector.add({
           row,
@@ -557,16 +602,10 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       // From here the row has its outcome, whatever interrupts it: a stop's grace can run out while its `done` line
       // is on its way to the disk (the line still lands), and the report must then say what the journal says.
       state.settled.set(row, outcome)
-      yield* journal.append({
-        state: "done",
-        row,
-        ...outcome,
-        ...(sent !== undefined ? { sent } : {}),
-        ...(after !== undefined ? { after } : {}),
-        at: yield* nowIso
-      })
-      yield* progress.row
-      return outcome
+      return Effect.as(
+        Effect.zipRight(journal.append(doneLine(row, outcome, sent, after, now())), progress.row),
+        outcome
+      )
     })
 
   /**
@@ -581,42 +620,37 @@ const sendRows = Effect.fn("Import.sendRows")(function*(
       readonly before: RecordImage | undefined
       readonly found: RecordImage | undefined
     }
-  ) =>
-    Effect.gen(function*() {
-      const { absent, before, found } = lookedUp
-      if (job.dryRun) return { outcome: wouldBe(r, action), body: undefined, after: undefined }
-      if (action._tag === "Settle") {
-        const outcome = action.outcome
-        const after = outcome.status === "created" || outcome.status === "updated" ? found : undefined
-        return { outcome, body: undefined, after }
-      }
-      yield* journal.append({
-        state: "sending",
-        row: v.row,
-        ...(v.key !== undefined ? { key: v.key } : {}),
-        ...(v.id !== undefined ? { id: v.id } : {}),
-        intent: intentOf(action)!,
-        ...(before !== undefined ? { before } : {}),
-        ...(absent ? { absent } : {}),
-        at: yield* nowIso
+  ) => {
+    const { absent, before, found } = lookedUp
+    if (job.dryRun) return Effect.succeed({ outcome: wouldBe(r, action), body: undefined, after: undefined })
+    if (action._tag === "Settle") {
+      const outcome = action.outcome
+      const after = outcome.status === "created" || outcome.status === "updated" ? found : undefined
+      return Effect.succeed({ outcome, body: undefined, after })
+    }
+    return Effect.suspend(() => {
+      const sending = journal.append(sendingLine(v, intentOf(action)!, before, absent, now()))
+      const sent = Effect.suspend(() => {
+        state.inFlight.add(v.row)
+        return Effect.either(send(r, action, { absent, onSent: () => state.left.add(v.row) }))
       })
-      state.inFlight.add(v.row)
-      const sent = yield* Effect.either(send(r, action, { absent, onSent: () => state.left.add(v.row) }))
-      if (Either.isLeft(sent)) {
+      return Effect.flatMap(Effect.zipRight(sending, sent), (sent) => {
+        if (Either.isRight(sent)) {
+          return Effect.succeed<Written>({
+            outcome: createdBy(sent.right.outcome, state.priorSending.get(v.row)),
+            body: written(r, action),
+            after: sent.right.after
+          })
+        }
         // The run is aborted (credentials rejected …): this write never reached the server. The rows in flight
         // finish; no new row starts.
         state.inFlight.delete(v.row)
         state.aborted ??= sent.left
         state.stopped = true
-        yield* journal.append({ state: "unsent", row: v.row, at: yield* nowIso })
-        return undefined
-      }
-      return {
-        outcome: createdBy(sent.right.outcome, state.priorSending.get(v.row)),
-        body: written(r, action),
-        after: sent.right.after
-      }
+        return Effect.as(journal.append({ state: "unsent", row: v.row, at: now() }), undefined)
+      })
     })
+  }
 
   /** The row's outcome, or undefined when its write was not sent because the run aborted. */
   const processValid = (v: Valid) =>

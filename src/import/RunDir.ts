@@ -29,8 +29,17 @@ export const defaultRunDir = (resource: string, now: Date = new Date()): string 
   return dir
 }
 
+/** A time in milliseconds as summaries and journals record it: an ISO string. */
+export const isoOf = (ms: number): string => new Date(ms).toISOString()
+
+/**
+ * The clock's time as an ISO string read by a plain call: a step that appends a journal line a row reads the
+ * clock it took once, instead of building the time through an Effect each line.
+ */
+export const isoClock = (clock: Clock.Clock) => (): string => isoOf(clock.unsafeCurrentTimeMillis())
+
 /** The clock's time as an ISO string, as summaries and journals record it. */
-export const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+export const nowIso = Effect.map(Clock.currentTimeMillis, isoOf)
 
 /** Creates the directory of a new run; one that already holds a journal or a report is refused. */
 export const createRunDir = Effect.fn("RunDir.create")(function*(dir: string) {

@@ -8,6 +8,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Stream from "effect/Stream"
+import * as Supervisor from "effect/Supervisor"
 import { inSourceOrder } from "../../src/import/Window.js"
 import { until } from "./support.js"
 
@@ -41,6 +42,35 @@ describe("the source-order window", () => {
         for (const i of [7, 6, 5, 4, 3]) yield* Deferred.succeed(gates[i]!, undefined)
         const results = Chunk.toReadonlyArray(yield* Fiber.join(run))
         assert.deepStrictEqual(results, ["row 0", "row 2", "row 4", "row 6"])
+      }),
+    60_000
+  )
+
+  it.live(
+    "makes its fibers once a pass, not one an item",
+    () =>
+      Effect.gen(function*() {
+        // Every fiber started under the pass is counted (an import's window made about three an item).
+        class Started extends Supervisor.AbstractSupervisor<number> {
+          count = 0
+          value = Effect.sync(() => this.count)
+          override onStart() {
+            this.count += 1
+          }
+        }
+        const started = new Started()
+        const items = 2_000
+        const results = yield* Effect.supervised(
+          Stream.runCollect(
+            inSourceOrder(Stream.range(0, items - 1), (i) => Effect.as(Effect.yieldNow(), i), {
+              concurrency: 8,
+              window: 64
+            })
+          ),
+          started
+        )
+        assert.deepStrictEqual(Chunk.toReadonlyArray(results), Array.from({ length: items }, (_, i) => i))
+        assert.isAtMost(yield* started.value, 40, `fibers started for ${items} items`)
       }),
     60_000
   )
