@@ -75,9 +75,7 @@ describe("what a file leaves in its process", () => {
     const before = processState()
     const left = setTimeout(() => undefined, 60_000)
     try {
-      await new Promise((resolve) => setTimeout(resolve, 50)) // the older one fires meanwhile
-      const count = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length
-      assert.isAtMost(count, before.handles.get("Timeout") ?? 0, "as many timers as before: the old count was blind")
+      await new Promise((resolve) => setTimeout(resolve, 50)) // the older one fires meanwhile: one ended, one begun
       const found = leftBehind(before)
       assert.strictEqual(found.length, 1, found.join("\n"))
       assert.match(found[0]!, /^1 timer\(s\) still pending, made at .*leaks\.test\.ts:\d+/)
