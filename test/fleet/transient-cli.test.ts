@@ -10,18 +10,24 @@
  *   locked; Redis: the server down) is handed back, not failed, and ends done from its step journals.
  *
  * Which failures pass is decided in one place (Store.ts, `isTransient`): its table test is store-transient.test.ts.
+ *
+ * Spawned: the workers, which meet the faults, and the `wait` and `submit` of the second test, whose outlasting of
+ * the fault is its point. The jobs the other tests need are queued, and every job's end is read, in the test's process
+ * (./in-process.ts: what `submit` and `wait` call, without a CLI start of about a second of CPU each); `wait`'s exit
+ * code is the job's `exit_code` (3 only for a cancelled job), and test/fleet/cli.test.ts spawns both commands for
+ * their contract.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import pg from "pg"
 import { customersFile } from "../drills/support.js"
+import { ended, submitCustomers, submitOnboarding } from "./in-process.js"
 import {
   acmeFleet,
   availableBackends,
   type Backend,
   eventually,
   lastJson,
-  runCliWithin,
   startCli,
   startPostgres,
   startRedisWith,
@@ -73,8 +79,9 @@ const faultOf = (backend: Backend, table: string) =>
 
 /**
  * The fault held from when job `job` has sent 15 requests (a worker at 20 a second: midway) until its worker gives
- * the job up, its retries (a whole lease) run out; then the job runs on and ends done, exit 0, handed back once at
- * least. Before the fix, the worker said "lease lost; another worker has it", and the job was left taken by nobody.
+ * the job up, its retries (a whole lease) run out; then the job runs on and ends done, exit 0 (what `wait` exits
+ * with), handed back once at least. Before the fix, the worker said "lease lost; another worker has it", and the job
+ * was left taken by nobody.
  */
 const faultUntilHandedBack = (
   fault: Effect.Effect.Success<ReturnType<typeof faultOf>>,
@@ -100,9 +107,12 @@ const faultUntilHandedBack = (
       worker.stderr
     )
     yield* end
-    const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 120_000))
-    assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
-    assert.strictEqual(lastJson(waited.stdout).state, "done")
+    const waited = yield* ended(fault.url, job, 120_000, worker.stderr)
+    assert.deepStrictEqual(
+      [waited.state, waited.exit_code],
+      ["done", 0],
+      `${JSON.stringify(waited)}\n${worker.stderr()}`
+    )
     assert.include(worker.stderr(), `job ${job} handed back`)
     return worker
   })
@@ -113,11 +123,9 @@ describe("transient store faults (issue 29, item 6)", () => {
     (b) =>
       Effect.gen(function*() {
         const fault = yield* faultOf(b.backend, "leases")
-        const { account, dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
+        const { account, dir, env, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
         const input = customersFile(dir, "clientes.csv", 60)
-        const submitted = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        const job = lastJson(submitted.stdout).job as string
+        const job = yield* submitCustomers(fault.url, input.file, "acme")
         const worker = yield* faultUntilHandedBack(fault, env, sandbox, job, "w-transient")
         assert.include(worker.stderr(), "the fleet store failed, trying again")
         const records = yield* sandbox.control.records(account.apiKey, "customers")
@@ -131,13 +139,12 @@ describe("transient store faults (issue 29, item 6)", () => {
     (b) =>
       Effect.gen(function*() {
         const fault = yield* faultOf(b.backend, "jobs")
-        const { account, dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
+        const { account, dir, env, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
         // The second file's 8 keys are the first's 5 and 3 more (upsert: one record per key).
         const first = customersFile(dir, "primeiro.csv", 5)
         const second = customersFile(dir, "segundo.csv", 8)
-        const submitted = yield* run(["submit", "import", "customers", first.file, "--account", "acme", "--json"])
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        const job = lastJson(submitted.stdout).job as string
+        // Queued before the fault, in process: the job the spawned `wait` follows through it.
+        const job = yield* submitCustomers(fault.url, first.file, "acme")
         yield* fault.before
         // `wait` follows the job (no worker yet) when the fault starts; `submit` starts during it.
         const waiting = yield* startCli(["wait", job, "--json"], env)
@@ -159,8 +166,12 @@ describe("transient store faults (issue 29, item 6)", () => {
         assert.strictEqual(waited.code, 0, `wait during the fault:\n${waited.stderr}\n${worker.stderr()}`)
         assert.strictEqual(lastJson(waited.stdout).state, "done")
         const secondJob = lastJson(stored.stdout).job as string
-        const again = yield* Effect.promise(() => runCliWithin(["wait", secondJob, "--json"], env, 120_000))
-        assert.strictEqual(again.code, 0, `${again.stdout}\n${again.stderr}\n${worker.stderr()}`)
+        const again = yield* ended(fault.url, secondJob, 120_000, worker.stderr)
+        assert.deepStrictEqual(
+          [again.state, again.exit_code],
+          ["done", 0],
+          `${JSON.stringify(again)}\n${worker.stderr()}`
+        )
         const records = yield* sandbox.control.records(account.apiKey, "customers")
         assert.deepStrictEqual(
           records.map((r) => r.externalId).sort(),
@@ -176,11 +187,9 @@ describe("transient store faults (issue 29, item 6)", () => {
     (b) =>
       Effect.gen(function*() {
         const fault = yield* faultOf(b.backend, "journal")
-        const { account, dir, env, run, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
+        const { account, dir, env, sandbox } = yield* acmeFleet(fault.url, { env: leaseEnv })
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
-        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        const job = lastJson(submitted.stdout).job as string
+        const job = yield* submitOnboarding(fault.url, workbook, "acme")
         const worker = yield* faultUntilHandedBack(fault, env, sandbox, job, "w-onboard")
         // On PostgreSQL only the journal is locked: the lease is confirmed throughout, the journal line is what failed.
         if (b.backend === "postgres") {
