@@ -47,7 +47,9 @@ export default defineConfig({
           isolate: false,
           // The tiers one after the other, the fast one first.
           sequence: { groupOrder: 0 },
-          setupFiles: ["test/setup/fresh-module-state.ts"]
+          // The same guard after each file as the cli tier's (below): a file's leftovers fail that file, not the
+          // one that happens to run next in its worker.
+          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/file-leaks.ts"]
         }
       },
       // The cli tier runs the root's maxWorkers files at a time (cores + 1: three on 2 cores). Vitest 3.2 sizes a
@@ -55,7 +57,7 @@ export default defineConfig({
       // another count, pass `--maxWorkers N --minWorkers N` to `vitest run --project cli` (docs/development.md).
       // Its files share their workers too (`--no-isolate`): a fork per file cost 2-3 s of CPU before the file's first
       // test (vitest's start, collect; docs/benchmarks.md, "The cli tier's files share their workers"). The guard
-      // test/setup/cli-leaks.ts puts back env, cwd and exit code after each file and fails a file that leaves a
+      // test/setup/file-leaks.ts (both tiers) puts back env, cwd and exit code after each file and fails a file that leaves a
       // child, server, ref'd timer or signal listener in the shared process. A test waits for a spawned command
       // without blocking the worker (test/spawned.ts, not spawnSync): a block past 60 s times out the worker's
       // calls to vitest ("Timeout calling onTaskUpdate"). Many cli files also run src/ in process (a sandbox, the
@@ -67,7 +69,7 @@ export default defineConfig({
           name: "cli",
           include: cliTier,
           sequence: { groupOrder: 1 },
-          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/cli-leaks.ts"]
+          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/file-leaks.ts"]
         }
       }
     ]

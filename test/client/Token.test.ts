@@ -19,12 +19,15 @@ describe("token lifetime", () => {
 describe("token lifecycle against the sandbox", () => {
   it.scopedLive("many concurrent calls at the renewal point share exactly one login", () =>
     Effect.gen(function*() {
-      const sandbox = yield* startTestSandbox({ tokenTtlMs: 2_000 })
-      // Renewal 500 ms before expiry: the token is renewed 1.5 s after it was issued, before the server drops it.
-      const api = yield* makeClient(sandbox, { renewBeforeMs: 500, concurrency: 50 })
+      const sandbox = yield* startTestSandbox({ tokenTtlMs: 6_000 })
+      // Renewal 1.5 s before expiry (at most a quarter of the lifetime): the token is renewed 4.5 s after it was
+      // issued, before the server drops it. The 50 calls start just past the renewal point and have the 1.4 s left
+      // until expiry to get their answers (with a 2 s token they had 0.4 s, and at load average 16-19 a call was
+      // answered 401 and tried again).
+      const api = yield* makeClient(sandbox, { renewBeforeMs: 1_500, concurrency: 50 })
       const first = yield* api.request({ method: "GET", path: "/keywords" })
       assert.strictEqual(first.status, 404)
-      yield* Effect.sleep(1_600)
+      yield* Effect.sleep(4_600)
       const replies = yield* Effect.forEach(
         Array.from({ length: 50 }, () => ({ method: "GET" as const, path: "/tasktypes/1" })),
         (req) => api.request(req),

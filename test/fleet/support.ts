@@ -148,7 +148,7 @@ const startCluster = async (detached = false): Promise<Cluster> => {
 
 /**
  * Stops a server process: `signal`, then SIGKILL if it has not exited within 10 s. The grace period's timer is
- * cleared once it exits (a timer left running would outlive the file: test/setup/cli-leaks.ts).
+ * cleared once it exits (a timer left running would outlive the file: test/setup/file-leaks.ts).
  */
 const stopServer = async (child: ChildProcess, signal: NodeJS.Signals) => {
   if (child.exitCode !== null || child.signalCode !== null) return

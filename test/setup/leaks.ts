@@ -1,7 +1,7 @@
 /**
  * What a test file can leave in the process that runs it, for the cli tier's files that share a process
  * (`--no-isolate`, vitest.config.ts): the state taken before a file (`processState`) and, after it, what the file
- * left behind (`leftBehind`) and what it changed that is simply put back (`putBack`). test/setup/cli-leaks.ts runs
+ * left behind (`leftBehind`) and what it changed that is simply put back (`putBack`). test/setup/file-leaks.ts runs
  * them around every cli-tier file; test/structure/leaks.test.ts shows each kind is caught.
  */
 import { createHook } from "node:async_hooks"
@@ -188,8 +188,11 @@ export const putBack = (before: ProcessState): Array<string> => {
   return changed
 }
 
+/** Whether the file now running is under the guard (test/setup/file-leaks.ts, both tiers): checked by test/structure/leaks.test.ts. */
+export const guarding = { file: false }
+
 /**
- * After a file (test/setup/cli-leaks.ts): puts back what is simply put back, waits up to `settleMs` for what is
+ * After a file (test/setup/file-leaks.ts): puts back what is simply put back, waits up to `settleMs` for what is
  * being stopped or closed past the file's last hook, and if something is still left, takes the file's listeners
  * off and kills its children (so that the next file does not inherit them) and fails with what was left.
  */

@@ -1,5 +1,5 @@
 /**
- * The cli tier's files share their worker process (`--no-isolate`), kept apart by test/setup/cli-leaks.ts: what a
+ * Both tiers' files share their worker processes (`--no-isolate`), kept apart by test/setup/file-leaks.ts: what a
  * file leaves running (a child process, a server, a ref'd timer, a signal listener) is found after it, and what it
  * changes (environment, working directory, exit code) is put back. Each kind is made here and must be named.
  */
@@ -8,7 +8,7 @@ import { spawn } from "node:child_process"
 import { once } from "node:events"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { guardFile, leftBehind, processState, putBack, removeAddedListeners } from "../setup/leaks.js"
+import { guardFile, guarding, leftBehind, processState, putBack, removeAddedListeners } from "../setup/leaks.js"
 
 /** A closed handle leaves libuv's list a turn of the loop after its callback: what is left once it had its turns. */
 const leftOnceClosed = async (before: ReturnType<typeof processState>) => {
@@ -124,9 +124,15 @@ describe("what a file leaves in its process", () => {
   })
 })
 
-/** What test/setup/cli-leaks.ts runs after each cli-tier file: the file fails, naming what it left. */
+/** What test/setup/file-leaks.ts runs after each file of either tier: the file fails, naming what it left. */
 describe("the guard after a file", () => {
   const none = () => new Set<number>()
+
+  // This file is fast tier: before 2026-11-29 only the cli tier's files had the guard, and a fast-tier file's leftover
+  // reached whichever file ran next in its worker.
+  it("runs around this file, as around every file of both tiers", () => {
+    assert.isTrue(guarding.file)
+  })
 
   it("passes a file that left nothing", async () => {
     await guardFile(processState(), none, 0)

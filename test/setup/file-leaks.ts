@@ -1,6 +1,6 @@
 /**
- * The cli tier's files share their worker process (`--no-isolate`, vitest.config.ts), so what one file leaves in
- * it would reach the next. Around every cli-tier file: the environment, working directory and `process.exitCode`
+ * Both tiers' files share their worker processes (`--no-isolate`, vitest.config.ts), so what one file leaves in
+ * one would reach the next. Around every file of either tier: the environment, working directory and `process.exitCode`
  * are put back as they were before it; a child process, server, ref'd timer or signal/error listener still there
  * after the file's own clean-up fails the file (and is ended, so the next file does not inherit it). The run's
  * shared PostgreSQL cluster (test/fleet/postgres-run.ts) is the one child allowed to outlive the file that
@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { afterAll, beforeAll, inject } from "vitest"
 import { clusterFile } from "../fleet/postgres-run.js"
-import { guardFile, type ProcessState, processState } from "./leaks.js"
+import { guardFile, guarding, type ProcessState, processState } from "./leaks.js"
 
 /** The run's shared PostgreSQL cluster, once a file started it. */
 const sharedCluster = (): Set<number> => {
@@ -22,11 +22,13 @@ let before: ProcessState | undefined
 
 beforeAll(() => {
   before = processState()
+  guarding.file = true
 })
 
 afterAll(async () => {
   if (before === undefined) return
   const state = before
   before = undefined
+  guarding.file = false
   await guardFile(state, sharedCluster)
 })
