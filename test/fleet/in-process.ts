@@ -81,13 +81,18 @@ export const cancelJob = (url: string, job: string) =>
     }
   })).pipe(Effect.orDie)
 
-/** `fsm-bulk wait JOB`: until the job has ended (read every 100 ms, not `wait`'s 500), its row then. */
+/**
+ * `fsm-bulk wait JOB`: until the job has ended (read every 100 ms, not `wait`'s 500), its row then. Read through one
+ * store for the whole wait, as `wait` reads it: a store opened for each read cost 8–12 ms of the test's CPU and a
+ * connection (on PostgreSQL a server process) each time (docs/benchmarks.md, "The test suite's time").
+ */
 export const ended = (url: string, job: string, ms: number, detail: () => string) =>
-  Effect.gen(function*() {
-    const row = () => Effect.runPromise(withStore(url, (store) => store.job(job)))
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* Effect.orDie(openStore(url))
+    const row = () => Effect.runPromise(store.job(job))
     yield* eventually(`job ${job} ends`, async () => finalStates.includes((await row()).state), ms, detail)
     return yield* Effect.promise(row)
-  })
+  }))
 
 /**
  * `fsm-bulk status JOB --json`'s entry for the job, read from the store as the command reads it: its state, rows,
