@@ -11,21 +11,29 @@ import { dequeue, openQueue } from "../../src/fleet/Queue.js"
 import { finalStates } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { submitImport, submitOnboard } from "../../src/fleet/Submit.js"
+import type { Mode } from "../../src/import/Journal.js"
 import { pollFor } from "../../src/onboard/Commands.js"
 import { eventually, withStore } from "./support.js"
 
 /**
- * `fsm-bulk submit import customers FILE --account ACCOUNT [--chunk-rows N] [--map PROFILE]` with every other setting
- * at its default (`--mode upsert`, formats `auto`, `--verify-wait 6m`, `--chunk-rows 10000`): the job's id. The
- * profile is read as `--map` reads it (its content and sha256 kept with the job).
+ * `fsm-bulk submit import customers FILE --account ACCOUNT [--chunk-rows N] [--map PROFILE] [--mode MODE]` with every
+ * other setting at its default (`--mode upsert`, formats `auto`, `--verify-wait 6m`, `--chunk-rows 10000`): the job's
+ * id. The profile is read as `--map` reads it (its content and sha256 kept with the job).
  */
-export const submitCustomers = (url: string, file: string, account: string, chunkRows = 10_000, map?: string) =>
+export const submitCustomers = (
+  url: string,
+  file: string,
+  account: string,
+  chunkRows = 10_000,
+  map?: string,
+  mode: Mode = "upsert"
+) =>
   Effect.scoped(Effect.gen(function*() {
     const store = yield* openStore(url)
     const queue = yield* openQueue(url)
     const submitted = yield* submitImport(store, queue, account, file, {
       resource: "customers",
-      mode: "upsert",
+      mode,
       dryRun: false,
       verify: false,
       verifyWaitMs: 6 * 60_000,
@@ -73,10 +81,28 @@ export const cancelJob = (url: string, job: string) =>
     }
   })).pipe(Effect.orDie)
 
-/** `fsm-bulk wait JOB`: until the job has ended (read every 100 ms, not `wait`'s 500), its row then. */
+/**
+ * `fsm-bulk wait JOB`: until the job has ended (read every 100 ms, not `wait`'s 500), its row then. Read through one
+ * store for the whole wait, as `wait` reads it: a store opened for each read cost 8–12 ms of the test's CPU and a
+ * connection (on PostgreSQL a server process) each time (docs/benchmarks.md, "The test suite's time").
+ */
 export const ended = (url: string, job: string, ms: number, detail: () => string) =>
-  Effect.gen(function*() {
-    const row = () => Effect.runPromise(withStore(url, (store) => store.job(job)))
+  Effect.scoped(Effect.gen(function*() {
+    const store = yield* Effect.orDie(openStore(url))
+    const row = () => Effect.runPromise(store.job(job))
     yield* eventually(`job ${job} ends`, async () => finalStates.includes((await row()).state), ms, detail)
     return yield* Effect.promise(row)
-  })
+  }))
+
+/**
+ * `fsm-bulk status JOB --json`'s entry for the job, read from the store as the command reads it: its state, rows,
+ * rows done (its journal's) and exit code (null until it ends). test/fleet/cli.test.ts spawns `status` where it is
+ * the point.
+ */
+export const jobStatus = (url: string, job: string) =>
+  withStore(url, (store) =>
+    Effect.gen(function*() {
+      const row = yield* store.job(job)
+      const done = yield* store.rowsDone([job])
+      return { state: row.state, rows: row.rows, done: done.get(job) ?? 0, exitCode: row.exit_code }
+    })).pipe(Effect.orDie)

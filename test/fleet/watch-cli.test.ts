@@ -1,8 +1,15 @@
 /**
  * Following and stopping running jobs, as users do: `status --watch` prints until the job ends and exits by
  * itself; `cancel` of a job a worker is running stops its sending (no row is sent after the cancel that was not
- * already in flight), `wait` exits 3, and `fetch` gives a run directory whose unsent rows `resume` finishes, with
- * one record per valid row. The same for a job split into parts: the cancel stops every part.
+ * already in flight), the job ends cancelled (what `wait` exits 3 for), and `fetch` gives a run directory whose
+ * unsent rows `resume` finishes, with one record per valid row. The same for a job split into parts: the cancel
+ * stops every part.
+ *
+ * Spawned: the worker, and the commands these tests are about (`status --watch`, `cancel`, `fetch`, `resume`). The
+ * set-up and what only observes is made in process (./in-process.ts): `submit import`, and the job's end and state
+ * read from the store where `wait` and `status --json` were spawned (`wait`'s exit 3 and `status --json`'s
+ * "cancelled" for a cancelled job are asserted by test/fleet/cli.test.ts, and `wait`'s 3 for a cancel of a running
+ * job by test/fleet/onboard-cli.test.ts). A spawned command costs about a second of CPU before it does anything.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -10,7 +17,18 @@ import { spawn } from "node:child_process"
 import * as Path from "node:path"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
-import { bin, eventually, fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+import { ended, jobStatus, submitCustomers } from "./in-process.js"
+import {
+  bin,
+  eventually,
+  fleetEnv,
+  initFleet,
+  query,
+  runCli,
+  startPostgres,
+  startWorker,
+  withStore
+} from "./support.js"
 
 const address = (e: RequestLogEntry) => (e.client ?? "").replace(/^::ffff:/, "")
 
@@ -39,11 +57,9 @@ const setUp = Effect.gen(function*() {
 describe("status --watch and cancel", () => {
   it.scopedLive("status --watch prints until the job ends, then exits", () =>
     Effect.gen(function*() {
-      const { dir, env, run } = yield* setUp
+      const { dir, env, pgServer } = yield* setUp
       const input = customersFile(dir, "clientes.csv", 40, [3])
-      const submitted = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
-      assert.strictEqual(submitted.code, 0, submitted.stderr)
-      const job = lastJson(submitted.stdout).job as string
+      const job = yield* submitCustomers(pgServer.url, input.file, "acme")
 
       const watch = spawn(process.execPath, [bin, "status", job, "--watch"], { env, stdio: ["ignore", "pipe", "pipe"] })
       let stdout = ""
@@ -67,26 +83,15 @@ describe("status --watch and cancel", () => {
 
   for (const parts of [false, true]) {
     it.scopedLive(
-      `cancel of a running job${parts ? " in parts" : ""}: sending stops, wait exits 3, resume finishes`,
+      `cancel of a running job${parts ? " in parts" : ""}: sending stops, the job ends cancelled, resume finishes`,
       () =>
         Effect.gen(function*() {
-          const { account, dir, env, journalCount, run, sandbox } = yield* setUp
+          const { account, dir, env, journalCount, pgServer, run, sandbox } = yield* setUp
           const input = customersFile(dir, "clientes.csv", 150, [7])
-          const submitted = yield* run([
-            "submit",
-            "import",
-            "customers",
-            input.file,
-            "--account",
-            "acme",
-            "--mode",
-            "create",
-            ...(parts ? ["--chunk-rows", "50"] : []),
-            "--json"
-          ])
-          assert.strictEqual(submitted.code, 0, submitted.stderr)
-          const job = lastJson(submitted.stdout).job as string
-          assert.strictEqual(lastJson(submitted.stdout).chunks, parts ? 3 : 0)
+          // `submit import customers FILE --account acme --mode create [--chunk-rows 50]`
+          const job = yield* submitCustomers(pgServer.url, input.file, "acme", parts ? 50 : 10_000, undefined, "create")
+          const chunks = yield* withStore(pgServer.url, (store) => store.parts(job))
+          assert.strictEqual(chunks.length, parts ? 3 : 0)
 
           const worker = yield* startWorker(
             ["--egress-id", "w32", "--source-address", "127.0.0.32", "--rate", "10/1s", "--jobs", "3"],
@@ -96,7 +101,9 @@ describe("status --watch and cancel", () => {
           const cancelled = yield* run(["cancel", job])
           assert.strictEqual(cancelled.code, 0, cancelled.stderr)
           assert.include(cancelled.stdout + cancelled.stderr, "cancelled")
-          assert.strictEqual((yield* run(["wait", job])).code, 3)
+          // What `wait` exits 3 for: the job ended cancelled.
+          const waited = yield* ended(pgServer.url, job, 60_000, worker.stderr)
+          assert.strictEqual(waited.state, "cancelled")
 
           // The worker notices at its next journal line or request, and sends nothing more.
           yield* eventually(
@@ -109,8 +116,7 @@ describe("status --watch and cancel", () => {
           yield* Effect.sleep(2_000)
           const later = (yield* sandbox.control.requests).filter((e) => address(e) === "127.0.0.32").length
           assert.strictEqual(later, quiet, "no request after the worker stopped the job")
-          const status = lastJson((yield* run(["status", job, "--json"])).stdout).jobs as Array<Record<string, unknown>>
-          assert.strictEqual(status[0]!.state, "cancelled")
+          assert.strictEqual((yield* jobStatus(pgServer.url, job)).state, "cancelled")
 
           // Only rows the journal had sent (before the cancel) reached the server.
           const out = Path.join(dir, "fetched")
