@@ -9,7 +9,7 @@
  *
  *   npm run build && npm run bench:fleet-scale -- [--backend postgres|redis|both] [--kill] [--rows 3000]
  *     [--accounts 6] [--workers 3] [--chunk-rows 100] [--rate 40/2s] [--lease-ms 6000] [--latency-ms 5]
- *     [--jobs 4] [--repeat 1] [--json]
+ *     [--jobs 4] [--repeat 1] [--json] [--log PREFIX: the sandbox's request log to PREFIX.BACKEND.TIME.json]
  *
  * `both` (the default) runs PostgreSQL, then Redis when `redis-server` is on the PATH. Needs PostgreSQL's server
  * binaries (scripts/ensure-postgres.sh) and loopback addresses 127.0.0.1 … .N (Linux has them all). Not part of
@@ -17,7 +17,7 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { execFileSync } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { parseArgs } from "node:util"
 import { defaultBudgetMargin } from "../../dist/client/Config.js"
 import { openStore } from "../../dist/fleet/Stores.js"
@@ -41,7 +41,8 @@ const { values: flags } = parseArgs({
     repeat: { type: "string", default: "1" },
     json: { type: "boolean", default: false },
     timeline: { type: "boolean", default: false },
-    statements: { type: "boolean", default: false }
+    statements: { type: "boolean", default: false },
+    log: { type: "string" }
   }
 })
 
@@ -197,6 +198,9 @@ const runScale = async (backend, store) => {
     const workerCpu = workers.map((w) => cpuSeconds(w.child.pid))
     const statements = flags.statements && store.statements !== undefined ? await store.statements(url) : undefined
     const log = await sandbox.requests()
+    if (flags.log !== undefined) {
+      writeFileSync(`${flags.log}.${backend}.${Date.now()}.json`, JSON.stringify({ started, log }))
+    }
     const figures = requestFigures(log)
     const wallMs = Math.max(...ends.map((e) => e.endedAt)) - started
     const finished = await Promise.all(jobs.map(async (job) => (await reader.job(job)).finished?.getTime() ?? NaN))
