@@ -20,7 +20,7 @@ import {
 import { dequeue, openQueue } from "../../src/fleet/Queue.js"
 import { finalStates, type JobRow } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { submitImport, submitOnboard } from "../../src/fleet/Submit.js"
+import { type ImportSpec, submitImport, submitOnboard } from "../../src/fleet/Submit.js"
 import { pollFor } from "../../src/onboard/Commands.js"
 import { eventually, withStore } from "./support.js"
 
@@ -181,19 +181,24 @@ const ending = <A, E extends { readonly message: string }, R>(
 const storeOf = (env: NodeJS.ProcessEnv) => fleetStore(env.FSM_FLEET_URL ?? "")
 
 /**
- * `fsm-bulk submit import customers FILE --account ACCOUNT --mode upsert [--chunk-rows N]`, run as spawned with `env`
+ * `fsm-bulk submit import customers FILE --account ACCOUNT [--mode MODE] [--chunk-rows N]`, run as spawned with `env`
  * (./support.ts `fleetEnv`): the command's store (outlasting faults for a lease), `submitImport` with the command's
- * defaults (`--chunk-rows` from FSM_FLEET_CHUNK_ROWS, else 10,000); its end: the submission (what `--json` prints) or
- * the failure (a removed account: exit 2).
+ * defaults (`--mode upsert`, `--chunk-rows` from FSM_FLEET_CHUNK_ROWS, else 10,000; formats `auto`); its end: the
+ * submission (what `--json` prints) or the failure (a removed account: exit 2).
  */
-export const submitImportAs = (env: NodeJS.ProcessEnv, file: string, account: string, chunkRows?: number) =>
+export const submitImportAs = (
+  env: NodeJS.ProcessEnv,
+  file: string,
+  account: string,
+  options: { readonly mode?: ImportSpec["mode"]; readonly chunkRows?: number | undefined } = {}
+) =>
   asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
     const { store, url } = yield* storeOf(env)
     const queue = yield* openQueue(url)
-    const rows = chunkRows ?? (yield* Config.withDefault(Config.integer("FSM_FLEET_CHUNK_ROWS"), 10_000))
+    const rows = options.chunkRows ?? (yield* Config.withDefault(Config.integer("FSM_FLEET_CHUNK_ROWS"), 10_000))
     return yield* submitImport(store, queue, account, file, {
       resource: "customers",
-      mode: "upsert",
+      mode: options.mode ?? "upsert",
       dryRun: false,
       verify: false,
       verifyWaitMs: 6 * 60_000,
