@@ -4,6 +4,11 @@
  * tests whose point is the workers (takeovers), not those commands. A spawned command costs about a second of CPU
  * before it does anything, and 2–6 s of wall time on a loaded 2-core machine (docs/benchmarks.md, "The test suite's
  * time"); test/fleet/cli.test.ts and the other `*-cli` files spawn them where they are the point.
+ *
+ * The `*As` helpers below go further, for tests whose commands must do exactly what the spawned ones did (the fleet's
+ * generated histories): the store opened as the commands open it, the settings read from the command's environment
+ * (`asCommand`), the commands' own work (`submitImport`, `cancelWithParts`, `untilEnded`, `statusOf`, `fetchJob`), and
+ * the exit code the CLI would give.
  */
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 import { readProfiles, withProfile } from "../../src/cli/Parsing.js"
