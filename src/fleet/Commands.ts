@@ -90,8 +90,8 @@ const fleetOption = Options.text("fleet").pipe(
 
 const usage = (message: string) => new UsageError({ message })
 
-/** The store of an initialised fleet, for the command's scope. */
-const fleetStore = (text: string) =>
+/** The store of an initialised fleet, for the command's scope (test/fleet/in-process.ts opens it so too). */
+export const fleetStore = (text: string) =>
   Effect.gen(function*() {
     const url = yield* fleetUrl(text)
     // A short store fault (a server restarting, a killed connection, a statement timeout) is outlasted for up to a
@@ -122,7 +122,7 @@ const sayRetry = (e: FleetError) =>
  * drop the fleet's keys (a warning: what they read may be incomplete), and data the store has lost (exit 2, said
  * plainly, rather than "no job" or a wait that never ends).
  */
-const checkIntact = Effect.fn("Fleet.checkIntact")(function*(store: FleetStore) {
+export const checkIntact = Effect.fn("Fleet.checkIntact")(function*(store: FleetStore) {
   const finding = yield* store.lostData
   if (finding !== undefined) return yield* lostDataError(finding)
 })
@@ -440,7 +440,7 @@ export const submitCommand = Command.make("submit").pipe(
 
 // --- status, wait, fetch, cancel -------------------------------------------------------------------------------
 
-interface JobStatus {
+export interface JobStatus {
   readonly job: string
   readonly account: string
   readonly kind: string
@@ -453,7 +453,8 @@ interface JobStatus {
   readonly error: string | null
 }
 
-const statusOf = (store: FleetStore, rows: ReadonlyArray<JobRow>) =>
+/** What `status` shows of each job of `rows`. */
+export const statusOf = (store: FleetStore, rows: ReadonlyArray<JobRow>) =>
   Effect.gen(function*() {
     const done = yield* store.rowsDone(rows.map((r) => r.id))
     return rows.map((r): JobStatus => ({
@@ -506,7 +507,23 @@ const followed = (id: string, seen: boolean) => (job: Effect.Effect<JobRow, Flee
   Effect.catchIf(job, (e) => seen && e.reason === "NotFound", () => Effect.fail(jobGone(id)))
 
 /** A job's exit code as the contract defines it: its run's, or 3 when it was cancelled. */
-const jobExitCode = (row: JobRow): ExitCode => (row.state === "cancelled" ? 3 : (row.exit_code ?? 3)) as ExitCode
+export const jobExitCode = (row: JobRow): ExitCode => (row.state === "cancelled" ? 3 : (row.exit_code ?? 3)) as ExitCode
+
+/**
+ * `wait`'s watch: the job's row once it has ended, read every `pollMs`; the store checked intact before each read, and
+ * a job gone once seen is a loss of data (exit 2), not "no job".
+ */
+export const untilEnded = (store: FleetStore, job: string, pollMs: number) =>
+  Effect.gen(function*() {
+    let seen = false
+    while (true) {
+      yield* checkIntact(store)
+      const row = yield* store.job(job).pipe(followed(job, seen))
+      seen = true
+      if (finalStates.includes(row.state)) return row
+      yield* Effect.sleep(pollMs)
+    }
+  })
 
 export const waitCommand = Command.make(
   "wait",
@@ -516,48 +533,38 @@ export const waitCommand = Command.make(
       const { store } = yield* fleetStore(a.fleet)
       yield* warnEviction(store)
       yield* warnMissingIndexes(store)
-      let seen = false
-      while (true) {
-        yield* checkIntact(store)
-        const row = yield* store.job(a.job).pipe(followed(a.job, seen))
-        seen = true
-        if (finalStates.includes(row.state)) {
-          const [status] = yield* statusOf(store, [row])
-          yield* printSummary(a.json, { ...status, exitCode: jobExitCode(row), summary: row.summary }, [
-            statusLine(status!)
-          ])
-          return jobExitCode(row)
-        }
-        yield* Effect.sleep(500)
-      }
+      const row = yield* untilEnded(store, a.job, 500)
+      const [status] = yield* statusOf(store, [row])
+      yield* printSummary(a.json, { ...status, exitCode: jobExitCode(row), summary: row.summary }, [
+        statusLine(status!)
+      ])
+      return jobExitCode(row)
     }).pipe(Effect.scoped)
 ).pipe(Command.withDescription("Wait for a job to end; exits with the job's exit code"))
 
-export const fetchCommand = Command.make("fetch", {
-  job: jobArg,
-  out: Options.text("out").pipe(Options.withDescription("A new (or empty) directory for the job's run directory")),
-  fleet: fleetOption,
-  json: jsonOption
-}, (a) =>
+/**
+ * `fetch`'s work: the run directory of job `job`, once it has ended, written to `out` (a new or empty directory), and
+ * its summary printed (one JSON line with `json`).
+ */
+export const fetchJob = (store: FleetStore, job: string, out: string, json: boolean) =>
   Effect.gen(function*() {
-    const { store } = yield* fleetStore(a.fleet)
-    const row = yield* store.job(a.job)
+    const row = yield* store.job(job)
     if (!finalStates.includes(row.state)) {
-      return yield* usage(`job ${a.job} is ${row.state}: fetch it once it has ended (fsm-bulk wait ${a.job})`)
+      return yield* usage(`job ${job} is ${row.state}: fetch it once it has ended (fsm-bulk wait ${job})`)
     }
-    const dir = Path.resolve(a.out)
+    const dir = Path.resolve(out)
     if (existsSync(dir) && !statSync(dir).isDirectory()) {
       return yield* usage(
-        `--out ${a.out} is a file, not a directory: fetch into a new directory (nothing is overwritten)`
+        `--out ${out} is a file, not a directory: fetch into a new directory (nothing is overwritten)`
       )
     }
     if (existsSync(dir) && readdirSync(dir).length > 0) {
-      return yield* usage(`--out ${a.out} is not empty: fetch into a new directory (nothing is overwritten)`)
+      return yield* usage(`--out ${out} is not empty: fetch into a new directory (nothing is overwritten)`)
     }
     if (row.kind === "onboard") {
       const fetched = yield* fetchOnboard(store, row, dir)
-      yield* printSummary(a.json, { job: a.job, runDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
-        `job ${a.job} (onboard, ${row.state}) fetched into ${dir}: ${fetched.steps.length} step(s) with a journal${
+      yield* printSummary(json, { job, runDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
+        `job ${job} (onboard, ${row.state}) fetched into ${dir}: ${fetched.steps.length} step(s) with a journal${
           fetched.summary ? "" : "; it had not started, so there is no onboarding to resume"
         }`
       ])
@@ -565,18 +572,18 @@ export const fetchCommand = Command.make("fetch", {
     }
     if (row.kind === "export") {
       const written = yield* fetchExport(store, row, dir)
-      yield* printSummary(a.json, { job: a.job, outDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
+      yield* printSummary(json, { job, outDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
         written > 0
-          ? `job ${a.job} (export, ${row.state}) fetched into ${dir}: ${written} files; check it with fsm-bulk verify ${dir}`
-          : `job ${a.job} (export, ${row.state}) left no files: an export keeps its files only when it finishes`
+          ? `job ${job} (export, ${row.state}) fetched into ${dir}: ${written} files; check it with fsm-bulk verify ${dir}`
+          : `job ${job} (export, ${row.state}) left no files: an export keeps its files only when it finishes`
       ])
       return 0 as ExitCode
     }
-    const parts = yield* store.parts(a.job)
-    if (parts.length > 0) return yield* fetchChunked(store, row, parts, Path.resolve(a.out), a.json)
-    const lines = yield* store.journalLines(a.job)
-    const sources = yield* store.files(a.job, "source/")
-    const outs = yield* store.files(a.job, "out/")
+    const parts = yield* store.parts(job)
+    if (parts.length > 0) return yield* fetchChunked(store, row, parts, Path.resolve(out), json)
+    const lines = yield* store.journalLines(job)
+    const sources = yield* store.files(job, "source/")
+    const outs = yield* store.files(job, "out/")
     mkdirSync(Path.join(dir, "source"), { recursive: true })
     const source = sources[0]
     const sourceFile = source !== undefined ? Path.join(dir, "source", Path.basename(source.name)) : undefined
@@ -605,10 +612,21 @@ export const fetchCommand = Command.make("fetch", {
       }
       writeFileSync(Path.join(dir, journalFile), [JSON.stringify(header), ...rest].join("\n") + "\n")
     }
-    yield* printSummary(a.json, { job: a.job, runDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
-      `job ${a.job} (${row.state}) fetched into ${dir}`
+    yield* printSummary(json, { job, runDir: dir, state: row.state, exitCode: jobExitCode(row) }, [
+      `job ${job} (${row.state}) fetched into ${dir}`
     ])
     return 0 as ExitCode
+  })
+
+export const fetchCommand = Command.make("fetch", {
+  job: jobArg,
+  out: Options.text("out").pipe(Options.withDescription("A new (or empty) directory for the job's run directory")),
+  fleet: fleetOption,
+  json: jsonOption
+}, (a) =>
+  Effect.gen(function*() {
+    const { store } = yield* fleetStore(a.fleet)
+    return yield* fetchJob(store, a.job, a.out, a.json)
   }).pipe(Effect.scoped)).pipe(
     Command.withDescription("Write a job's run directory (journal, reports, summary, source) to --out")
   )
@@ -642,34 +660,45 @@ const fetchChunked = (store: FleetStore, row: JobRow, parts: ReadonlyArray<JobRo
     return 0 as ExitCode
   })
 
+/**
+ * `cancel`'s work: the job and every part marked cancelled (its lease raised: a worker running it stops before its next
+ * request) and taken out of the queue; a job that has already ended is left as it is (its state returned), a staged
+ * submission refused.
+ */
+export const cancelWithParts = (store: FleetStore, url: string, job: string) =>
+  Effect.gen(function*() {
+    const row = yield* store.job(job)
+    // Marked cancelled, a staged submission would no longer be staged: its submit would fail, and neither it nor
+    // the reclaim would remove it, its files kept for good. It is not a job yet: refused.
+    if (row.state === stagingState) {
+      return yield* new FleetError({
+        reason: "Refused",
+        message: `${job} is not a job: a submission still being stored by \`submit\` (nothing of it is queued). ` +
+          `Stop that submit (Ctrl-C) to remove it; a submit killed leaves it to be removed by the next submit or a ` +
+          `worker's sweep`
+      })
+    }
+    if (finalStates.includes(row.state)) return row.state
+    // A job in parts is cancelled with every part, which workers take and run as jobs of their own.
+    const ids = [job, ...(yield* store.parts(job)).map((p) => p.id)]
+    const queue = yield* openQueue(url)
+    for (const id of ids) {
+      yield* store.cancelJob(id)
+      yield* dequeue(queue, id)
+    }
+    return undefined
+  })
+
 export const cancelCommand = Command.make(
   "cancel",
   { job: jobArg, fleet: fleetOption, json: jsonOption },
   (a) =>
     Effect.gen(function*() {
       const { store, url } = yield* fleetStore(a.fleet)
-      const row = yield* store.job(a.job)
-      // Marked cancelled, a staged submission would no longer be staged: its submit would fail, and neither it nor
-      // the reclaim would remove it, its files kept for good. It is not a job yet: refused.
-      if (row.state === stagingState) {
-        return yield* new FleetError({
-          reason: "Refused",
-          message: `${a.job} is not a job: a submission still being stored by \`submit\` (nothing of it is queued). ` +
-            `Stop that submit (Ctrl-C) to remove it; a submit killed leaves it to be removed by the next submit or a ` +
-            `worker's sweep`
-        })
-      }
-      if (finalStates.includes(row.state)) {
-        yield* printSummary(a.json, { job: a.job, state: row.state }, [`job ${a.job} has already ended: ${row.state}`])
+      const ended = yield* cancelWithParts(store, url, a.job)
+      if (ended !== undefined) {
+        yield* printSummary(a.json, { job: a.job, state: ended }, [`job ${a.job} has already ended: ${ended}`])
         return 0 as ExitCode
-      }
-      // A job in parts is cancelled with every part, which workers take and run as jobs of their own.
-      const ids = [a.job, ...(yield* store.parts(a.job)).map((p) => p.id)]
-      const queue = yield* openQueue(url)
-      for (const id of ids) {
-        // Marked cancelled and its lease raised: a worker running it stops before its next request.
-        yield* store.cancelJob(id)
-        yield* dequeue(queue, id)
       }
       yield* printSummary(a.json, { job: a.job, state: "cancelled" }, [
         `job ${a.job} cancelled: nothing more is sent; its journal and rows done so far stay (fsm-bulk fetch ${a.job} --out DIR)`

@@ -12,6 +12,11 @@
  *
  * The same drill runs on the Redis backend (a throwaway redis-server) where redis-server is installed
  * (scripts/ensure-redis.sh, run by `pretest`, installs it).
+ *
+ * The workers are the built CLI, spawned (killed, paused, woken: what the drill is about); `submit import`, `wait` and
+ * `fetch` are made in this process as the commands make them (test/fleet/in-process.ts: their store, settings and
+ * src/ functions), without a CLI start (about a second of CPU) each; test/fleet/cli.test.ts spawns them for their
+ * contract.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -19,14 +24,13 @@ import { spawn } from "node:child_process"
 import * as Path from "node:path"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
+import { fetchAs, submitImportAs, waitAs } from "../fleet/in-process.js"
 import {
   availableBackends,
   bin,
   eventually,
   fleetEnv,
   initFleet,
-  lastJson,
-  runCli,
   startFleetBackend,
   withStore
 } from "../fleet/support.js"
@@ -89,9 +93,6 @@ describe("fleet drill", () => {
         })
         const dir = yield* tempDir
         const env = fleetEnv(pgServer.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
-        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-          Effect.promise(() => runCli(args, { ...env, ...extra }))
-
         yield* initFleet(pgServer.url, accounts.map((a, i) => ({ name: `acct${i + 1}`, baseUrl: sandbox.url, ...a })))
         const files = [
           customersFile(dir, "big.csv", 240, [5, 130]),
@@ -100,23 +101,10 @@ describe("fleet drill", () => {
         ]
         const jobs: Array<string> = []
         for (const [i, f] of files.entries()) {
-          const submitted = yield* run([
-            "submit",
-            "import",
-            "customers",
-            f.file,
-            "--account",
-            `acct${i + 1}`,
-            "--mode",
-            "create",
-            "--chunk-rows",
-            "80",
-            "--json"
-          ])
-          assert.strictEqual(submitted.code, 0, submitted.stderr)
-          const json = lastJson(submitted.stdout)
-          assert.strictEqual(json.chunks, i === 0 ? 3 : 2)
-          jobs.push(json.job as string)
+          const submitted = yield* submitImportAs(env, f.file, `acct${i + 1}`, { mode: "create", chunkRows: 80 })
+          assert.strictEqual(submitted.code, 0, JSON.stringify(submitted))
+          assert.strictEqual(submitted.value?.chunks, i === 0 ? 3 : 2)
+          jobs.push(submitted.value!.job)
         }
 
         const started = Date.now()
@@ -169,8 +157,8 @@ describe("fleet drill", () => {
 
         // Every job ends: the survivor takes over the killed worker's jobs, and the paused one's once its lease lapses.
         for (const job of jobs) {
-          const waited = yield* run(["wait", job, "--json"])
-          assert.include([0, 1], waited.code, `${job}: ${waited.stdout}\n${waited.stderr}`)
+          const waited = yield* waitAs(env, job, 240_000)
+          assert.include([0, 1], waited.code, `${job}: ${JSON.stringify(waited)}`)
         }
         const ended = Date.now()
         const takenOver = yield* withStore(pgServer.url, (store) => Effect.forEach(held, (h) => store.lease(h.id)))
@@ -219,8 +207,8 @@ describe("fleet drill", () => {
           assert.deepStrictEqual([...keys].sort(), [...f.valid].sort(), `account ${i + 1}: one record per valid row`)
 
           const out = Path.join(dir, `fetched-${i + 1}`)
-          const fetched = yield* run(["fetch", jobs[i]!, "--out", out])
-          assert.strictEqual(fetched.code, 0, fetched.stderr)
+          const fetched = yield* fetchAs(env, jobs[i]!, out)
+          assert.strictEqual(fetched.code, 0, JSON.stringify(fetched))
           // The single import in process: the same pipeline as `fsm-bulk import`, without a CLI start per file.
           const alone = Path.join(dir, `alone-${i + 1}`)
           const imported = yield* importInto(

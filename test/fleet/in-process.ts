@@ -4,13 +4,28 @@
  * tests whose point is the workers (takeovers), not those commands. A spawned command costs about a second of CPU
  * before it does anything, and 2–6 s of wall time on a loaded 2-core machine (docs/benchmarks.md, "The test suite's
  * time"); test/fleet/cli.test.ts and the other `*-cli` files spawn them where they are the point.
+ *
+ * The `*As` helpers below go further, for tests whose commands must do exactly what the spawned ones did (the fleet's
+ * generated histories): the store opened as the commands open it, the settings read from the command's environment
+ * (`asCommand`), the commands' own work (`submitImport`, `cancelWithParts`, `untilEnded`, `statusOf`, `fetchJob`), and
+ * the exit code the CLI would give.
  */
-import { Effect, Option } from "effect"
+import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 import { readProfiles, withProfile } from "../../src/cli/Parsing.js"
+import {
+  cancelWithParts,
+  checkIntact,
+  fetchJob,
+  fleetStore,
+  jobExitCode,
+  type JobStatus,
+  statusOf,
+  untilEnded
+} from "../../src/fleet/Commands.js"
 import { dequeue, openQueue } from "../../src/fleet/Queue.js"
-import { finalStates } from "../../src/fleet/Store.js"
+import { finalStates, type JobRow } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { submitImport, submitOnboard } from "../../src/fleet/Submit.js"
+import { type ImportSpec, submitImport, submitOnboard } from "../../src/fleet/Submit.js"
 import type { Mode } from "../../src/import/Journal.js"
 import { pollFor } from "../../src/onboard/Commands.js"
 import { eventually, withStore } from "./support.js"
@@ -106,3 +121,189 @@ export const jobStatus = (url: string, job: string) =>
       const done = yield* store.rowsDone([job])
       return { state: row.state, rows: row.rows, done: done.get(job) ?? 0, exitCode: row.exit_code }
     })).pipe(Effect.orDie)
+
+// --- as a spawned command runs ---------------------------------------------------------------------------------
+
+/**
+ * Knobs src/ reads from `process.env` when called rather than through Config (test-only settings: Store.ts
+ * `stagingReclaimMs`, RedisStore.ts's egress lock, Submit.ts's batch size). While an in-process command runs they are
+ * set from its environment, as the spawned command would have them, and put back after; calls that overlap share them
+ * (and must agree).
+ */
+const processKnobs = ["FSM_FLEET_STAGING_RECLAIM_MS", "FSM_FLEET_EGRESS_MS", "FSM_FLEET_STAGE_BYTES"] as const
+const knobsHeld = new Map<string, { users: number; value: string; before: string | undefined }>()
+
+const holdKnobs = (env: NodeJS.ProcessEnv) =>
+  Effect.sync(() => {
+    const held = processKnobs.filter((k) => env[k] !== undefined && env[k] !== process.env[k])
+    for (const k of held) {
+      const value = env[k]!
+      const now = knobsHeld.get(k)
+      if (now !== undefined && now.value !== value) {
+        throw new Error(`${k}: in-process commands overlap with ${now.value} and ${value}`)
+      }
+      knobsHeld.set(k, { users: (now?.users ?? 0) + 1, value, before: now?.before ?? process.env[k] })
+      process.env[k] = value
+    }
+    return held
+  })
+
+const releaseKnobs = (held: ReadonlyArray<string>) =>
+  Effect.sync(() => {
+    for (const k of held) {
+      const now = knobsHeld.get(k)!
+      if (now.users > 1) knobsHeld.set(k, { ...now, users: now.users - 1 })
+      else {
+        knobsHeld.delete(k)
+        if (now.before === undefined) delete process.env[k]
+        else process.env[k] = now.before
+      }
+    }
+  })
+
+/**
+ * `effect` as a fleet command spawned with environment `env` runs it: its settings (`FSM_FLEET_URL`,
+ * `FSM_FLEET_LEASE_MS` — the lease its store outlasts faults for, the staging's heartbeat —, `FSM_FLEET_CHUNK_ROWS`…)
+ * read from `env` (the Config provider, as the process's own environment is read: `_` between path parts), the knobs
+ * above set from it; what it says (the store's retries) goes nowhere.
+ */
+export const asCommand = (env: NodeJS.ProcessEnv) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    holdKnobs(env),
+    () =>
+      effect.pipe(
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(
+            new Map(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
+            { pathDelim: "_", seqDelim: "," }
+          )
+        ),
+        silently
+      ),
+    releaseKnobs
+  )
+
+const silently = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.console,
+    (console) => Effect.withConsole(effect, { ...console, log: () => Effect.void, error: () => Effect.void })
+  )
+
+/**
+ * What a command ended with: `code` 0 and its `value`, or the exit code the CLI gives its failure (the error's own
+ * `exitCode`, src/bin.ts) and the failure's message (what it prints after `fsm-bulk: `).
+ */
+export type CommandEnd<A> =
+  | { readonly code: 0; readonly value: A }
+  | { readonly code: number; readonly value?: undefined; readonly error: string }
+
+const ending = <A, E extends { readonly message: string }, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<CommandEnd<A>, never, R> =>
+  Effect.map(Effect.either(effect), (e) =>
+    Either.isRight(e)
+      ? { code: 0 as const, value: e.right }
+      : {
+        code: "exitCode" in e.left && typeof e.left.exitCode === "number" ? e.left.exitCode : 1,
+        error: e.left.message
+      })
+
+/** The fleet store of `env` (its `FSM_FLEET_URL`) opened as every fleet command opens it (Commands.ts `fleetStore`). */
+const storeOf = (env: NodeJS.ProcessEnv) => fleetStore(env.FSM_FLEET_URL ?? "")
+
+/**
+ * `fsm-bulk submit import customers FILE --account ACCOUNT [--mode MODE] [--chunk-rows N]`, run as spawned with `env`
+ * (./support.ts `fleetEnv`): the command's store (outlasting faults for a lease), `submitImport` with the command's
+ * defaults (`--mode upsert`, `--chunk-rows` from FSM_FLEET_CHUNK_ROWS, else 10,000; formats `auto`); its end: the
+ * submission (what `--json` prints) or the failure (a removed account: exit 2).
+ */
+export const submitImportAs = (
+  env: NodeJS.ProcessEnv,
+  file: string,
+  account: string,
+  options: { readonly mode?: ImportSpec["mode"]; readonly chunkRows?: number | undefined } = {}
+) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store, url } = yield* storeOf(env)
+    const queue = yield* openQueue(url)
+    const rows = options.chunkRows ?? (yield* Config.withDefault(Config.integer("FSM_FLEET_CHUNK_ROWS"), 10_000))
+    return yield* submitImport(store, queue, account, file, {
+      resource: "customers",
+      mode: options.mode ?? "upsert",
+      dryRun: false,
+      verify: false,
+      verifyWaitMs: 6 * 60_000,
+      read: { encoding: "auto", delimiter: "auto" },
+      dateFormat: "auto",
+      decimal: "auto"
+    }, rows)
+  }))))
+
+/**
+ * `fsm-bulk cancel JOB`, run as spawned with `env` (Commands.ts `cancelWithParts`): exit 0 with the state of a job that
+ * had already ended (left as it was) or undefined (cancelled with its parts), or the failure (a staged submission).
+ */
+export const cancelAs = (env: NodeJS.ProcessEnv, job: string) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store, url } = yield* storeOf(env)
+    return yield* cancelWithParts(store, url, job)
+  }))))
+
+/**
+ * `fsm-bulk wait JOB`, run as spawned with `env` (Commands.ts `untilEnded`, the job read every 100 ms, not 500):
+ * `code` the job's exit code as `wait` exits with it (3 for a cancelled job), `row` and `status` what it prints; or
+ * its failure (data the store lost: exit 2); `code` null when the job has not ended within `ms` (`wait` killed).
+ */
+export const waitAs = (env: NodeJS.ProcessEnv, job: string, ms: number) =>
+  asCommand(env)(
+    Effect.scoped(Effect.gen(function*() {
+      const { store } = yield* storeOf(env)
+      const row = yield* untilEnded(store, job, 100)
+      const [status] = yield* statusOf(store, [row])
+      return { row, status: status! }
+    })).pipe(
+      ending,
+      Effect.map((end): Waited =>
+        end.value !== undefined
+          ? { code: jobExitCode(end.value.row), row: end.value.row, status: end.value.status }
+          : { code: end.code, error: end.error }
+      ),
+      Effect.timeoutTo({
+        duration: ms,
+        onTimeout: (): Waited => ({ code: null, error: `job ${job} had not ended within ${ms} ms` }),
+        onSuccess: (end) => end
+      })
+    )
+  )
+
+/** What `wait` ended with (./in-process.ts `waitAs`). */
+export interface Waited {
+  /** `wait`'s exit code; null: killed, the job had not ended. */
+  readonly code: number | null
+  readonly row?: JobRow
+  readonly status?: JobStatus
+  /** Its failure's message, or why it was killed. */
+  readonly error?: string
+}
+
+/**
+ * `fsm-bulk status JOB --json`, run as spawned with `env`: the job as the command shows it (Commands.ts `statusOf`,
+ * after the same check that the store lost nothing), or the failure.
+ */
+export const statusAs = (env: NodeJS.ProcessEnv, job: string) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store } = yield* storeOf(env)
+    yield* checkIntact(store)
+    const [status] = yield* statusOf(store, [yield* store.job(job)])
+    return status! satisfies JobStatus
+  }))))
+
+/**
+ * `fsm-bulk fetch JOB --out DIR`, run as spawned with `env` (Commands.ts `fetchJob`): the run directory written to
+ * `out`; exit 0, or the failure (a job not ended, an `out` not empty: exit 2).
+ */
+export const fetchAs = (env: NodeJS.ProcessEnv, job: string, out: string) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store } = yield* storeOf(env)
+    return yield* fetchJob(store, job, out, true)
+  }))))

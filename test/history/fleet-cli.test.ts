@@ -58,7 +58,14 @@ describe.skipIf(env.HISTORY_SOAK === "1")("fleet histories", () => {
             shrinkBudget: Number(env.HISTORY_SHRINK ?? 4),
             ...(replay !== undefined ? { history: replay } : {})
           })
-          if (env.HISTORY_VERBOSE === "1") console.log(verdict.outcome.log.join("\n"))
+          if (env.HISTORY_VERBOSE === "1") {
+            const spent = Object.entries(verdict.outcome.spent).map(([what, ms]) =>
+              `${what} ${(ms / 1000).toFixed(1)} s`
+            )
+            console.log(
+              `${verdict.outcome.log.join("\n")}\nseconds by action (seed ${seed}, ${b.backend}): ${spent.join(", ")}`
+            )
+          }
           if (verdict.outcome.violations.length > 0) failures.push(describeFleetFailure(verdict))
         }
         assert.deepStrictEqual(failures, [])

@@ -5,6 +5,12 @@
  * address with other credentials, an account removed, a job cancelled — generated from a seed, run against a real
  * store, two sandboxes and the built CLI, checked, and shrunk like model.ts's histories.
  *
+ * Spawned: the workers (killed, frozen, what is tested), `accounts add|remove` and the slow submits (killed with
+ * SIGKILL while staging). A plain `submit`, `cancel`, the drain's `wait` and a refused job's `status` are made in
+ * this process, as the commands make them (test/fleet/in-process.ts: the commands' own store, settings read from the
+ * fleet's environment, the same src/ functions): their effect on the store and queue is the commands', without a
+ * CLI start (about a second of CPU) each. Their contract is test/fleet/cli.test.ts's.
+ *
  * The world is not model.ts's (one sandbox, one account, in-process runs): a store of the backend, two sandboxes
  * (the "old" and "new" addresses of every account), two accounts, up to three workers each on a loopback address
  * of its own, all with one budget. So the fleet's actions have their own table, `fleetActions`, with the same
@@ -36,6 +42,7 @@ import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry, RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
 import { type FreezingProxy, freezingProxy, throughProxy } from "../fleet/freezing-proxy.js"
+import { cancelAs, statusAs, submitImportAs, waitAs, type Waited } from "../fleet/in-process.js"
 import type { Backend, RunningWorker } from "../fleet/support.js"
 import {
   fleetEnv,
@@ -44,7 +51,6 @@ import {
   query,
   queueNewerJob,
   runCli,
-  runCliWithin,
   stagedSubmissions,
   startHeldSubmit,
   startPostgres,
@@ -259,23 +265,15 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
         const keys = Array.from({ length: a.rows }, (_, i) => keyOf(a.account, a.first + i))
         const file = writeCustomers(w, keys)
         const name = `acct${a.account}`
-        const ran = yield* cli(w, [
-          "submit",
-          "import",
-          "customers",
-          file,
-          "--account",
-          name,
-          "--mode",
-          "upsert",
-          "--json",
-          ...(a.chunkRows !== undefined ? ["--chunk-rows", String(a.chunkRows)] : [])
-        ])
+        // In process, as the command runs it (test/fleet/in-process.ts): what it does to the store and queue is the
+        // point, not the CLI's start.
+        const ran = yield* submitImportAs(w.env, file, name, { chunkRows: a.chunkRows })
+        w.output.push(JSON.stringify(ran))
         if (w.accounts[a.account]!.removed) {
           return ran.code === 2 ? `refused (${name} was removed)` : `!submitted to removed ${name}: exit ${ran.code}`
         }
-        if (ran.code !== 0) return `!submit failed, exit ${ran.code}: ${ran.stderr.slice(0, 300)}`
-        const id = lastJson(ran.stdout).job as string
+        if (ran.value === undefined) return `!submit failed, exit ${ran.code}: ${ran.error.slice(0, 300)}`
+        const id = ran.value.job
         w.jobs.push({ id, account: a.account, keys, step, cancelled: false })
         return `job ${id} (${name}, ${a.rows} rows${a.chunkRows !== undefined ? `, parts of ${a.chunkRows}` : ""})`
       }),
@@ -430,7 +428,8 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
       Effect.gen(function*() {
         if (w.jobs.length === 0) return "no job to cancel"
         const job = w.jobs[a.job % w.jobs.length]!
-        const ran = yield* cli(w, ["cancel", job.id])
+        const ran = yield* cancelAs(w.env, job.id)
+        w.output.push(JSON.stringify(ran))
         job.cancelled = true
         return `cancel ${job.id}: exit ${ran.code}`
       }),
@@ -746,19 +745,21 @@ const storeLeftovers = (w: FleetWorld) =>
   })
 
 /** What a refused job's end is checked on besides `wait`'s exit: its error, `status --json`, its journal's lines. */
-const refusedEnd = (w: FleetWorld, id: string, waited: Record<string, unknown>) =>
+const refusedEnd = (w: FleetWorld, id: string, waited: Waited) =>
   Effect.gen(function*() {
-    const shown = yield* cli(w, ["status", id, "--json"])
-    const [status] = (lastJson(shown.stdout).jobs ?? []) as Array<Record<string, unknown>>
+    const shown = yield* statusAs(w.env, id)
+    w.output.push(JSON.stringify(shown))
+    const status = shown.value
     const journal = yield* withStore(w.url, (store) => store.journalLines(id)).pipe(
       Effect.map((lines) => lines.length),
       Effect.orElseSucceed(() => undefined)
     )
     return {
-      error: waited.error as string | undefined,
+      // `wait --json` and `status --json` print a job without an error as null; both read here as undefined.
+      error: waited.status?.error ?? undefined,
       status: status === undefined
         ? undefined
-        : { state: status.state, exitCode: status.exitCode, error: status.error },
+        : { state: status.state, exitCode: status.exitCode, error: status.error ?? undefined },
       journal
     }
   })
@@ -855,17 +856,17 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
     )
     const ended: Array<Ended> = []
     for (const job of w.jobs) {
-      const waited = yield* Effect.promise(() => runCliWithin(["wait", job.id, "--json"], w.env, 180_000))
-      w.output.push(waited.stdout, waited.stderr)
-      const json = lastJson(waited.stdout)
+      // `wait JOB`, in process as the command runs it; killed (code null) after 180 s.
+      const waited = yield* waitAs(w.env, job.id, 180_000)
+      w.output.push(JSON.stringify(waited))
       ended.push({
         id: job.id,
         code: waited.code,
-        state: json.state as string | undefined,
-        ...(job.refused === true ? yield* refusedEnd(w, job.id, json) : {})
+        state: waited.row?.state,
+        ...(job.refused === true ? yield* refusedEnd(w, job.id, waited) : {})
       })
-      if (json.state !== "done" || waited.code !== 0) {
-        log.push(`${job.id}: ${String(json.error ?? waited.stderr.slice(-300))}`)
+      if (waited.row?.state !== "done" || waited.code !== 0) {
+        log.push(`${job.id}: ${String(waited.row?.error ?? waited.error)}`)
       }
     }
     spend("drain", draining)
