@@ -1,7 +1,7 @@
 /**
  * The command tree. Each command lives beside the pipeline it drives, with what its help adds to the parser
  * (examples, the values its arguments complete to, its guide: the module's `CommandDocs` table), and is only
- * listed here. Flags (name, type, choices, default, environment variable, description) are defined once, with the
+ * listed here. What a command runs is in the `Handlers.ts` beside it, loaded when it runs (cli/Lazy.ts). Flags (name, type, choices, default, environment variable, description) are defined once, with the
  * command's options; help, suggestions and completion are read from this tree through @effect/cli's public API
  * (src/cli/Model.ts).
  */
@@ -9,7 +9,8 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Console from "effect/Console"
 import { completionScript, shells } from "./cli/Completion.js"
-import { connectionOptions } from "./cli/Connection.js"
+import { connectionOptions } from "./cli/ConnectionFlags.js"
+
 import { type CliModel, cliModel, type CommandDocs, commandName } from "./cli/Model.js"
 import { fileFormatOptions } from "./cli/Parsing.js"
 import { guideDocs, makeDocsCommand } from "./docs/Command.js"

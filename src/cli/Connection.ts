@@ -4,7 +4,6 @@
  * validates them and builds the one `Api` of the command: against the given base URL, or, when there is none,
  * against an embedded sandbox started in-process (its data lives only in memory).
  */
-import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -26,79 +25,14 @@ import { isLoopback } from "../Loopback.js"
 import type { RunningSandbox, SandboxError, SandboxOptions } from "../sandbox/Sandbox.js"
 import { shellQuote } from "../Shell.js"
 import { formatRate, parseDuration, parseRate } from "../Units.js"
-import { withEnvironment, withShownDefault } from "./Facts.js"
+import { type ConnectionOptions } from "./ConnectionFlags.js"
 
 /** The embedded sandbox, when the command runs against one (onboarding's demo reads its task types). */
 export class EmbeddedSandbox
   extends Context.Tag("fsm-bulk/EmbeddedSandbox")<EmbeddedSandbox, Option.Option<RunningSandbox>>()
 {}
 
-export interface ConnectionOptions {
-  readonly baseUrl: Option.Option<string>
-  readonly credentials: Option.Option<string>
-  readonly rate: string
-  /** `--rate` or FSM_RATE was given (else `rate` is the default): a continued run keeps its own otherwise. */
-  readonly rateGiven?: boolean
-  readonly concurrency: Option.Option<number>
-  readonly maxAttempts: number
-  readonly rateLimitPause: Option.Option<string>
-  readonly requestTimeout: string
-}
-
-/** The request budget when neither `--rate` nor FSM_RATE (nor, for a continued run, its own) says otherwise. */
-const defaultRate = "400/60s"
-
-export const connectionOptions: Options.Options<ConnectionOptions> = Options.all({
-  baseUrl: Options.text("base-url").pipe(
-    withEnvironment("FSM_BASE_URL", Config.string),
-    Options.withDescription(
-      "API base address, ending in /v2 (env FSM_BASE_URL); without it an embedded, in-memory sandbox is started"
-    ),
-    Options.optional
-  ),
-  credentials: Options.file("credentials").pipe(
-    Options.withDescription("JSON file {\"apiKey\": …, \"apiToken\": …} (otherwise env FSM_API_KEY and FSM_API_TOKEN)"),
-    Options.optional
-  ),
-  rate: Options.text("rate").pipe(
-    Options.withPseudoName("N/WINDOW"),
-    withEnvironment("FSM_RATE", Config.string),
-    Options.withDescription(
-      `Request budget N/WINDOW shared by every call, logins and list pages included (env FSM_RATE; default ${defaultRate}, or for resume, rerun and undo the run's own)`
-    ),
-    Options.optional
-  ),
-  concurrency: Options.integer("concurrency").pipe(
-    withEnvironment("FSM_CONCURRENCY", Config.integer),
-    Options.withDescription(
-      "Requests in flight at once on the token (env FSM_CONCURRENCY; default: enough to spend the budget at ~300 ms latency, at most 8: more at once make the live service answer bursts of 404 and 500)"
-    ),
-    Options.optional
-  ),
-  maxAttempts: Options.integer("max-attempts").pipe(
-    withShownDefault(6),
-    Options.withDescription("Attempts per request before it is given up (rate-limited attempts are counted apart)")
-  ),
-  rateLimitPause: Options.text("rate-limit-pause").pipe(
-    Options.withPseudoName("DURATION"),
-    withEnvironment("FSM_RATE_LIMIT_PAUSE", Config.string),
-    Options.withDescription(
-      "How long every call waits after the API answers \"rate limit exceeded\" (env FSM_RATE_LIMIT_PAUSE; default: one window of --rate)"
-    ),
-    Options.optional
-  ),
-  requestTimeout: Options.text("request-timeout").pipe(
-    Options.withPseudoName("DURATION"),
-    withShownDefault("60s"),
-    Options.withDescription("Time limit of one attempt (a page of 100 tasks can take over 25 s on the live service)")
-  )
-}).pipe(
-  Options.map((o): ConnectionOptions => ({
-    ...o,
-    rate: Option.getOrElse(o.rate, () => defaultRate),
-    rateGiven: Option.isSome(o.rate)
-  }))
-)
+export { type ConnectionOptions, connectionOptions, forceBaseUrlOption } from "./ConnectionFlags.js"
 
 /** A base URL the client may use: https (or http on this machine), ending in /v2, without credentials. */
 export const validateBaseUrl = (text: string): Either.Either<string, UsageError> => {
@@ -379,10 +313,6 @@ const runShaped = (options: ConnectionOptions, run: RunTarget, what: string) =>
     if (kept.length > 0) yield* say(`fsm-bulk: ${what} keeps its own ${kept.join(" and ")} (give them again to change)`)
     return { ...options, rate, concurrency } satisfies ConnectionOptions
   })
-
-export const forceBaseUrlOption = Options.boolean("force-base-url").pipe(
-  Options.withDescription("Continue against --base-url / FSM_BASE_URL even though the run was sent to another server")
-)
 
 /**
  * The connection of a command that continues a run (`resume`, `rerun`, `undo`): against the server the user

@@ -3,18 +3,11 @@
  * into DIR from the CSVs of `templates/example/`, attachment paths relative to DIR. The `template` command only
  * wires the flag; this module owns what it does.
  */
-import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Path from "node:path"
 import { say, summary } from "../console/Output.js"
 import { UsageError } from "../Errors.js"
 import { exampleDir, writeExampleWorkbook } from "./Example.js"
-
-export const exampleOption = Options.boolean("example").pipe(
-  Options.withDescription(
-    "Write the example onboarding workbook (example-onboarding.xlsx: a small São Paulo HVAC company) into --out instead"
-  )
-)
 
 const exampleFileName = "example-onboarding.xlsx"
 

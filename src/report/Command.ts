@@ -4,26 +4,21 @@
  */
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
-import * as Effect from "effect/Effect"
+import { later } from "../cli/Lazy.js"
 import { type CommandDocs, exampleRun } from "../cli/Model.js"
-import { type ExitCode, jsonOption } from "../cli/Output.js"
-import { summary } from "../console/Output.js"
-import { writeRunReport } from "./Html.js"
+import { jsonOption } from "../cli/Output.js"
+
+export const reportConfig = {
+  dir: Args.directory({ name: "run-dir", exists: "yes" }).pipe(
+    Args.withDescription("A run directory (import, rerun, resume, validate or onboard)")
+  ),
+  json: jsonOption
+}
 
 export const reportCommand = Command.make(
   "report",
-  {
-    dir: Args.directory({ name: "run-dir", exists: "yes" }).pipe(
-      Args.withDescription("A run directory (import, rerun, resume, validate or onboard)")
-    ),
-    json: jsonOption
-  },
-  (args) =>
-    Effect.gen(function*() {
-      const file = yield* writeRunReport(args.dir)
-      yield* summary(args.json, { command: "report", report: file, exitCode: 0 }, [`report: ${file}`])
-      return 0 as ExitCode
-    })
+  reportConfig,
+  later(() => import("./Handlers.js"), (m) => m.handleReport)
 ).pipe(
   Command.withDescription(
     "Write report.html for a run directory: counts, errors by kind, sends per minute, slowest rows"

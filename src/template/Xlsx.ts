@@ -17,6 +17,7 @@ import { t } from "../Messages.js"
 import { dependencies, dependencyOrder, listSeparator, type Resource, resource } from "../Resources.js"
 import { allowedText, booleanSpellings, type ColumnDoc, describeResource, requiredText } from "../validate/Describe.js"
 import { exampleValue } from "../validate/ExampleRow.js"
+import { workbookFileName } from "./Names.js"
 
 /** Not `fsm-bulk` itself: template cells carry no formula guard, so a filled template is read as the user's file. */
 const templateCreator = `${toolName} template`
@@ -250,9 +251,6 @@ export const xlsxTemplate = async (r: Resource): Promise<Uint8Array> => {
   return bytesOf(workbook)
 }
 
-/** The default name of the onboarding workbook template. */
-export const workbookFileName = "onboarding.xlsx"
-
 const workbookReadme = (workbook: ExcelJS.Workbook, ordered: ReadonlyArray<Resource>, fileName: string) => {
   const sheet = workbook.addWorksheet("README")
   const widths = [8, 28, 36, 60]
@@ -301,3 +299,5 @@ export const workbookTemplate = async (
   for (const r of ordered) dataSheet(workbook, r, describeResource(r), false)
   return bytesOf(workbook)
 }
+
+export { workbookFileName }

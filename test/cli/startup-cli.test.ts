@@ -109,6 +109,36 @@ const heavyIn = (names: ReadonlyArray<string>) => {
   ]
 }
 
+/**
+ * The commands' implementations a run loaded (`src/<dir>/Handlers.ts`, the main module of each pipeline, the HTTP
+ * client, the sandbox's server): each is loaded by `import()` when its command runs (src/cli/Lazy.ts), never by the
+ * command tree every command builds.
+ */
+const mainModule =
+  /\/(src\/(?:import\/(?:Pipeline|ValidateRun)|export\/Export|fleet\/Queue|onboard\/Onboard|undo\/Undo|client\/HttpAdapter)\.ts)$/
+/** What `validate` and `import` load of it: the import's implementation (with the client and signing), nothing else. */
+const importImplementation = [
+  "src/client/HttpAdapter.ts",
+  "src/evidence/Handlers.ts",
+  "src/import/Handlers.ts",
+  "src/import/Pipeline.ts",
+  "src/import/ValidateRun.ts",
+  "src/undo/Undo.ts"
+]
+
+const implementationsIn = (names: ReadonlyArray<string>) =>
+  [
+    ...new Set(
+      bundleFiles(names).flatMap((b) => b.sources).flatMap((n) => {
+        const handlers = /\/src\/(\w+)\/Handlers\.ts$/.exec(n)
+        if (handlers !== null) return [`src/${handlers[1]}/Handlers.ts`]
+        const main = mainModule.exec(n)
+        if (main !== null) return [main[1]!]
+        return /\/src\/sandbox\/(Sandbox|Routes)\.ts$/.test(n) ? ["the sandbox"] : []
+      })
+    )
+  ].sort()
+
 /** The fleet's packages, bundled in chunks of their own (scripts/bundle.mjs): loaded by the fleet's commands only. */
 const fleetPackages = ["pg", "ioredis", "bullmq"]
 
@@ -143,7 +173,12 @@ describe("start-up", () => {
         writeFileSync(Path.join(dir, "recorder.mjs"), recorder(pathToFileURL(Path.join(dir, "hooks.mjs")).href))
         // a file like the users': Windows-1252, `;`, a Portuguese header
         writeFileSync(Path.join(dir, "segmentos.csv"), Buffer.from("Descri\xe7\xe3o;\nAlfa;\nBeta;\nGama;\n", "latin1"))
-        for (const args of [["--version"], ["--help"], ["validate", "segments", "segmentos.csv"]]) {
+        const own: ReadonlyArray<readonly [ReadonlyArray<string>, ReadonlyArray<string>]> = [
+          [["--version"], []],
+          [["--help"], []],
+          [["validate", "segments", "segmentos.csv"], importImplementation]
+        ]
+        for (const [args, implementations] of own) {
           const run = yield* loadedBy(dir, args)
           assert.strictEqual(run.status, 0, `${args.join(" ")}: ${run.stderr}`)
           // the recorder saw the bundle, and the bundle holds our modules and effect's: an empty list below is evidence
@@ -162,6 +197,11 @@ describe("start-up", () => {
             `${args.join(" ")}: no effect module in the bundle`
           )
           assert.deepStrictEqual(heavyIn(run.names), [], `${args.join(" ")} loaded modules it does not use`)
+          assert.deepStrictEqual(
+            implementationsIn(run.names),
+            implementations,
+            `${args.join(" ")} loaded other commands' implementations`
+          )
         }
       } finally {
         rmSync(dir, { recursive: true, force: true })
@@ -206,19 +246,23 @@ describe("start-up", () => {
             "status"
           ]]
         ) {
+          const ran = yield* run(args)
+          assert.deepStrictEqual(heavyIn(ran.names), [own], `${args.join(" ")} loaded packages it does not use`)
           assert.deepStrictEqual(
-            heavyIn((yield* run(args)).names),
-            [own],
-            `${args.join(" ")} loaded packages it does not use`
+            implementationsIn(ran.names).filter((m) => m.endsWith("/Handlers.ts") || m === "the sandbox"),
+            ["src/fleet/Handlers.ts"],
+            `${args.join(" ")} loaded other commands' implementations`
           )
         }
         // a job that has ended (cancelled), for `wait`: it exits 3 at once
         const job = (yield* run(["submit", "import", "segments", "segmentos.csv", "--account", "acme"])).stdout.trim()
         yield* run(["cancel", job])
+        const waited = yield* run(["wait", job], 3)
+        assert.deepStrictEqual(heavyIn(waited.names), [own], "wait loaded packages it does not use")
         assert.deepStrictEqual(
-          heavyIn((yield* run(["wait", job], 3)).names),
-          [own],
-          "wait loaded packages it does not use"
+          implementationsIn(waited.names).filter((m) => m.endsWith("/Handlers.ts") || m === "the sandbox"),
+          ["src/fleet/Handlers.ts"],
+          "wait loaded other commands' implementations"
         )
       }),
     { timeout: 120_000 }
@@ -266,6 +310,11 @@ describe("start-up", () => {
         const undici = [...new Set([...run.names, ...sources].flatMap((n) => packageOf(n) === "undici" ? [n] : []))]
         assert.deepStrictEqual(undici.slice(0, 3), [], `the import loaded undici (${undici.length} files)`)
         assert.deepStrictEqual(heavyIn(run.names), [], "the import loaded modules it does not use")
+        assert.deepStrictEqual(
+          implementationsIn(run.names),
+          importImplementation,
+          "the import loaded other commands' implementations (or the sandbox's)"
+        )
       }),
     { timeout: 120_000 }
   )

@@ -21,7 +21,7 @@ import {
   type JobStatus,
   statusOf,
   untilEnded
-} from "../../src/fleet/Commands.js"
+} from "../../src/fleet/Handlers.js"
 import { dequeue, openQueue } from "../../src/fleet/Queue.js"
 import { finalStates, type JobRow } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
@@ -208,7 +208,7 @@ const ending = <A, E extends { readonly message: string }, R>(
         error: e.left.message
       })
 
-/** The fleet store of `env` (its `FSM_FLEET_URL`) opened as every fleet command opens it (Commands.ts `fleetStore`). */
+/** The fleet store of `env` (its `FSM_FLEET_URL`) opened as every fleet command opens it (Handlers.ts `fleetStore`). */
 const storeOf = (env: NodeJS.ProcessEnv) => fleetStore(env.FSM_FLEET_URL ?? "")
 
 /**

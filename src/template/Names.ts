@@ -1,0 +1,2 @@
+/** The file name of the onboarding workbook `template --workbook` writes (named in help, so loaded by every command). */
+export const workbookFileName = "onboarding.xlsx"
