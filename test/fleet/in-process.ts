@@ -240,7 +240,7 @@ export const submitImportAs = (
   }))))
 
 /**
- * `fsm-bulk cancel JOB`, run as spawned with `env` (Commands.ts `cancelWithParts`): exit 0 with the state of a job that
+ * `fsm-bulk cancel JOB`, run as spawned with `env` (Handlers.ts `cancelWithParts`): exit 0 with the state of a job that
  * had already ended (left as it was) or undefined (cancelled with its parts), or the failure (a staged submission).
  */
 export const cancelAs = (env: NodeJS.ProcessEnv, job: string) =>
@@ -250,7 +250,7 @@ export const cancelAs = (env: NodeJS.ProcessEnv, job: string) =>
   }))))
 
 /**
- * `fsm-bulk wait JOB`, run as spawned with `env` (Commands.ts `untilEnded`, the job read every 100 ms, not 500):
+ * `fsm-bulk wait JOB`, run as spawned with `env` (Handlers.ts `untilEnded`, the job read every 100 ms, not 500):
  * `code` the job's exit code as `wait` exits with it (3 for a cancelled job), `row` and `status` what it prints; or
  * its failure (data the store lost: exit 2); `code` null when the job has not ended within `ms` (`wait` killed).
  */
@@ -287,7 +287,7 @@ export interface Waited {
 }
 
 /**
- * `fsm-bulk status JOB --json`, run as spawned with `env`: the job as the command shows it (Commands.ts `statusOf`,
+ * `fsm-bulk status JOB --json`, run as spawned with `env`: the job as the command shows it (Handlers.ts `statusOf`,
  * after the same check that the store lost nothing), or the failure.
  */
 export const statusAs = (env: NodeJS.ProcessEnv, job: string) =>
@@ -299,7 +299,7 @@ export const statusAs = (env: NodeJS.ProcessEnv, job: string) =>
   }))))
 
 /**
- * `fsm-bulk fetch JOB --out DIR`, run as spawned with `env` (Commands.ts `fetchJob`): the run directory written to
+ * `fsm-bulk fetch JOB --out DIR`, run as spawned with `env` (Handlers.ts `fetchJob`): the run directory written to
  * `out`; exit 0, or the failure (a job not ended, an `out` not empty: exit 2).
  */
 export const fetchAs = (env: NodeJS.ProcessEnv, job: string, out: string) =>
