@@ -458,16 +458,26 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
           ),
           (parts) => {
             const end = settled(parts)
-            return end === undefined ? Effect.void : Effect.asVoid(query(
-              `UPDATE ${schema}.jobs p SET
+            return end === undefined ? Effect.succeed(false) : Effect.map(
+              count(
+                `UPDATE ${schema}.jobs p SET
                  state = CASE WHEN p.state = 'cancelled' THEN 'cancelled' ELSE $2 END,
                  exit_code = $3, error = $4, finished = now()
                WHERE p.id = $1 AND p.finished IS NULL AND NOT EXISTS (
                  SELECT 1 FROM ${schema}.jobs c WHERE c.parent = $1 AND c.state NOT IN ('done', 'cancelled', 'failed'))`,
-              [parent, end.state, end.exitCode, end.error ?? null]
-            ))
+                [parent, end.state, end.exitCode, end.error ?? null]
+              ),
+              (n) => n > 0
+            )
           }
         ),
+      unsettledParents: query<{ id: string }>(
+        `SELECT p.id FROM ${schema}.jobs p
+          WHERE p.parent IS NULL AND p.finished IS NULL
+            AND EXISTS (SELECT 1 FROM ${schema}.jobs c WHERE c.parent = p.id)
+            AND NOT EXISTS (
+              SELECT 1 FROM ${schema}.jobs c WHERE c.parent = p.id AND c.state NOT IN ('done', 'cancelled', 'failed'))`
+      ).pipe(Effect.map((rows) => rows.map((r) => r.id))),
       cancelJob: (id) =>
         query(
           `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,

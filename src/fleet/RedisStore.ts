@@ -77,6 +77,11 @@ const journalKey = (id: string) => `${jobKey(id)}:journal`
 const doneKey = (id: string) => `${jobKey(id)}:done`
 /** Submissions not yet all on the queue (`submitting`), scored by their creation time. */
 const submittingKey = `${prefix}submitting`
+/**
+ * Jobs in parts one of whose parts has ended (`endJob` adds the parent) and that have not been seen ended since
+ * (`settleParent` removes them): what `unsettledParents` gives a worker's sweep.
+ */
+const endingKey = `${prefix}ending`
 /** Submissions being stored in batches (`staging`), scored by the time of their last batch. */
 const stagingKey = `${prefix}staging`
 const egressKey = (id: string) => `${prefix}egress:${id}`
@@ -171,11 +176,17 @@ const scripts = {
     if s == false or ${luaFinal} then return 0 end
     redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1])
     return 1`,
-  /** KEYS: job, lease. ARGV: epoch, fields… Writes the fields only under the lease at `epoch`. */
+  /**
+   * KEYS: job, lease, the parents ending. ARGV: epoch, fields… Writes the fields only under the lease at `epoch`; a
+   * part's parent is listed as ending in the same step, so a worker stopped before it settles the parent leaves it to
+   * a sweep.
+   */
   endJob: `
     if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
     if redis.call('HGET', KEYS[2], 'epoch') ~= ARGV[1] then return 0 end
     redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+    local parent = redis.call('HGET', KEYS[1], 'parent')
+    if parent then redis.call('ZADD', KEYS[3], 0, parent) end
     return 1`,
   /** KEYS: job, lease. ARGV: now. Marks the job cancelled if it has not ended, and raises the epoch. */
   cancelJob: `
@@ -190,16 +201,20 @@ const scripts = {
    * more, else the largest).
    */
   /**
-   * KEYS: parent, its parts set. ARGV: the job key prefix, now, state, exit code ('' for none), error ('' for
-   * none): the end `settled` drew from the parts, written when every part has ended and the parent has not
-   * (a cancelled parent stays cancelled).
+   * KEYS: parent, its parts set, the parents ending. ARGV: the job key prefix, now, state, exit code ('' for none),
+   * error ('' for none), the parent's id: the end `settled` drew from the parts, written when every part has ended and
+   * the parent has not (a cancelled parent stays cancelled); a parent ended (now or before) is no longer listed ending.
    */
   settleParent: `
-    if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'finished') == 1 then return 0 end
+    if redis.call('EXISTS', KEYS[1]) == 0 or redis.call('HEXISTS', KEYS[1], 'finished') == 1 then
+      redis.call('ZREM', KEYS[3], ARGV[6])
+      return 0
+    end
     for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
       local s = redis.call('HGET', ARGV[1] .. id, 'state')
       if s == false or not ${luaFinal} then return 0 end
     end
+    redis.call('ZREM', KEYS[3], ARGV[6])
     local state = ARGV[3]
     if redis.call('HGET', KEYS[1], 'state') == 'cancelled' then state = 'cancelled' end
     redis.call('HSET', KEYS[1], 'state', state, 'finished', ARGV[2])
@@ -684,7 +699,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
       parts: (parent) => Effect.flatMap(call((c) => c.smembers(partsKey(parent))), (ids) => jobs([...ids].sort())),
       markRunning: (id, owner) => Effect.asVoid(script("markRunning", [jobKey(id)], [owner])),
       finishJob: (id, epoch, end) =>
-        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id)], [
+        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id), endingKey], [
           String(epoch),
           "state",
           "done",
@@ -698,7 +713,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           epochNow()
         ])),
       failJob: (id, epoch, end) =>
-        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id)], [
+        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id), endingKey], [
           String(epoch),
           "state",
           "failed",
@@ -714,17 +729,20 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           Effect.flatMap(call((c) => c.smembers(partsKey(parent))), (ids) => jobs([...ids].sort())),
           (parts) => {
             const end = settled(parts)
-            return end === undefined ? Effect.void : Effect.asVoid(
-              script("settleParent", [jobKey(parent), partsKey(parent)], [
+            return end === undefined ? Effect.succeed(false) : Effect.map(
+              script("settleParent", [jobKey(parent), partsKey(parent), endingKey], [
                 jobKey(""),
                 epochNow(),
                 end.state,
                 end.exitCode === null ? "" : String(end.exitCode),
-                end.error ?? ""
-              ])
+                end.error ?? "",
+                parent
+              ]),
+              (written) => written === 1
             )
           }
         ),
+      unsettledParents: call((c) => c.zrange(endingKey, 0, 999)),
       cancelJob: (id) => Effect.asVoid(script("cancelJob", [jobKey(id), leaseKey(id)], [epochNow()])),
       rowsDone: (ids) =>
         Effect.forEach(ids, (id) =>

@@ -247,7 +247,13 @@ export interface FleetStore {
    * was stopped, cancelled or failed, naming the failed ones' reasons, else 1 if one had rows that did not end
    * well, else 0). Nothing while a chunk has not ended, or when the parent already ended.
    */
-  readonly settleParent: (parent: string) => Op<void>
+  readonly settleParent: (parent: string) => Op<boolean>
+  /**
+   * Jobs in parts that have not ended although a part of theirs has (on PostgreSQL: every part): their last part's
+   * worker stopped between the part's end and the job's (`finishJob`/`failJob`, then `settleParent`: two steps), or
+   * its `settleParent` failed past its retries. A worker's sweep settles them (Worker.ts), so such a job still ends.
+   */
+  readonly unsettledParents: Op<ReadonlyArray<string>>
   /**
    * Cancels a job that has not ended, and raises its lease epoch whoever held it: its holder's next line or
    * request is refused.

@@ -155,6 +155,13 @@ const startSweep = Effect.fn("Fleet.workerSweep")(function*(
         yield* options.say(`worker ${options.egressId}: job ${id}: every live worker has refused it: it ends now`)
       }
     }
+    // A job in parts whose parts have all ended while it has not (the worker of its last part stopped between the
+    // part's end and the job's): it ends now, as that worker would have ended it.
+    for (const id of yield* store.unsettledParents) {
+      if (yield* store.settleParent(id)) {
+        yield* options.say(`worker ${options.egressId}: job ${id}: its parts had all ended but it had not: it ends now`)
+      }
+    }
   })
   yield* Effect.forkScoped(
     Effect.repeat(Effect.ignore(sweep), Schedule.spaced(Duration.millis(Math.max(500, options.leaseMs / 2))))
