@@ -189,6 +189,12 @@ const dropStagedStatement = (which: string) =>
    pieces AS (DELETE FROM ${schema}.file_pieces WHERE job IN (SELECT id FROM gone) RETURNING 1)
    SELECT count(*) AS n FROM old`
 
+/** The jobs in parts not ended (`finished` unset: a cancelled one has it) every part of which has (`unsettledParents`). */
+const unsettledStatement = `SELECT p.id FROM ${schema}.jobs p
+  WHERE p.parent IS NULL AND p.finished IS NULL AND EXISTS (SELECT 1 FROM ${schema}.jobs c WHERE c.parent = p.id)
+    AND NOT EXISTS (
+      SELECT 1 FROM ${schema}.jobs c WHERE c.parent = p.id AND c.state NOT IN ('done', 'cancelled', 'failed'))`
+
 /**
  * The heartbeat of a live submit (`touchStaging`, on a pool connection of its own): its staged parent touched now;
  * `there` false once it is not staged (reclaimed, published). A batch holds the row (and touches it itself) and a
@@ -300,8 +306,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       requireInit: query<{ t: string | null }>(tablesStatement, [[`${schema}.jobs`, ...addedTables]]).pipe(
         Effect.flatMap(readiness)
       ),
-      // PostgreSQL is durable as set up by default; a server run with fsync off is the operator's choice.
-      settingsWarnings: Effect.succeed([]),
+      settingsWarnings: Effect.succeed([]), // durable as PostgreSQL is set up by default; fsync off is the operator's choice
       missingIndexes: query<{ name: string }>(
         `SELECT schemaname || '.' || indexname AS name FROM pg_indexes WHERE schemaname || '.' || indexname = ANY($1)`,
         [addedIndexes.map((index) => index.name)]
@@ -471,13 +476,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             )
           }
         ),
-      unsettledParents: query<{ id: string }>(
-        `SELECT p.id FROM ${schema}.jobs p
-          WHERE p.parent IS NULL AND p.finished IS NULL
-            AND EXISTS (SELECT 1 FROM ${schema}.jobs c WHERE c.parent = p.id)
-            AND NOT EXISTS (
-              SELECT 1 FROM ${schema}.jobs c WHERE c.parent = p.id AND c.state NOT IN ('done', 'cancelled', 'failed'))`
-      ).pipe(Effect.map((rows) => rows.map((r) => r.id))),
+      unsettledParents: Effect.map(query<{ id: string }>(unsettledStatement), (rows) => rows.map((r) => r.id)),
       cancelJob: (id) =>
         query(
           `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,

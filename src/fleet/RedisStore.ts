@@ -521,8 +521,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
             )
         )
       ),
-      // Redis has no indexes: its keys are what the scripts read.
-      missingIndexes: Effect.succeed([]),
+      missingIndexes: Effect.succeed([]), // Redis has no indexes: its keys are what the scripts read.
       settingsWarnings: call(async (c) => {
         const setting = async (name: string) => ((await c.config("GET", name)) as Array<string | undefined>)[1]
         try {
