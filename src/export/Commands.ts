@@ -111,15 +111,20 @@ const redactKeyOption = Options.text("redact-key").pipe(
   Options.optional
 )
 
-export const exportConfig = {
-  resources: resourcesArg,
-  out: outOption,
+/** What an export writes and of which time: the same flags for `export` and the fleet's `submit export`. */
+export const exportShapeConfig = {
   format: formatOption,
   delimiter: delimiterOption,
   decimal: decimalOption,
   excelBr: excelBrOption,
   since: sinceOption,
-  until: untilOption,
+  until: untilOption
+}
+
+export const exportConfig = {
+  resources: resourcesArg,
+  out: outOption,
+  ...exportShapeConfig,
   sign: signOption,
   redact: redactOption,
   redactKey: redactKeyOption,

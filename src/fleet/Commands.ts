@@ -11,15 +11,7 @@ import { later } from "../cli/Lazy.js"
 import type { CommandDocs } from "../cli/Model.js"
 import { jsonOption } from "../cli/Output.js"
 import { conflictOptions, fileFormatOptions, mapOption, onboardMapOption } from "../cli/Parsing.js"
-import {
-  decimalOption,
-  delimiterOption,
-  excelBrOption,
-  formatOption,
-  resourcesArg as exportResourcesArg,
-  sinceOption,
-  untilOption
-} from "../export/Commands.js"
+import { exportShapeConfig, resourcesArg as exportResourcesArg } from "../export/Commands.js"
 import { exportNames } from "../export/Walks.js"
 import {
   dryRunOption,
@@ -169,12 +161,7 @@ const submitOnboardCommand = Command.make(
 export const submitExportConfig = {
   resources: exportResourcesArg,
   account: accountOption,
-  format: formatOption,
-  delimiter: delimiterOption,
-  decimal: decimalOption,
-  excelBr: excelBrOption,
-  since: sinceOption,
-  until: untilOption,
+  ...exportShapeConfig,
   fleet: fleetOption,
   json: jsonOption
 }
