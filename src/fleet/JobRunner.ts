@@ -28,10 +28,11 @@ import { RunStop } from "../Signals.js"
 import type { WatchedAccount } from "./AccountClients.js"
 import { FleetError } from "./Errors.js"
 import { groupCommit } from "./GroupCommit.js"
-import { currentLease, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
+import { currentLease, freshMs, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
 import { type JobData, jobFormat, LeftForOthers } from "./Queue.js"
 import { finalStates, type FleetStore, type JobRow } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
+import { jobStoreDeadline } from "./Transient.js"
 import { runExportJob, runOnboardJob } from "./Whole.js"
 
 /** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */
@@ -285,7 +286,12 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         accountEnd,
         storeFailed: { any: false }
       }
-      return yield* (row.kind === "onboard" || row.kind === "export" ? runWhole(leased) : runImportJob(leased))
+      // Every store operation of the run ends before the lease would lapse (Transient.ts), so that a store fault hands
+      // the job back while no other worker can have taken it, instead of holding it for the store's answer timeout.
+      const deadline = { at: guard.deadline, firstTryMs: freshMs(options.leaseMs) }
+      return yield* (row.kind === "onboard" || row.kind === "export" ? runWhole(leased) : runImportJob(leased)).pipe(
+        Effect.locally(jobStoreDeadline, Option.some(deadline))
+      )
     })
 
   /** Runs `run` with the job's account client and lease, its heartbeat beside it; its exit as a value. */

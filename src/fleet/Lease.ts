@@ -45,6 +45,12 @@ export const freshMs = (leaseMs: number): number => Math.max(250, Math.floor(lea
  */
 export const boundMs = (leaseMs: number): number => Math.max(Math.floor(leaseMs / 2), Math.ceil(freshMs(leaseMs) * 1.5))
 
+/**
+ * How long before its lease would lapse (a lease after its last confirmation) a job's store operations end
+ * (Transient.ts): a tenth of the lease, at least 250 ms, left for the hand-back that follows.
+ */
+export const lapseMarginMs = (leaseMs: number): number => Math.max(250, Math.floor(leaseMs / 10))
+
 export interface LeaseGuard {
   /** Completed once the lease is found lost (here, or by a journal line the store refused: `lose`). */
   readonly lost: Deferred.Deferred<void>
@@ -61,6 +67,11 @@ export interface LeaseGuard {
   readonly fence: Fence
   /** Confirms the lease every `fresh` ms until it is lost. */
   readonly heartbeat: Effect.Effect<unknown>
+  /**
+   * When the job's store operations must have ended (monotonic ms): the lease's lapse, a lease after its last
+   * confirmation, less `lapseMarginMs`; later as the heartbeat confirms it.
+   */
+  readonly deadline: () => number
 }
 
 /** The guard of lease `epoch` of job `id`, for the scope of the job's run. */
@@ -134,5 +145,15 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
     }
   }
   const heartbeat = Effect.repeat(Effect.zipRight(Effect.sleep(fresh), confirm), { while: (ok) => ok })
-  return { lost, lose, unconfirmed: () => unanswered, check: confirm, gate, fence, heartbeat }
+  const margin = lapseMarginMs(leaseMs)
+  return {
+    lost,
+    lose,
+    unconfirmed: () => unanswered,
+    check: confirm,
+    gate,
+    fence,
+    heartbeat,
+    deadline: () => confirmed + leaseMs - margin
+  }
 })
