@@ -5,9 +5,19 @@
  * the worker reads the job's files, for longer than a 3 s lease, while everything else answers (the lease, the job's
  * record, its end):
  *
- * - PostgreSQL: the `files` table locked, every session under a 1 s `statement_timeout` (each read times out);
+ * - PostgreSQL: the `files` table locked; for the onboarding every session under a 1 s `statement_timeout` (each
+ *   read times out), for the import none (each read waits for the store's answer timeout, as on a server that stopped
+ *   answering);
  * - Redis: a client whose answer exceeds 32 KB has its connection killed (`client-output-buffer-limit`): the read of
  *   the file, never the small answers.
+ *
+ * The hand-back comes within the lease: the worker stops trying the read before its lease would lapse (Transient.ts),
+ * so it says `handed back` at most 2 × lease + 5 s after it said it took the lease (both lines' arrival times).
+ * Before (issue 29), on Redis and on PostgreSQL without a statement timeout, a try waited for the store's answer
+ * timeout (at least 10 s) and the retries' window began only at the first failure: a second try of 10 s always
+ * followed, the hand-back came 20 s or more after the lease, another worker unable to take the job meanwhile. The
+ * bound is not a timing on a loaded machine: the new worker's own timers end the read a lease after it starts, 8 s
+ * of slack left for a starved process, while the old code could not be under 20 s however idle the machine.
  *
  * The job must go back to the queue (`handed back`, the store's failure as the reason), never end failed for a store
  * fault, and once the fault ends run to `done`, one record per key. Spawned: the worker, which is the point; the
@@ -38,13 +48,14 @@ import {
 import { customerWorkbook } from "./workbook.js"
 
 const customers = 300
+const leaseMs = 3_000
 
 /**
  * A backend whose reads of job files can be made to fail: `hold` starts the fault and gives what ends it, `reached`
  * says whether a worker has reached the write of a job's end while the fault holds (PostgreSQL: the statement that
  * replaces its outputs waits on the lock; on Redis that write is small and passes).
  */
-const filesFault = (backend: Backend) =>
+const filesFault = (backend: Backend, statementTimeout: string | undefined) =>
   Effect.gen(function*() {
     if (backend === "redis") {
       const redis = yield* startRedis
@@ -71,7 +82,11 @@ const filesFault = (backend: Backend) =>
     const watcher = new pg.Client({ connectionString: server.url })
     yield* Effect.promise(() => watcher.connect())
     yield* Effect.addFinalizer(() => Effect.promise(() => watcher.end().catch(() => undefined)))
-    yield* Effect.promise(() => admin.query(`ALTER DATABASE ${server.database} SET statement_timeout = '1s'`))
+    if (statementTimeout !== undefined) {
+      yield* Effect.promise(() =>
+        admin.query(`ALTER DATABASE ${server.database} SET statement_timeout = '${statementTimeout}'`)
+      )
+    }
     const seen = { end: false, watching: false }
     const watch = async () => {
       while (seen.watching && !seen.end) {
@@ -125,6 +140,7 @@ const customersCsv = (dir: string) => {
 const kinds = [
   {
     kind: "an onboarding whose workbook",
+    pgStatementTimeout: "1s" as string | undefined,
     make: (dir: string) =>
       Effect.map(customerWorkbook(dir, customers, 200), (w) => ({
         // `w.maps` are `--map` arguments: their values, as the command reads them.
@@ -133,7 +149,11 @@ const kinds = [
         segments: 2
       }))
   },
-  { kind: "an import whose CSV file", make: (dir: string) => Effect.sync(() => customersCsv(dir)) }
+  {
+    kind: "an import whose CSV file",
+    pgStatementTimeout: undefined,
+    make: (dir: string) => Effect.sync(() => customersCsv(dir))
+  }
 ]
 
 describe("a claimed job whose data the store cannot give back (issue 29)", () => {
@@ -141,13 +161,21 @@ describe("a claimed job whose data the store cannot give back (issue 29)", () =>
     "$kind cannot be read is handed back, then runs to done ($backend)",
     (c) =>
       Effect.gen(function*() {
-        const fault = yield* filesFault(c.backend)
-        const { dir, env, sandbox } = yield* acmeFleet(fault.url, { env: { FSM_FLEET_LEASE_MS: "3000" } })
+        const fault = yield* filesFault(c.backend, c.pgStatementTimeout)
+        const { dir, env, sandbox } = yield* acmeFleet(fault.url, { env: { FSM_FLEET_LEASE_MS: String(leaseMs) } })
         const input = yield* c.make(dir)
         const job = yield* input.submit(fault.url)
 
         const end = yield* fault.hold()
         const worker = yield* startWorker(["--egress-id", "w-read", "--rate", "1000/1s"], env)
+        // When each of the worker's lines arrived (its stderr as it comes), to time the hand-back from the lease.
+        const arrived: Array<{ readonly at: number; readonly text: string }> = []
+        let seen = ""
+        worker.child.stderr!.on("data", (d: Buffer) => {
+          seen += d.toString()
+          arrived.push({ at: Date.now(), text: seen })
+        })
+        const firstAt = (what: string) => arrived.find((a) => a.text.includes(what))?.at
         const state = () =>
           Effect.runPromise(
             withStore(fault.url, (store) => store.job(job)).pipe(
@@ -166,6 +194,15 @@ describe("a claimed job whose data the store cannot give back (issue 29)", () =>
           () => worker.stderr()
         )
         yield* end
+        const leased = firstAt(`job ${job} (`)
+        const back = firstAt(`job ${job} handed back`)
+        assert.isDefined(leased, worker.stderr())
+        assert.isDefined(back, `not handed back while the fault held\n${worker.stderr()}`)
+        assert.isAtMost(
+          back! - leased!,
+          2 * leaseMs + 5_000,
+          `handed back ${back! - leased!} ms after the lease was taken, past the lease\n${worker.stderr()}`
+        )
 
         const row = yield* ended(fault.url, job, 180_000, () => worker.stderr())
         // What `wait` exits with: the job's exit code once it is done.
