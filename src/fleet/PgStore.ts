@@ -8,7 +8,7 @@ import type { Scope } from "effect"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Pool, PoolConfig, QueryResult, QueryResultRow } from "pg"
+import type { Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { loadPg } from "./Packages.js"
@@ -224,6 +224,48 @@ const scopedPool = (url: string, options: PoolConfig) =>
     ))
 
 /**
+ * A statement on a connection of the pool, given back after it (closed after a failure, as `pool.query` does). A
+ * try given up on (a running job's store operation past what was left of its lease, Transient.ts) closes its
+ * connection at once: left waiting for its answer (a lock held; a session opened before a statement timeout was set),
+ * it kept its place in the pool until the answer timeout, and the pool's few places filled with such tries.
+ */
+const statementOn = (pool: Pool, url: string) => (text: string, values?: ReadonlyArray<unknown>) =>
+  Effect.async<QueryResult, FleetError>((resume) => {
+    let state: "connecting" | PoolClient | "ended" = "connecting"
+    const end = (c: PoolClient, error: Error | undefined) => {
+      state = "ended"
+      c.release(error)
+    }
+    pool.connect().then(
+      (c) => {
+        if (state === "ended") return c.release()
+        state = c
+        c.query(text, values as Array<unknown> | undefined).then(
+          (r) => {
+            if (state !== c) return
+            end(c, undefined)
+            resume(Effect.succeed(r))
+          },
+          (cause: unknown) => {
+            if (state !== c) return
+            end(c, cause instanceof Error ? cause : new Error(String(cause)))
+            resume(Effect.fail(storeFailure(url, cause)))
+          }
+        )
+      },
+      (cause: unknown) => {
+        if (state === "ended") return
+        state = "ended"
+        resume(Effect.fail(storeFailure(url, cause)))
+      }
+    )
+    return Effect.sync(() => {
+      if (typeof state === "object") end(state, new Error("the try was given up"))
+      else state = "ended"
+    })
+  })
+
+/**
  * The store on PostgreSQL: a pool for the scope, every statement and connection of it bounded in time (`pgTimeouts`,
  * Store.ts: a server that stops answering fails the statement, which is tried again on a new connection).
  */
@@ -231,11 +273,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
   Effect.gen(function*() {
     const timeouts = pgTimeouts(yield* leaseMs)
     const pool: Pool = yield* scopedPool(url, { max: 6, ...timeouts })
-    const run = (text: string, values?: ReadonlyArray<unknown>) =>
-      Effect.tryPromise({
-        try: () => pool.query(text, values as Array<unknown> | undefined),
-        catch: (cause) => storeFailure(url, cause)
-      })
+    const run = statementOn(pool, url)
     const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
       Effect.map(run(text, values), (r) => r.rows as ReadonlyArray<R>)
     /** The number of rows the statement touched. */
