@@ -12,16 +12,16 @@
  */
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 import { readProfiles, withProfile } from "../../src/cli/Parsing.js"
+import { fleetStore } from "../../src/fleet/CommandStore.js"
+import { fetchJob } from "../../src/fleet/FetchHandlers.js"
 import {
   cancelWithParts,
   checkIntact,
-  fetchJob,
-  fleetStore,
   jobExitCode,
   type JobStatus,
   statusOf,
   untilEnded
-} from "../../src/fleet/Handlers.js"
+} from "../../src/fleet/JobHandlers.js"
 import { dequeue, openQueue } from "../../src/fleet/Queue.js"
 import { finalStates, type JobRow } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
