@@ -77,3 +77,87 @@ export class TextPieces {
     return text
   }
 }
+
+/** What a byte gatherer starts with and keeps between takes: a chunk of rows (64 Ki units) is mostly one byte each. */
+const startBytes = 128 * 1024
+
+/**
+ * Text gathered as UTF-8 bytes straight away, for a sheet's rows built from cells already encoded (CellBytes.js):
+ * their bytes are copied in, the markup around them written byte by byte, other text encoded as it comes. Counts
+ * UTF-16 units as `TextPieces` does (the sheet's chunks and limits are counted so).
+ */
+export class BytePieces {
+  /** @type {Buffer} */
+  #buffer = Buffer.allocUnsafe(startBytes)
+  #at = 0
+  #chars = 0
+
+  /** Characters (UTF-16 units) gathered since the last `take`. */
+  get chars() {
+    return this.#chars
+  }
+
+  /** @param {number} more */
+  #room(more) {
+    const needed = this.#at + more
+    if (needed <= this.#buffer.length) return
+    const grown = Buffer.allocUnsafe(Math.max(needed, this.#buffer.length * 2))
+    this.#buffer.copy(grown, 0, 0, this.#at)
+    this.#buffer = grown
+  }
+
+  /** @param {string} text */
+  add(text) {
+    this.#room(text.length * 3)
+    this.#at += this.#buffer.write(text, this.#at, "utf8")
+    this.#chars += text.length
+  }
+
+  /**
+   * Text of ASCII characters only (markup, numbers), written without a call into the encoder.
+   * @param {string} text
+   */
+  addAscii(text) {
+    this.#room(text.length)
+    const buffer = this.#buffer
+    let at = this.#at
+    for (let i = 0; i < text.length; i++) buffer[at++] = text.charCodeAt(i)
+    this.#at = at
+    this.#chars += text.length
+  }
+
+  /**
+   * `count` bytes of `source` from `from`, which are `chars` UTF-16 units of whole characters.
+   * @param {Uint8Array} source
+   * @param {number} from
+   * @param {number} count
+   * @param {number} chars
+   */
+  addBytes(source, from, count, chars) {
+    this.#room(count)
+    const buffer = this.#buffer
+    let at = this.#at
+    // Most cells are a few bytes: a loop costs less than a view and a copy.
+    if (count <= 64) {
+      for (let i = from; i < from + count; i++) buffer[at++] = source[i]
+    } else {
+      buffer.set(source.subarray(from, from + count), at)
+      at += count
+    }
+    this.#at = at
+    this.#chars += chars
+  }
+
+  /**
+   * The bytes gathered since the last `take`, in a buffer of their own; the gatherer starts again empty.
+   * @returns {Buffer}
+   */
+  takeBytes() {
+    const bytes = Buffer.allocUnsafe(this.#at)
+    this.#buffer.copy(bytes, 0, 0, this.#at)
+    if (this.#buffer.length > maxScratchBytes) this.#buffer = Buffer.allocUnsafe(startBytes)
+    this.#at = 0
+    this.#chars = 0
+    return bytes
+  }
+}
