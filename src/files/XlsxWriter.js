@@ -1118,14 +1118,10 @@ export class XlsxTable {
         ? this.#statusStyle(i, Buffer.from(bytes.buffer, bytes.byteOffset).toString("utf8", from, from + code))
         : this.#statusStyle(i, "")
       if (marks === needsEscape) {
-        out.add(
-          this.#cell(Buffer.from(bytes.buffer, bytes.byteOffset).toString("utf8", from, from + code), i, r, style)
-        )
+        out.add(this.#cell(Buffer.from(bytes.buffer, bytes.byteOffset).toString("utf8", from, from + code), i, r, style))
         continue
       }
-      out.addAscii(
-        this.#cellStart(i) + r + this.#cellType(style, marks === keepsSpaces ? cellKind.spacedText : cellKind.text)
-      )
+      out.addAscii(this.#cellStart(i) + r + this.#cellType(style, marks === keepsSpaces ? cellKind.spacedText : cellKind.text))
       out.addBytes(bytes, from, code, extra)
       out.addAscii("</t></is></c>")
     }
