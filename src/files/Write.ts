@@ -14,10 +14,9 @@ import { removeOnExit } from "../Leftovers.js"
 import { redactKnown } from "../Secrets.js"
 import { plannedStatuses } from "../Status.js"
 import type { Cell } from "./Cell.js"
-import { encodeRows, type EncodedRows } from "./CellBytes.js"
 import { decimalText } from "./Decimal.js"
 import { neutralize, neutralizeInline } from "./Guard.js"
-import { BytePieces, TextPieces } from "./Pieces.js"
+import { TextPieces } from "./Pieces.js"
 import { toolName } from "./Provenance.js"
 import { startXlsxThread, type XlsxThread, XlsxThreadError } from "./XlsxThread.js"
 import { type FrontRow, sampleRows, XlsxTable, ZipError } from "./XlsxWriter.js"
@@ -33,26 +32,6 @@ export interface TableWriter {
   readonly writeAll: (rows: ReadonlyArray<ReadonlyArray<Cell>>) => Effect.Effect<void, WriteError>
   /** Flushes, fsyncs and renames FILE.tmp → FILE; the sha256 and size are the final file's. */
   readonly close: Effect.Effect<{ readonly rows: number; readonly sha256: string; readonly bytes: number }, WriteError>
-}
-
-/**
- * A batch of a run's report lines encoded once for report.csv and report.xlsx (`encodeLines`): each writer's
- * `writeEncoded` takes it instead of `writeAll` of the cells.
- */
-export interface EncodedLines {
-  /** report.csv's cells. */
-  readonly rows: ReadonlyArray<ReadonlyArray<Cell>>
-  /** The workbook's cells: the same, but where a cell became a number. */
-  readonly sheetRows: ReadonlyArray<ReadonlyArray<Cell>>
-  readonly encoded: EncodedRows
-  /** Each text cell of `rows` as report.csv writes it, in order, and its length in `encoded.bytes`. */
-  readonly csvTexts: ReadonlyArray<string>
-  readonly csvBytes: Int32Array
-}
-
-/** A report's pair of writers, each of which also takes lines encoded once for both. */
-export interface ReportTableWriter extends TableWriter {
-  readonly writeEncoded: (lines: EncodedLines) => Effect.Effect<void, WriteError>
 }
 
 interface XlsxStyle {
@@ -91,7 +70,7 @@ export const cutForExcel = (text: string, wholeTextIn: string): string => {
 }
 
 /** An XLSX table whose front sheet, if its style names one, is written when it closes. */
-interface XlsxTableWriter extends ReportTableWriter {
+interface XlsxTableWriter extends TableWriter {
   readonly closeWith: (front: ReadonlyArray<FrontRow>) => TableWriter["close"]
 }
 
@@ -369,8 +348,7 @@ const openAtomic = (path: string): Effect.Effect<AtomicFile, WriteError, Scope.S
 const serialized = Effect.fn("Write.serialized")(function*(
   path: string,
   writeRows: (rows: ReadonlyArray<ReadonlyArray<Cell>>) => Effect.Effect<void, WriteError>,
-  finish: Effect.Effect<{ readonly sha256: string; readonly bytes: number }, WriteError>,
-  writeLines: (lines: EncodedLines) => Effect.Effect<void, WriteError> = (lines) => writeRows(lines.rows)
+  finish: Effect.Effect<{ readonly sha256: string; readonly bytes: number }, WriteError>
 ) {
   const lock = yield* Effect.makeSemaphore(1)
   let rows = 0
@@ -386,16 +364,9 @@ const serialized = Effect.fn("Write.serialized")(function*(
         Effect.tap(() => void (rows += batch.length))
       )
     )
-  const writer: ReportTableWriter = {
+  const writer: TableWriter = {
     write: (row) => writeAll([row]),
     writeAll,
-    writeEncoded: (lines) =>
-      lock.withPermits(1)(
-        notClosed.pipe(
-          Effect.zipRight(writeLines(lines)),
-          Effect.tap(() => void (rows += lines.rows.length))
-        )
-      ),
     close: lock.withPermits(1)(
       notClosed.pipe(
         Effect.tap(() => void (closed = true)),
@@ -452,69 +423,6 @@ export const csvRecord = (cells: ReadonlyArray<Cell>, options: CsvRecordOptions 
   return `${line}\r\n`
 }
 
-/**
- * report.csv's lines of `lines` into `out`, the same bytes as `csvRecord` of each row: the text cells copied from
- * their encoding (already redacted and guarded: `encodeLines`), other cells written as `csvRecord` writes them.
- */
-const csvLinesOf = (out: BytePieces, lines: EncodedLines, options: CsvRecordOptions): void => {
-  const delimiter = options.delimiter ?? ","
-  const quote = needsQuotes[delimiter]
-  const decimal = options.decimal ?? "."
-  const { csvBytes, csvTexts, rows } = lines
-  const bytes = lines.encoded.bytes
-  let from = 0
-  let k = 0
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]!
-    for (let i = 0; i < row.length; i++) {
-      if (i > 0) out.addAscii(delimiter)
-      const cell = row[i]
-      if (typeof cell !== "string") {
-        const text = cellString(cell, false, decimal)
-        out.addAscii(quote.test(text) ? `"${text}"` : text)
-        continue
-      }
-      const count = csvBytes[k]!
-      if (!quote.test(csvTexts[k++]!)) out.addBytes(bytes, from, count, 0)
-      else {
-        // Quoted, each `"` doubled: a `"` byte is always the character in UTF-8.
-        out.addAscii("\"")
-        let start = from
-        for (let b = from; b < from + count; b++) {
-          if (bytes[b] !== 0x22) continue
-          out.addBytes(bytes, start, b + 1 - start, 0)
-          out.addAscii("\"")
-          start = b + 1
-        }
-        out.addBytes(bytes, start, from + count - start, 0)
-        out.addAscii("\"")
-      }
-      from += count
-    }
-    out.addAscii("\r\n")
-  }
-}
-
-/**
- * Encodes a batch of report lines once for both reports: each text cell redacted and guarded once (report.csv's
- * guard; the workbook's inline guard and Excel's cut only for a cell they change), its UTF-8 made once, and
- * report.csv's line and the workbook's row both copied from it (CellBytes.js).
- */
-export const encodeLines = (
-  rows: ReadonlyArray<ReadonlyArray<Cell>>,
-  sheetRows: ReadonlyArray<ReadonlyArray<Cell>>,
-  options: { readonly guard: boolean; readonly wholeTextIn?: string }
-): EncodedLines => {
-  const { csvBytes, csvTexts, encoded } = encodeRows(
-    rows,
-    sheetRows,
-    (cell) => cellString(cell, options.guard, "."),
-    textOf(options),
-    options.wholeTextIn === undefined ? Infinity : excelCellLimit
-  )
-  return { rows, sheetRows, encoded, csvTexts, csvBytes }
-}
-
 /** Starts the tool's CSV files: Excel needs it to read UTF-8. */
 export const csvBom = "\uFEFF"
 
@@ -523,7 +431,7 @@ export const openCsvWriter: (
   path: string,
   header: ReadonlyArray<string>,
   options?: { readonly bom?: boolean; readonly guard?: boolean; readonly delimiter?: "," | ";" | "\t" }
-) => Effect.Effect<ReportTableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openCsvWriter")(
+) => Effect.Effect<TableWriter, WriteError, Scope.Scope> = Effect.fn("Write.openCsvWriter")(
   function*(
     path: string,
     header: ReadonlyArray<string>,
@@ -533,7 +441,6 @@ export const openCsvWriter: (
     yield* file.write(`${options.bom ?? true ? csvBom : ""}${csvRecord(header, options)}`)
     // One batch at a time (`serialized`): its lines are gathered and joined, then written.
     const lines = new TextPieces()
-    const encodedLines = new BytePieces()
     return yield* serialized(
       path,
       (rows) =>
@@ -541,12 +448,7 @@ export const openCsvWriter: (
           for (const row of rows) lines.add(csvRecord(row, options))
           return file.write(lines.takeBytes())
         }),
-      file.commit,
-      (encoded) =>
-        Effect.suspend(() => {
-          csvLinesOf(encodedLines, encoded, options)
-          return file.write(encodedLines.takeBytes())
-        })
+      file.commit
     )
   }
 )
@@ -700,12 +602,6 @@ export const openXlsxWriter: (
           Effect.flatMap((started) => started.write(rows, rows.slice(0, sampleRows))),
           Effect.mapError(cannotWrite)
         )
-    const writeLines = (lines: EncodedLines): Effect.Effect<void, WriteError> =>
-      Effect.suspend(() =>
-        thread !== undefined
-          ? Effect.mapError(thread.writeEncoded(lines.encoded), cannotWrite)
-          : writeRows(lines.sheetRows)
-      )
     const writeRows = (rows: ReadonlyArray<ReadonlyArray<Cell>>): Effect.Effect<void, WriteError> =>
       Effect.suspend(() => {
         if (thread !== undefined) return Effect.mapError(thread.write(rows), cannotWrite)
@@ -734,7 +630,7 @@ export const openXlsxWriter: (
         ? writeHere(front)
         : Effect.mapError(thread.close(front.map((line) => ({ ...line, cells: guarded(line.cells) }))), cannotWrite)
     ).pipe(Effect.zipRight(file.commit))
-    const writer = yield* serialized(path, writeRows, finish, writeLines)
+    const writer = yield* serialized(path, writeRows, finish)
     return {
       ...writer,
       closeWith: (rows) =>

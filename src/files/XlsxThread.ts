@@ -11,7 +11,6 @@ import * as Effect from "effect/Effect"
 import type { WriteStream } from "node:fs"
 import { Worker } from "node:worker_threads"
 import type { Cell } from "./Cell.js"
-import { type EncodedRows, encodedTransfer } from "./CellBytes.js"
 import { packRows, transferOf } from "./RowBatch.js"
 import type { FrontRow } from "./XlsxWriter.js"
 
@@ -45,11 +44,6 @@ export interface XlsxThread {
     rows: ReadonlyArray<ReadonlyArray<Cell>>,
     measured?: ReadonlyArray<ReadonlyArray<Cell>>
   ) => Effect.Effect<void, XlsxThreadError>
-  /**
-   * Sends a batch of a report's lines encoded once for both reports (CellBytes.js), its text cells already
-   * through the guard; waits while too many are out.
-   */
-  readonly writeEncoded: (encoded: EncodedRows) => Effect.Effect<void, XlsxThreadError>
   /** Finishes the workbook with its front sheet; every byte is then written to the file. */
   readonly close: (front: ReadonlyArray<FrontRow>) => Effect.Effect<void, XlsxThreadError>
 }
@@ -135,10 +129,6 @@ export const startXlsxThread = (
               transferOf(packed)
             )
           }))
-        ),
-      writeEncoded: (encoded) =>
-        until(() => inFlight < maxInFlight && !stream.writableNeedDrain).pipe(
-          Effect.zipRight(post({ encoded }, encodedTransfer(encoded)))
         ),
       close: (front) => post({ close: front }).pipe(Effect.zipRight(until(() => closed)))
     } satisfies XlsxThread

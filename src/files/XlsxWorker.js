@@ -3,7 +3,7 @@
  * A workbook's table written on a thread of its own (XlsxTable: the sheet's XML and the ZIP stream), so that
  * building a large report.xlsx runs beside the validation or the import instead of on the main thread. Plain
  * JavaScript: a worker is started from a file, and this one must run as it is from src/ (tests) as well as from
- * dist/; it imports only XlsxWriter.js, Pieces.js, RowBatch.js and CellBytes.js, plain JavaScript as well.
+ * dist/; it imports only XlsxWriter.js, Pieces.js and RowBatch.js, plain JavaScript as well.
  *
  * The file itself stays the main thread's (written to its .tmp, then renamed: Write.ts): this thread hands back
  * the archive's bytes, which the main thread writes in order.
@@ -11,14 +11,12 @@
  * Protocol (XlsxThread.ts is the other side): `workerData` is {header, options} (the header and every text cell
  * already through the main thread's formula guard and secret redaction, `options.measuredHeader` the header as
  * given). Messages in: `{packed, measured}` (a batch of rows packed by RowBatch.js, its text already through the
- * guard; `measured`: the first rows as given, for the columns' widths), `{encoded}` (a batch of a report's lines
- * encoded once for both reports by CellBytes.js, its text already through the guard), `{close: frontRows}`. Messages out, one per message in and in its order: `{bytes}` (the archive's
+ * guard; `measured`: the first rows as given, for the columns' widths), `{close: frontRows}`. Messages out, one per message in and in its order: `{bytes}` (the archive's
  * bytes made since the last message, transferred), then `{bytes, closed: true}` after `close`; or
  * `{error: {message, tooLarge}}`, after which the thread takes nothing more.
  */
 import { Writable } from "node:stream"
 import { parentPort, workerData } from "node:worker_threads"
-import { startCursor } from "./CellBytes.js"
 import { unpackRows } from "./RowBatch.js"
 import { XlsxTable, ZipError } from "./XlsxWriter.js"
 
@@ -96,18 +94,6 @@ const writeBatch = async ({ measured = [], packed }) => {
   answer(take())
 }
 
-/** @param {import("./CellBytes.js").EncodedRows} encoded */
-const writeEncoded = async (encoded) => {
-  const cursor = startCursor()
-  const count = encoded.shape[0]
-  for (let i = 0; i < count; i++) {
-    if (++rowsWritten > faultAt) injectFault()
-    const wait = table.writeEncoded(encoded, cursor)
-    if (wait !== undefined) await wait
-  }
-  answer(take())
-}
-
 /** @param {ReadonlyArray<import("./XlsxWriter.js").FrontRow>} front */
 const close = async (front) => {
   await table.close(front)
@@ -122,7 +108,6 @@ port.on("message", (message) => {
     if (failed) return
     try {
       if ("close" in message) await close(message.close)
-      else if ("encoded" in message) await writeEncoded(message.encoded)
       else await writeBatch(message)
     } catch (error) {
       fail(error)

@@ -9,8 +9,7 @@
  * (XlsxWorker.js, started from a file), which must run as it is from src/ (tests) as well as from dist/.
  */
 import { crc32, createDeflateRaw, deflateRawSync } from "node:zlib"
-import { decodeRow, otherCell } from "./CellBytes.js"
-import { BytePieces, TextPieces } from "./Pieces.js"
+import { TextPieces } from "./Pieces.js"
 
 /**
  * One cell: the same union as `Cell` in Cell.ts, spelled here because a checked JS file's type imports from a .ts
@@ -519,35 +518,6 @@ const keepsSpace = (text) =>
   text.charCodeAt(0) <= 32 || text.charCodeAt(text.length - 1) <= 32 || text.includes("\n") || text.includes("\r") ||
   text.includes("\t")
 
-const plainText = 0
-const keepsSpaces = 1
-const needsEscape = 2
-
-/**
- * What a text cell's UTF-8 bytes need in the sheet, as `escapeText` and `keepsSpace` see its text: nothing, the
- * space-keeping mark, or escaping (then the cell is decoded and written as text). A byte below 0x80 is always its
- * own character in UTF-8; bytes that may start what `special` looks for (a U+Fxxx character, `_x`) send the cell
- * to the exact test on its text.
- * @param {Uint8Array} bytes
- * @param {number} from
- * @param {number} count
- * @returns {number}
- */
-const textMarks = (bytes, from, count) => {
-  const end = from + count
-  let marks = bytes[from] <= 32 || bytes[end - 1] <= 32 ? keepsSpaces : plainText
-  for (let i = from; i < end; i++) {
-    const b = bytes[i]
-    if (b < 32) {
-      if (b === 9 || b === 10) marks = keepsSpaces
-      else return needsEscape
-    } else if (b === 0x26 || b === 0x3c || b === 0x3e || b === 0xef || (b === 0x5f && bytes[i + 1] === 0x78)) {
-      return needsEscape
-    }
-  }
-  return marks
-}
-
 /**
  * `A`, …, `Z`, `AA`, … for a 0-based column index.
  * @param {number} index
@@ -786,8 +756,8 @@ export class XlsxTable {
   #cellStarts = []
   /** @readonly @type {Array<string>} */
   #cellTypes = []
-  /** Rows of the open sheet not yet handed to the archive, as UTF-8. */
-  #rows = new BytePieces()
+  /** Rows of the open sheet not yet handed to the archive. */
+  #rows = new TextPieces()
   /** @readonly @type {ReadonlyMap<string, number>} */
   #statusStyles
   /** @readonly @type {number} */
@@ -894,7 +864,7 @@ export class XlsxTable {
   }
 
   /**
-   * @param {TextPieces | BytePieces} out
+   * @param {TextPieces} out
    * @param {number} row
    * @param {ReadonlyArray<Cell>} cells
    * @param {StyleOf} styleOf
@@ -1059,73 +1029,6 @@ export class XlsxTable {
     this.#sample.push(cells)
     this.#measured?.push(measured)
     return this.#sample.length < sampleRows ? undefined : this.#flushSample()
-  }
-
-  /**
-   * Appends the row of `encoded` at `cursor` (CellBytes.js) and moves the cursor past it; a promise when the
-   * caller must wait, as `write`. Its text cells are copied into the sheet as they were encoded, the markup around
-   * them written byte by byte: the same bytes as `write` of the same cells, without building the row's XML as a
-   * string and encoding it again. A row that waits for the column widths or begins a new sheet is decoded and
-   * written as `write` does.
-   * @param {import("./CellBytes.js").EncodedRows} encoded
-   * @param {import("./CellBytes.js").EncodedCursor} cursor
-   * @returns {Promise<void> | undefined}
-   */
-  writeEncoded(encoded, cursor) {
-    if (this.#options.text !== undefined) {
-      throw new Error("XlsxTable.writeEncoded: the cells are already through their text function")
-    }
-    if (this.#sample !== undefined) {
-      return this.write(decodeRow(encoded, cursor))
-    }
-    if (this.#row > 1 && (this.#row >= this.#maxRows || this.#zip.entrySize + this.#rows.chars >= this.#maxBytes)) {
-      return this.#nextSheet(decodeRow(encoded, cursor))
-    }
-    this.#row++
-    this.#encodedRowXml(encoded, cursor)
-    return this.#rows.chars < chunkChars || this.#handRows() ? undefined : this.#zip.ready()
-  }
-
-  /**
-   * The row of `encoded` at `cursor` into the open sheet's rows: what `#rowXml` makes of the same cells.
-   * @param {import("./CellBytes.js").EncodedRows} encoded
-   * @param {import("./CellBytes.js").EncodedCursor} cursor
-   */
-  #encodedRowXml(encoded, cursor) {
-    const { bytes, shape } = encoded
-    const out = this.#rows
-    const r = String(this.#row)
-    out.addAscii("<row r=\"" + r + "\">")
-    const length = shape[cursor.at++]
-    for (let i = 0; i < length; i++) {
-      const code = shape[cursor.at++]
-      const extra = shape[cursor.at++]
-      const from = cursor.from
-      if (code < 0) {
-        cursor.from += extra
-        const value = otherCell(encoded, cursor, code)
-        if (value !== null && value !== undefined && value !== "") {
-          const xml = this.#cell(value, i, r, this.#statusStyle(i, value))
-          if (typeof value === "string") out.add(xml)
-          else out.addAscii(xml)
-        }
-        continue
-      }
-      cursor.from += code
-      if (code === 0) continue
-      const marks = textMarks(bytes, from, code)
-      const style = i === this.#options.statusColumn
-        ? this.#statusStyle(i, Buffer.from(bytes.buffer, bytes.byteOffset).toString("utf8", from, from + code))
-        : this.#statusStyle(i, "")
-      if (marks === needsEscape) {
-        out.add(this.#cell(Buffer.from(bytes.buffer, bytes.byteOffset).toString("utf8", from, from + code), i, r, style))
-        continue
-      }
-      out.addAscii(this.#cellStart(i) + r + this.#cellType(style, marks === keepsSpaces ? cellKind.spacedText : cellKind.text))
-      out.addBytes(bytes, from, code, extra)
-      out.addAscii("</t></is></c>")
-    }
-    out.addAscii("</row>")
   }
 
   /**

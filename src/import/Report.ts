@@ -12,7 +12,7 @@ import type { RunTraffic } from "../client/Api.js"
 import { type ErrorKind, ErrorTally } from "../console/ErrorKinds.js"
 import type { SourceRow } from "../files/Source.js"
 import type { Cell, FrontRow, WriteError } from "../files/Write.js"
-import { encodeLines, openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
+import { openCsvWriter, openXlsxWriter, writeFileAtomic } from "../files/Write.js"
 import { summarySheetName } from "../files/XlsxWriter.js"
 import type { PlanLine } from "../mapping/Apply.js"
 import { t } from "../Messages.js"
@@ -252,9 +252,8 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   let rows = 0
   const hidden = { count: 0, rows: new Array<number>() }
   const errors = new ErrorTally()
-  // Each file has its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
-  // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel); a batch's
-  // lines are guarded once for both (`encodeLines`), the workbook's guard applied only where it differs.
+  // Each writer applies its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
+  // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel).
   const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
   const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
     statusColumn,
@@ -293,13 +292,11 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
         return cells
       })
       rows += lines.length
-      // Each text cell redacted, guarded and encoded once for both files (Write.ts `encodeLines`). Side by side:
-      // while one file waits for the disk (or deflate), the other's lines are built.
-      const encoded = encodeLines(table, numbers.size === 0 ? table : table.map(workbookCells), {
-        guard: true,
-        wholeTextIn: reportCsv
+      // Side by side: while one file waits for the disk (or deflate), the other's lines are built.
+      return Effect.all([csv.writeAll(table), xlsx.writeAll(numbers.size === 0 ? table : table.map(workbookCells))], {
+        concurrency: 2,
+        discard: true
       })
-      return Effect.all([csv.writeEncoded(encoded), xlsx.writeEncoded(encoded)], { concurrency: 2, discard: true })
     })
   const writer: ReportWriter = {
     write: (row, outcome) => writeAll([[row, outcome]]),
