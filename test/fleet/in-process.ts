@@ -61,6 +61,23 @@ export const submitCustomers = (
   })).pipe(Effect.orDie)
 
 /**
+ * `submit onboard`'s settings at their defaults (no dry run, no `--verify`, `--verify-wait 6m`, formats `auto`,
+ * conflicts refused), with the profiles `--map` names read as the command reads them.
+ */
+const onboardDefaults = (maps: ReadonlyArray<string>) =>
+  Effect.map(readProfiles(maps), (profiles) => ({
+    dryRun: false,
+    verify: false,
+    answerWaitMs: 6 * 60_000,
+    answerPollMs: pollFor(6 * 60_000),
+    read: { encoding: "auto", delimiter: "auto" } as const,
+    maps: profiles,
+    dateFormat: "auto" as const,
+    decimal: "auto" as const,
+    onConflict: undefined
+  }))
+
+/**
  * `fsm-bulk submit onboard INPUT --account ACCOUNT [--map [RESOURCE=]PROFILE]…` with every other setting at its
  * default (no dry run, no `--verify`, `--verify-wait 6m`, formats `auto`, conflicts refused): checked offline and
  * queued as the command does; the job's id.
@@ -69,17 +86,7 @@ export const submitOnboarding = (url: string, input: string, account: string, ma
   Effect.scoped(Effect.gen(function*() {
     const store = yield* openStore(url)
     const queue = yield* openQueue(url)
-    const submitted = yield* submitOnboard(store, queue, account, input, {
-      dryRun: false,
-      verify: false,
-      answerWaitMs: 6 * 60_000,
-      answerPollMs: pollFor(6 * 60_000),
-      read: { encoding: "auto", delimiter: "auto" },
-      maps: yield* readProfiles(maps),
-      dateFormat: "auto",
-      decimal: "auto",
-      onConflict: undefined
-    })
+    const submitted = yield* submitOnboard(store, queue, account, input, yield* onboardDefaults(maps))
     if (!submitted.queued) throw new Error(`job ${submitted.job} was stored but not queued`)
     return submitted.job
   })).pipe(Effect.orDie)
@@ -256,17 +263,7 @@ export const submitOnboardAs = (
   asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
     const { store, url } = yield* storeOf(env)
     const queue = yield* openQueue(url)
-    return yield* submitOnboard(store, queue, account, input, {
-      dryRun: false,
-      verify: false,
-      answerWaitMs: 6 * 60_000,
-      answerPollMs: pollFor(6 * 60_000),
-      read: { encoding: "auto", delimiter: "auto" },
-      maps: yield* readProfiles(maps),
-      dateFormat: "auto",
-      decimal: "auto",
-      onConflict: undefined
-    })
+    return yield* submitOnboard(store, queue, account, input, yield* onboardDefaults(maps))
   }))))
 
 /**
