@@ -132,7 +132,7 @@ export const submitImportConfig = {
 const submitImportCommand = Command.make(
   "import",
   submitImportConfig,
-  later(() => import("./Handlers.js"), (m) => m.handleSubmitImport)
+  later(() => import("./SubmitHandlers.js"), (m) => m.handleSubmitImport)
 ).pipe(
   Command.withDescription("Validate a file offline, then queue its import for the fleet's workers")
 )
@@ -153,7 +153,7 @@ export const submitOnboardConfig = {
 const submitOnboardCommand = Command.make(
   "onboard",
   submitOnboardConfig,
-  later(() => import("./Handlers.js"), (m) => m.handleSubmitOnboard)
+  later(() => import("./SubmitHandlers.js"), (m) => m.handleSubmitOnboard)
 ).pipe(
   Command.withDescription("Check a workbook or directory offline, then queue its onboarding for the fleet's workers")
 )
@@ -169,7 +169,7 @@ export const submitExportConfig = {
 const submitExportCommand = Command.make(
   "export",
   submitExportConfig,
-  later(() => import("./Handlers.js"), (m) => m.handleSubmitExport)
+  later(() => import("./SubmitHandlers.js"), (m) => m.handleSubmitExport)
 ).pipe(
   Command.withDescription("Check the resource names and dates, then queue an export of the account for the workers")
 )
@@ -184,12 +184,16 @@ export const statusConfig = {
 export const statusCommand = Command.make(
   "status",
   statusConfig,
-  later(() => import("./Handlers.js"), (m) => m.handleStatus)
+  later(() => import("./JobHandlers.js"), (m) => m.handleStatus)
 ).pipe(Command.withDescription("Where jobs stand: state, rows done, exit code"))
 
 export const waitConfig = { job: jobArg, fleet: fleetOption, json: jsonOption }
 
-export const waitCommand = Command.make("wait", waitConfig, later(() => import("./Handlers.js"), (m) => m.handleWait))
+export const waitCommand = Command.make(
+  "wait",
+  waitConfig,
+  later(() => import("./JobHandlers.js"), (m) => m.handleWait)
+)
   .pipe(Command.withDescription("Wait for a job to end; exits with the job's exit code"))
 
 export const fetchConfig = {
@@ -202,7 +206,7 @@ export const fetchConfig = {
 export const fetchCommand = Command.make(
   "fetch",
   fetchConfig,
-  later(() => import("./Handlers.js"), (m) => m.handleFetch)
+  later(() => import("./FetchHandlers.js"), (m) => m.handleFetch)
 ).pipe(
   Command.withDescription("Write a job's run directory (journal, reports, summary, source) to --out")
 )
@@ -212,7 +216,7 @@ export const cancelConfig = { job: jobArg, fleet: fleetOption, json: jsonOption 
 export const cancelCommand = Command.make(
   "cancel",
   cancelConfig,
-  later(() => import("./Handlers.js"), (m) => m.handleCancel)
+  later(() => import("./JobHandlers.js"), (m) => m.handleCancel)
 ).pipe(Command.withDescription("Cancel a job: a worker running it stops before its next request"))
 
 export const fleetCommand = Command.make("fleet").pipe(

@@ -13,7 +13,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import { randomUUID } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
@@ -185,11 +185,15 @@ export const promote = (queue: FleetQueue, id: string) =>
   }).pipe(Effect.orElseSucceed(() => false))
 
 /**
- * How often every worker looks for jobs whose worker stopped renewing its lock (killed, paused): the queue moves
- * such a job back to the waiting list at the first look after its lock expired, so a killed worker's job waits at
- * most the lease plus this (then a worker's takeover slot takes it; see `startEngineWorker`).
+ * How often a worker runs BullMQ's own stall check (the queue moves a job whose lock lapsed back to the waiting list,
+ * marking every active job on one pass and moving those still lapsed on the next): every half lease, at least every
+ * 500 ms. It is not what takes a killed worker's job over: every slot's claim (`claimExpiredSql`, `claimExpiredLua`)
+ * takes an active job whose lock lapsed directly, at the takeover slots' poll (`takeoverPollMs`), so a job waits at
+ * most the lease and a poll after its worker's kill whatever this is. It was a quarter lease, at most a second: each
+ * pass one round trip from every idle worker and, on PostgreSQL, a write of every active job's row (the mark), for
+ * nothing the claim had not done already (docs/benchmarks.md, "An idle worker").
  */
-export const stalledInterval = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 4)))
+export const stalledInterval = (leaseMs: number): number => Math.max(500, Math.floor(leaseMs / 2))
 
 /**
  * How often a worker whose takeover slot is free asks the store for a job to take over: a sixth of the lease, between
@@ -342,6 +346,9 @@ for i = #active, 1, -1 do
 end
 return false`
 
+/** The Redis claim's SHA-1, by which it runs once the server knows it (`EVALSHA`). */
+const claimExpiredDigest = createHash("sha1").update(claimExpiredLua).digest("hex")
+
 /** How many of the wait list's next jobs the Redis claim looks at (the most parts one submission makes). */
 const claimScanLimit = 1_000
 
@@ -377,9 +384,7 @@ const openClaim = (
       const prefix = `bull:${queueName}:`
       return async (token) => {
         const now = Date.now()
-        const id = await client.eval(
-          claimExpiredLua,
-          5,
+        const keysAndArgs = [
           `${prefix}active`,
           `${prefix}wait`,
           `${prefix}stalled`,
@@ -393,7 +398,13 @@ const openClaim = (
           // BullMQ's delayed set scores a job by its time times 0x1000.
           String((now + parkedAfterMs) * 0x1000),
           ...refused()
-        )
+        ]
+        // By its digest: each poll sent the script's 2 KB and had the server hash them. A server that does not know it
+        // yet (restarted, flushed) is sent its text.
+        const id = await client.evalsha(claimExpiredDigest, 5, ...keysAndArgs).catch((e: unknown) => {
+          if (!(e instanceof Error) || !e.message.startsWith("NOSCRIPT")) throw e
+          return client.eval(claimExpiredLua, 5, ...keysAndArgs)
+        })
         return typeof id === "string" ? id : undefined
       }
     }

@@ -130,8 +130,8 @@ const implementationsIn = (names: ReadonlyArray<string>) =>
   [
     ...new Set(
       bundleFiles(names).flatMap((b) => b.sources).flatMap((n) => {
-        const handlers = /\/src\/(\w+)\/Handlers\.ts$/.exec(n)
-        if (handlers !== null) return [`src/${handlers[1]}/Handlers.ts`]
+        const handlers = /\/src\/(\w+)\/(\w*Handlers)\.ts$/.exec(n)
+        if (handlers !== null) return [`src/${handlers[1]}/${handlers[2]}.ts`]
         const main = mainModule.exec(n)
         if (main !== null) return [main[1]!]
         return /\/src\/sandbox\/(Sandbox|Routes)\.ts$/.test(n) ? ["the sandbox"] : []
@@ -241,27 +241,36 @@ describe("start-up", () => {
             return ran
           })
         yield* run(["fleet", "init"])
-        for (
-          const args of [["accounts", "add", "acme", "--base-url", "http://127.0.0.1:9/v2"], ["accounts", "list"], [
-            "status"
-          ]]
-        ) {
+        // each loads its own handlers' module: `accounts` fleet/Handlers.ts (with the client's settings, for the
+        // credentials `add` reads), `status` and `wait` fleet/JobHandlers.ts and the queue's settings, and neither
+        // the import pipeline nor the client (fleet/SubmitHandlers.ts and the worker have them)
+        const handlersIn = (names: ReadonlyArray<string>) =>
+          implementationsIn(names).filter((m) => m.endsWith("Handlers.ts") || m === "the sandbox")
+        for (const args of [["accounts", "add", "acme", "--base-url", "http://127.0.0.1:9/v2"], ["accounts", "list"]]) {
           const ran = yield* run(args)
           assert.deepStrictEqual(heavyIn(ran.names), [own], `${args.join(" ")} loaded packages it does not use`)
           assert.deepStrictEqual(
-            implementationsIn(ran.names).filter((m) => m.endsWith("/Handlers.ts") || m === "the sandbox"),
+            handlersIn(ran.names),
             ["src/fleet/Handlers.ts"],
             `${args.join(" ")} loaded other commands' implementations`
           )
         }
+        const jobHandlers = ["src/fleet/JobHandlers.ts", "src/fleet/Queue.ts"]
+        const status = yield* run(["status"])
+        assert.deepStrictEqual(heavyIn(status.names), [own], "status loaded packages it does not use")
+        assert.deepStrictEqual(
+          implementationsIn(status.names),
+          jobHandlers,
+          "status loaded other commands' implementations"
+        )
         // a job that has ended (cancelled), for `wait`: it exits 3 at once
         const job = (yield* run(["submit", "import", "segments", "segmentos.csv", "--account", "acme"])).stdout.trim()
         yield* run(["cancel", job])
         const waited = yield* run(["wait", job], 3)
         assert.deepStrictEqual(heavyIn(waited.names), [own], "wait loaded packages it does not use")
         assert.deepStrictEqual(
-          implementationsIn(waited.names).filter((m) => m.endsWith("/Handlers.ts") || m === "the sandbox"),
-          ["src/fleet/Handlers.ts"],
+          implementationsIn(waited.names),
+          jobHandlers,
           "wait loaded other commands' implementations"
         )
       }),

@@ -12,16 +12,16 @@
  */
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 import { readProfiles, withProfile } from "../../src/cli/Parsing.js"
+import { fleetStore } from "../../src/fleet/CommandStore.js"
+import { fetchJob } from "../../src/fleet/FetchHandlers.js"
 import {
   cancelWithParts,
   checkIntact,
-  fetchJob,
-  fleetStore,
   jobExitCode,
   type JobStatus,
   statusOf,
   untilEnded
-} from "../../src/fleet/Handlers.js"
+} from "../../src/fleet/JobHandlers.js"
 import { dequeue, openQueue } from "../../src/fleet/Queue.js"
 import { finalStates, type JobRow } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
@@ -61,6 +61,23 @@ export const submitCustomers = (
   })).pipe(Effect.orDie)
 
 /**
+ * `submit onboard`'s settings at their defaults (no dry run, no `--verify`, `--verify-wait 6m`, formats `auto`,
+ * conflicts refused), with the profiles `--map` names read as the command reads them.
+ */
+const onboardDefaults = (maps: ReadonlyArray<string>) =>
+  Effect.map(readProfiles(maps), (profiles) => ({
+    dryRun: false,
+    verify: false,
+    answerWaitMs: 6 * 60_000,
+    answerPollMs: pollFor(6 * 60_000),
+    read: { encoding: "auto", delimiter: "auto" } as const,
+    maps: profiles,
+    dateFormat: "auto" as const,
+    decimal: "auto" as const,
+    onConflict: undefined
+  }))
+
+/**
  * `fsm-bulk submit onboard INPUT --account ACCOUNT [--map [RESOURCE=]PROFILE]…` with every other setting at its
  * default (no dry run, no `--verify`, `--verify-wait 6m`, formats `auto`, conflicts refused): checked offline and
  * queued as the command does; the job's id.
@@ -69,17 +86,7 @@ export const submitOnboarding = (url: string, input: string, account: string, ma
   Effect.scoped(Effect.gen(function*() {
     const store = yield* openStore(url)
     const queue = yield* openQueue(url)
-    const submitted = yield* submitOnboard(store, queue, account, input, {
-      dryRun: false,
-      verify: false,
-      answerWaitMs: 6 * 60_000,
-      answerPollMs: pollFor(6 * 60_000),
-      read: { encoding: "auto", delimiter: "auto" },
-      maps: yield* readProfiles(maps),
-      dateFormat: "auto",
-      decimal: "auto",
-      onConflict: undefined
-    })
+    const submitted = yield* submitOnboard(store, queue, account, input, yield* onboardDefaults(maps))
     if (!submitted.queued) throw new Error(`job ${submitted.job} was stored but not queued`)
     return submitted.job
   })).pipe(Effect.orDie)
@@ -126,11 +133,12 @@ export const jobStatus = (url: string, job: string) =>
 
 /**
  * Knobs src/ reads from `process.env` when called rather than through Config (test-only settings: Store.ts
- * `stagingReclaimMs`, RedisStore.ts's egress lock, Submit.ts's batch size). While an in-process command runs they are
+ * `stagingReclaimMs`, RedisStore.ts's egress lock, Submit.ts's batch size; `TMPDIR`, where os.tmpdir() puts a
+ * submit's scratch folder and Scratch.ts looks for those a killed one left). While an in-process command runs they are
  * set from its environment, as the spawned command would have them, and put back after; calls that overlap share them
  * (and must agree).
  */
-const processKnobs = ["FSM_FLEET_STAGING_RECLAIM_MS", "FSM_FLEET_EGRESS_MS", "FSM_FLEET_STAGE_BYTES"] as const
+const processKnobs = ["FSM_FLEET_STAGING_RECLAIM_MS", "FSM_FLEET_EGRESS_MS", "FSM_FLEET_STAGE_BYTES", "TMPDIR"] as const
 const knobsHeld = new Map<string, { users: number; value: string; before: string | undefined }>()
 
 const holdKnobs = (env: NodeJS.ProcessEnv) =>
@@ -240,6 +248,25 @@ export const submitImportAs = (
   }))))
 
 /**
+ * `fsm-bulk submit onboard INPUT --account ACCOUNT [--map [RESOURCE=]PROFILE]…`, run as spawned with `env`: the
+ * command's store (outlasting faults for a lease; its staging's heartbeat and reclaim age from `env`), `submitOnboard`
+ * with the command's defaults (no dry run, no `--verify`, `--verify-wait 6m`, formats `auto`, conflicts refused); its
+ * end: the submission (what `--json` prints) or the failure (a workbook refused offline, an unknown account: exit 2).
+ * test/fleet/onboard-cli.test.ts spawns `submit onboard` where it is the point.
+ */
+export const submitOnboardAs = (
+  env: NodeJS.ProcessEnv,
+  input: string,
+  account: string,
+  maps: ReadonlyArray<string> = []
+) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store, url } = yield* storeOf(env)
+    const queue = yield* openQueue(url)
+    return yield* submitOnboard(store, queue, account, input, yield* onboardDefaults(maps))
+  }))))
+
+/**
  * `fsm-bulk cancel JOB`, run as spawned with `env` (Handlers.ts `cancelWithParts`): exit 0 with the state of a job that
  * had already ended (left as it was) or undefined (cancelled with its parts), or the failure (a staged submission).
  */
@@ -296,6 +323,18 @@ export const statusAs = (env: NodeJS.ProcessEnv, job: string) =>
     yield* checkIntact(store)
     const [status] = yield* statusOf(store, [yield* store.job(job)])
     return status! satisfies JobStatus
+  }))))
+
+/**
+ * `fsm-bulk status --json` (no job named), run as spawned with `env`: the jobs it lists (the store's 200 most recent,
+ * after the same check that the store lost nothing), as Handlers.ts `statusOf` shows them; or the failure.
+ * test/fleet/cli.test.ts spawns it where it is the point.
+ */
+export const statusListAs = (env: NodeJS.ProcessEnv) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store } = yield* storeOf(env)
+    yield* checkIntact(store)
+    return yield* statusOf(store, yield* store.recentJobs(200))
   }))))
 
 /**

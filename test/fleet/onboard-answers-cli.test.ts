@@ -6,10 +6,14 @@
  * input: a workbook (sheets `Segmentos`, `Clientes`) or a directory of Windows-1252 CSV files (`;`, CRLF), Portuguese
  * headers read through `--map` profiles. What must hold: one job, stored once, queued; its input files byte for byte
  * the user's; nothing left staged; run by a worker, one record per key.
+ *
+ * The submit (what it says of each lost answer is asserted) and the worker are spawned; the `wait` for the job's end
+ * runs in the test's process (./in-process.ts `waitAs`): a spawned command costs about a second of CPU.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
+import { waitAs } from "./in-process.js"
 import {
   acmeFleet,
   availableBackends,
@@ -94,8 +98,8 @@ describe("submit onboard with the answers of its store steps lost (issue 29)", (
         assert.deepStrictEqual(yield* stagedSubmissions(url), [], "nothing left staged")
 
         const worker = yield* startWorker(["--egress-id", "w-answers", "--rate", "1000/1s"], env)
-        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 180_000))
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        const waited = yield* waitAs(env, job, 180_000)
+        assert.strictEqual(waited.code, 0, `${JSON.stringify(waited)}\n${worker.stderr()}`)
         const records = yield* sandbox.control.records("acme-key", "customers")
         assert.deepStrictEqual(
           records.map((r) => r.externalId).sort(),

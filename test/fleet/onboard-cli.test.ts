@@ -4,6 +4,12 @@
  * `onboard` would), leaves on the account what a local onboarding (in process) of the same workbook leaves on
  * another, and `fetch` writes a standard onboarding directory that `resume`, `report` and `undo --dry-run` take. A
  * worker killed mid-onboarding is taken over: the next one continues from the step journals, no record twice.
+ *
+ * Spawned: `submit onboard` in the first test (its refusals and output are the point), the workers, and the local
+ * commands a fetched directory is for (`resume`, `report`, `rerun`, `undo`). `wait`, `fetch`, `cancel` and the other
+ * tests' submits run in the test's process through the commands' own functions (./in-process.ts `*As`): a spawned
+ * command costs about a second of CPU before it does anything; test/fleet/cli.test.ts spawns `wait --json`, `fetch`
+ * (and its refusal to overwrite) and `cancel` where they are the point.
  */
 import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
@@ -15,6 +21,7 @@ import { prepareOnboarding, runOnboarding } from "../../src/onboard/Onboard.js"
 import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/support.js"
 import { request } from "../onboard/support.js"
 import { testClientLayer } from "../support.js"
+import { cancelAs, fetchAs, submitOnboardAs, waitAs } from "./in-process.js"
 import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
 import { workbookFile } from "./workbook.js"
 
@@ -94,10 +101,10 @@ describe("fleet: submit onboard", () => {
         assert.include(submitted.stderr, "segments → customers → equipments")
 
         const worker = yield* startWorker(["--egress-id", "w11", "--source-address", "127.0.0.11"], env)
-        const waited = yield* run(["wait", job, "--json"])
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
-        assert.strictEqual(lastJson(waited.stdout).state, "done")
-        assert.strictEqual(lastJson(waited.stdout).done, 19, "status counts the rows done in every step")
+        const waited = yield* waitAs(env, job, 240_000)
+        assert.strictEqual(waited.code, 0, `${JSON.stringify(waited)}\n${worker.stderr()}`)
+        assert.strictEqual(waited.status?.state, "done")
+        assert.strictEqual(waited.status?.done, 19, "status counts the rows done in every step")
 
         // The same workbook onboarded locally into another account: the same records. In process (the pipeline
         // `fsm-bulk onboard` runs), without a CLI start.
@@ -116,8 +123,8 @@ describe("fleet: submit onboard", () => {
 
         // fetch: a standard onboarding directory, every path in it pointing into it.
         const out = Path.join(dir, "fetched")
-        const fetched = yield* run(["fetch", job, "--out", out])
-        assert.strictEqual(fetched.code, 0, fetched.stderr)
+        const fetched = yield* fetchAs(env, job, out)
+        assert.strictEqual(fetched.code, 0, JSON.stringify(fetched))
         const summary = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
         assert.strictEqual(summary.runDir, out)
         assert.strictEqual(summary.source, Path.join(out, "source", "cadastro.xlsx"))
@@ -148,7 +155,7 @@ describe("fleet: submit onboard", () => {
         assert.include(rerun.stderr, "nothing to rerun")
         const undo = yield* run(["undo", out, "--dry-run", "--out", Path.join(dir, "undo")], asAcme)
         assert.strictEqual(undo.code, 0, undo.stderr)
-        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 2, "fetch never overwrites")
+        assert.strictEqual((yield* fetchAs(env, job, out)).code, 2, "fetch never overwrites")
       }),
     { timeout: 300_000 }
   )
@@ -161,14 +168,12 @@ describe("fleet: submit onboard", () => {
         const sandbox = yield* startDrillSandbox({ rate: { limit: 10_000, windowMs: 1_000 } })
         const dir = yield* tempDir
         const env = fleetEnv(pgServer.url, { FSM_FLEET_LEASE_MS: "2000" })
-        const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-          Effect.promise(() => runCli(args, { ...env, ...extra }))
         const acme = sandbox.accounts[0]!
         yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme }])
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
-        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        const job = lastJson(submitted.stdout).job as string
+        const submitted = yield* submitOnboardAs(env, workbook, "acme")
+        assert.strictEqual(submitted.code, 0, JSON.stringify(submitted))
+        const job = submitted.value!.job
 
         // A slow worker, killed in the middle of the customers step.
         const first = yield* startWorker(
@@ -186,8 +191,8 @@ describe("fleet: submit onboard", () => {
         assert.isBelow(customersBefore.length, 60, "killed before the customers step ended")
 
         const next = yield* startWorker(["--egress-id", "w13", "--source-address", "127.0.0.13"], env)
-        const waited = yield* run(["wait", job])
-        assert.strictEqual(waited.code, 0, `${waited.stderr}\n${next.stderr()}`)
+        const waited = yield* waitAs(env, job, 240_000)
+        assert.strictEqual(waited.code, 0, `${JSON.stringify(waited)}\n${next.stderr()}`)
         assert.include(next.stderr(), "continuing the onboarding from its journals")
 
         const customers = yield* sandbox.control.records(acme.apiKey, "customers")
@@ -197,7 +202,7 @@ describe("fleet: submit onboard", () => {
         assert.strictEqual((yield* sandbox.control.records(acme.apiKey, "equipments")).length, 5)
 
         const out = Path.join(dir, "fetched")
-        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 0)
+        assert.strictEqual((yield* fetchAs(env, job, out)).code, 0)
         const summary = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
         assert.strictEqual(summary.exitCode, 0)
         assert.strictEqual(summary.rows, 67)
@@ -223,8 +228,9 @@ describe("fleet: submit onboard", () => {
         const asAcme = { FSM_API_KEY: acme.apiKey, FSM_API_TOKEN: acme.apiToken, FSM_BASE_URL: sandbox.url }
         yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...acme! }])
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
-        const submitted = yield* run(["submit", "onboard", workbook, "--account", "acme", "--json"])
-        const job = lastJson(submitted.stdout).job as string
+        const submitted = yield* submitOnboardAs(env, workbook, "acme")
+        assert.strictEqual(submitted.code, 0, JSON.stringify(submitted))
+        const job = submitted.value!.job
 
         const worker = yield* startWorker(
           ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
@@ -235,11 +241,11 @@ describe("fleet: submit onboard", () => {
           assert.isBelow(Date.now(), deadline, `no journal lines: ${worker.stderr()}`)
           yield* Effect.sleep(200)
         }
-        assert.strictEqual((yield* run(["cancel", job])).code, 0)
-        assert.strictEqual((yield* run(["wait", job])).code, 3)
+        assert.strictEqual((yield* cancelAs(env, job)).code, 0)
+        assert.strictEqual((yield* waitAs(env, job, 60_000)).code, 3)
 
         const out = Path.join(dir, "fetched")
-        assert.strictEqual((yield* run(["fetch", job, "--out", out])).code, 0)
+        assert.strictEqual((yield* fetchAs(env, job, out)).code, 0)
         const left = JSON.parse(readFileSync(Path.join(out, "summary.json"), "utf8"))
         assert.strictEqual(left.runDir, out)
         assert.include(left.notRun, "equipments", "fetched as it stood: the last step never started")

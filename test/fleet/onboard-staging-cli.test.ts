@@ -9,19 +9,24 @@
  *   record per row. Before, `submit onboard` stored everything in one transaction / script: it was never held;
  * - a workbook larger than one piece (> 4 MiB) is stored in 4 MiB pieces, staged until published, and what the worker
  *   reads back (`source/…`) is the workbook byte for byte. Before, it was one value in one transaction / script.
+ *
+ * The held submits and the worker are spawned (a kill -9 and a hold are the point); `status`, `cancel` and `wait` run
+ * in the test's process through the commands' own functions (./in-process.ts `*As`): a spawned command costs about a
+ * second of CPU before it does anything. test/fleet/staging-cli.test.ts spawns the `cancel` a staged submission
+ * refuses.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Redis } from "ioredis"
 import { readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
+import { cancelAs, statusListAs, waitAs } from "./in-process.js"
 import {
   acmeFleet,
   availableBackends,
   eventually,
   lastJson,
   query,
-  runCliWithin,
   stagedSubmissions,
   startFleetBackend,
   startHeldSubmit,
@@ -56,7 +61,7 @@ describe("submit onboard stores its input staged, as an import's submit does (is
     (b) =>
       Effect.gen(function*() {
         const server = yield* startFleetBackend(b.backend)
-        const { dir, env, run, sandbox } = yield* acmeFleet(server.url, {
+        const { dir, env, sandbox } = yield* acmeFleet(server.url, {
           env: { FSM_FLEET_LEASE_MS: "2000", FSM_FLEET_STAGING_RECLAIM_MS: String(reclaimMs) }
         })
         const customers = 40
@@ -75,12 +80,16 @@ describe("submit onboard stores its input staged, as an import's submit does (is
         assert.strictEqual(staged.length, 2)
         assert.isAbove(statSync(input.file).size, 4096, "the workbook is more than one piece")
         assert.deepStrictEqual(yield* stagedBytes(server.url), [4096, 4096], "one piece of each stored, staged")
-        const status = yield* run(["status", "--json"])
-        assert.strictEqual(status.code, 0, status.stderr)
-        for (const id of staged) assert.notInclude(status.stdout, id, "a staged submission is seen by nobody")
-        const cancelled = yield* run(["cancel", staged[0]!, "--json"])
-        assert.strictEqual(cancelled.code, 2, `${cancelled.stdout}\n${cancelled.stderr}`)
-        assert.include(cancelled.stderr, `${staged[0]} is not a job: a submission still being stored by \`submit\``)
+        const status = yield* statusListAs(env)
+        assert.strictEqual(status.code, 0, JSON.stringify(status))
+        const listed = JSON.stringify({ jobs: status.value })
+        for (const id of staged) assert.notInclude(listed, id, "a staged submission is seen by nobody")
+        const cancelled = yield* cancelAs(env, staged[0]!)
+        assert.strictEqual(cancelled.code, 2, JSON.stringify(cancelled))
+        assert.include(
+          "error" in cancelled ? cancelled.error : "",
+          `${staged[0]} is not a job: a submission still being stored by \`submit\``
+        )
 
         killed.child.kill("SIGKILL")
         yield* Effect.promise(() => killed.ended)
@@ -101,8 +110,8 @@ describe("submit onboard stores its input staged, as an import's submit does (is
         const submitted = yield* Effect.promise(() => alive.ended)
         assert.strictEqual(submitted.code, 0, `${submitted.stdout}\n${submitted.stderr}\n${worker.stderr()}`)
         const job = lastJson(submitted.stdout).job as string
-        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 180_000))
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        const waited = yield* waitAs(env, job, 180_000)
+        assert.strictEqual(waited.code, 0, `${JSON.stringify(waited)}\n${worker.stderr()}`)
         const records = yield* sandbox.control.records("acme-key", "customers")
         assert.deepStrictEqual(
           records.map((r) => r.externalId).sort(),

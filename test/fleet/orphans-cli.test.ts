@@ -10,6 +10,10 @@
  *   had received parts while the file was still being split (its last part was never written), nothing of it is
  *   visible (`status` lists no job, every stored file belongs to a job being stored), a worker's sweep reclaims it
  *   all, and the file submitted again runs once (before: every part was held in memory and stored in one step).
+ *
+ * The submits killed and the worker are spawned (a kill -9 is the point); the next submit, `status` and `wait` run in
+ * the test's process through the commands' own functions (./in-process.ts `*As`, the next submit's scratch folder in
+ * the test's TMPDIR as the spawned one's was): a spawned command costs about a second of CPU before it does anything.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -17,16 +21,15 @@ import { Redis } from "ioredis"
 import { existsSync, mkdirSync, readdirSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import { statusListAs, submitImportAs, waitAs } from "./in-process.js"
 import {
   availableBackends,
   type Backend,
   eventually,
   fleetEnv,
   initFleet,
-  lastJson,
   query,
   runCli,
-  runCliWithin,
   startFleetBackend,
   startWorker
 } from "./support.js"
@@ -102,7 +105,7 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
     "no stored file without its job, and its temp folder removed by the next submit ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, run, server, tmp } = yield* acmeFleet(b.backend)
+        const { dir, env, run, server, tmp } = yield* acmeFleet(b.backend)
         // 30 rows in parts of 10: the file and three parts, all customer data.
         const input = customersFile(dir, "clientes.csv", 30)
         const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "10", "--json"]
@@ -119,13 +122,15 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
         assert.deepStrictEqual((yield* jobStates(server.url)).filter((s) => s !== "staging"), [], "nothing visible")
 
         // The next submit reclaims what was staged and left (here at once: a test's reclaim age).
-        const submitted = yield* run(args, { FSM_FLEET_STAGING_RECLAIM_MS: "1" })
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
+        const submitted = yield* submitImportAs({ ...env, FSM_FLEET_STAGING_RECLAIM_MS: "1" }, input.file, "acme", {
+          chunkRows: 10
+        })
+        assert.strictEqual(submitted.code, 0, JSON.stringify(submitted))
         assert.isFalse(existsSync(Path.join(tmp, left[0]!)), "the next submit removed the killed one's folder")
         const files = yield* storedFiles(server.url)
         assert.strictEqual(files.length, 4, JSON.stringify(files))
         assert.deepStrictEqual(files.filter((f) => f.orphan), [], "every stored file has its job")
-        assert.isTrue(files.some((f) => f.job === lastJson(submitted.stdout).job && f.name === "source/clientes.csv"))
+        assert.isTrue(files.some((f) => f.job === submitted.value?.job && f.name === "source/clientes.csv"))
       }),
     { timeout: 240_000 }
   )
@@ -160,9 +165,9 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
           ["staging"],
           "its jobs are staged, nothing else"
         )
-        const listed = yield* run(["status", "--json"])
-        assert.strictEqual(listed.code, 0, listed.stderr)
-        assert.deepStrictEqual(lastJson(listed.stdout).jobs, [], "status lists no job of it")
+        const listed = yield* statusListAs(env)
+        assert.strictEqual(listed.code, 0, JSON.stringify(listed))
+        assert.deepStrictEqual(listed.value, [], "status lists no job of it")
 
         // A worker's sweep reclaims it (a test's reclaim age), files and all.
         const worker = yield* startWorker(
@@ -179,12 +184,14 @@ describe("a killed submit leaves nothing behind (issue 29)", () => {
         assert.include(worker.stderr(), "removed 1 submission(s) whose submit stopped while storing their parts")
 
         // Submitted again: it runs once, one record per valid row.
-        const submitted = yield* run(args, { FSM_FLEET_STAGE_BYTES: "1" })
-        assert.strictEqual(submitted.code, 0, submitted.stderr)
-        const job = lastJson(submitted.stdout).job as string
-        assert.strictEqual(lastJson(submitted.stdout).chunks, 15)
-        const waited = yield* Effect.promise(() => runCliWithin(["wait", job, "--json"], env, 120_000))
-        assert.strictEqual(waited.code, 0, `${waited.stdout}\n${waited.stderr}\n${worker.stderr()}`)
+        const submitted = yield* submitImportAs({ ...env, FSM_FLEET_STAGE_BYTES: "1" }, input.file, "acme", {
+          chunkRows: 2
+        })
+        assert.strictEqual(submitted.code, 0, JSON.stringify(submitted))
+        const job = submitted.value!.job
+        assert.strictEqual(submitted.value?.chunks, 15)
+        const waited = yield* waitAs(env, job, 120_000)
+        assert.strictEqual(waited.code, 0, `${JSON.stringify(waited)}\n${worker.stderr()}`)
         const records = yield* sandbox.control.records("acme-key", "customers")
         assert.deepStrictEqual(records.map((r) => r.externalId).sort(), [...input.valid].sort(), "one record per row")
         const files = yield* storedFiles(server.url)

@@ -35,7 +35,9 @@
  *   reclaim age (`slow-submit`) was never reclaimed: it publishes and its job ends done like any other.
  */
 import { Effect, Scope } from "effect"
-import { writeFileSync } from "node:fs"
+import { Redis } from "ioredis"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { jobFormat } from "../../src/fleet/Queue.js"
@@ -186,6 +188,8 @@ export interface FleetWorld {
   readonly accounts: Array<{ at: 0 | 1; removed: boolean }>
   readonly jobs: Array<Job>
   readonly workers: Array<RunningWorker | undefined>
+  /** Every worker started (by slot, then the drain's), for the logs kept when a job is lost. */
+  readonly started: Array<{ readonly name: string; readonly worker: RunningWorker }>
   readonly changes: Array<Change>
   readonly output: Array<string>
   readonly scope: Scope.Scope
@@ -289,6 +293,7 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
       Effect.gen(function*() {
         if (alive(w.workers[a.slot])) return `w${a.slot} is already running`
         w.workers[a.slot] = yield* Scope.extend(startWorkerAt(w, a.slot), w.scope)
+        w.started.push({ name: `w${a.slot}`, worker: w.workers[a.slot]! })
         return `w${a.slot} started on 127.0.0.${31 + a.slot}`
       }),
     simplify: () => []
@@ -764,6 +769,73 @@ const refusedEnd = (w: FleetWorld, id: string, waited: Waited) =>
     }
   })
 
+/**
+ * What the store holds of jobs that never ended (each job and its parts: their record, lease, journal's length; on
+ * Redis the ending set and where BullMQ holds each leaf, on PostgreSQL BullMQ's row) and every worker's log, kept in
+ * a folder that outlives the history (its path in the log): what a lost job is investigated with.
+ */
+const keepLostJobs = (w: FleetWorld, ids: ReadonlyArray<string>) =>
+  Effect.promise(async () => {
+    const dir = mkdtempSync(Path.join(tmpdir(), "fsm-fleet-lost-"))
+    for (const [i, s] of w.started.entries()) writeFileSync(Path.join(dir, `${i}-${s.name}.log`), s.worker.stderr())
+    const state: Record<string, unknown> = {}
+    if (w.backend === "redis") {
+      const r = new Redis(w.url, { maxRetriesPerRequest: 1 })
+      try {
+        const q = "bull:fsm-bulk:"
+        const lists = {
+          wait: await r.lrange(`${q}wait`, 0, -1),
+          active: await r.lrange(`${q}active`, 0, -1),
+          paused: await r.lrange(`${q}paused`, 0, -1),
+          delayed: await r.zrange(`${q}delayed`, 0, -1),
+          prioritized: await r.zrange(`${q}prioritized`, 0, -1),
+          completed: await r.zrange(`${q}completed`, 0, -1),
+          failed: await r.zrange(`${q}failed`, 0, -1),
+          stalled: await r.smembers(`${q}stalled`)
+        }
+        state.ending = await r.zrange("fsm-bulk:ending", 0, -1)
+        for (const id of ids) {
+          const leaves = [id, ...(await r.smembers(`fsm-bulk:job:${id}:parts`)).sort()]
+          for (const leaf of leaves) {
+            const k = `fsm-bulk:job:${leaf}`
+            const { spec: _spec, summary: _summary, ...job } = await r.hgetall(k)
+            state[leaf] = {
+              job,
+              lease: await r.hgetall(`${k}:lease`),
+              journal: await r.llen(`${k}:journal`),
+              bullmq: await r.hgetall(`${q}${leaf}`),
+              bullmqLock: await r.get(`${q}${leaf}:lock`),
+              bullmqIn: Object.entries(lists).filter(([, l]) => l.includes(leaf)).map(([n]) => n)
+            }
+          }
+        }
+      } finally {
+        r.disconnect()
+      }
+    } else {
+      for (const id of ids) {
+        state[id] = {
+          jobs: await query(
+            w.url,
+            `SELECT j.id, j.state, j.owner, j.exit_code, j.error, j.finished, l.epoch, l.owner AS lease_owner,
+                    (SELECT count(*) FROM fsm_bulk.journal WHERE job = j.id) AS journal
+               FROM fsm_bulk.jobs j LEFT JOIN fsm_bulk.leases l ON l.job = j.id
+              WHERE j.id = $1 OR j.parent = $1 ORDER BY j.id`,
+            [id]
+          ).catch((e: unknown) => String(e)),
+          bullmq: await query(
+            w.url,
+            `SELECT id, state, attempts_made, stalled_count, locked_until_ms, processed_by FROM bullmq.job
+              WHERE queue = 'fsm-bulk' AND id IN (SELECT id FROM fsm_bulk.jobs WHERE id = $1 OR parent = $1)`,
+            [id]
+          ).catch((e: unknown) => String(e))
+        }
+      }
+    }
+    writeFileSync(Path.join(dir, "store.json"), JSON.stringify(state, null, 2) + "\n")
+    return `lost job(s) ${ids.join(", ")}: the store's state and every worker's log kept in ${dir}`
+  })
+
 export interface FleetOutcome {
   readonly log: ReadonlyArray<string>
   readonly violations: ReadonlyArray<string>
@@ -814,6 +886,7 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       accounts: Array.from({ length: accountCount }, () => ({ at: 0 as const, removed: false })),
       jobs: [],
       workers: Array.from({ length: slots }, () => undefined),
+      started: [],
       changes: [],
       output: [],
       scope,
@@ -854,10 +927,11 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       ], w.env),
       scope
     )
+    w.started.push({ name: "w-drain", worker: drain })
     const ended: Array<Ended> = []
     for (const job of w.jobs) {
-      // `wait JOB`, in process as the command runs it; killed (code null) after 180 s.
-      const waited = yield* waitAs(w.env, job.id, 180_000)
+      // `wait JOB`, in process as the command runs it; killed (code null) after 180 s (HISTORY_FLEET_WAIT_MS).
+      const waited = yield* waitAs(w.env, job.id, Number(process.env.HISTORY_FLEET_WAIT_MS ?? 180_000))
       w.output.push(JSON.stringify(waited))
       ended.push({
         id: job.id,
@@ -870,6 +944,8 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       }
     }
     spend("drain", draining)
+    const lost = w.jobs.filter((j) => ended.find((e) => e.id === j.id)?.code === null).map((j) => j.id)
+    if (lost.length > 0) log.push(yield* keepLostJobs(w, lost))
     violations.push(...(yield* storeLeftovers(w)))
     const logs = [yield* sandboxes[0].control.requests, yield* sandboxes[1].control.requests] as const
     const stored = new Map<string, ReadonlyArray<Record<string, unknown>>>()

@@ -7,7 +7,7 @@
  * reset here or named there as a cache that holds the same whatever ran before.
  */
 import { forgetCredentialWarnings } from "../../src/cli/Connection.js"
-import { forgetLastRetry } from "../../src/fleet/Handlers.js"
+import { forgetLastRetry } from "../../src/fleet/CommandStore.js"
 import { setLanguage } from "../../src/Messages.js"
 import { forgetSecrets } from "../../src/Secrets.js"
 import { forgetStopRequest } from "../../src/Signals.js"
@@ -18,7 +18,7 @@ export const resets: ReadonlyArray<readonly [module: string, names: ReadonlyArra
   ["src/Messages.ts", ["current"], () => setLanguage("en")],
   ["src/Signals.ts", ["stopRequested", "stopListeners"], forgetStopRequest],
   ["src/cli/Connection.ts", ["warnedAbout"], forgetCredentialWarnings],
-  ["src/fleet/Handlers.ts", ["lastRetry"], forgetLastRetry]
+  ["src/fleet/CommandStore.ts", ["lastRetry"], forgetLastRetry]
 ]
 
 export const resetModuleState = (): void => {

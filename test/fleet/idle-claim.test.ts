@@ -1,0 +1,120 @@
+/**
+ * What an idle worker's takeover rests on, and what its polls cost (src/fleet/Queue.ts). A killed worker's job is
+ * taken over by the slots' claim, which takes an active job whose lock lapsed directly; BullMQ's own stall check (which
+ * moves such a job back to the waiting list, marking on one pass and moving on the next) runs only every half lease,
+ * so a takeover within the lease and a poll rests on the claim alone: checked here through the queue's own event log,
+ * in which the job must be made active again by the claim with no `stalled` event of the stall check before it. And on
+ * Redis the claim, which every idle worker runs every poll, goes by its digest (EVALSHA), not by its 2 KB of text
+ * for the server to hash each time. Both on real stores; the engine runs in process (`startEngineWorker`).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect } from "effect"
+import { Redis } from "ioredis"
+import { loadBullmq } from "../../src/fleet/Packages.js"
+import { enqueue, type JobData, openQueue, startEngineWorker } from "../../src/fleet/Queue.js"
+import { availableBackends, eventually, initFleet, query, queueEvents, startFleetBackend } from "./support.js"
+
+const queueName = "fsm-bulk"
+
+/**
+ * Job `id` taken by a worker that then died: fetched by BullMQ's own worker under a lock of `lockMs` that nobody renews
+ * (no processor, no stall check of its own), its connection closed with the job still active.
+ */
+const takenByDeadWorker = (url: string, id: string, lockMs: number) =>
+  Effect.gen(function*() {
+    const bullmq = yield* loadBullmq
+    const Worker = url.startsWith("redis")
+      ? bullmq.withBackend(bullmq.createRedisBackend).Worker
+      : bullmq.withBackend(bullmq.createPostgresBackend).Worker
+    const worker = new Worker<JobData>(queueName, undefined, {
+      connection: url.startsWith("redis") ? { url } : { connectionString: url, max: 1 },
+      autorun: false,
+      lockDuration: lockMs
+    })
+    worker.on("error", () => undefined)
+    const job = yield* Effect.promise(() => worker.getNextJob("dead-worker-token", { block: false }))
+    assert.strictEqual(job?.id, id)
+    yield* Effect.promise(() => worker.close(true))
+  })
+
+/** Whether the dead worker's lock on job `id` has lapsed, as the store sees it. */
+const lapsed = async (url: string, id: string): Promise<boolean> => {
+  if (url.startsWith("redis")) {
+    const client = new Redis(url)
+    try {
+      return (await client.exists(`bull:${queueName}:${id}:lock`)) === 0
+    } finally {
+      await client.quit()
+    }
+  }
+  const rows = await query(
+    url,
+    "SELECT locked_until_ms < (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS lapsed FROM bullmq.job " +
+      "WHERE queue = $1 AND id = $2",
+    [queueName, id]
+  )
+  return (rows as Array<{ lapsed: boolean }>)[0]?.lapsed === true
+}
+
+/** The server's count of calls of `command` (INFO commandstats). */
+const calls = async (client: Redis, command: string): Promise<number> => {
+  const info = await client.info("commandstats")
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+}
+
+describe("an idle worker's takeover claim", () => {
+  for (const b of availableBackends) {
+    it.scopedLive(
+      `${b.backend}: takes a dead worker's job whose lock lapsed itself, before the queue's stall check moves it`,
+      () =>
+        Effect.gen(function*() {
+          const server = yield* startFleetBackend(b.backend)
+          yield* initFleet(server.url)
+          const queue = yield* openQueue(server.url)
+          yield* enqueue(queue, "job-of-a-dead-worker")
+          yield* takenByDeadWorker(server.url, "job-of-a-dead-worker", 500)
+          yield* eventually("the dead worker's lock lapses", () => lapsed(server.url, "job-of-a-dead-worker"))
+          const ran = yield* Deferred.make<string>()
+          // A lease of 6 s: the stall check's first pass (at the start) only marks the active jobs, its second comes
+          // a half lease later; the claim polls every second.
+          yield* startEngineWorker(
+            server.url,
+            { jobs: 1, leaseMs: 6_000, refused: () => [] },
+            (data) => Effect.runPromise(Deferred.succeed(ran, data.job)).then(() => undefined)
+          )
+          assert.strictEqual(yield* Deferred.await(ran), "job-of-a-dead-worker")
+          const events = (yield* Effect.promise(() => queueEvents(server.url)))
+            .filter((e) => e.job === "job-of-a-dead-worker")
+            .map((e) => e.event)
+          // Made active by the dead worker, then again by the claim; never moved back by the stall check.
+          assert.deepStrictEqual(
+            events.filter((e) => e === "active" || e === "stalled"),
+            ["active", "active"],
+            events.join(" ")
+          )
+        })
+    )
+  }
+
+  it.scopedLive.skipIf(!availableBackends.some((b) => b.backend === "redis"))(
+    "redis: the claim an idle worker runs every poll is sent by its digest, its text only once",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* startFleetBackend("redis")
+        yield* initFleet(server.url)
+        const client = yield* Effect.acquireRelease(
+          Effect.sync(() => new Redis(server.url)),
+          (c) => Effect.promise(() => c.quit())
+        )
+        yield* Effect.promise(() => client.config("RESETSTAT"))
+        // A lease of 1.5 s: the takeover slot claims every 250 ms, the job slot's fetch claims too.
+        yield* startEngineWorker(server.url, { jobs: 1, leaseMs: 1_500, refused: () => [] }, () => Promise.resolve())
+        // Scripts run by digest: BullMQ's own, the fleet's, and (now) the claim's.
+        yield* eventually("the worker has run 40 scripts by digest", async () => (await calls(client, "evalsha")) >= 40)
+        // Each script's text is sent at most once a connection (the first run, when the server does not know it):
+        // before, every poll of the claim was an EVAL of its whole text.
+        const texts = yield* Effect.promise(() => calls(client, "eval"))
+        assert.isAtMost(texts, 6, `EVAL calls while the worker ran 40 scripts by digest: ${texts}`)
+      })
+  )
+})
