@@ -191,9 +191,15 @@ describe("transient store faults (issue 29, item 6)", () => {
         const workbook = yield* workbookFile(dir, "cadastro.xlsx", 60)
         const job = yield* submitOnboarding(fault.url, workbook, "acme")
         const worker = yield* faultUntilHandedBack(fault, env, sandbox, job, "w-onboard")
-        // On PostgreSQL only the journal is locked: the lease is confirmed throughout, the journal line is what failed.
+        // On PostgreSQL only the journal is locked: the journal line is what fails, or, when its tries hold the
+        // pool's few connections while each waits out what is left of the lease (Transient.ts), the lease's
+        // confirmation waiting for one of them (seen once in four runs): either hands the job back.
         if (b.backend === "postgres") {
-          assert.include(worker.stderr(), "the fleet store could not record a journal line", worker.stderr())
+          assert.match(
+            worker.stderr(),
+            /the fleet store could not record a journal line|could not confirm lease \d+ for a whole lease/,
+            worker.stderr()
+          )
         }
         assert.notMatch(worker.stderr(), new RegExp(`job ${job} failed`), worker.stderr())
         const keys = (resource: "customers" | "equipments" | "segments", key: string) =>
