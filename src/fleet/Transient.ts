@@ -43,7 +43,7 @@ export interface JobStoreDeadline {
 
 export const jobStoreDeadline = FiberRef.unsafeMake<Option.Option<JobStoreDeadline>>(Option.none())
 
-/** The pause before try `n + 1` (from 0): 100 ms doubling, at most 2 s (the schedule outside a job, below). */
+/** The pause before try `n + 1` (from 0): 100 ms doubling, at most 2 s; within a job's lease and outside one alike. */
 const pauseMs = (n: number): number => Math.min(100 * 2 ** Math.min(n, 5), 2_000)
 
 /**
@@ -101,7 +101,7 @@ export const outlastingFaults =
         : Effect.retry(
           Effect.tapError(op, (e) => e.reason === "Unavailable" ? onRetry(e) : Effect.void),
           {
-            schedule: Schedule.union(Schedule.exponential("100 millis", 2), Schedule.spaced("2 seconds")).pipe(
+            schedule: Schedule.addDelay(Schedule.forever, (n) => Duration.millis(pauseMs(n))).pipe(
               Schedule.upTo(Duration.millis(windowMs))
             ),
             while: (e) => e.reason === "Unavailable"
