@@ -49,7 +49,7 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
           // The same guard after each file as the cli tier's (below): a file's leftovers fail that file, not the
           // one that happens to run next in its worker.
-          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/file-leaks.ts"]
+          setupFiles: ["test/setup/excel-first.ts", "test/setup/fresh-module-state.ts", "test/setup/file-leaks.ts"]
         }
       },
       // The cli tier runs the root's maxWorkers files at a time (cores + 1: three on 2 cores). Vitest 3.2 sizes a
@@ -69,7 +69,7 @@ export default defineConfig({
           name: "cli",
           include: cliTier,
           sequence: { groupOrder: 1 },
-          setupFiles: ["test/setup/fresh-module-state.ts", "test/setup/file-leaks.ts"]
+          setupFiles: ["test/setup/excel-first.ts", "test/setup/fresh-module-state.ts", "test/setup/file-leaks.ts"]
         }
       }
     ]

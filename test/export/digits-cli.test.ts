@@ -2,7 +2,6 @@
  * CPF/CNPJ and CSV (issue 27): a CSV export of a resource with CPF/CNPJ says once, on stderr, that a spreadsheet
  * opens those digits as numbers and drops leading zeros, and points at `--format xlsx`, whose cells keep them as text.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

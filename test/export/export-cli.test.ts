@@ -3,7 +3,6 @@
  * read-back differences mapped back), an export imports into an empty account and exports again to the same
  * rows, and a formula-like customer name is inert in CSV and XLSX and comes back unchanged on import.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"

@@ -5,7 +5,6 @@
  * punctuation, e-mails, phones' shape); keys and ids are untouched; the manifest says what was redacted (not the
  * key); the redacted export verifies, imports into an empty sandbox and seeds one (`sandbox --seed`).
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -2,7 +2,6 @@
  * report.xlsx keeps within Excel's 32,767 characters a cell (issue 28, defects): a longer cell is cut with a
  * visible mark that says so and where the whole text is (report.csv, which keeps it whole).
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

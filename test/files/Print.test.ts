@@ -3,7 +3,6 @@
  * and values on separate pages, and a template three columns a page. Each sheet now carries its page setup, read
  * back here by a second reader (ExcelJS) as Excel and LibreOffice read it.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -3,7 +3,6 @@
  * traffic), then the rows, with numbers as number cells; both read back with exceljs. The import runs in process
  * against the real sandbox over loopback.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -1,4 +1,3 @@
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import ExcelJS from "exceljs"

@@ -3,7 +3,6 @@
  * kept (shared and inline strings), error values (`#DIV/0!`, a formula's saved `#N/A` …) marked on their row and
  * column (validation makes that row invalid), and text our own writer escapes read back as written.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -3,7 +3,6 @@
  * reports that row as a single run does (same status and message, on the same row), and an XLSX file is split
  * like a CSV (source row numbers, reports merged in row order), with its own repeated key across parts.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -11,7 +11,6 @@
  * command costs about a second of CPU before it does anything; test/fleet/cli.test.ts spawns `wait --json`, `fetch`
  * (and its refusal to overwrite) and `cancel` where they are the point.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -1,5 +1,4 @@
 /** The onboarding workbooks the fleet's onboarding tests submit. */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { mkdirSync, writeFileSync } from "node:fs"

@@ -3,7 +3,6 @@
  * back without the guard's apostrophes. A copy of report.csv corrected for `rerun --fixed`, and an export saved
  * as .xlsx by a spreadsheet (which keeps the guard as text), send the values, not `'+55…` or `'=…`.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"

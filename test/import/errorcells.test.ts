@@ -3,7 +3,6 @@
  * makes only its own row invalid, naming the row, the column and the error; every other row goes on, in validate
  * and import alike, and no error code is ever sent as text.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

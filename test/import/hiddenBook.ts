@@ -1,5 +1,4 @@
 /** The workbook of the hidden-rows tests (in process and through the CLI): a sheet a user filtered. */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import * as Path from "node:path"

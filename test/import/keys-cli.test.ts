@@ -5,7 +5,6 @@
  * lays only their non-blank cells over the original row, clears a cell with `#clear`, and checks the merged rows
  * against the whole original file.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

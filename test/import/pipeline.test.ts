@@ -2,7 +2,6 @@
  * The import pipeline in process, against the real sandbox over loopback HTTP: messy inputs, modes, dry run,
  * an export of one account into another, self references, and rerun.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

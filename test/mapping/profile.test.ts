@@ -3,7 +3,6 @@
  * under a title row, renames, ignored columns, value maps, a composed field, a constant, a footer skipped; the
  * records read back, the report in the file's own columns and rows, the profile in the journal and summary.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -4,7 +4,6 @@
  * and the `next:` line are in Portuguese and still name the file, the row and the column; the machine columns
  * (`_status`) and summary.json stay English. Without either, the output is English as before.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

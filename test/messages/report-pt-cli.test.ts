@@ -3,7 +3,6 @@
  * their headings and labels in Portuguese, while statuses, `data-figure` names and the report's columns stay
  * English; `fsm-bulk report RUN_DIR` redraws the page in the language it is run in (`--lang`, else the environment).
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

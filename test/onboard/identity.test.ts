@@ -3,7 +3,6 @@
  * of its own) with the key in another case finds it, in the dry run's plan and in the real run, from CSV files
  * and from a workbook — as the service compares keys, trimmed and without regard to case.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

@@ -3,7 +3,6 @@
  * row (across sheets, down to grandchildren, and within one sheet); a parent later in the same sheet; and the
  * inputs refused before anything is sent: rows naming each other in a cycle, sheets that do, unknown sheets.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import ExcelJS from "exceljs"

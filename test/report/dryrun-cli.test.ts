@@ -5,7 +5,6 @@
  * and the closing lines. The dry run's report stays a valid rerun input: `--only created` selects its planned
  * creates.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

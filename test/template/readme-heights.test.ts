@@ -8,7 +8,6 @@
  * below are LibreOffice's own (soffice --convert-to pdf of the pt-BR customers template); the printed result:
  * docs/screenshots/template-pdf-*.png.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -3,7 +3,6 @@
  * cover a bounded range, the example row reported when it is left in, and regeneration that leaves unchanged
  * files alone (bytes and time stamps).
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

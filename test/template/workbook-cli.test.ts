@@ -3,7 +3,6 @@
  * dependency order, with the single templates' notes and drop-downs), filled with exceljs as a user would and
  * onboarded in a dry run against the embedded sandbox.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"

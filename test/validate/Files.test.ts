@@ -2,7 +2,6 @@
  * Real files on disk, read by the real readers (src/files) and validated: a Windows-1252 `;` CSV the way Excel
  * in Brazil saves it, and a workbook whose numbers and dates are real cells. Row numbers stay the spreadsheet's.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
 import ExcelJS from "exceljs"

@@ -3,7 +3,6 @@
  * the bytes this process's read calls returned (`rchar` of /proc/self/io, every thread) while the steps of a
  * command run, against the workbook's size. Linux only; elsewhere these tests are skipped.
  */
-import "../../src/files/ExcelSax.js" // before exceljs: mends its UTF-8 decoding
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import ExcelJS from "exceljs"
