@@ -142,17 +142,18 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       ))
 
   /**
-   * After a run whose lease is gone: handed back when the store could not confirm the lease for a whole lease (no
-   * other worker took it: left as taken, the job would be lost), else said lost (another worker has it, or it was
-   * cancelled).
+   * After a run whose lease is gone: handed back when the store could not confirm the lease for a whole lease and
+   * still cannot say it was taken (no other worker took it: left as taken, the job would be lost), else said lost
+   * (another worker has it, or it was cancelled).
    */
   const leaseGone = (guard: LeaseGuard, id: string, epoch: number) =>
-    guard.unconfirmed()
-      ? handBack(
-        id,
-        `the fleet store could not confirm lease ${epoch} for a whole lease; the journal says where it stood`
-      )
-      : sayLost(id, epoch)
+    Effect.flatMap(guard.whyLost, (why) =>
+      why === "unconfirmed"
+        ? handBack(
+          id,
+          `the fleet store could not confirm lease ${epoch} for a whole lease; the journal says where it stood`
+        )
+        : sayLost(id, epoch))
 
   /**
    * Gives a job back to the queue (this worker is stopping, or cannot go on with it now): the queue gives it again,

@@ -56,10 +56,14 @@ export interface LeaseGuard {
   readonly lost: Deferred.Deferred<void>
   readonly lose: Effect.Effect<void>
   /**
-   * Whether the lease was given up because the store could not confirm it for a whole lease (its faults outlasted in
-   * vain, Transient.ts), not found taken: nobody else may hold the job, so it is handed back, never left as taken.
+   * Once the lease is lost: whether it was found taken (`"taken"`: another worker holds the job, or it was
+   * cancelled), or given up because the store could not confirm it for a whole lease (`"unconfirmed"`: its faults
+   * outlasted in vain, Transient.ts; nobody else may hold the job, so it is handed back, never left as taken). An
+   * unanswered confirmation is asked once more first: a worker stopped while its question was out (SIGSTOP, a
+   * suspended VM) wakes to its answer's timeout firing before the answer is read, and the store it asks then
+   * says whether the lease was taken meanwhile (test/fleet/fence-cli.test.ts).
    */
-  readonly unconfirmed: () => boolean
+  readonly whyLost: Effect.Effect<"taken" | "unconfirmed">
   /** Asks the store: true while the lease holds (and records the confirmation). */
   readonly check: Effect.Effect<boolean>
   /** Before a request: interrupts it when the lease is lost. */
@@ -149,7 +153,14 @@ export const leaseGuard = Effect.fn("Fleet.leaseGuard")(function*(
   return {
     lost,
     lose,
-    unconfirmed: () => unanswered,
+    whyLost: Effect.suspend(() =>
+      unanswered
+        ? Effect.map(
+          Effect.either(store.holdsLease(id, epoch)),
+          (held) => held._tag === "Right" && !held.right ? "taken" as const : "unconfirmed" as const
+        )
+        : Effect.succeed("taken" as const)
+    ),
     check: confirm,
     gate,
     fence,

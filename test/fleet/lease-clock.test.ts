@@ -11,6 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as TestClock from "effect/TestClock"
+import { FleetError } from "../../src/fleet/Errors.js"
 import { boundMs, freshMs, leaseGuard } from "../../src/fleet/Lease.js"
 
 const leaseMs = 6_000
@@ -108,5 +109,37 @@ describe("fleet lease guard on the clock", () => {
       assert.include(guard.fence.refusal() ?? "", "lease 4 of job job-2 was lost")
       const gated = yield* Effect.exit(guard.gate)
       assert.isTrue(gated._tag === "Failure", "a request after the loss is interrupted at the gate")
+    }))
+
+  it.scoped("a confirmation left unanswered is asked once more: taken if the store then says so (issue 29)", () =>
+    Effect.gen(function*() {
+      // What the store answers, question by question: a failure (no answer within the lease, as a worker stopped
+      // while its question was out finds on waking) then what the store says once asked again.
+      const unanswered = new FleetError({ reason: "Unavailable", message: "the fleet store gave no answer" })
+      const guardAnswering = (answers: ReadonlyArray<boolean | FleetError>) => {
+        const asked = { n: 0 }
+        const store = {
+          holdsLease: (_job: string, _epoch: number) =>
+            Effect.suspend(() => {
+              const answer = answers[Math.min(asked.n++, answers.length - 1)]
+              return answer instanceof FleetError ? Effect.fail(answer) : Effect.succeed(answer!)
+            })
+        }
+        return Effect.map(leaseGuard(store, "job-11", 3, leaseMs), (guard) => ({ guard, asked }))
+      }
+      const taken = yield* guardAnswering([unanswered, false])
+      assert.isFalse(yield* taken.guard.check, "the unanswered confirmation loses the lease")
+      assert.strictEqual(yield* taken.guard.whyLost, "taken", "asked again, the store says another holds it")
+      assert.strictEqual(taken.asked.n, 2)
+      const silent = yield* guardAnswering([unanswered])
+      assert.isFalse(yield* silent.guard.check)
+      assert.strictEqual(yield* silent.guard.whyLost, "unconfirmed", "still no answer: handed back")
+      const held = yield* guardAnswering([unanswered, true])
+      assert.isFalse(yield* held.guard.check)
+      assert.strictEqual(yield* held.guard.whyLost, "unconfirmed", "nobody took it: handed back")
+      const refused = yield* guardAnswering([false])
+      assert.isFalse(yield* refused.guard.check)
+      assert.strictEqual(yield* refused.guard.whyLost, "taken", "found taken: not asked again")
+      assert.strictEqual(refused.asked.n, 1)
     }))
 })
