@@ -18,7 +18,8 @@ import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
-import { availableBackends, fleetEnv, startFleetBackend } from "../fleet/support.js"
+import { ended, submitCustomers } from "../fleet/in-process.js"
+import { acmeFleet, availableBackends, eventually, fleetEnv, startFleetBackend, startWorker } from "../fleet/support.js"
 import { bin, startTestSandbox } from "../import/support.js"
 import { spawned } from "../spawned.js"
 import { bundleFiles } from "./support.js"
@@ -273,6 +274,62 @@ describe("start-up", () => {
           jobHandlers,
           "wait loaded other commands' implementations"
         )
+      }),
+    { timeout: 120_000 }
+  )
+
+  // A worker loads what a job runs when the first job of its kind arrives (src/fleet/JobRunner.ts): it is ready
+  // without the import pipeline, onboarding or export, and an import job loads the pipeline only. One backend is
+  // enough: what it loads of the store is the test above's. The worker is recorded through NODE_OPTIONS (the
+  // recorder as an `--import`), so it is spawned as the fleet's tests spawn it.
+  const workerBackend = availableBackends.find((b) => b.backend === "redis") ?? availableBackends[0]
+  it.scopedLive.skipIf(workerBackend === undefined)(
+    "a fleet worker is ready without the import pipeline, onboarding or export; its first import loads the pipeline",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend(workerBackend!.backend)
+        const fleet = yield* acmeFleet(url)
+        writeFileSync(Path.join(fleet.dir, "hooks.mjs"), hooks)
+        writeFileSync(
+          Path.join(fleet.dir, "recorder.mjs"),
+          recorder(pathToFileURL(Path.join(fleet.dir, "hooks.mjs")).href)
+        )
+        const out = Path.join(fleet.dir, "loaded-worker.txt")
+        writeFileSync(out, "")
+        const names = () => [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
+        const worker = yield* startWorker(["--egress-id", "w-startup"], {
+          ...fleet.env,
+          NODE_OPTIONS: `--import ${pathToFileURL(Path.join(fleet.dir, "recorder.mjs")).href}`,
+          LOADED_OUT: out
+        })
+        yield* eventually("the worker is ready", () => / ready/.test(worker.stderr()), 60_000, worker.stderr)
+        const atReady = names()
+        assert.isTrue(atReady.some((n) => n.endsWith("/dist/bin.js")), "the recorder saw nothing")
+        // the worker's own modules and the client its jobs share are there: an empty list of the others is evidence
+        assert.deepStrictEqual(
+          implementationsIn(atReady),
+          ["src/client/HttpAdapter.ts", "src/fleet/Handlers.ts", "src/fleet/Queue.ts"],
+          "the worker loaded what no job has asked for yet"
+        )
+        // a file like the users': Windows-1252, `;`, Portuguese headers, a decimal comma
+        const rows = Array.from({ length: 3 }, (_, i) => `C-${i};Padaria S\xe3o Jo\xe3o ${i};-23,56${i}7`)
+        const file = Path.join(fleet.dir, "clientes.csv")
+        writeFileSync(file, Buffer.from(["C\xf3digo;Nome;latitude", ...rows, ""].join("\r\n"), "latin1"))
+        const job = yield* submitCustomers(url, file, "acme")
+        const row = yield* ended(url, job, 60_000, worker.stderr)
+        assert.deepStrictEqual([row.state, row.exit_code], ["done", 0], worker.stderr())
+        const stored = yield* fleet.sandbox.control.records(fleet.account.apiKey, "customers")
+        assert.deepStrictEqual(
+          stored.filter((c) => c["externalId"] === "C-2").map((c) => c["description"]),
+          ["Padaria S\u00e3o Jo\u00e3o 2"]
+        )
+        assert.deepStrictEqual(
+          implementationsIn(names()),
+          ["src/client/HttpAdapter.ts", "src/fleet/Handlers.ts", "src/fleet/Queue.ts", "src/import/Pipeline.ts"],
+          "an import job loaded more than the import pipeline"
+        )
+        worker.child.kill("SIGTERM")
+        assert.strictEqual(yield* Effect.promise(() => worker.exit), 0, worker.stderr())
       }),
     { timeout: 120_000 }
   )
