@@ -8,6 +8,7 @@
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -17,23 +18,43 @@ import * as Path from "node:path"
 import { Api } from "../client/Api.js"
 import { Notices } from "../console/Output.js"
 import { cannotWrite } from "../files/Write.js"
-import { journalFile, type JournalWriter, openJournal } from "../import/Journal.js"
+import type { JournalWriter } from "../import/Journal.js"
 import type { RunResult } from "../import/Pipeline.js"
-import { runImport } from "../import/Pipeline.js"
-import { resumeRun } from "../import/Resume.js"
-import { reportCsv, reportXlsx, summaryFile } from "../import/RunDir.js"
-import { ImportServices, Journals } from "../import/Services.js"
+import { reportCsv, reportXlsx, summaryFile } from "../import/RunFiles.js"
 import type { ResourceName } from "../Resources.js"
 import { RunStop } from "../Signals.js"
 import type { WatchedAccount } from "./AccountClients.js"
 import { FleetError } from "./Errors.js"
 import { groupCommit } from "./GroupCommit.js"
+import type * as ImportRun from "./ImportRun.js"
 import { currentLease, freshMs, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
 import { type JobData, jobFormat, LeftForOthers } from "./Queue.js"
 import { finalStates, type FleetStore, type JobRow } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 import { jobStoreDeadline } from "./Transient.js"
-import { runExportJob, runOnboardJob } from "./Whole.js"
+
+/** Whether a job of this kind runs whole (Whole.ts: onboarding, export); else it is an import. */
+const runsWhole = (kind: string) => kind === "onboard" || kind === "export"
+
+/** A job's code that cannot be loaded: this worker cannot run jobs of the kind (JobRunner's `runJob` stops it). */
+const unloadable = (kind: string) => (cause: unknown) =>
+  new FleetError({
+    reason: "Refused",
+    message: `this worker cannot load its code for ${kind} jobs (${
+      cause instanceof Error ? cause.message : String(cause)
+    }); was fsm-bulk reinstalled while it ran? Restart the worker`,
+    cause
+  })
+
+/**
+ * What a job runs, loaded when the worker's first job of its kind arrives, not when the worker starts: the import
+ * pipeline (ImportRun.ts) for an import, Whole.ts (onboarding, export) for the others. The worker is ready sooner,
+ * and one that never runs a kind never compiles its code. Node keeps a module once loaded, so a later job's
+ * `import()` is answered at once from Node's module map (docs/development.md, "The build").
+ */
+const importRun = Effect.tryPromise({ try: () => import("./ImportRun.js"), catch: unloadable("import") })
+const wholeRun = Effect.tryPromise({ try: () => import("./Whole.js"), catch: unloadable("onboard and export") })
+const loadRun = (kind: string): Effect.Effect<unknown, FleetError> => runsWhole(kind) ? wholeRun : importRun
 
 /** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */
 export const outputs = [reportCsv, reportXlsx, "report.html", summaryFile] as const
@@ -244,6 +265,12 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
           `it needs job format ${format} and this worker knows up to ${jobFormat}: left to a newer worker`
         )
       }
+      // Its code is loaded before its lease is taken (at the worker's first job of the kind; at once after). A
+      // worker that cannot load it can run no job of the kind: it stops, and the job is left to the others.
+      const loaded = yield* Effect.either(loadRun(row.kind))
+      if (Either.isLeft(loaded)) {
+        return yield* Effect.zipRight(Deferred.succeed(options.unfit, loaded.left), refuse(row, loaded.left.message))
+      }
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
       if (epoch === undefined) return
       const sent = { any: false }
@@ -290,7 +317,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       // Every store operation of the run ends before the lease would lapse (Transient.ts), so that a store fault hands
       // the job back while no other worker can have taken it, instead of holding it for the store's answer timeout.
       const deadline = { at: guard.deadline, firstTryMs: freshMs(options.leaseMs) }
-      return yield* (row.kind === "onboard" || row.kind === "export" ? runWhole(leased) : runImportJob(leased)).pipe(
+      return yield* (runsWhole(row.kind) ? runWhole(leased) : runImportJob(leased)).pipe(
         Effect.locally(jobStoreDeadline, Option.some(deadline))
       )
     })
@@ -325,6 +352,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     Effect.gen(function*() {
       const { epoch, guard, row, sent } = leased
       const id = row.id
+      // loaded before the lease was taken (`runJob`): Node's module map answers
+      const { ImportServices, journalFile, Journals, openJournal, resumeRun, runImport } = yield* importRun
       const dir = Path.join(options.workRoot, `${id}-${epoch}`)
       yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
       const sourceDir = Path.join(dir, "source")
@@ -337,7 +366,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       // The run's services as the CLI's quiet ones, but its journal recorded in the store under the lease, its lines
       // in the worker's log and its stop when the lease is lost, the worker stops or the account changes.
       const services = Layer.mergeAll(
-        Layer.succeed(Journals, { open: storeJournal(leased) }),
+        Layer.succeed(Journals, { open: storeJournal(leased, openJournal) }),
         Notices.to(options.say),
         RunStop.when(leased.stopped)
       )
@@ -376,7 +405,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     })
 
   /** The journal of an import job: each line to the store under the lease (a refused line loses it), then locally. */
-  const storeJournal = (leased: Leased) => (path: string) =>
+  const storeJournal = (leased: Leased, openJournal: typeof ImportRun.openJournal) => (path: string) =>
     Effect.gen(function*() {
       const { epoch, guard, row, sent } = leased
       const local = yield* openJournal(path)
@@ -464,6 +493,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         say: options.say,
         storeFailed: leased.storeFailed
       }
+      const { runExportJob, runOnboardJob } = yield* wholeRun
       const exit = yield* underLease(leased, row.kind === "onboard" ? runOnboardJob(whole) : runExportJob(whole))
       if (!(yield* stillHeld(guard))) return yield* leaseGone(guard, id, epoch)
       // Stopped by its account's removal or replacement.

@@ -12,11 +12,9 @@ import { cannotWrite } from "../files/Write.js"
 import { shellQuote } from "../Shell.js"
 import { journalFile } from "./Journal.js"
 import { holderOf, holderText, holdLock } from "./Locks.js"
+import { lockFile, reportCsv, summaryFile } from "./RunFiles.js"
 
-export const reportCsv = "report.csv"
-export const reportXlsx = "report.xlsx"
-export const summaryFile = "summary.json"
-export const lockFile = ".lock"
+export { lockFile, reportCsv, reportXlsx, summaryFile } from "./RunFiles.js"
 
 /** `20261122T044300Z`: sortable, and valid in file names everywhere. */
 export const timestamp = (date: Date): string => date.toISOString().replace(/\.\d+Z$/, "Z").replace(/[-:]/g, "")

@@ -13,12 +13,22 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { inSourcePositions } from "../../src/cli/SourcePositions.js"
-import { availableBackends, fleetEnv, startFleetBackend } from "../fleet/support.js"
+import { ended, submitCustomers } from "../fleet/in-process.js"
+import { acmeFleet, availableBackends, eventually, fleetEnv, startFleetBackend, startWorker } from "../fleet/support.js"
 import { bin, startTestSandbox } from "../import/support.js"
 import { spawned } from "../spawned.js"
 import { bundleFiles } from "./support.js"
@@ -273,6 +283,118 @@ describe("start-up", () => {
           jobHandlers,
           "wait loaded other commands' implementations"
         )
+      }),
+    { timeout: 120_000 }
+  )
+
+  // A worker loads what a job runs when the first job of its kind arrives (src/fleet/JobRunner.ts): it is ready
+  // without the import pipeline, onboarding or export, and an import job loads the pipeline only. One backend is
+  // enough: what it loads of the store is the test above's. The worker is recorded through NODE_OPTIONS (the
+  // recorder as an `--import`), so it is spawned as the fleet's tests spawn it.
+  const workerBackend = availableBackends.find((b) => b.backend === "redis") ?? availableBackends[0]
+  it.scopedLive.skipIf(workerBackend === undefined)(
+    "a fleet worker is ready without the import pipeline, onboarding or export; its first import loads the pipeline",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend(workerBackend!.backend)
+        const fleet = yield* acmeFleet(url)
+        writeFileSync(Path.join(fleet.dir, "hooks.mjs"), hooks)
+        writeFileSync(
+          Path.join(fleet.dir, "recorder.mjs"),
+          recorder(pathToFileURL(Path.join(fleet.dir, "hooks.mjs")).href)
+        )
+        const out = Path.join(fleet.dir, "loaded-worker.txt")
+        writeFileSync(out, "")
+        const names = () => [...new Set(readFileSync(out, "utf8").split("\n").filter((l) => l !== ""))]
+        const worker = yield* startWorker(["--egress-id", "w-startup"], {
+          ...fleet.env,
+          NODE_OPTIONS: `--import ${pathToFileURL(Path.join(fleet.dir, "recorder.mjs")).href}`,
+          LOADED_OUT: out
+        })
+        yield* eventually("the worker is ready", () => / ready/.test(worker.stderr()), 60_000, worker.stderr)
+        const atReady = names()
+        assert.isTrue(atReady.some((n) => n.endsWith("/dist/bin.js")), "the recorder saw nothing")
+        // the worker's own modules and the client its jobs share are there: an empty list of the others is evidence
+        assert.deepStrictEqual(
+          implementationsIn(atReady),
+          ["src/client/HttpAdapter.ts", "src/fleet/Handlers.ts", "src/fleet/Queue.ts"],
+          "the worker loaded what no job has asked for yet"
+        )
+        // a file like the users': Windows-1252, `;`, Portuguese headers, a decimal comma
+        const rows = Array.from({ length: 3 }, (_, i) => `C-${i};Padaria S\xe3o Jo\xe3o ${i};-23,56${i}7`)
+        const file = Path.join(fleet.dir, "clientes.csv")
+        writeFileSync(file, Buffer.from(["C\xf3digo;Nome;latitude", ...rows, ""].join("\r\n"), "latin1"))
+        const job = yield* submitCustomers(url, file, "acme")
+        const row = yield* ended(url, job, 60_000, worker.stderr)
+        assert.deepStrictEqual([row.state, row.exit_code], ["done", 0], worker.stderr())
+        const stored = yield* fleet.sandbox.control.records(fleet.account.apiKey, "customers")
+        assert.deepStrictEqual(
+          stored.filter((c) => c["externalId"] === "C-2").map((c) => c["description"]),
+          ["Padaria S\u00e3o Jo\u00e3o 2"]
+        )
+        assert.deepStrictEqual(
+          implementationsIn(names()),
+          ["src/client/HttpAdapter.ts", "src/fleet/Handlers.ts", "src/fleet/Queue.ts", "src/import/Pipeline.ts"],
+          "an import job loaded more than the import pipeline"
+        )
+        worker.child.kill("SIGTERM")
+        assert.strictEqual(yield* Effect.promise(() => worker.exit), 0, worker.stderr())
+      }),
+    { timeout: 120_000 }
+  )
+
+  // What a worker loads when a job arrives must still be there: fsm-bulk reinstalled under a running worker (npm
+  // replaces dist/, and the chunks' names change with their content) leaves it without the code of the jobs it has
+  // not run yet. Such a worker stops (exit 2, saying why) and refuses the job rather than failing it on its own
+  // account; it ends failed, as a job no live worker can serve does, when it was the only worker. A copy of the
+  // build (its files, package.json and node_modules beside them, as installed) loses the import job's chunk after
+  // the worker is ready.
+  it.scopedLive.skipIf(workerBackend === undefined)(
+    "a worker whose import code is gone by its first import job stops (exit 2) and refuses the job",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend(workerBackend!.backend)
+        const fleet = yield* acmeFleet(url)
+        const installed = Path.join(fleet.dir, "installed")
+        const built = Path.dirname(bin)
+        mkdirSync(Path.join(installed, "dist"), { recursive: true })
+        for (const f of readdirSync(built).filter((f) => /^bin(-[\w-]+)?\.js$/.test(f))) {
+          copyFileSync(Path.join(built, f), Path.join(installed, "dist", f))
+        }
+        copyFileSync(Path.join(built, "..", "package.json"), Path.join(installed, "package.json"))
+        symlinkSync(Path.join(built, "..", "node_modules"), Path.join(installed, "node_modules"))
+        const worker = yield* Effect.acquireRelease(
+          Effect.sync(() => {
+            const child = spawn(process.execPath, [
+              Path.join(installed, "dist", "bin.js"),
+              "worker",
+              "--egress-id",
+              "w1"
+            ], {
+              env: fleet.env,
+              stdio: ["ignore", "ignore", "pipe"]
+            })
+            let stderr = ""
+            child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+            const exit = new Promise<number | null>((r) => child.on("exit", (code) => r(code)))
+            return { child, stderr: () => stderr, exit }
+          }),
+          (w) => Effect.sync(() => w.child.exitCode === null && w.child.signalCode === null && w.child.kill("SIGKILL"))
+        )
+        yield* eventually("the worker is ready", () => / ready/.test(worker.stderr()), 60_000, worker.stderr)
+        const importChunk = readdirSync(Path.join(installed, "dist")).filter((f) => /^bin-ImportRun-\w+\.js$/.test(f))
+        assert.strictEqual(importChunk.length, 1, "no chunk of its own for fleet/ImportRun.ts")
+        rmSync(Path.join(installed, "dist", importChunk[0]!))
+        const file = Path.join(fleet.dir, "clientes.csv")
+        writeFileSync(file, Buffer.from("C\xf3digo;Nome\r\nC-1;Padaria S\xe3o Jo\xe3o\r\n", "latin1"))
+        const job = yield* submitCustomers(url, file, "acme")
+        assert.strictEqual(yield* Effect.promise(() => worker.exit), 2, worker.stderr())
+        assert.include(worker.stderr(), "cannot load its code for import jobs")
+        assert.include(worker.stderr(), "Restart the worker")
+        const row = yield* ended(url, job, 30_000, worker.stderr)
+        assert.deepStrictEqual([row.state, row.exit_code], ["failed", 2], worker.stderr())
+        assert.include(row.error ?? "", "no worker can run it (refused by 1): worker w1: this worker cannot load")
+        assert.deepStrictEqual(yield* fleet.sandbox.control.records(fleet.account.apiKey, "customers"), [])
       }),
     { timeout: 120_000 }
   )
