@@ -206,13 +206,14 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     )
 
   /**
-   * Ends a job failed, under its lease (nothing is recorded when the lease is gone), its parent settled: exit 2
-   * when nothing of it was sent, 3 when rows were (`fetch` and `resume` take it from there).
+   * Ends a job failed, under its lease, its parent settled: exit 2 when nothing of it was sent, 3 when rows were
+   * (`fetch` and `resume` take it from there). When the lease is gone nothing is recorded: the worker says so
+   * (another worker has the job, or it was cancelled), and neither says it failed nor settles its parent.
    */
   const failFor = (row: JobRow, epoch: number, sent: boolean, message: string, code = 2) =>
     Effect.gen(function*() {
       const exitCode = code === 2 && sent ? 3 : code
-      yield* store.failJob(row.id, epoch, { exitCode, error: message })
+      if (!(yield* store.failJob(row.id, epoch, { exitCode, error: message }))) return yield* sayLost(row.id, epoch)
       if (row.parent !== null) yield* store.settleParent(row.parent)
       yield* options.say(`${worker}: job ${row.id} failed (exit ${exitCode}): ${message}`)
     })
@@ -416,15 +417,21 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       if (yield* stoppedByWorker(exit)) return yield* handBack(id)
       if (Exit.isSuccess(exit)) {
         const result = exit.value
+        // Its outputs and its end, each written only under the lease: a worker that lost it (another took the job
+        // over, or it was cancelled) neither replaces the holder's reports nor says the job is done.
         for (const name of outputs) {
           const path = Path.join(result.runDir, name)
-          if (fs.existsSync(path)) yield* store.putFile(id, `out/${name}`, fs.readFileSync(path))
+          if (!fs.existsSync(path)) continue
+          if (!(yield* store.putFileUnderLease(id, epoch, `out/${name}`, fs.readFileSync(path)))) {
+            return yield* sayLost(id, epoch)
+          }
         }
-        yield* store.finishJob(id, epoch, {
+        const recorded = yield* store.finishJob(id, epoch, {
           exitCode: result.exitCode,
           summary: result.summary,
           rows: result.summary.rows
         })
+        if (!recorded) return yield* sayLost(id, epoch)
         if (row.parent !== null) yield* store.settleParent(row.parent)
         return yield* options.say(`${worker}: job ${id} done (exit ${result.exitCode})`)
       }
