@@ -190,7 +190,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       }
       const before = yield* store.lease(row.id)
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
-      if (epoch === undefined) return
+      if (epoch === undefined) return yield* settleEnded(row)
       // Rows sent by an earlier run of it: an import's journal says; of a job that runs whole, any run may have.
       const sent = before !== undefined &&
         (row.kind !== "import" || (yield* store.journalLines(row.id)).some((l) => l.includes(`"state":"sending"`)))
@@ -230,11 +230,26 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       ? handBack(row.id, e.message)
       : failFor(row, epoch, sent.any, e.message)
 
+  /**
+   * A part the queue gave that has ended (its end recorded by a worker that stopped, or whose settling of the job
+   * failed, before the queue heard of it): its job ends now if every part has, as that worker would have ended it,
+   * instead of at the next sweep (Worker.ts). Nothing when the job has ended already (cancelled with its parts, say).
+   */
+  const settleEnded = (row: JobRow) =>
+    Effect.gen(function*() {
+      if (row.parent === null || finalStates.includes((yield* store.job(row.parent)).state)) return
+      if (yield* store.settleParent(row.parent)) {
+        yield* options.say(
+          `${worker}: job ${row.parent}: its part ${row.id} had ended, and so had the others: it ends now`
+        )
+      }
+    })
+
   /** The job the queue gave: left when it ended or is of a newer format, else run under a new lease. */
   const runJob = (data: JobData): Effect.Effect<void, FleetError | Error> =>
     Effect.scoped(Effect.gen(function*() {
       const row = yield* store.job(data.job)
-      if (finalStates.includes(row.state)) return
+      if (finalStates.includes(row.state)) return yield* settleEnded(row)
       if (refused.has(row.id)) return yield* refuse(row, undefined)
       // A job of a newer format than this worker knows is left (before its lease is taken) to a newer worker.
       const format = (row.spec as { readonly jobFormat?: unknown }).jobFormat
@@ -245,7 +260,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         )
       }
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
-      if (epoch === undefined) return
+      if (epoch === undefined) return yield* settleEnded(row)
       const sent = { any: false }
       return yield* runLeased(row, epoch, sent).pipe(Effect.catchTag("FleetError", settleFailure(row, epoch, sent)))
     }))

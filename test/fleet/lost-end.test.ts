@@ -10,7 +10,8 @@
  * the store outlasting faults) runs the job the queue would give it, against the real store (a throwaway PostgreSQL,
  * a throwaway redis-server) and the sandbox over loopback. The store is the real one, whose first write of the
  * job's end (an output, or the end itself) first takes the job away, for real, through the store's own operations:
- * the instant a spawned worker cannot be stopped in without a hook of its own.
+ * the instant a spawned worker cannot be stopped in without a hook of its own. A part whose end was recorded, found
+ * again in the queue, settles its job at once (second describe).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
@@ -180,4 +181,44 @@ const part = (id: string, parent: string | null): NewJob => ({
   spec: { resource: "customers" },
   rows: 1,
   parent
+})
+
+describe("a part found ended when the queue gives it", () => {
+  for (const { backend } of availableBackends) {
+    it.scopedLive(`ends its job at once when every part has ended (${backend})`, () =>
+      Effect.gen(function*() {
+        const { store } = yield* fleet(backend)
+        yield* store.addJob(part("p", null))
+        const parts = ["p-part0001", "p-part0002"]
+        for (const id of parts) yield* store.addJob(part(id, "p"))
+        // Each part's end recorded under its lease; the job not settled (its last part's worker stopped there).
+        for (const [i, id] of parts.entries()) {
+          const epoch = yield* store.takeLease(id, "w-stopped/1")
+          assert.isTrue(yield* store.finishJob(id, epoch, { exitCode: i, summary: {}, rows: 1 }))
+        }
+        assert.strictEqual((yield* store.job("p")).state, "queued")
+        // The queue gives the last part again (it never heard of its end).
+        const { runner, said } = yield* jobRunner(store)
+        yield* runner.runJob({ job: "p-part0002" })
+        const row = yield* store.job("p")
+        assert.deepStrictEqual([row.state, row.exit_code], ["done", 1], said.join("\n"))
+        assert.include(said, "worker w-end: job p: its part p-part0002 had ended, and so had the others: it ends now")
+        // Given again once the job ended: nothing more to do, nothing said.
+        yield* runner.runJob({ job: "p-part0001" })
+        assert.lengthOf(said, 1)
+      }).pipe(Effect.orDie), 120_000)
+
+    it.scopedLive(`leaves its job while another part has not ended (${backend})`, () =>
+      Effect.gen(function*() {
+        const { store } = yield* fleet(backend)
+        yield* store.addJob(part("q", null))
+        for (const id of ["q-part0001", "q-part0002"]) yield* store.addJob(part(id, "q"))
+        const epoch = yield* store.takeLease("q-part0001", "w-stopped/1")
+        assert.isTrue(yield* store.finishJob("q-part0001", epoch, { exitCode: 0, summary: {}, rows: 1 }))
+        const { runner, said } = yield* jobRunner(store)
+        yield* runner.runJob({ job: "q-part0001" })
+        assert.strictEqual((yield* store.job("q")).state, "queued")
+        assert.deepStrictEqual(said, [])
+      }).pipe(Effect.orDie), 120_000)
+  }
 })
