@@ -508,10 +508,10 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         rows: end?.rows,
         error: end === undefined && error === undefined ? "interrupted" : error
       })
+      // Refused: the lease was lost, to another worker or to a cancel (`sayLost` says which).
+      if (!ended) return yield* sayLost(id, epoch)
       yield* options.say(
-        !ended
-          ? `${worker}: job ${id}: lease ${epoch} lost; another worker has it`
-          : error !== undefined
+        error !== undefined
           ? `${worker}: job ${id} failed: ${error}`
           : `${worker}: job ${id} done (exit ${end?.exitCode ?? 3})`
       )

@@ -27,8 +27,9 @@ import type { FleetStore, NewJob } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { outlastingStore } from "../../src/fleet/Transient.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { submitCustomers } from "./in-process.js"
+import { submitCustomers, submitOnboarding } from "./in-process.js"
 import { availableBackends, fleetKey, initFleet, startFleetBackend } from "./support.js"
+import { customerCsvDirectory } from "./workbook.js"
 
 const leaseMs = 30_000
 
@@ -109,7 +110,7 @@ const fleet = (backend: "postgres" | "redis") =>
     })
     yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, apiKey: "acme-key", apiToken: "acme-token" }])
     const store = yield* Effect.orDie(openStore(url))
-    return { url, store, file: clientesCsv(yield* tempDir, 3) }
+    return { url, store, sandbox, file: clientesCsv(yield* tempDir, 3) }
   })
 
 const takenOver = (store: FleetStore, job: string) => store.takeLease(job, "w-other/1")
@@ -181,6 +182,38 @@ const part = (id: string, parent: string | null): NewJob => ({
   spec: { resource: "customers" },
   rows: 1,
   parent
+})
+
+describe("an onboarding cancelled as its worker ends it", () => {
+  for (const { backend } of availableBackends) {
+    it.scopedLive(
+      `its worker says it was cancelled, not taken by another worker (${backend})`,
+      () =>
+        Effect.gen(function*() {
+          const { sandbox, store, url } = yield* fleet(backend)
+          const { input, maps } = customerCsvDirectory(yield* tempDir, 3)
+          const job = yield* submitOnboarding(url, input, "acme", maps.filter((_, i) => i % 2 === 1))
+          // `cancel` in the instant before the job's end (its files and outcome in one step) is written.
+          const cancelledAtEnd: FleetStore = {
+            ...store,
+            endWhole: (id, epoch, outputs, end) =>
+              Effect.zipRight(store.cancelJob(id), store.endWhole(id, epoch, outputs, end))
+          }
+          const { runner, said } = yield* jobRunner(cancelledAtEnd)
+          yield* runner.runJob({ job })
+          const lost = said.filter((l) => l.includes("lost"))
+          assert.deepStrictEqual(
+            lost,
+            [`worker w-end: job ${job}: lease 1 lost; the job was cancelled`],
+            lost.join(" | ")
+          )
+          assert.strictEqual((yield* store.job(job)).state, "cancelled")
+          const records = yield* sandbox.control.records("acme-key", "customers")
+          assert.lengthOf(records, 3, `the onboarding ran to its end: ${said.join("\n")}`)
+        }).pipe(Effect.orDie),
+      120_000
+    )
+  }
 })
 
 describe("a part found ended when the queue gives it", () => {
