@@ -212,7 +212,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       }
       const before = yield* store.lease(row.id)
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
-      if (epoch === undefined) return
+      if (epoch === undefined) return yield* settleEnded(row)
       // Rows sent by an earlier run of it: an import's journal says; of a job that runs whole, any run may have.
       const sent = before !== undefined &&
         (row.kind !== "import" || (yield* store.journalLines(row.id)).some((l) => l.includes(`"state":"sending"`)))
@@ -228,13 +228,14 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
     )
 
   /**
-   * Ends a job failed, under its lease (nothing is recorded when the lease is gone), its parent settled: exit 2
-   * when nothing of it was sent, 3 when rows were (`fetch` and `resume` take it from there).
+   * Ends a job failed, under its lease, its parent settled: exit 2 when nothing of it was sent, 3 when rows were
+   * (`fetch` and `resume` take it from there). When the lease is gone nothing is recorded: the worker says so
+   * (another worker has the job, or it was cancelled), and neither says it failed nor settles its parent.
    */
   const failFor = (row: JobRow, epoch: number, sent: boolean, message: string, code = 2) =>
     Effect.gen(function*() {
       const exitCode = code === 2 && sent ? 3 : code
-      yield* store.failJob(row.id, epoch, { exitCode, error: message })
+      if (!(yield* store.failJob(row.id, epoch, { exitCode, error: message }))) return yield* sayLost(row.id, epoch)
       if (row.parent !== null) yield* store.settleParent(row.parent)
       yield* options.say(`${worker}: job ${row.id} failed (exit ${exitCode}): ${message}`)
     })
@@ -251,11 +252,26 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       ? handBack(row.id, e.message)
       : failFor(row, epoch, sent.any, e.message)
 
+  /**
+   * A part the queue gave that has ended (its end recorded by a worker that stopped, or whose settling of the job
+   * failed, before the queue heard of it): its job ends now if every part has, as that worker would have ended it,
+   * instead of at the next sweep (Worker.ts). Nothing when the job has ended already (cancelled with its parts, say).
+   */
+  const settleEnded = (row: JobRow) =>
+    Effect.gen(function*() {
+      if (row.parent === null || finalStates.includes((yield* store.job(row.parent)).state)) return
+      if (yield* store.settleParent(row.parent)) {
+        yield* options.say(
+          `${worker}: job ${row.parent}: its part ${row.id} had ended, and so had the others: it ends now`
+        )
+      }
+    })
+
   /** The job the queue gave: left when it ended or is of a newer format, else run under a new lease. */
   const runJob = (data: JobData): Effect.Effect<void, FleetError | Error> =>
     Effect.scoped(Effect.gen(function*() {
       const row = yield* store.job(data.job)
-      if (finalStates.includes(row.state)) return
+      if (finalStates.includes(row.state)) return yield* settleEnded(row)
       if (refused.has(row.id)) return yield* refuse(row, undefined)
       // A job of a newer format than this worker knows is left (before its lease is taken) to a newer worker.
       const format = (row.spec as { readonly jobFormat?: unknown }).jobFormat
@@ -272,7 +288,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         return yield* Effect.zipRight(Deferred.succeed(options.unfit, loaded.left), refuse(row, loaded.left.message))
       }
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
-      if (epoch === undefined) return
+      if (epoch === undefined) return yield* settleEnded(row)
       const sent = { any: false }
       return yield* runLeased(row, epoch, sent).pipe(Effect.catchTag("FleetError", settleFailure(row, epoch, sent)))
     }))
@@ -446,15 +462,21 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       if (yield* stoppedByWorker(exit)) return yield* handBack(id)
       if (Exit.isSuccess(exit)) {
         const result = exit.value
+        // Its outputs and its end, each written only under the lease: a worker that lost it (another took the job
+        // over, or it was cancelled) neither replaces the holder's reports nor says the job is done.
         for (const name of outputs) {
           const path = Path.join(result.runDir, name)
-          if (fs.existsSync(path)) yield* store.putFile(id, `out/${name}`, fs.readFileSync(path))
+          if (!fs.existsSync(path)) continue
+          if (!(yield* store.putFileUnderLease(id, epoch, `out/${name}`, fs.readFileSync(path)))) {
+            return yield* sayLost(id, epoch)
+          }
         }
-        yield* store.finishJob(id, epoch, {
+        const recorded = yield* store.finishJob(id, epoch, {
           exitCode: result.exitCode,
           summary: result.summary,
           rows: result.summary.rows
         })
+        if (!recorded) return yield* sayLost(id, epoch)
         if (row.parent !== null) yield* store.settleParent(row.parent)
         return yield* options.say(`${worker}: job ${id} done (exit ${result.exitCode})`)
       }
@@ -517,10 +539,10 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         rows: end?.rows,
         error: end === undefined && error === undefined ? "interrupted" : error
       })
+      // Refused: the lease was lost, to another worker or to a cancel (`sayLost` says which).
+      if (!ended) return yield* sayLost(id, epoch)
       yield* options.say(
-        !ended
-          ? `${worker}: job ${id}: lease ${epoch} lost; another worker has it`
-          : error !== undefined
+        error !== undefined
           ? `${worker}: job ${id} failed: ${error}`
           : `${worker}: job ${id} done (exit ${end?.exitCode ?? 3})`
       )

@@ -146,8 +146,14 @@ GROUP BY coalesce(j.parent, j.id)`
 const unfinished = (param: string) =>
   `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
 
+/**
+ * A job's end is written only while the writer's epoch holds its lease, the lease row locked for share as a journal
+ * line's is: a takeover waits for the end being written, and an end waiting behind a takeover finds the new epoch and
+ * writes nothing. (`cancel` marks the job before it raises the epoch, in two statements: an end never overwrites
+ * `cancelled`, so one in between is refused as one after.)
+ */
 const underLease = (job: string, epoch: string) =>
-  `EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = ${job} AND epoch = ${epoch})`
+  `EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = ${job} AND epoch = ${epoch} FOR SHARE)`
 
 type On = (text: string, values?: ReadonlyArray<unknown>) => Op<QueryResult>
 
@@ -481,17 +487,23 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
           [id, owner]
         )),
       finishJob: (id, epoch, end) =>
-        Effect.asVoid(query(
-          `UPDATE ${schema}.jobs SET state = 'done', exit_code = $2, summary = $3, rows = $4, finished = now()
-           WHERE id = $1 AND ${underLease("$1", "$5")}`,
-          [id, end.exitCode, JSON.stringify(end.summary), end.rows, epoch]
-        )),
+        Effect.map(
+          count(
+            `UPDATE ${schema}.jobs SET state = 'done', exit_code = $2, summary = $3, rows = $4, finished = now()
+             WHERE id = $1 AND state <> 'cancelled' AND ${underLease("$1", "$5")}`,
+            [id, end.exitCode, JSON.stringify(end.summary), end.rows, epoch]
+          ),
+          (n) => n === 1
+        ),
       failJob: (id, epoch, end) =>
-        Effect.asVoid(query(
-          `UPDATE ${schema}.jobs SET state = 'failed', exit_code = $2, error = $3, finished = now()
-           WHERE id = $1 AND ${underLease("$1", "$4")}`,
-          [id, end.exitCode, end.error, epoch]
-        )),
+        Effect.map(
+          count(
+            `UPDATE ${schema}.jobs SET state = 'failed', exit_code = $2, error = $3, finished = now()
+             WHERE id = $1 AND state <> 'cancelled' AND ${underLease("$1", "$4")}`,
+            [id, end.exitCode, end.error, epoch]
+          ),
+          (n) => n === 1
+        ),
       // The parts' outcomes read and the parent written in one statement (`settled` says what follows from what).
       settleParent: (parent) =>
         Effect.flatMap(

@@ -177,9 +177,9 @@ const scripts = {
     redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1])
     return 1`,
   /**
-   * KEYS: job, lease, the parents ending. ARGV: epoch, fields… Writes the fields only under the lease at `epoch`; a
-   * part's parent is listed as ending in the same step, so a worker stopped before it settles the parent leaves it to
-   * a sweep.
+   * KEYS: job, lease, the parents ending. ARGV: epoch, fields… Writes the fields only under the lease at `epoch`
+   * (1; 0 when the job is gone or the lease was lost: nothing written); a part's parent is listed as ending in the same
+   * step, so a worker stopped before it settles the parent leaves it to a sweep.
    */
   endJob: `
     if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
@@ -698,31 +698,37 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
       parts: (parent) => Effect.flatMap(call((c) => c.smembers(partsKey(parent))), (ids) => jobs([...ids].sort())),
       markRunning: (id, owner) => Effect.asVoid(script("markRunning", [jobKey(id)], [owner])),
       finishJob: (id, epoch, end) =>
-        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id), endingKey], [
-          String(epoch),
-          "state",
-          "done",
-          "exit_code",
-          end.exitCode,
-          "summary",
-          JSON.stringify(end.summary),
-          "rows",
-          end.rows,
-          "finished",
-          epochNow()
-        ])),
+        Effect.map(
+          script("endJob", [jobKey(id), leaseKey(id), endingKey], [
+            String(epoch),
+            "state",
+            "done",
+            "exit_code",
+            end.exitCode,
+            "summary",
+            JSON.stringify(end.summary),
+            "rows",
+            end.rows,
+            "finished",
+            epochNow()
+          ]),
+          (n) => n === 1
+        ),
       failJob: (id, epoch, end) =>
-        Effect.asVoid(script("endJob", [jobKey(id), leaseKey(id), endingKey], [
-          String(epoch),
-          "state",
-          "failed",
-          "exit_code",
-          end.exitCode,
-          "error",
-          end.error,
-          "finished",
-          epochNow()
-        ])),
+        Effect.map(
+          script("endJob", [jobKey(id), leaseKey(id), endingKey], [
+            String(epoch),
+            "state",
+            "failed",
+            "exit_code",
+            end.exitCode,
+            "error",
+            end.error,
+            "finished",
+            epochNow()
+          ]),
+          (n) => n === 1
+        ),
       settleParent: (parent) =>
         Effect.flatMap(
           Effect.flatMap(call((c) => c.smembers(partsKey(parent))), (ids) => jobs([...ids].sort())),

@@ -229,18 +229,23 @@ export interface FleetStore {
   readonly parts: (parent: string) => Op<ReadonlyArray<JobRow>>
   /** Marks a job that has not ended as running on `owner` (an egress id). */
   readonly markRunning: (id: string, owner: string) => Op<void>
-  /** Records a run's end, only while `epoch` holds the job's lease. */
+  /**
+   * Records a run's end (`done`), in one atomic step that holds only while `epoch` holds the job's lease and the job
+   * was not cancelled: true when recorded. False when the lease was lost (another worker took the job, or `cancel`
+   * raised its epoch): nothing is written, and the caller must not say the job ended nor settle its parent. Asked
+   * again after a lost answer, it records the same end again (true) while the lease still holds.
+   */
   readonly finishJob: (
     id: string,
     epoch: number,
     end: { readonly exitCode: number; readonly summary: unknown; readonly rows: number }
-  ) => Op<void>
-  /** Records a run's failure, only while `epoch` holds the job's lease. */
+  ) => Op<boolean>
+  /** Records a run's failure (`failed`), under the same rule as `finishJob`: true when recorded, false when not. */
   readonly failJob: (
     id: string,
     epoch: number,
     end: { readonly exitCode: number; readonly error: string }
-  ) => Op<void>
+  ) => Op<boolean>
   /**
    * A chunked job ends when its last chunk ends: its state and exit code then follow from its chunks' (`settled`:
    * every part failed → failed, with the largest of their exit codes and their reasons; else done with 3 if one
