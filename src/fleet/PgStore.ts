@@ -284,6 +284,28 @@ export const leaseConnections = 2
 /** Sessions of the lease's confirmations are named so (`pg_stat_activity`'s application_name). */
 export const leaseSession = "fsm-bulk lease"
 
+/** The store's pools for the scope (`dataConnections`, `leaseConnections`), with their timeouts for a lease of `ms`. */
+const storePools = (url: string, ms: number) => {
+  const timeouts = pgTimeouts(ms)
+  return Effect.all({
+    timeouts: Effect.succeed(timeouts),
+    data: scopedPool(url, { max: dataConnections, ...timeouts }),
+    lease: scopedPool(url, {
+      max: leaseConnections,
+      ...timeouts,
+      idleTimeoutMillis: ms,
+      application_name: leaseSession
+    })
+  })
+}
+
+/** `holdsLease` with the statements of `on` (the lease's own pool). */
+const holdsLeaseOn = (on: On) => (job: string, epoch: number) =>
+  Effect.map(
+    on(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]),
+    (r) => r.rows.length === 1
+  )
+
 /**
  * The store on PostgreSQL: a pool for the scope (and one for the lease's confirmations, `leaseConnections`), every
  * statement and connection of them bounded in time (`pgTimeouts`, Store.ts: a server that stops answering fails the
@@ -291,17 +313,8 @@ export const leaseSession = "fsm-bulk lease"
  */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
-    const lease = yield* leaseMs
-    const timeouts = pgTimeouts(lease)
-    const pool: Pool = yield* scopedPool(url, { max: dataConnections, ...timeouts })
-    const leasePool: Pool = yield* scopedPool(url, {
-      max: leaseConnections,
-      ...timeouts,
-      idleTimeoutMillis: lease,
-      application_name: leaseSession
-    })
+    const { data: pool, lease: leasePool, timeouts } = yield* storePools(url, yield* leaseMs)
     const run = statementOn(pool, url)
-    const confirmation = statementOn(leasePool, url)
     const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
       Effect.map(run(text, values), (r) => r.rows as ReadonlyArray<R>)
     /** The number of rows the statement touched. */
@@ -574,11 +587,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
            RETURNING epoch`,
           [job, owner]
         ).pipe(Effect.map((rows) => rows[0]?.epoch)),
-      // On the lease's own pool (`leaseConnections`), never behind the jobs' statements.
-      holdsLease: (job, epoch) =>
-        confirmation(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]).pipe(
-          Effect.map((r) => r.rows.length === 1)
-        ),
+      holdsLease: holdsLeaseOn(statementOn(leasePool, url)), // never behind the jobs' statements
       lease: (job) =>
         query<Lease>(`SELECT epoch, owner FROM ${schema}.leases WHERE job = $1`, [job]).pipe(
           Effect.map((rows) => rows[0])
