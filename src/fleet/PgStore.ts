@@ -277,7 +277,9 @@ export const dataConnections = 6
  * lock, so it waits for nobody on the server either. Two places: one try left waiting on a dead connection (until it
  * is given up, which closes it) does not hold the next job's confirmation. Opened when first used, so a worker
  * without a job (and a command) opens none; kept open for a lease after the last confirmation (they come every third
- * of one while a job runs).
+ * of one while a job runs). Taking a lease (`takeOpenLease`) stays with the data: it waits by design for a journal
+ * line being written (the lease row locked for share), which here would hold the worker's other jobs' confirmations
+ * behind it; and it comes before the job's lease, so a wait for a place delays the job's start, nothing more.
  */
 export const leaseConnections = 2
 
