@@ -271,14 +271,57 @@ const statementOn = (pool: Pool, url: string) => (text: string, values?: Readonl
     })
   })
 
+/** The store's pool of a worker's (or a command's) statements: its jobs' data, journals, leases taken, sweeps. */
+export const dataConnections = 6
+
 /**
- * The store on PostgreSQL: a pool for the scope, every statement and connection of it bounded in time (`pgTimeouts`,
- * Store.ts: a server that stops answering fails the statement, which is tried again on a new connection).
+ * The pool of the lease's confirmations (`holdsLease`) alone, beside `dataConnections`: a confirmation never waits for
+ * a place behind the jobs' data statements. Those can hold every place of theirs at once (the tries of a journal that
+ * cannot be written, each waiting on a lock for what is left of its lease): the confirmation then waited, could fail
+ * for want of a place, and the job was handed back as "could not confirm lease N for a whole lease" instead of for
+ * what failed (issue 29, test/fleet/lease-connection.test.ts). A confirmation reads one row by its key and takes no
+ * lock, so it waits for nobody on the server either. Two places: one try left waiting on a dead connection (until it
+ * is given up, which closes it) does not hold the next job's confirmation. Opened when first used, so a worker
+ * without a job (and a command) opens none; kept open for a lease after the last confirmation (they come every third
+ * of one while a job runs). Taking a lease (`takeOpenLease`) stays with the data: it waits by design for a journal
+ * line being written (the lease row locked for share), which here would hold the worker's other jobs' confirmations
+ * behind it; and it comes before the job's lease, so a wait for a place delays the job's start, nothing more.
+ */
+export const leaseConnections = 2
+
+/** Sessions of the lease's confirmations are named so (`pg_stat_activity`'s application_name). */
+export const leaseSession = "fsm-bulk lease"
+
+/** The store's pools for the scope (`dataConnections`, `leaseConnections`), with their timeouts for a lease of `ms`. */
+const storePools = (url: string, ms: number) => {
+  const timeouts = pgTimeouts(ms)
+  return Effect.all({
+    timeouts: Effect.succeed(timeouts),
+    data: scopedPool(url, { max: dataConnections, ...timeouts }),
+    lease: scopedPool(url, {
+      max: leaseConnections,
+      ...timeouts,
+      idleTimeoutMillis: ms,
+      application_name: leaseSession
+    })
+  })
+}
+
+/** `holdsLease` with the statements of `on` (the lease's own pool). */
+const holdsLeaseOn = (on: On) => (job: string, epoch: number) =>
+  Effect.map(
+    on(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]),
+    (r) => r.rows.length === 1
+  )
+
+/**
+ * The store on PostgreSQL: a pool for the scope (and one for the lease's confirmations, `leaseConnections`), every
+ * statement and connection of them bounded in time (`pgTimeouts`, Store.ts: a server that stops answering fails the
+ * statement, which is tried again on a new connection).
  */
 export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
-    const timeouts = pgTimeouts(yield* leaseMs)
-    const pool: Pool = yield* scopedPool(url, { max: 6, ...timeouts })
+    const { data: pool, lease: leasePool, timeouts } = yield* storePools(url, yield* leaseMs)
     const run = statementOn(pool, url)
     const query = <R extends QueryResultRow = QueryResultRow>(text: string, values?: ReadonlyArray<unknown>) =>
       Effect.map(run(text, values), (r) => r.rows as ReadonlyArray<R>)
@@ -558,10 +601,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
            RETURNING epoch`,
           [job, owner]
         ).pipe(Effect.map((rows) => rows[0]?.epoch)),
-      holdsLease: (job, epoch) =>
-        query(`SELECT 1 FROM ${schema}.leases WHERE job = $1 AND epoch = $2`, [job, epoch]).pipe(
-          Effect.map((rows) => rows.length === 1)
-        ),
+      holdsLease: holdsLeaseOn(statementOn(leasePool, url)), // never behind the jobs' statements
       lease: (job) =>
         query<Lease>(`SELECT epoch, owner FROM ${schema}.leases WHERE job = $1`, [job]).pipe(
           Effect.map((rows) => rows[0])

@@ -406,23 +406,68 @@ const doneRow = (line: string): string => {
   }
 }
 
-/** The store on Redis: one connection for the scope. */
+/**
+ * The options of the store's connections: a lost server is reconnected to; a command waits through a few attempts,
+ * then fails (reported by the operation, as PostgreSQL's pool reports a lost connection). Connected when asked to, or
+ * at the first command.
+ */
+const connectionOptions = (windowMs: number, connectionName?: string) => ({
+  lazyConnect: true,
+  maxRetriesPerRequest: 3,
+  commandTimeout: storeAnswerTimeoutMs(windowMs),
+  connectTimeout: 10_000,
+  retryStrategy: redisReconnectDelay,
+  ...(connectionName === undefined ? {} : { connectionName })
+})
+
+/** A connection's end with its scope (one never connected is only dropped). */
+const closeConnection = (c: RedisClient) =>
+  c.status === "wait"
+    ? Effect.sync(() => c.disconnect())
+    // A release runs uninterruptibly: without `interruptible`, the timeout could not end the wait.
+    : Effect.promise(() => c.quit()).pipe(
+      Effect.interruptible,
+      Effect.timeout(5_000),
+      Effect.ignore,
+      Effect.ensuring(Effect.sync(() => c.disconnect()))
+    )
+
+/**
+ * The name (CLIENT SETNAME) of the connection of the lease's confirmations (`holdsLease`), beside the store's own:
+ * a confirmation is never sent behind a job's commands. They share one connection otherwise, and a command whose
+ * answer ends its connection (an answer past the server's `client-output-buffer-limit`: a job's files read whole)
+ * took the confirmations sent after it along, at every reconnection, as ioredis sends them again in order: the lease
+ * was given up as "could not confirm lease N for a whole lease" instead of the read's failure (issue 29,
+ * test/fleet/lease-connection.test.ts). Opened at the first confirmation, so a worker without a job opens none.
+ */
+export const leaseConnectionName = "fsm-bulk-lease"
+
+/** The connection of the lease's confirmations for the scope (`leaseConnectionName`); its errors the commands'. */
+const leaseConnection = (
+  Redis: Effect.Effect.Success<typeof loadIoredis>["Redis"],
+  url: string,
+  windowMs: number
+): Effect.Effect<RedisClient, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
+    closeConnection
+  )
+
+/** `holdsLease` on `c`: whether the lease of `job` is at `epoch`. */
+const holdsLeaseOn = (c: RedisClient, url: string) => (job: string, epoch: number) =>
+  Effect.tryPromise({ try: () => c.hget(leaseKey(job), "epoch"), catch: (e) => storeFailure(url, e) }).pipe(
+    Effect.map((e) => e === String(epoch))
+  )
+
+/** The store on Redis: one connection for the scope (and one for the lease's confirmations, `leaseConnectionName`). */
 export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
   Effect.gen(function*() {
     const [{ Redis }, windowMs] = yield* Effect.all([loadIoredis, leaseMs])
     const client: RedisClient = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          // A lost server is reconnected to; a command waits through a few attempts, then fails (reported by the
-          // operation, as PostgreSQL's pool reports a lost connection).
           registerUrlPassword(url)
-          const c = new Redis(url, {
-            lazyConnect: true,
-            maxRetriesPerRequest: 3,
-            commandTimeout: storeAnswerTimeoutMs(windowMs),
-            connectTimeout: 10_000,
-            retryStrategy: redisReconnectDelay
-          })
+          const c = new Redis(url, connectionOptions(windowMs))
           let last: unknown
           c.on("error", (e) => (last = e))
           try {
@@ -436,14 +481,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         },
         catch: (cause) => storeFailure(url, cause)
       }),
-      (c) =>
-        // A release runs uninterruptibly: without `interruptible`, the timeout could not end the wait.
-        Effect.promise(() => c.quit()).pipe(
-          Effect.interruptible,
-          Effect.timeout(5_000),
-          Effect.ignore,
-          Effect.ensuring(Effect.sync(() => c.disconnect()))
-        )
+      closeConnection
     )
     const call = <A>(f: (c: RedisClient) => Promise<A>) =>
       Effect.tryPromise({ try: () => f(client), catch: (cause) => storeFailure(url, cause) })
@@ -774,7 +812,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow()]),
           (e) => e === null ? undefined : Number(e)
         ),
-      holdsLease: (job, epoch) => Effect.map(call((c) => c.hget(leaseKey(job), "epoch")), (e) => e === String(epoch)),
+      holdsLease: holdsLeaseOn(yield* leaseConnection(Redis, url, windowMs), url), // never behind the job's commands
       lease: (job) =>
         Effect.map(
           call((c) => c.hmget(leaseKey(job), "epoch", "owner")),
