@@ -82,13 +82,12 @@ describe("fleet takeover by job slots", () => {
           survivor.stderr
         )
 
-        // The victim: three job slots, each sending a part of 15 rows (3 every 2 s between them: 30 s a part, 10 s
+        // The victim: three job slots, each sending a part of 30 rows (3 a second between them: 30 s a part, 10 s
         // should one part get the whole budget), so each still runs at the kill, with most of its rows left for the
-        // survivor to send after the takeover (few: what the survivor sends after the takeover is most of the test's
-        // time after the kill).
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/2s"], env)
-        const input = customersFile(dir, "clientes.csv", 45)
-        const parent = yield* submit(input.file, "acme", 15)
+        // survivor to send after the takeover.
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/1s"], env)
+        const input = customersFile(dir, "clientes.csv", 90)
+        const parent = yield* submit(input.file, "acme", 30)
         const stranded = yield* partsOf(parent)
         assert.strictEqual(stranded.length, 3)
         yield* victimSends("the victim sends all three parts", stranded, victim.stderr)
@@ -185,11 +184,11 @@ describe("fleet takeover of more parts than one takeover slot", () => {
           survivor.stderr
         )
 
-        // The victim: two job slots, each sending a part of 20 rows (2 every 2 s between them: 40 s a part, 20 s
+        // The victim: two job slots, each sending a part of 40 rows (2 a second between them: 40 s a part, 20 s
         // should one part get the whole budget).
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "2/2s"], env)
-        const input = customersFile(dir, "clientes.csv", 40)
-        const parent = yield* submit(input.file, "acme", 20)
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "2/1s"], env)
+        const input = customersFile(dir, "clientes.csv", 80)
+        const parent = yield* submit(input.file, "acme", 40)
         const stranded = yield* partsOf(parent)
         assert.strictEqual(stranded.length, 2)
         yield* victimSends("the victim sends both parts", stranded, victim.stderr)
