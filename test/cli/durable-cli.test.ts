@@ -1,13 +1,18 @@
 /**
  * The CLI as a user runs it (`node dist/bin.js`, built first) when the machine gets in the way: a file-size
  * limit that stops the journal mid-run (`ulimit -f`: writes fail with EFBIG, as on a full disk), a read-only
- * output directory, two processes on one run directory; and `--json`, which answers on every exit.
+ * output directory, two processes on one run directory; and `--json`, which answers on every exit. An export's
+ * files are checked whole in process (src/export/Verify.ts `runVerify`, what `verify` runs: its exit code is
+ * test/export/verify-cli.test.ts's); the commands a test only checks one by one run at once (each is a process of its
+ * own with its own input: spawned one after the other they were most of the test's wall time).
  */
+import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
+import { runVerify } from "../../src/export/Verify.js"
 import { noFaults, type RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { http } from "../export/support.js"
 import {
@@ -75,6 +80,13 @@ const seedCustomers = async (sandbox: RunningSandbox, n: number) => {
     )
   }
 }
+
+/** What `verify DIR` finds wrong with the export in `dir`, one problem a line: "" when it is whole (exit 0). */
+const verifyProblems = (dir: string) =>
+  Effect.map(runVerify(dir), (result) => (result.ok ? "" : result.problems.join("\n") || "not ok")).pipe(
+    Effect.provide(NodeContext.layer),
+    Effect.orDie
+  )
 
 const storedKeys = (sandbox: RunningSandbox) =>
   Effect.map(
@@ -157,8 +169,7 @@ describe("a file that cannot be written after requests were sent", () => {
         const again = yield* runCli(["export", "customers", "--out", out, "--json"], sandbox, dir)
         assert.strictEqual(again.code, 0, again.stderr)
         assert.strictEqual(lastJson(again.stdout).rows, rows)
-        const verified = yield* runCli(["verify", out], undefined, dir)
-        assert.strictEqual(verified.code, 0, verified.stderr)
+        assert.strictEqual(yield* verifyProblems(out), "")
       }),
     120_000
   )
@@ -182,8 +193,9 @@ describe("--json answers on every exit", () => {
           { args: ["export", "nothing-such", "--out", Path.join(dir, "e"), "--json"], tag: "UsageError" },
           { args: ["verify", Path.join(dir, "nowhere"), "--json"], tag: "RunError" }
         ]
-        for (const c of cases) {
-          const cli = yield* runCli(c.args, sandbox, dir)
+        const ran = yield* Effect.forEach(cases, (c) => runCli(c.args, sandbox, dir), { concurrency: "unbounded" })
+        for (const [i, c] of cases.entries()) {
+          const cli = ran[i]!
           assert.strictEqual(cli.code, 2, `${c.args.join(" ")}: ${cli.stderr}`)
           const answer = lastJson(cli.stdout)
           assert.strictEqual(answer.exitCode, 2, c.args.join(" "))
@@ -259,8 +271,7 @@ describe("one process per run directory", () => {
         assert.strictEqual(lastJson(b.stdout).error.reason, "Locked")
         assert.strictEqual((yield* Effect.promise(() => a.exit)).code, 0, a.stderr())
         assert.isFalse(existsSync(Path.join(out, ".lock")))
-        const verified = yield* runCli(["verify", out], undefined, dir)
-        assert.strictEqual(verified.code, 0, verified.stderr)
+        assert.strictEqual(yield* verifyProblems(out), "")
       }),
     60_000
   )
@@ -295,8 +306,9 @@ describe("read-only output", () => {
           { args: ["export", "customers", "--out", Path.join(ro, "exp"), "--json"], path: Path.join(ro, "exp") },
           { args: ["import", "customers", file, "--out", ro, "--json"], path: ro }
         ]
-        for (const run of runs) {
-          const cli = yield* runCli(run.args, sandbox, dir)
+        const ran = yield* Effect.forEach(runs, (run) => runCli(run.args, sandbox, dir), { concurrency: "unbounded" })
+        for (const [i, run] of runs.entries()) {
+          const cli = ran[i]!
           assert.strictEqual(cli.code, 2, `${run.args.join(" ")}: ${cli.stderr}`)
           assert.include(cli.stderr, `cannot write to ${run.path}: read-only file system`)
           const answer = lastJson(cli.stdout)

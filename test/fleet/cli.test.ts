@@ -5,6 +5,9 @@
  * one import run end to end by a worker bound to its own address, `wait`'s exit code, `fetch`'s run directory
  * (which `rerun` and `report` take unchanged), `cancel`, a second worker on the same egress id or on the same source
  * address refused, and a worker whose hold on its egress id is lost stopping (exit 2); one set-up for all of it.
+ * What a test only sets up or waits on without checking it as a command (the job `cancel` is given, the hand-back
+ * test's job and its end) is made in process (./in-process.ts, as the spawned command would make it): each spawned
+ * command costs about a second of CPU (docs/benchmarks.md, "The test suite's time").
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -12,10 +15,13 @@ import { Redis } from "ioredis"
 import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import pg from "pg"
+import { openStore } from "../../src/fleet/Stores.js"
 import { customersFile, readJournal, readReport, startDrillSandbox, statusCounts, tempDir } from "../drills/support.js"
+import { submitImportAs, waitAs } from "./in-process.js"
 import type { Backend } from "./support.js"
 import {
   availableBackends,
+  eventually,
   fleetEnv,
   initFleet,
   lastJson,
@@ -166,9 +172,11 @@ describe("fleet commands", () => {
       assert.strictEqual(yield* Effect.promise(() => worker.exit), 2, worker.stderr())
       assert.include(worker.stderr(), "its hold on the egress id was lost")
 
-      // Cancel: a queued job is taken off the queue; wait exits 3.
-      const second = yield* run(["submit", "import", "customers", input.file, "--account", "acme", "--json"])
-      const job2 = lastJson(second.stdout).job as string
+      // Cancel: a queued job is taken off the queue; wait exits 3. The job is queued in process (`submit` spawned is
+      // checked above).
+      const second = yield* submitImportAs(env, input.file, "acme")
+      assert.strictEqual(second.code, 0, second.value === undefined ? second.error : "")
+      const job2 = second.value!.job
       assert.strictEqual((yield* run(["cancel", job2])).code, 0)
       assert.strictEqual((yield* run(["wait", job2])).code, 3)
       const status = yield* run(["status", "--json"])
@@ -185,26 +193,27 @@ describe("fleet commands", () => {
       })
       const dir = yield* tempDir
       const env = fleetEnv(pgServer.url)
-      const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
-        Effect.promise(() => runCli(args, { ...env, ...extra }))
-      // A worker stopped mid-job hands it back; the next one finishes it, no record twice. The fleet is set up in
-      // process (`fleet init` and `accounts add` are the first test's point, not this one's).
+      // A worker stopped mid-job hands it back; the next one finishes it, no record twice. The fleet is set up, the
+      // job queued and its end awaited in process (`fleet init`, `accounts add`, `submit` and `wait` are the first
+      // test's point, not this one's: here the workers are).
       const beta = sandbox.accounts[1]!
       const input = customersFile(dir, "clientes.csv", 150, [7])
       yield* initFleet(pgServer.url, [{ name: "beta", baseUrl: sandbox.url, ...beta }])
-      const slow = yield* run(["submit", "import", "customers", input.file, "--account", "beta", "--json"])
-      const job3 = lastJson(slow.stdout).job as string
+      const slow = yield* submitImportAs(env, input.file, "beta")
+      assert.strictEqual(slow.code, 0, slow.value === undefined ? slow.error : "")
+      const job3 = slow.value!.job
       const stopping = yield* startWorker(
         ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
         env
       )
-      let lines = 0
-      const deadline = Date.now() + 60_000
-      while (lines < 10) {
-        assert.isBelow(Date.now(), deadline, `no journal lines: ${stopping.stderr()}`)
-        yield* Effect.sleep(200)
-        lines = (yield* withStore(pgServer.url, (store) => store.journalLines(job3))).length
-      }
+      // Its journal read through one store while the worker sends (a store opened for each read: a connection each).
+      const store = yield* Effect.orDie(openStore(pgServer.url))
+      yield* eventually(
+        "the worker sends rows (10 journal lines)",
+        async () => (await Effect.runPromise(store.journalLines(job3))).length >= 10,
+        60_000,
+        stopping.stderr
+      )
       stopping.child.kill("SIGTERM")
       assert.strictEqual(
         yield* Effect.promise(() => stopping.exit),
@@ -213,8 +222,8 @@ describe("fleet commands", () => {
       )
       assert.include(stopping.stderr(), `job ${job3} handed back`)
       const next = yield* startWorker(["--egress-id", "w13", "--source-address", "127.0.0.13"], env)
-      const waited = yield* run(["wait", job3])
-      assert.strictEqual(waited.code, 1, `${waited.stderr}\n${next.stderr()}`)
+      const waited = yield* waitAs(env, job3, 240_000)
+      assert.strictEqual(waited.code, 1, `${waited.error ?? ""}\n${next.stderr()}`)
       next.child.kill("SIGTERM")
       const betaRecords = yield* sandbox.control.records(beta.apiKey, "customers")
       assert.deepStrictEqual(betaRecords.map((c) => String(c.externalId)).sort(), [...input.valid].sort())
