@@ -15,8 +15,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
-import * as Path from "node:path"
 import { makeBudget } from "../../src/client/Budget.js"
 import { defaultBudgetMargin } from "../../src/client/Config.js"
 import { makeAccountClients } from "../../src/fleet/AccountClients.js"
@@ -26,23 +24,12 @@ import { currentFence } from "../../src/fleet/Lease.js"
 import type { FleetStore, NewJob } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { outlastingStore } from "../../src/fleet/Transient.js"
-import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
+import { startDrillSandbox, tempDir } from "../drills/support.js"
 import { submitCustomers, submitOnboarding } from "./in-process.js"
 import { availableBackends, fleetKey, initFleet, startFleetBackend } from "./support.js"
-import { customerCsvDirectory } from "./workbook.js"
+import { clientesCsv, customerCsvDirectory } from "./workbook.js"
 
 const leaseMs = 30_000
-
-/** Customers as an implementer has them: Windows-1252, `;`, CRLF, Portuguese headers, accented names. */
-const clientesCsv = (dir: string, rows: number) => {
-  const source = customersFile(dir, "origem.csv", rows)
-  const [, ...lines] = readFileSync(source.file, "utf8").trimEnd().split("\n")
-  const text = ["Código;Nome;CPF/CNPJ", ...lines.map((l) => l.replaceAll(",", ";").replace("Cliente", "Ação São João"))]
-    .join("\r\n") + "\r\n"
-  const file = Path.join(dir, "clientes.csv")
-  writeFileSync(file, Buffer.from(text, "latin1"))
-  return file
-}
 
 /**
  * The store as it is, except that the first write of a job's end (an output `out/…`, the end itself) first runs
@@ -110,7 +97,7 @@ const fleet = (backend: "postgres" | "redis") =>
     })
     yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, apiKey: "acme-key", apiToken: "acme-token" }])
     const store = yield* Effect.orDie(openStore(url))
-    return { url, store, sandbox, file: clientesCsv(yield* tempDir, 3) }
+    return { url, store, sandbox, file: clientesCsv(yield* tempDir, 3).file }
   })
 
 const takenOver = (store: FleetStore, job: string) => store.takeLease(job, "w-other/1")

@@ -11,10 +11,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
-import * as Path from "node:path"
 import { schema, storeAnswerTimeoutMs } from "../../src/fleet/Store.js"
-import { customersFile } from "../drills/support.js"
 import { freezingProxy, throughProxy } from "./freezing-proxy.js"
 import { ended, submitCustomers } from "./in-process.js"
 import {
@@ -26,24 +23,10 @@ import {
   startPostgres,
   startWorker
 } from "./support.js"
-import { customerCsvDirectory } from "./workbook.js"
+import { clientesCsv, customerCsvDirectory } from "./workbook.js"
 
 const leaseMs = 3_000
 const rows = 60
-
-/**
- * A customer's CSV as an implementer has it: Windows-1252, `;`, CRLF, Portuguese headers (`Código;Nome;CPF/CNPJ`, read
- * through the headers' aliases), accented names; the keys and valid CPFs of the drills' file of `rows` customers.
- */
-const clientesCsv = (dir: string) => {
-  const source = customersFile(dir, "origem.csv", rows)
-  const [, ...lines] = readFileSync(source.file, "utf8").trimEnd().split("\n")
-  const text = ["Código;Nome;CPF/CNPJ", ...lines.map((l) => l.replaceAll(",", ";").replace("Cliente", "Ação São João"))]
-    .join("\r\n") + "\r\n"
-  const file = Path.join(dir, "clientes.csv")
-  writeFileSync(file, Buffer.from(text, "latin1"))
-  return { file, keys: source.valid }
-}
 
 /**
  * A fleet on the run's PostgreSQL with a lease of `leaseMs`, and a worker whose fleet URL is a `freezingProxy` to it:
@@ -107,7 +90,7 @@ describe("a PostgreSQL store that stops answering without closing its connection
     () =>
       Effect.gen(function*() {
         const { account, dir, jobEnded, proxy, sandbox, startProxiedWorker, url, writes } = yield* stalledFleet()
-        const input = clientesCsv(dir)
+        const input = clientesCsv(dir, rows)
         const job = yield* submitCustomers(url, input.file, "acme")
         const worker = yield* startProxiedWorker
         // Midway: a third of the rows sent (at 10 a second, the job has about 4 s to go).

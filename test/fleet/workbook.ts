@@ -1,8 +1,9 @@
-/** The onboarding workbooks the fleet's onboarding tests submit. */
+/** The onboarding workbooks and customer files the fleet's tests submit. */
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
+import { customersFile } from "../drills/support.js"
 import { writeCustomerWorkbook } from "./customer-workbook.mjs"
 
 /** Two segments, `customers` customers (every third in the second segment), an equipment for each of the first 5. */
@@ -71,4 +72,19 @@ export const customerCsvDirectory = (dir: string, customers: number) => {
     }`
   ]
   return { input, files, maps: maps.flatMap((m) => ["--map", m]) }
+}
+
+/**
+ * A customer's CSV as an implementer has it (`clientes.csv` in `dir`): Windows-1252, `;`, CRLF, Portuguese headers
+ * (`Código;Nome;CPF/CNPJ`, read through the headers' aliases), accented names; the keys and valid CPFs of the drills'
+ * file of `rows` customers.
+ */
+export const clientesCsv = (dir: string, rows: number) => {
+  const source = customersFile(dir, "origem.csv", rows)
+  const [, ...lines] = readFileSync(source.file, "utf8").trimEnd().split("\n")
+  const text = ["Código;Nome;CPF/CNPJ", ...lines.map((l) => l.replaceAll(",", ";").replace("Cliente", "Ação São João"))]
+    .join("\r\n") + "\r\n"
+  const file = Path.join(dir, "clientes.csv")
+  writeFileSync(file, Buffer.from(text, "latin1"))
+  return { file, keys: source.valid }
 }
