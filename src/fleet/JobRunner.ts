@@ -282,10 +282,14 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         )
       }
       // Its code is loaded before its lease is taken (at the worker's first job of the kind; at once after). A
-      // worker that cannot load it can run no job of the kind: it stops, and the job is left to the others.
+      // worker that cannot load it (fsm-bulk reinstalled under it) can run no job of the kind: it stops, and the job
+      // goes back to the queue, not refused: nothing is wrong with the job, and the worker restarted runs it.
       const loaded = yield* Effect.either(loadRun(row.kind))
       if (Either.isLeft(loaded)) {
-        return yield* Effect.zipRight(Deferred.succeed(options.unfit, loaded.left), refuse(row, loaded.left.message))
+        return yield* Effect.zipRight(
+          Deferred.succeed(options.unfit, loaded.left),
+          handBack(row.id, loaded.left.message)
+        )
       }
       const epoch = yield* store.takeOpenLease(row.id, options.owner)
       if (epoch === undefined) return yield* settleEnded(row)
