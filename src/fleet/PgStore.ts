@@ -315,6 +315,27 @@ const holdsLeaseOn = (on: On) => (job: string, epoch: number) =>
   )
 
 /**
+ * `cancel` in one transaction (PgStore's `cancelJob`), the epoch raised first: no instant in which the job shows
+ * cancelled while its holder's lease still holds (a journal line, an end or a request of the holder passing then). The
+ * lease row is locked before the job's row, as a journal line and a job's end lock them, so a cancel and an end wait
+ * for each other in one order. Two statements before, the first committed on its own (test/fleet/job-end.test.ts).
+ */
+const cancelIn = (on: On, id: string) =>
+  Effect.gen(function*() {
+    yield* on(
+      `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, 'cancel')
+       ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = 'cancel', taken = now()`,
+      [id]
+    )
+    yield* on(
+      `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now()
+       WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+      [id]
+    )
+    return true
+  })
+
+/**
  * The store on PostgreSQL: a pool for the scope (and one for the lease's confirmations, `leaseConnections`), every
  * statement and connection of them bounded in time (`pgTimeouts`, Store.ts: a server that stops answering fails the
  * statement, which is tried again on a new connection).
@@ -570,11 +591,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
           }
         ),
       unsettledParents: Effect.map(query<{ id: string }>(unsettledStatement), (rows) => rows.map((r) => r.id)),
-      cancelJob: (id) =>
-        query(
-          `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now() WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
-          [id]
-        ).pipe(Effect.zipRight(takeLease(id, "cancel")), Effect.asVoid),
+      cancelJob: (id) => Effect.asVoid(transaction((on) => cancelIn(on, id))),
       rowsDone: (ids) =>
         query<{ job: string; n: string }>(rowsDoneStatement, [ids]).pipe(
           Effect.map((rows) => new Map(rows.map((c) => [c.job, Number(c.n)])))

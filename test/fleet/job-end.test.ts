@@ -5,10 +5,11 @@
  * 29). Against a throwaway PostgreSQL and a throwaway redis-server.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
+import pg from "pg"
 import type { FleetStore, NewJob } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { availableBackends, query, startFleetBackend } from "./support.js"
+import { availableBackends, eventually, query, startFleetBackend } from "./support.js"
 
 const each = it.scoped.each(availableBackends)
 
@@ -116,6 +117,49 @@ describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
           assert.isFalse(finished)
           assert.isFalse(yield* store.failJob("between", epoch, failed))
           assert.deepStrictEqual(yield* outcome(store, "between"), ["cancelled", null, null], "the cancel stands")
+        }),
+      { timeout: 60_000 }
+    )
+
+    it.scoped(
+      "a cancel is one step: while it waits for the lease, the job neither shows cancelled nor its lease raised",
+      () =>
+        Effect.gen(function*() {
+          const { url } = yield* startFleetBackend("postgres")
+          const store = yield* openStore(url)
+          yield* store.init
+          yield* store.addJob(job("held"))
+          const epoch = yield* store.takeLease("held", "w1/1")
+          // The holder writing a journal line or its end: the lease row locked for share, in a transaction left open.
+          const holder = new pg.Client({ connectionString: url })
+          yield* Effect.acquireRelease(
+            Effect.promise(() => holder.connect()),
+            () => Effect.promise(() => holder.end())
+          )
+          yield* Effect.promise(() => holder.query("BEGIN"))
+          yield* Effect.promise(() =>
+            holder.query("SELECT epoch FROM fsm_bulk.leases WHERE job = $1 FOR SHARE", ["held"])
+          )
+          const cancel = yield* Effect.fork(store.cancelJob("held"))
+          yield* eventually(
+            "the cancel waits for the lease row",
+            async () =>
+              (await query(
+                url,
+                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
+              )).length > 0,
+            20_000
+          )
+          // Before: the job was already cancelled here (its own statement, committed), its holder's lease still held.
+          const [during] = yield* Effect.promise(() =>
+            query(url, "SELECT state FROM fsm_bulk.jobs WHERE id = $1", ["held"])
+          )
+          assert.notStrictEqual(during.state, "cancelled", "not cancelled while the cancel waits for the lease")
+          assert.isTrue(yield* store.holdsLease("held", epoch), "the holder's lease holds until the cancel is done")
+          yield* Effect.promise(() => holder.query("COMMIT"))
+          yield* Fiber.join(cancel)
+          assert.deepStrictEqual(yield* outcome(store, "held"), ["cancelled", null, null])
+          assert.isFalse(yield* store.holdsLease("held", epoch), "the lease raised with it")
         }),
       { timeout: 60_000 }
     )
