@@ -96,6 +96,17 @@ describe("fleet store: a job's end is said recorded only when it was", () => {
   )
 })
 
+/** A fleet store on the run's PostgreSQL with job `id` added and its lease taken by a worker. */
+const leasedOnPostgres = (id: string) =>
+  Effect.gen(function*() {
+    const { url } = yield* startFleetBackend("postgres")
+    const store = yield* openStore(url)
+    yield* store.init
+    yield* store.addJob(job(id))
+    const epoch = yield* store.takeLease(id, "w1/1")
+    return { epoch, store, url }
+  })
+
 describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
   "fleet store on postgres: a job's end",
   () => {
@@ -103,11 +114,7 @@ describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
       "never overwrites a cancel made between marking the job and raising its epoch",
       () =>
         Effect.gen(function*() {
-          const { url } = yield* startFleetBackend("postgres")
-          const store = yield* openStore(url)
-          yield* store.init
-          yield* store.addJob(job("between"))
-          const epoch = yield* store.takeLease("between", "w1/1")
+          const { epoch, store, url } = yield* leasedOnPostgres("between")
           // `cancel`'s first statement (its second raises the epoch): the holder's end comes in between.
           yield* Effect.promise(() =>
             query(url, "UPDATE fsm_bulk.jobs SET state = 'cancelled', finished = now() WHERE id = $1", ["between"])
@@ -125,11 +132,7 @@ describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
       "a cancel is one step: while it waits for the lease, the job neither shows cancelled nor its lease raised",
       () =>
         Effect.gen(function*() {
-          const { url } = yield* startFleetBackend("postgres")
-          const store = yield* openStore(url)
-          yield* store.init
-          yield* store.addJob(job("held"))
-          const epoch = yield* store.takeLease("held", "w1/1")
+          const { epoch, store, url } = yield* leasedOnPostgres("held")
           // The holder writing a journal line or its end: the lease row locked for share, in a transaction left open.
           const holder = new pg.Client({ connectionString: url })
           yield* Effect.acquireRelease(
