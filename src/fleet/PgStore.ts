@@ -314,6 +314,11 @@ const holdsLeaseOn = (on: On) => (job: string, epoch: number) =>
     (r) => r.rows.length === 1
   )
 
+/** The next epoch of job `$1`'s lease, taken by `$2` whoever held it (1 for the first): `takeLease`, `cancel`. */
+const raiseLease = `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
+  ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
+  RETURNING epoch`
+
 /**
  * `cancel` in one transaction (PgStore's `cancelJob`), the epoch raised first: no instant in which the job shows
  * cancelled while its holder's lease still holds (a journal line, an end or a request of the holder passing then). The
@@ -322,11 +327,7 @@ const holdsLeaseOn = (on: On) => (job: string, epoch: number) =>
  */
 const cancelIn = (on: On, id: string) =>
   Effect.gen(function*() {
-    yield* on(
-      `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, 'cancel')
-       ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = 'cancel', taken = now()`,
-      [id]
-    )
+    yield* on(raiseLease, [id, "cancel"])
     yield* on(
       `UPDATE ${schema}.jobs SET state = 'cancelled', finished = now()
        WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
@@ -394,12 +395,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
     const dropStaged = (which: string, values: ReadonlyArray<unknown>) =>
       query<{ n: string }>(dropStagedStatement(which), values).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
     const takeLease = (job: string, owner: string) =>
-      query<{ epoch: number }>(
-        `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
-         ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
-         RETURNING epoch`,
-        [job, owner]
-      ).pipe(Effect.map((rows) => rows[0]!.epoch))
+      query<{ epoch: number }>(raiseLease, [job, owner]).pipe(Effect.map((rows) => rows[0]!.epoch))
 
     const store: FleetStore = {
       backend: "postgres",
