@@ -59,11 +59,21 @@ const row = (url: string, id: string) =>
   Effect.promise(async () => {
     const [j] = await query(url, "SELECT state, exit_code FROM fsm_bulk.jobs WHERE id = $1", [id])
     const [l] = await query(url, "SELECT epoch, owner FROM fsm_bulk.leases WHERE job = $1", [id])
-    return { state: j?.state as string, exit: j?.exit_code as number | null, epoch: l?.epoch as number, owner: l?.owner }
+    return {
+      state: j?.state as string,
+      exit: j?.exit_code as number | null,
+      epoch: l?.epoch as number,
+      owner: l?.owner
+    }
   })
 
 /** What the takeover must find once the end committed during its wait: nothing taken, the end standing. */
-const nothingTaken = (taken: number | undefined, after: { state: string; epoch: number; owner: unknown }, epoch: number, state: string) => {
+const nothingTaken = (
+  taken: number | undefined,
+  after: { state: string; epoch: number; owner: unknown },
+  epoch: number,
+  state: string
+) => {
   assert.isUndefined(taken, "the takeover takes no lease of an ended job")
   assert.strictEqual(after.epoch, epoch, "the epoch is unchanged")
   assert.strictEqual(after.owner, "w1/1", "the lease is still the ender's")
@@ -71,13 +81,23 @@ const nothingTaken = (taken: number | undefined, after: { state: string; epoch: 
 }
 
 /** The ends a worker records, each run by the store as a worker runs it. */
-const ends: ReadonlyArray<{ readonly name: string; readonly state: string; readonly end: (s: FleetStore, id: string, epoch: number) => Effect.Effect<boolean, unknown> }> = [
+const ends: ReadonlyArray<
+  {
+    readonly name: string
+    readonly state: string
+    readonly end: (s: FleetStore, id: string, epoch: number) => Effect.Effect<boolean, unknown>
+  }
+> = [
   {
     name: "finishJob",
     state: "done",
     end: (s, id, epoch) => s.finishJob(id, epoch, { exitCode: 0, summary: { rows: 2, created: 2 }, rows: 2 })
   },
-  { name: "failJob", state: "failed", end: (s, id, epoch) => s.failJob(id, epoch, { exitCode: 3, error: "interrupted" }) },
+  {
+    name: "failJob",
+    state: "failed",
+    end: (s, id, epoch) => s.failJob(id, epoch, { exitCode: 3, error: "interrupted" })
+  },
   {
     name: "endWhole",
     state: "done",
@@ -85,7 +105,9 @@ const ends: ReadonlyArray<{ readonly name: string; readonly state: string; reado
       s.endWhole(id, epoch, [{ name: "report.csv", content: Buffer.from("id;nome\r\n1;Jo\xe3o\r\n", "latin1") }], {
         state: "done",
         exitCode: 0,
-        summary: { rows: 1 }
+        summary: { rows: 1 },
+        rows: 1,
+        error: undefined
       })
   }
 ]
@@ -137,6 +159,31 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
         yield* Effect.promise(() => line.query("COMMIT"))
         const taken = yield* Fiber.join(takeover)
         nothingTaken(taken, yield* row(url, id), epoch, state)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scoped(
+    "takes nothing when a cancel committed during its wait (a job never leased: the cancel inserts its lease row)",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend("postgres")
+        const store = yield* openStore(url)
+        yield* store.init
+        yield* store.addJob(job("never"))
+        // `cancel`'s transaction (cancelIn) left open: its lease row inserted (epoch 1), the job marked cancelled.
+        const cancel = yield* openTransaction(url)
+        yield* Effect.promise(async () => {
+          await cancel.query("INSERT INTO fsm_bulk.leases (job, epoch, owner) VALUES ($1, 1, 'cancel')", ["never"])
+          await cancel.query("UPDATE fsm_bulk.jobs SET state = 'cancelled', finished = now() WHERE id = $1", ["never"])
+        })
+        const takeover = yield* Effect.fork(store.takeOpenLease("never", "w2/1"))
+        yield* waitsForLock(url)
+        yield* Effect.promise(() => cancel.query("COMMIT"))
+        const taken = yield* Fiber.join(takeover)
+        const after = yield* row(url, "never")
+        assert.isUndefined(taken, "the takeover takes no lease of a cancelled job")
+        assert.deepStrictEqual([after.epoch, after.owner, after.state], [1, "cancel", "cancelled"])
       }),
     { timeout: 60_000 }
   )
