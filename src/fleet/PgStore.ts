@@ -507,9 +507,15 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             return true
           })
         )),
+      // The parent's row locked first (a reclaim removing it is waited for, and one after skips it), then the jobs
+      // counted by a statement of their own, whose snapshot is taken after the lock. Counted first, the jobs of a
+      // reclaim not yet committed were all there, the marking found them gone, and the submission was said published
+      // (test/fleet/staging-publish.test.ts).
       publishJobs: (id, count) =>
         Effect.asVoid(transaction((on) =>
           Effect.gen(function*() {
+            const parent = yield* on(`SELECT 1 FROM ${schema}.jobs WHERE id = $1 FOR NO KEY UPDATE`, [id])
+            if (parent.rowCount !== 1) return yield* Effect.fail(stagingGone(id))
             const held = yield* on(`SELECT count(*) AS n FROM ${schema}.jobs WHERE id = $1 OR parent = $1`, [id])
             if (Number(held.rows[0]?.n ?? 0) !== count) return yield* Effect.fail(stagingGone(id))
             // The sweep's age of a submission left unqueued runs from here.
