@@ -43,10 +43,10 @@ const openTransaction = (url: string) =>
     return client
   })
 
-/** Until a statement of the database waits for a lock (the takeover, behind the lease row). */
-const waitsForLock = (url: string) =>
+/** Until a statement of the database waits for a lock (`what`, behind the lease row). */
+const waitsForLock = (url: string, what = "the takeover") =>
   eventually(
-    "the takeover waits for the lease row",
+    `${what} waits for the lease row`,
     async () =>
       (await query(
         url,
@@ -159,6 +159,28 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
         yield* Effect.promise(() => line.query("COMMIT"))
         const taken = yield* Fiber.join(takeover)
         nothingTaken(taken, yield* row(url, id), epoch, state)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scoped.each(ends)(
+    "the other way round: $name waiting behind a takeover finds the new epoch and writes nothing",
+    ({ end, name }) =>
+      Effect.gen(function*() {
+        const id = `behind-${name}`
+        const { epoch, store, url } = yield* leased(id)
+        // A takeover's transaction left open once it raised the epoch (the lease row its own until it commits).
+        const takeover = yield* openTransaction(url)
+        yield* Effect.promise(() =>
+          takeover.query("UPDATE fsm_bulk.leases SET epoch = epoch + 1, owner = 'w2/1' WHERE job = $1", [id])
+        )
+        const ending = yield* Effect.fork(end(store, id, epoch))
+        yield* waitsForLock(url, name)
+        yield* Effect.promise(() => takeover.query("COMMIT"))
+        assert.isFalse(yield* Fiber.join(ending), `${name} refused: its epoch no longer holds`)
+        const after = yield* row(url, id)
+        assert.deepStrictEqual([after.epoch, after.owner, after.state], [epoch + 1, "w2/1", "queued"])
+        assert.deepStrictEqual(yield* store.files(id, "out/"), [], "no output of the old owner's")
       }),
     { timeout: 60_000 }
   )
