@@ -334,6 +334,36 @@ const cancelIn = (on: On, id: string) =>
   })
 
 /**
+ * `publishJobs` in one transaction (PgStore's): the staged submission `id` made visible (`submitting`) with its `count`
+ * jobs, its file's pieces joined. The parent's row is locked first (a reclaim removing it is waited for, and one after
+ * it skips it), then the jobs are counted by a statement of their own, whose snapshot is taken after the lock. Counted
+ * first, the jobs of a reclaim not yet committed were all there, the marking found them gone, and the submission was
+ * said published: its `submit` queued jobs that no longer existed (issue 29, test/fleet/staging-publish.test.ts).
+ */
+const publishIn = (on: On, id: string, count: number) =>
+  Effect.gen(function*() {
+    const parent = yield* on(`SELECT 1 FROM ${schema}.jobs WHERE id = $1 FOR NO KEY UPDATE`, [id])
+    if (parent.rowCount !== 1) return yield* Effect.fail(stagingGone(id))
+    const held = yield* on(`SELECT count(*) AS n FROM ${schema}.jobs WHERE id = $1 OR parent = $1`, [id])
+    if (Number(held.rows[0]?.n ?? 0) !== count) return yield* Effect.fail(stagingGone(id))
+    // The sweep's age of a submission left unqueued runs from here.
+    yield* on(
+      `UPDATE ${schema}.jobs SET state = '${submittingState}', created = now()
+       WHERE (id = $1 OR parent = $1) AND state = '${stagingState}'`,
+      [id]
+    )
+    // Its file's pieces joined in order, once (published again: none are left).
+    yield* on(
+      `WITH pieces AS (DELETE FROM ${schema}.file_pieces WHERE job = $1 RETURNING *)
+       INSERT INTO ${schema}.files (job, name, content)
+       SELECT job, name, string_agg(content, ''::bytea ORDER BY at) FROM pieces GROUP BY job, name
+       ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+      [id]
+    )
+    return true
+  })
+
+/**
  * `takeOpenLease` in one transaction (PgStore's): the epoch raised first, which waits for whoever holds the lease row
  * (a journal line, an end being written; a cancel or another takeover), then the job's state read by a statement of its
  * own, whose snapshot (READ COMMITTED: one per statement) is taken once the row is this transaction's: an end committed
@@ -507,34 +537,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             return true
           })
         )),
-      // The parent's row locked first (a reclaim removing it is waited for, and one after skips it), then the jobs
-      // counted by a statement of their own, whose snapshot is taken after the lock. Counted first, the jobs of a
-      // reclaim not yet committed were all there, the marking found them gone, and the submission was said published
-      // (test/fleet/staging-publish.test.ts).
-      publishJobs: (id, count) =>
-        Effect.asVoid(transaction((on) =>
-          Effect.gen(function*() {
-            const parent = yield* on(`SELECT 1 FROM ${schema}.jobs WHERE id = $1 FOR NO KEY UPDATE`, [id])
-            if (parent.rowCount !== 1) return yield* Effect.fail(stagingGone(id))
-            const held = yield* on(`SELECT count(*) AS n FROM ${schema}.jobs WHERE id = $1 OR parent = $1`, [id])
-            if (Number(held.rows[0]?.n ?? 0) !== count) return yield* Effect.fail(stagingGone(id))
-            // The sweep's age of a submission left unqueued runs from here.
-            yield* on(
-              `UPDATE ${schema}.jobs SET state = '${submittingState}', created = now()
-               WHERE (id = $1 OR parent = $1) AND state = '${stagingState}'`,
-              [id]
-            )
-            // Its file's pieces joined in order, once (published again: none are left).
-            yield* on(
-              `WITH pieces AS (DELETE FROM ${schema}.file_pieces WHERE job = $1 RETURNING *)
-               INSERT INTO ${schema}.files (job, name, content)
-               SELECT job, name, string_agg(content, ''::bytea ORDER BY at) FROM pieces GROUP BY job, name
-               ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
-              [id]
-            )
-            return true
-          })
-        )),
+      publishJobs: (id, count) => Effect.asVoid(transaction((on) => publishIn(on, id, count))),
       touchStaging: (id) => Effect.map(query<{ there: boolean }>(touchStagingStatement, [id]), stillStaged),
       discardStaging: (id) => Effect.asVoid(dropStaged("id = $1", [id])),
       reclaimStaging: (olderThanMs) =>
