@@ -143,14 +143,11 @@ WHERE (j.id = ANY($1) OR j.parent = ANY($1)) AND coalesce(j.parent, j.id) = ANY(
   AND l.line::jsonb->>'state' = 'done'
 GROUP BY coalesce(j.parent, j.id)`
 
-const unfinished = (param: string) =>
-  `EXISTS (SELECT 1 FROM ${schema}.jobs WHERE id = ${param} AND state NOT IN ('done', 'cancelled', 'failed'))`
-
 /**
  * A job's end is written only while the writer's epoch holds its lease, the lease row locked for share as a journal
- * line's is: a takeover waits for the end being written, and an end waiting behind a takeover finds the new epoch and
- * writes nothing. (`cancel` marks the job before it raises the epoch, in two statements: an end never overwrites
- * `cancelled`, so one in between is refused as one after.)
+ * line's is: a takeover waits for the end being written (and then reads the job ended: `takeOpenIn`), and an end
+ * waiting behind a takeover or a cancel finds the new epoch and writes nothing. (An end never overwrites `cancelled`
+ * either: a cancel made by an older version, which marked the job before it raised the epoch, is refused the same.)
  */
 const underLease = (job: string, epoch: string) =>
   `EXISTS (SELECT 1 FROM ${schema}.leases WHERE job = ${job} AND epoch = ${epoch} FOR SHARE)`
@@ -337,6 +334,57 @@ const cancelIn = (on: On, id: string) =>
   })
 
 /**
+ * `publishJobs` in one transaction (PgStore's): the staged submission `id` made visible (`submitting`) with its `count`
+ * jobs, its file's pieces joined. The parent's row is locked first (a reclaim removing it is waited for, and one after
+ * it skips it), then the jobs are counted by a statement of their own, whose snapshot is taken after the lock. Counted
+ * first, the jobs of a reclaim not yet committed were all there, the marking found them gone, and the submission was
+ * said published: its `submit` queued jobs that no longer existed (issue 29, test/fleet/staging-publish.test.ts).
+ */
+const publishIn = (on: On, id: string, count: number) =>
+  Effect.gen(function*() {
+    const parent = yield* on(`SELECT 1 FROM ${schema}.jobs WHERE id = $1 FOR NO KEY UPDATE`, [id])
+    if (parent.rowCount !== 1) return yield* Effect.fail(stagingGone(id))
+    const held = yield* on(`SELECT count(*) AS n FROM ${schema}.jobs WHERE id = $1 OR parent = $1`, [id])
+    if (Number(held.rows[0]?.n ?? 0) !== count) return yield* Effect.fail(stagingGone(id))
+    // The sweep's age of a submission left unqueued runs from here.
+    yield* on(
+      `UPDATE ${schema}.jobs SET state = '${submittingState}', created = now()
+       WHERE (id = $1 OR parent = $1) AND state = '${stagingState}'`,
+      [id]
+    )
+    // Its file's pieces joined in order, once (published again: none are left).
+    yield* on(
+      `WITH pieces AS (DELETE FROM ${schema}.file_pieces WHERE job = $1 RETURNING *)
+       INSERT INTO ${schema}.files (job, name, content)
+       SELECT job, name, string_agg(content, ''::bytea ORDER BY at) FROM pieces GROUP BY job, name
+       ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
+      [id]
+    )
+    return true
+  })
+
+/**
+ * `takeOpenLease` in one transaction (PgStore's): the epoch raised first, which waits for whoever holds the lease row
+ * (a journal line, an end being written; a cancel or another takeover), then the job's state read by a statement of its
+ * own, whose snapshot (READ COMMITTED: one per statement) is taken once the row is this transaction's: an end committed
+ * during the wait is seen, and the transaction is rolled back, nothing taken. One statement before: its snapshot was
+ * taken before it waited, it read the job not ended, and a worker took the lease of an ended job and ran it again
+ * (issue 29, test/fleet/takeover-end.test.ts). Every end and cancel goes through the lease row (`underLease`,
+ * `cancelIn`): once this transaction holds it, none can end the job at the old epoch, so the state read stays true
+ * until the commit. The lease row before the job's, as everywhere; the job's row is read, not locked.
+ */
+const takeOpenIn = (on: On, job: string, owner: string, taken: (epoch: number) => void) =>
+  Effect.gen(function*() {
+    const raised = yield* on(raiseLease, [job, owner])
+    const open = yield* on(
+      `SELECT 1 FROM ${schema}.jobs WHERE id = $1 AND state NOT IN ('done', 'cancelled', 'failed')`,
+      [job]
+    )
+    taken(raised.rows[0].epoch)
+    return open.rowCount === 1
+  })
+
+/**
  * The store on PostgreSQL: a pool for the scope (and one for the lease's confirmations, `leaseConnections`), every
  * statement and connection of them bounded in time (`pgTimeouts`, Store.ts: a server that stops answering fails the
  * statement, which is tried again on a new connection).
@@ -489,28 +537,7 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             return true
           })
         )),
-      publishJobs: (id, count) =>
-        Effect.asVoid(transaction((on) =>
-          Effect.gen(function*() {
-            const held = yield* on(`SELECT count(*) AS n FROM ${schema}.jobs WHERE id = $1 OR parent = $1`, [id])
-            if (Number(held.rows[0]?.n ?? 0) !== count) return yield* Effect.fail(stagingGone(id))
-            // The sweep's age of a submission left unqueued runs from here.
-            yield* on(
-              `UPDATE ${schema}.jobs SET state = '${submittingState}', created = now()
-               WHERE (id = $1 OR parent = $1) AND state = '${stagingState}'`,
-              [id]
-            )
-            // Its file's pieces joined in order, once (published again: none are left).
-            yield* on(
-              `WITH pieces AS (DELETE FROM ${schema}.file_pieces WHERE job = $1 RETURNING *)
-               INSERT INTO ${schema}.files (job, name, content)
-               SELECT job, name, string_agg(content, ''::bytea ORDER BY at) FROM pieces GROUP BY job, name
-               ON CONFLICT (job, name) DO UPDATE SET content = EXCLUDED.content`,
-              [id]
-            )
-            return true
-          })
-        )),
+      publishJobs: (id, count) => Effect.asVoid(transaction((on) => publishIn(on, id, count))),
       touchStaging: (id) => Effect.map(query<{ there: boolean }>(touchStagingStatement, [id]), stillStaged),
       discardStaging: (id) => Effect.asVoid(dropStaged("id = $1", [id])),
       reclaimStaging: (olderThanMs) =>
@@ -607,13 +634,13 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
 
       takeLease,
       takeOpenLease: (job, owner) =>
-        query<{ epoch: number }>(
-          `INSERT INTO ${schema}.leases (job, epoch, owner) SELECT $1, 1, $2 WHERE ${unfinished("$1")}
-           ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
-             WHERE ${unfinished("$1")}
-           RETURNING epoch`,
-          [job, owner]
-        ).pipe(Effect.map((rows) => rows[0]?.epoch)),
+        Effect.suspend(() => {
+          let epoch: number | undefined
+          return Effect.map(
+            transaction((on) => takeOpenIn(on, job, owner, (e) => (epoch = e))),
+            (open) => open ? epoch : undefined
+          )
+        }),
       holdsLease: holdsLeaseOn(statementOn(leasePool, url)), // never behind the jobs' statements
       lease: (job) =>
         query<Lease>(`SELECT epoch, owner FROM ${schema}.leases WHERE job = $1`, [job]).pipe(
