@@ -22,6 +22,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import * as Path from "node:path"
+import type { FleetStore } from "../../src/fleet/Store.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { noFaults, startSandbox } from "../../src/sandbox/Sandbox.js"
 import { fetchAs, submitImportAs, waitAs } from "../fleet/in-process.js"
@@ -41,22 +43,25 @@ import { customersFile, readReport, statusCounts, tempDir } from "./support.js"
 const rate = { limit: 40, windowMs: 2_000 }
 const leaseMs = 3_000
 
-/** The parts of `jobs` running now: their ids, owners (egress ids), lease epochs and journal lines so far. */
-const runningParts = (url: string, jobs: ReadonlyArray<string>) =>
-  withStore(url, (store) =>
-    Effect.gen(function*() {
-      const parts = (yield* Effect.forEach(jobs, (job) => store.parts(job))).flat().filter((p) => p.state === "running")
-      return yield* Effect.forEach(parts, (p) =>
-        Effect.gen(function*() {
-          const lease = yield* store.lease(p.id)
-          return {
-            id: p.id,
-            owner: p.owner!,
-            epoch: lease?.epoch ?? 0,
-            lines: (yield* store.journalLines(p.id)).length
-          }
-        }))
-    }))
+/**
+ * The parts of `jobs` running now: their ids, owners (egress ids), lease epochs and journal lines so far. Read through
+ * one store the test opened (it is polled every 200 ms: a store opened a read was a connection, on PostgreSQL a
+ * server process, each time).
+ */
+const runningParts = (store: FleetStore, jobs: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const parts = (yield* Effect.forEach(jobs, (job) => store.parts(job))).flat().filter((p) => p.state === "running")
+    return yield* Effect.forEach(parts, (p) =>
+      Effect.gen(function*() {
+        const lease = yield* store.lease(p.id)
+        return {
+          id: p.id,
+          owner: p.owner!,
+          epoch: lease?.epoch ?? 0,
+          lines: (yield* store.journalLines(p.id)).length
+        }
+      }))
+  }).pipe(Effect.orDie)
 
 /** A worker's line saying it lost part `id`'s lease or handed the part back. */
 const gaveUp = (id: string) => new RegExp(`job ${id}[: ].*\\b(lost|handed back)\\b`)
@@ -140,12 +145,13 @@ describe("fleet drill", () => {
 
         // Midway: two workers each running a job.
         let owners: Array<string> = []
+        const reader = yield* openStore(pgServer.url).pipe(Effect.orDie)
         const deadline = Date.now() + 90_000
         while (owners.length < 2) {
           assert.isBelow(Date.now(), deadline, "two workers running jobs with rows done within 90 s")
           yield* Effect.sleep(200)
           owners = [
-            ...new Set((yield* runningParts(pgServer.url, jobs)).filter((p) => p.lines > 20).map((p) => p.owner))
+            ...new Set((yield* runningParts(reader, jobs)).filter((p) => p.lines > 20).map((p) => p.owner))
           ].sort()
         }
         const [killed, paused] = [owners[0]!, owners[1]!]
@@ -153,7 +159,7 @@ describe("fleet drill", () => {
         workers.get(killed)!.child.kill("SIGKILL")
         // The paused worker's parts, read once it is stopped: read before, a part it finished in between counted as
         // one it held, and a finished part is never taken over.
-        const held = (yield* runningParts(pgServer.url, jobs)).filter((p) => p.owner === paused)
+        const held = (yield* runningParts(reader, jobs)).filter((p) => p.owner === paused)
 
         // Every job ends: the survivor takes over the killed worker's jobs, and the paused one's once its lease lapses.
         for (const job of jobs) {

@@ -1,8 +1,10 @@
 /**
  * A customer's pt-BR onboarding workbook and its two `--map` profiles, written to a folder: sheets `Segmentos`
  * (Descrição) and `Clientes` (Código, Nome, Segmento), `customers` rows, each name padded with `noise` random
- * characters (so that a big workbook stays big once zipped). Plain JavaScript: the fleet's onboarding tests
- * (test/fleet/workbook.ts) and the submit-onboard bench (test/bench/submit-onboard.mjs) build the same input.
+ * characters (so that a big workbook stays big once zipped), and, when asked, a picture of `picture` bytes beside
+ * the segments (a logo or a photo, as implementers' workbooks carry: megabytes that no reader of rows parses). Plain
+ * JavaScript: the fleet's onboarding tests (test/fleet/workbook.ts) and the submit-onboard bench
+ * (test/bench/submit-onboard.mjs) build the same input.
  */
 import ExcelJS from "exceljs"
 import { randomBytes } from "node:crypto"
@@ -14,11 +16,18 @@ import * as Path from "node:path"
  * @param {number} customers
  * @param {number} [noise]
  * @param {string} [name] the workbook's file name
+ * @param {number} [picture] the bytes of a picture on the `Segmentos` sheet (none when 0): random, so they stay as
+ *   many once zipped
  * @returns {Promise<{ file: string, maps: Array<string> }>} the workbook's path and `--map` arguments
  */
-export const writeCustomerWorkbook = async (dir, customers, noise = 0, name = "cadastro.xlsx") => {
+export const writeCustomerWorkbook = async (dir, customers, noise = 0, name = "cadastro.xlsx", picture = 0) => {
   const book = new ExcelJS.Workbook()
-  book.addWorksheet("Segmentos").addRows([["Descrição"], ["Varejo"], ["Atacado"]])
+  const segments = book.addWorksheet("Segmentos")
+  segments.addRows([["Descrição"], ["Varejo"], ["Atacado"]])
+  if (picture > 0) {
+    const image = book.addImage({ buffer: randomBytes(picture), extension: "jpeg" })
+    segments.addImage(image, "C1:F8")
+  }
   const sheet = book.addWorksheet("Clientes")
   sheet.addRow(["Código", "Nome", "Segmento"])
   for (let i = 0; i < customers; i++) {
@@ -36,7 +45,7 @@ export const writeCustomerWorkbook = async (dir, customers, noise = 0, name = "c
     writeFileSync(path, JSON.stringify(body))
     return path
   }
-  const segments = profile("segmentos.map.json", {
+  const segmentsMap = profile("segmentos.map.json", {
     resource: "segments",
     sheet: "Segmentos",
     columns: { "Descrição": "description" }
@@ -46,5 +55,5 @@ export const writeCustomerWorkbook = async (dir, customers, noise = 0, name = "c
     sheet: "Clientes",
     columns: { "Código": "externalId", "Nome": "name", "Segmento": "segmentDescription" }
   })
-  return { file, maps: ["--map", `segments=${segments}`, "--map", `customers=${clients}`] }
+  return { file, maps: ["--map", `segments=${segmentsMap}`, "--map", `customers=${clients}`] }
 }

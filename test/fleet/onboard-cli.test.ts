@@ -21,7 +21,7 @@ import { isLogin, readReport, startDrillSandbox, tempDir } from "../drills/suppo
 import { request } from "../onboard/support.js"
 import { testClientLayer } from "../support.js"
 import { cancelAs, fetchAs, submitOnboardAs, waitAs } from "./in-process.js"
-import { fleetEnv, initFleet, lastJson, query, runCli, startPostgres, startWorker } from "./support.js"
+import { fleetEnv, initFleet, lastJson, query, runCli, sqlSession, startPostgres, startWorker } from "./support.js"
 import { workbookFile } from "./workbook.js"
 
 /** An account's records of a resource, without the ids the server gave them (which differ between accounts). */
@@ -35,9 +35,11 @@ const withoutIds = (records: ReadonlyArray<Record<string, unknown>>) =>
     )
   ).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))
 
-const stepLines = (url: string, job: string, step: string) =>
-  Effect.promise(() => query(url, "SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [`${job}/${step}`]))
-    .pipe(Effect.map((rows) => rows[0].n as number))
+/** A step's journal lines so far, read on one session of the test's (it is polled every 200 ms). */
+const stepLines = (session: Effect.Effect.Success<ReturnType<typeof sqlSession>>, job: string, step: string) =>
+  Effect.promise(() =>
+    session.query("SELECT count(*)::int AS n FROM fsm_bulk.journal WHERE job = $1", [`${job}/${step}`])
+  ).pipe(Effect.map((rows) => rows[0].n as number))
 
 describe("fleet: submit onboard", () => {
   it.scopedLive(
@@ -179,8 +181,9 @@ describe("fleet: submit onboard", () => {
           ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
           env
         )
+        const session = yield* sqlSession(pgServer.url)
         const deadline = Date.now() + 90_000
-        while ((yield* stepLines(pgServer.url, job, "customers")) < 20) {
+        while ((yield* stepLines(session, job, "customers")) < 20) {
           assert.isBelow(Date.now(), deadline, `no journal lines: ${first.stderr()}`)
           yield* Effect.sleep(200)
         }
@@ -235,8 +238,9 @@ describe("fleet: submit onboard", () => {
           ["--egress-id", "w12", "--source-address", "127.0.0.12", "--rate", "10/1s"],
           env
         )
+        const session = yield* sqlSession(pgServer.url)
         const deadline = Date.now() + 90_000
-        while ((yield* stepLines(pgServer.url, job, "customers")) < 20) {
+        while ((yield* stepLines(session, job, "customers")) < 20) {
           assert.isBelow(Date.now(), deadline, `no journal lines: ${worker.stderr()}`)
           yield* Effect.sleep(200)
         }

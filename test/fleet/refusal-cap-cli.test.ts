@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { refusalLimit } from "../../src/fleet/JobRunner.js"
+import { openStore } from "../../src/fleet/Stores.js"
 import {
   acmeFleet,
   availableBackends,
@@ -15,8 +16,7 @@ import {
   lastJson,
   queueNewerJob,
   startFleetBackend,
-  startWorker,
-  withStore
+  startWorker
 } from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
@@ -35,16 +35,14 @@ describe("the refusal cap", () => {
         const logs = () => workers.map((w) => w.stderr()).join("\n")
         // A job as a newer version would submit it: a format these workers do not know.
         yield* queueNewerJob(server.url, "from-the-future")
-        // While fewer than three refused it, it is not failed.
-        const refusals = () =>
-          Effect.runPromise(withStore(server.url, (store) => store.files("from-the-future", "refusals/")))
+        // While fewer than three refused it, it is not failed. Read every 100 ms through one store opened for the
+        // test (an open per read cost a connection, on PostgreSQL a server process, twice a poll).
+        const store = yield* openStore(server.url)
+        const refusals = () => Effect.runPromise(store.files("from-the-future", "refusals/"))
         yield* eventually(
           "the job ends",
           async () => {
-            const [row, kept] = await Promise.all([
-              Effect.runPromise(withStore(server.url, (store) => store.job("from-the-future"))),
-              refusals()
-            ])
+            const [row, kept] = await Promise.all([Effect.runPromise(store.job("from-the-future")), refusals()])
             if (kept.length < refusalLimit) assert.notStrictEqual(row.state, "failed", `failed at ${kept.length}`)
             return row.state === "failed"
           },

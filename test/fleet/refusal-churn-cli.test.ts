@@ -23,7 +23,7 @@ import {
   queueNewerJob,
   startFleetBackend,
   startWorker,
-  storeNow,
+  storeClock,
   timedEvents,
   withStore
 } from "./support.js"
@@ -65,8 +65,9 @@ describe("a refused job", () => {
         yield* eventually("the refuser is ready", () => refuser.stderr().includes("ready"), 60_000, refuser.stderr)
         const job = "from-the-future"
         yield* queueNewerJob(server.url, job)
+        // Polled every 100 ms through the store opened above and one clock connection, not a connection a read.
         const refusals = () =>
-          Effect.runPromise(withStore(server.url, (s) => s.files(job, "refusals/"))).then((files) =>
+          Effect.runPromise(store.files(job, "refusals/")).then((files) =>
             files.map((f) => f.name.slice("refusals/".length)).sort()
           )
         yield* eventually(
@@ -80,14 +81,11 @@ describe("a refused job", () => {
         // The window, from the refusal's claim, on the store's clock.
         const [first] = yield* Effect.promise(claims)
         const workBefore = yield* Effect.promise(() => storeWork(server.url))
-        const watchedFrom = yield* Effect.promise(() => storeNow(server.url))
-        yield* eventually(
-          "the window passes",
-          async () => (await storeNow(server.url)) >= first!.at + windowMs,
-          60_000
-        )
+        const clock = yield* storeClock(server.url)
+        const watchedFrom = yield* Effect.promise(clock.now)
+        yield* eventually("the window passes", async () => (await clock.now()) >= first!.at + windowMs, 60_000)
         const work = (yield* Effect.promise(() => storeWork(server.url))) - workBefore
-        const watched = (yield* Effect.promise(() => storeNow(server.url))) - watchedFrom
+        const watched = (yield* Effect.promise(clock.now)) - watchedFrom
         const byRefuser = yield* Effect.promise(claims)
         console.info(
           `${b.backend}: the refuser claimed the job ${byRefuser.length} time(s) in ${windowMs} ms; the store did ` +
@@ -106,7 +104,7 @@ describe("a refused job", () => {
         const logs = () => [refuser, ...others].map((w) => w.stderr()).join("\n")
         yield* eventually(
           "the job ends",
-          async () => (await Effect.runPromise(withStore(server.url, (s) => s.job(job)))).state === "failed",
+          async () => (await Effect.runPromise(store.job(job))).state === "failed",
           120_000,
           logs
         )
@@ -143,9 +141,11 @@ describe("a refused job", () => {
         )
         // The newer worker stops: the refuser is now the only live worker, and it has refused the job.
         yield* Scope.close(newer, Exit.void)
+        // Polled every 100 ms through one store opened for the test, not a connection a read.
+        const reader = yield* openStore(server.url)
         yield* eventually(
           "the job ends",
-          async () => (await Effect.runPromise(withStore(server.url, (s) => s.job(job)))).state === "failed",
+          async () => (await Effect.runPromise(reader.job(job))).state === "failed",
           120_000,
           refuser.stderr
         )

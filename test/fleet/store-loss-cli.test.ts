@@ -26,6 +26,7 @@ import {
   query,
   runCli,
   runCliWithin,
+  sqlSession,
   startFleetBackend,
   startWorker
 } from "./support.js"
@@ -126,9 +127,10 @@ describe("the store left incomplete (issue 29)", () => {
           // run's files share the cluster, and another file's `wait` reads its jobs with the same statement (seen
           // there, this test deleted the job before its own `wait` had read it and got "no job", in a run of the
           // fleet's cli files three at a time).
+          // Polled on one session of the test's, not a connection a read.
+          const session = yield* sqlSession(server.url)
           yield* eventually("wait has read the job", async () =>
-            (await query(
-              server.url,
+            (await session.query(
               "SELECT 1 FROM pg_stat_activity WHERE state = 'idle' AND datname = current_database() " +
                 "AND query LIKE 'SELECT * FROM fsm_bulk.jobs WHERE id = $1%'"
             )).length > 0)

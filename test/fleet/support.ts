@@ -506,6 +506,28 @@ export const query = async (url: string, text: string, values: Array<unknown> = 
   }
 }
 
+/**
+ * One PostgreSQL session for the scope, for a test that reads the store again and again (a poll): `query` connects
+ * anew for each read, and each connection costs a server process (about 0.05 s of its CPU, measured 2026-11-29) and
+ * the test's connect. The store's own reads poll the same way through one store opened for the test (`openStore`).
+ */
+export const sqlSession = (url: string) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.promise(async () => {
+        const client = new pg.Client({ connectionString: url })
+        // A session the server ends makes the next query fail; the event itself must not crash the worker.
+        client.on("error", () => undefined)
+        await client.connect()
+        return client
+      }),
+      (client) => Effect.promise(() => client.end())
+    ),
+    (client) => ({
+      query: async (text: string, values: Array<unknown> = []) => (await client.query(text, values)).rows
+    })
+  )
+
 /** The staged submissions (their parent ids) in the store: not yet published, seen by no one but their submit. */
 export const stagedSubmissions = (url: string) =>
   Effect.promise(async (): Promise<ReadonlyArray<string>> => {
@@ -740,20 +762,39 @@ export const queueNewerJob = (url: string, id: string, account = "acme") =>
     yield* Effect.scoped(Effect.flatMap(openQueue(url), (queue) => enqueue(queue, id)))
   })
 
+const nowSql = "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms"
+const redisNow = async (client: Redis) => {
+  const [seconds, micros] = await client.time()
+  return Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000)
+}
+
 /** The store's clock now, in ms (PostgreSQL's `clock_timestamp()`, redis-server's `TIME`), as its events are timed. */
 export const storeNow = async (url: string): Promise<number> => {
   if (url.startsWith("redis")) {
     const client = new Redis(url)
     try {
-      const [seconds, micros] = await client.time()
-      return Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000)
+      return await redisNow(client)
     } finally {
       await client.quit()
     }
   }
-  const rows = await query(url, "SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ms")
+  const rows = await query(url, nowSql)
   return Number((rows as Array<{ ms: string }>)[0]!.ms)
 }
+
+/**
+ * The store's clock as `storeNow` reads it, on one connection for the scope: for a window watched on it, read every
+ * 100 ms (a connection per read was a server process each on PostgreSQL, 80 over an 8 s window).
+ */
+export const storeClock = (url: string): Effect.Effect<{ readonly now: () => Promise<number> }, never, Scope.Scope> =>
+  url.startsWith("redis")
+    ? Effect.map(
+      Effect.acquireRelease(Effect.sync(() => new Redis(url)), (client) => Effect.promise(() => client.quit())),
+      (client) => ({ now: () => redisNow(client) })
+    )
+    : Effect.map(sqlSession(url), (session) => ({
+      now: async () => Number((await session.query(nowSql) as Array<{ ms: string }>)[0]!.ms)
+    }))
 
 /** The queue's event log with each event's time on the store's clock (a Redis stream id's ms, `created_at_ms`). */
 export const timedEvents = async (

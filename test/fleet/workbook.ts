@@ -30,10 +30,11 @@ export const workbookFile = (dir: string, name: string, customers: number) =>
 
 /**
  * A customer's workbook: `Segmentos` (Descrição) and `Clientes` (Código, Nome, Segmento), `customers` rows, each name
- * padded with `noise` random characters (so that a big workbook stays big once zipped); and the two profiles.
+ * padded with `noise` random characters (so that a big workbook stays big once zipped), a picture of `picture` random
+ * bytes beside the segments when asked (megabytes without rows: no reader of rows parses them); and the two profiles.
  */
-export const customerWorkbook = (dir: string, customers: number, noise = 0) =>
-  Effect.promise(() => writeCustomerWorkbook(dir, customers, noise))
+export const customerWorkbook = (dir: string, customers: number, noise = 0, picture = 0) =>
+  Effect.promise(() => writeCustomerWorkbook(dir, customers, noise, "cadastro.xlsx", picture))
 
 /**
  * A customer's onboarding directory as a Brazilian implementer exports it: `segments.csv` and `customers.csv` in
