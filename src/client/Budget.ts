@@ -27,6 +27,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type { Rate } from "../Units.js"
+import { makeLanePermits } from "./Lanes.js"
 
 export interface Budget {
   /**
@@ -65,7 +66,8 @@ export const monotonicMillis: Effect.Effect<number> = Effect.map(
 
 export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginMs: number) {
   const span = rate.windowMs + marginMs
-  const lock = yield* Effect.makeSemaphore(1)
+  // Callers wait for the next start in their lanes' turns (Lanes.ts): one job's backlog does not hold another's.
+  const lock = yield* makeLanePermits(1)
   let inFlight = 0
   /** End times of the requests that ended, oldest first (they end in this order: each is pushed when it ends). */
   let ends: Array<number> = []

@@ -21,6 +21,7 @@ import type { ApiRequest } from "./Api.js"
 import { parseBody } from "./Body.js"
 import type { Budget } from "./Budget.js"
 import type { ClientSettings } from "./Config.js"
+import { makeLanePermits } from "./Lanes.js"
 import type { Counters } from "./Stats.js"
 
 export type Attempt =
@@ -165,7 +166,7 @@ export const makeTransport = Effect.fn("Transport.make")(
       HttpClient.withTracerPropagation(false),
       HttpClient.withTracerDisabledWhen(() => true)
     )
-    const inFlight = yield* Effect.makeSemaphore(settings.concurrency)
+    const inFlight = yield* makeLanePermits(settings.concurrency)
     /**
      * A request sent `alone` holds `gate` while it waits for every permit; while one is waiting or running
      * (`closing`), other requests pass the gate on their way to a permit, so nothing new starts until it has been

@@ -55,6 +55,8 @@ export const makeAccountClients = Effect.fn("Fleet.accountClients")(function*(op
   const apiLock = yield* Effect.makeSemaphore(1)
   const build = Effect.fn("Fleet.accountClient")(function*(row: StoredAccount) {
     const credentials: Credentials = yield* open(options.key, row.secret, row.name)
+    // Every job of the account on this worker sends through this client: its requests take the permits and the
+    // budget in the job's turn (`requestLane`, set by JobRunner.ts; client/Lanes.ts), not first come, first served.
     const settings = ClientConfig.make({
       baseUrl: row.baseUrl,
       credentials,

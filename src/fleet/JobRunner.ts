@@ -16,6 +16,7 @@ import type * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../client/Api.js"
+import { requestLane } from "../client/Lanes.js"
 import { Notices } from "../console/Output.js"
 import { cannotWrite } from "../files/Write.js"
 import type { JournalWriter } from "../import/Journal.js"
@@ -348,6 +349,8 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       run.pipe(
         Effect.provideService(Api, leased.watch.api),
         Effect.locally(currentLease, Option.some(leased.lease)),
+        // Its requests take turns with other jobs' at the account's client and the worker's budget (Lanes.ts).
+        Effect.locally(requestLane, leased.row.id),
         Effect.raceFirst(Effect.zipRight(leased.guard.heartbeat, Effect.never))
       )
     )

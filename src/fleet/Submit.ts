@@ -346,7 +346,8 @@ export const submitImport = Effect.fn("Fleet.submitImport")(function*(
       decimal: spec.decimal,
       mode: spec.mode,
       attachmentsRoot: undefined,
-      runDir: Path.join(scratch, "validate")
+      runDir: Path.join(scratch, "validate"),
+      verdictsOnly: true
     }).pipe(Effect.provide(Notices.none))
   )
   const id = newJobId()

@@ -111,6 +111,8 @@ export interface ReportTarget {
   readonly resource?: ResourceName
   /** The formats settled for the file, shown on report.xlsx's Summary sheet. */
   readonly formats?: Formats
+  /** False: report.csv alone, no report.xlsx (a fleet's `submit` reads the verdicts and shows no report). */
+  readonly workbook?: boolean
 }
 
 interface ReportInput extends ReportTarget {
@@ -255,16 +257,18 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
   // Each writer applies its own formula guard: the CSV's (a spreadsheet would run such a cell) and the workbook's
   // (inline strings never run: only an ambiguous leading `'` is doubled, so no `'` shows in Excel).
   const csv = yield* openCsvWriter(Path.join(target.runDir, reportCsv), header, { bom: true, guard: true })
-  const xlsx = yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
-    statusColumn,
-    freezeHeader: true,
-    autoFilter: true,
-    sheetName: "report",
-    frontSheet: summarySheetName,
-    guard: true,
-    wholeTextIn: reportCsv,
-    wrapColumns: [columns.findIndex(([name]) => name === "_error")]
-  })
+  const xlsx = target.workbook === false ?
+    undefined :
+    yield* openXlsxWriter(Path.join(target.runDir, reportXlsx), header, {
+      statusColumn,
+      freezeHeader: true,
+      autoFilter: true,
+      sheetName: "report",
+      frontSheet: summarySheetName,
+      guard: true,
+      wholeTextIn: reportCsv,
+      wrapColumns: [columns.findIndex(([name]) => name === "_error")]
+    })
   const numbers = numberColumns(target, header.length - target.input.columns.length)
   // The workbook's line: a number column's cell that reads as a number (with the file's decimal mark) is one.
   const workbookCells = (cells: ReadonlyArray<Cell>): ReadonlyArray<Cell> => {
@@ -293,6 +297,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
       })
       rows += lines.length
       // Side by side: while one file waits for the disk (or deflate), the other's lines are built.
+      if (xlsx === undefined) return csv.writeAll(table)
       return Effect.all([csv.writeAll(table), xlsx.writeAll(numbers.size === 0 ? table : table.map(workbookCells))], {
         concurrency: 2,
         discard: true
@@ -306,7 +311,7 @@ export const openReports = Effect.fn("Report.open")(function*(target: ReportTarg
         const tally: ReportTally = { rows, counts, hidden, errors: errors.top(errorKindsKept) }
         yield* csv.close
         const summary = yield* summarize(tally)
-        yield* xlsx.closeWith(summarySheet(summary, target.formats))
+        if (xlsx !== undefined) yield* xlsx.closeWith(summarySheet(summary, target.formats))
         return { ...tally, summary }
       })
   }
@@ -332,8 +337,10 @@ export const writeReports = <E>(
     })
   ).pipe(Effect.withSpan("Report.write"))
 
+/** Writes `summary.json` alone. */
+export const writeSummaryFile = (runDir: string, summary: Summary) =>
+  writeFileAtomic(Path.join(runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`)
+
 /** Writes `summary.json`, then the run's `report.html` from it and the journal (see report/Html.ts). */
 export const writeSummary = (runDir: string, summary: Summary) =>
-  writeFileAtomic(Path.join(runDir, summaryFile), `${JSON.stringify(summary, null, 2)}\n`).pipe(
-    Effect.zipRight(refreshRunReport(runDir))
-  )
+  writeSummaryFile(runDir, summary).pipe(Effect.zipRight(refreshRunReport(runDir)))

@@ -18,7 +18,7 @@ import type { Outcome } from "../Status.js"
 import { checked, formatErrors, makeValidator, type RowResult, settleFormats } from "../validate/Validate.js"
 import { columnsSummary, openInput, planInput, type RowSettings } from "./Input.js"
 import type { Mode, ReadSettings } from "./Journal.js"
-import { openReports, settledFormats, type Summary, writeSummary } from "./Report.js"
+import { openReports, settledFormats, type Summary, writeSummary, writeSummaryFile } from "./Report.js"
 import { createRunDir, nowIso } from "./RunDir.js"
 
 interface ValidateJob extends RowSettings {
@@ -28,6 +28,12 @@ interface ValidateJob extends RowSettings {
   /** Which columns are required depends on it (create/upsert need the required ones, update/delete an identity). */
   readonly mode: Mode
   readonly runDir: string
+  /**
+   * For a program, not a person: report.csv and summary.json only, no report.xlsx nor report.html (a fleet's
+   * `submit` reads the verdicts of report.csv and removes the folder: the workbook and the page were a tenth of its
+   * CPU for nothing).
+   */
+  readonly verdictsOnly?: boolean
 }
 
 const outcomeOf = (result: RowResult): Outcome =>
@@ -75,7 +81,8 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
         dryRun: false,
         decimal: formats.decimal,
         resource: r.name,
-        formats
+        formats,
+        workbook: job.verdictsOnly !== true
       })
       const csv = input.source.format === "csv"
       // A batch of rows whose files need no checking (every batch of most files) is validated in one loop.
@@ -132,6 +139,6 @@ export const runValidate = Effect.fn("Validate.run")(function*(job: ValidateJob)
     })
   )
   const exitCode = summary.exitCode
-  yield* writeSummary(runDir, summary)
+  yield* (job.verdictsOnly === true ? writeSummaryFile : writeSummary)(runDir, summary)
   return { runDir, summary, exitCode, formats }
 })
