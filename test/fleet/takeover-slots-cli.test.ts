@@ -82,10 +82,11 @@ describe("fleet takeover by job slots", () => {
           survivor.stderr
         )
 
-        // The victim: three job slots, each sending a part of 30 rows (3 a second between them: 30 s a part, 10 s
-        // should one part get the whole budget), so each still runs at the kill, with most of its rows left for the
-        // survivor to send after the takeover.
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/1s"], env)
+        // The victim: three job slots, each sending a part of 30 rows (3 every 2 s between them: 40 s a part as the
+        // parts take turns, 20 s should one part run alone until the others are claimed), so each still runs at the
+        // kill, with most of its rows left for the survivor to send after the takeover. At 3 a second, parts taking
+        // turns (client/Lanes.ts) had two of the three done before the kill once, on a loaded machine.
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/2s"], env)
         const input = customersFile(dir, "clientes.csv", 90)
         const parent = yield* submit(input.file, "acme", 30)
         const stranded = yield* partsOf(parent)
