@@ -5,8 +5,8 @@
  * account; an export that differs from its manifest is refused, naming the file.
  */
 import { NodeContext } from "@effect/platform-node"
-import { afterAll, assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
@@ -18,6 +18,7 @@ import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { accountA, apiOf, http, seedEverything, startTestSandbox, tempDir } from "../export/support.js"
 import { importInto, put, readReport } from "../import/support.js"
 import * as Onboard from "../onboard/support.js"
+import { oncePerFile } from "../support.js"
 
 const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFormat = "csv") =>
   Effect.gen(function*() {
@@ -43,20 +44,15 @@ const original = Effect.gen(function*() {
 /**
  * The original and its csv export, made once for the file: the tests that neither change the account nor write into
  * the export share them (each seeded and exported its own, about 2 s a test); a test that edits the export edits a
- * copy of it (`exportedCopy`). Stopped and removed after the file.
+ * copy of it (`exportedCopy`).
  */
-const fileScope = Effect.runSync(Scope.make())
-afterAll(() => Effect.runPromise(Scope.close(fileScope, Exit.void)))
-let shared: Promise<{ readonly account: RunningSandbox; readonly exported: string }> | undefined
-const sharedOriginal = Effect.promise(() =>
-  shared ??= Effect.runPromise(
-    Effect.gen(function*() {
-      const account = yield* original
-      const exported = Path.join(yield* tempDir, "export")
-      yield* exportAll(account, exported)
-      return { account, exported }
-    }).pipe(Scope.extend(fileScope), Effect.provide(NodeContext.layer))
-  )
+const sharedOriginal = oncePerFile(
+  Effect.gen(function*() {
+    const account = yield* original
+    const exported = Path.join(yield* tempDir, "export")
+    yield* exportAll(account, exported)
+    return { account, exported }
+  }).pipe(Effect.provide(NodeContext.layer))
 )
 
 /** A copy of the shared export in a directory of the test's own, to edit. */
