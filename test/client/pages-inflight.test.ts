@@ -59,8 +59,15 @@ const walkTheYear = (
   Effect.gen(function*() {
     const sandbox = yield* theYear
     const overrides = { pageSize, concurrency: safeInFlight, maxWindowPages }
-    // A client of its own (its own token, which the sandbox counts the requests in flight on).
+    // A client of its own (its own token, which the sandbox counts the requests in flight on), logged in and with its
+    // connections open before the walk, as when each walk's client had seeded the year first: connecting during the
+    // walk's first rounds kept one of its 8 requests from overlapping the others at load 10 (7 in flight, 2026-11-29).
     const api = yield* makeClient(sandbox, overrides)
+    yield* Effect.forEach(
+      Array.from({ length: safeInFlight }, () => ({ method: "GET" as const, path: "/users/1" })),
+      (req) => api.request(req),
+      { concurrency: "unbounded", discard: true }
+    )
     yield* sandbox.control.setFaults({ pageLatencyPerRecordMs: pageMs / pageSize })
     const from = (yield* sandbox.control.requests).length
 
