@@ -4,11 +4,11 @@
  * budget that never gets in the way and short pauses after a 403. Each area's support module sets its own
  * directory prefix and defaults on top.
  */
-import { Context, Effect, Layer } from "effect"
-import type { Scope } from "effect"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as Path from "node:path"
+import { afterAll } from "vitest"
 import { clientLayer } from "../src/cli/Connection.js"
 import { Api } from "../src/client/Api.js"
 import { ClientConfig, type ClientSettingsInput } from "../src/client/Config.js"
@@ -17,6 +17,18 @@ import type { RunningSandbox } from "../src/sandbox/Sandbox.js"
 
 /** The last line of a command's stdout, parsed: the JSON summary that `--json` ends with. */
 export const lastJson = (stdout: string): Record<string, any> => JSON.parse(stdout.trim().split("\n").at(-1)!)
+
+/**
+ * `make` run once for the test file that calls this at its top level (within the first test that uses it), what it
+ * holds (servers, directories) kept until the file's tests have all run: for set-up that the file's tests only read,
+ * such as a seeded sandbox or an export, which each test made again before. A failure is every user's failure.
+ */
+export const oncePerFile = <A, E>(make: Effect.Effect<A, E, Scope.Scope>): Effect.Effect<A, E> => {
+  const scope = Effect.runSync(Scope.make())
+  afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
+  let made: Promise<Exit.Exit<A, E>> | undefined
+  return Effect.flatten(Effect.promise(() => made ??= Effect.runPromiseExit(Scope.extend(make, scope))))
+}
 
 /** A fresh directory under the system's temporary directory, removed (with its content) when the scope closes. */
 export const temporaryDir = (prefix: string): Effect.Effect<string, never, Scope.Scope> =>

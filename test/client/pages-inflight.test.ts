@@ -11,6 +11,7 @@ import type { ApiRequest, ListOptions } from "../../src/client/Api.js"
 import { ClientConfig, safeInFlight } from "../../src/client/Config.js"
 import { type Get, makePages } from "../../src/client/Pages.js"
 import { resource } from "../../src/Resources.js"
+import { oncePerFile } from "../support.js"
 import { makeClient, requestsTo, startTestSandbox } from "./support.js"
 
 const tasks = 240
@@ -19,7 +20,33 @@ const dayOfYear = (i: number) =>
   new Date(Date.UTC(2026, 0, 1 + Math.floor((i * 365) / tasks))).toISOString().slice(0, 10)
 
 /**
- * A year of 240 tasks spread evenly, walked in pages of 10 with windows of at most `maxWindowPages` pages from a
+ * A sandbox holding a year of 240 tasks spread evenly, seeded once for the file: the walks only read it (each walk
+ * seeded its own, 240 requests, eight times).
+ */
+const theYear = oncePerFile(Effect.gen(function*() {
+  const sandbox = yield* startTestSandbox()
+  const api = yield* makeClient(sandbox, { concurrency: 8 })
+  const user = yield* api.request({ method: "POST", path: "/users", body: { login: "ana", name: "Ana" } })
+  const idUserFrom = (user.body as { result: { userID?: number; id?: number } }).result
+  yield* Effect.forEach(
+    Array.from({ length: tasks }, (_, i) => i),
+    (i) =>
+      api.request({
+        method: "POST",
+        path: "/tasks",
+        body: {
+          externalId: `OS-${i}`,
+          idUserFrom: idUserFrom.userID ?? idUserFrom.id,
+          taskDate: `${dayOfYear(i)}T09:00:00`
+        }
+      }),
+    { concurrency: 8, discard: true }
+  )
+  return sandbox
+}))
+
+/**
+ * The year's tasks walked in pages of 10 with windows of at most `maxWindowPages` pages from a
  * sandbox answering a page in `pageMs`: the pages read, the queries asked (in order) and the sandbox's log of them.
  */
 const walkTheYear = (
@@ -30,24 +57,16 @@ const walkTheYear = (
   continued?: Pick<ListOptions, "fromPage" | "fromPageSize" | "window">
 ) =>
   Effect.gen(function*() {
-    const sandbox = yield* startTestSandbox()
+    const sandbox = yield* theYear
     const overrides = { pageSize, concurrency: safeInFlight, maxWindowPages }
+    // A client of its own (its own token, which the sandbox counts the requests in flight on), logged in and with its
+    // connections open before the walk, as when each walk's client had seeded the year first: connecting during the
+    // walk's first rounds kept one of its 8 requests from overlapping the others at load 10 (7 in flight, 2026-11-29).
     const api = yield* makeClient(sandbox, overrides)
-    const user = yield* api.request({ method: "POST", path: "/users", body: { login: "ana", name: "Ana" } })
-    const idUserFrom = (user.body as { result: { userID?: number; id?: number } }).result
     yield* Effect.forEach(
-      Array.from({ length: tasks }, (_, i) => i),
-      (i) =>
-        api.request({
-          method: "POST",
-          path: "/tasks",
-          body: {
-            externalId: `OS-${i}`,
-            idUserFrom: idUserFrom.userID ?? idUserFrom.id,
-            taskDate: `${dayOfYear(i)}T09:00:00`
-          }
-        }),
-      { concurrency: 8, discard: true }
+      Array.from({ length: safeInFlight }, () => ({ method: "GET" as const, path: "/users/1" })),
+      (req) => api.request(req),
+      { concurrency: "unbounded", discard: true }
     )
     yield* sandbox.control.setFaults({ pageLatencyPerRecordMs: pageMs / pageSize })
     const from = (yield* sandbox.control.requests).length

@@ -8,7 +8,7 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { appendFileSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { readExportCopy } from "../../src/export/Copy.js"
@@ -18,6 +18,7 @@ import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { accountA, apiOf, http, seedEverything, startTestSandbox, tempDir } from "../export/support.js"
 import { importInto, put, readReport } from "../import/support.js"
 import * as Onboard from "../onboard/support.js"
+import { oncePerFile } from "../support.js"
 
 const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFormat = "csv") =>
   Effect.gen(function*() {
@@ -38,6 +39,28 @@ const original = Effect.gen(function*() {
   const sandbox = yield* startTestSandbox()
   yield* Effect.promise(() => seedEverything(sandbox))
   return sandbox
+})
+
+/**
+ * The original and its csv export, made once for the file: the tests that neither change the account nor write into
+ * the export share them (each seeded and exported its own, about 2 s a test); a test that edits the export edits a
+ * copy of it (`exportedCopy`).
+ */
+const sharedOriginal = oncePerFile(
+  Effect.gen(function*() {
+    const account = yield* original
+    const exported = Path.join(yield* tempDir, "export")
+    yield* exportAll(account, exported)
+    return { account, exported }
+  }).pipe(Effect.provide(NodeContext.layer))
+)
+
+/** A copy of the shared export in a directory of the test's own, to edit. */
+const exportedCopy = Effect.gen(function*() {
+  const { exported } = yield* sharedOriginal
+  const copy = Path.join(yield* tempDir, "export")
+  cpSync(exported, copy, { recursive: true })
+  return copy
 })
 
 /** A second sandbox started from the export in `dir`. */
@@ -63,9 +86,7 @@ const assertSameExport = (a: string, b: string) => {
 describe("sandbox --seed", () => {
   it.live("an export of the copy is the export of the account, byte for byte", () =>
     Effect.gen(function*() {
-      const account = yield* original
-      const first = Path.join(yield* tempDir, "first")
-      yield* exportAll(account, first)
+      const { exported: first } = yield* sharedOriginal
       const copy = yield* copyOf(first)
       const second = Path.join(yield* tempDir, "second")
       yield* exportAll(copy, second)
@@ -87,10 +108,8 @@ describe("sandbox --seed", () => {
     "with --data, a rehearsal's changes outlive a restart: the copy fills only accounts the file lacks",
     () =>
       Effect.gen(function*() {
-        const account = yield* original
+        const { exported } = yield* sharedOriginal
         const dir = yield* tempDir
-        const exported = Path.join(dir, "export")
-        yield* exportAll(account, exported)
         const copy = yield* readExportCopy(exported)
         const dataFile = Path.join(dir, "state.json")
         yield* Effect.scoped(Effect.gen(function*() {
@@ -108,10 +127,8 @@ describe("sandbox --seed", () => {
 
   it.live("an xlsx export reads back as well as a csv one", () =>
     Effect.gen(function*() {
-      const account = yield* original
-      const csv = Path.join(yield* tempDir, "csv")
+      const { account, exported: csv } = yield* sharedOriginal
       const xlsx = Path.join(yield* tempDir, "xlsx")
-      yield* exportAll(account, csv)
       yield* exportAll(account, xlsx, "xlsx")
       const copy = yield* copyOf(xlsx)
       const again = Path.join(yield* tempDir, "again")
@@ -121,6 +138,7 @@ describe("sandbox --seed", () => {
 
   it.live("an import rehearsed on the copy reports what it reports on the account", () =>
     Effect.gen(function*() {
+      // An account of its own: the import changes it.
       const account = yield* original
       const dir = yield* tempDir
       const exported = Path.join(dir, "export")
@@ -192,9 +210,7 @@ describe("sandbox --seed", () => {
 
   it.live("an export that differs from its manifest is refused, naming the file", () =>
     Effect.gen(function*() {
-      const account = yield* original
-      const exported = Path.join(yield* tempDir, "export")
-      yield* exportAll(account, exported)
+      const exported = yield* exportedCopy
       appendFileSync(Path.join(exported, "customers.csv"), "9,CLI-9,Intrusa\n")
       const refused = yield* Effect.flip(readExportCopy(exported))
       assert.match(refused.message, /customers\.csv differs from the manifest/)
@@ -203,9 +219,7 @@ describe("sandbox --seed", () => {
 
   it.live("a cell that is not a value of its column names the file, row and column", () =>
     Effect.gen(function*() {
-      const account = yield* original
-      const exported = Path.join(yield* tempDir, "export")
-      yield* exportAll(account, exported)
+      const exported = yield* exportedCopy
       // Edited and its manifest entry brought in line, so it passes verify: the values themselves are read.
       const file = Path.join(exported, "equipments.csv")
       writeFileSync(file, readFileSync(file, "utf8").replace(",CLI-0001,2,", ",CLI-0001,dois,"))

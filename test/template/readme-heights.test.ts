@@ -15,40 +15,64 @@ import ExcelJS from "exceljs"
 import { readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { firstPageColumns, wrappedLines } from "../../src/files/SheetLayout.js"
-import { setLanguage } from "../../src/Messages.js"
+import { currentLanguage, type Language, setLanguage } from "../../src/Messages.js"
 import { writeExampleWorkbook } from "../../src/onboard/Example.js"
 import { importable } from "../../src/Resources.js"
 import { workbookTemplate, xlsxTemplate } from "../../src/template/Xlsx.js"
 import { temporaryDir } from "../support.js"
 
-const readmeOf = (bytes: Uint8Array) =>
-  Effect.promise(async () => {
-    const book = new ExcelJS.Workbook()
-    await book.xlsx.load(Buffer.from(bytes) as unknown as ArrayBuffer)
-    return book.getWorksheet("README")!
+const readmeSheetOf = async (bytes: Uint8Array) => {
+  const book = new ExcelJS.Workbook()
+  await book.xlsx.load(Buffer.from(bytes) as unknown as ArrayBuffer)
+  return book.getWorksheet("README")!
+}
+const readmeOf = (bytes: Uint8Array) => Effect.promise(() => readmeSheetOf(bytes))
+
+/**
+ * The README sheet of each importable resource's template in `language`, each template built and read once for the
+ * file: the two tests per language below read the same sheets (built twice, they were most of the file's time).
+ */
+const templateReadmes = new Map<Language, Promise<ReadonlyArray<{ resource: string; sheet: ExcelJS.Worksheet }>>>()
+const readmesIn = (language: Language) =>
+  Effect.promise(() => {
+    const known = templateReadmes.get(language)
+    if (known !== undefined) return known
+    // Built within the test that first asks (tests of a file run one at a time), in `language`, then the test's again.
+    const built = (async () => {
+      const was = currentLanguage()
+      setLanguage(language)
+      try {
+        const sheets: Array<{ resource: string; sheet: ExcelJS.Worksheet }> = []
+        for (const r of importable) sheets.push({ resource: r.name, sheet: await readmeSheetOf(await xlsxTemplate(r)) })
+        return sheets
+      } finally {
+        setLanguage(was)
+      }
+    })()
+    templateReadmes.set(language, built)
+    return built
   })
 
 /** Each README row below the headings: the height set, and the lines its cells need in their columns' widths. */
-const readmeRows = (bytes: Uint8Array) =>
-  Effect.gen(function*() {
-    const sheet = yield* readmeOf(bytes)
-    const rows: Array<{ row: number; name: string; height: number | undefined; lines: number }> = []
-    let headings = 0
-    sheet.eachRow((row, n) => {
-      if (headings === 0) {
-        if (row.getCell(2).value !== null && row.getCell(7).value !== null) headings = n
-        return
-      }
-      let lines = 1
-      for (let i = 1; i <= 7; i++) {
-        const text = String(row.getCell(i).value ?? "")
-        // Independent of `wrappedLines`' table: no text is narrower than half a digit a character.
-        lines = Math.max(lines, Math.ceil((text.length * 0.45) / (sheet.getColumn(i).width ?? 10)))
-      }
-      rows.push({ row: n, name: String(row.getCell(1).value), height: row.height, lines })
-    })
-    return rows
+const rowsOf = (sheet: ExcelJS.Worksheet) => {
+  const rows: Array<{ row: number; name: string; height: number | undefined; lines: number }> = []
+  let headings = 0
+  sheet.eachRow((row, n) => {
+    if (headings === 0) {
+      if (row.getCell(2).value !== null && row.getCell(7).value !== null) headings = n
+      return
+    }
+    let lines = 1
+    for (let i = 1; i <= 7; i++) {
+      const text = String(row.getCell(i).value ?? "")
+      // Independent of `wrappedLines`' table: no text is narrower than half a digit a character.
+      lines = Math.max(lines, Math.ceil((text.length * 0.45) / (sheet.getColumn(i).width ?? 10)))
+    }
+    rows.push({ row: n, name: String(row.getCell(1).value), height: row.height, lines })
   })
+  return rows
+}
+const readmeRows = (bytes: Uint8Array) => Effect.map(readmeOf(bytes), rowsOf)
 
 describe("the README sheet of the XLSX templates", () => {
   it("counts wrapped lines at word boundaries with the font's widths, long words broken", () => {
@@ -120,15 +144,19 @@ describe("the README sheet of the XLSX templates", () => {
           setLanguage(language)
           try {
             const books = [
-              ...importable.map((r) => ({
-                name: r.name,
-                bytes: () => xlsxTemplate(r),
+              ...(yield* readmesIn(language)).map(({ resource, sheet }) => ({
+                name: resource,
+                sheet: Effect.succeed(sheet),
                 widths: [28, 16, 44, 50, 34, 60, 30]
               })),
-              { name: "onboarding workbook", bytes: () => workbookTemplate(importable), widths: [8, 28, 36, 60] }
+              {
+                name: "onboarding workbook",
+                sheet: Effect.flatMap(Effect.promise(() => workbookTemplate(importable)), readmeOf),
+                widths: [8, 28, 36, 60]
+              }
             ]
             for (const book of books) {
-              const sheet = yield* readmeOf(yield* Effect.promise(book.bytes))
+              const sheet = yield* book.sheet
               const span = firstPageColumns("landscape", book.widths)
               const room = book.widths.slice(0, span).reduce((a, b) => a + b, 0)
               // The whole sheet when it prints one page across (shrunk to fit); else within a Letter page across at
@@ -173,12 +201,12 @@ describe("the README sheet of the XLSX templates", () => {
         Effect.gen(function*() {
           setLanguage(language)
           try {
-            for (const r of importable) {
-              const rows = yield* readmeRows(yield* Effect.promise(() => xlsxTemplate(r)))
-              assert.isAbove(rows.length, 0, r.name)
+            for (const { resource, sheet } of yield* readmesIn(language)) {
+              const rows = rowsOf(sheet)
+              assert.isAbove(rows.length, 0, resource)
               for (const { height, lines, row } of rows) {
-                assert.isDefined(height, `${r.name} README row ${row} has no height`)
-                assert.isAtLeast(height!, 15 * lines, `${r.name} README row ${row}: ${lines} lines`)
+                assert.isDefined(height, `${resource} README row ${row} has no height`)
+                assert.isAtLeast(height!, 15 * lines, `${resource} README row ${row}: ${lines} lines`)
               }
             }
           } finally {
