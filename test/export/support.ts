@@ -15,7 +15,8 @@ import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { temporaryDir, testClient } from "../support.js"
 
 export const root = fileURLToPath(new URL("../..", import.meta.url))
-export const bin = Path.join(root, "dist/bin.js")
+/** The built CLI; FSM_DRILL_BIN points the export tests at another build (the code before a change, to compare). */
+export const bin = process.env.FSM_DRILL_BIN ?? Path.join(root, "dist/bin.js")
 
 // Keys that no temporary directory's name can contain: a key is a secret, and every secret is redacted from what is printed.
 export const accountA = { apiKey: "key-of-a", apiToken: "token-a" }
