@@ -225,7 +225,9 @@ describe.skipIf(!backends.find((b) => b.backend === "redis")!.available)("fleet 
       yield* Effect.promise(() => other.set("fsm-bulk:egress:e9", "crashed-host/1/x", "PX", 1_500))
       const refused = yield* Effect.exit(store.holdEgress("e9"))
       assert.isTrue(Exit.isFailure(refused))
-      yield* Effect.promise(() => new Promise((r) => setTimeout(r, 1_700)))
+      // Its expiry comes now rather than in 1.5 s (redis-server's clock, not ours): wait until redis has dropped it.
+      yield* Effect.promise(() => other.pexpire("fsm-bulk:egress:e9", 1))
+      while ((yield* Effect.promise(() => other.pttl("fsm-bulk:egress:e9"))) !== -2) yield* Effect.yieldNow()
       yield* store.holdEgress("e9")
       const ttl = yield* Effect.promise(() => other.pttl("fsm-bulk:egress:e9"))
       assert.isAbove(ttl, 0, "the live worker's lock has an expiry too")
