@@ -30,7 +30,7 @@ import * as Path from "node:path"
 import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { ended, submitCustomers } from "./in-process.js"
+import { ended, statusAs, submitCustomers } from "./in-process.js"
 import {
   availableBackends,
   type Backend,
@@ -126,9 +126,9 @@ describe("no job lost (issue 29)", () => {
         assert.strictEqual(whole.exit_code, 2, `${JSON.stringify(whole)}\n${worker.stderr()}`)
         assert.strictEqual(whole.state, "failed")
         assert.include(whole.error ?? "", `every part failed: account "acme" was removed`)
-        const shown = yield* run(["status", parted])
-        assert.include(shown.stdout, "failed")
-        assert.include(shown.stdout, "exit 2")
+        // `status`, read in process as the command reads it (its output is cli.test.ts's to spawn).
+        const shown = yield* statusAs(env, parted)
+        assert.deepStrictEqual([shown.value?.state, shown.value?.exitCode], ["failed", 2], JSON.stringify(shown))
         const parts = yield* withStore(env.FSM_FLEET_URL!, (store) => store.parts(parted))
         assert.deepStrictEqual(parts.map((p) => [p.state, p.exit_code]), [["failed", 2], ["failed", 2], ["failed", 2]])
         const row = yield* withStore(env.FSM_FLEET_URL!, (store) => store.job(single))
@@ -350,7 +350,7 @@ describe("jobs carry the format they need (issue 29)", () => {
     "a job no live worker can serve ends failed with each worker's reason, exit 2; none takes it twice ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, submit, wait } = yield* fleet(b.backend)
+        const { dir, env, submit, wait } = yield* fleet(b.backend)
         const url = env.FSM_FLEET_URL!
         // Two workers alive before the job is queued: it ends only once both refused it.
         const workers = [
@@ -367,8 +367,8 @@ describe("jobs carry the format they need (issue 29)", () => {
           2,
           `wait returns the job's exit code\n${JSON.stringify(waited)}\n${logs()}`
         )
-        const shown = lastJson((yield* run(["status", "from-the-future", "--json"])).stdout)
-        const [status] = shown.jobs as Array<{ state: string; exitCode: number; error: string | null }>
+        // `status from-the-future --json`, read in process as the command reads it (cli.test.ts spawns it).
+        const status = (yield* statusAs(env, "from-the-future")).value
         assert.deepStrictEqual([status?.state, status?.exitCode], ["failed", 2], "status shows it")
         const error = status?.error ?? ""
         assert.include(error, "no worker can run it (refused by 2)")
