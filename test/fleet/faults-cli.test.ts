@@ -15,10 +15,12 @@
  * - a job no live worker can serve (a format newer than they know) ends failed, exit 2, with each worker's reason,
  *   and no worker takes it twice (before, it went round the queue for good).
  *
- * The workers, `accounts add` and `accounts remove` are the built CLI, spawned; `submit import` (but where the file it
- * reads is the point) and `wait` are made in the test's process (./in-process.ts), on the same code: they are not
- * what these tests are about, and each spawn costs about a second of CPU. `wait`'s exit code is the job's `exit_code`
- * (3 only for a cancelled job, which none of these is); test/fleet/cli.test.ts spawns both commands for their contract.
+ * The workers, `accounts add` and `accounts remove` (where the change lands on a job running or on a refused key) are
+ * the built CLI, spawned; `submit import` (but where the file it reads is the point), `wait`, `status` and the removal
+ * of a queued job's account are made in the test's process (./in-process.ts), on the same code: they are not what
+ * these tests are about, and each spawn costs about a second of CPU. `wait`'s exit code is the job's `exit_code`
+ * (3 only for a cancelled job, which none of these is); test/fleet/cli.test.ts spawns `submit`, `wait` and `status`
+ * for their contract.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -30,7 +32,7 @@ import * as Path from "node:path"
 import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { ended, statusAs, submitCustomers } from "./in-process.js"
+import { accountsRemoveAs, ended, statusAs, submitCustomers } from "./in-process.js"
 import {
   availableBackends,
   type Backend,
@@ -108,13 +110,14 @@ describe("no job lost (issue 29)", () => {
     "a job whose account was removed while it was queued ends failed, exit 2, also in parts ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, sandbox, submit, wait } = yield* fleet(b.backend)
+        const { dir, env, sandbox, submit, wait } = yield* fleet(b.backend)
         // The two submits, and later the two waits, side by side: neither depends on the other.
         const [single, parted] = yield* Effect.all([
           submit(customersFile(dir, "um.csv", 10).file),
           submit(customersFile(dir, "partes.csv", 30).file, 10)
         ], { concurrency: "unbounded" })
-        assert.strictEqual((yield* run(["accounts", "remove", "acme"])).code, 0)
+        // Removed in process, as `accounts remove` removes it (the command is spawned below, where it lands mid-job).
+        assert.strictEqual((yield* accountsRemoveAs(env, "acme")).code, 0)
         const worker = yield* startWorker(["--egress-id", "w-removed"], env)
         const [waited, whole] = yield* Effect.all([wait(single, worker.stderr), wait(parted, worker.stderr)], {
           concurrency: "unbounded"
