@@ -555,8 +555,12 @@ export const stagedSubmissionsPoll = (
 ): Effect.Effect<Effect.Effect<ReadonlyArray<string>>, never, Scope.Scope> =>
   url.startsWith("redis")
     ? Effect.map(
-      // ioredis reconnects on its own; a command sent meanwhile waits for the connection.
-      Effect.acquireRelease(Effect.sync(() => new Redis(url)), (client) => Effect.promise(() => client.quit())),
+      // ioredis reconnects on its own; a command sent meanwhile waits for the connection. Its failed attempts are
+      // not reported as unhandled errors.
+      Effect.acquireRelease(
+        Effect.sync(() => new Redis(url).on("error", () => undefined)),
+        (client) => Effect.promise(() => client.quit())
+      ),
       (client) => Effect.promise(() => client.zrange("fsm-bulk:staging", 0, -1))
     )
     : Effect.map(
