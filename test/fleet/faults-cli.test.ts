@@ -15,10 +15,12 @@
  * - a job no live worker can serve (a format newer than they know) ends failed, exit 2, with each worker's reason,
  *   and no worker takes it twice (before, it went round the queue for good).
  *
- * The workers, `accounts add` and `accounts remove` are the built CLI, spawned; `submit import` (but where the file it
- * reads is the point) and `wait` are made in the test's process (./in-process.ts), on the same code: they are not
- * what these tests are about, and each spawn costs about a second of CPU. `wait`'s exit code is the job's `exit_code`
- * (3 only for a cancelled job, which none of these is); test/fleet/cli.test.ts spawns both commands for their contract.
+ * The workers, `accounts add` and `accounts remove` (where the change lands on a job running or on a refused key) are
+ * the built CLI, spawned; `submit import` (but where the file it reads is the point), `wait`, `status` and the removal
+ * of a queued job's account are made in the test's process (./in-process.ts), on the same code: they are not what
+ * these tests are about, and each spawn costs about a second of CPU. `wait`'s exit code is the job's `exit_code`
+ * (3 only for a cancelled job, which none of these is); test/fleet/cli.test.ts spawns `submit`, `wait` and `status`
+ * for their contract.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -30,7 +32,7 @@ import * as Path from "node:path"
 import { jobFormat } from "../../src/fleet/Queue.js"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
 import { customersFile, startDrillSandbox, tempDir } from "../drills/support.js"
-import { ended, submitCustomers } from "./in-process.js"
+import { accountsRemoveAs, ended, statusAs, submitCustomers } from "./in-process.js"
 import {
   availableBackends,
   type Backend,
@@ -108,13 +110,14 @@ describe("no job lost (issue 29)", () => {
     "a job whose account was removed while it was queued ends failed, exit 2, also in parts ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, sandbox, submit, wait } = yield* fleet(b.backend)
+        const { dir, env, sandbox, submit, wait } = yield* fleet(b.backend)
         // The two submits, and later the two waits, side by side: neither depends on the other.
         const [single, parted] = yield* Effect.all([
           submit(customersFile(dir, "um.csv", 10).file),
           submit(customersFile(dir, "partes.csv", 30).file, 10)
         ], { concurrency: "unbounded" })
-        assert.strictEqual((yield* run(["accounts", "remove", "acme"])).code, 0)
+        // Removed in process, as `accounts remove` removes it (the command is spawned below, where it lands mid-job).
+        assert.strictEqual((yield* accountsRemoveAs(env, "acme")).code, 0)
         const worker = yield* startWorker(["--egress-id", "w-removed"], env)
         const [waited, whole] = yield* Effect.all([wait(single, worker.stderr), wait(parted, worker.stderr)], {
           concurrency: "unbounded"
@@ -126,9 +129,9 @@ describe("no job lost (issue 29)", () => {
         assert.strictEqual(whole.exit_code, 2, `${JSON.stringify(whole)}\n${worker.stderr()}`)
         assert.strictEqual(whole.state, "failed")
         assert.include(whole.error ?? "", `every part failed: account "acme" was removed`)
-        const shown = yield* run(["status", parted])
-        assert.include(shown.stdout, "failed")
-        assert.include(shown.stdout, "exit 2")
+        // `status`, read in process as the command reads it (its output is cli.test.ts's to spawn).
+        const shown = yield* statusAs(env, parted)
+        assert.deepStrictEqual([shown.value?.state, shown.value?.exitCode], ["failed", 2], JSON.stringify(shown))
         const parts = yield* withStore(env.FSM_FLEET_URL!, (store) => store.parts(parted))
         assert.deepStrictEqual(parts.map((p) => [p.state, p.exit_code]), [["failed", 2], ["failed", 2], ["failed", 2]])
         const row = yield* withStore(env.FSM_FLEET_URL!, (store) => store.job(single))
@@ -350,7 +353,7 @@ describe("jobs carry the format they need (issue 29)", () => {
     "a job no live worker can serve ends failed with each worker's reason, exit 2; none takes it twice ($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, run, submit, wait } = yield* fleet(b.backend)
+        const { dir, env, submit, wait } = yield* fleet(b.backend)
         const url = env.FSM_FLEET_URL!
         // Two workers alive before the job is queued: it ends only once both refused it.
         const workers = [
@@ -367,8 +370,8 @@ describe("jobs carry the format they need (issue 29)", () => {
           2,
           `wait returns the job's exit code\n${JSON.stringify(waited)}\n${logs()}`
         )
-        const shown = lastJson((yield* run(["status", "from-the-future", "--json"])).stdout)
-        const [status] = shown.jobs as Array<{ state: string; exitCode: number; error: string | null }>
+        // `status from-the-future --json`, read in process as the command reads it (cli.test.ts spawns it).
+        const status = (yield* statusAs(env, "from-the-future")).value
         assert.deepStrictEqual([status?.state, status?.exitCode], ["failed", 2], "status shows it")
         const error = status?.error ?? ""
         assert.include(error, "no worker can run it (refused by 2)")

@@ -13,6 +13,7 @@
 import { Config, ConfigProvider, Effect, Either, Option } from "effect"
 import { readProfiles, withProfile } from "../../src/cli/Parsing.js"
 import { fleetStore } from "../../src/fleet/CommandStore.js"
+import { FleetError } from "../../src/fleet/Errors.js"
 import { fetchJob } from "../../src/fleet/FetchHandlers.js"
 import {
   cancelWithParts,
@@ -274,6 +275,18 @@ export const cancelAs = (env: NodeJS.ProcessEnv, job: string) =>
   asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
     const { store, url } = yield* storeOf(env)
     return yield* cancelWithParts(store, url, job)
+  }))))
+
+/**
+ * `fsm-bulk accounts remove NAME`, run as spawned with `env` (Handlers.ts `handleAccountsRemove`: the command's store,
+ * `removeAccount`): exit 0, or the failure (no such account: exit 2). test/fleet/faults-cli.test.ts spawns it where
+ * the command is the point.
+ */
+export const accountsRemoveAs = (env: NodeJS.ProcessEnv, name: string) =>
+  asCommand(env)(ending(Effect.scoped(Effect.gen(function*() {
+    const { store } = yield* storeOf(env)
+    const removed = yield* store.removeAccount(name)
+    if (!removed) return yield* new FleetError({ reason: "NotFound", message: `no account "${name}" in this fleet` })
   }))))
 
 /**

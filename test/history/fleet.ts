@@ -53,7 +53,7 @@ import {
   query,
   queueNewerJob,
   runCli,
-  stagedSubmissions,
+  stagedSubmissionsPoll,
   startHeldSubmit,
   startPostgres,
   startRedisWith,
@@ -730,7 +730,7 @@ export const checkFleet = (
  * had time to reclaim them (the drain's worker sweeps every half lease).
  */
 const storeLeftovers = (w: FleetWorld) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const problems: Array<string> = []
     const known = new Set(w.jobs.map((j) => j.id))
     const shown = yield* withStore(w.url, (store) => store.recentJobs(1_000)).pipe(Effect.orElseSucceed(() => []))
@@ -738,16 +738,18 @@ const storeLeftovers = (w: FleetWorld) =>
       if (!known.has(job.id)) problems.push(`(phantom) job ${job.id} (${job.state}) is shown but no submit made it`)
     }
     const until = Date.now() + stagingReclaimMs + 2 * leaseMs + 5_000
-    let staged = yield* stagedSubmissions(w.url)
+    // One connection for the poll (stagedSubmissionsPoll: a new one only after a failed read).
+    const stagedNow = yield* stagedSubmissionsPoll(w.url)
+    let staged = yield* stagedNow
     while (staged.length > 0 && Date.now() < until) {
       yield* Effect.sleep(250)
-      staged = yield* stagedSubmissions(w.url)
+      staged = yield* stagedNow
     }
     if (staged.length > 0) {
       problems.push(`(staging) ${staged.length} staged submission(s) never reclaimed: ${staged.join(", ")}`)
     }
     return problems
-  })
+  }))
 
 /** What a refused job's end is checked on besides `wait`'s exit: its error, `status --json`, its journal's lines. */
 const refusedEnd = (w: FleetWorld, id: string, waited: Waited) =>
