@@ -152,7 +152,13 @@ describe("a refused job", () => {
         const row = yield* withStore(server.url, (s) => s.job(job))
         assert.include(row.error ?? "", "no worker can run it (refused by 1): worker w-old:", refuser.stderr())
         assert.strictEqual(row.exit_code, 2)
-        assert.include(refuser.stderr(), `job ${job}: every live worker has refused it: it ends now`)
+        // The worker says so once the store has the end: the line may reach this process after the state is read.
+        yield* eventually(
+          "the refuser says why the job ended",
+          () => refuser.stderr().includes(`job ${job}: every live worker has refused it: it ends now`),
+          30_000,
+          refuser.stderr
+        )
         // Claimed twice by the refuser: to refuse it, then to end it, within its park (ten leases, at least a
         // minute), on the store's clock. Before, the park held it: the second claim came only at the park's end.
         const claims = (yield* Effect.promise(() => timedEvents(server.url))).filter((e) =>
