@@ -102,7 +102,8 @@ const faultUntilHandedBack = (
     const end = yield* fault.hold()
     yield* eventually(
       "the worker gives the job up",
-      () => /handed back|lost;/.test(worker.stderr()),
+      // This job's own lines only: the worker's "stopping; jobs in progress … are handed back" is not the job's.
+      () => worker.stderr().includes(`job ${job} handed back`) || worker.stderr().includes(`job ${job}: lease `),
       120_000,
       worker.stderr
     )
@@ -113,7 +114,7 @@ const faultUntilHandedBack = (
       ["done", 0],
       `${JSON.stringify(waited)}\n${worker.stderr()}`
     )
-    assert.include(worker.stderr(), `job ${job} handed back`)
+    assert.include(worker.stderr(), `job ${job} handed back`, worker.stderr())
     return worker
   })
 
