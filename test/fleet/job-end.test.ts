@@ -6,23 +6,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import pg from "pg"
-import type { FleetStore, NewJob } from "../../src/fleet/Store.js"
+import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { availableBackends, eventually, query, startFleetBackend } from "./support.js"
+import { leasedOnPostgres, openTransaction, storeJob as job, waitsForLock } from "./store-fixtures.js"
+import { availableBackends, query, startFleetBackend } from "./support.js"
 
 const each = it.scoped.each(availableBackends)
 
-const spec = { resource: "customers", read: { encoding: "windows-1252", delimiter: ";" } }
-const job = (id: string, parent: string | null = null): NewJob => ({
-  id,
-  kind: parent === null ? "import" : "chunk",
-  account: "acme",
-  resource: "customers",
-  spec,
-  rows: 2,
-  parent
-})
 const done = { exitCode: 0, summary: { rows: 2, created: 2 }, rows: 2 }
 const failed = { exitCode: 3, error: "interrupted" }
 
@@ -97,16 +87,6 @@ describe("fleet store: a job's end is said recorded only when it was", () => {
 })
 
 /** A fleet store on the run's PostgreSQL with job `id` added and its lease taken by a worker. */
-const leasedOnPostgres = (id: string) =>
-  Effect.gen(function*() {
-    const { url } = yield* startFleetBackend("postgres")
-    const store = yield* openStore(url)
-    yield* store.init
-    yield* store.addJob(job(id))
-    const epoch = yield* store.takeLease(id, "w1/1")
-    return { epoch, store, url }
-  })
-
 describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
   "fleet store on postgres: a job's end",
   () => {
@@ -134,25 +114,12 @@ describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
         Effect.gen(function*() {
           const { epoch, store, url } = yield* leasedOnPostgres("held")
           // The holder writing a journal line or its end: the lease row locked for share, in a transaction left open.
-          const holder = new pg.Client({ connectionString: url })
-          yield* Effect.acquireRelease(
-            Effect.promise(() => holder.connect()),
-            () => Effect.promise(() => holder.end())
-          )
-          yield* Effect.promise(() => holder.query("BEGIN"))
+          const holder = yield* openTransaction(url)
           yield* Effect.promise(() =>
             holder.query("SELECT epoch FROM fsm_bulk.leases WHERE job = $1 FOR SHARE", ["held"])
           )
           const cancel = yield* Effect.fork(store.cancelJob("held"))
-          yield* eventually(
-            "the cancel waits for the lease row",
-            async () =>
-              (await query(
-                url,
-                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"
-              )).length > 0,
-            20_000
-          )
+          yield* waitsForLock(url, "the cancel")
           // Before: the job was already cancelled here (its own statement, committed), its holder's lease still held.
           const [during] = yield* Effect.promise(() =>
             query(url, "SELECT state FROM fsm_bulk.jobs WHERE id = $1", ["held"])
