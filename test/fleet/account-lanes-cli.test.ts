@@ -15,24 +15,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { readFileSync, writeFileSync } from "node:fs"
-import * as Path from "node:path"
-import { customersFile } from "../drills/support.js"
 import { ended, submitCustomers } from "./in-process.js"
 import { acmeFleet, availableBackends, startFleetBackend, startWorker, withStore } from "./support.js"
+import { clientesCsv } from "./workbook.js"
 
 const rowsPerPart = 45
-
-/** 90 customers in a pt-BR CSV: `Código;Nome;CPF/CNPJ` (read by the column aliases), Windows-1252, CRLF. */
-const clientesCsv = (dir: string) => {
-  const source = customersFile(dir, "plain.csv", 2 * rowsPerPart)
-  const [, ...rows] = readFileSync(source.file, "utf8").trimEnd().split("\n")
-  const text = ["Código;Nome;CPF/CNPJ", ...rows.map((r) => r.replaceAll(",", ";").replace("Cliente", "Conceição"))]
-    .join("\r\n") + "\r\n"
-  const file = Path.join(dir, "clientes.csv")
-  writeFileSync(file, Buffer.from(text, "latin1"))
-  return { file, keys: source.valid }
-}
 
 /**
  * Where the later part's first record is in creation order, and the longest run of one part's records from there to
@@ -58,7 +45,7 @@ describe("fleet: two jobs of one account on one worker", () => {
       Effect.gen(function*() {
         const server = yield* startFleetBackend(b.backend)
         const { dir, env, sandbox } = yield* acmeFleet(server.url)
-        const input = clientesCsv(dir)
+        const input = clientesCsv(dir, 2 * rowsPerPart)
         // Both parts queued before the worker starts: its two job slots take them at once.
         const parent = yield* submitCustomers(server.url, input.file, "acme", rowsPerPart)
         const parts = yield* withStore(server.url, (store) => store.parts(parent))
