@@ -19,6 +19,7 @@ import { prepareExport, runExport } from "../../src/export/Export.js"
 import type { ExportFormat } from "../../src/export/Manifest.js"
 import { loadRedactKey, makeRedactor, planRedaction } from "../../src/export/Redact.js"
 import { runVerify } from "../../src/export/Verify.js"
+import type { PersonalKind } from "../../src/Resources.js"
 import { importable, resource, resources } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
 import { parseCpfCnpj } from "../../src/validate/CpfCnpj.js"
@@ -56,28 +57,38 @@ const exportTo = (
     return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
   })
 
-/** Every value of a personal field in an unredacted csv export (contacts' members too). */
-const personalValues = (dir: string): ReadonlyArray<string> => {
-  const values = new Set<string>()
+/**
+ * Every value of a personal field in an unredacted csv export (contacts' members too), and the forms in which it
+ * must not appear: as written, and for phones and CPF/CNPJ also as bare digits. An address's or a name's digits
+ * ("1000" of "Av. Paulista, 1000") are no such form: four digits turn up by chance in any fingerprint's hex.
+ */
+const personalValues = (dir: string): ReadonlyMap<string, ReadonlyArray<string>> => {
+  const values = new Map<string, Array<string>>()
+  const add = (kind: PersonalKind, value: string) => {
+    const digits = value.replace(/\D/g, "")
+    values.set(value, kind === "phone" || kind === "cpfCnpj" ? [value, digits] : [value])
+  }
   for (const r of resources.values()) {
     const file = Path.join(dir, `${r.name}.csv`)
     if (!readdirSync(dir).includes(`${r.name}.csv`)) continue
     const table = readCsv(file)
-    for (const field of r.fields.filter((f) => f.personal !== undefined)) {
+    for (const field of r.fields) {
+      const personal = field.personal
+      if (personal === undefined) continue
       for (const row of table.rows) {
         const cell = (row[field.name] ?? "").replace(/^'/, "")
         if (cell === "") continue
-        if (typeof field.personal === "object") {
+        if (typeof personal === "object") {
           for (const item of JSON.parse(cell) as Array<Record<string, string>>) {
-            for (const member of Object.keys(field.personal.members)) if (item[member]) values.add(item[member])
+            for (const [member, kind] of Object.entries(personal.members)) if (item[member]) add(kind, item[member])
           }
         } else {
-          for (const item of field.list ? cell.split("|") : [cell]) values.add(item.replace(/^'/, ""))
+          for (const item of field.list ? cell.split("|") : [cell]) add(personal, item.replace(/^'/, ""))
         }
       }
     }
   }
-  return [...values]
+  return values
 }
 
 /** The text of every file of an export: csv and ndjson as they are, xlsx cell by cell. */
@@ -109,7 +120,7 @@ describe("export --redact", () => {
         const originals = personalValues(plain)
         // The seeded account's people, companies, e-mails, phones and CNPJ are among them.
         for (const v of ["Ana Souza", "Carlos Lima", "ana@example.com.br", "+55 11 98888-7777", "11222333000181"]) {
-          assert.include(originals, v)
+          assert.isTrue(originals.has(v), v)
         }
         const key = Path.join(work, "redaction.key")
         const redactor = yield* redactorWith(key, Path.join(work, "any"))
@@ -119,7 +130,8 @@ describe("export --redact", () => {
           const out = Path.join(work, `redacted-${format}`)
           const result = yield* exportTo(sandbox, out, { redact: redactor }, format)
           const text = yield* exportText(out)
-          const survivors = originals.filter((v) => text.includes(v) || text.includes(v.replace(/\D/g, "") || v))
+          const survivors = [...originals].filter(([, forms]) => forms.some((form) => text.includes(form)))
+            .map(([v]) => v)
           assert.deepStrictEqual(survivors, [], format)
           assert.notInclude(text, readFileSync(key, "utf8").trim())
           assert.strictEqual(result.manifest.redaction?.method, "hmac-sha256")
