@@ -5,11 +5,13 @@
  *
  * - one is killed with -9 while held: its staging is reclaimed by the worker's sweep, as before;
  * - the other, alive, is held for four reclaim ages past its last batch, then let go: it publishes every part and
- *   the job runs to `done`, one record per row. Before, the reclaim age ran from the last batch: the sweep removed
+ *   the job runs to `done`, one record per row; its check of the file, in its scratch folder, wrote report.csv and
+ *   summary.json only (no report.xlsx nor report.html made to be thrown away). Before, the reclaim age ran from the last batch: the sweep removed
  *   the live submit's staging too, and the submit then stopped (`the parts of job … were removed meanwhile`, exit 2).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { mkdirSync, readdirSync } from "node:fs"
 import * as Path from "node:path"
 import { customersFile } from "../drills/support.js"
 import {
@@ -39,7 +41,10 @@ describe("a live submit's staging is kept alive by its heartbeat (issue 29)", ()
         })
         const input = customersFile(dir, "clientes.csv", 30)
         const args = ["submit", "import", "customers", input.file, "--account", "acme", "--chunk-rows", "2", "--json"]
-        const alive = yield* startHeldSubmit(args, env, Path.join(dir, "alive"), 1)
+        // The live one with a TMPDIR of its own: its scratch folder is looked at while it is held.
+        const aliveTmp = Path.join(dir, "alive-tmp")
+        mkdirSync(aliveTmp)
+        const alive = yield* startHeldSubmit(args, { ...env, TMPDIR: aliveTmp }, Path.join(dir, "alive"), 1)
         const killed = yield* startHeldSubmit(args, env, Path.join(dir, "killed"), 1)
         yield* eventually(
           "both submits are held after their first batch",
@@ -48,6 +53,14 @@ describe("a live submit's staging is kept alive by its heartbeat (issue 29)", ()
           () => `${alive.stderr()}\n${killed.stderr()}`
         )
         const heldAt = Date.now()
+        // The submit's check of the file wrote the verdicts it reads and nothing a person would (`verdictsOnly`: no
+        // report.xlsx nor report.html made to be thrown away).
+        const scratch = readdirSync(aliveTmp).filter((name) => name.startsWith("fsm-submit-"))
+        assert.strictEqual(scratch.length, 1, readdirSync(aliveTmp).join(", "))
+        assert.deepStrictEqual(readdirSync(Path.join(aliveTmp, scratch[0]!, "validate")).sort(), [
+          "report.csv",
+          "summary.json"
+        ])
         assert.strictEqual((yield* stagedSubmissions(server.url)).length, 2)
         killed.child.kill("SIGKILL")
         yield* Effect.promise(() => killed.ended)
