@@ -42,45 +42,53 @@ describe("the freezing proxy in front of a store", () => {
     60_000
   )
 
-  it.scopedLive.skipIf(noRedis)("a connection opened while the server is down is closed, not left silent (redis)", () =>
-    Effect.gen(function*() {
-      const redis = yield* startRedisWith()
-      const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
-      const restart = yield* redis.down
-      const closed = yield* Effect.promise(() =>
-        new Promise<boolean>((resolve) => {
-          const socket = net.connect(proxy.port, "127.0.0.1")
-          const timer = setTimeout(() => {
-            socket.destroy()
-            resolve(false)
-          }, 5_000)
-          socket.on("error", () => undefined)
-          socket.on("close", () => {
-            clearTimeout(timer)
-            resolve(true)
+  it.scopedLive.skipIf(noRedis)(
+    "a connection opened while the server is down is closed, not left silent (redis)",
+    () =>
+      Effect.gen(function*() {
+        const redis = yield* startRedisWith()
+        const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
+        const restart = yield* redis.down
+        const closed = yield* Effect.promise(() =>
+          new Promise<boolean>((resolve) => {
+            const socket = net.connect(proxy.port, "127.0.0.1")
+            const timer = setTimeout(() => {
+              socket.destroy()
+              resolve(false)
+            }, 5_000)
+            socket.on("error", () => undefined)
+            socket.on("close", () => {
+              clearTimeout(timer)
+              resolve(true)
+            })
           })
-        })
-      )
-      yield* restart
-      assert.isTrue(closed, "the proxy closes a connection whose server side was refused")
-    }), 60_000)
+        )
+        yield* restart
+        assert.isTrue(closed, "the proxy closes a connection whose server side was refused")
+      }),
+    60_000
+  )
 
-  it.scopedLive.skipIf(noRedis)("a frozen connection stays silent when the server goes away, until reset (redis)", () =>
-    Effect.gen(function*() {
-      const redis = yield* startRedisWith()
-      const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
-      const socket = net.connect(proxy.port, "127.0.0.1")
-      let closedAt = 0
-      socket.on("error", () => undefined)
-      socket.on("close", () => (closedAt = Date.now()))
-      yield* Effect.promise(() => new Promise((resolve) => socket.once("connect", resolve)))
-      while (proxy.open() === 0) yield* Effect.sleep(20)
-      assert.strictEqual(proxy.freeze(), 1)
-      const restart = yield* redis.down
-      yield* Effect.sleep(1_000)
-      assert.strictEqual(closedAt, 0, "the server's end is not passed through a frozen connection")
-      yield* restart
-      assert.strictEqual(proxy.reset(), 1)
-      while (closedAt === 0) yield* Effect.sleep(20)
-    }), 60_000)
+  it.scopedLive.skipIf(noRedis)(
+    "a frozen connection stays silent when the server goes away, until reset (redis)",
+    () =>
+      Effect.gen(function*() {
+        const redis = yield* startRedisWith()
+        const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
+        const socket = net.connect(proxy.port, "127.0.0.1")
+        let closedAt = 0
+        socket.on("error", () => undefined)
+        socket.on("close", () => (closedAt = Date.now()))
+        yield* Effect.promise(() => new Promise((resolve) => socket.once("connect", resolve)))
+        while (proxy.open() === 0) yield* Effect.sleep(20)
+        assert.strictEqual(proxy.freeze(), 1)
+        const restart = yield* redis.down
+        yield* Effect.sleep(1_000)
+        assert.strictEqual(closedAt, 0, "the server's end is not passed through a frozen connection")
+        yield* restart
+        assert.strictEqual(proxy.reset(), 1)
+        while (closedAt === 0) yield* Effect.sleep(20)
+      }),
+    60_000
+  )
 })
