@@ -154,13 +154,22 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
   const { store } = options
   const worker = `worker ${options.egressId}`
 
-  /** Says that this worker lost a job's lease, and to what. */
+  /**
+   * Says that this worker lost a job's lease, and to what; a job that has not ended goes back to the queue. Only an
+   * ended job leaves the queue: the lease's holder may run nothing (on Redis, a takeover whose worker gave up on it
+   * lands when its connection is back, as ioredis sends a command again at the reconnection), and a run that left
+   * the job to it as if done let the queue drop a job nobody runs: it never ended (issue 29). A holder that runs the
+   * job has the queue's lock, so the hand-back of a job it holds changes nothing there.
+   */
   const sayLost = (id: string, epoch: number) =>
     Effect.flatMap(store.job(id), (row) =>
-      options.say(
-        `${worker}: job ${id}: lease ${epoch} lost; ${
-          row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
-        }`
+      Effect.zipRight(
+        options.say(
+          `${worker}: job ${id}: lease ${epoch} lost; ${
+            row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
+          }`
+        ),
+        finalStates.includes(row.state) ? Effect.void : handedBack(id)
       ))
 
   /**
