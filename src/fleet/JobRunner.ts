@@ -150,18 +150,38 @@ const refusalBook = (store: FleetStore) => {
   return { refused, refusalsOf, refusedDue }
 }
 
+/** The queue is told the job was not run here: it gives it again (after its back-off) to a worker. */
+const handedBackBy = (egressId: string) => (id: string) =>
+  Effect.fail(new Error(`job ${id} handed back by ${egressId}`))
+
+/**
+ * Says that this worker lost a job's lease, and to what; a job that has not ended goes back to the queue. Only an
+ * ended job leaves the queue: the lease's holder may run nothing (on Redis, a takeover whose worker gave up on it
+ * lands when its connection is back, as ioredis sends a command again at the reconnection), and a run that left the
+ * job to it as if done let the queue drop a job nobody runs: it never ended (issue 29). A holder that runs the job
+ * has the queue's lock, so the hand-back of a job it holds changes nothing there.
+ */
+const lostLease = (
+  options: Pick<JobRunnerOptions, "store" | "egressId" | "say">,
+  handedBack: (id: string) => Effect.Effect<never, Error>
+) =>
+(id: string, epoch: number) =>
+  Effect.flatMap(options.store.job(id), (row) =>
+    Effect.zipRight(
+      options.say(
+        `worker ${options.egressId}: job ${id}: lease ${epoch} lost; ${
+          row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
+        }`
+      ),
+      finalStates.includes(row.state) ? Effect.void : handedBack(id)
+    ))
+
 export const makeJobRunner = (options: JobRunnerOptions) => {
   const { store } = options
   const worker = `worker ${options.egressId}`
+  const handedBack = handedBackBy(options.egressId)
 
-  /** Says that this worker lost a job's lease, and to what. */
-  const sayLost = (id: string, epoch: number) =>
-    Effect.flatMap(store.job(id), (row) =>
-      options.say(
-        `${worker}: job ${id}: lease ${epoch} lost; ${
-          row.state === "cancelled" ? "the job was cancelled" : "another worker has it"
-        }`
-      ))
+  const sayLost = lostLease(options, handedBack)
 
   /**
    * After a run whose lease is gone: handed back when the store could not confirm the lease for a whole lease and
@@ -186,9 +206,6 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       options.say(`${worker}: job ${id} handed back${why !== undefined ? `: ${why}` : ""}`),
       handedBack(id)
     )
-
-  /** The queue is told the job was not run here: it gives it again (after its back-off) to a worker. */
-  const handedBack = (id: string) => Effect.fail(new Error(`job ${id} handed back by ${options.egressId}`))
 
   const { refused, refusalsOf, refusedDue } = refusalBook(store)
 

@@ -4,6 +4,9 @@
  * that lost the connection's state, looks like from both ends (nothing arrives, no reset). Used by
  * stalled-store-cli.test.ts and the fleet's generated histories (`store-freeze`, test/history/fleet.ts).
  *
+ * A connection whose server side fails or closes (the server refused it or went away) is closed on the client's side
+ * too, as it would be without the proxy; so is the server's side of a client that goes.
+ *
  * `freeze()` stops forwarding on every connection open now, both ways (a paused socket may still hand over a chunk it
  * had: the flag drops it), leaving their sockets open; connections opened later are forwarded as usual. `reset()`
  * ends the frozen ones on both sides (the path back, or the state's expiry, turning into resets). With
@@ -83,6 +86,12 @@ export const freezingProxy = (port: number, freezeInTransaction?: string) =>
         // A frozen connection's end is not passed on either: the server never hears that its client gave up.
         client.on("end", () => pair.frozen || server.end())
         server.on("end", () => pair.frozen || client.end())
+        // Nor its failure. A side that fails or closes otherwise (the server refused, as while redis-server restarts;
+        // a reset) closes the other, as the server itself would: a connection accepted while the server was down was
+        // left open with nothing behind it, silent for ever, and a client without an answer timeout (BullMQ's) stayed
+        // on it (issue 29, seed 896 on Redis; ./freezing-proxy.test.ts).
+        client.on("close", () => pair.frozen || server.destroy())
+        server.on("close", () => pair.frozen || client.destroy())
         pairs.push(pair)
       })
       await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))

@@ -4,7 +4,10 @@
  * another worker takes the lease over, or `cancel` raises its epoch. The store then refuses the end; the worker
  * must say it lost the lease, and to what (as it does for a lease lost during the run), and neither say "done" or
  * "failed" nor write its reports over the job's. Before, the end's refusal went unseen: the worker said
- * `job J done (exit 0)` for a job still running under another worker, or cancelled, and stored its reports.
+ * `job J done (exit 0)` for a job still running under another worker, or cancelled, and stored its reports. A job
+ * that has not ended (taken over) goes back to the queue: the run fails as a hand-back does, and only a cancelled one
+ * leaves the queue. The lease's holder may run nothing (a takeover on Redis whose worker gave up on it, landing when
+ * its connection was back), and the queue dropped a job nobody ran (issue 29).
  *
  * In process, a worker's job runner (src/fleet/JobRunner.ts, as `fsm-bulk worker` builds it: its account clients,
  * the store outlasting faults) runs the job the queue would give it, against the real store (a throwaway PostgreSQL,
@@ -25,6 +28,7 @@ import type { FleetStore, NewJob } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { outlastingStore } from "../../src/fleet/Transient.js"
 import { startDrillSandbox, tempDir } from "../drills/support.js"
+import { freezingProxy, throughProxy } from "./freezing-proxy.js"
 import { submitCustomers, submitOnboarding } from "./in-process.js"
 import { availableBackends, fleetKey, initFleet, startFleetBackend } from "./support.js"
 import { clientesCsv, customerCsvDirectory } from "./workbook.js"
@@ -133,13 +137,19 @@ describe("a worker whose job is taken from it as it ends the job", () => {
             const { file, store, url } = yield* fleet(backend)
             const job = yield* submitCustomers(url, file, "acme")
             const runner = yield* jobRunner(takenAtItsEnd(store, takeAway))
-            yield* runner.runner.runJob({ job })
+            const run = yield* Effect.either(runner.runner.runJob({ job }))
             const log = runner.said.join("\n")
             const ends = runner.said.filter((l) => /^worker w-end: job \S+ (done|failed)/.test(l))
             assert.deepStrictEqual(ends, [], `it does not say the job ended, it said: ${ends.join(" | ")}`)
             assert.include(runner.said, `worker w-end: job ${job}: lease 1 lost; ${said}`, log)
             assert.strictEqual((yield* store.job(job)).state, how === "cancelled" ? "cancelled" : "running")
             assert.isEmpty(yield* store.files(job, "out/"), "none of its reports replaced the job's")
+            // What the queue is told (Worker.ts: a run that succeeds is removed from the queue): a cancelled job has
+            // ended and leaves it; one that has not ended goes back to it (handedBack), whoever holds its lease.
+            assert.strictEqual(
+              run._tag === "Left" ? String(run.left) : "left the queue",
+              how === "cancelled" ? "left the queue" : `Error: job ${job} handed back by w-end`
+            )
           }).pipe(Effect.orDie),
         120_000
       )
@@ -151,14 +161,66 @@ describe("a worker whose job is taken from it as it ends the job", () => {
         // An import without its source file ends failed (`job J has no source file`), under its lease.
         yield* store.addJob(part("nosource", null))
         const { runner, said } = yield* jobRunner(takenAtItsEnd(store, takenOver))
-        yield* runner.runJob({ job: "nosource" })
+        const run = yield* Effect.flip(runner.runJob({ job: "nosource" }))
         const log = said.join("\n")
         const ends = said.filter((l) => /^worker w-end: job \S+ (done|failed)/.test(l))
         assert.deepStrictEqual(ends, [], `it does not say the job failed, it said: ${ends.join(" | ")}`)
         assert.include(said, "worker w-end: job nosource: lease 1 lost; another worker has it", log)
         assert.strictEqual((yield* store.job("nosource")).state, "running")
+        assert.strictEqual(String(run), "Error: job nosource handed back by w-end", "it goes back to the queue")
       }).pipe(Effect.orDie), 120_000)
   }
+})
+
+/**
+ * A takeover whose worker gave up on it, landing later (Redis): worker A's connection to the store goes silent (the
+ * freezing proxy) as A asks for the job's lease; A gives up on the answer. The path is reset as the job's worker, B,
+ * ends the job, and ioredis sends A's command again at its reconnection: the lease is A's, which runs nothing. B must
+ * leave the job to the queue, not as done: before, B's run succeeded (the queue removed the job) and the job stayed
+ * `running` under a lease nobody held for ever (issue 29).
+ */
+const staleTakeover = (url: string) =>
+  Effect.gen(function*() {
+    const proxy = yield* freezingProxy(Number(new URL(url).port))
+    const gone = yield* Effect.orDie(openStore(throughProxy(url, proxy)))
+    yield* Effect.orDie(gone.job("none").pipe(Effect.ignore))
+    return (store: FleetStore, job: string) =>
+      Effect.gen(function*() {
+        assert.isAtLeast(proxy.freeze(), 1, "worker A's connection to the store is frozen")
+        const asked = yield* Effect.either(Effect.timeout(gone.takeOpenLease(job, "w-gone/1"), 1_000))
+        assert.strictEqual(asked._tag, "Left", "worker A gave up on its takeover")
+        proxy.reset()
+        // A's connection back: what it asks now is answered after what it had asked before.
+        yield* gone.lease(job)
+        return yield* store.lease(job)
+      })
+  })
+
+describe("a worker whose job's lease a takeover given up on takes at its end (redis)", () => {
+  it.scopedLive.skipIf(!availableBackends.some((b) => b.backend === "redis"))(
+    "gives the job back to the queue instead of leaving it to a lease nobody runs under",
+    () =>
+      Effect.gen(function*() {
+        const { file, store, url } = yield* fleet("redis")
+        const job = yield* submitCustomers(url, file, "acme")
+        const takeAway = yield* staleTakeover(url)
+        let holder: unknown
+        const { runner, said } = yield* jobRunner(
+          takenAtItsEnd(store, (s, id) => Effect.tap(takeAway(s, id), (lease) => (holder = lease)))
+        )
+        const run = yield* Effect.either(runner.runJob({ job }))
+        const log = said.join("\n")
+        assert.deepStrictEqual(holder, { epoch: 2, owner: "w-gone/1" }, "A's takeover landed at its reconnection")
+        assert.include(said, `worker w-end: job ${job}: lease 1 lost; another worker has it`, log)
+        assert.strictEqual((yield* store.job(job)).state, "running")
+        assert.strictEqual(
+          run._tag === "Left" ? String(run.left) : "left the queue",
+          `Error: job ${job} handed back by w-end`,
+          `the job goes back to the queue: ${log}`
+        )
+      }).pipe(Effect.orDie),
+    120_000
+  )
 })
 
 const part = (id: string, parent: string | null): NewJob => ({
