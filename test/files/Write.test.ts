@@ -398,7 +398,10 @@ describe("table writers", () => {
       for (const file of ["many.csv", "many.xlsx"]) {
         const read = yield* readAll(Path.join(dir, file))
         assert.strictEqual(read.rows.length, many)
-        const last = { row: many + 1, cells: [`CLI-${many - 1}`, String((many - 1) * 1.5), "false", `nota ${many - 1}`] }
+        const last = {
+          row: many + 1,
+          cells: [`CLI-${many - 1}`, String((many - 1) * 1.5), "false", `nota ${many - 1}`]
+        }
         // The workbook's value is a number cell, which the reader marks.
         assert.deepStrictEqual(read.rows[many - 1], file.endsWith(".xlsx") ? { ...last, numbers: new Set([1]) } : last)
       }
