@@ -3,13 +3,17 @@
  * with every main resource (fetch, as a user's other tools would), a client of it, CSV files read back as cells,
  * and `node dist/bin.js` spawned for exit codes and interruptions.
  */
+import { assert } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect } from "effect"
 import { spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { Api } from "../../src/client/Api.js"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
+import { prepareExport, runExport } from "../../src/export/Export.js"
+import type { ExportFormat } from "../../src/export/Manifest.js"
 import type { RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { temporaryDir, testClient } from "../support.js"
@@ -41,6 +45,38 @@ export const apiOf = (
   account: { readonly apiKey: string; readonly apiToken: string },
   overrides: Partial<ClientSettingsInput> = {}
 ) => testClient(sandbox, { credentials: account, ...overrides })
+
+/** An export of every resource of `sandbox`'s first account into `out`, as `export --out OUT` makes it. */
+export const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFormat = "csv") =>
+  Effect.gen(function*() {
+    const api = yield* apiOf(sandbox, sandbox.accounts[0]!)
+    const prepared = yield* prepareExport({
+      resources: [],
+      out,
+      format,
+      since: undefined,
+      until: undefined,
+      say: () => Effect.void
+    })
+    return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
+  })
+
+/** What two exports of one account must share: every file byte for byte; the manifest but its times and address. */
+export const assertSameExport = (a: string, b: string) => {
+  const files = readdirSync(a).sort()
+  assert.deepStrictEqual(readdirSync(b).sort(), files)
+  for (const file of files) {
+    if (file === "manifest.json") continue
+    assert.strictEqual(readFileSync(Path.join(b, file), "utf8"), readFileSync(Path.join(a, file), "utf8"), file)
+  }
+  const manifest = (dir: string) => {
+    const { baseUrl: _b, finished: _f, started: _s, ...rest } = JSON.parse(
+      readFileSync(Path.join(dir, "manifest.json"), "utf8")
+    )
+    return rest
+  }
+  assert.deepStrictEqual(manifest(b), manifest(a))
+}
 
 // --- seeding over HTTP -------------------------------------------------------------------------------------------
 

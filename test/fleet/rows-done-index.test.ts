@@ -85,7 +85,9 @@ describe("rows done on PostgreSQL", () => {
       // The tables as an older version made them: no index but the primary keys.
       yield* Effect.promise(() => c.query(`DROP INDEX fsm_bulk.journal_job_root; DROP INDEX fsm_bulk.jobs_parent`))
       yield* fill(c)
-      const before = yield* store.rowsDone(["p7", "p0"])
+      // Not counted before `init` as well: without the indexes the count took 6 s of PostgreSQL's CPU (a nested loop
+      // over every line for each part), and the same statement over the same rows gives the same figures; `init` must
+      // leave them as the first test counts them.
       assert.isTrue(readsWholeJournal(yield* plan(c, ["p7"])), "without the index the whole journal is read")
 
       yield* store.init
@@ -93,6 +95,11 @@ describe("rows done on PostgreSQL", () => {
       const steps = yield* plan(c, ["p7"])
       assert.isTrue(usesJournalIndex(steps))
       assert.isFalse(readsWholeJournal(steps))
-      assert.deepStrictEqual(yield* store.rowsDone(["p7", "p0"]), before, "the same figures")
+      const done = yield* store.rowsDone(["p7", "p0"])
+      assert.deepStrictEqual(
+        [...done].sort(([a], [b]) => a.localeCompare(b)),
+        [["p0", 20 * 49 + 2], ["p7", 20 * 49]],
+        "the same figures"
+      )
     }), { timeout: 120_000 })
 })

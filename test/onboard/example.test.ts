@@ -2,20 +2,25 @@
  * The example onboarding workbook: it holds exactly the rows of templates/example/*.csv, it onboards into the
  * real sandbox over loopback with exit 0 and every reference on the right server record (read back from the
  * sandbox), answers end `confirmed`, references to rows of earlier sheets cost no lookup, and onboarding it a
- * second time changes nothing and creates nothing.
+ * second time changes nothing and creates nothing. The onboarded account exported and started as a copy
+ * (`sandbox --seed`) exports the same files, and the second onboarding rehearsed on the copy reports what it reports
+ * on the account, step by step, row by row (test/sandbox/copy.test.ts's other cases of the copy).
  */
+import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { parse } from "csv-parse/sync"
 import { Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import * as Path from "node:path"
+import { readExportCopy } from "../../src/export/Copy.js"
 import { openSource } from "../../src/files/Read.js"
 import { inspectWorkbook } from "../../src/files/Workbook.js"
 import { keyProperty, recordId } from "../../src/Identity.js"
 import { exampleCreator, fileColumns, readExampleSheets } from "../../src/onboard/Example.js"
 import { dependencyOrder, readName, refKey, resource, type ResourceName, writableFields } from "../../src/Resources.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
+import { assertSameExport, exportAll } from "../export/support.js"
 import {
   exampleCsvDir,
   exampleWorkbook,
@@ -170,7 +175,7 @@ describe("the example onboarding workbook", () => {
     }))
 
   it.scopedLive(
-    "onboards with exit 0: every reference on the right record, answers confirmed, earlier sheets' records found without lookups; onboarding it again changes nothing and creates no duplicate",
+    "onboards with exit 0: every reference on the right record, answers confirmed, earlier sheets' records found without lookups; onboarding it again changes nothing and creates no duplicate, and reports on a copy of the account what it reports on the account",
     () =>
       Effect.gen(function*() {
         const sandbox = yield* startTestSandbox()
@@ -213,8 +218,19 @@ describe("the example onboarding workbook", () => {
           )
         }
 
-        // The same workbook again, onto the account it just onboarded (one onboarding serves both checks: each
-        // costs 20 steps).
+        // The onboarded account exported and started as a copy (`sandbox --seed`): the copy's export is the
+        // account's, byte for byte.
+        const exported = Path.join(dir, "export")
+        yield* exportAll(sandbox, exported).pipe(Effect.provide(NodeContext.layer))
+        const copy = yield* startTestSandbox({
+          copy: yield* readExportCopy(exported).pipe(Effect.provide(NodeContext.layer))
+        })
+        const exportedAgain = Path.join(dir, "again")
+        yield* exportAll(copy, exportedAgain).pipe(Effect.provide(NodeContext.layer))
+        assertSameExport(exported, exportedAgain)
+
+        // The same workbook again, onto the account it just onboarded (one onboarding serves all these checks: each
+        // costs 20 steps), then onto the copy.
         const counted = (names: ReadonlyArray<ResourceName>) =>
           Effect.forEach(
             names,
@@ -222,7 +238,7 @@ describe("the example onboarding workbook", () => {
           )
         const names = csvNames()
         const before = yield* counted(names)
-        const writesBefore = writes(log).length
+        const writesBefore = writes(yield* sandbox.control.requests).length
 
         const secondDir = Path.join(dir, "second")
         const second = yield* onboardInto(sandbox, { input: exampleWorkbook, runDir: secondDir, verify: true })
@@ -240,7 +256,24 @@ describe("the example onboarding workbook", () => {
           }
         }
         assert.strictEqual(yield* checkReferences(sandbox), 111)
+
+        // The second onboarding rehearsed on the copy reports what it reported on the account, step by step, row by
+        // row, each row with the record's id.
+        const onCopy = yield* onboardInto(copy, {
+          input: exampleWorkbook,
+          runDir: Path.join(dir, "second-copy"),
+          verify: true
+        })
+        const outcomes = (steps: typeof second.summary.steps) =>
+          Object.fromEntries(steps.map((step) => [
+            step.resource,
+            readReport(step.runDir).map((r) => `${r._row}:${r._status}:${r._record_id}`)
+          ]))
+        const onAccount = outcomes(second.summary.steps)
+        assert.deepStrictEqual(outcomes(onCopy.summary.steps), onAccount)
+        assert.strictEqual(Object.values(onAccount).flat().length, 111)
+        assert.include(onAccount["customers"], "2:unchanged:1")
       }),
-    60_000
+    180_000
   )
 })

@@ -1,38 +1,28 @@
 /**
  * `sandbox --seed EXPORT_DIR`: a sandbox started from an export holds the exported account as it was. Exported
  * again, it gives the same files byte for byte (csv and xlsx exports both read back); new records get ids above
- * the copied ones; an import or an onboarding rehearsed against the copy reports what it reports against the
- * account; an export that differs from its manifest is refused, naming the file.
+ * the copied ones; an import rehearsed against the copy reports what it reports against the account; an export
+ * that differs from its manifest is refused, naming the file. The onboarding rehearsed on a copy of the onboarded
+ * example company is test/onboard/example.test.ts's, on the onboarding it checks (one onboarding fewer a run each).
  */
 import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { appendFileSync, cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs"
+import { appendFileSync, cpSync, readFileSync, statSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { Api } from "../../src/client/Api.js"
 import { readExportCopy } from "../../src/export/Copy.js"
-import { prepareExport, runExport } from "../../src/export/Export.js"
-import type { ExportFormat } from "../../src/export/Manifest.js"
-import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { accountA, apiOf, http, seedEverything, startTestSandbox, tempDir } from "../export/support.js"
+import {
+  accountA,
+  assertSameExport,
+  exportAll,
+  http,
+  seedEverything,
+  startTestSandbox,
+  tempDir
+} from "../export/support.js"
 import { importInto, put, readReport } from "../import/support.js"
-import * as Onboard from "../onboard/support.js"
 import { oncePerFile } from "../support.js"
-
-const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFormat = "csv") =>
-  Effect.gen(function*() {
-    const api = yield* apiOf(sandbox, sandbox.accounts[0]!)
-    const prepared = yield* prepareExport({
-      resources: [],
-      out,
-      format,
-      since: undefined,
-      until: undefined,
-      say: () => Effect.void
-    })
-    return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
-  })
 
 /** The original: every resource seeded through the HTTP API (`seedEverything`). */
 const original = Effect.gen(function*() {
@@ -65,23 +55,6 @@ const exportedCopy = Effect.gen(function*() {
 
 /** A second sandbox started from the export in `dir`. */
 const copyOf = (dir: string) => Effect.flatMap(readExportCopy(dir), (copy) => startTestSandbox({ copy }))
-
-/** What two exports of one account must share: every file byte for byte; the manifest but its times and address. */
-const assertSameExport = (a: string, b: string) => {
-  const files = readdirSync(a).sort()
-  assert.deepStrictEqual(readdirSync(b).sort(), files)
-  for (const file of files) {
-    if (file === "manifest.json") continue
-    assert.strictEqual(readFileSync(Path.join(b, file), "utf8"), readFileSync(Path.join(a, file), "utf8"), file)
-  }
-  const manifest = (dir: string) => {
-    const { baseUrl: _b, finished: _f, started: _s, ...rest } = JSON.parse(
-      readFileSync(Path.join(dir, "manifest.json"), "utf8")
-    )
-    return rest
-  }
-  assert.deepStrictEqual(manifest(b), manifest(a))
-}
 
 describe("sandbox --seed", () => {
   it.live("an export of the copy is the export of the account, byte for byte", () =>
@@ -169,44 +142,6 @@ describe("sandbox --seed", () => {
         "5:invalid:"
       ])
     }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)), 120_000)
-
-  it.live(
-    "the example company onboarded again: the copy's reports are the account's, step by step, row by row",
-    () =>
-      Effect.gen(function*() {
-        const account = yield* Onboard.startTestSandbox()
-        const dir = yield* tempDir
-        const first = yield* Onboard.onboardInto(account, {
-          input: Onboard.exampleWorkbook,
-          runDir: Path.join(dir, "first")
-        })
-        assert.strictEqual(first.exitCode, 0)
-        const exported = Path.join(dir, "export")
-        yield* exportAll(account, exported)
-        const copy = yield* Onboard.startTestSandbox({ copy: yield* readExportCopy(exported) })
-        const again = Path.join(dir, "again")
-        yield* exportAll(copy, again)
-        assertSameExport(exported, again)
-
-        const outcomes = [] as Array<Record<string, ReadonlyArray<string>>>
-        for (const [name, sandbox] of [["account", account], ["copy", copy]] as const) {
-          const result = yield* Onboard.onboardInto(sandbox, {
-            input: Onboard.exampleWorkbook,
-            runDir: Path.join(dir, `second-${name}`)
-          })
-          outcomes.push(Object.fromEntries(result.summary.steps.map((step) => [
-            step.resource,
-            Onboard.readReport(step.runDir).map((r) => `${r._row}:${r._status}:${r._record_id}`)
-          ])))
-        }
-        assert.deepStrictEqual(outcomes[1], outcomes[0])
-        // Every row of the example (111) is in both, each with the record's id.
-        const rows = Object.values(outcomes[0]!).flat()
-        assert.strictEqual(rows.length, 111)
-        assert.include(outcomes[0]!["customers"], "2:unchanged:1")
-      }).pipe(Effect.scoped, Effect.provide(NodeContext.layer)),
-    180_000
-  )
 
   it.live("an export that differs from its manifest is refused, naming the file", () =>
     Effect.gen(function*() {

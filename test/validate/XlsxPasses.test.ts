@@ -9,7 +9,7 @@ import ExcelJS from "exceljs"
 import { createHash } from "node:crypto"
 import { readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
-import { temporaryDir } from "../support.js"
+import { oncePerFile, temporaryDir } from "../support.js"
 import { bytesRead, readsCounted, validateSource } from "./support.js"
 
 const tempDir = temporaryDir("fsm-xlsx-passes-")
@@ -41,14 +41,25 @@ const customersWorkbook = (dir: string, name: string, rows: number) =>
 const sha256Of = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex")
 
 /**
- * A 20,000-row workbook and `steps` run on it, with the times the steps read its size. A first run of validate's
- * steps on a small workbook loads the modules they use (exceljs among them): their reading is not counted.
+ * The workbooks, written once for the file (the tests only read them; exceljs took about 3 s to write the large one):
+ * a small one and one of 20,000 rows.
+ */
+const workbooks = oncePerFile(Effect.gen(function*() {
+  const dir = yield* tempDir
+  return {
+    small: yield* customersWorkbook(dir, "small.xlsx", 2),
+    file: yield* customersWorkbook(dir, "customers.xlsx", 20_000)
+  }
+}))
+
+/**
+ * The 20,000-row workbook and `steps` run on it, with the times the steps read its size. A first run of validate's
+ * steps on the small workbook loads the modules they use (exceljs among them): their reading is not counted.
  */
 const measured = <A>(steps: (file: string) => Effect.Effect<A, unknown>) =>
   Effect.gen(function*() {
-    const dir = yield* tempDir
-    yield* validateSource(yield* customersWorkbook(dir, "small.xlsx", 2))
-    const file = yield* customersWorkbook(dir, "customers.xlsx", 20_000)
+    const { file, small } = yield* workbooks
+    yield* validateSource(small)
     const before = bytesRead()
     const result = yield* steps(file)
     return { file, result, ratio: (bytesRead() - before) / statSync(file).size }
