@@ -7,24 +7,8 @@ import { NodeContext } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Path from "node:path"
-import { Api } from "../../src/client/Api.js"
-import { prepareExport, runExport } from "../../src/export/Export.js"
 import type { RunningSandbox } from "../../src/sandbox/Sandbox.js"
-import { accountA, apiOf, http, readCsv, startTestSandbox, tempDir } from "./support.js"
-
-const exportAll = (sandbox: RunningSandbox, out: string) =>
-  Effect.gen(function*() {
-    const api = yield* apiOf(sandbox, accountA)
-    const prepared = yield* prepareExport({
-      resources: [],
-      out,
-      format: "csv",
-      since: undefined,
-      until: undefined,
-      say: () => Effect.void
-    })
-    return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
-  })
+import { accountA, exportAll, http, readCsv, startTestSandbox, tempDir } from "./support.js"
 
 /** Two users (one a team manager with a base point), a customer in a segment and a task naming them. */
 const seed = (sandbox: RunningSandbox) =>

@@ -11,11 +11,9 @@ import { Effect } from "effect"
 import ExcelJS from "exceljs"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import * as Path from "node:path"
-import { Api } from "../../src/client/Api.js"
 import { sameRun } from "../../src/export/Checkpoint.js"
 import { readExportCopy } from "../../src/export/Copy.js"
 import type { ExportRequest } from "../../src/export/Export.js"
-import { prepareExport, runExport } from "../../src/export/Export.js"
 import type { ExportFormat } from "../../src/export/Manifest.js"
 import { loadRedactKey, makeRedactor, planRedaction } from "../../src/export/Redact.js"
 import { runVerify } from "../../src/export/Verify.js"
@@ -26,7 +24,7 @@ import { parseCpfCnpj } from "../../src/validate/CpfCnpj.js"
 import { Invalid } from "../../src/validate/Invalid.js"
 import { importInto, readReport } from "../import/support.js"
 import { oncePerFile } from "../support.js"
-import { accountA, apiOf, readCsv, seededSandbox, startTestSandbox, tempDir } from "./support.js"
+import { accountA, exportAll, readCsv, seededSandbox, startTestSandbox, tempDir } from "./support.js"
 
 /** The seeded account, once for the file: its tests only export it (each seeded its own). */
 const seeded = oncePerFile(seededSandbox)
@@ -42,20 +40,7 @@ const exportTo = (
   out: string,
   extra: Partial<ExportRequest> = {},
   format: ExportFormat = "csv"
-) =>
-  Effect.gen(function*() {
-    const api = yield* apiOf(sandbox, accountA)
-    const prepared = yield* prepareExport({
-      resources: [],
-      out,
-      format,
-      since: undefined,
-      until: undefined,
-      say: () => Effect.void,
-      ...extra
-    })
-    return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
-  })
+) => exportAll(sandbox, out, format, extra)
 
 /**
  * Every value of a personal field in an unredacted csv export (contacts' members too), and the forms in which it

@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { Api } from "../../src/client/Api.js"
 import type { ClientSettingsInput } from "../../src/client/Config.js"
+import type { ExportRequest } from "../../src/export/Export.js"
 import { prepareExport, runExport } from "../../src/export/Export.js"
 import type { ExportFormat } from "../../src/export/Manifest.js"
 import type { RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
@@ -46,8 +47,16 @@ export const apiOf = (
   overrides: Partial<ClientSettingsInput> = {}
 ) => testClient(sandbox, { credentials: account, ...overrides })
 
-/** An export of every resource of `sandbox`'s first account into `out`, as `export --out OUT` makes it. */
-export const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFormat = "csv") =>
+/**
+ * An export of every resource of `sandbox`'s first account into `out`, as `export --out OUT` makes it (`extra`: the
+ * request's other options, `--redact` say).
+ */
+export const exportAll = (
+  sandbox: RunningSandbox,
+  out: string,
+  format: ExportFormat = "csv",
+  extra: Partial<ExportRequest> = {}
+) =>
   Effect.gen(function*() {
     const api = yield* apiOf(sandbox, sandbox.accounts[0]!)
     const prepared = yield* prepareExport({
@@ -56,7 +65,8 @@ export const exportAll = (sandbox: RunningSandbox, out: string, format: ExportFo
       format,
       since: undefined,
       until: undefined,
-      say: () => Effect.void
+      say: () => Effect.void,
+      ...extra
     })
     return yield* runExport(prepared).pipe(Effect.provideService(Api, api))
   })
