@@ -25,13 +25,19 @@ const noRedis = !availableBackends.some((b) => b.backend === "redis")
 const within = <A>(ms: number, op: () => Promise<A>) =>
   Effect.promise(() => op()).pipe(Effect.timeoutTo({ duration: ms, onSuccess: (a) => a, onTimeout: () => undefined }))
 
+/** A redis-server of its own and the freezing proxy in front of it. */
+const redisBehindProxy = Effect.gen(function*() {
+  const redis = yield* startRedisWith()
+  const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
+  return { redis, proxy }
+})
+
 describe("the freezing proxy in front of a store", () => {
   it.scopedLive.skipIf(noRedis)(
     "a server restarted behind it: the queue's connection through it answers again (redis)",
     () =>
       Effect.gen(function*() {
-        const redis = yield* startRedisWith()
-        const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
+        const { proxy, redis } = yield* redisBehindProxy
         const queue = yield* openQueue(throughProxy(redis.url, proxy))
         assert.isDefined(yield* within(10_000, () => queue.getJob("none").then(() => "answered")))
         // Down for 800 ms: the client's reconnections (100 ms, then 200 ms more, …) reach the proxy meanwhile.
@@ -46,8 +52,7 @@ describe("the freezing proxy in front of a store", () => {
     "a connection opened while the server is down is closed, not left silent (redis)",
     () =>
       Effect.gen(function*() {
-        const redis = yield* startRedisWith()
-        const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
+        const { proxy, redis } = yield* redisBehindProxy
         const restart = yield* redis.down
         const closed = yield* Effect.promise(() =>
           new Promise<boolean>((resolve) => {
@@ -73,8 +78,7 @@ describe("the freezing proxy in front of a store", () => {
     "a frozen connection stays silent when the server goes away, until reset (redis)",
     () =>
       Effect.gen(function*() {
-        const redis = yield* startRedisWith()
-        const proxy = yield* freezingProxy(Number(new URL(redis.url).port))
+        const { proxy, redis } = yield* redisBehindProxy
         const socket = net.connect(proxy.port, "127.0.0.1")
         let closedAt = 0
         socket.on("error", () => undefined)
