@@ -122,6 +122,23 @@ const lateTake = (url: string, job: string) =>
     } received the take of job ${job}'s lease after its answer timeout: nothing was taken`
   })
 
+/**
+ * The deadline of a lease take about to be sent, from the server's clock now (`time`, its `TIME`): that time plus the
+ * store's answer timeout. ioredis sends a command again when its connection comes back, also one whose caller gave up
+ * on it ("Command timed out"), and a server that was frozen runs what it had received when it wakes: a take given up on
+ * while the path to the store was silent landed later, over the lease of the worker that took the job meanwhile, which
+ * then lost it and had the job restarted from its journal (issue 29, seed 896; test/fleet/late-take-cli.test.ts). The
+ * script refuses a take whose deadline passed. The client gives up on the take (its `commandTimeout`, armed when it is
+ * sent, after this answer came) no sooner than that deadline on the server's clock, which was read before: only the
+ * two clocks' rates must agree over an answer timeout, not their times.
+ */
+const takeDeadline = (time: Effect.Effect<Array<number>, FleetError>, windowMs: number) =>
+  Effect.map(
+    time,
+    ([seconds, micros]) =>
+      String(Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000) + storeAnswerTimeoutMs(windowMs))
+  )
+
 /** A staging script's refusal (`STAGINGGONE`: the submission was reclaimed) as the store's own error. */
 const refusedAsGone = (id: string) => <A>(op: Effect.Effect<A, FleetError>) =>
   Effect.catchIf(
@@ -554,22 +571,6 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
       })
     const epochNow = () => String(Date.now())
 
-    /**
-     * The deadline of a lease take about to be sent: the server's clock now (`TIME`) plus the store's answer timeout.
-     * ioredis sends a command again when its connection comes back, also one whose caller gave up on it ("Command
-     * timed out"), and a server that was frozen runs what it had received when it wakes: a take given up on while the
-     * path to the store was silent landed later, over the lease of the worker that took the job meanwhile, which then
-     * lost it and had the job restarted from its journal (issue 29, seed 896; test/fleet/late-take-cli.test.ts). The
-     * script refuses a take whose deadline passed. The client gives up on the take (its `commandTimeout`, armed when
-     * it is sent, after this answer came) no sooner than that deadline on the server's clock, which was read before:
-     * only the two clocks' rates must agree over an answer timeout, not their times.
-     */
-    const takeDeadline = Effect.map(
-      call((c) => c.time()),
-      ([seconds, micros]) =>
-        String(Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000) + storeAnswerTimeoutMs(windowMs))
-    )
-
     const store: FleetStore = {
       backend: "redis",
       // BullMQ creates its keys as it goes; the tool's keys likewise. What init leaves is the mark that it ran.
@@ -844,11 +845,14 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
 
       takeLease: (job, owner) => Effect.map(script("takeLease", [leaseKey(job)], [owner, epochNow()]), Number),
       takeOpenLease: (job, owner) =>
-        Effect.flatMap(takeDeadline, (deadline) =>
-          Effect.flatMap(
-            script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow(), deadline]),
-            (e) => e === -1 ? Effect.fail(lateTake(url, job)) : Effect.succeed(e === null ? undefined : Number(e))
-          )),
+        Effect.flatMap(
+          takeDeadline(call((c) => c.time()), windowMs),
+          (deadline) =>
+            Effect.flatMap(
+              script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow(), deadline]),
+              (e) => e === -1 ? Effect.fail(lateTake(url, job)) : Effect.succeed(e === null ? undefined : Number(e))
+            )
+        ),
       holdsLease: holdsLeaseOn(yield* leaseConnection(Redis, url, windowMs), url), // never behind the job's commands
       lease: (job) =>
         Effect.map(
