@@ -352,6 +352,46 @@ const claimExpiredDigest = createHash("sha1").update(claimExpiredLua).digest("he
 /** How many of the wait list's next jobs the Redis claim looks at (the most parts one submission makes). */
 const claimScanLimit = 1_000
 
+/** A Redis connection as `keptAnswering` sees it (ioredis's, also under BullMQ's wrapper). */
+interface RedisConnection {
+  readonly status: string
+  readonly ping: () => Promise<unknown>
+  readonly disconnect: (reconnect?: boolean) => void
+}
+
+/**
+ * Keeps a Redis connection of the queue's side answering, for the scope: every half lease a PING, and a connection
+ * that gives it no answer within the store's answer timeout while ioredis counts it ready is closed (ioredis destroys
+ * its socket two seconds later), so that ioredis opens it again and sends again what it had sent unanswered. BullMQ
+ * gives its commands no answer timeout (only its blocking read has a watchdog of its own, which resets that
+ * connection), and a command's answer timeout (`commandTimeout`, the claims') fails the command but keeps its
+ * connection: on a path gone silent without a reset (a NAT or firewall that lost the connection's state) the worker's
+ * fetch and lock renewals waited for as long as the kernel kept the connection (about 15 minutes on Linux's defaults
+ * with data unacknowledged; for ever when something in between acknowledges it), and its claims failed each after 10 s,
+ * while its egress id lived on another connection: it took no job and counted as live, so a refused job waited for its
+ * refusal (issue 29, seed 896; test/fleet/queue-silent-cli.test.ts). A connection reconnecting is left to ioredis:
+ * closed then, it stopped reconnecting (BullMQ's #4585).
+ */
+const keptAnswering = (connection: Promise<unknown>, leaseMs: number): Effect.Effect<void, never, Scope.Scope> =>
+  Effect.asVoid(Effect.forkScoped(
+    Effect.gen(function*() {
+      const c = (yield* Effect.promise(() => connection)) as RedisConnection
+      for (;;) {
+        yield* Effect.sleep(Math.max(250, Math.floor(leaseMs / 2)))
+        if (c.status !== "ready") continue
+        // A failure is an answer (or a connection being replaced): only silence counts.
+        const answered = yield* Effect.promise(() => c.ping().then(() => true, () => true)).pipe(
+          Effect.timeoutTo({ duration: storeAnswerTimeoutMs(leaseMs), onSuccess: (a) => a, onTimeout: () => false })
+        )
+        if (!answered && c.status === "ready") c.disconnect(true)
+      }
+    }).pipe(Effect.catchAllCause(() => Effect.void))
+  ))
+
+/** The Redis connection a BullMQ worker or queue on Redis sends its commands on (its backend's raw client). */
+const redisClientOf = (side: unknown): Promise<unknown> =>
+  (side as { readonly backend: { readonly client: Promise<unknown> } }).backend.client
+
 /** The takeover slot's claim: the id of a job it now holds under `token`, or none. */
 type ClaimExpired = (token: string) => Promise<string | undefined>
 
@@ -381,6 +421,7 @@ const openClaim = (
         }),
         (c) => Effect.sync(() => c.disconnect())
       )
+      yield* keptAnswering(Promise.resolve(client), leaseMs)
       const prefix = `bull:${queueName}:`
       return async (token) => {
         const now = Date.now()
@@ -516,6 +557,11 @@ export const startEngineWorker = (
     // The takeover slots: a job claimed is run as the queue's own are, its lock renewed every half lease, and ended
     // in the queue with the claim's token (failed: given again after its back-off, as a job handed back is).
     const queue = yield* openQueue(url)
+    if (isRedisUrl(url)) {
+      // BullMQ's connections that answer commands (its blocking read's watchdog keeps that one): the worker's fetch,
+      // lock renewals and ends; the takeover slots' job reads, lock renewals and ends.
+      for (const side of [worker, queue]) yield* keptAnswering(redisClientOf(side), options.leaseMs)
+    }
     const claim = yield* openClaim(url, options.leaseMs, `takeover-${randomUUID()}`, options.refused)
     const runClaimed = async (job: Job<JobData>, token: string): Promise<void> => {
       const renew = setInterval(

@@ -26,7 +26,8 @@
  *   appends, so a takeover (a script raising the epoch) either comes before the check, and the line is refused,
  *   or after the append, and the next owner reads the line;
  * - a job's end (done, failed) is recorded only under the writer's lease, a lease is taken only on a job that
- *   has not ended, and a cancel raises the epoch in the same step as it marks the job cancelled;
+ *   has not ended and only before its deadline on the server's clock (`takeDeadline`: a take given up on by its worker
+ *   and sent again later takes nothing), and a cancel raises the epoch in the same step as it marks the job cancelled;
  * - the egress id is a key set only when absent (SET NX) with an expiry, renewed while the worker lives and
  *   deleted when it exits; a crashed worker's lock lapses when its expiry passes.
  *
@@ -54,6 +55,7 @@ import {
   type NewJob,
   noJob,
   notInitialised,
+  redactUrl,
   redisReconnectDelay,
   settled,
   sourceTaken,
@@ -108,6 +110,35 @@ const failed = (results: Array<[Error | null, unknown]> | null): void => {
   for (const [error] of results ?? []) if (error !== null) throw error
 }
 
+/**
+ * A lease take that reached the server past its deadline (`takeDeadline`): nothing was taken. `Unavailable`, as a take
+ * without an answer: a caller still waiting asks again, with a new deadline.
+ */
+const lateTake = (url: string, job: string) =>
+  new FleetError({
+    reason: "Unavailable",
+    message: `the fleet store ${
+      redactUrl(url)
+    } received the take of job ${job}'s lease after its answer timeout: nothing was taken`
+  })
+
+/**
+ * The deadline of a lease take about to be sent, from the server's clock now (`time`, its `TIME`): that time plus the
+ * store's answer timeout. ioredis sends a command again when its connection comes back, also one whose caller gave up
+ * on it ("Command timed out"), and a server that was frozen runs what it had received when it wakes: a take given up on
+ * while the path to the store was silent landed later, over the lease of the worker that took the job meanwhile, which
+ * then lost it and had the job restarted from its journal (issue 29, seed 896; test/fleet/late-take-cli.test.ts). The
+ * script refuses a take whose deadline passed. The client gives up on the take (its `commandTimeout`, armed when it is
+ * sent, after this answer came) no sooner than that deadline on the server's clock, which was read before: only the
+ * two clocks' rates must agree over an answer timeout, not their times.
+ */
+const takeDeadline = (time: Effect.Effect<Array<number>, FleetError>, windowMs: number) =>
+  Effect.map(
+    time,
+    ([seconds, micros]) =>
+      String(Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000) + storeAnswerTimeoutMs(windowMs))
+  )
+
 /** A staging script's refusal (`STAGINGGONE`: the submission was reclaimed) as the store's own error. */
 const refusedAsGone = (id: string) => <A>(op: Effect.Effect<A, FleetError>) =>
   Effect.catchIf(
@@ -128,8 +159,14 @@ const scripts = {
     local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
     redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'taken', ARGV[2])
     return e`,
-  /** KEYS: job, lease. ARGV: owner, now. The next epoch, or nil when the job has ended (or is unknown). */
+  /**
+   * KEYS: job, lease. ARGV: owner, now, the take's deadline (ms on the server's clock, `takeDeadline`). The next epoch,
+   * nil when the job has ended (or is unknown), or -1, nothing taken, when the server's clock is past the deadline: the
+   * take arrived after its worker gave up on it (`lateTake`).
+   */
   takeOpenLease: `
+    local t = redis.call('TIME')
+    if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then return -1 end
     local s = redis.call('HGET', KEYS[1], 'state')
     if s == false or ${luaFinal} then return false end
     local e = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
@@ -808,9 +845,13 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
 
       takeLease: (job, owner) => Effect.map(script("takeLease", [leaseKey(job)], [owner, epochNow()]), Number),
       takeOpenLease: (job, owner) =>
-        Effect.map(
-          script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow()]),
-          (e) => e === null ? undefined : Number(e)
+        Effect.flatMap(
+          takeDeadline(call((c) => c.time()), windowMs),
+          (deadline) =>
+            Effect.flatMap(
+              script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow(), deadline]),
+              (e) => e === -1 ? Effect.fail(lateTake(url, job)) : Effect.succeed(e === null ? undefined : Number(e))
+            )
         ),
       holdsLease: holdsLeaseOn(yield* leaseConnection(Redis, url, windowMs), url), // never behind the job's commands
       lease: (job) =>

@@ -12,7 +12,10 @@
  * ends the frozen ones on both sides (the path back, or the state's expiry, turning into resets). With
  * `freezeInTransaction`, the proxy freezes by itself, once, at the server's answer to the first statement whose text
  * holds `freezeInTransaction` a connection sends inside a transaction (PostgreSQL): the server has run it (its locks
- * are held) and the client never hears of it. Everything is closed with the scope.
+ * are held) and the client never hears of it. With `freezeAtRequest`, it freezes by itself, once, as a connection sends
+ * a chunk holding `freezeAtRequest` (Redis: a command, named by an argument of its own), which the server never gets:
+ * the command is lost on the way, and the client sends it again when its connection is back (ioredis does). Everything
+ * is closed with the scope.
  */
 import { Effect } from "effect"
 import * as net from "node:net"
@@ -38,7 +41,7 @@ export interface FreezingProxy {
   readonly reset: () => number
 }
 
-export const freezingProxy = (port: number, freezeInTransaction?: string) =>
+export const freezingProxy = (port: number, freezeInTransaction?: string, freezeAtRequest?: string) =>
   Effect.acquireRelease(
     Effect.promise(async () => {
       const pairs: Array<Pair> = []
@@ -69,6 +72,9 @@ export const freezingProxy = (port: number, freezeInTransaction?: string) =>
         client.on("error", () => client.destroy())
         server.on("error", () => server.destroy())
         client.on("data", (chunk: Buffer) => {
+          if (freezeAtRequest !== undefined && frozen.at === 0 && chunk.toString("latin1").includes(freezeAtRequest)) {
+            freeze()
+          }
           if (pair.frozen) return
           if (freezeInTransaction !== undefined) {
             const text = chunk.toString("latin1")

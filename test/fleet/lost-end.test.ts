@@ -174,21 +174,23 @@ describe("a worker whose job is taken from it as it ends the job", () => {
 
 /**
  * A takeover whose worker gave up on it, landing later (Redis): worker A's connection to the store goes silent (the
- * freezing proxy) as A asks for the job's lease; A gives up on the answer. The path is reset as the job's worker, B,
- * ends the job, and ioredis sends A's command again at its reconnection: the lease is A's, which runs nothing. B must
- * leave the job to the queue, not as done: before, B's run succeeded (the queue removed the job) and the job stayed
- * `running` under a lease nobody held for ever (issue 29).
+ * freezing proxy) as A asks for the job's lease; A gives up on the answer (after 1 s, sooner than its store would: a
+ * take the store itself gave up on, at its answer timeout, no longer lands, ./late-take-cli.test.ts). The path is reset
+ * as the job's worker, B, ends the job, and ioredis sends A's command again at its reconnection: the lease is A's,
+ * which runs nothing. B must leave the job to the queue, not as done: before, B's run succeeded (the queue removed the
+ * job) and the job stayed `running` under a lease nobody held for ever (issue 29).
  */
 const staleTakeover = (url: string) =>
   Effect.gen(function*() {
-    const proxy = yield* freezingProxy(Number(new URL(url).port))
+    // The path freezes as A's take leaves it (the server's clock, read just before, answered).
+    const proxy = yield* freezingProxy(Number(new URL(url).port), undefined, "w-gone/1")
     const gone = yield* Effect.orDie(openStore(throughProxy(url, proxy)))
     yield* Effect.orDie(gone.job("none").pipe(Effect.ignore))
     return (store: FleetStore, job: string) =>
       Effect.gen(function*() {
-        assert.isAtLeast(proxy.freeze(), 1, "worker A's connection to the store is frozen")
         const asked = yield* Effect.either(Effect.timeout(gone.takeOpenLease(job, "w-gone/1"), 1_000))
         assert.strictEqual(asked._tag, "Left", "worker A gave up on its takeover")
+        assert.isAtLeast(proxy.frozen.connections, 1, "worker A's connection to the store is frozen")
         proxy.reset()
         // A's connection back: what it asks now is answered after what it had asked before.
         yield* gone.lease(job)
