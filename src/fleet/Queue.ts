@@ -359,30 +359,37 @@ interface RedisConnection {
   readonly disconnect: (reconnect?: boolean) => void
 }
 
+/** ioredis's failure of a command that got no answer within its `commandTimeout` (the connection is kept). */
+const isAnswerTimeout = (e: unknown): boolean => e instanceof Error && e.message === "Command timed out"
+
 /**
- * Keeps a Redis connection of the queue's side answering, for the scope: every half lease a PING, and a connection
- * that gives it no answer within the store's answer timeout while ioredis counts it ready is closed (ioredis destroys
- * its socket two seconds later), so that ioredis opens it again and sends again what it had sent unanswered. BullMQ
+ * Keeps a Redis connection of the fleet answering, for the scope (the queue side's, the claims', the store's own and
+ * its lease confirmations'): every half lease a PING, and a connection that gives it no answer within the store's
+ * answer timeout while ioredis counts it ready is closed (ioredis destroys its socket two seconds later), so that ioredis opens it again and sends again what it had sent unanswered. BullMQ
  * gives its commands no answer timeout (only its blocking read has a watchdog of its own, which resets that
- * connection), and a command's answer timeout (`commandTimeout`, the claims') fails the command but keeps its
- * connection: on a path gone silent without a reset (a NAT or firewall that lost the connection's state) the worker's
+ * connection), and a command's answer timeout (`commandTimeout`, the store's and the claims') fails the command but
+ * keeps its connection: on a path gone silent without a reset (a NAT or firewall that lost the connection's state) the worker's
  * fetch and lock renewals waited for as long as the kernel kept the connection (about 15 minutes on Linux's defaults
  * with data unacknowledged; for ever when something in between acknowledges it), and its claims failed each after 10 s,
  * while its egress id lived on another connection: it took no job and counted as live, so a refused job waited for its
- * refusal (issue 29, seed 896; test/fleet/queue-silent-cli.test.ts). A connection reconnecting is left to ioredis:
+ * refusal (issue 29, seed 896; test/fleet/queue-silent-cli.test.ts). The store's own commands failed each after 10 s
+ * the same way, for good (test/fleet/store-silent.test.ts). A connection reconnecting is left to ioredis:
  * closed then, it stopped reconnecting (BullMQ's #4585).
  */
-const keptAnswering = (connection: Promise<unknown>, leaseMs: number): Effect.Effect<void, never, Scope.Scope> =>
+export const keptAnswering = (connection: Promise<unknown>, leaseMs: number): Effect.Effect<void, never, Scope.Scope> =>
   Effect.asVoid(Effect.forkScoped(
     Effect.gen(function*() {
       const c = (yield* Effect.promise(() => connection)) as RedisConnection
       for (;;) {
         yield* Effect.sleep(Math.max(250, Math.floor(leaseMs / 2)))
         if (c.status !== "ready") continue
-        // A failure is an answer (or a connection being replaced): only silence counts.
-        const answered = yield* Effect.promise(() => c.ping().then(() => true, () => true)).pipe(
-          Effect.timeoutTo({ duration: storeAnswerTimeoutMs(leaseMs), onSuccess: (a) => a, onTimeout: () => false })
-        )
+        // A failure is an answer (or a connection being replaced): only silence counts, and so does ioredis's own
+        // answer timeout (`commandTimeout`, the store's and the claims' connections), which fails the PING and keeps
+        // the connection.
+        const answered = yield* Effect.promise(() => c.ping().then(() => true, (e: unknown) => !isAnswerTimeout(e)))
+          .pipe(
+            Effect.timeoutTo({ duration: storeAnswerTimeoutMs(leaseMs), onSuccess: (a) => a, onTimeout: () => false })
+          )
         if (!answered && c.status === "ready") c.disconnect(true)
       }
     }).pipe(Effect.catchAllCause(() => Effect.void))

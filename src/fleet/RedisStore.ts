@@ -45,7 +45,7 @@ import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { monotonicMs } from "./Lease.js"
 import { loadIoredis } from "./Packages.js"
-import { leaseMs } from "./Queue.js"
+import { keptAnswering, leaseMs } from "./Queue.js"
 import {
   egressTaken,
   type FleetStore,
@@ -485,9 +485,12 @@ const leaseConnection = (
   url: string,
   windowMs: number
 ): Effect.Effect<RedisClient, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
-    closeConnection
+  Effect.tap(
+    Effect.acquireRelease(
+      Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
+      closeConnection
+    ),
+    (c) => keptAnswering(Promise.resolve(c), windowMs)
   )
 
 /** `holdsLease` on `c`: whether the lease of `job` is at `epoch`. */
@@ -496,11 +499,14 @@ const holdsLeaseOn = (c: RedisClient, url: string) => (job: string, epoch: numbe
     Effect.map((e) => e === String(epoch))
   )
 
-/** The store on Redis: one connection for the scope (and one for the lease's confirmations, `leaseConnectionName`). */
-export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const [{ Redis }, windowMs] = yield* Effect.all([loadIoredis, leaseMs])
-    const client: RedisClient = yield* Effect.acquireRelease(
+/** The store's own connection for the scope, connected (or what it met: refused, unknown host, bad password). */
+const storeConnection = (
+  Redis: Effect.Effect.Success<typeof loadIoredis>["Redis"],
+  url: string,
+  windowMs: number
+): Effect.Effect<RedisClient, FleetError, Scope.Scope> =>
+  Effect.tap(
+    Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
           registerUrlPassword(url)
@@ -519,7 +525,15 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         catch: (cause) => storeFailure(url, cause)
       }),
       closeConnection
-    )
+    ),
+    (c) => keptAnswering(Promise.resolve(c), windowMs)
+  )
+
+/** The store on Redis: one connection for the scope (and one for the lease's confirmations, `leaseConnectionName`). */
+export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const [{ Redis }, windowMs] = yield* Effect.all([loadIoredis, leaseMs])
+    const client = yield* storeConnection(Redis, url, windowMs)
     const call = <A>(f: (c: RedisClient) => Promise<A>) =>
       Effect.tryPromise({ try: () => f(client), catch: (cause) => storeFailure(url, cause) })
 
