@@ -193,13 +193,13 @@ export const promote = (queue: FleetQueue, id: string) =>
  * pass one round trip from every idle worker and, on PostgreSQL, a write of every active job's row (the mark), for
  * nothing the claim had not done already (docs/benchmarks.md, "An idle worker").
  */
-export const stalledInterval = (leaseMs: number): number => Math.max(500, Math.floor(leaseMs / 2))
+const stalledInterval = (leaseMs: number): number => Math.max(500, Math.floor(leaseMs / 2))
 
 /**
  * How often a worker whose takeover slot is free asks the store for a job to take over: a sixth of the lease, between
  * 250 ms and 1 s. A killed worker's job is then taken within the lease and this of the kill.
  */
-export const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
+const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
 
 /**
  * How many taken-over jobs a worker runs at once besides its `jobs` job slots: as many as it has job slots. A worker
@@ -221,7 +221,7 @@ export const takeoverSlots = (jobs: number): number => Math.max(1, jobs)
 export class LeftForOthers extends Error {}
 
 /** What running a job the queue gave ends with: done (or handed back), or refused and left for the others. */
-export type RunOutcome = void | "left-for-others"
+type RunOutcome = void | "left-for-others"
 
 /**
  * How long a refused job stays parked (`LeftForOthers`): ten leases, at least a minute. Every other worker's claim takes
