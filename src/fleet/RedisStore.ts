@@ -154,11 +154,6 @@ const scripts = {
     redis.call('HSET', KEYS[1], unpack(ARGV, 4))
     if ARGV[3] == '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) else redis.call('SADD', KEYS[3], ARGV[1]) end
     return 1`,
-  /** KEYS: lease. ARGV: owner, now. */
-  takeLease: `
-    local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-    redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'taken', ARGV[2])
-    return e`,
   /**
    * KEYS: job, lease. ARGV: owner, now, the take's deadline (ms on the server's clock, `takeDeadline`). The next epoch,
    * nil when the job has ended (or is unknown), or -1, nothing taken, when the server's clock is past the deadline: the
@@ -857,7 +852,6 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           })
         }),
 
-      takeLease: (job, owner) => Effect.map(script("takeLease", [leaseKey(job)], [owner, epochNow()]), Number),
       takeOpenLease: (job, owner) =>
         Effect.flatMap(
           takeDeadline(call((c) => c.time()), windowMs),
