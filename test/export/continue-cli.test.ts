@@ -132,8 +132,8 @@ describe("continuing an interrupted export", () => {
           `export of ${resources.join(", ")}: ${full.requests} requests (keys of the resources they reference included)`
         )
 
-        // Slow enough that the kill lands between the customers' two pages even on a busy machine (the tasks wait for
-        // the customers: the keys they reference).
+        // Slow enough that the kill lands between the customers' two pages even on a busy machine (the tasks' walk
+        // waits for the customers' file, whose keys its reference columns need: Export.ts ensureKeys).
         const dir = Path.join(yield* tempDir, "export")
         yield* sandbox.control.setFaults({ latencyMs: 300 })
         const first = yield* exportKilledWhen(sandbox, resources, dir, (c) =>
