@@ -131,7 +131,9 @@ describe("the lease's confirmations on PostgreSQL", () => {
     () =>
       Effect.gen(function*() {
         const { db, server, store } = yield* initialisedPostgres
-        const leaseMs = 1_200
+        // 3 s: at 1.2 s a loaded machine (load 9-10, other tests beside it) starved a confirmation past the lease
+        // in 3 of 7 runs, on this commit and the one before alike.
+        const leaseMs = 3_000
         const epoch = yield* takenLease(store, job, "w1/1")
         const { appends, release } = yield* jammedPool(store, db, server.url, epoch)
         // Four confirmations a third of a lease apart: the lease kept for more than a lease. Before, the first one
