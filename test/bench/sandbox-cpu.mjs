@@ -11,8 +11,8 @@
  * `--cpu-prof DIR` runs the sandbox's process under `node --cpu-prof` (its .cpuprofile written to DIR).
  */
 import { fork } from "node:child_process"
-import { fileURLToPath, pathToFileURL } from "node:url"
 import * as Path from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`)
