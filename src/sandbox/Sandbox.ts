@@ -275,7 +275,7 @@ export const startSandbox = (
         )
       )
     // No spans under a request: its Effect.fn steps (Records.create, App.handle…) would otherwise each open a
-    // timed span, a quarter of the sandbox's CPU a request that nothing reads (issue 26).
+    // timed span, CPU a request that nothing reads (issue 26).
     yield* server.serve(Effect.withTracerEnabled(app, false)).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() =>
       true
     ))
