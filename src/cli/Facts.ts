@@ -21,7 +21,7 @@ export const withEnvironment =
   <A>(self: Options.Options<A>): Options.Options<A | B> =>
     Options.withFallbackConfig(Options.withDescription(self, `${environmentMark}${name}`), read(name))
 
-export interface FlagFacts {
+interface FlagFacts {
   /** The description without the facts' paragraphs, paragraphs joined by a space. */
   readonly description: string
   readonly default?: string | undefined

@@ -29,7 +29,7 @@ export const versionFlag: FlagInfo = {
   required: false
 }
 /** `--lang`, taken out of the command line by the edge (cli/Language.ts) before a command parses it. */
-export const langFlag: FlagInfo = {
+const langFlag: FlagInfo = {
   name: "--lang",
   aliases: [],
   boolean: false,

@@ -5,7 +5,7 @@
  */
 import { type Language, languageFromEnvironment, languageOf, languages } from "../Messages.js"
 
-export type LanguageChoice =
+type LanguageChoice =
   | { readonly _tag: "Chosen"; readonly language: Language }
   | { readonly _tag: "Mistake"; readonly message: string }
 

@@ -60,7 +60,7 @@ export interface CommandInfo {
 }
 
 /** What help adds to a command beyond its parser: 2–4 example command lines, and the values its arguments take. */
-export interface CommandDoc {
+interface CommandDoc {
   readonly examples: ReadonlyArray<string>
   /** Completion words of an argument (by its synopsis name), e.g. the resource names. */
   readonly values?: Readonly<Record<string, ReadonlyArray<string>>> | undefined
@@ -75,7 +75,7 @@ export type CommandDocs = Readonly<Record<string, CommandDoc>>
 export const exampleRun = "runs/20260101T120000Z-customers"
 
 /** Flags shown apart on a command's page, by the shared option set they come from. */
-export interface FlagGroup {
+interface FlagGroup {
   readonly title: string
   readonly names: ReadonlyArray<string>
 }

@@ -21,7 +21,7 @@ interface Waiter {
   given: boolean
 }
 
-export interface LanePermits {
+interface LanePermits {
   /** Runs `self` holding `count` permits, taken in the turn of the fiber's lane. */
   readonly withPermits: (count: number) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   /** Takes `count` permits in the turn of the fiber's lane (given back with `release`). */

@@ -46,7 +46,7 @@ export interface Context {
   readonly describe: (a: Attempt) => string
 }
 
-export type Decision =
+type Decision =
   /** The answer is the call's reply. */
   | { readonly _tag: "Succeed" }
   /** The call fails with the attempt's message (or `message`), then `suffix`. */

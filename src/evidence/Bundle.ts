@@ -25,7 +25,7 @@ import { version } from "../Version.js"
 import { fileLines } from "./Chain.js"
 import { runFiles, runSignature, type Withheld, withheldFile } from "./Seal.js"
 
-export interface EvidenceOptions {
+interface EvidenceOptions {
   readonly runDir: string
   readonly out: string
   readonly withInput: boolean

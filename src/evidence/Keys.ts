@@ -16,18 +16,18 @@ import * as Path from "node:path"
 import { UsageError } from "../Errors.js"
 import { shellQuote } from "../Shell.js"
 
-export const privateKeyFile = "fsm-bulk-signing.key"
-export const publicKeyFile = "fsm-bulk-signing.pub"
+const privateKeyFile = "fsm-bulk-signing.key"
+const publicKeyFile = "fsm-bulk-signing.pub"
 
 /** Where `keys new` puts a pair without --out: the user's configuration directory, never the project. */
 export const defaultKeyDir = (): string =>
   Path.join(process.env.XDG_CONFIG_HOME ?? Path.join(os.homedir(), ".config"), "fsm-bulk", "keys")
 
 /** The key's id: the sha256 of its public key in DER (SPKI) form, hex. */
-export const keyIdOf = (publicKey: crypto.KeyObject): string =>
+const keyIdOf = (publicKey: crypto.KeyObject): string =>
   crypto.createHash("sha256").update(publicKey.export({ type: "spki", format: "der" })).digest("hex")
 
-export interface NewKeys {
+interface NewKeys {
   readonly privateKey: string
   readonly publicKey: string
   readonly keyId: string

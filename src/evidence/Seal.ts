@@ -14,7 +14,7 @@ import { sha256File, writeFileAtomic } from "../files/Write.js"
 import { type ChainCheck, checkChain } from "./Chain.js"
 import { checkStatement, type SignatureCheck, SignatureFile, type SigningKey, signStatement } from "./Keys.js"
 
-export const manifestSignature = "manifest.sig"
+const manifestSignature = "manifest.sig"
 export const runSignature = "summary.sig"
 const journalName = "journal.ndjson"
 const summaryName = "summary.json"
@@ -41,7 +41,7 @@ export const Withheld = Schema.Struct({
 })
 export type Withheld = typeof Withheld.Type
 /** Only reports may be withheld: the journal and the summary are what the signature is about. */
-export const mayWithhold = (file: string) => /(^|\/)report\.(csv|xlsx)$/.test(file)
+const mayWithhold = (file: string) => /(^|\/)report\.(csv|xlsx)$/.test(file)
 
 /** The files of a run directory and of its steps' sub-directories (an onboarding), relative, sorted. */
 export const runFiles = (dir: string): ReadonlyArray<string> => {
@@ -188,7 +188,7 @@ export const checkExportSignature = Effect.fn("Seal.checkExport")(function*(dir:
   return { report, problems }
 })
 
-export interface RunVerifyResult {
+interface RunVerifyResult {
   readonly dir: string
   readonly kind: "run"
   readonly ok: boolean

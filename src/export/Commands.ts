@@ -36,17 +36,17 @@ export const formatOption = Options.choice("format", ["csv", "xlsx"]).pipe(
   )
 )
 
-export const delimiterOption = Options.choice("delimiter", [",", ";", "tab"]).pipe(
+const delimiterOption = Options.choice("delimiter", [",", ";", "tab"]).pipe(
   Options.withDescription("CSV delimiter: , (default), ; (Excel in Brazil) or tab"),
   Options.optional
 )
 
-export const decimalOption = Options.choice("decimal", [".", ","]).pipe(
+const decimalOption = Options.choice("decimal", [".", ","]).pipe(
   Options.withDescription("Decimal mark of CSV number cells: . (default) or , (Excel in Brazil)"),
   Options.optional
 )
 
-export const excelBrOption = Options.boolean("excel-br").pipe(
+const excelBrOption = Options.boolean("excel-br").pipe(
   Options.withDescription("CSV for Excel in Brazil, opened right by a double-click: --delimiter ; --decimal ,")
 )
 
@@ -83,7 +83,7 @@ export const csvDialect = (args: {
   })
 }
 
-export const sinceOption = Options.text("since").pipe(
+const sinceOption = Options.text("since").pipe(
   Options.withPseudoName("DATE"),
   Options.withDescription(
     "First day (yyyy-mm-dd) of the date-windowed lists: tasks, deleted tasks, expenses, tickets (default 2000-01-01)"
@@ -91,7 +91,7 @@ export const sinceOption = Options.text("since").pipe(
   Options.optional
 )
 
-export const untilOption = Options.text("until").pipe(
+const untilOption = Options.text("until").pipe(
   Options.withPseudoName("DATE"),
   Options.withDescription("Last day (yyyy-mm-dd) of the date-windowed lists (default: two years from today)"),
   Options.optional

@@ -27,7 +27,7 @@ import { Manifest, manifestFile } from "./Manifest.js"
 import { runVerify } from "./Verify.js"
 
 /** The copy, and what its export's signature is (`manifest.sig`: unsigned, or by which key). */
-export type SeededCopy = AccountCopy & { readonly signature?: SignatureReport }
+type SeededCopy = AccountCopy & { readonly signature?: SignatureReport }
 
 type Rec = Record<string, unknown>
 

@@ -62,7 +62,7 @@ const fileSystemError = (out: string) => <A, E, R>(self: Effect.Effect<A, E | Pl
  * Said once when a CSV export holds CPF/CNPJ: Excel and Calc open a CSV's digits as numbers, dropping leading zeros
  * (the file itself keeps them); an XLSX holds them as text cells.
  */
-export const csvDigitsNote = (files: ReadonlyArray<string>) =>
+const csvDigitsNote = (files: ReadonlyArray<string>) =>
   `note: ${files.join(", ")} hold${files.length === 1 ? "s" : ""} CPF/CNPJ: Excel and LibreOffice Calc open a CSV's ` +
   `digits as numbers and drop leading zeros; for files people open, export with --format xlsx (text cells)`
 

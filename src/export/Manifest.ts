@@ -37,7 +37,7 @@ export const ManifestEntry = Schema.Struct({
 })
 export type ManifestEntry = typeof ManifestEntry.Type
 
-export const RedactedField = Schema.Struct({
+const RedactedField = Schema.Struct({
   resource: Schema.String,
   field: Schema.String,
   /** The kind of fake (`name`, `email`, `phone`, `cpfCnpj`, `address`, `text`), or `members` for nested contacts. */

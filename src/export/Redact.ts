@@ -29,7 +29,7 @@ interface Planned {
   readonly fake: Fake
 }
 
-export interface RedactionPlan {
+interface RedactionPlan {
   readonly fields: ReadonlyMap<ResourceName, ReadonlyArray<Planned>>
 }
 

@@ -22,7 +22,7 @@ import { checkpointFile } from "./Checkpoint.js"
 import type { ManifestEntry } from "./Manifest.js"
 import { manifestFile, ManifestJson } from "./Manifest.js"
 
-export type FileStatus = "ok" | "missing" | "changed" | "unreadable" | "duplicates"
+type FileStatus = "ok" | "missing" | "changed" | "unreadable" | "duplicates"
 
 interface FileCheck {
   readonly name: string

@@ -50,7 +50,7 @@ export const firstPageColumns = (orientation: Orientation, widths: ReadonlyArray
 }
 
 /** Points per line of the default 11-point font. */
-export const lineHeight = 15
+const lineHeight = 15
 
 /**
  * Advance widths of the workbook's font (Calibri 11; Carlito, which LibreOffice uses for it, has the same metrics)
@@ -74,7 +74,7 @@ const glyphWidth = new Map(glyphWidths.flatMap(([chars, w]) => [...chars].map((c
  * A text's width in digit widths, with a margin for a font substituted by wider metrics (DejaVu Sans where no
  * Calibri or Carlito is installed). Accented letters are as wide as their base letter.
  */
-export const textWidth = (text: string): number => {
+const textWidth = (text: string): number => {
   let width = 0
   for (const c of text) width += glyphWidth.get(c) ?? glyphWidth.get(c.normalize("NFD")[0]!) ?? 1.1
   return width * 1.05

@@ -15,7 +15,7 @@ import { packRows, transferOf } from "./RowBatch.js"
 import type { FrontRow } from "./XlsxWriter.js"
 
 /** The workbook thread (XlsxWorker.js); a test may name another. */
-export const xlsxWorkerScript = new URL("./XlsxWorker.js", import.meta.url)
+const xlsxWorkerScript = new URL("./XlsxWorker.js", import.meta.url)
 /** Batches sent and not yet answered: enough to keep the thread busy while the main thread builds the next. */
 const maxInFlight = 2
 /** The workbook thread's young generation (MB): its garbage is short-lived strings. */

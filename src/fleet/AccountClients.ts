@@ -23,9 +23,9 @@ import { open } from "./Secrets.js"
 import type { FleetStore, StoredAccount } from "./Store.js"
 
 /** What makes an account's client: a change of any of it (`accounts add` again) needs a new one. */
-export const accountSettings = (row: StoredAccount): string => JSON.stringify([row.baseUrl, row.rate, row.secret])
+const accountSettings = (row: StoredAccount): string => JSON.stringify([row.baseUrl, row.rate, row.secret])
 
-export interface AccountClientsOptions {
+interface AccountClientsOptions {
   readonly store: FleetStore
   readonly key: Buffer
   /** The worker's rate; its budget (gated: Worker.ts) is shared by every account's client. */

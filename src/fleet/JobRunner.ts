@@ -71,7 +71,7 @@ export const refusalLimit = 3
 /** Where a worker's refusal of a job is kept with the job (one per egress id, its reason as the content). */
 const refusalPrefix = "refusals/"
 
-export interface JobRunnerOptions {
+interface JobRunnerOptions {
   readonly store: FleetStore
   readonly egressId: string
   /** The lease's holder name in the store. */

@@ -49,7 +49,7 @@ export const boundMs = (leaseMs: number): number => Math.max(Math.floor(leaseMs 
  * How long before its lease would lapse (a lease after its last confirmation) a job's store operations end
  * (Transient.ts): a tenth of the lease, at least 250 ms, left for the hand-back that follows.
  */
-export const lapseMarginMs = (leaseMs: number): number => Math.max(250, Math.floor(leaseMs / 10))
+const lapseMarginMs = (leaseMs: number): number => Math.max(250, Math.floor(leaseMs / 10))
 
 export interface LeaseGuard {
   /** Completed once the lease is found lost (here, or by a journal line the store refused: `lose`). */

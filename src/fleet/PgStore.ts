@@ -311,7 +311,7 @@ const holdsLeaseOn = (on: On) => (job: string, epoch: number) =>
     (r) => r.rows.length === 1
   )
 
-/** The next epoch of job `$1`'s lease, taken by `$2` whoever held it (1 for the first): `takeLease`, `cancel`. */
+/** The next epoch of job `$1`'s lease, taken by `$2` whoever held it (1 for the first): `takeOpenLease`, `cancel`. */
 const raiseLease = `INSERT INTO ${schema}.leases (job, epoch, owner) VALUES ($1, 1, $2)
   ON CONFLICT (job) DO UPDATE SET epoch = ${schema}.leases.epoch + 1, owner = $2, taken = now()
   RETURNING epoch`
@@ -448,8 +448,6 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
       )
     const dropStaged = (which: string, values: ReadonlyArray<unknown>) =>
       query<{ n: string }>(dropStagedStatement(which), values).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)))
-    const takeLease = (job: string, owner: string) =>
-      query<{ epoch: number }>(raiseLease, [job, owner]).pipe(Effect.map((rows) => rows[0]!.epoch))
 
     const store: FleetStore = {
       backend: "postgres",
@@ -638,7 +636,6 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
           [job, prefix]
         ),
 
-      takeLease,
       takeOpenLease: (job, owner) =>
         Effect.suspend(() => {
           let epoch: number | undefined

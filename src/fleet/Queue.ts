@@ -193,13 +193,13 @@ export const promote = (queue: FleetQueue, id: string) =>
  * pass one round trip from every idle worker and, on PostgreSQL, a write of every active job's row (the mark), for
  * nothing the claim had not done already (docs/benchmarks.md, "An idle worker").
  */
-export const stalledInterval = (leaseMs: number): number => Math.max(500, Math.floor(leaseMs / 2))
+const stalledInterval = (leaseMs: number): number => Math.max(500, Math.floor(leaseMs / 2))
 
 /**
  * How often a worker whose takeover slot is free asks the store for a job to take over: a sixth of the lease, between
  * 250 ms and 1 s. A killed worker's job is then taken within the lease and this of the kill.
  */
-export const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
+const takeoverPollMs = (leaseMs: number): number => Math.max(250, Math.min(1_000, Math.floor(leaseMs / 6)))
 
 /**
  * How many taken-over jobs a worker runs at once besides its `jobs` job slots: as many as it has job slots. A worker
@@ -221,7 +221,7 @@ export const takeoverSlots = (jobs: number): number => Math.max(1, jobs)
 export class LeftForOthers extends Error {}
 
 /** What running a job the queue gave ends with: done (or handed back), or refused and left for the others. */
-export type RunOutcome = void | "left-for-others"
+type RunOutcome = void | "left-for-others"
 
 /**
  * How long a refused job stays parked (`LeftForOthers`): ten leases, at least a minute. Every other worker's claim takes
@@ -359,30 +359,37 @@ interface RedisConnection {
   readonly disconnect: (reconnect?: boolean) => void
 }
 
+/** ioredis's failure of a command that got no answer within its `commandTimeout` (the connection is kept). */
+const isAnswerTimeout = (e: unknown): boolean => e instanceof Error && e.message === "Command timed out"
+
 /**
- * Keeps a Redis connection of the queue's side answering, for the scope: every half lease a PING, and a connection
- * that gives it no answer within the store's answer timeout while ioredis counts it ready is closed (ioredis destroys
- * its socket two seconds later), so that ioredis opens it again and sends again what it had sent unanswered. BullMQ
+ * Keeps a Redis connection of the fleet answering, for the scope (the queue side's, the claims', the store's own and
+ * its lease confirmations'): every half lease a PING, and a connection that gives it no answer within the store's
+ * answer timeout while ioredis counts it ready is closed (ioredis destroys its socket two seconds later), so that ioredis opens it again and sends again what it had sent unanswered. BullMQ
  * gives its commands no answer timeout (only its blocking read has a watchdog of its own, which resets that
- * connection), and a command's answer timeout (`commandTimeout`, the claims') fails the command but keeps its
- * connection: on a path gone silent without a reset (a NAT or firewall that lost the connection's state) the worker's
+ * connection), and a command's answer timeout (`commandTimeout`, the store's and the claims') fails the command but
+ * keeps its connection: on a path gone silent without a reset (a NAT or firewall that lost the connection's state) the worker's
  * fetch and lock renewals waited for as long as the kernel kept the connection (about 15 minutes on Linux's defaults
  * with data unacknowledged; for ever when something in between acknowledges it), and its claims failed each after 10 s,
  * while its egress id lived on another connection: it took no job and counted as live, so a refused job waited for its
- * refusal (issue 29, seed 896; test/fleet/queue-silent-cli.test.ts). A connection reconnecting is left to ioredis:
+ * refusal (issue 29, seed 896; test/fleet/queue-silent-cli.test.ts). The store's own commands failed each after 10 s
+ * the same way, for good (test/fleet/store-silent.test.ts). A connection reconnecting is left to ioredis:
  * closed then, it stopped reconnecting (BullMQ's #4585).
  */
-const keptAnswering = (connection: Promise<unknown>, leaseMs: number): Effect.Effect<void, never, Scope.Scope> =>
+export const keptAnswering = (connection: Promise<unknown>, leaseMs: number): Effect.Effect<void, never, Scope.Scope> =>
   Effect.asVoid(Effect.forkScoped(
     Effect.gen(function*() {
       const c = (yield* Effect.promise(() => connection)) as RedisConnection
       for (;;) {
         yield* Effect.sleep(Math.max(250, Math.floor(leaseMs / 2)))
         if (c.status !== "ready") continue
-        // A failure is an answer (or a connection being replaced): only silence counts.
-        const answered = yield* Effect.promise(() => c.ping().then(() => true, () => true)).pipe(
-          Effect.timeoutTo({ duration: storeAnswerTimeoutMs(leaseMs), onSuccess: (a) => a, onTimeout: () => false })
-        )
+        // A failure is an answer (or a connection being replaced): only silence counts, and so does ioredis's own
+        // answer timeout (`commandTimeout`, the store's and the claims' connections), which fails the PING and keeps
+        // the connection.
+        const answered = yield* Effect.promise(() => c.ping().then(() => true, (e: unknown) => !isAnswerTimeout(e)))
+          .pipe(
+            Effect.timeoutTo({ duration: storeAnswerTimeoutMs(leaseMs), onSuccess: (a) => a, onTimeout: () => false })
+          )
         if (!answered && c.status === "ready") c.disconnect(true)
       }
     }).pipe(Effect.catchAllCause(() => Effect.void))

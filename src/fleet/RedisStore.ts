@@ -45,7 +45,7 @@ import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
 import { monotonicMs } from "./Lease.js"
 import { loadIoredis } from "./Packages.js"
-import { leaseMs } from "./Queue.js"
+import { keptAnswering, leaseMs } from "./Queue.js"
 import {
   egressTaken,
   type FleetStore,
@@ -154,11 +154,6 @@ const scripts = {
     redis.call('HSET', KEYS[1], unpack(ARGV, 4))
     if ARGV[3] == '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) else redis.call('SADD', KEYS[3], ARGV[1]) end
     return 1`,
-  /** KEYS: lease. ARGV: owner, now. */
-  takeLease: `
-    local e = redis.call('HINCRBY', KEYS[1], 'epoch', 1)
-    redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'taken', ARGV[2])
-    return e`,
   /**
    * KEYS: job, lease. ARGV: owner, now, the take's deadline (ms on the server's clock, `takeDeadline`). The next epoch,
    * nil when the job has ended (or is unknown), or -1, nothing taken, when the server's clock is past the deadline: the
@@ -485,9 +480,12 @@ const leaseConnection = (
   url: string,
   windowMs: number
 ): Effect.Effect<RedisClient, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
-    closeConnection
+  Effect.tap(
+    Effect.acquireRelease(
+      Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
+      closeConnection
+    ),
+    (c) => keptAnswering(Promise.resolve(c), windowMs)
   )
 
 /** `holdsLease` on `c`: whether the lease of `job` is at `epoch`. */
@@ -496,11 +494,14 @@ const holdsLeaseOn = (c: RedisClient, url: string) => (job: string, epoch: numbe
     Effect.map((e) => e === String(epoch))
   )
 
-/** The store on Redis: one connection for the scope (and one for the lease's confirmations, `leaseConnectionName`). */
-export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const [{ Redis }, windowMs] = yield* Effect.all([loadIoredis, leaseMs])
-    const client: RedisClient = yield* Effect.acquireRelease(
+/** The store's own connection for the scope, connected (or what it met: refused, unknown host, bad password). */
+const storeConnection = (
+  Redis: Effect.Effect.Success<typeof loadIoredis>["Redis"],
+  url: string,
+  windowMs: number
+): Effect.Effect<RedisClient, FleetError, Scope.Scope> =>
+  Effect.tap(
+    Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
           registerUrlPassword(url)
@@ -519,7 +520,15 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
         catch: (cause) => storeFailure(url, cause)
       }),
       closeConnection
-    )
+    ),
+    (c) => keptAnswering(Promise.resolve(c), windowMs)
+  )
+
+/** The store on Redis: one connection for the scope (and one for the lease's confirmations, `leaseConnectionName`). */
+export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const [{ Redis }, windowMs] = yield* Effect.all([loadIoredis, leaseMs])
+    const client = yield* storeConnection(Redis, url, windowMs)
     const call = <A>(f: (c: RedisClient) => Promise<A>) =>
       Effect.tryPromise({ try: () => f(client), catch: (cause) => storeFailure(url, cause) })
 
@@ -843,7 +852,6 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
           })
         }),
 
-      takeLease: (job, owner) => Effect.map(script("takeLease", [leaseKey(job)], [owner, epochNow()]), Number),
       takeOpenLease: (job, owner) =>
         Effect.flatMap(
           takeDeadline(call((c) => c.time()), windowMs),

@@ -274,8 +274,6 @@ export interface FleetStore {
   readonly files: (job: string, prefix: string) => Op<ReadonlyArray<StoredFile>>
 
   // leases and the journal
-  /** Raises the job's lease epoch whoever held it: its holder's next line or request is refused. */
-  readonly takeLease: (job: string, owner: string) => Op<number>
   /**
    * Takes the lease of a job that has not ended, in one step: the next epoch, or none when the job ended
    * meanwhile (a worker that stalled while another finished it must not take it again).

@@ -36,7 +36,7 @@ import type { FleetStore } from "./Store.js"
  * at each try, as the lease's confirmations move it) and the least a first try is given when it has passed: set on a
  * job's run under its lease (JobRunner.ts); none outside a job (the commands, the worker's sweeps and claims).
  */
-export interface JobStoreDeadline {
+interface JobStoreDeadline {
   readonly at: () => number
   readonly firstTryMs: number
 }

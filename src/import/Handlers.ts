@@ -55,7 +55,7 @@ import { modeProblem } from "./WritePlan.js"
 // --- output --------------------------------------------------------------------------------------------------------
 
 /** What the closing lines need to know beyond the summary: how the user asked for the run. */
-export interface NextContext {
+interface NextContext {
   /** The read flags the user gave (`--date-format dd/mm/yyyy --map …`), shell-quoted, defaults left out. */
   readonly readFlags?: string
   /** `--merge` / `--overwrite` given to the run: conflicts left are ones these flags cannot settle. */
@@ -66,7 +66,7 @@ export interface NextContext {
  * The read and parse flags the user gave, shell-quoted and defaults left out, so that a suggested command reads the
  * file exactly as the command that suggests it did.
  */
-export const readFlagsOf = (
+const readFlagsOf = (
   parsing: {
     readonly sheet: Option.Option<string>
     readonly encoding: string

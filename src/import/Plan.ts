@@ -24,7 +24,7 @@ import { plannedRow } from "./Refs.js"
 import type { Action, Existing } from "./WritePlan.js"
 import { intentOf } from "./WritePlan.js"
 
-export const planFormat = "fsm-bulk-plan"
+const planFormat = "fsm-bulk-plan"
 
 const Id = Schema.Union(Schema.String, Schema.Number)
 
@@ -33,7 +33,7 @@ const Id = Schema.Union(Schema.String, Schema.Number)
  * `dateLastUpdate` and a hash per field the server lists back), or `unread` (the API cannot list it, or the lookup
  * failed): nothing to compare at apply time.
  */
-export const PlanState = Schema.Union(
+const PlanState = Schema.Union(
   Schema.Struct({ read: Schema.Literal("absent") }),
   Schema.Struct({
     read: Schema.Literal("record"),
@@ -44,9 +44,9 @@ export const PlanState = Schema.Union(
   }),
   Schema.Struct({ read: Schema.Literal("unread") })
 )
-export type PlanState = typeof PlanState.Type
+type PlanState = typeof PlanState.Type
 
-export const PlanChange = Schema.Struct({ field: Schema.String, from: Schema.Unknown, to: Schema.Unknown })
+const PlanChange = Schema.Struct({ field: Schema.String, from: Schema.Unknown, to: Schema.Unknown })
 
 /**
  * A reference a row's write carries, as the dry run resolved it: the cell's values and, per value, the record's

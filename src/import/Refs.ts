@@ -94,7 +94,7 @@ const describe = (resource: ResourceName, by: string, value: string, entry: Entr
  * until the record exists or the reference is corrected. Matches `describe`'s first message, in either language (a
  * run's errors are read back by a later command that may run in the other).
  */
-export const isMissingReference = (error: string): boolean =>
+const isMissingReference = (error: string): boolean =>
   /(^|: )(no \S+ record with|nenhum registro de \S+ com) \S+ /.test(error)
 
 /** Of a run's `failed` rows, how many failed on a missing reference (from the run's error kinds). */

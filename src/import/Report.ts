@@ -137,7 +137,7 @@ interface ReportWriter {
 }
 
 /** Rows a summary names by number: how many, and the first `hiddenRowsKept`. */
-export interface HiddenRows {
+interface HiddenRows {
   readonly count: number
   readonly rows: ReadonlyArray<number>
 }

@@ -28,7 +28,7 @@ export const defaultRunDir = (resource: string, now: Date = new Date()): string 
 }
 
 /** A time in milliseconds as summaries and journals record it: an ISO string. */
-export const isoOf = (ms: number): string => new Date(ms).toISOString()
+const isoOf = (ms: number): string => new Date(ms).toISOString()
 
 /**
  * The clock's time as an ISO string read by a plain call: a step that appends a journal line a row reads the

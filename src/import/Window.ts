@@ -12,7 +12,7 @@ import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import * as Take from "effect/Take"
 
-export interface WindowOptions {
+interface WindowOptions {
   readonly concurrency: number
   /** How far past the oldest item not yet given back an item may start. */
   readonly window: number

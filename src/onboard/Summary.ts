@@ -94,7 +94,7 @@ export interface OnboardSummary extends RunTraffic {
 }
 
 /** The settings of an onboarding that `resume` needs besides its input (recorded in its summary). */
-export interface OnboardSettings {
+interface OnboardSettings {
   readonly read: {
     readonly encoding: ReadOptions["encoding"]
     readonly delimiter: ReadOptions["delimiter"]

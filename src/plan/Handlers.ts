@@ -34,7 +34,7 @@ const refLine = (p: PlanRow): string | undefined => {
   return planned.length > 0 ? planned.join("; ") : undefined
 }
 
-export const planRowLine = (p: PlanRow): string => {
+const planRowLine = (p: PlanRow): string => {
   const who = [
     p.key !== undefined ? p.key : undefined,
     p.recordId !== undefined ? `id ${String(p.recordId)}` : p.id !== undefined ? `id ${String(p.id)}` : undefined
@@ -49,7 +49,7 @@ export const planRowLine = (p: PlanRow): string => {
 }
 
 /** The head of a plan for sign-off: what it is bound to and its counts. */
-export const planHead = (plan: LoadedPlan): ReadonlyArray<string> => {
+const planHead = (plan: LoadedPlan): ReadonlyArray<string> => {
   const c = plan.content
   const counts = Object.entries(c.counts).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${s} ${n}`).join(", ")
   return [

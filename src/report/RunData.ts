@@ -118,7 +118,7 @@ const decodePlan = Schema.decodeUnknownOption(
 )
 
 /** A row of a plan that sends a write, as the page lists it. */
-export interface PlannedWrite {
+interface PlannedWrite {
   readonly step: string
   readonly row: number
   readonly status: string
@@ -131,7 +131,7 @@ export interface PlannedWrite {
 }
 
 /** The plan a run wrote or applied, read back from its file when that file is still the one the run named. */
-export interface PlanView {
+interface PlanView {
   readonly role: "written" | "applied"
   readonly file: string
   readonly sha256: string
@@ -238,7 +238,7 @@ interface SlowRow {
   readonly attempts: number
 }
 
-export interface WouldChange {
+interface WouldChange {
   readonly row: number
   readonly status: string
   readonly recordId: string | undefined
@@ -252,7 +252,7 @@ export interface Session {
 }
 
 /** How many rows of a dry run the page lists with their changes (report.csv has them all). */
-export const changesKept = 500
+const changesKept = 500
 
 export interface RunData {
   readonly runDir: string

@@ -7,6 +7,11 @@
  * The live limits (api-notes, "Live behaviour reported by more public clients") are faults: bursts of 404/500 above
  * N requests in flight on one token, list answers slowed in proportion to their records, 500 for an empty
  * filtered list.
+ *
+ * The steps a request runs through (here and in Records, Fields, Lists, Tasks, Specials, Attachments, Login) are
+ * `Effect.fnUntraced`, not the house's `Effect.fn("Module.name")`: a request runs with tracing off (Sandbox.ts), so
+ * their names reached no trace, while each call still captured a stack for its span, about a fifth of the
+ * sandbox's CPU a request (issue 26, docs/benchmarks.md). Start-up code (Command.ts, Persistence.ts) keeps its names.
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -232,7 +237,7 @@ const bodyText = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<s
   })
 }
 
-const readBody = Effect.fn("App.readBody")(function*(request: HttpServerRequest.HttpServerRequest) {
+const readBody = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
   const text = yield* bodyText(request)
   if (text.trim() === "") return undefined
   return yield* Effect.try({
@@ -242,7 +247,7 @@ const readBody = Effect.fn("App.readBody")(function*(request: HttpServerRequest.
   })
 })
 
-const handle = Effect.fn("App.handle")(
+const handle = Effect.fnUntraced(
   function*(env: AppEnv, request: HttpServerRequest.HttpServerRequest, entry: LogEntry) {
     const faults = yield* Ref.get(env.faults)
     if (faults.latencyMs > 0) yield* Effect.sleep(faults.latencyMs)

@@ -32,7 +32,7 @@ const decodeBase64 = (text: string): Buffer | undefined => {
 }
 
 /** The flag and the files of an upload body, or 400 naming the form expected. */
-const uploadOf = Effect.fn("Attachments.uploadOf")(function*(action: Resource, body: unknown) {
+const uploadOf = Effect.fnUntraced(function*(action: Resource, body: unknown) {
   const upload = action.upload!
   const expected = upload._tag === "single"
     ? `{"${upload.flag}": false, "attachment": "<base64>"}`
@@ -54,7 +54,7 @@ const uploadOf = Effect.fn("Attachments.uploadOf")(function*(action: Resource, b
   return { flag: flag === true, files: list as ReadonlyArray<Rec> }
 })
 
-export const putAttachments = Effect.fn("Attachments.putAttachments")(function*(action: Resource, call: Call) {
+export const putAttachments = Effect.fnUntraced(function*(action: Resource, call: Call) {
   const parent = resource(action.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
   const property = collectionProperty(action)

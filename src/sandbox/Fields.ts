@@ -110,7 +110,7 @@ const coerceField = (field: Field, value: unknown): Coerced => {
  * Server-assigned fields (`readOnly`) are dropped; unknown properties are kept as sent. Fails 400, naming every
  * offending field.
  */
-export const coerce = Effect.fn("Fields.coerce")(function*(fields: ReadonlyArray<Field>, body: Rec) {
+export const coerce = Effect.fnUntraced(function*(fields: ReadonlyArray<Field>, body: Rec) {
   const out: Rec = {}
   const problems: Array<string> = []
   const byName = new Map(fields.map((f) => [f.name, f]))
@@ -183,7 +183,7 @@ const valueProblems = (field: Field, value: unknown): Array<string> => {
  * 422 for a record (as it will be stored) that lacks a required field or holds a value the service refuses:
  * outside an enumeration or a range, longer than allowed, an invalid CPF/CNPJ.
  */
-export const checkValues = Effect.fn("Fields.checkValues")(function*(fields: ReadonlyArray<Field>, rec: Rec) {
+export const checkValues = Effect.fnUntraced(function*(fields: ReadonlyArray<Field>, rec: Rec) {
   const problems: Array<string> = []
   for (const field of fields) {
     if (field.readOnly) continue
@@ -198,7 +198,7 @@ export const checkValues = Effect.fn("Fields.checkValues")(function*(fields: Rea
 })
 
 /** 422 when a reference among the `touched` fields names a record the account does not have. */
-export const checkRefs = Effect.fn("Fields.checkRefs")(function*(
+export const checkRefs = Effect.fnUntraced(function*(
   account: Account,
   fields: ReadonlyArray<Field>,
   rec: Rec,

@@ -61,7 +61,7 @@ export const parseFilter = (text: string): unknown => {
   return undefined
 }
 
-const parseListQuery = Effect.fn("Lists.parseListQuery")(function*(call: Call) {
+const parseListQuery = Effect.fnUntraced(function*(call: Call) {
   const page = yield* positive(call, "page", 1)
   const pageSize = yield* positive(call, "pagesize", 10)
   const orderText = (call.query.get("order") ?? "asc").trim().toLowerCase()
@@ -196,7 +196,7 @@ const specialFilters: Partial<Record<string, Record<string, (wanted: unknown, ca
 const recordDates = ["creationDate", "dateLastUpdate"]
 
 /** The predicate of the filters present in `paramFilter`; unknown keys are ignored, as the service does. */
-const filterPredicate = Effect.fn("Lists.filterPredicate")(
+const filterPredicate = Effect.fnUntraced(
   function*(r: Resource, filter: ReadonlyMap<string, unknown>, call: Call) {
     const tests: Array<Test> = []
     const given = (key: string) => {
@@ -250,7 +250,7 @@ const filterPredicate = Effect.fn("Lists.filterPredicate")(
 )
 
 /** The inclusive date window of a date-windowed list; 400 "Invalid Date" when it is missing or unreadable. */
-const dateWindow = Effect.fn("Lists.dateWindow")(function*(r: Resource, filter: ReadonlyMap<string, unknown>) {
+const dateWindow = Effect.fnUntraced(function*(r: Resource, filter: ReadonlyMap<string, unknown>) {
   if (r.dateWindow === undefined) return undefined
   // GPS positions are asked for one day at a time (`date`, api-reference §2.13).
   const day = r.name === "gps-positions" ? filter.get("date") : undefined
@@ -284,7 +284,7 @@ const paramFilterRequired: Partial<Record<string, string>> = {
 }
 
 /** Filters, orders and pages `rows` (stored records) and answers with the list envelope. */
-export const listRows = Effect.fn("Lists.listRows")(function*(
+export const listRows = Effect.fnUntraced(function*(
   r: Resource,
   rows: ReadonlyArray<Rec>,
   call: Call,

@@ -22,7 +22,7 @@ const sameSecret = (a: string, b: string): boolean => {
   return x.length === y.length && timingSafeEqual(x, y)
 }
 
-export const login = Effect.fn("Login.login")(function*(
+export const login = Effect.fnUntraced(function*(
   accounts: ReadonlyArray<Credentials>,
   tokens: Tokens,
   given: { readonly apiKey: unknown; readonly apiToken: unknown },
@@ -52,7 +52,7 @@ export const login = Effect.fn("Login.login")(function*(
 })
 
 /** The credentials of a login request: the JSON body for POST, the query (any case) for GET. */
-export const givenCredentials = Effect.fn("Login.givenCredentials")(function*(
+export const givenCredentials = Effect.fnUntraced(function*(
   method: string,
   body: unknown,
   query: ReadonlyMap<string, string>

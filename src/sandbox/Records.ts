@@ -45,7 +45,7 @@ const objectBody = (
 ) => (Predicate.isRecord(body) ? Effect.succeed(body) : reject(400, "the body must be a JSON object"))
 
 /** Type-checked body without what the server assigns or keeps itself (id, read-only fields, collections). */
-const writable = Effect.fn("Records.writable")(function*(r: Resource, body: Rec) {
+const writable = Effect.fnUntraced(function*(r: Resource, body: Rec) {
   const coerced = yield* coerce(r.fields, body)
   const { [idName(r)]: id, ...rest } = coerced
   for (const p of managedProperties(r)) delete rest[p]
@@ -57,7 +57,7 @@ const enumLabelOf = (field: Field, value: unknown): unknown =>
   field.type._tag === "enum" ? field.type.values.find((v) => v.value === Number(value))?.label ?? value : value
 
 /** 409 when another record of the account already holds one of the resource's unique values. */
-const checkUnique = Effect.fn("Records.checkUnique")(
+const checkUnique = Effect.fnUntraced(
   function*(account: Account, r: Resource, rec: Rec, self: string | undefined) {
     const table = account.table(r.name)
     for (const field of r.fields) {
@@ -82,7 +82,7 @@ const checkUnique = Effect.fn("Records.checkUnique")(
 )
 
 /** Validates and stores a new record made of the request's `fields` and what the server assigns. */
-export const insertNew = Effect.fn("Records.insertNew")(
+export const insertNew = Effect.fnUntraced(
   function*(account: Account, r: Resource, fields: Rec, now: number) {
     const rec: Rec = { ...fields }
     for (const field of r.fields) {
@@ -102,7 +102,7 @@ export const insertNew = Effect.fn("Records.insertNew")(
 )
 
 /** Validates and stores `merged` in place of `existing`; references are checked for the `touched` fields only. */
-const replaceExisting = Effect.fn("Records.replaceExisting")(
+const replaceExisting = Effect.fnUntraced(
   function*(account: Account, r: Resource, existing: Rec, merged: Rec, touched: ReadonlySet<string>) {
     stampDates(r, merged, brazilDateTime(yield* Clock.currentTimeMillis), false)
     yield* checkValues(r.fields, merged)
@@ -115,7 +115,7 @@ const replaceExisting = Effect.fn("Records.replaceExisting")(
 
 export const list = (r: Resource, call: Call) => listRows(r, call.account.table(r.name).values(), call)
 
-export const create = Effect.fn("Records.create")(function*(r: Resource, call: Call) {
+export const create = Effect.fnUntraced(function*(r: Resource, call: Call) {
   const { rest } = yield* writable(r, yield* objectBody(call.body))
   const rec = yield* insertNew(call.account, r, rest, call.now)
   return result(r.createdStatus ?? 201, readBack(r, rec), true) satisfies Outcome as Outcome
@@ -140,7 +140,7 @@ const locate = (account: Account, r: Resource, id: unknown, fields: Rec): Rec | 
   return undefined
 }
 
-export const upsertFields = Effect.fn("Records.upsertFields")(
+export const upsertFields = Effect.fnUntraced(
   function*(account: Account, r: Resource, id: unknown, fields: Rec, now: number) {
     const existing = locate(account, r, id, fields)
     if (existing === undefined) return { created: true, rec: yield* insertNew(account, r, fields, now) }
@@ -161,7 +161,7 @@ export const upsertFields = Effect.fn("Records.upsertFields")(
  * spec's field name, which public clients of the live API send on PUT too) is taken as well; one with neither is
  * refused.
  */
-const upsertNames = Effect.fn("Records.upsertNames")(function*(r: Resource, body: Rec) {
+const upsertNames = Effect.fnUntraced(function*(r: Resource, body: Rec) {
   const out: Rec = { ...body }
   const problems: Array<string> = []
   for (const field of r.fields) {
@@ -178,24 +178,24 @@ const upsertNames = Effect.fn("Records.upsertNames")(function*(r: Resource, body
   return out
 })
 
-export const upsert = Effect.fn("Records.upsert")(function*(r: Resource, call: Call) {
+export const upsert = Effect.fnUntraced(function*(r: Resource, call: Call) {
   const { id, rest } = yield* writable(r, yield* upsertNames(r, yield* objectBody(call.body)))
   const { created, rec } = yield* upsertFields(call.account, r, id, rest, call.now)
   return result(created ? 201 : 200, readBack(r, rec), true) satisfies Outcome as Outcome
 })
 
-export const get = Effect.fn("Records.get")(function*(r: Resource, call: Call) {
+export const get = Effect.fnUntraced(function*(r: Resource, call: Call) {
   return result(200, readBack(r, yield* findOr404(call.account, r, call.id)), false) satisfies Outcome as Outcome
 })
 
-export const update = Effect.fn("Records.update")(function*(r: Resource, call: Call) {
+export const update = Effect.fnUntraced(function*(r: Resource, call: Call) {
   const existing = yield* findOr404(call.account, r, call.id)
   const { rest } = yield* writable(r, yield* objectBody(call.body))
   const merged = yield* replaceExisting(call.account, r, existing, { ...existing, ...rest }, new Set(Object.keys(rest)))
   return result(200, readBack(r, merged), true) satisfies Outcome as Outcome
 })
 
-export const remove = Effect.fn("Records.remove")(
+export const remove = Effect.fnUntraced(
   function*(r: Resource, call: Call, onRemoved: (rec: Rec) => void = () => {}) {
     const existing = yield* findOr404(call.account, r, call.id)
     call.account.table(r.name).remove(keyOf(r, existing))
@@ -212,7 +212,7 @@ type PatchOp = {
   readonly value: unknown
 }
 
-const parsePatch = Effect.fn("Records.parsePatch")(function*(body: unknown) {
+const parsePatch = Effect.fnUntraced(function*(body: unknown) {
   if (!Array.isArray(body)) {
     return yield* reject(400, "the body must be a JSON Patch document: an array of {op, path, value}")
   }
@@ -287,7 +287,7 @@ const applyOp = (doc: Rec, property: string, op: PatchOp): string | undefined =>
   return undefined
 }
 
-export const patch = Effect.fn("Records.patch")(function*(r: Resource, call: Call) {
+export const patch = Effect.fnUntraced(function*(r: Resource, call: Call) {
   const existing = yield* findOr404(call.account, r, call.id)
   const ops = yield* parsePatch(call.body)
   // A field patched under another name (`patchAs`) ignores its own: the live service knows only the other.

@@ -274,11 +274,15 @@ export const startSandbox = (
           new SandboxError({ message: `sandbox: cannot listen on ${o.host}:${o.port} (${String(e.cause)})`, cause: e })
         )
       )
-    yield* server.serve(app).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() =>
+    // No spans under a request: its Effect.fn steps (Records.create, App.handle…) would otherwise each open a
+    // timed span, CPU a request that nothing reads (issue 26).
+    yield* server.serve(Effect.withTracerEnabled(app, false)).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() =>
       true
     ))
     // Runs before the server's own close: keep-alive connections would otherwise hold the close open.
-    yield* Effect.addFinalizer(() => Effect.sync(() => nodeServer?.closeAllConnections()))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => nodeServer?.closeAllConnections())
+    )
     const port = server.address._tag === "TcpAddress" ? server.address.port : o.port
     const host = o.host.includes(":") ? `[${o.host}]` : o.host
 

@@ -19,7 +19,7 @@ import type { Outcome } from "./Wire.js"
 import { noContent, reject, result, show } from "./Wire.js"
 
 /** PUT `/products/employee-product-stock`: `{userId, productId, amount}` (or an array); one row per user and product; 204. */
-export const putStock = Effect.fn("Specials.putStock")(function*(stock: Resource, call: Call) {
+export const putStock = Effect.fnUntraced(function*(stock: Resource, call: Call) {
   const rows = yield* eachItem(yield* itemsOf(call.body), (item) =>
     Effect.gen(function*() {
       const coerced = yield* coerce(stock.fields, item)
@@ -33,7 +33,7 @@ export const putStock = Effect.fn("Specials.putStock")(function*(stock: Resource
 })
 
 /** Replaces the names of `resolves` fields by the ids of the records they name (422 when none or several match). */
-const resolveNames = Effect.fn("Specials.resolveNames")(
+const resolveNames = Effect.fnUntraced(
   function*(complete: Resource, target: Resource, call: Call, fields: Rec) {
     const out: Rec = { ...fields }
     const problems: Array<string> = []
@@ -63,7 +63,7 @@ const resolveNames = Effect.fn("Specials.resolveNames")(
 )
 
 /** POST / PUT `/customers/complete`: the complete form, stored as a record of the resource it extends. */
-export const writeComplete = Effect.fn("Specials.writeComplete")(
+export const writeComplete = Effect.fnUntraced(
   function*(complete: Resource, target: Resource, op: "create" | "upsert", call: Call) {
     if (!Predicate.isRecord(call.body)) return yield* reject(400, "the body must be a JSON object")
     const coerced = yield* coerce(complete.fields, call.body)
@@ -112,13 +112,13 @@ export const childrenOf = (children: Resource, account: Account, owner: Rec): Re
 }
 
 /** GET `/customergroups/{id}/clients` and `/teams/{id}/users`: the members of one record, as a list. */
-export const listChildren = Effect.fn("Specials.listChildren")(function*(children: Resource, call: Call) {
+export const listChildren = Effect.fnUntraced(function*(children: Resource, call: Call) {
   const owner = yield* findOr404(call.account, resource(children.parent!.resource), call.id)
   return yield* listRows(children, childrenOf(children, call.account, owner), call, (rec) => rec)
 })
 
 /** GET `/services/obterListaServicos` (legacy): every service of the account, unpaginated. */
-export const serviceCatalog = Effect.fn("Specials.serviceCatalog")(function*(services: Resource, call: Call) {
+export const serviceCatalog = Effect.fnUntraced(function*(services: Resource, call: Call) {
   const rows = call.account.table(services.name).values().map((s) => readBack(services, s))
   if (rows.length === 0 && call.settings.emptyListStatus === 404) return yield* reject(404, "No records found")
   return result(200, rows, false) satisfies Outcome as Outcome

@@ -20,7 +20,7 @@ import type { Outcome } from "./Wire.js"
 import { HttpFailure, noContent, reject, result, show } from "./Wire.js"
 
 /** One object or an array of objects, as sub-collection and attachment PUTs take. */
-export const itemsOf = Effect.fn("Tasks.itemsOf")(function*(body: unknown) {
+export const itemsOf = Effect.fnUntraced(function*(body: unknown) {
   const items = Array.isArray(body) ? body : [body]
   if (items.length === 0 || !items.every(Predicate.isRecord)) {
     return yield* reject(400, "the body must be a JSON object or an array of objects")
@@ -44,7 +44,7 @@ const childFields = (child: Resource) => child.fields.filter((f) => f.name !== c
  * The body of a sub-collection PUT as the API takes it: `{"taskProducts": [items]}` (the table's `items.wrapper`),
  * item properties under their API names (`ProductId`, `Quantity` …, any case), turned back into the table's names.
  */
-const wrappedItems = Effect.fn("Tasks.wrappedItems")(function*(child: Resource, body: unknown) {
+const wrappedItems = Effect.fnUntraced(function*(child: Resource, body: unknown) {
   const wire = child.items!
   const list = Predicate.isRecord(body)
     ? Object.entries(body).find(([k]) => k.toLowerCase() === wire.wrapper.toLowerCase())?.[1]
@@ -91,7 +91,7 @@ const itemKey = (child: Resource, item: Rec): string => idKey(item[child.key!])
  * PUT `/tasks/{id}/products|services|additional-costs`: the wrapped items (values as JSON strings: decimal text,
  * ids as text), upserted by the sub-collection's key; answers 200 with the whole task.
  */
-export const upsertItems = Effect.fn("Tasks.upsertItems")(function*(child: Resource, call: Call) {
+export const upsertItems = Effect.fnUntraced(function*(child: Resource, call: Call) {
   const parent = resource(child.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
   const key = child.key!
@@ -123,7 +123,7 @@ export const upsertItems = Effect.fn("Tasks.upsertItems")(function*(child: Resou
 })
 
 /** DELETE `/tasks/{id}/products|…`: the body is a JSON array of item ids as strings (products: GUIDs); all must be on the task. */
-export const deleteItems = Effect.fn("Tasks.deleteItems")(function*(child: Resource, call: Call) {
+export const deleteItems = Effect.fnUntraced(function*(child: Resource, call: Call) {
   const parent = resource(child.parent!.resource)
   const owner = yield* findOr404(call.account, parent, call.id)
   const wireKey = child.items?.names[child.key!] ?? child.key!
@@ -145,7 +145,7 @@ export const deleteItems = Effect.fn("Tasks.deleteItems")(function*(child: Resou
 // --- questionnaire answers ------------------------------------------------------------------------------------
 
 /** PUT `/tasks/{id}/questionnaire-response`: one answer, validated now, applied after the answer delay. */
-export const queueAnswer = Effect.fn("Tasks.queueAnswer")(function*(answers: Resource, call: Call) {
+export const queueAnswer = Effect.fnUntraced(function*(answers: Resource, call: Call) {
   const tasks = resource(answers.parent!.resource)
   const task = yield* findOr404(call.account, tasks, call.id)
   if (!Predicate.isRecord(call.body)) return yield* reject(400, "the body must be one answer: a JSON object")

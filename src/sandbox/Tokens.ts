@@ -2,6 +2,11 @@
  * The sandbox's access tokens: HS256 JWTs signed with a per-process secret (node:crypto), carrying `sub` (the
  * apiKey), `iat`, `exp` and `jti`. Every token issued is remembered with its exact expiry in milliseconds, so
  * TTLs of a few seconds in tests are honoured precisely while `exp` stays a standard whole-second claim.
+ *
+ * A token whose signature was checked is remembered (token → jti, at most `verifiedCap`, the oldest forgotten
+ * first), so a client sending the same token request after request costs one HMAC, not one a request (issue 26).
+ * Only the signature and the claims' parse are skipped: every request still looks its jti up among the tokens
+ * issued, so expiry (exact, on the caller's clock) and revocation (`revokeAll`) answer as before.
  */
 import { createHmac, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
 
@@ -16,12 +21,17 @@ type Verified = { readonly _tag: "Valid"; readonly apiKey: string } | {
   readonly reason: string
 }
 
+/** How many verified tokens are remembered: more than any test or user holds at once. */
+const verifiedCap = 1024
+
 const base64url = (data: string | Buffer): string => Buffer.from(data).toString("base64url")
 
 export class Tokens {
   private readonly secret = randomBytes(32)
   /** jti → apiKey and exact expiry */
   private readonly issued = new Map<string, { readonly apiKey: string; readonly expiresAt: number }>()
+  /** token → its jti, for tokens whose signature was checked; in insertion order, the oldest first */
+  private readonly verified = new Map<string, string>()
 
   constructor(private readonly ttlMs: number) {}
 
@@ -45,7 +55,18 @@ export class Tokens {
     if (authorization === undefined || authorization.trim() === "") return invalid("Authorization header missing")
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization.trim())
     if (!m) return invalid("Authorization header must be 'Bearer <token>'")
-    const parts = m[1]!.split(".")
+    const token = m[1]!
+    const jti = this.verified.get(token) ?? this.checkSignature(token)
+    if (typeof jti !== "string") return jti
+    const known = this.issued.get(jti)
+    if (known === undefined) return invalid("Invalid token")
+    if (now >= known.expiresAt) return invalid("Token expired")
+    return { _tag: "Valid", apiKey: known.apiKey }
+  }
+
+  /** The token's jti when its signature is ours (remembered from then on), or why it is refused. */
+  private checkSignature(token: string): string | Verified {
+    const parts = token.split(".")
     if (parts.length !== 3) return invalid("Malformed token")
     const [header, claims, signature] = parts as [string, string, string]
     const expected = Buffer.from(this.sign(`${header}.${claims}`))
@@ -57,15 +78,16 @@ export class Tokens {
     } catch {
       return invalid("Malformed token")
     }
-    const known = typeof jti === "string" ? this.issued.get(jti) : undefined
-    if (known === undefined) return invalid("Invalid token")
-    if (now >= known.expiresAt) return invalid("Token expired")
-    return { _tag: "Valid", apiKey: known.apiKey }
+    if (typeof jti !== "string") return invalid("Invalid token")
+    if (this.verified.size >= verifiedCap) this.verified.delete(this.verified.keys().next().value!)
+    this.verified.set(token, jti)
+    return jti
   }
 
   /** Every token issued so far answers 401 from now on. */
   revokeAll(): void {
     this.issued.clear()
+    this.verified.clear()
   }
 
   private sign(input: string): string {

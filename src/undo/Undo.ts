@@ -61,7 +61,7 @@ import {
 } from "./Steps.js"
 
 /** What the caller of an undo may set; its stop, progress and lines are services (`RunStop`, `RunProgress`, `Notices`). */
-export interface UndoTools {
+interface UndoTools {
   /** Rows undone at once within one step (default 8). */
   readonly concurrency?: number | undefined
 }

@@ -111,7 +111,7 @@ const cellProblem = (row: SourceRow, index: number): string | undefined => {
 }
 
 /** A row the spreadsheet hides is not sent: what `_error` says of it. */
-export const hiddenRowMessage = (row: number): string => msg("row.hidden", { row })
+const hiddenRowMessage = (row: number): string => msg("row.hidden", { row })
 
 /** A row longer than the header: its cells no longer line up with the columns, so nothing in it is trusted. */
 const raggedMessage = (cells: ReadonlyArray<string>, from: number, width: number): string => {

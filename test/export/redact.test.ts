@@ -93,6 +93,21 @@ const exportText = (dir: string) =>
     return text
   })
 
+/**
+ * The seeded account's whole export redacted as csv with a key of its own, once for the file: the first test holds it
+ * to the redaction, the last imports it and seeds a sandbox from it; neither changes it (each made its own before).
+ */
+const redactedCsv = oncePerFile(
+  Effect.gen(function*() {
+    const sandbox = yield* seeded
+    const work = yield* tempDir
+    const key = Path.join(work, "redaction.key")
+    const out = Path.join(work, "redacted-csv")
+    const result = yield* exportTo(sandbox, out, { redact: yield* redactorWith(key, Path.join(work, "any")) })
+    return { key, out, result }
+  }).pipe(Effect.provide(NodeContext.layer))
+)
+
 describe("export --redact", () => {
   it.live(
     "no original personal value survives in any file; fakes are consistent, keyed and keep their form",
@@ -107,13 +122,16 @@ describe("export --redact", () => {
         for (const v of ["Ana Souza", "Carlos Lima", "ana@example.com.br", "+55 11 98888-7777", "11222333000181"]) {
           assert.isTrue(originals.has(v), v)
         }
-        const key = Path.join(work, "redaction.key")
-        const redactor = yield* redactorWith(key, Path.join(work, "any"))
+        const csv = yield* redactedCsv
+        const key = csv.key
         assert.strictEqual(statSync(key).mode & 0o777, 0o600)
 
         for (const format of ["csv", "xlsx"] as const) {
-          const out = Path.join(work, `redacted-${format}`)
-          const result = yield* exportTo(sandbox, out, { redact: redactor }, format)
+          const xlsx = Path.join(work, "redacted-xlsx")
+          const { out, result } = format === "csv" ? csv : {
+            out: xlsx,
+            result: yield* exportTo(sandbox, xlsx, { redact: yield* redactorWith(key, xlsx) }, format)
+          }
           const text = yield* exportText(out)
           const survivors = [...originals].filter(([, forms]) => forms.some((form) => text.includes(form)))
             .map(([v]) => v)
@@ -128,7 +146,7 @@ describe("export --redact", () => {
           assert.isTrue((yield* runVerify(out)).ok, format)
         }
 
-        const out = Path.join(work, "redacted-csv")
+        const out = csv.out
         const users = readCsv(Path.join(out, "users.csv")).rows
         const customers = readCsv(Path.join(out, "customers.csv")).rows
         const teamUsers = readCsv(Path.join(out, "team-users.csv")).rows
@@ -226,10 +244,8 @@ describe("export --redact", () => {
     "a redacted export imports into an empty sandbox, and seeds one that exports it again byte for byte",
     () =>
       Effect.gen(function*() {
-        const sandbox = yield* seeded
         const work = yield* tempDir
-        const out = Path.join(work, "redacted")
-        yield* exportTo(sandbox, out, { redact: yield* redactorWith(Path.join(work, "k"), out) })
+        const { out } = yield* redactedCsv
 
         const empty = yield* startTestSandbox()
         for (const name of ["segments", "customer-groups", "users", "teams", "customers"] as const) {

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { stepStream } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
+import { takenLease } from "./store-fixtures.js"
 import { availableBackends, startFleetBackend } from "./support.js"
 
 /** Each test once per backend (`$backend` in its name). */
@@ -32,11 +33,11 @@ describe("fleet store: jobs that run whole", () => {
           rows: 0,
           parent: null
         })
-        const first = yield* store.takeLease("job-1", "w1/1")
+        const first = yield* takenLease(store, "job-1", "w1/1")
         // The first owner got as far as a partial copy before it stalled.
         assert.isTrue(yield* store.putFileUnderLease("job-1", first, "out/customers.csv", text("old")))
         assert.isTrue(yield* store.putFileUnderLease("job-1", first, "out/stale.csv", text("old")))
-        const second = yield* store.takeLease("job-1", "w2/1")
+        const second = yield* takenLease(store, "job-1", "w2/1")
 
         // The stalled owner wakes up and tries to end the job: refused, nothing written.
         const late = yield* store.endWhole("job-1", first, [{ name: "manifest.json", content: text("A") }], {
@@ -74,17 +75,6 @@ describe("fleet store: jobs that run whole", () => {
         const pg = yield* startFleetBackend(b.backend)
         const store = yield* openStore(pg.url)
         yield* store.init
-        const first = yield* store.takeLease("job-2", "w1/1")
-        const customers = stepStream("job-2", "customers")
-        assert.isTrue(yield* store.appendStreamLine("job-2", first, stepStream("job-2", "segments"), "{\"s\":1}"))
-        assert.isTrue(yield* store.appendStreamLine("job-2", first, customers, "{\"c\":1}"))
-        const second = yield* store.takeLease("job-2", "w2/1")
-        assert.isFalse(yield* store.appendStreamLine("job-2", first, customers, "{\"c\":2}"), "old owner refused")
-        assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, "{\"c\":3}"))
-        assert.deepStrictEqual(yield* store.journalLines(customers), ["{\"c\":1}", "{\"c\":3}"])
-        assert.deepStrictEqual(yield* store.journalLines(stepStream("job-2", "segments")), ["{\"s\":1}"])
-        assert.deepStrictEqual(yield* store.journalLines("job-2"), [], "the job's own journal holds none of them")
-        // Rows done count per step (each step numbers its rows from 2): row 2 of two steps is two rows done.
         yield* store.addJob({
           id: "job-2",
           kind: "onboard",
@@ -94,6 +84,17 @@ describe("fleet store: jobs that run whole", () => {
           rows: 3,
           parent: null
         })
+        const first = yield* takenLease(store, "job-2", "w1/1")
+        const customers = stepStream("job-2", "customers")
+        assert.isTrue(yield* store.appendStreamLine("job-2", first, stepStream("job-2", "segments"), "{\"s\":1}"))
+        assert.isTrue(yield* store.appendStreamLine("job-2", first, customers, "{\"c\":1}"))
+        const second = yield* takenLease(store, "job-2", "w2/1")
+        assert.isFalse(yield* store.appendStreamLine("job-2", first, customers, "{\"c\":2}"), "old owner refused")
+        assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, "{\"c\":3}"))
+        assert.deepStrictEqual(yield* store.journalLines(customers), ["{\"c\":1}", "{\"c\":3}"])
+        assert.deepStrictEqual(yield* store.journalLines(stepStream("job-2", "segments")), ["{\"s\":1}"])
+        assert.deepStrictEqual(yield* store.journalLines("job-2"), [], "the job's own journal holds none of them")
+        // Rows done count per step (each step numbers its rows from 2): row 2 of two steps is two rows done.
         const done = (row: number) => JSON.stringify({ state: "done", row })
         assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, done(2)))
         assert.isTrue(yield* store.appendStreamLine("job-2", second, customers, done(2)))

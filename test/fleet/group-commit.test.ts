@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { groupCommit } from "../../src/fleet/GroupCommit.js"
 import { openStore } from "../../src/fleet/Stores.js"
+import { takenLease } from "./store-fixtures.js"
 import { backends, startFleetBackend } from "./support.js"
 
 for (const { available, backend } of backends) {
@@ -17,7 +18,7 @@ for (const { available, backend } of backends) {
         const server = yield* startFleetBackend(backend)
         const store = yield* openStore(server.url)
         yield* store.init
-        const epoch = yield* store.takeLease("group", "w1/1")
+        const epoch = yield* takenLease(store, "group", "w1/1")
         const writes: Array<number> = []
         const record = groupCommit((lines: ReadonlyArray<string>) => {
           writes.push(lines.length)
@@ -46,9 +47,9 @@ for (const { available, backend } of backends) {
           const server = yield* startFleetBackend(backend)
           const store = yield* openStore(server.url)
           yield* store.init
-          const epoch = yield* store.takeLease("taken", "w1/1")
+          const epoch = yield* takenLease(store, "taken", "w1/1")
           assert.isTrue(yield* store.appendLines("taken", epoch, [`{"state":"header"}`]))
-          yield* store.takeLease("taken", "w2/1")
+          yield* takenLease(store, "taken", "w2/1")
           const record = groupCommit((lines: ReadonlyArray<string>) => store.appendLines("taken", epoch, lines))
           const answers = yield* Effect.all(
             Array.from({ length: 10 }, (_, i) => record(`{"state":"sending","row":${i + 2}}`)),

@@ -8,7 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { leasedOnPostgres, openTransaction, storeJob as job, waitsForLock } from "./store-fixtures.js"
+import { leasedOnPostgres, openTransaction, storeJob as job, takenLease, waitsForLock } from "./store-fixtures.js"
 import { availableBackends, query, startFleetBackend } from "./support.js"
 
 const each = it.scoped.each(availableBackends)
@@ -29,15 +29,15 @@ describe("fleet store: a job's end is said recorded only when it was", () => {
         const store = yield* openStore(url)
         yield* store.init
         yield* store.addJob(job("held"))
-        const epoch = yield* store.takeLease("held", "w1/1")
+        const epoch = yield* takenLease(store, "held", "w1/1")
         assert.isTrue(yield* store.finishJob("held", epoch, done))
         assert.deepStrictEqual(yield* outcome(store, "held"), ["done", 0, null])
         // Asked again (its answer lost on the way), it records the same end again.
         assert.isTrue(yield* store.finishJob("held", epoch, done), "the same end, asked again")
 
         yield* store.addJob(job("taken"))
-        const first = yield* store.takeLease("taken", "w1/1")
-        const second = yield* store.takeLease("taken", "w2/1")
+        const first = yield* takenLease(store, "taken", "w1/1")
+        const second = yield* takenLease(store, "taken", "w2/1")
         assert.isFalse(yield* store.finishJob("taken", first, done), "the old owner's end is refused")
         assert.isFalse(yield* store.failJob("taken", first, failed), "the old owner's failure is refused")
         assert.deepStrictEqual(yield* outcome(store, "taken"), ["queued", null, null], "nothing written")
@@ -57,7 +57,7 @@ describe("fleet store: a job's end is said recorded only when it was", () => {
       const store = yield* openStore(url)
       yield* store.init
       yield* store.addJob(job("c"))
-      const epoch = yield* store.takeLease("c", "w1/1")
+      const epoch = yield* takenLease(store, "c", "w1/1")
       yield* store.cancelJob("c")
       assert.isFalse(yield* store.finishJob("c", epoch, done))
       assert.isFalse(yield* store.failJob("c", epoch, failed))
@@ -73,8 +73,8 @@ describe("fleet store: a job's end is said recorded only when it was", () => {
         yield* store.init
         yield* store.addJob(job("p"))
         yield* store.addJob(job("p-part0001", "p"))
-        const first = yield* store.takeLease("p-part0001", "w1/1")
-        const second = yield* store.takeLease("p-part0001", "w2/1")
+        const first = yield* takenLease(store, "p-part0001", "w1/1")
+        const second = yield* takenLease(store, "p-part0001", "w2/1")
         assert.isFalse(yield* store.finishJob("p-part0001", first, done))
         assert.isFalse(yield* store.settleParent("p"), "its only part has not ended: the parent does not end")
         assert.isTrue(yield* store.finishJob("p-part0001", second, done))

@@ -23,6 +23,7 @@ import { leaseConnectionName } from "../../src/fleet/RedisStore.js"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { jobStoreDeadline, outlastingStore } from "../../src/fleet/Transient.js"
+import { takenLease } from "./store-fixtures.js"
 import { eventually, initialisedPostgres, query, redisServer, startRedis } from "./support.js"
 
 const job = "lease-connection"
@@ -100,7 +101,7 @@ describe("the lease's confirmations on PostgreSQL", () => {
   it.scopedLive("answer while every data connection waits on a lock", () =>
     Effect.gen(function*() {
       const { db, server, store } = yield* initialisedPostgres
-      const epoch = yield* store.takeLease(job, "w1/1")
+      const epoch = yield* takenLease(store, job, "w1/1")
       const { appends, release } = yield* jammedPool(store, db, server.url, epoch)
       const held = yield* Effect.either(store.holdsLease(job, epoch))
       assert.deepStrictEqual(
@@ -121,7 +122,7 @@ describe("the lease's confirmations on PostgreSQL", () => {
       yield* release
       assert.deepStrictEqual(yield* Fiber.join(appends), Array.from({ length: dataConnections + 2 }, () => true))
       // A lease taken over is not confirmed.
-      yield* store.takeLease(job, "w2/1")
+      yield* takenLease(store, job, "w2/1")
       assert.isFalse(yield* store.holdsLease(job, epoch))
     }), { timeout: 60_000 })
 
@@ -130,8 +131,10 @@ describe("the lease's confirmations on PostgreSQL", () => {
     () =>
       Effect.gen(function*() {
         const { db, server, store } = yield* initialisedPostgres
-        const leaseMs = 1_200
-        const epoch = yield* store.takeLease(job, "w1/1")
+        // 3 s: at 1.2 s a loaded machine (load 9-10, other tests beside it) starved a confirmation past the lease
+        // in 3 of 7 runs, on this commit and the one before alike.
+        const leaseMs = 3_000
+        const epoch = yield* takenLease(store, job, "w1/1")
         const { appends, release } = yield* jammedPool(store, db, server.url, epoch)
         // Four confirmations a third of a lease apart: the lease kept for more than a lease. Before, the first one
         // waited for a place until the job's store deadline and the lease was given up as unconfirmed.
@@ -152,7 +155,7 @@ describe.skipIf(redisServer() === undefined)("the lease's confirmations on Redis
       const redis = yield* startRedis
       const store = yield* openStore(redis.url)
       yield* store.init
-      const epoch = yield* store.takeLease(job, "w1/1")
+      const epoch = yield* takenLease(store, job, "w1/1")
       yield* store.putFile(
         job,
         "source/clientes.csv",

@@ -10,6 +10,7 @@ import { Effect, Exit, Redacted, Scope } from "effect"
 import { Redis } from "ioredis"
 import { open, seal } from "../../src/fleet/Secrets.js"
 import { openStore } from "../../src/fleet/Stores.js"
+import { takenLease } from "./store-fixtures.js"
 import { backends, startFleetBackend } from "./support.js"
 
 for (const { available, backend } of backends) {
@@ -20,12 +21,12 @@ for (const { available, backend } of backends) {
         const store = yield* openStore(server.url)
         yield* store.init
         yield* store.init // idempotent
-        const first = yield* store.takeLease("job-1", "w1/1")
+        const first = yield* takenLease(store, "job-1", "w1/1")
         assert.strictEqual(first, 1)
         assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"header\"}"))
         assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"sending\",\"row\":2}"))
 
-        const second = yield* store.takeLease("job-1", "w2/1")
+        const second = yield* takenLease(store, "job-1", "w2/1")
         assert.strictEqual(second, 2)
         assert.isFalse(yield* store.appendLine("job-1", first, "{\"state\":\"done\",\"row\":2}"), "old owner refused")
         assert.isTrue(yield* store.appendLine("job-1", second, "{\"state\":\"resumed\"}"))
@@ -47,14 +48,14 @@ for (const { available, backend } of backends) {
           const server = yield* startFleetBackend(backend)
           const store = yield* openStore(server.url)
           yield* store.init
-          const epoch = yield* store.takeLease("race", "w1/1")
+          const epoch = yield* takenLease(store, "race", "w1/1")
           let takenOver = false
           const late: Array<boolean> = []
           const results = yield* Effect.all(
             Array.from({ length: 120 }, (_, i) =>
               i === 60
                 ? Effect.as(
-                  Effect.tap(store.takeLease("race", "w2/1"), () => Effect.sync(() => (takenOver = true))),
+                  Effect.tap(takenLease(store, "race", "w2/1"), () => Effect.sync(() => (takenOver = true))),
                   null
                 )
                 : Effect.map(store.appendLine("race", epoch, `{"state":"done","row":${i}}`), (ok) => {

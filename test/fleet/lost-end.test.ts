@@ -30,6 +30,7 @@ import { outlastingStore } from "../../src/fleet/Transient.js"
 import { startDrillSandbox, tempDir } from "../drills/support.js"
 import { freezingProxy, throughProxy } from "./freezing-proxy.js"
 import { submitCustomers, submitOnboarding } from "./in-process.js"
+import { takenLease } from "./store-fixtures.js"
 import { availableBackends, fleetKey, initFleet, startFleetBackend } from "./support.js"
 import { clientesCsv, customerCsvDirectory } from "./workbook.js"
 
@@ -104,7 +105,7 @@ const fleet = (backend: "postgres" | "redis") =>
     return { url, store, sandbox, file: clientesCsv(yield* tempDir, 3).file }
   })
 
-const takenOver = (store: FleetStore, job: string) => store.takeLease(job, "w-other/1")
+const takenOver = (store: FleetStore, job: string) => takenLease(store, job, "w-other/1")
 const cancelled = (store: FleetStore, job: string) => store.cancelJob(job)
 
 describe("a worker whose job is taken from it as it ends the job", () => {
@@ -277,7 +278,7 @@ describe("a part found ended when the queue gives it", () => {
         for (const id of parts) yield* store.addJob(part(id, "p"))
         // Each part's end recorded under its lease; the job not settled (its last part's worker stopped there).
         for (const [i, id] of parts.entries()) {
-          const epoch = yield* store.takeLease(id, "w-stopped/1")
+          const epoch = yield* takenLease(store, id, "w-stopped/1")
           assert.isTrue(yield* store.finishJob(id, epoch, { exitCode: i, summary: {}, rows: 1 }))
         }
         assert.strictEqual((yield* store.job("p")).state, "queued")
@@ -297,7 +298,7 @@ describe("a part found ended when the queue gives it", () => {
         const { store } = yield* fleet(backend)
         yield* store.addJob(part("q", null))
         for (const id of ["q-part0001", "q-part0002"]) yield* store.addJob(part(id, "q"))
-        const epoch = yield* store.takeLease("q-part0001", "w-stopped/1")
+        const epoch = yield* takenLease(store, "q-part0001", "w-stopped/1")
         assert.isTrue(yield* store.finishJob("q-part0001", epoch, { exitCode: 0, summary: {}, rows: 1 }))
         const { runner, said } = yield* jobRunner(store)
         yield* runner.runJob({ job: "q-part0001" })

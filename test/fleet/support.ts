@@ -824,23 +824,10 @@ const redisNow = async (client: Redis) => {
   return Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000)
 }
 
-/** The store's clock now, in ms (PostgreSQL's `clock_timestamp()`, redis-server's `TIME`), as its events are timed. */
-export const storeNow = async (url: string): Promise<number> => {
-  if (url.startsWith("redis")) {
-    const client = new Redis(url)
-    try {
-      return await redisNow(client)
-    } finally {
-      await client.quit()
-    }
-  }
-  const rows = await query(url, nowSql)
-  return Number((rows as Array<{ ms: string }>)[0]!.ms)
-}
-
 /**
- * The store's clock as `storeNow` reads it, on one connection for the scope: for a window watched on it, read every
- * 100 ms (a connection per read was a server process each on PostgreSQL, 80 over an 8 s window).
+ * The store's clock now, in ms (PostgreSQL's `clock_timestamp()`, redis-server's `TIME`), as its events are timed, on
+ * one connection for the scope: for a window watched on it, read every 100 ms (a connection per read was a server
+ * process each on PostgreSQL, 80 over an 8 s window).
  */
 export const storeClock = (url: string): Effect.Effect<{ readonly now: () => Promise<number> }, never, Scope.Scope> =>
   url.startsWith("redis")
@@ -859,19 +846,48 @@ export const timedEvents = async (
   if (url.startsWith("redis")) {
     const client = new Redis(url)
     try {
-      const entries = await client.xrange("bull:fsm-bulk:events", "-", "+")
-      return entries.map(([id, fields]) => {
-        const map = new Map<string, string>()
-        for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
-        return { event: map.get("event") ?? "", job: map.get("jobId") ?? "", at: Number(id.split("-")[0]) }
-      })
+      return await redisTimedEvents(client)
     } finally {
       await client.quit()
     }
   }
-  const rows = await query(
-    url,
-    "SELECT event, data->>'jobId' AS job, created_at_ms AS at FROM bullmq.event WHERE queue = 'fsm-bulk' ORDER BY id"
-  )
-  return (rows as Array<{ event: string; job: string; at: string }>).map((r) => ({ ...r, at: Number(r.at) }))
+  return fromTimedRows(await query(url, timedEventsSql))
 }
+
+const timedEventsSql =
+  "SELECT event, data->>'jobId' AS job, created_at_ms AS at FROM bullmq.event WHERE queue = 'fsm-bulk' ORDER BY id"
+
+const fromTimedRows = (rows: ReadonlyArray<unknown>) =>
+  (rows as Array<{ event: string; job: string; at: string }>).map((r) => ({ ...r, at: Number(r.at) }))
+
+const redisTimedEvents = async (client: Redis) => {
+  const entries = await client.xrange("bull:fsm-bulk:events", "-", "+")
+  return entries.map(([id, fields]) => {
+    const map = new Map<string, string>()
+    for (let i = 0; i + 1 < fields.length; i += 2) map.set(fields[i]!, fields[i + 1]!)
+    return { event: map.get("event") ?? "", job: map.get("jobId") ?? "", at: Number(id.split("-")[0]) }
+  })
+}
+
+/**
+ * The queue's event log (`timed`: as `timedEvents` reads it) and the store's clock (`now`: as `storeClock`), read on
+ * one connection kept for the scope: for a test that polls the log every 100 ms (a connection per read was a server
+ * process each on PostgreSQL, and an ioredis client's connect each on Redis).
+ */
+export const queueLog = (url: string): Effect.Effect<
+  {
+    readonly timed: () => Promise<ReadonlyArray<{ readonly event: string; readonly job: string; readonly at: number }>>
+    readonly now: () => Promise<number>
+  },
+  never,
+  Scope.Scope
+> =>
+  url.startsWith("redis")
+    ? Effect.map(
+      Effect.acquireRelease(Effect.sync(() => new Redis(url)), (client) => Effect.promise(() => client.quit())),
+      (client) => ({ timed: () => redisTimedEvents(client), now: () => redisNow(client) })
+    )
+    : Effect.map(sqlSession(url), (session) => ({
+      timed: async () => fromTimedRows(await session.query(timedEventsSql)),
+      now: async () => Number((await session.query(nowSql) as Array<{ ms: string }>)[0]!.ms)
+    }))

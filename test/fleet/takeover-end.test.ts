@@ -9,7 +9,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import type { FleetStore } from "../../src/fleet/Store.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { leasedOnPostgres as leased, openTransaction, storeJob as job, waitsForLock } from "./store-fixtures.js"
+import {
+  leasedOnPostgres as leased,
+  openTransaction,
+  storeJob as job,
+  takenLease,
+  waitsForLock
+} from "./store-fixtures.js"
 import { query, startFleetBackend } from "./support.js"
 
 const row = (url: string, id: string) =>
@@ -186,7 +192,7 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
         yield* store.addJob(job("fresh"))
         assert.strictEqual(yield* store.takeOpenLease("fresh", "w2/1"), 1)
         yield* store.addJob(job("over"))
-        const e = yield* store.takeLease("over", "w1/1")
+        const e = yield* takenLease(store, "over", "w1/1")
         assert.isTrue(yield* store.failJob("over", e, { exitCode: 2, error: "refused" }))
         assert.isUndefined(yield* store.takeOpenLease("over", "w2/1"))
         assert.isUndefined(yield* store.takeOpenLease("no-such-job", "w2/1"))

@@ -24,25 +24,18 @@ import { Effect } from "effect"
 import { openStore } from "../../src/fleet/Stores.js"
 import { customersFile } from "../drills/support.js"
 import { cancelJob, ended, submitCustomers } from "./in-process.js"
-import {
-  acmeBetaFleet,
-  availableBackends,
-  eventually,
-  queueEvents,
-  startWorker,
-  storeNow,
-  timedEvents
-} from "./support.js"
+import { acmeBetaFleet, availableBackends, eventually, queueLog, startWorker } from "./support.js"
 
 const each = it.scopedLive.each(availableBackends)
 
 /**
- * What both scenarios read from the store: a parent's parts, jobs' owners, and the wait for the victim to send. All
- * through one store opened for the test (the polls read every 100 ms: a store opened for each read cost 8–12 ms of
- * the test's CPU and, on PostgreSQL, a server process).
+ * What both scenarios read from the store: a parent's parts, jobs' owners, the wait for the victim to send, and the
+ * queue's event log with the store's clock (`queue`). All through one store and one connection to the queue's log
+ * opened for the test (the polls read every 100 ms: a store or a connection opened for each read cost 8–12 ms of the
+ * test's CPU and, on PostgreSQL, a server process; the log's polls had opened 30–67 a test, 165 in the file's four).
  */
 const storeReads = (url: string) =>
-  Effect.map(Effect.orDie(openStore(url)), (store) => {
+  Effect.zipWith(Effect.orDie(openStore(url)), queueLog(url), (store, log) => {
     const partsOf = (parent: string) => Effect.map(Effect.orDie(store.parts(parent)), (rows) => rows.map((p) => p.id))
     const owners = (ids: ReadonlyArray<string>) => Effect.runPromise(Effect.forEach(ids, (id) => store.job(id)))
     const sending = (id: string) => Effect.runPromise(store.journalLines(id)).then((lines) => lines.length > 3)
@@ -56,7 +49,7 @@ const storeReads = (url: string) =>
         120_000,
         stderr
       )
-    return { partsOf, owners, victimSends }
+    return { partsOf, owners, victimSends, queue: log }
   })
 
 const leaseMs = 4_000
@@ -71,7 +64,7 @@ describe("fleet takeover by job slots", () => {
         const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs, { acme: "3/2s" })
         const submit = (file: string, account: string, chunkRows?: number) =>
           submitCustomers(server.url, file, account, chunkRows)
-        const { owners, partsOf, victimSends } = yield* storeReads(server.url)
+        const { owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
 
         // The survivor: one job slot, busy with a long job, and its takeover slot.
         const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env)
@@ -121,7 +114,7 @@ describe("fleet takeover by job slots", () => {
 
         // Until every stranded part was made active again (taken over) or a new part was made active at all.
         const activations = async () => {
-          const events = (await queueEvents(server.url)).map((e, i) => ({ ...e, i }))
+          const events = (await queue.timed()).map(({ event, job }, i) => ({ event, job, i }))
           const active = events.filter((e) => e.event === "active")
           return {
             events,
@@ -173,7 +166,7 @@ describe("fleet takeover of more parts than one takeover slot", () => {
         const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs, { acme: "2/1s", beta: "10/1s" })
         const submit = (file: string, account: string, chunkRows?: number) =>
           submitCustomers(server.url, file, account, chunkRows)
-        const { owners, partsOf, victimSends } = yield* storeReads(server.url)
+        const { owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
 
         // The survivor: two job slots, both busy with long jobs (600 rows each, sharing `beta`'s 10 a second: two
         // minutes).
@@ -200,7 +193,7 @@ describe("fleet takeover of more parts than one takeover slot", () => {
         yield* victimSends("the victim sends both parts", stranded, victim.stderr)
 
         // The kill, timed on the store's clock before it (so the time to the takeover is never understated).
-        const killedAt = yield* Effect.promise(() => storeNow(server.url))
+        const killedAt = yield* Effect.promise(queue.now)
         victim.child.kill("SIGKILL")
         yield* Effect.promise(() => victim.exit)
         const atKill = yield* Effect.promise(() => owners(stranded))
@@ -210,7 +203,7 @@ describe("fleet takeover of more parts than one takeover slot", () => {
         // old code's one takeover slot took the second part only once the first was done).
         const held = [...busy, ...stranded]
         const seen = async () => {
-          const events = await timedEvents(server.url)
+          const events = await queue.timed()
           const active = events.map((e, i) => ({ ...e, i })).filter((e) => e.event === "active")
           return {
             events,

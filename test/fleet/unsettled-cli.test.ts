@@ -12,6 +12,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { finalStates } from "../../src/fleet/Store.js"
 import { ended } from "./in-process.js"
+import { takenLease } from "./store-fixtures.js"
 import { availableBackends, fleetEnv, initFleet, startFleetBackend, startWorker, withStore } from "./support.js"
 
 const spec = { resource: "customers", read: { encoding: "utf-8" } }
@@ -49,7 +50,7 @@ describe("a job whose parts all ended", () => {
             // What the worker of each part recorded before it was killed: the part's end, under its lease; the job's
             // settlement never came. One part exited 1 (rows refused): the job's exit code is the largest.
             for (const [i, id] of parts.entries()) {
-              const epoch = yield* store.takeLease(id, "w-killed")
+              const epoch = yield* takenLease(store, id, "w-killed")
               yield* store.finishJob(id, epoch, { exitCode: i === 1 ? 1 : 0, summary: {}, rows: 1 })
             }
             const job = yield* store.job("j")

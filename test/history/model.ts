@@ -2105,6 +2105,13 @@ export const runAction = (w: World, a: Action): Effect.Effect<Step> =>
 
 // --- generation and shrinking ----------------------------------------------------------------------------------
 
+/** The kinds of action a history may draw with `features` (those whose feature is among them, or that need none). */
+export const drawnKinds = (features: ReadonlySet<Feature>): Array<Kind> =>
+  (Object.keys(actions) as Array<Kind>).filter((k) => {
+    const needs = actions[k].needs
+    return needs === undefined || features.has(needs)
+  })
+
 /**
  * `focus`: kinds drawn four times as often (HISTORY_FOCUS=onboard-plan,pt-br: a soak aimed at new actions; a seed
  * replays the same history only with the same focus).
@@ -2116,10 +2123,7 @@ export const generateHistory = (
   focus: ReadonlySet<string> = new Set((process.env.HISTORY_FOCUS ?? "").split(",").filter((k) => k !== ""))
 ): Array<Action> => {
   const g = rng(seed)
-  const kinds = (Object.keys(actions) as Array<Kind>).filter((k) => {
-    const needs = actions[k].needs
-    return needs === undefined || features.has(needs)
-  })
+  const kinds = drawnKinds(features)
   const weight = (k: Kind) => actions[k].weight * (focus.has(k) ? 4 : 1)
   const total = kinds.reduce((s, k) => s + weight(k), 0)
   const out: Array<Action> = []
