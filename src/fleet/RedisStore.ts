@@ -474,18 +474,19 @@ const closeConnection = (c: RedisClient) =>
  */
 export const leaseConnectionName = "fsm-bulk-lease"
 
+/** A connection of the store opened by `open`, for the scope: closed with it, and kept answering (`keptAnswering`). */
+const scopedConnection = <E>(open: Effect.Effect<RedisClient, E>, windowMs: number) =>
+  Effect.tap(Effect.acquireRelease(open, closeConnection), (c) => keptAnswering(Promise.resolve(c), windowMs))
+
 /** The connection of the lease's confirmations for the scope (`leaseConnectionName`); its errors the commands'. */
 const leaseConnection = (
   Redis: Effect.Effect.Success<typeof loadIoredis>["Redis"],
   url: string,
   windowMs: number
 ): Effect.Effect<RedisClient, never, Scope.Scope> =>
-  Effect.tap(
-    Effect.acquireRelease(
-      Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
-      closeConnection
-    ),
-    (c) => keptAnswering(Promise.resolve(c), windowMs)
+  scopedConnection(
+    Effect.sync(() => new Redis(url, connectionOptions(windowMs, leaseConnectionName)).on("error", () => undefined)),
+    windowMs
   )
 
 /** `holdsLease` on `c`: whether the lease of `job` is at `epoch`. */
@@ -500,28 +501,25 @@ const storeConnection = (
   url: string,
   windowMs: number
 ): Effect.Effect<RedisClient, FleetError, Scope.Scope> =>
-  Effect.tap(
-    Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          registerUrlPassword(url)
-          const c = new Redis(url, connectionOptions(windowMs))
-          let last: unknown
-          c.on("error", (e) => (last = e))
-          try {
-            await c.connect()
-          } catch (cause) {
-            c.disconnect()
-            // What the connection met (refused, unknown host, bad password), rather than "Connection is closed".
-            throw last ?? cause
-          }
-          return c
-        },
-        catch: (cause) => storeFailure(url, cause)
-      }),
-      closeConnection
-    ),
-    (c) => keptAnswering(Promise.resolve(c), windowMs)
+  scopedConnection(
+    Effect.tryPromise({
+      try: async () => {
+        registerUrlPassword(url)
+        const c = new Redis(url, connectionOptions(windowMs))
+        let last: unknown
+        c.on("error", (e) => (last = e))
+        try {
+          await c.connect()
+        } catch (cause) {
+          c.disconnect()
+          // What the connection met (refused, unknown host, bad password), rather than "Connection is closed".
+          throw last ?? cause
+        }
+        return c
+      },
+      catch: (cause) => storeFailure(url, cause)
+    }),
+    windowMs
   )
 
 /** The store on Redis: one connection for the scope (and one for the lease's confirmations, `leaseConnectionName`). */
