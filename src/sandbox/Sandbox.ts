@@ -274,8 +274,9 @@ export const startSandbox = (
           new SandboxError({ message: `sandbox: cannot listen on ${o.host}:${o.port} (${String(e.cause)})`, cause: e })
         )
       )
-    // No spans under a request: its Effect.fn steps (Records.create, App.handle…) would otherwise each open a
-    // timed span, CPU a request that nothing reads (issue 26).
+    // No spans under a request, the server's own (the middleware) nor any below it: the request's steps are
+    // Effect.fnUntraced (App.ts), and a step named with Effect.fn later would otherwise open a timed span a request
+    // that nothing reads (issue 26).
     yield* server.serve(Effect.withTracerEnabled(app, false)).pipe(HttpMiddleware.withTracerDisabledWhenEffect(() =>
       true
     ))
