@@ -6,7 +6,7 @@
  * - on Redis, ioredis sends A's take again at its reconnection (it sends every command it had sent and not heard of,
  *   also one whose caller had its "Command timed out"): before, it landed and the lease was A's, which runs nothing
  *   (epoch 2, owner w-gone/1); B lost its lease and the job was handed back and restarted from its journal. The take
- *   now carries a deadline on the server's clock (RedisStore.ts, `takeDeadline`) and lands only before it;
+ *   now carries a deadline on the server's clock (Store.ts, `serverDeadline`) and lands only before it;
  * - on PostgreSQL a take is a transaction, committed by the client once it has the raise's answer: A's raise was run
  *   (the proxy freezes at its answer) and holds the lease row, B's take waits for it, and the server ends A's session
  *   at its `idle_in_transaction_session_timeout` (the store's answer timeout, as A's own), rolling it back. Nothing
