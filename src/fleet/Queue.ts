@@ -266,7 +266,11 @@ export const returnedIndexDdl =
  * it, and none this worker refused ($6). It is made active under the slot's lock as BullMQ's own claim makes it
  * (`move_to_active`), the row locked `FOR UPDATE SKIP LOCKED` as there and as the stall sweep locks it: a job is
  * claimed once, by this or by the queue's own fetch. A job not started yet is never taken here. Times are BullMQ's
- * (the worker's clock in ms, as its locks are set and swept).
+ * (the worker's clock in ms, as its locks are set and swept). The server runs and commits the statement whenever it
+ * gets it, also after its client gave up on it (`query_timeout`), as when the path comes back or a frozen server wakes;
+ * the lock it then sets counts from the sending ($2), at least an answer timeout (a lease) before: lapsed already, the
+ * job claimable at once by any slot. Counted from the server's clock instead, such a claim would strand its job for a
+ * lease, as the Redis claim did without its deadline (test/fleet/late-claim-cli.test.ts).
  */
 export const claimExpiredSql = `
 WITH returned AS (
