@@ -217,7 +217,21 @@ const JournalLine = Schema.Struct({
   started: Schema.optional(Schema.String),
   rate: Schema.optional(Schema.String)
 })
-const decodeLine = Schema.decodeUnknownOption(Schema.parseJson(JournalLine))
+const decodeFields = Schema.decodeUnknownOption(JournalLine)
+/**
+ * A journal line's fields, or none for a line that is not JSON or not a journal line. `JSON.parse` then the
+ * struct's decode: `Schema.parseJson` around it took twice the time, most of `report`'s on a large run (1.3 s
+ * against 0.75 s for 300,000 lines; the journal is read twice).
+ */
+const decodeLine = (text: string): Option.Option<typeof JournalLine.Type> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return Option.none()
+  }
+  return decodeFields(parsed)
+}
 
 interface TimeBucket {
   /** Start of the bucket, epoch ms. */

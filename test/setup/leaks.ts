@@ -4,8 +4,8 @@
  * left behind (`leftBehind`) and what it changed that is simply put back (`putBack`). test/setup/file-leaks.ts runs
  * them around every cli-tier file; test/structure/leaks.test.ts shows each kind is caught.
  */
-import { createHook } from "node:async_hooks"
 import { readdirSync, readFileSync } from "node:fs"
+import { createRequire, syncBuiltinESMExports } from "node:module"
 
 /** Process events whose listeners would act in a later file: a signal handled, an error swallowed. */
 export const watchedEvents = [
@@ -27,7 +27,7 @@ export const watchedHandles = ["TCPServerWrap", "PipeServerWrap", "ProcessWrap",
 
 /** A timer this process started, with where (the stack at its `setTimeout`/`setInterval`). */
 interface TrackedTimer {
-  /** `_destroyed`: set by Node at once when it fired (once) or was cleared; the hook's `destroy` comes a tick later. */
+  /** `_destroyed`: set by Node at once when it fired (once) or was cleared. */
   readonly timer: { hasRef(): boolean; readonly _destroyed?: boolean }
   /**
    * The stack as V8 took it, its text made only for a timer left behind: text for every timer (vite-node maps each
@@ -37,9 +37,15 @@ interface TrackedTimer {
   readonly made: Error
 }
 
+type TimerFunction = (...args: Array<any>) => TrackedTimer["timer"]
+
 /**
- * Every timer of the process from the first `processState` on, until it fired (once), was cleared or unref'd: one
- * async hook for the process (kept on `globalThis`, as the set-up file's modules may be loaded again per file).
+ * Every timer of the process from the first `processState` on, until it fired (once) or was cleared: the process's
+ * `setTimeout` and `setInterval` (the globals and `node:timers`') wrapped once for the process (kept on
+ * `globalThis`, as the set-up file's modules may be loaded again per file), each timer they return kept with the
+ * stack of its making. Not an async hook: one with an `init` and a `destroy` made Node track every promise of the
+ * process for its destruction (`promiseInitHookWithDestroyTracking`, `registerDestroyHook`), which was a fifth to
+ * two fifths of the CPU of Effect-heavy files (test/onboard/example.test.ts, test/report/rundata.test.ts).
  */
 const timers = (): Map<number, TrackedTimer> => {
   const key = Symbol.for("fsm-bulk.test.timers")
@@ -47,14 +53,35 @@ const timers = (): Map<number, TrackedTimer> => {
   const existing = holder[key]
   if (existing !== undefined) return existing
   const live = new Map<number, TrackedTimer>()
-  createHook({
-    init(id, type, _trigger, resource) {
-      if (type === "Timeout") live.set(id, { timer: resource as TrackedTimer["timer"], made: new Error() })
-    },
-    destroy(id) {
-      live.delete(id)
+  let next = 0
+  /** Drops the timers that fired or were cleared, once the map has doubled since the last time. */
+  let sweepAt = 1_024
+  const track = (timer: TrackedTimer["timer"]) => {
+    live.set(next++, { timer, made: new Error() })
+    if (live.size < sweepAt) return
+    for (const [id, t] of live) if (t.timer._destroyed === true) live.delete(id)
+    sweepAt = Math.max(1_024, live.size * 2)
+  }
+  const wrap = (original: TimerFunction): TimerFunction => {
+    const wrapped = function(this: unknown, ...args: Array<any>) {
+      const timer = original.apply(this, args)
+      track(timer)
+      return timer
     }
-  }).enable()
+    // `util.promisify(setTimeout)` and the like read these.
+    Object.defineProperties(wrapped, Object.getOwnPropertyDescriptors(original))
+    return wrapped
+  }
+  const g = globalThis as unknown as Record<"setTimeout" | "setInterval", TimerFunction>
+  // The CommonJS exports of node:timers: the ES module's namespace is read-only, and follows them once synced.
+  const module = createRequire(import.meta.url)("node:timers") as Record<"setTimeout" | "setInterval", TimerFunction>
+  for (const name of ["setTimeout", "setInterval"] as const) {
+    const made = wrap(g[name])
+    g[name] = made
+    // `import { setTimeout } from "node:timers"` too (the globals are its functions).
+    module[name] = made
+  }
+  syncBuiltinESMExports()
   holder[key] = live
   return live
 }
@@ -77,7 +104,7 @@ export interface ProcessState {
   readonly exitCode: typeof process.exitCode
   readonly listeners: ReadonlyMap<string, ReadonlyArray<Listener>>
   readonly handles: ReadonlyMap<string, number>
-  /** The timers pending before the file (by async id). */
+  /** The timers pending before the file (by the order of their making). */
   readonly timers: ReadonlySet<number>
   readonly children: ReadonlySet<number>
 }
