@@ -46,7 +46,9 @@ const withAccountBudget = (budget: Budget, own: Budget): Budget => ({
   holding: Effect.flatMap(
     own.holding,
     (held) => held.forRoom || held.pausedUntil !== undefined ? Effect.succeed(held) : budget.holding
-  )
+  ),
+  // The worker's: what its address's budget was kept busy to (Pace.ts reads the worker's own budget).
+  fullAt: budget.fullAt
 })
 
 export const makeAccountClients = Effect.fn("Fleet.accountClients")(function*(options: AccountClientsOptions) {

@@ -60,7 +60,8 @@ describe("fleet takeover by job slots", () => {
     (b) =>
       Effect.gen(function*() {
         // The killed worker's job is for `acme`, everything else for `beta`: its records are counted alone.
-        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs)
+        // `acme`'s own budget (3/2s) below its workers': a worker runs its parts together (Pace.ts).
+        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs, { acme: "3/2s" })
         const submit = (file: string, account: string, chunkRows?: number) =>
           submitCustomers(server.url, file, account, chunkRows)
         const { owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
@@ -75,11 +76,13 @@ describe("fleet takeover by job slots", () => {
           survivor.stderr
         )
 
-        // The victim: three job slots, each sending a part of 30 rows (3 every 2 s between them: 40 s a part as the
-        // parts take turns, 20 s should one part run alone until the others are claimed), so each still runs at the
-        // kill, with most of its rows left for the survivor to send after the takeover. At 3 a second, parts taking
-        // turns (client/Lanes.ts) had two of the three done before the kill once, on a loaded machine.
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/2s"], env)
+        // The victim: three job slots, each sending a part of 30 rows (3 every 2 s between them, `acme`'s budget: 40 s
+        // a part as the parts take turns, 20 s should one part run alone until the others are claimed), so each still
+        // runs at the kill, with most of its rows left for the survivor to send after the takeover. At 3 a second,
+        // parts taking turns (client/Lanes.ts) had two of the three done before the kill once, on a loaded machine.
+        // Its own budget is ten times the account's: its parts cannot fill it, so it takes all three (Pace.ts; with
+        // its budget at 3/2s, one part fills it and the next waits for that part's last rows).
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "30/2s"], env)
         const input = customersFile(dir, "clientes.csv", 90)
         const parent = yield* submit(input.file, "acme", 30)
         const stranded = yield* partsOf(parent)
@@ -159,13 +162,15 @@ describe("fleet takeover of more parts than one takeover slot", () => {
       "($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs)
+        // The accounts' own budgets below their workers': a worker runs their jobs together (Pace.ts).
+        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs, { acme: "2/1s", beta: "10/1s" })
         const submit = (file: string, account: string, chunkRows?: number) =>
           submitCustomers(server.url, file, account, chunkRows)
         const { owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
 
-        // The survivor: two job slots, both busy with long jobs (600 rows each, sharing 10 a second: two minutes).
-        const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "2", "--rate", "10/1s"], env)
+        // The survivor: two job slots, both busy with long jobs (600 rows each, sharing `beta`'s 10 a second: two
+        // minutes).
+        const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "2", "--rate", "20/1s"], env)
         const long = customersFile(dir, "longo.csv", 600).file
         const busy = [
           yield* submit(long, "beta"),
@@ -178,9 +183,9 @@ describe("fleet takeover of more parts than one takeover slot", () => {
           survivor.stderr
         )
 
-        // The victim: two job slots, each sending a part of 40 rows (2 a second between them: 40 s a part, 20 s
-        // should one part get the whole budget).
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "2/1s"], env)
+        // The victim: two job slots, each sending a part of 40 rows (`acme`'s 2 a second between them: 40 s a part,
+        // 20 s should one part get the whole budget).
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "20/1s"], env)
         const input = customersFile(dir, "clientes.csv", 80)
         const parent = yield* submit(input.file, "acme", 40)
         const stranded = yield* partsOf(parent)
