@@ -18,7 +18,7 @@ import type { Rate } from "../Units.js"
  * How far ahead a worker takes its next job: when its jobs have no more rows to send than its budget sends in this
  * long. Covers a job's start (its store reads, its source written, its first look-ups) on a loaded host.
  */
-export const horizonMs = 2_000
+const horizonMs = 2_000
 
 interface Held {
   /** The rows the job sends, once known (an import's; a job that runs whole never says). */
