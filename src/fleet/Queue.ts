@@ -518,6 +518,20 @@ const pacePollMs = 100
  * held back, BullMQ's blocking wait for a new job included (`_getNextJob`, private in its types): a worker that may not
  * take a job does not take the queue's wake-up from one that may, nor leave the job waiting for its own wait's end.
  */
+/**
+ * Throws unless a worker made from `prototype` (a BullMQ Worker class's) has the fetch `pacedFetch` holds back: it is
+ * BullMQ's own, not its API, and a version without it would leave the job slots unpaced without a word. Checked before
+ * the worker is made, so that it stops at its start instead (docs/fleet.md, "When a worker takes a further job").
+ */
+export const checkPaceable = (prototype: object): void => {
+  if (typeof (prototype as { _getNextJob?: unknown })._getNextJob !== "function") {
+    throw new Error(
+      "this BullMQ's Worker has no _getNextJob (the fetch the fleet's pace holds back: src/fleet/Queue.ts, " +
+        "pacedFetch); the bullmq package is not the version fsm-bulk was built with"
+    )
+  }
+}
+
 const pacedFetch = (worker: object, mayTakeMore: () => Promise<boolean>, unstarted: Set<string>) => {
   const w = worker as {
     _getNextJob: (token: string, options?: unknown) => Promise<unknown>
@@ -589,17 +603,15 @@ export const startEngineWorker = (
     const slotsClaim = yield* openClaim(url, options.leaseMs, `slots-${randomUUID()}`, options.refused)
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
+        const Redis = claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim, unstarted)
+        const Postgres = claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim, unstarted)
+        if (options.mayTakeMore !== undefined) checkPaceable((isRedisUrl(url) ? Redis : Postgres).prototype)
         const w = isRedisUrl(url)
-          ? new (claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim, unstarted))(
-            queueName,
-            processor,
-            { connection: { url, retryStrategy: redisReconnectDelay }, ...settings }
-          )
-          : new (claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim, unstarted))(
-            queueName,
-            processor,
-            { connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs) }, ...settings }
-          )
+          ? new Redis(queueName, processor, { connection: { url, retryStrategy: redisReconnectDelay }, ...settings })
+          : new Postgres(queueName, processor, {
+            connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs) },
+            ...settings
+          })
         // Before its loop's first fetch: the worker's run waits for its stall check's start first.
         if (options.mayTakeMore !== undefined) pacedFetch(w, options.mayTakeMore, unstarted)
         return w
