@@ -373,7 +373,7 @@ const publishIn = (on: On, id: string, count: number) =>
  * `cancelIn`): once this transaction holds it, none can end the job at the old epoch, so the state read stays true
  * until the commit. The lease row before the job's, as everywhere; the job's row is read, not locked.
  *
- * A take its worker gave up on never commits later (on Redis it could, RedisStore.ts's `takeDeadline`): the client
+ * A take its worker gave up on never commits later (on Redis it could: Store.ts's `serverDeadline`): the client
  * sends COMMIT only once it has the raise's answer, and the server ends a session left idle in the transaction after
  * `idle_in_transaction_session_timeout`, the client's own answer timeout (`pgTimeouts`), counted from before the client
  * sent it; until then the raised row is locked, so a later take waits behind it and never lands under it

@@ -18,7 +18,14 @@ import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
 import { loadBullmq, loadIoredis, loadPg } from "./Packages.js"
-import { isTransient, pgTimeouts, redisReconnectDelay, storeAnswerTimeoutMs } from "./Store.js"
+import {
+  isTransient,
+  luaPastDeadline,
+  pgTimeouts,
+  redisReconnectDelay,
+  serverDeadline,
+  storeAnswerTimeoutMs
+} from "./Store.js"
 
 const queueName = "fsm-bulk"
 
@@ -259,7 +266,11 @@ export const returnedIndexDdl =
  * it, and none this worker refused ($6). It is made active under the slot's lock as BullMQ's own claim makes it
  * (`move_to_active`), the row locked `FOR UPDATE SKIP LOCKED` as there and as the stall sweep locks it: a job is
  * claimed once, by this or by the queue's own fetch. A job not started yet is never taken here. Times are BullMQ's
- * (the worker's clock in ms, as its locks are set and swept).
+ * (the worker's clock in ms, as its locks are set and swept). The server runs and commits the statement whenever it
+ * gets it, also after its client gave up on it (`query_timeout`), as when the path comes back or a frozen server wakes;
+ * the lock it then sets counts from the sending ($2), at least an answer timeout (a lease) before: lapsed already, the
+ * job claimable at once by any slot. Counted from the server's clock instead, such a claim would strand its job for a
+ * lease, as the Redis claim did without its deadline (test/fleet/late-claim-cli.test.ts).
  */
 export const claimExpiredSql = `
 WITH returned AS (
@@ -300,15 +311,18 @@ SELECT id, bullmq.publish_event($1, 'active', jsonb_build_object('jobId', id, 'p
 /**
  * The same claim on Redis, one script over BullMQ's keys (KEYS: active, wait, stalled, events, delayed; ARGV: key
  * prefix, token, lock ms, now, how many of the wait list's next jobs to look at, the delayed set's score from which a
- * job is parked, then the ids of the jobs this worker refused): a job back in the wait list after a stall or a
- * hand-back (its `stc` or `atm` raised), the next the queue would give first, else a job parked because a worker
- * refused it (`LeftForOthers`), else an active job whose lock key is gone, the longest active first; none this worker
- * refused. It is made active with this worker's lock key (and out of the stall check's set, as BullMQ's lock renewal
- * takes it), as `moveToActive` makes a job active.
+ * job is parked, the claim's deadline on the server's clock (`serverDeadline`), then the ids of the jobs this worker
+ * refused): a job back in the wait list after a stall or a hand-back (its `stc` or `atm` raised), the next the queue
+ * would give first, else a job parked because a worker refused it (`LeftForOthers`), else an active job whose lock key
+ * is gone, the longest active first; none this worker refused. It is made active with this worker's lock key (and out
+ * of the stall check's set, as BullMQ's lock renewal takes it), as `moveToActive` makes a job active. A claim that
+ * arrives past its deadline claims nothing (-1): its slot gave up on it, and ioredis sent it again at its
+ * reconnection; landed, it made the job active under a token no slot held, claimed by nobody for a lease.
  */
 const claimExpiredLua = `
+${luaPastDeadline("ARGV[7]")}
 local refused = {}
-for i = 7, #ARGV do refused[ARGV[i]] = true end
+for i = 8, #ARGV do refused[ARGV[i]] = true end
 local function claim(id, from)
   local key = ARGV[1] .. id
   if from == "wait" then
@@ -406,7 +420,7 @@ type ClaimExpired = (token: string) => Promise<string | undefined>
  * The takeover claim on the queue's store at `url`, on a connection of its own, closed with the scope; it skips the
  * jobs `refused` gives (those this worker refused).
  */
-const openClaim = (
+export const openClaim = (
   url: string,
   leaseMs: number,
   name: string,
@@ -431,6 +445,8 @@ const openClaim = (
       yield* keptAnswering(Promise.resolve(client), leaseMs)
       const prefix = `bull:${queueName}:`
       return async (token) => {
+        // The server's clock first: the claim carries a deadline on it (`serverDeadline`).
+        const deadline = serverDeadline(await client.time(), leaseMs)
         const now = Date.now()
         const keysAndArgs = [
           `${prefix}active`,
@@ -445,6 +461,7 @@ const openClaim = (
           String(claimScanLimit),
           // BullMQ's delayed set scores a job by its time times 0x1000.
           String((now + parkedAfterMs) * 0x1000),
+          deadline,
           ...refused()
         ]
         // By its digest: each poll sent the script's 2 KB and had the server hash them. A server that does not know it
@@ -453,6 +470,7 @@ const openClaim = (
           if (!(e instanceof Error) || !e.message.startsWith("NOSCRIPT")) throw e
           return client.eval(claimExpiredLua, 5, ...keysAndArgs)
         })
+        // None found (false), or -1: the claim arrived past its deadline, nothing claimed.
         return typeof id === "string" ? id : undefined
       }
     }

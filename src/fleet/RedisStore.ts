@@ -26,7 +26,7 @@
  *   appends, so a takeover (a script raising the epoch) either comes before the check, and the line is refused,
  *   or after the append, and the next owner reads the line;
  * - a job's end (done, failed) is recorded only under the writer's lease, a lease is taken only on a job that
- *   has not ended and only before its deadline on the server's clock (`takeDeadline`: a take given up on by its worker
+ *   has not ended and only before its deadline on the server's clock (`serverDeadline`: a take given up on by its worker
  *   and sent again later takes nothing), and a cancel raises the epoch in the same step as it marks the job cancelled;
  * - the egress id is a key set only when absent (SET NX) with an expiry, renewed while the worker lives and
  *   deleted when it exits; a crashed worker's lock lapses when its expiry passes.
@@ -52,11 +52,13 @@ import {
   type JobRow,
   type Lease,
   lostDataError,
+  luaPastDeadline,
   type NewJob,
   noJob,
   notInitialised,
   redactUrl,
   redisReconnectDelay,
+  serverDeadline,
   settled,
   sourceTaken,
   stagingGone,
@@ -111,7 +113,7 @@ const failed = (results: Array<[Error | null, unknown]> | null): void => {
 }
 
 /**
- * A lease take that reached the server past its deadline (`takeDeadline`): nothing was taken. `Unavailable`, as a take
+ * A lease take that reached the server past its deadline (`serverDeadline`): nothing was taken. `Unavailable`, as a take
  * without an answer: a caller still waiting asks again, with a new deadline.
  */
 const lateTake = (url: string, job: string) =>
@@ -121,23 +123,6 @@ const lateTake = (url: string, job: string) =>
       redactUrl(url)
     } received the take of job ${job}'s lease after its answer timeout: nothing was taken`
   })
-
-/**
- * The deadline of a lease take about to be sent, from the server's clock now (`time`, its `TIME`): that time plus the
- * store's answer timeout. ioredis sends a command again when its connection comes back, also one whose caller gave up
- * on it ("Command timed out"), and a server that was frozen runs what it had received when it wakes: a take given up on
- * while the path to the store was silent landed later, over the lease of the worker that took the job meanwhile, which
- * then lost it and had the job restarted from its journal (issue 29, seed 896; test/fleet/late-take-cli.test.ts). The
- * script refuses a take whose deadline passed. The client gives up on the take (its `commandTimeout`, armed when it is
- * sent, after this answer came) no sooner than that deadline on the server's clock, which was read before: only the
- * two clocks' rates must agree over an answer timeout, not their times.
- */
-const takeDeadline = (time: Effect.Effect<Array<number>, FleetError>, windowMs: number) =>
-  Effect.map(
-    time,
-    ([seconds, micros]) =>
-      String(Number(seconds) * 1_000 + Math.floor(Number(micros) / 1_000) + storeAnswerTimeoutMs(windowMs))
-  )
 
 /** A staging script's refusal (`STAGINGGONE`: the submission was reclaimed) as the store's own error. */
 const refusedAsGone = (id: string) => <A>(op: Effect.Effect<A, FleetError>) =>
@@ -155,13 +140,12 @@ const scripts = {
     if ARGV[3] == '' then redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) else redis.call('SADD', KEYS[3], ARGV[1]) end
     return 1`,
   /**
-   * KEYS: job, lease. ARGV: owner, now, the take's deadline (ms on the server's clock, `takeDeadline`). The next epoch,
+   * KEYS: job, lease. ARGV: owner, now, the take's deadline (ms on the server's clock, `serverDeadline`). The next epoch,
    * nil when the job has ended (or is unknown), or -1, nothing taken, when the server's clock is past the deadline: the
    * take arrived after its worker gave up on it (`lateTake`).
    */
   takeOpenLease: `
-    local t = redis.call('TIME')
-    if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then return -1 end
+    ${luaPastDeadline("ARGV[3]")}
     local s = redis.call('HGET', KEYS[1], 'state')
     if s == false or ${luaFinal} then return false end
     local e = redis.call('HINCRBY', KEYS[2], 'epoch', 1)
@@ -852,7 +836,7 @@ export const openRedisStore = (url: string): Effect.Effect<FleetStore, FleetErro
 
       takeOpenLease: (job, owner) =>
         Effect.flatMap(
-          takeDeadline(call((c) => c.time()), windowMs),
+          Effect.map(call((c) => c.time()), (t) => serverDeadline(t, windowMs)),
           (deadline) =>
             Effect.flatMap(
               script("takeOpenLease", [jobKey(job), leaseKey(job)], [owner, epochNow(), deadline]),

@@ -386,6 +386,30 @@ export const redisReconnectDelay = (attempt: number): number => Math.min(100 * M
 export const storeAnswerTimeoutMs = (leaseMs: number): number => Math.max(10_000, leaseMs)
 
 /**
+ * The deadline of a Redis command about to be sent that must not run once its sender stopped waiting for it (a lease
+ * take, RedisStore.ts; the takeover claim, Queue.ts): the server's clock now (`time`, its `TIME` reply, read just
+ * before) plus the store's answer timeout, in ms on that clock. ioredis sends a command again when its connection comes
+ * back, also one whose caller gave up on it ("Command timed out"), and a server that was frozen runs what it had
+ * received when it wakes: a take given up on while the path to the store was silent landed later, over the lease of
+ * the worker that took the job meanwhile (issue 29, seed 896; test/fleet/late-take-cli.test.ts), and a claim given up
+ * on made its job active under a token no slot held, which nobody could claim for a lease
+ * (test/fleet/late-claim-cli.test.ts). The script refuses what arrives past its deadline (`luaPastDeadline`). The
+ * client gives up on the command (its `commandTimeout`, armed when it is sent, after this time was read) no sooner
+ * than that deadline on the server's clock: only the two clocks' rates must agree over an answer timeout, not their
+ * times (a step of the server's clock moves the deadline by as much).
+ */
+export const serverDeadline = (time: ReadonlyArray<number | string>, leaseMs: number): string =>
+  String(Number(time[0]) * 1_000 + Math.floor(Number(time[1]) / 1_000) + storeAnswerTimeoutMs(leaseMs))
+
+/**
+ * A Lua script's first statement that refuses a command arriving past its deadline (`serverDeadline`, in `arg`, say
+ * `ARGV[3]`): the script ends at once with -1, having done nothing.
+ */
+export const luaPastDeadline = (arg: string): string =>
+  `local t = redis.call('TIME')
+    if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(${arg}) then return -1 end`
+
+/**
  * The timeouts of every PostgreSQL pool the fleet opens (`pg.Pool` options, also passed through BullMQ's PostgreSQL
  * backend to its pools), all `storeAnswerTimeoutMs`:
  *

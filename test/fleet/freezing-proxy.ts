@@ -8,8 +8,11 @@
  * too, as it would be without the proxy; so is the server's side of a client that goes.
  *
  * `freeze()` stops forwarding on every connection open now, both ways (a paused socket may still hand over a chunk it
- * had: the flag drops it), leaving their sockets open; connections opened later are forwarded as usual. `reset()`
- * ends the frozen ones on both sides (the path back, or the state's expiry, turning into resets). With
+ * had: the flag keeps it from the other side), leaving their sockets open; connections opened later are forwarded as
+ * usual. `reset()` ends the frozen ones on both sides (the path back, or the state's expiry, turning into resets).
+ * `deliver()` forwards them again instead: what a client sent while frozen reaches the server after all, its end
+ * too, as a client's kernel sends its unacknowledged data again once the path is back (also after the client closed
+ * the socket), or as a frozen server reads what it had received when it wakes. With
  * `freezeInTransaction`, the proxy freezes by itself, once, at the server's answer to the first statement whose text
  * holds `freezeInTransaction` a connection sends inside a transaction (PostgreSQL): the server has run it (its locks
  * are held) and the client never hears of it. With `freezeAtRequest`, it freezes by itself, once, as a connection sends
@@ -23,6 +26,8 @@ import * as net from "node:net"
 interface Pair {
   readonly client: net.Socket
   readonly server: net.Socket
+  /** What the client sent while the pair was frozen and the paused socket still handed over. */
+  readonly held: Array<Buffer>
   begun: boolean
   armed: boolean
   frozen: boolean
@@ -39,6 +44,8 @@ export interface FreezingProxy {
   readonly freeze: () => number
   /** Ends every frozen connection on both sides; how many. */
   readonly reset: () => number
+  /** Forwards every frozen connection again, first what its client sent while frozen; how many. */
+  readonly deliver: () => number
 }
 
 export const freezingProxy = (port: number, freezeInTransaction?: string, freezeAtRequest?: string) =>
@@ -66,16 +73,28 @@ export const freezingProxy = (port: number, freezeInTransaction?: string, freeze
         }
         return now.length
       }
+      const deliver = () => {
+        const now = pairs.filter((p) => p.frozen && !p.server.destroyed)
+        for (const pair of now) {
+          for (const chunk of pair.held.splice(0)) pair.server.write(chunk)
+          pair.frozen = false
+          pair.client.resume()
+          pair.server.resume()
+          // A client's end while frozen comes with its data, once resumed; a client already gone is passed on now.
+          if (pair.client.destroyed) pair.server.end()
+        }
+        return now.length
+      }
       const proxy = net.createServer((client) => {
         const server = net.connect(port, "127.0.0.1")
-        const pair: Pair = { client, server, begun: false, armed: false, frozen: false }
+        const pair: Pair = { client, server, held: [], begun: false, armed: false, frozen: false }
         client.on("error", () => client.destroy())
         server.on("error", () => server.destroy())
         client.on("data", (chunk: Buffer) => {
           if (freezeAtRequest !== undefined && frozen.at === 0 && chunk.toString("latin1").includes(freezeAtRequest)) {
             freeze()
           }
-          if (pair.frozen) return
+          if (pair.frozen) return void pair.held.push(chunk)
           if (freezeInTransaction !== undefined) {
             const text = chunk.toString("latin1")
             // A pooled connection runs transactions and single statements in turn: only one inside a transaction.
@@ -107,7 +126,8 @@ export const freezingProxy = (port: number, freezeInTransaction?: string, freeze
         frozen,
         open: () => forwarded().length,
         freeze,
-        reset
+        reset,
+        deliver
       }
       return { running, proxy }
     }),

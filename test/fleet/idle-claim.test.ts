@@ -10,51 +10,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import { Redis } from "ioredis"
-import { loadBullmq } from "../../src/fleet/Packages.js"
-import { enqueue, type JobData, openQueue, startEngineWorker } from "../../src/fleet/Queue.js"
-import { availableBackends, eventually, initFleet, query, queueEvents, startFleetBackend } from "./support.js"
-
-const queueName = "fsm-bulk"
-
-/**
- * Job `id` taken by a worker that then died: fetched by BullMQ's own worker under a lock of `lockMs` that nobody renews
- * (no processor, no stall check of its own), its connection closed with the job still active.
- */
-const takenByDeadWorker = (url: string, id: string, lockMs: number) =>
-  Effect.gen(function*() {
-    const bullmq = yield* loadBullmq
-    const Worker = url.startsWith("redis")
-      ? bullmq.withBackend(bullmq.createRedisBackend).Worker
-      : bullmq.withBackend(bullmq.createPostgresBackend).Worker
-    const worker = new Worker<JobData>(queueName, undefined, {
-      connection: url.startsWith("redis") ? { url } : { connectionString: url, max: 1 },
-      autorun: false,
-      lockDuration: lockMs
-    })
-    worker.on("error", () => undefined)
-    const job = yield* Effect.promise(() => worker.getNextJob("dead-worker-token", { block: false }))
-    assert.strictEqual(job?.id, id)
-    yield* Effect.promise(() => worker.close(true))
-  })
-
-/** Whether the dead worker's lock on job `id` has lapsed, as the store sees it. */
-const lapsed = async (url: string, id: string): Promise<boolean> => {
-  if (url.startsWith("redis")) {
-    const client = new Redis(url)
-    try {
-      return (await client.exists(`bull:${queueName}:${id}:lock`)) === 0
-    } finally {
-      await client.quit()
-    }
-  }
-  const rows = await query(
-    url,
-    "SELECT locked_until_ms < (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS lapsed FROM bullmq.job " +
-      "WHERE queue = $1 AND id = $2",
-    [queueName, id]
-  )
-  return (rows as Array<{ lapsed: boolean }>)[0]?.lapsed === true
-}
+import { enqueue, openQueue, startEngineWorker } from "../../src/fleet/Queue.js"
+import { lapsed, takenByDeadWorker } from "./dead-worker.js"
+import { availableBackends, eventually, initFleet, queueEvents, startFleetBackend } from "./support.js"
 
 /** The server's count of calls of `command` (INFO commandstats). */
 const calls = async (client: Redis, command: string): Promise<number> => {
