@@ -44,6 +44,12 @@ export interface Budget {
    * whether one waits for room in the window.
    */
   readonly holding: Effect.Effect<{ readonly pausedUntil: number | undefined; readonly forRoom: boolean }>
+  /**
+   * Until when its callers kept it full: now while one waits for room in the window, else when the last wait for room
+   * ended (on the monotonic clock, `monotonicMillis`; -Infinity when none ever waited). A fleet worker takes a further job only when its jobs leave room
+   * (fleet/Pace.ts).
+   */
+  readonly fullAt: Effect.Effect<number>
 }
 
 /**
@@ -73,6 +79,7 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
   let ends: Array<number> = []
   let ended = Deferred.unsafeMake<void>(FiberId.none)
   let pausedUntil = 0
+  let fullAt = Number.NEGATIVE_INFINITY
   /** The caller that has the lock is waiting for a request to leave the window. */
   let forRoom = false
   const waitingForRoom = (wait: Effect.Effect<void>) =>
@@ -99,6 +106,7 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
         }
         // Room comes back only when an ended request leaves the window; with none ended yet, wait for one to end.
         yield* waitingForRoom(ends.length > 0 ? Effect.sleep(ends[0]! + span - now) : Deferred.await(ended))
+        fullAt = yield* monotonicMillis
       }
     })
   )
@@ -140,5 +148,8 @@ export const makeBudget = Effect.fn("Budget.make")(function*(rate: Rate, marginM
     forRoom
   }))
 
-  return { spend, pause, paused, holding } satisfies Budget
+  // Now while a caller waits for room (a request of its own in flight, or an end still in the window).
+  const full = Effect.suspend(() => forRoom ? monotonicMillis : Effect.succeed(fullAt))
+
+  return { spend, pause, paused, holding, fullAt: full } satisfies Budget
 })

@@ -46,7 +46,9 @@ const withAccountBudget = (budget: Budget, own: Budget): Budget => ({
   holding: Effect.flatMap(
     own.holding,
     (held) => held.forRoom || held.pausedUntil !== undefined ? Effect.succeed(held) : budget.holding
-  )
+  ),
+  // The worker's: what its address's budget was kept busy to (Pace.ts reads the worker's own budget).
+  fullAt: budget.fullAt
 })
 
 export const makeAccountClients = Effect.fn("Fleet.accountClients")(function*(options: AccountClientsOptions) {
@@ -55,15 +57,22 @@ export const makeAccountClients = Effect.fn("Fleet.accountClients")(function*(op
   const apiLock = yield* Effect.makeSemaphore(1)
   const build = Effect.fn("Fleet.accountClient")(function*(row: StoredAccount) {
     const credentials: Credentials = yield* open(options.key, row.secret, row.name)
+    const own = row.rate !== null ? Either.getOrUndefined(parseRate(row.rate)) : undefined
+    // Its permits for the budget it can spend: the account's own when it is the slower. A request takes its permit
+    // before the budget, so permits sized for the worker's budget were held by one job's rows waiting for the
+    // account's (every row of a part, at 90/2s over 3/2s), and a request asked again alone, which needs every
+    // permit, waited for all of them to be sent (issue 29).
+    const spends = own !== undefined && own.limit / own.windowMs < options.rate.limit / options.rate.windowMs
+      ? own
+      : options.rate
     // Every job of the account on this worker sends through this client: its requests take the permits and the
     // budget in the job's turn (`requestLane`, set by JobRunner.ts; client/Lanes.ts), not first come, first served.
     const settings = ClientConfig.make({
       baseUrl: row.baseUrl,
       credentials,
       rate: options.rate,
-      concurrency: Math.max(2, Math.ceil((options.rate.limit / options.rate.windowMs) * 1000 * 0.3) * 2)
+      concurrency: Math.max(2, Math.ceil((spends.limit / spends.windowMs) * 1000 * 0.3) * 2)
     })
-    const own = row.rate !== null ? Either.getOrUndefined(parseRate(row.rate)) : undefined
     const spending = own === undefined
       ? options.budget
       : withAccountBudget(options.budget, yield* makeBudget(own, defaultBudgetMargin(own.windowMs)))

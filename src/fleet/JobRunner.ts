@@ -29,6 +29,7 @@ import { FleetError } from "./Errors.js"
 import { groupCommit } from "./GroupCommit.js"
 import type * as ImportRun from "./ImportRun.js"
 import { currentLease, freshMs, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
+import type { Pace } from "./Pace.js"
 import { type JobData, jobFormat, LeftForOthers } from "./Queue.js"
 import { finalStates, type FleetStore, type JobRow } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
@@ -83,6 +84,8 @@ interface JobRunnerOptions {
   /** Completed when this worker cannot serve the fleet (its key does not open an account's credentials). */
   readonly unfit: Deferred.Deferred<FleetError>
   readonly watchAccount: (name: string) => Effect.Effect<WatchedAccount, FleetError>
+  /** Told an import's rows and each row sent, for when the worker takes its next job (Pace.ts). */
+  readonly tally?: Pick<Pace, "rows" | "sending" | "done">
 }
 
 /** A job's run under its lease: what it runs with and how it stops. */
@@ -412,6 +415,9 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       )
       const prior = yield* store.journalLines(id)
       if (prior.some((line) => line.includes(`"state":"sending"`))) sent.any = true
+      if (options.tally !== undefined) {
+        yield* options.tally.rows(id, row.rows, prior.filter((line) => line.includes(`"state":"done"`)).length)
+      }
       const spec = row.spec as unknown as ImportSpec
       const run = prior.length > 0
         ? Effect.gen(function*() {
@@ -471,6 +477,16 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
             Effect.zipRight(Effect.sync(() => {
               if (line.state === "sending") sent.any = true
             })),
+            // For when the worker takes its next job (Pace.ts): the rows on their way, and those ended.
+            Effect.zipRight(
+              options.tally === undefined
+                ? Effect.void
+                : line.state === "sending"
+                ? options.tally.sending(row.id)
+                : line.state === "done"
+                ? options.tally.done(row.id)
+                : Effect.void
+            ),
             Effect.zipRight(local.append(line))
           )
       } satisfies JournalWriter
@@ -540,6 +556,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         storeFailed: leased.storeFailed
       }
       const { runExportJob, runOnboardJob } = yield* wholeRun
+      if (options.tally !== undefined) yield* options.tally.sending(id)
       const exit = yield* underLease(leased, row.kind === "onboard" ? runOnboardJob(whole) : runExportJob(whole))
       if (!(yield* stillHeld(guard))) return yield* leaseGone(guard, id, epoch)
       // Stopped by its account's removal or replacement.

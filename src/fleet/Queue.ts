@@ -504,7 +504,11 @@ export const openClaim = (
  * with its token). A finished job never fetches the next one in the same step (BullMQ's fetch-next, which would skip
  * the claim): the slot asks again, claim first.
  */
-const claimingFirst = <B extends IQueueBackend, C>(Base: BackendClasses<B, C>["Worker"], claim: ClaimExpired) =>
+const claimingFirst = <B extends IQueueBackend, C>(
+  Base: BackendClasses<B, C>["Worker"],
+  claim: ClaimExpired,
+  unstarted: Set<string>
+) =>
   class ClaimingWorker extends Base<JobData> {
     protected override async moveToActive(token: string, name?: string): Promise<Job<JobData>> {
       // A claim that fails (the store unreachable) leaves the fetch to the queue, which meets the same fault.
@@ -515,9 +519,58 @@ const claimingFirst = <B extends IQueueBackend, C>(Base: BackendClasses<B, C>["W
       return job
     }
     override processJob(job: Job<JobData>, token: string) {
+      // Started now (BullMQ calls the processor in this call): it no longer holds back the next fetch (`pacedFetch`).
+      unstarted.delete(token)
       return super.processJob(job, token, () => false)
     }
   }
+
+/** How often a job slot held back by its worker's pace (`pacedFetch`) asks again: in process, no store read. */
+const pacePollMs = 100
+
+/**
+ * Paces the job slots' fetch of a `worker` (BullMQ's, built by `claimingFirst`): a slot asks the queue for a job only
+ * when `mayTakeMore` says the worker may take a further one (Pace.ts), and meanwhile asks that again every
+ * `pacePollMs`. Not while a job it fetched has not been started yet (`unstarted`): BullMQ's loop fetches until its
+ * slots are full before it starts any, so it would wait on its own fetch; it starts that job first. The whole fetch is
+ * held back, BullMQ's blocking wait for a new job included (`_getNextJob`, private in its types): a worker that may not
+ * take a job does not take the queue's wake-up from one that may, nor leave the job waiting for its own wait's end.
+ */
+/**
+ * Throws unless a worker made from `prototype` (a BullMQ Worker class's) has the fetch `pacedFetch` holds back: it is
+ * BullMQ's own, not its API, and a version without it would leave the job slots unpaced without a word. Checked before
+ * the worker is made, so that it stops at its start instead (docs/fleet.md, "When a worker takes a further job").
+ */
+export const checkPaceable = (prototype: object): void => {
+  if (typeof (prototype as { _getNextJob?: unknown })._getNextJob !== "function") {
+    throw new Error(
+      "this BullMQ's Worker has no _getNextJob (the fetch the fleet's pace holds back: src/fleet/Queue.ts, " +
+        "pacedFetch); the bullmq package is not the version fsm-bulk was built with"
+    )
+  }
+}
+
+const pacedFetch = (worker: object, mayTakeMore: () => Promise<boolean>, unstarted: Set<string>) => {
+  const w = worker as {
+    _getNextJob: (token: string, options?: unknown) => Promise<unknown>
+    readonly closing: Promise<void> | undefined
+  }
+  const fetch = w._getNextJob.bind(worker)
+  w._getNextJob = async (token, options) => {
+    if (unstarted.size > 0) {
+      // BullMQ's loop starts it once this fetch has answered (after a turn of the event loop: never a spin).
+      await new Promise((resolve) => setImmediate(resolve))
+      return undefined
+    }
+    while (!(await mayTakeMore().catch(() => true))) {
+      if (w.closing !== undefined) return undefined
+      await new Promise((resolve) => setTimeout(resolve, pacePollMs))
+    }
+    const job = await fetch(token, options)
+    if (job !== undefined) unstarted.add(token)
+    return job
+  }
+}
 
 /**
  * A worker pulling up to `jobs` jobs at once for the scope, plus up to as many taken-over jobs (`takeoverSlots`);
@@ -539,6 +592,11 @@ export const startEngineWorker = (
     readonly leaseMs: number
     /** The jobs this worker refused: its claims skip them. */
     readonly refused: () => ReadonlyArray<string>
+    /**
+     * Whether the job slots take a further job now (Pace.ts; `pacedFetch`); without it a free job slot always asks
+     * the queue. The takeover slots are not paced.
+     */
+    readonly mayTakeMore?: () => Promise<boolean>
   },
   process: (data: JobData) => Promise<RunOutcome>
 ): Effect.Effect<{ readonly close: Effect.Effect<void> }, never, Scope.Scope> =>
@@ -552,6 +610,8 @@ export const startEngineWorker = (
     }
     // A job this worker refused is parked for the others (`LeftForOthers`), not given again after the back-off.
     const park = (job: Job<JobData>, token: string) => job.moveToDelayed(Date.now() + parkMs(options.leaseMs), token)
+    // The job slots' jobs fetched and not yet started (`pacedFetch`), by their fetch's token.
+    const unstarted = new Set<string>()
     const processor = async (job: Job<JobData>, token?: string) => {
       if ((await process(job.data)) !== "left-for-others" || token === undefined) return
       await park(job, token)
@@ -561,18 +621,18 @@ export const startEngineWorker = (
     const slotsClaim = yield* openClaim(url, options.leaseMs, `slots-${randomUUID()}`, options.refused)
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
-        if (isRedisUrl(url)) {
-          const Worker = claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim)
-          return new Worker(queueName, processor, {
-            connection: { url, retryStrategy: redisReconnectDelay },
+        const Redis = claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim, unstarted)
+        const Postgres = claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim, unstarted)
+        if (options.mayTakeMore !== undefined) checkPaceable((isRedisUrl(url) ? Redis : Postgres).prototype)
+        const w = isRedisUrl(url)
+          ? new Redis(queueName, processor, { connection: { url, retryStrategy: redisReconnectDelay }, ...settings })
+          : new Postgres(queueName, processor, {
+            connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs) },
             ...settings
           })
-        }
-        const Worker = claimingFirst(bullmq.withBackend(bullmq.createPostgresBackend).Worker, slotsClaim)
-        return new Worker(queueName, processor, {
-          connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs) },
-          ...settings
-        })
+        // Before its loop's first fetch: the worker's run waits for its stall check's start first.
+        if (options.mayTakeMore !== undefined) pacedFetch(w, options.mayTakeMore, unstarted)
+        return w
       }),
       (w) => Effect.promise(() => w.close()).pipe(Effect.ignore)
     )

@@ -31,6 +31,7 @@ import { describeCause, FleetError } from "./Errors.js"
 import type { Fence } from "./Fence.js"
 import { makeJobRunner } from "./JobRunner.js"
 import { currentFence, currentLease } from "./Lease.js"
+import { makePace } from "./Pace.js"
 import { enqueue, LeftForOthers, openQueue, promote, startEngineWorker } from "./Queue.js"
 import { ownedScratch } from "./Scratch.js"
 import { checkFleetKey } from "./Secrets.js"
@@ -214,6 +215,8 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     fenceOf,
     scope
   })
+  // When the job slots take a further job: when the budget would otherwise have room (Pace.ts).
+  const pace = makePace(budget, options.rate, defaultBudgetMargin(options.rate.windowMs))
   const { handBack, refuseJob, refusedDue, refusedJobs, runJob } = makeJobRunner({
     store,
     egressId: options.egressId,
@@ -223,15 +226,23 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
     say: options.say,
     shutdown,
     unfit,
-    watchAccount
+    watchAccount,
+    tally: pace
   })
 
   const runtime = yield* Effect.runtime<never>()
   const engine = yield* startEngineWorker(
     url,
-    { jobs: options.jobs, leaseMs: options.leaseMs, refused: refusedJobs },
-    (data) =>
-      Runtime.runPromise(runtime)(
+    {
+      jobs: options.jobs,
+      leaseMs: options.leaseMs,
+      refused: refusedJobs,
+      mayTakeMore: () => Runtime.runPromise(runtime)(pace.mayTakeMore)
+    },
+    (data) => {
+      // Held from the moment it is given (before its run's first step): the slots' next fetch counts it.
+      const end = Runtime.runSync(runtime)(pace.begin(data.job))
+      return Runtime.runPromise(runtime)(
         runJob(data).pipe(
           Effect.catchAllDefect((d) => Effect.fail(new Error(describeCause(d)))),
           // Before its lease was taken: a job whose record is gone has nothing to run; one the store refuses to give
@@ -245,9 +256,11 @@ export const runWorker = Effect.fn("Fleet.worker")(function*(
               : handBack(data.job, e.message)),
           Effect.asVoid,
           // Refused here: parked in the queue for the other workers (Queue.ts).
-          Effect.catchIf((e) => e instanceof LeftForOthers, () => Effect.succeed("left-for-others" as const))
+          Effect.catchIf((e) => e instanceof LeftForOthers, () => Effect.succeed("left-for-others" as const)),
+          Effect.ensuring(end)
         )
       )
+    }
   )
   yield* startSweep(stored, store, url, options, unfit, refusedDue)
   yield* options.say(

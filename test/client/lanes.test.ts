@@ -4,7 +4,8 @@
  * had its first request queued behind every request the first job's window had already queued (32 rows) at the
  * client's two permits, and then at the budget's one. Each caller is a lane (`requestLane`); a free permit goes to the
  * waiting lanes in turn. Shown on the permits alone (the order they are handed over), on the budget, and through the
- * real client against the sandbox over loopback (the order its requests arrived in its own log).
+ * real client against the sandbox over loopback (the order its requests arrived in its own log). And a request asked
+ * again alone (every permit) waits for the requests in flight, not for every request another lane queued.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
@@ -74,7 +75,7 @@ describe("lanes: callers of one client take turns", () => {
       assert.deepStrictEqual(order, ["A1", "B1", "C"])
     }))
 
-  it.effect("a caller that needs every permit lets the other lanes' single ones pass, then gets them all", () =>
+  it.effect("a caller that needs every permit keeps its turn: the permits that come free wait for it", () =>
     Effect.gen(function*() {
       const permits = yield* makeLanePermits(2)
       const order: Array<string> = []
@@ -82,12 +83,15 @@ describe("lanes: callers of one client take turns", () => {
       const [a1] = yield* callers("A", 1, permits.withPermits(1), order, gate.await)
       const [all] = yield* callers("Z", 1, permits.withPermits(2), order)
       const b = yield* callers("B", 2, permits.withPermits(1), order)
-      yield* Fiber.joinAll(b)
-      assert.deepStrictEqual(order, ["A1", "B1", "B2"])
+      // A permit is free, but Z's turn comes first and needs both: B's callers wait behind it (they passed it before,
+      // and a lane that kept queuing held Z back for as long as it did).
+      yield* Effect.yieldNow()
+      assert.deepStrictEqual(order, ["A1"])
       yield* gate.open
       yield* Fiber.join(all!)
+      yield* Fiber.joinAll(b)
       yield* Fiber.join(a1!)
-      assert.deepStrictEqual(order, ["A1", "B1", "B2", "Z1"])
+      assert.deepStrictEqual(order, ["A1", "Z1", "B1", "B2"])
     }))
 
   it.live("the budget gives its room to the lanes in turn", () =>
@@ -128,6 +132,45 @@ describe("lanes: callers of one client take turns", () => {
         // First come, first served: the second caller's first request arrived after about 28 of the first's.
         assert.isAtMost(order.indexOf("B"), 4, order.join(""))
         assert.isAtMost(longestRun(order, ["A", "B"]), 3, order.join(""))
+      }),
+    { timeout: 40_000 }
+  )
+  it.scopedLive(
+    "a request asked again alone waits for the requests in flight, not for every request another caller queued",
+    () =>
+      Effect.gen(function*() {
+        const sandbox = yield* startTestSandbox({ faults: { latencyMs: 5 } })
+        const api = yield* makeClient(sandbox, { concurrency: 2 })
+        // A record, so that the first caller's list answers 200 (an empty list is a 404 on this API).
+        yield* api.request({
+          method: "POST",
+          path: "/customers",
+          body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
+        })
+        const from = (yield* sandbox.control.requests).length
+        // The first caller queues 30 requests at the client (a job's window of rows); the second's one request is
+        // answered 404 while others are in flight, so the client asks it again alone (HttpAdapter.ts): it needs
+        // every permit. A fleet worker's second job of an account looked up its rows so while the first sent (an
+        // empty filtered list is a 404 on this API), and waited 23 s, until the first job's 30 rows had all gone
+        // at the account's 3 requests every 2 s (test/fleet/takeover-slots-cli.test.ts).
+        yield* Effect.forEach(
+          Array.from({ length: 30 }),
+          () => Effect.fork(Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1")),
+          { discard: true }
+        )
+        const lookUp = yield* Effect.fork(
+          Effect.locally(api.request({ method: "GET", path: "/customers/424242" }), requestLane, "job-2")
+        )
+        const reply = yield* Fiber.join(lookUp)
+        const log = (yield* sandbox.control.requests).slice(from)
+        const order = log.map((e) => e.path.endsWith("/424242") ? `B${e.status}` : `A${e.status}`)
+        const asked = order.flatMap((o, i) => o.startsWith("B") ? [i] : [])
+        assert.strictEqual(reply.status, 404, order.join(" "))
+        assert.strictEqual(asked.length, 2, order.join(" "))
+        // Between its two attempts: the first caller's request that held the other permit, and the one whose turn came
+        // before the second caller's again (3). Before, every request of the first caller that waited for a permit
+        // went first: 30 of them (the lanes' turns let them pass a waiter that needed more permits than were free).
+        assert.isAtMost(asked[1]! - asked[0]! - 1, 3, order.join(" "))
       }),
     { timeout: 40_000 }
   )

@@ -1,7 +1,9 @@
 /**
  * Two parts of one account on one worker share the account's budget in turn (issue 29, "the unexplained 18 s"): a
- * worker with `--jobs 2 --rate 6/1s` takes both parts of one submission at once; both jobs send through the account's
- * one client (four permits at 6/1s) and the worker's one budget. Before, the permits and the budget served requests
+ * worker with `--jobs 2 --rate 60/1s` takes both parts of one submission of an account whose own budget is 6/1s
+ * (`accounts add --rate`); both jobs send through the account's one client and its one budget. (The worker takes the
+ * second part because the first cannot fill its budget, fleet/Pace.ts: with the worker's budget at 6/1s, one part
+ * fills it and the second waits for the first's last rows.) Before, the permits and the budget served requests
  * first come, first served: the first job's run queued its window of rows (32) before the second's first row, so the
  * second job, although running, sent nothing until the first had sent about 30 rows (at 2/1s in
  * takeover-slots-cli.test.ts, 16.6–17.3 s after it was claimed, which docs/fleet.md put down to takeover slots).
@@ -44,13 +46,14 @@ describe("fleet: two jobs of one account on one worker", () => {
     (b) =>
       Effect.gen(function*() {
         const server = yield* startFleetBackend(b.backend)
-        const { dir, env, sandbox } = yield* acmeFleet(server.url)
+        const { dir, env, sandbox } = yield* acmeFleet(server.url, { rate: "6/1s" })
         const input = clientesCsv(dir, 2 * rowsPerPart)
-        // Both parts queued before the worker starts: its two job slots take them at once.
+        // Both parts queued before the worker starts: its two job slots take them, the second once the first sends
+        // (a window of the worker's budget later, Pace.ts).
         const parent = yield* submitCustomers(server.url, input.file, "acme", rowsPerPart)
         const parts = yield* withStore(server.url, (store) => store.parts(parent))
         assert.strictEqual(parts.length, 2)
-        const worker = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "6/1s"], env)
+        const worker = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "60/1s"], env)
         const waited = yield* ended(server.url, parent, 120_000, worker.stderr)
         assert.deepStrictEqual([waited.state, waited.exit_code], ["done", 0], worker.stderr())
 
@@ -66,7 +69,7 @@ describe("fleet: two jobs of one account on one worker", () => {
         // A few in a row while a job is still reading its next rows (seen: 4 on Redis at load 8); never the window.
         assert.isAtMost(seen.longest, 8, partOf.join(""))
 
-        // The budget held: no 1 s window of the worker's requests over 6.
+        // The account's budget held: no 1 s window of its requests over 6.
         const times = (yield* sandbox.control.requests).map((e) => e.at).sort((x, y) => x - y)
         let busiest = 0
         for (let i = 0, j = 0; i < times.length; i++) {

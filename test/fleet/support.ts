@@ -435,6 +435,8 @@ export interface FleetAccount {
   readonly baseUrl: string
   readonly apiKey: string
   readonly apiToken: string
+  /** Its own budget (`accounts add --rate`), below the worker's; none by default. */
+  readonly rate?: string | undefined
 }
 
 /**
@@ -452,7 +454,7 @@ export const initFleet = (url: string, accounts: ReadonlyArray<FleetAccount> = [
         yield* store.putAccount({
           name: a.name,
           baseUrl: a.baseUrl,
-          rate: null,
+          rate: a.rate ?? null,
           secret: seal(key, { apiKey: Redacted.make(a.apiKey), apiToken: Redacted.make(a.apiToken) })
         })
       }
@@ -710,6 +712,8 @@ export const acmeFleet = (
   options: {
     readonly accounts?: ReadonlyArray<{ readonly apiKey: string; readonly apiToken: string }>
     readonly env?: Record<string, string>
+    /** `acme`'s own budget (`accounts add --rate`). */
+    readonly rate?: string
   } = {}
 ) =>
   Effect.gen(function*() {
@@ -720,7 +724,7 @@ export const acmeFleet = (
     const env = fleetEnv(url, options.env)
     const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
       Effect.promise(() => runCli(args, { ...env, ...extra }))
-    yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
+    yield* initFleet(url, [{ name: "acme", baseUrl: sandbox.url, ...account, rate: options.rate }])
     return { sandbox, account, dir, env, run }
   })
 
@@ -729,7 +733,12 @@ export const acmeFleet = (
  * tests count (one per scenario), and `beta` for the jobs that keep workers busy. `submit` queues an import of
  * customers and gives its job id.
  */
-export const acmeBetaFleet = (backend: Backend, leaseMs: number) =>
+export const acmeBetaFleet = (
+  backend: Backend,
+  leaseMs: number,
+  /** Accounts' own budgets (`accounts add --rate`), by name. */
+  rates: { readonly acme?: string; readonly beta?: string } = {}
+) =>
   Effect.gen(function*() {
     const server = yield* startFleetBackend(backend)
     const sandbox = yield* startDrillSandbox({
@@ -744,8 +753,8 @@ export const acmeBetaFleet = (backend: Backend, leaseMs: number) =>
     const env = fleetEnv(server.url, { FSM_FLEET_LEASE_MS: String(leaseMs) })
     const run = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, env))
     yield* initFleet(server.url, [
-      { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]! },
-      { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]! },
+      { name: "acme", baseUrl: sandbox.url, ...sandbox.accounts[0]!, rate: rates.acme },
+      { name: "beta", baseUrl: sandbox.url, ...sandbox.accounts[1]!, rate: rates.beta },
       { name: "gamma", baseUrl: sandbox.url, ...sandbox.accounts[2]! }
     ])
     const submit = (args: ReadonlyArray<string>) =>

@@ -38,8 +38,15 @@ const storeReads = (url: string) =>
   Effect.zipWith(Effect.orDie(openStore(url)), queueLog(url), (store, log) => {
     const partsOf = (parent: string) => Effect.map(Effect.orDie(store.parts(parent)), (rows) => rows.map((p) => p.id))
     const owners = (ids: ReadonlyArray<string>) => Effect.runPromise(Effect.forEach(ids, (id) => store.job(id)))
-    const sending = (id: string) => Effect.runPromise(store.journalLines(id)).then((lines) => lines.length > 3)
-    /** Until the victim (egress id `wa`) owns every one of `parts` and has sent rows of each. */
+    const lines = (id: string, state: string) =>
+      Effect.runPromise(store.journalLines(id)).then((all) => all.filter((l) => l.includes(`"state":"${state}"`)))
+    // A row on its way: its `sending` line is written once the import queued it for the client, before its request
+    // waits for a permit and the budget (it may still be unanswered).
+    const sending = (id: string) => lines(id, "sending").then((sent) => sent.length > 0)
+    /** The rows of each job answered so far (their `done` lines): what a failed check at the kill says. */
+    const answered = (ids: ReadonlyArray<string>) =>
+      Promise.all(ids.map((id) => lines(id, "done").then((done) => done.length)))
+    /** Until the victim (egress id `wa`) owns every one of `parts` and has rows of each on their way. */
     const victimSends = (label: string, parts: ReadonlyArray<string>, stderr: () => string) =>
       eventually(
         label,
@@ -49,7 +56,7 @@ const storeReads = (url: string) =>
         120_000,
         stderr
       )
-    return { partsOf, owners, victimSends, queue: log }
+    return { partsOf, owners, answered, victimSends, queue: log }
   })
 
 const leaseMs = 4_000
@@ -60,10 +67,11 @@ describe("fleet takeover by job slots", () => {
     (b) =>
       Effect.gen(function*() {
         // The killed worker's job is for `acme`, everything else for `beta`: its records are counted alone.
-        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs)
+        // `acme`'s own budget (3/2s) below its workers': a worker runs its parts together (Pace.ts).
+        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs, { acme: "3/2s" })
         const submit = (file: string, account: string, chunkRows?: number) =>
           submitCustomers(server.url, file, account, chunkRows)
-        const { owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
+        const { answered, owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
 
         // The survivor: one job slot, busy with a long job, and its takeover slot.
         const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "1", "--rate", "10/1s"], env)
@@ -75,11 +83,16 @@ describe("fleet takeover by job slots", () => {
           survivor.stderr
         )
 
-        // The victim: three job slots, each sending a part of 30 rows (3 every 2 s between them: 40 s a part as the
-        // parts take turns, 20 s should one part run alone until the others are claimed), so each still runs at the
-        // kill, with most of its rows left for the survivor to send after the takeover. At 3 a second, parts taking
-        // turns (client/Lanes.ts) had two of the three done before the kill once, on a loaded machine.
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "3/2s"], env)
+        // The victim: three job slots, each sending a part of 30 rows (3 every 2 s between them, `acme`'s budget: 40 s
+        // a part as the parts take turns, 20 s should one part run alone until the others are claimed), so each still
+        // runs at the kill, with most of its rows left for the survivor to send after the takeover. At 3 a second,
+        // parts taking turns (client/Lanes.ts) had two of the three done before the kill once, on a loaded machine.
+        // Its own budget sends all three parts' 90 rows within the pace's horizon (2 s at 90/2s, Pace.ts), so it takes
+        // each part as soon as it knows the rows of the last, and the three start together. At 30/2s it took the third
+        // only once the second had sent for a window (its budget never full), and in a clean-clone run (and here
+        // under two busy loops) the second part's look-up, asked again alone, waited until the first part had sent
+        // all its rows (client/Lanes.ts, fleet/AccountClients.ts): the first part ran alone and was done at the kill.
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "3", "--rate", "90/2s"], env)
         const input = customersFile(dir, "clientes.csv", 90)
         const parent = yield* submit(input.file, "acme", 30)
         const stranded = yield* partsOf(parent)
@@ -95,7 +108,11 @@ describe("fleet takeover by job slots", () => {
         victim.child.kill("SIGKILL")
         yield* Effect.promise(() => victim.exit)
         const atKill = yield* Effect.promise(() => owners(stranded))
-        assert.deepStrictEqual(atKill.map((row) => [row.state, row.owner]), stranded.map(() => ["running", "wa"]))
+        assert.deepStrictEqual(
+          atKill.map((row) => [row.state, row.owner]),
+          stranded.map(() => ["running", "wa"]),
+          `rows answered of each part at the kill: ${(yield* Effect.promise(() => answered(stranded))).join(", ")}`
+        )
         const after = yield* newParts("depois.csv", 40)
         const fresh = [...before, ...after]
         assert.strictEqual(fresh.length, 6)
@@ -159,13 +176,15 @@ describe("fleet takeover of more parts than one takeover slot", () => {
       "($backend)",
     (b) =>
       Effect.gen(function*() {
-        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs)
+        // The accounts' own budgets below their workers': a worker runs their jobs together (Pace.ts).
+        const { dir, env, sandbox, server } = yield* acmeBetaFleet(b.backend, leaseMs, { acme: "2/1s", beta: "10/1s" })
         const submit = (file: string, account: string, chunkRows?: number) =>
           submitCustomers(server.url, file, account, chunkRows)
         const { owners, partsOf, queue, victimSends } = yield* storeReads(server.url)
 
-        // The survivor: two job slots, both busy with long jobs (600 rows each, sharing 10 a second: two minutes).
-        const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "2", "--rate", "10/1s"], env)
+        // The survivor: two job slots, both busy with long jobs (600 rows each, sharing `beta`'s 10 a second: two
+        // minutes).
+        const survivor = yield* startWorker(["--egress-id", "wb", "--jobs", "2", "--rate", "20/1s"], env)
         const long = customersFile(dir, "longo.csv", 600).file
         const busy = [
           yield* submit(long, "beta"),
@@ -178,9 +197,9 @@ describe("fleet takeover of more parts than one takeover slot", () => {
           survivor.stderr
         )
 
-        // The victim: two job slots, each sending a part of 40 rows (2 a second between them: 40 s a part, 20 s
-        // should one part get the whole budget).
-        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "2/1s"], env)
+        // The victim: two job slots, each sending a part of 40 rows (`acme`'s 2 a second between them: 40 s a part,
+        // 20 s should one part get the whole budget).
+        const victim = yield* startWorker(["--egress-id", "wa", "--jobs", "2", "--rate", "20/1s"], env)
         const input = customersFile(dir, "clientes.csv", 80)
         const parent = yield* submit(input.file, "acme", 40)
         const stranded = yield* partsOf(parent)

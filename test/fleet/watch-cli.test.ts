@@ -41,7 +41,8 @@ const setUp = Effect.gen(function*() {
   const env = fleetEnv(pgServer.url)
   const run = (args: ReadonlyArray<string>, extra: Record<string, string> = {}) =>
     Effect.promise(() => runCli(args, { ...env, ...extra }))
-  yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...account }])
+  // The account's own budget (10/1s) below the worker's: a worker runs its parts together (fleet/Pace.ts).
+  yield* initFleet(pgServer.url, [{ name: "acme", baseUrl: sandbox.url, ...account, rate: "10/1s" }])
   const journalCount = (job: string) =>
     Effect.promise(async () =>
       (await query(
@@ -94,10 +95,25 @@ describe("status --watch and cancel", () => {
           assert.strictEqual(chunks.length, parts ? 3 : 0)
 
           const worker = yield* startWorker(
-            ["--egress-id", "w32", "--source-address", "127.0.0.32", "--rate", "10/1s", "--jobs", "3"],
+            ["--egress-id", "w32", "--source-address", "127.0.0.32", "--rate", "100/1s", "--jobs", "3"],
             env
           )
           yield* eventually("rows sent", () => Effect.runPromise(Effect.map(journalCount(job), (n) => n >= 20)))
+          // Every part running when the cancel comes: the worker takes the next part a window after the last sends.
+          if (parts) {
+            yield* eventually(
+              "every part running",
+              () =>
+                Effect.runPromise(
+                  withStore(
+                    pgServer.url,
+                    (store) => Effect.map(store.parts(job), (r) => r.every((p) => p.state === "running"))
+                  )
+                ),
+              60_000,
+              worker.stderr
+            )
+          }
           const cancelled = yield* run(["cancel", job])
           assert.strictEqual(cancelled.code, 0, cancelled.stderr)
           assert.include(cancelled.stdout + cancelled.stderr, "cancelled")

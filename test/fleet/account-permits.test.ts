@@ -1,0 +1,84 @@
+/**
+ * A worker's client for an account whose own budget (`accounts add --rate`) is below the worker's has the permits of
+ * the account's budget, not of the worker's (issue 29). A request takes its permit before the budget: with permits
+ * sized for the worker's 60/1s (36), one job's rows held them all while they waited for the account's 3/1s, and a
+ * request of another job asked again alone (a 404 answered while others were in flight: an empty filtered list is a
+ * 404 on this API), which needs every permit, waited until all of them were sent. In the clean-clone run at e34798d
+ * a part's look-up so waited 23 s, until another part had sent its 30 rows (test/fleet/takeover-slots-cli.test.ts).
+ *
+ * Through the worker's own account clients (`makeAccountClients`) against the sandbox over loopback, judged from the
+ * order the requests arrived in the sandbox's log: between the two attempts of the request asked again alone, only
+ * the requests that held a permit and one turn of the other job's lane arrive.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
+import { makeBudget } from "../../src/client/Budget.js"
+import { defaultBudgetMargin } from "../../src/client/Config.js"
+import { requestLane } from "../../src/client/Lanes.js"
+import { makeAccountClients } from "../../src/fleet/AccountClients.js"
+import { currentFence } from "../../src/fleet/Lease.js"
+import { openStore } from "../../src/fleet/Stores.js"
+import { startDrillSandbox } from "../drills/support.js"
+import { fleetKey, initFleet, startFleetBackend } from "./support.js"
+
+describe("a worker's client for an account with a budget of its own", () => {
+  it.scopedLive(
+    "has the permits of the account's budget: a request asked again alone waits for few",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* startFleetBackend("postgres")
+        // Answers slow enough that the requests of a window's burst overlap (a 404 among them is asked again alone).
+        const sandbox = yield* startDrillSandbox({
+          rate: { limit: 10_000, windowMs: 1_000 },
+          accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }],
+          faults: { latencyMs: 1_500 }
+        })
+        yield* initFleet(url, [{
+          name: "acme",
+          baseUrl: sandbox.url,
+          apiKey: "acme-key",
+          apiToken: "acme-token",
+          rate: "3/1s"
+        }])
+        const store = yield* Effect.orDie(openStore(url))
+        const rate = { limit: 60, windowMs: 1_000 }
+        const { watchAccount } = yield* makeAccountClients({
+          store,
+          key: Buffer.from(fleetKey, "base64"),
+          rate,
+          budget: yield* makeBudget(rate, defaultBudgetMargin(rate.windowMs)),
+          sourceAddress: undefined,
+          fenceOf: () => ({ refusal: () => currentFence()?.refusal() }),
+          scope: yield* Effect.scope
+        })
+        const { api } = yield* Effect.orDie(watchAccount("acme"))
+        // A record, so that the first job's list answers 200.
+        yield* api.request({
+          method: "POST",
+          path: "/customers",
+          body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
+        })
+        const from = (yield* sandbox.control.requests).length
+        // The first job queues 10 requests (its rows), the second one request that is answered 404.
+        yield* Effect.forEach(
+          Array.from({ length: 10 }),
+          () => Effect.fork(Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1")),
+          { discard: true }
+        )
+        const lookUp = yield* Effect.fork(
+          Effect.locally(api.request({ method: "GET", path: "/customers/424242" }), requestLane, "job-2")
+        )
+        const reply = yield* Fiber.join(lookUp)
+        const order = (yield* sandbox.control.requests).slice(from).map((e) =>
+          e.path.endsWith("/424242") ? `B${e.status}` : `A${e.status}`
+        )
+        const asked = order.flatMap((o, i) => o.startsWith("B") ? [i] : [])
+        assert.strictEqual(reply.status, 404, order.join(" "))
+        assert.strictEqual(asked.length, 2, order.join(" "))
+        // The account's 3/1s gives 2 permits: the other one's holder and one turn of the first job (3). With the
+        // worker's 36 permits, every request of the first job still queued went first (6 of the 10, seen on the old code).
+        assert.isAtMost(asked[1]! - asked[0]! - 1, 3, order.join(" "))
+      }),
+    { timeout: 60_000 }
+  )
+})
