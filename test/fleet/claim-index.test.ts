@@ -53,7 +53,7 @@ const shape = (steps: ReadonlyArray<PlanNode>) =>
   JSON.stringify(steps.map((n) => [n["Node Type"], n["Index Name"] ?? n["Relation Name"] ?? ""]))
 
 describe("the takeover claim on PostgreSQL", () => {
-  it.scoped(
+  it.scopedLive(
     "reads the returned, the parked and the lapsed jobs through indexes, not every waiting job",
     () =>
       Effect.gen(function*() {
@@ -66,7 +66,7 @@ describe("the takeover claim on PostgreSQL", () => {
     { timeout: 120_000 }
   )
 
-  it.scoped("a fleet made before the index gets it from fleet init, run again", () =>
+  it.scopedLive("a fleet made before the index gets it from fleet init, run again", () =>
     Effect.gen(function*() {
       const { db: c, store } = yield* initialisedPostgres
       // BullMQ's table as an older version left it: without the claim's index.

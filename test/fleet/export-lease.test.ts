@@ -12,7 +12,7 @@ import { takenLease } from "./store-fixtures.js"
 import { availableBackends, startFleetBackend } from "./support.js"
 
 /** Each test once per backend (`$backend` in its name). */
-const each = it.scoped.each(availableBackends)
+const each = it.scopedLive.each(availableBackends)
 
 const text = (s: string) => new TextEncoder().encode(s)
 

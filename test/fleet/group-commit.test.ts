@@ -13,7 +13,7 @@ import { backends, startFleetBackend } from "./support.js"
 
 for (const { available, backend } of backends) {
   describe.skipIf(!available)(`journal group commit on ${backend}`, () => {
-    it.scoped("40 lines appended at once: every one kept, in a few writes, in order", () =>
+    it.scopedLive("40 lines appended at once: every one kept, in a few writes, in order", () =>
       Effect.gen(function*() {
         const server = yield* startFleetBackend(backend)
         const store = yield* openStore(server.url)
@@ -40,7 +40,7 @@ for (const { available, backend } of backends) {
         ])
       }), { timeout: 60_000 })
 
-    it.scoped(
+    it.scopedLive(
       "a group written after a takeover is refused whole, and nothing of it is kept",
       () =>
         Effect.gen(function*() {

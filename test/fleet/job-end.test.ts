@@ -11,7 +11,7 @@ import { openStore } from "../../src/fleet/Stores.js"
 import { leasedOnPostgres, openTransaction, storeJob as job, takenLease, waitsForLock } from "./store-fixtures.js"
 import { availableBackends, query, startFleetBackend } from "./support.js"
 
-const each = it.scoped.each(availableBackends)
+const each = it.scopedLive.each(availableBackends)
 
 const done = { exitCode: 0, summary: { rows: 2, created: 2 }, rows: 2 }
 const failed = { exitCode: 3, error: "interrupted" }
@@ -90,7 +90,7 @@ describe("fleet store: a job's end is said recorded only when it was", () => {
 describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
   "fleet store on postgres: a job's end",
   () => {
-    it.scoped(
+    it.scopedLive(
       "never overwrites a cancel made between marking the job and raising its epoch",
       () =>
         Effect.gen(function*() {
@@ -108,7 +108,7 @@ describe.skipIf(!availableBackends.some((b) => b.backend === "postgres"))(
       { timeout: 60_000 }
     )
 
-    it.scoped(
+    it.scopedLive(
       "a cancel is one step: while it waits for the lease, the job neither shows cancelled nor its lease raised",
       () =>
         Effect.gen(function*() {

@@ -15,33 +15,37 @@ import { backends, startFleetBackend } from "./support.js"
 
 for (const { available, backend } of backends) {
   describe.skipIf(!available)(`fleet store on ${backend}`, () => {
-    it.scoped("a journal line is written only while its writer holds the job's lease", () =>
-      Effect.gen(function*() {
-        const server = yield* startFleetBackend(backend)
-        const store = yield* openStore(server.url)
-        yield* store.init
-        yield* store.init // idempotent
-        const first = yield* takenLease(store, "job-1", "w1/1")
-        assert.strictEqual(first, 1)
-        assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"header\"}"))
-        assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"sending\",\"row\":2}"))
+    it.scopedLive(
+      "a journal line is written only while its writer holds the job's lease",
+      () =>
+        Effect.gen(function*() {
+          const server = yield* startFleetBackend(backend)
+          const store = yield* openStore(server.url)
+          yield* store.init
+          yield* store.init // idempotent
+          const first = yield* takenLease(store, "job-1", "w1/1")
+          assert.strictEqual(first, 1)
+          assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"header\"}"))
+          assert.isTrue(yield* store.appendLine("job-1", first, "{\"state\":\"sending\",\"row\":2}"))
 
-        const second = yield* takenLease(store, "job-1", "w2/1")
-        assert.strictEqual(second, 2)
-        assert.isFalse(yield* store.appendLine("job-1", first, "{\"state\":\"done\",\"row\":2}"), "old owner refused")
-        assert.isTrue(yield* store.appendLine("job-1", second, "{\"state\":\"resumed\"}"))
-        assert.isFalse(yield* store.appendLine("job-2", 1, "{}"), "no lease, no line")
-        assert.deepStrictEqual(yield* store.journalLines("job-1"), [
-          "{\"state\":\"header\"}",
-          "{\"state\":\"sending\",\"row\":2}",
-          "{\"state\":\"resumed\"}"
-        ])
-        assert.deepStrictEqual(yield* store.lease("job-1"), { epoch: 2, owner: "w2/1" })
-        assert.isTrue(yield* store.holdsLease("job-1", 2))
-        assert.isFalse(yield* store.holdsLease("job-1", 1))
-      }), { timeout: 60_000 })
+          const second = yield* takenLease(store, "job-1", "w2/1")
+          assert.strictEqual(second, 2)
+          assert.isFalse(yield* store.appendLine("job-1", first, "{\"state\":\"done\",\"row\":2}"), "old owner refused")
+          assert.isTrue(yield* store.appendLine("job-1", second, "{\"state\":\"resumed\"}"))
+          assert.isFalse(yield* store.appendLine("job-2", 1, "{}"), "no lease, no line")
+          assert.deepStrictEqual(yield* store.journalLines("job-1"), [
+            "{\"state\":\"header\"}",
+            "{\"state\":\"sending\",\"row\":2}",
+            "{\"state\":\"resumed\"}"
+          ])
+          assert.deepStrictEqual(yield* store.lease("job-1"), { epoch: 2, owner: "w2/1" })
+          assert.isTrue(yield* store.holdsLease("job-1", 2))
+          assert.isFalse(yield* store.holdsLease("job-1", 1))
+        }),
+      { timeout: 60_000 }
+    )
 
-    it.scoped(
+    it.scopedLive(
       "appends racing a takeover: every line accepted is kept, none after the takeover",
       () =>
         Effect.gen(function*() {
@@ -76,7 +80,7 @@ for (const { available, backend } of backends) {
       { timeout: 60_000 }
     )
 
-    it.scoped("accounts, jobs, files, parts, cancel and the egress lock", () =>
+    it.scopedLive("accounts, jobs, files, parts, cancel and the egress lock", () =>
       Effect.gen(function*() {
         const server = yield* startFleetBackend(backend)
         const store = yield* openStore(server.url)
@@ -215,7 +219,7 @@ for (const { available, backend } of backends) {
 }
 
 describe.skipIf(!backends.find((b) => b.backend === "redis")!.available)("fleet store on redis, its own keys", () => {
-  it.scoped("a crashed worker's egress lock lapses with its expiry", () =>
+  it.scopedLive("a crashed worker's egress lock lapses with its expiry", () =>
     Effect.gen(function*() {
       const server = yield* startFleetBackend("redis")
       const store = yield* openStore(server.url)
@@ -236,7 +240,7 @@ describe.skipIf(!backends.find((b) => b.backend === "redis")!.available)("fleet 
 })
 
 describe("fleet credentials", () => {
-  it.effect("credentials are sealed with the fleet key and open only with it", () =>
+  it.live("credentials are sealed with the fleet key and open only with it", () =>
     Effect.gen(function*() {
       const key = Buffer.alloc(32, 1)
       const sealed = seal(key, { apiKey: Redacted.make("the-key"), apiToken: Redacted.make("the-token") })

@@ -227,8 +227,16 @@ const clusterForThisFile = (): Promise<{ readonly port: number }> => {
   return ownCluster
 }
 
+/**
+ * `f` on a connection to the cluster's `postgres` database. Bounded (it takes well under a second): a cluster that
+ * does not answer fails the test that asked, saying so, instead of holding it to its timeout without a word.
+ */
 const admin = async <A>(port: number, f: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: `postgres://fsm@127.0.0.1:${port}/postgres` })
+  const client = new pg.Client({
+    connectionString: `postgres://fsm@127.0.0.1:${port}/postgres`,
+    connectionTimeoutMillis: 30_000,
+    query_timeout: 60_000
+  })
   await client.connect()
   try {
     return await f(client)

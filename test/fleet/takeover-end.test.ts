@@ -76,7 +76,7 @@ const ends: ReadonlyArray<
 ]
 
 describe("fleet store on postgres: a takeover waiting for the lease row", () => {
-  it.scoped(
+  it.scopedLive(
     "takes nothing when the end it waited for committed (the end holding the lease row, as endWhole does)",
     () =>
       Effect.gen(function*() {
@@ -103,7 +103,7 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
     { timeout: 60_000 }
   )
 
-  it.scoped.each(ends)(
+  it.scopedLive.each(ends)(
     "takes nothing when $name committed during its wait (the row held by a journal line being written)",
     ({ end, name, state }) =>
       Effect.gen(function*() {
@@ -126,7 +126,7 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
     { timeout: 60_000 }
   )
 
-  it.scoped.each(ends)(
+  it.scopedLive.each(ends)(
     "the other way round: $name waiting behind a takeover finds the new epoch and writes nothing",
     ({ end, name }) =>
       Effect.gen(function*() {
@@ -148,7 +148,7 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
     { timeout: 60_000 }
   )
 
-  it.scoped(
+  it.scopedLive(
     "takes nothing when a cancel committed during its wait (a job never leased: the cancel inserts its lease row)",
     () =>
       Effect.gen(function*() {
@@ -173,7 +173,7 @@ describe("fleet store on postgres: a takeover waiting for the lease row", () => 
     { timeout: 60_000 }
   )
 
-  it.scoped(
+  it.scopedLive(
     "takes the lease when the job did not end during the wait (the line committed alone)",
     () =>
       Effect.gen(function*() {
