@@ -11,7 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { makeBudget } from "../../src/client/Budget.js"
 import { makeLanePermits, requestLane } from "../../src/client/Lanes.js"
-import { eventually, makeClient, startTestSandbox } from "./support.js"
+import { aloneBehindQueue, eventually, makeClient, startTestSandbox } from "./support.js"
 
 /** `count` callers of `lane`, forked in order, each taking `use` once and noting its name when it gets through. */
 const callers = (
@@ -141,30 +141,12 @@ describe("lanes: callers of one client take turns", () => {
       Effect.gen(function*() {
         const sandbox = yield* startTestSandbox({ faults: { latencyMs: 5 } })
         const api = yield* makeClient(sandbox, { concurrency: 2 })
-        // A record, so that the first caller's list answers 200 (an empty list is a 404 on this API).
-        yield* api.request({
-          method: "POST",
-          path: "/customers",
-          body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
-        })
-        const from = (yield* sandbox.control.requests).length
         // The first caller queues 30 requests at the client (a job's window of rows); the second's one request is
-        // answered 404 while others are in flight, so the client asks it again alone (HttpAdapter.ts): it needs
-        // every permit. A fleet worker's second job of an account looked up its rows so while the first sent (an
-        // empty filtered list is a 404 on this API), and waited 23 s, until the first job's 30 rows had all gone
-        // at the account's 3 requests every 2 s (test/fleet/takeover-slots-cli.test.ts).
-        yield* Effect.forEach(
-          Array.from({ length: 30 }),
-          () => Effect.fork(Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1")),
-          { discard: true }
-        )
-        const lookUp = yield* Effect.fork(
-          Effect.locally(api.request({ method: "GET", path: "/customers/424242" }), requestLane, "job-2")
-        )
-        const reply = yield* Fiber.join(lookUp)
-        const log = (yield* sandbox.control.requests).slice(from)
-        const order = log.map((e) => e.path.endsWith("/424242") ? `B${e.status}` : `A${e.status}`)
-        const asked = order.flatMap((o, i) => o.startsWith("B") ? [i] : [])
+        // answered 404 while others are in flight and asked again alone. A fleet worker's second job of an account
+        // looked up its rows so while the first sent (an empty filtered list is a 404 on this API), and waited 23 s,
+        // until the first job's 30 rows had all gone at the account's 3 requests every 2 s
+        // (test/fleet/takeover-slots-cli.test.ts).
+        const { asked, order, reply } = yield* aloneBehindQueue(api, sandbox, 30)
         assert.strictEqual(reply.status, 404, order.join(" "))
         assert.strictEqual(asked.length, 2, order.join(" "))
         // Between its two attempts: the first caller's request that held the other permit, and the one whose turn came

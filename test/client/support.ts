@@ -1,7 +1,9 @@
 /** Test support: a sandbox on a free loopback port and a client built for it with scaled settings. */
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
+import type { Api } from "../../src/client/Api.js"
+import { requestLane } from "../../src/client/Lanes.js"
 import type { RequestLogEntry, RunningSandbox, SandboxOptionsInput } from "../../src/sandbox/Sandbox.js"
 import { startSandbox } from "../../src/sandbox/Sandbox.js"
 import { testClient } from "../support.js"
@@ -120,3 +122,38 @@ export const reply = (
   res.setHeader("content-type", "application/json")
   res.end(JSON.stringify(body))
 }
+
+/**
+ * A request asked again alone behind another caller's queue (client/Lanes.ts): a record made (so that the first
+ * caller's lists answer 200; an empty list is a 404 on this API), then lane `job-1` queues `queued` lists at the client
+ * and lane `job-2` asks for a record that is not there, answered 404 while the others are in flight, so the client
+ * asks it again alone (HttpAdapter.ts), which needs every permit. What reached the sandbox after the record, in order
+ * (`A…` the first caller's, `B…` the look-up's, each with its status), and where the look-up's two attempts are in it.
+ */
+export const aloneBehindQueue = (
+  api: Api["Type"],
+  sandbox: Pick<RunningSandbox, "control">,
+  queued: number
+) =>
+  Effect.gen(function*() {
+    yield* api.request({
+      method: "POST",
+      path: "/customers",
+      body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
+    })
+    const from = (yield* sandbox.control.requests).length
+    yield* Effect.forEach(
+      Array.from({ length: queued }),
+      () => Effect.fork(Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1")),
+      { discard: true }
+    )
+    const lookUp = yield* Effect.fork(
+      Effect.locally(api.request({ method: "GET", path: "/customers/424242" }), requestLane, "job-2")
+    )
+    const reply = yield* Fiber.join(lookUp)
+    const order = (yield* sandbox.control.requests).slice(from).map((e) =>
+      e.path.endsWith("/424242") ? `B${e.status}` : `A${e.status}`
+    )
+    const asked = order.flatMap((o, i) => o.startsWith("B") ? [i] : [])
+    return { reply, order, asked }
+  })

@@ -11,13 +11,13 @@
  * the requests that held a permit and one turn of the other job's lane arrive.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect } from "effect"
 import { makeBudget } from "../../src/client/Budget.js"
 import { defaultBudgetMargin } from "../../src/client/Config.js"
-import { requestLane } from "../../src/client/Lanes.js"
 import { makeAccountClients } from "../../src/fleet/AccountClients.js"
 import { currentFence } from "../../src/fleet/Lease.js"
 import { openStore } from "../../src/fleet/Stores.js"
+import { aloneBehindQueue } from "../client/support.js"
 import { startDrillSandbox } from "../drills/support.js"
 import { fleetKey, initFleet, startFleetBackend } from "./support.js"
 
@@ -52,27 +52,8 @@ describe("a worker's client for an account with a budget of its own", () => {
           scope: yield* Effect.scope
         })
         const { api } = yield* Effect.orDie(watchAccount("acme"))
-        // A record, so that the first job's list answers 200.
-        yield* api.request({
-          method: "POST",
-          path: "/customers",
-          body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
-        })
-        const from = (yield* sandbox.control.requests).length
         // The first job queues 10 requests (its rows), the second one request that is answered 404.
-        yield* Effect.forEach(
-          Array.from({ length: 10 }),
-          () => Effect.fork(Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1")),
-          { discard: true }
-        )
-        const lookUp = yield* Effect.fork(
-          Effect.locally(api.request({ method: "GET", path: "/customers/424242" }), requestLane, "job-2")
-        )
-        const reply = yield* Fiber.join(lookUp)
-        const order = (yield* sandbox.control.requests).slice(from).map((e) =>
-          e.path.endsWith("/424242") ? `B${e.status}` : `A${e.status}`
-        )
-        const asked = order.flatMap((o, i) => o.startsWith("B") ? [i] : [])
+        const { asked, order, reply } = yield* aloneBehindQueue(api, sandbox, 10)
         assert.strictEqual(reply.status, 404, order.join(" "))
         assert.strictEqual(asked.length, 2, order.join(" "))
         // The account's 3/1s gives 2 permits: the other one's holder and one turn of the first job (3). With the
