@@ -11,7 +11,7 @@ import * as Exit from "effect/Exit"
 import type { Pool, PoolClient, PoolConfig, QueryResult, QueryResultRow } from "pg"
 import { registerUrlPassword } from "../Secrets.js"
 import { FleetError } from "./Errors.js"
-import { loadPg } from "./Packages.js"
+import { scopedPgPool } from "./Packages.js"
 import { leaseMs, migrateEngine, returnedIndexDdl } from "./Queue.js"
 import {
   egressTaken,
@@ -212,19 +212,9 @@ const touchStagingStatement = `WITH held AS (SELECT id FROM ${schema}.jobs WHERE
 
 const stillStaged = (rows: ReadonlyArray<{ readonly there: boolean }>): boolean => rows[0]?.there === true
 
-/** A pool on `url` for the scope. */
+/** A pool on `url` for the scope (its password kept out of every message). */
 const scopedPool = (url: string, options: PoolConfig) =>
-  Effect.flatMap(loadPg, (pg) =>
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        registerUrlPassword(url)
-        const p = new pg.Pool({ connectionString: url, ...options })
-        // An idle client that loses its server must not crash the process: the next query reports it.
-        p.on("error", () => undefined)
-        return p
-      }),
-      (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
-    ))
+  Effect.zipRight(Effect.sync(() => registerUrlPassword(url)), scopedPgPool({ connectionString: url, ...options }))
 
 /**
  * A statement on a connection of the pool, given back after it (closed after a failure, as `pool.query` does). A
@@ -703,6 +693,17 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             Effect.tryPromise({ try: () => pool.connect(), catch: (cause) => storeFailure(url, cause) }),
             (client) => Effect.sync(() => client.release(true))
           )
+          const lost = yield* Deferred.make<void>()
+          // The lock lives as long as its connection, whatever the worker's pauses: only the connection's end loses it.
+          // Listened for before the first statement: a connection that ends before that fails its statements, one that
+          // ends after is seen here (its `end` is emitted once, and may come before this fiber goes on).
+          let gone = false
+          const lose = () => {
+            gone = true
+            Deferred.unsafeDone(lost, Effect.void)
+          }
+          client.on("error", lose)
+          client.on("end", lose)
           const got = yield* Effect.tryPromise({
             try: () =>
               client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock(hashtext($1)) AS ok", [
@@ -741,15 +742,6 @@ export const openPgStore = (url: string): Effect.Effect<FleetStore, FleetError, 
             })
             if (!held.ok) return yield* sourceTaken(sourceAddress, held.other)
           }
-          const lost = yield* Deferred.make<void>()
-          // The lock lives as long as its connection, whatever the worker's pauses: only the connection's end loses it.
-          let gone = false
-          const lose = () => {
-            gone = true
-            Deferred.unsafeDone(lost, Effect.void)
-          }
-          client.on("error", lose)
-          client.on("end", lose)
           return {
             lost: Deferred.await(lost),
             gate: Effect.sync(() => !gone),

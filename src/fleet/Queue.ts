@@ -17,7 +17,7 @@ import { createHash, randomUUID } from "node:crypto"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
-import { loadBullmq, loadIoredis, loadPg } from "./Packages.js"
+import { loadBullmq, loadIoredis, scopedPgPool } from "./Packages.js"
 import {
   isTransient,
   luaPastDeadline,
@@ -474,16 +474,8 @@ export const openClaim = (
         return typeof id === "string" ? id : undefined
       }
     }
-    const pg = yield* loadPg
-    const pool = yield* Effect.acquireRelease(
-      Effect.sync(() => {
-        // `pool.query` closes a client whose statement timed out (`pgTimeouts`, Store.ts) instead of reusing it.
-        const p = new pg.Pool({ connectionString: url, max: 1, ...pgTimeouts(leaseMs) })
-        p.on("error", () => undefined)
-        return p
-      }),
-      (p) => Effect.promise(() => p.end()).pipe(Effect.ignore)
-    )
+    // `pool.query` closes a client whose statement timed out (`pgTimeouts`, Store.ts) instead of reusing it.
+    const pool = yield* scopedPgPool({ connectionString: url, max: 1, ...pgTimeouts(leaseMs) })
     return async (token) => {
       const result = await pool.query<{ id: string }>(claimExpiredSql, [
         queueName,

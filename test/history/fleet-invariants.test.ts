@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { RequestLogEntry } from "../../src/sandbox/Sandbox.js"
-import { checkFleet, fleetRate } from "./fleet.js"
+import { checkFleet, crashes, fleetRate } from "./fleet.js"
 
 const request = (at: number, client: string, apiKey: string, method = "POST", status = 201): RequestLogEntry => ({
   at,
@@ -127,5 +127,37 @@ describe("the fleet histories' checks", () => {
     assert.deepStrictEqual(check({ ...well, code: null as unknown as number, state: undefined as unknown as string }), [
       "(lost) job newer-2 (step 0) never ended: wait did not return"
     ])
+  })
+
+  it("a worker or command that died of an uncaught error or a defect is a crash; one that stopped as documented is not", () => {
+    // What a worker printed in the CI run of stop 44 (abridged).
+    const uncaught = [
+      "worker w-lose: budget 4/2s, 2 jobs at once",
+      "worker w-lose: job j-part0001 (chunk customers) lease 1",
+      "node:events:502",
+      "      throw er; // Unhandled 'error' event",
+      "error: terminating connection due to administrator command",
+      "",
+      "Node.js v20.20.2",
+      ""
+    ].join("\n")
+    const defect = "worker w1 ready\nfsm-bulk: unexpected failure\nError: boom\n"
+    const stopped = [
+      "worker w-lose: its hold on --egress-id w-lose was lost: stopping; 2 part(s) handed back",
+      "fsm-bulk: the fleet store cannot be used: Node.js v20 is not the point here",
+      ""
+    ].join("\n")
+    const found = crashes([
+      { name: "worker w0", text: uncaught },
+      { name: "worker w1", text: defect },
+      { name: "worker w2", text: stopped }
+    ])
+    assert.deepStrictEqual(found.map((l) => l.split("\n", 1)[0]), [
+      "(crash) worker w0 died of an uncaught error:",
+      "(crash) worker w1 died of an uncaught error:"
+    ])
+    assert.include(found[0], "terminating connection due to administrator command")
+    assert.include(found[0], "Node.js v20.20.2")
+    assert.deepStrictEqual(crashes([{ name: "worker w2", text: stopped }]), [])
   })
 })

@@ -30,6 +30,7 @@
  *   nothing of it journalled, and `status` shows what `wait` returned;
  * - no phantom job: every job the store shows (`status`'s list) is one a submit of the history made visible (a
  *   submit killed while staging its parts, `slow-submit` with `kill`, leaves none);
+ * - nothing crashed: no worker or command died of an uncaught error or a defect (`crashes`);
  * - no staging left behind: once the drain is over, every submission a killed submit left staged is reclaimed by a
  *   worker's sweep (within the reclaim age and a lease), and a live one held between two batches for longer than the
  *   reclaim age (`slow-submit`) was never reclaimed: it publishes and its job ends done like any other.
@@ -641,6 +642,19 @@ const refusedJobChecks = (job: Job, end: Ended, removed: boolean): Array<string>
 }
 
 /**
+ * Commands and workers of a history that died instead of ending as documented: Node's banner after an uncaught
+ * error (a pg client's `error` event nobody listened to killed a worker so: test/fleet/pg-fatal.test.ts), or the CLI's
+ * own words for a defect. `outputs`: what each printed, by name.
+ */
+export const crashes = (outputs: ReadonlyArray<{ readonly name: string; readonly text: string }>): Array<string> =>
+  outputs.flatMap(({ name, text }) => {
+    const at = text.search(/^Node\.js v\d+\.\d+\.\d+$|fsm-bulk: unexpected failure/m)
+    if (at < 0) return []
+    const before = text.slice(0, at).trimEnd().split("\n").slice(-12).join("\n")
+    return [`(crash) ${name} died of an uncaught error:\n${before}\n${text.slice(at).split("\n", 1)[0]}`]
+  })
+
+/**
  * The fleet's invariants over what a history left: the jobs as `wait` ended them, the sandboxes' request logs
  * (in arrival order, with the client address) and records, and the changes of accounts made.
  */
@@ -957,6 +971,11 @@ export const runFleetHistory = (backend: Backend, history: ReadonlyArray<FleetAc
       }
     }
     violations.push(...checkFleet(w, ended, logs, (s, a) => stored.get(`${s}:${a}`) ?? []))
+    // Nothing died of an uncaught error: the workers (killed ones too, by what they printed) and the other commands.
+    violations.push(...crashes([
+      ...w.started.map((s) => ({ name: `worker ${s.name}`, text: s.worker.stderr() })),
+      ...w.output.map((text, i) => ({ name: `command output ${i}`, text }))
+    ]))
     // Secrets: no API token of any account in anything a command printed.
     for (const text of w.output) {
       for (let s = 0; s < 2; s++) {
