@@ -13,7 +13,7 @@ import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
 import { Api } from "../client/Api.js"
 import { type Budget, makeBudget, SharedBudget } from "../client/Budget.js"
-import { ClientConfig, type Credentials, defaultBudgetMargin } from "../client/Config.js"
+import { ClientConfig, type Credentials, defaultBudgetMargin, defaultConcurrency } from "../client/Config.js"
 import { HttpAdapter } from "../client/HttpAdapter.js"
 import { parseRate, type Rate } from "../Units.js"
 import { FleetError } from "./Errors.js"
@@ -71,7 +71,9 @@ export const makeAccountClients = Effect.fn("Fleet.accountClients")(function*(op
       baseUrl: row.baseUrl,
       credentials,
       rate: options.rate,
-      concurrency: Math.max(2, Math.ceil((spends.limit / spends.windowMs) * 1000 * 0.3) * 2)
+      // At most `safeInFlight` on the account's token, as a single import has: sized from the worker's 60/1s
+      // uncapped, 36 requests were in flight on it, where the live service answers bursts of 404 and 500 above 8.
+      concurrency: defaultConcurrency(spends)
     })
     const spending = own === undefined
       ? options.budget

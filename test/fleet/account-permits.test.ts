@@ -13,7 +13,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { makeBudget } from "../../src/client/Budget.js"
-import { defaultBudgetMargin } from "../../src/client/Config.js"
+import { defaultBudgetMargin, safeInFlight } from "../../src/client/Config.js"
+import { requestLane } from "../../src/client/Lanes.js"
 import { makeAccountClients } from "../../src/fleet/AccountClients.js"
 import { currentFence } from "../../src/fleet/Lease.js"
 import { openStore } from "../../src/fleet/Stores.js"
@@ -21,37 +22,43 @@ import { aloneBehindQueue } from "../client/support.js"
 import { startDrillSandbox } from "../drills/support.js"
 import { fleetKey, initFleet, startFleetBackend } from "./support.js"
 
+/** The worker's account clients on a fleet of its own whose account `acme` has the budget `rate` (none: the worker's). */
+const acmeClients = (rate: string | undefined, latencyMs: number, workerRate: { limit: number; windowMs: number }) =>
+  Effect.gen(function*() {
+    const { url } = yield* startFleetBackend("postgres")
+    const sandbox = yield* startDrillSandbox({
+      rate: { limit: 10_000, windowMs: 1_000 },
+      accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }],
+      faults: { latencyMs }
+    })
+    yield* initFleet(url, [{
+      name: "acme",
+      baseUrl: sandbox.url,
+      apiKey: "acme-key",
+      apiToken: "acme-token",
+      ...(rate !== undefined ? { rate } : {})
+    }])
+    const store = yield* Effect.orDie(openStore(url))
+    const { watchAccount } = yield* makeAccountClients({
+      store,
+      key: Buffer.from(fleetKey, "base64"),
+      rate: workerRate,
+      budget: yield* makeBudget(workerRate, defaultBudgetMargin(workerRate.windowMs)),
+      sourceAddress: undefined,
+      fenceOf: () => ({ refusal: () => currentFence()?.refusal() }),
+      scope: yield* Effect.scope
+    })
+    const { api } = yield* Effect.orDie(watchAccount("acme"))
+    return { api, sandbox }
+  })
+
 describe("a worker's client for an account with a budget of its own", () => {
   it.scopedLive(
     "has the permits of the account's budget: a request asked again alone waits for few",
     () =>
       Effect.gen(function*() {
-        const { url } = yield* startFleetBackend("postgres")
         // Answers slow enough that the requests of a window's burst overlap (a 404 among them is asked again alone).
-        const sandbox = yield* startDrillSandbox({
-          rate: { limit: 10_000, windowMs: 1_000 },
-          accounts: [{ apiKey: "acme-key", apiToken: "acme-token" }],
-          faults: { latencyMs: 1_500 }
-        })
-        yield* initFleet(url, [{
-          name: "acme",
-          baseUrl: sandbox.url,
-          apiKey: "acme-key",
-          apiToken: "acme-token",
-          rate: "3/1s"
-        }])
-        const store = yield* Effect.orDie(openStore(url))
-        const rate = { limit: 60, windowMs: 1_000 }
-        const { watchAccount } = yield* makeAccountClients({
-          store,
-          key: Buffer.from(fleetKey, "base64"),
-          rate,
-          budget: yield* makeBudget(rate, defaultBudgetMargin(rate.windowMs)),
-          sourceAddress: undefined,
-          fenceOf: () => ({ refusal: () => currentFence()?.refusal() }),
-          scope: yield* Effect.scope
-        })
-        const { api } = yield* Effect.orDie(watchAccount("acme"))
+        const { api, sandbox } = yield* acmeClients("3/1s", 1_500, { limit: 60, windowMs: 1_000 })
         // The first job queues 10 requests (its rows), the second one request that is answered 404.
         const { asked, order, reply } = yield* aloneBehindQueue(api, sandbox, 10)
         assert.strictEqual(reply.status, 404, order.join(" "))
@@ -59,6 +66,35 @@ describe("a worker's client for an account with a budget of its own", () => {
         // The account's 3/1s gives 2 permits: the other one's holder and one turn of the first job (3). With the
         // worker's 36 permits, every request of the first job still queued went first (6 of the 10, seen on the old code).
         assert.isAtMost(asked[1]! - asked[0]! - 1, 3, order.join(" "))
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
+    "without one: at most 8 requests in flight on its token, whatever the worker's budget (live limits)",
+    () =>
+      Effect.gen(function*() {
+        // The worker's 60/1s kept busy at 300 ms answers would be 36 in flight; the live service answers bursts of
+        // 404 and 500 above 8 on one token (api-notes). 30 requests of one job at once, each answered after 400 ms.
+        const { api, sandbox } = yield* acmeClients(undefined, 400, { limit: 60, windowMs: 1_000 })
+        // A record first: an empty list is a 404 on this API, asked again alone.
+        yield* api.request({
+          method: "POST",
+          path: "/customers",
+          body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
+        })
+        const from = (yield* sandbox.control.requests).length
+        yield* Effect.forEach(
+          Array.from({ length: 30 }),
+          () => Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1"),
+          { concurrency: "unbounded", discard: true }
+        )
+        const log = (yield* sandbox.control.requests).slice(from)
+        assert.deepStrictEqual(log.map((e) => e.status).filter((s) => s !== 200), [], "every request answered 200")
+        assert.strictEqual(log.length, 30)
+        const most = Math.max(...log.map((e) => e.inFlight))
+        assert.isAtMost(most, safeInFlight, `at most ${safeInFlight} in flight on the token, not ${most}`)
+        assert.isAtLeast(most, 2, "the requests did overlap")
       }),
     { timeout: 60_000 }
   )
