@@ -10,29 +10,33 @@ import { Effect, Exit } from "effect"
 import { initialisedPostgres } from "./support.js"
 
 describe("a fleet made by an older version", () => {
-  it.scoped("is refused until fleet init adds the tables it lacks, and keeps its jobs", () =>
-    Effect.gen(function*() {
-      const { db: c, store } = yield* initialisedPostgres
-      yield* store.addJob({
-        id: "old-1",
-        kind: "import",
-        account: "acme",
-        resource: "customers",
-        spec: {},
-        rows: 3,
-        parent: null
-      })
-      yield* Effect.promise(() => c.query(`DROP TABLE fsm_bulk.file_pieces`))
+  it.scopedLive(
+    "is refused until fleet init adds the tables it lacks, and keeps its jobs",
+    () =>
+      Effect.gen(function*() {
+        const { db: c, store } = yield* initialisedPostgres
+        yield* store.addJob({
+          id: "old-1",
+          kind: "import",
+          account: "acme",
+          resource: "customers",
+          spec: {},
+          rows: 3,
+          parent: null
+        })
+        yield* Effect.promise(() => c.query(`DROP TABLE fsm_bulk.file_pieces`))
 
-      const refused = yield* Effect.exit(store.requireInit)
-      assert.isTrue(Exit.isFailure(refused), "a fleet without file_pieces is not ready")
-      const text = JSON.stringify(refused)
-      assert.include(text, "fsm_bulk.file_pieces")
-      assert.include(text, "fsm-bulk fleet init")
-      assert.notInclude(text, "not initialised", "it is an older fleet, not an empty database")
+        const refused = yield* Effect.exit(store.requireInit)
+        assert.isTrue(Exit.isFailure(refused), "a fleet without file_pieces is not ready")
+        const text = JSON.stringify(refused)
+        assert.include(text, "fsm_bulk.file_pieces")
+        assert.include(text, "fsm-bulk fleet init")
+        assert.notInclude(text, "not initialised", "it is an older fleet, not an empty database")
 
-      yield* store.init
-      yield* store.requireInit
-      assert.strictEqual((yield* store.job("old-1")).rows, 3, "the fleet's jobs are kept")
-    }), { timeout: 120_000 })
+        yield* store.init
+        yield* store.requireInit
+        assert.strictEqual((yield* store.job("old-1")).rows, 3, "the fleet's jobs are kept")
+      }),
+    { timeout: 120_000 }
+  )
 })

@@ -53,7 +53,7 @@ const readsWholeJournal = (plan: ReadonlyArray<PlanNode>) =>
 const usesJournalIndex = (plan: ReadonlyArray<PlanNode>) => plan.some((n) => n["Index Name"] === "journal_job_root")
 
 describe("rows done on PostgreSQL", () => {
-  it.scoped(
+  it.scopedLive(
     "a job's count reads its own parts' lines through the index, not the whole journal",
     () =>
       Effect.gen(function*() {
@@ -79,7 +79,7 @@ describe("rows done on PostgreSQL", () => {
     { timeout: 120_000 }
   )
 
-  it.scoped("a fleet made before the indexes gets them from fleet init, run again", () =>
+  it.scopedLive("a fleet made before the indexes gets them from fleet init, run again", () =>
     Effect.gen(function*() {
       const { db: c, store } = yield* initialisedPostgres
       // The tables as an older version made them: no index but the primary keys.

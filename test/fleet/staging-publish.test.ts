@@ -27,7 +27,7 @@ const piece = Buffer.from(
 )
 
 describe("staged submissions on PostgreSQL: publishing", () => {
-  it.scoped(
+  it.scopedLive(
     "a submission reclaimed while it is being published is refused, nothing of it left",
     () =>
       Effect.gen(function*() {
@@ -74,7 +74,7 @@ describe("staged submissions on PostgreSQL: publishing", () => {
     { timeout: 120_000 }
   )
 
-  it.scoped(
+  it.scopedLive(
     "a submission published first is kept whole by a reclaim after it, and published again changes nothing",
     () =>
       Effect.gen(function*() {

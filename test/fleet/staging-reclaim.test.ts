@@ -22,7 +22,7 @@ const job = (id: string, parent: string | null) => ({
 })
 
 describe("staged submissions on PostgreSQL", () => {
-  it.scoped("a reclaim during a batch leaves no part without its parent", () =>
+  it.scopedLive("a reclaim during a batch leaves no part without its parent", () =>
     Effect.gen(function*() {
       const { db: c, store } = yield* initialisedPostgres
       // A staged submission, old enough to be reclaimed: its last batch long ago.
@@ -66,7 +66,7 @@ describe("staged submissions on PostgreSQL", () => {
       assert.strictEqual(left.rowCount, 0, "the idle submission removed with all its parts")
     }), { timeout: 120_000 })
 
-  it.scoped(
+  it.scopedLive(
     "staged parts left without a parent by an earlier version are removed by the reclaim",
     () =>
       Effect.gen(function*() {
