@@ -19,25 +19,24 @@ const loadPg = Effect.promise(() => import("pg").then(exportsOf))
 const ignore = () => undefined
 
 /**
- * A pg pool for the scope whose connections never end the process when they fail. pg's client emits `error` when its
- * connection fails or the server ends it (`pg_terminate_backend`, a restart, an idle timeout), and Node throws an
- * `error` nobody listens to. The pool listens only while a connection is idle, `pool.query` while its statement runs;
- * a connection checked out and between two statements (a transaction's, the egress hold's) had no listener, and a
- * worker whose sessions were ended died with a stack trace instead of stopping as documented (issue 29, the CI run of
- * stop 44). Here every connection listens from its opening to its end: its failure reaches the store as the failure
- * of its next statement, and the pool does not take it back (pg-pool drops a connection that failed at its release).
- * Every pool of the fleet is made here (test/fleet/pg-fatal.test.ts).
+ * The pg pool setting under which every connection listens for its errors from its opening to its end: each pool of
+ * the fleet has it, ours (`scopedPgPool`) and BullMQ's (its `connection` settings go to its pool). pg's client emits
+ * `error` when its connection fails or the server ends it (`pg_terminate_backend`, a restart, an idle timeout), and
+ * Node throws an `error` nobody listens to. A pool listens only while a connection is idle, `pool.query` while its
+ * statement runs; a connection checked out between two statements (a transaction's, the egress hold's, a statement's
+ * answered but not yet given back, BullMQ's start-up checks) had no listener, and a worker whose sessions were ended
+ * died of it with a stack trace instead of stopping as documented (issue 29, the CI run of stop 44). With one, the
+ * failure reaches the caller as its next statement's, and the pool drops the connection when it is given back.
+ * pg-pool calls `onConnect` on each new connection before handing it out, while its own idle listener is still on.
+ * test/fleet/pg-fatal.test.ts.
  */
+export const errorsHeard: Pick<PoolConfig, "onConnect"> = { onConnect: (client) => void client.on("error", ignore) }
+
+/** A pg pool for the scope, ended with it (`errorsHeard`; a failing idle connection is dropped quietly). */
 export const scopedPgPool = (config: PoolConfig): Effect.Effect<Pool, never, Scope.Scope> =>
   Effect.flatMap(loadPg, (pg) =>
     Effect.acquireRelease(
-      Effect.sync(() => {
-        const pool = new pg.Pool(config)
-        pool.on("error", ignore)
-        // Emitted for each new connection before it is handed out, while the pool's own idle listener is still on.
-        pool.on("connect", (client) => client.on("error", ignore))
-        return pool
-      }),
+      Effect.sync(() => new pg.Pool({ ...config, ...errorsHeard }).on("error", ignore)),
       (pool) => Effect.promise(() => pool.end()).pipe(Effect.ignore)
     ))
 

@@ -17,7 +17,7 @@ import { createHash, randomUUID } from "node:crypto"
 import type { Pool } from "pg"
 import { UsageError } from "../Errors.js"
 import { describeCause, FleetError } from "./Errors.js"
-import { loadBullmq, loadIoredis, scopedPgPool } from "./Packages.js"
+import { errorsHeard, loadBullmq, loadIoredis, scopedPgPool } from "./Packages.js"
 import {
   isTransient,
   luaPastDeadline,
@@ -127,8 +127,9 @@ export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.S
             connection: { url, retryStrategy: redisReconnectDelay }
           })
           : new (bullmq.withBackend(bullmq.createPostgresBackend).Queue)<JobData>(queueName, {
-            // BullMQ passes these on to its pg.Pool (and its LISTEN client): every statement bounded (Store.ts).
-            connection: { connectionString: url, max: 2, ...pgTimeouts(lease) }
+            // BullMQ passes these on to its pg.Pool (and its LISTEN client): every statement bounded (Store.ts), every
+            // connection's errors heard (Packages.ts).
+            connection: { connectionString: url, max: 2, ...pgTimeouts(lease), ...errorsHeard }
           })
         queue.on("error", () => undefined)
         return queue
@@ -619,7 +620,7 @@ export const startEngineWorker = (
         const w = isRedisUrl(url)
           ? new Redis(queueName, processor, { connection: { url, retryStrategy: redisReconnectDelay }, ...settings })
           : new Postgres(queueName, processor, {
-            connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs) },
+            connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs), ...errorsHeard },
             ...settings
           })
         // Before its loop's first fetch: the worker's run waits for its stall check's start first.

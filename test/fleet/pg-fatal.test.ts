@@ -10,11 +10,13 @@
  * statement, in the same packet, as a terminated session's server does when the termination comes in between: the
  * client reads both in one go, before anything of it can go on. The process must not get an uncaught error; the store
  * answers the operation (or fails it with a store error) and the next one on a new connection; an egress hold whose
- * session ended is lost at once.
+ * session ended is lost at once. BullMQ's own pool (the queue's, the worker's) is held to the same at its start-up
+ * check of its tables, a statement on a connection it checked out.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either } from "effect"
 import * as net from "node:net"
+import { openQueue } from "../../src/fleet/Queue.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { availableBackends, startPostgres } from "./support.js"
 
@@ -110,7 +112,7 @@ const setUp = Effect.gen(function*() {
   const proxy = yield* terminatingProxy(Number(new URL(pg.url).port))
   const store = yield* Effect.orDie(openStore(proxy.url(pg.url)))
   const errors = yield* uncaught
-  return { proxy, store, errors }
+  return { proxy, store, errors, url: proxy.url(pg.url) }
 })
 
 /** Lets the socket's close and the client's `end` (a tick later) happen. */
@@ -183,6 +185,23 @@ describe("a store session ended by the server between two statements (PostgreSQL
         if (Either.isLeft(held)) assert.strictEqual(held.left._tag, "FleetError")
         // Held again on a new connection: the ended session's lock went with it.
         assert.isUndefined((yield* Effect.orDie(store.holdEgress("w-fatal"))).refusal())
+      }),
+    60_000
+  )
+
+  it.scopedLive.skipIf(noPostgres)(
+    "BullMQ's own pool at its start-up check: the queue answers, nothing uncaught",
+    () =>
+      Effect.gen(function*() {
+        const { errors, proxy, url } = yield* setUp
+        // The queue's first call checks the engine's tables on a connection checked out of BullMQ's pool.
+        proxy.endAfter("COALESCE(MAX(version)")
+        const queue = yield* openQueue(url)
+        assert.isUndefined(yield* Effect.promise(() => queue.getJob("no-such-job")))
+        assert.isTrue(proxy.met(), "the start-up check went through the proxy")
+        yield* settle
+        assert.deepStrictEqual(errors, [], "no uncaught error")
+        assert.isUndefined(yield* Effect.promise(() => queue.getJob("no-such-job")), "the next call answers")
       }),
     60_000
   )
