@@ -90,7 +90,7 @@ describe("base URL rules", () => {
 })
 
 describe("connection options", () => {
-  it.effect("take flags first, then the environment, then the defaults", () =>
+  it.live("take flags first, then the environment, then the defaults", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* parse([]), defaults)
       const fromEnv = yield* parse([], {

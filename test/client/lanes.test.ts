@@ -46,7 +46,7 @@ const longestRun = (order: ReadonlyArray<string>, lanes: ReadonlyArray<string>):
 }
 
 describe("lanes: callers of one client take turns", () => {
-  it.effect("one permit goes to the waiting lanes in turn, a lane's own requests in the order they came", () =>
+  it.live("one permit goes to the waiting lanes in turn, a lane's own requests in the order they came", () =>
     Effect.gen(function*() {
       const permits = yield* makeLanePermits(1)
       const order: Array<string> = []
@@ -59,7 +59,7 @@ describe("lanes: callers of one client take turns", () => {
       assert.deepStrictEqual(order, ["A1", "A2", "B1", "A3", "B2", "A4", "B3", "A5"])
     }))
 
-  it.effect("a caller interrupted while it waits gives its turn away, and one interrupted once served its permit", () =>
+  it.live("a caller interrupted while it waits gives its turn away, and one interrupted once served its permit", () =>
     Effect.gen(function*() {
       const permits = yield* makeLanePermits(1)
       const order: Array<string> = []
@@ -75,7 +75,7 @@ describe("lanes: callers of one client take turns", () => {
       assert.deepStrictEqual(order, ["A1", "B1", "C"])
     }))
 
-  it.effect("a caller that needs every permit keeps its turn: the permits that come free wait for it", () =>
+  it.live("a caller that needs every permit keeps its turn: the permits that come free wait for it", () =>
     Effect.gen(function*() {
       const permits = yield* makeLanePermits(2)
       const order: Array<string> = []

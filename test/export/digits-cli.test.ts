@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import { put, runCli, startTestSandbox, tempDir } from "../import/support.js"
 
 describe("export of CPF/CNPJ", () => {
-  it.scoped(
+  it.scopedLive(
     "CSV: one note with the xlsx alternative; XLSX: the zero-led CNPJ is a text cell, no note",
     () =>
       Effect.gen(function*() {

@@ -46,7 +46,7 @@ const validateCli = (file: string, out: string) => {
 }
 
 describe("XLSX archives", () => {
-  it.scoped("reads exactly the entries of the central directory: a ghost local entry is never read", () =>
+  it.scopedLive("reads exactly the entries of the central directory: a ghost local entry is never read", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       // The listed sheet holds one customer; a local entry of the same name that the directory does not list holds
@@ -67,7 +67,7 @@ describe("XLSX archives", () => {
       )
     }))
 
-  it.scoped("a damaged entry fails the read, naming the file and the entry; `validate` exits 2 instead of hanging", () =>
+  it.scopedLive("a damaged entry fails the read, naming the file and the entry; `validate` exits 2 instead of hanging", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const xml = sheetXml(customers(3_000))
@@ -111,7 +111,7 @@ describe("XLSX archives", () => {
       )
     }))
 
-  it.scoped("refuses zip bombs before inflating them: over 100 times its size past 1 MiB, or over 1 GiB", () =>
+  it.scopedLive("refuses zip bombs before inflating them: over 100 times its size past 1 MiB, or over 1 GiB", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       // 20 MiB of shared strings in a few KB (the workbook that inflated 1 GB, scaled down).
@@ -164,7 +164,7 @@ describe("XLSX archives", () => {
       assert.include(cli.stderr, "refused: xl/sharedStrings.xml inflates")
     }))
 
-  it.scoped("refuses sheets whose row numbers repeat, go backwards or pass Excel's last row", () =>
+  it.scopedLive("refuses sheets whose row numbers repeat, go backwards or pass Excel's last row", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const twice = put(
@@ -203,7 +203,7 @@ describe("XLSX archives", () => {
       assert.include(cli.stderr, "sheet \"customers\" lists row 2 twice")
     }))
 
-  it.scoped("a cell longer than Excel's 32,767 characters makes its row invalid, not the file", () =>
+  it.scopedLive("a cell longer than Excel's 32,767 characters makes its row invalid, not the file", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = put(

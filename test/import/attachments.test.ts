@@ -41,7 +41,7 @@ const hostile = (outside: string): ReadonlyArray<readonly [string, string]> => [
 const customersCsv = "externalId,name\nCLI-1,Padaria\n"
 
 describe("attachments stay inside the input file's folder", () => {
-  it.scoped("hostile paths make their rows invalid and nothing of them is sent; a file in a subfolder uploads", () =>
+  it.scopedLive("hostile paths make their rows invalid and nothing of them is sent; a file in a subfolder uploads", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book, outside } = layout(dir)
@@ -82,7 +82,7 @@ describe("attachments stay inside the input file's folder", () => {
       assert.strictEqual(attached.every((a) => a.size === "%PDF-1.4 contrato\n".length), true)
     }))
 
-  it.scoped("--attachments-root widens the folder, and resume keeps using it from the journal", () =>
+  it.scopedLive("--attachments-root widens the folder, and resume keeps using it from the journal", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book } = layout(dir)
@@ -122,7 +122,7 @@ describe("attachments stay inside the input file's folder", () => {
 })
 
 describe("attachments are checked again when read", () => {
-  it.scoped("a file swapped for a link out, a pipe or a bigger file after validation is not read", () =>
+  it.scopedLive("a file swapped for a link out, a pipe or a bigger file after validation is not read", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book, outside } = layout(dir)
@@ -167,7 +167,7 @@ describe("attachments are checked again when read", () => {
 })
 
 describe("rerun keeps the attachments folder of its parent run", () => {
-  it.scoped("a row that failed is sent again with the parent's --attachments-root, unless another is given", () =>
+  it.scopedLive("a row that failed is sent again with the parent's --attachments-root, unless another is given", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book } = layout(dir)

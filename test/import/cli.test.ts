@@ -307,7 +307,7 @@ describe("validate as a user runs it", () => {
       )
     }))
 
-  it.scoped("validate refuses attachment paths outside the input's folder as import does, and a missing --attachments-root stops before any row (exit 2)", () =>
+  it.scopedLive("validate refuses attachment paths outside the input's folder as import does, and a missing --attachments-root stops before any row (exit 2)", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const { book } = layout(dir)

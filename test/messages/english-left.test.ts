@@ -47,7 +47,7 @@ const visibleText = (html: string): string =>
     .replace(/&[a-z#0-9]+;/g, " ")
 
 describe("English left under --lang pt-BR", () => {
-  it.scoped("the header's refusals and warnings, in Portuguese", () =>
+  it.scopedLive("the header's refusals and warnings, in Portuguese", () =>
     inLanguage(
       "pt-BR",
       Effect.gen(function*() {
@@ -84,7 +84,7 @@ describe("English left under --lang pt-BR", () => {
       })
     ))
 
-  it.scoped("cells beyond the header, error values and the template's example row, in Portuguese", () =>
+  it.scopedLive("cells beyond the header, error values and the template's example row, in Portuguese", () =>
     inLanguage(
       "pt-BR",
       Effect.gen(function*() {
@@ -112,7 +112,7 @@ describe("English left under --lang pt-BR", () => {
       })
     ))
 
-  it.effect("a run stopped by a file it could not write says so in Portuguese, with the command that continues it", () =>
+  it.live("a run stopped by a file it could not write says so in Portuguese, with the command that continues it", () =>
     inLanguage(
       "pt-BR",
       Effect.gen(function*() {
@@ -128,7 +128,7 @@ describe("English left under --lang pt-BR", () => {
       })
     ))
 
-  it.effect("templates describe every field and resource in Portuguese", () =>
+  it.live("templates describe every field and resource in Portuguese", () =>
     inLanguage(
       "pt-BR",
       Effect.sync(() => {
@@ -154,7 +154,7 @@ describe("English left under --lang pt-BR", () => {
       })
     ))
 
-  it.scoped(
+  it.scopedLive(
     "report.html writes numbers, durations and moments the Brazilian way in pt-BR, and as before in English",
     () =>
       Effect.gen(function*() {

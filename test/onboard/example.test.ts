@@ -137,7 +137,7 @@ const checkReferences = (sandbox: RunningSandbox) =>
   })
 
 describe("the example onboarding workbook", () => {
-  it.effect("holds exactly the rows of templates/example/*.csv, attachment paths relative to the workbook", () =>
+  it.live("holds exactly the rows of templates/example/*.csv, attachment paths relative to the workbook", () =>
     Effect.gen(function*() {
       const book = yield* Effect.promise(() => inspectWorkbook(exampleWorkbook))
       assert.notStrictEqual(book.creator, "fsm-bulk")

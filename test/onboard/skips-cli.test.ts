@@ -119,7 +119,7 @@ describe("onboard: rows whose parent row did not end well", () => {
 })
 
 describe("onboard: inputs refused before anything is sent", () => {
-  it.scoped("rows that name each other in a cycle, naming the rows", () =>
+  it.scopedLive("rows that name each other in a cycle, naming the rows", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       put(
@@ -133,7 +133,7 @@ describe("onboard: inputs refused before anything is sent", () => {
       assert.match(refused.message, /rows 2 → 3 → 2; row 4 names itself through parentEquipmentExternalId/)
     }))
 
-  it.scoped("sheets that refer to each other in a cycle, naming it", () =>
+  it.scopedLive("sheets that refer to each other in a cycle, naming it", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       put(dir, "customers.csv", "externalId,name\nC-1,Um\n")
@@ -150,7 +150,7 @@ describe("onboard: inputs refused before anything is sent", () => {
       assert.match(refused.message, /reference cycle: (teams → customers → teams|customers → teams → customers)/)
     }))
 
-  it.scoped(
+  it.scopedLive(
     "an unknown sheet exits 2, naming it and listing the sheet names that work; README and _ sheets are notes",
     () =>
       Effect.gen(function*() {

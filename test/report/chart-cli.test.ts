@@ -74,7 +74,7 @@ const assertInside = (m: Measured) => {
 }
 
 describe("report.html's budget chart", () => {
-  it.scoped(
+  it.scopedLive(
     "a run that sent little fills the chart, names its far budget, and cuts no label",
     () =>
       Effect.gen(function*() {

@@ -22,7 +22,7 @@ import {
 } from "../import/support.js"
 
 describe("a dry run's reports", () => {
-  it.scoped(
+  it.scopedLive(
     "say what rows would get, in every file and on the terminal",
     () =>
       Effect.gen(function*() {
@@ -107,7 +107,7 @@ describe("a dry run's reports", () => {
     120_000
   )
 
-  it.scoped(
+  it.scopedLive(
     "onboard --dry-run closes with planned totals",
     () =>
       Effect.gen(function*() {

@@ -12,7 +12,7 @@ import { put, readReport, readSummary, runCli, startTestSandbox, tempDir } from 
 import { browse, figures } from "./support.js"
 
 describe("report.html", () => {
-  it.scoped(
+  it.scopedLive(
     "is written with the run, renders in Chromium, and its figures are summary.json's",
     () =>
       Effect.gen(function*() {

@@ -8,7 +8,7 @@
  * hazard closed, not that hang explained.)
  *
  * The rule over every test file: one that starts a real server or opens a store uses `it.scopedLive` / `it.live`,
- * unless it drives the TestClock itself (it names `TestClock`: its waits are the ones it moves).
+ * unless it drives the TestClock itself (it calls `TestClock.…`: its waits are the ones it moves).
  */
 import * as fs from "node:fs"
 import * as Path from "node:path"
@@ -27,17 +27,17 @@ const testFiles = (dir: string): Array<string> =>
 
 /** What starts a real server, or opens the fleet's store on one (called, or yielded as an effect). */
 const realServer =
-  /\b(?:startFleetBackend|startPostgres|startRedis|startRedisWith|initialisedPostgres|openStore|withStore|startDrillSandbox|startSandbox|acmeFleet|acmeBetaFleet)\b/
+  /\b(?:startFleetBackend|startPostgres|startRedis|startRedisWith|initialisedPostgres|openStore|withStore|start\w*Sandbox|acmeFleet|acmeBetaFleet)\b/
 
-/** A test on the TestClock: `it.effect` or `it.scoped`, also with `.each`, `.skipIf`, `.only`… */
-const onTestClock = /\bit\.(?:effect|scoped)(?:\.\w+(?:\([^)]*\))?)*\(/
+/** A test on the TestClock: `it.effect` or `it.scoped`, also with `.each`, `.skipIf`, `.only`… or type arguments. */
+const onTestClock = /\bit\.(?:effect|scoped)\b(?!Live)(?:\s*\.\w+(?:\([^)]*\))?)*\s*(?:<[^>]*>)?\s*\(/g
 
 /** The `file:line` of each test on the TestClock in a file that meets a real server and moves no TestClock. */
 export const testClockOnRealServers = (files: ReadonlyArray<{ readonly file: string; readonly text: string }>) =>
   files.flatMap(({ file, text }) =>
-    !realServer.test(text) || /\bTestClock\b/.test(text)
+    !realServer.test(text) || /\bTestClock\.\w+/.test(text)
       ? []
-      : text.split("\n").flatMap((line, i) => onTestClock.test(line) ? [`${file}:${i + 1}`] : [])
+      : [...text.matchAll(onTestClock)].map((m) => `${file}:${text.slice(0, m.index).split("\n").length}`)
   )
 
 describe("tests against real servers", () => {
@@ -55,7 +55,9 @@ describe("tests against real servers", () => {
       { file: "d.test.ts", text: `it.scopedLive("live", () =>\n${store})` },
       { file: "e.test.ts", text: `it.scoped("moved", () =>\n${store}TestClock.adjust("1 second"))` },
       { file: "f.test.ts", text: `it.scoped("no server", () => Effect.void)` },
-      { file: "g.test.ts", text: `it.scoped("yielded", () =>\nyield* initialisedPostgres)` }
-    ])).toEqual(["a.test.ts:1", "b.test.ts:2", "c.test.ts:1", "g.test.ts:1"])
+      { file: "g.test.ts", text: `it.scoped("yielded", () =>\nyield* initialisedPostgres)` },
+      { file: "h.test.ts", text: `x\nit.scoped\n  .skipIf(no)("split", () =>\nyield* startTestSandbox())` },
+      { file: "i.test.ts", text: `// TestClock is not moved here\nit.effect("named only", () =>\n${store})` }
+    ])).toEqual(["a.test.ts:1", "b.test.ts:2", "c.test.ts:1", "g.test.ts:1", "h.test.ts:2", "i.test.ts:2"])
   })
 })
