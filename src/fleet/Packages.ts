@@ -28,7 +28,9 @@ const ignore = () => undefined
  * died of it with a stack trace instead of stopping as documented (issue 29, the CI run of stop 44). With one, the
  * failure reaches the caller as its next statement's, and the pool drops the connection when it is given back.
  * pg-pool calls `onConnect` on each new connection before handing it out, while its own idle listener is still on.
- * test/fleet/pg-fatal.test.ts.
+ * test/fleet/pg-fatal.test.ts. BullMQ's worker would open its LISTEN connection as a `pg.Client` of its own, which
+ * `onConnect` does not reach (and BullMQ hears its errors only once it is connected, not while closing it): the
+ * worker is given a pool of ours instead, and takes that connection from it (`startEngineWorker`, Queue.ts).
  */
 export const errorsHeard: Pick<PoolConfig, "onConnect"> = { onConnect: (client) => void client.on("error", ignore) }
 

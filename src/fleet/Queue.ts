@@ -7,7 +7,7 @@
  * BullMQ's own fetch, each worker's takeover slots claim such jobs themselves, in BullMQ's table or keys (one statement,
  * one script), so that new jobs queued ahead of them do not delay them (`startEngineWorker`).
  */
-import type { BackendClasses, IQueueBackend, Job, JobsOptions } from "bullmq"
+import type { BackendClasses, IQueueBackend, Job, JobsOptions, PgPool } from "bullmq"
 import type { Scope } from "effect"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
@@ -127,8 +127,8 @@ export const openQueue = (url: string): Effect.Effect<FleetQueue, never, Scope.S
             connection: { url, retryStrategy: redisReconnectDelay }
           })
           : new (bullmq.withBackend(bullmq.createPostgresBackend).Queue)<JobData>(queueName, {
-            // BullMQ passes these on to its pg.Pool (and its LISTEN client): every statement bounded (Store.ts), every
-            // connection's errors heard (Packages.ts).
+            // BullMQ passes these on to its pg.Pool: every statement bounded (Store.ts), every connection's errors heard
+            // (Packages.ts). A queue opens no LISTEN connection (a worker does: startEngineWorker).
             connection: { connectionString: url, max: 2, ...pgTimeouts(lease), ...errorsHeard }
           })
         queue.on("error", () => undefined)
@@ -612,6 +612,16 @@ export const startEngineWorker = (
     }
     // The job slots' claim, on a connection of its own: the takeover slot's may be waiting on a lock.
     const slotsClaim = yield* openClaim(url, options.leaseMs, `slots-${randomUUID()}`, options.refused)
+    // On PostgreSQL, BullMQ's worker on a pool of ours (ended after the worker, which does not end a pool it is given):
+    // its LISTEN connection is then one of the pool's, so it hears its errors as every other (`errorsHeard`,
+    // Packages.ts) where BullMQ's own client for it did not while connecting or closing. A pool it is given is not
+    // pinned to its schema by BullMQ, so here; the LISTEN connection is the fifth (pgTimeouts keeps TCP keepalive on).
+    const pool = isRedisUrl(url) ? undefined : yield* scopedPgPool({
+      connectionString: url,
+      max: 5,
+      options: `-c search_path=${bullmq.quoteSchemaName(bullmq.DEFAULT_SCHEMA)}`,
+      ...pgTimeouts(options.leaseMs)
+    })
     const worker = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const Redis = claimingFirst(bullmq.withBackend(bullmq.createRedisBackend).Worker, slotsClaim, unstarted)
@@ -619,10 +629,8 @@ export const startEngineWorker = (
         if (options.mayTakeMore !== undefined) checkPaceable((isRedisUrl(url) ? Redis : Postgres).prototype)
         const w = isRedisUrl(url)
           ? new Redis(queueName, processor, { connection: { url, retryStrategy: redisReconnectDelay }, ...settings })
-          : new Postgres(queueName, processor, {
-            connection: { connectionString: url, max: 4, ...pgTimeouts(options.leaseMs), ...errorsHeard },
-            ...settings
-          })
+          // pg's Pool is what BullMQ takes for one (`isPgPool`: connect, query, end); its types declare fewer overloads.
+          : new Postgres(queueName, processor, { connection: pool as unknown as PgPool, ...settings })
         // Before its loop's first fetch: the worker's run waits for its stall check's start first.
         if (options.mayTakeMore !== undefined) pacedFetch(w, options.mayTakeMore, unstarted)
         return w

@@ -6,93 +6,21 @@
  * transaction's, the egress hold's, a statement's just answered but not yet given back) ended the worker with a stack
  * trace instead of stopping as documented (egress-loss-cli.test.ts died so, 1 run in 20).
  *
- * Here a proxy in front of the server puts the FATAL error and the close right behind the answer to a chosen
- * statement, in the same packet, as a terminated session's server does when the termination comes in between: the
- * client reads both in one go, before anything of it can go on. The process must not get an uncaught error; the store
- * answers the operation (or fails it with a store error) and the next one on a new connection; an egress hold whose
- * session ended is lost at once. BullMQ's own pool (the queue's, the worker's) is held to the same at its start-up
- * check of its tables, a statement on a connection it checked out.
+ * Here the fleet tests' proxy (./freezing-proxy.ts, `endAfter`) puts the FATAL error and the close right behind the
+ * answer to a chosen statement, in the same packet, as a terminated session's server does when the termination comes
+ * in between: the client reads both in one go, before anything of it can go on. The process must not get an
+ * uncaught error; the store answers the operation (or fails it with a store error) and the next one on a new
+ * connection; an egress hold whose session ended is lost at once. BullMQ's own pool (the queue's, the worker's) is
+ * held to the same at its start-up check of its tables, a statement on a connection it checked out.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either } from "effect"
-import * as net from "node:net"
-import { openQueue } from "../../src/fleet/Queue.js"
+import { openQueue, startEngineWorker } from "../../src/fleet/Queue.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { availableBackends, startPostgres } from "./support.js"
+import { freezingProxy, throughProxy } from "./freezing-proxy.js"
+import { availableBackends, eventually, query, startPostgres } from "./support.js"
 
 const noPostgres = !availableBackends.some((b) => b.backend === "postgres")
-
-/** The server's message for a session ended by `pg_terminate_backend` (ErrorResponse: severity, code, text). */
-const terminated = (() => {
-  const fields = Buffer.concat([
-    ...[["S", "FATAL"], ["V", "FATAL"], ["C", "57P01"], ["M", "terminating connection due to administrator command"]]
-      .map(([k, v]) => Buffer.from(`${k}${v}\0`, "utf8")),
-    Buffer.from([0])
-  ])
-  const length = Buffer.alloc(4)
-  length.writeInt32BE(fields.length + 4)
-  return Buffer.concat([Buffer.from("E"), length, fields])
-})()
-
-/** Whether `chunk` ends with the server's ReadyForQuery: a statement's whole answer. */
-const endsAnswer = (chunk: Buffer) =>
-  chunk.length >= 6 && chunk[chunk.length - 6] === 0x5a && chunk.readInt32BE(chunk.length - 5) === 5
-
-/**
- * A proxy on 127.0.0.1 (port 0) in front of PostgreSQL at `port`. `endAfter(text)`: the next connection to send a
- * statement holding `text` gets its answer followed by the server's FATAL error in one packet, then the connection
- * closes on both sides; once.
- */
-const terminatingProxy = (port: number) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const sockets: Array<net.Socket> = []
-      let wanted: string | undefined
-      const proxy = net.createServer((client) => {
-        const server = net.connect(port, "127.0.0.1")
-        sockets.push(client, server)
-        let armed = false
-        client.on("error", () => client.destroy())
-        server.on("error", () => server.destroy())
-        client.on("data", (chunk: Buffer) => {
-          if (wanted !== undefined && chunk.toString("latin1").includes(wanted)) {
-            wanted = undefined
-            armed = true
-          }
-          server.write(chunk)
-        })
-        server.on("data", (chunk: Buffer) => {
-          if (armed && endsAnswer(chunk)) {
-            armed = false
-            client.end(Buffer.concat([chunk, terminated]))
-            server.destroy()
-            return
-          }
-          client.write(chunk)
-        })
-        client.on("close", () => server.destroy())
-        server.on("close", () => client.end())
-      })
-      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
-      return {
-        proxy,
-        sockets,
-        url: (base: string) => {
-          const u = new URL(base)
-          u.port = String((proxy.address() as net.AddressInfo).port)
-          return u.toString()
-        },
-        endAfter: (text: string) => void (wanted = text),
-        /** Whether the armed statement was met. */
-        met: () => wanted === undefined
-      }
-    }),
-    ({ proxy, sockets }) =>
-      Effect.promise(async () => {
-        for (const s of sockets) s.destroy()
-        await new Promise<void>((resolve) => proxy.close(() => resolve()))
-      })
-  )
 
 /** The uncaught errors of this process for the scope (vitest reports them too, after the test). */
 const uncaught = Effect.acquireRelease(
@@ -109,10 +37,11 @@ const uncaught = Effect.acquireRelease(
 const setUp = Effect.gen(function*() {
   const pg = yield* startPostgres
   yield* Effect.scoped(Effect.flatMap(Effect.orDie(openStore(pg.url)), (s) => Effect.orDie(s.init)))
-  const proxy = yield* terminatingProxy(Number(new URL(pg.url).port))
-  const store = yield* Effect.orDie(openStore(proxy.url(pg.url)))
+  const proxy = yield* freezingProxy(Number(new URL(pg.url).port))
+  const url = throughProxy(pg.url, proxy)
+  const store = yield* Effect.orDie(openStore(url))
   const errors = yield* uncaught
-  return { proxy, store, errors, url: proxy.url(pg.url) }
+  return { proxy, store, errors, url, direct: pg.url }
 })
 
 /** Lets the socket's close and the client's `end` (a tick later) happen. */
@@ -126,7 +55,7 @@ describe("a store session ended by the server between two statements (PostgreSQL
         const { errors, proxy, store } = yield* setUp
         proxy.endAfter("pg_stat_activity")
         assert.deepStrictEqual(yield* Effect.orDie(store.liveWorkers), [])
-        assert.isTrue(proxy.met(), "the statement went through the proxy")
+        assert.strictEqual(proxy.ended(), 1, "the statement went through the proxy")
         yield* settle
         assert.deepStrictEqual(errors, [], "no uncaught error")
         assert.deepStrictEqual(yield* Effect.orDie(store.liveWorkers), [], "the next statement answers")
@@ -141,7 +70,7 @@ describe("a store session ended by the server between two statements (PostgreSQL
         const { errors, proxy, store } = yield* setUp
         proxy.endAfter("BEGIN")
         const first = yield* Effect.either(store.cancelJob("no-such-job"))
-        assert.isTrue(proxy.met(), "the transaction went through the proxy")
+        assert.strictEqual(proxy.ended(), 1, "the transaction went through the proxy")
         yield* settle
         assert.deepStrictEqual(errors, [], "no uncaught error")
         if (Either.isLeft(first)) assert.strictEqual(first.left._tag, "FleetError")
@@ -157,7 +86,7 @@ describe("a store session ended by the server between two statements (PostgreSQL
         const { errors, proxy, store } = yield* setUp
         proxy.endAfter("set_config")
         const hold = yield* Effect.orDie(store.holdEgress("w-fatal"))
-        assert.isTrue(proxy.met(), "the hold's statement went through the proxy")
+        assert.strictEqual(proxy.ended(), 1, "the hold's statement went through the proxy")
         const lost = yield* Deferred.make<void>()
         yield* Effect.forkScoped(Effect.zipRight(hold.lost, Deferred.succeed(lost, undefined)))
         yield* Deferred.await(lost).pipe(
@@ -178,7 +107,7 @@ describe("a store session ended by the server between two statements (PostgreSQL
         const { errors, proxy, store } = yield* setUp
         proxy.endAfter("pg_try_advisory_lock")
         const held = yield* Effect.either(Effect.scoped(store.holdEgress("w-fatal")))
-        assert.isTrue(proxy.met(), "the hold's statement went through the proxy")
+        assert.strictEqual(proxy.ended(), 1, "the hold's statement went through the proxy")
         yield* settle
         assert.deepStrictEqual(errors, [], "no uncaught error")
         assert.isTrue(Either.isLeft(held), "the hold is not given")
@@ -198,10 +127,31 @@ describe("a store session ended by the server between two statements (PostgreSQL
         proxy.endAfter("COALESCE(MAX(version)")
         const queue = yield* openQueue(url)
         assert.isUndefined(yield* Effect.promise(() => queue.getJob("no-such-job")))
-        assert.isTrue(proxy.met(), "the start-up check went through the proxy")
+        assert.strictEqual(proxy.ended(), 1, "the start-up check went through the proxy")
         yield* settle
         assert.deepStrictEqual(errors, [], "no uncaught error")
         assert.isUndefined(yield* Effect.promise(() => queue.getJob("no-such-job")), "the next call answers")
+      }),
+    60_000
+  )
+
+  it.scopedLive.skipIf(noPostgres)(
+    "BullMQ's worker closing its LISTEN connection as the server ends it: nothing uncaught",
+    () =>
+      Effect.gen(function*() {
+        const { direct, errors, proxy, url } = yield* setUp
+        yield* Effect.scoped(Effect.gen(function*() {
+          yield* startEngineWorker(url, { jobs: 1, leaseMs: 3_000, refused: () => [] }, () => Promise.resolve())
+          // Its LISTEN connection is named after the queue once it waits for jobs.
+          yield* eventually("the worker listens for jobs", async () =>
+            (await query(direct, "SELECT 1 FROM pg_stat_activity WHERE application_name = 'fsm-bulk'")).length > 0)
+          // As the worker closes, each connection's Terminate is answered by the server's FATAL (a session ended
+          // just then): BullMQ's own LISTEN client stopped listening for errors before sending it.
+          proxy.fatalOn("X\u0000\u0000\u0000\u0004")
+        }))
+        assert.isAtLeast(proxy.ended(), 1, "a connection was ended as it closed")
+        yield* settle
+        assert.deepStrictEqual(errors, [], "no uncaught error")
       }),
     60_000
   )

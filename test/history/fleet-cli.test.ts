@@ -23,13 +23,12 @@ const only = env.HISTORY_FLEET_BACKEND as Backend | undefined
 const backends = availableBackends.filter((b) => only === undefined || b.backend === only)
 /**
  * The bounded run's histories per backend (few, to keep the tier's time), chosen so that between them they cover a
- * killed and a slow submit with a worker sweeping, store faults of each kind, an account moved and removed, a refused
- * job:
+ * killed and a slow submit with a worker sweeping, store faults, an account removed, a refused job:
  * - PostgreSQL's 527, 10 actions (store-fault, slow-submit held 5.1 s, account-remove, slow-submit killed, submit,
- *   store-freeze of the worker's 8 connections reset after 4.1 s, let-run, account-move);
+ *   store-session-end of the worker's 8–9 connections, two submits to the removed account);
  * - Redis's 896, 8 actions (slow-submit killed, refused-job, a second worker, store-fault, let-run, slow-submit held
- *   4.6 s), and 1957, 8 actions (slow-submit killed, store-freeze of the worker's connections for 12.3 s — past the
- *   store's answer timeout —, store-outage, a second freeze reset after 2.2 s, store-fault, submit).
+ *   4.6 s), and 1957, 8 actions (slow-submit killed, store-session-end, cancel, store-outage, a worker, store-fault).
+ * (Their store-freezes and 527's account move were drawn before store-session-end was added: docs/development.md.)
  * HISTORY_FLEET_SEED replays one seed on every backend, of HISTORY_LENGTH actions (8).
  */
 const historiesOf = (backend: Backend): ReadonlyArray<{ readonly seed: number; readonly length: number }> =>

@@ -96,6 +96,14 @@ export type FleetAction =
    * on their timeout.
    */
   | { readonly kind: "store-freeze"; readonly slot: number; readonly holdMs: number }
+  /**
+   * The store ends the sessions of one worker slot's connections (through its proxy, ./freezing-proxy.ts), as
+   * `pg_terminate_backend` does: on PostgreSQL one idle at once, one waiting for an answer right after it, the
+   * server's FATAL message in the answer's packet, so a connection checked out between two statements ends there
+   * (a worker died of that in the CI run of stop 44); on Redis each closed at once. Its egress hold ends with it on
+   * PostgreSQL: the worker stops and hands its jobs back.
+   */
+  | { readonly kind: "store-session-end"; readonly slot: number }
   /** `accounts add` again with the other sandbox's address and credentials. */
   | { readonly kind: "account-move"; readonly account: number }
   | { readonly kind: "account-remove"; readonly account: number }
@@ -384,6 +392,23 @@ export const fleetActions: { readonly [K in FleetKind]: FleetSpec<K> } = {
         }`
       }),
     simplify: (a) => (a.holdMs > 2_000 ? [{ ...a, holdMs: 2_000 }] : [])
+  },
+  "store-session-end": {
+    weight: 0.5,
+    generate: (g) => ({ kind: "store-session-end", slot: g.int(slots) }),
+    run: (w, a) =>
+      Effect.gen(function*() {
+        const proxy = w.proxies[a.slot]!
+        // A worker just started may not have connected yet: its connections are what the fault is about.
+        for (const until = Date.now() + 15_000; alive(w.workers[a.slot]) && proxy.open() === 0 && Date.now() < until;) {
+          yield* Effect.sleep(50)
+        }
+        const ended = proxy.endSessions(w.backend === "postgres")
+        return `w${a.slot}'s store sessions ended by the server: ${ended} connections${
+          alive(w.workers[a.slot]) ? "" : " (no worker running there)"
+        }`
+      }),
+    simplify: () => []
   },
   "account-move": {
     weight: 1,
