@@ -130,18 +130,27 @@ export const reply = (
  * asks it again alone (HttpAdapter.ts), which needs every permit. What reached the sandbox after the record, in order
  * (`A…` the first caller's, `B…` the look-up's, each with its status), and where the look-up's two attempts are in it.
  */
-export const aloneBehindQueue = (
-  api: Api["Type"],
-  sandbox: Pick<RunningSandbox, "control">,
-  queued: number
-) =>
+/**
+ * A customer created through `api` (so a list of customers answers 200: an empty one is a 404 on this API, asked
+ * again alone), then where the sandbox's request log stands: the requests after it are the test's.
+ */
+export const oneCustomerThenLogFrom = (api: Api["Type"], sandbox: Pick<RunningSandbox, "control">) =>
   Effect.gen(function*() {
     yield* api.request({
       method: "POST",
       path: "/customers",
       body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
     })
-    const from = (yield* sandbox.control.requests).length
+    return (yield* sandbox.control.requests).length
+  })
+
+export const aloneBehindQueue = (
+  api: Api["Type"],
+  sandbox: Pick<RunningSandbox, "control">,
+  queued: number
+) =>
+  Effect.gen(function*() {
+    const from = yield* oneCustomerThenLogFrom(api, sandbox)
     yield* Effect.forEach(
       Array.from({ length: queued }),
       () => Effect.fork(Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1")),

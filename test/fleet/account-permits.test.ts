@@ -18,7 +18,7 @@ import { requestLane } from "../../src/client/Lanes.js"
 import { makeAccountClients } from "../../src/fleet/AccountClients.js"
 import { currentFence } from "../../src/fleet/Lease.js"
 import { openStore } from "../../src/fleet/Stores.js"
-import { aloneBehindQueue } from "../client/support.js"
+import { aloneBehindQueue, oneCustomerThenLogFrom } from "../client/support.js"
 import { startDrillSandbox } from "../drills/support.js"
 import { fleetKey, initFleet, startFleetBackend } from "./support.js"
 
@@ -77,13 +77,7 @@ describe("a worker's client for an account with a budget of its own", () => {
         // The worker's 60/1s kept busy at 300 ms answers would be 36 in flight; the live service answers bursts of
         // 404 and 500 above 8 on one token (api-notes). 30 requests of one job at once, each answered after 400 ms.
         const { api, sandbox } = yield* acmeClients(undefined, 400, { limit: 60, windowMs: 1_000 })
-        // A record first: an empty list is a 404 on this API, asked again alone.
-        yield* api.request({
-          method: "POST",
-          path: "/customers",
-          body: { externalId: "L-1", name: "Cliente", cpfCnpj: "20000000027" }
-        })
-        const from = (yield* sandbox.control.requests).length
+        const from = yield* oneCustomerThenLogFrom(api, sandbox)
         yield* Effect.forEach(
           Array.from({ length: 30 }),
           () => Effect.locally(api.request({ method: "GET", path: "/customers" }), requestLane, "job-1"),
