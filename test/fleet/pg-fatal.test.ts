@@ -4,7 +4,7 @@
  * emits it as an `error` event when no statement of it waits for an answer, and Node throws an `error` nobody
  * listens to. The pool listens only while a connection is idle: one checked out between two statements (a
  * transaction's, the egress hold's, a statement's just answered but not yet given back) ended the worker with a stack
- * trace instead of stopping as documented (egress-loss-cli.test.ts died so, 1 run in 20).
+ * trace instead of stopping as documented (egress-loss-cli.test.ts died so in the CI run of stop 44).
  *
  * Here the fleet tests' proxy (./freezing-proxy.ts, `endAfter`) puts the FATAL error and the close right behind the
  * answer to a chosen statement, in the same packet, as a terminated session's server does when the termination comes
