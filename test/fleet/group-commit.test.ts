@@ -7,17 +7,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { groupCommit } from "../../src/fleet/GroupCommit.js"
-import { openStore } from "../../src/fleet/Stores.js"
 import { takenLease } from "./store-fixtures.js"
-import { backends, startFleetBackend } from "./support.js"
+import { backends, initialisedStore } from "./support.js"
 
 for (const { available, backend } of backends) {
   describe.skipIf(!available)(`journal group commit on ${backend}`, () => {
     it.scopedLive("40 lines appended at once: every one kept, in a few writes, in order", () =>
       Effect.gen(function*() {
-        const server = yield* startFleetBackend(backend)
-        const store = yield* openStore(server.url)
-        yield* store.init
+        const store = yield* initialisedStore(backend)
         const epoch = yield* takenLease(store, "group", "w1/1")
         const writes: Array<number> = []
         const record = groupCommit((lines: ReadonlyArray<string>) => {
@@ -44,9 +41,7 @@ for (const { available, backend } of backends) {
       "a group written after a takeover is refused whole, and nothing of it is kept",
       () =>
         Effect.gen(function*() {
-          const server = yield* startFleetBackend(backend)
-          const store = yield* openStore(server.url)
-          yield* store.init
+          const store = yield* initialisedStore(backend)
           const epoch = yield* takenLease(store, "taken", "w1/1")
           assert.isTrue(yield* store.appendLines("taken", epoch, [`{"state":"header"}`]))
           yield* takenLease(store, "taken", "w2/1")

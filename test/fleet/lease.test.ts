@@ -11,7 +11,7 @@ import { Redis } from "ioredis"
 import { open, seal } from "../../src/fleet/Secrets.js"
 import { openStore } from "../../src/fleet/Stores.js"
 import { takenLease } from "./store-fixtures.js"
-import { backends, startFleetBackend } from "./support.js"
+import { backends, initialisedStore, startFleetBackend } from "./support.js"
 
 for (const { available, backend } of backends) {
   describe.skipIf(!available)(`fleet store on ${backend}`, () => {
@@ -19,9 +19,7 @@ for (const { available, backend } of backends) {
       "a journal line is written only while its writer holds the job's lease",
       () =>
         Effect.gen(function*() {
-          const server = yield* startFleetBackend(backend)
-          const store = yield* openStore(server.url)
-          yield* store.init
+          const store = yield* initialisedStore(backend)
           yield* store.init // idempotent
           const first = yield* takenLease(store, "job-1", "w1/1")
           assert.strictEqual(first, 1)
@@ -49,9 +47,7 @@ for (const { available, backend } of backends) {
       "appends racing a takeover: every line accepted is kept, none after the takeover",
       () =>
         Effect.gen(function*() {
-          const server = yield* startFleetBackend(backend)
-          const store = yield* openStore(server.url)
-          yield* store.init
+          const store = yield* initialisedStore(backend)
           const epoch = yield* takenLease(store, "race", "w1/1")
           let takenOver = false
           const late: Array<boolean> = []

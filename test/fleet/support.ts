@@ -795,6 +795,15 @@ export const pgClient = (url: string) =>
     (c) => Effect.promise(() => c.end())
   )
 
+/** A fleet store of `backend` for the scope, on a server (or database) of its own, initialised (`fleet init`). */
+export const initialisedStore = (backend: Backend) =>
+  Effect.gen(function*() {
+    const server = yield* startFleetBackend(backend)
+    const store = yield* openStore(server.url)
+    yield* store.init
+    return store
+  })
+
 /**
  * A PostgreSQL fleet of its own for the scope, initialised (`fleet init`), its store and a client of its database: the
  * set-up of the tests that read the store's tables and plans directly.
