@@ -41,7 +41,19 @@ const setUp = Effect.gen(function*() {
   const url = throughProxy(pg.url, proxy)
   const store = yield* Effect.orDie(openStore(url))
   const errors = yield* uncaught
-  return { proxy, store, errors, url, direct: pg.url }
+  /**
+   * `op`, with the session that sends a statement holding `statement` ended right after its answer: the proxy wrote
+   * the server's FATAL once, and nothing went uncaught meanwhile.
+   */
+  const endedAfter = <A, E, R>(statement: string, op: Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      proxy.endAfter(statement)
+      const result = yield* op
+      assert.strictEqual(proxy.ended(), 1, `the session was ended after "${statement}"`)
+      assert.deepStrictEqual(errors, [], "no uncaught error")
+      return result
+    })
+  return { proxy, store, errors, endedAfter, url, direct: pg.url }
 })
 
 /*
@@ -55,11 +67,8 @@ describe("a store session ended by the server between two statements (PostgreSQL
     "a statement answered just before: its answer is used, nothing uncaught, the next statement answers",
     () =>
       Effect.gen(function*() {
-        const { errors, proxy, store } = yield* setUp
-        proxy.endAfter("pg_stat_activity")
-        assert.deepStrictEqual(yield* Effect.orDie(store.liveWorkers), [])
-        assert.strictEqual(proxy.ended(), 1, "the statement went through the proxy")
-        assert.deepStrictEqual(errors, [], "no uncaught error")
+        const { endedAfter, store } = yield* setUp
+        assert.deepStrictEqual(yield* endedAfter("pg_stat_activity", Effect.orDie(store.liveWorkers)), [])
         assert.deepStrictEqual(yield* Effect.orDie(store.liveWorkers), [], "the next statement answers")
       }),
     60_000
@@ -69,11 +78,8 @@ describe("a store session ended by the server between two statements (PostgreSQL
     "inside a transaction: the operation fails with a store error, nothing uncaught, the next one succeeds",
     () =>
       Effect.gen(function*() {
-        const { errors, proxy, store } = yield* setUp
-        proxy.endAfter("BEGIN")
-        const first = yield* Effect.either(store.cancelJob("no-such-job"))
-        assert.strictEqual(proxy.ended(), 1, "the transaction went through the proxy")
-        assert.deepStrictEqual(errors, [], "no uncaught error")
+        const { endedAfter, store } = yield* setUp
+        const first = yield* endedAfter("BEGIN", Effect.either(store.cancelJob("no-such-job")))
         if (Either.isLeft(first)) assert.strictEqual(first.left._tag, "FleetError")
         assert.isTrue(Either.isRight(yield* Effect.either(store.cancelJob("no-such-job"))), "the next one succeeds")
       }),
@@ -84,10 +90,8 @@ describe("a store session ended by the server between two statements (PostgreSQL
     "the egress hold's session, ended after its last statement: the hold is lost at once, nothing uncaught",
     () =>
       Effect.gen(function*() {
-        const { errors, proxy, store } = yield* setUp
-        proxy.endAfter("set_config")
-        const hold = yield* Effect.orDie(store.holdEgress("w-fatal"))
-        assert.strictEqual(proxy.ended(), 1, "the hold's statement went through the proxy")
+        const { endedAfter, errors, store } = yield* setUp
+        const hold = yield* endedAfter("set_config", Effect.orDie(store.holdEgress("w-fatal")))
         const lost = yield* Deferred.make<void>()
         yield* Effect.forkScoped(Effect.zipRight(hold.lost, Deferred.succeed(lost, undefined)))
         yield* Deferred.await(lost).pipe(
@@ -105,11 +109,11 @@ describe("a store session ended by the server between two statements (PostgreSQL
     "the egress hold's session, ended between its statements: the hold fails with a store error, nothing uncaught",
     () =>
       Effect.gen(function*() {
-        const { errors, proxy, store } = yield* setUp
-        proxy.endAfter("pg_try_advisory_lock")
-        const held = yield* Effect.either(Effect.scoped(store.holdEgress("w-fatal")))
-        assert.strictEqual(proxy.ended(), 1, "the hold's statement went through the proxy")
-        assert.deepStrictEqual(errors, [], "no uncaught error")
+        const { endedAfter, store } = yield* setUp
+        const held = yield* endedAfter(
+          "pg_try_advisory_lock",
+          Effect.either(Effect.scoped(store.holdEgress("w-fatal")))
+        )
         assert.isTrue(Either.isLeft(held), "the hold is not given")
         if (Either.isLeft(held)) assert.strictEqual(held.left._tag, "FleetError")
         // Held again on a new connection: the ended session's lock went with it.
@@ -122,13 +126,11 @@ describe("a store session ended by the server between two statements (PostgreSQL
     "BullMQ's own pool at its start-up check: the queue answers, nothing uncaught",
     () =>
       Effect.gen(function*() {
-        const { errors, proxy, url } = yield* setUp
-        // The queue's first call checks the engine's tables on a connection checked out of BullMQ's pool.
-        proxy.endAfter("COALESCE(MAX(version)")
+        const { endedAfter, url } = yield* setUp
         const queue = yield* openQueue(url)
-        assert.isUndefined(yield* Effect.promise(() => queue.getJob("no-such-job")))
-        assert.strictEqual(proxy.ended(), 1, "the start-up check went through the proxy")
-        assert.deepStrictEqual(errors, [], "no uncaught error")
+        // The queue's first call checks the engine's tables on a connection checked out of BullMQ's pool.
+        const found = yield* endedAfter("COALESCE(MAX(version)", Effect.promise(() => queue.getJob("no-such-job")))
+        assert.isUndefined(found)
         assert.isUndefined(yield* Effect.promise(() => queue.getJob("no-such-job")), "the next call answers")
       }),
     60_000
