@@ -58,6 +58,34 @@ const importRun = Effect.tryPromise({ try: () => import("./ImportRun.js"), catch
 const wholeRun = Effect.tryPromise({ try: () => import("./Whole.js"), catch: unloadable("onboard and export") })
 const loadRun = (kind: string): Effect.Effect<unknown, FleetError> => runsWhole(kind) ? wholeRun : importRun
 
+/**
+ * What an import's journal in the store says of its rows so far, each line read by its own `state`
+ * (import/Journal.ts): whether a row was sent (a `sending` line) and how many rows ended (`done` lines). A line's
+ * record images (a `sending` line's before-image, a `done` line's after-image) hold every field the server gave,
+ * which may include a field named `state`: read as text, `"state":"done"` in a record counted a row as ended, and
+ * `"state":"sending"` said rows were sent when none was.
+ */
+export const journalSoFar = (lines: ReadonlyArray<string>): { readonly sent: boolean; readonly done: number } => {
+  let sent = false
+  let done = 0
+  for (const line of lines) {
+    const state = lineState(line)
+    if (state === "sending") sent = true
+    else if (state === "done") done += 1
+  }
+  return { sent, done }
+}
+
+/** A journal line's own `state`; undefined for a line that is not a JSON object (a line cut by a crash). */
+const lineState = (line: string): unknown => {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === "object" && value !== null ? (value as { readonly state?: unknown }).state : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */
 export const outputs = [reportCsv, reportXlsx, "report.html", summaryFile] as const
 
@@ -236,7 +264,7 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
       if (epoch === undefined) return yield* settleEnded(row)
       // Rows sent by an earlier run of it: an import's journal says; of a job that runs whole, any run may have.
       const sent = before !== undefined &&
-        (row.kind !== "import" || (yield* store.journalLines(row.id)).some((l) => l.includes(`"state":"sending"`)))
+        (row.kind !== "import" || journalSoFar(yield* store.journalLines(row.id)).sent)
       const reasons = [...by].map(([w, reason]) => `worker ${w}: ${reason}`).join("; ")
       yield* failFor(row, epoch, sent, `no worker can run it (refused by ${by.size}): ${reasons}`)
     })
@@ -414,10 +442,9 @@ export const makeJobRunner = (options: JobRunnerOptions) => {
         RunStop.when(leased.stopped)
       )
       const prior = yield* store.journalLines(id)
-      if (prior.some((line) => line.includes(`"state":"sending"`))) sent.any = true
-      if (options.tally !== undefined) {
-        yield* options.tally.rows(id, row.rows, prior.filter((line) => line.includes(`"state":"done"`)).length)
-      }
+      const soFar = journalSoFar(prior)
+      if (soFar.sent) sent.any = true
+      if (options.tally !== undefined) yield* options.tally.rows(id, row.rows, soFar.done)
       const spec = row.spec as unknown as ImportSpec
       const run = prior.length > 0
         ? Effect.gen(function*() {
