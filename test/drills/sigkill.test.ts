@@ -14,6 +14,7 @@ import { noFaults } from "../../src/sandbox/Sandbox.js"
 import {
   clientFlags,
   customersFile,
+  journalRows,
   lastJson,
   readJournal,
   readReport,
@@ -23,7 +24,7 @@ import {
   startDrillSandbox,
   statusCounts,
   tempDir,
-  until,
+  untilInFlight,
   writesTo
 } from "./support.js"
 
@@ -48,9 +49,6 @@ const trials: ReadonlyArray<Trial> = [
   }
 ]
 
-const doneRows = (runDir: string) =>
-  new Set(readJournal(runDir).filter((l) => l.state === "done").map((l) => l.row as number))
-
 const runTrial = (trial: Trial) =>
   Effect.gen(function*() {
     const sandbox = yield* startDrillSandbox({ faults: { ...noFaults, latencyMs: 40, ...trial.faults } })
@@ -66,16 +64,12 @@ const runTrial = (trial: Trial) =>
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
     )
-    yield* until(`${trial.killAfter} rows done`, () => doneRows(runDir).size >= trial.killAfter)
+    yield* untilInFlight(runDir, trial.killAfter)
     cli.child.kill("SIGKILL")
     const killed = yield* Effect.promise(() => cli.exit)
     assert.strictEqual(killed.signal, "SIGKILL", "the import was still running when it was killed")
 
-    const journal = readJournal(runDir)
-    const done = doneRows(runDir)
-    const inFlight = new Set(
-      journal.filter((l) => l.state === "sending" && !done.has(l.row)).map((l) => l.row as number)
-    )
+    const { done, inFlight, journal } = journalRows(runDir)
     assert.isBelow(done.size, rows, "the kill came before the last row")
     assert.isAbove(inFlight.size, 0, "the kill caught rows between their send and their answer")
     assert.isFalse(journal.some((l) => l.state === "end"), "a killed run writes no end line")

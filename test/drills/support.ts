@@ -152,6 +152,27 @@ export const readJournal = (runDir: string): ReadonlyArray<Record<string, any>> 
     })
 }
 
+/** A run's rows so far by its journal: those done, and those sent and not yet answered (in flight). */
+export const journalRows = (runDir: string) => {
+  const journal = readJournal(runDir)
+  const done = new Set(journal.filter((l) => l.state === "done").map((l) => l.row as number))
+  const inFlight = new Set(
+    journal.filter((l) => l.state === "sending" && !done.has(l.row)).map((l) => l.row as number)
+  )
+  return { journal, done, inFlight }
+}
+
+/**
+ * Until the run in `runDir` has `doneAtLeast` rows done and some in flight: the moment for a kill that must catch rows
+ * between their send and their answer. Waiting for rows done alone left that to chance: under load a kill once landed
+ * when no row was in flight.
+ */
+export const untilInFlight = (runDir: string, doneAtLeast: number, timeoutMs = 60_000) =>
+  until(`${doneAtLeast} rows done and some in flight`, () => {
+    const { done, inFlight } = journalRows(runDir)
+    return done.size >= doneAtLeast && inFlight.size > 0
+  }, timeoutMs)
+
 export const isLogin = (e: RequestLogEntry) => /\/login$/i.test(e.path)
 
 /** Requests that write `path` (the collection itself: POST/PUT/PATCH/DELETE), logins left out. */

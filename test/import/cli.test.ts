@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
+import { journalRows, untilInFlight } from "../drills/support.js"
 import { lastJson } from "../support.js"
 import {
   customersCsv,
@@ -39,15 +40,13 @@ describe("crash safety", () => {
           sandbox,
           dir
         )
-        yield* until(() => journalCount(runDir, "done") >= 10)
+        yield* untilInFlight(runDir, 10)
         cli.child.kill("SIGKILL")
         const killed = yield* Effect.promise(() => cli.exit)
         assert.strictEqual(killed.signal, "SIGKILL")
 
-        const before = readJournalLines(runDir)
-        const done = new Set(before.filter((l) => l.state === "done").map((l) => l.row))
-        const inFlight = before.filter((l) => l.state === "sending" && !done.has(l.row))
-        assert.isAbove(inFlight.length, 0, "the kill should catch rows in flight")
+        const { done, inFlight } = journalRows(runDir)
+        assert.isAbove(inFlight.size, 0, "the kill should catch rows in flight")
         assert.isBelow(done.size, 60)
 
         const resumed = yield* runCli(["resume", runDir, "--rate", "50/2s", "--json"], sandbox, dir)
@@ -69,8 +68,8 @@ describe("crash safety", () => {
           else assert.strictEqual(r._status, "created", `${r._row}: ${r._error}`)
         }
         // The rows in flight were looked up, not blindly sent again (a resend would have met a 409).
-        for (const l of inFlight) {
-          const row = report.find((r) => Number(r._row) === l.row)!
+        for (const inFlightRow of inFlight) {
+          const row = report.find((r) => Number(r._row) === inFlightRow)!
           assert.strictEqual(row._status, "created")
         }
         assert.deepStrictEqual(readSummary(runDir).counts.created, 59)

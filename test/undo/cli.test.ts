@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import * as Path from "node:path"
 import { Api } from "../../src/client/Api.js"
 import { noFaults } from "../../src/sandbox/Sandbox.js"
-import { clientFlags, customersFile, lastJson } from "../drills/support.js"
+import { clientFlags, customersFile, journalRows, lastJson, untilInFlight } from "../drills/support.js"
 import {
   apiOf,
   customersCsv,
@@ -47,32 +47,13 @@ describe("fsm-bulk undo (CLI)", () => {
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => cli.child.exitCode === null && cli.child.signalCode === null && cli.child.kill("SIGKILL"))
       )
-      const lines = () => {
-        try {
-          return readJournalLines(undoDir)
-        } catch {
-          return []
-        }
-      }
-      const done = () => lines().filter((l) => l.state === "done").length
-      /** Rows sent and not yet answered, by the journal: the kill is to catch some (not a moment between two). */
-      const inFlightNow = (journal: ReturnType<typeof lines>) => {
-        const answered = new Set(journal.filter((l) => l.state === "done").map((l) => l.row))
-        return journal.filter((l) => l.state === "sending" && !answered.has(l.row)).length
-      }
-      yield* until(() => {
-        const journal = lines()
-        return journal.filter((l) => l.state === "done").length >= 40 && inFlightNow(journal) > 0
-      }, 60_000)
+      yield* untilInFlight(undoDir, 40)
       cli.child.kill("SIGKILL")
       const killed = yield* Effect.promise(() => cli.exit)
       assert.strictEqual(killed.signal, "SIGKILL", "the undo was still running when it was killed")
-      assert.isBelow(done(), rows, "the kill came before the last row")
-      assert.isAbove(
-        inFlightNow(readJournalLines(undoDir)),
-        0,
-        "the kill caught rows between their send and their answer"
-      )
+      const atKill = journalRows(undoDir)
+      assert.isBelow(atKill.done.size, rows, "the kill came before the last row")
+      assert.isAbove(atKill.inFlight.size, 0, "the kill caught rows between their send and their answer")
 
       const resumed = yield* runCli(["resume", undoDir, "--json", ...clientFlags], sandbox, dir)
       assert.strictEqual(resumed.code, 0, resumed.stderr)
