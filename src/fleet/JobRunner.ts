@@ -31,7 +31,7 @@ import type * as ImportRun from "./ImportRun.js"
 import { currentLease, freshMs, type Lease, type LeaseGuard, leaseGuard } from "./Lease.js"
 import type { Pace } from "./Pace.js"
 import { type JobData, jobFormat, LeftForOthers } from "./Queue.js"
-import { finalStates, type FleetStore, type JobRow } from "./Store.js"
+import { finalStates, type FleetStore, type JobRow, journalLineFields } from "./Store.js"
 import type { ImportSpec } from "./Submit.js"
 import { jobStoreDeadline } from "./Transient.js"
 
@@ -60,7 +60,7 @@ const loadRun = (kind: string): Effect.Effect<unknown, FleetError> => runsWhole(
 
 /**
  * What an import's journal in the store says of its rows so far, each line read by its own `state`
- * (import/Journal.ts): whether a row was sent (a `sending` line) and how many rows ended (`done` lines). A line's
+ * (`journalLineFields`): whether a row was sent (a `sending` line) and how many rows ended (`done` lines). A line's
  * record images (a `sending` line's before-image, a `done` line's after-image) hold every field the server gave,
  * which may include a field named `state`: read as text, `"state":"done"` in a record counted a row as ended, and
  * `"state":"sending"` said rows were sent when none was.
@@ -69,21 +69,11 @@ export const journalSoFar = (lines: ReadonlyArray<string>): { readonly sent: boo
   let sent = false
   let done = 0
   for (const line of lines) {
-    const state = lineState(line)
+    const { state } = journalLineFields(line)
     if (state === "sending") sent = true
     else if (state === "done") done += 1
   }
   return { sent, done }
-}
-
-/** A journal line's own `state`; undefined for a line that is not a JSON object (a line cut by a crash). */
-const lineState = (line: string): unknown => {
-  try {
-    const value: unknown = JSON.parse(line)
-    return typeof value === "object" && value !== null ? (value as { readonly state?: unknown }).state : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** The outputs of a run kept in the store (`out/NAME`); `fetch` writes them back with the journal. */

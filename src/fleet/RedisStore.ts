@@ -50,6 +50,7 @@ import {
   egressTaken,
   type FleetStore,
   type JobRow,
+  journalLineFields,
   type Lease,
   lostDataError,
   luaPastDeadline,
@@ -414,12 +415,8 @@ const settingsWarnings = (
 
 /** The row of a journal line that says a row is done ('' for any other line). */
 const doneRow = (line: string): string => {
-  try {
-    const parsed = JSON.parse(line) as { state?: unknown; row?: unknown }
-    return parsed.state === "done" && parsed.row !== undefined ? String(parsed.row) : ""
-  } catch {
-    return ""
-  }
+  const { row, state } = journalLineFields(line)
+  return state === "done" && row !== undefined ? String(row) : ""
 }
 
 /**

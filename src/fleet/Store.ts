@@ -123,6 +123,22 @@ interface WholeJobEnd {
  */
 export const stepStream = (job: string, step: string): string => `${job}/${step}`
 
+/**
+ * A journal line's own `state` and `row` (import/Journal.ts), read from the line as an object, never searched in its
+ * text: a line's record images hold every field the server gave, which may include fields of the same names. Neither,
+ * for a line that is not a JSON object (one cut short by a crash).
+ */
+export const journalLineFields = (line: string): { readonly state?: unknown; readonly row?: unknown } => {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === "object" && value !== null
+      ? value as { readonly state?: unknown; readonly row?: unknown }
+      : {}
+  } catch {
+    return {}
+  }
+}
+
 export interface Lease {
   readonly epoch: number
   readonly owner: string
